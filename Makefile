@@ -1,0 +1,36 @@
+# The two set-up commands: `make up` (run everything) and `make test` (run the tests).
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.PHONY: up down status test bench install system-deps clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+system-deps:
+	bash scripts/system-deps.sh
+
+install: system-deps $(STAMP)
+
+up: install
+	$(VENV)/bin/rayfleet up
+
+down:
+	$(VENV)/bin/rayfleet down
+
+status:
+	$(VENV)/bin/rayfleet status
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) var build *.egg-info

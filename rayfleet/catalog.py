@@ -1,0 +1,34 @@
+"""The components rayfleet knows: where each is served and how it is checked.
+
+Data only: `rayfleet up` and the tests read it; nothing here imports a component.
+`serve.yaml` decides which are deployed (an application entry per built component).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    route_prefix: str
+    health_path: str
+    docs_path: str | None
+    # "module:function" called with the var/ folder before deploying (demo dependencies)
+    prestart: str | None = None
+
+
+COMPONENTS: dict[str, Component] = {
+    c.name: c
+    for c in (
+        Component("lxc", "/lxc", "/api/v1/health", "/api/v1/docs"),
+        Component("autoscale", "/autoscale", "/health/check", "/docs"),
+        Component("llm_gateway", "/llm", "/health", "/docs"),
+        Component("ignore_gen", "/ignore", "/healthz", "/docs"),
+        Component("mitigation", "/mitigation", "/health", "/docs"),
+        Component("tasknet", "/tasknet", "/health", "/docs"),
+        Component("webfilter", "/webfilter", "/health", "/docs"),
+        Component("asn", "/asn", "/api/health", "/api/docs"),
+    )
+}

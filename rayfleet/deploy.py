@@ -1,0 +1,132 @@
+"""Deploying serve.yaml onto a Ray cluster and waiting until every app answers.
+
+Used by `rayfleet up` and by the tier-3 test fixture, so the tests exercise the
+exact path users run.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import httpx
+import yaml
+
+from rayfleet.catalog import COMPONENTS
+from rayfleet.paths import home as project_home
+
+
+def read_serve_config(path: str | Path = "serve.yaml") -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def _module_exists(import_path: str) -> bool:
+    module = import_path.split(":", 1)[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def select_applications(config: dict[str, Any], only: Iterable[str] | None = None) -> dict[str, Any]:
+    """Keep the applications that are built (their module imports) and, if given, named in `only`."""
+    wanted = set(only) if only else None
+    out = copy.deepcopy(config)
+    out["applications"] = [
+        app for app in config.get("applications", [])
+        if (wanted is None or app["name"] in wanted) and _module_exists(app["import_path"])
+    ]
+    return out
+
+
+def prepare(config: dict[str, Any], env_vars: dict[str, str], home: Path | None = None,
+            host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]:
+    """Resolve config paths against `home`, pass `env_vars` to every replica, set HTTP options."""
+    base = (home or project_home()).resolve()
+    out = copy.deepcopy(config)
+    out.setdefault("http_options", {}).update({"host": host, "port": port})
+    for app in out.get("applications", []):
+        args = app.setdefault("args", {})
+        for key, value in list(args.items()):
+            if key.endswith(("config", "_path", "_dir")) and isinstance(value, str) and not os.path.isabs(value):
+                args[key] = str(base / value)
+        runtime_env = app.setdefault("runtime_env", {})
+        merged = {"RAYFLEET_HOME": str(base), **env_vars, **runtime_env.get("env_vars", {})}
+        runtime_env["env_vars"] = merged
+    return out
+
+
+def deploy(config: dict[str, Any]) -> list[str]:
+    """Start Serve (HTTP options from `config`) and apply every application. Ray must be initialised."""
+    from ray.serve._private import api as serve_api
+    from ray.serve.config import ProxyLocation
+    from ray.serve.schema import ServeDeploySchema
+
+    schema = ServeDeploySchema.model_validate(config)
+    client = serve_api.serve_start(
+        http_options=schema.http_options.model_dump(),
+        proxy_location=schema.proxy_location or ProxyLocation.EveryNode,
+    )
+    client.deploy_apps(schema, _blocking=False)
+    return [app.name for app in schema.applications]
+
+
+def app_urls(base_url: str, names: Iterable[str]) -> dict[str, dict[str, str | None]]:
+    """component → its base, health and docs URLs."""
+    out: dict[str, dict[str, str | None]] = {}
+    for name in names:
+        comp = COMPONENTS.get(name)
+        prefix = comp.route_prefix if comp else f"/{name}"
+        root = base_url.rstrip("/") + prefix
+        out[name] = {
+            "url": root + "/",
+            "health": root + (comp.health_path if comp else "/health"),
+            "docs": root + comp.docs_path if comp and comp.docs_path else None,
+        }
+    return out
+
+
+def wait_healthy(base_url: str, names: Iterable[str], timeout: float = 180.0,
+                 interval: float = 0.5) -> dict[str, int]:
+    """Poll each app's health route until it answers 200; returns the last status per app.
+
+    Raises TimeoutError naming the apps that never answered, with Serve's view of them.
+    """
+    urls = app_urls(base_url, names)
+    last: dict[str, int] = {n: 0 for n in urls}
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=5.0, trust_env=False) as client:
+        while True:
+            for name, u in urls.items():
+                if last[name] == 200:
+                    continue
+                try:
+                    last[name] = client.get(u["health"]).status_code
+                except httpx.HTTPError:
+                    last[name] = 0
+            if all(code == 200 for code in last.values()):
+                return last
+            if time.monotonic() > deadline:
+                pending = {n: c for n, c in last.items() if c != 200}
+                raise TimeoutError(f"not healthy after {timeout:.0f}s: {pending}; {serve_status_summary()}")
+            time.sleep(interval)
+
+
+def serve_status_summary() -> str:
+    """Serve's own status of every application (for error messages)."""
+    try:
+        from ray import serve
+
+        status = serve.status()
+        parts = []
+        for name, app in status.applications.items():
+            detail = app.message.strip().splitlines()[-1:] if app.message else []
+            parts.append(f"{name}={app.status}{(': ' + detail[0]) if detail else ''}")
+        return "serve: " + ", ".join(parts)
+    except Exception as exc:  # status is best effort inside an error message
+        return f"serve status unavailable: {exc}"

@@ -1,0 +1,119 @@
+"""Shared HTTP plumbing: request ids, client addresses, key comparison."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import uuid
+from typing import Callable, Iterable
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rayfleet.security import constant_time_equals, matches_any
+
+__all__ = [
+    "RequestIdMiddleware",
+    "request_id",
+    "client_ip",
+    "parse_networks",
+    "constant_time_equals",
+    "matches_any",
+]
+
+_INCOMING_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def _uuid_id() -> str:
+    return uuid.uuid4().hex
+
+
+class RequestIdMiddleware:
+    """Give every request an id (kept from a well-formed incoming header) and echo it.
+
+    The id is stored in ``scope["state"]["request_id"]`` so handlers and error
+    builders read it with :func:`request_id`.
+    """
+
+    def __init__(self, app: ASGIApp, header: str = "X-Request-ID",
+                 generator: Callable[[], str] = _uuid_id, trust_incoming: bool = True) -> None:
+        self.app = app
+        self.header = header
+        self._header_bytes = header.lower().encode()
+        self.generator = generator
+        self.trust_incoming = trust_incoming
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = None
+        if self.trust_incoming:
+            for name, value in scope.get("headers", ()):
+                if name == self._header_bytes:
+                    candidate = value.decode("latin-1")
+                    if _INCOMING_ID.match(candidate):
+                        rid = candidate
+                    break
+        if rid is None:
+            rid = self.generator()
+        scope.setdefault("state", {})["request_id"] = rid
+        raw = rid.encode()
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [h for h in message.get("headers", []) if h[0].lower() != self._header_bytes]
+                headers.append((self._header_bytes, raw))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+def request_id(request: Request) -> str:
+    """The id the middleware gave this request (a fresh one if it is not installed)."""
+    state = request.scope.setdefault("state", {})
+    rid = state.get("request_id")
+    if rid is None:
+        rid = state["request_id"] = _uuid_id()
+    return rid
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_networks(values: Iterable[str]) -> list[Network]:
+    """Parse addresses or CIDRs (`10.0.0.1`, `10.0.0.0/8`, `::1`) into networks."""
+    return [ipaddress.ip_network(v.strip(), strict=False) for v in values if v.strip()]
+
+
+def _in(addr: str, networks: list[Network]) -> bool:
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:
+        return False
+    return any(ip in net for net in networks)
+
+
+def client_ip(request: Request, trusted_proxies: list[Network] | None = None) -> str:
+    """The client's address: the socket peer, unless that peer is a trusted proxy.
+
+    Behind trusted proxies the address is the right-most entry of
+    ``X-Forwarded-For`` that is not itself a trusted proxy, so a client cannot
+    choose its own address by sending the header: anything it writes sits to
+    the left of what its first trusted proxy appends.
+    """
+    peer = request.client.host if request.client else ""
+    trusted = trusted_proxies or []
+    if not trusted or not _in(peer, trusted):
+        return peer
+    forwarded = ",".join(request.headers.getlist("x-forwarded-for"))
+    hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+    for hop in reversed(hops):
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            return peer
+        if not _in(hop, trusted):
+            return hop
+    return hops[0] if hops else peer

@@ -1,0 +1,66 @@
+"""Demo secrets: generated once into ``var/secrets.env`` (mode 0600), then reused.
+
+Each component reads its secret from the environment (the file's names are the
+environment variable names), so a production deployment sets them however it
+likes and never needs this file.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Callable
+
+DEFAULT_PATH = Path("var/secrets.env")
+
+SECRET_NAMES: dict[str, Callable[[], str]] = {
+    "API_SECRET_KEY": lambda: secrets.token_hex(24),
+    "LXC_API_KEY": lambda: secrets.token_hex(24),
+    "LLM_PROXY_API_KEYS": lambda: "sk-rf-" + secrets.token_hex(20),
+    "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),
+}
+
+
+def read_secrets(path: str | Path = DEFAULT_PATH) -> dict[str, str]:
+    """Parse ``NAME=value`` lines; blank lines and ``#`` comments are ignored."""
+    p = Path(path)
+    if not p.exists():
+        return {}
+    out: dict[str, str] = {}
+    for line in p.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.partition("=")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def write_secrets(values: dict[str, str], path: str | Path = DEFAULT_PATH) -> None:
+    """Write atomically with mode 0600 whatever the umask."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        body = "".join(f"{k}={v}\n" for k, v in values.items())
+        os.write(fd, b"# rayfleet demo secrets: generated on first start, reused after\n")
+        os.write(fd, body.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, p)
+
+
+def ensure_secrets(path: str | Path = DEFAULT_PATH) -> dict[str, str]:
+    """Return the demo secrets, generating the missing ones (existing ones are kept)."""
+    current = read_secrets(path)
+    missing = {name: make() for name, make in SECRET_NAMES.items() if not current.get(name)}
+    if missing or not Path(path).exists():
+        current.update(missing)
+        write_secrets(current, path)
+    else:
+        os.chmod(path, 0o600)
+    return current

@@ -1,0 +1,32 @@
+"""Small security primitives shared by every component."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+
+
+def constant_time_equals(supplied: str | bytes | None, expected: str | bytes | None) -> bool:
+    """Compare two secrets in time independent of where they differ.
+
+    ``None`` or an empty expected value never matches: a service without a
+    configured key must not accept an empty one.
+    """
+    if supplied is None or not expected:
+        return False
+    a = supplied.encode() if isinstance(supplied, str) else supplied
+    b = expected.encode() if isinstance(expected, str) else expected
+    return hmac.compare_digest(a, b)
+
+
+def matches_any(supplied: str | None, keys: list[str] | tuple[str, ...]) -> bool:
+    """Constant-time membership: every key is compared, whichever matches."""
+    found = False
+    for key in keys:
+        found |= constant_time_equals(supplied, key)
+    return found
+
+
+def new_token(nbytes: int = 24) -> str:
+    """A URL-safe random token (hex, so it survives any shell or header)."""
+    return secrets.token_hex(nbytes)

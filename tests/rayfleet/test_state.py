@@ -1,0 +1,54 @@
+import asyncio
+
+from rayfleet import state
+
+
+class Counter:
+    def __init__(self, start: int = 0) -> None:
+        self.value = start
+
+    async def add_slowly(self, n: int) -> int:
+        current = self.value
+        await asyncio.sleep(0.001)
+        self.value = current + n
+        return self.value
+
+    def get(self) -> int:
+        return self.value
+
+
+async def test_local_handle_has_the_actor_call_surface():
+    h = state.actor(Counter, "c1", 5)
+    assert state.is_local(h)
+    assert await h.add_slowly.remote(2) == 7
+    assert await h.get.remote() == 7
+
+
+async def test_same_name_same_instance_first_creator_wins():
+    a = state.actor(Counter, "shared", 1)
+    b = state.actor(Counter, "shared", 100)
+    await a.add_slowly.remote(1)
+    assert await b.get.remote() == 2
+
+
+async def test_calls_are_serialised_like_an_actor_mailbox():
+    h = state.actor(Counter, "race")
+    await asyncio.gather(*(h.add_slowly.remote(1) for _ in range(50)))
+    assert await h.get.remote() == 50
+
+
+async def test_unknown_method_is_an_attribute_error():
+    h = state.actor(Counter, "c2")
+    try:
+        h.nope
+    except AttributeError as exc:
+        assert "nope" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_reset_drops_instances():
+    a = state.actor(Counter, "r", 1)
+    state.reset_local_state()
+    b = state.actor(Counter, "r", 9)
+    assert a.instance is not b.instance and b.instance.value == 9

@@ -15,6 +15,7 @@ class Component:
     route_prefix: str
     health_path: str
     docs_path: str | None
+    openapi_path: str | None = "/openapi.json"
     # "module:function" called with the var/ folder before deploying (demo dependencies)
     prestart: str | None = None
 
@@ -22,13 +23,14 @@ class Component:
 COMPONENTS: dict[str, Component] = {
     c.name: c
     for c in (
-        Component("lxc", "/lxc", "/api/v1/health", "/api/v1/docs"),
+        Component("lxc", "/lxc", "/api/v1/health", "/api/v1/docs", "/api/v1/openapi.json",
+                  prestart="deployments.lxc.sim.demo:ensure_demo_host"),
         Component("autoscale", "/autoscale", "/health/check", "/docs"),
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),
         Component("mitigation", "/mitigation", "/health", "/docs"),
         Component("tasknet", "/tasknet", "/health", "/docs"),
         Component("webfilter", "/webfilter", "/health", "/docs"),
-        Component("asn", "/asn", "/api/health", "/api/docs"),
+        Component("asn", "/asn", "/api/health", "/api/docs", "/api/openapi.json"),
     )
 }

@@ -23,9 +23,10 @@ from tests.conftest import ROOT, free_port
 
 
 class Cluster:
-    def __init__(self, base_url: str, secrets: dict[str, str], apps: list[str], log: Path) -> None:
+    def __init__(self, base_url: str, secrets_path: str, apps: list[str], log: Path) -> None:
         self.base_url = base_url
-        self.secrets = secrets
+        self.secrets_path = secrets_path
+        self.secrets = read_secrets(secrets_path)
         self.apps = apps
         self.log = log
 
@@ -69,7 +70,7 @@ def cluster(tmp_path_factory) -> Cluster:
     except Exception:
         _stop(proc)
         raise
-    yield Cluster(state["base_url"], read_secrets(state["secrets"]), state["apps"], log)
+    yield Cluster(state["base_url"], state["secrets"], state["apps"], log)
     _stop(proc)
 
 

@@ -1,0 +1,32 @@
+"""Every notebook in notebooks/ runs to the end against the deployed cluster."""
+
+from __future__ import annotations
+
+import os
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.conftest import ROOT
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_executes_against_the_cluster(path, cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAYFLEET_URL", cluster.base_url)
+    monkeypatch.setenv("RAYFLEET_APPS", ",".join(cluster.apps))
+    monkeypatch.setenv("RAYFLEET_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("RAYFLEET_SECRETS", cluster.secrets_path)
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    if path.name == "fleet_overview.ipynb":
+        for app in cluster.apps:
+            assert f"{app:<12} status=200" in text, f"{app} not healthy in the notebook:\n{text}"
+        assert any("image/png" in o.get("data", {}) for o in outputs), "no chart drawn"
+        assert (tmp_path / "fleet-overview.png").stat().st_size > 1000

@@ -1,0 +1,201 @@
+"""Ignore-file generation time for 1k, 10k and 100k-path trees: in-process and through Serve.
+
+Peer, measured in the same run: BASELINE = the original project's fingerprinting
+as its reference note describes it (occam-gitignore 0.3.0, re-implemented here,
+not its code): for every marker and extension, a scan over all paths with
+`p == name or p.endswith("/" + name)` / `p.endswith(ext)`. Both sides then
+render with the same engine, so the ratio isolates fingerprinting strategy.
+
+Usage:
+    python bench/ignore_gen.py                 # in-process, then starts its own `rayfleet up --only ignore_gen`
+    RAYFLEET_URL=http://127.0.0.1:8000 python bench/ignore_gen.py   # use a running cluster
+    python bench/ignore_gen.py --no-serve
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from deployments.ignore_gen.engine import Engine, Options  # noqa: E402
+from deployments.ignore_gen.fingerprint import ALWAYS, Fingerprint, normalise  # noqa: E402
+from deployments.ignore_gen.rules_table import load_rules_table  # noqa: E402
+from deployments.ignore_gen.templates import load_templates  # noqa: E402
+
+SIZES = (1_000, 10_000, 100_000)
+RUNS = {1_000: 200, 10_000: 60, 100_000: 12}
+SERVE_RUNS = {1_000: 100, 10_000: 40, 100_000: 10}
+
+# The original's table (reference note): markers matched by equality or "/"+name
+# suffix, case-sensitive; extensions by endswith.
+BASELINE_RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "python": (("pyproject.toml", "requirements.txt", "setup.py", "setup.cfg"), (".py",)),
+    "node": (("package.json",), (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")),
+    "go": (("go.mod",), (".go",)),
+    "rust": (("Cargo.toml",), (".rs",)),
+    "docker": (("Dockerfile", "docker-compose.yml", "docker-compose.yaml"), ()),
+    "terraform": ((), (".tf", ".tfvars")),
+    "jupyter": ((), (".ipynb",)),
+    "java": (("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
+             (".java", ".kt", ".kts", ".gradle")),
+    "ruby": (("Gemfile", "Rakefile"), (".rb", ".gemspec")),
+    "csharp": ((), (".csproj", ".sln", ".cs", ".fsproj", ".vbproj")),
+    "swift": (("Package.swift",), (".swift",)),
+    "ml": ((), (".pt", ".onnx", ".gguf", ".safetensors")),
+}
+
+
+def baseline_fingerprint(tree: Sequence[str]) -> Fingerprint:
+    """Linear scan per rule (the peer). Paths normalised like ours so outputs compare."""
+    paths = [normalise(p) for p in tree]
+    found: dict[str, str] = {}
+    for feature, (markers, exts) in BASELINE_RULES.items():
+        hits = [p for p in paths for m in markers if p == m or p.endswith("/" + m)]
+        hits += [p for p in paths for e in exts if p.endswith(e)]
+        if hits:
+            found[feature] = min(hits)
+    for feature in ALWAYS:
+        found.setdefault(feature, "(implicit)")
+    return Fingerprint(found)
+
+
+def make_tree(size: int, seed: int = 0) -> list[str]:
+    """A monorepo-like tree: Python, TypeScript and Rust packages, docs, assets."""
+    rng = random.Random(seed)
+    exts = [".py", ".py", ".ts", ".tsx", ".rs", ".md", ".json", ".png", ".yaml", ".txt", ".go", ".css"]
+    tree = ["pyproject.toml", "web/package.json", "crates/core/Cargo.toml", "Dockerfile", "README.md"]
+    while len(tree) < size:
+        depth = rng.randint(1, 5)
+        folders = "/".join(f"d{rng.randint(0, 40)}" for _ in range(depth))
+        tree.append(f"{folders}/f{len(tree)}{rng.choice(exts)}")
+    rng.shuffle(tree)
+    return tree
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered)
+    p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    return p50 * 1000, p99 * 1000
+
+
+def timed(fn: Callable[[], object], runs: int) -> list[float]:
+    fn()
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def in_process(engine: Engine) -> list[tuple[int, tuple[float, float], tuple[float, float]]]:
+    options = Options()
+    rows = []
+    for size in SIZES:
+        tree = make_tree(size)
+        ours = timed(lambda: engine.generate(tree, None, options), RUNS[size])
+
+        def peer() -> None:
+            fp = baseline_fingerprint(tree)
+            rules = engine.select(fp, ())
+            engine.render(rules, fp.features, options)
+
+        theirs = timed(peer, max(3, RUNS[size] // 4))
+        rows.append((size, percentiles(ours), percentiles(theirs)))
+    return rows
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_cluster(workdir: Path) -> tuple[subprocess.Popen, str]:
+    env = dict(os.environ, RAYFLEET_PORT=str(free_port()), RAYFLEET_STATE_DIR=str(workdir))
+    env.pop("RAY_ADDRESS", None)
+    log = open(workdir / "up.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "ignore_gen"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    state = workdir / "rayfleet.json"
+    deadline = time.monotonic() + 300
+    while not (state.exists() and "rayfleet is up" in (workdir / "up.log").read_text()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"rayfleet up failed, see {workdir / 'up.log'}")
+        time.sleep(0.5)
+    return proc, json.loads(state.read_text())["base_url"]
+
+
+def stop_cluster(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def through_serve(base_url: str) -> list[tuple[int, tuple[float, float], tuple[float, float]]]:
+    import httpx
+
+    rows = []
+    with httpx.Client(base_url=base_url, timeout=120.0, trust_env=False) as client:
+        for size in SIZES:
+            body = json.dumps({"tree": make_tree(size)}).encode()
+            headers = {"content-type": "application/json"}
+
+            def generate() -> None:
+                r = client.post("/ignore/generate", content=body, headers=headers)
+                r.raise_for_status()
+
+            def health() -> None:
+                client.get("/ignore/healthz").raise_for_status()
+
+            rows.append((size, percentiles(timed(generate, SERVE_RUNS[size])),
+                         percentiles(timed(health, SERVE_RUNS[size]))))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--no-serve", action="store_true")
+    args = parser.parse_args()
+    engine = Engine(load_templates(), load_rules_table())
+    print("in-process: generate (ours, dict lookups) vs BASELINE (original's linear-scan fingerprinting, re-implemented)")
+    print(f"{'paths':>8} {'ours p50':>10} {'ours p99':>10} {'base p50':>10} {'base p99':>10} {'speed-up p50':>13}")
+    for size, (o50, o99), (b50, b99) in in_process(engine):
+        print(f"{size:>8} {o50:>9.2f}ms {o99:>9.2f}ms {b50:>9.2f}ms {b99:>9.2f}ms {b50 / o50:>12.1f}x")
+    if args.no_serve:
+        return
+    url = os.environ.get("RAYFLEET_URL")
+    proc = None
+    tmp = tempfile.TemporaryDirectory()
+    if not url:
+        proc, url = start_cluster(Path(tmp.name))
+    try:
+        print(f"\nthrough Serve at {url}: POST /ignore/generate (tree as JSON) vs GET /ignore/healthz (HTTP floor)")
+        print(f"{'paths':>8} {'gen p50':>10} {'gen p99':>10} {'floor p50':>10} {'floor p99':>10} {'gen/floor':>10}")
+        for size, (g50, g99), (h50, h99) in through_serve(url):
+            print(f"{size:>8} {g50:>9.2f}ms {g99:>9.2f}ms {h50:>9.2f}ms {h99:>9.2f}ms {g50 / h50:>9.1f}x")
+    finally:
+        if proc is not None:
+            stop_cluster(proc)
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""Fingerprinting: a list of paths becomes a set of features, each with a witness.
+
+Only path names are used; file contents are never read. Every lookup is a dict
+or set probe on the lower-cased basename, its extension or the part before its
+first dot, so the cost is one pass over the tree whatever the number of rules
+(the original scanned every path once per marker).
+
+The witness of a feature is the lexicographically smallest normalised path that
+produced it, so the result does not depend on the order of the tree.
+
+Paths inside test-fixture and vendored folders (tests/, fixtures/, testdata/,
+vendor/, third_party/, ...) describe other projects: a syntax highlighter's
+sample CMakeLists.txt does not make it a CMake project. Their features are
+used only when the rest of the tree yields none (a tree of just tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+# Features added to every generation, whatever the input: OS/editor junk and
+# secrets are a risk for every stack, including when `features` bypasses
+# fingerprinting.
+ALWAYS = ("common", "secrets")
+IMPLICIT_WITNESS = "(implicit)"
+REQUESTED_WITNESS = "(requested)"
+
+# Exact file names (lower case), whatever the folder.
+MARKERS: dict[str, tuple[str, ...]] = {
+    # Python
+    "pyproject.toml": ("python",), "setup.py": ("python",), "setup.cfg": ("python",),
+    "pipfile": ("python",), "pipfile.lock": ("python",), "poetry.lock": ("python",),
+    "uv.lock": ("python",), "pdm.lock": ("python",), "tox.ini": ("python",),
+    "noxfile.py": ("python",), "manage.py": ("python",),
+    # Node / TypeScript (markers only: a stray .js file in a vendored web
+    # asset folder does not make a project an npm project)
+    "package.json": ("node",), "package-lock.json": ("node",), "yarn.lock": ("node",),
+    "pnpm-lock.yaml": ("node",), "pnpm-workspace.yaml": ("node",), "bun.lockb": ("node",),
+    "bun.lock": ("node",), ".nvmrc": ("node",), "lerna.json": ("node",),
+    ".yarnrc.yml": ("node",), "tsconfig.json": ("typescript",),
+    # Go, Rust
+    "go.mod": ("go",), "go.sum": ("go",), "go.work": ("go",),
+    "cargo.toml": ("rust",), "cargo.lock": ("rust",), "rust-toolchain.toml": ("rust",),
+    "rust-toolchain": ("rust",),
+    # JVM: Maven, Gradle, Android, sbt
+    "pom.xml": ("java", "maven"), "mvnw": ("maven",), "mvnw.cmd": ("maven",),
+    "build.gradle": ("gradle",), "build.gradle.kts": ("gradle", "kotlin"),
+    "settings.gradle": ("gradle",), "settings.gradle.kts": ("gradle", "kotlin"),
+    "gradlew": ("gradle",), "gradlew.bat": ("gradle",), "gradle.properties": ("gradle",),
+    "androidmanifest.xml": ("android",), "proguard-rules.pro": ("android",),
+    "build.sbt": ("scala", "sbt"),
+    # Ruby, PHP
+    "gemfile": ("ruby",), "gemfile.lock": ("ruby",), "rakefile": ("ruby",),
+    "config.ru": ("ruby",), ".ruby-version": ("ruby",),
+    "composer.json": ("php",), "composer.lock": ("php",), "artisan": ("php",),
+    # .NET
+    "global.json": ("dotnet",), "nuget.config": ("dotnet",),
+    "directory.build.props": ("dotnet",), "directory.packages.props": ("dotnet",),
+    # Swift / Xcode
+    "package.swift": ("swift",), "package.resolved": ("swift",), "podfile": ("xcode",),
+    "project.pbxproj": ("xcode",), "cartfile": ("swift",),
+    # C/C++ and CMake
+    "cmakelists.txt": ("cmake",), "cmakepresets.json": ("cmake",),
+    "conanfile.txt": ("cpp",), "conanfile.py": ("cpp",), "vcpkg.json": ("cpp",),
+    # Dart / Flutter
+    "pubspec.yaml": ("dart",), "pubspec.lock": ("dart",), "analysis_options.yaml": ("dart",),
+    # Elixir, Haskell, R, Julia, Zig
+    "mix.exs": ("elixir",), "mix.lock": ("elixir",),
+    "stack.yaml": ("haskell",), "cabal.project": ("haskell",), "package.yaml": ("haskell",),
+    "renv.lock": ("r",), ".rprofile": ("r",),
+    "project.toml": ("julia",), "juliaproject.toml": ("julia",), "manifest.toml": ("julia",),
+    "build.zig": ("zig",), "build.zig.zon": ("zig",),
+    # Terraform, Docker
+    ".terraform.lock.hcl": ("terraform",),
+    "dockerfile": ("docker",), "containerfile": ("docker",), ".dockerignore": ("docker",),
+    # ML tooling
+    "dvc.yaml": ("ml",), "dvc.lock": ("ml",), "mlproject": ("ml",),
+    # LaTeX, Unity
+    "latexmkrc": ("latex",), ".latexmkrc": ("latex",),
+    "projectversion.txt": ("unity",),
+}
+
+# Extensions (lower case, with the dot): the part of the basename after its last dot.
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    ".py": ("python",), ".pyi": ("python",), ".pyx": ("python",),
+    ".ts": ("typescript",), ".tsx": ("typescript",), ".mts": ("typescript",),
+    ".cts": ("typescript",),
+    ".go": ("go",), ".rs": ("rust",),
+    ".java": ("java",), ".kt": ("kotlin",), ".kts": ("kotlin",),
+    ".rb": ("ruby",), ".gemspec": ("ruby",), ".rake": ("ruby",),
+    ".php": ("php",),
+    ".cs": ("dotnet",), ".csproj": ("dotnet",), ".fs": ("dotnet",), ".fsproj": ("dotnet",),
+    ".vbproj": ("dotnet",), ".sln": ("dotnet",), ".slnx": ("dotnet",),
+    ".swift": ("swift",), ".xcworkspacedata": ("xcode",), ".xcscheme": ("xcode",),
+    ".xcconfig": ("xcode",), ".storyboard": ("xcode",), ".xib": ("xcode",),
+    ".c": ("cpp",), ".h": ("cpp",), ".cc": ("cpp",), ".cpp": ("cpp",), ".cxx": ("cpp",),
+    ".hpp": ("cpp",), ".hh": ("cpp",), ".hxx": ("cpp",),
+    ".cmake": ("cmake",),
+    ".dart": ("dart",),
+    ".ex": ("elixir",), ".exs": ("elixir",), ".heex": ("elixir",),
+    ".hs": ("haskell",), ".lhs": ("haskell",), ".cabal": ("haskell",),
+    ".scala": ("scala",), ".sbt": ("scala", "sbt"),
+    ".r": ("r",), ".rmd": ("r",), ".rproj": ("r",),
+    ".jl": ("julia",),
+    ".zig": ("zig",), ".zon": ("zig",),
+    ".tf": ("terraform",), ".tfvars": ("terraform",),
+    ".dockerfile": ("docker",),
+    ".ipynb": ("jupyter",),
+    ".pt": ("ml",), ".pth": ("ml",), ".ckpt": ("ml",), ".onnx": ("ml",),
+    ".safetensors": ("ml",), ".gguf": ("ml",), ".tflite": ("ml",), ".dvc": ("ml",),
+    ".tex": ("latex",), ".sty": ("latex",), ".ltx": ("latex",),
+    ".unity": ("unity",), ".prefab": ("unity",), ".asmdef": ("unity",),
+}
+
+# The part of the basename before its first dot, with the extensions it must
+# carry (None: any). Catches Dockerfile.dev, compose.override.yaml,
+# docker-compose.prod.yml and tsconfig.build.json. Requirements files such as
+# requirements-dev.txt are matched by prefix in `fingerprint`.
+STEMS: dict[str, tuple[frozenset[str] | None, tuple[str, ...]]] = {
+    "dockerfile": (None, ("docker",)),
+    "containerfile": (None, ("docker",)),
+    "docker-compose": (frozenset({".yml", ".yaml"}), ("docker",)),
+    "compose": (frozenset({".yml", ".yaml"}), ("docker",)),
+    "tsconfig": (frozenset({".json"}), ("typescript",)),
+}
+
+# Directory names whose contents are fixtures or someone else's code.
+FIXTURE_DIRS = frozenset({
+    "test", "tests", "spec", "specs", "__tests__", "testdata", "test-data", "test_data",
+    "fixtures", "__fixtures__", "vendor", "third_party", "third-party", "thirdparty",
+    "3rdparty", "external", "extern", "deps", "node_modules", "bower_components",
+    "site-packages", ".git",
+})
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Detected features, sorted by name, each with its witness path."""
+
+    witnesses: Mapping[str, str]
+
+    @property
+    def features(self) -> list[str]:
+        return sorted(self.witnesses)
+
+
+def normalise(path: str) -> str:
+    """`\\` becomes `/`, leading `./` and `/` are dropped, `//` and `/./` collapse."""
+    p = path.replace("\\", "/") if "\\" in path else path
+    if "//" in p or "/./" in p:
+        parts = [seg for seg in p.split("/") if seg and seg != "."]
+        return "/".join(parts)
+    while p.startswith("./"):
+        p = p[2:]
+    return p.lstrip("/")
+
+
+def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
+    for feature in features:
+        current = found.get(feature)
+        if current is None or path < current:
+            found[feature] = path
+
+
+def _needs_normalising(path: str) -> bool:
+    return "\\" in path or path[:1] in ("/", ".") or "//" in path or "/./" in path
+
+
+def fingerprint(tree: Iterable[str]) -> Fingerprint:
+    """Detect features from path names (case-insensitive on the basename).
+
+    Per path: a few string slices and two or three dict probes (marker,
+    extension, stem). Folders repeat across a tree, so the fixture-folder test
+    is memoised per call.
+    """
+    found: dict[str, str] = {}
+    fixtures: dict[str, str] = {}
+    top_dirs: dict[str, str] = {}
+    folders: dict[str, bool] = {}
+    markers, extensions, stems, fixture_dirs = MARKERS, EXTENSIONS, STEMS, FIXTURE_DIRS
+    for raw in tree:
+        path = normalise(raw) if _needs_normalising(raw) else raw
+        slash = path.rfind("/")
+        name = path[slash + 1:].lower()
+        if slash > 0 and path[0] in "aAiI":
+            top = path[: path.find("/")].lower()
+            if top in ("android", "ios") and (top not in top_dirs or path < top_dirs[top]):
+                top_dirs[top] = path
+        dot = name.rfind(".")
+        hits = extensions.get(name[dot:]) if dot > 0 else None
+        marker = markers.get(name)
+        if dot > 0:
+            first = name.find(".")
+            stem = stems.get(name[:first])
+            if stem is not None and (stem[0] is None or name[dot:] in stem[0]):
+                marker = (marker or ()) + stem[1]
+            elif first == dot == len(name) - 4 and name.endswith(".txt") and name.startswith("requirements"):
+                marker = (marker or ()) + ("python",)
+        if marker:
+            hits = hits + marker if hits else marker
+        if not hits or not path:
+            continue
+        target = found
+        if slash > 0:
+            folder = path[:slash]
+            fixture = folders.get(folder)
+            if fixture is None:
+                fixture = folders[folder] = not fixture_dirs.isdisjoint(folder.lower().split("/"))
+            if fixture:
+                target = fixtures
+        for feature in hits:
+            current = target.get(feature)
+            if current is None or path < current:
+                target[feature] = path
+    if not found:
+        found = fixtures
+    _derive(found, top_dirs)
+    return Fingerprint(witnesses=found)
+
+
+def _derive(found: dict[str, str], top_dirs: Mapping[str, str]) -> None:
+    """Features that need two signals: Flutter is Dart with platform folders."""
+    if "dart" in found and top_dirs:
+        _note(found, ("flutter",), min(top_dirs.values()))
+
+
+def resolve(tree: Iterable[str] | None, requested: Iterable[str] | None) -> Fingerprint:
+    """Fingerprint of `tree` plus the `requested` features plus ALWAYS.
+
+    The always-on features are added the same way for both inputs, so the
+    `features` bypass never loses the secrets rules.
+    """
+    found: dict[str, str] = dict(fingerprint(tree).witnesses) if tree is not None else {}
+    for feature in requested or ():
+        found.setdefault(feature, REQUESTED_WITNESS)
+    for feature in ALWAYS:
+        found.setdefault(feature, IMPLICIT_WITNESS)
+    return Fingerprint(witnesses=found)

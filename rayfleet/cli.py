@@ -30,7 +30,17 @@ def _host_port() -> tuple[str, int]:
 
 
 def _apply_ingress_mode(mode: str) -> None:
-    """Serve reads these at start: they must be in the environment before Ray starts."""
+    """Serve reads these at start: they must be in the environment before Ray starts.
+
+    `proxy` (the default) keeps the client's socket address all the way to the
+    replica. Serve's HAProxy ingress is faster here but forwards neither the
+    client address nor an X-Forwarded-For header, and binds fixed stats/metrics
+    ports, so per-client limits and audit logs would see only HAProxy.
+    Uvicorn in the Serve proxy must not rewrite the client address from a
+    client-supplied X-Forwarded-For either: components decide that themselves
+    from their own trusted-proxy lists (`rayfleet.http.client_ip`).
+    """
+    os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     if mode == "haproxy":
         os.environ["RAY_SERVE_ENABLE_HA_PROXY"] = "1"
         os.environ["RAY_SERVE_ENABLE_DIRECT_INGRESS"] = "1"
@@ -216,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--config", default="serve.yaml")
     up.add_argument("--only", nargs="*", help="deploy only these applications")
     up.add_argument("--ingress", choices=INGRESS_MODES,
-                    default=os.environ.get("RAYFLEET_INGRESS", "haproxy"))
+                    default=os.environ.get("RAYFLEET_INGRESS", "proxy"))
     up.add_argument("--timeout", type=float, default=240.0)
     up.set_defaults(func=cmd_up)
     down = sub.add_parser("down", help="stop the running `rayfleet up`")

@@ -1,0 +1,11 @@
+"""Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets.
+
+Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray actor
+(or an in-process stand-in for tier-1 tests).
+"""
+
+from actors.llm_gateway.breaker import BreakerBoard, CircuitBreaker
+from actors.llm_gateway.budget import BudgetLedger
+from actors.llm_gateway.ratelimit import RateLimiter
+
+__all__ = ["BreakerBoard", "BudgetLedger", "CircuitBreaker", "RateLimiter"]

@@ -1,0 +1,163 @@
+"""Per-endpoint circuit breakers (spec 001 §3).
+
+CLOSED -> OPEN after ``failure_threshold`` consecutive failures (event ``circuit_open``);
+OPEN -> HALF once ``recovery_timeout`` has elapsed and a caller *acquires* the probe;
+HALF -> CLOSED when the probe succeeds (event ``endpoint_recovered``), HALF -> OPEN when
+it fails. Reset sends any state to CLOSED.
+
+``peek`` is read-only: routing and ``/health`` use it and it never hands out the probe.
+``acquire_probe`` hands out exactly one probe token per HALF period; the token expires
+after ``probe_timeout`` so a lost probe does not wedge the breaker.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+CLOSED, OPEN, HALF = "CLOSED", "OPEN", "HALF"
+
+
+@dataclass
+class CircuitBreaker:
+    failure_threshold: int = 5
+    recovery_timeout: float = 60.0
+    probe_timeout: float = 30.0
+    state: str = CLOSED
+    failures: int = 0
+    opened_at: float = 0.0
+    probe_token: str | None = None
+    probe_deadline: float = 0.0
+    events: list[str] = field(default_factory=list)
+
+    def peek(self, now: float) -> str:
+        """Effective state without side effects: OPEN reads as HALF once recovery elapsed."""
+        if self.state == OPEN and now - self.opened_at >= self.recovery_timeout:
+            return HALF
+        return self.state
+
+    def probe_available(self, now: float) -> bool:
+        state = self.peek(now)
+        if state != HALF:
+            return False
+        return self.probe_token is None or now >= self.probe_deadline
+
+    def acquire_probe(self, now: float, token: str) -> bool:
+        if not self.probe_available(now):
+            return False
+        self.state = HALF
+        self.probe_token = token
+        self.probe_deadline = now + self.probe_timeout
+        return True
+
+    def record(self, ok: bool, now: float, token: str | None = None) -> None:
+        """Apply one outcome; outcomes of non-probe requests are ignored outside CLOSED."""
+        if self.state == CLOSED:
+            if ok:
+                self.failures = 0
+                return
+            self.failures += 1
+            if self.failures >= self.failure_threshold:
+                self._open(now)
+                self.events.append("circuit_open")
+            return
+        if self.state == HALF and token is not None and token == self.probe_token:
+            self.probe_token = None
+            if ok:
+                self.state, self.failures = CLOSED, 0
+                self.events.append("endpoint_recovered")
+            else:
+                self._open(now)
+
+    def reset(self) -> None:
+        self.state, self.failures, self.probe_token, self.opened_at = CLOSED, 0, None, 0.0
+
+    def _open(self, now: float) -> None:
+        self.state = OPEN
+        self.opened_at = now
+        self.probe_token = None
+
+    def view(self, now: float) -> dict[str, Any]:
+        return {"state": self.peek(now), "failures": self.failures, "failure_threshold": self.failure_threshold,
+                "opened_at": self.opened_at or None,
+                "retry_at": (self.opened_at + self.recovery_timeout) if self.state != CLOSED else None,
+                "probe_out": self.probe_token is not None and now < self.probe_deadline}
+
+
+class BreakerBoard:
+    """The actor: every endpoint's breaker, a versioned snapshot, and an event log."""
+
+    def __init__(self, failure_threshold: int = 5, recovery_timeout: float = 60.0, probe_timeout: float = 30.0,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._config = (failure_threshold, recovery_timeout, probe_timeout)
+        self._clock = clock
+        self._breakers: dict[str, CircuitBreaker] = {}
+        self._version = 0
+        self._tokens = itertools.count(1)
+        self._events: deque[dict[str, Any]] = deque(maxlen=1000)
+        self._seq = 0
+
+    def configure(self, failure_threshold: int, recovery_timeout: float, probe_timeout: float) -> None:
+        """Apply config to the board and every existing breaker (also used on redeploy)."""
+        self._config = (failure_threshold, recovery_timeout, probe_timeout)
+        for br in self._breakers.values():
+            br.failure_threshold, br.recovery_timeout, br.probe_timeout = self._config
+        self._version += 1
+
+    def _get(self, endpoint: str) -> CircuitBreaker:
+        br = self._breakers.get(endpoint)
+        if br is None:
+            threshold, recovery, probe = self._config
+            br = self._breakers[endpoint] = CircuitBreaker(threshold, recovery, probe)
+        return br
+
+    def _drain(self, endpoint: str, br: CircuitBreaker) -> None:
+        for name in br.events:
+            self._seq += 1
+            self._events.append({"seq": self._seq, "event": name, "endpoint": endpoint, "timestamp": self._clock()})
+        br.events.clear()
+
+    def snapshot(self, since_version: int = -1) -> dict[str, Any] | None:
+        """All breakers' views with the version; ``None`` when nothing changed since."""
+        if since_version == self._version:
+            return None
+        now = self._clock()
+        return {"version": self._version, "taken_at": now,
+                "breakers": {name: br.view(now) for name, br in self._breakers.items()}}
+
+    def peek(self, endpoint: str) -> dict[str, Any]:
+        return self._get(endpoint).view(self._clock())
+
+    def acquire_probe(self, endpoint: str) -> str | None:
+        br = self._get(endpoint)
+        token = f"probe-{next(self._tokens)}"
+        if br.acquire_probe(self._clock(), token):
+            self._version += 1
+            return token
+        return None
+
+    def record(self, endpoint: str, ok: bool, token: str | None = None) -> dict[str, Any]:
+        br = self._get(endpoint)
+        before = (br.state, br.failures)
+        br.record(ok, self._clock(), token)
+        if (br.state, br.failures) != before:
+            self._version += 1
+        self._drain(endpoint, br)
+        return br.view(self._clock())
+
+    def record_batch(self, outcomes: list[tuple[str, bool]]) -> int:
+        for endpoint, ok in outcomes:
+            self.record(endpoint, ok)
+        return self._version
+
+    def reset(self, endpoint: str) -> dict[str, Any]:
+        br = self._get(endpoint)
+        br.reset()
+        self._version += 1
+        return br.view(self._clock())
+
+    def events(self, since_seq: int = 0) -> list[dict[str, Any]]:
+        return [e for e in self._events if e["seq"] > since_seq]

@@ -1,0 +1,90 @@
+"""The daily budget shared by every replica (UTC days), handed out in leases.
+
+A replica leases a slice of the remaining budget, reserves each request's worst-case
+cost from it locally, and reports what was actually spent. The ledger grants only what
+is left after today's spend and every outstanding lease, so concurrent replicas cannot
+overspend the daily limit together. Leases of replicas that stop reporting expire.
+The day rolls over at midnight UTC while running: spend, leases and the soft-limit flag
+start again from zero.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+
+def utc_day(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+class BudgetLedger:
+    def __init__(self, daily_limit: float = 50.0, soft_limit: float = 40.0, lease_ttl: float = 30.0,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.daily_limit = daily_limit
+        self.soft_limit = soft_limit
+        self._lease_ttl = lease_ttl
+        self._clock = clock
+        self._day = utc_day(clock())
+        self._spent = 0.0
+        self._leases: dict[str, tuple[float, float]] = {}
+        self._soft_fired = False
+        self._events: list[dict[str, Any]] = []
+
+    def configure(self, daily_limit: float, soft_limit: float) -> None:
+        self.daily_limit, self.soft_limit = daily_limit, soft_limit
+
+    def _roll(self) -> float:
+        now = self._clock()
+        day = utc_day(now)
+        if day != self._day:
+            self._day, self._spent, self._leases, self._soft_fired = day, 0.0, {}, False
+        expired = [r for r, (_, seen) in self._leases.items() if now - seen > self._lease_ttl]
+        for replica in expired:
+            del self._leases[replica]
+        return now
+
+    def _outstanding(self) -> float:
+        return sum(max(0.0, amount) for amount, _ in self._leases.values())
+
+    def state(self) -> dict[str, Any]:
+        self._roll()
+        return {"day": self._day, "spent": self._spent, "outstanding": self._outstanding(),
+                "daily_limit": self.daily_limit, "soft_limit": self.soft_limit}
+
+    def lease(self, replica: str, day: str, want: float, need: float) -> tuple[float, dict[str, Any]]:
+        """Grant up to ``want`` (at least ``need`` or nothing) from what is left today."""
+        now = self._roll()
+        if day != self._day:
+            return 0.0, self.state()
+        held, _ = self._leases.get(replica, (0.0, now))
+        free = self.daily_limit - self._spent - self._outstanding()
+        grant = min(want, free) if free >= need else 0.0
+        grant = max(0.0, grant)
+        self._leases[replica] = (held + grant, now)
+        return grant, self.state()
+
+    def settle(self, replica: str, day: str, spent: float, release: float = 0.0) -> dict[str, Any]:
+        """Record ``spent`` (paid from the replica's lease) and give back ``release`` unused."""
+        now = self._roll()
+        if day == self._day:
+            self._spent += spent
+            held, _ = self._leases.get(replica, (0.0, now))
+            self._leases[replica] = (max(0.0, held - spent - release), now)
+            if not self._soft_fired and self._spent >= self.soft_limit:
+                self._soft_fired = True
+                self._events.append({"event": "budget_threshold", "day": self._day, "spent": self._spent,
+                                     "soft_limit": self.soft_limit, "timestamp": now})
+        return self.state()
+
+    def restore(self, day: str, spent: float) -> dict[str, Any]:
+        """After a restart: today's spend as recorded in the store (never lowers it)."""
+        self._roll()
+        if day == self._day and spent > self._spent:
+            self._spent = spent
+        return self.state()
+
+    def events(self) -> list[dict[str, Any]]:
+        out, self._events = self._events, []
+        return out

@@ -1,0 +1,214 @@
+"""LLM gateway benchmark: rayfleet's gateway (through Serve) vs LiteLLM's proxy, same upstream.
+
+One process tree on this machine: the upstream double, `rayfleet up --only llm_gateway`
+pointed at it (environment overrides of config/llm_gateway.yaml), and LiteLLM's proxy
+(installed into bench/.venv-litellm on first run, never into the project venv) pointed
+at the same double. Each is driven at 16 and 64 concurrent clients, non-streaming and
+streaming, and so is the upstream alone; overhead = gateway latency - upstream latency
+at the same percentile. Prints requests/s, p50/p99, overhead and the ratios.
+
+Usage: python bench/llm_gateway.py [--seconds 6] [--skip-litellm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load import Result, ratio, run  # noqa: E402
+
+LITELLM_VENV = ROOT / "bench" / ".venv-litellm"
+MODEL = "bench-model"
+BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say hello to the benchmark."}], "max_tokens": 16}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{what} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"{what} did not open port {port}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=90)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def start_double(workdir: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "deployments.llm_gateway.testing.upstream_double",
+                             "--port", str(port), "--name", "bench", "--models", MODEL], cwd=ROOT,
+                            stdout=open(workdir / "double.log", "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    wait_port(port, proc, "upstream double")
+    return proc, port
+
+
+def start_rayfleet(workdir: Path, upstream: int) -> tuple[subprocess.Popen, str, str]:
+    port = free_port()
+    env = dict(os.environ, RAYFLEET_PORT=str(port), RAYFLEET_STATE_DIR=str(workdir / "rf"),
+               RAYFLEET_LOG_LEVEL="WARNING")
+    env.pop("RAY_ADDRESS", None)
+    env.update({
+        "LLM_GATEWAY__ENDPOINTS__BENCH__BASE_URL": f"http://127.0.0.1:{upstream}/v1",
+        "LLM_GATEWAY__ENDPOINTS__BENCH__MODELS": json.dumps([MODEL]),
+        "LLM_GATEWAY__CACHING__ENABLED": "false",
+        "LLM_GATEWAY__RATE_LIMITING__REQUESTS_PER_MINUTE": "10000000",
+        "LLM_GATEWAY__BUDGET__DAILY_LIMIT": "1000000",
+        "LLM_GATEWAY__BUDGET__SOFT_LIMIT": "1000000",
+        "LLM_GATEWAY__CONNECTION_POOL__MAX_PER_HOST": "200",
+        "LLM_GATEWAY__CONNECTION_POOL__MAX_CONNECTIONS": "200",
+        "LLM_GATEWAY__DISCOVERY": "false",
+    })
+    proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "llm_gateway"], cwd=ROOT,
+                            env=env, stdout=open(workdir / "rayfleet.log", "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    state = workdir / "rf" / "rayfleet.json"
+    deadline = time.monotonic() + 300
+    while not state.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"rayfleet up failed, see {workdir / 'rayfleet.log'}")
+        time.sleep(0.5)
+    info = json.loads(state.read_text())
+    secrets = {}
+    for line in Path(info["secrets"]).read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            secrets[name] = value
+    return proc, info["base_url"] + "/llm/v1", secrets["LLM_PROXY_API_KEYS"].split(",")[0]
+
+
+def ensure_litellm() -> Path:
+    exe = LITELLM_VENV / "bin" / "litellm"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(LITELLM_VENV)], check=True)
+        subprocess.run([str(LITELLM_VENV / "bin" / "pip"), "install", "-q", "litellm[proxy]"], check=True)
+    return exe
+
+
+def start_litellm(workdir: Path, upstream: int, workers: int) -> tuple[subprocess.Popen, str, str]:
+    exe = ensure_litellm()
+    port = free_port()
+    key = "sk-bench-litellm"
+    cfg = workdir / "litellm.yaml"
+    cfg.write_text(json.dumps({
+        "model_list": [{"model_name": MODEL, "litellm_params": {
+            "model": f"openai/{MODEL}", "api_base": f"http://127.0.0.1:{upstream}/v1", "api_key": "sk-upstream"}}],
+        "general_settings": {"master_key": key},
+        "litellm_settings": {"drop_params": True, "telemetry": False},
+    }))
+    env = dict(os.environ, LITELLM_LOG="ERROR", LITELLM_TELEMETRY="False")
+    proc = subprocess.Popen([str(exe), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
+                             "--num_workers", str(workers)], env=env, cwd=workdir,
+                            stdout=open(workdir / "litellm.log", "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    wait_port(port, proc, "litellm", timeout=300)
+    time.sleep(3)
+    return proc, f"http://127.0.0.1:{port}/v1", key
+
+
+async def drive(label: str, base: str, key: str | None, c: int, seconds: float, stream: bool) -> Result:
+    body = dict(BODY, stream=True) if stream else BODY
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+
+    def ok(resp) -> bool:
+        return resp.status_code == 200 and (not stream or resp.text.rstrip().endswith("[DONE]"))
+
+    return await run(label, base + "/chat/completions", c, seconds, method="POST",
+                     make_kwargs=lambda i: {"json": body}, ok=ok, headers=headers)
+
+
+async def header_overhead(base: str, key: str, n: int = 200) -> tuple[float, float]:
+    import httpx
+
+    values = []
+    async with httpx.AsyncClient(timeout=30, trust_env=False, headers={"Authorization": f"Bearer {key}"}) as client:
+        for _ in range(n):
+            r = await client.post(base + "/chat/completions", json=BODY)
+            values.append(float(r.headers["x-rayfleet-overhead-ms"]))
+    values.sort()
+    return values[len(values) // 2], values[min(len(values) - 1, int(0.99 * len(values)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--skip-litellm", action="store_true")
+    parser.add_argument("--litellm-workers", type=int, default=2)
+    args = parser.parse_args()
+    results: dict[tuple[str, str, int], Result] = {}
+    modes = (("json", False), ("stream", True))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        double, up_port = start_double(work)
+        targets: list[tuple[str, subprocess.Popen | None, str, str | None]] = [
+            ("upstream", None, f"http://127.0.0.1:{up_port}/v1", None)]
+        procs: list[subprocess.Popen] = [double]
+        try:
+            rf_proc, rf_base, rf_key = start_rayfleet(work, up_port)
+            procs.append(rf_proc)
+            targets.append(("rayfleet", rf_proc, rf_base, rf_key))
+            for name, _, base, key in targets:
+                for mode, stream in modes:
+                    for c in (16, 64):
+                        r = asyncio.run(drive(f"{name} {mode}", base, key, c, args.seconds, stream))
+                        results[(name, mode, c)] = r
+                        print(r.row(), flush=True)
+            p50, p99 = asyncio.run(header_overhead(rf_base, rf_key))
+            print(f"rayfleet x-rayfleet-overhead-ms header (sequential): p50 {p50:.2f} ms  p99 {p99:.2f} ms")
+            stop(rf_proc)
+            if not args.skip_litellm:
+                ll_proc, ll_base, ll_key = start_litellm(work, up_port, args.litellm_workers)
+                procs.append(ll_proc)
+                for mode, stream in modes:
+                    for c in (16, 64):
+                        r = asyncio.run(drive(f"litellm {mode}", ll_base, ll_key, c, args.seconds, stream))
+                        results[("litellm", mode, c)] = r
+                        print(r.row(), flush=True)
+        finally:
+            for proc in reversed(procs):
+                stop(proc)
+    print()
+    print(f"{'mode':<7} {'c':>3} {'rayfleet rps':>12} {'litellm rps':>12} {'ratio':>7} "
+          f"{'rf ovh p50/p99 ms':>18} {'ll ovh p50/p99 ms':>18}")
+    for mode, _ in modes:
+        for c in (16, 64):
+            up = results[("upstream", mode, c)]
+            rf = results[("rayfleet", mode, c)]
+            ll = results.get(("litellm", mode, c))
+            rf_ovh = f"{rf.pct(50) - up.pct(50):.1f}/{rf.pct(99) - up.pct(99):.1f}"
+            ll_ovh = f"{ll.pct(50) - up.pct(50):.1f}/{ll.pct(99) - up.pct(99):.1f}" if ll else "n/a"
+            print(f"{mode:<7} {c:>3} {rf.rps:12.1f} {ll.rps if ll else float('nan'):12.1f} "
+                  f"{ratio(rf.rps, ll.rps) if ll else 'n/a':>7} {rf_ovh:>18} {ll_ovh:>18}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,395 @@
+"""Configuration models of the LLM gateway (spec 001 §A.2), with the spec's defaults.
+
+Durations accept numbers (seconds) or strings such as ``"30s"``, ``"500ms"``, ``"2m"``.
+Secrets are never part of the file: endpoints name the environment variable that holds
+their keys (``api_key_env``, comma-separated for several keys).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from rayfleet.config import load_yaml
+from rayfleet.paths import resolve
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(value: Any) -> Any:
+    """Turn ``"30s"``/``"500ms"``/``2`` into seconds; leave ``None`` alone."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if not match:
+            raise ValueError(f"invalid duration {value!r} (use e.g. 30s, 500ms, 2m)")
+        return float(match.group(1)) * _UNIT[match.group(2)]
+    raise ValueError(f"invalid duration {value!r}")
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+OptDuration = Annotated[float | None, BeforeValidator(parse_duration)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class TLSConfig(_Model):
+    enabled: bool = False
+    cert_file: str = ""
+    key_file: str = ""
+    min_version: str = "1.2"
+
+
+class AuthConfig(_Model):
+    enabled: bool = True
+    api_keys_env: str = "LLM_PROXY_API_KEYS"
+    admin_keys_env: str = "LLM_PROXY_ADMIN_KEYS"
+
+
+class ExporterConfig(_Model):
+    enabled: bool = False
+    port: int = 9091
+    bind: str = "127.0.0.1"
+
+
+class LocalModelConfig(_Model):
+    """The local model served when the daily budget is exhausted.
+
+    ``endpoint`` names an entry of ``endpoints`` and ``model`` the model it serves; when
+    ``endpoint`` is empty the first endpoint whose provider is a local one (``ollama``,
+    ``vllm``, ``lmstudio``, ``llamacpp``) is used.
+    """
+
+    enabled: bool = False
+    model_path: str = ""
+    fallback_threshold: float = 0.1
+    endpoint: str = ""
+    model: str = ""
+
+
+class StorageConfig(_Model):
+    type: Literal["sqlite", "postgres"] = "sqlite"
+    dsn_env: str = "DATABASE_URL"
+    dsn: str = ""
+    path: str = "gateway.db"
+    batch_size: int = 200
+    flush_interval: Duration = 0.5
+
+
+class ServerConfig(_Model):
+    host: str = "0.0.0.0"
+    port: int = 8090
+    timeout: Duration = 30.0
+    keep_alive: Duration = 60.0
+    tls: TLSConfig = TLSConfig()
+    auth: AuthConfig = AuthConfig()
+    total_timeout: OptDuration = None
+    metrics: ExporterConfig = ExporterConfig()
+    local_model: LocalModelConfig = LocalModelConfig()
+    storage: StorageConfig = StorageConfig()
+
+
+class LinkSanitization(_Model):
+    enabled: bool = True
+    blocked_domains: list[str] = []
+
+
+class ThreatLedger(_Model):
+    enabled: bool = True
+    threshold: float = 3.0
+    window_seconds: int = 600
+    min_events: int = 3
+    max_actors: int = 50000
+
+
+class SecurityConfig(_Model):
+    enabled: bool = True
+    max_payload_size_kb: int = 512
+    max_messages: int = 50
+    max_nesting_depth: int = 64
+    link_sanitization: LinkSanitization = LinkSanitization()
+    threat_ledger: ThreatLedger = ThreatLedger()
+
+
+class IdentityProvider(_Model):
+    name: str
+    client_id_env: str = ""
+
+
+class IdentityConfig(_Model):
+    enabled: bool = False
+    default_role: str = "user"
+    providers: list[IdentityProvider] = []
+    role_mappings: dict[str, str] = {}
+    session_ttl: int = 3600
+
+
+class EndpointRateLimit(_Model):
+    rpm: int | None = None
+    tpm: int | None = None
+
+
+Provider = Literal["openai", "openai_compat", "vllm", "ollama", "lmstudio", "llamacpp", "anthropic"]
+LOCAL_PROVIDERS = frozenset({"ollama", "vllm", "lmstudio", "llamacpp"})
+
+
+class EndpointConfig(_Model):
+    provider: Provider = "openai_compat"
+    base_url: str
+    api_key_env: str = ""
+    models: list[str] = []
+    rate_limit: EndpointRateLimit = EndpointRateLimit()
+    weight: float = 1.0
+    priority: int = 0
+    enabled: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_slash(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return v.rstrip("/")
+
+    @property
+    def is_local(self) -> bool:
+        return self.provider in LOCAL_PROVIDERS
+
+    def api_keys(self) -> list[str]:
+        """Keys from the named variable, comma-separated; empty list when unset."""
+        if not self.api_key_env:
+            return []
+        raw = os.environ.get(self.api_key_env, "")
+        return [k.strip() for k in raw.split(",") if k.strip()]
+
+
+class FallbackTarget(_Model):
+    provider: str
+    model: str
+
+
+class GroupMember(_Model):
+    model: str
+    provider: str | None = None
+    weight: float = 1.0
+
+
+class ModelGroup(_Model):
+    strategy: Literal["cheapest", "fastest", "weighted", "random"] = "weighted"
+    models: list[GroupMember]
+
+
+class FailoverConfig(_Model):
+    enabled: bool = True
+    max_retries: int = Field(3, ge=0)
+    retry_delay: Duration = 1.0
+    switch_on_status: list[int] = [429, 500, 503]
+
+
+class RotationConfig(_Model):
+    strategy: Literal["round_robin", "weighted", "least_used", "random"] = "round_robin"
+    failover: FailoverConfig = FailoverConfig()
+    key_cooldown: Duration = 60.0
+
+
+class AuditTrail(_Model):
+    enabled: bool = True
+    mask_pii: bool = True
+
+
+class LoggingConfig(_Model):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["json", "text"] = "json"
+    output: str = ""
+    audit_trail: AuditTrail = AuditTrail()
+
+
+class NegativeCache(_Model):
+    maxsize: int = 50000
+    ttl: int = 300
+
+
+class CachingConfig(_Model):
+    enabled: bool = True
+    db_path: str = "cache.db"
+    ttl: int = 3600
+    eviction_interval: int = 3600
+    max_entries: int = 100000
+    negative_cache: NegativeCache = NegativeCache()
+    redis_socket_timeout: float = 2.0
+    redis_connect_timeout: float = 2.0
+    redis_url: str | None = None
+
+    @model_validator(mode="after")
+    def _timeouts(self) -> "CachingConfig":
+        env = os.environ.get("LLM_PROXY_REDIS_TIMEOUT")
+        if env:
+            try:
+                value = float(env)
+            except ValueError:
+                value = 0.0
+            if value > 0:
+                self.redis_socket_timeout = self.redis_connect_timeout = value
+        return self
+
+    def socket_timeout(self) -> float:
+        """Spec: a value of zero or below is ignored (the default 2.0 s applies)."""
+        return self.redis_socket_timeout if self.redis_socket_timeout > 0 else 2.0
+
+    def connect_timeout(self) -> float:
+        return self.redis_connect_timeout if self.redis_connect_timeout > 0 else 2.0
+
+
+class Tracing(_Model):
+    enabled: bool = True
+    service_name: str = "llmproxy"
+    otlp_endpoint: str | None = None
+    console_exporter: bool = True
+
+
+class ErrorTracker(_Model):
+    dsn_env: str = ""
+
+
+class Export(_Model):
+    enabled: bool = False
+    output_dir: str = "exports"
+    scrub_pii: bool = True
+    compress_on_rotate: bool = True
+
+
+class ObservabilityConfig(_Model):
+    tracing: Tracing = Tracing()
+    error_tracker: ErrorTracker = ErrorTracker()
+    export: Export = Export()
+
+
+class WebhookEndpoint(_Model):
+    name: str
+    target: str = "generic"
+    url_env: str = ""
+    events: list[str] = []
+
+
+class WebhooksConfig(_Model):
+    enabled: bool = False
+    endpoints: list[WebhookEndpoint] = []
+
+
+class BudgetConfig(_Model):
+    daily_limit: float = 50.0
+    soft_limit: float = 40.0
+    fallback_to_local_on_limit: bool = True
+    default_output_tokens: int = 256
+
+
+class ConnectionPoolConfig(_Model):
+    max_connections: int = 100
+    max_per_host: int = 30
+    connect_timeout: Duration = 10.0
+    keepalive_timeout: Duration = 30.0
+    dns_cache_ttl: int = 300
+
+
+class AdmissionConfig(_Model):
+    max_in_flight: int | None = None
+    queue_factor: float = 2.0
+    max_queued: int | None = None
+    retry_after_s: int = 1
+
+
+class CircuitBreakerConfig(_Model):
+    failure_threshold: int = Field(5, ge=1)
+    recovery_timeout: Duration = 60.0
+    probe_timeout: Duration = 30.0
+
+
+class GdprConfig(_Model):
+    auto_purge: bool = True
+    retention_days: int = 90
+
+
+class RateLimitingConfig(_Model):
+    enabled: bool = True
+    requests_per_minute: int = 60
+
+
+class PriceEntry(_Model):
+    input: float
+    output: float
+
+
+class GatewayConfig(_Model):
+    """The whole ``config/llm_gateway.yaml``."""
+
+    server: ServerConfig = ServerConfig()
+    security: SecurityConfig = SecurityConfig()
+    identity: IdentityConfig = IdentityConfig()
+    endpoints: dict[str, EndpointConfig] = {}
+    fallback_chains: dict[str, list[FallbackTarget]] = {}
+    model_aliases: dict[str, str] = {}
+    model_groups: dict[str, ModelGroup] = {}
+    rotation: RotationConfig = RotationConfig()
+    logging: LoggingConfig = LoggingConfig()
+    caching: CachingConfig = CachingConfig()
+    observability: ObservabilityConfig = ObservabilityConfig()
+    webhooks: WebhooksConfig = WebhooksConfig()
+    budget: BudgetConfig = BudgetConfig()
+    connection_pool: ConnectionPoolConfig = ConnectionPoolConfig()
+    admission: AdmissionConfig = AdmissionConfig()
+    circuit_breaker: CircuitBreakerConfig = CircuitBreakerConfig()
+    gdpr: GdprConfig = GdprConfig()
+    rate_limiting: RateLimitingConfig = RateLimitingConfig()
+    pricing: dict[str, PriceEntry] = {}
+    data_dir: str = "var/llm_gateway"
+    discovery: bool = True
+
+    @model_validator(mode="after")
+    def _references(self) -> "GatewayConfig":
+        for model, chain in self.fallback_chains.items():
+            for target in chain:
+                if target.provider not in self.endpoints:
+                    raise ValueError(f"fallback_chains.{model}: unknown endpoint {target.provider!r}")
+        for name, group in self.model_groups.items():
+            for member in group.models:
+                if member.provider is not None and member.provider not in self.endpoints:
+                    raise ValueError(f"model_groups.{name}: unknown endpoint {member.provider!r}")
+        lm = self.server.local_model
+        if lm.endpoint and lm.endpoint not in self.endpoints:
+            raise ValueError(f"server.local_model.endpoint: unknown endpoint {lm.endpoint!r}")
+        return self
+
+    def admission_limits(self, replicas: int = 1) -> tuple[int, int]:
+        """(in-flight, queued) limits for one replica; 0 in-flight disables admission.
+
+        The configured numbers are cluster-wide; each replica takes its share.
+        """
+        total = self.admission.max_in_flight
+        if total is None:
+            total = self.connection_pool.max_connections
+        if total <= 0:
+            return 0, 0
+        queued = self.admission.max_queued
+        if queued is None:
+            queued = int(total * self.admission.queue_factor)
+        replicas = max(1, replicas)
+        return max(1, -(-total // replicas)), max(0, -(-queued // replicas))
+
+    def data_path(self, name: str) -> Path:
+        path = Path(name)
+        if not path.is_absolute():
+            path = resolve(Path(self.data_dir) / path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def load(path: str | os.PathLike[str]) -> GatewayConfig:
+    """Load and validate the YAML file; ``LLM_GATEWAY__SECTION__KEY`` env overrides apply."""
+    return load_yaml(resolve(path), GatewayConfig, env_prefix="LLM_GATEWAY")

@@ -1,0 +1,342 @@
+"""Sending one request upstream with rotation and failover.
+
+For each target in plan order: skip it when its breaker is open (or acquire the single
+half-open probe), when its rpm/tpm lease is exhausted, or when all its keys rest after
+a 429; otherwise send. Statuses in ``switch_on_status``, connection errors and timeouts
+move on to the next attempt (at most ``1 + max_retries``), retrying the same endpoint
+only after ``retry_delay`` with jitter or the upstream's ``Retry-After``, whichever is
+longer. A stream counts as started only once the upstream status and first event have
+been read, so failover also covers a stream that fails before its first byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from deployments.llm_gateway.config import GatewayConfig
+from deployments.llm_gateway.errors import GatewayError
+from deployments.llm_gateway.providers import Adapter, UpstreamStreamError, Usage, adapter_for
+from deployments.llm_gateway.providers.base import StreamTranslator
+from deployments.llm_gateway.routing import Router, Target
+from deployments.llm_gateway.shared_state import BreakerClient, TokenLeases
+from deployments.llm_gateway.sse import SSEEvent, SSEParser
+
+
+@dataclass
+class Attempt:
+    target: Target
+    adapter: Adapter
+    key_index: int | None
+    probe: str | None
+    started: float = 0.0
+
+
+@dataclass
+class UpstreamResult:
+    """A committed upstream answer: a parsed body, or an open stream with its first events."""
+
+    attempt: Attempt
+    status: int
+    body: dict[str, Any] | None = None
+    raw: bytes | None = None
+    usage: Usage | None = None
+    upstream_ms: float = 0.0
+    response: httpx.Response | None = None
+    translator: StreamTranslator | None = None
+    parser: SSEParser | None = None
+    first: list[bytes] = field(default_factory=list)
+    first_byte_at: float = 0.0
+    handle: "_Releaser | None" = None
+
+
+class _Retryable(Exception):
+    def __init__(self, status: int | None, message: str, error_class: str, retry_after: float | None = None,
+                 breaker_failure: bool = True) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_class = error_class
+        self.retry_after = retry_after
+        self.breaker_failure = breaker_failure
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    value = resp.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _upstream_message(raw: bytes) -> str:
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return raw[:200].decode("utf-8", errors="replace")
+    err = obj.get("error") if isinstance(obj, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("message") or err.get("type") or "upstream error")
+    return str(err or obj)[:200]
+
+
+class Forwarder:
+    def __init__(self, config: GatewayConfig, router: Router, client: httpx.AsyncClient, breakers: BreakerClient,
+                 leases: TokenLeases) -> None:
+        self.config = config
+        self.router = router
+        self.client = client
+        self.breakers = breakers
+        self.leases = leases
+        self.timeout = httpx.Timeout(connect=config.connection_pool.connect_timeout, read=config.server.timeout,
+                                     write=config.server.timeout, pool=None)
+        self._host_slots: dict[str, asyncio.Semaphore] = {}
+
+    def _slot(self, base_url: str) -> asyncio.Semaphore:
+        host = httpx.URL(base_url).netloc.decode()
+        sem = self._host_slots.get(host)
+        if sem is None:
+            sem = self._host_slots[host] = asyncio.Semaphore(max(1, self.config.connection_pool.max_per_host))
+        return sem
+
+    async def _limits_ok(self, target: Target, est_tokens: int) -> float | None:
+        """None when the endpoint's rpm/tpm allow the request, else seconds to wait."""
+        rl = target.config.rate_limit
+        if rl.rpm:
+            ok, retry = await self.leases.take(f"ep-rpm:{target.endpoint}", rl.rpm, 60.0, 1.0)
+            if not ok:
+                return retry
+        if rl.tpm:
+            ok, retry = await self.leases.take(f"ep-tpm:{target.endpoint}", rl.tpm, 60.0, float(min(est_tokens, rl.tpm)))
+            if not ok:
+                return retry
+        return None
+
+    def charge_tokens(self, target: Target, estimated: int, actual: int) -> None:
+        """Correct the endpoint's tpm bucket once the real token count is known."""
+        tpm = target.config.rate_limit.tpm
+        if not tpm:
+            return
+        key = f"ep-tpm:{target.endpoint}"
+        estimated = min(estimated, tpm)
+        if actual > estimated:
+            self.leases.debit(key, tpm, 60.0, actual - estimated)
+        elif estimated > actual:
+            self.leases.credit(key, estimated - actual)
+
+    async def forward(self, kind: str, body: dict[str, Any], targets: list[Target], stream: bool,
+                      client_wants_usage: bool, est_tokens: int) -> UpstreamResult:
+        failover = self.config.rotation.failover
+        max_attempts = 1 + failover.max_retries if failover.enabled else 1
+        attempts = 0
+        last: _Retryable | None = None
+        waits: list[float] = []
+        previous: tuple[str | None, int | None] = (None, None)
+        queue = list(targets)
+        tried_keys: dict[str, set[int]] = {}
+        circuit_blocked = False
+        while queue and attempts < max_attempts:
+            target = queue.pop(0)
+            adapter = adapter_for(target.config.provider)
+            if kind not in adapter.kinds:
+                continue
+            now = time.time()
+            decision = self.breakers.decision(target.endpoint, now)
+            probe = None
+            if decision == "skip":
+                waits.append(self.breakers.retry_after([target.endpoint], now))
+                circuit_blocked = True
+                continue
+            if decision == "probe":
+                probe = await self.breakers.acquire_probe(target.endpoint)
+                if probe is None:
+                    waits.append(1.0)
+                    circuit_blocked = True
+                    continue
+            ring = self.router.keyrings.get(target.endpoint)
+            key_index = None
+            if ring is not None and ring.keys:
+                key_index = ring.pick(self.config.rotation.strategy, time.monotonic(),
+                                      tried_keys.setdefault(target.endpoint, set()))
+                if key_index is None:
+                    waits.append(ring.next_ready(time.monotonic()))
+                    if probe:
+                        await self.breakers.report(target.endpoint, True, probe)
+                    continue
+            wait = await self._limits_ok(target, est_tokens)
+            if wait is not None:
+                waits.append(wait)
+                if probe:
+                    await self.breakers.report(target.endpoint, True, probe)
+                continue
+            if attempts and last is not None and previous[0] == target.endpoint:
+                delay = failover.retry_delay * random.uniform(0.5, 1.5)
+                if last.retry_after is not None and previous[1] == key_index:
+                    delay = max(delay, last.retry_after)  # same endpoint and key: honour Retry-After
+                await asyncio.sleep(min(delay, self.config.server.timeout))
+            attempts += 1
+            previous = (target.endpoint, key_index)
+            attempt = Attempt(target, adapter, key_index, probe, time.perf_counter())
+            try:
+                result = await self._attempt(kind, body, attempt, stream, client_wants_usage)
+            except _Retryable as exc:
+                last = exc
+                if exc.breaker_failure:
+                    await self.breakers.report(target.endpoint, False, probe)
+                elif probe:
+                    await self.breakers.report(target.endpoint, True, probe)
+                if exc.status == 429 and key_index is not None and ring is not None:
+                    ring.cool(key_index, exc.retry_after or self.config.rotation.key_cooldown, time.monotonic())
+                if exc.status is not None and exc.status not in failover.switch_on_status:
+                    break
+                tried = tried_keys.setdefault(target.endpoint, set())
+                if key_index is not None and ring is not None:
+                    tried.add(key_index)
+                if ring is not None and len(tried) < len(ring.keys):
+                    queue.insert(0, target)  # another key of the same endpoint first
+                else:
+                    tried.clear()
+                    queue.append(target)  # the other targets first, then this one again
+                continue
+            except GatewayError:
+                if probe:
+                    await self.breakers.report(target.endpoint, True, probe)
+                raise
+            if result.status < 500:
+                await self.breakers.report(target.endpoint, True, probe)
+            return result
+        if last is not None:
+            headers = {}
+            if last.status == 429 or last.status == 503:
+                headers["Retry-After"] = str(max(1, int(round(last.retry_after or 1))))
+            status = last.status or (504 if last.error_class == "timeout" else 502)
+            raise GatewayError(status, f"All upstream attempts failed; last error: {last}",
+                               code="upstream_error" if status >= 500 else None, headers=headers,
+                               error_class=last.error_class)
+        retry = max(1, int(round(min(waits)))) if waits else 1
+        if waits:
+            raise GatewayError(503 if circuit_blocked else 429,
+                               "No upstream endpoint is available right now (circuit open, rate limit or key "
+                               "cooldown)", code="no_available_endpoint", headers={"Retry-After": str(retry)},
+                               error_class="no_endpoint")
+        raise GatewayError(400, f"No configured endpoint supports {kind} for this model", code="unsupported")
+
+    async def _attempt(self, kind: str, body: dict[str, Any], attempt: Attempt, stream: bool,
+                       client_wants_usage: bool) -> UpstreamResult:
+        target = attempt.target
+        ring = self.router.keyrings.get(target.endpoint)
+        key = ring.keys[attempt.key_index] if ring is not None and attempt.key_index is not None else None
+        req = attempt.adapter.build(kind, body, target.model, key, target.config.base_url,  # type: ignore[arg-type]
+                                    stream_usage=True)
+        slot = self._slot(target.config.base_url)
+        await slot.acquire()
+        self.router.in_flight[target.endpoint] = self.router.in_flight.get(target.endpoint, 0) + 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                slot.release()
+                self.router.in_flight[target.endpoint] -= 1
+                self.router.served[target.endpoint] = self.router.served.get(target.endpoint, 0) + 1
+
+        resp: httpx.Response | None = None
+        committed = False
+        try:
+            request = self.client.build_request("POST", req.url, json=req.body, headers=req.headers,
+                                                timeout=self.timeout)
+            resp = await self.client.send(request, stream=True)
+            if resp.status_code >= 300:
+                raw = await resp.aread()
+                message = f"{target.endpoint} returned {resp.status_code}: {_upstream_message(raw)}"
+                retry_after = _retry_after(resp)
+                if resp.status_code in self.config.rotation.failover.switch_on_status or resp.status_code >= 500:
+                    raise _Retryable(resp.status_code, message, f"upstream_{resp.status_code}", retry_after,
+                                     breaker_failure=resp.status_code >= 500)
+                status = resp.status_code if resp.status_code < 500 else 502
+                raise GatewayError(status, message, code="upstream_error" if status >= 500 else None,
+                                   error_class=f"upstream_{resp.status_code}")
+            if not stream:
+                raw = await resp.aread()
+                try:
+                    data = json.loads(raw)
+                except ValueError:
+                    raise _Retryable(None, f"{target.endpoint} returned invalid JSON", "malformed") from None
+                out, usage = attempt.adapter.parse(kind, data, target.model)  # type: ignore[arg-type]
+                upstream_ms = (time.perf_counter() - attempt.started) * 1000
+                self.router.observe_latency(target.endpoint, target.model, upstream_ms / 1000)
+                passthrough = raw if out is data else None
+                return UpstreamResult(attempt, resp.status_code, body=out, raw=passthrough, usage=usage,
+                                      upstream_ms=upstream_ms)
+            translator = attempt.adapter.stream(kind, target.model, client_wants_usage)  # type: ignore[arg-type]
+            parser = SSEParser()
+            first: list[bytes] = []
+            iterator = resp.aiter_raw()
+            while not first and not translator.done:
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    for event in parser.flush():
+                        first.extend(translator.feed(event))
+                    if not first and not translator.done:
+                        raise _Retryable(None, f"{target.endpoint} closed the stream before the first event",
+                                         "stream_cut") from None
+                    break
+                for event in parser.feed(chunk):
+                    first.extend(translator.feed(event))
+            first_at = time.perf_counter()
+            self.router.observe_latency(target.endpoint, target.model, first_at - attempt.started)
+            result = UpstreamResult(attempt, resp.status_code, response=resp, translator=translator, parser=parser,
+                                    first=first, first_byte_at=first_at,
+                                    upstream_ms=(first_at - attempt.started) * 1000)
+            result.handle = _Releaser(release, iterator)
+            committed = True  # the streaming response now owns the upstream response and the slot
+            return result
+        except UpstreamStreamError as exc:
+            raise _Retryable(None, f"{target.endpoint}: {exc}", "stream_error") from None
+        except httpx.TimeoutException:
+            raise _Retryable(None, f"{target.endpoint} timed out", "timeout") from None
+        except (httpx.TransportError, ValueError) as exc:
+            raise _Retryable(None, f"{target.endpoint} unreachable: {type(exc).__name__}", "connect_error") from None
+        finally:
+            if not committed:
+                if resp is not None:
+                    await resp.aclose()
+                release()
+
+
+class _Releaser:
+    """Holds the per-host slot and the raw iterator of a committed stream."""
+
+    def __init__(self, release: Any, iterator: Any) -> None:
+        self.release = release
+        self.iterator = iterator
+
+
+async def stream_rest(result: UpstreamResult) -> Any:
+    """Yield the client bytes of the rest of a committed stream; raises on upstream failure."""
+    translator, parser = result.translator, result.parser
+    assert translator is not None and parser is not None and result.handle is not None
+    iterator = result.handle.iterator
+    while not translator.done:
+        try:
+            chunk = await iterator.__anext__()
+        except StopAsyncIteration:
+            events: list[SSEEvent] = parser.flush()
+            for event in events:
+                for out in translator.feed(event):
+                    yield out
+            if not translator.done:
+                raise UpstreamStreamError("upstream closed the stream before its end marker")
+            return
+        for event in parser.feed(chunk):
+            for out in translator.feed(event):
+                yield out

@@ -1,0 +1,489 @@
+"""The gateway of one replica: its clients, background loops and the stages of each ring."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from typing import Any, AsyncIterator
+
+import httpx
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from actors.llm_gateway import BreakerBoard, BudgetLedger, RateLimiter
+from deployments.llm_gateway.admission import Admission
+from deployments.llm_gateway.auth import Authenticator
+from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
+from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
+from deployments.llm_gateway.discovery import Found, discover
+from deployments.llm_gateway.errors import GatewayError, error_response, sse_error_event
+from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
+from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
+from deployments.llm_gateway.pricing import PriceTable
+from deployments.llm_gateway.providers.base import Usage, estimate_tokens, prompt_text
+from deployments.llm_gateway.routing import KeyRing, Router, Target
+from deployments.llm_gateway.shared_state import BreakerClient, BudgetLeases, TokenLeases
+from deployments.llm_gateway.sse import DONE
+from deployments.llm_gateway.storage import Record, RecordWriter, build_backend
+from deployments.llm_gateway.telemetry import GatewayMetrics, RingStats
+from rayfleet import state as state_mod
+from rayfleet.logs import get_logger
+from rayfleet.metrics import Metrics
+
+log = get_logger("llm_gateway")
+
+KINDS = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/v1/embeddings": "embeddings"}
+ACTOR_PREFIX = "llm_gateway"
+
+
+def _json_depth_exceeds(obj: Any, limit: int) -> bool:
+    stack = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
+    return False
+
+
+class Gateway:
+    """Everything one replica holds; ``create_app`` exposes it over HTTP."""
+
+    def __init__(self, config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int = 1) -> None:
+        self.config = config
+        state = state or {}
+        self.prices = PriceTable(config.pricing)
+        self.router = Router(config, self.prices)
+        self.auth = Authenticator.from_config(config.server.auth)
+        cb = config.circuit_breaker
+        self.breaker_handle = state.get("breakers") or state_mod.actor(
+            BreakerBoard, f"{ACTOR_PREFIX}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
+        self.budget_handle = state.get("budget") or state_mod.actor(
+            BudgetLedger, f"{ACTOR_PREFIX}.budget", config.budget.daily_limit, config.budget.soft_limit)
+        self.limiter_handle = state.get("ratelimit") or state_mod.actor(RateLimiter, f"{ACTOR_PREFIX}.ratelimit")
+        self.metrics_client = state.get("metrics") or Metrics("llm_gateway")
+        self.metrics = GatewayMetrics(self.metrics_client)
+        self.breakers = BreakerClient(self.breaker_handle)
+        self.breakers.on_snapshot = self._circuit_gauges
+        self.leases = TokenLeases(self.limiter_handle)
+        self.budget = BudgetLeases(self.budget_handle, config.budget.daily_limit)
+        self.budget.on_state = lambda s: self.metrics.budget.set(float(s.get("spent", 0.0)))
+        in_flight, queued = config.admission_limits(replicas)
+        self.admission = Admission(in_flight, queued)
+        self.ring_stats = RingStats()
+        self.cache: SQLiteCache | RedisCache | None = None
+        if config.caching.enabled:
+            c = config.caching
+            if c.redis_url:
+                self.cache = RedisCache(c.redis_url, c.ttl, c.socket_timeout(), c.connect_timeout())
+            else:
+                self.cache = SQLiteCache(config.data_path(c.db_path), c.ttl, c.max_entries)
+        st = config.server.storage
+        self.records = RecordWriter(build_backend(st.type, st.dsn_env, st.dsn, config.data_path(st.path)),
+                                    st.batch_size, st.flush_interval,
+                                    retention_days=config.gdpr.retention_days if config.gdpr.auto_purge else None)
+        self.client: httpx.AsyncClient | None = None
+        self.forwarder: Forwarder | None = None
+        self.discovered: list[Found] = []
+        self.discovery_done = not config.discovery
+        self.local_target = self._local_target()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._started = False
+        self._start_lock: asyncio.Lock | None = None
+        self.pipeline = Pipeline([
+            Stage("auth", "INGRESS", self._stage_auth),
+            Stage("client_rate_limit", "INGRESS", self._stage_rate_limit),
+            Stage("admission", "INGRESS", self._stage_admission),
+            Stage("request_limits", "PRE_FLIGHT", self._stage_parse),
+            Stage("model_resolution", "PRE_FLIGHT", self._stage_resolve),
+            Stage("cache_check", "PRE_FLIGHT", self._stage_cache_check),
+            Stage("budget_guard", "PRE_FLIGHT", self._stage_budget),
+            Stage("router", "ROUTING", self._stage_forward),
+            Stage("charge", "POST_FLIGHT", self._stage_charge),
+            Stage("cache_store", "POST_FLIGHT", self._stage_cache_store),
+            Stage("records", "BACKGROUND", self._stage_record),
+            Stage("telemetry", "BACKGROUND", self._stage_metrics),
+        ], on_trace=self._trace)
+
+    # -- lifecycle -----------------------------------------------------------
+    async def start(self) -> None:
+        if self._started:
+            return
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._started:
+                return
+            pool = self.config.connection_pool
+            self.client = httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=pool.max_connections,
+                                    max_keepalive_connections=pool.max_connections,
+                                    keepalive_expiry=pool.keepalive_timeout),
+                trust_env=False, follow_redirects=False)
+            self.forwarder = Forwarder(self.config, self.router, self.client, self.breakers, self.leases)
+            cb = self.config.circuit_breaker
+            await self.breaker_handle.configure.remote(cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
+            await self.budget_handle.configure.remote(self.config.budget.daily_limit, self.config.budget.soft_limit)
+            try:
+                await self.breakers.refresh()
+            except Exception:
+                log.warning("initial breaker snapshot failed", exc_info=True)
+            loops = [self.breakers.run(), self.leases.run(), self.budget.run(), self.records.run(),
+                     self._cache_loop(), self._restore_budget()]
+            if self.config.discovery:
+                loops.append(self._discover())
+            self._tasks = [asyncio.get_running_loop().create_task(c) for c in loops]
+            self._started = True
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._tasks = []
+        for flush in (self.budget.flush, self.leases.flush):
+            try:
+                await flush()
+            except Exception:
+                log.warning("final flush failed", exc_info=True)
+        if self.cache is not None:
+            await self.cache.close()
+        await self.records.close()
+        await self.metrics_client.close()
+        if self.client is not None:
+            await self.client.aclose()
+        self._started = False
+
+    async def _cache_loop(self) -> None:
+        if self.cache is None:
+            return
+        last_evict = time.monotonic()
+        while True:
+            await asyncio.sleep(0.2)
+            try:
+                await self.cache.flush()
+                if time.monotonic() - last_evict >= self.config.caching.eviction_interval:
+                    last_evict = time.monotonic()
+                    await self.cache.evict()
+            except Exception:
+                log.warning("cache maintenance failed", exc_info=True)
+
+    async def _restore_budget(self) -> None:
+        try:
+            spent = await self.records.today_spend()
+            await self.budget_handle.restore.remote(self.budget.day, spent)
+        except Exception as exc:
+            log.warning("could not restore today's spend from the store", extra={"error": type(exc).__name__})
+
+    async def _discover(self) -> None:
+        try:
+            found = await discover()
+        finally:
+            self.discovery_done = True
+        known = {e.base_url for e in self.router.endpoints.values()}
+        for server in found:
+            if server.base_url in known or server.name in self.router.endpoints:
+                continue
+            cfg = EndpointConfig(provider=server.provider, base_url=server.base_url, models=server.models)
+            self.router.endpoints[server.name] = cfg
+            self.router.keyrings[server.name] = KeyRing([])
+            self.discovered.append(server)
+            if self.local_target is None:
+                self.local_target = self._local_target()
+        if self.discovered:
+            log.info("local model servers found", extra={"servers": [
+                {"name": s.name, "base_url": s.base_url, "models": s.models} for s in self.discovered]})
+        else:
+            log.warning("no local model server found on the well-known ports (Ollama 11434, LM Studio 1234, "
+                        "llama.cpp 8080, vLLM 8001); configure an upstream in config/llm_gateway.yaml")
+
+    def _local_target(self) -> Target | None:
+        lm = self.config.server.local_model
+        if not lm.enabled:
+            return None
+        name = lm.endpoint or next((n for n, e in self.router.endpoints.items() if e.is_local), "")
+        cfg = self.router.endpoints.get(name)
+        if cfg is None:
+            return None
+        model = lm.model or (cfg.models[0] if cfg.models else "")
+        return Target(name, cfg, model) if model else None
+
+    def _circuit_gauges(self, states: dict[str, dict[str, Any]]) -> None:
+        for name in set(self.router.endpoints) | set(states):
+            view = states.get(name) or {}
+            self.metrics.circuit.labels(endpoint=name).set(0.0 if view.get("state", "CLOSED") == "CLOSED" else 1.0)
+
+    # -- INGRESS -------------------------------------------------------------
+    async def _stage_auth(self, ctx: Context) -> None:
+        ctx.client_key = Authenticator.extract(ctx.request.headers)
+        ctx.tenant = self.auth.check(ctx.client_key, "inference")
+
+    async def _stage_rate_limit(self, ctx: Context) -> None:
+        rl = self.config.rate_limiting
+        if not rl.enabled or rl.requests_per_minute <= 0:
+            return
+        ok, retry = await self.leases.take(f"client:{ctx.tenant}", rl.requests_per_minute, 60.0, 1.0)
+        if not ok:
+            raise GatewayError(429, f"Rate limit of {rl.requests_per_minute} requests per minute exceeded",
+                               code="rate_limit_exceeded", headers={"Retry-After": str(max(1, math.ceil(retry)))},
+                               error_class="client_rate_limit")
+
+    async def _stage_admission(self, ctx: Context) -> None:
+        if not await self.admission.acquire():
+            self.metrics.load_shed.inc()
+            raise GatewayError(503, "Server is at capacity, retry later", code="overloaded",
+                               headers={"Retry-After": str(self.config.admission.retry_after_s)},
+                               error_class="load_shed")
+        ctx.cleanups.append(self.admission.release)
+
+    # -- PRE_FLIGHT ----------------------------------------------------------
+    async def _stage_parse(self, ctx: Context) -> None:
+        sec = self.config.security
+        limit = sec.max_payload_size_kb * 1024
+        declared = ctx.request.headers.get("content-length")
+        if sec.enabled and declared and declared.isdigit() and int(declared) > limit:
+            raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
+        raw = await ctx.request.body()
+        if sec.enabled and len(raw) > limit:
+            raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            raise GatewayError(400, "Request body is not valid JSON", code="invalid_json") from None
+        if not isinstance(body, dict):
+            raise GatewayError(400, "Request body must be a JSON object", code="invalid_json")
+        depth = sec.max_nesting_depth
+        if sec.enabled and depth > 0 and (raw.count(b"{") + raw.count(b"[")) > depth \
+                and _json_depth_exceeds(body, depth):
+            raise GatewayError(400, f"Request body is nested deeper than {depth} levels", code="nesting_too_deep",
+                               error_class="nesting_depth")
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise GatewayError(400, "'model' is required and must be a string", code="missing_model")
+        if ctx.kind == "chat":
+            messages = body.get("messages")
+            if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+                raise GatewayError(400, "'messages' must be a non-empty list of objects", code="invalid_messages")
+            if sec.enabled and len(messages) > sec.max_messages:
+                raise GatewayError(400, f"Too many messages: at most {sec.max_messages} per request",
+                                   code="too_many_messages", error_class="max_messages")
+        elif ctx.kind == "completions" and not isinstance(body.get("prompt"), (str, list)):
+            raise GatewayError(400, "'prompt' is required", code="missing_prompt")
+        elif ctx.kind == "embeddings" and not isinstance(body.get("input"), (str, list)):
+            raise GatewayError(400, "'input' is required", code="missing_input")
+        stream = body.get("stream", False)
+        if not isinstance(stream, bool):
+            raise GatewayError(400, "'stream' must be a boolean", code="invalid_stream")
+        if stream and ctx.kind == "embeddings":
+            raise GatewayError(400, "embeddings cannot be streamed", code="invalid_stream")
+        ctx.raw_body, ctx.body, ctx.stream = raw, body, stream
+        ctx.client_wants_usage = bool((body.get("stream_options") or {}).get("include_usage")) \
+            if isinstance(body.get("stream_options"), dict) else False
+        ctx.requested_model = model
+
+    async def _stage_resolve(self, ctx: Context) -> None:
+        ctx.model, ctx.targets = self.router.plan(ctx.requested_model)
+        ctx.prompt_estimate = estimate_tokens(prompt_text(ctx.body))
+        if ctx.kind != "embeddings":
+            max_tokens = ctx.body.get("max_tokens") or ctx.body.get("max_completion_tokens")
+            per_choice = int(max_tokens) if isinstance(max_tokens, int) and max_tokens > 0 \
+                else self.config.budget.default_output_tokens
+            ctx.output_estimate = per_choice * max(1, int(ctx.body.get("n") or 1))
+
+    async def _stage_cache_check(self, ctx: Context) -> None:
+        if self.cache is None:
+            return
+        if "no-cache" in ctx.request.headers.get("cache-control", "").lower():
+            ctx.cache_status = "BYPASS"
+            return
+        ctx.cache_key = cache_key(ctx.tenant, ctx.kind, ctx.model, ctx.body)
+        hit = await self.cache.get(ctx.cache_key)
+        if hit is None:
+            ctx.cache_status = "MISS"
+            return
+        ctx.cache_status = "HIT"
+        ctx.status = 200
+        headers = {"X-Cache": "HIT", **self._overhead(ctx, 0.0)}
+        if ctx.stream:
+            chunks = replay_chunks(ctx.kind, hit, ctx.client_wants_usage)
+            ctx.response = StreamingResponse(_iterate(chunks), media_type="text/event-stream", headers=headers)
+        else:
+            ctx.response = JSONResponse(hit, headers=headers)
+
+    async def _stage_budget(self, ctx: Context) -> None:
+        budget = self.config.budget
+        worst = 0.0
+        for target in ctx.targets:
+            pin, pout = self.prices.price(target.model, target.config)
+            worst = max(worst, (ctx.prompt_estimate * pin + ctx.output_estimate * pout) / 1_000_000)
+        if worst <= 0:
+            return
+        local = self.local_target if budget.fallback_to_local_on_limit else None
+        threshold = self.config.server.local_model.fallback_threshold
+        if local is not None and self.budget.spent_fraction() >= 1.0 - threshold:
+            self._use_local(ctx, local)
+            return
+        if await self.budget.reserve(worst):
+            ctx.reserved = worst
+            return
+        if local is not None:
+            self._use_local(ctx, local)
+            return
+        raise GatewayError(402, f"Daily budget of ${budget.daily_limit:.2f} is exhausted", code="budget_exceeded",
+                           error_class="budget")
+
+    def _use_local(self, ctx: Context, local: Target) -> None:
+        ctx.targets = [local]
+        ctx.model = local.model
+        ctx.fallback = "local-model"
+        ctx.headers["X-Rayfleet-Budget-Fallback"] = f"local-model; endpoint={local.endpoint}; model={local.model}"
+        if ctx.cache_key is not None:
+            ctx.cache_key = cache_key(ctx.tenant, ctx.kind, ctx.model, ctx.body)
+
+    # -- ROUTING -------------------------------------------------------------
+    async def _stage_forward(self, ctx: Context) -> None:
+        assert self.forwarder is not None
+        est = ctx.prompt_estimate + ctx.output_estimate
+        result = await self.forwarder.forward(ctx.kind, ctx.body, ctx.targets, ctx.stream, ctx.client_wants_usage,
+                                              est)
+        ctx.result = result
+        ctx.endpoint = result.attempt.target.endpoint
+        ctx.model = result.attempt.target.model
+        ctx.upstream_ms = result.upstream_ms
+        ctx.status = 200
+        headers = {"X-LLM-Endpoint": ctx.endpoint, "X-Cache": ctx.cache_status, **ctx.headers}
+        if not ctx.stream:
+            ctx.usage = result.usage
+            ctx.cacheable_body = result.body
+            headers.update(self._overhead(ctx, result.upstream_ms))
+            if result.raw is not None:
+                ctx.response = Response(result.raw, media_type="application/json", headers=headers)
+            else:
+                ctx.response = JSONResponse(result.body, headers=headers)
+            return
+        ctx.ttft = result.first_byte_at - ctx.started
+        headers.update(self._overhead(ctx, result.upstream_ms, at=result.first_byte_at))
+        headers["Cache-Control"] = "no-cache"
+        ctx.response = StreamingResponse(self._stream(ctx, result), media_type="text/event-stream", headers=headers)
+
+    async def _stream(self, ctx: Context, result: UpstreamResult) -> AsyncIterator[bytes]:
+        translator = result.translator
+        assert translator is not None and result.handle is not None and result.response is not None
+        try:
+            for chunk in result.first:
+                yield chunk
+            async for chunk in stream_rest(result):
+                yield chunk
+            yield DONE
+        except Exception as exc:
+            ctx.stream_failed = True
+            ctx.error_class = "stream_" + type(exc).__name__
+            log.warning("upstream stream failed after the first byte",
+                        extra={"endpoint": ctx.endpoint, "error": type(exc).__name__, "request_id": ctx.request_id})
+            asyncio.get_running_loop().create_task(self.breakers.report(ctx.endpoint, False))
+            yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {type(exc).__name__}")
+        finally:
+            ctx.usage = translator.final_usage(ctx.prompt_estimate)
+            if not ctx.stream_failed and translator.done:
+                ctx.cacheable_body = translator.reassembler.build(ctx.usage)
+            asyncio.get_running_loop().create_task(self._end_stream(ctx, result))
+
+    async def _end_stream(self, ctx: Context, result: UpstreamResult) -> None:
+        try:
+            if result.response is not None:
+                await result.response.aclose()
+        except Exception:
+            log.warning("closing upstream stream failed", exc_info=True)
+        finally:
+            if result.handle is not None:
+                result.handle.release()
+            await self.pipeline.finish(ctx)
+
+    def _overhead(self, ctx: Context, upstream_ms: float, at: float | None = None) -> dict[str, str]:
+        total = ((at or time.perf_counter()) - ctx.started) * 1000
+        return {"x-rayfleet-overhead-ms": f"{max(0.0, total - upstream_ms):.2f}"}
+
+    # -- POST_FLIGHT ---------------------------------------------------------
+    async def _stage_charge(self, ctx: Context) -> None:
+        usage: Usage | None = ctx.usage
+        cost = 0.0
+        if usage is None and ctx.result is not None:
+            usage = Usage(ctx.prompt_estimate, 0, estimated=True)
+        if usage is not None and ctx.result is not None:
+            target = ctx.result.attempt.target
+            cost = self.prices.cost(target.model, target.config, usage.prompt_tokens, usage.completion_tokens)
+            ctx.cost = cost
+            self.metrics.tokens.labels(endpoint=ctx.endpoint, role="prompt").inc(usage.prompt_tokens)
+            self.metrics.tokens.labels(endpoint=ctx.endpoint, role="completion").inc(usage.completion_tokens)
+            self.metrics.cost.labels(endpoint=ctx.endpoint, model=target.model).inc(cost)
+            assert self.forwarder is not None
+            self.forwarder.charge_tokens(target, ctx.prompt_estimate + ctx.output_estimate, usage.total)
+        if ctx.reserved or cost:
+            self.budget.settle(ctx.reserved, cost)
+            ctx.reserved = 0.0
+
+    async def _stage_cache_store(self, ctx: Context) -> None:
+        if (self.cache is None or ctx.cache_key is None or ctx.cache_status != "MISS" or ctx.status // 100 != 2
+                or ctx.cacheable_body is None or ctx.stream_failed):
+            return
+        await self.cache.put(ctx.cache_key, ctx.model, ctx.cacheable_body)
+
+    # -- BACKGROUND ----------------------------------------------------------
+    async def _stage_record(self, ctx: Context) -> None:
+        usage: Usage | None = ctx.usage
+        self.records.add(Record(
+            ts=ctx.wall, request_id=ctx.request_id, tenant=ctx.tenant, route=ctx.route, model=ctx.model,
+            endpoint=ctx.endpoint, status=ctx.status, prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0, cost_usd=ctx.cost,
+            latency_ms=round((time.perf_counter() - ctx.started) * 1000, 3),
+            ttft_ms=round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None, cache=ctx.cache_status,
+            stream=ctx.stream, fallback=ctx.fallback))
+
+    async def _stage_metrics(self, ctx: Context) -> None:
+        m = self.metrics
+        m.requests.labels(method=ctx.request.method, endpoint=ctx.route, status=str(ctx.status)).inc()
+        m.latency.observe(time.perf_counter() - ctx.started)
+        if ctx.ttft is not None:
+            m.ttft.observe(ctx.ttft)
+        if ctx.error_class:
+            m.errors.labels(error_class=ctx.error_class).inc()
+
+    def _trace(self, ctx: Context) -> None:
+        self.ring_stats.add({
+            "req_id": ctx.request_id, "timestamp": ctx.wall, "rings": ctx.rings,
+            "total_ms": round((time.perf_counter() - ctx.started) * 1000, 3),
+            "upstream_ms": round(ctx.upstream_ms, 3),
+            "ttft_ms": round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None})
+
+    # -- entry point ---------------------------------------------------------
+    async def handle(self, ctx: Context) -> Response:
+        await self.start()
+        try:
+            await self.pipeline.run(ctx)
+        except GatewayError as exc:
+            ctx.status, ctx.error_class = exc.status, exc.error_class
+            if exc.status in (401, 403):
+                self.metrics.auth_failures.labels(reason=exc.error_class).inc()
+            ctx.response = error_response(exc, ctx.headers)
+        except Exception:
+            log.exception("unexpected error in the request path", extra={"request_id": ctx.request_id})
+            ctx.status, ctx.error_class = 500, "internal"
+            ctx.response = error_response(GatewayError(500, "Internal error"))
+        response = ctx.response
+        assert response is not None
+        if isinstance(response, StreamingResponse) and ctx.cache_status != "HIT":
+            return response  # POST_FLIGHT and BACKGROUND run when the stream ends
+        await self.pipeline.finish(ctx)
+        return response
+
+
+async def _iterate(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk

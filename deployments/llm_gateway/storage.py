@@ -1,0 +1,227 @@
+"""Request and spend records, written off the request path in batches.
+
+``storage.type: sqlite`` (default, ``<data_dir>/gateway.db``) or ``postgres`` (DSN from
+``storage.dsn_env`` or ``storage.dsn``). Records queue in memory and a background task
+writes them every ``flush_interval``; when the database is down the gateway keeps
+serving, the queue is kept (bounded, oldest dropped first) and retried. Rows older
+than ``gdpr.retention_days`` are purged once a day when ``gdpr.auto_purge`` is on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+from collections import deque
+from dataclasses import astuple, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rayfleet.logs import get_logger
+
+log = get_logger("llm_gateway")
+
+COLUMNS = ("ts", "request_id", "tenant", "route", "model", "endpoint", "status", "prompt_tokens",
+           "completion_tokens", "cost_usd", "latency_ms", "ttft_ms", "cache", "stream", "fallback")
+
+
+@dataclass(slots=True)
+class Record:
+    ts: float
+    request_id: str
+    tenant: str
+    route: str
+    model: str
+    endpoint: str
+    status: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_ms: float
+    ttft_ms: float | None
+    cache: str
+    stream: bool
+    fallback: str
+
+
+_DDL = ("CREATE TABLE IF NOT EXISTS llm_requests (ts DOUBLE PRECISION NOT NULL, request_id TEXT, tenant TEXT,"
+        " route TEXT, model TEXT, endpoint TEXT, status INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,"
+        " cost_usd DOUBLE PRECISION, latency_ms DOUBLE PRECISION, ttft_ms DOUBLE PRECISION, cache TEXT,"
+        " stream BOOLEAN, fallback TEXT)")
+_INDEX = "CREATE INDEX IF NOT EXISTS llm_requests_ts ON llm_requests(ts)"
+
+
+def _day_start(now: float) -> float:
+    day = datetime.fromtimestamp(now, tz=timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    return day.timestamp()
+
+
+class SQLiteBackend:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=5.0)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(_DDL)
+            db.execute(_INDEX)
+            self._db = db
+        return self._db
+
+    async def write(self, rows: list[Record]) -> None:
+        def run() -> None:
+            db = self._conn()
+            with db:
+                db.executemany(f"INSERT INTO llm_requests VALUES ({','.join('?' * len(COLUMNS))})",
+                               [astuple(r) for r in rows])
+        await asyncio.to_thread(run)
+
+    async def spent_since(self, since: float) -> float:
+        def run() -> float:
+            row = self._conn().execute("SELECT COALESCE(SUM(cost_usd),0) FROM llm_requests WHERE ts>=?",
+                                       (since,)).fetchone()
+            return float(row[0])
+        return await asyncio.to_thread(run)
+
+    async def purge(self, before: float) -> int:
+        def run() -> int:
+            with self._conn() as db:
+                return db.execute("DELETE FROM llm_requests WHERE ts<?", (before,)).rowcount
+        return await asyncio.to_thread(run)
+
+    async def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+class PostgresBackend:
+    def __init__(self, dsn: str, connect_timeout: float = 3.0) -> None:
+        self.dsn = dsn
+        self.connect_timeout = connect_timeout
+        self._conn = None
+
+    async def _connection(self):
+        import psycopg
+
+        if self._conn is None or self._conn.closed:
+            conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True,
+                                                         connect_timeout=int(max(1, self.connect_timeout)))
+            await conn.execute(_DDL)
+            await conn.execute(_INDEX)
+            self._conn = conn
+        return self._conn
+
+    async def _run(self, fn):
+        try:
+            conn = await self._connection()
+            return await fn(conn)
+        except Exception:
+            if self._conn is not None:
+                await self._conn.close()
+            self._conn = None
+            raise
+
+    async def write(self, rows: list[Record]) -> None:
+        sql = f"INSERT INTO llm_requests VALUES ({','.join(['%s'] * len(COLUMNS))})"
+
+        async def go(conn):
+            async with conn.cursor() as cur:
+                await cur.executemany(sql, [astuple(r) for r in rows])
+        await self._run(go)
+
+    async def spent_since(self, since: float) -> float:
+        async def go(conn):
+            cur = await conn.execute("SELECT COALESCE(SUM(cost_usd),0) FROM llm_requests WHERE ts>=%s", (since,))
+            return float((await cur.fetchone())[0])
+        return await self._run(go)
+
+    async def purge(self, before: float) -> int:
+        async def go(conn):
+            cur = await conn.execute("DELETE FROM llm_requests WHERE ts<%s", (before,))
+            return cur.rowcount
+        return await self._run(go)
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+
+class RecordWriter:
+    def __init__(self, backend: SQLiteBackend | PostgresBackend, batch_size: int = 200, flush_interval: float = 0.5,
+                 max_queue: int = 50_000, retention_days: int | None = 90) -> None:
+        self.backend = backend
+        self.batch_size = batch_size
+        self.flush_interval = flush_interval
+        self.retention_days = retention_days
+        self.queue: deque[Record] = deque(maxlen=max_queue)
+        self.healthy = True
+        self._last_purge = 0.0
+        self._lock: asyncio.Lock | None = None
+
+    def add(self, record: Record) -> None:
+        self.queue.append(record)
+
+    async def flush(self) -> int:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            return await self._flush()
+
+    async def _flush(self) -> int:
+        written = 0
+        while self.queue:
+            batch = [self.queue[i] for i in range(min(self.batch_size, len(self.queue)))]
+            try:
+                await self.backend.write(batch)
+            except Exception as exc:
+                if self.healthy:
+                    log.warning("record store unavailable; records kept in memory",
+                                extra={"error": type(exc).__name__})
+                self.healthy = False
+                return written
+            for _ in batch:
+                self.queue.popleft()
+            written += len(batch)
+            self.healthy = True
+        return written
+
+    async def purge_if_due(self, now: float) -> None:
+        if self.retention_days is None or now - self._last_purge < 86400:
+            return
+        self._last_purge = now
+        removed = await self.backend.purge(now - self.retention_days * 86400)
+        if removed:
+            log.info("purged old request records", extra={"rows": removed})
+
+    async def today_spend(self) -> float:
+        return await self.backend.spent_since(_day_start(time.time()))
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_interval)
+            try:
+                await self.flush()
+                if self.healthy:
+                    await self.purge_if_due(time.time())
+            except Exception:
+                log.warning("record writer cycle failed", exc_info=True)
+
+    async def close(self) -> None:
+        try:
+            await self.flush()
+        finally:
+            await self.backend.close()
+
+
+def build_backend(storage_type: str, dsn_env: str, dsn: str, sqlite_path: Path) -> SQLiteBackend | PostgresBackend:
+    if storage_type == "postgres":
+        value = os.environ.get(dsn_env) or dsn
+        if not value:
+            raise ValueError(f"storage.type is postgres but neither ${dsn_env} nor storage.dsn is set")
+        return PostgresBackend(value)
+    return SQLiteBackend(sqlite_path)

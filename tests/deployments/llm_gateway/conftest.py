@@ -1,0 +1,183 @@
+"""Fixtures: upstream double processes and gateways served by uvicorn on loopback.
+
+The gateway under test is the real app (``create_app``) served over a real socket in
+the test's event loop, with the in-process stand-ins of its actors; the upstreams are
+separate processes of the upstream double.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+import httpx
+import pytest
+import uvicorn
+
+from deployments.llm_gateway.app import create_app
+from deployments.llm_gateway.config import GatewayConfig
+from tests.conftest import ROOT, free_port
+
+INFER_KEY = "sk-test-inference-0123456789"
+ADMIN_KEY = "sk-test-admin-0123456789"
+
+
+class Double:
+    """A running upstream double process."""
+
+    def __init__(self, name: str, port: int, proc: subprocess.Popen[bytes]) -> None:
+        self.name = name
+        self.port = port
+        self.proc = proc
+        self.url = f"http://127.0.0.1:{port}"
+        self.base_url = self.url + "/v1"
+
+    def faults(self, *rules: dict[str, Any]) -> None:
+        httpx.post(self.url + "/_double/faults", json={"rules": list(rules)}, trust_env=False).raise_for_status()
+
+    def requests(self) -> list[dict[str, Any]]:
+        return httpx.get(self.url + "/_double/requests", trust_env=False).json()["requests"]
+
+    def reset(self) -> None:
+        httpx.delete(self.url + "/_double/faults", trust_env=False)
+        httpx.delete(self.url + "/_double/requests", trust_env=False)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
+    port = free_port()
+    cmd = [sys.executable, "-m", "deployments.llm_gateway.testing.upstream_double", "--port", str(port),
+           "--name", name, "--latency-ms", str(latency_ms)]
+    if keys:
+        cmd += ["--keys", keys]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"upstream double exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return Double(name, port, proc)
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("upstream double did not start")
+
+
+@pytest.fixture(scope="session")
+def up1() -> Any:
+    double = start_double("up1")
+    yield double
+    double.stop()
+
+
+@pytest.fixture(scope="session")
+def up2() -> Any:
+    double = start_double("up2")
+    yield double
+    double.stop()
+
+
+@pytest.fixture(scope="session")
+def keyed() -> Any:
+    double = start_double("keyed", keys="uk-a,uk-b")
+    yield double
+    double.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset_doubles(request: pytest.FixtureRequest) -> None:
+    for name in ("up1", "up2", "keyed"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name).reset()
+
+
+@pytest.fixture
+def auth_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_PROXY_API_KEYS", INFER_KEY + ",sk-test-second-0123456789")
+    monkeypatch.setenv("LLM_PROXY_ADMIN_KEYS", ADMIN_KEY)
+    monkeypatch.delenv("LLM_PROXY_DEV_MODE", raising=False)
+
+
+def base_config(tmp_path: Path, endpoints: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "data_dir": str(tmp_path),
+        "discovery": False,
+        "endpoints": endpoints,
+        "rotation": {"failover": {"retry_delay": "10ms"}},
+        "rate_limiting": {"requests_per_minute": 100000},
+        "caching": {"enabled": False},
+        "circuit_breaker": {"failure_threshold": 3, "recovery_timeout": 60},
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            cfg[key] = {**cfg[key], **value}
+        else:
+            cfg[key] = value
+    return cfg
+
+
+class Served:
+    def __init__(self, app: Any, url: str) -> None:
+        self.app = app
+        self.url = url
+        self.gateway = app.state.gateway
+
+    def client(self, key: str | None = INFER_KEY, **kw: Any) -> httpx.AsyncClient:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30.0, trust_env=False, **kw)
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[..., Any]]:
+    servers: list[tuple[uvicorn.Server, asyncio.Task[Any]]] = []
+
+    async def start(cfg: dict[str, Any], replicas: int = 1, state: dict[str, Any] | None = None) -> Served:
+        app = create_app(GatewayConfig.model_validate(cfg), state=state, replicas=replicas)
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                               lifespan="on"))
+        task = asyncio.get_running_loop().create_task(server.serve())
+        servers.append((server, task))
+        for _ in range(200):
+            if server.started:
+                break
+            await asyncio.sleep(0.02)
+        return Served(app, f"http://127.0.0.1:{port}")
+
+    yield start
+    for server, task in servers:
+        server.should_exit = True
+    for server, task in servers:
+        try:
+            await asyncio.wait_for(task, 10)
+        except (asyncio.TimeoutError, Exception):
+            task.cancel()
+
+
+def chat(model: str = "gpt-4o-mini", content: str = "hello there", **extra: Any) -> dict[str, Any]:
+    return {"model": model, "messages": [{"role": "user", "content": content}], **extra}
+
+
+async def flush(served: Served) -> None:
+    """Push this replica's batched state (budget, leases, records, cache) to its stores."""
+    gw = served.gateway
+    await gw.budget.flush()
+    await gw.leases.flush()
+    await gw.records.flush()
+    if gw.cache is not None:
+        await gw.cache.flush()

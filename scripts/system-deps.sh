@@ -18,3 +18,4 @@ trap install_missing EXIT
 want openssh-client
 want git
 want chromium  # memory: REST preflight test in headless Chromium (playwright, executable_path=/usr/bin/chromium)
+want chromium  # lxc: the web UI story test drives headless Chromium through Playwright

@@ -1,0 +1,203 @@
+"""Configuration of the container management API (validated on start)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from rayfleet.config import load_yaml
+from rayfleet.paths import resolve
+
+from . import validate
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_path(value: str) -> str:
+    """`${NAME}` / `${NAME:-default}` expanded from the environment, then made absolute
+    against the project folder (`RAYFLEET_HOME`), so replicas find demo files wherever they run."""
+    expanded = _ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or (m.group(2) or ""), value)
+    return str(resolve(expanded))
+
+
+EXAMPLE_KEYS = {"", "your-api-key", "your_api_key", "changeme", "change-me", "example", "example-key",
+                "your-secure-api-key", "your-secure-api-key-here", "secret", "apikey", "api_key", "CHANGE_ME"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ZoneConfig(_Strict):
+    """One availability zone: the hypervisor host reached over SSH."""
+
+    host: str
+    port: int = 22
+    port_env: str | None = Field(default=None, description="environment variable overriding `port`")
+    user: str = "root"
+    key_file: str | None = None
+    password: SecretStr | None = None
+    password_env: str | None = None
+    known_hosts: str | None = Field(default=None, description="OpenSSH known_hosts file holding the host key")
+    host_key_checking: bool = Field(default=True, description="false disables host key checks (logged loudly)")
+    max_sessions: int = Field(default=8, ge=1, le=64, description="concurrent commands on the pooled connection")
+    connect_timeout: float = Field(default=15.0, gt=0)
+
+    @field_validator("key_file", "known_hosts")
+    @classmethod
+    def _paths(cls, value: str | None) -> str | None:
+        return expand_path(value) if value else value
+
+    @model_validator(mode="after")
+    def _auth_and_trust(self) -> "ZoneConfig":
+        if not self.key_file and self.password is None and not self.password_env:
+            raise ValueError("each availability zone needs key_file, password or password_env")
+        if self.host_key_checking and not self.known_hosts:
+            raise ValueError("host_key_checking is on: set known_hosts (a file with the host's key)")
+        return self
+
+    def effective_port(self) -> int:
+        if self.port_env and os.environ.get(self.port_env, "").isdigit():
+            return int(os.environ[self.port_env])
+        return self.port
+
+    def effective_password(self) -> str | None:
+        if self.password is not None:
+            return self.password.get_secret_value()
+        if self.password_env:
+            return os.environ.get(self.password_env) or None
+        return None
+
+
+class RegionConfig(_Strict):
+    availability_zones: dict[str, ZoneConfig]
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _non_empty(cls, value: dict[str, ZoneConfig]) -> dict[str, ZoneConfig]:
+        if not value:
+            raise ValueError("a region needs at least one availability zone")
+        return value
+
+
+class InstanceSize(_Strict):
+    memory: int = Field(ge=16)
+    cpulimit: float = Field(gt=0, le=8192)
+    storage: str = Field(description="root disk as <storage>:<GiB>, e.g. local-lvm:8")
+
+    @field_validator("storage")
+    @classmethod
+    def _storage(cls, value: str) -> str:
+        store, _, size = value.partition(":")
+        validate.storage(store, "storage")
+        if not size.isdigit() or int(size) < 1:
+            raise ValueError("storage must look like local-lvm:8")
+        return value
+
+
+class ApiConfig(_Strict):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    debug: bool = False
+    log_level: str = "info"
+    command_timeout: float = Field(default=3600, gt=0)
+    allowed_origins: list[str] = Field(default_factory=list)
+    host_exec_enabled: bool = Field(default=True, description="false answers /px/exec with 403")
+
+
+class ScalingConfig(_Strict):
+    cpu_high: float = 80.0
+    cpu_low: float = 20.0
+    memory_high: float = 80.0
+    memory_low: float = 20.0
+    storage_high: float = 85.0
+    max_cores: int = 16
+    max_memory_mb: int = 65536
+
+
+class LxcConfig(_Strict):
+    api_key: SecretStr | None = None
+    api_key_env: str | None = "LXC_API_KEY"
+    regions: dict[str, RegionConfig]
+    instance_sizes: dict[str, InstanceSize]
+    default_region: str | None = None
+    default_az: str | None = None
+    default_storage: str = "local-lvm"
+    default_network: str = "vmbr0"
+    template_storage: str = "local"
+    api: ApiConfig = Field(default_factory=ApiConfig)
+    scaling: ScalingConfig = Field(default_factory=ScalingConfig)
+    compose_dir: str = "var/lxc/compose"
+    compose_allow_urls: bool = False
+    compose_max_bytes: int = 262_144
+    upload_dir: str = "var/lxc/uploads"
+    conf_backup_dir: str = "var/lxc/conf-backups"
+    download_dir: str = "var/lxc/downloads"
+    audit_log: str = "var/lxc/audit.log"
+    lock_ttl: float = Field(default=7300, gt=0, description="seconds a container lock may be held before it lapses")
+
+    @field_validator("regions", "instance_sizes")
+    @classmethod
+    def _non_empty(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("compose_dir", "upload_dir", "conf_backup_dir", "download_dir", "audit_log")
+    @classmethod
+    def _dirs(cls, value: str) -> str:
+        return expand_path(value)
+
+    @field_validator("default_storage", "template_storage")
+    @classmethod
+    def _storage_id(cls, value: str) -> str:
+        return validate.storage(value, "default_storage")
+
+    @field_validator("default_network")
+    @classmethod
+    def _bridge(cls, value: str) -> str:
+        return validate.node(value, "default_network")
+
+    @model_validator(mode="after")
+    def _defaults_exist(self) -> "LxcConfig":
+        if self.default_region and self.default_region not in self.regions:
+            raise ValueError(f"default_region '{self.default_region}' is not a configured region")
+        if "small" not in self.instance_sizes:
+            raise ValueError("instance_sizes must define 'small' (the creation default)")
+        return self
+
+    def resolved_api_key(self) -> str:
+        """The API key in force: `api_key`, else the variable `api_key_env` names."""
+        if self.api_key is not None and self.api_key.get_secret_value():
+            return self.api_key.get_secret_value()
+        if self.api_key_env:
+            return os.environ.get(self.api_key_env, "")
+        return ""
+
+    def check_startable(self) -> list[str]:
+        """Refuse an empty or example key; return warnings for a weak one."""
+        key = self.resolved_api_key()
+        if key.strip() in EXAMPLE_KEYS or key.strip().lower() in {k.lower() for k in EXAMPLE_KEYS}:
+            raise ValueError("api_key is empty or an example value; set a real key "
+                             f"(api_key, or the environment variable {self.api_key_env or 'named by api_key_env'})")
+        return ["api_key is shorter than 32 characters"] if len(key) < 32 else []
+
+    def zone(self, region: str | None, az: str | None) -> tuple[str, str, ZoneConfig]:
+        region = region or self.default_region or next(iter(self.regions))
+        if region not in self.regions:
+            raise validate.Invalid(f"unknown region '{region[:64]}'")
+        zones = self.regions[region].availability_zones
+        if az is None:
+            az = self.default_az if self.default_az in zones else next(iter(zones))
+        if az not in zones:
+            raise validate.Invalid(f"unknown availability zone '{az[:64]}' in region '{region}'")
+        return region, az, zones[az]
+
+
+def load(path: str | Path = "config/lxc.yaml") -> LxcConfig:
+    """Load and validate the YAML config (env overrides `LXC__SECTION__KEY=value` apply)."""
+    return load_yaml(path, LxcConfig, env_prefix="LXC")

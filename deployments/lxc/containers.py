@@ -1,0 +1,340 @@
+"""Container lifecycle: create, list, bulk actions, scale, clone, snapshots, volumes, backups."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from . import commands as cmd
+from . import validate as v
+from .config import LxcConfig
+from .errors import BadRequest, CommandFailed
+from .hosts import Steps, Target
+from .service import R
+
+LOCK_POLL_TRIES = 10
+LOCK_POLL_DELAY = 1.0
+
+
+@dataclass
+class CreateRequest:
+    image_id: str
+    size: str
+    count: int
+    hostname: str | None
+    password: str | None
+    ip: str | None
+    netmask: int
+    gateway: str | None
+    dns: str | None
+    dhcp: bool
+    storage_size: str | None
+    features: str | None
+    unprivileged: bool
+
+
+async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Any:
+    size = config.instance_sizes[req.size]
+    if req.storage_size:
+        rootfs = f"{config.default_storage}:{max(1, int(round(v.size_in_gib(req.storage_size))))}"
+    else:
+        rootfs = size.storage
+    net = cmd.net0(config.default_network, req.ip, req.netmask, req.gateway, req.dhcp)
+    steps = t.steps()
+    created: list[str] = []
+    owner = uuid.uuid4().hex
+    for _ in range(req.count):
+        vmid_int = await t.allocate_vmid(owner)
+        vmid = str(vmid_int)
+        try:
+            async with t.locked([vmid]):
+                await steps.run(cmd.pct_create(vmid, req.image_id, size.memory, f"{size.cpulimit:g}", net, rootfs,
+                                               req.hostname, req.features, req.unprivileged, req.dns))
+                await _wait_unlocked(t, vmid, steps)
+                await steps.run(cmd.pct("start", vmid))
+                if req.password:
+                    await steps.run(cmd.pct_exec(vmid, ["chpasswd"]), stdin=f"root:{req.password}\n")
+        except CommandFailed as exc:
+            if created:
+                exc.output = f"created and started before the failure: {', '.join(created)}\n{exc.output}"
+            raise
+        finally:
+            await t.release_vmid(vmid_int, owner)
+        created.append(vmid)
+        steps.note(f"Instance {vmid} created and started.")
+    return {"output": steps.text(), "instance_ids": created}
+
+
+async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
+    """Poll `pct config` until the creation lock is gone (a real create may leave it briefly)."""
+    for attempt in range(LOCK_POLL_TRIES):
+        result = await t.run(cmd.pct("config", vmid))
+        if not result.ok:
+            raise CommandFailed(result.stderr, steps.text(), result.rc)
+        if not any(line.startswith("lock:") for line in result.stdout.splitlines()):
+            return
+        await asyncio.sleep(LOCK_POLL_DELAY)
+    raise CommandFailed(f"CT {vmid} is still locked after {LOCK_POLL_TRIES} checks", steps.text(), 1)
+
+
+async def list_instances(t: Target) -> Any:
+    node = await t.node()
+    return await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc", json_out=True))
+
+
+async def get_instance(t: Target, vmid: str) -> Any:
+    node = await t.node()
+    return await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True))
+
+
+BulkOp = Callable[[Target, str, Steps], Awaitable[str]]
+
+
+async def _start(t: Target, vmid: str, steps: Steps) -> str:
+    await steps.run(cmd.pct("start", vmid))
+    return "started"
+
+
+async def _stop(t: Target, vmid: str, steps: Steps) -> str:
+    await steps.run(cmd.pct("shutdown", vmid))
+    return "stopped"
+
+
+async def _reboot(t: Target, vmid: str, steps: Steps) -> str:
+    await steps.run(cmd.pct("reboot", vmid))
+    return "rebooted"
+
+
+async def _terminate(t: Target, vmid: str, steps: Steps) -> str:
+    status = await steps.run(cmd.pct("status", vmid))
+    if "running" in status.stdout:
+        await steps.run(cmd.pct("stop", vmid))
+    await steps.run(cmd.pct("destroy", vmid, "--purge"))
+    return "destroyed"
+
+
+BULK: dict[str, BulkOp] = {"start": _start, "stop": _stop, "reboot": _reboot, "terminate": _terminate}
+
+
+async def bulk(t: Target, action: str, vmids: list[str]) -> Any:
+    op = BULK[action]
+
+    async def one(vmid: str) -> tuple[str, str | CommandFailed]:
+        steps = t.steps()
+        try:
+            async with t.locked([vmid]):
+                return vmid, await op(t, vmid, steps)
+        except CommandFailed as exc:
+            return vmid, exc
+
+    results = await asyncio.gather(*(one(x) for x in vmids))
+    return _bulk_outcome(results, lambda vmid, word: f"Instance {vmid} {word}.")
+
+
+def _bulk_outcome(results: list[tuple[str, Any]], fmt: Callable[[str, str], str]) -> Any:
+    done = [fmt(vmid, r) for vmid, r in results if not isinstance(r, CommandFailed)]
+    failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
+    if failed:
+        details = "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed)
+        raise CommandFailed(details, "\n".join(done), failed[0][1].return_code)
+    return R("\n".join(done))
+
+
+async def status(t: Target, vmids: list[str]) -> Any:
+    async def one(vmid: str) -> tuple[str, Any]:
+        files, disk = await asyncio.gather(t.run(cmd.pct_exec(vmid, ["cat", *cmd.HOST_STATUS_FILES])),
+                                           t.run(cmd.pct_exec(vmid, ["df", "-h", "/"])))
+        for result in (files, disk):
+            if not result.ok:
+                return vmid, CommandFailed(result.stderr, result.stdout, result.rc)
+        text = files.stdout
+        load, _, rest = text.partition("\n")
+        meminfo, _, swaps = rest.partition("Filename")
+        return vmid, {"loadavg": load.strip(), "memory": _meminfo(meminfo), "disk": disk.stdout.strip(),
+                      "swap": ("Filename" + swaps).strip()}
+
+    results = await asyncio.gather(*(one(x) for x in vmids))
+    failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
+    if failed:
+        raise CommandFailed("\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed), "",
+                            failed[0][1].return_code)
+    return {vmid: r for vmid, r in results}
+
+
+def _meminfo(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        parts = value.split()
+        if parts and parts[0].isdigit():
+            out[key.strip() + "_kb"] = int(parts[0])
+    return out
+
+
+@dataclass
+class ScaleRequest:
+    memory: int | None
+    cpulimit: str | None
+    cpucores: int | None
+    storage_size: str | None
+    net_limit: str | None
+
+
+async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> Any:
+    node = await t.node()
+    async with t.locked(vmids):
+        configs: dict[str, dict[str, Any]] = {}
+        for vmid in vmids:
+            configs[vmid] = await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True))
+        if req.storage_size and not req.storage_size.startswith("+"):
+            wanted = v.size_in_gib(req.storage_size)
+            for vmid, config in configs.items():
+                current = _rootfs_gib(config)
+                if current is not None and wanted < current:
+                    raise BadRequest(f"disks cannot shrink: CT {vmid} has a {current:g}G root disk, "
+                                     f"{req.storage_size} requested")
+        steps = t.steps()
+        for vmid, config in configs.items():
+            options: dict[str, str] = {}
+            if req.memory is not None:
+                options["memory"] = str(req.memory)
+            if req.cpulimit is not None:
+                options["cpulimit"] = req.cpulimit
+            if req.cpucores is not None:
+                options["cores"] = str(req.cpucores)
+            if req.net_limit is not None:
+                if "net0" not in config:
+                    raise BadRequest(f"CT {vmid} has no net0 interface to limit")
+                parts = [p for p in str(config["net0"]).split(",") if not p.startswith("rate=")]
+                options["net0"] = ",".join(parts + [f"rate={req.net_limit}"])
+            if options:
+                await steps.run(cmd.pct_set(vmid, options))
+            if req.storage_size:
+                await steps.run(cmd.pct("resize", vmid, "rootfs", req.storage_size))
+            steps.note(f"Instance {vmid} scaled.")
+    return R(steps.text())
+
+
+def _rootfs_gib(config: dict[str, Any]) -> float | None:
+    for part in str(config.get("rootfs", "")).split(","):
+        if part.startswith("size="):
+            size = part[5:]
+            unit = size[-1:].upper()
+            number = float(size[:-1]) if unit in "KMGT" else float(size)
+            return number * {"K": 1 / 1024**2, "M": 1 / 1024, "G": 1.0, "T": 1024.0}.get(unit, 1.0)
+    return None
+
+
+async def clone(t: Target, source: str, target_id: str | None, full: bool) -> Any:
+    steps = t.steps()
+    owner = uuid.uuid4().hex
+    reserved: int | None = None
+    if target_id is None:
+        reserved = await t.allocate_vmid(owner)
+        target_id = str(reserved)
+    snap = f"clone{int(time.time() * 1000)}"
+    try:
+        async with t.locked([source, target_id]):
+            await steps.run(cmd.pct("snapshot", source, snap))
+            try:
+                extra = ["--snapname", snap] + (["--full", "1"] if full else [])
+                await steps.run(cmd.pct("clone", source, target_id, *extra))
+            finally:
+                await t.run(cmd.pct("delsnapshot", source, snap))
+    finally:
+        if reserved is not None:
+            await t.release_vmid(reserved, owner)
+    steps.note(f"Instance {source} cloned to {target_id} ({'full' if full else 'linked'} clone).")
+    return {"output": steps.text(), "instance_id": target_id}
+
+
+async def exec_in(t: Target, vmid: str, words: list[str]) -> Any:
+    result = await t.run(cmd.pct_exec(vmid, words))
+    if not result.ok:
+        raise CommandFailed(result.stderr, result.stdout, result.rc)
+    return R(result.stdout)
+
+
+async def snapshot_create(t: Target, vmid: str, name: str) -> Any:
+    async with t.locked([vmid]):
+        await t.steps().run(cmd.pct("snapshot", vmid, name))
+    return R(f"Snapshot '{name}' of instance {vmid} created.")
+
+
+async def snapshot_list(t: Target, vmid: str) -> Any:
+    node = await t.node()
+    return await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/snapshot", json_out=True))
+
+
+async def snapshot_delete(t: Target, vmid: str, name: str) -> Any:
+    async with t.locked([vmid]):
+        await t.steps().run(cmd.pct("delsnapshot", vmid, name))
+    return R(f"Snapshot '{name}' of instance {vmid} deleted.")
+
+
+async def volume_attach(t: Target, vmid: str, storage: str, size: str, mount_point: str) -> Any:
+    gib = max(1, int(round(v.size_in_gib(size))))
+    async with t.locked([vmid]):
+        await t.steps().run(cmd.pct_set(vmid, {"mp0": f"{storage}:{gib},mp={mount_point}"}))
+    return R(f"Volume {storage}:{gib}G attached to instance {vmid} at {mount_point} (mp0).")
+
+
+async def volume_detach(t: Target, vmid: str) -> Any:
+    async with t.locked([vmid]):
+        await t.steps().run(cmd.pct_set(vmid, {"delete": "mp0"}))
+    return R(f"Volume mp0 detached from instance {vmid}.")
+
+
+async def service(t: Target, vmid: str, action: str, name: str) -> Any:
+    result = await t.run(cmd.pct_exec(vmid, ["systemctl", action, name]))
+    if not result.ok:
+        raise CommandFailed(result.stderr, result.stdout, result.rc)
+    return R(result.stdout or f"systemctl {action} {name}: done in instance {vmid}.")
+
+
+async def migrate(t: Target, vmid: str, node: str, restart: bool, target_storage: str | None) -> Any:
+    extra = (["--restart"] if restart else []) + (["--target-storage", target_storage] if target_storage else [])
+    async with t.locked([vmid]):
+        steps = t.steps()
+        await steps.run(cmd.pct("migrate", vmid, node, *extra), keep_stderr=True)
+    return R(steps.text())
+
+
+async def restore(t: Target, config: LxcConfig, vmid: str, backup_file: str, storage: str | None,
+                  no_start: bool) -> Any:
+    store = storage or config.default_storage
+    steps = t.steps()
+    async with t.locked([vmid]):
+        status = await t.run(cmd.pct("status", vmid))
+        if status.ok and "running" in status.stdout:
+            await steps.run(cmd.pct("stop", vmid))
+        await steps.run(cmd.pct("restore", vmid, backup_file, "--storage", store, "--force", "1"))
+        if not no_start:
+            await steps.run(cmd.pct("start", vmid))
+    steps.note(f"Instance {vmid} restored from {backup_file}" + (" (left stopped)." if no_start else " and started."))
+    return R(steps.text())
+
+
+async def backup(t: Target, config: LxcConfig, pool_get: Callable[[str, str], Awaitable[None]], vmid: str,
+                 destination: str | None, storage: str | None, mode: str, compress: str, download: bool) -> Any:
+    steps = t.steps()
+    async with t.locked([vmid]):
+        result = await steps.run(cmd.vzdump(vmid, mode, compress, storage=storage,
+                                            dumpdir=None if storage else (destination or cmd.DUMP_DIR)),
+                                 keep_stderr=True)
+    archive = cmd.archive_name(result.stdout + result.stderr)
+    body: dict[str, Any] = {"output": steps.text(), "archive": archive}
+    if download and archive:
+        local_dir = Path(config.download_dir)
+        local_dir.mkdir(parents=True, exist_ok=True)
+        local = local_dir / Path(archive).name
+        try:
+            await pool_get(archive, str(local))
+        except Exception as exc:
+            raise CommandFailed(f"download of {archive} failed: {exc}", steps.text(), 1) from None
+        body["downloaded_to"] = str(local)
+    return body

@@ -1,0 +1,19 @@
+"""Serve binding of the container management API (named in serve.yaml)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayfleet.serving import ingress_app
+
+
+def build(args: dict) -> Any:
+    config_path = args.get("config", "config/lxc.yaml")
+
+    def factory() -> Any:
+        from deployments.lxc.app import create_app
+        from deployments.lxc.config import load
+
+        return create_app(load(config_path), state=None)
+
+    return ingress_app("lxc", factory, args)

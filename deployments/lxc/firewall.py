@@ -1,0 +1,134 @@
+"""Cluster firewall security groups through `pvesh` (stock tools read the same state)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from . import commands as cmd
+from .errors import BadRequest
+from .hosts import Target
+from .service import R
+
+GROUPS = "/cluster/firewall/groups"
+RULE_KEYS = ("type", "action", "proto", "sport", "dport", "source", "dest")
+
+
+async def list_groups(t: Target) -> Any:
+    steps = t.steps()
+    groups = await steps.json(cmd.pvesh("get", GROUPS, json_out=True))
+
+    async def with_rules(group: dict[str, Any]) -> dict[str, Any]:
+        rules = await t.steps().json(cmd.pvesh("get", f"{GROUPS}/{group['group']}", json_out=True))
+        return {"group": group["group"], "comment": group.get("comment", ""), "rules": rules}
+
+    return list(await asyncio.gather(*(with_rules(g) for g in groups)))
+
+
+async def create_group(t: Target, name: str, description: str | None) -> Any:
+    steps = t.steps()
+    opts = {"group": name}
+    if description:
+        opts["comment"] = description
+    await steps.run(cmd.pvesh("create", GROUPS, opts))
+    return R(f"Security group '{name}' created.")
+
+
+async def delete_group(t: Target, name: str, force: bool) -> Any:
+    steps = t.steps()
+    async with t.locked([f"fwgroup-{name}"]):
+        rules = await steps.json(cmd.pvesh("get", f"{GROUPS}/{name}", json_out=True))
+        if rules and not force:
+            raise BadRequest(f"security group '{name}' still has {len(rules)} rule(s); pass force=true to delete them first")
+        for pos in sorted((int(r["pos"]) for r in rules), reverse=True):
+            await steps.run(cmd.pvesh("delete", f"{GROUPS}/{name}/{pos}"))
+        await steps.run(cmd.pvesh("delete", f"{GROUPS}/{name}"))
+    return R(f"Security group '{name}' deleted" + (f" with {len(rules)} rule(s)." if rules else "."))
+
+
+async def add_rule(t: Target, name: str, fields: dict[str, str | None]) -> Any:
+    steps = t.steps()
+    opts = cmd.firewall_rule_options(fields.get("type") or "in", fields.get("action") or "ACCEPT",
+                                     fields.get("proto") or "tcp", fields.get("sport"), fields.get("dport"),
+                                     fields.get("source"), fields.get("dest"))
+    async with t.locked([f"fwgroup-{name}"]):
+        await steps.run(cmd.pvesh("create", f"{GROUPS}/{name}", opts))
+    return R(f"Rule added to security group '{name}'.")
+
+
+def _matches(rule: dict[str, Any], fields: dict[str, str | None]) -> bool:
+    for key in RULE_KEYS:
+        wanted = fields.get(key)
+        have = rule.get(key)
+        if wanted is None:
+            if have not in (None, ""):
+                return False
+        elif str(have) != wanted:
+            return False
+    return True
+
+
+async def remove_rules(t: Target, name: str, fields: dict[str, str | None]) -> Any:
+    steps = t.steps()
+    async with t.locked([f"fwgroup-{name}"]):
+        rules = await steps.json(cmd.pvesh("get", f"{GROUPS}/{name}", json_out=True))
+        hits = sorted((int(r["pos"]) for r in rules if _matches(r, fields)), reverse=True)
+        if not hits:
+            raise BadRequest(f"no rule of security group '{name}' matches the given fields exactly")
+        for pos in hits:
+            await steps.run(cmd.pvesh("delete", f"{GROUPS}/{name}/{pos}"))
+    return R(f"Removed {len(hits)} rule(s) from security group '{name}'.")
+
+
+async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> Any:
+    steps = t.steps()
+    node = await t.node()
+    base = f"/nodes/{node}/lxc/{vmid}"
+    messages: list[str] = []
+    async with t.locked([vmid]):
+        groups = await steps.json(cmd.pvesh("get", GROUPS, json_out=True))
+        if name not in {g["group"] for g in groups}:
+            raise BadRequest(f"security group '{name}' does not exist")
+        rules = await steps.json(cmd.pvesh("get", f"{base}/firewall/rules", json_out=True))
+        refs = [r for r in rules if r.get("type") == "group" and r.get("action") == name]
+        if not refs:
+            await steps.run(cmd.pvesh("create", f"{base}/firewall/rules",
+                                      {"type": "group", "action": name, "enable": "1"}))
+            messages.append(f"Security group '{name}' attached to CT {vmid}.")
+        else:
+            for ref in refs:
+                if not int(ref.get("enable", 0)):
+                    await steps.run(cmd.pvesh("set", f"{base}/firewall/rules/{ref['pos']}", {"enable": "1"}))
+            messages.append(f"Security group '{name}' was already attached to CT {vmid}; reference enabled.")
+        if enable_firewall:
+            await steps.run(cmd.pvesh("set", f"{base}/firewall/options", {"enable": "1"}))
+            config = await steps.json(cmd.pvesh("get", f"{base}/config", json_out=True))
+            for key in sorted(k for k in config if k.startswith("net") and k[3:].isdigit()):
+                value = str(config[key])
+                parts = [p for p in value.split(",") if not p.startswith("firewall=")]
+                await steps.run(cmd.pct_set(vmid, {key: ",".join(parts + ["firewall=1"])}))
+            messages.append(f"Firewall enabled for CT {vmid} and firewall=1 set on its interfaces.")
+        else:
+            options = await steps.json(cmd.pvesh("get", f"{base}/firewall/options", json_out=True))
+            if not int(options.get("enable", 0)):
+                messages.append(f"warning: the firewall of CT {vmid} is off, so the group's rules do not apply "
+                                "yet (attach with enable_firewall: true to turn it on).")
+        cluster = await steps.json(cmd.pvesh("get", "/cluster/firewall/options", json_out=True))
+        if not int(cluster.get("enable", 0)):
+            messages.append("warning: the datacenter firewall (/cluster/firewall/options enable) is off.")
+    return R("\n".join(messages))
+
+
+async def detach(t: Target, name: str, vmid: str) -> Any:
+    steps = t.steps()
+    node = await t.node()
+    base = f"/nodes/{node}/lxc/{vmid}"
+    async with t.locked([vmid]):
+        rules = await steps.json(cmd.pvesh("get", f"{base}/firewall/rules", json_out=True))
+        hits = sorted((int(r["pos"]) for r in rules if r.get("type") == "group" and r.get("action") == name),
+                      reverse=True)
+        if not hits:
+            raise BadRequest(f"security group '{name}' is not attached to CT {vmid}")
+        for pos in hits:
+            await steps.run(cmd.pvesh("delete", f"{base}/firewall/rules/{pos}"))
+    return R(f"Security group '{name}' detached from CT {vmid}.")

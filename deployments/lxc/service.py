@@ -1,0 +1,277 @@
+"""The service object routes call: host selection, the pool, locks, audit; host operations."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import asyncssh
+import yaml
+
+from rayfleet.config import masked
+from rayfleet.logs import get_logger
+
+from . import commands as cmd
+from . import validate as v
+from .config import LxcConfig
+from .errors import BadRequest, CommandFailed
+from .hosts import Target, default_lock_factory, lock_actor_name
+from .ssh import SSHPool
+
+log = get_logger("lxc")
+
+
+def R(text: str) -> Any:
+    """The command result envelope: parsed JSON when stdout is JSON, else {"output": text}."""
+    stripped = (text or "").strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            pass
+    return {"output": stripped}
+
+
+def confined(base: str | Path, relative: str, field: str) -> Path:
+    """`relative` resolved inside `base`; anything escaping it is refused."""
+    root = Path(base).resolve()
+    candidate = (root / relative).resolve() if not Path(relative).is_absolute() else Path(relative).resolve()
+    if candidate != root and root not in candidate.parents:
+        raise BadRequest(f"'{field}' must be inside the configured directory {root}")
+    return candidate
+
+
+class LxcService:
+    def __init__(self, config: LxcConfig, lock_factory: Callable[[str], Any] | None = None,
+                 pool: SSHPool | None = None) -> None:
+        self.config = config
+        self.pool = pool or SSHPool()
+        self._lock_factory = lock_factory or default_lock_factory
+        self._locks: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ targets
+    def target(self, region: Any = None, az: Any = None) -> Target:
+        if region is not None and not isinstance(region, str):
+            raise BadRequest("'region' must be a string")
+        if az is not None and not isinstance(az, str):
+            raise BadRequest("'az' must be a string")
+        try:
+            region_name, az_name, zone = self.config.zone(region, az)
+        except v.Invalid as exc:
+            raise BadRequest(str(exc)) from None
+        name = lock_actor_name(region_name, az_name)
+        if name not in self._locks:
+            self._locks[name] = self._lock_factory(name)
+        return Target(self.config, self.pool, self._locks[name], region_name, az_name, zone)
+
+    def targets(self, region: Any = None, az: Any = None) -> list[Target]:
+        """Every host when nothing is given; a region's hosts; or one zone."""
+        if region is None and az is None:
+            return [self.target(r, a) for r, reg in self.config.regions.items() for a in reg.availability_zones]
+        if region is None:
+            raise BadRequest("'az' needs 'region'")
+        if az is None:
+            if not isinstance(region, str) or region not in self.config.regions:
+                raise BadRequest(f"unknown region '{str(region)[:64]}'")
+            return [self.target(region, a) for a in self.config.regions[region].availability_zones]
+        return [self.target(region, az)]
+
+    # ------------------------------------------------------------- config
+    def masked_config(self) -> dict[str, Any]:
+        return masked(self.config)
+
+    def validate_config(self) -> dict[str, Any]:
+        problems: list[str] = []
+        try:
+            LxcConfig.model_validate(self.config.model_dump())
+            warnings = self.config.check_startable()
+        except ValueError as exc:
+            raise BadRequest(f"configuration is invalid: {exc}") from None
+        for region, reg in self.config.regions.items():
+            for az, zone in reg.availability_zones.items():
+                for label, path in (("key_file", zone.key_file), ("known_hosts", zone.known_hosts)):
+                    if path and not Path(path).is_file():
+                        problems.append(f"{region}/{az}: {label} {path} does not exist")
+        if problems:
+            raise BadRequest("configuration is invalid: " + "; ".join(problems))
+        zones = sum(len(r.availability_zones) for r in self.config.regions.values())
+        lines = [f"Configuration is valid: {len(self.config.regions)} region(s), {zones} availability zone(s), "
+                 f"{len(self.config.instance_sizes)} instance size(s)."]
+        lines += [f"warning: {w}" for w in warnings]
+        return R("\n".join(lines))
+
+    def backup_config(self, destination: Any, timestamp: bool, compress: bool) -> dict[str, Any]:
+        base = Path(self.config.conf_backup_dir)
+        base.mkdir(parents=True, exist_ok=True)
+        name = "lxc-config.yaml"
+        if destination is not None:
+            if not isinstance(destination, str) or not destination.strip():
+                raise BadRequest("'destination_path' must be a non-empty string")
+            target = confined(base, destination, "destination_path")
+            if target.is_dir() or destination.endswith("/"):
+                target.mkdir(parents=True, exist_ok=True)
+                target = target / name
+        else:
+            target = base / name
+        if timestamp:
+            target = target.with_name(f"{target.stem}-{time.strftime('%Y%m%d-%H%M%S')}{target.suffix}")
+        if compress:
+            target = target.with_name(target.name + ".gz")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = yaml.safe_dump(self.masked_config(), sort_keys=False).encode()
+        target.write_bytes(gzip.compress(text) if compress else text)
+        return R(f"Configuration backed up to {target} (secrets masked).")
+
+    # ------------------------------------------------------------ audit
+    def audit(self, event: dict[str, Any]) -> None:
+        path = Path(self.config.audit_log)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **event}
+        with path.open("a") as fh:
+            fh.write(json.dumps(record) + "\n")
+        log.warning("host exec", extra={"audit": record})
+
+    # -------------------------------------------------------------- hosts
+    async def hosts(self, region: Any) -> Any:
+        if region is not None:
+            targets = self.targets(region)
+        else:
+            targets = self.targets()
+
+        async def probe(t: Target) -> dict[str, Any]:
+            port = t.zone.effective_port()
+            entry: dict[str, Any] = {"region": t.region, "az": t.az, "host": t.zone.host, "port": port}
+            try:
+                infos = await asyncio.get_running_loop().getaddrinfo(t.zone.host, port, type=socket.SOCK_STREAM)
+                entry["addresses"] = sorted({i[4][0] for i in infos})
+            except OSError as exc:
+                return entry | {"reachable": False, "error": f"DNS lookup failed: {exc}"}
+            result = await t.pool.run(t.key, t.zone, ["hostname"], min(t.timeout, 30))
+            entry["reachable"] = result.ok
+            if result.ok:
+                entry["node"] = result.stdout.strip()
+            else:
+                entry["error"] = result.stderr.strip()
+            return entry
+
+        return list(await asyncio.gather(*(probe(t) for t in targets)))
+
+    async def host_status(self, t: Target) -> Any:
+        steps = t.steps()
+        files, disk = await asyncio.gather(t.run(["cat", *cmd.HOST_STATUS_FILES]), t.run(["df", "-h", "/"]))
+        for result in (files, disk):
+            if not result.ok:
+                raise CommandFailed(result.stderr, result.stdout, result.rc)
+        steps.note(files.stdout)
+        steps.note(disk.stdout)
+        return R(steps.text())
+
+    async def reboot(self, t: Target, confirm: bool) -> Any:
+        if not confirm:
+            raise BadRequest("rebooting a host needs 'confirm': true")
+        steps = t.steps()
+        await steps.run(["reboot"])
+        return R(f"Reboot of {t.zone.host} ({t.key}) initiated.")
+
+    async def templates(self, t: Target) -> Any:
+        steps = t.steps()
+        result = await steps.run(["pveam", "list", self.config.template_storage])
+        rows = []
+        for line in result.stdout.splitlines()[1:]:
+            parts = line.split()
+            if len(parts) >= 2:
+                rows.append({"volid": parts[0], "size": parts[1]})
+        return rows
+
+    async def clusters(self, t: Target) -> Any:
+        steps = t.steps()
+        await steps.run(["pvecm", "status"])
+        return R(steps.text())
+
+    async def update(self, targets: list[Target]) -> Any:
+        async def one(t: Target) -> tuple[Target, str | CommandFailed]:
+            steps = t.steps()
+            try:
+                await steps.run(cmd.apt_update())
+                await steps.run(cmd.apt_dist_upgrade())
+            except CommandFailed as exc:
+                return t, exc
+            return t, steps.text()
+
+        results = await asyncio.gather(*(one(t) for t in targets))
+        failures = [(t, r) for t, r in results if isinstance(r, CommandFailed)]
+        text = "\n".join(f"[{t.key}] {t.zone.host}\n{r}" for t, r in results if isinstance(r, str))
+        if failures:
+            first = failures[0][1]
+            details = "\n".join(f"[{t.key}] {r.details.strip()}" for t, r in failures)
+            raise CommandFailed(details, (text + "\n" + "\n".join(r.output for _, r in failures)).strip(),
+                                first.return_code)
+        return R(text)
+
+    async def cluster_services(self, t: Target, verb: str) -> Any:
+        steps = t.steps()
+        await steps.run(cmd.cluster_services(verb))
+        return R(steps.text() or f"pve-cluster and corosync: {verb} done on {t.zone.host}.")
+
+    async def backup_lxc(self, t: Target, vmid: str, storage: str, mode: str) -> Any:
+        steps = t.steps()
+        async with t.locked([vmid]):
+            result = await steps.run(cmd.vzdump(vmid, mode, storage=storage), keep_stderr=True)
+        archive = cmd.archive_name(result.stdout + result.stderr)
+        return R(steps.text() + (f"\nArchive: {archive}" if archive else ""))
+
+    async def host_backup(self, t: Target, backup_dir: str) -> Any:
+        steps = t.steps()
+        archive = f"{backup_dir}/proxmox-backup-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz"
+        await steps.run(["mkdir", "-p", backup_dir])
+        await steps.run(["tar", "-czf", archive, "/etc/pve"])
+        return R(f"Host configuration backed up to {archive} on {t.zone.host}.")
+
+    async def create_image(self, t: Target, vmid: str, name: str) -> Any:
+        filename = name if ".tar." in name else f"{name}.tar.gz"
+        staging = f"/var/tmp/rayfleet-image-{vmid}-{int(time.time())}"
+        steps = t.steps()
+        async with t.locked([vmid]):
+            await steps.run(["mkdir", "-p", staging])
+            try:
+                result = await steps.run(cmd.vzdump(vmid, "stop", compress="gzip", dumpdir=staging),
+                                         keep_stderr=True)
+                archive = cmd.archive_name(result.stdout + result.stderr)
+                if not archive:
+                    raise CommandFailed("vzdump did not report an archive name", steps.text(), 1)
+                await steps.run(["mv", archive, f"{cmd.TEMPLATE_CACHE}/{filename}"])
+            finally:
+                await t.run(["rm", "-rf", staging])
+        return R(f"Template image {self.config.template_storage}:vztmpl/{filename} created from CT {vmid}.")
+
+    async def delete_image(self, t: Target, name: str) -> Any:
+        filename = name if ".tar." in name else f"{name}.tar.gz"
+        steps = t.steps()
+        await steps.run(["pveam", "remove", f"{self.config.template_storage}:vztmpl/{filename}"])
+        return R(steps.text())
+
+    async def upload(self, t: Target, local_path: str, remote_name: str) -> Any:
+        source = confined(self.config.upload_dir, local_path, "local_path")
+        if not source.is_file():
+            raise BadRequest(f"'local_path' {local_path} is not a file in the upload directory")
+        if not remote_name.endswith((".tar.gz", ".tar.xz", ".tar.zst")):
+            raise BadRequest("'remote_template_name' must end with .tar.gz, .tar.xz or .tar.zst")
+        try:
+            await self.pool.put_file(t.key, t.zone, str(source), f"{cmd.TEMPLATE_CACHE}/{remote_name}")
+        except (OSError, asyncssh.Error) as exc:
+            raise CommandFailed(f"upload failed: {exc}", "", 1) from None
+        return R(f"Uploaded {source.name} as {self.config.template_storage}:vztmpl/{remote_name} on {t.zone.host}.")
+
+    async def host_exec(self, t: Target, words: list[str], who: dict[str, Any]) -> Any:
+        where = {"region": t.region, "az": t.az, "host": t.zone.host, "argv": words, **who}
+        self.audit({"event": "px.exec.start", **where})
+        result = await t.run(words)
+        self.audit({"event": "px.exec", **where, "return_code": result.rc})
+        if not result.ok:
+            raise CommandFailed(result.stderr, result.stdout, result.rc)
+        return R(result.stdout)

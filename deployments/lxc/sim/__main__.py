@@ -1,0 +1,62 @@
+"""Command line: ``python -m deployments.lxc.sim --port N --state DIR --authorized-keys FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from .host import make_host
+from .server import SimServer
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="pve-sim", description="Simulated Proxmox VE host over SSH")
+    parser.add_argument("--port", type=int, default=2222)
+    parser.add_argument("--bind", default="127.0.0.1")
+    parser.add_argument("--state", required=True, help="directory holding the persistent model")
+    parser.add_argument("--authorized-keys", required=True, help="OpenSSH authorized_keys file")
+    parser.add_argument("--host-key", help="host private key (generated when missing; default STATE/ssh_host_ed25519_key)")
+    parser.add_argument("--node", default="pve", help="node name for a new state directory")
+    parser.add_argument("--op-delay", type=float, default=0.0,
+                        help="seconds a long operation (create, backup, snapshot, migrate) holds the container lock")
+    parser.add_argument("--exit-with-parent", type=int, metavar="PID",
+                        help="exit when the process PID is gone (the demo host lives as long as `rayfleet up`)")
+    parser.add_argument("--password-env", help="name of an environment variable holding an accepted password")
+    args = parser.parse_args(argv)
+
+    state = Path(args.state)
+    host = make_host(state, node=args.node, op_delay=args.op_delay)
+    sim = SimServer(host, state)
+    password = os.environ.get(args.password_env) if args.password_env else None
+
+    async def run() -> None:
+        port = await sim.start(args.bind, args.port, args.host_key or state / "ssh_host_ed25519_key",
+                               args.authorized_keys, password)
+        print(f"pve-sim node={host.model.node} listening on {args.bind}:{port}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        if args.exit_with_parent:
+            asyncio.create_task(_watch_parent(args.exit_with_parent, stop))
+        await stop.wait()
+        sim.close()
+
+    asyncio.run(run())
+
+
+async def _watch_parent(pid: int, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            stop.set()
+            return
+        await asyncio.sleep(1.0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Pooled SSH execution: one asyncssh connection per host, bounded sessions.
+
+Every argv is quoted word by word with `shlex.quote` and wrapped in the host's
+`timeout` utility, so the remote command is killed when `api.command_timeout`
+passes even if our side has gone away; the client gives up a little later and
+reports 124. A command is re-sent only when the connection failed *before* the
+channel opened (it never ran); a timeout is never retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import asyncssh
+
+from .config import ZoneConfig
+
+KILL_GRACE = 5
+CLIENT_GRACE = 10
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    stdout: str
+    stderr: str
+    rc: int
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+
+def command_line(argv: Sequence[str], timeout: float | None) -> str:
+    """The remote command line: every word quoted; `timeout -k` in front."""
+    quoted = " ".join(shlex.quote(word) for word in argv)
+    if timeout is None:
+        return quoted
+    seconds = max(1, int(round(timeout)))
+    return f"timeout -k {KILL_GRACE} {seconds} {quoted}"
+
+
+class _HostConnection:
+    def __init__(self, key: str, zone: ZoneConfig) -> None:
+        self.key = key
+        self.zone = zone
+        self.conn: asyncssh.SSHClientConnection | None = None
+        self.lock = asyncio.Lock()
+        self.sessions = asyncio.Semaphore(zone.max_sessions)
+        self.facts: dict[str, str] = {}
+
+    def _options(self) -> dict[str, Any]:
+        zone = self.zone
+        opts: dict[str, Any] = {
+            "username": zone.user,
+            "port": zone.effective_port(),
+            "connect_timeout": zone.connect_timeout,
+            "keepalive_interval": 15,
+            "known_hosts": zone.known_hosts if zone.host_key_checking else None,
+            "client_keys": [zone.key_file] if zone.key_file else None,
+            "agent_path": None,
+        }
+        password = zone.effective_password()
+        if password is not None:
+            opts["password"] = password
+        if not zone.key_file:
+            opts["client_keys"] = None
+            opts["preferred_auth"] = "password,keyboard-interactive"
+        return opts
+
+    async def get(self) -> asyncssh.SSHClientConnection:
+        async with self.lock:
+            if self.conn is not None and not self.conn.is_closed():
+                return self.conn
+            self.conn = await asyncssh.connect(self.zone.host, **self._options())
+            return self.conn
+
+    async def drop(self, conn: asyncssh.SSHClientConnection | None) -> None:
+        async with self.lock:
+            if conn is not None and self.conn is conn:
+                self.conn = None
+        if conn is not None:
+            conn.close()
+
+
+class SSHPool:
+    """Connections keyed by `region/az`; safe to share between requests."""
+
+    def __init__(self) -> None:
+        self._hosts: dict[str, _HostConnection] = {}
+
+    def _host(self, key: str, zone: ZoneConfig) -> _HostConnection:
+        host = self._hosts.get(key)
+        if host is None or host.zone is not zone:
+            host = _HostConnection(key, zone)
+            self._hosts[key] = host
+        return host
+
+    async def run(self, key: str, zone: ZoneConfig, argv: Sequence[str], timeout: float | None,
+                  stdin: str | None = None) -> CommandResult:
+        host = self._host(key, zone)
+        line = command_line(argv, timeout)
+        async with host.sessions:
+            for attempt in (1, 2):
+                try:
+                    conn = await host.get()
+                except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+                    return CommandResult(tuple(argv), "", _connect_error(zone, exc), 255)
+                try:
+                    process = await conn.create_process(line, encoding="utf-8", errors="replace")
+                except (asyncssh.ChannelOpenError, asyncssh.ConnectionLost, asyncssh.DisconnectError,
+                        BrokenPipeError, ConnectionResetError) as exc:
+                    await host.drop(conn)
+                    if attempt == 2:
+                        return CommandResult(tuple(argv), "", f"ssh: {zone.host}: {exc}", 255)
+                    continue
+                return await self._finish(process, argv, timeout, stdin, host, conn)
+        raise AssertionError("unreachable")
+
+    async def _finish(self, process: asyncssh.SSHClientProcess, argv: Sequence[str], timeout: float | None,
+                      stdin: str | None, host: _HostConnection,
+                      conn: asyncssh.SSHClientConnection) -> CommandResult:
+        limit = None if timeout is None else timeout + CLIENT_GRACE
+        try:
+            stdout, stderr = await asyncio.wait_for(process.communicate(stdin or ""), limit)
+        except asyncio.TimeoutError:
+            process.close()
+            return CommandResult(tuple(argv), "", f"Command execution timed out after {timeout:g} seconds.", 124, True)
+        except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError, ConnectionResetError) as exc:
+            await host.drop(conn)
+            return CommandResult(tuple(argv), "", f"ssh: connection lost while running the command: {exc}", 255)
+        rc = process.exit_status
+        if rc is None:
+            rc = 255
+        if rc == 124 and timeout is not None:
+            return CommandResult(tuple(argv), stdout or "", f"Command execution timed out after {timeout:g} seconds.", 124, True)
+        return CommandResult(tuple(argv), stdout or "", stderr or "", rc)
+
+    async def put_bytes(self, key: str, zone: ZoneConfig, data: bytes, remote_path: str) -> None:
+        """Write `data` to `remote_path` on the host over SFTP (same pooled connection)."""
+        host = self._host(key, zone)
+        async with host.sessions:
+            conn = await host.get()
+            async with conn.start_sftp_client() as sftp:
+                async with sftp.open(remote_path, "wb") as fh:
+                    await fh.write(data)
+
+    async def put_file(self, key: str, zone: ZoneConfig, local_path: str, remote_path: str) -> None:
+        host = self._host(key, zone)
+        async with host.sessions:
+            conn = await host.get()
+            async with conn.start_sftp_client() as sftp:
+                await sftp.put(local_path, remote_path)
+
+    async def get_file(self, key: str, zone: ZoneConfig, remote_path: str, local_path: str) -> None:
+        host = self._host(key, zone)
+        async with host.sessions:
+            conn = await host.get()
+            async with conn.start_sftp_client() as sftp:
+                await sftp.get(remote_path, local_path)
+
+    async def fact(self, key: str, zone: ZoneConfig, name: str, argv: Sequence[str], timeout: float) -> CommandResult:
+        """A cached single-line answer about a host (its node name)."""
+        host = self._host(key, zone)
+        if name in host.facts:
+            return CommandResult(tuple(argv), host.facts[name], "", 0)
+        result = await self.run(key, zone, argv, timeout)
+        if result.ok and result.stdout.strip():
+            host.facts[name] = result.stdout.strip()
+            return CommandResult(tuple(argv), host.facts[name], "", 0)
+        return result
+
+    async def close(self) -> None:
+        for host in self._hosts.values():
+            await host.drop(host.conn)
+        self._hosts.clear()
+
+
+def _connect_error(zone: ZoneConfig, exc: BaseException) -> str:
+    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+        return f"ssh: Host key verification failed for {zone.host}:{zone.effective_port()}: {exc}"
+    if isinstance(exc, asyncssh.PermissionDenied):
+        return f"ssh: {zone.user}@{zone.host}: Permission denied: {exc}"
+    if isinstance(exc, asyncio.TimeoutError):
+        return f"ssh: connect to host {zone.host} port {zone.effective_port()}: Connection timed out"
+    return f"ssh: connect to host {zone.host} port {zone.effective_port()}: {exc}"

@@ -1,0 +1,350 @@
+"""Allow-list validation of every value that can reach a host command line.
+
+Each function returns the normalised value or raises `Invalid` with a message
+for the 400 body. Nothing here talks to a host; the rule is that a value is
+accepted only when it matches what the field can legitimately hold, so no value
+can carry an option (leading `-`), shell syntax or a newline.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any, Iterable
+
+EXEC_FORBIDDEN = set(";&|`$(){}")
+EXEC_ALSO_FORBIDDEN = set("<>\n\r\x00")
+
+_VMID = re.compile(r"^[0-9]{1,9}$")
+_HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$")
+_NODE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+_STORAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{0,38}[A-Za-z0-9]$")
+_VOLID = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{0,38}[A-Za-z0-9]:(?:vztmpl|backup)/[A-Za-z0-9][A-Za-z0-9._+\-]{0,200}$")
+_SIZE = re.compile(r"^(\+)?([0-9]{1,6})(?:\.([0-9]{1,3}))?([MGT])?$")
+_SNAPSHOT = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{1,39}$")
+_GROUP = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{1,17}$")
+_SERVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._:\-]{0,127}$")
+_ABS_PATH = re.compile(r"^/(?:[A-Za-z0-9._+\-]+/?)*$")
+_TEMPLATE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+\-]{0,200}$")
+_CONTAINER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
+_PORT_SPEC = re.compile(r"^[0-9]{1,5}(?::[0-9]{1,5})?(?:,[0-9]{1,5}(?::[0-9]{1,5})?)*$")
+
+PROTOCOLS = ("tcp", "udp", "icmp", "icmpv6", "sctp", "esp", "ah", "gre")
+DIRECTIONS = ("in", "out")
+RULE_ACTIONS = ("ACCEPT", "DROP", "REJECT")
+SERVICE_ACTIONS = ("status", "start", "stop", "restart", "reload", "enable")
+BACKUP_MODES = ("snapshot", "suspend", "stop")
+COMPRESS = {"zstd": "zstd", "gzip": "gzip", "lzo": "lzo", "none": "0"}
+FEATURES = ("nesting", "keyctl", "fuse", "mknod", "mount", "force_rw_sys")
+APP_ACTIONS = ("install", "uninstall", "start", "stop", "restart", "status")
+
+
+class Invalid(ValueError):
+    """A value refused by an allow-list; the message is safe to return."""
+
+
+def _text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise Invalid(f"'{field}' must be a string")
+    return value
+
+
+def vmid(value: Any, field: str = "instance_id") -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    text = _text(value, field)
+    if not _VMID.fullmatch(text):
+        raise Invalid(f"'{field}' must consist of digits only")
+    return str(int(text))
+
+
+def vmids(value: Any, field: str = "instance_ids") -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise Invalid(f"'{field}' must be a non-empty list of digit-only strings")
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not _VMID.fullmatch(item):
+            raise Invalid(f"every element of '{field}' must consist of digits only; got {str(item)[:32]!r}")
+        if str(int(item)) not in out:
+            out.append(str(int(item)))
+    return out
+
+
+def hostname(value: Any, field: str = "hostname") -> str:
+    text = _text(value, field)
+    if not _HOSTNAME.fullmatch(text):
+        raise Invalid(f"'{field}' must be letters, digits and inner hyphens (at most 50 characters)")
+    return text
+
+
+def node(value: Any, field: str = "target_host") -> str:
+    text = _text(value, field)
+    if not _NODE.fullmatch(text):
+        raise Invalid(f"'{field}' must be a cluster node name")
+    return text
+
+
+def storage(value: Any, field: str = "storage") -> str:
+    text = _text(value, field)
+    if not _STORAGE.fullmatch(text):
+        raise Invalid(f"'{field}' must be a storage identifier")
+    return text
+
+
+def volid(value: Any, field: str = "image_id") -> str:
+    text = _text(value, field)
+    if not _VOLID.fullmatch(text):
+        raise Invalid(f"'{field}' must be a template volume id such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst")
+    return text
+
+
+def disk_size(value: Any, field: str = "storage_size", relative_ok: bool = True) -> str:
+    """`64G` (absolute) or `+8G` (relative); a bare number means GiB."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    text = _text(value, field).strip()
+    m = _SIZE.fullmatch(text)
+    if not m or (m.group(1) and not relative_ok):
+        raise Invalid(f"'{field}' must look like 64G" + (" or +8G" if relative_ok else ""))
+    number = float(m.group(2) + ("." + m.group(3) if m.group(3) else ""))
+    if number <= 0:
+        raise Invalid(f"'{field}' must be greater than zero")
+    return f"{m.group(1) or ''}{m.group(2)}{'.' + m.group(3) if m.group(3) else ''}{m.group(4) or 'G'}"
+
+
+def size_in_gib(text: str) -> float:
+    m = _SIZE.fullmatch(text)
+    assert m is not None
+    number = float(m.group(2) + ("." + m.group(3) if m.group(3) else ""))
+    return number * {"M": 1 / 1024, "G": 1.0, "T": 1024.0}[m.group(4) or "G"]
+
+
+def snapshot_name(value: Any, field: str = "snapshot_name") -> str:
+    text = _text(value, field)
+    if not _SNAPSHOT.fullmatch(text) or text == "current":
+        raise Invalid(f"'{field}' must start with a letter and hold 2-40 letters, digits, '_' or '-'")
+    return text
+
+
+def group_name(value: Any, field: str = "group_name") -> str:
+    text = _text(value, field)
+    if not _GROUP.fullmatch(text):
+        raise Invalid(f"'{field}' must start with a letter and hold 2-18 letters, digits, '_' or '-'")
+    return text
+
+
+def service_name(value: Any, field: str = "service_name") -> str:
+    text = _text(value, field)
+    if not _SERVICE.fullmatch(text):
+        raise Invalid(f"'{field}' must be a systemd unit name")
+    return text
+
+
+def choice(value: Any, field: str, allowed: Iterable[str], upper: bool = False) -> str:
+    text = _text(value, field)
+    text = text.upper() if upper else text.lower()
+    allowed = tuple(allowed)
+    if text not in allowed:
+        raise Invalid(f"'{field}' must be one of: {', '.join(allowed)}")
+    return text
+
+
+def protocol(value: Any, field: str = "protocol") -> str:
+    text = _text(value, field).lower()
+    if text in PROTOCOLS or (text.isdigit() and 0 <= int(text) <= 255):
+        return text
+    raise Invalid(f"'{field}' must be one of: {', '.join(PROTOCOLS)} (or an IP protocol number)")
+
+
+def port_spec(value: Any, field: str) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    text = _text(value, field)
+    if not _PORT_SPEC.fullmatch(text):
+        raise Invalid(f"'{field}' must be a port, a range a:b, or a comma-separated list of them")
+    for piece in re.split(r"[,:]", text):
+        if not 1 <= int(piece) <= 65535:
+            raise Invalid(f"'{field}' ports must be between 1 and 65535")
+    return text
+
+
+def port(value: Any, field: str = "port") -> int:
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 65535:
+        raise Invalid(f"'{field}' must be a port number between 1 and 65535")
+    return value
+
+
+def address_spec(value: Any, field: str) -> str:
+    """An IP address, a CIDR, or a comma-separated list of them (as PVE accepts)."""
+    text = _text(value, field)
+    parts = text.split(",")
+    if not text or len(parts) > 20:
+        raise Invalid(f"'{field}' must be an IP address or CIDR (comma-separated list allowed)")
+    for part in parts:
+        try:
+            if "/" in part:
+                ipaddress.ip_network(part, strict=False)
+            else:
+                ipaddress.ip_address(part)
+        except ValueError:
+            raise Invalid(f"'{field}' must be an IP address or CIDR; {part[:64]!r} is not") from None
+    return text
+
+
+def ipv4(value: Any, field: str) -> str:
+    text = _text(value, field)
+    try:
+        return str(ipaddress.IPv4Address(text))
+    except ValueError:
+        raise Invalid(f"'{field}' must be an IPv4 address") from None
+
+
+def netmask_bits(value: Any, field: str = "netmask") -> int:
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            return ipaddress.IPv4Network(f"0.0.0.0/{value}").prefixlen
+        except ValueError:
+            pass
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 32:
+        raise Invalid(f"'{field}' must be a prefix length 1-32 or a dotted netmask")
+    return value
+
+
+def dns_servers(value: Any, field: str = "dns") -> str:
+    text = _text(value, field)
+    servers = [s for s in re.split(r"[\s,]+", text.strip()) if s]
+    if not servers or len(servers) > 3:
+        raise Invalid(f"'{field}' must list one to three IP addresses")
+    for server in servers:
+        try:
+            ipaddress.ip_address(server)
+        except ValueError:
+            raise Invalid(f"'{field}' must list IP addresses; {server[:64]!r} is not") from None
+    return " ".join(servers)
+
+
+def features(value: Any, field: str = "features") -> str:
+    text = _text(value, field)
+    items = [i.strip() for i in text.split(",") if i.strip()]
+    if not items:
+        raise Invalid(f"'{field}' must be a comma-separated list like nesting=1,keyctl=1")
+    out = []
+    for item in items:
+        name, sep, flag = item.partition("=")
+        if name not in FEATURES or not sep or flag not in ("0", "1"):
+            raise Invalid(f"'{field}' items must be one of {', '.join(FEATURES)} set to 0 or 1")
+        out.append(f"{name}={flag}")
+    return ",".join(out)
+
+
+def password(value: Any, field: str = "password") -> str:
+    text = _text(value, field)
+    if not 5 <= len(text) <= 128 or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise Invalid(f"'{field}' must be 5-128 printable characters")
+    return text
+
+
+def abs_path(value: Any, field: str) -> str:
+    text = _text(value, field)
+    if not _ABS_PATH.fullmatch(text) or "/../" in text + "/" or "/./" in text + "/" or len(text) > 255:
+        raise Invalid(f"'{field}' must be an absolute path of letters, digits, '.', '_', '+', '-' and '/'")
+    return text.rstrip("/") or "/"
+
+
+def template_name(value: Any, field: str = "template_name") -> str:
+    text = _text(value, field)
+    if not _TEMPLATE_NAME.fullmatch(text) or ".." in text:
+        raise Invalid(f"'{field}' must be a file name of letters, digits, '.', '_', '+' and '-'")
+    return text
+
+
+def container_name(value: Any, field: str = "container_name") -> str:
+    text = _text(value, field)
+    if not _CONTAINER_NAME.fullmatch(text):
+        raise Invalid(f"'{field}' must be a container name")
+    return text
+
+
+def positive_int(value: Any, field: str, low: int = 1, high: int = 2**31) -> int:
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise Invalid(f"'{field}' must be an integer between {low} and {high}")
+    return value
+
+
+def positive_number(value: Any, field: str, low: float = 0.0, high: float = 8192.0) -> str:
+    if isinstance(value, str):
+        try:
+            value = float(value) if "." in value else int(value)
+        except ValueError:
+            raise Invalid(f"'{field}' must be a number") from None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not low < value <= high:
+        raise Invalid(f"'{field}' must be a number greater than {low:g} and at most {high:g}")
+    return f"{value:g}"
+
+
+def boolean(value: Any, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise Invalid(f"'{field}' must be true or false")
+
+
+def query_flag(value: str | None, field: str) -> bool:
+    """Query strings read `true` as the flag and `false` (or absence) as no flag."""
+    if value is None:
+        return False
+    lowered = value.lower()
+    if lowered == "true":
+        return True
+    if lowered == "false":
+        return False
+    raise Invalid(f"query parameter '{field}' must be true or false")
+
+
+def exec_words(value: Any, field: str = "command") -> list[str]:
+    """A command given as a string (split shell-style) or a list of words.
+
+    Refuses any word holding `; & | ` $ ( ) { }` (the spec's set) and also
+    `< >`, newlines and NUL, so nothing can be read as shell syntax anywhere.
+    """
+    import shlex
+
+    if isinstance(value, str):
+        if not value.strip():
+            raise Invalid(f"'{field}' must not be empty")
+        bad = _forbidden_in(value)
+        if bad:
+            raise Invalid(f"'{field}' contains forbidden characters: {bad}")
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise Invalid(f"'{field}' cannot be split: {exc}") from None
+    elif isinstance(value, list) and value and all(isinstance(w, str) for w in value):
+        words = list(value)
+    else:
+        raise Invalid(f"'{field}' must be a string or a non-empty list of strings")
+    for word in words:
+        bad = _forbidden_in(word)
+        if bad:
+            raise Invalid(f"'{field}' contains forbidden characters: {bad}")
+    if not words or not words[0]:
+        raise Invalid(f"'{field}' must not be empty")
+    return words
+
+
+def _forbidden_in(text: str) -> str:
+    found = sorted({c for c in text if c in EXEC_FORBIDDEN or c in EXEC_ALSO_FORBIDDEN})
+    return " ".join(repr(c)[1:-1] for c in found)
+
+
+def tail(value: str | None) -> str:
+    if value is None or value == "all":
+        return "all"
+    if value.isdigit() and int(value) <= 1_000_000:
+        return str(int(value))
+    raise Invalid("'tail' must be a non-negative integer or 'all'")

@@ -1,0 +1,189 @@
+"""Host, template, firewall, configuration and compose-application routes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.deployments.lxc.simenv import API_KEY, create_ct
+
+
+async def test_conf_routes(api, tmp_path):
+    conf = (await api.get("/api/v1/conf")).json()
+    assert conf["regions"]["eu-south-1"]["availability_zones"]["az1"]["host"] == "127.0.0.1"
+    assert (await api.post("/api/v1/conf/validate")).json()["output"].startswith("Configuration is valid")
+    saved = await api.post("/api/v1/conf/backup", json={"destination_path": "nightly/", "timestamp": True,
+                                                       "compress": True})
+    assert saved.status_code == 200
+    path = Path(saved.json()["output"].split(" to ")[1].split(" (")[0])
+    assert path.parent == tmp_path / "conf-backups" / "nightly" and path.name.endswith(".yaml.gz")
+    escape = await api.post("/api/v1/conf/backup", json={"destination_path": "../../etc/x"})
+    assert escape.status_code == 400
+    assert API_KEY.encode() not in path.read_bytes()
+
+
+async def test_host_routes(fresh_api, fresh_sim):
+    hosts = (await fresh_api.get("/api/v1/px/hosts")).json()
+    assert hosts[0]["reachable"] is True and hosts[0]["node"] == "pve" and hosts[0]["az"] == "az1"
+    status = (await fresh_api.get("/api/v1/px/status", params={"region": "eu-south-1", "az": "az1"})).json()
+    assert "MemTotal" in status["output"] and "Filesystem" in status["output"]
+    assert (await fresh_api.get("/api/v1/px/status", params={"region": "nowhere"})).status_code == 400
+    templates = (await fresh_api.get("/api/v1/px/templates")).json()
+    assert {"volid": "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", "size": "126.00MB"} in templates
+    assert "Quorate:          Yes" in (await fresh_api.get("/api/v1/px/clusters")).json()["output"]
+    assert (await fresh_api.post("/api/v1/px/reboot", json={})).status_code == 400
+    assert (await fresh_api.post("/api/v1/px/reboot", json={"confirm": True})).status_code == 200
+    update = await fresh_api.post("/api/v1/px/update")
+    assert update.status_code == 200 and "3 upgraded" in update.json()["output"]
+    assert fresh_sim.model.data["apt"]["upgradable"] == []
+    stop = await fresh_api.post("/api/v1/px/cluster/stop", json={})
+    assert stop.status_code == 200 and fresh_sim.model.data["services"]["corosync"] == "inactive"
+    down = await fresh_api.get("/api/v1/px/clusters")
+    assert down.status_code == 500 and down.json()["return_code"] == 111
+    for verb in ("start", "restart"):
+        assert (await fresh_api.post(f"/api/v1/px/cluster/{verb}", json={})).status_code == 200
+    backup = await fresh_api.post("/api/v1/px/backup", json={"backup_dir": "/root/cfg"})
+    assert backup.status_code == 200
+    assert list(fresh_sim.model.host_path("/root/cfg").glob("proxmox-backup-*.tar.gz"))
+
+
+async def test_px_exec_is_audited(fresh_api, fresh_sim, tmp_path):
+    response = await fresh_api.post("/api/v1/px/exec", json={"command": "pct list", "ignored": 1})
+    assert response.status_code == 200 and response.json()["output"].startswith("VMID")
+    record = json.loads((tmp_path / "audit.log").read_text().splitlines()[-1])
+    assert record["event"] == "px.exec" and record["argv"] == ["pct", "list"] and record["return_code"] == 0
+    assert API_KEY not in json.dumps(record) and len(record["key_sha256"]) == 12
+
+
+async def test_templates_images_upload(fresh_api, fresh_sim, tmp_path):
+    vmid = await create_ct(fresh_api)
+    image = await fresh_api.post("/api/v1/px/image", json={"instance_id": vmid, "template_name": "golden-web"})
+    assert image.status_code == 200, image.text
+    assert fresh_sim.model.host_path("/var/lib/vz/template/cache/golden-web.tar.gz").is_file()
+    assert fresh_sim.model.containers[vmid]["status"] == "running"
+    assert (await fresh_api.post("/api/v1/px/image", json={"instance_id": vmid})).status_code == 400
+    gone = await fresh_api.delete("/api/v1/px/image/golden-web")
+    assert gone.status_code == 200
+    assert not fresh_sim.model.host_path("/var/lib/vz/template/cache/golden-web.tar.gz").exists()
+    again = await fresh_api.delete("/api/v1/px/image/golden-web")
+    assert again.status_code == 500 and "does not exist" in again.json()["details"]
+    (tmp_path / "uploads").mkdir()
+    (tmp_path / "uploads" / "mine.tar.gz").write_bytes(b"x" * 1000)
+    up = await fresh_api.post("/api/v1/px/upload", json={"local_path": "mine.tar.gz",
+                                                        "remote_template_name": "mine.tar.gz"})
+    assert up.status_code == 200, up.text
+    assert fresh_sim.model.host_path("/var/lib/vz/template/cache/mine.tar.gz").stat().st_size == 1000
+    escape = await fresh_api.post("/api/v1/px/upload", json={"local_path": "/etc/passwd",
+                                                            "remote_template_name": "p.tar.gz"})
+    assert escape.status_code == 400
+    hostile = await fresh_api.post("/api/v1/px/upload", json={"local_path": "mine.tar.gz",
+                                                             "remote_template_name": "../../etc/x.tar.gz"})
+    assert hostile.status_code == 400
+    backup = await fresh_api.post("/api/v1/px/backup-lxc", json={"vmid": vmid, "storage": "local", "mode": "suspend"})
+    assert backup.status_code == 200 and "Archive: /var/lib/vz/dump/vzdump-lxc-" in backup.json()["output"]
+
+
+async def test_security_groups_lifecycle(fresh_api, fresh_sim):
+    vmid = await create_ct(fresh_api)
+    base = "/api/v1/px/security-groups"
+    assert (await fresh_api.post(base, json={"group_name": "web", "description": "web tier"})).status_code == 200
+    assert (await fresh_api.post(base, json={"group_name": "bad name"})).status_code == 400
+    rule = {"protocol": "tcp", "destination_port": "80", "source_ip": "10.0.0.0/8"}
+    assert (await fresh_api.post(f"{base}/web/rules", json=rule)).status_code == 200
+    assert (await fresh_api.post(f"{base}/web/rules", json={"destination_port": 443})).status_code == 200
+    assert (await fresh_api.post(f"{base}/web/rules", json={"source_ip": "10.0.0.0/8; reboot"})).status_code == 400
+    assert (await fresh_api.post(f"{base}/web/rules", json={"protocol": "icmp", "destination_port": "1"})).status_code == 400
+    groups = (await fresh_api.get(base)).json()
+    assert groups[0]["group"] == "web" and len(groups[0]["rules"]) == 2
+    assert groups[0]["rules"][1] | {} == groups[0]["rules"][1] and groups[0]["rules"][1]["source"] == "10.0.0.0/8"
+    inexact = await fresh_api.request("DELETE", f"{base}/web/rules", json={"destination_port": "80"})
+    assert inexact.status_code == 400  # left-out fields must be unset in the rule
+    exact = await fresh_api.request("DELETE", f"{base}/web/rules", json={
+        "direction": "in", "action": "ACCEPT", "protocol": "tcp", "destination_port": "80", "source_ip": "10.0.0.0/8"})
+    assert exact.status_code == 200 and len(fresh_sim.model.data["firewall"]["groups"]["web"]["rules"]) == 1
+    warn = await fresh_api.post(f"{base}/attach", json={"group_name": "web", "vmid": vmid})
+    assert warn.status_code == 200 and "firewall of CT" in warn.json()["output"]
+    on = await fresh_api.post(f"{base}/attach", json={"group_name": "web", "vmid": vmid, "enable_firewall": True})
+    assert on.status_code == 200
+    ct = fresh_sim.model.containers[vmid]
+    assert ct["firewall"]["options"]["enable"] == 1 and "firewall=1" in ct["config"]["net0"]
+    assert [r["action"] for r in ct["firewall"]["rules"]] == ["web"]
+    assert (await fresh_api.post(f"{base}/attach", json={"group_name": "nope", "vmid": vmid})).status_code == 400
+    busy = await fresh_api.delete(f"{base}/web")
+    assert busy.status_code == 400 and "force" in busy.json()["error"]
+    assert (await fresh_api.post(f"{base}/detach", json={"group_name": "web", "vmid": vmid})).status_code == 200
+    assert ct["firewall"]["rules"] == []
+    forced = await fresh_api.delete(f"{base}/web", params={"force": "true"})
+    assert forced.status_code == 200 and "web" not in fresh_sim.model.data["firewall"]["groups"]
+
+
+COMPOSE = "services:\n  web:\n    image: nginx:1.27\n    ports: ['8080:80']\n  cache:\n    image: redis:7\n"
+
+
+async def test_compose_application_flow(fresh_api, fresh_sim, tmp_path):
+    vmid = await create_ct(fresh_api)
+    base = f"/api/v1/lxc/instances/{vmid}/app"
+    refused = await fresh_api.post(f"{base}/setup", json={})
+    assert refused.status_code == 400 and "nesting" in refused.json()["error"]
+    setup = await fresh_api.post(f"{base}/setup", json={"enable_nesting": True})
+    assert setup.status_code == 200, setup.text
+    ct = fresh_sim.model.containers[vmid]
+    assert "nesting=1" in ct["config"]["features"] and "docker.io" in ct["packages"]
+    assert "docker-compose" in ct["packages"]  # v2 package missing → fallback installed
+    (tmp_path / "compose").mkdir()
+    (tmp_path / "compose" / "web.yml").write_text(COMPOSE)
+    deploy = await fresh_api.post(f"{base}/deploy", json={"action": "install", "compose_file": "web.yml",
+                                                         "auto_start": True})
+    assert deploy.status_code == 200, deploy.text
+    assert ct["files"]["/opt/lws/apps/web/docker-compose.yml"] == COMPOSE
+    assert "lws-web" in ct["services"]
+    assert set(ct["docker"]["containers"]) == {"web-web-1", "web-cache-1"}
+    assert not list(fresh_sim.model.host_path("/var/tmp").glob("lws-*"))  # staging file removed
+    status = await fresh_api.post(f"{base}/deploy", json={"action": "status", "compose_file": "web.yml"})
+    assert "web-web-1" in status.json()["output"]
+    listing = await fresh_api.get(f"{base}/containers")
+    assert "nginx:1.27" in listing.json()["output"]
+    logs = await fresh_api.get(f"{base}/logs/web-web-1", params={"tail": "1"})
+    assert logs.json() == {"output": "web | ready"}
+    assert (await fresh_api.get(f"{base}/logs/web-web-1", params={"tail": "x"})).status_code == 400
+    (tmp_path / "compose" / "web.yml").write_text(COMPOSE.replace("nginx:1.27", "nginx:1.28"))
+    update = await fresh_api.post(f"{base}/update", json={"compose_file": "web.yml"})
+    assert update.status_code == 200 and ct["docker"]["containers"]["web-web-1"]["image"] == "nginx:1.28"
+    run = await fresh_api.post(f"{base}/run", json={"docker_command": ["-d", "--name", "tool", "busybox"]})
+    assert run.status_code == 200 and "tool" in ct["docker"]["containers"]
+    escape = await fresh_api.post(f"{base}/deploy", json={"compose_file": "../../../etc/passwd"})
+    assert escape.status_code == 400
+    url = await fresh_api.post(f"{base}/deploy", json={"compose_file": "https://127.0.0.1/x.yml"})
+    assert url.status_code == 400 and "disabled" in url.json()["error"]
+    down = await fresh_api.post(f"{base}/deploy", json={"action": "uninstall", "compose_file": "web.yml"})
+    assert down.status_code == 200 and "web-web-1" not in ct["docker"]["containers"]
+    removed = await fresh_api.post("/api/v1/lxc/instances/app/remove", json={"instance_ids": [vmid], "purge": True})
+    assert removed.status_code == 200 and "docker.io" not in ct["packages"] and ct["docker"]["containers"] == {}
+
+
+async def test_compose_url_refuses_private_addresses(fresh_sim, tmp_path):
+    from deployments.lxc.apps import load_compose
+    from deployments.lxc.errors import BadRequest
+
+    config = fresh_sim.config(tmp_path, compose_allow_urls=True)
+    for url in ("https://127.0.0.1/a.yml", "https://10.0.0.1/a.yml", "http://example.com/a.yml",
+                "https://user:pw@example.com/a.yml", "https://[::1]/a.yml", "file:///etc/passwd"):
+        try:
+            await load_compose(config, url)
+        except BadRequest:
+            continue
+        raise AssertionError(f"{url} was accepted")
+
+
+async def test_cors_only_for_configured_origins(fresh_sim, tmp_path):
+    from rayfleet.state import local_state
+    from tests.deployments.lxc.simenv import make_client
+
+    with local_state():
+        for origins, expected in (([], None), (["https://ops.example"], "https://ops.example")):
+            client, app = make_client(fresh_sim.config(tmp_path, api={"allowed_origins": origins}))
+            async with client:
+                ok = await client.get("/api/v1/health", headers={"Origin": "https://ops.example"})
+                evil = await client.get("/api/v1/health", headers={"Origin": "https://evil.example"})
+            assert ok.headers.get("access-control-allow-origin") == expected
+            assert "access-control-allow-origin" not in evil.headers

@@ -17,5 +17,4 @@ install_missing() {
 trap install_missing EXIT
 want openssh-client
 want git
-want chromium  # memory: REST preflight test in headless Chromium (playwright, executable_path=/usr/bin/chromium)
-want chromium  # lxc: the web UI story test drives headless Chromium through Playwright
+want chromium  # browser tests: memory REST preflight, lxc web UI (playwright, executable_path=/usr/bin/chromium)

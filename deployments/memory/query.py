@@ -1,0 +1,113 @@
+"""Turn any user text into a safe FTS5 MATCH expression.
+
+Rules (documented in NOTES.md):
+- words are split the way the `unicode61` tokenizer splits them (letters and
+  digits; everything else, `_` included, separates);
+- a bare chunk becomes a phrase whose last word is a prefix: `deploy` ->
+  `"deploy"*`, `prod-3` -> `"prod 3"*`; all chunks must match (AND), in any order;
+- `"quoted text"` is an exact phrase (no prefix);
+- a chunk starting with `-` is excluded (`NOT`), when something else is searched;
+- an upper-case `OR` between chunks makes alternatives;
+- FTS5 syntax typed by the user (`AND`, `NEAR`, `col:`, `*`, `^`, parentheses)
+  is only text: every word is emitted inside double quotes.
+The result never makes FTS5 raise; text without any word gives `None`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[^\W_]+")
+_TERM = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+_CHUNK = re.compile(r'"([^"]*)"?|(\S+)')
+MAX_TERMS = 32
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens, split like FTS5's unicode61 tokenizer."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _phrase(tokens: list[str], prefix: bool) -> str:
+    body = " ".join(t.replace('"', '""') for t in tokens)
+    return f'"{body}"*' if prefix else f'"{body}"'
+
+
+def build_match(text: str) -> str | None:
+    groups: list[list[str]] = [[]]
+    negatives: list[str] = []
+    count = 0
+    for match in _CHUNK.finditer(text):
+        if count >= MAX_TERMS:
+            break
+        quoted, bare = match.group(1), match.group(2)
+        if quoted is not None:
+            tokens = words(quoted)
+            if tokens:
+                groups[-1].append(_phrase(tokens, prefix=False))
+                count += 1
+            continue
+        if bare == "OR":
+            if groups[-1]:
+                groups.append([])
+            continue
+        negate = bare.startswith("-") and len(bare) > 1
+        tokens = words(bare[1:] if negate else bare)
+        if not tokens:
+            continue
+        term = _phrase(tokens, prefix=True)
+        (negatives if negate else groups[-1]).append(term)
+        count += 1
+    groups = [g for g in groups if g]
+    if not groups:
+        return None
+    parts = [" AND ".join(g) if len(g) == 1 else "(" + " AND ".join(g) + ")" for g in groups]
+    expr = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+    if negatives:
+        expr = f"{expr} NOT ({' OR '.join(negatives)})"
+    return expr
+
+
+STOPWORDS = frozenset(
+    """a an and are as at be been but by can do does for from has have he her his i if in into is it
+    its me my no not of on or our she so than that the their them then there these they this to
+    us was we were what when where which who will with you your il lo la gli le un una uno di da
+    del della dei e è per con su che non""".split()
+)
+
+
+def content_tokens(text: str) -> set[str]:
+    """Distinct lower-cased words without stop-words: the unit of the Jaccard comparison."""
+    return {w for w in words(text) if w not in STOPWORDS}
+
+
+def snippet(value: str, match: str, width: int = 12) -> str:
+    """About `width` words of `value` around the first word the query matches, matches in << >>.
+
+    Computed here rather than with FTS5's snippet(): fetching snippets for a
+    handful of rows by rowid costs a full query evaluation per row in FTS5.
+    """
+    exact: set[str] = set()
+    prefixes: list[str] = []
+    for body, star in _TERM.findall(match):
+        parts = words(body.replace('""', '"'))
+        if not parts:
+            continue
+        exact.update(parts[:-1])
+        (prefixes.append(parts[-1]) if star else exact.add(parts[-1]))
+    spans = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(value)]
+    if not spans:
+        return value[:160]
+    hit = [w in exact or any(w.startswith(p) for p in prefixes) for _, _, w in spans]
+    first = hit.index(True) if any(hit) else 0
+    lo = max(0, min(first - width // 3, len(spans) - width))
+    hi = min(len(spans), lo + width)
+    out: list[str] = ["…" if lo > 0 else value[:spans[0][0]]]
+    pos = spans[lo][0]
+    for i in range(lo, hi):
+        start, end, _ = spans[i]
+        out.append(value[pos:start])
+        out.append(f"<<{value[start:end]}>>" if hit[i] else value[start:end])
+        pos = end
+    out.append("…" if hi < len(spans) else value[pos:])
+    return "".join(out).strip()

@@ -1,0 +1,140 @@
+"""Schema versions of the memory store and the migrations between them.
+
+`PRAGMA user_version` holds the version. Each step runs inside one
+`BEGIN IMMEDIATE` transaction together with the version bump, so a crash or a
+concurrent `mem` process never sees a half-migrated file: either the step and
+its version number are both committed or neither is.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+V1 = """
+CREATE TABLE memories (
+    id          INTEGER PRIMARY KEY,
+    scope       TEXT    NOT NULL DEFAULT 'user',
+    key         TEXT    NOT NULL,
+    value       TEXT    NOT NULL,
+    tags        TEXT    NOT NULL DEFAULT '',
+    pinned      INTEGER NOT NULL DEFAULT 0,
+    archived    INTEGER NOT NULL DEFAULT 0,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    UNIQUE (scope, key)
+);
+CREATE TABLE memory_links (
+    from_id     INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    rel         TEXT    NOT NULL,
+    to_id       INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (from_id, rel, to_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_links_to ON memory_links (to_id, rel);
+"""
+
+V2 = """
+ALTER TABLE memories ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN verified_at INTEGER NOT NULL DEFAULT 0;
+"""
+
+V3 = """
+ALTER TABLE memories ADD COLUMN embedding BLOB;
+ALTER TABLE memories ADD COLUMN embedding_model TEXT NOT NULL DEFAULT '';
+CREATE INDEX memories_listing ON memories (scope, archived, pinned DESC, updated_at DESC);
+"""
+
+# External-content FTS5 table: the text lives once, in `memories`; triggers keep
+# the index in step inside the writing transaction.
+V4 = """
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    key, value, tags,
+    content='memories', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2',
+    prefix='2 3'
+);
+CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, key, value, tags) VALUES (new.id, new.key, new.value, new.tags);
+END;
+CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, key, value, tags)
+        VALUES ('delete', old.id, old.key, old.value, old.tags);
+END;
+CREATE TRIGGER memories_fts_au AFTER UPDATE OF key, value, tags ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, key, value, tags)
+        VALUES ('delete', old.id, old.key, old.value, old.tags);
+    INSERT INTO memories_fts (rowid, key, value, tags) VALUES (new.id, new.key, new.value, new.tags);
+END;
+INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+"""
+
+# A counter bumped by every change that alters the set of searchable vectors,
+# so the vector cache (vcache.py) knows when it is stale; and the BM25 column
+# weights (key 3, value 1, tags 2) as the index's default rank, so that
+# `ORDER BY rank LIMIT n` can use FTS5's top-n shortcut.
+V5 = """
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 2.0)');
+CREATE TABLE mem_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO mem_meta (name, value) VALUES ('vector_generation', 0);
+CREATE TRIGGER memories_vec_ai AFTER INSERT ON memories WHEN new.embedding IS NOT NULL BEGIN
+    UPDATE mem_meta SET value = value + 1 WHERE name = 'vector_generation';
+END;
+CREATE TRIGGER memories_vec_ad AFTER DELETE ON memories WHEN old.embedding IS NOT NULL BEGIN
+    UPDATE mem_meta SET value = value + 1 WHERE name = 'vector_generation';
+END;
+CREATE TRIGGER memories_vec_au AFTER UPDATE OF embedding, embedding_model, archived, pinned, scope ON memories BEGIN
+    UPDATE mem_meta SET value = value + 1 WHERE name = 'vector_generation';
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+LATEST = len(MIGRATIONS)
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one (executescript would COMMIT our transaction)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            conn.execute(buffer)
+            buffer = ""
+    if buffer.strip():
+        conn.execute(buffer)
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, target: int = LATEST,
+            on_step: Callable[[int], None] | None = None) -> int:
+    """Bring the schema up to `target`, one transaction per step; returns the final version.
+
+    The version is re-read inside each transaction, so two processes opening a
+    fresh file at once do not apply the same step twice.
+    """
+    if target > LATEST:
+        raise ValueError(f"unknown schema version {target}")
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = current_version(conn)
+            if version > LATEST:
+                conn.execute("ROLLBACK")
+                raise RuntimeError(
+                    f"database schema version {version} is newer than this mem ({LATEST}); upgrade mem"
+                )
+            if version >= target:
+                conn.execute("COMMIT")
+                return version
+            _run_script(conn, MIGRATIONS[version])
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if on_step is not None:
+            on_step(version + 1)

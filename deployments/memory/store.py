@@ -1,0 +1,557 @@
+"""The memory store: one SQLite file in WAL mode.
+
+Every write runs in a `BEGIN IMMEDIATE` transaction, so concurrent `mem`
+processes queue on the write lock (busy timeout 10 s) instead of failing on a
+lock upgrade; the FTS index is updated by triggers inside that same transaction.
+Links reference memory ids, so a rename never has to touch them and a delete
+removes them through `ON DELETE CASCADE`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sqlite3
+from collections import deque
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+from deployments.memory import schema
+from deployments.memory.errors import ConflictError, MemError, NotFoundError, StorageError, UsageError
+from deployments.memory.records import (
+    ALL_SCOPES, COLUMNS, check_key, check_scope, check_value, normalize_tags, now_ms, to_record, uri,
+)
+
+BUSY_TIMEOUT_MS = 10_000
+REL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+SORTS = {
+    "updated": "m.updated_at DESC, m.id DESC",
+    "created": "m.created_at DESC, m.id DESC",
+    "key": "m.key ASC, m.scope ASC",
+    "scope": "m.scope ASC, m.key ASC",
+}
+# BM25 column weights (key, value, tags) are the FTS table's default `rank`
+# (schema V5): a word in the key or the tags says more about a memory than the
+# same word somewhere in its value.
+MAX_DEPTH = 16
+# Up to this many matches, one join ranks them all; above, the top-n path is cheaper.
+JOIN_MAX_MATCHES = 2000
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def storage_errors(fn: F) -> F:
+    """Turn SQLite failures (locked past the timeout, disk full, corrupt file) into StorageError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemError:
+            raise
+        except sqlite3.Error as exc:
+            raise StorageError(f"storage error: {exc}") from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def ensure_db_file(path: str) -> None:
+    """Create the database folder (0700) and an empty file (0600) if they do not exist."""
+    folder = os.path.dirname(path)
+    try:
+        if not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            os.chmod(folder, 0o700)
+        if not os.path.exists(path):
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.fchmod(fd, 0o600)
+            os.close(fd)
+    except OSError as exc:
+        raise StorageError(f"cannot create database at {path}: {exc.strerror or exc}") from exc
+
+
+class Store:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        ensure_db_file(path)
+        try:
+            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                        isolation_level=None, check_same_thread=False)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            if schema.current_version(self.conn) != schema.LATEST:
+                schema.migrate(self.conn)
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot open database {path}: {exc}") from exc
+        except RuntimeError as exc:
+            raise StorageError(str(exc)) from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction: all of it is committed, or none of it."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # ----- lookups -------------------------------------------------------------
+
+    def _row(self, scope: str, key: str) -> sqlite3.Row | None:
+        return self.conn.execute(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.scope = ? AND m.key = ?", (scope, key)
+        ).fetchone()
+
+    def _require(self, scope: str, key: str) -> sqlite3.Row:
+        row = self._row(scope, key)
+        if row is None:
+            raise NotFoundError(f"no memory {key!r} in scope {scope!r}")
+        return row
+
+    @storage_errors
+    def get(self, scope: str, key: str, with_links: bool = True) -> dict:
+        row = self._require(check_scope(scope), check_key(key))
+        record = to_record(row)
+        if with_links:
+            record["links"] = self._links_of(row["id"])
+        return record
+
+    def _links_of(self, memory_id: int) -> dict[str, list[dict]]:
+        out = self.conn.execute(
+            """SELECT l.rel, m.scope, m.key FROM memory_links l JOIN memories m ON m.id = l.to_id
+                WHERE l.from_id = ? ORDER BY l.rel, m.scope, m.key""", (memory_id,)).fetchall()
+        inc = self.conn.execute(
+            """SELECT l.rel, m.scope, m.key FROM memory_links l JOIN memories m ON m.id = l.from_id
+                WHERE l.to_id = ? ORDER BY l.rel, m.scope, m.key""", (memory_id,)).fetchall()
+        return {
+            "out": [{"rel": r["rel"], "scope": r["scope"], "key": r["key"]} for r in out],
+            "in": [{"rel": r["rel"], "scope": r["scope"], "key": r["key"]} for r in inc],
+        }
+
+    @storage_errors
+    def list(self, scope: str, limit: int = 200, pinned_only: bool = False,
+             sort: str = "updated", offset: int = 0) -> list[dict]:
+        check_scope(scope, allow_all=True)
+        if sort not in SORTS:
+            raise UsageError(f"sort must be one of {', '.join(SORTS)}")
+        where = ["m.archived = 0"]
+        params: list[Any] = []
+        if scope != ALL_SCOPES:
+            where.append("m.scope = ?")
+            params.append(scope)
+        if pinned_only:
+            where.append("m.pinned = 1")
+        rows = self.conn.execute(
+            f"SELECT {COLUMNS} FROM memories m WHERE {' AND '.join(where)} "
+            f"ORDER BY m.pinned DESC, {SORTS[sort]} LIMIT ? OFFSET ?",
+            (*params, check_limit(limit), max(0, offset)),
+        ).fetchall()
+        return [to_record(r) for r in rows]
+
+    @storage_errors
+    def counts(self) -> dict[str, int]:
+        row = self.conn.execute(
+            """SELECT count(*) AS total, coalesce(sum(archived), 0) AS archived,
+                      coalesce(sum(pinned AND NOT archived), 0) AS pinned,
+                      coalesce(sum(embedding IS NOT NULL), 0) AS embedded FROM memories""").fetchone()
+        return {"total": row["total"], "active": row["total"] - row["archived"],
+                "archived": row["archived"], "pinned": row["pinned"], "embedded": row["embedded"]}
+
+    @storage_errors
+    def embedding_models(self) -> dict[str, int]:
+        rows = self.conn.execute(
+            """SELECT embedding_model, count(*) AS n FROM memories
+                WHERE embedding IS NOT NULL GROUP BY embedding_model""").fetchall()
+        return {r["embedding_model"]: r["n"] for r in rows}
+
+    # ----- writes --------------------------------------------------------------
+
+    @storage_errors
+    def save(self, scope: str, key: str, value: str, tags: object = None, origin: str = "",
+             vector: bytes | None = None, model: str = "", detect_conflicts: bool = True) -> dict:
+        """Insert or update. A new key that repeats an active memory supersedes it."""
+        scope, key, value = check_scope(scope), check_key(key), check_value(value)
+        tag_list = normalize_tags(tags)
+        if not isinstance(origin, str) or len(origin) > 2048:
+            raise UsageError("origin must be a string of at most 2048 characters")
+        from deployments.memory import conflict as conflict_mod
+
+        now = now_ms()
+        superseded: conflict_mod.Conflict | None = None
+        with self.write() as conn:
+            existing = conn.execute("SELECT id, origin FROM memories WHERE scope = ? AND key = ?",
+                                    (scope, key)).fetchone()
+            if existing is not None:
+                conn.execute(
+                    """UPDATE memories SET value = ?, tags = ?, origin = ?, archived = 0, updated_at = ?,
+                              embedding = ?, embedding_model = ? WHERE id = ?""",
+                    (value, ",".join(tag_list), origin or existing["origin"], now, vector,
+                     model if vector is not None else "", existing["id"]),
+                )
+                created = False
+            else:
+                if detect_conflicts:
+                    superseded = conflict_mod.find_conflict(conn, scope, value, tag_list, vector, model)
+                new_id = self._insert(conn, scope, key, value, tag_list, origin, now,
+                                      verified=superseded is not None, pinned=False,
+                                      vector=vector, model=model)
+                if superseded is not None:
+                    self._archive_and_link(conn, new_id, superseded.id, now)
+                created = True
+        result: dict[str, Any] = {"saved": True, "created": created, "scope": scope, "key": key,
+                                  "superseded": superseded.key if superseded else None,
+                                  "embedded": vector is not None}
+        if superseded is not None:
+            result["superseded_by_rule"] = superseded.rule
+            result["similarity"] = superseded.similarity
+        return result
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, scope: str, key: str, value: str, tags: list[str],
+                origin: str, now: int, verified: bool, pinned: bool,
+                vector: bytes | None, model: str) -> int:
+        cur = conn.execute(
+            """INSERT INTO memories (scope, key, value, tags, pinned, archived, origin, verified_at,
+                                     created_at, updated_at, embedding, embedding_model)
+               VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)""",
+            (scope, key, value, ",".join(tags), int(pinned), origin, now if verified else 0, now, now,
+             vector, model if vector is not None else ""),
+        )
+        return int(cur.lastrowid)
+
+    @staticmethod
+    def _archive_and_link(conn: sqlite3.Connection, new_id: int, old_id: int, now: int) -> None:
+        conn.execute("UPDATE memories SET archived = 1, pinned = 0, updated_at = ? WHERE id = ?",
+                     (now, old_id))
+        conn.execute("INSERT OR IGNORE INTO memory_links (from_id, rel, to_id, created_at) "
+                     "VALUES (?, 'supersedes', ?, ?)", (new_id, old_id, now))
+
+    @storage_errors
+    def supersede(self, scope: str, old_key: str, new_key: str, value: str, tags: object = None,
+                  vector: bytes | None = None, model: str = "") -> dict:
+        """Archive `old_key` and replace it by the new memory `new_key`, which inherits pin and origin."""
+        scope, old_key, new_key = check_scope(scope), check_key(old_key), check_key(new_key)
+        value = check_value(value)
+        tag_list = normalize_tags(tags)
+        if old_key == new_key:
+            raise UsageError("the new key must differ from the old key (use save to update in place)")
+        now = now_ms()
+        with self.write() as conn:
+            old = self._require(scope, old_key)
+            if self._row(scope, new_key) is not None:
+                raise ConflictError(f"memory {new_key!r} already exists in scope {scope!r}")
+            new_id = self._insert(conn, scope, new_key, value, tag_list, old["origin"], now,
+                                  verified=True, pinned=bool(old["pinned"]), vector=vector, model=model)
+            self._archive_and_link(conn, new_id, old["id"], now)
+        return {"superseded": old_key, "by": new_key, "scope": scope, "pinned": bool(old["pinned"])}
+
+    @storage_errors
+    def delete(self, scope: str, key: str) -> dict:
+        scope, key = check_scope(scope), check_key(key)
+        with self.write() as conn:
+            row = self._require(scope, key)
+            links = conn.execute("SELECT count(*) FROM memory_links WHERE from_id = ? OR to_id = ?",
+                                 (row["id"], row["id"])).fetchone()[0]
+            conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
+        return {"deleted": True, "scope": scope, "key": key, "links_removed": links}
+
+    @storage_errors
+    def rename(self, scope: str, old_key: str, new_key: str) -> dict:
+        scope, old_key, new_key = check_scope(scope), check_key(old_key), check_key(new_key)
+        if old_key == new_key:
+            raise UsageError("old and new key are the same")
+        with self.write() as conn:
+            row = self._require(scope, old_key)
+            if self._row(scope, new_key) is not None:
+                raise ConflictError(f"memory {new_key!r} already exists in scope {scope!r}")
+            conn.execute("UPDATE memories SET key = ?, updated_at = ? WHERE id = ?",
+                         (new_key, now_ms(), row["id"]))
+            links = conn.execute("SELECT count(*) FROM memory_links WHERE from_id = ? OR to_id = ?",
+                                 (row["id"], row["id"])).fetchone()[0]
+        return {"renamed": True, "scope": scope, "from": old_key, "to": new_key, "links": links}
+
+    @storage_errors
+    def verify(self, scope: str, key: str) -> dict:
+        scope, key = check_scope(scope), check_key(key)
+        now = now_ms()
+        with self.write() as conn:
+            row = self._require(scope, key)
+            conn.execute("UPDATE memories SET verified_at = ? WHERE id = ?", (now, row["id"]))
+        return {"verified": True, "scope": scope, "key": key, "verified_at": to_record(self._require(scope, key))["verified_at"]}
+
+    @storage_errors
+    def set_pinned(self, scope: str, key: str, pinned: bool) -> dict:
+        """Pin (which also marks verified and brings an archived memory back) or unpin."""
+        scope, key = check_scope(scope), check_key(key)
+        with self.write() as conn:
+            row = self._require(scope, key)
+            if pinned:
+                conn.execute("UPDATE memories SET pinned = 1, archived = 0, verified_at = ? WHERE id = ?",
+                             (now_ms(), row["id"]))
+            else:
+                conn.execute("UPDATE memories SET pinned = 0 WHERE id = ?", (row["id"],))
+        return {"pinned": pinned, "scope": scope, "key": key, "changed": bool(row["pinned"]) != pinned}
+
+    @storage_errors
+    def link(self, scope: str, from_key: str, rel: str, to_key: str, to_scope: str | None = None) -> dict:
+        scope, from_key, to_key = check_scope(scope), check_key(from_key), check_key(to_key)
+        to_scope = check_scope(to_scope) if to_scope else scope
+        rel = check_rel(rel)
+        if (scope, from_key) == (to_scope, to_key):
+            raise UsageError("a memory cannot link to itself")
+        with self.write() as conn:
+            src = self._require(scope, from_key)
+            dst = self._require(to_scope, to_key)
+            cur = conn.execute("INSERT OR IGNORE INTO memory_links (from_id, rel, to_id, created_at) "
+                               "VALUES (?, ?, ?, ?)", (src["id"], rel, dst["id"], now_ms()))
+        return {"linked": True, "created": cur.rowcount == 1, "from": uri(scope, from_key),
+                "rel": rel, "to": uri(to_scope, to_key)}
+
+    @storage_errors
+    def unlink(self, scope: str, from_key: str, rel: str, to_key: str, to_scope: str | None = None) -> dict:
+        scope, from_key, to_key = check_scope(scope), check_key(from_key), check_key(to_key)
+        to_scope = check_scope(to_scope) if to_scope else scope
+        rel = check_rel(rel)
+        with self.write() as conn:
+            src = self._require(scope, from_key)
+            dst = self._require(to_scope, to_key)
+            cur = conn.execute("DELETE FROM memory_links WHERE from_id = ? AND rel = ? AND to_id = ?",
+                               (src["id"], rel, dst["id"]))
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no link {from_key!r} -{rel}-> {to_key!r}")
+        return {"unlinked": True, "from": uri(scope, from_key), "rel": rel, "to": uri(to_scope, to_key)}
+
+    # ----- graph ---------------------------------------------------------------
+
+    @storage_errors
+    def traverse(self, scope: str, key: str, depth: int = 1, direction: str = "both",
+                 rel: str | None = None, include_archived: bool = False) -> dict:
+        """Breadth-first walk from a memory. Archived nodes are left out unless asked for."""
+        scope, key = check_scope(scope), check_key(key)
+        if direction not in ("out", "in", "both"):
+            raise UsageError("direction must be out, in or both")
+        if rel is not None:
+            rel = check_rel(rel)
+        depth = min(max(int(depth), 1), MAX_DEPTH)
+        root = self._require(scope, key)
+        seen: dict[int, int] = {root["id"]: 0}
+        queue: deque[int] = deque([root["id"]])
+        rel_sql = " AND l.rel = ?" if rel else ""
+        rel_args: tuple = (rel,) if rel else ()
+        while queue:
+            node = queue.popleft()
+            if seen[node] >= depth:
+                continue
+            neighbours: list[int] = []
+            if direction in ("out", "both"):
+                neighbours += [r[0] for r in self.conn.execute(
+                    f"SELECT l.to_id FROM memory_links l JOIN memories m ON m.id = l.to_id "
+                    f"WHERE l.from_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
+                    (node, *rel_args))]
+            if direction in ("in", "both"):
+                neighbours += [r[0] for r in self.conn.execute(
+                    f"SELECT l.from_id FROM memory_links l JOIN memories m ON m.id = l.from_id "
+                    f"WHERE l.to_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
+                    (node, *rel_args))]
+            for other in sorted(set(neighbours)):
+                if other not in seen:
+                    seen[other] = seen[node] + 1
+                    queue.append(other)
+        ids = list(seen)
+        marks = ",".join("?" * len(ids))
+        rows = {r["id"]: r for r in self.conn.execute(
+            f"SELECT id, scope, key, tags, pinned, archived FROM memories WHERE id IN ({marks})", ids)}
+        nodes = sorted(
+            ({"uri": uri(rows[i]["scope"], rows[i]["key"]), "scope": rows[i]["scope"], "key": rows[i]["key"],
+              "tags": [t for t in rows[i]["tags"].split(",") if t], "pinned": bool(rows[i]["pinned"]),
+              "archived": bool(rows[i]["archived"]), "depth": d} for i, d in seen.items()),
+            key=lambda n: (n["depth"], n["scope"], n["key"]))
+        edge_rows = self.conn.execute(
+            f"SELECT from_id, rel, to_id FROM memory_links WHERE from_id IN ({marks}) AND to_id IN ({marks})"
+            f"{' AND rel = ?' if rel else ''}", (*ids, *ids, *rel_args)).fetchall()
+        edges = sorted(
+            {(uri(rows[e["from_id"]]["scope"], rows[e["from_id"]]["key"]),
+              uri(rows[e["to_id"]]["scope"], rows[e["to_id"]]["key"]), e["rel"]) for e in edge_rows})
+        return {"root": uri(scope, key), "depth": depth, "direction": direction, "rel": rel,
+                "nodes": nodes, "edges": [{"from": f, "to": t, "rel": r} for f, t, r in edges]}
+
+    # ----- search --------------------------------------------------------------
+
+    @storage_errors
+    def text_search(self, scope: str, match: str, limit: int, pinned_first: bool = True) -> list[dict]:
+        """BM25 full-text hits; each record gains `score` (higher is better) and `snippet`.
+
+        Order: pinned first, then rank (BM25, column weights 3/1/2), then most recent
+        update, then newest id. Up to JOIN_MAX_MATCHES matches are ranked by one
+        join; for a very common word the pinned matches are ranked apart and the
+        others come from FTS5's `ORDER BY rank LIMIT n`, widened until enough
+        survive the scope and archived filters, so the word does not join every
+        matching row to the table.
+        """
+        try:
+            hits = self._ranked_ids(scope, match, limit, pinned_first)
+        except sqlite3.OperationalError:
+            return self._like_search(scope, match, limit)
+        if not hits:
+            return []
+        from deployments.memory.query import snippet
+
+        records = self.records_by_id([i for i, _ in hits])
+        out = []
+        for mem_id, rank in hits:
+            rec = records[mem_id]
+            rec["score"] = round(-rank, 6)
+            rec["snippet"] = snippet(rec["value"], match)
+            out.append(rec)
+        return out
+
+    def _ranked_ids(self, scope: str, match: str, limit: int, pinned_first: bool) -> list[tuple[int, float]]:
+        scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
+        scope_args: tuple = () if scope == ALL_SCOPES else (scope,)
+        match_ids = [r[0] for r in self.conn.execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?", (match, JOIN_MAX_MATCHES + 1))]
+        if not match_ids:
+            return []
+        if len(match_ids) <= JOIN_MAX_MATCHES:
+            order = "m.pinned DESC, rank" if pinned_first else "rank"
+            rows = self.conn.execute(
+                "SELECT m.id, rank FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql.replace('scope', 'm.scope')} "
+                f"ORDER BY {order}, m.updated_at DESC, m.id DESC LIMIT ?", (match, *scope_args, limit))
+            return [(r[0], r[1]) for r in rows]
+        # A very common word: rank the few pinned matches, take the rest from FTS5's top-n.
+        pinned: list[tuple[int, float, int]] = []
+        if pinned_first:
+            matched = {r[0] for r in self.conn.execute(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (match,))}
+            pinned_ids = [r[0] for r in self.conn.execute(
+                f"SELECT id FROM memories WHERE pinned = 1 AND archived = 0{scope_sql}", scope_args)
+                if r[0] in matched]
+            for start in range(0, len(pinned_ids), 500):
+                chunk = pinned_ids[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                ranked = self.conn.execute(
+                    f"SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({marks})",
+                    (match, *chunk)).fetchall()
+                pinned += self._with_updated(ranked)
+        pinned.sort(key=lambda h: (h[1], -h[2], -h[0]))
+        wanted = limit - len(pinned)
+        others: list[tuple[int, float, int]] = []
+        depth = max(20, wanted * 2)
+        while wanted > 0:
+            ranked = self.conn.execute(
+                "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, depth)).fetchall()
+            others = self._with_updated(ranked, scope_sql, scope_args, exclude_pinned=pinned_first)
+            if len(others) >= wanted or len(ranked) < depth:
+                break
+            depth *= 4
+        others.sort(key=lambda h: (h[1], -h[2], -h[0]))
+        return [(i, r) for i, r, _ in (pinned + others[:max(0, wanted)])][:limit]
+
+    def _with_updated(self, ranked: list, scope_sql: str = "", scope_args: tuple = (),
+                      exclude_pinned: bool = False) -> list[tuple[int, float, int]]:
+        """(id, rank, updated_at) of the active rows among `ranked`, filtered by scope."""
+        if not ranked:
+            return []
+        rank_of = dict(ranked)
+        keep: list[tuple[int, float, int]] = []
+        ids = list(rank_of)
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT id, updated_at FROM memories WHERE id IN ({marks}) AND archived = 0"
+                f"{' AND pinned = 0' if exclude_pinned else ''}{scope_sql}", (*chunk, *scope_args))
+            keep += [(r[0], rank_of[r[0]], r[1]) for r in rows]
+        return keep
+
+    def _like_search(self, scope: str, match: str, limit: int) -> list[dict]:
+        """Last resort when FTS5 rejects an expression: substring match on the words, score 0."""
+        from deployments.memory.query import words
+
+        terms = [w for phrase in re.findall(r'"((?:[^"]|"")*)"', match) for w in words(phrase)]
+        if not terms:
+            return []
+        where = ["m.archived = 0"] + ["(m.key || ' ' || m.value || ' ' || m.tags) LIKE ?"] * len(terms)
+        params: list[Any] = [f"%{t}%" for t in terms]
+        if scope != ALL_SCOPES:
+            where.append("m.scope = ?")
+            params.append(scope)
+        rows = self.conn.execute(
+            f"SELECT {COLUMNS} FROM memories m WHERE {' AND '.join(where)} "
+            "ORDER BY m.pinned DESC, m.updated_at DESC, m.id DESC LIMIT ?", (*params, limit)).fetchall()
+        return [dict(to_record(r), id=r["id"], score=0.0, snippet=r["value"][:120]) for r in rows]
+
+    @storage_errors
+    def records_by_id(self, ids: list[int]) -> dict[int, dict]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"SELECT {COLUMNS} FROM memories m WHERE m.id IN ({marks})", ids).fetchall()
+        return {r["id"]: dict(to_record(r), id=r["id"]) for r in rows}
+
+    # ----- embeddings backfill -----------------------------------------------------
+
+    @storage_errors
+    def needing_embedding(self, model: str, force: bool) -> list[int]:
+        if force:
+            sql, params = "SELECT id FROM memories ORDER BY id", ()
+        else:
+            sql, params = ("SELECT id FROM memories WHERE embedding IS NULL OR embedding_model != ? ORDER BY id",
+                           (model,))
+        return [r[0] for r in self.conn.execute(sql, params)]
+
+    @storage_errors
+    def texts_for(self, ids: list[int]) -> dict[int, str]:
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"SELECT id, value, tags FROM memories WHERE id IN ({marks})", ids)
+        return {r["id"]: embedding_text(r["value"], r["tags"].split(",")) for r in rows}
+
+    @storage_errors
+    def set_embeddings(self, items: list[tuple[int, bytes]], model: str) -> None:
+        """Store vectors without touching updated_at (re-embedding is not an edit)."""
+        with self.write() as conn:
+            conn.executemany("UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
+                             [(blob, model, i) for i, blob in items])
+
+    @storage_errors
+    def fts_integrity(self) -> bool:
+        try:
+            self.conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError:
+            return False
+        return True
+
+
+def embedding_text(value: str, tags: list[str]) -> str:
+    """What is sent to the embeddings endpoint for a memory."""
+    tags = [t for t in tags if t]
+    return value if not tags else f"{value}\n{', '.join(tags)}"
+
+
+def check_rel(rel: object) -> str:
+    if not isinstance(rel, str) or not REL_PATTERN.match(rel):
+        raise UsageError("rel must be 1-64 characters of letters, digits, '_', '.', ':' or '-'")
+    return rel
+
+
+def check_limit(limit: object, maximum: int = 10_000) -> int:
+    try:
+        value = int(limit)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise UsageError(f"limit must be an integer, got {limit!r}") from None
+    if not 1 <= value <= maximum:
+        raise UsageError(f"limit must be between 1 and {maximum}")
+    return value

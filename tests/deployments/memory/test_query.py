@@ -1,0 +1,72 @@
+"""The FTS query builder: any user text gives a valid expression with the documented meaning."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+
+from deployments.memory.query import build_match, content_tokens, words
+
+
+@pytest.fixture(scope="module")
+def fts() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
+    for body in ["deploy the prod-3 server with make deploy",
+                 "staging server is stage-1",
+                 "café opening hours: 9 to 5",
+                 "NEAR AND OR NOT are words here"]:
+        conn.execute("INSERT INTO t VALUES (?)", (body,))
+    return conn
+
+
+def hits(conn: sqlite3.Connection, text: str) -> list[str]:
+    expr = build_match(text)
+    if expr is None:
+        return []
+    return [r[0] for r in conn.execute("SELECT body FROM t WHERE t MATCH ? ORDER BY rowid", (expr,))]
+
+
+def test_words_in_any_order_with_prefixes(fts):
+    assert hits(fts, "serv depl") == ["deploy the prod-3 server with make deploy"]
+    assert hits(fts, "server") == ["deploy the prod-3 server with make deploy", "staging server is stage-1"]
+
+
+def test_punctuated_chunk_is_a_phrase(fts):
+    assert hits(fts, "prod-3") == ["deploy the prod-3 server with make deploy"]
+    assert hits(fts, "stage-3") == []
+
+
+def test_quoted_phrase_is_exact(fts):
+    assert hits(fts, '"staging server"') == ["staging server is stage-1"]
+    assert hits(fts, '"server staging"') == []
+    assert hits(fts, '"stag serv"') == []  # no prefix inside quotes
+
+
+def test_or_and_negation(fts):
+    assert len(hits(fts, "café OR staging")) == 2
+    assert hits(fts, "server -staging") == ["deploy the prod-3 server with make deploy"]
+    assert hits(fts, "-staging") == []  # nothing positive to search
+
+
+def test_diacritics_and_operators_are_text(fts):
+    assert hits(fts, "cafe") == ["café opening hours: 9 to 5"]
+    assert hits(fts, "NEAR AND") == ["NEAR AND OR NOT are words here"]
+    assert build_match("   ") is None and build_match("!!! ??? ***") is None
+
+
+def test_any_text_never_breaks_fts(fts):
+    rng = random.Random(7)
+    alphabet = 'abc XYZ"*^():-+{}[]\'\\/,.;NEAR AND OR NOT é漢字\t\n_0123'
+    samples = ['"', '""', '"unterminated', 'a"b"c', "body:deploy", "NEAR(a b)", "a* b^", "(", ")", "-", "--x",
+               "OR", "OR OR", "a OR", "OR a", "NOT", "\x00", "'; DROP TABLE t; --"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(2000)]
+    for text in samples:
+        hits(fts, text)  # raises sqlite3.OperationalError if an expression were invalid
+
+
+def test_tokens():
+    assert words("Prod-3_server, Café!") == ["prod", "3", "server", "café"]
+    assert content_tokens("The server is on the host") == {"server", "host"}

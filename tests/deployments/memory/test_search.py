@@ -1,0 +1,235 @@
+"""Full-text and hybrid search: ranking rules, pinned items, endpoint URL forms, timeouts and failures."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from deployments.memory import embed
+from deployments.memory.errors import EmbeddingError, UsageError
+from tests.deployments.memory.conftest import memory_with
+
+NOTES = {
+    "deploy-prod": ("Deploy to production with make release after the CI pipeline is green.", "ops"),
+    "deploy-staging": ("Staging deploys run automatically on every merge to main.", "ops"),
+    "db-backup": ("Database backups run nightly at 02:00 and are kept for 30 days.", "db,ops"),
+    "editor": ("The user edits code in Neovim with the lazy.nvim plugin manager.", "tools"),
+    "coffee": ("The coffee machine on floor 2 needs descaling every month.", "office"),
+}
+
+
+def fill(mem) -> None:
+    for key, (value, tags) in NOTES.items():
+        mem.save(key, value, tags)
+
+
+def keys(result: dict) -> list[str]:
+    return [r["key"] for r in result["results"]]
+
+
+def test_text_search_words_any_order_and_prefix(memory):
+    fill(memory)
+    assert keys(memory.search("release production deploy")) == ["deploy-prod"]
+    assert keys(memory.search("nightl backu")) == ["db-backup"]
+    res = memory.search("deploy")
+    assert res["mode"] == "text" and set(keys(res)) == {"deploy-prod", "deploy-staging"}
+    assert res["results"][0]["snippet"].count("<<") >= 1
+    assert keys(memory.search("tools")) == ["editor"]  # tags are indexed
+    assert keys(memory.search("zzzz")) == []
+    assert keys(memory.search('"; DROP TABLE memories; --')) == []
+    with pytest.raises(UsageError):
+        memory.search("   ")
+
+
+def test_key_matches_outrank_value_matches(memory):
+    memory.save("kubernetes", "Cluster notes: nodes are managed by the platform team.")
+    memory.save("notes", "We moved everything to kubernetes last year, see the cluster notes.")
+    assert keys(memory.search("kubernetes")) == ["kubernetes", "notes"]
+
+
+def test_pinned_first_in_text_mode(memory):
+    fill(memory)
+    memory.store.set_pinned("user", "deploy-staging", True)
+    assert keys(memory.search("deploy production release"))[0] == "deploy-prod"  # only one matches
+    assert keys(memory.search("deploy"))[0] == "deploy-staging"
+
+
+def test_limit_and_scope(memory):
+    fill(memory)
+    memory.save("deploy-other", "Deploy the other repo with tox", scope="repo:other")
+    assert len(memory.search("deploy", 1)["results"]) == 1
+    assert "deploy-other" not in keys(memory.search("deploy"))
+    assert "deploy-other" in keys(memory.search("deploy", scope="*"))
+    with pytest.raises(UsageError):
+        memory.search("deploy", 0)
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/", "/v1/embeddings"])
+def test_endpoint_url_forms(tmp_path, embed_server, suffix):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url + suffix, MEM_EMBEDDING_MODEL="m1")
+    assert mem.save("k", "vector please")["embedded"] is True
+    assert embed_server.requests[-1]["path"] == "/v1/embeddings"
+    assert embed_server.requests[-1]["body"]["model"] == "m1"
+
+
+def test_endpoint_url_must_be_http():
+    with pytest.raises(EmbeddingError):
+        embed.endpoint_url("ftp://host/x")
+
+
+def test_hybrid_finds_by_meaning_and_fuses(tmp_path, embed_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url)
+    fill(mem)
+    res = mem.search("production deploy")
+    assert res["mode"] == "hybrid"
+    assert keys(res)[0] == "deploy-prod"
+    top = res["results"][0]
+    assert top["text_score"] is not None and top["vector_score"] is not None
+    assert top["score"] == pytest.approx(1 / 61 + 1 / 61, rel=1e-3)
+    # a misspelling has no full-text hit but is close in character n-grams
+    typo = mem.search("coffe machin descalling")
+    assert keys(typo)[0] == "coffee" and typo["results"][0]["text_score"] is None
+
+
+def test_hybrid_pinned_first_same_rule(tmp_path, embed_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url)
+    fill(mem)
+    unpinned = mem.search("deploy")
+    assert keys(unpinned)[0] == "deploy-prod" and "deploy-staging" in keys(unpinned)
+    mem.store.set_pinned("user", "deploy-staging", True)
+    res = mem.search("deploy")
+    assert res["mode"] == "hybrid" and keys(res)[0] == "deploy-staging"
+    text = memory_with(tmp_path, MEM_EMBED_DISABLE="1").search("deploy")
+    assert text["mode"] == "text" and keys(text)[0] == "deploy-staging"
+
+
+def test_rrf_weights_are_applied(tmp_path, embed_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url, MEM_RRF_K="0",
+                      MEM_RRF_TEXT_WEIGHT="0", MEM_RRF_VECTOR_WEIGHT="2")
+    fill(mem)
+    top = mem.search("deploy production")["results"][0]
+    assert top["score"] == pytest.approx(2.0)  # 2 / (0 + 1): text weight 0, vector rank 1
+
+
+def test_stalling_endpoint_falls_back_within_timeout(tmp_path, stalling_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=stalling_server.base_url, MEM_EMBED_TIMEOUT="300ms")
+    started = time.monotonic()
+    saved = mem.save("deploy-prod", NOTES["deploy-prod"][0])
+    res = mem.search("deploy production")
+    elapsed = time.monotonic() - started
+    assert saved["embedded"] is False
+    assert res["mode"] == "text" and keys(res) == ["deploy-prod"]
+    assert elapsed < stalling_server.stall_seconds  # did not wait for the stalled server
+    assert any("timed out after 0.3s" in w for w in mem.warnings)
+    assert any("full-text search only" in w for w in mem.warnings)
+
+
+def test_failing_endpoint_falls_back(tmp_path, failing_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=failing_server.base_url)
+    mem.save("deploy-prod", NOTES["deploy-prod"][0])
+    res = mem.search("deploy")
+    assert res["mode"] == "text" and keys(res) == ["deploy-prod"]
+    assert any("HTTP 500" in w for w in mem.warnings)
+
+
+def test_unreachable_endpoint_falls_back(tmp_path):
+    from tests.conftest import free_port
+
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=f"http://127.0.0.1:{free_port()}")
+    mem.save("k", "some text to find")
+    assert keys(mem.search("text find")) == ["k"]
+    assert any("unreachable" in w for w in mem.warnings)
+
+
+def test_embed_disable_turns_vectors_off(tmp_path, embed_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url, MEM_EMBED_DISABLE="1")
+    assert mem.save("k", "text")["embedded"] is False
+    assert mem.search("text")["mode"] == "text"
+    assert embed_server.requests == []
+    with pytest.raises(EmbeddingError, match="MEM_EMBED_DISABLE"):
+        mem.reembed()
+
+
+def test_reembed_backfills_and_model_change(tmp_path, embed_server):
+    plain = memory_with(tmp_path)
+    fill(plain)
+    with pytest.raises(EmbeddingError, match="MEM_EMBEDDING_URL"):
+        plain.reembed()
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url, MEM_EMBEDDING_MODEL="a")
+    progress: list[tuple[int, int]] = []
+    result = mem.reembed(progress=lambda d, t: progress.append((d, t)), batch=2)
+    assert result["embedded"] == len(NOTES) and progress[-1] == (len(NOTES), len(NOTES))
+    assert mem.reembed()["embedded"] == 0  # nothing left
+    before = plain.store.get("user", "editor")["updated_at"]
+    assert mem.store.get("user", "editor")["updated_at"] == before  # re-embedding is not an edit
+    other = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url, MEM_EMBEDDING_MODEL="b")
+    assert other.store.embedding_models() == {"a": len(NOTES)}
+    res = other.search("coffe machin")  # vectors of model a are never compared with model b's query
+    assert all(r["vector_score"] is None for r in res["results"])
+    assert other.reembed()["embedded"] == len(NOTES)
+    assert other.store.embedding_models() == {"b": len(NOTES)}
+    assert mem.reembed(force=True)["embedded"] == len(NOTES)
+
+
+def test_reembed_failure_reports_progress(tmp_path, failing_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=failing_server.base_url)
+    fill(mem)
+    with pytest.raises(EmbeddingError, match="after 0 of 5"):
+        mem.reembed()
+
+
+def test_dimension_mismatch_is_skipped(tmp_path, embed_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url)
+    fill(mem)
+    embed_server.dim = 64  # the endpoint now answers with another dimension
+    res = mem.search("coffee")
+    assert res["mode"] == "hybrid" and keys(res) == ["coffee"]
+    assert res["results"][0]["vector_score"] is None
+
+
+@pytest.mark.parametrize("join_max", [0, 10**9])
+def test_both_ranking_paths_agree_with_the_rule(memory, monkeypatch, join_max):
+    """The top-n path (very common words) and the join path give the documented order."""
+    import random
+
+    from deployments.memory import store as store_mod
+    from deployments.memory.query import build_match
+
+    monkeypatch.setattr(store_mod, "JOIN_MAX_MATCHES", join_max)
+    rng = random.Random(3)
+    vocab = ["alpha", "beta", "gamma", "delta", "common", "word", "note", "deploy"]
+    for i in range(300):
+        text = " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 12)))
+        memory.store.save(rng.choice(["user", "work"]), f"k{i}", f"common {text}", detect_conflicts=False)
+    for i in range(0, 300, 17):
+        for scope in ("user", "work"):
+            try:
+                memory.store.set_pinned(scope, f"k{i}", True)
+            except Exception:
+                pass
+    for i in range(5, 300, 23):
+        for scope in ("user", "work"):
+            memory.store.conn.execute("UPDATE memories SET archived = 1 WHERE scope = ? AND key = ?",
+                                      (scope, f"k{i}"))
+    conn = memory.store.conn
+    for query in ("common", "alpha delta", "note"):
+        match = build_match(query)
+        for scope in ("user", "*"):
+            scope_sql = "" if scope == "*" else " AND m.scope = 'user'"
+            expected = [r[0] for r in conn.execute(
+                "SELECT m.key FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql} "
+                "ORDER BY m.pinned DESC, bm25(memories_fts, 3.0, 1.0, 2.0), m.updated_at DESC, m.id DESC LIMIT 15",
+                (match,))]
+            got = [r["key"] for r in memory.store.text_search(scope, match, 15)]
+            assert got == expected, (query, scope)
+
+
+def test_snippet_marks_matches():
+    from deployments.memory.query import build_match, snippet
+
+    assert snippet("The production server is prod-3", build_match("prod serv")) == \
+        "The <<production>> <<server>> is <<prod>>-3"
+    long = " ".join(f"w{i}" for i in range(40)) + " target here"
+    assert snippet(long, build_match("targ")).startswith("…") and "<<target>>" in snippet(long, build_match("targ"))

@@ -7,6 +7,7 @@ likes and never needs this file.
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 from pathlib import Path
@@ -19,6 +20,8 @@ SECRET_NAMES: dict[str, Callable[[], str]] = {
     "LXC_API_KEY": lambda: secrets.token_hex(24),
     "LLM_PROXY_API_KEYS": lambda: "sk-rf-" + secrets.token_hex(20),
     "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),
+    # Fernet key that encrypts the gateway registry's upstream API keys at rest
+    "LLM_PROXY_REGISTRY_KEY": lambda: base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
 }
 
 

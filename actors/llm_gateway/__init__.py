@@ -1,4 +1,4 @@
-"""Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets.
+"""Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets, endpoint registry.
 
 Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray actor
 (or an in-process stand-in for tier-1 tests).
@@ -7,5 +7,6 @@ Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray 
 from actors.llm_gateway.breaker import BreakerBoard, CircuitBreaker
 from actors.llm_gateway.budget import BudgetLedger
 from actors.llm_gateway.ratelimit import RateLimiter
+from actors.llm_gateway.registry import RegistryBoard
 
-__all__ = ["BreakerBoard", "BudgetLedger", "CircuitBreaker", "RateLimiter"]
+__all__ = ["BreakerBoard", "BudgetLedger", "CircuitBreaker", "RateLimiter", "RegistryBoard"]

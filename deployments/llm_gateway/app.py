@@ -16,6 +16,7 @@ from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError, error_body, error_response
 from deployments.llm_gateway.gateway import KINDS, Gateway
 from deployments.llm_gateway.pipeline import Context
+from deployments.llm_gateway.registry_api import install as install_registry
 from rayfleet.http import RequestIdMiddleware, request_id
 from rayfleet.metrics import CONTENT_TYPE
 
@@ -133,6 +134,8 @@ def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, repli
         gateway.breakers.states[endpoint_id] = view
         gateway.metrics.circuit.labels(endpoint=endpoint_id).set(0.0)
         return JSONResponse({"id": endpoint_id, "circuit_state": view["state"], "failure_count": view["failures"]})
+
+    install_registry(app, gateway, admin)
 
     @app.get("/api/v1/metrics/latency", tags=["control plane"])
     async def latency(request: Request) -> JSONResponse:

@@ -326,6 +326,39 @@ class PriceEntry(_Model):
     output: float
 
 
+class ScanTarget(_Model):
+    """One well-known local port probed by ``POST /api/v1/registry/scan`` (and the startup discovery)."""
+
+    provider: Provider
+    port: int = Field(ge=1, le=65535)
+    path: str = ""
+
+    def models_path(self) -> str:
+        return self.path or ("/api/tags" if self.provider == "ollama" else "/v1/models")
+
+
+def _default_scan_ports() -> list[ScanTarget]:
+    return [ScanTarget(provider="ollama", port=11434), ScanTarget(provider="lmstudio", port=1234),
+            ScanTarget(provider="llamacpp", port=8080), ScanTarget(provider="vllm", port=8001)]
+
+
+class RegistryConfig(_Model):
+    """The endpoint registry of the control plane (``/api/v1/registry``).
+
+    Entries live in the ``storage`` store (table ``llm_registry``); their API keys are
+    encrypted with the key in ``$secret_env`` (else a generated ``<data_dir>/<key_file>``,
+    mode 0600). Replicas re-read the registry every ``refresh_interval``.
+    """
+
+    refresh_interval: Duration = Field(1.0, gt=0)
+    probe_timeout: Duration = Field(3.0, gt=0)
+    scan_host: str = "127.0.0.1"
+    scan_timeout: Duration = Field(1.5, gt=0)
+    scan_ports: list[ScanTarget] = Field(default_factory=_default_scan_ports)
+    secret_env: str = "LLM_PROXY_REGISTRY_KEY"
+    key_file: str = "registry.key"
+
+
 class GatewayConfig(_Model):
     """The whole ``config/llm_gateway.yaml``."""
 
@@ -348,6 +381,7 @@ class GatewayConfig(_Model):
     gdpr: GdprConfig = GdprConfig()
     rate_limiting: RateLimitingConfig = RateLimitingConfig()
     pricing: dict[str, PriceEntry] = {}
+    registry: RegistryConfig = RegistryConfig()
     data_dir: str = "var/llm_gateway"
     discovery: bool = True
 

@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator
 import httpx
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from actors.llm_gateway import BreakerBoard, BudgetLedger, RateLimiter
+from actors.llm_gateway import BreakerBoard, BudgetLedger, RateLimiter, RegistryBoard
 from deployments.llm_gateway.admission import Admission
 from deployments.llm_gateway.auth import Authenticator
 from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
@@ -21,6 +21,7 @@ from deployments.llm_gateway.errors import GatewayError, error_response, sse_err
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
+from deployments.llm_gateway.registry import RegistryClient
 from deployments.llm_gateway.providers.base import Usage, estimate_tokens, prompt_text
 from deployments.llm_gateway.routing import KeyRing, Router, Target
 from deployments.llm_gateway.shared_state import BreakerClient, BudgetLeases, TokenLeases
@@ -65,6 +66,13 @@ class Gateway:
         self.budget_handle = state.get("budget") or state_mod.actor(
             BudgetLedger, f"{ACTOR_PREFIX}.budget", config.budget.daily_limit, config.budget.soft_limit)
         self.limiter_handle = state.get("ratelimit") or state_mod.actor(RateLimiter, f"{ACTOR_PREFIX}.ratelimit")
+        st = config.server.storage
+        self.registry_store = {
+            "type": st.type, "sqlite_path": str(config.data_path(st.path)), "dsn_env": st.dsn_env, "dsn": st.dsn,
+            "secret_env": config.registry.secret_env, "key_file": str(config.data_path(config.registry.key_file))}
+        self.registry_handle = state.get("registry") or state_mod.actor(
+            RegistryBoard, f"{ACTOR_PREFIX}.registry", self.registry_store)
+        self.registry = RegistryClient(self.registry_handle, self.router, config.registry.refresh_interval)
         self.metrics_client = state.get("metrics") or Metrics("llm_gateway")
         self.metrics = GatewayMetrics(self.metrics_client)
         self.breakers = BreakerClient(self.breaker_handle)
@@ -132,7 +140,12 @@ class Gateway:
                 await self.breakers.refresh()
             except Exception:
                 log.warning("initial breaker snapshot failed", exc_info=True)
-            loops = [self.breakers.run(), self.leases.run(), self.budget.run(), self.records.run(),
+            try:
+                await self.registry_handle.configure.remote(self.registry_store)
+                await self.registry.refresh()
+            except Exception as exc:
+                log.warning("initial registry snapshot failed", extra={"error": type(exc).__name__})
+            loops = [self.breakers.run(), self.registry.run(), self.leases.run(), self.budget.run(), self.records.run(),
                      self._cache_loop(), self._restore_budget()]
             if self.config.discovery:
                 loops.append(self._discover())
@@ -184,7 +197,8 @@ class Gateway:
 
     async def _discover(self) -> None:
         try:
-            found = await discover()
+            reg = self.config.registry
+            found = await discover(reg.scan_host, reg.scan_timeout, self.scan_targets())
         finally:
             self.discovery_done = True
         known = {e.base_url for e in self.router.endpoints.values()}
@@ -203,6 +217,9 @@ class Gateway:
         else:
             log.warning("no local model server found on the well-known ports (Ollama 11434, LM Studio 1234, "
                         "llama.cpp 8080, vLLM 8001); configure an upstream in config/llm_gateway.yaml")
+
+    def scan_targets(self) -> tuple[tuple[str, int, str], ...]:
+        return tuple((t.provider, t.port, t.models_path()) for t in self.config.registry.scan_ports)
 
     def _local_target(self) -> Target | None:
         lm = self.config.server.local_model

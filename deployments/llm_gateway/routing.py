@@ -3,6 +3,11 @@
 ``Router.plan(model)`` returns the ordered list of (endpoint, model) targets for one
 request. It runs per request on replica-local state only (rotation counters, latency
 averages, key cooldowns); breakers and rate limits are consulted by the forwarder.
+
+Endpoints of one model are tried in ``priority`` order, lower number first; the rotation
+strategy applies among endpoints of equal priority. Configured endpoints default to
+priority 0. Verified registry entries join and leave the endpoint set through
+:meth:`Router.set_dynamic`; a configured endpoint of the same name always wins.
 """
 
 from __future__ import annotations
@@ -70,6 +75,26 @@ class Router:
         self.in_flight: dict[str, int] = {n: 0 for n in self.endpoints}
         self.served: dict[str, int] = {n: 0 for n in self.endpoints}
         self._rr: dict[str, int] = {}
+        self.dynamic: set[str] = set()
+
+    def set_dynamic(self, entries: dict[str, tuple[EndpointConfig, list[str]]]) -> None:
+        """Replace the registry-provided endpoints with ``entries`` (name -> (config, keys))."""
+        for name in self.dynamic - set(entries):
+            self.endpoints.pop(name, None)
+            self.keyrings.pop(name, None)
+        added: set[str] = set()
+        for name, (cfg, keys) in entries.items():
+            if name in self.endpoints and name not in self.dynamic:
+                continue  # a configured or startup-discovered endpoint keeps its name
+            self.endpoints[name] = cfg
+            ring = self.keyrings.get(name)
+            if ring is None or ring.keys != keys:
+                self.keyrings[name] = KeyRing(list(keys))
+            added.add(name)
+        self.dynamic = added
+
+    def static_names(self) -> set[str]:
+        return set(self.endpoints) - self.dynamic
 
     # -- model resolution ---------------------------------------------------
     def resolve_alias(self, model: str) -> str:
@@ -126,6 +151,16 @@ class Router:
         random.shuffle(shuffled)
         return shuffled
 
+    def _by_priority(self, names: list[str], key: str) -> list[str]:
+        """Lower ``priority`` first; rotation among endpoints of the same priority."""
+        levels = sorted({self.endpoints[n].priority for n in names})
+        if len(levels) <= 1:
+            return self._rotate(names, key)
+        ordered: list[str] = []
+        for level in levels:
+            ordered += self._rotate([n for n in names if self.endpoints[n].priority == level], f"{key}\0{level}")
+        return ordered
+
     def plan(self, requested: str) -> tuple[str, list[Target]]:
         """(resolved model, ordered targets) for a requested model, alias or group."""
         model = self.resolve_alias(requested)
@@ -146,7 +181,7 @@ class Router:
                 targets.append(Target(name, self.endpoints[name], target_model))
 
         for provider, member_model in pairs:
-            names = [provider] if provider else self._rotate(self.serving(member_model), member_model)
+            names = [provider] if provider else self._by_priority(self.serving(member_model), member_model)
             for name in names:
                 add(name, member_model)
         for fb in self.config.fallback_chains.get(model, []) + (

@@ -26,6 +26,8 @@ for _i, _port in enumerate(_PORTS):
     os.environ.setdefault(f"LLM_GATEWAY__ENDPOINTS__E2E{_i}__BASE_URL", f"http://127.0.0.1:{_port}/v1")
     os.environ.setdefault(f"LLM_GATEWAY__ENDPOINTS__E2E{_i}__MODELS", '["e2e-model"]')
 os.environ.setdefault("LLM_GATEWAY__ROTATION__FAILOVER__RETRY_DELAY", '"50ms"')
+# scan a port nothing listens on, not the machine's real well-known ports
+os.environ.setdefault("LLM_GATEWAY__REGISTRY__SCAN_PORTS", json.dumps([{"provider": "vllm", "port": free_port()}]))
 
 
 def _double_on(name: str, port: int) -> Double:
@@ -66,14 +68,19 @@ def test_every_route_is_served(serve_url, doubles, keys):
     with open(DATA / "routes.tsv") as fh:
         rows = [r for r in csv.reader(fh, delimiter="\t") if r and r[0] == "llm_gateway"]
     assert rows
+    import uuid
+
+    entry = "e2e-routes-" + uuid.uuid4().hex[:8]
     missing = []
     with httpx.Client(base_url=serve_url + "/llm", headers=admin, timeout=30, trust_env=False) as c:
-        for _, method, path in rows:
-            r = c.request(method, path.replace("{id}", "e2e0"), json={"priority": 1, "name": "x", "base_url":
-                                                                        "http://127.0.0.1:1/v1", "provider": "openai",
-                                                                        "priority_": 0, "models": "m"})
-            if r.status_code in (404, 405) and "/registry" not in path:
+        for _, method, path in rows:  # routes.tsv adds the registry entry before its {id} routes use it
+            ident = entry if "/registry/" in path else "e2e0"
+            r = c.request(method, path.replace("{id}", ident), json={
+                "priority": 1, "name": entry, "base_url": "http://127.0.0.1:1/v1", "provider": "openai",
+                "models": "m"})
+            if r.status_code in (404, 405):
                 missing.append((method, path, r.status_code))
+        c.delete(f"/api/v1/registry/{entry}")
     assert not missing, f"routes not served: {missing}"
 
 
@@ -110,3 +117,43 @@ def test_metrics_cluster_wide_and_admin_only(serve_url, doubles, keys):
         assert reset.status_code == 200 and reset.json()["circuit_state"] == "CLOSED"
         assert json.loads(c.get("/api/v1/metrics/latency", headers={"Authorization": f"Bearer {keys[1]}"})
                           .text)["rings"] is not None
+
+
+def test_registry_round_trip(serve_url, doubles, keys):
+    """Add, list, toggle to Live (it then serves inference on both replicas), toggle off, delete."""
+    import uuid
+
+    name = "e2e-reg-" + uuid.uuid4().hex[:8]
+    admin = {"Authorization": f"Bearer {keys[1]}"}
+    infer = {"Authorization": f"Bearer {keys[0]}"}
+    body = {"model": "e2e-model", "messages": [{"role": "user", "content": "registry"}]}
+    with httpx.Client(base_url=serve_url + "/llm", timeout=30, trust_env=False) as c:
+        r = c.post("/api/v1/registry", headers=admin, json={
+            "name": name, "base_url": doubles[1].base_url, "provider": "openai_compat", "priority": -5,
+            "api_key": "sk-e2e-registry-secret", "models": "e2e-model"})
+        assert r.status_code == 201, r.text
+        assert r.json()["status"] == "FOUND"
+        assert c.post("/api/v1/registry", headers=infer, json={}).status_code == 403
+        try:
+            listed = c.get("/api/v1/registry", headers=admin)
+            assert name in [e["id"] for e in listed.json()["data"]] and "sk-e2e-registry-secret" not in listed.text
+            assert c.post(f"/api/v1/registry/{name}/toggle", headers=admin).json()["status"] == "verified"
+            served_by = ""
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                r = c.post("/v1/chat/completions", headers={**infer, "Cache-Control": "no-cache"}, json=body)
+                assert r.status_code == 200, r.text
+                served_by = r.headers["x-llm-endpoint"]
+                if served_by == name:
+                    break
+                time.sleep(0.2)
+            assert served_by == name, "the verified registry entry (priority -5) never received traffic"
+            assert c.post(f"/api/v1/registry/{name}/toggle", headers=admin).json()["status"] == "IGNORED"
+            time.sleep(2.5)  # every replica refreshes within registry.refresh_interval (1 s)
+            for _ in range(6):
+                r = c.post("/v1/chat/completions", headers={**infer, "Cache-Control": "no-cache"}, json=body)
+                assert r.status_code == 200 and r.headers["x-llm-endpoint"] != name
+        finally:
+            assert c.delete(f"/api/v1/registry/{name}", headers=admin).status_code == 200
+        assert name not in [e["id"] for e in c.get("/api/v1/registry", headers=admin).json()["data"]]
+        assert c.post(f"/api/v1/registry/{name}/toggle", headers=admin).status_code == 404

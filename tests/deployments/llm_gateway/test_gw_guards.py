@@ -140,13 +140,13 @@ def _rows() -> list[tuple[str, str]]:
         return [(r[1], r[2]) for r in csv.reader(fh, delimiter="\t") if r and r[0] == "llm_gateway"]
 
 
-NOT_BUILT = pytest.mark.xfail(strict=True, reason="registry control plane not built yet (see NOTES.md)")
-
-
-@pytest.mark.parametrize("method,path", [pytest.param(m, p, marks=NOT_BUILT) if "/registry" in p else (m, p)
-                                         for m, p in _rows()])
+@pytest.mark.parametrize("method,path", _rows())
 async def test_every_route_of_routes_tsv_is_served(serve, up1, tmp_path, auth_env, method, path):
     gw = await serve(base_config(tmp_path, one(up1)))
     async with gw.client(key=ADMIN_KEY) as c:
-        r = await c.request(method, path.replace("{id}", "a"), json={})
+        created = await c.post("/api/v1/registry", json={"name": "r", "base_url": up1.base_url,
+                                                         "provider": "openai_compat", "priority": 0})
+        assert created.status_code == 201, created.text
+        ident = "r" if "/registry/" in path else "a"
+        r = await c.request(method, path.replace("{id}", ident), json={"priority": 1})
     assert r.status_code not in (404, 405), r.text

@@ -1,0 +1,168 @@
+"""Control-plane routes of the endpoint registry (spec 001 §4), admin keys only.
+
+| Method | Path | Answer |
+|---|---|---|
+| GET | /api/v1/registry | ``{data: [entry], total}`` |
+| POST | /api/v1/registry | 201, the new entry (status ``FOUND``); 409 on a duplicate name |
+| POST | /api/v1/registry/scan | ``{candidates: [{id, provider, base_url, models, status, added}], total, added}`` |
+| POST | /api/v1/registry/{id}/probe | 200 ``{ok, latency_ms, models, entry}``; 502 ``probe_failed`` when unreachable |
+| POST | /api/v1/registry/{id}/toggle | the entry with its new status |
+| POST | /api/v1/registry/{id}/priority | the entry with its new priority |
+| DELETE | /api/v1/registry/{id} | ``{id, deleted: true}`` |
+
+Unknown ids answer 404 ``registry_entry_not_found``; an unavailable store 503.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, TypeVar
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI, Request
+from pydantic import BaseModel, ValidationError
+from starlette.responses import JSONResponse
+
+from deployments.llm_gateway.discovery import discover
+from deployments.llm_gateway.errors import GatewayError
+from deployments.llm_gateway.gateway import Gateway
+from deployments.llm_gateway.registry import EntryIn, PriorityIn, ProbeFailed, entry_id, probe, public_view
+from rayfleet.logs import get_logger
+
+log = get_logger("llm_gateway")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def _body(request: Request, model: type[M]) -> M:
+    """Parse the JSON body after authentication, so a bad key is refused before bad input is."""
+    raw = await request.body()
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        raise GatewayError(400, "Request body is not valid JSON", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise GatewayError(400, "Request body must be a JSON object", code="invalid_json")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        raise GatewayError(422, f"{where}: {first.get('msg', 'invalid value')}", code="validation_error") from None
+
+
+def _check(result: dict[str, Any]) -> dict[str, Any]:
+    if result.get("ok"):
+        return result
+    error, message = result.get("error"), result.get("message", "registry error")
+    if error == "not_found":
+        raise GatewayError(404, message, code="registry_entry_not_found")
+    if error == "conflict":
+        raise GatewayError(409, message, code="registry_entry_exists")
+    raise GatewayError(503, message, code="registry_unavailable")
+
+
+def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) -> None:
+    """Add the registry routes to ``app``."""
+
+    async def call(method: str, *args: Any) -> dict[str, Any]:
+        try:
+            result = await getattr(gateway.registry_handle, method).remote(*args)
+        except Exception as exc:
+            log.warning("registry actor call failed", extra={"method": method, "error": type(exc).__name__})
+            raise GatewayError(503, "the registry is unavailable", code="registry_unavailable") from None
+        result = _check(result)
+        try:
+            await gateway.registry.refresh()  # this replica sees its own change at once
+        except Exception:
+            log.warning("registry refresh after a change failed", exc_info=True)
+        return result
+
+    def view(entry: dict[str, Any]) -> dict[str, Any]:
+        return public_view(entry, gateway.breakers.states.get(entry["id"]))
+
+    def reserved() -> list[str]:
+        return sorted(gateway.router.static_names() | set(gateway.config.endpoints))
+
+    @app.get("/api/v1/registry", tags=["control plane"])
+    async def list_registry(request: Request) -> JSONResponse:
+        """Every registry entry with its status, breaker state, stored latency and priority."""
+        admin(request)
+        await gateway.start()
+        try:
+            await gateway.registry.refresh()
+        except Exception as exc:
+            raise GatewayError(503, f"the registry is unavailable ({type(exc).__name__})",
+                               code="registry_unavailable") from None
+        entries = sorted(gateway.registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
+        return JSONResponse({"data": [view(e) for e in entries], "total": len(entries)})
+
+    @app.post("/api/v1/registry", tags=["control plane"], status_code=201)
+    async def add_entry(request: Request) -> JSONResponse:
+        """Add an endpoint. It starts as ``FOUND``; toggle it (or probe it successfully) to make it Live.
+
+        Body: ``name``, ``base_url``, ``provider``, ``priority`` (integer), ``api_key`` (optional),
+        ``models`` (list of strings or one comma-separated string).
+        """
+        admin(request)
+        body = await _body(request, EntryIn)
+        await gateway.start()
+        fields = body.model_dump()
+        fields["id"] = entry_id(body.name)
+        result = await call("add", fields, reserved())
+        return JSONResponse(view(result["entry"]), status_code=201)
+
+    @app.post("/api/v1/registry/scan", tags=["control plane"])
+    async def scan(request: Request) -> JSONResponse:
+        """Probe the configured well-known local ports; what answers is added as ``DISCOVERED``."""
+        admin(request)
+        await gateway.start()
+        reg = gateway.config.registry
+        found = await discover(reg.scan_host, reg.scan_timeout, gateway.scan_targets())
+        servers = [{"id": entry_id(f"local-{s.provider}-{urlsplit(s.base_url).port}"),
+                    "provider": s.provider, "base_url": s.base_url, "models": s.models} for s in found]
+        result = await call("add_discovered", servers, reserved())
+        candidates = result["candidates"]
+        return JSONResponse({"candidates": candidates, "total": len(candidates),
+                             "added": sum(1 for c in candidates if c["added"]),
+                             "scanned": [f"{reg.scan_host}:{t.port}" for t in reg.scan_ports]})
+
+    @app.post("/api/v1/registry/{id}/probe", tags=["control plane"])
+    async def probe_entry(id: str, request: Request) -> JSONResponse:  # noqa: A002 - the spec's path name
+        """List the entry's models (no inference) and store the measured latency."""
+        admin(request)
+        await gateway.start()
+        entry = (await call("get", id))["entry"]
+        assert gateway.client is not None
+        try:
+            latency_ms, models = await probe(gateway.client, entry["provider"], entry["base_url"],
+                                             entry.get("api_key"), gateway.config.registry.probe_timeout)
+        except ProbeFailed as exc:
+            await call("record_probe", id, False, None, None, str(exc))
+            raise GatewayError(502, f"probe of {id!r} failed: {exc}", code="probe_failed") from None
+        result = await call("record_probe", id, True, latency_ms, models, None)
+        return JSONResponse({"ok": True, "id": id, "latency_ms": latency_ms, "models": models,
+                             "entry": view(result["entry"])})
+
+    @app.post("/api/v1/registry/{id}/toggle", tags=["control plane"])
+    async def toggle(id: str, request: Request) -> JSONResponse:  # noqa: A002
+        """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
+        admin(request)
+        await gateway.start()
+        return JSONResponse(view((await call("toggle", id))["entry"]))
+
+    @app.post("/api/v1/registry/{id}/priority", tags=["control plane"])
+    async def set_priority(id: str, request: Request) -> JSONResponse:  # noqa: A002
+        """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
+        admin(request)
+        body = await _body(request, PriorityIn)
+        await gateway.start()
+        return JSONResponse(view((await call("set_priority", id, body.priority))["entry"]))
+
+    @app.delete("/api/v1/registry/{id}", tags=["control plane"])
+    async def delete(id: str, request: Request) -> JSONResponse:  # noqa: A002
+        """Remove the entry; it stops receiving traffic."""
+        admin(request)
+        await gateway.start()
+        await call("remove", id)
+        return JSONResponse({"id": id, "deleted": True})

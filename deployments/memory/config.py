@@ -62,7 +62,7 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 class Settings(NamedTuple):
-    """Every knob of the tool; see NOTES.md for the table of variables.
+    """Every knob of the tool; see README.md for the table of variables.
 
     A NamedTuple rather than a dataclass: `dataclasses` costs milliseconds of
     start-up on every `mem` invocation.

@@ -1,6 +1,6 @@
 """Automatic conflict resolution on save: find the active memory a new one repeats.
 
-Decision rule (documented in NOTES.md, tested on real text pairs):
+Decision rule (documented in README.md, tested on real text pairs):
 - the unit of comparison is the set of content words of `value + tags`
   (lower-cased letters/digits, stop-words removed);
 - text rule: Jaccard similarity >= JACCARD_MIN (0.8);

@@ -1,6 +1,6 @@
 """Errors of the memory tool, each with its CLI exit code and REST status.
 
-Exit codes (documented in NOTES.md):
+Exit codes (documented in README.md):
   0 success, 1 unexpected failure or a failed `doctor` check, 2 bad usage,
   3 not found, 4 conflict (the target key already exists), 5 storage error,
   6 embedding endpoint missing or failing (only where an endpoint is required).

@@ -1,6 +1,6 @@
 """Turn any user text into a safe FTS5 MATCH expression.
 
-Rules (documented in NOTES.md):
+Rules (documented in README.md):
 - words are split the way the `unicode61` tokenizer splits them (letters and
   digits; everything else, `_` included, separates);
 - a bare chunk becomes a phrase whose last word is a prefix: `deploy` ->

@@ -3,7 +3,7 @@
 Adds to the store what needs the embeddings endpoint: best-effort vectors on
 save, hybrid search with reciprocal rank fusion, and the `reembed` backfill.
 
-Ranking (documented in NOTES.md):
+Ranking (documented in README.md):
 - full-text: pinned first, then BM25 (key x3, value x1, tags x2), then most
   recently updated, then newest id;
 - hybrid: the best `3 x limit` full-text hits and the best `3 x limit` vector

@@ -1,0 +1,290 @@
+"""ASN lookup API: lookups/s and p50/p99 latency through Serve and in-process, at 1/16/64 clients.
+
+Peers measured in the same run:
+  * the same ASGI app in-process (httpx.ASGITransport) vs. through Serve (real HTTP),
+  * longest-prefix match: per-replica sorted arrays + bisect (what the API uses) vs.
+    the same range table queried in DuckDB (`start <= ip ORDER BY start DESC LIMIT 1`),
+  * by-ASN: DuckDB primary-key (ART index) lookup vs. the per-replica in-memory index.
+
+Workloads: `asn` = random AS numbers among the ~50k that announce prefixes; `ip` = random addresses inside
+announced IPv4 space. The rate limit is raised for the run (API_RATE_LIMIT) so the
+benchmark measures lookups, not 429s; every request still goes through the limiter.
+
+Usage:
+    python bench/asn.py                  # in-process, then its own `rayfleet up --only asn`
+    python bench/asn.py --no-serve
+    RAYFLEET_URL=http://127.0.0.1:8000 API_SECRET_KEY=... python bench/asn.py   # running cluster
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from deployments.asn import dataset, loader  # noqa: E402
+from deployments.asn.config import AsnConfig, RateLimitConfig  # noqa: E402
+from deployments.asn.store import AsnStore  # noqa: E402
+
+LEVELS = (1, 16, 64)
+BENCH_RATE = "1000000000/minute"
+
+
+@dataclass
+class Result:
+    label: str
+    concurrency: int
+    latencies: list[float]
+    seconds: float
+    errors: int
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.seconds if self.seconds else 0.0
+
+    def pct(self, q: float) -> float:
+        data = sorted(self.latencies)
+        return data[min(len(data) - 1, int(q / 100 * len(data)))] * 1000 if data else float("nan")
+
+    def row(self) -> str:
+        return (f"{self.label:<24} c={self.concurrency:<3} {self.rps:9.1f} lookups/s  "
+                f"p50 {self.pct(50):7.2f} ms  p99 {self.pct(99):7.2f} ms  errors {self.errors}")
+
+
+def percentile_us(samples: list[float], q: float) -> float:
+    data = sorted(samples)
+    return data[min(len(data) - 1, int(q / 100 * len(data)))] * 1e6
+
+
+async def drive(label: str, client: httpx.AsyncClient, next_path: Callable[[random.Random], str],
+                concurrency: int, seconds: float) -> Result:
+    """Closed loop: `concurrency` workers send back to back; one warm-up second is not counted."""
+    latencies: list[float] = []
+    errors = 0
+
+    async def worker(seed: int, stop_at: float, record: bool) -> None:
+        nonlocal errors
+        rng = random.Random(seed)
+        while time.perf_counter() < stop_at:
+            path = next_path(rng)
+            start = time.perf_counter()
+            try:
+                response = await client.get(path)
+                ok = response.status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            elapsed = time.perf_counter() - start
+            if not record:
+                continue
+            if ok:
+                latencies.append(elapsed)
+            else:
+                errors += 1
+
+    warm = time.perf_counter() + 1.0
+    await asyncio.gather(*(worker(1000 + w, warm, False) for w in range(concurrency)))
+    began = time.perf_counter()
+    await asyncio.gather(*(worker(w, began + seconds, True) for w in range(concurrency)))
+    return Result(label, concurrency, latencies, time.perf_counter() - began, errors)
+
+
+def workloads(store: AsnStore) -> dict[str, Callable[[random.Random], str]]:
+    asns = [r[0] for r in store._conn.execute("SELECT asn FROM asn WHERE v4_count + v6_count > 0").fetchall()]
+    ranges = store._conn.execute("SELECT start, stop FROM range4 USING SAMPLE 20000 ROWS").fetchall()
+
+    def asn_path(rng: random.Random) -> str:
+        return f"/api/v1/asn/AS{rng.choice(asns)}"
+
+    def ip_path(rng: random.Random) -> str:
+        start, stop = rng.choice(ranges)
+        value = rng.randint(start, stop)
+        return "/api/v1/ip/" + ".".join(str((value >> s) & 255) for s in (24, 16, 8, 0))
+
+    return {"asn": asn_path, "ip": ip_path}
+
+
+def micro(store: AsnStore, n: int = 20000) -> list[str]:
+    """Store-level timings: the LPM strategies and the by-ASN paths."""
+    rng = random.Random(5)
+    ranges = store._conn.execute("SELECT start, stop FROM range4 USING SAMPLE 5000 ROWS").fetchall()
+    ips = [rng.randint(*rng.choice(ranges)) for _ in range(n)]
+    mem: list[float] = []
+    for ip in ips:
+        t = time.perf_counter()
+        store.match_ip(4, ip)
+        mem.append(time.perf_counter() - t)
+    duck: list[float] = []
+    cursor = store._conn.cursor()
+    for ip in ips[:300]:
+        t = time.perf_counter()
+        cursor.execute("SELECT prefix, asn, stop FROM range4 WHERE start <= ? ORDER BY start DESC LIMIT 1",
+                       [ip]).fetchone()
+        duck.append(time.perf_counter() - t)
+    asns = [r[0] for r in store._conn.execute("SELECT asn FROM asn USING SAMPLE 2000 ROWS").fetchall()]
+    duck_asn: list[float] = []
+    for asn in asns:
+        t = time.perf_counter()
+        cursor.execute("SELECT * FROM asn WHERE asn = ?", [asn]).fetchone()
+        duck_asn.append(time.perf_counter() - t)
+    memory_asn: list[float] = []
+    for asn in asns:
+        t = time.perf_counter()
+        store.get_asn(asn)
+        memory_asn.append(time.perf_counter() - t)
+    p = percentile_us
+    return [
+        f"LPM in-memory bisect      p50 {p(mem, 50):8.1f} us  p99 {p(mem, 99):8.1f} us  ({len(mem)} lookups)",
+        f"LPM DuckDB range query    p50 {p(duck, 50):8.1f} us  p99 {p(duck, 99):8.1f} us  ({len(duck)} lookups)",
+        f"  -> bisect is {p(duck, 50) / p(mem, 50):.0f}x faster at p50 (DuckDB cannot use its ART index "
+        "for `<=` + ORDER BY LIMIT 1)",
+        f"by-ASN DuckDB PK (ART)    p50 {p(duck_asn, 50):8.1f} us  p99 {p(duck_asn, 99):8.1f} us  "
+        f"({len(duck_asn)} lookups)",
+        f"by-ASN in-memory record   p50 {p(memory_asn, 50):8.1f} us  p99 {p(memory_asn, 99):8.1f} us  "
+        "(dict + prefix-id arrays, full record built)",
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_cluster(work: Path, ingress: str, redis_url: str | None) -> tuple[subprocess.Popen, str, str]:
+    port = free_port()
+    env = {**os.environ, "RAYFLEET_PORT": str(port), "RAYFLEET_HOST": "127.0.0.1", "RAYFLEET_HOME": str(ROOT),
+           "RAYFLEET_STATE_DIR": str(work), "API_RATE_LIMIT": BENCH_RATE, "PYTHONUNBUFFERED": "1",
+           "RAYFLEET_INGRESS": ingress, **({"REDIS_URL": redis_url} if redis_url else {}),
+           # HAProxy's stats/metrics listeners default to fixed ports; other clusters may hold them
+           "RAY_SERVE_HAPROXY_STATS_PORT": str(free_port()), "RAY_SERVE_HAPROXY_METRICS_PORT": str(free_port())}
+    env.pop("RAY_ADDRESS", None)
+    log = open(work / "up.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "asn", "--timeout", "300"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 420
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError((work / "up.log").read_text()[-3000:])
+        if (work / "rayfleet.json").exists() and "rayfleet is up" in (work / "up.log").read_text():
+            state = json.loads((work / "rayfleet.json").read_text())
+            from rayfleet.secrets import read_secrets
+
+            return proc, state["base_url"], read_secrets(state["secrets"])["API_SECRET_KEY"]
+        time.sleep(0.5)
+    stop_cluster(proc)
+    raise RuntimeError("rayfleet up did not come up")
+
+
+def stop_cluster(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+async def bench_inprocess(seconds: float, paths: dict, redis_url: str | None) -> dict[tuple[str, int], Result]:
+    from deployments.asn.app import create_app
+    from pydantic import SecretStr
+
+    key = secrets.token_hex(24)
+    config = AsnConfig(api_key=SecretStr(key), rate_limit=RateLimitConfig(limit=10**9, redis_url=redis_url,
+                                                                          key_prefix="bench:asn:rl:"))
+    app = create_app(config)
+    app.state.dataset.wait(600)
+    out = {}
+    transport = httpx.ASGITransport(app=app, client=("198.51.100.7", 5000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://asn", headers={"X-API-Key": key}) as client:
+        for name, path in paths.items():
+            for level in LEVELS:
+                out[(name, level)] = await drive(f"in-process {name}", client, path, level, seconds)
+                print(out[(name, level)].row(), flush=True)
+    await app.state.limiter.close()
+    return out
+
+
+async def bench_serve(url: str, key: str, seconds: float, paths: dict) -> dict[tuple[str, int], Result]:
+    out = {}
+    for name, path in paths.items():
+        for level in LEVELS:
+            limits = httpx.Limits(max_connections=level, max_keepalive_connections=level)
+            async with httpx.AsyncClient(base_url=url.rstrip("/") + "/asn", headers={"X-API-Key": key},
+                                         limits=limits, timeout=30.0, trust_env=False) as client:
+                out[(name, level)] = await drive(f"serve {name}", client, path, level, seconds)
+            print(out[(name, level)].row(), flush=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=4.0, help="measured seconds per level")
+    parser.add_argument("--no-serve", action="store_true")
+    parser.add_argument("--redis", metavar="URL", help="limit through Redis (in-process and in the cluster) "
+                        "instead of the shared actor")
+    parser.add_argument("--ingress", choices=("haproxy", "proxy"), default=os.environ.get("RAYFLEET_INGRESS", "proxy"),
+                        help="Serve ingress of the cluster this benchmark starts")
+    args = parser.parse_args()
+
+    config = AsnConfig()
+    files = dataset.locate(config.package_dir) if (config.package_dir / "usr").exists() else None
+    if files is None:
+        dataset.fetch(config.package_dir)
+        files = dataset.locate(config.package_dir)
+    loader.ensure_database(config.db_path, files)
+    store = AsnStore(config.db_path)
+    paths = workloads(store)
+
+    print("== store level (one replica, no HTTP)")
+    for line in micro(store):
+        print(line)
+    limiter = f"Redis {args.redis}" if args.redis else "in-process actor stand-in"
+    print(f"== in-process app (httpx.ASGITransport, limiter = {limiter})")
+    local = asyncio.run(bench_inprocess(args.seconds, paths, args.redis))
+    if args.no_serve:
+        return 0
+
+    limiter = f"Redis {args.redis}" if args.redis else "named Ray actor"
+    print(f"== through Serve (real HTTP, 2 replicas, limiter = {limiter}, {args.ingress} ingress)")
+    url = os.environ.get("RAYFLEET_URL")
+    proc = None
+    with tempfile.TemporaryDirectory(prefix="asn-bench-", dir=ROOT / "var") as work:
+        if url:
+            key = os.environ["API_SECRET_KEY"]
+        else:
+            proc, url, key = start_cluster(Path(work), args.ingress, args.redis)
+        try:
+            served = asyncio.run(bench_serve(url, key, args.seconds, paths))
+        finally:
+            if proc:
+                stop_cluster(proc)
+    print("== Serve vs in-process (throughput ratio; latency ratio at p50 / p99)")
+    for (name, level), remote in served.items():
+        mine = local[(name, level)]
+        print(f"{name:<4} c={level:<3} throughput serve/in-process {remote.rps / mine.rps:6.2f}x   "
+              f"p50 {remote.pct(50) / mine.pct(50):6.1f}x   p99 {remote.pct(99) / mine.pct(99):6.1f}x")
+    ip1 = local[("ip", 1)]
+    print(f"in-process p99 of an IP lookup (1 client): {ip1.pct(99):.2f} ms "
+          f"(Serve: {served[('ip', 1)].pct(99):.2f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""The ASN API's error shape, built in one place: `{error, code, request_id}`.
+
+`code` is `HTTP_<status>` except 429 (`RATE_LIMITED`) and 500 (`INTERNAL_ERROR`).
+The request id is always generated server-side: `<unix seconds>-<8 hex>`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse
+
+from rayfleet.http import request_id
+from rayfleet.logs import get_logger
+
+log = get_logger("asn")
+
+SPECIAL_CODES = {429: "RATE_LIMITED", 500: "INTERNAL_ERROR"}
+
+
+def new_request_id() -> str:
+    """A timestamp joined to a short id, e.g. `1732280000-9f86d081`."""
+    return f"{int(time.time())}-{secrets.token_hex(4)}"
+
+
+def error_code(status: int) -> str:
+    return SPECIAL_CODES.get(status, f"HTTP_{status}")
+
+
+def error_body(status: int, message: str, rid: str, **extra: Any) -> dict[str, Any]:
+    return {"error": message, "code": error_code(status), "request_id": rid, **extra}
+
+
+def error_response(
+    status: int, message: str, rid: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    return JSONResponse(error_body(status, message, rid, **extra), status_code=status, headers=headers)
+
+
+class ApiError(Exception):
+    """Raised by handlers; rendered in the error shape."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+
+def install_handlers(app: FastAPI) -> None:
+    """Every error FastAPI or Starlette can raise leaves in the same shape."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.message, request_id(request), exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no route for {request.method} {request.url.path}"
+        return error_response(exc.status_code, message, request_id(request), dict(exc.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        details = [
+            {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", ""))} for err in exc.errors()
+        ]
+        return error_response(422, "request validation failed", request_id(request), details=details)

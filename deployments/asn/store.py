@@ -1,0 +1,198 @@
+"""Read side of the ASN database: lookups by AS number, by IP address, and name search.
+
+The DuckDB file is the source of truth (built once by the loader); at open each
+replica loads three compact indexes from it, so no lookup touches DuckDB or scans:
+  * by AS number: a dict AS → record fields and the ids of its prefixes (hash index),
+  * by IP: the flattened, disjoint range tables as sorted arrays; the longest-prefix
+    match is one `bisect` (bench/asn.py measures it against the DuckDB range query),
+  * prefix id → text and origin AS.
+Search is a bounded filter over 77k names and runs in DuckDB.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class IpMatch:
+    """Result of a longest-prefix match."""
+
+    prefix: str
+    asn: int
+
+
+class _FamilyIndex:
+    """Sorted disjoint ranges of one address family, each labelled with a prefix id."""
+
+    def __init__(self, starts: array | list[int], stops: array | list[int], prefix_ids: array) -> None:
+        self.starts = starts
+        self.stops = stops
+        self.prefix_ids = prefix_ids
+
+    def find(self, value: int) -> int | None:
+        """Id of the most specific prefix covering `value`."""
+        position = bisect_right(self.starts, value) - 1
+        if position < 0 or self.stops[position] < value:
+            return None
+        return self.prefix_ids[position]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
+class AsnStore:
+    """Read-only view of one built database file."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = db_path
+        self._conn = duckdb.connect(str(db_path), read_only=True)
+        self._lock = threading.Lock()
+        self.meta: dict[str, str] = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        self._v4 = self._load_v4()
+        self._v6 = self._load_v6()
+        self._prefix_text, self._prefix_asn = self._load_prefixes()
+        self._records = self._load_records()
+        date = self.meta.get("dataset_date") or None
+        self._dataset = {
+            "name": self.meta.get("dataset_name"),
+            "date": date,
+            "package": self.meta.get("package") or None,
+            "source": self.meta.get("source_rib") or None,
+            "live": False,
+            "notice": f"historical routing snapshot of {date or 'unknown date'}; not live BGP data",
+        }
+
+    def _load_v4(self) -> _FamilyIndex:
+        cols = self._conn.execute("SELECT start, stop, prefix_id FROM range4 ORDER BY start").fetchnumpy()
+        return _FamilyIndex(
+            array("L", cols["start"].astype("uint64").tobytes()),
+            array("L", cols["stop"].astype("uint64").tobytes()),
+            array("L", cols["prefix_id"].astype("uint64").tobytes()),
+        )
+
+    def _load_v6(self) -> _FamilyIndex:
+        rows = self._conn.execute(
+            "SELECT start_hi, start_lo, stop_hi, stop_lo, prefix_id FROM range6 ORDER BY start_hi, start_lo"
+        ).fetchall()
+        return _FamilyIndex(
+            [(r[0] << 64) | r[1] for r in rows],
+            [(r[2] << 64) | r[3] for r in rows],
+            array("L", (r[4] for r in rows)),
+        )
+
+    def _load_prefixes(self) -> tuple[list[str], array]:
+        cols = self._conn.execute("SELECT prefix, asn FROM prefix ORDER BY id").fetchnumpy()
+        return list(cols["prefix"]), array("L", cols["asn"].astype("uint64").tobytes())
+
+    def _load_records(self) -> dict[int, tuple]:
+        """AS → (name, organisation, country, description, v4 ids, v6 ids, v4 count, v6 count, v4 addr, v6 addr)."""
+        rows = self._conn.execute(
+            """
+            WITH ids AS (
+                SELECT asn, list(id ORDER BY start) FILTER (WHERE family = 4) AS v4,
+                       list(id ORDER BY start) FILTER (WHERE family = 6) AS v6
+                FROM prefix GROUP BY asn
+            )
+            SELECT a.asn, a.name, a.organisation, a.country, a.description, ids.v4, ids.v6,
+                   a.v4_count, a.v6_count, a.v4_addresses, a.v6_addresses
+            FROM asn a LEFT JOIN ids USING (asn)
+            """
+        ).fetchall()
+        return {
+            row[0]: (row[1], row[2], row[3], row[4], array("L", row[5] or ()), array("L", row[6] or ()), *row[7:])
+            for row in rows
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of every table (health check); runs real queries against the file."""
+        with self._lock:
+            return {
+                table: int(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+                for table in ("asn", "prefix", "range4", "range6")
+            } | {"memory_asns": len(self._records), "memory_ranges_v4": len(self._v4), "memory_ranges_v6": len(self._v6)}
+
+    def dataset(self) -> dict[str, Any]:
+        """What every response says about the data's origin, so nobody mistakes it for live data."""
+        return self._dataset
+
+    def get_asn(self, asn: int) -> dict[str, Any] | None:
+        """The full record of one AS number, or None (a dict lookup, no query)."""
+        row = self._records.get(asn)
+        if row is None:
+            return None
+        record = self._summary(asn, row)
+        record["prefixes"] = {
+            "v4": [self._prefix_text[i] for i in row[4]],
+            "v6": [self._prefix_text[i] for i in row[5]],
+        }
+        return record
+
+    def summary(self, asn: int) -> dict[str, Any] | None:
+        """The record without its prefix lists (IP lookups)."""
+        row = self._records.get(asn)
+        return None if row is None else self._summary(asn, row)
+
+    @staticmethod
+    def _summary(asn: int, row: tuple) -> dict[str, Any]:
+        name, organisation, country, description, _, _, v4_count, v6_count, v4_addr, v6_addr = row
+        return {
+            "asn": asn,
+            "asn_text": f"AS{asn}",
+            "name": name,
+            "organisation": organisation,
+            "country": country,
+            "country_code": country,
+            "description": description,
+            "prefix_counts": {"v4": v4_count, "v6": v6_count},
+            "num_ips": v4_addr,
+            "addresses": {"v4": v4_addr, "v6": v6_addr},
+        }
+
+    def match_ip(self, family: int, value: int) -> IpMatch | None:
+        index = self._v4 if family == 4 else self._v6
+        prefix_id = index.find(value)
+        if prefix_id is None:
+            return None
+        return IpMatch(prefix=self._prefix_text[prefix_id], asn=self._prefix_asn[prefix_id])
+
+    def search(self, text: str, country: str | None, limit: int) -> list[dict[str, Any]]:
+        """Case-insensitive substring search over name, organisation and description.
+
+        Ranking: exact name, then name prefix, then most announced IPv4 space.
+        A search is a filter over 77k rows by nature (not a lookup); it is bounded by `limit`.
+        """
+        needle = text.lower()
+        sql = (
+            "SELECT asn, name, organisation, country, v4_count, v6_count, v4_addresses "
+            "FROM asn WHERE contains(search_text, ?) "
+            + ("AND country = ? " if country else "")
+            + "ORDER BY (lower(name) = ?) DESC, starts_with(lower(coalesce(name, '')), ?) DESC, "
+            "v4_addresses DESC, asn LIMIT ?"
+        )
+        params: list[Any] = [needle] + ([country] if country else []) + [needle, needle, limit]
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
+        return [
+            {
+                "asn": r[0],
+                "name": r[1],
+                "organisation": r[2],
+                "country": r[3],
+                "prefix_counts": {"v4": r[4], "v6": r[5]},
+                "num_ips": r[6],
+            }
+            for r in rows
+        ]
+

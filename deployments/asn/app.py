@@ -26,6 +26,7 @@ from deployments.asn.guard import GuardMiddleware
 from deployments.asn.holder import DatasetHolder
 from deployments.asn.limiter import ActorLimiter, Limiter, RedisLimiter
 from deployments.asn.parsing import parse_asn, parse_ip
+from rayfleet.docs import use_local_docs_assets
 from rayfleet import state as rf_state
 from rayfleet.http import RequestIdMiddleware, constant_time_equals, parse_networks
 from rayfleet.logs import get_logger, register_secret
@@ -126,6 +127,7 @@ def create_app(config: AsnConfig, state: Mapping[str, Any] | None = None) -> Fas
     _add_public_routes(app, config, holder, limiter)
     app.include_router(_protected_router(config, store, require_key))
 
+    use_local_docs_assets(app)
     return app
 
 

@@ -18,6 +18,7 @@ from deployments.ignore_gen.models import (
 )
 from deployments.ignore_gen.rules_table import load_rules_table
 from deployments.ignore_gen.templates import load_templates
+from rayfleet.docs import use_local_docs_assets
 from rayfleet.logs import get_logger
 from rayfleet.metrics import CONTENT_TYPE, Metrics
 
@@ -184,4 +185,5 @@ def create_app(config: IgnoreGenConfig, state: Any = None) -> FastAPI:
     async def metrics_route() -> Response:
         return Response(await metrics.render(), media_type=CONTENT_TYPE)
 
+    use_local_docs_assets(app)
     return app

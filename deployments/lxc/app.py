@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
+from rayfleet.docs import use_local_docs_assets
 from rayfleet.http import RequestIdMiddleware, client_ip, constant_time_equals, request_id
 from rayfleet.logs import get_logger, register_secret
 
@@ -135,6 +136,7 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
 
     app.include_router(ui.router())
     app.include_router(_router(svc, config), prefix=PREFIX)
+    use_local_docs_assets(app)
     return app
 
 

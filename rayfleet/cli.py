@@ -74,8 +74,8 @@ def run_prestart_hooks(names: list[str], var: Path) -> None:
             continue
         module, _, func = hook.partition(":")
         result = getattr(importlib.import_module(module), func)(var)
-        if result:
-            print(f"  {name}: {result}")
+        if isinstance(result, dict) and "host" in result and "port" in result:
+            print(f"{name}: demo dependency at {result['host']}:{result['port']}")
 
 
 def _print_table(urls: dict[str, dict[str, str | None]]) -> None:

@@ -1,7 +1,9 @@
-"""LLM gateway benchmark: rayfleet's gateway (through Serve) vs LiteLLM's proxy, same upstream.
+"""LLM gateway benchmark: rayfleet's gateway (through Serve and on its direct listener) vs
+LiteLLM's proxy, same upstream.
 
 One process tree on this machine: the upstream double, `rayfleet up --only llm_gateway`
-pointed at it (environment overrides of config/llm_gateway.yaml), and LiteLLM's proxy
+pointed at it (environment overrides of config/llm_gateway.yaml; the direct listener,
+`server.port`, on a free port), and LiteLLM's proxy
 (installed into bench/.venv-litellm on first run, never into the project venv) pointed
 at the same double. Each is driven at 16 and 64 concurrent clients, non-streaming and
 streaming, and so is the upstream alone; overhead = gateway latency - upstream latency
@@ -72,8 +74,9 @@ def start_double(workdir: Path) -> tuple[subprocess.Popen, int]:
     return proc, port
 
 
-def start_rayfleet(workdir: Path, upstream: int) -> tuple[subprocess.Popen, str, str]:
+def start_rayfleet(workdir: Path, upstream: int) -> tuple[subprocess.Popen, str, str, str]:
     port = free_port()
+    direct_port = free_port()
     env = dict(os.environ, RAYFLEET_PORT=str(port), RAYFLEET_STATE_DIR=str(workdir / "rf"),
                RAYFLEET_LOG_LEVEL="WARNING")
     env.pop("RAY_ADDRESS", None)
@@ -87,6 +90,9 @@ def start_rayfleet(workdir: Path, upstream: int) -> tuple[subprocess.Popen, str,
         "LLM_GATEWAY__CONNECTION_POOL__MAX_PER_HOST": "200",
         "LLM_GATEWAY__CONNECTION_POOL__MAX_CONNECTIONS": "200",
         "LLM_GATEWAY__DISCOVERY": "false",
+        "LLM_GATEWAY__SERVER__HOST": "127.0.0.1",
+        "LLM_GATEWAY__SERVER__PORT": str(direct_port),
+        "LLM_GATEWAY__SERVER__LISTENER__ENABLED": "true",
     })
     proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "llm_gateway"], cwd=ROOT,
                             env=env, stdout=open(workdir / "rayfleet.log", "w"), stderr=subprocess.STDOUT,
@@ -103,7 +109,25 @@ def start_rayfleet(workdir: Path, upstream: int) -> tuple[subprocess.Popen, str,
         if "=" in line and not line.startswith("#"):
             name, _, value = line.partition("=")
             secrets[name] = value
-    return proc, info["base_url"] + "/llm/v1", secrets["LLM_PROXY_API_KEYS"].split(",")[0]
+    wait_listener(info["base_url"] + "/llm/health", f"http://127.0.0.1:{direct_port}")
+    return (proc, info["base_url"] + "/llm/v1", f"http://127.0.0.1:{direct_port}/v1",
+            secrets["LLM_PROXY_API_KEYS"].split(",")[0])
+
+
+def wait_listener(health: str, url: str, timeout: float = 60) -> None:
+    """The replicas start the direct listener; wait until /llm/health says it serves `url`."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    view: dict = {}
+    while time.monotonic() < deadline:
+        view = httpx.get(health, trust_env=False, timeout=10).json().get("listener", {})
+        if view.get("state") == "serving":
+            if view.get("url") != url:
+                raise SystemExit(f"direct listener serves {view.get('url')}, expected {url}")
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"direct listener not serving: {view}")
 
 
 def ensure_litellm() -> Path:
@@ -173,17 +197,21 @@ def main() -> None:
             ("upstream", None, f"http://127.0.0.1:{up_port}/v1", None)]
         procs: list[subprocess.Popen] = [double]
         try:
-            rf_proc, rf_base, rf_key = start_rayfleet(work, up_port)
+            rf_proc, rf_base, rf_direct, rf_key = start_rayfleet(work, up_port)
             procs.append(rf_proc)
             targets.append(("rayfleet", rf_proc, rf_base, rf_key))
+            targets.append(("direct", rf_proc, rf_direct, rf_key))
             for name, _, base, key in targets:
                 for mode, stream in modes:
                     for c in (16, 64):
-                        r = asyncio.run(drive(f"{name} {mode}", base, key, c, args.seconds, stream))
+                        label = {"rayfleet": "rayfleet via Serve", "direct": "rayfleet direct"}.get(name, name)
+                        r = asyncio.run(drive(f"{label} {mode}", base, key, c, args.seconds, stream))
                         results[(name, mode, c)] = r
                         print(r.row(), flush=True)
-            p50, p99 = asyncio.run(header_overhead(rf_base, rf_key))
-            print(f"rayfleet x-rayfleet-overhead-ms header (sequential): p50 {p50:.2f} ms  p99 {p99:.2f} ms")
+            for label, base in (("via Serve", rf_base), ("direct", rf_direct)):
+                p50, p99 = asyncio.run(header_overhead(base, rf_key))
+                print(f"rayfleet {label} x-rayfleet-overhead-ms header (sequential): "
+                      f"p50 {p50:.2f} ms  p99 {p99:.2f} ms")
             stop(rf_proc)
             if not args.skip_litellm:
                 ll_proc, ll_base, ll_key = start_litellm(work, up_port, args.litellm_workers)
@@ -197,17 +225,22 @@ def main() -> None:
             for proc in reversed(procs):
                 stop(proc)
     print()
-    print(f"{'mode':<7} {'c':>3} {'rayfleet rps':>12} {'litellm rps':>12} {'ratio':>7} "
-          f"{'rf ovh p50/p99 ms':>18} {'ll ovh p50/p99 ms':>18}")
+    print("via Serve: <serve>/llm/v1 (proxy hop); direct: http://127.0.0.1:<server.port>/v1 (gateway's own port)")
+    print(f"{'mode':<7} {'c':>3} {'serve rps':>10} {'direct rps':>10} {'litellm rps':>11} {'serve/ll':>8} "
+          f"{'direct/ll':>9} {'serve ovh p50/p99':>17} {'direct ovh p50/p99':>18} {'ll ovh p50/p99':>15}")
+
+    def ovh(r: Result | None, up: Result) -> str:
+        return f"{r.pct(50) - up.pct(50):.1f}/{r.pct(99) - up.pct(99):.1f}" if r else "n/a"
+
     for mode, _ in modes:
         for c in (16, 64):
             up = results[("upstream", mode, c)]
             rf = results[("rayfleet", mode, c)]
+            dr = results[("direct", mode, c)]
             ll = results.get(("litellm", mode, c))
-            rf_ovh = f"{rf.pct(50) - up.pct(50):.1f}/{rf.pct(99) - up.pct(99):.1f}"
-            ll_ovh = f"{ll.pct(50) - up.pct(50):.1f}/{ll.pct(99) - up.pct(99):.1f}" if ll else "n/a"
-            print(f"{mode:<7} {c:>3} {rf.rps:12.1f} {ll.rps if ll else float('nan'):12.1f} "
-                  f"{ratio(rf.rps, ll.rps) if ll else 'n/a':>7} {rf_ovh:>18} {ll_ovh:>18}")
+            print(f"{mode:<7} {c:>3} {rf.rps:10.1f} {dr.rps:10.1f} {ll.rps if ll else float('nan'):11.1f} "
+                  f"{ratio(rf.rps, ll.rps) if ll else 'n/a':>8} {ratio(dr.rps, ll.rps) if ll else 'n/a':>9} "
+                  f"{ovh(rf, up):>17} {ovh(dr, up):>18} {ovh(ll, up):>15}")
 
 
 if __name__ == "__main__":

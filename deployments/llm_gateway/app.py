@@ -17,13 +17,20 @@ from deployments.llm_gateway.errors import GatewayError, error_body, error_respo
 from deployments.llm_gateway.gateway import KINDS, Gateway
 from deployments.llm_gateway.pipeline import Context
 from deployments.llm_gateway.registry_api import install as install_registry
+from rayfleet.docs import use_local_docs_assets
 from rayfleet.http import RequestIdMiddleware, request_id
 from rayfleet.metrics import CONTENT_TYPE
 
 
-def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int | None = None) -> FastAPI:
+def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int | None = None,
+               listener: Any = None) -> FastAPI:
     """Build the app. ``state`` may hold ``breakers``/``budget``/``ratelimit``/``metrics`` handles;
-    missing ones are the named actors (or their in-process stand-ins)."""
+    missing ones are the named actors (or their in-process stand-ins).
+
+    ``listener`` is what ``/health`` reports about the direct listener: an object with
+    ``view() -> dict`` and, when it runs a background task, ``start()``/``close()``
+    coroutines tied to the app's lifespan (``deployments.llm_gateway.listener``).
+    """
     if replicas is None:
         replicas = int(os.environ.get("LLM_GATEWAY_REPLICAS", "1") or 1)
     gateway = Gateway(config, state, replicas=replicas)
@@ -31,7 +38,11 @@ def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, repli
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await gateway.start()
+        if hasattr(listener, "start"):
+            await listener.start()
         yield
+        if hasattr(listener, "close"):
+            await listener.close()
         await gateway.close()
 
     app = FastAPI(title="rayfleet LLM gateway", version="1.0", lifespan=lifespan)
@@ -111,6 +122,7 @@ def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, repli
             "admission": {"max_in_flight": gateway.admission.max_in_flight, "in_flight": gateway.admission.in_flight,
                           "max_queued": gateway.admission.max_queued, "queued": gateway.admission.queued},
             "records_store": "ok" if gateway.records.healthy else "unavailable",
+            "listener": listener.view() if listener is not None else {"enabled": False},
             "warnings": warnings,
         })
 
@@ -149,4 +161,5 @@ def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, repli
         admin(request)
         return JSONResponse({"traces": gateway.ring_stats.timeline()})
 
+    use_local_docs_assets(app)
     return app

@@ -84,6 +84,17 @@ class StorageConfig(_Model):
     flush_interval: Duration = 0.5
 
 
+class ListenerConfig(_Model):
+    """The gateway's own data-plane port (``server.host:server.port``), next to Serve's ``/llm``.
+
+    Off by default so that embedding the app (tests, tools) never binds a port; the demo
+    config turns it on.
+    """
+
+    enabled: bool = False
+    poll_interval: Duration = Field(5.0, gt=0)
+
+
 class ServerConfig(_Model):
     host: str = "0.0.0.0"
     port: int = 8090
@@ -95,6 +106,7 @@ class ServerConfig(_Model):
     metrics: ExporterConfig = ExporterConfig()
     local_model: LocalModelConfig = LocalModelConfig()
     storage: StorageConfig = StorageConfig()
+    listener: ListenerConfig = ListenerConfig()
 
 
 class LinkSanitization(_Model):

@@ -1,7 +1,9 @@
 """Ray Serve binding of the LLM gateway (named in serve.yaml).
 
-``args``: ``config`` (YAML path) and ``replicas`` (fixed replica count; the admission
-limits of the config are cluster-wide and each replica takes ``1/replicas`` of them).
+``args``: ``config`` (YAML path) and ``replicas`` (fixed replica count). The admission
+limits of the config are cluster-wide: each server takes an equal share, where the
+servers are the Serve replicas plus the direct listener when ``server.listener.enabled``.
+Each replica makes sure the listener actor exists (idempotent: a named actor).
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ def build(args: dict):
     def factory():
         from deployments.llm_gateway.app import create_app
         from deployments.llm_gateway.config import load
+        from deployments.llm_gateway.listener import ListenerWatch
 
-        return create_app(load(config_path), state=None, replicas=replicas)
+        config = load(config_path)
+        servers = replicas + (1 if config.server.listener.enabled else 0)
+        watch = None
+        if config.server.listener.enabled:
+            watch = ListenerWatch(config, servers, interval=config.server.listener.poll_interval)
+        return create_app(config, state=None, replicas=servers, listener=watch)
 
     return ingress_app("llm_gateway", factory, args, num_replicas=replicas, max_ongoing_requests=1000)

@@ -57,6 +57,8 @@ def cluster(tmp_path_factory) -> Cluster:
         "RAYFLEET_STATE_DIR": str(work),
         "PYTHONUNBUFFERED": "1",
     })
+    # components that bind their own data-plane ports get free ones in tests
+    env.setdefault("LLM_GATEWAY__SERVER__PORT", str(free_port()))
     env.pop("RAY_ADDRESS", None)
     cmd = [sys.executable, "-m", "rayfleet.cli", "up", "--timeout", "300"]
     apps = os.environ.get("RAYFLEET_E2E_APPS")

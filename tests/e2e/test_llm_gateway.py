@@ -26,6 +26,9 @@ for _i, _port in enumerate(_PORTS):
     os.environ.setdefault(f"LLM_GATEWAY__ENDPOINTS__E2E{_i}__BASE_URL", f"http://127.0.0.1:{_port}/v1")
     os.environ.setdefault(f"LLM_GATEWAY__ENDPOINTS__E2E{_i}__MODELS", '["e2e-model"]')
 os.environ.setdefault("LLM_GATEWAY__ROTATION__FAILOVER__RETRY_DELAY", '"50ms"')
+# the direct listener (server.port) binds a free port, not the demo's 8090
+_LISTENER_PORT = free_port()
+os.environ.setdefault("LLM_GATEWAY__SERVER__PORT", str(_LISTENER_PORT))
 # scan a port nothing listens on, not the machine's real well-known ports
 os.environ.setdefault("LLM_GATEWAY__REGISTRY__SCAN_PORTS", json.dumps([{"provider": "vllm", "port": free_port()}]))
 
@@ -157,3 +160,60 @@ def test_registry_round_trip(serve_url, doubles, keys):
             assert c.delete(f"/api/v1/registry/{name}", headers=admin).status_code == 200
         assert name not in [e["id"] for e in c.get("/api/v1/registry", headers=admin).json()["data"]]
         assert c.post(f"/api/v1/registry/{name}/toggle", headers=admin).status_code == 404
+
+
+def _series_sum(text: str, family: str) -> float:
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(family + "{") or line.startswith(family + " "):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def test_direct_listener_shares_keys_metrics_and_budget(serve_url, doubles, keys):
+    """The listener on server.port serves the same app with the same keys; what it counts
+    and spends is visible cluster-wide through Serve's /llm/metrics."""
+    listener_url = f"http://127.0.0.1:{int(os.environ['LLM_GATEWAY__SERVER__PORT'])}"
+    infer = {"Authorization": f"Bearer {keys[0]}", "Cache-Control": "no-cache"}
+    admin = {"Authorization": f"Bearer {keys[1]}"}
+    body = {"model": "e2e-model", "messages": [{"role": "user", "content": "direct listener"}]}
+    with httpx.Client(timeout=30, trust_env=False) as c:
+        view: dict = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            view = c.get(serve_url + "/llm/health").json()["listener"]
+            if view["state"] == "serving":
+                break
+            time.sleep(0.5)
+        assert view == {"enabled": True, "url": listener_url, "state": "serving", "error": None}
+        assert c.get(listener_url + "/health").json()["listener"]["url"] == listener_url
+
+        assert c.post(listener_url + "/v1/chat/completions", json=body).status_code == 401
+        assert c.post(listener_url + "/v1/chat/completions", json=body, headers=admin).status_code == 403
+        before = c.get(serve_url + "/llm/metrics", headers=admin).text
+        requests_before = _series_sum(before, "llm_proxy_requests_total")
+        spent_before = _series_sum(before, "llm_proxy_budget_consumed_usd")
+        for _ in range(3):
+            r = c.post(listener_url + "/v1/chat/completions", json=body, headers=infer)
+            assert r.status_code == 200, r.text
+            assert r.json()["choices"][0]["message"]["content"].startswith("[e2e")
+            assert "x-rayfleet-replica" not in r.headers  # not through Serve
+        models = c.get(listener_url + "/v1/models", headers=infer).json()
+        assert "e2e-model" in [m["id"] for m in models["data"]]
+        openai_client = openai.OpenAI(base_url=listener_url + "/v1", api_key=keys[0], max_retries=0)
+        text = "".join(ch.choices[0].delta.content or "" for ch in openai_client.chat.completions.create(
+            model="e2e-model", messages=[{"role": "user", "content": "stream direct"}], stream=True,
+            extra_headers={"Cache-Control": "no-cache"}) if ch.choices)
+        assert "Hello from the upstream double" in text
+
+        requests_after = spent_after = 0.0
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            after = c.get(serve_url + "/llm/metrics", headers=admin).text
+            requests_after = _series_sum(after, "llm_proxy_requests_total")
+            spent_after = _series_sum(after, "llm_proxy_budget_consumed_usd")
+            if requests_after >= requests_before + 4 and spent_after > spent_before:
+                break
+            time.sleep(0.5)
+        assert requests_after >= requests_before + 4, (requests_before, requests_after)
+        assert spent_after > spent_before, (spent_before, spent_after)

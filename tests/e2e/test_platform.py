@@ -50,3 +50,40 @@ def test_health_table_and_replica_header(cluster, http):
         response = http.get(comp.route_prefix + comp.health_path)
         assert response.status_code == 200, f"{app}: {response.status_code}"
         assert response.headers.get("x-rayfleet-replica")
+
+
+def test_docs_pages_render_offline_in_a_browser(cluster):
+    """Swagger UI and ReDoc come from the cluster itself, never a CDN: they render with no internet."""
+    import os
+
+    import pytest
+
+    from rayfleet.catalog import COMPONENTS
+
+    chromium = "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        message = "chromium missing (scripts/system-deps.sh installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    external: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=args)
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: None if r.url.startswith(cluster.base_url) or r.url.startswith("data:")
+                    else external.append(r.url))
+            for app in cluster.apps:
+                comp = COMPONENTS[app]
+                if not comp.docs_path:
+                    continue
+                page.goto(cluster.base_url + comp.route_prefix + comp.docs_path)
+                page.locator(".opblock").first.wait_for(timeout=30_000)
+                assert page.locator(".opblock").count() > 0, f"{app}: Swagger UI shows no operations"
+        finally:
+            browser.close()
+    assert not external, f"docs pages reached outside the cluster: {external[:5]}"

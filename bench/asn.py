@@ -20,13 +20,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import secrets
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from deployments.asn import dataset, loader  # noqa: E402
 from deployments.asn.config import AsnConfig, RateLimitConfig  # noqa: E402
 from deployments.asn.store import AsnStore  # noqa: E402
+from rayfleet.launcher import Launched, launch  # noqa: E402
 
 LEVELS = (1, 16, 64)
 BENCH_RATE = "1000000000/minute"
@@ -161,44 +158,11 @@ def micro(store: AsnStore, n: int = 20000) -> list[str]:
     ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_cluster(work: Path, ingress: str, redis_url: str | None) -> tuple[subprocess.Popen, str, str]:
-    port = free_port()
-    env = {**os.environ, "RAYFLEET_PORT": str(port), "RAYFLEET_HOST": "127.0.0.1", "RAYFLEET_HOME": str(ROOT),
-           "RAYFLEET_STATE_DIR": str(work), "API_RATE_LIMIT": BENCH_RATE, "PYTHONUNBUFFERED": "1",
-           "RAYFLEET_INGRESS": ingress, **({"REDIS_URL": redis_url} if redis_url else {}),
-           # HAProxy's stats/metrics listeners default to fixed ports; other clusters may hold them
-           "RAY_SERVE_HAPROXY_STATS_PORT": str(free_port()), "RAY_SERVE_HAPROXY_METRICS_PORT": str(free_port())}
-    env.pop("RAY_ADDRESS", None)
-    log = open(work / "up.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "asn", "--timeout", "300"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 420
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError((work / "up.log").read_text()[-3000:])
-        if (work / "rayfleet.json").exists() and "rayfleet is up" in (work / "up.log").read_text():
-            state = json.loads((work / "rayfleet.json").read_text())
-            from rayfleet.secrets import read_secrets
-
-            return proc, state["base_url"], read_secrets(state["secrets"])["API_SECRET_KEY"]
-        time.sleep(0.5)
-    stop_cluster(proc)
-    raise RuntimeError("rayfleet up did not come up")
-
-
-def stop_cluster(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+def start_cluster(work: Path, ingress: str, redis_url: str | None) -> tuple[Launched, str]:
+    env = {"RAYFLEET_HOME": str(ROOT), "API_RATE_LIMIT": BENCH_RATE,
+           **({"REDIS_URL": redis_url} if redis_url else {})}
+    launched = launch(work, ["asn"], ingress=ingress, env=env, cwd=ROOT, timeout=300)
+    return launched, launched.secrets["API_SECRET_KEY"]
 
 
 async def bench_inprocess(seconds: float, paths: dict, redis_url: str | None) -> dict[tuple[str, int], Result]:
@@ -269,12 +233,13 @@ def main() -> int:
         if url:
             key = os.environ["API_SECRET_KEY"]
         else:
-            proc, url, key = start_cluster(Path(work), args.ingress, args.redis)
+            launched, key = start_cluster(Path(work), args.ingress, args.redis)
+            url = launched.base_url
         try:
             served = asyncio.run(bench_serve(url, key, args.seconds, paths))
         finally:
             if proc:
-                stop_cluster(proc)
+                launched.stop()
     print("== Serve vs in-process (throughput ratio; latency ratio at p50 / p99)")
     for (name, level), remote in served.items():
         mine = local[(name, level)]

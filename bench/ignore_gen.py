@@ -18,10 +18,7 @@ import argparse
 import json
 import os
 import random
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +32,7 @@ from deployments.ignore_gen.engine import Engine, Options  # noqa: E402
 from deployments.ignore_gen.fingerprint import ALWAYS, Fingerprint, normalise  # noqa: E402
 from deployments.ignore_gen.rules_table import load_rules_table  # noqa: E402
 from deployments.ignore_gen.templates import load_templates  # noqa: E402
+from rayfleet.launcher import launch  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
 RUNS = {1_000: 200, 10_000: 60, 100_000: 12}
@@ -120,35 +118,6 @@ def in_process(engine: Engine) -> list[tuple[int, tuple[float, float], tuple[flo
     return rows
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_cluster(workdir: Path) -> tuple[subprocess.Popen, str]:
-    env = dict(os.environ, RAYFLEET_PORT=str(free_port()), RAYFLEET_STATE_DIR=str(workdir))
-    env.pop("RAY_ADDRESS", None)
-    log = open(workdir / "up.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "ignore_gen"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    state = workdir / "rayfleet.json"
-    deadline = time.monotonic() + 300
-    while not (state.exists() and "rayfleet is up" in (workdir / "up.log").read_text()):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"rayfleet up failed, see {workdir / 'up.log'}")
-        time.sleep(0.5)
-    return proc, json.loads(state.read_text())["base_url"]
-
-
-def stop_cluster(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=90)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 def through_serve(base_url: str) -> list[tuple[int, tuple[float, float], tuple[float, float]]]:
     import httpx
 
@@ -182,18 +151,19 @@ def main() -> None:
     if args.no_serve:
         return
     url = os.environ.get("RAYFLEET_URL")
-    proc = None
+    launched = None
     tmp = tempfile.TemporaryDirectory()
     if not url:
-        proc, url = start_cluster(Path(tmp.name))
+        launched = launch(Path(tmp.name), ["ignore_gen"], cwd=ROOT)
+        url = launched.base_url
     try:
         print(f"\nthrough Serve at {url}: POST /ignore/generate (tree as JSON) vs GET /ignore/healthz (HTTP floor)")
         print(f"{'paths':>8} {'gen p50':>10} {'gen p99':>10} {'floor p50':>10} {'floor p99':>10} {'gen/floor':>10}")
         for size, (g50, g99), (h50, h99) in through_serve(url):
             print(f"{size:>8} {g50:>9.2f}ms {g99:>9.2f}ms {h50:>9.2f}ms {h99:>9.2f}ms {g50 / h50:>9.1f}x")
     finally:
-        if proc is not None:
-            stop_cluster(proc)
+        if launched is not None:
+            launched.stop()
         tmp.cleanup()
 
 

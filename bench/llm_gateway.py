@@ -30,15 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import Result, ratio, run  # noqa: E402
 
+from rayfleet.launcher import Launched, free_port, launch  # noqa: E402
+
 LITELLM_VENV = ROOT / "bench" / ".venv-litellm"
 MODEL = "bench-model"
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say hello to the benchmark."}], "max_tokens": 16}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 300) -> None:
@@ -74,13 +70,10 @@ def start_double(workdir: Path) -> tuple[subprocess.Popen, int]:
     return proc, port
 
 
-def start_rayfleet(workdir: Path, upstream: int) -> tuple[subprocess.Popen, str, str, str]:
-    port = free_port()
+def start_rayfleet(workdir: Path, upstream: int) -> tuple[Launched, str, str, str]:
     direct_port = free_port()
-    env = dict(os.environ, RAYFLEET_PORT=str(port), RAYFLEET_STATE_DIR=str(workdir / "rf"),
-               RAYFLEET_LOG_LEVEL="WARNING")
-    env.pop("RAY_ADDRESS", None)
-    env.update({
+    env = {
+        "RAYFLEET_LOG_LEVEL": "WARNING",
         "LLM_GATEWAY__ENDPOINTS__BENCH__BASE_URL": f"http://127.0.0.1:{upstream}/v1",
         "LLM_GATEWAY__ENDPOINTS__BENCH__MODELS": json.dumps([MODEL]),
         "LLM_GATEWAY__CACHING__ENABLED": "false",
@@ -93,25 +86,11 @@ def start_rayfleet(workdir: Path, upstream: int) -> tuple[subprocess.Popen, str,
         "LLM_GATEWAY__SERVER__HOST": "127.0.0.1",
         "LLM_GATEWAY__SERVER__PORT": str(direct_port),
         "LLM_GATEWAY__SERVER__LISTENER__ENABLED": "true",
-    })
-    proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "llm_gateway"], cwd=ROOT,
-                            env=env, stdout=open(workdir / "rayfleet.log", "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    state = workdir / "rf" / "rayfleet.json"
-    deadline = time.monotonic() + 300
-    while not state.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"rayfleet up failed, see {workdir / 'rayfleet.log'}")
-        time.sleep(0.5)
-    info = json.loads(state.read_text())
-    secrets = {}
-    for line in Path(info["secrets"]).read_text().splitlines():
-        if "=" in line and not line.startswith("#"):
-            name, _, value = line.partition("=")
-            secrets[name] = value
-    wait_listener(info["base_url"] + "/llm/health", f"http://127.0.0.1:{direct_port}")
-    return (proc, info["base_url"] + "/llm/v1", f"http://127.0.0.1:{direct_port}/v1",
-            secrets["LLM_PROXY_API_KEYS"].split(",")[0])
+    }
+    launched = launch(workdir / "rf", ["llm_gateway"], env=env, cwd=ROOT, timeout=300)
+    wait_listener(launched.base_url + "/llm/health", f"http://127.0.0.1:{direct_port}")
+    return (launched, launched.base_url + "/llm/v1", f"http://127.0.0.1:{direct_port}/v1",
+            launched.secrets["LLM_PROXY_API_KEYS"].split(",")[0])
 
 
 def wait_listener(health: str, url: str, timeout: float = 60) -> None:
@@ -212,7 +191,7 @@ def main() -> None:
                 p50, p99 = asyncio.run(header_overhead(base, rf_key))
                 print(f"rayfleet {label} x-rayfleet-overhead-ms header (sequential): "
                       f"p50 {p50:.2f} ms  p99 {p99:.2f} ms")
-            stop(rf_proc)
+            rf_proc.stop()
             if not args.skip_litellm:
                 ll_proc, ll_base, ll_key = start_litellm(work, up_port, args.litellm_workers)
                 procs.append(ll_proc)

@@ -19,13 +19,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import signal
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,44 +29,20 @@ from pathlib import Path
 
 import httpx
 
+from rayfleet.launcher import Launched, free_port, launch
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
 BULK = 20
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_cluster(workdir: Path, ingress: str) -> tuple[subprocess.Popen, str, str, dict]:
+def start_cluster(workdir: Path, ingress: str) -> tuple[Launched, dict]:
     sim_port = free_port()
-    env = dict(os.environ, RAYFLEET_PORT=str(free_port()), RAYFLEET_STATE_DIR=str(workdir),
-               LXC_SIM_PORT=str(sim_port), RAYFLEET_LOG_LEVEL="WARNING", RAYFLEET_INGRESS=ingress)
-    env.pop("RAY_ADDRESS", None)
-    log = open(workdir / "up.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "rayfleet.cli", "up", "--only", "lxc"], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    state = workdir / "rayfleet.json"
-    deadline = time.monotonic() + 300
-    while not (state.exists() and "rayfleet is up" in (workdir / "up.log").read_text()):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("rayfleet up failed:\n" + (workdir / "up.log").read_text()[-3000:])
-        time.sleep(0.5)
-    secrets = dict(line.split("=", 1) for line in (workdir / "secrets.env").read_text().splitlines()
-                   if "=" in line and not line.startswith("#"))
+    launched = launch(workdir, ["lxc"], ingress=ingress, cwd=ROOT, timeout=300,
+                      env={"LXC_SIM_PORT": str(sim_port), "RAYFLEET_LOG_LEVEL": "WARNING"})
     sim = {"port": sim_port, "key": str(workdir / "lxc-sim" / "client_key"),
            "known_hosts": str(workdir / "lxc-sim" / "known_hosts")}
-    return proc, json.loads(state.read_text())["base_url"], secrets["LXC_API_KEY"].strip().strip('"'), sim
-
-
-def stop_cluster(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=90)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+    return launched, sim
 
 
 def pct(values: list[float], q: float) -> float:
@@ -139,7 +111,8 @@ def main() -> None:
                         help="Serve ingress of the cluster under test (rayfleet up --ingress)")
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()
-    proc, base, key, sim = start_cluster(Path(tmp.name), args.ingress)
+    launched, sim = start_cluster(Path(tmp.name), args.ingress)
+    base, key = launched.base_url, launched.secrets["LXC_API_KEY"]
     print(f"rayfleet up --only lxc ({args.ingress} ingress) at {base}; pve-sim on 127.0.0.1:{sim['port']}")
     try:
         with httpx.Client(base_url=base, headers={"X-API-Key": key}, timeout=300, trust_env=False) as client:
@@ -172,7 +145,7 @@ def main() -> None:
             print(f"ratio (baseline/ours p50): {statistics.median(base_bulk) / statistics.median(ours_bulk):.1f}x")
             client.post("/lxc/api/v1/lxc/instances/terminate", json={"instance_ids": ids})
     finally:
-        stop_cluster(proc)
+        launched.stop()
         tmp.cleanup()
 
 

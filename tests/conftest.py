@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rayfleet import state
+from rayfleet.launcher import free_port  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -32,12 +33,6 @@ def require_server(name: str, host: str, port: int) -> None:
     if in_ci():
         pytest.fail(message)
     pytest.skip(message)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

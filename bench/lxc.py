@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=5, help="bulk-start rounds for each side")
     parser.add_argument("--ingress", choices=("haproxy", "proxy"),
-                        default=os.environ.get("RAYFLEET_INGRESS", "haproxy"),
+                        default=os.environ.get("RAYFLEET_INGRESS", "proxy"),
                         help="Serve ingress of the cluster under test (rayfleet up --ingress)")
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()

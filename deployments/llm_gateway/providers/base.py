@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,21 +57,24 @@ def prompt_text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-class Adapter:
+class Adapter(abc.ABC):
     """One upstream wire format. Subclasses translate requests, responses and streams."""
 
     name = "base"
     kinds: frozenset[str] = frozenset({"chat", "completions", "embeddings"})
 
+    @abc.abstractmethod
     def build(self, kind: Kind, body: dict[str, Any], model: str, key: str | None, base_url: str,
               stream_usage: bool) -> UpstreamRequest:
-        raise NotImplementedError
+        """Implemented by each wire format."""
 
+    @abc.abstractmethod
     def parse(self, kind: Kind, data: dict[str, Any], model: str) -> tuple[dict[str, Any], Usage | None]:
-        raise NotImplementedError
+        """Implemented by each wire format."""
 
+    @abc.abstractmethod
     def stream(self, kind: Kind, model: str, client_wants_usage: bool) -> "StreamTranslator":
-        raise NotImplementedError
+        """Implemented by each wire format."""
 
     def models_url(self, base_url: str) -> str:
         return f"{base_url}/models"
@@ -135,7 +139,7 @@ class Reassembler:
                 "choices": choices, "usage": usage_obj}
 
 
-class StreamTranslator:
+class StreamTranslator(abc.ABC):
     """Turns upstream SSE events into OpenAI ``data:`` lines for the client.
 
     ``feed`` returns the bytes to send (possibly none) and raises
@@ -151,8 +155,9 @@ class StreamTranslator:
         self.usage: Usage | None = None
         self.reassembler = Reassembler(kind)
 
+    @abc.abstractmethod
     def feed(self, event: SSEEvent) -> list[bytes]:
-        raise NotImplementedError
+        """Implemented by each wire format."""
 
     def final_usage(self, prompt_estimate: int) -> Usage:
         if self.usage is not None:

@@ -161,6 +161,19 @@ def reference_fts_peer(store: Store, matches: list[str]) -> list[float]:
     return timed(lambda q: store.conn.execute(sql, (q, "user")).fetchall(), matches)
 
 
+def slowest(store: Store, queries: list[str], times: list[float], n: int = 10) -> list[dict]:
+    """The n slowest full-text queries: time, MATCH expression and how many memories match it."""
+    from deployments.memory.query import build_match
+
+    out = []
+    for t, q in sorted(zip(times, queries), reverse=True)[:n]:
+        match = build_match(q)
+        count = store.conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                                   (match,)).fetchone()[0] if match else 0
+        out.append({"ms": round(t * 1000, 2), "query": q, "match": match, "matches": count})
+    return out
+
+
 def cli_start(env: dict[str, str], key: str, runs: int) -> list[float]:
     mem_bin = Path(sys.executable).parent / "mem"
     cmd = [str(mem_bin)] if mem_bin.exists() else [sys.executable, "-m", "deployments.memory.cli"]
@@ -190,7 +203,9 @@ def run_size(size: int, paragraphs: list[str], extra: list[str], n_queries: int,
     hits = [text_mem.search(q, 10)["count"] for q in queries[:50]]
     res: dict = {"size": size, "build_s": round(build_s, 1)}
     timed(lambda q: text_mem.search(q, 10), queries[:20])  # warm the page cache
-    res["search_text"] = summary(timed(lambda q: text_mem.search(q, 10), queries))
+    text_times = timed(lambda q: text_mem.search(q, 10), queries)
+    res["search_text"] = summary(text_times)
+    res["search_text_slowest"] = slowest(text_mem.store, queries, text_times)
     res["search_text_found_pct"] = round(100 * sum(h > 0 for h in hits) / len(hits), 1)
     res["search_hybrid_cold"] = summary(timed(lambda q: hybrid_mem.search(q, 10), queries[:1]))  # builds the cache
     res["search_hybrid"] = summary(timed(lambda q: hybrid_mem.search(q, 10), queries[1:max(21, n_queries // 3)]))
@@ -244,6 +259,10 @@ def report(results: list[dict]) -> None:
     print(f"{'size':>8} " + " ".join(f"{c:>22}" for c in cols))
     for r in results:
         print(f"{r['size']:>8} " + " ".join(f"{r[c]['p50']:>10.2f} / {r[c]['p99']:>8.2f}" for c in cols))
+    for r in results:
+        print(f"\n{r['size']}: slowest full-text queries (ms, matching memories, MATCH expression)")
+        for q in r["search_text_slowest"]:
+            print(f"  {q['ms']:8.2f} {q['matches']:7d}  {q['match']}")
     print("\ntargets: full-text p99 < 10 ms at 100k; `mem get` < 150 ms from process start")
     for r in results:
         fts, ref = r["search_text"], r["peer_reference_fts"]

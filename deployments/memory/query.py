@@ -8,6 +8,9 @@ Rules (documented in README.md):
 - `"quoted text"` is an exact phrase (no prefix);
 - a chunk starting with `-` is excluded (`NOT`), when something else is searched;
 - an upper-case `OR` between chunks makes alternatives;
+- in each AND group, bare stop-words are dropped when another term remains, and
+  a one-word term implied by another term (a repeat, or a prefix of another
+  word) is dropped: both only make FTS5 walk long posting lists;
 - FTS5 syntax typed by the user (`AND`, `NEAR`, `col:`, `*`, `^`, parentheses)
   is only text: every word is emitted inside double quotes.
 The result never makes FTS5 raise; text without any word gives `None`.
@@ -33,9 +36,61 @@ def _phrase(tokens: list[str], prefix: bool) -> str:
     return f'"{body}"*' if prefix else f'"{body}"'
 
 
+class _Term:
+    """One positive or negative chunk of the query: its words, and how it was typed."""
+
+    __slots__ = ("tokens", "prefix", "bare")
+
+    def __init__(self, tokens: list[str], prefix: bool, bare: bool) -> None:
+        self.tokens, self.prefix, self.bare = tokens, prefix, bare
+
+    def expr(self) -> str:
+        return _phrase(self.tokens, self.prefix)
+
+    def is_stopword(self) -> bool:
+        """A bare (unquoted) chunk that is one stop-word, e.g. `the`, `with`."""
+        return self.bare and len(self.tokens) == 1 and self.tokens[0] in STOPWORDS
+
+    def implies(self, other: "_Term") -> bool:
+        """Every memory matching self also matches `other` (a one-word term)."""
+        if len(other.tokens) != 1:
+            return False
+        word = other.tokens[0]
+        if other.prefix:
+            return any(t.startswith(word) for t in self.tokens)
+        exact = self.tokens if not self.prefix else self.tokens[:-1]
+        return word in exact
+
+
+def _simplify(group: list[_Term]) -> list[_Term]:
+    """Drop the terms of an AND group that only cost time (README, "Ranking").
+
+    1. Stop-words typed as bare words are dropped when the group has another
+       term; a group made only of stop-words keeps them, and quoted phrases are
+       never touched.
+    2. A one-word term implied by another term of the group (a repeat, or a
+       prefix of another word: `impo import` -> `import`) is dropped.
+    """
+    if any(not t.is_stopword() for t in group):
+        group = [t for t in group if not t.is_stopword()]
+    kept: list[_Term] = []
+    for i, term in enumerate(group):
+        implied = False
+        for j, other in enumerate(group):
+            if i == j or not other.implies(term):
+                continue
+            # Two terms implying each other (exact repeats): keep the first one.
+            if not term.implies(other) or j < i:
+                implied = True
+                break
+        if not implied:
+            kept.append(term)
+    return kept
+
+
 def build_match(text: str) -> str | None:
-    groups: list[list[str]] = [[]]
-    negatives: list[str] = []
+    groups: list[list[_Term]] = [[]]
+    negatives: list[_Term] = []
     count = 0
     for match in _CHUNK.finditer(text):
         if count >= MAX_TERMS:
@@ -44,7 +99,7 @@ def build_match(text: str) -> str | None:
         if quoted is not None:
             tokens = words(quoted)
             if tokens:
-                groups[-1].append(_phrase(tokens, prefix=False))
+                groups[-1].append(_Term(tokens, prefix=False, bare=False))
                 count += 1
             continue
         if bare == "OR":
@@ -55,16 +110,16 @@ def build_match(text: str) -> str | None:
         tokens = words(bare[1:] if negate else bare)
         if not tokens:
             continue
-        term = _phrase(tokens, prefix=True)
+        term = _Term(tokens, prefix=True, bare=True)
         (negatives if negate else groups[-1]).append(term)
         count += 1
-    groups = [g for g in groups if g]
+    groups = [_simplify(g) for g in groups if g]
     if not groups:
         return None
-    parts = [" AND ".join(g) if len(g) == 1 else "(" + " AND ".join(g) + ")" for g in groups]
+    parts = [g[0].expr() if len(g) == 1 else "(" + " AND ".join(t.expr() for t in g) + ")" for g in groups]
     expr = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
     if negatives:
-        expr = f"{expr} NOT ({' OR '.join(negatives)})"
+        expr = f"{expr} NOT ({' OR '.join(t.expr() for t in negatives)})"
     return expr
 
 

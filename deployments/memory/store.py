@@ -35,8 +35,10 @@ SORTS = {
 # (schema V5): a word in the key or the tags says more about a memory than the
 # same word somewhere in its value.
 MAX_DEPTH = 16
-# Up to this many matches, one join ranks them all; above, the top-n path is cheaper.
-JOIN_MAX_MATCHES = 2000
+# BM25 ranks the pinned matches and the CANDIDATES most recently created
+# matches (README, "Ranking"): scoring every match of a very common word
+# costs FTS5 ~2 µs a row, 20-60 ms for a word found in 10-30% of 100k memories.
+CANDIDATES = 1000
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -393,11 +395,10 @@ class Store:
         """BM25 full-text hits; each record gains `score` (higher is better) and `snippet`.
 
         Order: pinned first, then rank (BM25, column weights 3/1/2), then most recent
-        update, then newest id. Up to JOIN_MAX_MATCHES matches are ranked by one
-        join; for a very common word the pinned matches are ranked apart and the
-        others come from FTS5's `ORDER BY rank LIMIT n`, widened until enough
-        survive the scope and archived filters, so the word does not join every
-        matching row to the table.
+        update, then newest id, among the candidates: the CANDIDATES most recently
+        created active matches of the scope (every match when there are fewer)
+        plus every pinned match, so a very common word never makes FTS5 score
+        tens of thousands of rows.
         """
         try:
             hits = self._ranked_ids(scope, match, limit, pinned_first)
@@ -419,62 +420,47 @@ class Store:
     def _ranked_ids(self, scope: str, match: str, limit: int, pinned_first: bool) -> list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
         scope_args: tuple = () if scope == ALL_SCOPES else (scope,)
-        match_ids = [r[0] for r in self.conn.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?", (match, JOIN_MAX_MATCHES + 1))]
-        if not match_ids:
+        # BM25 over the newest CANDIDATES active matches of the scope (all of them
+        # when there are fewer; FTS5 walks its doclists newest first and stops there,
+        # computing the rank of the rows it returns only) plus every older pinned match.
+        rows = self.conn.execute(
+            "SELECT m.id, rank, m.pinned, m.updated_at FROM memories_fts CROSS JOIN memories m "
+            "ON m.id = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql.replace('scope', 'm.scope')} "
+            "ORDER BY memories_fts.rowid DESC LIMIT ?", (match, *scope_args, CANDIDATES)).fetchall()
+        if not rows:
             return []
-        if len(match_ids) <= JOIN_MAX_MATCHES:
-            order = "m.pinned DESC, rank" if pinned_first else "rank"
-            rows = self.conn.execute(
-                "SELECT m.id, rank FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql.replace('scope', 'm.scope')} "
-                f"ORDER BY {order}, m.updated_at DESC, m.id DESC LIMIT ?", (match, *scope_args, limit))
-            return [(r[0], r[1]) for r in rows]
-        # A very common word: rank the few pinned matches, take the rest from FTS5's top-n.
-        pinned: list[tuple[int, float, int]] = []
-        if pinned_first:
-            matched = {r[0] for r in self.conn.execute(
-                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (match,))}
-            pinned_ids = [r[0] for r in self.conn.execute(
-                f"SELECT id FROM memories WHERE pinned = 1 AND archived = 0{scope_sql}", scope_args)
-                if r[0] in matched]
-            for start in range(0, len(pinned_ids), 500):
-                chunk = pinned_ids[start:start + 500]
-                marks = ",".join("?" * len(chunk))
-                ranked = self.conn.execute(
-                    f"SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({marks})",
-                    (match, *chunk)).fetchall()
-                pinned += self._with_updated(ranked)
-        pinned.sort(key=lambda h: (h[1], -h[2], -h[0]))
-        wanted = limit - len(pinned)
-        others: list[tuple[int, float, int]] = []
-        depth = max(20, wanted * 2)
-        while wanted > 0:
-            ranked = self.conn.execute(
-                "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
-                (match, depth)).fetchall()
-            others = self._with_updated(ranked, scope_sql, scope_args, exclude_pinned=pinned_first)
-            if len(others) >= wanted or len(ranked) < depth:
-                break
-            depth *= 4
-        others.sort(key=lambda h: (h[1], -h[2], -h[0]))
-        return [(i, r) for i, r, _ in (pinned + others[:max(0, wanted)])][:limit]
+        hits = [(r[0], r[1], r[2] if pinned_first else 0, r[3]) for r in rows]
+        if pinned_first and len(rows) == CANDIDATES and (scope == ALL_SCOPES or self.conn.execute(
+                "SELECT 1 FROM memories WHERE scope = ? AND archived = 0 AND pinned = 1 AND id < ? LIMIT 1",
+                (scope, rows[-1][0])).fetchone()):
+            # One walk over the older matches; FTS5 ranks only those that pass the filter
+            # (`+rowid`: an IN list handed to FTS5 would restart the query once per value).
+            older = self.conn.execute(
+                "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? AND rowid < ? "
+                f"AND +rowid IN (SELECT id FROM memories WHERE pinned = 1 AND archived = 0{scope_sql})",
+                (match, rows[-1][0], *scope_args)).fetchall()
+            hits += self._with_updated(older, scope_sql, scope_args, with_pinned=True)
+        hits.sort(key=lambda h: (-h[2], h[1], -h[3], -h[0]))
+        return [(h[0], h[1]) for h in hits[:limit]]
 
     def _with_updated(self, ranked: list, scope_sql: str = "", scope_args: tuple = (),
-                      exclude_pinned: bool = False) -> list[tuple[int, float, int]]:
-        """(id, rank, updated_at) of the active rows among `ranked`, filtered by scope."""
+                      with_pinned: bool = False) -> list[tuple]:
+        """(id, rank, [pinned,] updated_at) of the active rows among `ranked`, filtered by scope."""
         if not ranked:
             return []
         rank_of = dict(ranked)
-        keep: list[tuple[int, float, int]] = []
+        keep: list[tuple] = []
         ids = list(rank_of)
         for start in range(0, len(ids), 900):
             chunk = ids[start:start + 900]
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
-                f"SELECT id, updated_at FROM memories WHERE id IN ({marks}) AND archived = 0"
-                f"{' AND pinned = 0' if exclude_pinned else ''}{scope_sql}", (*chunk, *scope_args))
-            keep += [(r[0], rank_of[r[0]], r[1]) for r in rows]
+                # `+` keeps the planner on the id lookups instead of scanning the scope's index.
+                f"SELECT id, pinned, updated_at FROM memories WHERE id IN ({marks}) AND +archived = 0"
+                f"{scope_sql.replace('scope', '+scope')}", (*chunk, *scope_args))
+            keep += [(r[0], rank_of[r[0]], r[1], r[2]) if with_pinned else (r[0], rank_of[r[0]], r[2])
+                     for r in rows]
         return keep
 
     def _like_search(self, scope: str, match: str, limit: int) -> list[dict]:

@@ -70,3 +70,33 @@ def test_any_text_never_breaks_fts(fts):
 def test_tokens():
     assert words("Prod-3_server, Café!") == ["prod", "3", "server", "café"]
     assert content_tokens("The server is on the host") == {"server", "host"}
+
+
+def test_bare_stopwords_are_dropped_when_another_term_remains(fts):
+    assert build_match("the deploy") == build_match("deploy") == '"deploy"*'
+    assert build_match("deploy with the server") == build_match("deploy server")
+    assert hits(fts, "the deploy") == hits(fts, "deploy")
+    # a query made only of stop-words keeps them all
+    assert build_match("the") == '"the"*'
+    assert build_match("to the") == '("to"* AND "the"*)'
+    assert hits(fts, "with the") == ["deploy the prod-3 server with make deploy"]
+    # quoted phrases keep their stop-words, and make a bare stop-word redundant
+    assert build_match('"deploy the prod"') == '"deploy the prod"'
+    assert build_match('the "deploy the prod"') == '"deploy the prod"'
+    assert hits(fts, '"the server"') == []
+    # only stop-words typed as one bare word go: a chunk like `the-end` is a phrase
+    assert build_match("the-end deploy") == '("the end"* AND "deploy"*)'
+    # each OR alternative is simplified alone; exclusions are never dropped
+    assert build_match("the OR server") == '("the"* OR "server"*)'
+    assert build_match("a server OR the staging") == '("server"* OR "staging"*)'
+    assert build_match("server -the") == '"server"* NOT ("the"*)'
+
+
+def test_implied_terms_are_dropped(fts):
+    assert build_match("impo import") == build_match("import impo") == '"import"*'
+    assert build_match("deploy deploy") == '"deploy"*'
+    assert build_match("prod prod-3") == '"prod 3"*'  # "prod 3"* contains the word prod
+    assert build_match('"deploy" deploy') == '"deploy"'  # the exact word implies its prefix
+    assert build_match('"deploy" deployment') == '("deploy" AND "deployment"*)'  # not implied
+    assert build_match("ser server-x") == '"server x"*'
+    assert hits(fts, "serv server") == hits(fts, "server")

@@ -188,15 +188,16 @@ def test_dimension_mismatch_is_skipped(tmp_path, embed_server):
     assert res["results"][0]["vector_score"] is None
 
 
-@pytest.mark.parametrize("join_max", [0, 10**9])
-def test_both_ranking_paths_agree_with_the_rule(memory, monkeypatch, join_max):
-    """The top-n path (very common words) and the join path give the documented order."""
+@pytest.mark.parametrize("candidates", [10**9, 40, 7])
+def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candidates):
+    """Pinned first, then BM25, update time and id, over the candidates: the newest
+    CANDIDATES active matches of the scope (all when fewer) plus every pinned match."""
     import random
 
     from deployments.memory import store as store_mod
     from deployments.memory.query import build_match
 
-    monkeypatch.setattr(store_mod, "JOIN_MAX_MATCHES", join_max)
+    monkeypatch.setattr(store_mod, "CANDIDATES", candidates)
     rng = random.Random(3)
     vocab = ["alpha", "beta", "gamma", "delta", "common", "word", "note", "deploy"]
     for i in range(300):
@@ -213,17 +214,48 @@ def test_both_ranking_paths_agree_with_the_rule(memory, monkeypatch, join_max):
             memory.store.conn.execute("UPDATE memories SET archived = 1 WHERE scope = ? AND key = ?",
                                       (scope, f"k{i}"))
     conn = memory.store.conn
-    for query in ("common", "alpha delta", "note"):
+    for query in ("common", "alpha delta", "note", "zzz"):
         match = build_match(query)
         for scope in ("user", "*"):
             scope_sql = "" if scope == "*" else " AND m.scope = 'user'"
+            base = ("FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid "
+                    f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql} ")
+            newest = [r[0] for r in conn.execute(f"SELECT m.id {base} ORDER BY m.id DESC LIMIT ?",
+                                                 (match, candidates))]
+            marks = ",".join("?" * len(newest)) or "NULL"
             expected = [r[0] for r in conn.execute(
-                "SELECT m.key FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql} "
+                f"SELECT m.key {base} AND (m.pinned = 1 OR m.id IN ({marks})) "
                 "ORDER BY m.pinned DESC, bm25(memories_fts, 3.0, 1.0, 2.0), m.updated_at DESC, m.id DESC LIMIT 15",
-                (match,))]
+                (match, *newest))]
             got = [r["key"] for r in memory.store.text_search(scope, match, 15)]
             assert got == expected, (query, scope)
+            pins = [bool(r["pinned"]) for r in memory.store.text_search(scope, match, 15)]
+            assert pins == sorted(pins, reverse=True) and (query == "zzz" or any(pins)), (query, scope)
+            if candidates >= 300:  # every match is a candidate: plain BM25 over all of them
+                full = [r[0] for r in conn.execute(
+                    f"SELECT m.key {base} ORDER BY m.pinned DESC, bm25(memories_fts, 3.0, 1.0, 2.0), "
+                    "m.updated_at DESC, m.id DESC LIMIT 15", (match,))]
+                assert got == full
+
+
+def test_stopwords_do_not_change_what_is_found(memory):
+    """"the deploy" finds what "deploy" finds, ranked the same; stop-words alone still search."""
+    fill(memory)
+    memory.save("the-who", "The Who played at the stadium", "music")
+    assert keys(memory.search("the deploy")) == keys(memory.search("deploy"))
+    assert keys(memory.search("deploy with the")) == keys(memory.search("deploy"))
+    assert keys(memory.search("coffee on the floor")) == keys(memory.search("coffee floor")) == ["coffee"]
+    only_stop = keys(memory.search("the who"))
+    assert only_stop[0] == "the-who"
+    assert keys(memory.search('"the who"')) == ["the-who"]  # quoted: stop-words kept, exact phrase
+    assert keys(memory.search('"at the stadium"')) == ["the-who"]
+    assert keys(memory.search('"at the coffee"')) == []
+
+
+def test_implied_words_do_not_change_what_is_found(memory):
+    fill(memory)
+    assert keys(memory.search("depl deploy")) == keys(memory.search("deploy"))
+    assert keys(memory.search("prod production")) == keys(memory.search("production"))
 
 
 def test_snippet_marks_matches():

@@ -20,14 +20,19 @@ from tests.conftest import ROOT
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory) -> Launched:
     apps = os.environ.get("RAYFLEET_E2E_APPS")
+    state_dir = tmp_path_factory.mktemp("rayfleet-e2e")
     env = {
         "RAYFLEET_HOST": "127.0.0.1",
         "RAYFLEET_HOME": str(ROOT),
         # components that bind their own data-plane ports get free ones in tests
         "LLM_GATEWAY__SERVER__PORT": os.environ.get("LLM_GATEWAY__SERVER__PORT", str(free_port())),
+        # records, cache and registry of this run stay out of the project's var/ (a user's
+        # `make up` keeps its data there); the ASN dataset cache in var/asn is shared on purpose
+        "LLM_GATEWAY__DATA_DIR": str(state_dir / "llm_gateway"),
+        "LXC__AUDIT_LOG": str(state_dir / "lxc" / "audit.log"),
+        "LXC__CONF_BACKUP_DIR": str(state_dir / "lxc" / "conf-backups"),
     }
-    launched = launch(tmp_path_factory.mktemp("rayfleet-e2e"), apps.split(",") if apps else None,
-                      env=env, cwd=ROOT, timeout=300)
+    launched = launch(state_dir, apps.split(",") if apps else None, env=env, cwd=ROOT, timeout=300)
     yield launched
     launched.stop()
 

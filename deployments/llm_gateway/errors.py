@@ -7,6 +7,7 @@ envelope so the official SDKs raise their typed exceptions:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi.responses import JSONResponse
@@ -68,3 +69,14 @@ def sse_error_event(message: str, code: str = "upstream_error") -> bytes:
 
     payload = {"error": {"message": message, "type": "api_error", "code": code, "param": None}}
     return b"data: " + json.dumps(payload).encode() + b"\n\ndata: [DONE]\n\n"
+
+
+def json_object(raw: bytes) -> dict:
+    """A request body that must be one JSON object, else 400 `invalid_json`."""
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        raise GatewayError(400, "Request body is not valid JSON", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise GatewayError(400, "Request body must be a JSON object", code="invalid_json")
+    return data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 from typing import Any, AsyncIterator
@@ -17,7 +16,7 @@ from deployments.llm_gateway.auth import Authenticator
 from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
 from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
 from deployments.llm_gateway.discovery import Found, discover
-from deployments.llm_gateway.errors import GatewayError, error_response, sse_error_event
+from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
@@ -270,12 +269,7 @@ class Gateway:
         raw = await ctx.request.body()
         if sec.enabled and len(raw) > limit:
             raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            raise GatewayError(400, "Request body is not valid JSON", code="invalid_json") from None
-        if not isinstance(body, dict):
-            raise GatewayError(400, "Request body must be a JSON object", code="invalid_json")
+        body = json_object(raw)
         depth = sec.max_nesting_depth
         if sec.enabled and depth > 0 and (raw.count(b"{") + raw.count(b"[")) > depth \
                 and _json_depth_exceeds(body, depth):

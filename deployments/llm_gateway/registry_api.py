@@ -15,7 +15,6 @@ Unknown ids answer 404 ``registry_entry_not_found``; an unavailable store 503.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit
 
@@ -24,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import JSONResponse
 
 from deployments.llm_gateway.discovery import discover
-from deployments.llm_gateway.errors import GatewayError
+from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.registry import EntryIn, PriorityIn, ProbeFailed, entry_id, probe, public_view
 from rayfleet.logs import get_logger
@@ -36,13 +35,7 @@ M = TypeVar("M", bound=BaseModel)
 
 async def _body(request: Request, model: type[M]) -> M:
     """Parse the JSON body after authentication, so a bad key is refused before bad input is."""
-    raw = await request.body()
-    try:
-        data = json.loads(raw) if raw else None
-    except ValueError:
-        raise GatewayError(400, "Request body is not valid JSON", code="invalid_json") from None
-    if not isinstance(data, dict):
-        raise GatewayError(400, "Request body must be a JSON object", code="invalid_json")
+    data = json_object(await request.body())
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -20,6 +20,16 @@ from rayfleet.logs import get_logger
 log = get_logger("llm_gateway")
 
 
+async def flush_forever(flush: Callable[[], Awaitable[None]], interval: float, failure: str) -> None:
+    """Call `flush` every `interval` seconds; a failure is logged and retried next time."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await flush()
+        except Exception:
+            log.warning(failure, exc_info=True)
+
+
 class BreakerClient:
     def __init__(self, handle: Any, refresh_interval: float = 0.25,
                  on_event: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None) -> None:
@@ -154,12 +164,7 @@ class TokenLeases:
                 await self.handle.release.remote(key, amount)
 
     async def run(self, interval: float = 0.25) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.flush()
-            except Exception:
-                log.warning("rate-limit lease flush failed", exc_info=True)
+        await flush_forever(self.flush, interval, "rate-limit lease flush failed")
 
 
 class BudgetLeases:
@@ -236,9 +241,4 @@ class BudgetLeases:
         self._apply(state)
 
     async def run(self, interval: float = 0.25) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.flush()
-            except Exception:
-                log.warning("budget flush failed", exc_info=True)
+        await flush_forever(self.flush, interval, "budget flush failed")

@@ -49,6 +49,14 @@ def _text(value: Any, field: str) -> str:
     return value
 
 
+def _match(value: Any, field: str, pattern: re.Pattern[str], rule: str) -> str:
+    """`value` as a string that `pattern` matches whole, else 400 "'field' must <rule>"."""
+    text = _text(value, field)
+    if not pattern.fullmatch(text):
+        raise Invalid(f"'{field}' must {rule}")
+    return text
+
+
 def vmid(value: Any, field: str = "instance_id") -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
@@ -71,31 +79,19 @@ def vmids(value: Any, field: str = "instance_ids") -> list[str]:
 
 
 def hostname(value: Any, field: str = "hostname") -> str:
-    text = _text(value, field)
-    if not _HOSTNAME.fullmatch(text):
-        raise Invalid(f"'{field}' must be letters, digits and inner hyphens (at most 50 characters)")
-    return text
+    return _match(value, field, _HOSTNAME, "be letters, digits and inner hyphens (at most 50 characters)")
 
 
 def node(value: Any, field: str = "target_host") -> str:
-    text = _text(value, field)
-    if not _NODE.fullmatch(text):
-        raise Invalid(f"'{field}' must be a cluster node name")
-    return text
+    return _match(value, field, _NODE, "be a cluster node name")
 
 
 def storage(value: Any, field: str = "storage") -> str:
-    text = _text(value, field)
-    if not _STORAGE.fullmatch(text):
-        raise Invalid(f"'{field}' must be a storage identifier")
-    return text
+    return _match(value, field, _STORAGE, "be a storage identifier")
 
 
 def volid(value: Any, field: str = "image_id") -> str:
-    text = _text(value, field)
-    if not _VOLID.fullmatch(text):
-        raise Invalid(f"'{field}' must be a template volume id such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst")
-    return text
+    return _match(value, field, _VOLID, "be a template volume id such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst")
 
 
 def disk_size(value: Any, field: str = "storage_size", relative_ok: bool = True) -> str:
@@ -106,17 +102,20 @@ def disk_size(value: Any, field: str = "storage_size", relative_ok: bool = True)
     m = _SIZE.fullmatch(text)
     if not m or (m.group(1) and not relative_ok):
         raise Invalid(f"'{field}' must look like 64G" + (" or +8G" if relative_ok else ""))
-    number = float(m.group(2) + ("." + m.group(3) if m.group(3) else ""))
+    number = _size_number(m)
     if number <= 0:
         raise Invalid(f"'{field}' must be greater than zero")
     return f"{m.group(1) or ''}{m.group(2)}{'.' + m.group(3) if m.group(3) else ''}{m.group(4) or 'G'}"
 
 
+def _size_number(m: re.Match[str]) -> float:
+    return float(m.group(2) + ("." + m.group(3) if m.group(3) else ""))
+
+
 def size_in_gib(text: str) -> float:
     m = _SIZE.fullmatch(text)
     assert m is not None
-    number = float(m.group(2) + ("." + m.group(3) if m.group(3) else ""))
-    return number * {"M": 1 / 1024, "G": 1.0, "T": 1024.0}[m.group(4) or "G"]
+    return _size_number(m) * {"M": 1 / 1024, "G": 1.0, "T": 1024.0}[m.group(4) or "G"]
 
 
 def snapshot_name(value: Any, field: str = "snapshot_name") -> str:
@@ -127,17 +126,11 @@ def snapshot_name(value: Any, field: str = "snapshot_name") -> str:
 
 
 def group_name(value: Any, field: str = "group_name") -> str:
-    text = _text(value, field)
-    if not _GROUP.fullmatch(text):
-        raise Invalid(f"'{field}' must start with a letter and hold 2-18 letters, digits, '_' or '-'")
-    return text
+    return _match(value, field, _GROUP, "start with a letter and hold 2-18 letters, digits, '_' or '-'")
 
 
 def service_name(value: Any, field: str = "service_name") -> str:
-    text = _text(value, field)
-    if not _SERVICE.fullmatch(text):
-        raise Invalid(f"'{field}' must be a systemd unit name")
-    return text
+    return _match(value, field, _SERVICE, "be a systemd unit name")
 
 
 def choice(value: Any, field: str, allowed: Iterable[str], upper: bool = False) -> str:
@@ -263,10 +256,7 @@ def template_name(value: Any, field: str = "template_name") -> str:
 
 
 def container_name(value: Any, field: str = "container_name") -> str:
-    text = _text(value, field)
-    if not _CONTAINER_NAME.fullmatch(text):
-        raise Invalid(f"'{field}' must be a container name")
-    return text
+    return _match(value, field, _CONTAINER_NAME, "be a container name")
 
 
 def positive_int(value: Any, field: str, low: int = 1, high: int = 2**31) -> int:

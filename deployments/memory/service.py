@@ -57,26 +57,26 @@ class Memory:
 
     # ----- writes --------------------------------------------------------------
 
-    def save(self, key: str, value: str, tags: object = None, origin: str = "",
-             scope: str | None = None) -> dict:
-        scope = self.scope(scope)
+    def _prepare(self, value: str, tags: object) -> tuple[list[str], bytes | None, str]:
+        """What every write needs: a checked value's tags, its vector (if any) and the model id."""
         check_value(value)
         tag_list = normalize_tags(tags)
         vector = self._vector(embedding_text(value, tag_list),
                               "saved without a vector (run `mem reembed` later)")
-        model = self.client.model_id if self.client else ""
+        return tag_list, vector, self.client.model_id if self.client else ""
+
+    def save(self, key: str, value: str, tags: object = None, origin: str = "",
+             scope: str | None = None) -> dict:
+        scope = self.scope(scope)
+        tag_list, vector, model = self._prepare(value, tags)
         return self.store.save(scope, key, value, tag_list, origin=origin or "", vector=vector,
                                model=model, detect_conflicts=not self.settings.conflict_disable)
 
     def supersede(self, old_key: str, new_key: str, value: str, tags: object = None,
                   scope: str | None = None) -> dict:
         scope = self.scope(scope)
-        check_value(value)
-        tag_list = normalize_tags(tags)
-        vector = self._vector(embedding_text(value, tag_list),
-                              "saved without a vector (run `mem reembed` later)")
-        return self.store.supersede(scope, old_key, new_key, value, tag_list, vector=vector,
-                                    model=self.client.model_id if self.client else "")
+        tag_list, vector, model = self._prepare(value, tags)
+        return self.store.supersede(scope, old_key, new_key, value, tag_list, vector=vector, model=model)
 
     # ----- search --------------------------------------------------------------
 

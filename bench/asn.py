@@ -26,9 +26,9 @@ import secrets
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import httpx
 
@@ -61,8 +61,10 @@ class Result:
         return data[min(len(data) - 1, int(q / 100 * len(data)))] * 1000 if data else float("nan")
 
     def row(self) -> str:
-        return (f"{self.label:<24} c={self.concurrency:<3} {self.rps:9.1f} lookups/s  "
-                f"p50 {self.pct(50):7.2f} ms  p99 {self.pct(99):7.2f} ms  errors {self.errors}")
+        return (
+            f"{self.label:<24} c={self.concurrency:<3} {self.rps:9.1f} lookups/s  "
+            f"p50 {self.pct(50):7.2f} ms  p99 {self.pct(99):7.2f} ms  errors {self.errors}"
+        )
 
 
 def percentile_us(samples: list[float], q: float) -> float:
@@ -70,8 +72,9 @@ def percentile_us(samples: list[float], q: float) -> float:
     return data[min(len(data) - 1, int(q / 100 * len(data)))] * 1e6
 
 
-async def drive(label: str, client: httpx.AsyncClient, next_path: Callable[[random.Random], str],
-                concurrency: int, seconds: float) -> Result:
+async def drive(
+    label: str, client: httpx.AsyncClient, next_path: Callable[[random.Random], str], concurrency: int, seconds: float
+) -> Result:
     """Closed loop: `concurrency` workers send back to back; one warm-up second is not counted."""
     latencies: list[float] = []
     errors = 0
@@ -131,8 +134,9 @@ def micro(store: AsnStore, n: int = 20000) -> list[str]:
     cursor = store._conn.cursor()
     for ip in ips[:300]:
         t = time.perf_counter()
-        cursor.execute("SELECT prefix, asn, stop FROM range4 WHERE start <= ? ORDER BY start DESC LIMIT 1",
-                       [ip]).fetchone()
+        cursor.execute(
+            "SELECT prefix, asn, stop FROM range4 WHERE start <= ? ORDER BY start DESC LIMIT 1", [ip]
+        ).fetchone()
         duck.append(time.perf_counter() - t)
     asns = [r[0] for r in store._conn.execute("SELECT asn FROM asn USING SAMPLE 2000 ROWS").fetchall()]
     duck_asn: list[float] = []
@@ -159,19 +163,20 @@ def micro(store: AsnStore, n: int = 20000) -> list[str]:
 
 
 def start_cluster(work: Path, ingress: str, redis_url: str | None) -> tuple[Launched, str]:
-    env = {"RAYFLEET_HOME": str(ROOT), "API_RATE_LIMIT": BENCH_RATE,
-           **({"REDIS_URL": redis_url} if redis_url else {})}
+    env = {"RAYFLEET_HOME": str(ROOT), "API_RATE_LIMIT": BENCH_RATE, **({"REDIS_URL": redis_url} if redis_url else {})}
     launched = launch(work, ["asn"], ingress=ingress, env=env, cwd=ROOT, timeout=300)
     return launched, launched.secrets["API_SECRET_KEY"]
 
 
 async def bench_inprocess(seconds: float, paths: dict, redis_url: str | None) -> dict[tuple[str, int], Result]:
-    from deployments.asn.app import create_app
     from pydantic import SecretStr
 
+    from deployments.asn.app import create_app
+
     key = secrets.token_hex(24)
-    config = AsnConfig(api_key=SecretStr(key), rate_limit=RateLimitConfig(limit=10**9, redis_url=redis_url,
-                                                                          key_prefix="bench:asn:rl:"))
+    config = AsnConfig(
+        api_key=SecretStr(key), rate_limit=RateLimitConfig(limit=10**9, redis_url=redis_url, key_prefix="bench:asn:rl:")
+    )
     app = create_app(config)
     app.state.dataset.wait(600)
     out = {}
@@ -190,8 +195,13 @@ async def bench_serve(url: str, key: str, seconds: float, paths: dict) -> dict[t
     for name, path in paths.items():
         for level in LEVELS:
             limits = httpx.Limits(max_connections=level, max_keepalive_connections=level)
-            async with httpx.AsyncClient(base_url=url.rstrip("/") + "/asn", headers={"X-API-Key": key},
-                                         limits=limits, timeout=30.0, trust_env=False) as client:
+            async with httpx.AsyncClient(
+                base_url=url.rstrip("/") + "/asn",
+                headers={"X-API-Key": key},
+                limits=limits,
+                timeout=30.0,
+                trust_env=False,
+            ) as client:
                 out[(name, level)] = await drive(f"serve {name}", client, path, level, seconds)
             print(out[(name, level)].row(), flush=True)
     return out
@@ -201,10 +211,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0, help="measured seconds per level")
     parser.add_argument("--no-serve", action="store_true")
-    parser.add_argument("--redis", metavar="URL", help="limit through Redis (in-process and in the cluster) "
-                        "instead of the shared actor")
-    parser.add_argument("--ingress", choices=("haproxy", "proxy"), default=os.environ.get("RAYFLEET_INGRESS", "proxy"),
-                        help="Serve ingress of the cluster this benchmark starts")
+    parser.add_argument(
+        "--redis", metavar="URL", help="limit through Redis (in-process and in the cluster) instead of the shared actor"
+    )
+    parser.add_argument(
+        "--ingress",
+        choices=("haproxy", "proxy"),
+        default=os.environ.get("RAYFLEET_INGRESS", "proxy"),
+        help="Serve ingress of the cluster this benchmark starts",
+    )
     args = parser.parse_args()
 
     config = AsnConfig()
@@ -243,11 +258,14 @@ def main() -> int:
     print("== Serve vs in-process (throughput ratio; latency ratio at p50 / p99)")
     for (name, level), remote in served.items():
         mine = local[(name, level)]
-        print(f"{name:<4} c={level:<3} throughput serve/in-process {remote.rps / mine.rps:6.2f}x   "
-              f"p50 {remote.pct(50) / mine.pct(50):6.1f}x   p99 {remote.pct(99) / mine.pct(99):6.1f}x")
+        print(
+            f"{name:<4} c={level:<3} throughput serve/in-process {remote.rps / mine.rps:6.2f}x   "
+            f"p50 {remote.pct(50) / mine.pct(50):6.1f}x   p99 {remote.pct(99) / mine.pct(99):6.1f}x"
+        )
     ip1 = local[("ip", 1)]
-    print(f"in-process p99 of an IP lookup (1 client): {ip1.pct(99):.2f} ms "
-          f"(Serve: {served[('ip', 1)].pct(99):.2f} ms)")
+    print(
+        f"in-process p99 of an IP lookup (1 client): {ip1.pct(99):.2f} ms (Serve: {served[('ip', 1)].pct(99):.2f} ms)"
+    )
     return 0
 
 

@@ -22,8 +22,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -48,8 +48,10 @@ BASELINE_RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "docker": (("Dockerfile", "docker-compose.yml", "docker-compose.yaml"), ()),
     "terraform": ((), (".tf", ".tfvars")),
     "jupyter": ((), (".ipynb",)),
-    "java": (("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
-             (".java", ".kt", ".kts", ".gradle")),
+    "java": (
+        ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
+        (".java", ".kt", ".kts", ".gradle"),
+    ),
     "ruby": (("Gemfile", "Rakefile"), (".rb", ".gemspec")),
     "csharp": ((), (".csproj", ".sln", ".cs", ".fsproj", ".vbproj")),
     "swift": (("Package.swift",), (".swift",)),
@@ -87,7 +89,7 @@ def make_tree(size: int, seed: int = 0) -> list[str]:
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     p50 = statistics.median(ordered)
-    p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
     return p50 * 1000, p99 * 1000
 
 
@@ -134,8 +136,9 @@ def through_serve(base_url: str) -> list[tuple[int, tuple[float, float], tuple[f
             def health() -> None:
                 client.get("/ignore/healthz").raise_for_status()
 
-            rows.append((size, percentiles(timed(generate, SERVE_RUNS[size])),
-                         percentiles(timed(health, SERVE_RUNS[size]))))
+            rows.append(
+                (size, percentiles(timed(generate, SERVE_RUNS[size])), percentiles(timed(health, SERVE_RUNS[size])))
+            )
     return rows
 
 
@@ -144,7 +147,9 @@ def main() -> None:
     parser.add_argument("--no-serve", action="store_true")
     args = parser.parse_args()
     engine = Engine(load_templates(), load_rules_table())
-    print("in-process: generate (ours, dict lookups) vs BASELINE (original's linear-scan fingerprinting, re-implemented)")
+    print(
+        "in-process: generate (ours, dict lookups) vs BASELINE (original's linear-scan fingerprinting, re-implemented)"
+    )
     print(f"{'paths':>8} {'ours p50':>10} {'ours p99':>10} {'base p50':>10} {'base p99':>10} {'speed-up p50':>13}")
     for size, (o50, o99), (b50, b99) in in_process(engine):
         print(f"{size:>8} {o50:>9.2f}ms {o99:>9.2f}ms {b50:>9.2f}ms {b99:>9.2f}ms {b50 / o50:>12.1f}x")

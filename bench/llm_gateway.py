@@ -62,10 +62,23 @@ def stop(proc: subprocess.Popen) -> None:
 
 def start_double(workdir: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "deployments.llm_gateway.testing.upstream_double",
-                             "--port", str(port), "--name", "bench", "--models", MODEL], cwd=ROOT,
-                            stdout=open(workdir / "double.log", "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "deployments.llm_gateway.testing.upstream_double",
+            "--port",
+            str(port),
+            "--name",
+            "bench",
+            "--models",
+            MODEL,
+        ],
+        cwd=ROOT,
+        stdout=open(workdir / "double.log", "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     wait_port(port, proc, "upstream double")
     return proc, port
 
@@ -89,8 +102,12 @@ def start_rayfleet(workdir: Path, upstream: int) -> tuple[Launched, str, str, st
     }
     launched = launch(workdir / "rf", ["llm_gateway"], env=env, cwd=ROOT, timeout=300)
     wait_listener(launched.base_url + "/llm/health", f"http://127.0.0.1:{direct_port}")
-    return (launched, launched.base_url + "/llm/v1", f"http://127.0.0.1:{direct_port}/v1",
-            launched.secrets["LLM_PROXY_API_KEYS"].split(",")[0])
+    return (
+        launched,
+        launched.base_url + "/llm/v1",
+        f"http://127.0.0.1:{direct_port}/v1",
+        launched.secrets["LLM_PROXY_API_KEYS"].split(",")[0],
+    )
 
 
 def wait_listener(health: str, url: str, timeout: float = 60) -> None:
@@ -122,17 +139,33 @@ def start_litellm(workdir: Path, upstream: int, workers: int) -> tuple[subproces
     port = free_port()
     key = "sk-bench-litellm"
     cfg = workdir / "litellm.yaml"
-    cfg.write_text(json.dumps({
-        "model_list": [{"model_name": MODEL, "litellm_params": {
-            "model": f"openai/{MODEL}", "api_base": f"http://127.0.0.1:{upstream}/v1", "api_key": "sk-upstream"}}],
-        "general_settings": {"master_key": key},
-        "litellm_settings": {"drop_params": True, "telemetry": False},
-    }))
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_list": [
+                    {
+                        "model_name": MODEL,
+                        "litellm_params": {
+                            "model": f"openai/{MODEL}",
+                            "api_base": f"http://127.0.0.1:{upstream}/v1",
+                            "api_key": "sk-upstream",
+                        },
+                    }
+                ],
+                "general_settings": {"master_key": key},
+                "litellm_settings": {"drop_params": True, "telemetry": False},
+            }
+        )
+    )
     env = dict(os.environ, LITELLM_LOG="ERROR", LITELLM_TELEMETRY="False")
-    proc = subprocess.Popen([str(exe), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
-                             "--num_workers", str(workers)], env=env, cwd=workdir,
-                            stdout=open(workdir / "litellm.log", "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [str(exe), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port), "--num_workers", str(workers)],
+        env=env,
+        cwd=workdir,
+        stdout=open(workdir / "litellm.log", "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     wait_port(port, proc, "litellm", timeout=300)
     time.sleep(3)
     return proc, f"http://127.0.0.1:{port}/v1", key
@@ -145,8 +178,16 @@ async def drive(label: str, base: str, key: str | None, c: int, seconds: float, 
     def ok(resp) -> bool:
         return resp.status_code == 200 and (not stream or resp.text.rstrip().endswith("[DONE]"))
 
-    return await run(label, base + "/chat/completions", c, seconds, method="POST",
-                     make_kwargs=lambda i: {"json": body}, ok=ok, headers=headers)
+    return await run(
+        label,
+        base + "/chat/completions",
+        c,
+        seconds,
+        method="POST",
+        make_kwargs=lambda i: {"json": body},
+        ok=ok,
+        headers=headers,
+    )
 
 
 async def header_overhead(base: str, key: str, n: int = 200) -> tuple[float, float]:
@@ -173,7 +214,8 @@ def main() -> None:
         work = Path(tmp)
         double, up_port = start_double(work)
         targets: list[tuple[str, subprocess.Popen | None, str, str | None]] = [
-            ("upstream", None, f"http://127.0.0.1:{up_port}/v1", None)]
+            ("upstream", None, f"http://127.0.0.1:{up_port}/v1", None)
+        ]
         procs: list[subprocess.Popen] = [double]
         try:
             rf_proc, rf_base, rf_direct, rf_key = start_rayfleet(work, up_port)
@@ -189,8 +231,9 @@ def main() -> None:
                         print(r.row(), flush=True)
             for label, base in (("via Serve", rf_base), ("direct", rf_direct)):
                 p50, p99 = asyncio.run(header_overhead(base, rf_key))
-                print(f"rayfleet {label} x-rayfleet-overhead-ms header (sequential): "
-                      f"p50 {p50:.2f} ms  p99 {p99:.2f} ms")
+                print(
+                    f"rayfleet {label} x-rayfleet-overhead-ms header (sequential): p50 {p50:.2f} ms  p99 {p99:.2f} ms"
+                )
             rf_proc.stop()
             if not args.skip_litellm:
                 ll_proc, ll_base, ll_key = start_litellm(work, up_port, args.litellm_workers)
@@ -205,8 +248,10 @@ def main() -> None:
                 stop(proc)
     print()
     print("via Serve: <serve>/llm/v1 (proxy hop); direct: http://127.0.0.1:<server.port>/v1 (gateway's own port)")
-    print(f"{'mode':<7} {'c':>3} {'serve rps':>10} {'direct rps':>10} {'litellm rps':>11} {'serve/ll':>8} "
-          f"{'direct/ll':>9} {'serve ovh p50/p99':>17} {'direct ovh p50/p99':>18} {'ll ovh p50/p99':>15}")
+    print(
+        f"{'mode':<7} {'c':>3} {'serve rps':>10} {'direct rps':>10} {'litellm rps':>11} {'serve/ll':>8} "
+        f"{'direct/ll':>9} {'serve ovh p50/p99':>17} {'direct ovh p50/p99':>18} {'ll ovh p50/p99':>15}"
+    )
 
     def ovh(r: Result | None, up: Result) -> str:
         return f"{r.pct(50) - up.pct(50):.1f}/{r.pct(99) - up.pct(99):.1f}" if r else "n/a"
@@ -217,9 +262,11 @@ def main() -> None:
             rf = results[("rayfleet", mode, c)]
             dr = results[("direct", mode, c)]
             ll = results.get(("litellm", mode, c))
-            print(f"{mode:<7} {c:>3} {rf.rps:10.1f} {dr.rps:10.1f} {ll.rps if ll else float('nan'):11.1f} "
-                  f"{ratio(rf.rps, ll.rps) if ll else 'n/a':>8} {ratio(dr.rps, ll.rps) if ll else 'n/a':>9} "
-                  f"{ovh(rf, up):>17} {ovh(dr, up):>18} {ovh(ll, up):>15}")
+            print(
+                f"{mode:<7} {c:>3} {rf.rps:10.1f} {dr.rps:10.1f} {ll.rps if ll else float('nan'):11.1f} "
+                f"{ratio(rf.rps, ll.rps) if ll else 'n/a':>8} {ratio(dr.rps, ll.rps) if ll else 'n/a':>9} "
+                f"{ovh(rf, up):>17} {ovh(dr, up):>18} {ovh(ll, up):>15}"
+            )
 
 
 if __name__ == "__main__":

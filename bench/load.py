@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -36,14 +37,23 @@ class Result:
         return data[min(len(data) - 1, int(q / 100 * len(data)))] * 1000
 
     def row(self) -> str:
-        return (f"{self.label:<34} c={self.concurrency:<3} {self.rps:9.1f} req/s  "
-                f"p50 {self.pct(50):8.2f} ms  p99 {self.pct(99):8.2f} ms  errors {self.errors}")
+        return (
+            f"{self.label:<34} c={self.concurrency:<3} {self.rps:9.1f} req/s  "
+            f"p50 {self.pct(50):8.2f} ms  p99 {self.pct(99):8.2f} ms  errors {self.errors}"
+        )
 
 
-async def run(label: str, url: str, concurrency: int, seconds: float = 5.0,
-              method: str = "GET", make_kwargs: Callable[[int], dict[str, Any]] | None = None,
-              max_requests: int = 200_000, ok: Callable[[httpx.Response], bool] | None = None,
-              headers: dict[str, str] | None = None) -> Result:
+async def run(
+    label: str,
+    url: str,
+    concurrency: int,
+    seconds: float = 5.0,
+    method: str = "GET",
+    make_kwargs: Callable[[int], dict[str, Any]] | None = None,
+    max_requests: int = 200_000,
+    ok: Callable[[httpx.Response], bool] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Result:
     """Drive `url` with `concurrency` clients; a warm-up second is not counted."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     latencies: list[float] = []
@@ -51,6 +61,7 @@ async def run(label: str, url: str, concurrency: int, seconds: float = 5.0,
     count = 0
     check = ok or (lambda r: r.status_code < 400)
     async with httpx.AsyncClient(limits=limits, timeout=30.0, trust_env=False, headers=headers) as client:
+
         async def one(i: int) -> float:
             kwargs = make_kwargs(i) if make_kwargs else {}
             start = time.perf_counter()

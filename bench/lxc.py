@@ -38,22 +38,47 @@ BULK = 20
 
 def start_cluster(workdir: Path, ingress: str) -> tuple[Launched, dict]:
     sim_port = free_port()
-    launched = launch(workdir, ["lxc"], ingress=ingress, cwd=ROOT, timeout=300,
-                      env={"LXC_SIM_PORT": str(sim_port), "RAYFLEET_LOG_LEVEL": "WARNING"})
-    sim = {"port": sim_port, "key": str(workdir / "lxc-sim" / "client_key"),
-           "known_hosts": str(workdir / "lxc-sim" / "known_hosts")}
+    launched = launch(
+        workdir,
+        ["lxc"],
+        ingress=ingress,
+        cwd=ROOT,
+        timeout=300,
+        env={"LXC_SIM_PORT": str(sim_port), "RAYFLEET_LOG_LEVEL": "WARNING"},
+    )
+    sim = {
+        "port": sim_port,
+        "key": str(workdir / "lxc-sim" / "client_key"),
+        "known_hosts": str(workdir / "lxc-sim" / "known_hosts"),
+    }
     return launched, sim
 
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def ssh_argv(sim: dict, command: str) -> list[str]:
-    return ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o",
-            f"UserKnownHostsFile={sim['known_hosts']}", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=5",
-            "-i", sim["key"], "-p", str(sim["port"]), "root@127.0.0.1", command]
+    return [
+        "ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        f"UserKnownHostsFile={sim['known_hosts']}",
+        "-o",
+        "ConnectTimeout=15",
+        "-o",
+        "ServerAliveInterval=5",
+        "-i",
+        sim["key"],
+        "-p",
+        str(sim["port"]),
+        "root@127.0.0.1",
+        command,
+    ]
 
 
 def baseline_call(sim: dict, command: str) -> float:
@@ -67,8 +92,14 @@ def baseline_call(sim: dict, command: str) -> float:
 async def ours_list(base: str, key: str, requests: int, concurrency: int) -> tuple[float, list[float]]:
     latencies: list[float] = []
     queue = list(range(requests))
-    async with httpx.AsyncClient(base_url=base, headers={"X-API-Key": key}, timeout=60, trust_env=False,
-                                 limits=httpx.Limits(max_connections=concurrency)) as client:
+    async with httpx.AsyncClient(
+        base_url=base,
+        headers={"X-API-Key": key},
+        timeout=60,
+        trust_env=False,
+        limits=httpx.Limits(max_connections=concurrency),
+    ) as client:
+
         async def worker() -> None:
             while queue:
                 queue.pop()
@@ -106,9 +137,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=5, help="bulk-start rounds for each side")
-    parser.add_argument("--ingress", choices=("haproxy", "proxy"),
-                        default=os.environ.get("RAYFLEET_INGRESS", "proxy"),
-                        help="Serve ingress of the cluster under test (rayfleet up --ingress)")
+    parser.add_argument(
+        "--ingress",
+        choices=("haproxy", "proxy"),
+        default=os.environ.get("RAYFLEET_INGRESS", "proxy"),
+        help="Serve ingress of the cluster under test (rayfleet up --ingress)",
+    )
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()
     launched, sim = start_cluster(Path(tmp.name), args.ingress)
@@ -119,13 +153,21 @@ def main() -> None:
             ids = prepare_bulk(client)
             ours_wall, ours_lat = asyncio.run(ours_list(base, key, args.requests, args.concurrency))
             base_wall, base_lat = baseline_list(sim, args.requests, args.concurrency)
-            print(f"GET /lxc/instances ({len(ids)} containers), {args.requests} requests, concurrency {args.concurrency}")
+            print(
+                f"GET /lxc/instances ({len(ids)} containers), {args.requests} requests, concurrency {args.concurrency}"
+            )
             print(f"{'':>22} {'req/s':>9} {'p50':>9} {'p99':>9}")
             ours_rps, base_rps = args.requests / ours_wall, args.requests / base_wall
-            print(f"{'rayfleet via Serve':>22} {ours_rps:>9.1f} {pct(ours_lat, .5):>7.1f}ms {pct(ours_lat, .99):>7.1f}ms")
-            print(f"{'ssh process/command':>22} {base_rps:>9.1f} {pct(base_lat, .5):>7.1f}ms {pct(base_lat, .99):>7.1f}ms")
-            print(f"ratio (ours/baseline): throughput {ours_rps / base_rps:.1f}x, "
-                  f"p50 {pct(base_lat, .5) / pct(ours_lat, .5):.1f}x faster")
+            print(
+                f"{'rayfleet via Serve':>22} {ours_rps:>9.1f} {pct(ours_lat, 0.5):>7.1f}ms {pct(ours_lat, 0.99):>7.1f}ms"
+            )
+            print(
+                f"{'ssh process/command':>22} {base_rps:>9.1f} {pct(base_lat, 0.5):>7.1f}ms {pct(base_lat, 0.99):>7.1f}ms"
+            )
+            print(
+                f"ratio (ours/baseline): throughput {ours_rps / base_rps:.1f}x, "
+                f"p50 {pct(base_lat, 0.5) / pct(ours_lat, 0.5):.1f}x faster"
+            )
 
             ours_bulk, base_bulk = [], []
             for _ in range(args.rounds):
@@ -140,8 +182,12 @@ def main() -> None:
                 base_bulk.append(time.perf_counter() - started)
             print(f"\nbulk start of {BULK} stopped containers, {args.rounds} rounds")
             print(f"{'':>22} {'p50':>9} {'max':>9}")
-            print(f"{'rayfleet via Serve':>22} {statistics.median(ours_bulk) * 1000:>7.1f}ms {max(ours_bulk) * 1000:>7.1f}ms")
-            print(f"{'ssh process/command':>22} {statistics.median(base_bulk) * 1000:>7.1f}ms {max(base_bulk) * 1000:>7.1f}ms")
+            print(
+                f"{'rayfleet via Serve':>22} {statistics.median(ours_bulk) * 1000:>7.1f}ms {max(ours_bulk) * 1000:>7.1f}ms"
+            )
+            print(
+                f"{'ssh process/command':>22} {statistics.median(base_bulk) * 1000:>7.1f}ms {max(base_bulk) * 1000:>7.1f}ms"
+            )
             print(f"ratio (baseline/ours p50): {statistics.median(base_bulk) / statistics.median(ours_bulk):.1f}x")
             client.post("/lxc/api/v1/lxc/instances/terminate", json={"instance_ids": ids})
     finally:

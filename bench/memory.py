@@ -95,20 +95,25 @@ def corpus(minimum: int) -> list[str]:
 
 def pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def summary(samples_s: list[float]) -> dict[str, float]:
     ms = [s * 1000 for s in samples_s]
-    return {"p50": round(pct(ms, 0.50), 3), "p95": round(pct(ms, 0.95), 3), "p99": round(pct(ms, 0.99), 3),
-            "mean": round(statistics.fmean(ms), 3), "n": len(ms)}
+    return {
+        "p50": round(pct(ms, 0.50), 3),
+        "p95": round(pct(ms, 0.95), 3),
+        "p99": round(pct(ms, 0.99), 3),
+        "mean": round(statistics.fmean(ms), 3),
+        "n": len(ms),
+    }
 
 
 def make_query(text: str, rng: random.Random) -> str:
     words = [w for w in re.findall(r"[A-Za-z]{4,}", text)]
     picked = rng.sample(words, min(len(words), rng.choice((2, 3)))) if words else [text[:8]]
     cut = rng.randrange(len(picked))
-    picked[cut] = picked[cut][:max(4, len(picked[cut]) - 2)]
+    picked[cut] = picked[cut][: max(4, len(picked[cut]) - 2)]
     return " ".join(picked)
 
 
@@ -118,11 +123,22 @@ def build(path: str, paragraphs: list[str], with_vectors: bool) -> None:
     batch = 2000
     for start in range(0, len(paragraphs), batch):
         with store.write() as conn:
-            for i, text in enumerate(paragraphs[start:start + batch], start=start):
+            for i, text in enumerate(paragraphs[start : start + batch], start=start):
                 tags = ["python", f"t{i % 50}"]
                 vector = embed.pack(hashed_vector(embedding_text(text, tags), DIM)) if with_vectors else None
-                Store._insert(conn, "user", f"doc-{i}", text, tags, "", now + i, verified=False,
-                              pinned=i % 500 == 0, vector=vector, model="bench-hash" if with_vectors else "")
+                Store._insert(
+                    conn,
+                    "user",
+                    f"doc-{i}",
+                    text,
+                    tags,
+                    "",
+                    now + i,
+                    verified=False,
+                    pinned=i % 500 == 0,
+                    vector=vector,
+                    model="bench-hash" if with_vectors else "",
+                )
     store.close()
 
 
@@ -139,25 +155,31 @@ def jsonl_peer(path: str, paragraphs: list[str], queries: list[str]) -> list[flo
     """The reference MCP memory server's approach: read the JSONL graph, substring-match, no ranking."""
     with open(path, "w", encoding="utf-8") as fh:
         for i, text in enumerate(paragraphs):
-            fh.write(json.dumps({"type": "entity", "name": f"doc-{i}", "entityType": "note",
-                                 "observations": [text]}) + "\n")
+            fh.write(
+                json.dumps({"type": "entity", "name": f"doc-{i}", "entityType": "note", "observations": [text]}) + "\n"
+            )
 
     def search(query: str) -> list[dict]:
         q = query.lower()
         with open(path, encoding="utf-8") as fh:
             entities = [json.loads(line) for line in fh]
-        return [e for e in entities if q in e["name"].lower() or q in e["entityType"].lower()
-                or any(q in o.lower() for o in e["observations"])]
+        return [
+            e
+            for e in entities
+            if q in e["name"].lower() or q in e["entityType"].lower() or any(q in o.lower() for o in e["observations"])
+        ]
 
     return timed(search, queries)
 
 
 def reference_fts_peer(store: Store, matches: list[str]) -> list[float]:
     """The reference tool's FTS query shape on the same file (equal weights, planner-chosen join)."""
-    sql = ("SELECT m.*, -bm25(memories_fts) AS score, snippet(memories_fts, 1, '<<', '>>', '…', 12) "
-           "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-           "WHERE memories_fts MATCH ? AND m.scope = ? AND m.archived = 0 "
-           "ORDER BY m.pinned DESC, bm25(memories_fts), m.updated_at DESC, m.id DESC LIMIT 50")
+    sql = (
+        "SELECT m.*, -bm25(memories_fts) AS score, snippet(memories_fts, 1, '<<', '>>', '…', 12) "
+        "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
+        "WHERE memories_fts MATCH ? AND m.scope = ? AND m.archived = 0 "
+        "ORDER BY m.pinned DESC, bm25(memories_fts), m.updated_at DESC, m.id DESC LIMIT 50"
+    )
     return timed(lambda q: store.conn.execute(sql, (q, "user")).fetchall(), matches)
 
 
@@ -166,10 +188,13 @@ def slowest(store: Store, queries: list[str], times: list[float], n: int = 10) -
     from deployments.memory.query import build_match
 
     out = []
-    for t, q in sorted(zip(times, queries), reverse=True)[:n]:
+    for t, q in sorted(zip(times, queries, strict=False), reverse=True)[:n]:
         match = build_match(q)
-        count = store.conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
-                                   (match,)).fetchone()[0] if match else 0
+        count = (
+            store.conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (match,)).fetchone()[0]
+            if match
+            else 0
+        )
         out.append({"ms": round(t * 1000, 2), "query": q, "match": match, "matches": count})
     return out
 
@@ -186,8 +211,9 @@ def cli_start(env: dict[str, str], key: str, runs: int) -> list[float]:
     return out
 
 
-def run_size(size: int, paragraphs: list[str], extra: list[str], n_queries: int, workdir: str,
-             server: EmbeddingServer) -> dict:
+def run_size(
+    size: int, paragraphs: list[str], extra: list[str], n_queries: int, workdir: str, server: EmbeddingServer
+) -> dict:
     from deployments.memory.query import build_match
 
     rng = random.Random(size)
@@ -197,8 +223,12 @@ def run_size(size: int, paragraphs: list[str], extra: list[str], n_queries: int,
     build_s = time.perf_counter() - t
     env = {"MEM_DB": path, "MEM_CONFLICT_DISABLE": ""}
     text_mem = Memory(load_settings(env), warn=lambda m: None)
-    hybrid_mem = Memory(load_settings(dict(env, MEM_EMBEDDING_URL=server.base_url, MEM_EMBEDDING_MODEL="bench-hash",
-                                           MEM_EMBED_TIMEOUT="10s")), warn=print)
+    hybrid_mem = Memory(
+        load_settings(
+            dict(env, MEM_EMBEDDING_URL=server.base_url, MEM_EMBEDDING_MODEL="bench-hash", MEM_EMBED_TIMEOUT="10s")
+        ),
+        warn=print,
+    )
     queries = [make_query(paragraphs[rng.randrange(size)], rng) for _ in range(n_queries)]
     hits = [text_mem.search(q, 10)["count"] for q in queries[:50]]
     res: dict = {"size": size, "build_s": round(build_s, 1)}
@@ -208,17 +238,20 @@ def run_size(size: int, paragraphs: list[str], extra: list[str], n_queries: int,
     res["search_text_slowest"] = slowest(text_mem.store, queries, text_times)
     res["search_text_found_pct"] = round(100 * sum(h > 0 for h in hits) / len(hits), 1)
     res["search_hybrid_cold"] = summary(timed(lambda q: hybrid_mem.search(q, 10), queries[:1]))  # builds the cache
-    res["search_hybrid"] = summary(timed(lambda q: hybrid_mem.search(q, 10), queries[1:max(21, n_queries // 3)]))
+    res["search_hybrid"] = summary(timed(lambda q: hybrid_mem.search(q, 10), queries[1 : max(21, n_queries // 3)]))
     res["list_200"] = summary(timed(lambda _: text_mem.store.list("user", 200), range(100)))
     new_texts = extra[:200]
-    res["save"] = summary(timed(lambda i: text_mem.save(f"new-{size}-{i}", new_texts[i], "bench"),
-                                range(len(new_texts))))
-    res["save_with_embedding"] = summary(timed(lambda i: hybrid_mem.save(f"newv-{size}-{i}", new_texts[i] + " v",
-                                                                           "bench"), range(50)))
+    res["save"] = summary(
+        timed(lambda i: text_mem.save(f"new-{size}-{i}", new_texts[i], "bench"), range(len(new_texts)))
+    )
+    res["save_with_embedding"] = summary(
+        timed(lambda i: hybrid_mem.save(f"newv-{size}-{i}", new_texts[i] + " v", "bench"), range(50))
+    )
     res["peer_reference_fts"] = summary(reference_fts_peer(text_mem.store, [build_match(q) for q in queries]))
     if size <= 10_000:
-        res["peer_jsonl_substring"] = summary(jsonl_peer(os.path.join(workdir, f"g{size}.jsonl"),
-                                                         paragraphs[:size], queries[:30]))
+        res["peer_jsonl_substring"] = summary(
+            jsonl_peer(os.path.join(workdir, f"g{size}.jsonl"), paragraphs[:size], queries[:30])
+        )
     cli_env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}
     cli_env["MEM_DB"] = path
     res["cli_get_start"] = summary(cli_start(cli_env, "doc-7", 15))
@@ -237,7 +270,7 @@ def main() -> None:
     paragraphs = corpus(max(sizes) + 300)
     if len(paragraphs) < max(sizes) + 300:
         sys.exit(f"only {len(paragraphs)} paragraphs of real text available; use smaller --sizes")
-    extra = paragraphs[max(sizes):max(sizes) + 300]
+    extra = paragraphs[max(sizes) : max(sizes) + 300]
     workdir = tempfile.mkdtemp(prefix="mem-bench-")
     results = []
     try:
@@ -266,23 +299,30 @@ def report(results: list[dict]) -> None:
     print("\ntargets: full-text p99 < 10 ms at 100k; `mem get` < 150 ms from process start")
     for r in results:
         fts, ref = r["search_text"], r["peer_reference_fts"]
-        line = (f"{r['size']:>8}: full-text p99 {fts['p99']:.2f} ms (target 10: {'met' if fts['p99'] < 10 else 'MISSED'}), "
-                f"mem get p50 {r['cli_get_start']['p50']:.1f} ms (target 150: "
-                f"{'met' if r['cli_get_start']['p99'] < 150 else 'MISSED'}); reference-fts query p99 "
-                f"{ref['p99']:.2f} ms -> ratio ours/peer {fts['p99'] / ref['p99']:.2f}")
+        line = (
+            f"{r['size']:>8}: full-text p99 {fts['p99']:.2f} ms (target 10: {'met' if fts['p99'] < 10 else 'MISSED'}), "
+            f"mem get p50 {r['cli_get_start']['p50']:.1f} ms (target 150: "
+            f"{'met' if r['cli_get_start']['p99'] < 150 else 'MISSED'}); reference-fts query p99 "
+            f"{ref['p99']:.2f} ms -> ratio ours/peer {fts['p99'] / ref['p99']:.2f}"
+        )
         if "peer_jsonl_substring" in r:
             peer = r["peer_jsonl_substring"]
-            line += (f"; jsonl-substring peer p50 {peer['p50']:.1f} ms -> peer/ours "
-                     f"{peer['p50'] / fts['p50']:.0f}x slower")
+            line += (
+                f"; jsonl-substring peer p50 {peer['p50']:.1f} ms -> peer/ours {peer['p50'] / fts['p50']:.0f}x slower"
+            )
         print(line)
     for r in results:
         if r["size"] == 10_000:
             claim, text = PUBLISHED["fts_p95_ms_claim"]
-            print(f"   10000: full-text p95 {r['search_text']['p95']:.2f} ms vs {claim} ms ({text}); "
-                  f"ratio {r['search_text']['p95'] / claim:.2f}")
+            print(
+                f"   10000: full-text p95 {r['search_text']['p95']:.2f} ms vs {claim} ms ({text}); "
+                f"ratio {r['search_text']['p95'] / claim:.2f}"
+            )
             bar, text = PUBLISHED["hybrid_10k_ms_bar"]
-            print(f"   10000: hybrid p95 {r['search_hybrid']['p95']:.2f} ms (HTTP embed round trip included) "
-                  f"vs {bar} ms ({text}); ratio {r['search_hybrid']['p95'] / bar:.2f}")
+            print(
+                f"   10000: hybrid p95 {r['search_hybrid']['p95']:.2f} ms (HTTP embed round trip included) "
+                f"vs {bar} ms ({text}); ratio {r['search_hybrid']['p95'] / bar:.2f}"
+            )
 
 
 if __name__ == "__main__":

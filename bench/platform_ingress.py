@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import Result, ratio, run  # noqa: E402
+from load import Result, ratio, run
 
-from rayfleet.launcher import launch  # noqa: E402
+from rayfleet.launcher import launch
 
 
 def main() -> None:
@@ -40,8 +40,7 @@ def main() -> None:
                 launched.stop()
     for c in (16, 64):
         p, h = results[("proxy", c)], results[("haproxy", c)]
-        print(f"c={c}: haproxy/proxy throughput {ratio(h.rps, p.rps)}, "
-              f"p99 {h.pct(99):.1f} ms vs {p.pct(99):.1f} ms")
+        print(f"c={c}: haproxy/proxy throughput {ratio(h.rps, p.rps)}, p99 {h.pct(99):.1f} ms vs {p.pct(99):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,14 @@ class Component:
 COMPONENTS: dict[str, Component] = {
     c.name: c
     for c in (
-        Component("lxc", "/lxc", "/api/v1/health", "/api/v1/docs", "/api/v1/openapi.json",
-                  prestart="deployments.lxc.sim.demo:ensure_demo_host"),
+        Component(
+            "lxc",
+            "/lxc",
+            "/api/v1/health",
+            "/api/v1/docs",
+            "/api/v1/openapi.json",
+            prestart="deployments.lxc.sim.demo:ensure_demo_host",
+        ),
         Component("autoscale", "/autoscale", "/health/check", "/docs"),
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),

@@ -120,8 +120,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         _shutdown()
         return 1
     urls = deploy.app_urls(base, names)
-    _write_state({"pid": os.getpid(), "base_url": base, "apps": names, "ingress": args.ingress,
-                  "secrets": str(secrets_path), "started": time.time()})
+    _write_state(
+        {
+            "pid": os.getpid(),
+            "base_url": base,
+            "apps": names,
+            "ingress": args.ingress,
+            "secrets": str(secrets_path),
+            "started": time.time(),
+        }
+    )
     print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
     _print_table(urls)
     print(f"keys and tokens: {secrets_path} (mode 0600)")
@@ -225,8 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     up = sub.add_parser("up", help="start Ray (or join RAY_ADDRESS) and deploy serve.yaml")
     up.add_argument("--config", default="serve.yaml")
     up.add_argument("--only", nargs="*", help="deploy only these applications")
-    up.add_argument("--ingress", choices=INGRESS_MODES,
-                    default=os.environ.get("RAYFLEET_INGRESS", "proxy"))
+    up.add_argument("--ingress", choices=INGRESS_MODES, default=os.environ.get("RAYFLEET_INGRESS", "proxy"))
     up.add_argument("--timeout", type=float, default=240.0)
     up.set_defaults(func=cmd_up)
     down = sub.add_parser("down", help="stop the running `rayfleet up`")

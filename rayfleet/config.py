@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, SecretBytes, SecretStr
@@ -46,8 +47,7 @@ def read_yaml(path: str | Path | None) -> dict[str, Any]:
     return data
 
 
-def apply_env_overrides(data: dict[str, Any], prefix: str,
-                        environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def apply_env_overrides(data: dict[str, Any], prefix: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Overlay ``PREFIX__a__b=value`` variables onto a nested mapping (copy)."""
     env = os.environ if environ is None else environ
     result = json.loads(json.dumps(data, default=str)) if data else {}
@@ -55,7 +55,7 @@ def apply_env_overrides(data: dict[str, Any], prefix: str,
     for name, raw in sorted(env.items()):
         if not name.upper().startswith(marker):
             continue
-        path = [part.lower() for part in name[len(marker):].split("__") if part]
+        path = [part.lower() for part in name[len(marker) :].split("__") if part]
         if not path:
             continue
         try:
@@ -73,8 +73,9 @@ def apply_env_overrides(data: dict[str, Any], prefix: str,
     return result
 
 
-def load_yaml(path: str | Path | None, model: type[M], env_prefix: str | None = None,
-              environ: Mapping[str, str] | None = None) -> M:
+def load_yaml(
+    path: str | Path | None, model: type[M], env_prefix: str | None = None, environ: Mapping[str, str] | None = None
+) -> M:
     """Load `path` into `model`, applying env overrides when `env_prefix` is set."""
     from pydantic import ValidationError
 

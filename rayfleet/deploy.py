@@ -10,8 +10,9 @@ import copy
 import importlib.util
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import httpx
 import yaml
@@ -38,14 +39,20 @@ def select_applications(config: dict[str, Any], only: Iterable[str] | None = Non
     wanted = set(only) if only else None
     out = copy.deepcopy(config)
     out["applications"] = [
-        app for app in config.get("applications", [])
+        app
+        for app in config.get("applications", [])
         if (wanted is None or app["name"] in wanted) and _module_exists(app["import_path"])
     ]
     return out
 
 
-def prepare(config: dict[str, Any], env_vars: dict[str, str], home: Path | None = None,
-            host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]:
+def prepare(
+    config: dict[str, Any],
+    env_vars: dict[str, str],
+    home: Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+) -> dict[str, Any]:
     """Resolve config paths against `home`, pass `env_vars` to every replica, set HTTP options."""
     base = (home or project_home()).resolve()
     out = copy.deepcopy(config)
@@ -91,8 +98,7 @@ def app_urls(base_url: str, names: Iterable[str]) -> dict[str, dict[str, str | N
     return out
 
 
-def wait_healthy(base_url: str, names: Iterable[str], timeout: float = 180.0,
-                 interval: float = 0.5) -> dict[str, int]:
+def wait_healthy(base_url: str, names: Iterable[str], timeout: float = 180.0, interval: float = 0.5) -> dict[str, int]:
     """Poll each app's health route until it answers 200; returns the last status per app.
 
     Raises TimeoutError naming the apps that never answered, with Serve's view of them.

@@ -40,22 +40,27 @@ def use_local_docs_assets(app: FastAPI) -> None:
         return root + openapi_url, root + ASSETS_PATH
 
     if docs_url:
+
         @app.get(docs_url, include_in_schema=False)
         async def swagger_ui(request: Request) -> HTMLResponse:
             spec, assets = urls(request)
             return get_swagger_ui_html(
-                openapi_url=spec, title=f"{title} - docs",
+                openapi_url=spec,
+                title=f"{title} - docs",
                 swagger_js_url=f"{assets}/swagger-ui-bundle.js",
                 swagger_css_url=f"{assets}/swagger-ui.css",
                 swagger_favicon_url=f"{assets}/favicon.png",
             )
 
     if redoc_url:
+
         @app.get(redoc_url, include_in_schema=False)
         async def redoc(request: Request) -> HTMLResponse:
             spec, assets = urls(request)
             return get_redoc_html(
-                openapi_url=spec, title=f"{title} - ReDoc",
+                openapi_url=spec,
+                title=f"{title} - ReDoc",
                 redoc_js_url=f"{assets}/redoc.standalone.js",
-                redoc_favicon_url=f"{assets}/favicon.png", with_google_fonts=False,
+                redoc_favicon_url=f"{assets}/favicon.png",
+                with_google_fonts=False,
             )

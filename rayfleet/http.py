@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import uuid
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -14,11 +14,11 @@ from rayfleet.security import constant_time_equals, matches_any
 
 __all__ = [
     "RequestIdMiddleware",
-    "request_id",
     "client_ip",
-    "parse_networks",
     "constant_time_equals",
     "matches_any",
+    "parse_networks",
+    "request_id",
 ]
 
 _INCOMING_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -35,8 +35,13 @@ class RequestIdMiddleware:
     builders read it with :func:`request_id`.
     """
 
-    def __init__(self, app: ASGIApp, header: str = "X-Request-ID",
-                 generator: Callable[[], str] = _uuid_id, trust_incoming: bool = True) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        header: str = "X-Request-ID",
+        generator: Callable[[], str] = _uuid_id,
+        trust_incoming: bool = True,
+    ) -> None:
         self.app = app
         self.header = header
         self._header_bytes = header.lower().encode()

@@ -50,9 +50,16 @@ class Launched:
             self.proc.wait(timeout=30)
 
 
-def launch(state_dir: Path, apps: list[str] | None = None, *, ingress: str | None = None,
-           config: str = "serve.yaml", env: dict[str, str] | None = None, cwd: Path | None = None,
-           timeout: float = 420.0) -> Launched:
+def launch(
+    state_dir: Path,
+    apps: list[str] | None = None,
+    *,
+    ingress: str | None = None,
+    config: str = "serve.yaml",
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 420.0,
+) -> Launched:
     """Run `rayfleet up` (optionally `--only apps`) on a free port; return once it is up.
 
     Raises RuntimeError with the tail of its log when it exits or times out.
@@ -60,8 +67,7 @@ def launch(state_dir: Path, apps: list[str] | None = None, *, ingress: str | Non
     state_dir.mkdir(parents=True, exist_ok=True)
     log = state_dir / "rayfleet-up.log"
     child_env = dict(os.environ)
-    child_env.update({"RAYFLEET_PORT": str(free_port()), "RAYFLEET_STATE_DIR": str(state_dir),
-                      "PYTHONUNBUFFERED": "1"})
+    child_env.update({"RAYFLEET_PORT": str(free_port()), "RAYFLEET_STATE_DIR": str(state_dir), "PYTHONUNBUFFERED": "1"})
     child_env.update(env or {})
     child_env.pop("RAY_ADDRESS", None)
     cmd = [sys.executable, "-m", "rayfleet.cli", "up", "--config", config, "--timeout", str(int(timeout))]
@@ -74,8 +80,9 @@ def launch(state_dir: Path, apps: list[str] | None = None, *, ingress: str | Non
     if apps:
         cmd += ["--only", *apps]
     with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=child_env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=child_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     state_file = state_dir / "rayfleet.json"
     deadline = time.monotonic() + timeout + 60
     while True:
@@ -83,8 +90,9 @@ def launch(state_dir: Path, apps: list[str] | None = None, *, ingress: str | Non
             raise RuntimeError(f"rayfleet up exited with {proc.returncode}:\n{log.read_text()[-6000:]}")
         if state_file.exists() and "rayfleet is up" in log.read_text():
             state = json.loads(state_file.read_text())
-            return Launched(proc, state["base_url"], state["apps"], state_dir, state["secrets"], log,
-                            read_secrets(state["secrets"]))
+            return Launched(
+                proc, state["base_url"], state["apps"], state_dir, state["secrets"], log, read_secrets(state["secrets"])
+            )
         if time.monotonic() > deadline:
             Launched(proc, "", [], state_dir, "", log).stop()
             raise RuntimeError(f"rayfleet up not ready after {timeout:.0f}s:\n{log.read_text()[-6000:]}")

@@ -20,7 +20,8 @@ import bisect
 import contextlib
 import logging
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -34,7 +35,7 @@ log = logging.getLogger("rayfleet.metrics")
 
 
 class _Child:
-    def __init__(self, family: "_Family", labelvalues: tuple[str, ...]) -> None:
+    def __init__(self, family: _Family, labelvalues: tuple[str, ...]) -> None:
         self._family = family
         self._key: SeriesKey = (family.name, labelvalues)
 
@@ -62,8 +63,9 @@ class _Child:
 
 
 class _Family:
-    def __init__(self, owner: "Metrics", name: str, kind: str, labels: tuple[str, ...],
-                 buckets: tuple[float, ...]) -> None:
+    def __init__(
+        self, owner: Metrics, name: str, kind: str, labels: tuple[str, ...], buckets: tuple[float, ...]
+    ) -> None:
         self.owner = owner
         self.name = name
         self.kind = kind
@@ -122,8 +124,7 @@ class Metrics:
         self._new_meta = True
 
     # -- declaration -------------------------------------------------------
-    def _declare(self, name: str, kind: str, doc: str, labels: Sequence[str],
-                 buckets: Sequence[float] = ()) -> _Family:
+    def _declare(self, name: str, kind: str, doc: str, labels: Sequence[str], buckets: Sequence[float] = ()) -> _Family:
         existing = self._families.get(name)
         if existing is not None:
             if existing.kind != kind or existing.labelnames != tuple(labels):
@@ -141,8 +142,9 @@ class Metrics:
     def gauge(self, name: str, doc: str, labels: Sequence[str] = ()) -> _Family:
         return self._declare(name, "gauge", doc, labels)
 
-    def histogram(self, name: str, doc: str, labels: Sequence[str] = (),
-                  buckets: Sequence[float] = DEFAULT_BUCKETS) -> _Family:
+    def histogram(
+        self, name: str, doc: str, labels: Sequence[str] = (), buckets: Sequence[float] = DEFAULT_BUCKETS
+    ) -> _Family:
         return self._declare(name, "histogram", doc, labels, buckets)
 
     # -- recording (hot path: dict updates only) ---------------------------
@@ -222,7 +224,7 @@ class Metrics:
             self._gauge_deltas[key] = self._gauge_deltas.get(key, 0.0) + value
         for key, row in hists.items():
             mine = self._hists.get(key)
-            self._hists[key] = row if mine is None else [a + b for a, b in zip(mine, row)]
+            self._hists[key] = row if mine is None else [a + b for a, b in zip(mine, row, strict=False)]
 
     async def render(self) -> bytes:
         """Cluster-wide Prometheus text for this component."""

@@ -9,7 +9,8 @@ which Prometheus treats as an ordinary counter reset.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -61,7 +62,7 @@ class MetricsHub:
             if current is None:
                 hists[key] = list(delta)
             else:
-                hists[key] = [a + b for a, b in zip(current, delta)]
+                hists[key] = [a + b for a, b in zip(current, delta, strict=False)]
 
     def snapshot(self, component: str) -> dict[str, Any]:
         """Raw values of a component (for tests and notebooks)."""
@@ -75,15 +76,18 @@ class MetricsHub:
     def render(self, component: str) -> bytes:
         """Prometheus text exposition of one component's metrics."""
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(_Collector(self._families.get(component, {}),
-                                     self._values.get(component, {}),
-                                     self._histograms.get(component, {})))
+        registry.register(
+            _Collector(
+                self._families.get(component, {}), self._values.get(component, {}), self._histograms.get(component, {})
+            )
+        )
         return generate_latest(registry)
 
 
 class _Collector:
-    def __init__(self, families: dict[str, FamilyMeta], values: dict[SeriesKey, float],
-                 hists: dict[SeriesKey, list[float]]) -> None:
+    def __init__(
+        self, families: dict[str, FamilyMeta], values: dict[SeriesKey, float], hists: dict[SeriesKey, list[float]]
+    ) -> None:
         self._families = families
         self._values = values
         self._hists = hists
@@ -102,11 +106,10 @@ class _Collector:
                     family.add_metric(list(labelvalues), value)
             else:
                 family = HistogramMetricFamily(name, doc, labels=list(labels))
-                for labelvalues, data in sorted((k[1], v) for k, v in self._hists.items()
-                                                if k[0] == name):
+                for labelvalues, data in sorted((k[1], v) for k, v in self._hists.items() if k[0] == name):
                     counts, total = data[:-2], data[-2]
                     cumulative, running = [], 0.0
-                    for bound, count in zip(list(buckets) + [float("inf")], counts):
+                    for bound, count in zip([*list(buckets), float("inf")], counts, strict=False):
                         running += count
                         cumulative.append((_bound(bound), running))
                     family.add_metric(list(labelvalues), cumulative, total)

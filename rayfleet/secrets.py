@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 DEFAULT_PATH = Path("var/secrets.env")
 

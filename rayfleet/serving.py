@@ -7,13 +7,13 @@ builds its own clients and connection pools.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 DEFAULT_REPLICA_CPUS = 0.1
 
 
-def ingress_app(name: str, factory: Callable[[], Any], args: dict | None = None,
-                **deployment_options: Any) -> Any:
+def ingress_app(name: str, factory: Callable[[], Any], args: dict | None = None, **deployment_options: Any) -> Any:
     """A Serve application whose ingress deployment `name` serves `factory()`.
 
     Options given here are defaults; the application's ``deployments:`` entry in
@@ -54,7 +54,7 @@ class ReplicaHeaderMiddleware:
 
         async def send_tagged(message: dict) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + [(b"x-rayfleet-replica", self._value)]
+                message["headers"] = [*list(message.get("headers", [])), (b"x-rayfleet-replica", self._value)]
             await send(message)
 
         await self.app(scope, receive, send_tagged)

@@ -13,12 +13,13 @@ import asyncio
 import contextlib
 import inspect
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 NAMESPACE = "rayfleet"
 DEFAULT_ACTOR_CPUS = 0.05
 
-_local_instances: dict[str, "LocalActorHandle"] = {}
+_local_instances: dict[str, LocalActorHandle] = {}
 _local_lock = threading.Lock()
 _force_local = threading.local()
 
@@ -26,11 +27,11 @@ _force_local = threading.local()
 class _LocalMethod:
     """`handle.method.remote(...)` for a local instance: returns an awaitable."""
 
-    def __init__(self, handle: "LocalActorHandle", name: str) -> None:
+    def __init__(self, handle: LocalActorHandle, name: str) -> None:
         self._handle = handle
         self._name = name
 
-    def remote(self, *args: Any, **kwargs: Any) -> "asyncio.Future[Any]":
+    def remote(self, *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
         return asyncio.ensure_future(self._handle._call(self._name, args, kwargs))
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 CLOSED, OPEN, HALF = "CLOSED", "OPEN", "HALF"
 
@@ -81,17 +82,26 @@ class CircuitBreaker:
         self.probe_token = None
 
     def view(self, now: float) -> dict[str, Any]:
-        return {"state": self.peek(now), "failures": self.failures, "failure_threshold": self.failure_threshold,
-                "opened_at": self.opened_at or None,
-                "retry_at": (self.opened_at + self.recovery_timeout) if self.state != CLOSED else None,
-                "probe_out": self.probe_token is not None and now < self.probe_deadline}
+        return {
+            "state": self.peek(now),
+            "failures": self.failures,
+            "failure_threshold": self.failure_threshold,
+            "opened_at": self.opened_at or None,
+            "retry_at": (self.opened_at + self.recovery_timeout) if self.state != CLOSED else None,
+            "probe_out": self.probe_token is not None and now < self.probe_deadline,
+        }
 
 
 class BreakerBoard:
     """The actor: every endpoint's breaker, a versioned snapshot, and an event log."""
 
-    def __init__(self, failure_threshold: int = 5, recovery_timeout: float = 60.0, probe_timeout: float = 30.0,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        failure_threshold: int = 5,
+        recovery_timeout: float = 60.0,
+        probe_timeout: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._config = (failure_threshold, recovery_timeout, probe_timeout)
         self._clock = clock
         self._breakers: dict[str, CircuitBreaker] = {}
@@ -125,8 +135,11 @@ class BreakerBoard:
         if since_version == self._version:
             return None
         now = self._clock()
-        return {"version": self._version, "taken_at": now,
-                "breakers": {name: br.view(now) for name, br in self._breakers.items()}}
+        return {
+            "version": self._version,
+            "taken_at": now,
+            "breakers": {name: br.view(now) for name, br in self._breakers.items()},
+        }
 
     def peek(self, endpoint: str) -> dict[str, Any]:
         return self._get(endpoint).view(self._clock())

@@ -11,17 +11,23 @@ start again from zero.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 
 def utc_day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d")
 
 
 class BudgetLedger:
-    def __init__(self, daily_limit: float = 50.0, soft_limit: float = 40.0, lease_ttl: float = 30.0,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        daily_limit: float = 50.0,
+        soft_limit: float = 40.0,
+        lease_ttl: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.daily_limit = daily_limit
         self.soft_limit = soft_limit
         self._lease_ttl = lease_ttl
@@ -50,8 +56,13 @@ class BudgetLedger:
 
     def state(self) -> dict[str, Any]:
         self._roll()
-        return {"day": self._day, "spent": self._spent, "outstanding": self._outstanding(),
-                "daily_limit": self.daily_limit, "soft_limit": self.soft_limit}
+        return {
+            "day": self._day,
+            "spent": self._spent,
+            "outstanding": self._outstanding(),
+            "daily_limit": self.daily_limit,
+            "soft_limit": self.soft_limit,
+        }
 
     def lease(self, replica: str, day: str, want: float, need: float) -> tuple[float, dict[str, Any]]:
         """Grant up to ``want`` (at least ``need`` or nothing) from what is left today."""
@@ -74,8 +85,15 @@ class BudgetLedger:
             self._leases[replica] = (max(0.0, held - spent - release), now)
             if not self._soft_fired and self._spent >= self.soft_limit:
                 self._soft_fired = True
-                self._events.append({"event": "budget_threshold", "day": self._day, "spent": self._spent,
-                                     "soft_limit": self.soft_limit, "timestamp": now})
+                self._events.append(
+                    {
+                        "event": "budget_threshold",
+                        "day": self._day,
+                        "spent": self._spent,
+                        "soft_limit": self.soft_limit,
+                        "timestamp": now,
+                    }
+                )
         return self.state()
 
     def restore(self, day: str, spent: float) -> dict[str, Any]:

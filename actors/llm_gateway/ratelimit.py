@@ -10,8 +10,8 @@ limit holds exactly: at most ``capacity`` requests in a burst, refilled at
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass

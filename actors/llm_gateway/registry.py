@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from actors.llm_gateway.registry_store import RegistryStore, load_cipher
 from rayfleet.logs import get_logger, register_secret
@@ -125,29 +126,45 @@ class RegistryBoard:
             if entry is None:
                 return _fail("not_found", f"unknown registry entry {entry_id!r}")
             return {"ok": True, "entry": dict(entry), "version": self._version}
+
         return self._guard(run)
 
     # -- writes ------------------------------------------------------------------
     def add(self, fields: dict[str, Any], reserved: list[str] | None = None, status: str = FOUND) -> dict[str, Any]:
         """Add an entry; ``fields`` are validated by the caller (id, name, base_url, provider, ...)."""
+
         def run() -> dict[str, Any]:
             entry_id, name = fields["id"], fields["name"]
             taken = {e["name"].lower() for e in self._entries.values()}
             if entry_id in self._entries or name.lower() in taken or entry_id in (reserved or []):
                 return _fail("conflict", f"an endpoint named {name!r} already exists")
             now = self._clock()
-            entry = {"id": entry_id, "name": name, "base_url": fields["base_url"], "provider": fields["provider"],
-                     "priority": int(fields.get("priority", 0)), "models": list(fields.get("models") or []),
-                     "probed_models": None, "status": status, "latency_ms": None, "last_probe_at": None,
-                     "last_error": None, "created_at": now, "updated_at": now,
-                     "api_key": fields.get("api_key") or None, "api_key_error": None}
+            entry = {
+                "id": entry_id,
+                "name": name,
+                "base_url": fields["base_url"],
+                "provider": fields["provider"],
+                "priority": int(fields.get("priority", 0)),
+                "models": list(fields.get("models") or []),
+                "probed_models": None,
+                "status": status,
+                "latency_ms": None,
+                "last_probe_at": None,
+                "last_error": None,
+                "created_at": now,
+                "updated_at": now,
+                "api_key": fields.get("api_key") or None,
+                "api_key_error": None,
+            }
             register_secret(entry["api_key"])
             assert self._store is not None
             return self._commit(entry, self._store.encrypt(entry["api_key"]))
+
         return self._guard(run)
 
     def add_discovered(self, found: list[dict[str, Any]], reserved: list[str] | None = None) -> dict[str, Any]:
         """Scan results: new base URLs become DISCOVERED entries; known ones are reported, not duplicated."""
+
         def run() -> dict[str, Any]:
             out = []
             for server in found:
@@ -160,12 +177,14 @@ class RegistryBoard:
                 taken = set(self._entries) | set(reserved or []) | {e["name"].lower() for e in self._entries.values()}
                 while entry_id in taken:
                     entry_id, n = f"{base}-{n}", n + 1
-                result = self.add({**server, "id": entry_id, "name": entry_id, "priority": 0},
-                                  reserved, status=DISCOVERED)
+                result = self.add(
+                    {**server, "id": entry_id, "name": entry_id, "priority": 0}, reserved, status=DISCOVERED
+                )
                 if not result["ok"]:
                     return result
                 out.append({**_brief(result["entry"]), "added": True})
             return {"ok": True, "candidates": out, "version": self._version}
+
         return self._guard(run)
 
     def _update(self, entry_id: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -176,6 +195,7 @@ class RegistryBoard:
             entry = dict(current)
             change(entry)
             return self._commit(entry, self._enc.get(entry_id))
+
         return self._guard(run)
 
     def toggle(self, entry_id: str) -> dict[str, Any]:
@@ -184,8 +204,9 @@ class RegistryBoard:
     def set_priority(self, entry_id: str, priority: int) -> dict[str, Any]:
         return self._update(entry_id, lambda e: e.__setitem__("priority", int(priority)))
 
-    def record_probe(self, entry_id: str, ok: bool, latency_ms: float | None, models: list[str] | None,
-                     error: str | None) -> dict[str, Any]:
+    def record_probe(
+        self, entry_id: str, ok: bool, latency_ms: float | None, models: list[str] | None, error: str | None
+    ) -> dict[str, Any]:
         def change(e: dict[str, Any]) -> None:
             e["last_probe_at"] = self._clock()
             if ok:
@@ -196,6 +217,7 @@ class RegistryBoard:
                     e["status"] = VERIFIED
             else:
                 e["last_error"] = error
+
         return self._update(entry_id, change)
 
     def remove(self, entry_id: str) -> dict[str, Any]:
@@ -208,12 +230,18 @@ class RegistryBoard:
             self._enc.pop(entry_id, None)
             self._version += 1
             return {"ok": True, "entry": entry, "version": self._version}
+
         return self._guard(run)
 
 
 def _brief(entry: dict[str, Any]) -> dict[str, Any]:
-    return {"id": entry["id"], "provider": entry["provider"], "base_url": entry["base_url"],
-            "models": entry["models"], "status": entry["status"]}
+    return {
+        "id": entry["id"],
+        "provider": entry["provider"],
+        "base_url": entry["base_url"],
+        "models": entry["models"],
+        "status": entry["status"],
+    }
 
 
 def build_store(spec: dict[str, Any]) -> RegistryStore:

@@ -23,13 +23,29 @@ from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
 
-COLUMNS = ("id", "name", "base_url", "provider", "priority", "api_key_enc", "models", "probed_models", "status",
-           "latency_ms", "last_probe_at", "last_error", "created_at", "updated_at")
+COLUMNS = (
+    "id",
+    "name",
+    "base_url",
+    "provider",
+    "priority",
+    "api_key_enc",
+    "models",
+    "probed_models",
+    "status",
+    "latency_ms",
+    "last_probe_at",
+    "last_error",
+    "created_at",
+    "updated_at",
+)
 
-_DDL = ("CREATE TABLE IF NOT EXISTS llm_registry (id TEXT PRIMARY KEY, name TEXT NOT NULL, base_url TEXT NOT NULL,"
-        " provider TEXT NOT NULL, priority INTEGER NOT NULL, api_key_enc TEXT, models TEXT NOT NULL,"
-        " probed_models TEXT, status TEXT NOT NULL, latency_ms DOUBLE PRECISION, last_probe_at DOUBLE PRECISION,"
-        " last_error TEXT, created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)")
+_DDL = (
+    "CREATE TABLE IF NOT EXISTS llm_registry (id TEXT PRIMARY KEY, name TEXT NOT NULL, base_url TEXT NOT NULL,"
+    " provider TEXT NOT NULL, priority INTEGER NOT NULL, api_key_enc TEXT, models TEXT NOT NULL,"
+    " probed_models TEXT, status TEXT NOT NULL, latency_ms DOUBLE PRECISION, last_probe_at DOUBLE PRECISION,"
+    " last_error TEXT, created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)"
+)
 
 
 def _fernet_key(secret: str) -> bytes:
@@ -56,8 +72,10 @@ def load_cipher(secret_env: str, key_file: Path) -> Fernet:
         else:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(Fernet.generate_key())
-            log.warning(f"${secret_env} is not set: registry API keys are encrypted with a generated key kept in "
-                        f"{key_file} (mode 0600); set ${secret_env} on every node of a multi-node cluster")
+            log.warning(
+                f"${secret_env} is not set: registry API keys are encrypted with a generated key kept in "
+                f"{key_file} (mode 0600); set ${secret_env} on every node of a multi-node cluster"
+            )
     return Fernet(key_file.read_bytes().strip())
 
 
@@ -102,7 +120,7 @@ class RegistryStore:
         rows = self._execute(f"SELECT {', '.join(COLUMNS)} FROM llm_registry ORDER BY created_at, id")
         entries = []
         for row in rows:
-            rec = dict(zip(COLUMNS, row))
+            rec = dict(zip(COLUMNS, row, strict=False))
             enc = rec["api_key_enc"]
             rec["api_key"] = None
             rec["api_key_error"] = None
@@ -124,8 +142,11 @@ class RegistryStore:
         values["probed_models"] = json.dumps(entry["probed_models"]) if entry["probed_models"] is not None else None
         params = tuple(values[c] for c in COLUMNS)
         updates = ", ".join(f"{c}=excluded.{c}" for c in COLUMNS if c != "id")
-        self._execute(f"INSERT INTO llm_registry ({', '.join(COLUMNS)}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
-                      f" ON CONFLICT (id) DO UPDATE SET {updates}", params)
+        self._execute(
+            f"INSERT INTO llm_registry ({', '.join(COLUMNS)}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
+            f" ON CONFLICT (id) DO UPDATE SET {updates}",
+            params,
+        )
 
     def delete(self, entry_id: str) -> None:
         self._execute("DELETE FROM llm_registry WHERE id=%s", (entry_id,))

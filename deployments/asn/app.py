@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from importlib import metadata
-from typing import Any, Mapping
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Query, Request, Security
 from fastapi.security import APIKeyHeader
@@ -26,8 +27,8 @@ from deployments.asn.guard import GuardMiddleware
 from deployments.asn.holder import DatasetHolder
 from deployments.asn.limiter import ActorLimiter, Limiter, RedisLimiter
 from deployments.asn.parsing import parse_asn, parse_ip
-from rayfleet.docs import use_local_docs_assets
 from rayfleet import state as rf_state
+from rayfleet.docs import use_local_docs_assets
 from rayfleet.http import RequestIdMiddleware, constant_time_equals, parse_networks
 from rayfleet.logs import get_logger, register_secret
 
@@ -166,7 +167,7 @@ def _add_public_routes(app: FastAPI, config: AsnConfig, holder: DatasetHolder, l
         healthy = all(d["status"] == "up" for d in dependencies.values())
         body = {
             "status": "healthy" if healthy else "degraded",
-            "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
             "version": VERSION,
             "dependencies": dependencies,
         }
@@ -193,7 +194,7 @@ async def _dataset_health(holder: DatasetHolder) -> dict[str, Any]:
 async def _store_health(limiter: Limiter) -> dict[str, Any]:
     try:
         return await asyncio.wait_for(limiter.ping(), timeout=2.0)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return {"status": "down", "error": "timeout"}
 
 

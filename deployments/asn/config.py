@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -23,10 +24,20 @@ from rayfleet.paths import resolve
 MIN_KEY_LENGTH = 32
 _RATE = re.compile(r"\s*(\d+)\s*(?:/\s*(\d*)\s*([a-z]+))?\s*", re.IGNORECASE)
 _UNITS = {
-    "s": 1, "sec": 1, "second": 1, "seconds": 1,
-    "m": 60, "min": 60, "minute": 60, "minutes": 60,
-    "h": 3600, "hour": 3600, "hours": 3600,
-    "d": 86400, "day": 86400, "days": 86400,
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "seconds": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
 }
 
 
@@ -68,7 +79,9 @@ class AsnConfig(BaseModel):
     prefix_file: str = "ipasn6_20151101.dat.gz"
     fetch_on_start: bool = True
     search_max_results: int = Field(100, ge=1, le=1000)
-    trusted_proxies: list[str] = Field(default_factory=list, description="addresses/CIDRs whose X-Forwarded-For is used")
+    trusted_proxies: list[str] = Field(
+        default_factory=list, description="addresses/CIDRs whose X-Forwarded-For is used"
+    )
     rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
     api_key: SecretStr | None = Field(None, exclude=True, description="from API_SECRET_KEY only")
 

@@ -79,9 +79,7 @@ def locate(pkg_dir: Path, prefix_file: str = DEFAULT_PREFIX_FILE) -> DatasetFile
     package = None
     info = directory / "PACKAGE-INFO"
     if info.is_file():
-        fields = dict(
-            line.split(":", 1) for line in info.read_text(encoding="utf-8").splitlines() if ":" in line
-        )
+        fields = dict(line.split(":", 1) for line in info.read_text(encoding="utf-8").splitlines() if ":" in line)
         package = " ".join(v.strip() for k, v in fields.items() if k in ("Package", "Version")) or None
     return DatasetFiles(names=names, prefixes=prefixes, package=package)
 

@@ -94,7 +94,7 @@ class GuardMiddleware:
                 [(b"retry-after", str(self.unavailable_retry_after).encode())],
             )
             return
-        headers = rate_headers(decision) + [(b"server-timing", f"ratelimit;dur={limiter_ms:.2f}".encode())]
+        headers = [*rate_headers(decision), (b"server-timing", f"ratelimit;dur={limiter_ms:.2f}".encode())]
         if not decision.allowed:
             log.info("rate limited", extra={"client_ip": ip, "path": scope.get("path"), "request_id": rid})
             message = f"rate limit of {decision.limit} requests exceeded; retry after {decision.retry_after} s"
@@ -129,4 +129,3 @@ class GuardMiddleware:
             if self.on_store_error == "closed":
                 return None
             return self.limiter.open_decision()
-

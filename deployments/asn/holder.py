@@ -33,7 +33,7 @@ class DatasetHolder:
         self.load_seconds: float | None = None
         self._done = threading.Event()
 
-    def start(self) -> "DatasetHolder":
+    def start(self) -> DatasetHolder:
         threading.Thread(target=self._run, name="asn-dataset-loader", daemon=True).start()
         return self
 

@@ -197,7 +197,7 @@ class ActorLimiter:
                         if not future.done():
                             future.set_exception(exc)
                     continue
-                for (_, future), decision in zip(batch, decisions):
+                for (_, future), decision in zip(batch, decisions, strict=False):
                     if not future.done():
                         future.set_result(decision)
         finally:
@@ -214,4 +214,4 @@ class ActorLimiter:
         return None
 
 
-__all__ = ["ActorLimiter", "Limiter", "LimiterUnavailable", "RedisLimiter", "SLIDING_WINDOW_LUA", "open_decision"]
+__all__ = ["SLIDING_WINDOW_LUA", "ActorLimiter", "Limiter", "LimiterUnavailable", "RedisLimiter", "open_decision"]

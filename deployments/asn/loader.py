@@ -21,9 +21,9 @@ import gzip
 import json
 import os
 from collections import defaultdict
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 import numpy as np
@@ -62,9 +62,11 @@ def read_meta(db_path: Path) -> dict[str, str] | None:
 
 def is_current(db_path: Path, files: DatasetFiles) -> bool:
     meta = read_meta(db_path)
-    return bool(meta) and meta.get("schema_version") == SCHEMA_VERSION and meta.get(
-        "source_fingerprint"
-    ) == files.fingerprint()
+    return (
+        bool(meta)
+        and meta.get("schema_version") == SCHEMA_VERSION
+        and meta.get("source_fingerprint") == files.fingerprint()
+    )
 
 
 def ensure_database(db_path: Path, files: DatasetFiles) -> bool:

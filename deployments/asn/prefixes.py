@@ -10,8 +10,8 @@ prefix covering it, once at load time.
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 V4_BITS = 32
 V6_BITS = 128

@@ -121,7 +121,11 @@ class AsnStore:
             return {
                 table: int(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
                 for table in ("asn", "prefix", "range4", "range6")
-            } | {"memory_asns": len(self._records), "memory_ranges_v4": len(self._v4), "memory_ranges_v6": len(self._v6)}
+            } | {
+                "memory_asns": len(self._records),
+                "memory_ranges_v4": len(self._v4),
+                "memory_ranges_v6": len(self._v6),
+            }
 
     def dataset(self) -> dict[str, Any]:
         """What every response says about the data's origin, so nobody mistakes it for live data."""
@@ -195,4 +199,3 @@ class AsnStore:
             }
             for r in rows
         ]
-

@@ -13,8 +13,16 @@ from deployments.ignore_gen.errors import ApiError, install
 from deployments.ignore_gen.etag import none_match, quote
 from deployments.ignore_gen.fingerprint import ALWAYS
 from deployments.ignore_gen.models import (
-    DiffRequest, DiffResponse, ErrorResponse, FeatureInfo, FeaturesResponse, GenerateOptions,
-    GenerateRequest, GenerateResponse, HealthResponse, VersionResponse,
+    DiffRequest,
+    DiffResponse,
+    ErrorResponse,
+    FeatureInfo,
+    FeaturesResponse,
+    GenerateOptions,
+    GenerateRequest,
+    GenerateResponse,
+    HealthResponse,
+    VersionResponse,
 )
 from deployments.ignore_gen.rules_table import load_rules_table
 from deployments.ignore_gen.templates import load_templates
@@ -82,8 +90,9 @@ class Service:
             raise ApiError(413, f"{len(body.extras)} extras; the limit is {lim.max_extras}")
         for extra in body.extras:
             if len(extra) > lim.max_pattern_length:
-                raise ApiError(422, f"an extra pattern has {len(extra)} characters; "
-                                    f"the limit is {lim.max_pattern_length}")
+                raise ApiError(
+                    422, f"an extra pattern has {len(extra)} characters; the limit is {lim.max_pattern_length}"
+                )
 
     def options(self, body: GenerateOptions) -> Options:
         if body.tree is None and body.features is None:
@@ -124,9 +133,15 @@ def create_app(config: IgnoreGenConfig, state: Any = None) -> FastAPI:
     service = Service(config)
     metrics = Metrics("ignore_gen")
     requests_total = metrics.counter(
-        "ignore_gen_requests_total", "Requests by route and status", ("method", "route", "status"))
-    app = FastAPI(title="rayfleet ignore-file generator", version=service.engine.templates.version,
-                  description=DESCRIPTION, docs_url="/docs", openapi_url="/openapi.json")
+        "ignore_gen_requests_total", "Requests by route and status", ("method", "route", "status")
+    )
+    app = FastAPI(
+        title="rayfleet ignore-file generator",
+        version=service.engine.templates.version,
+        description=DESCRIPTION,
+        docs_url="/docs",
+        openapi_url="/openapi.json",
+    )
     install(app, log)
 
     @app.middleware("http")
@@ -143,22 +158,28 @@ def create_app(config: IgnoreGenConfig, state: Any = None) -> FastAPI:
 
     @app.get("/version", response_model=VersionResponse, summary="Core and rules-table versions")
     async def version() -> VersionResponse:
-        return VersionResponse(core_version=CORE_VERSION,
-                               rules_table_version=service.engine.table.version,
-                               templates_version=service.engine.templates.version)
+        return VersionResponse(
+            core_version=CORE_VERSION,
+            rules_table_version=service.engine.table.version,
+            templates_version=service.engine.templates.version,
+        )
 
     @app.get("/features", response_model=FeaturesResponse, summary="Known features")
     async def features() -> FeaturesResponse:
         tpl = service.engine.templates
-        return FeaturesResponse(features=[
-            FeatureInfo(name=n, description=tpl.descriptions[n], patterns=len(tpl.patterns[n]),
-                        always=n in ALWAYS)
-            for n in tpl.names()
-        ])
+        return FeaturesResponse(
+            features=[
+                FeatureInfo(name=n, description=tpl.descriptions[n], patterns=len(tpl.patterns[n]), always=n in ALWAYS)
+                for n in tpl.names()
+            ]
+        )
 
-    @app.post("/generate", response_model=GenerateResponse, responses={
-        **ERRORS, 304: {"description": "`If-None-Match` matched the ETag; no body"}},
-        summary="Generate an ignore file")
+    @app.post(
+        "/generate",
+        response_model=GenerateResponse,
+        responses={**ERRORS, 304: {"description": "`If-None-Match` matched the ETag; no body"}},
+        summary="Generate an ignore file",
+    )
     async def generate(body: GenerateRequest, request: Request) -> Response:
         result = service.generate(body)
         headers = _headers(result)
@@ -175,8 +196,12 @@ def create_app(config: IgnoreGenConfig, state: Any = None) -> FastAPI:
         }
         return JSONResponse(payload, headers=headers)
 
-    @app.post("/diff_against", response_model=DiffResponse, responses=ERRORS,
-              summary="Patterns to add to / remove from an existing ignore file")
+    @app.post(
+        "/diff_against",
+        response_model=DiffResponse,
+        responses=ERRORS,
+        summary="Patterns to add to / remove from an existing ignore file",
+    )
     async def diff_against(body: DiffRequest) -> DiffResponse:
         added, removed = service.diff(body)
         return DiffResponse(added=added, removed=removed)

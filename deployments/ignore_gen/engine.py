@@ -12,8 +12,8 @@ blocks changes nothing for git and keeps provenance readable.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from deployments.ignore_gen.fingerprint import Fingerprint, resolve
 from deployments.ignore_gen.rules_table import RulesTable
@@ -32,8 +32,7 @@ class UnknownFeatureError(LookupError):
         self.unknown = list(unknown)
         self.known = list(known)
         super().__init__(
-            "unknown feature(s) with no template: " + ", ".join(self.unknown)
-            + "; GET /features lists the known ones"
+            "unknown feature(s) with no template: " + ", ".join(self.unknown) + "; GET /features lists the known ones"
         )
 
 
@@ -104,18 +103,14 @@ class Engine:
             if rule.pattern not in seen:
                 seen.add(rule.pattern)
                 unique.append(rule)
-        unique.sort(key=lambda r: (_RANK[r.source], r.pattern.startswith("!"), r.feature or "",
-                                   r.pattern))
+        unique.sort(key=lambda r: (_RANK[r.source], r.pattern.startswith("!"), r.feature or "", r.pattern))
         return unique
 
     def render(self, rules: Sequence[Rule], features: Sequence[str], options: Options) -> str:
         lines: list[str] = []
         if options.include_comments:
             lines.append(HEADER)
-            lines.append(
-                f"# core={CORE_VERSION} templates={self.templates.version} "
-                f"rules_table={self.table.version}"
-            )
+            lines.append(f"# core={CORE_VERSION} templates={self.templates.version} rules_table={self.table.version}")
             lines.append("# features: " + ", ".join(features))
         section: str | None = None
         owner: object = object()
@@ -134,8 +129,7 @@ class Engine:
             lines.append(rule.pattern)
         return "\n".join(lines) + "\n" if lines else ""
 
-    def generate(self, tree: Sequence[str] | None, features: Sequence[str] | None,
-                 options: Options) -> Generated:
+    def generate(self, tree: Sequence[str] | None, features: Sequence[str] | None, options: Options) -> Generated:
         if features:
             self.check_features(features)
         fp = resolve(tree, features)
@@ -153,8 +147,9 @@ class Engine:
             features=names,
         )
 
-    def diff(self, existing: str, tree: Sequence[str] | None, features: Sequence[str] | None,
-             options: Options) -> tuple[list[str], list[str]]:
+    def diff(
+        self, existing: str, tree: Sequence[str] | None, features: Sequence[str] | None, options: Options
+    ) -> tuple[list[str], list[str]]:
         """(added, removed) as sets of patterns; comments and blank lines are not patterns.
 
         `added` = what the generator emits (templates, mined rules and the

@@ -9,7 +9,8 @@ JSON); 500 an unexpected internal error, always logged.
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -46,7 +47,7 @@ def validation_detail(errors: Sequence[dict[str, Any]]) -> str:
     for err in errors:
         msg = str(err.get("msg", "invalid value"))
         if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+            msg = msg[len("Value error, ") :]
         messages.append(f"{_location(err.get('loc', ()))}: {msg}")
     return "; ".join(messages) or "invalid request"
 
@@ -69,6 +70,5 @@ def install(app: FastAPI, log: logging.Logger) -> None:
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> JSONResponse:
-        log.error("internal error on %s %s: %s", request.method, request.url.path,
-                  exc.__class__.__name__, exc_info=exc)
+        log.error("internal error on %s %s: %s", request.method, request.url.path, exc.__class__.__name__, exc_info=exc)
         return error_response(500, "internal error: the generator failed; the cause is logged")

@@ -26,7 +26,7 @@ def _tags(value: str) -> list[str]:
             end = value.find('"', i + 1)
             if end < 0:
                 break
-            tags.append(value[i + 1:end])
+            tags.append(value[i + 1 : end])
             i = end + 1
         else:
             end = value.find(",", i)

@@ -51,9 +51,9 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
 
 from deployments.ignore_gen.fingerprint import ALWAYS, FIXTURE_DIRS, MARKERS, fingerprint
 from deployments.ignore_gen.rules_table import RULES_TABLE_PATH, RuleEntry, table_version
@@ -63,15 +63,41 @@ DEFAULT_CORPUS = Path("../shared/data/gitignore_corpus/train.jsonl")
 
 # Files a project commits whatever its stack: CI and repository configuration.
 COMMITTED_NAMES = (
-    ".github", ".gitlab-ci.yml", ".travis.yml", ".circleci", "jenkinsfile", "azure-pipelines.yml",
-    ".gitignore", ".gitattributes", ".gitmodules", ".editorconfig", "readme.md", "license",
+    ".github",
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    ".circleci",
+    "jenkinsfile",
+    "azure-pipelines.yml",
+    ".gitignore",
+    ".gitattributes",
+    ".gitmodules",
+    ".editorconfig",
+    "readme.md",
+    "license",
 )
 # Folder names that hold sources in at least one ecosystem (Rust src/bin,
 # launcher scripts in bin/, Go pkg/, Ruby and Python lib/).
-SOURCE_FOLDERS = frozenset({
-    "bin", "lib", "src", "pkg", "include", "vendor", "packages", "doc", "docs", "test",
-    "tests", "scripts", "tools", "app", "source", "sources",
-})
+SOURCE_FOLDERS = frozenset(
+    {
+        "bin",
+        "lib",
+        "src",
+        "pkg",
+        "include",
+        "vendor",
+        "packages",
+        "doc",
+        "docs",
+        "test",
+        "tests",
+        "scripts",
+        "tools",
+        "app",
+        "source",
+        "sources",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -167,11 +193,11 @@ def _samples(key: str) -> list[str]:
     out = []
     for fill in ("", "x"):
         text = key.replace("**", fill).replace("*", fill).replace("?", "x")
-        while "[" in text and "]" in text[text.index("["):]:
+        while "[" in text and "]" in text[text.index("[") :]:
             start = text.index("[")
             end = text.index("]", start)
-            inner = text[start + 1:end].lstrip("!^") or "x"
-            text = text[:start] + inner[0] + text[end + 1:]
+            inner = text[start + 1 : end].lstrip("!^") or "x"
+            text = text[:start] + inner[0] + text[end + 1 :]
         out.append(text)
     return out
 
@@ -244,8 +270,13 @@ def candidates(repos: Sequence[Repo], limits: Thresholds) -> list[Candidate]:
                     single[feats[0]].add(key)
     # `common`: habits no feature explains (lift below the bar for every
     # feature with enough repositories), shared by a broad share of all.
-    tied = {k for feats, r in rates.items() if len(feats) == 1 and len(groups[feats]) >= limits.min_repos
-            for k, rate in r.items() if rate / (overall[k] / total) >= limits.min_lift}
+    tied = {
+        k
+        for feats, r in rates.items()
+        if len(feats) == 1 and len(groups[feats]) >= limits.min_repos
+        for k, rate in r.items()
+        if rate / (overall[k] / total) >= limits.min_lift
+    }
     for key, count in sorted(overall.items()):
         if key in known or key in blocked or key in tied:
             continue
@@ -339,8 +370,7 @@ def build_output(kept: Sequence[Candidate], limits: Thresholds, corpus_sha: str,
         "thresholds": limits.__dict__,
         "rules": [{"features": list(e.features), "patterns": list(e.patterns)} for e in entries],
         "evidence": [
-            {"features": list(c.features), "pattern": c.pattern, "repos": c.repos,
-             "support": c.support, "lift": c.lift}
+            {"features": list(c.features), "pattern": c.pattern, "repos": c.repos, "support": c.support, "lift": c.lift}
             for c in sorted(kept, key=lambda c: (c.features, c.pattern))
         ],
     }
@@ -357,8 +387,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-lift", type=float, default=Thresholds.min_lift)
     parser.add_argument("--min-common-support", type=float, default=Thresholds.min_common_support)
     args = parser.parse_args(argv)
-    limits = Thresholds(args.min_repos, args.min_support, args.min_pair_support,
-                        args.min_pair_repos, args.min_lift, args.min_common_support)
+    limits = Thresholds(
+        args.min_repos,
+        args.min_support,
+        args.min_pair_support,
+        args.min_pair_repos,
+        args.min_lift,
+        args.min_common_support,
+    )
     if not args.corpus.exists():
         print(f"corpus not found: {args.corpus}", file=sys.stderr)
         return 2

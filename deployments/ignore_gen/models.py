@@ -14,7 +14,8 @@ def _check_feature(value: str) -> str:
     if not FEATURE_NAME.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a feature name: use 1-64 lower-case letters, digits, '_' or '-', "
-            "starting with a letter or digit")
+            "starting with a letter or digit"
+        )
     return value
 
 
@@ -42,12 +43,15 @@ class GenerateOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tree: list[str] | None = Field(
-        None, description="File paths of the project (`/` or `\\` separators); fingerprinted into features.")
+        None, description="File paths of the project (`/` or `\\` separators); fingerprinted into features."
+    )
     features: list[FeatureName] | None = Field(
-        None, description="Feature names (`[a-z0-9][a-z0-9_-]*`) used in addition to, or instead of, fingerprinting.")
+        None, description="Feature names (`[a-z0-9][a-z0-9_-]*`) used in addition to, or instead of, fingerprinting."
+    )
     include_comments: bool = Field(True, description="Header lines and `# --- section ---` markers.")
     include_provenance: bool = Field(
-        False, description="A `# <feature>` comment line above each run of patterns from one feature.")
+        False, description="A `# <feature>` comment line above each run of patterns from one feature."
+    )
     extras: list[Extra] = Field(default_factory=list, description="User patterns, one line each.")
 
 
@@ -78,8 +82,8 @@ class GenerateResponse(BaseModel):
     templates_version: str
     rules: list[RuleOut]
     features: list[FeatureOut] = Field(
-        description="Features used, each with the smallest path that revealed it, "
-                    "`(requested)` or `(implicit)`.")
+        description="Features used, each with the smallest path that revealed it, `(requested)` or `(implicit)`."
+    )
 
 
 class DiffResponse(BaseModel):

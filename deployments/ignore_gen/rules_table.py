@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 RULES_TABLE_PATH = Path(__file__).resolve().parent / "rules_table.json"
 
@@ -29,10 +30,7 @@ class RuleEntry:
 
 def canonical_entries(entries: Iterable[RuleEntry]) -> list[dict[str, list[str]]]:
     """Entries with sorted features and sorted unique patterns, sorted by both."""
-    rows = [
-        {"features": sorted(set(e.features)), "patterns": sorted(set(e.patterns))}
-        for e in entries
-    ]
+    rows = [{"features": sorted(set(e.features)), "patterns": sorted(set(e.patterns))} for e in entries]
     rows.sort(key=lambda r: (r["features"], r["patterns"]))
     return rows
 

@@ -8,9 +8,9 @@ template changes, so a change of rules is visible in every output.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SUFFIX = ".gitignore"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,8 +23,9 @@ from rayfleet.http import RequestIdMiddleware, request_id
 from rayfleet.metrics import CONTENT_TYPE
 
 
-def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int | None = None,
-               listener: Any = None) -> FastAPI:
+def create_app(
+    config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int | None = None, listener: Any = None
+) -> FastAPI:
     """Build the app. ``state`` may hold ``breakers``/``budget``/``ratelimit``/``metrics`` handles;
     missing ones are the named actors (or their in-process stand-ins).
 
@@ -57,8 +59,11 @@ def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, repli
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse(error_body(exc.status_code, str(exc.detail)), status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse(
+            error_body(exc.status_code, str(exc.detail)),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -102,29 +107,44 @@ def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, repli
         endpoints = []
         for name, ep in gateway.router.endpoints.items():
             view = gateway.breakers.states.get(name) or {"state": "CLOSED", "failures": 0}
-            endpoints.append({"name": name, "provider": ep.provider, "base_url": ep.base_url, "models": ep.models,
-                              "circuit_state": view["state"], "failure_count": view.get("failures", 0),
-                              "keys": len(gateway.router.keyrings.get(name).keys)
-                              if gateway.router.keyrings.get(name) else 0})
+            endpoints.append(
+                {
+                    "name": name,
+                    "provider": ep.provider,
+                    "base_url": ep.base_url,
+                    "models": ep.models,
+                    "circuit_state": view["state"],
+                    "failure_count": view.get("failures", 0),
+                    "keys": len(gateway.router.keyrings.get(name).keys) if gateway.router.keyrings.get(name) else 0,
+                }
+            )
         warnings = list(gateway.auth.warnings)
         if gateway.discovery_done and not gateway.discovered and gateway.config.discovery:
-            warnings.append("no local model server found on ports 11434 (Ollama), 1234 (LM Studio), "
-                            "8080 (llama.cpp), 8001 (vLLM)")
+            warnings.append(
+                "no local model server found on ports 11434 (Ollama), 1234 (LM Studio), 8080 (llama.cpp), 8001 (vLLM)"
+            )
         if not gateway.router.endpoints:
             warnings.append("no upstream endpoint configured: add one under endpoints in config/llm_gateway.yaml")
         healthy = any(e["circuit_state"] != "OPEN" for e in endpoints)
-        return JSONResponse({
-            "status": "ok" if healthy else "degraded",
-            "endpoints": endpoints,
-            "local_servers": [{"name": s.name, "base_url": s.base_url, "models": s.models}
-                              for s in gateway.discovered],
-            "discovery": "done" if gateway.discovery_done else "running",
-            "admission": {"max_in_flight": gateway.admission.max_in_flight, "in_flight": gateway.admission.in_flight,
-                          "max_queued": gateway.admission.max_queued, "queued": gateway.admission.queued},
-            "records_store": "ok" if gateway.records.healthy else "unavailable",
-            "listener": listener.view() if listener is not None else {"enabled": False},
-            "warnings": warnings,
-        })
+        return JSONResponse(
+            {
+                "status": "ok" if healthy else "degraded",
+                "endpoints": endpoints,
+                "local_servers": [
+                    {"name": s.name, "base_url": s.base_url, "models": s.models} for s in gateway.discovered
+                ],
+                "discovery": "done" if gateway.discovery_done else "running",
+                "admission": {
+                    "max_in_flight": gateway.admission.max_in_flight,
+                    "in_flight": gateway.admission.in_flight,
+                    "max_queued": gateway.admission.max_queued,
+                    "queued": gateway.admission.queued,
+                },
+                "records_store": "ok" if gateway.records.healthy else "unavailable",
+                "listener": listener.view() if listener is not None else {"enabled": False},
+                "warnings": warnings,
+            }
+        )
 
     @app.get("/metrics", tags=["operations"])
     async def metrics(request: Request) -> Response:
@@ -135,7 +155,7 @@ def create_app(config: GatewayConfig, state: dict[str, Any] | None = None, repli
         return Response(await gateway.metrics_client.render(), media_type=CONTENT_TYPE)
 
     @app.post("/api/v1/circuit-breaker/{id}/reset", tags=["control plane"])
-    async def reset_breaker(id: str, request: Request) -> JSONResponse:  # noqa: A002 - the spec's path name
+    async def reset_breaker(id: str, request: Request) -> JSONResponse:
         """Force the endpoint's breaker to CLOSED."""
         endpoint_id = id
         admin(request)

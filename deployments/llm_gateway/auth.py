@@ -36,13 +36,15 @@ class Authenticator:
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_config(cls, cfg: AuthConfig) -> "Authenticator":
+    def from_config(cls, cfg: AuthConfig) -> Authenticator:
         warnings: list[str] = []
         enabled = cfg.enabled
         if os.environ.get("LLM_PROXY_DEV_MODE") == "1":
             enabled = False
-            msg = ("LLM_PROXY_DEV_MODE=1: AUTHENTICATION IS DISABLED on every route. "
-                   "Never run like this where anyone else can reach the port.")
+            msg = (
+                "LLM_PROXY_DEV_MODE=1: AUTHENTICATION IS DISABLED on every route. "
+                "Never run like this where anyone else can reach the port."
+            )
             log.warning("!" * 20 + " " + msg + " " + "!" * 20)
             warnings.append(msg)
         elif not cfg.enabled:
@@ -84,13 +86,18 @@ class Authenticator:
         if not self.enabled:
             return tenant_of(key) if key else "anonymous"
         if not key:
-            raise GatewayError(401, "Missing API key: send 'Authorization: Bearer <key>'", code="missing_api_key",
-                               error_class="missing")
+            raise GatewayError(
+                401,
+                "Missing API key: send 'Authorization: Bearer <key>'",
+                code="missing_api_key",
+                error_class="missing",
+            )
         allowed = self.inference if scope == "inference" else self.admin
         if self._match(key, allowed):
             return tenant_of(key)
         other = self.admin if scope == "inference" else self.inference
         if self._match(key, other):
-            raise GatewayError(403, f"This key is not valid for {scope} routes", code="wrong_key_scope",
-                               error_class="scope")
+            raise GatewayError(
+                403, f"This key is not valid for {scope} routes", code="wrong_key_scope", error_class="scope"
+            )
         raise GatewayError(401, "Invalid API key", code="invalid_api_key", error_class="invalid")

@@ -38,15 +38,18 @@ class SQLiteCache:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS response_cache (cache_key TEXT PRIMARY KEY, response TEXT NOT NULL,"
-                         " model TEXT, created_at REAL NOT NULL, expires_at REAL NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS response_cache (cache_key TEXT PRIMARY KEY, response TEXT NOT NULL,"
+            " model TEXT, created_at REAL NOT NULL, expires_at REAL NOT NULL)"
+        )
         self._db.execute("CREATE INDEX IF NOT EXISTS response_cache_expiry ON response_cache(expires_at)")
         self._pending: list[tuple[str, str, str, float, float]] = []
         self._lock = asyncio.Lock()
 
     async def get(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT response FROM response_cache WHERE cache_key=? AND expires_at>?",
-                               (key, time.time())).fetchone()
+        row = self._db.execute(
+            "SELECT response FROM response_cache WHERE cache_key=? AND expires_at>?", (key, time.time())
+        ).fetchone()
         return json.loads(row[0]) if row else None
 
     async def put(self, key: str, model: str, response: dict[str, Any]) -> None:
@@ -70,7 +73,9 @@ class SQLiteCache:
             if count > self.max_entries:
                 removed += self._db.execute(
                     "DELETE FROM response_cache WHERE cache_key IN (SELECT cache_key FROM response_cache"
-                    " ORDER BY created_at LIMIT ?)", (count - self.max_entries,)).rowcount
+                    " ORDER BY created_at LIMIT ?)",
+                    (count - self.max_entries,),
+                ).rowcount
         return removed
 
     async def evict(self) -> int:
@@ -147,14 +152,14 @@ def replay_chunks(kind: str, response: dict[str, Any], include_usage: bool, piec
         if kind == "completions":
             text = choice.get("text") or ""
             for i in range(0, len(text), piece):
-                emit([{"index": idx, "text": text[i:i + piece], "finish_reason": None}])
+                emit([{"index": idx, "text": text[i : i + piece], "finish_reason": None}])
             emit([{"index": idx, "text": "", "finish_reason": choice.get("finish_reason")}])
             continue
         message = choice.get("message") or {}
         emit([{"index": idx, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
         text = message.get("content") or ""
         for i in range(0, len(text), piece):
-            emit([{"index": idx, "delta": {"content": text[i:i + piece]}, "finish_reason": None}])
+            emit([{"index": idx, "delta": {"content": text[i : i + piece]}, "finish_reason": None}])
         for n, call in enumerate(message.get("tool_calls") or []):
             emit([{"index": idx, "delta": {"tool_calls": [{"index": n, **call}]}, "finish_reason": None}])
         emit([{"index": idx, "delta": {}, "finish_reason": choice.get("finish_reason")}])

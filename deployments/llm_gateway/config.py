@@ -240,7 +240,7 @@ class CachingConfig(_Model):
     redis_url: str | None = None
 
     @model_validator(mode="after")
-    def _timeouts(self) -> "CachingConfig":
+    def _timeouts(self) -> CachingConfig:
         env = os.environ.get("LLM_PROXY_REDIS_TIMEOUT")
         if env:
             try:
@@ -350,8 +350,12 @@ class ScanTarget(_Model):
 
 
 def _default_scan_ports() -> list[ScanTarget]:
-    return [ScanTarget(provider="ollama", port=11434), ScanTarget(provider="lmstudio", port=1234),
-            ScanTarget(provider="llamacpp", port=8080), ScanTarget(provider="vllm", port=8001)]
+    return [
+        ScanTarget(provider="ollama", port=11434),
+        ScanTarget(provider="lmstudio", port=1234),
+        ScanTarget(provider="llamacpp", port=8080),
+        ScanTarget(provider="vllm", port=8001),
+    ]
 
 
 class RegistryConfig(_Model):
@@ -398,7 +402,7 @@ class GatewayConfig(_Model):
     discovery: bool = True
 
     @model_validator(mode="after")
-    def _references(self) -> "GatewayConfig":
+    def _references(self) -> GatewayConfig:
         for model, chain in self.fallback_chains.items():
             for target in chain:
                 if target.provider not in self.endpoints:

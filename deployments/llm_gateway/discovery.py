@@ -52,8 +52,9 @@ async def _probe(client: httpx.AsyncClient, host: str, provider: str, port: int,
     return Found(provider, f"http://{host}:{port}/v1", models)
 
 
-async def discover(host: str = "127.0.0.1", timeout: float = 1.5,
-                   ports: tuple[tuple[str, int, str], ...] = WELL_KNOWN) -> list[Found]:
+async def discover(
+    host: str = "127.0.0.1", timeout: float = 1.5, ports: tuple[tuple[str, int, str], ...] = WELL_KNOWN
+) -> list[Found]:
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
         results = await asyncio.gather(*(_probe(client, host, p, port, path) for p, port, path in ports))
     return [r for r in results if r is not None]

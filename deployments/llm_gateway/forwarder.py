@@ -53,12 +53,18 @@ class UpstreamResult:
     parser: SSEParser | None = None
     first: list[bytes] = field(default_factory=list)
     first_byte_at: float = 0.0
-    handle: "_Releaser | None" = None
+    handle: _Releaser | None = None
 
 
 class _Retryable(Exception):
-    def __init__(self, status: int | None, message: str, error_class: str, retry_after: float | None = None,
-                 breaker_failure: bool = True) -> None:
+    def __init__(
+        self,
+        status: int | None,
+        message: str,
+        error_class: str,
+        retry_after: float | None = None,
+        breaker_failure: bool = True,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.error_class = error_class
@@ -88,15 +94,25 @@ def _upstream_message(raw: bytes) -> str:
 
 
 class Forwarder:
-    def __init__(self, config: GatewayConfig, router: Router, client: httpx.AsyncClient, breakers: BreakerClient,
-                 leases: TokenLeases) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        router: Router,
+        client: httpx.AsyncClient,
+        breakers: BreakerClient,
+        leases: TokenLeases,
+    ) -> None:
         self.config = config
         self.router = router
         self.client = client
         self.breakers = breakers
         self.leases = leases
-        self.timeout = httpx.Timeout(connect=config.connection_pool.connect_timeout, read=config.server.timeout,
-                                     write=config.server.timeout, pool=None)
+        self.timeout = httpx.Timeout(
+            connect=config.connection_pool.connect_timeout,
+            read=config.server.timeout,
+            write=config.server.timeout,
+            pool=None,
+        )
         self._host_slots: dict[str, asyncio.Semaphore] = {}
 
     def _slot(self, base_url: str) -> asyncio.Semaphore:
@@ -114,7 +130,9 @@ class Forwarder:
             if not ok:
                 return retry
         if rl.tpm:
-            ok, retry = await self.leases.take(f"ep-tpm:{target.endpoint}", rl.tpm, 60.0, float(min(est_tokens, rl.tpm)))
+            ok, retry = await self.leases.take(
+                f"ep-tpm:{target.endpoint}", rl.tpm, 60.0, float(min(est_tokens, rl.tpm))
+            )
             if not ok:
                 return retry
         return None
@@ -131,8 +149,15 @@ class Forwarder:
         elif estimated > actual:
             self.leases.credit(key, estimated - actual)
 
-    async def forward(self, kind: str, body: dict[str, Any], targets: list[Target], stream: bool,
-                      client_wants_usage: bool, est_tokens: int) -> UpstreamResult:
+    async def forward(
+        self,
+        kind: str,
+        body: dict[str, Any],
+        targets: list[Target],
+        stream: bool,
+        client_wants_usage: bool,
+        est_tokens: int,
+    ) -> UpstreamResult:
         failover = self.config.rotation.failover
         max_attempts = 1 + failover.max_retries if failover.enabled else 1
         attempts = 0
@@ -163,8 +188,9 @@ class Forwarder:
             ring = self.router.keyrings.get(target.endpoint)
             key_index = None
             if ring is not None and ring.keys:
-                key_index = ring.pick(self.config.rotation.strategy, time.monotonic(),
-                                      tried_keys.setdefault(target.endpoint, set()))
+                key_index = ring.pick(
+                    self.config.rotation.strategy, time.monotonic(), tried_keys.setdefault(target.endpoint, set())
+                )
                 if key_index is None:
                     waits.append(ring.next_ready(time.monotonic()))
                     if probe:
@@ -215,26 +241,40 @@ class Forwarder:
         if last is not None:
             headers = {}
             if last.status == 429 or last.status == 503:
-                headers["Retry-After"] = str(max(1, int(round(last.retry_after or 1))))
+                headers["Retry-After"] = str(max(1, round(last.retry_after or 1)))
             status = last.status or (504 if last.error_class == "timeout" else 502)
-            raise GatewayError(status, f"All upstream attempts failed; last error: {last}",
-                               code="upstream_error" if status >= 500 else None, headers=headers,
-                               error_class=last.error_class)
-        retry = max(1, int(round(min(waits)))) if waits else 1
+            raise GatewayError(
+                status,
+                f"All upstream attempts failed; last error: {last}",
+                code="upstream_error" if status >= 500 else None,
+                headers=headers,
+                error_class=last.error_class,
+            )
+        retry = max(1, round(min(waits))) if waits else 1
         if waits:
-            raise GatewayError(503 if circuit_blocked else 429,
-                               "No upstream endpoint is available right now (circuit open, rate limit or key "
-                               "cooldown)", code="no_available_endpoint", headers={"Retry-After": str(retry)},
-                               error_class="no_endpoint")
+            raise GatewayError(
+                503 if circuit_blocked else 429,
+                "No upstream endpoint is available right now (circuit open, rate limit or key cooldown)",
+                code="no_available_endpoint",
+                headers={"Retry-After": str(retry)},
+                error_class="no_endpoint",
+            )
         raise GatewayError(400, f"No configured endpoint supports {kind} for this model", code="unsupported")
 
-    async def _attempt(self, kind: str, body: dict[str, Any], attempt: Attempt, stream: bool,
-                       client_wants_usage: bool) -> UpstreamResult:
+    async def _attempt(
+        self, kind: str, body: dict[str, Any], attempt: Attempt, stream: bool, client_wants_usage: bool
+    ) -> UpstreamResult:
         target = attempt.target
         ring = self.router.keyrings.get(target.endpoint)
         key = ring.keys[attempt.key_index] if ring is not None and attempt.key_index is not None else None
-        req = attempt.adapter.build(kind, body, target.model, key, target.config.base_url,  # type: ignore[arg-type]
-                                    stream_usage=True)
+        req = attempt.adapter.build(
+            kind,
+            body,
+            target.model,
+            key,
+            target.config.base_url,  # type: ignore[arg-type]
+            stream_usage=True,
+        )
         slot = self._slot(target.config.base_url)
         await slot.acquire()
         self.router.in_flight[target.endpoint] = self.router.in_flight.get(target.endpoint, 0) + 1
@@ -251,19 +291,29 @@ class Forwarder:
         resp: httpx.Response | None = None
         committed = False
         try:
-            request = self.client.build_request("POST", req.url, json=req.body, headers=req.headers,
-                                                timeout=self.timeout)
+            request = self.client.build_request(
+                "POST", req.url, json=req.body, headers=req.headers, timeout=self.timeout
+            )
             resp = await self.client.send(request, stream=True)
             if resp.status_code >= 300:
                 raw = await resp.aread()
                 message = f"{target.endpoint} returned {resp.status_code}: {_upstream_message(raw)}"
                 retry_after = _retry_after(resp)
                 if resp.status_code in self.config.rotation.failover.switch_on_status or resp.status_code >= 500:
-                    raise _Retryable(resp.status_code, message, f"upstream_{resp.status_code}", retry_after,
-                                     breaker_failure=resp.status_code >= 500)
+                    raise _Retryable(
+                        resp.status_code,
+                        message,
+                        f"upstream_{resp.status_code}",
+                        retry_after,
+                        breaker_failure=resp.status_code >= 500,
+                    )
                 status = resp.status_code if resp.status_code < 500 else 502
-                raise GatewayError(status, message, code="upstream_error" if status >= 500 else None,
-                                   error_class=f"upstream_{resp.status_code}")
+                raise GatewayError(
+                    status,
+                    message,
+                    code="upstream_error" if status >= 500 else None,
+                    error_class=f"upstream_{resp.status_code}",
+                )
             if not stream:
                 raw = await resp.aread()
                 try:
@@ -274,8 +324,9 @@ class Forwarder:
                 upstream_ms = (time.perf_counter() - attempt.started) * 1000
                 self.router.observe_latency(target.endpoint, target.model, upstream_ms / 1000)
                 passthrough = raw if out is data else None
-                return UpstreamResult(attempt, resp.status_code, body=out, raw=passthrough, usage=usage,
-                                      upstream_ms=upstream_ms)
+                return UpstreamResult(
+                    attempt, resp.status_code, body=out, raw=passthrough, usage=usage, upstream_ms=upstream_ms
+                )
             translator = attempt.adapter.stream(kind, target.model, client_wants_usage)  # type: ignore[arg-type]
             parser = SSEParser()
             first: list[bytes] = []
@@ -287,16 +338,24 @@ class Forwarder:
                     for event in parser.flush():
                         first.extend(translator.feed(event))
                     if not first and not translator.done:
-                        raise _Retryable(None, f"{target.endpoint} closed the stream before the first event",
-                                         "stream_cut") from None
+                        raise _Retryable(
+                            None, f"{target.endpoint} closed the stream before the first event", "stream_cut"
+                        ) from None
                     break
                 for event in parser.feed(chunk):
                     first.extend(translator.feed(event))
             first_at = time.perf_counter()
             self.router.observe_latency(target.endpoint, target.model, first_at - attempt.started)
-            result = UpstreamResult(attempt, resp.status_code, response=resp, translator=translator, parser=parser,
-                                    first=first, first_byte_at=first_at,
-                                    upstream_ms=(first_at - attempt.started) * 1000)
+            result = UpstreamResult(
+                attempt,
+                resp.status_code,
+                response=resp,
+                translator=translator,
+                parser=parser,
+                first=first,
+                first_byte_at=first_at,
+                upstream_ms=(first_at - attempt.started) * 1000,
+            )
             result.handle = _Releaser(release, iterator)
             committed = True  # the streaming response now owns the upstream response and the slot
             return result
@@ -335,7 +394,7 @@ async def stream_rest(result: UpstreamResult) -> Any:
                 for out in translator.feed(event):
                     yield out
             if not translator.done:
-                raise UpstreamStreamError("upstream closed the stream before its end marker")
+                raise UpstreamStreamError("upstream closed the stream before its end marker") from None
             return
         for event in parser.feed(chunk):
             for out in translator.feed(event):

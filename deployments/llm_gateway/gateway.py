@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -20,8 +21,8 @@ from deployments.llm_gateway.errors import GatewayError, error_response, json_ob
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
-from deployments.llm_gateway.registry import RegistryClient
 from deployments.llm_gateway.providers.base import Usage, estimate_tokens, prompt_text
+from deployments.llm_gateway.registry import RegistryClient
 from deployments.llm_gateway.routing import KeyRing, Router, Target
 from deployments.llm_gateway.shared_state import BreakerClient, BudgetLeases, TokenLeases
 from deployments.llm_gateway.sse import DONE
@@ -61,16 +62,24 @@ class Gateway:
         self.auth = Authenticator.from_config(config.server.auth)
         cb = config.circuit_breaker
         self.breaker_handle = state.get("breakers") or state_mod.actor(
-            BreakerBoard, f"{ACTOR_PREFIX}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
+            BreakerBoard, f"{ACTOR_PREFIX}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
+        )
         self.budget_handle = state.get("budget") or state_mod.actor(
-            BudgetLedger, f"{ACTOR_PREFIX}.budget", config.budget.daily_limit, config.budget.soft_limit)
+            BudgetLedger, f"{ACTOR_PREFIX}.budget", config.budget.daily_limit, config.budget.soft_limit
+        )
         self.limiter_handle = state.get("ratelimit") or state_mod.actor(RateLimiter, f"{ACTOR_PREFIX}.ratelimit")
         st = config.server.storage
         self.registry_store = {
-            "type": st.type, "sqlite_path": str(config.data_path(st.path)), "dsn_env": st.dsn_env, "dsn": st.dsn,
-            "secret_env": config.registry.secret_env, "key_file": str(config.data_path(config.registry.key_file))}
+            "type": st.type,
+            "sqlite_path": str(config.data_path(st.path)),
+            "dsn_env": st.dsn_env,
+            "dsn": st.dsn,
+            "secret_env": config.registry.secret_env,
+            "key_file": str(config.data_path(config.registry.key_file)),
+        }
         self.registry_handle = state.get("registry") or state_mod.actor(
-            RegistryBoard, f"{ACTOR_PREFIX}.registry", self.registry_store)
+            RegistryBoard, f"{ACTOR_PREFIX}.registry", self.registry_store
+        )
         self.registry = RegistryClient(self.registry_handle, self.router, config.registry.refresh_interval)
         self.metrics_client = state.get("metrics") or Metrics("llm_gateway")
         self.metrics = GatewayMetrics(self.metrics_client)
@@ -90,9 +99,12 @@ class Gateway:
             else:
                 self.cache = SQLiteCache(config.data_path(c.db_path), c.ttl, c.max_entries)
         st = config.server.storage
-        self.records = RecordWriter(build_backend(st.type, st.dsn_env, st.dsn, config.data_path(st.path)),
-                                    st.batch_size, st.flush_interval,
-                                    retention_days=config.gdpr.retention_days if config.gdpr.auto_purge else None)
+        self.records = RecordWriter(
+            build_backend(st.type, st.dsn_env, st.dsn, config.data_path(st.path)),
+            st.batch_size,
+            st.flush_interval,
+            retention_days=config.gdpr.retention_days if config.gdpr.auto_purge else None,
+        )
         self.client: httpx.AsyncClient | None = None
         self.forwarder: Forwarder | None = None
         self.discovered: list[Found] = []
@@ -101,20 +113,23 @@ class Gateway:
         self._tasks: list[asyncio.Task[Any]] = []
         self._started = False
         self._start_lock: asyncio.Lock | None = None
-        self.pipeline = Pipeline([
-            Stage("auth", "INGRESS", self._stage_auth),
-            Stage("client_rate_limit", "INGRESS", self._stage_rate_limit),
-            Stage("admission", "INGRESS", self._stage_admission),
-            Stage("request_limits", "PRE_FLIGHT", self._stage_parse),
-            Stage("model_resolution", "PRE_FLIGHT", self._stage_resolve),
-            Stage("cache_check", "PRE_FLIGHT", self._stage_cache_check),
-            Stage("budget_guard", "PRE_FLIGHT", self._stage_budget),
-            Stage("router", "ROUTING", self._stage_forward),
-            Stage("charge", "POST_FLIGHT", self._stage_charge),
-            Stage("cache_store", "POST_FLIGHT", self._stage_cache_store),
-            Stage("records", "BACKGROUND", self._stage_record),
-            Stage("telemetry", "BACKGROUND", self._stage_metrics),
-        ], on_trace=self._trace)
+        self.pipeline = Pipeline(
+            [
+                Stage("auth", "INGRESS", self._stage_auth),
+                Stage("client_rate_limit", "INGRESS", self._stage_rate_limit),
+                Stage("admission", "INGRESS", self._stage_admission),
+                Stage("request_limits", "PRE_FLIGHT", self._stage_parse),
+                Stage("model_resolution", "PRE_FLIGHT", self._stage_resolve),
+                Stage("cache_check", "PRE_FLIGHT", self._stage_cache_check),
+                Stage("budget_guard", "PRE_FLIGHT", self._stage_budget),
+                Stage("router", "ROUTING", self._stage_forward),
+                Stage("charge", "POST_FLIGHT", self._stage_charge),
+                Stage("cache_store", "POST_FLIGHT", self._stage_cache_store),
+                Stage("records", "BACKGROUND", self._stage_record),
+                Stage("telemetry", "BACKGROUND", self._stage_metrics),
+            ],
+            on_trace=self._trace,
+        )
 
     # -- lifecycle -----------------------------------------------------------
     async def start(self) -> None:
@@ -127,10 +142,14 @@ class Gateway:
                 return
             pool = self.config.connection_pool
             self.client = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=pool.max_connections,
-                                    max_keepalive_connections=pool.max_connections,
-                                    keepalive_expiry=pool.keepalive_timeout),
-                trust_env=False, follow_redirects=False)
+                limits=httpx.Limits(
+                    max_connections=pool.max_connections,
+                    max_keepalive_connections=pool.max_connections,
+                    keepalive_expiry=pool.keepalive_timeout,
+                ),
+                trust_env=False,
+                follow_redirects=False,
+            )
             self.forwarder = Forwarder(self.config, self.router, self.client, self.breakers, self.leases)
             cb = self.config.circuit_breaker
             await self.breaker_handle.configure.remote(cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
@@ -144,8 +163,15 @@ class Gateway:
                 await self.registry.refresh()
             except Exception as exc:
                 log.warning("initial registry snapshot failed", extra={"error": type(exc).__name__})
-            loops = [self.breakers.run(), self.registry.run(), self.leases.run(), self.budget.run(), self.records.run(),
-                     self._cache_loop(), self._restore_budget()]
+            loops = [
+                self.breakers.run(),
+                self.registry.run(),
+                self.leases.run(),
+                self.budget.run(),
+                self.records.run(),
+                self._cache_loop(),
+                self._restore_budget(),
+            ]
             if self.config.discovery:
                 loops.append(self._discover())
             self._tasks = [asyncio.get_running_loop().create_task(c) for c in loops]
@@ -211,11 +237,17 @@ class Gateway:
             if self.local_target is None:
                 self.local_target = self._local_target()
         if self.discovered:
-            log.info("local model servers found", extra={"servers": [
-                {"name": s.name, "base_url": s.base_url, "models": s.models} for s in self.discovered]})
+            log.info(
+                "local model servers found",
+                extra={
+                    "servers": [{"name": s.name, "base_url": s.base_url, "models": s.models} for s in self.discovered]
+                },
+            )
         else:
-            log.warning("no local model server found on the well-known ports (Ollama 11434, LM Studio 1234, "
-                        "llama.cpp 8080, vLLM 8001); configure an upstream in config/llm_gateway.yaml")
+            log.warning(
+                "no local model server found on the well-known ports (Ollama 11434, LM Studio 1234, "
+                "llama.cpp 8080, vLLM 8001); configure an upstream in config/llm_gateway.yaml"
+            )
 
     def scan_targets(self) -> tuple[tuple[str, int, str], ...]:
         return tuple((t.provider, t.port, t.models_path()) for t in self.config.registry.scan_ports)
@@ -247,16 +279,24 @@ class Gateway:
             return
         ok, retry = await self.leases.take(f"client:{ctx.tenant}", rl.requests_per_minute, 60.0, 1.0)
         if not ok:
-            raise GatewayError(429, f"Rate limit of {rl.requests_per_minute} requests per minute exceeded",
-                               code="rate_limit_exceeded", headers={"Retry-After": str(max(1, math.ceil(retry)))},
-                               error_class="client_rate_limit")
+            raise GatewayError(
+                429,
+                f"Rate limit of {rl.requests_per_minute} requests per minute exceeded",
+                code="rate_limit_exceeded",
+                headers={"Retry-After": str(max(1, math.ceil(retry)))},
+                error_class="client_rate_limit",
+            )
 
     async def _stage_admission(self, ctx: Context) -> None:
         if not await self.admission.acquire():
             self.metrics.load_shed.inc()
-            raise GatewayError(503, "Server is at capacity, retry later", code="overloaded",
-                               headers={"Retry-After": str(self.config.admission.retry_after_s)},
-                               error_class="load_shed")
+            raise GatewayError(
+                503,
+                "Server is at capacity, retry later",
+                code="overloaded",
+                headers={"Retry-After": str(self.config.admission.retry_after_s)},
+                error_class="load_shed",
+            )
         ctx.cleanups.append(self.admission.release)
 
     # -- PRE_FLIGHT ----------------------------------------------------------
@@ -271,10 +311,18 @@ class Gateway:
             raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
         body = json_object(raw)
         depth = sec.max_nesting_depth
-        if sec.enabled and depth > 0 and (raw.count(b"{") + raw.count(b"[")) > depth \
-                and _json_depth_exceeds(body, depth):
-            raise GatewayError(400, f"Request body is nested deeper than {depth} levels", code="nesting_too_deep",
-                               error_class="nesting_depth")
+        if (
+            sec.enabled
+            and depth > 0
+            and (raw.count(b"{") + raw.count(b"[")) > depth
+            and _json_depth_exceeds(body, depth)
+        ):
+            raise GatewayError(
+                400,
+                f"Request body is nested deeper than {depth} levels",
+                code="nesting_too_deep",
+                error_class="nesting_depth",
+            )
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise GatewayError(400, "'model' is required and must be a string", code="missing_model")
@@ -283,8 +331,12 @@ class Gateway:
             if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
                 raise GatewayError(400, "'messages' must be a non-empty list of objects", code="invalid_messages")
             if sec.enabled and len(messages) > sec.max_messages:
-                raise GatewayError(400, f"Too many messages: at most {sec.max_messages} per request",
-                                   code="too_many_messages", error_class="max_messages")
+                raise GatewayError(
+                    400,
+                    f"Too many messages: at most {sec.max_messages} per request",
+                    code="too_many_messages",
+                    error_class="max_messages",
+                )
         elif ctx.kind == "completions" and not isinstance(body.get("prompt"), (str, list)):
             raise GatewayError(400, "'prompt' is required", code="missing_prompt")
         elif ctx.kind == "embeddings" and not isinstance(body.get("input"), (str, list)):
@@ -295,8 +347,11 @@ class Gateway:
         if stream and ctx.kind == "embeddings":
             raise GatewayError(400, "embeddings cannot be streamed", code="invalid_stream")
         ctx.raw_body, ctx.body, ctx.stream = raw, body, stream
-        ctx.client_wants_usage = bool((body.get("stream_options") or {}).get("include_usage")) \
-            if isinstance(body.get("stream_options"), dict) else False
+        ctx.client_wants_usage = (
+            bool((body.get("stream_options") or {}).get("include_usage"))
+            if isinstance(body.get("stream_options"), dict)
+            else False
+        )
         ctx.requested_model = model
 
     async def _stage_resolve(self, ctx: Context) -> None:
@@ -304,8 +359,11 @@ class Gateway:
         ctx.prompt_estimate = estimate_tokens(prompt_text(ctx.body))
         if ctx.kind != "embeddings":
             max_tokens = ctx.body.get("max_tokens") or ctx.body.get("max_completion_tokens")
-            per_choice = int(max_tokens) if isinstance(max_tokens, int) and max_tokens > 0 \
+            per_choice = (
+                int(max_tokens)
+                if isinstance(max_tokens, int) and max_tokens > 0
                 else self.config.budget.default_output_tokens
+            )
             ctx.output_estimate = per_choice * max(1, int(ctx.body.get("n") or 1))
 
     async def _stage_cache_check(self, ctx: Context) -> None:
@@ -347,8 +405,9 @@ class Gateway:
         if local is not None:
             self._use_local(ctx, local)
             return
-        raise GatewayError(402, f"Daily budget of ${budget.daily_limit:.2f} is exhausted", code="budget_exceeded",
-                           error_class="budget")
+        raise GatewayError(
+            402, f"Daily budget of ${budget.daily_limit:.2f} is exhausted", code="budget_exceeded", error_class="budget"
+        )
 
     def _use_local(self, ctx: Context, local: Target) -> None:
         ctx.targets = [local]
@@ -362,8 +421,7 @@ class Gateway:
     async def _stage_forward(self, ctx: Context) -> None:
         assert self.forwarder is not None
         est = ctx.prompt_estimate + ctx.output_estimate
-        result = await self.forwarder.forward(ctx.kind, ctx.body, ctx.targets, ctx.stream, ctx.client_wants_usage,
-                                              est)
+        result = await self.forwarder.forward(ctx.kind, ctx.body, ctx.targets, ctx.stream, ctx.client_wants_usage, est)
         ctx.result = result
         ctx.endpoint = result.attempt.target.endpoint
         ctx.model = result.attempt.target.model
@@ -396,8 +454,10 @@ class Gateway:
         except Exception as exc:
             ctx.stream_failed = True
             ctx.error_class = "stream_" + type(exc).__name__
-            log.warning("upstream stream failed after the first byte",
-                        extra={"endpoint": ctx.endpoint, "error": type(exc).__name__, "request_id": ctx.request_id})
+            log.warning(
+                "upstream stream failed after the first byte",
+                extra={"endpoint": ctx.endpoint, "error": type(exc).__name__, "request_id": ctx.request_id},
+            )
             asyncio.get_running_loop().create_task(self.breakers.report(ctx.endpoint, False))
             yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {type(exc).__name__}")
         finally:
@@ -441,21 +501,39 @@ class Gateway:
             ctx.reserved = 0.0
 
     async def _stage_cache_store(self, ctx: Context) -> None:
-        if (self.cache is None or ctx.cache_key is None or ctx.cache_status != "MISS" or ctx.status // 100 != 2
-                or ctx.cacheable_body is None or ctx.stream_failed):
+        if (
+            self.cache is None
+            or ctx.cache_key is None
+            or ctx.cache_status != "MISS"
+            or ctx.status // 100 != 2
+            or ctx.cacheable_body is None
+            or ctx.stream_failed
+        ):
             return
         await self.cache.put(ctx.cache_key, ctx.model, ctx.cacheable_body)
 
     # -- BACKGROUND ----------------------------------------------------------
     async def _stage_record(self, ctx: Context) -> None:
         usage: Usage | None = ctx.usage
-        self.records.add(Record(
-            ts=ctx.wall, request_id=ctx.request_id, tenant=ctx.tenant, route=ctx.route, model=ctx.model,
-            endpoint=ctx.endpoint, status=ctx.status, prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0, cost_usd=ctx.cost,
-            latency_ms=round((time.perf_counter() - ctx.started) * 1000, 3),
-            ttft_ms=round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None, cache=ctx.cache_status,
-            stream=ctx.stream, fallback=ctx.fallback))
+        self.records.add(
+            Record(
+                ts=ctx.wall,
+                request_id=ctx.request_id,
+                tenant=ctx.tenant,
+                route=ctx.route,
+                model=ctx.model,
+                endpoint=ctx.endpoint,
+                status=ctx.status,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                cost_usd=ctx.cost,
+                latency_ms=round((time.perf_counter() - ctx.started) * 1000, 3),
+                ttft_ms=round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None,
+                cache=ctx.cache_status,
+                stream=ctx.stream,
+                fallback=ctx.fallback,
+            )
+        )
 
     async def _stage_metrics(self, ctx: Context) -> None:
         m = self.metrics
@@ -467,11 +545,16 @@ class Gateway:
             m.errors.labels(error_class=ctx.error_class).inc()
 
     def _trace(self, ctx: Context) -> None:
-        self.ring_stats.add({
-            "req_id": ctx.request_id, "timestamp": ctx.wall, "rings": ctx.rings,
-            "total_ms": round((time.perf_counter() - ctx.started) * 1000, 3),
-            "upstream_ms": round(ctx.upstream_ms, 3),
-            "ttft_ms": round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None})
+        self.ring_stats.add(
+            {
+                "req_id": ctx.request_id,
+                "timestamp": ctx.wall,
+                "rings": ctx.rings,
+                "total_ms": round((time.perf_counter() - ctx.started) * 1000, 3),
+                "upstream_ms": round(ctx.upstream_ms, 3),
+                "ttft_ms": round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None,
+            }
+        )
 
     # -- entry point ---------------------------------------------------------
     async def handle(self, ctx: Context) -> Response:

@@ -18,7 +18,8 @@ import asyncio
 import contextlib
 import socket
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 
@@ -64,8 +65,9 @@ def _public_host(host: str) -> str:
 
 def _bind(host: str, port: int) -> socket.socket:
     """A bound (not yet listening) TCP socket; uvicorn calls ``listen`` with its backlog."""
-    family, kind, proto, _, addr = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                                                      flags=socket.AI_PASSIVE)[0]
+    family, kind, proto, _, addr = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -80,7 +82,7 @@ def _bind(host: str, port: int) -> socket.socket:
 class _SelfView:
     """What ``/health`` on the listener says about the listener: itself."""
 
-    def __init__(self, listener: "GatewayListener") -> None:
+    def __init__(self, listener: GatewayListener) -> None:
         self._listener = listener
 
     def view(self) -> dict[str, Any]:
@@ -111,8 +113,12 @@ class GatewayListener:
 
     def status(self) -> dict[str, Any]:
         """``{"enabled", "url", "state", "error"}``; state is idle, starting, serving, failed or stopped."""
-        return {"enabled": True, "url": self.url or f"http://{_public_host(self.host)}:{self.port}",
-                "state": self.phase, "error": self.error or None}
+        return {
+            "enabled": True,
+            "url": self.url or f"http://{_public_host(self.host)}:{self.port}",
+            "state": self.phase,
+            "error": self.error or None,
+        }
 
     async def start(self) -> dict[str, Any]:
         """Bind and serve (idempotent). A failed bind is retried at most every 10 s."""
@@ -134,18 +140,31 @@ class GatewayListener:
             sock = _bind(self.host, self.port)
         except OSError as exc:
             self.phase, self.error = "failed", f"cannot bind {self.host}:{self.port}: {exc.strerror or exc}"
-            log.error("gateway listener could not bind; the Serve route keeps working",
-                      extra={"host": self.host, "port": self.port, "error": self.error})
+            log.error(
+                "gateway listener could not bind; the Serve route keeps working",
+                extra={"host": self.host, "port": self.port, "error": self.error},
+            )
             return
         bound_host, bound_port = sock.getsockname()[:2]
         self.port = bound_port
         self.url = f"http://{_public_host(self.host)}:{bound_port}"
         self.phase, self.error = "starting", ""
         app = create_app(self.config, state=self._state, replicas=self.replicas, listener=_SelfView(self))
-        server = _Server(uvicorn.Config(
-            app, host=str(bound_host), port=bound_port, loop="asyncio", http=_http_impl(), lifespan="on",
-            access_log=False, proxy_headers=False, log_level="warning", server_header=False,
-            timeout_keep_alive=int(max(1, self.config.server.keep_alive))))
+        server = _Server(
+            uvicorn.Config(
+                app,
+                host=str(bound_host),
+                port=bound_port,
+                loop="asyncio",
+                http=_http_impl(),
+                lifespan="on",
+                access_log=False,
+                proxy_headers=False,
+                log_level="warning",
+                server_header=False,
+                timeout_keep_alive=int(max(1, self.config.server.keep_alive)),
+            )
+        )
         self._server = server
         self._task = asyncio.get_running_loop().create_task(self._serve(server, sock))
         while not server.started and not self._task.done():
@@ -205,8 +224,9 @@ class ListenerWatch:
         return dict(self.last)
 
     def handle(self) -> Any:
-        return state_mod.actor(GatewayListener, LISTENER_ACTOR, self._config, self._replicas,
-                               num_cpus=LISTENER_CPUS, max_restarts=-1)
+        return state_mod.actor(
+            GatewayListener, LISTENER_ACTOR, self._config, self._replicas, num_cpus=LISTENER_CPUS, max_restarts=-1
+        )
 
     async def poll(self) -> dict[str, Any]:
         try:

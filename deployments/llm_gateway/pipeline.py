@@ -13,8 +13,9 @@ security pipeline, audit trail, webhooks, tracing, identity) are further stages.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -103,8 +104,11 @@ class Pipeline:
                 except Exception:
                     if ring in FAIL_CLOSED:
                         raise
-                    log.warning("stage failed (fail-open)", exc_info=True,
-                                extra={"stage": stage.name, "request_id": ctx.request_id})
+                    log.warning(
+                        "stage failed (fail-open)",
+                        exc_info=True,
+                        extra={"stage": stage.name, "request_id": ctx.request_id},
+                    )
                 finally:
                     plugins.append({"name": stage.name, "ms": round((time.perf_counter() - s0) * 1000, 3)})
         finally:

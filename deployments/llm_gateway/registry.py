@@ -84,7 +84,7 @@ class EntryIn(BaseModel):
         if parts.query or parts.fragment:
             raise ValueError("base_url must not have a query or fragment")
         try:
-            parts.port
+            _ = parts.port
         except ValueError:
             raise ValueError("base_url has an invalid port") from None
         return v.rstrip("/")
@@ -123,14 +123,25 @@ def public_view(entry: dict[str, Any], breaker: dict[str, Any] | None) -> dict[s
     view = breaker or {"state": "CLOSED", "failures": 0}
     has_key = bool(entry.get("api_key")) or bool(entry.get("api_key_error"))
     return {
-        "id": entry["id"], "name": entry["name"], "base_url": entry["base_url"], "provider": entry["provider"],
-        "priority": entry["priority"], "models": entry["models"], "api_key_set": has_key,
-        "api_key": "********" if has_key else None, "api_key_error": entry.get("api_key_error"),
-        "status": entry["status"], "routable": entry["status"] == VERIFIED,
-        "circuit_state": view["state"], "failure_count": view.get("failures", 0),
-        "latency_ms": entry["latency_ms"], "probed_models": entry.get("probed_models"),
-        "last_probe_at": entry["last_probe_at"], "last_error": entry["last_error"],
-        "created_at": entry["created_at"], "updated_at": entry["updated_at"],
+        "id": entry["id"],
+        "name": entry["name"],
+        "base_url": entry["base_url"],
+        "provider": entry["provider"],
+        "priority": entry["priority"],
+        "models": entry["models"],
+        "api_key_set": has_key,
+        "api_key": "********" if has_key else None,
+        "api_key_error": entry.get("api_key_error"),
+        "status": entry["status"],
+        "routable": entry["status"] == VERIFIED,
+        "circuit_state": view["state"],
+        "failure_count": view.get("failures", 0),
+        "latency_ms": entry["latency_ms"],
+        "probed_models": entry.get("probed_models"),
+        "last_probe_at": entry["last_probe_at"],
+        "last_error": entry["last_error"],
+        "created_at": entry["created_at"],
+        "updated_at": entry["updated_at"],
     }
 
 
@@ -153,8 +164,9 @@ class RegistryClient:
         for e in self.entries.values():
             if e["status"] != VERIFIED:
                 continue
-            cfg = EndpointConfig(provider=e["provider"], base_url=e["base_url"], models=routing_models(e),
-                                 priority=e["priority"])
+            cfg = EndpointConfig(
+                provider=e["provider"], base_url=e["base_url"], models=routing_models(e), priority=e["priority"]
+            )
             live[e["id"]] = (cfg, [e["api_key"]] if e.get("api_key") else [])
         self.router.set_dynamic(live)
 
@@ -188,14 +200,14 @@ def models_of(data: Any) -> list[str]:
     return out
 
 
-async def probe(client: httpx.AsyncClient, provider: str, base_url: str, api_key: str | None,
-                timeout: float) -> tuple[float, list[str]]:
+async def probe(
+    client: httpx.AsyncClient, provider: str, base_url: str, api_key: str | None, timeout: float
+) -> tuple[float, list[str]]:
     """``GET {base_url}/models`` with the entry's key: (latency in ms, models listed)."""
     adapter = adapter_for(provider)
     started = time.perf_counter()
     try:
-        resp = await client.get(adapter.models_url(base_url), headers=adapter.auth_headers(api_key),
-                                timeout=timeout)
+        resp = await client.get(adapter.models_url(base_url), headers=adapter.auth_headers(api_key), timeout=timeout)
         body = await resp.aread()
     except httpx.TimeoutException:
         raise ProbeFailed(f"no answer within {timeout:g} s") from None

@@ -15,7 +15,8 @@ Unknown ids answer 404 ``registry_entry_not_found``; an unavailable store 503.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
@@ -85,8 +86,9 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
         try:
             await gateway.registry.refresh()
         except Exception as exc:
-            raise GatewayError(503, f"the registry is unavailable ({type(exc).__name__})",
-                               code="registry_unavailable") from None
+            raise GatewayError(
+                503, f"the registry is unavailable ({type(exc).__name__})", code="registry_unavailable"
+            ) from None
         entries = sorted(gateway.registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
         return JSONResponse({"data": [view(e) for e in entries], "total": len(entries)})
 
@@ -112,40 +114,58 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
         await gateway.start()
         reg = gateway.config.registry
         found = await discover(reg.scan_host, reg.scan_timeout, gateway.scan_targets())
-        servers = [{"id": entry_id(f"local-{s.provider}-{urlsplit(s.base_url).port}"),
-                    "provider": s.provider, "base_url": s.base_url, "models": s.models} for s in found]
+        servers = [
+            {
+                "id": entry_id(f"local-{s.provider}-{urlsplit(s.base_url).port}"),
+                "provider": s.provider,
+                "base_url": s.base_url,
+                "models": s.models,
+            }
+            for s in found
+        ]
         result = await call("add_discovered", servers, reserved())
         candidates = result["candidates"]
-        return JSONResponse({"candidates": candidates, "total": len(candidates),
-                             "added": sum(1 for c in candidates if c["added"]),
-                             "scanned": [f"{reg.scan_host}:{t.port}" for t in reg.scan_ports]})
+        return JSONResponse(
+            {
+                "candidates": candidates,
+                "total": len(candidates),
+                "added": sum(1 for c in candidates if c["added"]),
+                "scanned": [f"{reg.scan_host}:{t.port}" for t in reg.scan_ports],
+            }
+        )
 
     @app.post("/api/v1/registry/{id}/probe", tags=["control plane"])
-    async def probe_entry(id: str, request: Request) -> JSONResponse:  # noqa: A002 - the spec's path name
+    async def probe_entry(id: str, request: Request) -> JSONResponse:
         """List the entry's models (no inference) and store the measured latency."""
         admin(request)
         await gateway.start()
         entry = (await call("get", id))["entry"]
         assert gateway.client is not None
         try:
-            latency_ms, models = await probe(gateway.client, entry["provider"], entry["base_url"],
-                                             entry.get("api_key"), gateway.config.registry.probe_timeout)
+            latency_ms, models = await probe(
+                gateway.client,
+                entry["provider"],
+                entry["base_url"],
+                entry.get("api_key"),
+                gateway.config.registry.probe_timeout,
+            )
         except ProbeFailed as exc:
             await call("record_probe", id, False, None, None, str(exc))
             raise GatewayError(502, f"probe of {id!r} failed: {exc}", code="probe_failed") from None
         result = await call("record_probe", id, True, latency_ms, models, None)
-        return JSONResponse({"ok": True, "id": id, "latency_ms": latency_ms, "models": models,
-                             "entry": view(result["entry"])})
+        return JSONResponse(
+            {"ok": True, "id": id, "latency_ms": latency_ms, "models": models, "entry": view(result["entry"])}
+        )
 
     @app.post("/api/v1/registry/{id}/toggle", tags=["control plane"])
-    async def toggle(id: str, request: Request) -> JSONResponse:  # noqa: A002
+    async def toggle(id: str, request: Request) -> JSONResponse:
         """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
         admin(request)
         await gateway.start()
         return JSONResponse(view((await call("toggle", id))["entry"]))
 
     @app.post("/api/v1/registry/{id}/priority", tags=["control plane"])
-    async def set_priority(id: str, request: Request) -> JSONResponse:  # noqa: A002
+    async def set_priority(id: str, request: Request) -> JSONResponse:
         """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
         admin(request)
         body = await _body(request, PriorityIn)
@@ -153,7 +173,7 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
         return JSONResponse(view((await call("set_priority", id, body.priority))["entry"]))
 
     @app.delete("/api/v1/registry/{id}", tags=["control plane"])
-    async def delete(id: str, request: Request) -> JSONResponse:  # noqa: A002
+    async def delete(id: str, request: Request) -> JSONResponse:
         """Remove the entry; it stops receiving traffic."""
         admin(request)
         await gateway.start()

@@ -110,13 +110,19 @@ class Router:
 
     def _order_group(self, members: list[GroupMember], strategy: str) -> list[GroupMember]:
         if strategy == "cheapest":
-            return sorted(members, key=lambda m: self.prices.price(
-                m.model, self.endpoints.get(m.provider or "") if m.provider else None)[0])
+            return sorted(
+                members,
+                key=lambda m: self.prices.price(m.model, self.endpoints.get(m.provider or "") if m.provider else None)[
+                    0
+                ],
+            )
         if strategy == "fastest":
+
             def lat(m: GroupMember) -> float:
                 names = [m.provider] if m.provider else self.serving(m.model)
                 values = [self.latency[(n, m.model)] for n in names if (n, m.model) in self.latency]
                 return min(values) if values else 0.0  # unmeasured first, so it gets measured
+
             return sorted(members, key=lat)
         pool = list(members)
         ordered: list[GroupMember] = []
@@ -185,11 +191,13 @@ class Router:
             for name in names:
                 add(name, member_model)
         for fb in self.config.fallback_chains.get(model, []) + (
-                self.config.fallback_chains.get(requested, []) if requested != model else []):
+            self.config.fallback_chains.get(requested, []) if requested != model else []
+        ):
             add(fb.provider, fb.model)
         if not targets:
-            raise GatewayError(404, f"The model '{requested}' does not exist or no endpoint serves it",
-                               code="model_not_found")
+            raise GatewayError(
+                404, f"The model '{requested}' does not exist or no endpoint serves it", code="model_not_found"
+            )
         return resolved, targets
 
     # -- bookkeeping ---------------------------------------------------------
@@ -206,9 +214,26 @@ class Router:
             for m in ep.models:
                 out.setdefault(m, {"id": m, "object": "model", "created": now, "owned_by": name})
         for alias, target in self.config.model_aliases.items():
-            out.setdefault(alias, {"id": alias, "object": "model", "created": now, "owned_by": "alias",
-                                   "alias_of": self.resolve_alias(target)})
+            out.setdefault(
+                alias,
+                {
+                    "id": alias,
+                    "object": "model",
+                    "created": now,
+                    "owned_by": "alias",
+                    "alias_of": self.resolve_alias(target),
+                },
+            )
         for group, cfg in self.config.model_groups.items():
-            out.setdefault(group, {"id": group, "object": "model", "created": now, "owned_by": "group",
-                                   "strategy": cfg.strategy, "members": [m.model for m in cfg.models]})
+            out.setdefault(
+                group,
+                {
+                    "id": group,
+                    "object": "model",
+                    "created": now,
+                    "owned_by": "group",
+                    "strategy": cfg.strategy,
+                    "members": [m.model for m in cfg.models],
+                },
+            )
         return list(out.values())

@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import time
 import uuid
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from actors.llm_gateway.budget import utc_day
 from rayfleet.logs import get_logger
@@ -31,8 +32,12 @@ async def flush_forever(flush: Callable[[], Awaitable[None]], interval: float, f
 
 
 class BreakerClient:
-    def __init__(self, handle: Any, refresh_interval: float = 0.25,
-                 on_event: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None) -> None:
+    def __init__(
+        self,
+        handle: Any,
+        refresh_interval: float = 0.25,
+        on_event: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
+    ) -> None:
         self.handle = handle
         self.refresh_interval = refresh_interval
         self.version = -1

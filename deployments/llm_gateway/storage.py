@@ -15,15 +15,30 @@ import sqlite3
 import time
 from collections import deque
 from dataclasses import astuple, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
 
-COLUMNS = ("ts", "request_id", "tenant", "route", "model", "endpoint", "status", "prompt_tokens",
-           "completion_tokens", "cost_usd", "latency_ms", "ttft_ms", "cache", "stream", "fallback")
+COLUMNS = (
+    "ts",
+    "request_id",
+    "tenant",
+    "route",
+    "model",
+    "endpoint",
+    "status",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_ms",
+    "ttft_ms",
+    "cache",
+    "stream",
+    "fallback",
+)
 
 
 @dataclass(slots=True)
@@ -45,15 +60,17 @@ class Record:
     fallback: str
 
 
-_DDL = ("CREATE TABLE IF NOT EXISTS llm_requests (ts DOUBLE PRECISION NOT NULL, request_id TEXT, tenant TEXT,"
-        " route TEXT, model TEXT, endpoint TEXT, status INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,"
-        " cost_usd DOUBLE PRECISION, latency_ms DOUBLE PRECISION, ttft_ms DOUBLE PRECISION, cache TEXT,"
-        " stream BOOLEAN, fallback TEXT)")
+_DDL = (
+    "CREATE TABLE IF NOT EXISTS llm_requests (ts DOUBLE PRECISION NOT NULL, request_id TEXT, tenant TEXT,"
+    " route TEXT, model TEXT, endpoint TEXT, status INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,"
+    " cost_usd DOUBLE PRECISION, latency_ms DOUBLE PRECISION, ttft_ms DOUBLE PRECISION, cache TEXT,"
+    " stream BOOLEAN, fallback TEXT)"
+)
 _INDEX = "CREATE INDEX IF NOT EXISTS llm_requests_ts ON llm_requests(ts)"
 
 
 def _day_start(now: float) -> float:
-    day = datetime.fromtimestamp(now, tz=timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    day = datetime.fromtimestamp(now, tz=UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     return day.timestamp()
 
 
@@ -75,21 +92,28 @@ class SQLiteBackend:
         def run() -> None:
             db = self._conn()
             with db:
-                db.executemany(f"INSERT INTO llm_requests VALUES ({','.join('?' * len(COLUMNS))})",
-                               [astuple(r) for r in rows])
+                db.executemany(
+                    f"INSERT INTO llm_requests VALUES ({','.join('?' * len(COLUMNS))})", [astuple(r) for r in rows]
+                )
+
         await asyncio.to_thread(run)
 
     async def spent_since(self, since: float) -> float:
         def run() -> float:
-            row = self._conn().execute("SELECT COALESCE(SUM(cost_usd),0) FROM llm_requests WHERE ts>=?",
-                                       (since,)).fetchone()
+            row = (
+                self._conn()
+                .execute("SELECT COALESCE(SUM(cost_usd),0) FROM llm_requests WHERE ts>=?", (since,))
+                .fetchone()
+            )
             return float(row[0])
+
         return await asyncio.to_thread(run)
 
     async def purge(self, before: float) -> int:
         def run() -> int:
             with self._conn() as db:
                 return db.execute("DELETE FROM llm_requests WHERE ts<?", (before,)).rowcount
+
         return await asyncio.to_thread(run)
 
     async def close(self) -> None:
@@ -108,8 +132,9 @@ class PostgresBackend:
         import psycopg
 
         if self._conn is None or self._conn.closed:
-            conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True,
-                                                         connect_timeout=int(max(1, self.connect_timeout)))
+            conn = await psycopg.AsyncConnection.connect(
+                self.dsn, autocommit=True, connect_timeout=int(max(1, self.connect_timeout))
+            )
             await conn.execute(_DDL)
             await conn.execute(_INDEX)
             self._conn = conn
@@ -131,18 +156,21 @@ class PostgresBackend:
         async def go(conn):
             async with conn.cursor() as cur:
                 await cur.executemany(sql, [astuple(r) for r in rows])
+
         await self._run(go)
 
     async def spent_since(self, since: float) -> float:
         async def go(conn):
             cur = await conn.execute("SELECT COALESCE(SUM(cost_usd),0) FROM llm_requests WHERE ts>=%s", (since,))
             return float((await cur.fetchone())[0])
+
         return await self._run(go)
 
     async def purge(self, before: float) -> int:
         async def go(conn):
             cur = await conn.execute("DELETE FROM llm_requests WHERE ts<%s", (before,))
             return cur.rowcount
+
         return await self._run(go)
 
     async def close(self) -> None:
@@ -152,8 +180,14 @@ class PostgresBackend:
 
 
 class RecordWriter:
-    def __init__(self, backend: SQLiteBackend | PostgresBackend, batch_size: int = 200, flush_interval: float = 0.5,
-                 max_queue: int = 50_000, retention_days: int | None = 90) -> None:
+    def __init__(
+        self,
+        backend: SQLiteBackend | PostgresBackend,
+        batch_size: int = 200,
+        flush_interval: float = 0.5,
+        max_queue: int = 50_000,
+        retention_days: int | None = 90,
+    ) -> None:
         self.backend = backend
         self.batch_size = batch_size
         self.flush_interval = flush_interval
@@ -180,8 +214,7 @@ class RecordWriter:
                 await self.backend.write(batch)
             except Exception as exc:
                 if self.healthy:
-                    log.warning("record store unavailable; records kept in memory",
-                                extra={"error": type(exc).__name__})
+                    log.warning("record store unavailable; records kept in memory", extra={"error": type(exc).__name__})
                 self.healthy = False
                 return written
             for _ in batch:

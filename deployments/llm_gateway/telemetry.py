@@ -20,12 +20,16 @@ TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
 class GatewayMetrics:
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
-        self.requests = metrics.counter("llm_proxy_requests_total", "Requests handled", ("method", "endpoint", "status"))
+        self.requests = metrics.counter(
+            "llm_proxy_requests_total", "Requests handled", ("method", "endpoint", "status")
+        )
         self.errors = metrics.counter("llm_proxy_request_errors_total", "Failed requests by class", ("error_class",))
-        self.latency = metrics.histogram("llm_proxy_request_latency_seconds", "Request latency",
-                                         buckets=LATENCY_BUCKETS)
-        self.ttft = metrics.histogram("llm_proxy_streaming_ttft_seconds", "Time to first token of streams",
-                                      buckets=TTFT_BUCKETS)
+        self.latency = metrics.histogram(
+            "llm_proxy_request_latency_seconds", "Request latency", buckets=LATENCY_BUCKETS
+        )
+        self.ttft = metrics.histogram(
+            "llm_proxy_streaming_ttft_seconds", "Time to first token of streams", buckets=TTFT_BUCKETS
+        )
         self.tokens = metrics.counter("llm_proxy_token_usage_total", "Tokens used", ("endpoint", "role"))
         self.cost = metrics.counter("llm_proxy_cost_total", "Estimated cost in USD", ("endpoint", "model"))
         self.budget = metrics.gauge("llm_proxy_budget_consumed_usd", "Budget consumed today (UTC), USD")
@@ -41,14 +45,18 @@ class GatewayMetrics:
 def _percentile(sorted_values: list[float], q: float) -> float:
     if not sorted_values:
         return 0.0
-    idx = min(len(sorted_values) - 1, max(0, int(round(q * (len(sorted_values) - 1)))))
+    idx = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
     return sorted_values[idx]
 
 
 def _summary(values: deque[float]) -> dict[str, float]:
     data = sorted(values)
-    return {"count": len(data), "p50": round(_percentile(data, 0.5), 3), "p95": round(_percentile(data, 0.95), 3),
-            "p99": round(_percentile(data, 0.99), 3)}
+    return {
+        "count": len(data),
+        "p50": round(_percentile(data, 0.5), 3),
+        "p95": round(_percentile(data, 0.95), 3),
+        "p99": round(_percentile(data, 0.99), 3),
+    }
 
 
 class RingStats:
@@ -76,12 +84,17 @@ class RingStats:
         plugins = {}
         for name, values in self.stages.items():
             summary = _summary(values)
-            plugins[name] = {"avg_ms": round(sum(values) / len(values), 3) if values else 0.0,
-                             "percentiles": {k: summary[k] for k in ("p50", "p95", "p99")},
-                             "invocations": self.stage_calls.get(name, 0)}
+            plugins[name] = {
+                "avg_ms": round(sum(values) / len(values), 3) if values else 0.0,
+                "percentiles": {k: summary[k] for k in ("p50", "p95", "p99")},
+                "invocations": self.stage_calls.get(name, 0),
+            }
         ttft = _summary(self.ttft)
-        return {"rings": {name: _summary(values) for name, values in self.rings.items()}, "plugins": plugins,
-                "ttft": {"samples": ttft["count"], "p50": ttft["p50"], "p95": ttft["p95"], "p99": ttft["p99"]}}
+        return {
+            "rings": {name: _summary(values) for name, values in self.rings.items()},
+            "plugins": plugins,
+            "ttft": {"samples": ttft["count"], "p50": ttft["p50"], "p95": ttft["p95"], "p99": ttft["p99"]},
+        }
 
     def timeline(self) -> list[dict[str, Any]]:
         return list(reversed(self.traces))

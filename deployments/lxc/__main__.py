@@ -28,11 +28,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lxc: refusing to start: {exc}", file=sys.stderr)
         return 2
     if config.api.debug:
-        uvicorn.run(app, host=config.api.host, port=config.api.port, log_level="debug", access_log=True,
-                    reload=False)
+        uvicorn.run(app, host=config.api.host, port=config.api.port, log_level="debug", access_log=True, reload=False)
     else:
-        uvicorn.run(app, host=config.api.host, port=config.api.port, log_level=config.api.log_level,
-                    access_log=False, proxy_headers=False, server_header=False, reload=False)
+        uvicorn.run(
+            app,
+            host=config.api.host,
+            port=config.api.port,
+            log_level=config.api.log_level,
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            reload=False,
+        )
     return 0
 
 

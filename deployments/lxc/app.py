@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import APIRouter, Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -19,13 +20,50 @@ from rayfleet.logs import get_logger, register_secret
 from . import apps, containers, diagnostics, firewall, ui
 from . import validate as v
 from .config import LxcConfig
-from .errors import (BadRequest, CommandFailed, HTTPProblem, bad_instance_id, bad_request, command_failed,
-                     internal_error, not_found, problem, unauthorized)
-from .models import (AppDeployBody, AppRemoveBody, AppRunBody, AppSetupBody, AppUpdateBody, AttachBody, BackupBody,
-                     BackupLxcBody, BulkBody, CloneBody, ConfBackupBody, CreateBody, DetachBody, ExecBody, GroupBody,
-                     HostBackupBody, HostExecBody, ImageBody, Located, MigrateBody, RebootBody, RestoreBody, RuleBody,
-                     ScaleBody, ServiceBody, SnapshotBody, UpdateBody, UploadBody, VolumeAttachBody,
-                     VolumeDetachBody)
+from .errors import (
+    BadRequest,
+    CommandFailed,
+    HTTPProblem,
+    bad_instance_id,
+    bad_request,
+    command_failed,
+    internal_error,
+    not_found,
+    problem,
+    unauthorized,
+)
+from .models import (
+    AppDeployBody,
+    AppRemoveBody,
+    AppRunBody,
+    AppSetupBody,
+    AppUpdateBody,
+    AttachBody,
+    BackupBody,
+    BackupLxcBody,
+    BulkBody,
+    CloneBody,
+    ConfBackupBody,
+    CreateBody,
+    DetachBody,
+    ExecBody,
+    GroupBody,
+    HostBackupBody,
+    HostExecBody,
+    ImageBody,
+    Located,
+    MigrateBody,
+    RebootBody,
+    RestoreBody,
+    RuleBody,
+    ScaleBody,
+    ServiceBody,
+    SnapshotBody,
+    UpdateBody,
+    UploadBody,
+    VolumeAttachBody,
+    VolumeDetachBody,
+)
 from .service import LxcService
 
 log = get_logger("lxc")
@@ -62,7 +100,7 @@ class GuardMiddleware:
             path = scope["path"]
             root = scope.get("root_path", "")
             if root and path.startswith(root):
-                path = path[len(root):] or "/"
+                path = path[len(root) :] or "/"
             if path.startswith(PREFIX) and path not in OPEN_PATHS and scope["method"] != "OPTIONS":
                 supplied = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-api-key"), None)
                 refusal = None
@@ -90,17 +128,26 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
         log.warning(warning)
     svc = LxcService(config, lock_factory=state if callable(state) else None)
 
-    app = FastAPI(title="Container management API", version="1.0.0", docs_url=f"{PREFIX}/docs",
-                  openapi_url=f"{PREFIX}/openapi.json", redoc_url=None,
-                  description="LXC containers on Proxmox VE hosts, driven over SSH. "
-                              "Send the API key in the X-API-Key header.")
+    app = FastAPI(
+        title="Container management API",
+        version="1.0.0",
+        docs_url=f"{PREFIX}/docs",
+        openapi_url=f"{PREFIX}/openapi.json",
+        redoc_url=None,
+        description="LXC containers on Proxmox VE hosts, driven over SSH. Send the API key in the X-API-Key header.",
+    )
     app.state.service = svc
 
     app.add_middleware(GuardMiddleware, api_key=api_key)
 
     if config.api.allowed_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=list(config.api.allowed_origins), allow_credentials=False,
-                           allow_methods=["GET", "POST", "DELETE"], allow_headers=["X-API-Key", "Content-Type"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.api.allowed_origins),
+            allow_credentials=False,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["X-API-Key", "Content-Type"],
+        )
     app.add_middleware(RequestIdMiddleware)
 
     @app.exception_handler(BadRequest)
@@ -140,7 +187,7 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
     return app
 
 
-def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - one place for every route
+def _router(svc: LxcService, config: LxcConfig) -> APIRouter:
     r = APIRouter()
     body_opt = Body(default=None)
 
@@ -192,11 +239,14 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         return await svc.update(svc.targets(*where(body)))
 
     for verb in ("start", "stop", "restart"):
+
         def make(verb: str) -> Callable[..., Awaitable[Any]]:
             async def cluster_action(body: Located | None = body_opt) -> Any:
                 return await svc.cluster_services(svc.target(*where(body)), verb)
+
             cluster_action.__name__ = f"px_cluster_{verb}"
             return cluster_action
+
         r.add_api_route(f"/px/cluster/{verb}", make(verb), methods=["POST"], tags=["hosts"])
 
     @r.post("/px/backup-lxc", tags=["hosts"])
@@ -237,8 +287,11 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         body = body or HostExecBody()
         words = v.exec_words(_need(body.command, "command"))
         key = request.headers.get("x-api-key", "")
-        who = {"request_id": request_id(request), "client": client_ip(request),
-               "key_sha256": hashlib.sha256(key.encode()).hexdigest()[:12]}
+        who = {
+            "request_id": request_id(request),
+            "client": client_ip(request),
+            "key_sha256": hashlib.sha256(key.encode()).hexdigest()[:12],
+        }
         return await svc.host_exec(svc.target(body.region, body.az), words, who)
 
     # ---------------------------------------------------------------- security groups
@@ -256,10 +309,12 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         return await firewall.create_group(svc.target(body.region, body.az), name, description)
 
     @r.delete("/px/security-groups/{group_name}", tags=["security groups"])
-    async def sg_delete(group_name: str, region: str | None = None, az: str | None = None,
-                        force: str | None = None) -> Any:
-        return await firewall.delete_group(svc.target(region, az), v.group_name(group_name),
-                                           v.query_flag(force, "force"))
+    async def sg_delete(
+        group_name: str, region: str | None = None, az: str | None = None, force: str | None = None
+    ) -> Any:
+        return await firewall.delete_group(
+            svc.target(region, az), v.group_name(group_name), v.query_flag(force, "force")
+        )
 
     def rule_fields(body: RuleBody) -> dict[str, str | None]:
         proto = v.protocol(body.protocol) if body.protocol is not None else None
@@ -270,7 +325,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
             "source": v.address_spec(body.source_ip, "source_ip") if body.source_ip is not None else None,
             "sport": v.port_spec(body.source_port, "source_port") if body.source_port is not None else None,
             "dest": v.address_spec(body.destination_ip, "destination_ip") if body.destination_ip is not None else None,
-            "dport": v.port_spec(body.destination_port, "destination_port") if body.destination_port is not None else None,
+            "dport": v.port_spec(body.destination_port, "destination_port")
+            if body.destination_port is not None
+            else None,
         }
 
     @r.post("/px/security-groups/{group_name}/rules", tags=["security groups"])
@@ -285,8 +342,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
     @r.delete("/px/security-groups/{group_name}/rules", tags=["security groups"])
     async def sg_rule_remove(group_name: str, body: RuleBody | None = body_opt) -> Any:
         body = body or RuleBody()
-        return await firewall.remove_rules(svc.target(body.region, body.az), v.group_name(group_name),
-                                           rule_fields(body))
+        return await firewall.remove_rules(
+            svc.target(body.region, body.az), v.group_name(group_name), rule_fields(body)
+        )
 
     @r.post("/px/security-groups/attach", tags=["security groups"])
     async def sg_attach(body: AttachBody | None = body_opt) -> Any:
@@ -317,14 +375,20 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         if gateway and not ip:
             raise BadRequest("'gateway' needs a static 'ip'")
         req = containers.CreateRequest(
-            image_id=v.volid(_need(body.image_id, "image_id")), size=body.size, count=body.count,
+            image_id=v.volid(_need(body.image_id, "image_id")),
+            size=body.size,
+            count=body.count,
             hostname=v.hostname(body.hostname) if body.hostname is not None else None,
             password=v.password(body.password) if body.password is not None else None,
-            ip=ip, netmask=v.netmask_bits(body.netmask), gateway=gateway,
-            dns=v.dns_servers(body.dns) if body.dns is not None else None, dhcp=body.dhcp,
+            ip=ip,
+            netmask=v.netmask_bits(body.netmask),
+            gateway=gateway,
+            dns=v.dns_servers(body.dns) if body.dns is not None else None,
+            dhcp=body.dhcp,
             storage_size=v.disk_size(body.storage_size, relative_ok=False) if body.storage_size is not None else None,
             features=v.features(body.features) if body.features is not None else None,
-            unprivileged=body.unprivileged)
+            unprivileged=body.unprivileged,
+        )
         return await containers.create(svc.target(body.region, body.az), config, req)
 
     @r.get("/lxc/instances", tags=["instances"])
@@ -336,13 +400,16 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         return await containers.get_instance(svc.target(region, az), v.vmid(instance_id))
 
     for action in ("start", "stop", "terminate", "reboot"):
+
         def make_bulk(action: str) -> Callable[..., Awaitable[Any]]:
             async def bulk_action(body: BulkBody | None = body_opt) -> Any:
                 body = body or BulkBody()
                 ids = v.vmids(body.instance_ids)
                 return await containers.bulk(svc.target(body.region, body.az), action, ids)
+
             bulk_action.__name__ = f"instances_{action}"
             return bulk_action
+
         r.add_api_route(f"/lxc/instances/{action}", make_bulk(action), methods=["POST"], tags=["instances"])
 
     @r.post("/lxc/instances/status", tags=["instances"])
@@ -361,7 +428,10 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
             cpulimit=v.positive_number(body.cpulimit, "cpulimit") if body.cpulimit is not None else None,
             cpucores=v.positive_int(body.cpucores, "cpucores", 1, 8192) if body.cpucores is not None else None,
             storage_size=v.disk_size(body.storage_size) if body.storage_size is not None else None,
-            net_limit=v.positive_number(body.net_limit, "net_limit", 0, 100_000) if body.net_limit is not None else None)
+            net_limit=v.positive_number(body.net_limit, "net_limit", 0, 100_000)
+            if body.net_limit is not None
+            else None,
+        )
         if all(getattr(req, f) is None for f in ("memory", "cpulimit", "cpucores", "storage_size", "net_limit")):
             raise BadRequest("give at least one of memory, cpulimit, cpucores, storage_size, net_limit")
         return await containers.scale(svc.target(body.region, body.az), ids, req)
@@ -392,10 +462,12 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         return await containers.snapshot_list(svc.target(region, az), v.vmid(instance_id))
 
     @r.delete("/lxc/instances/{instance_id}/snapshots/{snapshot_name}", tags=["snapshots"])
-    async def snapshot_delete(instance_id: str, snapshot_name: str, region: str | None = None,
-                              az: str | None = None) -> Any:
-        return await containers.snapshot_delete(svc.target(region, az), v.vmid(instance_id),
-                                                v.snapshot_name(snapshot_name))
+    async def snapshot_delete(
+        instance_id: str, snapshot_name: str, region: str | None = None, az: str | None = None
+    ) -> Any:
+        return await containers.snapshot_delete(
+            svc.target(region, az), v.vmid(instance_id), v.snapshot_name(snapshot_name)
+        )
 
     @r.post("/lxc/instances/{instance_id}/volumes/attach", tags=["volumes"])
     async def volume_attach(instance_id: str, body: VolumeAttachBody | None = body_opt) -> Any:
@@ -405,8 +477,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         mount = v.abs_path(_need(body.mount_point, "mount_point"), "mount_point")
         if mount == "/":
             raise BadRequest("'mount_point' cannot be /")
-        return await containers.volume_attach(svc.target(body.region, body.az), v.vmid(instance_id), storage, size,
-                                              mount)
+        return await containers.volume_attach(
+            svc.target(body.region, body.az), v.vmid(instance_id), storage, size, mount
+        )
 
     @r.post("/lxc/instances/{instance_id}/volumes/detach", tags=["volumes"])
     async def volume_detach(instance_id: str, body: VolumeDetachBody | None = body_opt) -> Any:
@@ -427,8 +500,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         body = body or MigrateBody()
         node = v.node(_need(body.target_host, "target_host"))
         storage = v.storage(body.target_storage, "target_storage") if body.target_storage else None
-        return await containers.migrate(svc.target(body.region, body.az), v.vmid(instance_id), node, body.restart,
-                                        storage)
+        return await containers.migrate(
+            svc.target(body.region, body.az), v.vmid(instance_id), node, body.restart, storage
+        )
 
     @r.get("/lxc/instances/{instance_id}/storage", tags=["diagnostics"])
     async def instance_storage(instance_id: str, region: str | None = None, az: str | None = None) -> Any:
@@ -439,11 +513,17 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         return await diagnostics.scale_check(svc.target(region, az), config, v.vmid(instance_id))
 
     @r.get("/lxc/instances/{instance_id}/net-check", tags=["diagnostics"])
-    async def instance_net_check(instance_id: str, protocol: str = "tcp", port: str | None = None,
-                                 region: str | None = None, az: str | None = None) -> Any:
+    async def instance_net_check(
+        instance_id: str,
+        protocol: str = "tcp",
+        port: str | None = None,
+        region: str | None = None,
+        az: str | None = None,
+    ) -> Any:
         proto = v.choice(protocol, "protocol", ("tcp", "udp"))
-        return await diagnostics.net_check(svc.target(region, az), v.vmid(instance_id), proto,
-                                           v.port(_need(port, "port")))
+        return await diagnostics.net_check(
+            svc.target(region, az), v.vmid(instance_id), proto, v.port(_need(port, "port"))
+        )
 
     @r.get("/lxc/instances/{instance_id}/info", tags=["diagnostics"])
     async def instance_info(instance_id: str, region: str | None = None, az: str | None = None) -> Any:
@@ -454,8 +534,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         return await diagnostics.public_ip(svc.target(region, az), v.vmid(instance_id))
 
     @r.get("/lxc/instances/{instance_id}/health-check", tags=["diagnostics"])
-    async def instance_health(instance_id: str, fix: str | None = None, region: str | None = None,
-                              az: str | None = None) -> Any:
+    async def instance_health(
+        instance_id: str, fix: str | None = None, region: str | None = None, az: str | None = None
+    ) -> Any:
         return await diagnostics.health_check(svc.target(region, az), v.vmid(instance_id), v.query_flag(fix, "fix"))
 
     @r.post("/lxc/instances/{instance_id}/restore", tags=["backups"])
@@ -469,8 +550,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         storage = v.storage(body.storage) if body.storage else None
         if not body.force:
             raise BadRequest("restore replaces the container: pass 'force': true to confirm")
-        return await containers.restore(svc.target(body.region, body.az), config, v.vmid(instance_id), source,
-                                        storage, body.no_start)
+        return await containers.restore(
+            svc.target(body.region, body.az), config, v.vmid(instance_id), source, storage, body.no_start
+        )
 
     @r.post("/lxc/instances/{instance_id}/backup", tags=["backups"])
     async def instance_backup(instance_id: str, body: BackupBody | None = body_opt) -> Any:
@@ -486,8 +568,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         async def fetch(remote: str, local: str) -> None:
             await svc.pool.get_file(t.key, t.zone, remote, local)
 
-        return await containers.backup(t, config, fetch, v.vmid(instance_id), destination, storage, mode, compress,
-                                       body.download)
+        return await containers.backup(
+            t, config, fetch, v.vmid(instance_id), destination, storage, mode, compress, body.download
+        )
 
     @r.get("/lxc/instances/{instance_id}/report", tags=["diagnostics"])
     async def instance_report(instance_id: str, region: str | None = None, az: str | None = None) -> Any:
@@ -513,20 +596,29 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
     async def app_deploy(instance_id: str, body: AppDeployBody | None = body_opt) -> Any:
         body = body or AppDeployBody()
         action = v.choice(body.action, "action", v.APP_ACTIONS)
-        return await apps.deploy(svc.target(body.region, body.az), config, v.vmid(instance_id), action,
-                                 _need(body.compose_file, "compose_file"), body.auto_start)
+        return await apps.deploy(
+            svc.target(body.region, body.az),
+            config,
+            v.vmid(instance_id),
+            action,
+            _need(body.compose_file, "compose_file"),
+            body.auto_start,
+        )
 
     @r.post("/lxc/instances/{instance_id}/app/update", tags=["applications"])
     async def app_update(instance_id: str, body: AppUpdateBody | None = body_opt) -> Any:
         body = body or AppUpdateBody()
-        return await apps.update(svc.target(body.region, body.az), config, v.vmid(instance_id),
-                                 _need(body.compose_file, "compose_file"))
+        return await apps.update(
+            svc.target(body.region, body.az), config, v.vmid(instance_id), _need(body.compose_file, "compose_file")
+        )
 
     @r.get("/lxc/instances/{instance_id}/app/logs/{container_name}", tags=["applications"])
-    async def app_logs(instance_id: str, container_name: str, tail: str | None = None, region: str | None = None,
-                       az: str | None = None) -> Any:
-        return await apps.logs(svc.target(region, az), v.vmid(instance_id), v.container_name(container_name),
-                               v.tail(tail))
+    async def app_logs(
+        instance_id: str, container_name: str, tail: str | None = None, region: str | None = None, az: str | None = None
+    ) -> Any:
+        return await apps.logs(
+            svc.target(region, az), v.vmid(instance_id), v.container_name(container_name), v.tail(tail)
+        )
 
     @r.get("/lxc/instances/{instance_id}/app/containers", tags=["applications"])
     async def app_containers(instance_id: str, region: str | None = None, az: str | None = None) -> Any:
@@ -543,8 +635,9 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
         return await diagnostics.discovery(svc.target(region, az), v.vmid(lxc_id, "lxc_id") if lxc_id else None)
 
     @r.get("/lxc/instances/{instance_id}/sec/scan", tags=["security"])
-    async def sec_scan(instance_id: str, scan_type: str = "quick", region: str | None = None,
-                       az: str | None = None) -> Any:
+    async def sec_scan(
+        instance_id: str, scan_type: str = "quick", region: str | None = None, az: str | None = None
+    ) -> Any:
         kind = v.choice(scan_type, "scan_type", ("quick", "full"))
         return await diagnostics.security_scan(svc.target(region, az), v.vmid(instance_id), kind)
 
@@ -552,7 +645,8 @@ def _router(svc: LxcService, config: LxcConfig) -> APIRouter:  # noqa: C901 - on
 
 
 def _backup_volid(value: Any) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"^[A-Za-z][A-Za-z0-9_.\-]*:backup/[A-Za-z0-9][A-Za-z0-9._\-]*$",
-                                                  value):
+    if not isinstance(value, str) or not re.fullmatch(
+        r"^[A-Za-z][A-Za-z0-9_.\-]*:backup/[A-Za-z0-9][A-Za-z0-9._\-]*$", value
+    ):
         raise BadRequest("'backup_file' must be an absolute host path or a backup volume id (storage:backup/name)")
     return value

@@ -42,22 +42,31 @@ async def setup(t: Target, vmid: str, enable_nesting: bool) -> Any:
         steps.out.clear()
         if missing:
             if not enable_nesting:
-                raise BadRequest(f"instance {vmid} lacks {', '.join(missing)}; pass enable_nesting: true to set it "
-                                 "(the container is restarted)")
+                raise BadRequest(
+                    f"instance {vmid} lacks {', '.join(missing)}; pass enable_nesting: true to set it "
+                    "(the container is restarted)"
+                )
             kept = [f for f in features.split(",") if f and f.split("=")[0] not in {m.split("=")[0] for m in missing}]
             await steps.run(cmd.pct_set(vmid, {"features": ",".join(kept + missing)}))
             await steps.run(cmd.pct("reboot", vmid))
             steps.note(f"Enabled {', '.join(missing)} and restarted instance {vmid}.")
         await steps.run(cmd.pct_exec(vmid, ["apt-get", "update"]))
-        await steps.run(cmd.pct_exec(vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y",
-                                            "docker.io"]))
-        v2 = await t.run(cmd.pct_exec(vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y",
-                                             "docker-compose-v2"]))
+        await steps.run(
+            cmd.pct_exec(vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "docker.io"])
+        )
+        v2 = await t.run(
+            cmd.pct_exec(
+                vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "docker-compose-v2"]
+            )
+        )
         if v2.ok:
             steps.note(v2.stdout)
         else:
-            await steps.run(cmd.pct_exec(vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install",
-                                                "-y", "docker-compose"]))
+            await steps.run(
+                cmd.pct_exec(
+                    vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "docker-compose"]
+                )
+            )
     steps.note(f"Container runtime and compose tool installed in instance {vmid}.")
     return R(steps.text())
 
@@ -102,8 +111,7 @@ async def _fetch(config: LxcConfig, url: str) -> str:
     if parts.scheme != "https" or not parts.hostname or parts.username or parts.password:
         raise BadRequest("compose URLs must be https://host/path without credentials")
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(parts.hostname, parts.port or 443,
-                                                             type=socket.SOCK_STREAM)
+        infos = await asyncio.get_running_loop().getaddrinfo(parts.hostname, parts.port or 443, type=socket.SOCK_STREAM)
     except OSError:
         raise BadRequest(f"cannot resolve {parts.hostname}") from None
     for info in infos:
@@ -193,17 +201,34 @@ async def remove(t: Target, vmids: list[str], purge: bool) -> Any:
             async with t.locked([vmid]):
                 if purge:
                     await steps.run(cmd.pct_exec(vmid, ["docker", "system", "prune", "-a", "-f", "--volumes"]))
-                await steps.run(cmd.pct_exec(vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "remove",
-                                                    "-y", "docker.io", "docker-compose-v2", "docker-compose"]))
+                await steps.run(
+                    cmd.pct_exec(
+                        vmid,
+                        [
+                            "env",
+                            "DEBIAN_FRONTEND=noninteractive",
+                            "apt-get",
+                            "remove",
+                            "-y",
+                            "docker.io",
+                            "docker-compose-v2",
+                            "docker-compose",
+                        ],
+                    )
+                )
         except CommandFailed as exc:
             return vmid, exc
         return vmid, "removed"
 
     results = await asyncio.gather(*(one(x) for x in vmids))
     failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
-    done = [f"Container runtime removed from instance {vmid}" + (" (purged)." if purge else ".")
-            for vmid, r in results if not isinstance(r, CommandFailed)]
+    done = [
+        f"Container runtime removed from instance {vmid}" + (" (purged)." if purge else ".")
+        for vmid, r in results
+        if not isinstance(r, CommandFailed)
+    ]
     if failed:
-        raise CommandFailed("\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed), "\n".join(done),
-                            failed[0][1].return_code)
+        raise CommandFailed(
+            "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed), "\n".join(done), failed[0][1].return_code
+        )
     return R("\n".join(done))

@@ -8,7 +8,7 @@ is exactly one argument on the host.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 DUMP_DIR = "/var/lib/vz/dump"
 TEMPLATE_CACHE = "/var/lib/vz/template/cache"
@@ -19,11 +19,17 @@ ARCHIVE_RE = re.compile(r"creating (?:vzdump )?archive '([^']+)'")
 
 def nextid(candidate: int | None = None) -> list[str]:
     argv = ["pvesh", "get", "/cluster/nextid"]
-    return argv + ["--vmid", str(candidate)] if candidate is not None else argv
+    return [*argv, "--vmid", str(candidate)] if candidate is not None else argv
 
 
-def net0(bridge: str, ip: str | None = None, netmask: int = 24, gateway: str | None = None, dhcp: bool = False,
-         rate: str | None = None) -> str:
+def net0(
+    bridge: str,
+    ip: str | None = None,
+    netmask: int = 24,
+    gateway: str | None = None,
+    dhcp: bool = False,
+    rate: str | None = None,
+) -> str:
     value = f"name=eth0,bridge={bridge}"
     if ip and not dhcp:
         value += f",ip={ip}/{netmask}"
@@ -36,11 +42,34 @@ def net0(bridge: str, ip: str | None = None, netmask: int = 24, gateway: str | N
     return value
 
 
-def pct_create(vmid: str, image_id: str, memory: int, cpulimit: str, net: str, rootfs: str,
-               hostname: str | None = None, features: str | None = None, unprivileged: bool = False,
-               nameserver: str | None = None) -> list[str]:
-    argv = ["pct", "create", vmid, image_id, "--memory", str(memory), "--cpulimit", cpulimit,
-            "--net0", net, "--rootfs", rootfs, "--onboot", "1"]
+def pct_create(
+    vmid: str,
+    image_id: str,
+    memory: int,
+    cpulimit: str,
+    net: str,
+    rootfs: str,
+    hostname: str | None = None,
+    features: str | None = None,
+    unprivileged: bool = False,
+    nameserver: str | None = None,
+) -> list[str]:
+    argv = [
+        "pct",
+        "create",
+        vmid,
+        image_id,
+        "--memory",
+        str(memory),
+        "--cpulimit",
+        cpulimit,
+        "--net0",
+        net,
+        "--rootfs",
+        rootfs,
+        "--onboot",
+        "1",
+    ]
     if hostname:
         argv += ["--hostname", f"{hostname}-{vmid}"]
     if features:
@@ -76,8 +105,9 @@ def pvesh(verb: str, path: str, options: dict[str, str] | None = None, json_out:
     return argv
 
 
-def vzdump(vmid: str, mode: str, compress: str | None = None, storage: str | None = None,
-           dumpdir: str | None = None) -> list[str]:
+def vzdump(
+    vmid: str, mode: str, compress: str | None = None, storage: str | None = None, dumpdir: str | None = None
+) -> list[str]:
     argv = ["vzdump", vmid, "--mode", mode]
     if compress is not None:
         argv += ["--compress", compress]
@@ -98,19 +128,42 @@ def apt_update() -> list[str]:
 
 
 def apt_dist_upgrade() -> list[str]:
-    return ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "-y", "-o", "Dpkg::Options::=--force-confdef",
-            "-o", "Dpkg::Options::=--force-confold", "dist-upgrade"]
+    return [
+        "env",
+        "DEBIAN_FRONTEND=noninteractive",
+        "apt-get",
+        "-y",
+        "-o",
+        "Dpkg::Options::=--force-confdef",
+        "-o",
+        "Dpkg::Options::=--force-confold",
+        "dist-upgrade",
+    ]
 
 
 def cluster_services(verb: str) -> list[str]:
     return ["systemctl", verb, "pve-cluster", "corosync"]
 
 
-def firewall_rule_options(direction: str | None, action: str | None, proto: str | None, sport: str | None,
-                          dport: str | None, source: str | None, dest: str | None) -> dict[str, str]:
+def firewall_rule_options(
+    direction: str | None,
+    action: str | None,
+    proto: str | None,
+    sport: str | None,
+    dport: str | None,
+    source: str | None,
+    dest: str | None,
+) -> dict[str, str]:
     opts: dict[str, str] = {"enable": "1"}
-    for key, value in (("type", direction), ("action", action), ("proto", proto), ("sport", sport),
-                       ("dport", dport), ("source", source), ("dest", dest)):
+    for key, value in (
+        ("type", direction),
+        ("action", action),
+        ("proto", proto),
+        ("sport", sport),
+        ("dport", dport),
+        ("source", source),
+        ("dest", dest),
+    ):
         if value is not None:
             opts[key] = value
     return opts

@@ -24,8 +24,21 @@ def expand_path(value: str) -> str:
     return str(resolve(expanded))
 
 
-EXAMPLE_KEYS = {"", "your-api-key", "your_api_key", "changeme", "change-me", "example", "example-key",
-                "your-secure-api-key", "your-secure-api-key-here", "secret", "apikey", "api_key", "CHANGE_ME"}
+EXAMPLE_KEYS = {
+    "",
+    "your-api-key",
+    "your_api_key",
+    "changeme",
+    "change-me",
+    "example",
+    "example-key",
+    "your-secure-api-key",
+    "your-secure-api-key-here",
+    "secret",
+    "apikey",
+    "api_key",
+    "CHANGE_ME",
+}
 
 
 class _Strict(BaseModel):
@@ -53,7 +66,7 @@ class ZoneConfig(_Strict):
         return expand_path(value) if value else value
 
     @model_validator(mode="after")
-    def _auth_and_trust(self) -> "ZoneConfig":
+    def _auth_and_trust(self) -> ZoneConfig:
         if not self.key_file and self.password is None and not self.password_env:
             raise ValueError("each availability zone needs key_file, password or password_env")
         if self.host_key_checking and not self.known_hosts:
@@ -163,7 +176,7 @@ class LxcConfig(_Strict):
         return validate.node(value, "default_network")
 
     @model_validator(mode="after")
-    def _defaults_exist(self) -> "LxcConfig":
+    def _defaults_exist(self) -> LxcConfig:
         if self.default_region and self.default_region not in self.regions:
             raise ValueError(f"default_region '{self.default_region}' is not a configured region")
         if "small" not in self.instance_sizes:
@@ -182,8 +195,10 @@ class LxcConfig(_Strict):
         """Refuse an empty or example key; return warnings for a weak one."""
         key = self.resolved_api_key()
         if key.strip() in EXAMPLE_KEYS or key.strip().lower() in {k.lower() for k in EXAMPLE_KEYS}:
-            raise ValueError("api_key is empty or an example value; set a real key "
-                             f"(api_key, or the environment variable {self.api_key_env or 'named by api_key_env'})")
+            raise ValueError(
+                "api_key is empty or an example value; set a real key "
+                f"(api_key, or the environment variable {self.api_key_env or 'named by api_key_env'})"
+            )
         return ["api_key is shorter than 32 characters"] if len(key) < 32 else []
 
     def zone(self, region: str | None, az: str | None) -> tuple[str, str, ZoneConfig]:

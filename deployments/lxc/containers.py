@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from . import commands as cmd
 from . import validate as v
@@ -40,7 +41,7 @@ class CreateRequest:
 async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Any:
     size = config.instance_sizes[req.size]
     if req.storage_size:
-        rootfs = f"{config.default_storage}:{max(1, int(round(v.size_in_gib(req.storage_size))))}"
+        rootfs = f"{config.default_storage}:{max(1, round(v.size_in_gib(req.storage_size)))}"
     else:
         rootfs = size.storage
     net = cmd.net0(config.default_network, req.ip, req.netmask, req.gateway, req.dhcp)
@@ -52,8 +53,20 @@ async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Any:
         vmid = str(vmid_int)
         try:
             async with t.locked([vmid]):
-                await steps.run(cmd.pct_create(vmid, req.image_id, size.memory, f"{size.cpulimit:g}", net, rootfs,
-                                               req.hostname, req.features, req.unprivileged, req.dns))
+                await steps.run(
+                    cmd.pct_create(
+                        vmid,
+                        req.image_id,
+                        size.memory,
+                        f"{size.cpulimit:g}",
+                        net,
+                        rootfs,
+                        req.hostname,
+                        req.features,
+                        req.unprivileged,
+                        req.dns,
+                    )
+                )
                 await _wait_unlocked(t, vmid, steps)
                 await steps.run(cmd.pct("start", vmid))
                 if req.password:
@@ -71,7 +84,7 @@ async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Any:
 
 async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
     """Poll `pct config` until the creation lock is gone (a real create may leave it briefly)."""
-    for attempt in range(LOCK_POLL_TRIES):
+    for _attempt in range(LOCK_POLL_TRIES):
         result = await t.run(cmd.pct("config", vmid))
         if not result.ok:
             raise CommandFailed(result.stderr, steps.text(), result.rc)
@@ -146,22 +159,28 @@ def _bulk_outcome(results: list[tuple[str, Any]], fmt: Callable[[str, str], str]
 
 async def status(t: Target, vmids: list[str]) -> Any:
     async def one(vmid: str) -> tuple[str, Any]:
-        files, disk = await asyncio.gather(t.run(cmd.pct_exec(vmid, ["cat", *cmd.HOST_STATUS_FILES])),
-                                           t.run(cmd.pct_exec(vmid, ["df", "-h", "/"])))
+        files, disk = await asyncio.gather(
+            t.run(cmd.pct_exec(vmid, ["cat", *cmd.HOST_STATUS_FILES])), t.run(cmd.pct_exec(vmid, ["df", "-h", "/"]))
+        )
         for result in (files, disk):
             if not result.ok:
                 return vmid, CommandFailed(result.stderr, result.stdout, result.rc)
         text = files.stdout
         load, _, rest = text.partition("\n")
         meminfo, _, swaps = rest.partition("Filename")
-        return vmid, {"loadavg": load.strip(), "memory": _meminfo(meminfo), "disk": disk.stdout.strip(),
-                      "swap": ("Filename" + swaps).strip()}
+        return vmid, {
+            "loadavg": load.strip(),
+            "memory": _meminfo(meminfo),
+            "disk": disk.stdout.strip(),
+            "swap": ("Filename" + swaps).strip(),
+        }
 
     results = await asyncio.gather(*(one(x) for x in vmids))
     failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
     if failed:
-        raise CommandFailed("\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed), "",
-                            failed[0][1].return_code)
+        raise CommandFailed(
+            "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed), "", failed[0][1].return_code
+        )
     return {vmid: r for vmid, r in results}
 
 
@@ -195,8 +214,9 @@ async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> Any:
             for vmid, config in configs.items():
                 current = _rootfs_gib(config)
                 if current is not None and wanted < current:
-                    raise BadRequest(f"disks cannot shrink: CT {vmid} has a {current:g}G root disk, "
-                                     f"{req.storage_size} requested")
+                    raise BadRequest(
+                        f"disks cannot shrink: CT {vmid} has a {current:g}G root disk, {req.storage_size} requested"
+                    )
         steps = t.steps()
         for vmid, config in configs.items():
             options: dict[str, str] = {}
@@ -210,7 +230,7 @@ async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> Any:
                 if "net0" not in config:
                     raise BadRequest(f"CT {vmid} has no net0 interface to limit")
                 parts = [p for p in str(config["net0"]).split(",") if not p.startswith("rate=")]
-                options["net0"] = ",".join(parts + [f"rate={req.net_limit}"])
+                options["net0"] = ",".join([*parts, f"rate={req.net_limit}"])
             if options:
                 await steps.run(cmd.pct_set(vmid, options))
             if req.storage_size:
@@ -277,7 +297,7 @@ async def snapshot_delete(t: Target, vmid: str, name: str) -> Any:
 
 
 async def volume_attach(t: Target, vmid: str, storage: str, size: str, mount_point: str) -> Any:
-    gib = max(1, int(round(v.size_in_gib(size))))
+    gib = max(1, round(v.size_in_gib(size)))
     async with t.locked([vmid]):
         await t.steps().run(cmd.pct_set(vmid, {"mp0": f"{storage}:{gib},mp={mount_point}"}))
     return R(f"Volume {storage}:{gib}G attached to instance {vmid} at {mount_point} (mp0).")
@@ -304,8 +324,9 @@ async def migrate(t: Target, vmid: str, node: str, restart: bool, target_storage
     return R(steps.text())
 
 
-async def restore(t: Target, config: LxcConfig, vmid: str, backup_file: str, storage: str | None,
-                  no_start: bool) -> Any:
+async def restore(
+    t: Target, config: LxcConfig, vmid: str, backup_file: str, storage: str | None, no_start: bool
+) -> Any:
     store = storage or config.default_storage
     steps = t.steps()
     async with t.locked([vmid]):
@@ -319,13 +340,25 @@ async def restore(t: Target, config: LxcConfig, vmid: str, backup_file: str, sto
     return R(steps.text())
 
 
-async def backup(t: Target, config: LxcConfig, pool_get: Callable[[str, str], Awaitable[None]], vmid: str,
-                 destination: str | None, storage: str | None, mode: str, compress: str, download: bool) -> Any:
+async def backup(
+    t: Target,
+    config: LxcConfig,
+    pool_get: Callable[[str, str], Awaitable[None]],
+    vmid: str,
+    destination: str | None,
+    storage: str | None,
+    mode: str,
+    compress: str,
+    download: bool,
+) -> Any:
     steps = t.steps()
     async with t.locked([vmid]):
-        result = await steps.run(cmd.vzdump(vmid, mode, compress, storage=storage,
-                                            dumpdir=None if storage else (destination or cmd.DUMP_DIR)),
-                                 keep_stderr=True)
+        result = await steps.run(
+            cmd.vzdump(
+                vmid, mode, compress, storage=storage, dumpdir=None if storage else (destination or cmd.DUMP_DIR)
+            ),
+            keep_stderr=True,
+        )
     archive = cmd.archive_name(result.stdout + result.stderr)
     body: dict[str, Any] = {"output": steps.text(), "archive": archive}
     if download and archive:

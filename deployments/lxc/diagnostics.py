@@ -42,8 +42,8 @@ async def _current(t: Target, vmid: str) -> dict[str, Any]:
 async def scale_check(t: Target, config: LxcConfig, vmid: str) -> Any:
     node = await t.node()
     current, cfg = await asyncio.gather(
-        _current(t, vmid),
-        t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True)))
+        _current(t, vmid), t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True))
+    )
     s = config.scaling
     cpu = float(current.get("cpu", 0)) * 100
     mem = 100 * current.get("mem", 0) / current["maxmem"] if current.get("maxmem") else 0.0
@@ -63,10 +63,14 @@ async def scale_check(t: Target, config: LxcConfig, vmid: str) -> Any:
         recs.append(f"memory usage {mem:.0f}% < {s.memory_low:.0f}%: {max(256, memory // 2)} MB would do")
     if disk > s.storage_high:
         recs.append(f"grow the root disk (usage {disk:.0f}% > {s.storage_high:.0f}%): storage_size +8G")
-    return {"instance_id": vmid, "status": current.get("status"),
-            "usage": {"cpu_percent": round(cpu, 1), "memory_percent": round(mem, 1), "disk_percent": round(disk, 1)},
-            "current": {"cores": cores, "memory_mb": memory},
-            "thresholds": s.model_dump(), "recommendations": recs or ["no change needed"]}
+    return {
+        "instance_id": vmid,
+        "status": current.get("status"),
+        "usage": {"cpu_percent": round(cpu, 1), "memory_percent": round(mem, 1), "disk_percent": round(disk, 1)},
+        "current": {"cores": cores, "memory_mb": memory},
+        "thresholds": s.model_dump(),
+        "recommendations": recs or ["no change needed"],
+    }
 
 
 async def net_check(t: Target, vmid: str, protocol: str, port: int) -> Any:
@@ -74,17 +78,30 @@ async def net_check(t: Target, vmid: str, protocol: str, port: int) -> Any:
     result = await t.run(cmd.pct_exec(vmid, ["nc", flags, "-w", "3", "127.0.0.1", str(port)]))
     if result.rc not in (0, 1):
         raise CommandFailed(result.stderr, result.stdout, result.rc)
-    return {"instance_id": vmid, "protocol": protocol, "port": port, "open": result.rc == 0,
-            "output": (result.stdout + result.stderr).strip()}
+    return {
+        "instance_id": vmid,
+        "protocol": protocol,
+        "port": port,
+        "open": result.rc == 0,
+        "output": (result.stdout + result.stderr).strip(),
+    }
 
 
 async def info(t: Target, vmid: str) -> Any:
     ips, name, resolv, node = await asyncio.gather(
-        _exec(t, vmid, ["hostname", "-I"]), _exec(t, vmid, ["hostname"]),
-        _exec(t, vmid, ["cat", "/etc/resolv.conf"]), t.node())
+        _exec(t, vmid, ["hostname", "-I"]),
+        _exec(t, vmid, ["hostname"]),
+        _exec(t, vmid, ["cat", "/etc/resolv.conf"]),
+        t.node(),
+    )
     dns = [line.split()[1] for line in resolv.splitlines() if line.startswith("nameserver ") and len(line.split()) > 1]
-    return {"instance_id": vmid, "ip_addresses": ips.split(), "hostname": name.strip(), "dns_servers": dns,
-            "host_node": node}
+    return {
+        "instance_id": vmid,
+        "ip_addresses": ips.split(),
+        "hostname": name.strip(),
+        "dns_servers": dns,
+        "host_node": node,
+    }
 
 
 async def public_ip(t: Target, vmid: str) -> Any:
@@ -117,12 +134,21 @@ async def health_check(t: Target, vmid: str, fix: bool) -> Any:
 
 async def resources(t: Target, vmid: str) -> Any:
     current = await _current(t, vmid)
-    out: dict[str, Any] = {"instance_id": vmid, "status": current.get("status"), "cpu": current.get("cpu"),
-                           "cpus": current.get("cpus"), "mem": current.get("mem"), "maxmem": current.get("maxmem"),
-                           "swap": current.get("swap", 0), "maxswap": current.get("maxswap"),
-                           "disk": current.get("disk"), "maxdisk": current.get("maxdisk"),
-                           "netin": current.get("netin"), "netout": current.get("netout"),
-                           "uptime": current.get("uptime")}
+    out: dict[str, Any] = {
+        "instance_id": vmid,
+        "status": current.get("status"),
+        "cpu": current.get("cpu"),
+        "cpus": current.get("cpus"),
+        "mem": current.get("mem"),
+        "maxmem": current.get("maxmem"),
+        "swap": current.get("swap", 0),
+        "maxswap": current.get("maxswap"),
+        "disk": current.get("disk"),
+        "maxdisk": current.get("maxdisk"),
+        "netin": current.get("netin"),
+        "netout": current.get("netout"),
+        "uptime": current.get("uptime"),
+    }
     if current.get("status") == "running":
         out["free"] = (await _exec(t, vmid, ["free", "-m"])).strip()
     return out
@@ -133,13 +159,22 @@ async def report(t: Target, config: LxcConfig, vmid: str) -> Any:
     cfg, current, snaps = await asyncio.gather(
         t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True)),
         _current(t, vmid),
-        t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/snapshot", json_out=True)))
-    body: dict[str, Any] = {"instance_id": vmid, "node": node, "config": cfg, "status": current,
-                            "snapshots": [s for s in snaps if s.get("name") != "current"]}
+        t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/snapshot", json_out=True)),
+    )
+    body: dict[str, Any] = {
+        "instance_id": vmid,
+        "node": node,
+        "config": cfg,
+        "status": current,
+        "snapshots": [s for s in snaps if s.get("name") != "current"],
+    }
     if current.get("status") == "running":
         df, free, top, listening = await asyncio.gather(
-            _exec(t, vmid, ["df", "-h"]), _exec(t, vmid, ["free", "-m"]), _exec(t, vmid, ["top", "-bn1"]),
-            _exec(t, vmid, ["ss", "-tuln"]))
+            _exec(t, vmid, ["df", "-h"]),
+            _exec(t, vmid, ["free", "-m"]),
+            _exec(t, vmid, ["top", "-bn1"]),
+            _exec(t, vmid, ["ss", "-tuln"]),
+        )
         body.update(disk=df.strip(), memory=free.strip(), processes=top.strip(), listening=_listening(listening))
         body["scale_check"] = await scale_check(t, config, vmid)
     return body
@@ -175,15 +210,21 @@ async def discovery(t: Target, vmid: str | None) -> Any:
 async def security_scan(t: Target, vmid: str, scan_type: str) -> Any:
     listening = _listening(await _exec(t, vmid, ["ss", "-tuln"]))
     body: dict[str, Any] = {"instance_id": vmid, "scan_type": scan_type, "listening": listening}
-    findings = [f"port {p['port']}/{p['protocol']} listens on all addresses" for p in listening
-                if p["address"] in ("0.0.0.0", "*", "[::]")]
+    findings = [
+        f"port {p['port']}/{p['protocol']} listens on all addresses"
+        for p in listening
+        if p["address"] in ("0.0.0.0", "*", "[::]")
+    ]
     if scan_type == "full":
-        upgradable, os_release = await asyncio.gather(_exec(t, vmid, ["apt", "list", "--upgradable"]),
-                                                      _exec(t, vmid, ["cat", "/etc/os-release"]))
+        upgradable, os_release = await asyncio.gather(
+            _exec(t, vmid, ["apt", "list", "--upgradable"]), _exec(t, vmid, ["cat", "/etc/os-release"])
+        )
         pending = [line.split("/")[0] for line in upgradable.splitlines() if "/" in line]
         body["pending_updates"] = pending
-        body["os"] = next((line.split("=", 1)[1].strip('"') for line in os_release.splitlines()
-                           if line.startswith("PRETTY_NAME=")), None)
+        body["os"] = next(
+            (line.split("=", 1)[1].strip('"') for line in os_release.splitlines() if line.startswith("PRETTY_NAME=")),
+            None,
+        )
         findings += [f"package {p} has a pending update" for p in pending]
     body["findings"] = findings
     return body

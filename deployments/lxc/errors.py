@@ -51,8 +51,7 @@ def bad_request(message: str) -> JSONResponse:
 
 def problem(status: int, description: str, headers: dict[str, str] | None = None) -> JSONResponse:
     name = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
-    return JSONResponse({"code": status, "name": name, "description": description}, status_code=status,
-                        headers=headers)
+    return JSONResponse({"code": status, "name": name, "description": description}, status_code=status, headers=headers)
 
 
 def unauthorized() -> JSONResponse:
@@ -64,17 +63,27 @@ def bad_instance_id() -> JSONResponse:
 
 
 def not_found(path: str) -> JSONResponse:
-    return JSONResponse({"error": "Not Found", "message": f"The requested URL {path[:200]} was not found on the server."},
-                        status_code=404)
+    return JSONResponse(
+        {"error": "Not Found", "message": f"The requested URL {path[:200]} was not found on the server."},
+        status_code=404,
+    )
 
 
 def internal_error() -> JSONResponse:
-    return JSONResponse({"error": "Internal Server Error",
-                         "message": "The server encountered an unexpected condition; see the server log."},
-                        status_code=500)
+    return JSONResponse(
+        {
+            "error": "Internal Server Error",
+            "message": "The server encountered an unexpected condition; see the server log.",
+        },
+        status_code=500,
+    )
 
 
 def command_failed(details: str, output: str, return_code: int) -> JSONResponse:
-    body: dict[str, Any] = {"error": "Command execution failed", "details": details, "output": output,
-                            "return_code": return_code}
+    body: dict[str, Any] = {
+        "error": "Command execution failed",
+        "details": details,
+        "output": output,
+        "return_code": return_code,
+    }
     return JSONResponse(body, status_code=500)

@@ -39,7 +39,9 @@ async def delete_group(t: Target, name: str, force: bool) -> Any:
     async with t.locked([f"fwgroup-{name}"]):
         rules = await steps.json(cmd.pvesh("get", f"{GROUPS}/{name}", json_out=True))
         if rules and not force:
-            raise BadRequest(f"security group '{name}' still has {len(rules)} rule(s); pass force=true to delete them first")
+            raise BadRequest(
+                f"security group '{name}' still has {len(rules)} rule(s); pass force=true to delete them first"
+            )
         for pos in sorted((int(r["pos"]) for r in rules), reverse=True):
             await steps.run(cmd.pvesh("delete", f"{GROUPS}/{name}/{pos}"))
         await steps.run(cmd.pvesh("delete", f"{GROUPS}/{name}"))
@@ -48,9 +50,15 @@ async def delete_group(t: Target, name: str, force: bool) -> Any:
 
 async def add_rule(t: Target, name: str, fields: dict[str, str | None]) -> Any:
     steps = t.steps()
-    opts = cmd.firewall_rule_options(fields.get("type") or "in", fields.get("action") or "ACCEPT",
-                                     fields.get("proto") or "tcp", fields.get("sport"), fields.get("dport"),
-                                     fields.get("source"), fields.get("dest"))
+    opts = cmd.firewall_rule_options(
+        fields.get("type") or "in",
+        fields.get("action") or "ACCEPT",
+        fields.get("proto") or "tcp",
+        fields.get("sport"),
+        fields.get("dport"),
+        fields.get("source"),
+        fields.get("dest"),
+    )
     async with t.locked([f"fwgroup-{name}"]):
         await steps.run(cmd.pvesh("create", f"{GROUPS}/{name}", opts))
     return R(f"Rule added to security group '{name}'.")
@@ -92,8 +100,9 @@ async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> Any:
         rules = await steps.json(cmd.pvesh("get", f"{base}/firewall/rules", json_out=True))
         refs = [r for r in rules if r.get("type") == "group" and r.get("action") == name]
         if not refs:
-            await steps.run(cmd.pvesh("create", f"{base}/firewall/rules",
-                                      {"type": "group", "action": name, "enable": "1"}))
+            await steps.run(
+                cmd.pvesh("create", f"{base}/firewall/rules", {"type": "group", "action": name, "enable": "1"})
+            )
             messages.append(f"Security group '{name}' attached to CT {vmid}.")
         else:
             for ref in refs:
@@ -106,13 +115,15 @@ async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> Any:
             for key in sorted(k for k in config if k.startswith("net") and k[3:].isdigit()):
                 value = str(config[key])
                 parts = [p for p in value.split(",") if not p.startswith("firewall=")]
-                await steps.run(cmd.pct_set(vmid, {key: ",".join(parts + ["firewall=1"])}))
+                await steps.run(cmd.pct_set(vmid, {key: ",".join([*parts, "firewall=1"])}))
             messages.append(f"Firewall enabled for CT {vmid} and firewall=1 set on its interfaces.")
         else:
             options = await steps.json(cmd.pvesh("get", f"{base}/firewall/options", json_out=True))
             if not int(options.get("enable", 0)):
-                messages.append(f"warning: the firewall of CT {vmid} is off, so the group's rules do not apply "
-                                "yet (attach with enable_firewall: true to turn it on).")
+                messages.append(
+                    f"warning: the firewall of CT {vmid} is off, so the group's rules do not apply "
+                    "yet (attach with enable_firewall: true to turn it on)."
+                )
         cluster = await steps.json(cmd.pvesh("get", "/cluster/firewall/options", json_out=True))
         if not int(cluster.get("enable", 0)):
             messages.append("warning: the datacenter firewall (/cluster/firewall/options enable) is off.")
@@ -125,8 +136,9 @@ async def detach(t: Target, name: str, vmid: str) -> Any:
     base = f"/nodes/{node}/lxc/{vmid}"
     async with t.locked([vmid]):
         rules = await steps.json(cmd.pvesh("get", f"{base}/firewall/rules", json_out=True))
-        hits = sorted((int(r["pos"]) for r in rules if r.get("type") == "group" and r.get("action") == name),
-                      reverse=True)
+        hits = sorted(
+            (int(r["pos"]) for r in rules if r.get("type") == "group" and r.get("action") == name), reverse=True
+        )
         if not hits:
             raise BadRequest(f"security group '{name}' is not attached to CT {vmid}")
         for pos in hits:

@@ -7,7 +7,8 @@ import contextlib
 import json
 import time
 import uuid
-from typing import Any, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
@@ -44,7 +45,7 @@ class Target:
             raise CommandFailed(result.stderr, result.stdout, result.rc)
         return result.stdout.strip().split(".")[0]
 
-    def steps(self) -> "Steps":
+    def steps(self) -> Steps:
         return Steps(self)
 
     @contextlib.asynccontextmanager
@@ -94,8 +95,14 @@ class Steps:
         self.target = target
         self.out: list[str] = []
 
-    async def run(self, argv: Sequence[str], stdin: str | None = None, ok: Sequence[int] = (0,),
-                  timeout: float | None = None, keep_stderr: bool = False) -> CommandResult:
+    async def run(
+        self,
+        argv: Sequence[str],
+        stdin: str | None = None,
+        ok: Sequence[int] = (0,),
+        timeout: float | None = None,
+        keep_stderr: bool = False,
+    ) -> CommandResult:
         result = await self.target.run(argv, stdin=stdin, timeout=timeout)
         if result.rc not in ok:
             raise CommandFailed(result.stderr, self._joined(result.stdout), result.rc)

@@ -7,8 +7,9 @@ import gzip
 import json
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import asyncssh
 import yaml
@@ -47,8 +48,9 @@ def confined(base: str | Path, relative: str, field: str) -> Path:
 
 
 class LxcService:
-    def __init__(self, config: LxcConfig, lock_factory: Callable[[str], Any] | None = None,
-                 pool: SSHPool | None = None) -> None:
+    def __init__(
+        self, config: LxcConfig, lock_factory: Callable[[str], Any] | None = None, pool: SSHPool | None = None
+    ) -> None:
         self.config = config
         self.pool = pool or SSHPool()
         self._lock_factory = lock_factory or default_lock_factory
@@ -100,8 +102,10 @@ class LxcService:
         if problems:
             raise BadRequest("configuration is invalid: " + "; ".join(problems))
         zones = sum(len(r.availability_zones) for r in self.config.regions.values())
-        lines = [f"Configuration is valid: {len(self.config.regions)} region(s), {zones} availability zone(s), "
-                 f"{len(self.config.instance_sizes)} instance size(s)."]
+        lines = [
+            f"Configuration is valid: {len(self.config.regions)} region(s), {zones} availability zone(s), "
+            f"{len(self.config.instance_sizes)} instance size(s)."
+        ]
         lines += [f"warning: {w}" for w in warnings]
         return R("\n".join(lines))
 
@@ -209,8 +213,9 @@ class LxcService:
         if failures:
             first = failures[0][1]
             details = "\n".join(f"[{t.key}] {r.details.strip()}" for t, r in failures)
-            raise CommandFailed(details, (text + "\n" + "\n".join(r.output for _, r in failures)).strip(),
-                                first.return_code)
+            raise CommandFailed(
+                details, (text + "\n" + "\n".join(r.output for _, r in failures)).strip(), first.return_code
+            )
         return R(text)
 
     async def cluster_services(self, t: Target, verb: str) -> Any:
@@ -239,8 +244,7 @@ class LxcService:
         async with t.locked([vmid]):
             await steps.run(["mkdir", "-p", staging])
             try:
-                result = await steps.run(cmd.vzdump(vmid, "stop", compress="gzip", dumpdir=staging),
-                                         keep_stderr=True)
+                result = await steps.run(cmd.vzdump(vmid, "stop", compress="gzip", dumpdir=staging), keep_stderr=True)
                 archive = cmd.archive_name(result.stdout + result.stderr)
                 if not archive:
                     raise CommandFailed("vzdump did not report an archive name", steps.text(), 1)

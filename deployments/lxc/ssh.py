@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import asyncssh
 
@@ -40,7 +41,7 @@ def command_line(argv: Sequence[str], timeout: float | None) -> str:
     quoted = " ".join(shlex.quote(word) for word in argv)
     if timeout is None:
         return quoted
-    seconds = max(1, int(round(timeout)))
+    seconds = max(1, round(timeout))
     return f"timeout -k {KILL_GRACE} {seconds} {quoted}"
 
 
@@ -100,20 +101,26 @@ class SSHPool:
             self._hosts[key] = host
         return host
 
-    async def run(self, key: str, zone: ZoneConfig, argv: Sequence[str], timeout: float | None,
-                  stdin: str | None = None) -> CommandResult:
+    async def run(
+        self, key: str, zone: ZoneConfig, argv: Sequence[str], timeout: float | None, stdin: str | None = None
+    ) -> CommandResult:
         host = self._host(key, zone)
         line = command_line(argv, timeout)
         async with host.sessions:
             for attempt in (1, 2):
                 try:
                     conn = await host.get()
-                except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+                except (TimeoutError, OSError, asyncssh.Error) as exc:
                     return CommandResult(tuple(argv), "", _connect_error(zone, exc), 255)
                 try:
                     process = await conn.create_process(line, encoding="utf-8", errors="replace")
-                except (asyncssh.ChannelOpenError, asyncssh.ConnectionLost, asyncssh.DisconnectError,
-                        BrokenPipeError, ConnectionResetError) as exc:
+                except (
+                    asyncssh.ChannelOpenError,
+                    asyncssh.ConnectionLost,
+                    asyncssh.DisconnectError,
+                    BrokenPipeError,
+                    ConnectionResetError,
+                ) as exc:
                     await host.drop(conn)
                     if attempt == 2:
                         return CommandResult(tuple(argv), "", f"ssh: {zone.host}: {exc}", 255)
@@ -121,13 +128,19 @@ class SSHPool:
                 return await self._finish(process, argv, timeout, stdin, host, conn)
         raise AssertionError("unreachable")
 
-    async def _finish(self, process: asyncssh.SSHClientProcess, argv: Sequence[str], timeout: float | None,
-                      stdin: str | None, host: _HostConnection,
-                      conn: asyncssh.SSHClientConnection) -> CommandResult:
+    async def _finish(
+        self,
+        process: asyncssh.SSHClientProcess,
+        argv: Sequence[str],
+        timeout: float | None,
+        stdin: str | None,
+        host: _HostConnection,
+        conn: asyncssh.SSHClientConnection,
+    ) -> CommandResult:
         limit = None if timeout is None else timeout + CLIENT_GRACE
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(stdin or ""), limit)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             process.close()
             return CommandResult(tuple(argv), "", f"Command execution timed out after {timeout:g} seconds.", 124, True)
         except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError, ConnectionResetError) as exc:
@@ -137,7 +150,9 @@ class SSHPool:
         if rc is None:
             rc = 255
         if rc == 124 and timeout is not None:
-            return CommandResult(tuple(argv), stdout or "", f"Command execution timed out after {timeout:g} seconds.", 124, True)
+            return CommandResult(
+                tuple(argv), stdout or "", f"Command execution timed out after {timeout:g} seconds.", 124, True
+            )
         return CommandResult(tuple(argv), stdout or "", stderr or "", rc)
 
     async def put_bytes(self, key: str, zone: ZoneConfig, data: bytes, remote_path: str) -> None:
@@ -145,9 +160,8 @@ class SSHPool:
         host = self._host(key, zone)
         async with host.sessions:
             conn = await host.get()
-            async with conn.start_sftp_client() as sftp:
-                async with sftp.open(remote_path, "wb") as fh:
-                    await fh.write(data)
+            async with conn.start_sftp_client() as sftp, sftp.open(remote_path, "wb") as fh:
+                await fh.write(data)
 
     async def put_file(self, key: str, zone: ZoneConfig, local_path: str, remote_path: str) -> None:
         host = self._host(key, zone)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 EXEC_FORBIDDEN = set(";&|`$(){}")
 EXEC_ALSO_FORBIDDEN = set("<>\n\r\x00")
@@ -91,7 +92,9 @@ def storage(value: Any, field: str = "storage") -> str:
 
 
 def volid(value: Any, field: str = "image_id") -> str:
-    return _match(value, field, _VOLID, "be a template volume id such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst")
+    return _match(
+        value, field, _VOLID, "be a template volume id such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+    )
 
 
 def disk_size(value: Any, field: str = "storage_size", relative_ok: bool = True) -> str:

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from deployments.memory import debuglog
 from deployments.memory.config import Settings, load_settings
 from deployments.memory.errors import (
-    EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_OK, MemError, NotFoundError, UsageError,
+    EXIT_FAILURE,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    MemError,
+    NotFoundError,
+    UsageError,
 )
 
 DEFAULT_LIST_LIMIT = 200
@@ -43,13 +49,22 @@ def _int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
-    common.add_argument("--scope", default=argparse.SUPPRESS,
-                        help="scope of the command (default MEM_SCOPE or 'user'; 'repo:current' = "
-                             "repo:<folder of the current git repository>; '*' = all, for list/pinned/search)")
-    common.add_argument("--format", choices=("json", "text"), default=argparse.SUPPRESS,
-                        help="output format (default json)")
-    parser = _Parser(prog="mem", description="Keyed memories with full-text and hybrid search.",
-                     epilog=EPILOG, parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter)
+    common.add_argument(
+        "--scope",
+        default=argparse.SUPPRESS,
+        help="scope of the command (default MEM_SCOPE or 'user'; 'repo:current' = "
+        "repo:<folder of the current git repository>; '*' = all, for list/pinned/search)",
+    )
+    common.add_argument(
+        "--format", choices=("json", "text"), default=argparse.SUPPRESS, help="output format (default json)"
+    )
+    parser = _Parser(
+        prog="mem",
+        description="Keyed memories with full-text and hybrid search.",
+        epilog=EPILOG,
+        parents=[common],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
@@ -146,15 +161,20 @@ def run(args: argparse.Namespace, settings: Settings) -> tuple[Any, int]:
             value = _read_value(args.value)
             return memory.save(args.key, value, args.tags, origin=args.origin, scope=raw_scope), EXIT_OK
         if command == "supersede":
-            return memory.supersede(args.old_key, args.new_key, _read_value(args.value), args.tags,
-                                    scope=raw_scope), EXIT_OK
+            return memory.supersede(
+                args.old_key, args.new_key, _read_value(args.value), args.tags, scope=raw_scope
+            ), EXIT_OK
         return memory.reembed(force=args.force, progress=_progress_bar()), EXIT_OK
     from deployments.memory.store import Store
 
     store = Store(settings.db_path)
     if command in ("list", "pinned"):
-        items = store.list(check_scope(raw_scope, allow_all=True), args.limit,
-                           pinned_only=command == "pinned", sort=getattr(args, "sort", "updated"))
+        items = store.list(
+            check_scope(raw_scope, allow_all=True),
+            args.limit,
+            pinned_only=command == "pinned",
+            sort=getattr(args, "sort", "updated"),
+        )
         return {"scope": raw_scope, "count": len(items), "memories": items}, EXIT_OK
     scope = check_scope(raw_scope)
     if command == "get":
@@ -173,11 +193,17 @@ def run(args: argparse.Namespace, settings: Settings) -> tuple[Any, int]:
         return store.set_pinned(scope, args.key, command == "pin"), EXIT_OK
     if command in ("link", "unlink"):
         method = store.link if command == "link" else store.unlink
-        return method(scope, args.from_key, args.rel, args.to_key,
-                      to_scope=_resolve_scope(args.to_scope) if args.to_scope else None), EXIT_OK
+        return method(
+            scope,
+            args.from_key,
+            args.rel,
+            args.to_key,
+            to_scope=_resolve_scope(args.to_scope) if args.to_scope else None,
+        ), EXIT_OK
     if command == "traverse":
-        return store.traverse(scope, args.key, args.depth, args.direction, args.rel,
-                              include_archived=args.include_archived), EXIT_OK
+        return store.traverse(
+            scope, args.key, args.depth, args.direction, args.rel, include_archived=args.include_archived
+        ), EXIT_OK
     raise UsageError(f"unknown command {command!r}")
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from deployments.memory.errors import UsageError
 

@@ -55,8 +55,9 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def judge(new_tokens: set[str], old_tokens: set[str],
-          new_vec: bytes | None, old_vec: bytes | None) -> tuple[str, float, float] | None:
+def judge(
+    new_tokens: set[str], old_tokens: set[str], new_vec: bytes | None, old_vec: bytes | None
+) -> tuple[str, float, float] | None:
     """(rule, similarity, normalised margin) when the pair is a duplicate, else None."""
     jac = jaccard(new_tokens, old_tokens)
     best: tuple[str, float, float] | None = None
@@ -92,25 +93,30 @@ def rare_words_query(conn: sqlite3.Connection, candidates: list[str]) -> str | N
         return " OR ".join(quoted)
     # Any two of the rare words: a duplicate shares most words, so it has at least
     # two of them, and requiring two keeps the candidate set (and its cost) small.
-    pairs = [f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1:]]
+    pairs = [f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :]]
     return " OR ".join(pairs)
 
 
-def find_conflict(conn: sqlite3.Connection, scope: str, value: str, tags: list[str],
-                  vector: bytes | None, model: str) -> Conflict | None:
+def find_conflict(
+    conn: sqlite3.Connection, scope: str, value: str, tags: list[str], vector: bytes | None, model: str
+) -> Conflict | None:
     text = value + " " + " ".join(tags)
     new_tokens = content_tokens(text)
     match = rare_words_query(conn, [w for w in dict.fromkeys(words(text)) if w in new_tokens and len(w) > 1])
     if match is None:
         return None
-    top = [r[0] for r in conn.execute(
-        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?", (match, CANDIDATES))]
+    top = [
+        r[0]
+        for r in conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?", (match, CANDIDATES))
+    ]
     if not top:
         return None
     marks = ",".join("?" * len(top))
     rows = conn.execute(
         f"""SELECT id, key, value, tags, updated_at, embedding, embedding_model FROM memories
-             WHERE id IN ({marks}) AND scope = ? AND archived = 0 AND pinned = 0""", (*top, scope)).fetchall()
+             WHERE id IN ({marks}) AND scope = ? AND archived = 0 AND pinned = 0""",
+        (*top, scope),
+    ).fetchall()
     best: tuple[float, int, Conflict] | None = None
     for row in rows:
         old_tokens = content_tokens(row["value"] + " " + row["tags"].replace(",", " "))

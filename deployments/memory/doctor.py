@@ -21,8 +21,10 @@ from deployments.memory.errors import EXIT_FAILURE, EXIT_OK, MemError
 
 PASS, FAIL, WARN = "pass", "fail", "warn"
 SYMBOLS = {PASS: "✓", FAIL: "✗", WARN: "⚠"}
-HOOK_HINT = ('add to ~/.claude/settings.json: {"hooks": {"SessionStart": [{"matcher": "startup|clear|compact", '
-             '"hooks": [{"type": "command", "command": "mem hook"}]}]}}')
+HOOK_HINT = (
+    'add to ~/.claude/settings.json: {"hooks": {"SessionStart": [{"matcher": "startup|clear|compact", '
+    '"hooks": [{"type": "command", "command": "mem hook"}]}]}}'
+)
 
 
 def _check(name: str, status: str, detail: str) -> dict[str, str]:
@@ -46,12 +48,25 @@ def check_store(settings: Settings) -> tuple[list[dict[str, str]], Any]:
     except MemError as exc:
         return [_check("store", FAIL, f"{settings.db_path}: {exc.message}")], None
     version = schema.current_version(store.conn)
-    checks = [_check("store", PASS, f"{settings.db_path}: {counts['active']} memories "
-                                    f"({counts['pinned']} pinned, {counts['archived']} archived), schema v{version}")]
+    checks = [
+        _check(
+            "store",
+            PASS,
+            f"{settings.db_path}: {counts['active']} memories "
+            f"({counts['pinned']} pinned, {counts['archived']} archived), schema v{version}",
+        )
+    ]
     ok = store.fts_integrity()
-    checks.append(_check("full-text index", PASS if ok else FAIL,
-                         "consistent with the rows" if ok else "integrity check failed; rebuild it with sqlite3: "
-                         "INSERT INTO memories_fts(memories_fts) VALUES('rebuild')"))
+    checks.append(
+        _check(
+            "full-text index",
+            PASS if ok else FAIL,
+            "consistent with the rows"
+            if ok
+            else "integrity check failed; rebuild it with sqlite3: "
+            "INSERT INTO memories_fts(memories_fts) VALUES('rebuild')",
+        )
+    )
     return checks, store
 
 
@@ -74,8 +89,11 @@ def check_embeddings(settings: Settings, store: Any) -> list[dict[str, str]]:
         current = models.get(client.model_id, 0)
         missing = store.counts()["total"] - current
         if missing:
-            checks.append(_check("vectors", WARN, f"{missing} memories have no vector of model "
-                                                  f"{client.model_id}: run `mem reembed`"))
+            checks.append(
+                _check(
+                    "vectors", WARN, f"{missing} memories have no vector of model {client.model_id}: run `mem reembed`"
+                )
+            )
         else:
             checks.append(_check("vectors", PASS, f"all {current} memories have a vector of {client.model_id}"))
     return checks
@@ -101,8 +119,11 @@ def check_server(settings: Settings) -> list[dict[str, str]]:
     try:
         status, body = _http_get(port, "/health")
         running = status == 200 and json.loads(body).get("status") == "ok"
-        server = (_check("rest server", PASS, f"http://127.0.0.1:{port}/health is ok") if running else
-                  _check("rest server", FAIL, f"127.0.0.1:{port} answers HTTP {status} but is not mem serve"))
+        server = (
+            _check("rest server", PASS, f"http://127.0.0.1:{port}/health is ok")
+            if running
+            else _check("rest server", FAIL, f"127.0.0.1:{port} answers HTTP {status} but is not mem serve")
+        )
     except (OSError, ValueError):
         server = _check("rest server", WARN, f"not running on 127.0.0.1:{port} (start it with `mem serve`)")
     checks = [server]
@@ -126,8 +147,9 @@ def check_server(settings: Settings) -> list[dict[str, str]]:
         except OSError:
             status = 0
         if status != 200:
-            checks.append(_check("token accepted", FAIL, f"the server on port {port} rejects this token "
-                                                         f"(HTTP {status})"))
+            checks.append(
+                _check("token accepted", FAIL, f"the server on port {port} rejects this token (HTTP {status})")
+            )
     return checks
 
 
@@ -179,6 +201,12 @@ def main(settings: Settings, fmt: str) -> int:
             sys.stdout.write(f"{SYMBOLS[c['status']]} {c['name']}: {c['detail']}\n")
         sys.stdout.write(f"{failed} failed, {warned} warning(s)\n")
     else:
-        sys.stdout.write(json.dumps({"ok": failed == 0, "failed": failed, "warnings": warned,
-                                     "checks": checks}, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"ok": failed == 0, "failed": failed, "warnings": warned, "checks": checks},
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
     return EXIT_FAILURE if failed else EXIT_OK

@@ -39,9 +39,16 @@ def _post(url: str, body: bytes, timeout: float) -> tuple[int, bytes]:
     conn = conn_cls(parts.hostname, parts.port, timeout=timeout)
     try:
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        conn.request("POST", path, body=body, headers={
-            "Content-Type": "application/json", "Accept": "application/json", "User-Agent": "mem",
-        })
+        conn.request(
+            "POST",
+            path,
+            body=body,
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": "mem",
+            },
+        )
         response = conn.getresponse()
         return response.status, response.read()
     finally:
@@ -121,7 +128,7 @@ def dot(a: bytes, b: bytes) -> float:
     """Cosine of two packed unit vectors; 0.0 when their dimensions differ."""
     if len(a) != len(b):
         return 0.0
-    return sum(x * y for x, y in zip(unpack(a), unpack(b)))
+    return sum(x * y for x, y in zip(unpack(a), unpack(b), strict=False))
 
 
 def client_for(settings) -> EmbeddingClient | None:

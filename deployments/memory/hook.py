@@ -18,8 +18,10 @@ import time
 
 VALUE_CHARS = 600
 PINNED_MAX = 20
-PREAMBLE = ("Long-term memory (from `mem`). These notes may be stale: verify before acting on them; "
-            "`mem verify <key>` marks one as still current.")
+PREAMBLE = (
+    "Long-term memory (from `mem`). These notes may be stale: verify before acting on them; "
+    "`mem verify <key>` marks one as still current."
+)
 
 
 def repo_name(start: str | None = None) -> str:
@@ -58,7 +60,7 @@ def build_context(store, user_scope: str, repo_scope: str, limit: int) -> str:
     pinned = [r for s in scopes for r in store.list(s, PINNED_MAX, pinned_only=True)]
     recent = [r for s in scopes for r in store.list(s, limit + PINNED_MAX) if not r["pinned"]]
     recent.sort(key=lambda r: r["updated_at"] or "", reverse=True)
-    chosen = pinned + recent[:max(0, limit)]
+    chosen = pinned + recent[: max(0, limit)]
     if not chosen:
         return ""
     return PREAMBLE + "\n" + "\n".join(_line(r) for r in chosen)
@@ -92,8 +94,10 @@ def main(argv: list[str]) -> int:
         if fmt == "text":
             out = context + "\n"
         else:
-            out = json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                                     "additionalContext": context}}) + "\n"
+            out = (
+                json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}})
+                + "\n"
+            )
         sys.stdout.write(out)
         sys.stdout.flush()
     except BaseException:  # fail open: never break the agent's session start

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from deployments.memory.config import Settings
 from deployments.memory.errors import MemError
@@ -36,9 +37,12 @@ def build_server(settings: Settings) -> Any:
     from deployments.memory.version import version
 
     server_cls, tool_error = _sdk()
-    kwargs: dict[str, Any] = {"instructions": (
-        "Long-term keyed memories. Search before saving; save durable facts with a short, descriptive "
-        "key; pinned memories are recalled at every session start.")}
+    kwargs: dict[str, Any] = {
+        "instructions": (
+            "Long-term keyed memories. Search before saving; save durable facts with a short, descriptive "
+            "key; pinned memories are recalled at every session start."
+        )
+    }
     try:
         server = server_cls("mem", version=version(), **kwargs)
     except TypeError:
@@ -59,23 +63,33 @@ def build_server(settings: Settings) -> Any:
             except MemError as exc:
                 raise tool_error(f"{exc.code}: {exc.message}") from None
 
-    @server.tool(name="memory_save", description="Insert or update a memory (key unique within its scope). "
-                 "A new key that repeats an active memory supersedes it; the result names it.")
-    def memory_save(key: str, value: str, tags: list[str] | None = None, scope: str | None = None,
-                    origin: str = "") -> dict:
+    @server.tool(
+        name="memory_save",
+        description="Insert or update a memory (key unique within its scope). "
+        "A new key that repeats an active memory supersedes it; the result names it.",
+    )
+    def memory_save(
+        key: str, value: str, tags: list[str] | None = None, scope: str | None = None, origin: str = ""
+    ) -> dict:
         return run(lambda: memory.save(key, value, tags, origin=origin, scope=scope))
 
     @server.tool(name="memory_get", description="The full record of a memory, with its links.")
     def memory_get(key: str, scope: str | None = None) -> dict:
         return run(lambda: store.get(memory.scope(scope), key))
 
-    @server.tool(name="memory_search", description="Search memories: full-text (BM25, prefix words, any "
-                 "order), hybrid with vectors when an embeddings endpoint is configured. Pinned first.")
+    @server.tool(
+        name="memory_search",
+        description="Search memories: full-text (BM25, prefix words, any "
+        "order), hybrid with vectors when an embeddings endpoint is configured. Pinned first.",
+    )
     def memory_search(query: str, limit: int = 20, scope: str | None = None) -> dict:
         return run(lambda: memory.search(query, limit, scope=scope))
 
-    @server.tool(name="memory_list", description="List memories of a scope ('*' for all): pinned first, "
-                 "then most recently updated; archived ones are hidden.")
+    @server.tool(
+        name="memory_list",
+        description="List memories of a scope ('*' for all): pinned first, "
+        "then most recently updated; archived ones are hidden.",
+    )
     def memory_list(limit: int = 50, scope: str | None = None, pinned_only: bool = False) -> dict:
         def action() -> dict:
             sc = memory.scope(scope, allow_all=True)
@@ -85,24 +99,38 @@ def build_server(settings: Settings) -> Any:
         return run(action)
 
     @server.tool(name="memory_link", description="Add a typed directional edge from_key -rel-> to_key.")
-    def memory_link(from_key: str, rel: str, to_key: str, scope: str | None = None,
-                    to_scope: str | None = None) -> dict:
+    def memory_link(
+        from_key: str, rel: str, to_key: str, scope: str | None = None, to_scope: str | None = None
+    ) -> dict:
         return run(lambda: store.link(memory.scope(scope), from_key, rel, to_key, to_scope=to_scope))
 
     @server.tool(name="memory_unlink", description="Remove the edge from_key -rel-> to_key.")
-    def memory_unlink(from_key: str, rel: str, to_key: str, scope: str | None = None,
-                      to_scope: str | None = None) -> dict:
+    def memory_unlink(
+        from_key: str, rel: str, to_key: str, scope: str | None = None, to_scope: str | None = None
+    ) -> dict:
         return run(lambda: store.unlink(memory.scope(scope), from_key, rel, to_key, to_scope=to_scope))
 
-    @server.tool(name="memory_traverse", description="Nodes and edges reachable from a memory, breadth "
-                 "first; direction out|in|both, optional relation filter.")
-    def memory_traverse(key: str, depth: int = 1, direction: str = "both", rel: str | None = None,
-                        scope: str | None = None, include_archived: bool = False) -> dict:
-        return run(lambda: store.traverse(memory.scope(scope), key, depth, direction, rel,
-                                          include_archived=include_archived))
+    @server.tool(
+        name="memory_traverse",
+        description="Nodes and edges reachable from a memory, breadth "
+        "first; direction out|in|both, optional relation filter.",
+    )
+    def memory_traverse(
+        key: str,
+        depth: int = 1,
+        direction: str = "both",
+        rel: str | None = None,
+        scope: str | None = None,
+        include_archived: bool = False,
+    ) -> dict:
+        return run(
+            lambda: store.traverse(memory.scope(scope), key, depth, direction, rel, include_archived=include_archived)
+        )
 
-    @server.tool(name="memory_pin", description="Pin a memory (recalled at session start; never archived "
-                 "automatically). Also marks it verified.")
+    @server.tool(
+        name="memory_pin",
+        description="Pin a memory (recalled at session start; never archived automatically). Also marks it verified.",
+    )
     def memory_pin(key: str, scope: str | None = None) -> dict:
         return run(lambda: store.set_pinned(memory.scope(scope), key, True))
 
@@ -110,10 +138,14 @@ def build_server(settings: Settings) -> Any:
     def memory_unpin(key: str, scope: str | None = None) -> dict:
         return run(lambda: store.set_pinned(memory.scope(scope), key, False))
 
-    @server.tool(name="memory_supersede", description="Archive old_key and replace it by a new memory "
-                 "new_key (linked new -supersedes-> old; the pin carries over).")
-    def memory_supersede(old_key: str, new_key: str, value: str, tags: list[str] | None = None,
-                         scope: str | None = None) -> dict:
+    @server.tool(
+        name="memory_supersede",
+        description="Archive old_key and replace it by a new memory "
+        "new_key (linked new -supersedes-> old; the pin carries over).",
+    )
+    def memory_supersede(
+        old_key: str, new_key: str, value: str, tags: list[str] | None = None, scope: str | None = None
+    ) -> dict:
         return run(lambda: memory.supersede(old_key, new_key, value, tags, scope=scope))
 
     @server.tool(name="memory_verify", description="Mark a memory as still current.")

@@ -39,7 +39,7 @@ def _phrase(tokens: list[str], prefix: bool) -> str:
 class _Term:
     """One positive or negative chunk of the query: its words, and how it was typed."""
 
-    __slots__ = ("tokens", "prefix", "bare")
+    __slots__ = ("bare", "prefix", "tokens")
 
     def __init__(self, tokens: list[str], prefix: bool, bare: bool) -> None:
         self.tokens, self.prefix, self.bare = tokens, prefix, bare
@@ -51,7 +51,7 @@ class _Term:
         """A bare (unquoted) chunk that is one stop-word, e.g. `the`, `with`."""
         return self.bare and len(self.tokens) == 1 and self.tokens[0] in STOPWORDS
 
-    def implies(self, other: "_Term") -> bool:
+    def implies(self, other: _Term) -> bool:
         """Every memory matching self also matches `other` (a one-word term)."""
         if len(other.tokens) != 1:
             return False
@@ -124,10 +124,89 @@ def build_match(text: str) -> str | None:
 
 
 STOPWORDS = frozenset(
-    """a an and are as at be been but by can do does for from has have he her his i if in into is it
-    its me my no not of on or our she so than that the their them then there these they this to
-    us was we were what when where which who will with you your il lo la gli le un una uno di da
-    del della dei e è per con su che non""".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "you",
+        "your",
+        "il",
+        "lo",
+        "la",
+        "gli",
+        "le",
+        "un",
+        "una",
+        "uno",
+        "di",
+        "da",
+        "del",
+        "della",
+        "dei",
+        "e",
+        "è",
+        "per",
+        "con",
+        "su",
+        "che",
+        "non",
+    ]
 )
 
 
@@ -157,7 +236,7 @@ def snippet(value: str, match: str, width: int = 12) -> str:
     first = hit.index(True) if any(hit) else 0
     lo = max(0, min(first - width // 3, len(spans) - width))
     hi = min(len(spans), lo + width)
-    out: list[str] = ["…" if lo > 0 else value[:spans[0][0]]]
+    out: list[str] = ["…" if lo > 0 else value[: spans[0][0]]]
     pos = spans[lo][0]
     for i in range(lo, hi):
         start, end, _ = spans[i]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 from urllib.parse import quote
 
 from deployments.memory.errors import UsageError
@@ -15,8 +15,10 @@ MAX_TAGS = 64
 MAX_TAG_CHARS = 100
 ALL_SCOPES = "*"
 
-COLUMNS = ("m.id, m.scope, m.key, m.value, m.tags, m.pinned, m.archived, m.origin, m.verified_at, "
-           "m.created_at, m.updated_at, m.embedding_model, m.embedding IS NOT NULL AS has_embedding")
+COLUMNS = (
+    "m.id, m.scope, m.key, m.value, m.tags, m.pinned, m.archived, m.origin, m.verified_at, "
+    "m.created_at, m.updated_at, m.embedding_model, m.embedding IS NOT NULL AS has_embedding"
+)
 
 
 def now_ms() -> int:

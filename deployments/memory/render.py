@@ -28,8 +28,11 @@ def as_text(command: str, data: Any) -> str:
     if command == "get":
         if not data.get("found", True):
             return "not found"
-        head = [f"{data['scope']}/{data['key']}" + ("  (pinned)" if data["pinned"] else "")
-                + ("  (archived)" if data["archived"] else "")]
+        head = [
+            f"{data['scope']}/{data['key']}"
+            + ("  (pinned)" if data["pinned"] else "")
+            + ("  (archived)" if data["archived"] else "")
+        ]
         if data["tags"]:
             head.append("tags: " + ", ".join(data["tags"]))
         head.append(f"updated: {data['updated_at']}  verified: {data['verified_at'] or 'never'}")
@@ -39,8 +42,7 @@ def as_text(command: str, data: Any) -> str:
             head.append(f"<- {link['rel']} {link['scope']}/{link['key']}")
         return "\n".join(head) + "\n\n" + data["value"]
     if command == "traverse":
-        lines = [f"{'  ' * n['depth']}{n['scope']}/{n['key']}" + (" *" if n["pinned"] else "")
-                 for n in data["nodes"]]
+        lines = [f"{'  ' * n['depth']}{n['scope']}/{n['key']}" + (" *" if n["pinned"] else "") for n in data["nodes"]]
         lines += [f"{e['from']} -{e['rel']}-> {e['to']}" for e in data["edges"]]
         return "\n".join(lines)
     if command == "path":

@@ -37,14 +37,24 @@ MAX_BODY_BYTES = 2 * 1024 * 1024
 EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://")
 ALLOWED_HEADERS = "Content-Type, Authorization, X-MEM-Token, X-MEM-Scope"
 ALLOWED_METHODS = "GET, POST, PUT, DELETE, OPTIONS"
-STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-                405: "method_not_allowed", 409: "conflict", 413: "payload_too_large",
-                415: "unsupported_media_type", 421: "misdirected_request", 500: "internal"}
+STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    421: "misdirected_request",
+    500: "internal",
+}
 
 
 def error(status: int, message: str, code: str | None = None, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"error": message, "code": code or STATUS_CODES.get(status, "error")},
-                        status_code=status, headers=headers)
+    return JSONResponse(
+        {"error": message, "code": code or STATUS_CODES.get(status, "error")}, status_code=status, headers=headers
+    )
 
 
 def is_extension_origin(origin: str | None) -> bool:
@@ -52,9 +62,13 @@ def is_extension_origin(origin: str | None) -> bool:
 
 
 def _cors_headers(origin: str) -> dict[str, str]:
-    return {"Access-Control-Allow-Origin": origin, "Access-Control-Allow-Methods": ALLOWED_METHODS,
-            "Access-Control-Allow-Headers": ALLOWED_HEADERS, "Access-Control-Max-Age": "600",
-            "Vary": "Origin"}
+    return {
+        "Access-Control-Allow-Origin": origin,
+        "Access-Control-Allow-Methods": ALLOWED_METHODS,
+        "Access-Control-Allow-Headers": ALLOWED_HEADERS,
+        "Access-Control-Max-Age": "600",
+        "Vary": "Origin",
+    }
 
 
 def presented_token(request: Request) -> str:
@@ -68,8 +82,7 @@ def presented_token(request: Request) -> str:
 
 def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
     """The REST app. Each worker thread gets its own SQLite connection."""
-    app = FastAPI(title="mem REST server", version=version or "0", docs_url=None, redoc_url=None,
-                  openapi_url=None)
+    app = FastAPI(title="mem REST server", version=version or "0", docs_url=None, redoc_url=None, openapi_url=None)
     local = threading.local()
     expected = token.encode()
     allowed_hosts: set[str] = set()
@@ -97,8 +110,11 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
             return error(403, "CORS is allowed only for browser-extension origins", headers={"Vary": "Origin"})
         if request.url.path != "/health":
             if not hmac.compare_digest(presented_token(request).encode(), expected):
-                response: Response = error(401, "missing or invalid token (X-MEM-Token or Authorization: Bearer)",
-                                           headers={"WWW-Authenticate": "Bearer"})
+                response: Response = error(
+                    401,
+                    "missing or invalid token (X-MEM-Token or Authorization: Bearer)",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
                 if extension:
                     response.headers.update(_cors_headers(origin))
                 return response
@@ -147,8 +163,9 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
         return {"status": "ok", "version": version}
 
     @app.get("/memories")
-    def list_or_search(request: Request, q: str | None = None, limit: str | None = None,
-                       pinned: str | None = None) -> dict:
+    def list_or_search(
+        request: Request, q: str | None = None, limit: str | None = None, pinned: str | None = None
+    ) -> dict:
         mem = memory()
         scope = mem.scope(scope_of(request), allow_all=True)
         if q is not None and q.strip():
@@ -169,8 +186,7 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
             raise UsageError("field 'value' is required")
         origin = body.get("origin") or body.get("origin_agent") or ""
         mem = memory()
-        result = mem.save(key, body["value"], body.get("tags"), origin=origin,
-                          scope=mem.scope(scope_of(request, body)))
+        result = mem.save(key, body["value"], body.get("tags"), origin=origin, scope=mem.scope(scope_of(request, body)))
         result["memory"] = mem.store.get(result["scope"], result["key"], with_links=False)
         return JSONResponse(result, status_code=201 if result["created"] else 200)
 
@@ -242,9 +258,14 @@ def serve(settings: Settings, port: int | None, fmt: str) -> int:
     app = create_app(settings, token, version())
     app.state.restrict_hosts(actual)
     shown = token if source != "env" else "(from MEM_SERVE_TOKEN)"
-    info = {"url": f"http://127.0.0.1:{actual}", "port": actual, "token": shown,
-            "token_source": source, "token_file": None if source == "env" else token_path(settings.db_dir),
-            "db": settings.db_path}
+    info = {
+        "url": f"http://127.0.0.1:{actual}",
+        "port": actual,
+        "token": shown,
+        "token_source": source,
+        "token_file": None if source == "env" else token_path(settings.db_dir),
+        "db": settings.db_path,
+    }
     if fmt == "text":
         sys.stdout.write(f"mem serve: listening on {info['url']}\ntoken: {shown}\n")
     else:
@@ -255,7 +276,12 @@ def serve(settings: Settings, port: int | None, fmt: str) -> int:
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     for handler in log_config["handlers"].values():
         handler["stream"] = "ext://sys.stderr"  # stdout carries only the start-up line
-    config = uvicorn.Config(app, log_level="debug" if settings.debug else "warning",
-                            access_log=settings.debug, lifespan="off", log_config=log_config)
+    config = uvicorn.Config(
+        app,
+        log_level="debug" if settings.debug else "warning",
+        access_log=settings.debug,
+        lifespan="off",
+        log_config=log_config,
+    )
     uvicorn.Server(config).run(sockets=[sock])
     return 0

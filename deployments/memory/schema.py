@@ -9,7 +9,7 @@ its version number are both committed or neither is.
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable
+from collections.abc import Callable
 
 V1 = """
 CREATE TABLE memories (
@@ -108,8 +108,7 @@ def current_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(conn: sqlite3.Connection, target: int = LATEST,
-            on_step: Callable[[int], None] | None = None) -> int:
+def migrate(conn: sqlite3.Connection, target: int = LATEST, on_step: Callable[[int], None] | None = None) -> int:
     """Bring the schema up to `target`, one transaction per step; returns the final version.
 
     The version is re-read inside each transaction, so two processes opening a
@@ -123,9 +122,7 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST,
             version = current_version(conn)
             if version > LATEST:
                 conn.execute("ROLLBACK")
-                raise RuntimeError(
-                    f"database schema version {version} is newer than this mem ({LATEST}); upgrade mem"
-                )
+                raise RuntimeError(f"database schema version {version} is newer than this mem ({LATEST}); upgrade mem")
             if version >= target:
                 conn.execute("COMMIT")
                 return version

@@ -18,7 +18,8 @@ Ranking (documented in README.md):
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from deployments.memory import embed
 from deployments.memory.config import Settings
@@ -61,19 +62,24 @@ class Memory:
         """What every write needs: a checked value's tags, its vector (if any) and the model id."""
         check_value(value)
         tag_list = normalize_tags(tags)
-        vector = self._vector(embedding_text(value, tag_list),
-                              "saved without a vector (run `mem reembed` later)")
+        vector = self._vector(embedding_text(value, tag_list), "saved without a vector (run `mem reembed` later)")
         return tag_list, vector, self.client.model_id if self.client else ""
 
-    def save(self, key: str, value: str, tags: object = None, origin: str = "",
-             scope: str | None = None) -> dict:
+    def save(self, key: str, value: str, tags: object = None, origin: str = "", scope: str | None = None) -> dict:
         scope = self.scope(scope)
         tag_list, vector, model = self._prepare(value, tags)
-        return self.store.save(scope, key, value, tag_list, origin=origin or "", vector=vector,
-                               model=model, detect_conflicts=not self.settings.conflict_disable)
+        return self.store.save(
+            scope,
+            key,
+            value,
+            tag_list,
+            origin=origin or "",
+            vector=vector,
+            model=model,
+            detect_conflicts=not self.settings.conflict_disable,
+        )
 
-    def supersede(self, old_key: str, new_key: str, value: str, tags: object = None,
-                  scope: str | None = None) -> dict:
+    def supersede(self, old_key: str, new_key: str, value: str, tags: object = None, scope: str | None = None) -> dict:
         scope = self.scope(scope)
         tag_list, vector, model = self._prepare(value, tags)
         return self.store.supersede(scope, old_key, new_key, value, tag_list, vector=vector, model=model)
@@ -103,8 +109,12 @@ class Memory:
         s = self.settings
         fused: dict[int, dict[str, Any]] = {}
         for rank, hit in enumerate(sorted(text_hits, key=lambda h: -h["score"]), start=1):
-            fused[hit["id"]] = {"record": hit, "rrf": s.rrf_text_weight / (s.rrf_k + rank),
-                                "text_score": hit["score"], "vector_score": None}
+            fused[hit["id"]] = {
+                "record": hit,
+                "rrf": s.rrf_text_weight / (s.rrf_k + rank),
+                "text_score": hit["score"],
+                "vector_score": None,
+            }
         for rank, (mem_id, sim) in enumerate(vector_hits, start=1):
             entry = fused.setdefault(mem_id, {"record": None, "rrf": 0.0, "text_score": None})
             entry["rrf"] += s.rrf_vector_weight / (s.rrf_k + rank)
@@ -139,8 +149,9 @@ class Memory:
 
         model, path, conn = self.client.model_id, self.store.path, self.store.conn
         try:
-            matrix, rows, scopes = (vcache.load(path, conn, model, len(qvec))
-                                    or vcache.build(path, conn, model, len(qvec)))
+            matrix, rows, scopes = vcache.load(path, conn, model, len(qvec)) or vcache.build(
+                path, conn, model, len(qvec)
+            )
         except sqlite3.Error as exc:
             raise StorageError(f"storage error: {exc}") from exc
         if not len(rows):
@@ -157,8 +168,7 @@ class Memory:
 
     # ----- embeddings backfill ----------------------------------------------------
 
-    def reembed(self, force: bool = False, progress: Callable[[int, int], None] | None = None,
-                batch: int = 32) -> dict:
+    def reembed(self, force: bool = False, progress: Callable[[int, int], None] | None = None, batch: int = 32) -> dict:
         if self.client is None:
             why = "MEM_EMBED_DISABLE=1" if self.settings.embed_disable else "MEM_EMBEDDING_URL is not set"
             raise EmbeddingError(f"reembed needs an embeddings endpoint ({why})")
@@ -168,16 +178,15 @@ class Memory:
         if progress:
             progress(0, len(ids))
         for start in range(0, len(ids), batch):
-            chunk = ids[start:start + batch]
+            chunk = ids[start : start + batch]
             texts = self.store.texts_for(chunk)
             order = [i for i in chunk if i in texts]
             try:
                 vectors = self.client.embed([texts[i] for i in order])
             except EmbeddingError as exc:
                 raise EmbeddingError(f"{exc.message} (after {done} of {len(ids)} embedded)") from None
-            self.store.set_embeddings([(i, embed.pack(v)) for i, v in zip(order, vectors)], model)
+            self.store.set_embeddings([(i, embed.pack(v)) for i, v in zip(order, vectors, strict=False)], model)
             done += len(order)
             if progress:
                 progress(done, len(ids))
         return {"embedded": done, "total": len(ids), "model": model, "force": force}
-

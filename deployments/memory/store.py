@@ -14,13 +14,22 @@ import os
 import re
 import sqlite3
 from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from deployments.memory import schema
 from deployments.memory.errors import ConflictError, MemError, NotFoundError, StorageError, UsageError
 from deployments.memory.records import (
-    ALL_SCOPES, COLUMNS, check_key, check_scope, check_value, normalize_tags, now_ms, to_record, uri,
+    ALL_SCOPES,
+    COLUMNS,
+    check_key,
+    check_scope,
+    check_value,
+    normalize_tags,
+    now_ms,
+    to_record,
+    uri,
 )
 
 BUSY_TIMEOUT_MS = 10_000
@@ -78,8 +87,9 @@ class Store:
         self.path = path
         ensure_db_file(path)
         try:
-            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                        isolation_level=None, check_same_thread=False)
+            self.conn = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
             self.conn.row_factory = sqlite3.Row
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self.conn.execute("PRAGMA foreign_keys = ON")
@@ -132,18 +142,23 @@ class Store:
     def _links_of(self, memory_id: int) -> dict[str, list[dict]]:
         out = self.conn.execute(
             """SELECT l.rel, m.scope, m.key FROM memory_links l JOIN memories m ON m.id = l.to_id
-                WHERE l.from_id = ? ORDER BY l.rel, m.scope, m.key""", (memory_id,)).fetchall()
+                WHERE l.from_id = ? ORDER BY l.rel, m.scope, m.key""",
+            (memory_id,),
+        ).fetchall()
         inc = self.conn.execute(
             """SELECT l.rel, m.scope, m.key FROM memory_links l JOIN memories m ON m.id = l.from_id
-                WHERE l.to_id = ? ORDER BY l.rel, m.scope, m.key""", (memory_id,)).fetchall()
+                WHERE l.to_id = ? ORDER BY l.rel, m.scope, m.key""",
+            (memory_id,),
+        ).fetchall()
         return {
             "out": [{"rel": r["rel"], "scope": r["scope"], "key": r["key"]} for r in out],
             "in": [{"rel": r["rel"], "scope": r["scope"], "key": r["key"]} for r in inc],
         }
 
     @storage_errors
-    def list(self, scope: str, limit: int = 200, pinned_only: bool = False,
-             sort: str = "updated", offset: int = 0) -> list[dict]:
+    def list(
+        self, scope: str, limit: int = 200, pinned_only: bool = False, sort: str = "updated", offset: int = 0
+    ) -> list[dict]:
         check_scope(scope, allow_all=True)
         if sort not in SORTS:
             raise UsageError(f"sort must be one of {', '.join(SORTS)}")
@@ -166,22 +181,38 @@ class Store:
         row = self.conn.execute(
             """SELECT count(*) AS total, coalesce(sum(archived), 0) AS archived,
                       coalesce(sum(pinned AND NOT archived), 0) AS pinned,
-                      coalesce(sum(embedding IS NOT NULL), 0) AS embedded FROM memories""").fetchone()
-        return {"total": row["total"], "active": row["total"] - row["archived"],
-                "archived": row["archived"], "pinned": row["pinned"], "embedded": row["embedded"]}
+                      coalesce(sum(embedding IS NOT NULL), 0) AS embedded FROM memories"""
+        ).fetchone()
+        return {
+            "total": row["total"],
+            "active": row["total"] - row["archived"],
+            "archived": row["archived"],
+            "pinned": row["pinned"],
+            "embedded": row["embedded"],
+        }
 
     @storage_errors
     def embedding_models(self) -> dict[str, int]:
         rows = self.conn.execute(
             """SELECT embedding_model, count(*) AS n FROM memories
-                WHERE embedding IS NOT NULL GROUP BY embedding_model""").fetchall()
+                WHERE embedding IS NOT NULL GROUP BY embedding_model"""
+        ).fetchall()
         return {r["embedding_model"]: r["n"] for r in rows}
 
     # ----- writes --------------------------------------------------------------
 
     @storage_errors
-    def save(self, scope: str, key: str, value: str, tags: object = None, origin: str = "",
-             vector: bytes | None = None, model: str = "", detect_conflicts: bool = True) -> dict:
+    def save(
+        self,
+        scope: str,
+        key: str,
+        value: str,
+        tags: object = None,
+        origin: str = "",
+        vector: bytes | None = None,
+        model: str = "",
+        detect_conflicts: bool = True,
+    ) -> dict:
         """Insert or update. A new key that repeats an active memory supersedes it."""
         scope, key, value = check_scope(scope), check_key(key), check_value(value)
         tag_list = normalize_tags(tags)
@@ -192,56 +223,109 @@ class Store:
         now = now_ms()
         superseded: conflict_mod.Conflict | None = None
         with self.write() as conn:
-            existing = conn.execute("SELECT id, origin FROM memories WHERE scope = ? AND key = ?",
-                                    (scope, key)).fetchone()
+            existing = conn.execute(
+                "SELECT id, origin FROM memories WHERE scope = ? AND key = ?", (scope, key)
+            ).fetchone()
             if existing is not None:
                 conn.execute(
                     """UPDATE memories SET value = ?, tags = ?, origin = ?, archived = 0, updated_at = ?,
                               embedding = ?, embedding_model = ? WHERE id = ?""",
-                    (value, ",".join(tag_list), origin or existing["origin"], now, vector,
-                     model if vector is not None else "", existing["id"]),
+                    (
+                        value,
+                        ",".join(tag_list),
+                        origin or existing["origin"],
+                        now,
+                        vector,
+                        model if vector is not None else "",
+                        existing["id"],
+                    ),
                 )
                 created = False
             else:
                 if detect_conflicts:
                     superseded = conflict_mod.find_conflict(conn, scope, value, tag_list, vector, model)
-                new_id = self._insert(conn, scope, key, value, tag_list, origin, now,
-                                      verified=superseded is not None, pinned=False,
-                                      vector=vector, model=model)
+                new_id = self._insert(
+                    conn,
+                    scope,
+                    key,
+                    value,
+                    tag_list,
+                    origin,
+                    now,
+                    verified=superseded is not None,
+                    pinned=False,
+                    vector=vector,
+                    model=model,
+                )
                 if superseded is not None:
                     self._archive_and_link(conn, new_id, superseded.id, now)
                 created = True
-        result: dict[str, Any] = {"saved": True, "created": created, "scope": scope, "key": key,
-                                  "superseded": superseded.key if superseded else None,
-                                  "embedded": vector is not None}
+        result: dict[str, Any] = {
+            "saved": True,
+            "created": created,
+            "scope": scope,
+            "key": key,
+            "superseded": superseded.key if superseded else None,
+            "embedded": vector is not None,
+        }
         if superseded is not None:
             result["superseded_by_rule"] = superseded.rule
             result["similarity"] = superseded.similarity
         return result
 
     @staticmethod
-    def _insert(conn: sqlite3.Connection, scope: str, key: str, value: str, tags: list[str],
-                origin: str, now: int, verified: bool, pinned: bool,
-                vector: bytes | None, model: str) -> int:
+    def _insert(
+        conn: sqlite3.Connection,
+        scope: str,
+        key: str,
+        value: str,
+        tags: list[str],
+        origin: str,
+        now: int,
+        verified: bool,
+        pinned: bool,
+        vector: bytes | None,
+        model: str,
+    ) -> int:
         cur = conn.execute(
             """INSERT INTO memories (scope, key, value, tags, pinned, archived, origin, verified_at,
                                      created_at, updated_at, embedding, embedding_model)
                VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)""",
-            (scope, key, value, ",".join(tags), int(pinned), origin, now if verified else 0, now, now,
-             vector, model if vector is not None else ""),
+            (
+                scope,
+                key,
+                value,
+                ",".join(tags),
+                int(pinned),
+                origin,
+                now if verified else 0,
+                now,
+                now,
+                vector,
+                model if vector is not None else "",
+            ),
         )
         return int(cur.lastrowid)
 
     @staticmethod
     def _archive_and_link(conn: sqlite3.Connection, new_id: int, old_id: int, now: int) -> None:
-        conn.execute("UPDATE memories SET archived = 1, pinned = 0, updated_at = ? WHERE id = ?",
-                     (now, old_id))
-        conn.execute("INSERT OR IGNORE INTO memory_links (from_id, rel, to_id, created_at) "
-                     "VALUES (?, 'supersedes', ?, ?)", (new_id, old_id, now))
+        conn.execute("UPDATE memories SET archived = 1, pinned = 0, updated_at = ? WHERE id = ?", (now, old_id))
+        conn.execute(
+            "INSERT OR IGNORE INTO memory_links (from_id, rel, to_id, created_at) VALUES (?, 'supersedes', ?, ?)",
+            (new_id, old_id, now),
+        )
 
     @storage_errors
-    def supersede(self, scope: str, old_key: str, new_key: str, value: str, tags: object = None,
-                  vector: bytes | None = None, model: str = "") -> dict:
+    def supersede(
+        self,
+        scope: str,
+        old_key: str,
+        new_key: str,
+        value: str,
+        tags: object = None,
+        vector: bytes | None = None,
+        model: str = "",
+    ) -> dict:
         """Archive `old_key` and replace it by the new memory `new_key`, which inherits pin and origin."""
         scope, old_key, new_key = check_scope(scope), check_key(old_key), check_key(new_key)
         value = check_value(value)
@@ -253,8 +337,19 @@ class Store:
             old = self._require(scope, old_key)
             if self._row(scope, new_key) is not None:
                 raise ConflictError(f"memory {new_key!r} already exists in scope {scope!r}")
-            new_id = self._insert(conn, scope, new_key, value, tag_list, old["origin"], now,
-                                  verified=True, pinned=bool(old["pinned"]), vector=vector, model=model)
+            new_id = self._insert(
+                conn,
+                scope,
+                new_key,
+                value,
+                tag_list,
+                old["origin"],
+                now,
+                verified=True,
+                pinned=bool(old["pinned"]),
+                vector=vector,
+                model=model,
+            )
             self._archive_and_link(conn, new_id, old["id"], now)
         return {"superseded": old_key, "by": new_key, "scope": scope, "pinned": bool(old["pinned"])}
 
@@ -263,8 +358,9 @@ class Store:
         scope, key = check_scope(scope), check_key(key)
         with self.write() as conn:
             row = self._require(scope, key)
-            links = conn.execute("SELECT count(*) FROM memory_links WHERE from_id = ? OR to_id = ?",
-                                 (row["id"], row["id"])).fetchone()[0]
+            links = conn.execute(
+                "SELECT count(*) FROM memory_links WHERE from_id = ? OR to_id = ?", (row["id"], row["id"])
+            ).fetchone()[0]
             conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
         return {"deleted": True, "scope": scope, "key": key, "links_removed": links}
 
@@ -277,10 +373,10 @@ class Store:
             row = self._require(scope, old_key)
             if self._row(scope, new_key) is not None:
                 raise ConflictError(f"memory {new_key!r} already exists in scope {scope!r}")
-            conn.execute("UPDATE memories SET key = ?, updated_at = ? WHERE id = ?",
-                         (new_key, now_ms(), row["id"]))
-            links = conn.execute("SELECT count(*) FROM memory_links WHERE from_id = ? OR to_id = ?",
-                                 (row["id"], row["id"])).fetchone()[0]
+            conn.execute("UPDATE memories SET key = ?, updated_at = ? WHERE id = ?", (new_key, now_ms(), row["id"]))
+            links = conn.execute(
+                "SELECT count(*) FROM memory_links WHERE from_id = ? OR to_id = ?", (row["id"], row["id"])
+            ).fetchone()[0]
         return {"renamed": True, "scope": scope, "from": old_key, "to": new_key, "links": links}
 
     @storage_errors
@@ -290,7 +386,12 @@ class Store:
         with self.write() as conn:
             row = self._require(scope, key)
             conn.execute("UPDATE memories SET verified_at = ? WHERE id = ?", (now, row["id"]))
-        return {"verified": True, "scope": scope, "key": key, "verified_at": to_record(self._require(scope, key))["verified_at"]}
+        return {
+            "verified": True,
+            "scope": scope,
+            "key": key,
+            "verified_at": to_record(self._require(scope, key))["verified_at"],
+        }
 
     @storage_errors
     def set_pinned(self, scope: str, key: str, pinned: bool) -> dict:
@@ -299,8 +400,9 @@ class Store:
         with self.write() as conn:
             row = self._require(scope, key)
             if pinned:
-                conn.execute("UPDATE memories SET pinned = 1, archived = 0, verified_at = ? WHERE id = ?",
-                             (now_ms(), row["id"]))
+                conn.execute(
+                    "UPDATE memories SET pinned = 1, archived = 0, verified_at = ? WHERE id = ?", (now_ms(), row["id"])
+                )
             else:
                 conn.execute("UPDATE memories SET pinned = 0 WHERE id = ?", (row["id"],))
         return {"pinned": pinned, "scope": scope, "key": key, "changed": bool(row["pinned"]) != pinned}
@@ -315,10 +417,17 @@ class Store:
         with self.write() as conn:
             src = self._require(scope, from_key)
             dst = self._require(to_scope, to_key)
-            cur = conn.execute("INSERT OR IGNORE INTO memory_links (from_id, rel, to_id, created_at) "
-                               "VALUES (?, ?, ?, ?)", (src["id"], rel, dst["id"], now_ms()))
-        return {"linked": True, "created": cur.rowcount == 1, "from": uri(scope, from_key),
-                "rel": rel, "to": uri(to_scope, to_key)}
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO memory_links (from_id, rel, to_id, created_at) VALUES (?, ?, ?, ?)",
+                (src["id"], rel, dst["id"], now_ms()),
+            )
+        return {
+            "linked": True,
+            "created": cur.rowcount == 1,
+            "from": uri(scope, from_key),
+            "rel": rel,
+            "to": uri(to_scope, to_key),
+        }
 
     @storage_errors
     def unlink(self, scope: str, from_key: str, rel: str, to_key: str, to_scope: str | None = None) -> dict:
@@ -328,8 +437,9 @@ class Store:
         with self.write() as conn:
             src = self._require(scope, from_key)
             dst = self._require(to_scope, to_key)
-            cur = conn.execute("DELETE FROM memory_links WHERE from_id = ? AND rel = ? AND to_id = ?",
-                               (src["id"], rel, dst["id"]))
+            cur = conn.execute(
+                "DELETE FROM memory_links WHERE from_id = ? AND rel = ? AND to_id = ?", (src["id"], rel, dst["id"])
+            )
             if cur.rowcount == 0:
                 raise NotFoundError(f"no link {from_key!r} -{rel}-> {to_key!r}")
         return {"unlinked": True, "from": uri(scope, from_key), "rel": rel, "to": uri(to_scope, to_key)}
@@ -337,8 +447,15 @@ class Store:
     # ----- graph ---------------------------------------------------------------
 
     @storage_errors
-    def traverse(self, scope: str, key: str, depth: int = 1, direction: str = "both",
-                 rel: str | None = None, include_archived: bool = False) -> dict:
+    def traverse(
+        self,
+        scope: str,
+        key: str,
+        depth: int = 1,
+        direction: str = "both",
+        rel: str | None = None,
+        include_archived: bool = False,
+    ) -> dict:
         """Breadth-first walk from a memory. Archived nodes are left out unless asked for."""
         scope, key = check_scope(scope), check_key(key)
         if direction not in ("out", "in", "both"):
@@ -357,36 +474,73 @@ class Store:
                 continue
             neighbours: list[int] = []
             if direction in ("out", "both"):
-                neighbours += [r[0] for r in self.conn.execute(
-                    f"SELECT l.to_id FROM memory_links l JOIN memories m ON m.id = l.to_id "
-                    f"WHERE l.from_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
-                    (node, *rel_args))]
+                neighbours += [
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT l.to_id FROM memory_links l JOIN memories m ON m.id = l.to_id "
+                        f"WHERE l.from_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
+                        (node, *rel_args),
+                    )
+                ]
             if direction in ("in", "both"):
-                neighbours += [r[0] for r in self.conn.execute(
-                    f"SELECT l.from_id FROM memory_links l JOIN memories m ON m.id = l.from_id "
-                    f"WHERE l.to_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
-                    (node, *rel_args))]
+                neighbours += [
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT l.from_id FROM memory_links l JOIN memories m ON m.id = l.from_id "
+                        f"WHERE l.to_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
+                        (node, *rel_args),
+                    )
+                ]
             for other in sorted(set(neighbours)):
                 if other not in seen:
                     seen[other] = seen[node] + 1
                     queue.append(other)
         ids = list(seen)
         marks = ",".join("?" * len(ids))
-        rows = {r["id"]: r for r in self.conn.execute(
-            f"SELECT id, scope, key, tags, pinned, archived FROM memories WHERE id IN ({marks})", ids)}
+        rows = {
+            r["id"]: r
+            for r in self.conn.execute(
+                f"SELECT id, scope, key, tags, pinned, archived FROM memories WHERE id IN ({marks})", ids
+            )
+        }
         nodes = sorted(
-            ({"uri": uri(rows[i]["scope"], rows[i]["key"]), "scope": rows[i]["scope"], "key": rows[i]["key"],
-              "tags": [t for t in rows[i]["tags"].split(",") if t], "pinned": bool(rows[i]["pinned"]),
-              "archived": bool(rows[i]["archived"]), "depth": d} for i, d in seen.items()),
-            key=lambda n: (n["depth"], n["scope"], n["key"]))
+            (
+                {
+                    "uri": uri(rows[i]["scope"], rows[i]["key"]),
+                    "scope": rows[i]["scope"],
+                    "key": rows[i]["key"],
+                    "tags": [t for t in rows[i]["tags"].split(",") if t],
+                    "pinned": bool(rows[i]["pinned"]),
+                    "archived": bool(rows[i]["archived"]),
+                    "depth": d,
+                }
+                for i, d in seen.items()
+            ),
+            key=lambda n: (n["depth"], n["scope"], n["key"]),
+        )
         edge_rows = self.conn.execute(
             f"SELECT from_id, rel, to_id FROM memory_links WHERE from_id IN ({marks}) AND to_id IN ({marks})"
-            f"{' AND rel = ?' if rel else ''}", (*ids, *ids, *rel_args)).fetchall()
+            f"{' AND rel = ?' if rel else ''}",
+            (*ids, *ids, *rel_args),
+        ).fetchall()
         edges = sorted(
-            {(uri(rows[e["from_id"]]["scope"], rows[e["from_id"]]["key"]),
-              uri(rows[e["to_id"]]["scope"], rows[e["to_id"]]["key"]), e["rel"]) for e in edge_rows})
-        return {"root": uri(scope, key), "depth": depth, "direction": direction, "rel": rel,
-                "nodes": nodes, "edges": [{"from": f, "to": t, "rel": r} for f, t, r in edges]}
+            {
+                (
+                    uri(rows[e["from_id"]]["scope"], rows[e["from_id"]]["key"]),
+                    uri(rows[e["to_id"]]["scope"], rows[e["to_id"]]["key"]),
+                    e["rel"],
+                )
+                for e in edge_rows
+            }
+        )
+        return {
+            "root": uri(scope, key),
+            "depth": depth,
+            "direction": direction,
+            "rel": rel,
+            "nodes": nodes,
+            "edges": [{"from": f, "to": t, "rel": r} for f, t, r in edges],
+        }
 
     # ----- search --------------------------------------------------------------
 
@@ -427,25 +581,37 @@ class Store:
             "SELECT m.id, rank, m.pinned, m.updated_at FROM memories_fts CROSS JOIN memories m "
             "ON m.id = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql.replace('scope', 'm.scope')} "
-            "ORDER BY memories_fts.rowid DESC LIMIT ?", (match, *scope_args, CANDIDATES)).fetchall()
+            "ORDER BY memories_fts.rowid DESC LIMIT ?",
+            (match, *scope_args, CANDIDATES),
+        ).fetchall()
         if not rows:
             return []
         hits = [(r[0], r[1], r[2] if pinned_first else 0, r[3]) for r in rows]
-        if pinned_first and len(rows) == CANDIDATES and (scope == ALL_SCOPES or self.conn.execute(
-                "SELECT 1 FROM memories WHERE scope = ? AND archived = 0 AND pinned = 1 AND id < ? LIMIT 1",
-                (scope, rows[-1][0])).fetchone()):
+        if (
+            pinned_first
+            and len(rows) == CANDIDATES
+            and (
+                scope == ALL_SCOPES
+                or self.conn.execute(
+                    "SELECT 1 FROM memories WHERE scope = ? AND archived = 0 AND pinned = 1 AND id < ? LIMIT 1",
+                    (scope, rows[-1][0]),
+                ).fetchone()
+            )
+        ):
             # One walk over the older matches; FTS5 ranks only those that pass the filter
             # (`+rowid`: an IN list handed to FTS5 would restart the query once per value).
             older = self.conn.execute(
                 "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? AND rowid < ? "
                 f"AND +rowid IN (SELECT id FROM memories WHERE pinned = 1 AND archived = 0{scope_sql})",
-                (match, rows[-1][0], *scope_args)).fetchall()
+                (match, rows[-1][0], *scope_args),
+            ).fetchall()
             hits += self._with_updated(older, scope_sql, scope_args, with_pinned=True)
         hits.sort(key=lambda h: (-h[2], h[1], -h[3], -h[0]))
         return [(h[0], h[1]) for h in hits[:limit]]
 
-    def _with_updated(self, ranked: list, scope_sql: str = "", scope_args: tuple = (),
-                      with_pinned: bool = False) -> list[tuple]:
+    def _with_updated(
+        self, ranked: list, scope_sql: str = "", scope_args: tuple = (), with_pinned: bool = False
+    ) -> list[tuple]:
         """(id, rank, [pinned,] updated_at) of the active rows among `ranked`, filtered by scope."""
         if not ranked:
             return []
@@ -453,14 +619,15 @@ class Store:
         keep: list[tuple] = []
         ids = list(rank_of)
         for start in range(0, len(ids), 900):
-            chunk = ids[start:start + 900]
+            chunk = ids[start : start + 900]
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
                 # `+` keeps the planner on the id lookups instead of scanning the scope's index.
                 f"SELECT id, pinned, updated_at FROM memories WHERE id IN ({marks}) AND +archived = 0"
-                f"{scope_sql.replace('scope', '+scope')}", (*chunk, *scope_args))
-            keep += [(r[0], rank_of[r[0]], r[1], r[2]) if with_pinned else (r[0], rank_of[r[0]], r[2])
-                     for r in rows]
+                f"{scope_sql.replace('scope', '+scope')}",
+                (*chunk, *scope_args),
+            )
+            keep += [(r[0], rank_of[r[0]], r[1], r[2]) if with_pinned else (r[0], rank_of[r[0]], r[2]) for r in rows]
         return keep
 
     def _like_search(self, scope: str, match: str, limit: int) -> list[dict]:
@@ -477,7 +644,9 @@ class Store:
             params.append(scope)
         rows = self.conn.execute(
             f"SELECT {COLUMNS} FROM memories m WHERE {' AND '.join(where)} "
-            "ORDER BY m.pinned DESC, m.updated_at DESC, m.id DESC LIMIT ?", (*params, limit)).fetchall()
+            "ORDER BY m.pinned DESC, m.updated_at DESC, m.id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
         return [dict(to_record(r), id=r["id"], score=0.0, snippet=r["value"][:120]) for r in rows]
 
     @storage_errors
@@ -495,8 +664,10 @@ class Store:
         if force:
             sql, params = "SELECT id FROM memories ORDER BY id", ()
         else:
-            sql, params = ("SELECT id FROM memories WHERE embedding IS NULL OR embedding_model != ? ORDER BY id",
-                           (model,))
+            sql, params = (
+                "SELECT id FROM memories WHERE embedding IS NULL OR embedding_model != ? ORDER BY id",
+                (model,),
+            )
         return [r[0] for r in self.conn.execute(sql, params)]
 
     @storage_errors
@@ -509,8 +680,10 @@ class Store:
     def set_embeddings(self, items: list[tuple[int, bytes]], model: str) -> None:
         """Store vectors without touching updated_at (re-embedding is not an edit)."""
         with self.write() as conn:
-            conn.executemany("UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
-                             [(blob, model, i) for i, blob in items])
+            conn.executemany(
+                "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
+                [(blob, model, i) for i, blob in items],
+            )
 
     @storage_errors
     def fts_integrity(self) -> bool:

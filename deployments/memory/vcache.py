@@ -63,7 +63,9 @@ def build(db_path: str, conn: Any, model: str, dim_bytes: int) -> tuple[Any, Any
     gen = generation(conn)
     cur = conn.execute(
         "SELECT id, pinned, scope, embedding FROM memories WHERE archived = 0 AND embedding_model = ? "
-        "AND length(embedding) = ?", (model, dim_bytes))
+        "AND length(embedding) = ?",
+        (model, dim_bytes),
+    )
     cur.row_factory = None
     records = cur.fetchall()
     scopes = sorted({r[2] for r in records})
@@ -92,8 +94,14 @@ def _write(db_path: str, model: str, dim_bytes: int, gen: int, matrix: Any, rows
         fd = os.open(base + suffix, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             np.save(fh, array)
-    meta = {"generation": gen, "model": model, "dim_bytes": dim_bytes, "n": int(matrix.shape[0]),
-            "scopes": scopes, "token": token}
+    meta = {
+        "generation": gen,
+        "model": model,
+        "dim_bytes": dim_bytes,
+        "n": int(matrix.shape[0]),
+        "scopes": scopes,
+        "token": token,
+    }
     tmp = os.path.join(folder, f"{stem}.{token}.json.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

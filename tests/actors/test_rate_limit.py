@@ -80,7 +80,7 @@ def test_retry_after_rounds_up_and_is_at_least_one():
 
 
 def test_peek_record_reset(clocked):
-    window, clock = clocked
+    window, _clock = clocked
     assert window.record("login:ip", 300) == 1
     assert window.record("login:ip", 300) == 2
     assert window.peek("login:ip", 2, 300).allowed is False

@@ -98,8 +98,10 @@ def test_101st_request_is_limited_whichever_replica_answers(serve_url: str, asn,
         started = time.time()
         first = client.get(PREFIX + "/api/health")
         already = 99 - int(first.headers["x-ratelimit-remaining"])
-        responses = [first] + [client.get(PREFIX + ("/api/v1/asn/15169" if i % 2 else "/api/health"), headers=key)
-                               for i in range(99 - already)]
+        responses = [first] + [
+            client.get(PREFIX + ("/api/v1/asn/15169" if i % 2 else "/api/health"), headers=key)
+            for i in range(99 - already)
+        ]
         limited = client.get(PREFIX + "/api/v1/ip/8.8.8.8", headers=key)
         finished = time.time()
     assert [r.status_code for r in responses] == [200] * len(responses)
@@ -117,9 +119,12 @@ def test_101st_request_is_limited_whichever_replica_answers(serve_url: str, asn,
         assert started + 60 - finished - 1 <= retry_after <= 61
 
 
-@pytest.mark.xfail(os.environ.get("RAYFLEET_INGRESS", "proxy") == "haproxy", strict=True,
-                   reason="Serve's HAProxy ingress does not forward the client address (no X-Forwarded-For); "
-                          "every client reaches the replicas as the proxy's own address")
+@pytest.mark.xfail(
+    os.environ.get("RAYFLEET_INGRESS", "proxy") == "haproxy",
+    strict=True,
+    reason="Serve's HAProxy ingress does not forward the client address (no X-Forwarded-For); "
+    "every client reaches the replicas as the proxy's own address",
+)
 def test_client_address_is_the_socket_peer(serve_url: str, asn) -> None:
     with client_from(serve_url, "127.0.0.31") as client, client_from(serve_url, "127.0.0.32") as other:
         seen = client.get(PREFIX + "/api/").json()["client_ip"]

@@ -56,8 +56,12 @@ def test_generate_etag_and_304(ig: httpx.Client) -> None:
 
 
 def test_errors_through_serve(ig: httpx.Client) -> None:
-    cases = [({}, 400), ({"features": ["cobol"]}, 404), ({"features": ["Bad Name"]}, 422),
-             ({"features": ["go"], "extras": ["a\nb"]}, 422)]
+    cases = [
+        ({}, 400),
+        ({"features": ["cobol"]}, 404),
+        ({"features": ["Bad Name"]}, 422),
+        ({"features": ["go"], "extras": ["a\nb"]}, 422),
+    ]
     for body, status in cases:
         r = ig.post(PREFIX + "/generate", json=body)
         assert r.status_code == status, body

@@ -18,7 +18,7 @@ import openai
 import pytest
 
 from tests.conftest import DATA, free_port
-from tests.deployments.llm_gateway.conftest import Double, start_double
+from tests.deployments.llm_gateway.conftest import Double
 from tests.e2e.conftest import needs_app
 
 _PORTS = (free_port(), free_port())
@@ -40,9 +40,22 @@ def _double_on(name: str, port: int) -> Double:
 
     from tests.conftest import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-m", "deployments.llm_gateway.testing.upstream_double",
-                             "--port", str(port), "--name", name, "--models", "e2e-model"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "deployments.llm_gateway.testing.upstream_double",
+            "--port",
+            str(port),
+            "--name",
+            name,
+            "--models",
+            "e2e-model",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(200):
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
@@ -78,9 +91,17 @@ def test_every_route_is_served(serve_url, doubles, keys):
     with httpx.Client(base_url=serve_url + "/llm", headers=admin, timeout=30, trust_env=False) as c:
         for _, method, path in rows:  # routes.tsv adds the registry entry before its {id} routes use it
             ident = entry if "/registry/" in path else "e2e0"
-            r = c.request(method, path.replace("{id}", ident), json={
-                "priority": 1, "name": entry, "base_url": "http://127.0.0.1:1/v1", "provider": "openai",
-                "models": "m"})
+            r = c.request(
+                method,
+                path.replace("{id}", ident),
+                json={
+                    "priority": 1,
+                    "name": entry,
+                    "base_url": "http://127.0.0.1:1/v1",
+                    "provider": "openai",
+                    "models": "m",
+                },
+            )
             if r.status_code in (404, 405):
                 missing.append((method, path, r.status_code))
         c.delete(f"/api/v1/registry/{entry}")
@@ -91,8 +112,13 @@ def test_openai_sdk_streaming_and_failover(serve_url, doubles, keys):
     client = openai.OpenAI(base_url=serve_url + "/llm/v1", api_key=keys[0], max_retries=0)
     out = client.chat.completions.create(model="e2e-model", messages=[{"role": "user", "content": "hi"}])
     assert out.choices[0].message.content.startswith("[e2e")
-    text = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
-        model="e2e-model", messages=[{"role": "user", "content": "stream"}], stream=True) if c.choices)
+    text = "".join(
+        c.choices[0].delta.content or ""
+        for c in client.chat.completions.create(
+            model="e2e-model", messages=[{"role": "user", "content": "stream"}], stream=True
+        )
+        if c.choices
+    )
     assert "Hello from the upstream double" in text
     models = [m.id for m in client.models.list()]
     assert "e2e-model" in models and "fast" in models and "default" in models
@@ -100,8 +126,10 @@ def test_openai_sdk_streaming_and_failover(serve_url, doubles, keys):
     served_by = set()
     for _ in range(8):
         raw = client.chat.completions.with_raw_response.create(
-            model="e2e-model", messages=[{"role": "user", "content": "after stop"}],
-            extra_headers={"Cache-Control": "no-cache"})
+            model="e2e-model",
+            messages=[{"role": "user", "content": "after stop"}],
+            extra_headers={"Cache-Control": "no-cache"},
+        )
         served_by.add(raw.headers["x-llm-endpoint"])
         assert raw.parse().choices[0].message.content.startswith("[e2e1]")
     assert served_by == {"e2e1"}
@@ -118,8 +146,10 @@ def test_metrics_cluster_wide_and_admin_only(serve_url, doubles, keys):
         assert {e["name"] for e in health["endpoints"]} >= {"e2e0", "e2e1"}
         reset = c.post("/api/v1/circuit-breaker/e2e0/reset", headers={"Authorization": f"Bearer {keys[1]}"})
         assert reset.status_code == 200 and reset.json()["circuit_state"] == "CLOSED"
-        assert json.loads(c.get("/api/v1/metrics/latency", headers={"Authorization": f"Bearer {keys[1]}"})
-                          .text)["rings"] is not None
+        assert (
+            json.loads(c.get("/api/v1/metrics/latency", headers={"Authorization": f"Bearer {keys[1]}"}).text)["rings"]
+            is not None
+        )
 
 
 def test_registry_round_trip(serve_url, doubles, keys):
@@ -131,9 +161,18 @@ def test_registry_round_trip(serve_url, doubles, keys):
     infer = {"Authorization": f"Bearer {keys[0]}"}
     body = {"model": "e2e-model", "messages": [{"role": "user", "content": "registry"}]}
     with httpx.Client(base_url=serve_url + "/llm", timeout=30, trust_env=False) as c:
-        r = c.post("/api/v1/registry", headers=admin, json={
-            "name": name, "base_url": doubles[1].base_url, "provider": "openai_compat", "priority": -5,
-            "api_key": "sk-e2e-registry-secret", "models": "e2e-model"})
+        r = c.post(
+            "/api/v1/registry",
+            headers=admin,
+            json={
+                "name": name,
+                "base_url": doubles[1].base_url,
+                "provider": "openai_compat",
+                "priority": -5,
+                "api_key": "sk-e2e-registry-secret",
+                "models": "e2e-model",
+            },
+        )
         assert r.status_code == 201, r.text
         assert r.json()["status"] == "FOUND"
         assert c.post("/api/v1/registry", headers=infer, json={}).status_code == 403
@@ -207,9 +246,16 @@ def test_direct_listener_shares_keys_metrics_and_budget(serve_url, doubles, keys
         models = c.get(listener_url + "/v1/models", headers=infer).json()
         assert "e2e-model" in [m["id"] for m in models["data"]]
         openai_client = openai.OpenAI(base_url=listener_url + "/v1", api_key=keys[0], max_retries=0)
-        text = "".join(ch.choices[0].delta.content or "" for ch in openai_client.chat.completions.create(
-            model="e2e-model", messages=[{"role": "user", "content": "stream direct"}], stream=True,
-            extra_headers={"Cache-Control": "no-cache"}) if ch.choices)
+        text = "".join(
+            ch.choices[0].delta.content or ""
+            for ch in openai_client.chat.completions.create(
+                model="e2e-model",
+                messages=[{"role": "user", "content": "stream direct"}],
+                stream=True,
+                extra_headers={"Cache-Control": "no-cache"},
+            )
+            if ch.choices
+        )
         assert "Hello from the upstream double" in text
 
         requests_after = spent_after = 0.0

@@ -32,12 +32,19 @@ def test_every_route_is_served(lxc: httpx.Client) -> None:
     routes = _routes()
     assert len(routes) == 65
     for method, path in routes:
-        concrete = (path.replace("{instance_id}", "100").replace("{group_name}", "web")
-                    .replace("{snapshot_name}", "snap1").replace("{template_name}", "t1")
-                    .replace("{container_name}", "c1"))
+        concrete = (
+            path.replace("{instance_id}", "100")
+            .replace("{group_name}", "web")
+            .replace("{snapshot_name}", "snap1")
+            .replace("{template_name}", "t1")
+            .replace("{container_name}", "c1")
+        )
         r = lxc.request(method, PREFIX + concrete)
-        not_routed = r.status_code == 404 and r.headers.get("content-type", "").startswith("application/json") \
+        not_routed = (
+            r.status_code == 404
+            and r.headers.get("content-type", "").startswith("application/json")
             and r.json().get("error") == "Not Found"
+        )
         assert not not_routed and r.status_code != 405, (method, path, r.status_code, r.text[:200])
 
 
@@ -73,8 +80,9 @@ def test_lifecycle_against_the_demo_host(lxc: httpx.Client) -> None:
     assert {str(c["vmid"]) for c in listing} >= set(ids)
     assert lxc.post(PREFIX + "/api/v1/lxc/instances/stop", json={"instance_ids": ids}).status_code == 200
     assert lxc.post(PREFIX + "/api/v1/lxc/instances/start", json={"instance_ids": ids}).status_code == 200
-    scaled = lxc.post(PREFIX + "/api/v1/lxc/instances/scale", json={"instance_ids": ids, "memory": 1024,
-                                                                   "storage_size": "+2G"})
+    scaled = lxc.post(
+        PREFIX + "/api/v1/lxc/instances/scale", json={"instance_ids": ids, "memory": 1024, "storage_size": "+2G"}
+    )
     assert scaled.status_code == 200, scaled.text
     snap = lxc.post(PREFIX + f"/api/v1/lxc/instances/{ids[0]}/snapshots", json={"snapshot_name": "e2e1"})
     assert snap.status_code == 200

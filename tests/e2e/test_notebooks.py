@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -20,8 +18,7 @@ def test_notebook_executes_against_the_cluster(path, cluster, tmp_path, monkeypa
     monkeypatch.setenv("RAYFLEET_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("RAYFLEET_SECRETS", cluster.secrets_path)
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     assert not [o for o in outputs if o.get("output_type") == "error"]

@@ -12,9 +12,13 @@ from tests.e2e.conftest import needs_app
 def healthz_count(body: str) -> float:
     for family in text_string_to_metric_families(body):
         if family.name == "ignore_gen_requests":
-            return sum(s.value for s in family.samples
-                       if s.name == "ignore_gen_requests_total" and s.labels.get("route") == "/healthz"
-                       and s.labels.get("status") == "200")
+            return sum(
+                s.value
+                for s in family.samples
+                if s.name == "ignore_gen_requests_total"
+                and s.labels.get("route") == "/healthz"
+                and s.labels.get("status") == "200"
+            )
     return 0.0
 
 
@@ -68,15 +72,26 @@ def test_docs_pages_render_offline_in_a_browser(cluster):
         pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
     external: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=args)
         try:
             page = browser.new_page()
-            page.on("request", lambda r: None if r.url.startswith(cluster.base_url) or r.url.startswith("data:")
-                    else external.append(r.url))
+            page.on(
+                "request",
+                lambda r: (
+                    None if r.url.startswith(cluster.base_url) or r.url.startswith("data:") else external.append(r.url)
+                ),
+            )
             for app in cluster.apps:
                 comp = COMPONENTS[app]
                 if not comp.docs_path:

@@ -37,8 +37,10 @@ def credentials(component: str, path: str, secrets: dict[str, str]) -> dict[str,
     if component == "asn":
         return {"X-API-Key": secrets.get("API_SECRET_KEY", "")}
     if component == "lxc":
-        return {"X-API-Key": secrets.get("LXC_API_KEY", ""),
-                "Authorization": f"Bearer {secrets.get('LXC_API_KEY', '')}"}
+        return {
+            "X-API-Key": secrets.get("LXC_API_KEY", ""),
+            "Authorization": f"Bearer {secrets.get('LXC_API_KEY', '')}",
+        }
     if component == "llm_gateway":
         name = "LLM_PROXY_API_KEYS" if path.startswith("/v1/") else "LLM_PROXY_ADMIN_KEYS"
         return {"Authorization": f"Bearer {secrets.get(name, '').split(',')[0]}"}
@@ -81,6 +83,5 @@ def test_every_route_of_routes_tsv_is_served(component, cluster, http):
         if is_framework_not_found(response) or response.status_code == 405:
             problems.append(f"{method} {path}: {response.status_code} {response.text[:120]}")
         elif (method, path) not in documented and response.status_code >= 400:
-            problems.append(f"{method} {path}: not in the OpenAPI schema and answered "
-                            f"{response.status_code}")
+            problems.append(f"{method} {path}: not in the OpenAPI schema and answered {response.status_code}")
     assert not problems, f"{component}: routes not served:\n" + "\n".join(problems)

@@ -30,8 +30,12 @@ def test_yaml_defaults_and_values(tmp_path):
 def test_env_overrides_are_json_decoded(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("server:\n  port: 9000\n")
-    env = {"APP__SERVER__PORT": "9100", "APP__MODELS": '["x"]', "APP__SERVER__HOST": "127.0.0.1",
-           "OTHER__SERVER__PORT": "1"}
+    env = {
+        "APP__SERVER__PORT": "9100",
+        "APP__MODELS": '["x"]',
+        "APP__SERVER__HOST": "127.0.0.1",
+        "OTHER__SERVER__PORT": "1",
+    }
     cfg = load_yaml(path, Root, env_prefix="APP", environ=env)
     assert (cfg.server.port, cfg.server.host, cfg.models) == (9100, "127.0.0.1", ["x"])
 
@@ -63,10 +67,22 @@ def test_masked_hides_secrets_but_not_their_locations():
     shown = masked(cfg)
     assert shown["server"]["api_key"] == "********"
     assert "s3cret-value" not in repr(shown)
-    raw = masked({"api_key_env": "LLM_KEYS", "password": "hunter2", "dsn": "postgres://u:p@h/db",
-                  "nested": [{"token": "abc"}], "port": 1})
-    assert raw == {"api_key_env": "LLM_KEYS", "password": "********", "dsn": "********",
-                   "nested": [{"token": "********"}], "port": 1}
+    raw = masked(
+        {
+            "api_key_env": "LLM_KEYS",
+            "password": "hunter2",
+            "dsn": "postgres://u:p@h/db",
+            "nested": [{"token": "abc"}],
+            "port": 1,
+        }
+    )
+    assert raw == {
+        "api_key_env": "LLM_KEYS",
+        "password": "********",
+        "dsn": "********",
+        "nested": [{"token": "********"}],
+        "port": 1,
+    }
 
 
 def test_secrets_generated_once_with_mode_0600(tmp_path):

@@ -18,18 +18,27 @@ def test_serve_yaml_is_a_valid_serve_config_with_fractional_cpus():
 
 
 def test_select_keeps_built_and_requested_apps():
-    config = {"applications": [
-        {"name": "ignore_gen", "import_path": "deployments.ignore_gen.deployment:build"},
-        {"name": "ghost", "import_path": "deployments.not_built_yet.deployment:build"},
-    ]}
+    config = {
+        "applications": [
+            {"name": "ignore_gen", "import_path": "deployments.ignore_gen.deployment:build"},
+            {"name": "ghost", "import_path": "deployments.not_built_yet.deployment:build"},
+        ]
+    }
     assert [a["name"] for a in deploy.select_applications(config)["applications"]] == ["ignore_gen"]
     assert deploy.select_applications(config, ["asn"])["applications"] == []
 
 
 def test_prepare_resolves_paths_and_passes_secrets(tmp_path):
-    config = {"applications": [{"name": "x", "import_path": "m:b",
-                                "args": {"config": "config/x.yaml", "mode": "fast", "data_dir": "/abs"},
-                                "runtime_env": {"env_vars": {"OWN": "1"}}}]}
+    config = {
+        "applications": [
+            {
+                "name": "x",
+                "import_path": "m:b",
+                "args": {"config": "config/x.yaml", "mode": "fast", "data_dir": "/abs"},
+                "runtime_env": {"env_vars": {"OWN": "1"}},
+            }
+        ]
+    }
     out = deploy.prepare(config, {"API_SECRET_KEY": "s"}, tmp_path, "127.0.0.1", 9999)
     app = out["applications"][0]
     assert app["args"] == {"config": str(tmp_path / "config/x.yaml"), "mode": "fast", "data_dir": "/abs"}
@@ -40,8 +49,11 @@ def test_prepare_resolves_paths_and_passes_secrets(tmp_path):
 
 def test_app_urls_follow_the_catalog():
     urls = deploy.app_urls("http://h:1", ["asn", "ignore_gen"])
-    assert urls["asn"] == {"url": "http://h:1/asn/", "health": "http://h:1/asn/api/health",
-                           "docs": "http://h:1/asn/api/docs"}
+    assert urls["asn"] == {
+        "url": "http://h:1/asn/",
+        "health": "http://h:1/asn/api/health",
+        "docs": "http://h:1/asn/api/docs",
+    }
     assert urls["ignore_gen"]["health"] == "http://h:1/ignore/healthz"
 
 

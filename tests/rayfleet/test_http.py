@@ -4,16 +4,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from rayfleet.http import (RequestIdMiddleware, client_ip, constant_time_equals, matches_any,
-                           parse_networks, request_id)
+from rayfleet.http import RequestIdMiddleware, client_ip, constant_time_equals, matches_any, parse_networks, request_id
 
 TRUSTED = parse_networks(["10.0.0.0/8", "127.0.0.1"])
 
 
 def make_request(peer: str, xff: str | None = None) -> Request:
     headers = [(b"x-forwarded-for", xff.encode())] if xff else []
-    return Request({"type": "http", "headers": headers, "client": (peer, 1234), "method": "GET",
-                    "path": "/", "query_string": b""})
+    return Request(
+        {"type": "http", "headers": headers, "client": (peer, 1234), "method": "GET", "path": "/", "query_string": b""}
+    )
 
 
 def test_client_ip_is_the_socket_peer_when_untrusted():

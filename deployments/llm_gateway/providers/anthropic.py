@@ -27,8 +27,14 @@ from deployments.llm_gateway.sse import SSEEvent, encode_data
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
-STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
-                "pause_turn": "stop", "refusal": "content_filter"}
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "pause_turn": "stop",
+    "refusal": "content_filter",
+}
 
 
 def _text_of(content: Any) -> str:
@@ -89,13 +95,24 @@ def to_anthropic(body: dict[str, Any], model: str) -> dict[str, Any]:
                 blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": fn.get("name", ""), "input": args})
             _append(messages, "assistant", blocks)
         elif role == "tool":
-            _append(messages, "user", [{"type": "tool_result", "tool_use_id": msg.get("tool_call_id", ""),
-                                        "content": _text_of(msg.get("content"))}])
+            _append(
+                messages,
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": msg.get("tool_call_id", ""),
+                        "content": _text_of(msg.get("content")),
+                    }
+                ],
+            )
         else:
             raise GatewayError(400, f"unsupported message role {role!r}")
-    out: dict[str, Any] = {"model": model, "messages": messages,
-                           "max_tokens": body.get("max_tokens") or body.get("max_completion_tokens")
-                           or DEFAULT_MAX_TOKENS}
+    out: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": body.get("max_tokens") or body.get("max_completion_tokens") or DEFAULT_MAX_TOKENS,
+    }
     if system:
         out["system"] = "\n\n".join(s for s in system if s)
     for key in ("temperature", "top_p", "stream"):
@@ -105,9 +122,15 @@ def to_anthropic(body: dict[str, Any], model: str) -> dict[str, Any]:
     if stop:
         out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
     if body.get("tools"):
-        out["tools"] = [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
-                         "input_schema": t["function"].get("parameters") or {"type": "object", "properties": {}}}
-                        for t in body["tools"] if t.get("type") == "function"]
+        out["tools"] = [
+            {
+                "name": t["function"]["name"],
+                "description": t["function"].get("description", ""),
+                "input_schema": t["function"].get("parameters") or {"type": "object", "properties": {}},
+            }
+            for t in body["tools"]
+            if t.get("type") == "function"
+        ]
     choice = body.get("tool_choice")
     if choice == "required":
         out["tool_choice"] = {"type": "any"}
@@ -130,9 +153,13 @@ def from_anthropic(data: dict[str, Any], model: str) -> tuple[dict[str, Any], Us
         if block.get("type") == "text":
             text.append(block.get("text", ""))
         elif block.get("type") == "tool_use":
-            calls.append({"id": block.get("id", ""), "type": "function",
-                          "function": {"name": block.get("name", ""),
-                                       "arguments": json.dumps(block.get("input") or {})}})
+            calls.append(
+                {
+                    "id": block.get("id", ""),
+                    "type": "function",
+                    "function": {"name": block.get("name", ""), "arguments": json.dumps(block.get("input") or {})},
+                }
+            )
     raw_usage = data.get("usage") or {}
     usage = Usage(int(raw_usage.get("input_tokens") or 0), int(raw_usage.get("output_tokens") or 0))
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
@@ -143,10 +170,14 @@ def from_anthropic(data: dict[str, Any], model: str) -> tuple[dict[str, Any], Us
         "object": "chat.completion",
         "created": int(time.time()),
         "model": data.get("model") or model,
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": STOP_REASONS.get(data.get("stop_reason") or "", "stop")}],
-        "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-                  "total_tokens": usage.total},
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": STOP_REASONS.get(data.get("stop_reason") or "", "stop")}
+        ],
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total,
+        },
     }, usage
 
 
@@ -160,8 +191,9 @@ class AnthropicAdapter(Adapter):
             headers["x-api-key"] = key
         return headers
 
-    def build(self, kind: Kind, body: dict[str, Any], model: str, key: str | None, base_url: str,
-              stream_usage: bool) -> UpstreamRequest:
+    def build(
+        self, kind: Kind, body: dict[str, Any], model: str, key: str | None, base_url: str, stream_usage: bool
+    ) -> UpstreamRequest:
         if kind != "chat":
             raise GatewayError(400, f"anthropic endpoints serve chat completions only, not {kind}")
         headers = {"Content-Type": "application/json", **self.auth_headers(key)}
@@ -185,8 +217,13 @@ class _AnthropicStream(StreamTranslator):
         self._tool_index: dict[int, int] = {}
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        obj = {"id": self._id, "object": "chat.completion.chunk", "created": self._created, "model": self.model,
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        obj = {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
         self.reassembler.add(obj)
         return encode_data(json.dumps(obj, separators=(",", ":")))
 
@@ -211,8 +248,20 @@ class _AnthropicStream(StreamTranslator):
             if block.get("type") == "tool_use":
                 pos = len(self._tool_index)
                 self._tool_index[int(obj.get("index", 0))] = pos
-                return [self._chunk({"tool_calls": [{"index": pos, "id": block.get("id", ""), "type": "function",
-                                                     "function": {"name": block.get("name", ""), "arguments": ""}}]})]
+                return [
+                    self._chunk(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": pos,
+                                    "id": block.get("id", ""),
+                                    "type": "function",
+                                    "function": {"name": block.get("name", ""), "arguments": ""},
+                                }
+                            ]
+                        }
+                    )
+                ]
             if block.get("type") == "text" and block.get("text"):
                 return [self._chunk({"content": block["text"]})]
             return []
@@ -222,8 +271,11 @@ class _AnthropicStream(StreamTranslator):
                 return [self._chunk({"content": delta.get("text", "")})]
             if delta.get("type") == "input_json_delta":
                 pos = self._tool_index.get(int(obj.get("index", 0)), 0)
-                return [self._chunk({"tool_calls": [{"index": pos,
-                                                     "function": {"arguments": delta.get("partial_json", "")}}]})]
+                return [
+                    self._chunk(
+                        {"tool_calls": [{"index": pos, "function": {"arguments": delta.get("partial_json", "")}}]}
+                    )
+                ]
             return []
         if etype == "message_delta":
             delta = obj.get("delta") or {}
@@ -240,10 +292,18 @@ class _AnthropicStream(StreamTranslator):
             self.usage = Usage(self._input, self._output)
             out = [self._chunk({}, self._finish or "stop")]
             if self.client_wants_usage:
-                usage_obj = {"id": self._id, "object": "chat.completion.chunk", "created": self._created,
-                             "model": self.model, "choices": [],
-                             "usage": {"prompt_tokens": self._input, "completion_tokens": self._output,
-                                       "total_tokens": self._input + self._output}}
+                usage_obj = {
+                    "id": self._id,
+                    "object": "chat.completion.chunk",
+                    "created": self._created,
+                    "model": self.model,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": self._input,
+                        "completion_tokens": self._output,
+                        "total_tokens": self._input + self._output,
+                    },
+                }
                 out.append(encode_data(json.dumps(usage_obj, separators=(",", ":"))))
             return out
         return []

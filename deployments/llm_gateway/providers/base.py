@@ -64,8 +64,9 @@ class Adapter(abc.ABC):
     kinds: frozenset[str] = frozenset({"chat", "completions", "embeddings"})
 
     @abc.abstractmethod
-    def build(self, kind: Kind, body: dict[str, Any], model: str, key: str | None, base_url: str,
-              stream_usage: bool) -> UpstreamRequest:
+    def build(
+        self, kind: Kind, body: dict[str, Any], model: str, key: str | None, base_url: str, stream_usage: bool
+    ) -> UpstreamRequest:
         """Implemented by each wire format."""
 
     @abc.abstractmethod
@@ -73,7 +74,7 @@ class Adapter(abc.ABC):
         """Implemented by each wire format."""
 
     @abc.abstractmethod
-    def stream(self, kind: Kind, model: str, client_wants_usage: bool) -> "StreamTranslator":
+    def stream(self, kind: Kind, model: str, client_wants_usage: bool) -> StreamTranslator:
         """Implemented by each wire format."""
 
     def models_url(self, base_url: str) -> str:
@@ -110,8 +111,9 @@ class Reassembler:
                 slot["text"].append(delta["content"])
             for call in delta.get("tool_calls") or []:
                 cidx = int(call.get("index", 0))
-                acc = slot["tool_calls"].setdefault(cidx, {"id": "", "type": "function",
-                                                           "function": {"name": "", "arguments": ""}})
+                acc = slot["tool_calls"].setdefault(
+                    cidx, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+                )
                 acc["id"] = call.get("id") or acc["id"]
                 fn = call.get("function") or {}
                 acc["function"]["name"] += fn.get("name") or ""
@@ -121,22 +123,37 @@ class Reassembler:
         return "".join("".join(c["text"]) for c in self.choices.values())
 
     def build(self, usage: Usage) -> dict[str, Any]:
-        usage_obj = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-                     "total_tokens": usage.total}
+        usage_obj = {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total,
+        }
         choices = []
         for idx in sorted(self.choices):
             slot = self.choices[idx]
             if self.kind == "completions":
-                choices.append({"index": idx, "text": "".join(slot["text"]),
-                                "finish_reason": slot["finish_reason"], "logprobs": None})
+                choices.append(
+                    {
+                        "index": idx,
+                        "text": "".join(slot["text"]),
+                        "finish_reason": slot["finish_reason"],
+                        "logprobs": None,
+                    }
+                )
                 continue
             message: dict[str, Any] = {"role": "assistant", "content": "".join(slot["text"]) or None}
             if slot["tool_calls"]:
                 message["tool_calls"] = [slot["tool_calls"][i] for i in sorted(slot["tool_calls"])]
             choices.append({"index": idx, "message": message, "finish_reason": slot["finish_reason"]})
         obj = "text_completion" if self.kind == "completions" else "chat.completion"
-        return {"id": self.id, "object": obj, "created": self.created, "model": self.model,
-                "choices": choices, "usage": usage_obj}
+        return {
+            "id": self.id,
+            "object": obj,
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+            "usage": usage_obj,
+        }
 
 
 class StreamTranslator(abc.ABC):

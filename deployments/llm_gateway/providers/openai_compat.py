@@ -33,8 +33,9 @@ def usage_from(obj: dict[str, Any] | None) -> Usage | None:
 class OpenAICompatAdapter(Adapter):
     name = "openai_compat"
 
-    def build(self, kind: Kind, body: dict[str, Any], model: str, key: str | None, base_url: str,
-              stream_usage: bool) -> UpstreamRequest:
+    def build(
+        self, kind: Kind, body: dict[str, Any], model: str, key: str | None, base_url: str, stream_usage: bool
+    ) -> UpstreamRequest:
         out = dict(body)
         out["model"] = model
         if out.get("stream") and stream_usage and kind != "embeddings":

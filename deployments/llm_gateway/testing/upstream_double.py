@@ -81,7 +81,7 @@ class Double:
 
     def reply(self, body: dict[str, Any]) -> tuple[list[str], int, int]:
         limit = body.get("max_tokens") or body.get("max_completion_tokens") or len(REPLY_WORDS)
-        words = [f"[{self.name}]"] + REPLY_WORDS
+        words = [f"[{self.name}]", *REPLY_WORDS]
         words = words[: max(1, min(int(limit), len(words)))]
         return words, _tokens(_prompt_text(body)), len(words)
 
@@ -96,9 +96,15 @@ async def _authorised(double: Double, request: web.Request) -> bool:
 
 def _record(double: Double, request: web.Request, body: Any) -> None:
     double.count += 1
-    double.requests.append({"path": request.path, "body": body, "time": time.time(),
-                            "authorization": request.headers.get("Authorization"),
-                            "x_api_key": request.headers.get("x-api-key")})
+    double.requests.append(
+        {
+            "path": request.path,
+            "body": body,
+            "time": time.time(),
+            "authorization": request.headers.get("Authorization"),
+            "x_api_key": request.headers.get("x-api-key"),
+        }
+    )
 
 
 async def _fault_status(rule: dict[str, Any] | None, anthropic: bool) -> web.Response | None:
@@ -127,8 +133,9 @@ def _sse(obj: Any, event: str | None = None) -> bytes:
     return f"{head}data: {data}\n\n".encode()
 
 
-async def _stream(request: web.Request, events: list[bytes], rule: dict[str, Any] | None,
-                  anthropic: bool) -> web.StreamResponse:
+async def _stream(
+    request: web.Request, events: list[bytes], rule: dict[str, Any] | None, anthropic: bool
+) -> web.StreamResponse:
     resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await resp.prepare(request)
     rule = rule or {}
@@ -145,8 +152,9 @@ async def _stream(request: web.Request, events: list[bytes], rule: dict[str, Any
             return resp
         if rule.get("error_event_after") is not None and i >= rule["error_event_after"]:
             if anthropic:
-                await resp.write(_sse({"type": "error", "error": {"type": "overloaded_error",
-                                                                   "message": "injected"}}, "error"))
+                await resp.write(
+                    _sse({"type": "error", "error": {"type": "overloaded_error", "message": "injected"}}, "error")
+                )
             else:
                 await resp.write(_sse({"error": {"message": "injected stream error", "type": "server_error"}}))
             await resp.write_eof()
@@ -167,19 +175,26 @@ def make_app(double: Double) -> web.Application:
         fault = await _fault_status(rule, False)
         if fault is not None:
             return fault
-        return web.json_response({"object": "list", "data": [
-            {"id": m, "object": "model", "created": 0, "owned_by": double.name} for m in double.models]})
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [{"id": m, "object": "model", "created": 0, "owned_by": double.name} for m in double.models],
+            }
+        )
 
     async def openai(request: web.Request) -> web.StreamResponse:
         try:
             body = await request.json()
         except ValueError:
-            return web.json_response({"error": {"message": "invalid JSON", "type": "invalid_request_error"}},
-                                     status=400)
+            return web.json_response(
+                {"error": {"message": "invalid JSON", "type": "invalid_request_error"}}, status=400
+            )
         _record(double, request, body)
         if not await _authorised(double, request):
-            return web.json_response({"error": {"message": "bad key", "type": "invalid_request_error",
-                                                "code": "invalid_api_key"}}, status=401)
+            return web.json_response(
+                {"error": {"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}},
+                status=401,
+            )
         rule = double.take_rule(request.path)
         fault = await _fault_status(rule, False)
         if fault is not None:
@@ -191,29 +206,51 @@ def make_app(double: Double) -> web.Application:
         if request.path.endswith("/embeddings"):
             inputs = body.get("input")
             inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-            data = [{"object": "embedding", "index": i,
-                     "embedding": [((hash(str(x)) >> (4 * d)) % 1000) / 1000.0 for d in range(8)]}
-                    for i, x in enumerate(inputs)]
+            data = [
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": [((hash(str(x)) >> (4 * d)) % 1000) / 1000.0 for d in range(8)],
+                }
+                for i, x in enumerate(inputs)
+            ]
             tokens = _tokens(_prompt_text(body))
-            return web.json_response({"object": "list", "data": data, "model": model,
-                                      "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+            return web.json_response(
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": model,
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                }
+            )
         chat = request.path.endswith("/chat/completions")
         words, prompt_tokens, completion_tokens = double.reply(body)
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                 "total_tokens": prompt_tokens + completion_tokens}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         cid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:12]
         n = int(body.get("n") or 1)
         if not body.get("stream"):
             text = "".join(words)
             if chat:
-                choices = [{"index": i, "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop", "logprobs": None} for i in range(n)]
+                choices = [
+                    {
+                        "index": i,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                    for i in range(n)
+                ]
                 obj = "chat.completion"
             else:
                 choices = [{"index": i, "text": text, "finish_reason": "stop", "logprobs": None} for i in range(n)]
                 obj = "text_completion"
-            return web.json_response({"id": cid, "object": obj, "created": created, "model": model,
-                                      "choices": choices, "usage": usage})
+            return web.json_response(
+                {"id": cid, "object": obj, "created": created, "model": model, "choices": choices, "usage": usage}
+            )
         obj = "chat.completion.chunk" if chat else "text_completion"
 
         def chunk(delta: dict[str, Any] | str, finish: str | None = None) -> bytes:
@@ -227,8 +264,9 @@ def make_app(double: Double) -> web.Application:
         events += [chunk({"content": w} if chat else w) for w in words]
         events.append(chunk({} if chat else "", "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
-            events.append(_sse({"id": cid, "object": obj, "created": created, "model": model, "choices": [],
-                                "usage": usage}))
+            events.append(
+                _sse({"id": cid, "object": obj, "created": created, "model": model, "choices": [], "usage": usage})
+            )
         events.append(b"data: [DONE]\n\n")
         return await _stream(request, events, rule, False)
 
@@ -236,16 +274,25 @@ def make_app(double: Double) -> web.Application:
         try:
             body = await request.json()
         except ValueError:
-            return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
-                                                                  "message": "invalid JSON"}}, status=400)
+            return web.json_response(
+                {"type": "error", "error": {"type": "invalid_request_error", "message": "invalid JSON"}}, status=400
+            )
         _record(double, request, body)
         if not await _authorised(double, request):
-            return web.json_response({"type": "error", "error": {"type": "authentication_error",
-                                                                  "message": "bad key"}}, status=401)
+            return web.json_response(
+                {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}, status=401
+            )
         if "max_tokens" not in body or request.headers.get("anthropic-version") is None:
-            return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
-                                                                  "message": "max_tokens and anthropic-version "
-                                                                             "are required"}}, status=400)
+            return web.json_response(
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "message": "max_tokens and anthropic-version are required",
+                    },
+                },
+                status=400,
+            )
         rule = double.take_rule(request.path)
         fault = await _fault_status(rule, True)
         if fault is not None:
@@ -260,38 +307,89 @@ def make_app(double: Double) -> web.Application:
         if not body.get("stream"):
             content: list[dict[str, Any]] = [{"type": "text", "text": "".join(words)}]
             if use_tool:
-                content.append({"type": "tool_use", "id": "toolu_1", "name": tools[0]["name"],
-                                "input": {"city": "Paris"}})
-            return web.json_response({"id": mid, "type": "message", "role": "assistant", "model": model,
-                                      "content": content, "stop_reason": "tool_use" if use_tool else "end_turn",
-                                      "stop_sequence": None,
-                                      "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens}})
+                content.append(
+                    {"type": "tool_use", "id": "toolu_1", "name": tools[0]["name"], "input": {"city": "Paris"}}
+                )
+            return web.json_response(
+                {
+                    "id": mid,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": content,
+                    "stop_reason": "tool_use" if use_tool else "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+                }
+            )
         events = [
-            _sse({"type": "message_start", "message": {"id": mid, "type": "message", "role": "assistant",
-                                                        "model": model, "content": [], "stop_reason": None,
-                                                        "usage": {"input_tokens": prompt_tokens,
-                                                                  "output_tokens": 1}}}, "message_start"),
-            _sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-                 "content_block_start"),
+            _sse(
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": mid,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "usage": {"input_tokens": prompt_tokens, "output_tokens": 1},
+                    },
+                },
+                "message_start",
+            ),
+            _sse(
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                "content_block_start",
+            ),
             _sse({"type": "ping"}, "ping"),
         ]
-        events += [_sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}},
-                        "content_block_delta") for w in words]
+        events += [
+            _sse(
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}},
+                "content_block_delta",
+            )
+            for w in words
+        ]
         events.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
         if use_tool:
             events += [
-                _sse({"type": "content_block_start", "index": 1,
-                      "content_block": {"type": "tool_use", "id": "toolu_1", "name": tools[0]["name"], "input": {}}},
-                     "content_block_start"),
-                _sse({"type": "content_block_delta", "index": 1,
-                      "delta": {"type": "input_json_delta", "partial_json": "{\"city\": "}}, "content_block_delta"),
-                _sse({"type": "content_block_delta", "index": 1,
-                      "delta": {"type": "input_json_delta", "partial_json": "\"Paris\"}"}}, "content_block_delta"),
+                _sse(
+                    {
+                        "type": "content_block_start",
+                        "index": 1,
+                        "content_block": {"type": "tool_use", "id": "toolu_1", "name": tools[0]["name"], "input": {}},
+                    },
+                    "content_block_start",
+                ),
+                _sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": 1,
+                        "delta": {"type": "input_json_delta", "partial_json": '{"city": '},
+                    },
+                    "content_block_delta",
+                ),
+                _sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": 1,
+                        "delta": {"type": "input_json_delta", "partial_json": '"Paris"}'},
+                    },
+                    "content_block_delta",
+                ),
                 _sse({"type": "content_block_stop", "index": 1}, "content_block_stop"),
             ]
-        events.append(_sse({"type": "message_delta",
-                            "delta": {"stop_reason": "tool_use" if use_tool else "end_turn", "stop_sequence": None},
-                            "usage": {"output_tokens": completion_tokens}}, "message_delta"))
+        events.append(
+            _sse(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "tool_use" if use_tool else "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": completion_tokens},
+                },
+                "message_delta",
+            )
+        )
         events.append(_sse({"type": "message_stop"}, "message_stop"))
         return await _stream(request, events, rule, True)
 
@@ -338,10 +436,10 @@ def main(argv: list[str] | None = None) -> None:
         uvloop.install()
     except ImportError:
         pass
-    double = Double(args.name, [m for m in args.models.split(",") if m],
-                    [k for k in args.keys.split(",") if k], args.latency_ms)
-    web.run_app(make_app(double), host=args.host, port=args.port, print=None, access_log=None,
-                shutdown_timeout=0.5)
+    double = Double(
+        args.name, [m for m in args.models.split(",") if m], [k for k in args.keys.split(",") if k], args.latency_ms
+    )
+    web.run_app(make_app(double), host=args.host, port=args.port, print=None, access_log=None, shutdown_timeout=0.5)
 
 
 if __name__ == "__main__":

@@ -18,12 +18,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bind", default="127.0.0.1")
     parser.add_argument("--state", required=True, help="directory holding the persistent model")
     parser.add_argument("--authorized-keys", required=True, help="OpenSSH authorized_keys file")
-    parser.add_argument("--host-key", help="host private key (generated when missing; default STATE/ssh_host_ed25519_key)")
+    parser.add_argument(
+        "--host-key", help="host private key (generated when missing; default STATE/ssh_host_ed25519_key)"
+    )
     parser.add_argument("--node", default="pve", help="node name for a new state directory")
-    parser.add_argument("--op-delay", type=float, default=0.0,
-                        help="seconds a long operation (create, backup, snapshot, migrate) holds the container lock")
-    parser.add_argument("--exit-with-parent", type=int, metavar="PID",
-                        help="exit when the process PID is gone (the demo host lives as long as `rayfleet up`)")
+    parser.add_argument(
+        "--op-delay",
+        type=float,
+        default=0.0,
+        help="seconds a long operation (create, backup, snapshot, migrate) holds the container lock",
+    )
+    parser.add_argument(
+        "--exit-with-parent",
+        type=int,
+        metavar="PID",
+        help="exit when the process PID is gone (the demo host lives as long as `rayfleet up`)",
+    )
     parser.add_argument("--password-env", help="name of an environment variable holding an accepted password")
     args = parser.parse_args(argv)
 
@@ -33,16 +43,20 @@ def main(argv: list[str] | None = None) -> None:
     password = os.environ.get(args.password_env) if args.password_env else None
 
     async def run() -> None:
-        port = await sim.start(args.bind, args.port, args.host_key or state / "ssh_host_ed25519_key",
-                               args.authorized_keys, password)
+        port = await sim.start(
+            args.bind, args.port, args.host_key or state / "ssh_host_ed25519_key", args.authorized_keys, password
+        )
         print(f"pve-sim node={host.model.node} listening on {args.bind}:{port}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        watchers = []
         if args.exit_with_parent:
-            asyncio.create_task(_watch_parent(args.exit_with_parent, stop))
+            watchers.append(asyncio.create_task(_watch_parent(args.exit_with_parent, stop)))
         await stop.wait()
+        for watcher in watchers:
+            watcher.cancel()
         sim.close()
 
     asyncio.run(run())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 BOOL_TRUE = {"1", "yes", "true", "on"}
 BOOL_WORDS = BOOL_TRUE | {"0", "no", "false", "off"}
@@ -30,9 +30,7 @@ def param_error(param: str, message: str) -> ToolError:
     return ToolError(f"400 Parameter verification failed.\n{param}: {message}\n")
 
 
-def parse_options(
-    args: list[str], schema: dict[str, str], usage: str = ""
-) -> tuple[list[str], dict[str, str]]:
+def parse_options(args: list[str], schema: dict[str, str], usage: str = "") -> tuple[list[str], dict[str, str]]:
     """Split PVE-style ``positional... --key value`` arguments.
 
     `schema` maps option name to one of ``bool``, ``int``, ``num``, ``str``.
@@ -101,7 +99,7 @@ def require_positional(positional: list[str], names: Iterable[str], usage: str) 
 
 def check_vmid(vmid: str) -> str:
     if not vmid.isdigit() or not (100 <= int(vmid) <= 999999999):
-        raise param_error("vmid", f"invalid format - value does not look like a valid VM ID")
+        raise param_error("vmid", "invalid format - value does not look like a valid VM ID")
     return str(int(vmid))
 
 
@@ -109,5 +107,5 @@ def table(rows: list[list[str]], widths: list[int]) -> str:
     """Fixed-width columns the way the PVE CLIs print them (`%-Ns` each)."""
     out = []
     for row in rows:
-        out.append(" ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)))
+        out.append(" ".join(f"{cell:<{w}}" for cell, w in zip(row, widths, strict=False)))
     return "\n".join(out) + "\n"

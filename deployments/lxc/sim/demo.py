@@ -67,9 +67,15 @@ def ensure_demo_host(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
     authorized.write_text(Path(str(client_key) + ".pub").read_text())
     public = host_key.export_public_key("openssh").decode().strip()
     info: dict[str, Any] = {
-        "host": "127.0.0.1", "port": port, "user": "root", "key_file": str(client_key),
-        "known_hosts": str(known_hosts), "state_dir": str(base / "state"), "log": str(base / "sim.log"),
-        "pid": None, "started": False,
+        "host": "127.0.0.1",
+        "port": port,
+        "user": "root",
+        "key_file": str(client_key),
+        "known_hosts": str(known_hosts),
+        "state_dir": str(base / "state"),
+        "log": str(base / "sim.log"),
+        "pid": None,
+        "started": False,
     }
     pid_file = base / "sim.pid"
     if pid_file.exists():
@@ -90,11 +96,27 @@ def ensure_demo_host(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
     log = open(base / "sim.log", "ab")
     project_root = Path(__file__).resolve().parents[3]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "deployments.lxc.sim", "--port", str(port), "--state", str(base / "state"),
-         "--authorized-keys", str(authorized), "--host-key", str(host_key_path),
-         "--exit-with-parent", str(os.getpid())],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-        cwd=str(project_root), env={**os.environ, "PYTHONPATH": str(project_root)},
+        [
+            sys.executable,
+            "-m",
+            "deployments.lxc.sim",
+            "--port",
+            str(port),
+            "--state",
+            str(base / "state"),
+            "--authorized-keys",
+            str(authorized),
+            "--host-key",
+            str(host_key_path),
+            "--exit-with-parent",
+            str(os.getpid()),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=str(project_root),
+        env={**os.environ, "PYTHONPATH": str(project_root)},
     )
     log.close()
     deadline = time.monotonic() + 20

@@ -34,10 +34,14 @@ class Docker:
         return "nesting=1" in str(self.ct["config"].get("features", ""))
 
     def _no_nesting(self) -> Result:
-        return Result("", "docker: Error response from daemon: failed to create task for container: "
-                          "failed to create shim task: OCI runtime create failed: runc create failed: "
-                          "unable to start container process: error during container init: "
-                          "open sysctl net.ipv4.ip_unprivileged_port_start file: permission denied: unknown.\n", 126)
+        return Result(
+            "",
+            "docker: Error response from daemon: failed to create task for container: "
+            "failed to create shim task: OCI runtime create failed: runc create failed: "
+            "unable to start container process: error during container init: "
+            "open sysctl net.ipv4.ip_unprivileged_port_start file: permission denied: unknown.\n",
+            126,
+        )
 
     def run(self, args: list[str]) -> Result:
         if not args:
@@ -80,7 +84,7 @@ class Docker:
                 continue
             ports = ", ".join(f"0.0.0.0:{p['host_port']}->{p['container_port']}/tcp" for p in c.get("ports", []))
             status = "Up 1 minute" if c["status"] == "running" else "Exited (0) 1 minute ago"
-            lines.append(f"{c['id'][:12]}   {c['image']:<14} \"/entry\"  1 min     {status}  {ports}  {name}")
+            lines.append(f'{c["id"][:12]}   {c["image"]:<14} "/entry"  1 min     {status}  {ports}  {name}')
         return Result("\n".join(lines) + "\n")
 
     def logs(self, args: list[str]) -> Result:
@@ -104,7 +108,7 @@ class Docker:
             return Result("", f"Error response from daemon: No such container: {names[0]}\n", 1)
         lines = c.get("logs", [])
         if tail not in (None, "all"):
-            lines = lines[-int(tail):] if int(tail) > 0 else []
+            lines = lines[-int(tail) :] if int(tail) > 0 else []
         return Result("".join(line + "\n" for line in lines))
 
     def run_container(self, args: list[str]) -> Result:
@@ -136,10 +140,20 @@ class Docker:
             return Result("", '"docker run" requires at least 1 argument.\n', 1)
         name = name or f"{image.split(':')[0].split('/')[-1]}_{len(self.state['containers']) + 1}"
         if name in self.state["containers"]:
-            return Result("", f'docker: Error response from daemon: Conflict. The container name "/{name}" is already in use.\n', 125)
+            return Result(
+                "",
+                f'docker: Error response from daemon: Conflict. The container name "/{name}" is already in use.\n',
+                125,
+            )
         cid = _cid(name)
-        self.state["containers"][name] = {"id": cid, "image": image, "status": "running", "ports": _ports(ports),
-                                          "logs": [f"{image} started"], "project": None}
+        self.state["containers"][name] = {
+            "id": cid,
+            "image": image,
+            "status": "running",
+            "ports": _ports(ports),
+            "logs": [f"{image} started"],
+            "project": None,
+        }
         if image not in self.state["images"]:
             self.state["images"].append(image)
         return Result(cid + "\n")
@@ -156,7 +170,7 @@ class Docker:
             elif args[i] in ("-f", "--file"):
                 file = args[i + 1]
             i += 2
-        verb, rest = (args[i], args[i + 1:]) if i < len(args) else ("", [])
+        verb, _rest = (args[i], args[i + 1 :]) if i < len(args) else ("", [])
         if file is None or project is None:
             return Result("", "no configuration file provided: not found\n", 1)
         text = self.ct["files"].get(file)
@@ -180,9 +194,14 @@ class Docker:
                     existing["status"] = "running"
                     lines.append(f" Container {cname}  Running")
                     continue
-                containers[cname] = {"id": _cid(cname), "image": image, "status": "running",
-                                     "ports": _ports(spec.get("ports")), "project": project,
-                                     "logs": [f"{svc} | starting {image}", f"{svc} | ready"]}
+                containers[cname] = {
+                    "id": _cid(cname),
+                    "image": image,
+                    "status": "running",
+                    "ports": _ports(spec.get("ports")),
+                    "project": project,
+                    "logs": [f"{svc} | starting {image}", f"{svc} | ready"],
+                }
                 lines.append(f" Container {cname}  {'Recreated' if existing else 'Started'}")
             return Result("", "\n".join(lines) + "\n")
         if verb == "down":
@@ -204,8 +223,10 @@ class Docker:
             for svc, cname in names.items():
                 c = containers.get(cname)
                 if c:
-                    out.append(f"{cname:<16} {c['image']:<16} {svc:<9} {'Up' if c['status'] == 'running' else 'Exited'}")
+                    out.append(
+                        f"{cname:<16} {c['image']:<16} {svc:<9} {'Up' if c['status'] == 'running' else 'Exited'}"
+                    )
             return Result("\n".join(out) + "\n")
         if verb == "pull":
             return Result("", "".join(f" {svc} Pulled\n" for svc in names))
-        return Result("", f"unknown docker command: \"compose {verb}\"\n", 1)
+        return Result("", f'unknown docker command: "compose {verb}"\n', 1)

@@ -45,7 +45,11 @@ class Guest:
             return await self.run(vmid, ct, rest, stdin)
         handler = getattr(self, "c_" + name.replace("-", "_"), None)
         if handler is None:
-            return Result("", f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "{argv[0]}": No such file or directory\n', 127)
+            return Result(
+                "",
+                f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "{argv[0]}": No such file or directory\n',
+                127,
+            )
         result = handler(vmid, ct, argv[1:], stdin) if name == "chpasswd" else handler(vmid, ct, argv[1:])
         if asyncio.iscoroutine(result):
             result = await result
@@ -68,12 +72,15 @@ class Guest:
         if path == "/proc/loadavg":
             return "0.08 0.03 0.01 1/74 412\n"
         if path == "/proc/meminfo":
-            return (f"MemTotal:       {mem_kb:>8} kB\nMemFree:        {mem_kb - used_kb:>8} kB\n"
-                    f"MemAvailable:   {mem_kb - used_kb:>8} kB\nBuffers:               0 kB\n"
-                    f"Cached:            {8192:>5} kB\nSwapTotal:      {swap_kb:>8} kB\nSwapFree:       {swap_kb:>8} kB\n")
+            return (
+                f"MemTotal:       {mem_kb:>8} kB\nMemFree:        {mem_kb - used_kb:>8} kB\n"
+                f"MemAvailable:   {mem_kb - used_kb:>8} kB\nBuffers:               0 kB\n"
+                f"Cached:            {8192:>5} kB\nSwapTotal:      {swap_kb:>8} kB\nSwapFree:       {swap_kb:>8} kB\n"
+            )
         if path == "/proc/swaps":
             return "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n" + (
-                f"none                                    virtual\t\t{swap_kb}\t\t0\t\t0\n" if swap_kb else "")
+                f"none                                    virtual\t\t{swap_kb}\t\t0\t\t0\n" if swap_kb else ""
+            )
         if path == "/proc/uptime":
             up = time.time() - (ct.get("started_at") or time.time())
             return f"{up:.2f} {up * 1.9:.2f}\n"
@@ -89,7 +96,7 @@ class Guest:
     def c_ls(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         target = next((a for a in args if not a.startswith("-")), "/")
         prefix = target.rstrip("/") + "/"
-        names = sorted({p[len(prefix):].split("/")[0] for p in ct["files"] if p.startswith(prefix)})
+        names = sorted({p[len(prefix) :].split("/")[0] for p in ct["files"] if p.startswith(prefix)})
         if not names and target not in ("/", "/tmp", "/opt", "/root"):
             return Result("", f"ls: cannot access '{target}': No such file or directory\n", 2)
         return Result("".join(n + "\n" for n in names))
@@ -122,23 +129,29 @@ class Guest:
         total = float(size.rstrip("GMT") or 8)
         used = total * ct["disk_used_pct"] / 100
         volid = str(ct["config"].get("rootfs", "")).split(",")[0].split(":")[-1]
-        return Result("Filesystem                        Size  Used Avail Use% Mounted on\n"
-                      f"/dev/mapper/pve-{volid:<16} {total:>4.1f}G {used:>4.1f}G {total - used:>4.1f}G {ct['disk_used_pct']:>3}% /\n")
+        return Result(
+            "Filesystem                        Size  Used Avail Use% Mounted on\n"
+            f"/dev/mapper/pve-{volid:<16} {total:>4.1f}G {used:>4.1f}G {total - used:>4.1f}G {ct['disk_used_pct']:>3}% /\n"
+        )
 
     def c_free(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         mem = int(ct["config"].get("memory", 512))
         swap = int(ct["config"].get("swap", 512))
         used = min(mem, 48 + 32 * len(ct["docker"]["containers"]))
-        return Result("               total        used        free      shared  buff/cache   available\n"
-                      f"Mem:    {mem:>12} {used:>11} {mem - used:>11} {0:>11} {8:>11} {mem - used:>11}\n"
-                      f"Swap:   {swap:>12} {0:>11} {swap:>11}\n")
+        return Result(
+            "               total        used        free      shared  buff/cache   available\n"
+            f"Mem:    {mem:>12} {used:>11} {mem - used:>11} {0:>11} {8:>11} {mem - used:>11}\n"
+            f"Swap:   {swap:>12} {0:>11} {swap:>11}\n"
+        )
 
     def c_top(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
-        return Result(f"top - {time.strftime('%H:%M:%S')} up 0 min,  0 user,  load average: 0.08, 0.03, 0.01\n"
-                      "Tasks:  12 total,   1 running,  11 sleeping,   0 stopped,   0 zombie\n"
-                      "%Cpu(s):  1.2 us,  0.6 sy,  0.0 ni, 98.2 id,  0.0 wa,  0.0 hi,  0.0 si,  0.0 st\n"
-                      "    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"
-                      "      1 root      20   0  167744  11264   8320 S   0.0   2.1   0:00.41 systemd\n")
+        return Result(
+            f"top - {time.strftime('%H:%M:%S')} up 0 min,  0 user,  load average: 0.08, 0.03, 0.01\n"
+            "Tasks:  12 total,   1 running,  11 sleeping,   0 stopped,   0 zombie\n"
+            "%Cpu(s):  1.2 us,  0.6 sy,  0.0 ni, 98.2 id,  0.0 wa,  0.0 hi,  0.0 si,  0.0 st\n"
+            "    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"
+            "      1 root      20   0  167744  11264   8320 S   0.0   2.1   0:00.41 systemd\n"
+        )
 
     def c_uptime(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         return Result(f" {time.strftime('%H:%M:%S')} up 0 min,  0 users,  load average: 0.08, 0.03, 0.01\n")
@@ -154,8 +167,14 @@ class Guest:
 
     def c_ip(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         ip = _ip_of(ct)
-        return Result("1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
-                      + (f"2: eth0    inet {ip}/24 brd {ip.rsplit('.', 1)[0]}.255 scope global eth0\\       valid_lft forever preferred_lft forever\n" if ip else ""))
+        return Result(
+            "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
+            + (
+                f"2: eth0    inet {ip}/24 brd {ip.rsplit('.', 1)[0]}.255 scope global eth0\\       valid_lft forever preferred_lft forever\n"
+                if ip
+                else ""
+            )
+        )
 
     def c_getent(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         if len(args) != 2 or args[0] not in ("hosts", "ahosts"):
@@ -180,8 +199,11 @@ class Guest:
         proto = "udp" if "u" in flags else "tcp"
         port = int(rest[1])
         open_ = [proto, port] in [list(x) for x in ct["listening"]] or any(
-            p.get("host_port") == port for c in ct["docker"]["containers"].values() if c["status"] == "running"
-            for p in c.get("ports", []))
+            p.get("host_port") == port
+            for c in ct["docker"]["containers"].values()
+            if c["status"] == "running"
+            for p in c.get("ports", [])
+        )
         if open_:
             return Result("", f"Connection to {rest[0]} {port} port [{proto}/*] succeeded!\n", 0)
         return Result("", f"nc: connect to {rest[0]} port {port} ({proto}) failed: Connection refused\n", 1)
@@ -209,12 +231,14 @@ class Guest:
             return Result("", f"curl: (6) Could not resolve host: {urls[0]}\n", 6)
         if "ifconfig" in urls[0] or "ipify" in urls[0] or "icanhazip" in urls[0]:
             return Result("203.0.113.47\n")
-        return Result("", f"curl: (7) Failed to connect to {urls[0]} port 80 after 3 ms: Couldn't connect to server\n", 7)
+        return Result(
+            "", f"curl: (7) Failed to connect to {urls[0]} port 80 after 3 ms: Couldn't connect to server\n", 7
+        )
 
     # ---------------------------------------------------------------- services
     def c_systemctl(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         words = [a for a in args if not a.startswith("-")]
-        if len(words) < 2 or words[0] not in SERVICE_ACTIONS + ("daemon-reload",):
+        if len(words) < 2 or words[0] not in (*SERVICE_ACTIONS, "daemon-reload"):
             if words and words[0] == "daemon-reload":
                 return Result()
             return Result("", f"Unknown command verb '{words[0] if words else ''}'.\n", 1)
@@ -233,14 +257,20 @@ class Guest:
                 ct["services"][name] = "inactive"
             elif action == "status":
                 state = ct["services"][name]
-                return Result(f"● {name}.service\n     Loaded: loaded (/lib/systemd/system/{name}.service; enabled)\n"
-                              f"     Active: {state} ({'running' if state == 'active' else 'dead'})\n",
-                              "", 0 if state == "active" else 3)
+                return Result(
+                    f"● {name}.service\n     Loaded: loaded (/lib/systemd/system/{name}.service; enabled)\n"
+                    f"     Active: {state} ({'running' if state == 'active' else 'dead'})\n",
+                    "",
+                    0 if state == "active" else 3,
+                )
             elif action == "is-active":
                 state = ct["services"][name]
                 return Result(state + "\n", "", 0 if state == "active" else 3)
             elif action == "enable":
-                return Result("", f"Created symlink /etc/systemd/system/multi-user.target.wants/{name}.service → /lib/systemd/system/{name}.service.\n")
+                return Result(
+                    "",
+                    f"Created symlink /etc/systemd/system/multi-user.target.wants/{name}.service → /lib/systemd/system/{name}.service.\n",
+                )
         return Result()
 
     def c_apt_get(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
@@ -253,7 +283,9 @@ class Guest:
             return Result("Hit:1 http://deb.debian.org/debian bookworm InRelease\nReading package lists...\n")
         if op == "install":
             if not ct.get("apt_fresh"):
-                return Result("Reading package lists...\n", f"E: Unable to locate package {pkgs[0] if pkgs else ''}\n", 100)
+                return Result(
+                    "Reading package lists...\n", f"E: Unable to locate package {pkgs[0] if pkgs else ''}\n", 100
+                )
             for pkg in pkgs:
                 if pkg == "docker-compose-v2":
                     return Result("Reading package lists...\n", "E: Unable to locate package docker-compose-v2\n", 100)
@@ -276,8 +308,10 @@ class Guest:
 
     def c_apt(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         if args[:2] == ["list", "--upgradable"]:
-            return Result("Listing...\nopenssl/stable-security 3.0.15-1~deb12u1 amd64 [upgradable from: 3.0.14-1~deb12u2]\n",
-                          "\nWARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n\n")
+            return Result(
+                "Listing...\nopenssl/stable-security 3.0.15-1~deb12u1 amd64 [upgradable from: 3.0.14-1~deb12u2]\n",
+                "\nWARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n\n",
+            )
         return self.c_apt_get(vmid, ct, args)
 
     def c_dpkg(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
@@ -323,7 +357,11 @@ class Guest:
     # ---------------------------------------------------------------- docker
     def c_docker(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         if "docker.io" not in ct["packages"]:
-            return Result("", f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "docker": No such file or directory\n', 127)
+            return Result(
+                "",
+                f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "docker": No such file or directory\n',
+                127,
+            )
         from .docker import Docker
 
         return Docker(ct).run(args)

@@ -13,6 +13,7 @@ import shutil
 import tarfile
 import time
 from pathlib import Path
+
 from .cli import Result, ToolError, check_vmid, parse_options
 from .guest import Guest
 from .model import DUMP_DIR, TEMPLATE_CACHE, NodeModel
@@ -59,8 +60,8 @@ class Host:
             return Result("", "timeout: missing operand\n", 125)
         limit = float(args[i].rstrip("s"))
         try:
-            return await asyncio.wait_for(self.run_argv(args[i + 1:], stdin), limit if limit > 0 else None)
-        except asyncio.TimeoutError:
+            return await asyncio.wait_for(self.run_argv(args[i + 1 :], stdin), limit if limit > 0 else None)
+        except TimeoutError:
             return Result("", "", 124)
 
     async def t_env(self, args: list[str], stdin: bytes) -> Result:
@@ -125,27 +126,47 @@ class Host:
             target.unlink()
             return Result(f"Removing {args[1]}\n")
         if args[0] == "available":
-            return Result("system          debian-12-standard_12.7-1_amd64.tar.zst\nsystem          ubuntu-24.04-standard_24.04-2_amd64.tar.zst\n")
+            return Result(
+                "system          debian-12-standard_12.7-1_amd64.tar.zst\nsystem          ubuntu-24.04-standard_24.04-2_amd64.tar.zst\n"
+            )
         if args[0] == "update":
             return Result("update successful\n")
         raise ToolError(f"unknown command 'pveam {args[0]}'")
 
     async def t_vzdump(self, args: list[str], stdin: bytes) -> Result:
-        pos, opts = parse_options(args, {"mode": "str", "compress": "str", "storage": "str", "dumpdir": "str",
-                                         "remove": "bool", "notes-template": "str", "quiet": "bool",
-                                         "stdout": "bool", "all": "bool", "node": "str"})
+        pos, opts = parse_options(
+            args,
+            {
+                "mode": "str",
+                "compress": "str",
+                "storage": "str",
+                "dumpdir": "str",
+                "remove": "bool",
+                "notes-template": "str",
+                "quiet": "bool",
+                "stdout": "bool",
+                "all": "bool",
+                "node": "str",
+            },
+        )
         mode = opts.get("mode", "snapshot")
         if mode not in ("snapshot", "suspend", "stop"):
-            raise ToolError(f"400 Parameter verification failed.\nmode: value '{mode}' does not have a value in the enumeration 'snapshot, suspend, stop'")
+            raise ToolError(
+                f"400 Parameter verification failed.\nmode: value '{mode}' does not have a value in the enumeration 'snapshot, suspend, stop'"
+            )
         compress = opts.get("compress", "0")
         if compress not in COMPRESS_EXT:
-            raise ToolError(f"400 Parameter verification failed.\ncompress: value '{compress}' does not have a value in the enumeration '0, 1, gzip, lzo, zstd'")
+            raise ToolError(
+                f"400 Parameter verification failed.\ncompress: value '{compress}' does not have a value in the enumeration '0, 1, gzip, lzo, zstd'"
+            )
         if "storage" in opts and "dumpdir" in opts:
             raise ToolError("400 Parameter verification failed.\ndumpdir: option conflicts with option 'storage'")
         if "storage" in opts:
             storage = self.model.storages.get(opts["storage"])
             if storage is None:
-                raise ToolError(f"could not get storage information for '{opts['storage']}': storage '{opts['storage']}' does not exist")
+                raise ToolError(
+                    f"could not get storage information for '{opts['storage']}': storage '{opts['storage']}' does not exist"
+                )
             if "backup" not in storage["content"]:
                 raise ToolError(f"storage '{opts['storage']}' does not support vzdump backups")
             dumpdir = DUMP_DIR
@@ -206,25 +227,48 @@ class Host:
             nodes = cluster["nodes"]
             quorate = self.model.data["services"].get("corosync") == "active"
             if self.model.data["services"].get("pve-cluster") != "active":
-                raise ToolError("ipcc_send_rec[1] failed: Connection refused\nUnable to load access control list: Connection refused", rc=111)
-            lines = ["Cluster information", "-------------------", f"Name:             {cluster['name']}",
-                     f"Config Version:   {cluster['config_version']}", "Transport:        knet",
-                     "Secure auth:      on", "", "Quorum information", "------------------",
-                     f"Date:             {time.strftime('%a %b %d %H:%M:%S %Y')}",
-                     "Quorum provider:  corosync_votequorum", f"Nodes:            {len(nodes) if quorate else 0}",
-                     "Node ID:          0x00000001", "Ring ID:          1.2a",
-                     f"Quorate:          {'Yes' if quorate else 'No'}", "", "Votequorum information",
-                     "----------------------", f"Expected votes:   {len(nodes)}", "Highest expected: 2",
-                     f"Total votes:      {len(nodes) if quorate else 0}", f"Quorum:           {len(nodes) // 2 + 1}",
-                     "Flags:            Quorate" if quorate else "Flags:", "", "Membership information",
-                     "----------------------", "    Nodeid      Votes Name"]
+                raise ToolError(
+                    "ipcc_send_rec[1] failed: Connection refused\nUnable to load access control list: Connection refused",
+                    rc=111,
+                )
+            lines = [
+                "Cluster information",
+                "-------------------",
+                f"Name:             {cluster['name']}",
+                f"Config Version:   {cluster['config_version']}",
+                "Transport:        knet",
+                "Secure auth:      on",
+                "",
+                "Quorum information",
+                "------------------",
+                f"Date:             {time.strftime('%a %b %d %H:%M:%S %Y')}",
+                "Quorum provider:  corosync_votequorum",
+                f"Nodes:            {len(nodes) if quorate else 0}",
+                "Node ID:          0x00000001",
+                "Ring ID:          1.2a",
+                f"Quorate:          {'Yes' if quorate else 'No'}",
+                "",
+                "Votequorum information",
+                "----------------------",
+                f"Expected votes:   {len(nodes)}",
+                "Highest expected: 2",
+                f"Total votes:      {len(nodes) if quorate else 0}",
+                f"Quorum:           {len(nodes) // 2 + 1}",
+                "Flags:            Quorate" if quorate else "Flags:",
+                "",
+                "Membership information",
+                "----------------------",
+                "    Nodeid      Votes Name",
+            ]
             for i, n in enumerate(nodes, start=1):
                 lines.append(f"0x{i:08x}          1 192.0.2.{10 + i}{' (local)' if n == self.model.node else ''}")
             return Result("\n".join(lines) + "\n")
         if args[:1] == ["nodes"]:
             rows = ["", "Membership information", "----------------------", "    Nodeid      Votes Name"]
-            rows += [f"{i:>10} {1:>10} {n}{' (local)' if n == self.model.node else ''}"
-                     for i, n in enumerate(self.model.data["cluster"]["nodes"], start=1)]
+            rows += [
+                f"{i:>10} {1:>10} {n}{' (local)' if n == self.model.node else ''}"
+                for i, n in enumerate(self.model.data["cluster"]["nodes"], start=1)
+            ]
             return Result("\n".join(rows) + "\n")
         raise ToolError(f"unknown command 'pvecm {' '.join(args[:1])}'")
 
@@ -245,10 +289,16 @@ class Host:
             elif words[0] == "stop":
                 services[name] = "inactive"
             elif words[0] in ("status", "is-active"):
-                out.append(f"{services[name]}" if words[0] == "is-active" else f"● {name}.service\n     Active: {services[name]}")
+                out.append(
+                    f"{services[name]}"
+                    if words[0] == "is-active"
+                    else f"● {name}.service\n     Active: {services[name]}"
+                )
         self.model.save()
-        inactive = any(services[w.removesuffix('.service')] != "active" for w in words[1:])
-        return Result("\n".join(out) + ("\n" if out else ""), "", 3 if words[0] in ("status", "is-active") and inactive else 0)
+        inactive = any(services[w.removesuffix(".service")] != "active" for w in words[1:])
+        return Result(
+            "\n".join(out) + ("\n" if out else ""), "", 3 if words[0] in ("status", "is-active") and inactive else 0
+        )
 
     async def t_apt_get(self, args: list[str], stdin: bytes) -> Result:
         words = [a for a in args if not a.startswith("-") and not a.startswith("Dpkg::")]
@@ -256,17 +306,21 @@ class Host:
         if words[:1] == ["update"]:
             apt["lists_fresh"] = True
             self.model.save()
-            return Result("Hit:1 http://download.proxmox.com/debian/pve bookworm InRelease\n"
-                          "Hit:2 http://deb.debian.org/debian bookworm InRelease\nReading package lists...\n")
+            return Result(
+                "Hit:1 http://download.proxmox.com/debian/pve bookworm InRelease\n"
+                "Hit:2 http://deb.debian.org/debian bookworm InRelease\nReading package lists...\n"
+            )
         if words[:1] in (["dist-upgrade"], ["upgrade"]):
             if "-y" not in args and "--yes" not in args and "--assume-yes" not in args:
                 return Result("Do you want to continue? [Y/n] Abort.\n", "", 1)
             pkgs = apt["upgradable"]
             apt["upgradable"] = []
             self.model.save()
-            return Result("Reading package lists...\nCalculating upgrade...\n"
-                          f"{len(pkgs)} upgraded, 0 newly installed, 0 to remove and 0 not upgraded.\n"
-                          + "".join(f"Setting up {p} ...\n" for p in pkgs))
+            return Result(
+                "Reading package lists...\nCalculating upgrade...\n"
+                f"{len(pkgs)} upgraded, 0 newly installed, 0 to remove and 0 not upgraded.\n"
+                + "".join(f"Setting up {p} ...\n" for p in pkgs)
+            )
         return Result("", "E: Invalid operation " + " ".join(words[:1]) + "\n", 100)
 
     async def t_reboot(self, args: list[str], stdin: bytes) -> Result:
@@ -283,13 +337,23 @@ class Host:
             if path == "/proc/loadavg":
                 out.append("0.42 0.35 0.30 2/811 123456\n")
             elif path == "/proc/meminfo":
-                used = sum(int(c["config"].get("memory", 512)) for c in self.model.containers.values()
-                           if c["status"] == "running") * 1024
-                out.append(f"MemTotal:       {HOST_MEMORY_KB} kB\nMemFree:        {HOST_MEMORY_KB - 4_000_000 - used} kB\n"
-                           f"MemAvailable:   {HOST_MEMORY_KB - 3_000_000 - used} kB\nBuffers:          204800 kB\n"
-                           "Cached:          2097152 kB\nSwapTotal:       8388604 kB\nSwapFree:        8388604 kB\n")
+                used = (
+                    sum(
+                        int(c["config"].get("memory", 512))
+                        for c in self.model.containers.values()
+                        if c["status"] == "running"
+                    )
+                    * 1024
+                )
+                out.append(
+                    f"MemTotal:       {HOST_MEMORY_KB} kB\nMemFree:        {HOST_MEMORY_KB - 4_000_000 - used} kB\n"
+                    f"MemAvailable:   {HOST_MEMORY_KB - 3_000_000 - used} kB\nBuffers:          204800 kB\n"
+                    "Cached:          2097152 kB\nSwapTotal:       8388604 kB\nSwapFree:        8388604 kB\n"
+                )
             elif path == "/proc/swaps":
-                out.append("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/dm-0                               partition\t8388604\t\t0\t\t-2\n")
+                out.append(
+                    "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/dm-0                               partition\t8388604\t\t0\t\t-2\n"
+                )
             elif path == "/proc/uptime":
                 up = time.time() - self.model.data["boot_time"]
                 out.append(f"{up:.2f} {up * 1.8:.2f}\n")
@@ -304,14 +368,17 @@ class Host:
         return Result("".join(out))
 
     async def t_df(self, args: list[str], stdin: bytes) -> Result:
-        return Result("Filesystem            Size  Used Avail Use% Mounted on\n"
-                      "/dev/mapper/pve-root   94G   12G   78G  14% /\n")
+        return Result(
+            "Filesystem            Size  Used Avail Use% Mounted on\n/dev/mapper/pve-root   94G   12G   78G  14% /\n"
+        )
 
     async def t_free(self, args: list[str], stdin: bytes) -> Result:
         total = HOST_MEMORY_KB // 1024
-        return Result("               total        used        free      shared  buff/cache   available\n"
-                      f"Mem:    {total:>12} {4000:>11} {total - 4000:>11} {50:>11} {2200:>11} {total - 3000:>11}\n"
-                      f"Swap:   {8191:>12} {0:>11} {8191:>11}\n")
+        return Result(
+            "               total        used        free      shared  buff/cache   available\n"
+            f"Mem:    {total:>12} {4000:>11} {total - 4000:>11} {50:>11} {2200:>11} {total - 3000:>11}\n"
+            f"Swap:   {8191:>12} {0:>11} {8191:>11}\n"
+        )
 
     def _path(self, path: str) -> Path:
         try:

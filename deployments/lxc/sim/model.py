@@ -34,8 +34,12 @@ def _default_state(node: str) -> dict[str, Any]:
         "node": node,
         "cluster": {"name": "rayfleet-demo", "nodes": [node, f"{node}2"], "config_version": 3},
         "storages": {
-            "local": {"type": "dir", "content": ["vztmpl", "backup", "iso"], "path": "/var/lib/vz",
-                      "total": 100 * 1024**3},
+            "local": {
+                "type": "dir",
+                "content": ["vztmpl", "backup", "iso"],
+                "path": "/var/lib/vz",
+                "total": 100 * 1024**3,
+            },
             "local-lvm": {"type": "lvmthin", "content": ["rootdir", "images"], "total": 200 * 1024**3},
         },
         "containers": {},
@@ -73,7 +77,7 @@ class NodeModel:
     def _seed_files(self) -> None:
         cache = self.host_path(TEMPLATE_CACHE)
         cache.mkdir(parents=True, exist_ok=True)
-        for size_mb, name in zip((126, 141, 3), DEFAULT_TEMPLATES):
+        for size_mb, name in zip((126, 141, 3), DEFAULT_TEMPLATES, strict=False):
             with (cache / name).open("wb") as fh:
                 fh.write(b"template " + name.encode() + b"\n")
                 fh.truncate(size_mb * 1024**2)
@@ -205,7 +209,7 @@ def parse_size(text: str) -> float:
 def format_size(gib: float) -> str:
     if gib == int(gib):
         return f"{int(gib)}G"
-    return f"{int(round(gib * 1024))}M"
+    return f"{round(gib * 1024)}M"
 
 
 def volume_options(value: str) -> tuple[str, dict[str, str]]:

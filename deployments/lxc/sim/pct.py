@@ -7,7 +7,8 @@ import io
 import re
 import tarfile
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from .cli import Result, ToolError, check_vmid, param_error, parse_options, table
 from .model import (
@@ -21,20 +22,43 @@ from .model import (
 )
 
 SNAPNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{1,39}$")
-HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
 NET_KEY = re.compile(r"^net(\d)$")
 MP_KEY = re.compile(r"^mp(\d{1,3})$")
 
 CONFIG_OPTIONS = {
-    "memory": "int", "swap": "int", "cores": "int", "cpulimit": "num", "cpuunits": "int",
-    "hostname": "str", "onboot": "bool", "features": "str", "unprivileged": "bool",
-    "nameserver": "str", "searchdomain": "str", "description": "str", "rootfs": "str",
-    "arch": "str", "ostype": "str", "tags": "str", "protection": "bool",
+    "memory": "int",
+    "swap": "int",
+    "cores": "int",
+    "cpulimit": "num",
+    "cpuunits": "int",
+    "hostname": "str",
+    "onboot": "bool",
+    "features": "str",
+    "unprivileged": "bool",
+    "nameserver": "str",
+    "searchdomain": "str",
+    "description": "str",
+    "rootfs": "str",
+    "arch": "str",
+    "ostype": "str",
+    "tags": "str",
+    "protection": "bool",
     **{f"net{i}": "str" for i in range(10)},
     **{f"mp{i}": "str" for i in range(10)},
 }
-CREATE_OPTIONS = {**CONFIG_OPTIONS, "password": "str", "storage": "str", "start": "bool",
-                  "ssh-public-keys": "str", "pool": "str", "restore": "bool", "force": "bool"}
+CREATE_OPTIONS = {
+    **CONFIG_OPTIONS,
+    "password": "str",
+    "storage": "str",
+    "start": "bool",
+    "ssh-public-keys": "str",
+    "pool": "str",
+    "restore": "bool",
+    "force": "bool",
+}
 SET_OPTIONS = {**CONFIG_OPTIONS, "delete": "str", "revert": "str"}
 
 Handler = Callable[[NodeModel, list[str], bytes], Awaitable[Result]]
@@ -96,15 +120,20 @@ class Pct:
             if key == "features":
                 for item in value.split(","):
                     name, _, flag = item.partition("=")
-                    if name not in ("nesting", "keyctl", "fuse", "mknod", "mount", "force_rw_sys") or flag not in ("0", "1", ""):
-                        raise param_error(key, f"invalid format - format error\n{key}.{name}: property is not defined in schema and the schema does not allow additional properties")
+                    if name not in ("nesting", "keyctl", "fuse", "mknod", "mount", "force_rw_sys") or flag not in (
+                        "0",
+                        "1",
+                        "",
+                    ):
+                        raise param_error(
+                            key,
+                            f"invalid format - format error\n{key}.{name}: property is not defined in schema and the schema does not allow additional properties",
+                        )
             if NET_KEY.match(key):
                 value = self._net_value(key, value, ct_config.get(key))
             if key == "rootfs" or MP_KEY.match(key):
                 value = self._volume_value(vmid, key, value)
-            if key in ("onboot", "unprivileged", "protection"):
-                value = int(value)
-            elif key in ("memory", "swap", "cores", "cpuunits"):
+            if key in ("onboot", "unprivileged", "protection") or key in ("memory", "swap", "cores", "cpuunits"):
                 value = int(value)
             elif key == "cpulimit":
                 value = float(value) if "." in value else int(value)
@@ -115,10 +144,28 @@ class Pct:
         fields: dict[str, str] = {}
         for part in value.split(","):
             if "=" not in part:
-                raise param_error(key, f"invalid format - format error\n{key}.{part}: property is not defined in schema")
+                raise param_error(
+                    key, f"invalid format - format error\n{key}.{part}: property is not defined in schema"
+                )
             k, v = part.split("=", 1)
-            if k not in ("name", "bridge", "hwaddr", "ip", "gw", "ip6", "gw6", "firewall", "rate", "tag", "type", "mtu"):
-                raise param_error(key, f"invalid format - format error\n{key}.{k}: property is not defined in schema and the schema does not allow additional properties")
+            if k not in (
+                "name",
+                "bridge",
+                "hwaddr",
+                "ip",
+                "gw",
+                "ip6",
+                "gw6",
+                "firewall",
+                "rate",
+                "tag",
+                "type",
+                "mtu",
+            ):
+                raise param_error(
+                    key,
+                    f"invalid format - format error\n{key}.{k}: property is not defined in schema and the schema does not allow additional properties",
+                )
             fields[k] = v
         if "name" not in fields:
             raise param_error(key, "invalid format - format error\nname: property is missing and it is not optional")
@@ -198,8 +245,13 @@ class Pct:
         for dropped in ("storage", "ssh-public-keys", "pool", "restore", "force"):
             opts.pop(dropped, None)
         opts.setdefault("rootfs", "local-lvm:4")
-        config: dict[str, Any] = {"arch": "amd64", "hostname": f"CT{vmid}", "memory": 512, "swap": 512,
-                                  "ostype": _ostype(volname)}
+        config: dict[str, Any] = {
+            "arch": "amd64",
+            "hostname": f"CT{vmid}",
+            "memory": 512,
+            "swap": 512,
+            "ostype": _ostype(volname),
+        }
         config.update(self._validate_config(vmid, opts, {}))
         ct = self.model.new_container(vmid, config)
         await self._locked(ct, "create")
@@ -268,8 +320,11 @@ class Pct:
             raise ToolError("can't remove CT - protection mode enabled")
         if ct["status"] == "running":
             raise ToolError(f"unable to destroy CT {vmid} - container is running")
-        volumes = [str(v).split(",")[0] for k, v in ct["config"].items()
-                   if k == "rootfs" or MP_KEY.match(k) or k.startswith("unused")]
+        volumes = [
+            str(v).split(",")[0]
+            for k, v in ct["config"].items()
+            if k == "rootfs" or MP_KEY.match(k) or k.startswith("unused")
+        ]
         del self.model.containers[vmid]
         self.model.save()
         return Result("".join(f'  Logical volume "{v.split(":")[1]}" successfully removed.\n' for v in volumes))
@@ -313,7 +368,9 @@ class Pct:
         ct = self._get(vmid)
         self._check_lock(ct)
         if disk != "rootfs" and not MP_KEY.match(disk):
-            raise param_error("disk", f"value '{disk}' does not have a value in the enumeration 'rootfs, mp0, mp1, ...'")
+            raise param_error(
+                "disk", f"value '{disk}' does not have a value in the enumeration 'rootfs, mp0, mp1, ...'"
+            )
         if not re.fullmatch(r"\+?\d+(\.\d+)?[KMGT]?", size):
             raise param_error("size", "value does not match the regex pattern")
         if disk not in ct["config"]:
@@ -330,8 +387,10 @@ class Pct:
         ct["config"][disk] = join_volume(volid, opts)
         self.model.save()
         lv = volid.split(":")[1]
-        return Result(f'  Size of logical volume pve/{lv} changed from {format_size(current)} to {format_size(new)}.\n'
-                      f"  Logical volume pve/{lv} successfully resized.\n")
+        return Result(
+            f"  Size of logical volume pve/{lv} changed from {format_size(current)} to {format_size(new)}.\n"
+            f"  Logical volume pve/{lv} successfully resized.\n"
+        )
 
     async def cmd_snapshot(self, args: list[str], stdin: bytes) -> Result:
         pos, opts = parse_options(args, {"description": "str"}, "pct snapshot <vmid> <snapname>")
@@ -345,8 +404,12 @@ class Pct:
         if name in ct["snapshots"]:
             raise ToolError(f"snapshot name '{name}' already used")
         await self._locked(ct, "snapshot")
-        ct["snapshots"][name] = {"config": clone_config(ct["config"]), "snaptime": int(time.time()),
-                                 "description": opts.get("description", ""), "parent": ct.get("parent")}
+        ct["snapshots"][name] = {
+            "config": clone_config(ct["config"]),
+            "snaptime": int(time.time()),
+            "description": opts.get("description", ""),
+            "parent": ct.get("parent"),
+        }
         ct["parent"] = name
         self.model.save()
         return Result()
@@ -407,8 +470,11 @@ class Pct:
 
     async def cmd_migrate(self, args: list[str], stdin: bytes) -> Result:
         usage = "pct migrate <vmid> <target> [OPTIONS]"
-        pos, opts = parse_options(args, {"restart": "bool", "online": "bool", "target-storage": "str",
-                                         "timeout": "int", "bwlimit": "int"}, usage)
+        pos, opts = parse_options(
+            args,
+            {"restart": "bool", "online": "bool", "target-storage": "str", "timeout": "int", "bwlimit": "int"},
+            usage,
+        )
         if len(pos) != 2:
             raise ToolError(f"400 not enough arguments\n{usage}")
         vmid, target = check_vmid(pos[0]), pos[1]
@@ -443,9 +509,20 @@ class Pct:
 
     async def cmd_clone(self, args: list[str], stdin: bytes) -> Result:
         usage = "pct clone <vmid> <newid> [OPTIONS]"
-        pos, opts = parse_options(args, {"snapname": "str", "full": "bool", "hostname": "str", "storage": "str",
-                                         "pool": "str", "bwlimit": "int", "target": "str",
-                                         "description": "str"}, usage)
+        pos, opts = parse_options(
+            args,
+            {
+                "snapname": "str",
+                "full": "bool",
+                "hostname": "str",
+                "storage": "str",
+                "pool": "str",
+                "bwlimit": "int",
+                "target": "str",
+                "description": "str",
+            },
+            usage,
+        )
         if len(pos) != 2:
             raise ToolError(f"400 not enough arguments\n{usage}")
         src_id, dst_id = check_vmid(pos[0]), check_vmid(pos[1])
@@ -484,7 +561,9 @@ class Pct:
         ct = self.model.new_container(dst_id, config)
         ct["files"] = dict(src.get("files", {}))
         self.model.save()
-        return Result(f"create {'full' if full else 'linked'} clone of mountpoint rootfs ({src['config']['rootfs'].split(',')[0]})\n")
+        return Result(
+            f"create {'full' if full else 'linked'} clone of mountpoint rootfs ({src['config']['rootfs'].split(',')[0]})\n"
+        )
 
     async def cmd_template(self, args: list[str], stdin: bytes) -> Result:
         pos, _ = parse_options(args, {})
@@ -532,7 +611,7 @@ class Pct:
     async def cmd_exec(self, args: list[str], stdin: bytes) -> Result:
         if "--" in args:
             split = args.index("--")
-            head, command = args[:split], args[split + 1:]
+            head, command = args[:split], args[split + 1 :]
         else:
             head, command = args[:1], args[1:]
         pos, _ = parse_options(head, {"keep-env": "bool"})
@@ -548,8 +627,19 @@ class Pct:
 
     async def cmd_restore(self, args: list[str], stdin: bytes) -> Result:
         usage = "pct restore <vmid> <ostemplate> [OPTIONS]"
-        pos, opts = parse_options(args, {"storage": "str", "force": "bool", "unique": "bool", "start": "bool",
-                                         "unprivileged": "bool", "rootfs": "str", "pool": "str"}, usage)
+        pos, opts = parse_options(
+            args,
+            {
+                "storage": "str",
+                "force": "bool",
+                "unique": "bool",
+                "start": "bool",
+                "unprivileged": "bool",
+                "rootfs": "str",
+                "pool": "str",
+            },
+            usage,
+        )
         if len(pos) != 2:
             raise ToolError(f"400 not enough arguments\n{usage}")
         vmid, source = check_vmid(pos[0]), pos[1]
@@ -591,8 +681,10 @@ class Pct:
         if opts.get("start") == "1":
             ct["status"] = "running"
         self.model.save()
-        return Result(f"recovering backed-up configuration from '{source}'\n"
-                      f"restoring '{source}' now..\nTotal bytes read: {archive_path.stat().st_size}\n")
+        return Result(
+            f"recovering backed-up configuration from '{source}'\n"
+            f"restoring '{source}' now..\nTotal bytes read: {archive_path.stat().st_size}\n"
+        )
 
     def _archive_path(self, source: str) -> Any:
         if source.startswith("/"):
@@ -621,7 +713,10 @@ def archive_bytes(vmid: str, config: dict[str, Any], compress: str) -> bytes:
     mode = "w:gz" if compress == "gzip" else "w"
     with tarfile.open(fileobj=buf, mode=mode) as tar:
         conf = "".join(f"{k}: {v}\n" for k, v in sorted(config.items())).encode()
-        for name, data in (("./etc/vzdump/pct.conf", conf), ("./etc/hostname", f"{config.get('hostname', vmid)}\n".encode())):
+        for name, data in (
+            ("./etc/vzdump/pct.conf", conf),
+            ("./etc/hostname", f"{config.get('hostname', vmid)}\n".encode()),
+        ):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             info.mtime = int(time.time())

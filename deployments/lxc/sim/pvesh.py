@@ -12,11 +12,40 @@ from .cli import Result, ToolError, check_vmid, param_error, parse_options
 from .model import NodeModel, volume_options
 
 GROUP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9\-_]+$")
-RULE_OPTIONS = {"type": "str", "action": "str", "proto": "str", "sport": "str", "dport": "str", "source": "str",
-                "dest": "str", "enable": "int", "comment": "str", "iface": "str", "macro": "str", "pos": "int",
-                "log": "str", "digest": "str", "delete": "str", "moveto": "int", "icmp-type": "str"}
-RULE_FIELDS = ("type", "action", "proto", "sport", "dport", "source", "dest", "enable", "comment", "iface", "macro",
-               "log", "icmp-type")
+RULE_OPTIONS = {
+    "type": "str",
+    "action": "str",
+    "proto": "str",
+    "sport": "str",
+    "dport": "str",
+    "source": "str",
+    "dest": "str",
+    "enable": "int",
+    "comment": "str",
+    "iface": "str",
+    "macro": "str",
+    "pos": "int",
+    "log": "str",
+    "digest": "str",
+    "delete": "str",
+    "moveto": "int",
+    "icmp-type": "str",
+}
+RULE_FIELDS = (
+    "type",
+    "action",
+    "proto",
+    "sport",
+    "dport",
+    "source",
+    "dest",
+    "enable",
+    "comment",
+    "iface",
+    "macro",
+    "log",
+    "icmp-type",
+)
 ACTIONS = ("ACCEPT", "DROP", "REJECT")
 
 
@@ -30,15 +59,20 @@ class Pvesh:
 
     async def run(self, args: list[str], stdin: bytes) -> Result:
         if len(args) < 2 or args[0] not in ("get", "set", "create", "delete", "ls", "usage"):
-            raise ToolError("ERROR: unknown command 'pvesh " + " ".join(args[:1]) + "'\nUSAGE: pvesh <COMMAND> [ARGS] [OPTIONS]")
+            raise ToolError(
+                "ERROR: unknown command 'pvesh " + " ".join(args[:1]) + "'\nUSAGE: pvesh <COMMAND> [ARGS] [OPTIONS]"
+            )
         verb, path, rest = args[0], "/" + args[1].strip("/"), args[2:]
         fmt = "text"
         if "--output-format" in rest:
             i = rest.index("--output-format")
             fmt = rest[i + 1] if i + 1 < len(rest) else ""
-            rest = rest[:i] + rest[i + 2:]
+            rest = rest[:i] + rest[i + 2 :]
             if fmt not in ("text", "json", "json-pretty", "yaml"):
-                raise param_error("output-format", f"value '{fmt}' does not have a value in the enumeration 'text, json, json-pretty, yaml'")
+                raise param_error(
+                    "output-format",
+                    f"value '{fmt}' does not have a value in the enumeration 'text, json, json-pretty, yaml'",
+                )
         for noise in ("--quiet", "--noproxy"):
             if noise in rest:
                 rest.remove(noise)
@@ -90,13 +124,17 @@ class Pvesh:
         if len(parts) >= 3 and parts[0] == "nodes" and parts[2] == "lxc":
             if parts[1] != node:
                 if parts[1] in self.model.data["cluster"]["nodes"]:
-                    raise ToolError(f"hostname lookup '{parts[1]}' failed - failed to get address info for: {parts[1]}: Name or service not known")
+                    raise ToolError(
+                        f"hostname lookup '{parts[1]}' failed - failed to get address info for: {parts[1]}: Name or service not known"
+                    )
                 raise ToolError(f"no such cluster node '{parts[1]}'")
             return self._lxc(verb, parts[3:], args)
         if parts == ["cluster", "resources"] and verb == "get":
             _, _opts = parse_options(args, {"type": "str"})
-            return [self._ct_summary(v, c) | {"id": f"lxc/{v}", "node": node, "type": "lxc"}
-                    for v, c in sorted(self.model.containers.items(), key=lambda x: int(x[0]))]
+            return [
+                self._ct_summary(v, c) | {"id": f"lxc/{v}", "node": node, "type": "lxc"}
+                for v, c in sorted(self.model.containers.items(), key=lambda x: int(x[0]))
+            ]
         raise ToolError(f"No '{verb}' handler defined for '{path}'")
 
     # ------------------------------------------------------------- firewall
@@ -104,8 +142,12 @@ class Pvesh:
         groups = self.model.data["firewall"]["groups"]
         if not rest:
             if verb == "get":
-                return [{"group": g, "comment": v.get("comment", ""), "digest": _digest(v)} if v.get("comment")
-                        else {"group": g, "digest": _digest(v)} for g, v in sorted(groups.items())]
+                return [
+                    {"group": g, "comment": v.get("comment", ""), "digest": _digest(v)}
+                    if v.get("comment")
+                    else {"group": g, "digest": _digest(v)}
+                    for g, v in sorted(groups.items())
+                ]
             if verb == "create":
                 _, opts = parse_options(args, {"group": "str", "comment": "str", "rename": "str", "digest": "str"})
                 name = opts.get("group", "")
@@ -155,7 +197,9 @@ class Pvesh:
         if rtype is None:
             raise param_error("type", "property is missing and it is not optional")
         if rtype not in ("in", "out", "group", "forward"):
-            raise param_error("type", f"value '{rtype}' does not have a value in the enumeration 'in, out, forward, group'")
+            raise param_error(
+                "type", f"value '{rtype}' does not have a value in the enumeration 'in, out, forward, group'"
+            )
         action = opts.get("action")
         if action is None:
             raise param_error("action", "property is missing and it is not optional")
@@ -167,7 +211,11 @@ class Pvesh:
         elif action not in ACTIONS:
             raise param_error("action", "value does not match the regex pattern")
         proto = opts.get("proto")
-        if proto is not None and proto not in ("tcp", "udp", "icmp", "icmpv6", "sctp", "esp", "ah", "gre") and not proto.isdigit():
+        if (
+            proto is not None
+            and proto not in ("tcp", "udp", "icmp", "icmpv6", "sctp", "esp", "ah", "gre")
+            and not proto.isdigit()
+        ):
             raise ToolError(f"unknown protocol '{proto}'")
         for port_key in ("sport", "dport"):
             value = opts.get(port_key)
@@ -211,13 +259,24 @@ class Pvesh:
         size = ropts.get("size", "0G")
         gib = float(size[:-1]) if size[-1:] in "GMT" and size[:-1] else 0.0
         running = ct["status"] == "running"
-        row = {"vmid": int(vmid), "name": cfg.get("hostname", f"CT{vmid}"), "status": ct["status"],
-               "type": "lxc", "cpus": cfg.get("cores", 1), "maxmem": int(cfg.get("memory", 512)) * 1024**2,
-               "mem": (48 * 1024**2) if running else 0, "maxdisk": int(gib * 1024**3),
-               "disk": int(gib * 1024**3 * ct.get("disk_used_pct", 0) / 100) if running else 0,
-               "maxswap": int(cfg.get("swap", 512)) * 1024**2,
-               "uptime": int(time.time() - ct["started_at"]) if running and ct.get("started_at") else 0,
-               "netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0, "cpu": 0}
+        row = {
+            "vmid": int(vmid),
+            "name": cfg.get("hostname", f"CT{vmid}"),
+            "status": ct["status"],
+            "type": "lxc",
+            "cpus": cfg.get("cores", 1),
+            "maxmem": int(cfg.get("memory", 512)) * 1024**2,
+            "mem": (48 * 1024**2) if running else 0,
+            "maxdisk": int(gib * 1024**3),
+            "disk": int(gib * 1024**3 * ct.get("disk_used_pct", 0) / 100) if running else 0,
+            "maxswap": int(cfg.get("swap", 512)) * 1024**2,
+            "uptime": int(time.time() - ct["started_at"]) if running and ct.get("started_at") else 0,
+            "netin": 0,
+            "netout": 0,
+            "diskread": 0,
+            "diskwrite": 0,
+            "cpu": 0,
+        }
         if ct.get("lock"):
             row["lock"] = ct["lock"]
         if cfg.get("template"):
@@ -229,7 +288,9 @@ class Pvesh:
     def _lxc(self, verb: str, rest: list[str], args: list[str]) -> Any:
         if not rest:
             if verb == "get":
-                return [self._ct_summary(v, c) for v, c in sorted(self.model.containers.items(), key=lambda x: int(x[0]))]
+                return [
+                    self._ct_summary(v, c) for v, c in sorted(self.model.containers.items(), key=lambda x: int(x[0]))
+                ]
             raise ToolError(f"No '{verb}' handler defined for '/nodes/{self.model.node}/lxc'")
         vmid = check_vmid(rest[0])
         ct = self.model.containers.get(vmid)
@@ -245,16 +306,25 @@ class Pvesh:
         if sub == ["status", "current"] and verb == "get":
             return self._ct_summary(vmid, ct) | {"ha": {"managed": 0}}
         if sub == ["snapshot"] and verb == "get":
-            out = [{"name": n, "snaptime": s["snaptime"], "description": s.get("description", ""),
-                    **({"parent": s["parent"]} if s.get("parent") else {})} for n, s in ct["snapshots"].items()]
+            out = [
+                {
+                    "name": n,
+                    "snaptime": s["snaptime"],
+                    "description": s.get("description", ""),
+                    **({"parent": s["parent"]} if s.get("parent") else {}),
+                }
+                for n, s in ct["snapshots"].items()
+            ]
             current = {"name": "current", "description": "You are here!", "running": int(ct["status"] == "running")}
             if ct.get("parent"):
                 current["parent"] = ct["parent"]
-            return out + [current]
+            return [*out, current]
         if sub and sub[0] == "status" and len(sub) == 2 and verb == "create":
             action = sub[1]
             if action not in ("start", "stop", "shutdown", "reboot"):
-                raise ToolError(f"No 'create' handler defined for '/nodes/{self.model.node}/lxc/{vmid}/status/{action}'")
+                raise ToolError(
+                    f"No 'create' handler defined for '/nodes/{self.model.node}/lxc/{vmid}/status/{action}'"
+                )
             if ct.get("lock"):
                 raise ToolError(f"CT is locked ({ct['lock']})")
             if action == "start":
@@ -274,8 +344,9 @@ class Pvesh:
                 if verb == "get":
                     return dict(fwc["options"])
                 if verb == "set":
-                    _, opts = parse_options(args, {"enable": "int", "policy_in": "str", "policy_out": "str",
-                                                   "digest": "str"})
+                    _, opts = parse_options(
+                        args, {"enable": "int", "policy_in": "str", "policy_out": "str", "digest": "str"}
+                    )
                     opts.pop("digest", None)
                     fwc["options"].update({k: int(v) if v.isdigit() else v for k, v in opts.items()})
                     self.model.save()

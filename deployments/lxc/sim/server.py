@@ -34,7 +34,7 @@ def ensure_host_key(path: str | Path) -> asyncssh.SSHKey:
 
 
 class _Server(asyncssh.SSHServer):
-    def __init__(self, authorized_keys: str, password: str | None, owner: "SimServer") -> None:
+    def __init__(self, authorized_keys: str, password: str | None, owner: SimServer) -> None:
         self._authorized_keys = authorized_keys
         self._password = password
         self._owner = owner
@@ -83,7 +83,7 @@ class SimServer:
         if any(word in command.split() for word in NEEDS_STDIN):
             try:
                 stdin = (await asyncio.wait_for(process.stdin.read(), 10)).encode()
-            except (asyncio.TimeoutError, asyncssh.Error):
+            except (TimeoutError, asyncssh.Error):
                 stdin = b""
         try:
             result = await self.host.execute(command, stdin)
@@ -97,13 +97,15 @@ class SimServer:
             process.stderr.write(result.stderr)
         process.exit(result.rc)
 
-    async def start(self, bind: str, port: int, host_key: str | Path, authorized_keys: str | Path,
-                    password: str | None = None) -> int:
+    async def start(
+        self, bind: str, port: int, host_key: str | Path, authorized_keys: str | Path, password: str | None = None
+    ) -> int:
         key = ensure_host_key(host_key)
         fs_root = str(self.host.model.fs_root)
         self.server = await asyncssh.create_server(
             lambda: _Server(str(authorized_keys), password, self),
-            bind, port,
+            bind,
+            port,
             server_host_keys=[key],
             process_factory=self._process,
             sftp_factory=lambda chan: asyncssh.SFTPServer(chan, chroot=fs_root.encode()),
@@ -122,8 +124,15 @@ class SimServer:
 class ThreadedSim:
     """pve-sim on its own event loop in a daemon thread (tests, benchmarks)."""
 
-    def __init__(self, state_dir: str | Path, authorized_keys: str | Path, host_key: str | Path | None = None,
-                 password: str | None = None, op_delay: float = 0.0, node: str = "pve") -> None:
+    def __init__(
+        self,
+        state_dir: str | Path,
+        authorized_keys: str | Path,
+        host_key: str | Path | None = None,
+        password: str | None = None,
+        op_delay: float = 0.0,
+        node: str = "pve",
+    ) -> None:
         self.state_dir = Path(state_dir)
         self.host = make_host(self.state_dir, node=node, op_delay=op_delay)
         self.sim = SimServer(self.host, self.state_dir)
@@ -137,7 +146,8 @@ class ThreadedSim:
     def start(self) -> int:
         self._thread.start()
         fut = asyncio.run_coroutine_threadsafe(
-            self.sim.start("127.0.0.1", 0, self.host_key, self._authorized_keys, self._password), self.loop)
+            self.sim.start("127.0.0.1", 0, self.host_key, self._authorized_keys, self._password), self.loop
+        )
         self.port = fut.result(15)
         return self.port
 

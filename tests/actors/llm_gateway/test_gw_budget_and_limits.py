@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from actors.llm_gateway.budget import BudgetLedger
 from actors.llm_gateway.ratelimit import RateLimiter
@@ -20,7 +20,7 @@ class Clock:
 
 
 def _ts(text: str) -> float:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
 
 
 async def test_concurrent_leases_never_exceed_the_limit():

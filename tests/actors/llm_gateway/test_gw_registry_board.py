@@ -9,13 +9,26 @@ from actors.llm_gateway.registry import DISCOVERED, FOUND, IGNORED, VERIFIED, Re
 
 
 def spec(tmp_path: Path, db: str = "gw.db") -> dict[str, str]:
-    return {"type": "sqlite", "sqlite_path": str(tmp_path / db), "dsn_env": "", "dsn": "",
-            "secret_env": "", "key_file": str(tmp_path / "registry.key")}
+    return {
+        "type": "sqlite",
+        "sqlite_path": str(tmp_path / db),
+        "dsn_env": "",
+        "dsn": "",
+        "secret_env": "",
+        "key_file": str(tmp_path / "registry.key"),
+    }
 
 
 def fields(name: str, **extra: object) -> dict[str, object]:
-    return {"id": name, "name": name, "base_url": "http://127.0.0.1:9/v1", "provider": "vllm", "priority": 0,
-            "models": ["m"], **extra}
+    return {
+        "id": name,
+        "name": name,
+        "base_url": "http://127.0.0.1:9/v1",
+        "provider": "vllm",
+        "priority": 0,
+        "models": ["m"],
+        **extra,
+    }
 
 
 def test_transitions_conflicts_and_reload(tmp_path):
@@ -30,11 +43,13 @@ def test_transitions_conflicts_and_reload(tmp_path):
     assert probed["status"] == VERIFIED and probed["latency_ms"] == 12.5 and probed["probed_models"] == ["a", "b"]
     assert board.toggle("one")["entry"]["status"] == IGNORED
     assert board.record_probe("one", True, 3.0, [], None)["entry"]["status"] == IGNORED
-    scan = board.add_discovered([{"id": "local-vllm-9", "provider": "vllm", "base_url": "http://127.0.0.1:7/v1",
-                                  "models": ["x"]}])
+    scan = board.add_discovered(
+        [{"id": "local-vllm-9", "provider": "vllm", "base_url": "http://127.0.0.1:7/v1", "models": ["x"]}]
+    )
     assert scan["candidates"][0]["added"] and scan["candidates"][0]["status"] == DISCOVERED
-    again = board.add_discovered([{"id": "local-vllm-9", "provider": "vllm", "base_url": "http://127.0.0.1:7/v1",
-                                   "models": ["x"]}])
+    again = board.add_discovered(
+        [{"id": "local-vllm-9", "provider": "vllm", "base_url": "http://127.0.0.1:7/v1", "models": ["x"]}]
+    )
     assert not again["candidates"][0]["added"]
     v = board.snapshot()["version"]
     assert board.snapshot(v) is None

@@ -39,7 +39,10 @@ def real_pkg() -> Path:
     """The python3-pyasn package, fetched once by the project's script (cached under var/)."""
     result = subprocess.run(
         ["bash", str(ROOT / "scripts" / "fetch-asn-data.sh"), str(REAL_PKG)],
-        capture_output=True, text=True, timeout=600, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     if result.returncode != 0:
         message = f"fetch-asn-data.sh failed ({result.returncode}): {result.stderr[-2000:]}"

@@ -73,6 +73,7 @@ def asn_log():
 
 # --- start-up -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("key", [None, "", "x" * 31])
 def test_refuses_to_start_without_a_usable_key(tmp_path, tiny_pkg, key):
     config = tiny_config(tmp_path, tiny_pkg).model_copy(update={"api_key": SecretStr(key) if key is not None else None})
@@ -87,9 +88,9 @@ def test_starts_with_a_32_character_key(tmp_path, tiny_pkg):
 
 # --- public routes and docs ---------------------------------------------------------------
 
+
 def test_routes_tsv_lists_the_public_split():
-    assert asn_routes() == ["/api/", "/api/health", "/api/docs", "/api/redoc", "/api/openapi.json",
-                            "/api/v1/asn/{asn}"]
+    assert asn_routes() == ["/api/", "/api/health", "/api/docs", "/api/redoc", "/api/openapi.json", "/api/v1/asn/{asn}"]
 
 
 @pytest.mark.parametrize("path", asn_routes())
@@ -117,14 +118,28 @@ async def test_docs_load_the_specification_from_below_the_root_path(app):
     assert spec["servers"] == [{"url": "/asn"}]
     assert set(spec["paths"]) >= {"/api/v1/asn/{asn}", "/api/v1/ip/{address}", "/api/v1/search", "/api/health"}
     assert spec["components"]["securitySchemes"]["APIKeyHeader"] == {
-        "type": "apiKey", "in": "header", "name": "X-API-Key", "description": "the master key (API_SECRET_KEY)"}
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "the master key (API_SECRET_KEY)",
+    }
     assert root["docs"] == "/asn/api/docs" and root["openapi"] == "/asn/api/openapi.json"
 
 
 # --- authentication -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("headers", [{}, {"X-API-Key": ""}, {"X-API-Key": "wrong"}, {"X-API-Key": API_KEY + "x"},
-                                     {"X-API-Key": API_KEY[:-1]}, {"x-api-key": API_KEY.upper()}])
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"X-API-Key": ""},
+        {"X-API-Key": "wrong"},
+        {"X-API-Key": API_KEY + "x"},
+        {"X-API-Key": API_KEY[:-1]},
+        {"x-api-key": API_KEY.upper()},
+    ],
+)
 @pytest.mark.parametrize("path", ["/api/v1/asn/15169", "/api/v1/ip/8.8.8.8", "/api/v1/search?q=google"])
 async def test_protected_routes_reject_missing_or_wrong_keys(app, asn_log, headers, path):
     async with client_for(app, ip="198.51.100.23") as client:
@@ -147,6 +162,7 @@ async def test_key_header_name_is_case_insensitive(app):
 
 
 # --- lookups ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("form", ["15169", "AS15169", "as15169", "0.15169"])
 async def test_asn_lookup_forms(app, form):
@@ -195,9 +211,15 @@ async def test_etag_revalidation(app):
 
 @pytest.mark.parametrize(
     "address, prefix, asn",
-    [("8.8.8.8", "8.8.8.0/24", 15169), ("8.8.1.1", "8.8.0.0/16", 15169), ("8.100.0.1", "8.0.0.0/9", 3333),
-     ("::ffff:1.1.1.1", "1.1.1.0/24", 13335), ("2001:4860:4860::8888", "2001:4860:4860::/48", 15169),
-     ("2606:4700:0:0:0:0:0:1111", "2606:4700::/32", 13335), ("10.1.2.3", "10.1.0.0/16", 64999)],
+    [
+        ("8.8.8.8", "8.8.8.0/24", 15169),
+        ("8.8.1.1", "8.8.0.0/16", 15169),
+        ("8.100.0.1", "8.0.0.0/9", 3333),
+        ("::ffff:1.1.1.1", "1.1.1.0/24", 13335),
+        ("2001:4860:4860::8888", "2001:4860:4860::/48", 15169),
+        ("2606:4700:0:0:0:0:0:1111", "2606:4700::/32", 13335),
+        ("10.1.2.3", "10.1.0.0/16", 64999),
+    ],
 )
 async def test_ip_lookup(app, address, prefix, asn):
     async with client_for(app) as client:
@@ -252,6 +274,7 @@ async def test_unexpected_error_is_500_in_the_error_shape(app, monkeypatch, asn_
 
 # --- health -------------------------------------------------------------------------------
 
+
 async def test_health_reports_each_dependency(app):
     async with client_for(app) as client:
         response = await client.get("/api/health")
@@ -264,8 +287,9 @@ async def test_health_reports_each_dependency(app):
 
 
 async def test_health_is_503_when_the_dataset_is_missing(tmp_path):
-    config = AsnConfig(data_dir=tmp_path / "d", pkg_dir=tmp_path / "empty", fetch_on_start=False,
-                       api_key=SecretStr(API_KEY))
+    config = AsnConfig(
+        data_dir=tmp_path / "d", pkg_dir=tmp_path / "empty", fetch_on_start=False, api_key=SecretStr(API_KEY)
+    )
     app = create_app(config)
     assert app.state.dataset.wait(30)
     async with client_for(app) as client:
@@ -279,6 +303,7 @@ async def test_health_is_503_when_the_dataset_is_missing(tmp_path):
 
 
 # --- rate limiting (actor stand-in) -------------------------------------------------------
+
 
 async def test_every_request_counts_and_the_limit_is_exact(make_app):
     app = make_app(limit=5)
@@ -302,11 +327,16 @@ async def test_every_request_counts_and_the_limit_is_exact(make_app):
     assert abs(reset - (started + retry_after)) <= 2
     assert spoofed.status_code == 429  # the socket peer decides, not a client-written header
 
+
 async def test_x_forwarded_for_cannot_choose_the_client(make_app):
     app = make_app(limit=2)
     async with client_for(app, ip="192.0.2.60") as client:
-        codes = [(await client.get("/api/", headers={"X-Forwarded-For": f"10.0.0.{i}", "X-Real-IP": f"10.1.0.{i}"}))
-                 .status_code for i in range(4)]
+        codes = [
+            (
+                await client.get("/api/", headers={"X-Forwarded-For": f"10.0.0.{i}", "X-Real-IP": f"10.1.0.{i}"})
+            ).status_code
+            for i in range(4)
+        ]
     assert codes == [200, 200, 429, 429]
 
 

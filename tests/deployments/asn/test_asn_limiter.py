@@ -36,11 +36,12 @@ async def test_concurrent_hits_are_coalesced_and_exact():
 
 async def test_actor_failure_reaches_every_waiter():
     class Broken:
-        class hit_many:  # noqa: N801 - mimics a handle's method attribute
+        class hit_many:
             @staticmethod
             def remote(*args):
                 async def fail():
                     raise RuntimeError("actor died")
+
                 return asyncio.ensure_future(fail())
 
     limiter = ActorLimiter(Broken(), limit=5, window_seconds=60)

@@ -1,6 +1,7 @@
 """The loader on a tiny generated dataset: every table, every derived field, and bad input."""
 
 import gzip
+import itertools
 import json
 import threading
 from pathlib import Path
@@ -32,9 +33,13 @@ def test_meta_and_row_counts(built: Path):
 
 def test_asn_rows(built: Path):
     with duckdb.connect(str(built), read_only=True) as conn:
-        rows = {r[0]: r[1:] for r in conn.execute(
-            "SELECT asn, name, organisation, country, v4_count, v6_count, v4_addresses, v6_addresses, "
-            "v4_prefixes, v6_prefixes FROM asn").fetchall()}
+        rows = {
+            r[0]: r[1:]
+            for r in conn.execute(
+                "SELECT asn, name, organisation, country, v4_count, v6_count, v4_addresses, v6_addresses, "
+                "v4_prefixes, v6_prefixes FROM asn"
+            ).fetchall()
+        }
     google = rows[15169]
     assert google[:3] == ("GOOGLE", "Google Inc.", "US")
     assert google[3:5] == (3, 2)  # 8.8.0.0/16, 8.8.4.0/24, 8.8.8.0/24 | two v6
@@ -56,10 +61,11 @@ def test_asn_lookup_uses_the_primary_key_index(built: Path):
 def test_ranges_are_sorted_and_disjoint(built: Path):
     with duckdb.connect(str(built), read_only=True) as conn:
         r4 = conn.execute("SELECT start, stop FROM range4 ORDER BY start").fetchall()
-        r6 = conn.execute("SELECT (start_hi::UHUGEINT << 64) | start_lo, (stop_hi::UHUGEINT << 64) | stop_lo "
-                          "FROM range6 ORDER BY 1").fetchall()
+        r6 = conn.execute(
+            "SELECT (start_hi::UHUGEINT << 64) | start_lo, (stop_hi::UHUGEINT << 64) | stop_lo FROM range6 ORDER BY 1"
+        ).fetchall()
     for ranges in (r4, r6):
-        assert ranges and all(a[1] < b[0] for a, b in zip(ranges, ranges[1:]))
+        assert ranges and all(a[1] < b[0] for a, b in itertools.pairwise(ranges))
         assert all(start <= stop for start, stop in ranges)
 
 

@@ -5,8 +5,16 @@ from deployments.asn.parsing import ASN_MAX, parse_asn, parse_asname, parse_ip
 
 @pytest.mark.parametrize(
     "text, value",
-    [("15169", 15169), ("AS15169", 15169), ("as15169", 15169), ("As13335", 13335),
-     ("4294967295", ASN_MAX), ("AS1.10", 65546), ("0.1", 1), ("1", 1)],
+    [
+        ("15169", 15169),
+        ("AS15169", 15169),
+        ("as15169", 15169),
+        ("As13335", 13335),
+        ("4294967295", ASN_MAX),
+        ("AS1.10", 65546),
+        ("0.1", 1),
+        ("1", 1),
+    ],
 )
 def test_accepted_asn_forms(text, value):
     assert parse_asn(text) == value
@@ -14,8 +22,26 @@ def test_accepted_asn_forms(text, value):
 
 @pytest.mark.parametrize(
     "text",
-    ["-1", "99999999999", "abc", "0", "AS0", "4294967296", "", "AS", "AS 15169", " 15169", "15169 ",
-     "+15169", "AS15169x", "1.65536", "65536.1", "１２３", "15_169", "0x10"],
+    [
+        "-1",
+        "99999999999",
+        "abc",
+        "0",
+        "AS0",
+        "4294967296",
+        "",
+        "AS",
+        "AS 15169",
+        " 15169",
+        "15169 ",
+        "+15169",
+        "AS15169x",
+        "1.65536",
+        "65536.1",
+        "１２３",
+        "15_169",
+        "0x10",
+    ],
 )
 def test_rejected_asn_forms(text):
     with pytest.raises(ValueError):
@@ -41,8 +67,12 @@ def test_parse_ip_rejects(text):
     [
         ("GOOGLE - Google Inc., US", "GOOGLE", "Google Inc.", "US"),
         ("CLOUDFLARENET - CloudFlare, Inc., US", "CLOUDFLARENET", "CloudFlare, Inc.", "US"),
-        ("RIPE-NCC-AS Reseaux IP Europeens Network Coordination Centre (RIPE NCC), NL",
-         "RIPE-NCC-AS", "Reseaux IP Europeens Network Coordination Centre (RIPE NCC)", "NL"),
+        (
+            "RIPE-NCC-AS Reseaux IP Europeens Network Coordination Centre (RIPE NCC), NL",
+            "RIPE-NCC-AS",
+            "Reseaux IP Europeens Network Coordination Centre (RIPE NCC)",
+            "NL",
+        ),
         ("-Private Use AS-, ZZ", "Private Use AS", None, None),
         ("-Reserved AS-, ZZ", "Reserved AS", None, None),
         ("A.P. Moller - Maersk A/S, DK", "A.P. Moller - Maersk A/S", "A.P. Moller - Maersk A/S", "DK"),

@@ -25,8 +25,9 @@ def test_package_contents(real_pkg: Path):
 
 
 def test_fetch_script_is_idempotent(real_pkg: Path):
-    again = subprocess.run(["bash", str(SCRIPT), str(real_pkg.parents[4])], capture_output=True, text=True,
-                           check=True, timeout=60)
+    again = subprocess.run(
+        ["bash", str(SCRIPT), str(real_pkg.parents[4])], capture_output=True, text=True, check=True, timeout=60
+    )
     assert Path(again.stdout.strip()) == real_pkg
     assert again.stderr == ""  # cached: no apt call at all
 
@@ -47,8 +48,9 @@ def test_fetch_script_updates_lists_only_after_a_failed_download(tmp_path: Path,
     dest = ROOT / "var" / "asn" / f"test-fetch-{os.getpid()}"
     try:
         env = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}"}
-        result = subprocess.run(["bash", str(SCRIPT), str(dest)], capture_output=True, text=True, env=env,
-                                timeout=300, check=False)
+        result = subprocess.run(
+            ["bash", str(SCRIPT), str(dest)], capture_output=True, text=True, env=env, timeout=300, check=False
+        )
         assert result.returncode == 0, result.stderr
         assert [line.split()[0] for line in calls.read_text().splitlines()] == ["download", "update", "download"]
         assert (Path(result.stdout.strip()) / "asnames.json").stat().st_size > 3_000_000

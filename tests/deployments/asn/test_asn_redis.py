@@ -104,13 +104,15 @@ async def test_redis_down_fails_closed_when_configured():
 
 
 async def test_apps_sharing_redis_limit_together(tmp_path, tiny_pkg, redis_url, prefix):
-    apps = [create_app(tiny_config(tmp_path, tiny_pkg, limit=3, redis_url=redis_url, key_prefix=prefix))
-            for _ in range(2)]
+    apps = [
+        create_app(tiny_config(tmp_path, tiny_pkg, limit=3, redis_url=redis_url, key_prefix=prefix)) for _ in range(2)
+    ]
     for app in apps:
         assert app.state.dataset.wait(30)
     async with client_for(apps[0], ip="192.0.2.90") as a, client_for(apps[1], ip="192.0.2.90") as b:
-        responses = [await (a if i % 2 else b).get("/api/v1/asn/15169", headers={"X-API-Key": API_KEY})
-                     for i in range(5)]
+        responses = [
+            await (a if i % 2 else b).get("/api/v1/asn/15169", headers={"X-API-Key": API_KEY}) for i in range(5)
+        ]
         health = await a.get("/api/health")
     for app in apps:
         await app.state.limiter.close()

@@ -37,8 +37,12 @@ PREFIX_ROWS = [
 PREFIX_FILE = "ipasn_20200102.dat.gz"
 
 
-def write_dataset(directory: Path, rows: list[tuple[str, int]] | None = None,
-                  names: dict[str, str] | None = None, prefix_file: str = PREFIX_FILE) -> Path:
+def write_dataset(
+    directory: Path,
+    rows: list[tuple[str, int]] | None = None,
+    names: dict[str, str] | None = None,
+    prefix_file: str = PREFIX_FILE,
+) -> Path:
     """Write the two files into `directory` (flat layout) and return it."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "asnames.json").write_text(json.dumps(names or NAMES), encoding="utf-8")

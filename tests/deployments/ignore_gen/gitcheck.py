@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import pytest
 
@@ -61,7 +61,7 @@ def check(root: Path, paths: Iterable[str], *, index: bool = False) -> dict[str,
     fields = proc.stdout.decode("utf-8").split("\0")
     result: dict[str, Match] = {}
     for i in range(0, len(fields) - 3, 4):
-        source, line, pattern, path = fields[i:i + 4]
+        source, line, pattern, path = fields[i : i + 4]
         if source:
             result[path] = Match(source, int(line), pattern)
     return result

@@ -69,7 +69,7 @@ async def test_same_inputs_same_bytes_whatever_the_order(client: httpx.AsyncClie
     assert a.headers["etag"] == b.headers["etag"]
 
 
-@pytest.mark.parametrize("form", ["{tag}", "W/{tag}", '"sha256:0000", {tag}', "W/\"x\",W/{tag}", "*"])
+@pytest.mark.parametrize("form", ["{tag}", "W/{tag}", '"sha256:0000", {tag}', 'W/"x",W/{tag}', "*"])
 async def test_if_none_match_forms_give_304(client: httpx.AsyncClient, form: str) -> None:
     first = await client.post("/generate", json={"tree": TREE})
     tag = first.headers["etag"]
@@ -82,15 +82,19 @@ async def test_if_none_match_forms_give_304(client: httpx.AsyncClient, form: str
 
 async def test_if_none_match_mismatch_or_changed_input_gives_200(client: httpx.AsyncClient) -> None:
     tag = (await client.post("/generate", json={"tree": TREE})).headers["etag"]
-    r = await client.post("/generate", json={"tree": TREE + ["go.mod"]}, headers={"If-None-Match": tag})
+    r = await client.post("/generate", json={"tree": [*TREE, "go.mod"]}, headers={"If-None-Match": tag})
     assert r.status_code == 200 and r.headers["etag"] != tag
     r = await client.post("/generate", json={"tree": TREE}, headers={"If-None-Match": '"sha256:nope"'})
     assert r.status_code == 200
 
 
 async def test_400_when_tree_and_features_missing(client: httpx.AsyncClient) -> None:
-    for path, body in (("/generate", {}), ("/generate", {"include_comments": False}),
-                       ("/diff_against", {"existing": "x\n"}), ("/generate", {"tree": None, "features": None})):
+    for path, body in (
+        ("/generate", {}),
+        ("/generate", {"include_comments": False}),
+        ("/diff_against", {"existing": "x\n"}),
+        ("/generate", {"tree": None, "features": None}),
+    ):
         r = await client.post(path, json=body)
         assert r.status_code == 400
         assert isinstance(r.json()["detail"], str) and "tree" in r.json()["detail"]
@@ -103,14 +107,26 @@ async def test_404_unknown_feature(client: httpx.AsyncClient) -> None:
         assert r.json() == {"detail": "unknown feature(s) with no template: cobol; GET /features lists the known ones"}
 
 
-@pytest.mark.parametrize("body", [
-    {"features": ["Python"]}, {"features": ["py thon"]}, {"features": ["../etc"]}, {"features": [""]},
-    {"features": ["x" * 65]}, {"features": "python"}, {"tree": "a.py"}, {"tree": [1, 2]},
-    {"features": ["python"], "extras": ["a\nb"]}, {"features": ["python"], "extras": ["a\r"]},
-    {"features": ["python"], "extras": [""]}, {"features": ["python"], "extras": [" padded"]},
-    {"features": ["python"], "extras": ["# comment"]}, {"features": ["python"], "include_comments": "maybe"},
-    {"features": ["python"], "unknown_field": 1},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"features": ["Python"]},
+        {"features": ["py thon"]},
+        {"features": ["../etc"]},
+        {"features": [""]},
+        {"features": ["x" * 65]},
+        {"features": "python"},
+        {"tree": "a.py"},
+        {"tree": [1, 2]},
+        {"features": ["python"], "extras": ["a\nb"]},
+        {"features": ["python"], "extras": ["a\r"]},
+        {"features": ["python"], "extras": [""]},
+        {"features": ["python"], "extras": [" padded"]},
+        {"features": ["python"], "extras": ["# comment"]},
+        {"features": ["python"], "include_comments": "maybe"},
+        {"features": ["python"], "unknown_field": 1},
+    ],
+)
 async def test_422_validation_detail_is_a_string(client: httpx.AsyncClient, body: dict) -> None:
     r = await client.post("/generate", json=body)
     assert r.status_code == 422
@@ -146,12 +162,24 @@ async def test_500_is_logged_and_shaped(monkeypatch) -> None:
 
 
 async def test_limits_from_config_apply() -> None:
-    config = IgnoreGenConfig(limits=Limits(max_tree_paths=3, max_extras=1, max_pattern_length=5,
-                                           max_existing_bytes=10, max_features=2, max_path_length=20))
+    config = IgnoreGenConfig(
+        limits=Limits(
+            max_tree_paths=3,
+            max_extras=1,
+            max_pattern_length=5,
+            max_existing_bytes=10,
+            max_features=2,
+            max_path_length=20,
+        )
+    )
     async with client_for(config) as c:
-        cases = [({"tree": ["a", "b", "c", "d"]}, 413), ({"tree": ["x" * 21]}, 413),
-                 ({"features": ["go", "rust", "python"]}, 413),
-                 ({"features": ["go"], "extras": ["a", "b"]}, 413), ({"features": ["go"], "extras": ["abcdef"]}, 422)]
+        cases = [
+            ({"tree": ["a", "b", "c", "d"]}, 413),
+            ({"tree": ["x" * 21]}, 413),
+            ({"features": ["go", "rust", "python"]}, 413),
+            ({"features": ["go"], "extras": ["a", "b"]}, 413),
+            ({"features": ["go"], "extras": ["abcdef"]}, 422),
+        ]
         for body, status in cases:
             r = await c.post("/generate", json=body)
             assert r.status_code == status, body

@@ -10,17 +10,31 @@ from pathlib import Path
 import pytest
 
 from deployments.ignore_gen.engine import (
-    CORE_VERSION, HEADER, Engine, Options, UnknownFeatureError, content_hash, existing_patterns,
+    CORE_VERSION,
+    HEADER,
+    Engine,
+    Options,
+    UnknownFeatureError,
+    content_hash,
+    existing_patterns,
 )
 from deployments.ignore_gen.rules_table import (
-    RuleEntry, RulesTable, RulesTableError, build_table, load_rules_table, table_version,
+    RuleEntry,
+    RulesTable,
+    RulesTableError,
+    build_table,
+    load_rules_table,
+    table_version,
 )
 from deployments.ignore_gen.templates import TEMPLATES_DIR, load_templates, parse_patterns
 
-V01_TABLE = {"version": "sha256:72fd0c323cc1", "rules": [
-    {"features": ["node"], "patterns": ["*.tmp", ".DS_Store", ".idea/", ".vscode/", "Thumbs.db"]},
-    {"features": ["python"], "patterns": [".DS_Store", ".env", ".idea/", ".vscode/", "Thumbs.db"]},
-]}
+V01_TABLE = {
+    "version": "sha256:72fd0c323cc1",
+    "rules": [
+        {"features": ["node"], "patterns": ["*.tmp", ".DS_Store", ".idea/", ".vscode/", "Thumbs.db"]},
+        {"features": ["python"], "patterns": [".DS_Store", ".env", ".idea/", ".vscode/", "Thumbs.db"]},
+    ],
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +45,12 @@ def engine() -> Engine:
 def test_rules_table_version_vectors() -> None:
     assert table_version([]) == "sha256:4f53cda18c2b"
     assert build_table(V01_TABLE).version == "sha256:72fd0c323cc1"
-    shuffled = {"rules": [
-        {"patterns": ["Thumbs.db", ".vscode/", ".env", ".idea/", ".DS_Store", ".env"], "features": ["python"]},
-        V01_TABLE["rules"][0],
-    ]}
+    shuffled = {
+        "rules": [
+            {"patterns": ["Thumbs.db", ".vscode/", ".env", ".idea/", ".DS_Store", ".env"], "features": ["python"]},
+            V01_TABLE["rules"][0],
+        ]
+    }
     assert build_table(shuffled).version == "sha256:72fd0c323cc1"
 
 
@@ -75,10 +91,30 @@ def test_every_template_explains_its_patterns() -> None:
 
 
 def test_lockfiles_sources_and_ci_are_never_template_patterns() -> None:
-    committed = ["package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "go.sum", "poetry.lock",
-                 "uv.lock", "Gemfile.lock", "composer.lock", "Package.resolved", "pubspec.lock",
-                 "mix.lock", ".terraform.lock.hcl", "packages.lock.json", "Manifest.toml", ".python-version",
-                 "gradlew", "gradle-wrapper.jar", "mvnw", ".gitlab-ci.yml", ".github", ".env.example"]
+    committed = [
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "Cargo.lock",
+        "go.sum",
+        "poetry.lock",
+        "uv.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "Package.resolved",
+        "pubspec.lock",
+        "mix.lock",
+        ".terraform.lock.hcl",
+        "packages.lock.json",
+        "Manifest.toml",
+        ".python-version",
+        "gradlew",
+        "gradle-wrapper.jar",
+        "mvnw",
+        ".gitlab-ci.yml",
+        ".github",
+        ".env.example",
+    ]
     everything = {p for pats in load_templates().patterns.values() for p in pats}
     for name in committed:
         assert name not in everything
@@ -104,8 +140,9 @@ def test_layout_header_sections_and_trailing_newline(engine: Engine) -> None:
     result = engine.generate(["pom.xml"], None, Options(extras=("scratch/",)))
     lines = result.content.split("\n")
     assert lines[0] == HEADER
-    assert lines[1] == (f"# core={CORE_VERSION} templates={engine.templates.version} "
-                        f"rules_table={engine.table.version}")
+    assert lines[1] == (
+        f"# core={CORE_VERSION} templates={engine.templates.version} rules_table={engine.table.version}"
+    )
     assert lines[2] == "# features: common, java, maven, secrets"
     sections = [line for line in lines if line.startswith("# --- ")]
     assert sections == ["# --- template ---", "# --- mined ---", "# --- user_extra ---"]

@@ -7,29 +7,67 @@ import random
 import pytest
 
 from deployments.ignore_gen.fingerprint import (
-    ALWAYS, IMPLICIT_WITNESS, REQUESTED_WITNESS, fingerprint, normalise, resolve,
+    ALWAYS,
+    IMPLICIT_WITNESS,
+    REQUESTED_WITNESS,
+    fingerprint,
+    normalise,
+    resolve,
 )
 from deployments.ignore_gen.templates import load_templates
 
 # One tree per ecosystem: (feature expected, a path that must reveal it).
 ECOSYSTEMS = [
-    ("python", "pyproject.toml"), ("python", "requirements-dev.txt"), ("python", "pkg/mod.py"),
-    ("node", "package.json"), ("node", "web/pnpm-lock.yaml"), ("typescript", "src/app.tsx"),
-    ("typescript", "tsconfig.build.json"), ("go", "go.mod"), ("go", "cmd/main.go"),
-    ("rust", "Cargo.toml"), ("rust", "src/lib.rs"), ("java", "src/main/java/A.java"),
-    ("kotlin", "src/main/kotlin/A.kt"), ("maven", "pom.xml"), ("gradle", "build.gradle.kts"),
-    ("gradle", "gradlew"), ("android", "app/src/main/AndroidManifest.xml"),
-    ("ruby", "Gemfile"), ("ruby", "lib/x.rb"), ("php", "composer.json"), ("php", "index.php"),
-    ("dotnet", "App/App.csproj"), ("dotnet", "App.sln"), ("dotnet", "Program.cs"),
-    ("swift", "Package.swift"), ("xcode", "App.xcodeproj/project.pbxproj"),
-    ("cpp", "src/main.cpp"), ("cpp", "include/x.h"), ("cmake", "CMakeLists.txt"),
-    ("dart", "pubspec.yaml"), ("elixir", "mix.exs"), ("haskell", "stack.yaml"),
-    ("haskell", "x.cabal"), ("scala", "src/A.scala"), ("sbt", "build.sbt"), ("r", "R/fit.R"),
-    ("r", "analysis.Rmd"), ("julia", "src/M.jl"), ("zig", "build.zig"), ("terraform", "main.tf"),
-    ("docker", "Dockerfile"), ("docker", "Dockerfile.dev"), ("docker", "compose.yaml"),
-    ("docker", "docker-compose.override.yml"), ("docker", "deploy/api.dockerfile"),
-    ("jupyter", "nb/explore.ipynb"), ("ml", "weights/model.safetensors"), ("ml", "dvc.yaml"),
-    ("latex", "paper/main.tex"), ("unity", "ProjectSettings/ProjectVersion.txt"),
+    ("python", "pyproject.toml"),
+    ("python", "requirements-dev.txt"),
+    ("python", "pkg/mod.py"),
+    ("node", "package.json"),
+    ("node", "web/pnpm-lock.yaml"),
+    ("typescript", "src/app.tsx"),
+    ("typescript", "tsconfig.build.json"),
+    ("go", "go.mod"),
+    ("go", "cmd/main.go"),
+    ("rust", "Cargo.toml"),
+    ("rust", "src/lib.rs"),
+    ("java", "src/main/java/A.java"),
+    ("kotlin", "src/main/kotlin/A.kt"),
+    ("maven", "pom.xml"),
+    ("gradle", "build.gradle.kts"),
+    ("gradle", "gradlew"),
+    ("android", "app/src/main/AndroidManifest.xml"),
+    ("ruby", "Gemfile"),
+    ("ruby", "lib/x.rb"),
+    ("php", "composer.json"),
+    ("php", "index.php"),
+    ("dotnet", "App/App.csproj"),
+    ("dotnet", "App.sln"),
+    ("dotnet", "Program.cs"),
+    ("swift", "Package.swift"),
+    ("xcode", "App.xcodeproj/project.pbxproj"),
+    ("cpp", "src/main.cpp"),
+    ("cpp", "include/x.h"),
+    ("cmake", "CMakeLists.txt"),
+    ("dart", "pubspec.yaml"),
+    ("elixir", "mix.exs"),
+    ("haskell", "stack.yaml"),
+    ("haskell", "x.cabal"),
+    ("scala", "src/A.scala"),
+    ("sbt", "build.sbt"),
+    ("r", "R/fit.R"),
+    ("r", "analysis.Rmd"),
+    ("julia", "src/M.jl"),
+    ("zig", "build.zig"),
+    ("terraform", "main.tf"),
+    ("docker", "Dockerfile"),
+    ("docker", "Dockerfile.dev"),
+    ("docker", "compose.yaml"),
+    ("docker", "docker-compose.override.yml"),
+    ("docker", "deploy/api.dockerfile"),
+    ("jupyter", "nb/explore.ipynb"),
+    ("ml", "weights/model.safetensors"),
+    ("ml", "dvc.yaml"),
+    ("latex", "paper/main.tex"),
+    ("unity", "ProjectSettings/ProjectVersion.txt"),
     ("unity", "Assets/Scenes/Main.unity"),
 ]
 
@@ -59,11 +97,18 @@ def test_markers_are_case_insensitive_in_any_folder(path: str) -> None:
     assert "node" in fingerprint([path]).features
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("./src/a.py", "src/a.py"), ("././src/a.py", "src/a.py"), ("src\\pkg\\a.py", "src/pkg/a.py"),
-    (".\\src\\a.py", "src/a.py"), ("/abs/a.py", "abs/a.py"), ("a//b/./c.py", "a/b/c.py"),
-    ("plain.py", "plain.py"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("./src/a.py", "src/a.py"),
+        ("././src/a.py", "src/a.py"),
+        ("src\\pkg\\a.py", "src/pkg/a.py"),
+        (".\\src\\a.py", "src/a.py"),
+        ("/abs/a.py", "abs/a.py"),
+        ("a//b/./c.py", "a/b/c.py"),
+        ("plain.py", "plain.py"),
+    ],
+)
 def test_normalise(raw: str, expected: str) -> None:
     assert normalise(raw) == expected
 
@@ -84,8 +129,14 @@ def test_unknown_files_give_no_feature() -> None:
 
 
 def test_fixture_folders_do_not_decide_the_stack() -> None:
-    tree = ["Cargo.toml", "src/main.rs", "tests/syntax/CMakeLists.txt", "tests/syntax/x.tf",
-            "vendor/lib/setup.py", "testdata/go.mod"]
+    tree = [
+        "Cargo.toml",
+        "src/main.rs",
+        "tests/syntax/CMakeLists.txt",
+        "tests/syntax/x.tf",
+        "vendor/lib/setup.py",
+        "testdata/go.mod",
+    ]
     assert fingerprint(tree).features == ["rust"]
 
 

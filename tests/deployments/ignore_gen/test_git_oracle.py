@@ -97,18 +97,42 @@ def _materialise(root: Path, files: list[str]) -> None:
 
 
 BUILD_OUTPUTS = {
-    "Textualize/rich": ["__pycache__/m.cpython-311.pyc", "rich/__pycache__/console.cpython-311.pyc",
-                        ".venv/bin/python", "dist/rich-14.0.0-py3-none-any.whl", "rich.egg-info/PKG-INFO",
-                        ".pytest_cache/v/cache/nodeids", ".mypy_cache/3.11/x.json", "htmlcov/index.html"],
+    "Textualize/rich": [
+        "__pycache__/m.cpython-311.pyc",
+        "rich/__pycache__/console.cpython-311.pyc",
+        ".venv/bin/python",
+        "dist/rich-14.0.0-py3-none-any.whl",
+        "rich.egg-info/PKG-INFO",
+        ".pytest_cache/v/cache/nodeids",
+        ".mypy_cache/3.11/x.json",
+        "htmlcov/index.html",
+    ],
     "BurntSushi/ripgrep": ["target/debug/rg", "target/release/build/x/out/y.rs", "src/lib.rs.bk"],
-    "expressjs/express": ["node_modules/x/index.js", "node_modules/.package-lock.json", "coverage/lcov.info",
-                          "npm-debug.log", ".eslintcache"],
-    "apache/commons-lang": ["target/classes/org/A.class", "target/surefire-reports/x.txt", "Foo.class",
-                            "release.properties"],
+    "expressjs/express": [
+        "node_modules/x/index.js",
+        "node_modules/.package-lock.json",
+        "coverage/lcov.info",
+        "npm-debug.log",
+        ".eslintcache",
+    ],
+    "apache/commons-lang": [
+        "target/classes/org/A.class",
+        "target/surefire-reports/x.txt",
+        "Foo.class",
+        "release.properties",
+    ],
     "spf13/cobra": ["coverage.out", "cobra.test"],
 }
-SECRETS = [".env", ".env.local", "config/.env.production", "certs/server.key", "deploy/tls.pem",
-           "keys/id_rsa", "signing/release.jks", "store.p12"]
+SECRETS = [
+    ".env",
+    ".env.local",
+    "config/.env.production",
+    "certs/server.key",
+    "deploy/tls.pem",
+    "keys/id_rsa",
+    "signing/release.jks",
+    "store.p12",
+]
 
 
 @pytest.mark.parametrize("repo", sorted(BUILD_OUTPUTS))
@@ -124,8 +148,11 @@ def test_materialised_repository(repo: str, engine: Engine, tmp_path: Path) -> N
     _materialise(root, rec["files"] + outputs + SECRETS)
     git = gitcheck.require_git()
     subprocess.run([git, "-C", str(root), "add", "-A"], check=True)
-    staged = set(subprocess.run([git, "-C", str(root), "ls-files", "-z"], check=True,
-                                capture_output=True).stdout.decode().split("\0")) - {""}
+    staged = set(
+        subprocess.run([git, "-C", str(root), "ls-files", "-z"], check=True, capture_output=True)
+        .stdout.decode()
+        .split("\0")
+    ) - {""}
     missing = sorted(set(rec["files"]) - staged)
     assert missing == []
     assert not staged & set(outputs + SECRETS)

@@ -25,11 +25,20 @@ def py_repo(i: int, gitignore: str) -> dict:
     return repo(f"o/py{i}", ["pyproject.toml", "pkg/a.py"], gitignore)
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ("/coverage/", ("coverage", True)), ("**/tmp", ("tmp", False)), ("*.log", ("*.log", False)),
-    ("out/*", ("out", True)), ("# c", None), ("!keep", None), ("src/configs", None), ("", None),
-    ("/", None),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("/coverage/", ("coverage", True)),
+        ("**/tmp", ("tmp", False)),
+        ("*.log", ("*.log", False)),
+        ("out/*", ("out", True)),
+        ("# c", None),
+        ("!keep", None),
+        ("src/configs", None),
+        ("", None),
+        ("/", None),
+    ],
+)
 def test_canonical(line: str, expected) -> None:
     assert mine.canonical(line) == expected
 
@@ -45,8 +54,8 @@ def test_support_repos_and_lift() -> None:
     found = _mined(recs)
     assert (("go",), "bin-go-cache/") in found
     assert found[(("go",), "bin-go-cache/")].support == 0.75
-    assert not any(p == "one-off" for _, p in found)            # one repository only
-    assert (("python",), "shared.tmp") in found                  # 3/3 python, 1/4 go: lift 1.75
+    assert not any(p == "one-off" for _, p in found)  # one repository only
+    assert (("python",), "shared.tmp") in found  # 3/3 python, 1/4 go: lift 1.75
 
 
 def test_common_patterns_need_broad_support() -> None:
@@ -101,6 +110,9 @@ def test_cli_writes_a_loadable_table(tmp_path: Path, capsys) -> None:
     out = tmp_path / "table.json"
     assert mine.main(["--corpus", str(corpus), "--out", str(out)]) == 0
     table = build_table(json.loads(out.read_text()))
-    assert [(e.features, e.patterns) for e in table.entries] == [(("go",), ("gen-cache/",)), (("python",), ("py-cache/",))]
+    assert [(e.features, e.patterns) for e in table.entries] == [
+        (("go",), ("gen-cache/",)),
+        (("python",), ("py-cache/",)),
+    ]
     assert "2 rules from 4 repositories" in capsys.readouterr().out
     assert mine.main(["--corpus", str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 2

@@ -8,13 +8,13 @@ separate processes of the upstream double.
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -60,8 +60,17 @@ class Double:
 
 def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
     port = free_port()
-    cmd = [sys.executable, "-m", "deployments.llm_gateway.testing.upstream_double", "--port", str(port),
-           "--name", name, "--latency-ms", str(latency_ms)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "deployments.llm_gateway.testing.upstream_double",
+        "--port",
+        str(port),
+        "--name",
+        name,
+        "--latency-ms",
+        str(latency_ms),
+    ]
     if keys:
         cmd += ["--keys", keys]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -149,8 +158,7 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
     async def start(cfg: dict[str, Any], replicas: int = 1, state: dict[str, Any] | None = None) -> Served:
         app = create_app(GatewayConfig.model_validate(cfg), state=state, replicas=replicas)
         port = free_port()
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                               lifespan="on"))
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         task = asyncio.get_running_loop().create_task(server.serve())
         servers.append((server, task))
         for _ in range(200):
@@ -165,7 +173,7 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
     for server, task in servers:
         try:
             await asyncio.wait_for(task, 10)
-        except (asyncio.TimeoutError, Exception):
+        except (TimeoutError, Exception):
             task.cancel()
 
 

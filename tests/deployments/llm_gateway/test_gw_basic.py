@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
+from tests.deployments.llm_gateway.conftest import base_config, chat
 
 
 async def test_chat_non_streaming(serve, up1, tmp_path, auth_env):

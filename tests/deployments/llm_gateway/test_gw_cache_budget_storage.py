@@ -7,8 +7,6 @@ import json
 import sqlite3
 import uuid
 
-import pytest
-
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat, flush
 
 
@@ -25,16 +23,26 @@ async def _cache_roundtrip(gw, up1):
         assert hit.headers["x-cache"] == "HIT" and hit.json()["choices"] == first.json()["choices"]
         streamed = await c.post("/v1/chat/completions", json=chat("m", temperature=0.1, stream=True))
         assert streamed.headers["x-cache"] == "HIT"
-        text = "".join(json.loads(e[6:])["choices"][0]["delta"].get("content") or ""
-                       for e in streamed.text.split("\n\n") if e.startswith("data: {"))
+        text = "".join(
+            json.loads(e[6:])["choices"][0]["delta"].get("content") or ""
+            for e in streamed.text.split("\n\n")
+            if e.startswith("data: {")
+        )
         assert text == first.json()["choices"][0]["message"]["content"]
-        for variant in (dict(temperature=0.2), dict(temperature=0.1, max_tokens=3), dict(temperature=0.1, seed=1),
-                        dict(temperature=0.1, stop=["x"]), dict(temperature=0.1, top_p=0.5),
-                        dict(temperature=0.1, tools=[{"type": "function", "function": {"name": "f"}}]),
-                        dict(temperature=0.1, response_format={"type": "json_object"}), dict(temperature=0.1, n=2)):
+        for variant in (
+            dict(temperature=0.2),
+            dict(temperature=0.1, max_tokens=3),
+            dict(temperature=0.1, seed=1),
+            dict(temperature=0.1, stop=["x"]),
+            dict(temperature=0.1, top_p=0.5),
+            dict(temperature=0.1, tools=[{"type": "function", "function": {"name": "f"}}]),
+            dict(temperature=0.1, response_format={"type": "json_object"}),
+            dict(temperature=0.1, n=2),
+        ):
             assert (await c.post("/v1/chat/completions", json=chat("m", **variant))).headers["x-cache"] == "MISS"
-        bypass = await c.post("/v1/chat/completions", json=chat("m", temperature=0.1),
-                              headers={"Cache-Control": "no-cache"})
+        bypass = await c.post(
+            "/v1/chat/completions", json=chat("m", temperature=0.1), headers={"Cache-Control": "no-cache"}
+        )
         assert bypass.headers["x-cache"] == "BYPASS"
     async with gw.client(key="sk-test-second-0123456789") as other:
         r = await other.post("/v1/chat/completions", json=chat("m", temperature=0.1))
@@ -65,16 +73,25 @@ async def test_redis_cache(serve, up1, tmp_path, auth_env, redis_url):
 async def test_redis_down_serves_without_cache(serve, up1, tmp_path, auth_env):
     from tests.conftest import free_port
 
-    cfg = base_config(tmp_path, one(up1), caching={"enabled": True, "redis_url": f"redis://127.0.0.1:{free_port()}/0",
-                                                   "redis_connect_timeout": 0.2, "redis_socket_timeout": 0.2})
+    cfg = base_config(
+        tmp_path,
+        one(up1),
+        caching={
+            "enabled": True,
+            "redis_url": f"redis://127.0.0.1:{free_port()}/0",
+            "redis_connect_timeout": 0.2,
+            "redis_socket_timeout": 0.2,
+        },
+    )
     gw = await serve(cfg)
     async with gw.client() as c:
         assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
 
 
 async def test_errors_and_cut_streams_are_not_cached(serve, up1, tmp_path, auth_env):
-    gw = await serve(base_config(tmp_path, one(up1), caching={"enabled": True},
-                                 rotation={"failover": {"max_retries": 0}}))
+    gw = await serve(
+        base_config(tmp_path, one(up1), caching={"enabled": True}, rotation={"failover": {"max_retries": 0}})
+    )
     up1.faults({"status": 400, "times": 1}, {"cut_after": 3, "times": 1, "path": "/v1/chat/completions"})
     async with gw.client() as c:
         assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 400
@@ -97,12 +114,17 @@ async def test_cache_ttl_eviction(tmp_path):
 
 
 async def test_budget_402_and_charges_priced_model(serve, up1, tmp_path, auth_env):
-    cfg = base_config(tmp_path, one(up1, "gpt-4o"), budget={"daily_limit": 0.001, "soft_limit": 0.0005},
-                      pricing={"gpt-4o": {"input": 10.0, "output": 100.0}})
+    cfg = base_config(
+        tmp_path,
+        one(up1, "gpt-4o"),
+        budget={"daily_limit": 0.001, "soft_limit": 0.0005},
+        pricing={"gpt-4o": {"input": 10.0, "output": 100.0}},
+    )
     gw = await serve(cfg)
     async with gw.client() as c:
-        codes = [(await c.post("/v1/chat/completions", json=chat("gpt-4o", max_tokens=2))).status_code
-                 for _ in range(6)]
+        codes = [
+            (await c.post("/v1/chat/completions", json=chat("gpt-4o", max_tokens=2))).status_code for _ in range(6)
+        ]
         await flush(gw)
         text = (await c.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).text
     # each request reserves (3 prompt x $10 + 2 x $100) / 1M = $0.00023: four fit in $0.001
@@ -115,14 +137,15 @@ async def test_budget_402_and_charges_priced_model(serve, up1, tmp_path, auth_en
 
 
 async def test_budget_never_overspent_under_concurrency_across_replicas(serve, up1, tmp_path, auth_env):
-    cfg = base_config(tmp_path, one(up1, "gpt-4o"), budget={"daily_limit": 0.01},
-                      pricing={"gpt-4o": {"input": 10.0, "output": 100.0}})
+    cfg = base_config(
+        tmp_path, one(up1, "gpt-4o"), budget={"daily_limit": 0.01}, pricing={"gpt-4o": {"input": 10.0, "output": 100.0}}
+    )
     replicas = [await serve(cfg) for _ in range(3)]
     clients = [r.client() for r in replicas]
     try:
-        results = await asyncio.gather(*(clients[i % 3].post("/v1/chat/completions",
-                                                             json=chat("gpt-4o", max_tokens=2))
-                                         for i in range(90)))
+        results = await asyncio.gather(
+            *(clients[i % 3].post("/v1/chat/completions", json=chat("gpt-4o", max_tokens=2)) for i in range(90))
+        )
     finally:
         for cl in clients:
             await cl.aclose()
@@ -136,10 +159,16 @@ async def test_budget_never_overspent_under_concurrency_across_replicas(serve, u
 
 
 async def test_budget_falls_back_to_local_model(serve, up1, up2, tmp_path, auth_env):
-    cfg = base_config(tmp_path, {"paid": {"base_url": up1.base_url, "models": ["gpt-4o"]},
-                                 "ollama": {"provider": "ollama", "base_url": up2.base_url, "models": ["llama3"]}},
-                      budget={"daily_limit": 0.0003}, pricing={"gpt-4o": {"input": 10.0, "output": 100.0}},
-                      server={"local_model": {"enabled": True, "fallback_threshold": 0.0}})
+    cfg = base_config(
+        tmp_path,
+        {
+            "paid": {"base_url": up1.base_url, "models": ["gpt-4o"]},
+            "ollama": {"provider": "ollama", "base_url": up2.base_url, "models": ["llama3"]},
+        },
+        budget={"daily_limit": 0.0003},
+        pricing={"gpt-4o": {"input": 10.0, "output": 100.0}},
+        server={"local_model": {"enabled": True, "fallback_threshold": 0.0}},
+    )
     gw = await serve(cfg)
     async with gw.client() as c:
         first = await c.post("/v1/chat/completions", json=chat("gpt-4o", max_tokens=2))
@@ -164,8 +193,11 @@ async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, t
         if gw.gateway.budget_handle.instance.state()["spent"] > 0:
             break
     assert gw.gateway.budget_handle.instance.state()["spent"] > 0
-    rows = sqlite3.connect(tmp_path / "gateway.db").execute(
-        "SELECT stream, prompt_tokens, completion_tokens, cost_usd FROM llm_requests").fetchall()
+    rows = (
+        sqlite3.connect(tmp_path / "gateway.db")
+        .execute("SELECT stream, prompt_tokens, completion_tokens, cost_usd FROM llm_requests")
+        .fetchall()
+    )
     assert rows and rows[0][0] == 1 and rows[0][1] > 0 and rows[0][3] > 0
 
 
@@ -176,10 +208,13 @@ async def test_records_in_sqlite_with_ttft(serve, up1, tmp_path, auth_env):
         await c.post("/v1/chat/completions", json=chat("m", stream=True))
         await asyncio.sleep(0.1)
         await flush(gw)
-        timeline = (await c.get("/api/v1/metrics/ring-timeline", headers={"Authorization": f"Bearer {ADMIN_KEY}"}))
+        timeline = await c.get("/api/v1/metrics/ring-timeline", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
         latency = (await c.get("/api/v1/metrics/latency", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).json()
-    rows = sqlite3.connect(tmp_path / "gateway.db").execute(
-        "SELECT route, status, stream, ttft_ms FROM llm_requests ORDER BY ts").fetchall()
+    rows = (
+        sqlite3.connect(tmp_path / "gateway.db")
+        .execute("SELECT route, status, stream, ttft_ms FROM llm_requests ORDER BY ts")
+        .fetchall()
+    )
     assert [(r[0], r[1], r[2]) for r in rows] == [("/v1/chat/completions", 200, 0), ("/v1/chat/completions", 200, 1)]
     assert rows[1][3] is not None and rows[1][3] > 0
     traces = timeline.json()["traces"]
@@ -192,7 +227,9 @@ async def test_records_in_postgres(serve, up1, tmp_path, auth_env, postgres_dsn,
     import psycopg
 
     monkeypatch.setenv("GW_TEST_DSN", postgres_dsn)
-    gw = await serve(base_config(tmp_path, one(up1), server={"storage": {"type": "postgres", "dsn_env": "GW_TEST_DSN"}}))
+    gw = await serve(
+        base_config(tmp_path, one(up1), server={"storage": {"type": "postgres", "dsn_env": "GW_TEST_DSN"}})
+    )
     rid = uuid.uuid4().hex
     async with gw.client() as c:
         assert (await c.post("/v1/chat/completions", json=chat("m"), headers={"X-Request-ID": rid})).status_code == 200
@@ -206,7 +243,9 @@ async def test_serves_while_postgres_is_down(serve, up1, tmp_path, auth_env, mon
     from tests.conftest import free_port
 
     monkeypatch.setenv("GW_DEAD_DSN", f"postgresql://postgres@127.0.0.1:{free_port()}/test")
-    gw = await serve(base_config(tmp_path, one(up1), server={"storage": {"type": "postgres", "dsn_env": "GW_DEAD_DSN"}}))
+    gw = await serve(
+        base_config(tmp_path, one(up1), server={"storage": {"type": "postgres", "dsn_env": "GW_DEAD_DSN"}})
+    )
     async with gw.client() as c:
         for _ in range(3):
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200

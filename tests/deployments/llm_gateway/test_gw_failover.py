@@ -9,8 +9,10 @@ from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
 
 
 def two(up1, up2, **ep):
-    return {"a": {"base_url": up1.base_url, "models": ["gpt-4o-mini"], **ep},
-            "b": {"base_url": up2.base_url, "models": ["gpt-4o-mini"], **ep}}
+    return {
+        "a": {"base_url": up1.base_url, "models": ["gpt-4o-mini"], **ep},
+        "b": {"base_url": up2.base_url, "models": ["gpt-4o-mini"], **ep},
+    }
 
 
 async def test_round_robin_over_endpoints(serve, up1, up2, tmp_path, auth_env):
@@ -42,8 +44,11 @@ async def test_non_switch_status_is_returned_not_retried(serve, up1, up2, tmp_pa
 
 async def test_all_attempts_fail_gives_last_status(serve, up1, tmp_path, auth_env):
     up1.faults({"status": 500, "times": -1})
-    cfg = base_config(tmp_path, {"a": {"base_url": up1.base_url, "models": ["gpt-4o-mini"]}},
-                      circuit_breaker={"failure_threshold": 50})
+    cfg = base_config(
+        tmp_path,
+        {"a": {"base_url": up1.base_url, "models": ["gpt-4o-mini"]}},
+        circuit_breaker={"failure_threshold": 50},
+    )
     gw = await serve(cfg)
     async with gw.client() as c:
         r = await c.post("/v1/chat/completions", json=chat())
@@ -55,8 +60,11 @@ async def test_connection_refused_fails_over(serve, up2, tmp_path, auth_env):
     from tests.conftest import free_port
 
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    gw = await serve(base_config(tmp_path, {"dead": {"base_url": dead, "models": ["m"]},
-                                            "b": {"base_url": up2.base_url, "models": ["m"]}}))
+    gw = await serve(
+        base_config(
+            tmp_path, {"dead": {"base_url": dead, "models": ["m"]}, "b": {"base_url": up2.base_url, "models": ["m"]}}
+        )
+    )
     async with gw.client() as c:
         for _ in range(3):
             r = await c.post("/v1/chat/completions", json=chat("m"))
@@ -66,8 +74,9 @@ async def test_connection_refused_fails_over(serve, up2, tmp_path, auth_env):
 async def test_429_cools_the_key_and_rotates_keys(serve, keyed, tmp_path, auth_env, monkeypatch):
     monkeypatch.setenv("UPSTREAM_KEYS", "uk-a,uk-b")
     keyed.faults({"status": 429, "times": 1, "retry_after": 30})
-    gw = await serve(base_config(tmp_path, {"k": {"base_url": keyed.base_url, "api_key_env": "UPSTREAM_KEYS",
-                                                  "models": ["m"]}}))
+    gw = await serve(
+        base_config(tmp_path, {"k": {"base_url": keyed.base_url, "api_key_env": "UPSTREAM_KEYS", "models": ["m"]}})
+    )
     async with gw.client() as c:
         for _ in range(3):
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
@@ -110,9 +119,12 @@ async def test_breaker_opens_skips_endpoint_and_resets(serve, up1, up2, tmp_path
 
 async def test_half_open_single_probe_under_concurrency(serve, up1, tmp_path, auth_env):
     up1.faults({"status": 500, "times": 2}, {"latency_ms": 300, "times": 1})
-    cfg = base_config(tmp_path, {"a": {"base_url": up1.base_url, "models": ["m"]}},
-                      circuit_breaker={"failure_threshold": 2, "recovery_timeout": "200ms"},
-                      rotation={"failover": {"max_retries": 0}})
+    cfg = base_config(
+        tmp_path,
+        {"a": {"base_url": up1.base_url, "models": ["m"]}},
+        circuit_breaker={"failure_threshold": 2, "recovery_timeout": "200ms"},
+        rotation={"failover": {"max_retries": 0}},
+    )
     gw = await serve(cfg)
     async with gw.client() as c:
         for _ in range(2):

@@ -24,7 +24,9 @@ async def test_auth_table(serve, up1, tmp_path, auth_env):
         assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
         r = await c.post("/v1/chat/completions", json=chat("m"), headers={"Authorization": f"Bearer {ADMIN_KEY}"})
         assert r.status_code == 403
-        assert (await c.post("/v1/chat/completions", json=chat("m"), headers={"x-api-key": INFER_KEY})).status_code == 200
+        assert (
+            await c.post("/v1/chat/completions", json=chat("m"), headers={"x-api-key": INFER_KEY})
+        ).status_code == 200
         for path in ("/metrics", "/api/v1/metrics/latency", "/api/v1/metrics/ring-timeline"):
             assert (await c.get(path, headers={"Authorization": f"Bearer {INFER_KEY}"})).status_code == 403
             assert (await c.get(path, headers={"Authorization": f"Bearer {ADMIN_KEY}"})).status_code == 200
@@ -53,8 +55,9 @@ async def test_dev_mode_disables_auth_loudly(serve, up1, tmp_path, monkeypatch):
 
 
 async def test_error_table_rows(serve, up1, tmp_path, auth_env):
-    cfg = base_config(tmp_path, one(up1), security={"max_payload_size_kb": 1, "max_messages": 3,
-                                                    "max_nesting_depth": 5})
+    cfg = base_config(
+        tmp_path, one(up1), security={"max_payload_size_kb": 1, "max_messages": 3, "max_nesting_depth": 5}
+    )
     gw = await serve(cfg)
     async with gw.client() as c:
         big = chat("m", content="x" * 2000)
@@ -114,8 +117,13 @@ async def test_client_rate_limit_per_key_shared(serve, up1, tmp_path, auth_env):
 
 
 async def test_endpoint_rpm_moves_to_next_endpoint_then_429(serve, up1, up2, tmp_path, auth_env):
-    cfg = base_config(tmp_path, {"a": {"base_url": up1.base_url, "models": ["m"], "rate_limit": {"rpm": 2}},
-                                 "b": {"base_url": up2.base_url, "models": ["m"], "rate_limit": {"rpm": 2}}})
+    cfg = base_config(
+        tmp_path,
+        {
+            "a": {"base_url": up1.base_url, "models": ["m"], "rate_limit": {"rpm": 2}},
+            "b": {"base_url": up2.base_url, "models": ["m"], "rate_limit": {"rpm": 2}},
+        },
+    )
     gw = await serve(cfg)
     async with gw.client() as c:
         codes = [(await c.post("/v1/chat/completions", json=chat("m"))).status_code for _ in range(6)]
@@ -127,11 +135,12 @@ async def test_endpoint_tpm_limit(serve, up1, tmp_path, auth_env):
     cfg = base_config(tmp_path, {"a": {"base_url": up1.base_url, "models": ["m"], "rate_limit": {"tpm": 100}}})
     gw = await serve(cfg)
     async with gw.client() as c:
-        small = [(await c.post("/v1/chat/completions", json=chat("m", max_tokens=40))).status_code
-                 for _ in range(3)]
+        small = [(await c.post("/v1/chat/completions", json=chat("m", max_tokens=40))).status_code for _ in range(3)]
         # 3 x (3 prompt + 40 reserved) fit; actual use (3 + 10) is credited back, leaving room
-        big = [(await c.post("/v1/chat/completions", json=chat("m", content="y" * 240, max_tokens=5))).status_code
-               for _ in range(2)]
+        big = [
+            (await c.post("/v1/chat/completions", json=chat("m", content="y" * 240, max_tokens=5))).status_code
+            for _ in range(2)
+        ]
     assert small == [200, 200, 200] and big == [429, 429]
 
 
@@ -144,8 +153,9 @@ def _rows() -> list[tuple[str, str]]:
 async def test_every_route_of_routes_tsv_is_served(serve, up1, tmp_path, auth_env, method, path):
     gw = await serve(base_config(tmp_path, one(up1)))
     async with gw.client(key=ADMIN_KEY) as c:
-        created = await c.post("/api/v1/registry", json={"name": "r", "base_url": up1.base_url,
-                                                         "provider": "openai_compat", "priority": 0})
+        created = await c.post(
+            "/api/v1/registry", json={"name": "r", "base_url": up1.base_url, "provider": "openai_compat", "priority": 0}
+        )
         assert created.status_code == 201, created.text
         ident = "r" if "/registry/" in path else "a"
         r = await c.request(method, path.replace("{id}", ident), json={"priority": 1})

@@ -51,8 +51,9 @@ async def test_listener_serves_the_app_with_auth_and_streaming(listeners, up1, t
         assert r.status_code == 200, r.text
         assert r.json()["choices"][0]["message"]["content"].startswith("[up1]")
         assert r.headers["x-llm-endpoint"] == "a" and "x-rayfleet-overhead-ms" in r.headers
-        async with c.stream("POST", "/v1/chat/completions", json=chat(stream=True),
-                            headers={"Authorization": f"Bearer {INFER_KEY}"}) as s:
+        async with c.stream(
+            "POST", "/v1/chat/completions", json=chat(stream=True), headers={"Authorization": f"Bearer {INFER_KEY}"}
+        ) as s:
             assert s.status_code == 200
             assert s.headers["content-type"].startswith("text/event-stream")
             events = [line[6:] async for line in s.aiter_lines() if line.startswith("data: ")]
@@ -63,8 +64,9 @@ async def test_listener_serves_the_app_with_auth_and_streaming(listeners, up1, t
         assert health["listener"] == status
         assert (await c.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).status_code == 200
 
-    client = openai.AsyncOpenAI(base_url=status["url"] + "/v1", api_key=INFER_KEY, max_retries=0,
-                                http_client=httpx.AsyncClient(trust_env=False))
+    client = openai.AsyncOpenAI(
+        base_url=status["url"] + "/v1", api_key=INFER_KEY, max_retries=0, http_client=httpx.AsyncClient(trust_env=False)
+    )
     out = await client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
     assert out.choices[0].message.content.startswith("[up1]")
     await client.close()

@@ -24,8 +24,12 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
 def cfg(tmp_path: Path, up1: Any, **overrides: Any) -> dict[str, Any]:
-    return base_config(tmp_path, {"a": {"base_url": up1.base_url, "models": ["m"]}},
-                       registry={"refresh_interval": 0.1, **overrides.pop("registry", {})}, **overrides)
+    return base_config(
+        tmp_path,
+        {"a": {"base_url": up1.base_url, "models": ["m"]}},
+        registry={"refresh_interval": 0.1, **overrides.pop("registry", {})},
+        **overrides,
+    )
 
 
 def entry(name: str, base_url: str, **extra: Any) -> dict[str, Any]:
@@ -36,8 +40,12 @@ async def test_crud_list_fields_and_toggle_table(serve, up1, up2, tmp_path, auth
     gw = await serve(cfg(tmp_path, up1))
     async with gw.client(key=ADMIN_KEY) as c:
         assert (await c.get("/api/v1/registry")).json() == {"data": [], "total": 0}
-        r = await c.post("/api/v1/registry", json=entry("Lab GPU", up2.base_url + "/", api_key="sk-lab-secret-1",
-                                                         models="llama3, qwen2 ,,llama3", priority=3))
+        r = await c.post(
+            "/api/v1/registry",
+            json=entry(
+                "Lab GPU", up2.base_url + "/", api_key="sk-lab-secret-1", models="llama3, qwen2 ,,llama3", priority=3
+            ),
+        )
         assert r.status_code == 201, r.text
         e = r.json()
         assert e["id"] == "lab-gpu" and e["name"] == "Lab GPU" and e["base_url"] == up2.base_url
@@ -51,8 +59,18 @@ async def test_crud_list_fields_and_toggle_table(serve, up1, up2, tmp_path, auth
         assert clash.status_code == 409
         listed = await c.get("/api/v1/registry")
         assert listed.json()["total"] == 1 and "sk-lab-secret-1" not in listed.text
-        assert set(listed.json()["data"][0]) >= {"id", "name", "base_url", "provider", "priority", "models",
-                                                 "api_key_set", "status", "circuit_state", "latency_ms"}
+        assert set(listed.json()["data"][0]) >= {
+            "id",
+            "name",
+            "base_url",
+            "provider",
+            "priority",
+            "models",
+            "api_key_set",
+            "status",
+            "circuit_state",
+            "latency_ms",
+        }
         # §3: any other -> verified; verified -> IGNORED; IGNORED -> verified
         seen = []
         for _ in range(3):
@@ -66,12 +84,20 @@ async def test_crud_list_fields_and_toggle_table(serve, up1, up2, tmp_path, auth
         r = await c.delete("/api/v1/registry/lab-gpu")
         assert r.status_code == 200 and r.json() == {"id": "lab-gpu", "deleted": True}
         assert (await c.get("/api/v1/registry")).json()["total"] == 0
-        for method, path, body in (("POST", "/probe", None), ("POST", "/toggle", None),
-                                   ("POST", "/priority", {"priority": 1}), ("DELETE", "", None)):
+        for method, path, body in (
+            ("POST", "/probe", None),
+            ("POST", "/toggle", None),
+            ("POST", "/priority", {"priority": 1}),
+            ("DELETE", "", None),
+        ):
             r = await c.request(method, f"/api/v1/registry/lab-gpu{path}", json=body)
             assert r.status_code == 404, (method, path)
-            assert r.json()["error"] == {"message": "unknown registry entry 'lab-gpu'", "type": "not_found_error",
-                                         "code": "registry_entry_not_found", "param": None}
+            assert r.json()["error"] == {
+                "message": "unknown registry entry 'lab-gpu'",
+                "type": "not_found_error",
+                "code": "registry_entry_not_found",
+                "param": None,
+            }
 
 
 async def test_discovered_status_also_toggles_to_verified(serve, up1, tmp_path, auth_env):
@@ -80,20 +106,23 @@ async def test_discovered_status_also_toggles_to_verified(serve, up1, tmp_path, 
     assert [toggled(s) for s in (VERIFIED, FOUND, IGNORED, DISCOVERED)] == [IGNORED, VERIFIED, VERIFIED, VERIFIED]
 
 
-@pytest.mark.parametrize("body,where", [
-    ({"base_url": "http://h:1/v1", "provider": "openai", "priority": 0}, "name"),
-    ({"name": "  ", "base_url": "http://h:1/v1", "provider": "openai", "priority": 0}, "name"),
-    ({"name": "x", "base_url": "ftp://h/v1", "provider": "openai", "priority": 0}, "base_url"),
-    ({"name": "x", "base_url": "not a url", "provider": "openai", "priority": 0}, "base_url"),
-    ({"name": "x", "base_url": "http://u:p@h:1/v1", "provider": "openai", "priority": 0}, "base_url"),
-    ({"name": "x", "base_url": "http://h:1/v1?k=1", "provider": "openai", "priority": 0}, "base_url"),
-    ({"name": "x", "base_url": "http://h:1/v1", "provider": "gemini", "priority": 0}, "provider"),
-    ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": "1"}, "priority"),
-    ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 1.5}, "priority"),
-    ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai"}, "priority"),
-    ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 0, "models": [1]}, "models"),
-    ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 0, "extra": 1}, "extra"),
-])
+@pytest.mark.parametrize(
+    "body,where",
+    [
+        ({"base_url": "http://h:1/v1", "provider": "openai", "priority": 0}, "name"),
+        ({"name": "  ", "base_url": "http://h:1/v1", "provider": "openai", "priority": 0}, "name"),
+        ({"name": "x", "base_url": "ftp://h/v1", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "not a url", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://u:p@h:1/v1", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1?k=1", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1", "provider": "gemini", "priority": 0}, "provider"),
+        ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": "1"}, "priority"),
+        ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 1.5}, "priority"),
+        ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai"}, "priority"),
+        ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 0, "models": [1]}, "models"),
+        ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 0, "extra": 1}, "extra"),
+    ],
+)
 async def test_bad_input_is_422_and_writes_nothing(serve, up1, tmp_path, auth_env, body, where):
     gw = await serve(cfg(tmp_path, up1))
     async with gw.client(key=ADMIN_KEY) as c:
@@ -120,10 +149,15 @@ async def test_bad_json_and_bad_priority_bodies(serve, up1, tmp_path, auth_env):
 
 async def test_admin_keys_only(serve, up1, tmp_path, auth_env):
     gw = await serve(cfg(tmp_path, up1))
-    routes = [("GET", "/api/v1/registry", None), ("POST", "/api/v1/registry", entry("z", up1.base_url)),
-              ("POST", "/api/v1/registry/scan", None), ("POST", "/api/v1/registry/z/probe", None),
-              ("POST", "/api/v1/registry/z/toggle", None), ("POST", "/api/v1/registry/z/priority", {"priority": 1}),
-              ("DELETE", "/api/v1/registry/z", None)]
+    routes = [
+        ("GET", "/api/v1/registry", None),
+        ("POST", "/api/v1/registry", entry("z", up1.base_url)),
+        ("POST", "/api/v1/registry/scan", None),
+        ("POST", "/api/v1/registry/z/probe", None),
+        ("POST", "/api/v1/registry/z/toggle", None),
+        ("POST", "/api/v1/registry/z/priority", {"priority": 1}),
+        ("DELETE", "/api/v1/registry/z", None),
+    ]
     async with gw.client(key=None) as c:
         for method, path, body in routes:
             assert (await c.request(method, path, json=body)).status_code == 401, path
@@ -210,8 +244,9 @@ async def test_key_is_used_encrypted_at_rest_and_survives_restart(serve, up1, tm
         config = cfg(tmp_path, up1)
         gw = await serve(config)
         async with gw.client() as c, gw.client(key=ADMIN_KEY) as admin:
-            await admin.post("/api/v1/registry", json=entry("keyed", double.base_url, api_key=secret,
-                                                             models="km", priority=0))
+            await admin.post(
+                "/api/v1/registry", json=entry("keyed", double.base_url, api_key=secret, models="km", priority=0)
+            )
             await admin.post("/api/v1/registry/keyed/toggle")
             assert (await c.post("/v1/chat/completions", json=chat("km"))).status_code == 200
             assert double.requests()[-1]["authorization"] == f"Bearer {secret}"
@@ -291,8 +326,13 @@ async def test_probe_failure_keeps_status_and_says_why(serve, up1, up2, tmp_path
 
 async def test_scan_adds_discovered_once(serve, up1, up2, tmp_path, auth_env):
     silent = free_port()
-    gw = await serve(cfg(tmp_path, up1, registry={"scan_ports": [{"provider": "vllm", "port": up2.port},
-                                                                  {"provider": "ollama", "port": silent}]}))
+    gw = await serve(
+        cfg(
+            tmp_path,
+            up1,
+            registry={"scan_ports": [{"provider": "vllm", "port": up2.port}, {"provider": "ollama", "port": silent}]},
+        )
+    )
     async with gw.client(key=ADMIN_KEY) as admin, gw.client() as c:
         r = await admin.post("/api/v1/registry/scan")
         assert r.status_code == 200, r.text
@@ -315,8 +355,12 @@ async def test_default_scan_ports_are_the_spec_four(tmp_path):
     from deployments.llm_gateway.config import GatewayConfig
 
     ports = [(t.provider, t.port, t.models_path()) for t in GatewayConfig().registry.scan_ports]
-    assert ports == [("ollama", 11434, "/api/tags"), ("lmstudio", 1234, "/v1/models"),
-                     ("llamacpp", 8080, "/v1/models"), ("vllm", 8001, "/v1/models")]
+    assert ports == [
+        ("ollama", 11434, "/api/tags"),
+        ("lmstudio", 1234, "/v1/models"),
+        ("llamacpp", 8080, "/v1/models"),
+        ("vllm", 8001, "/v1/models"),
+    ]
 
 
 async def test_postgres_backed_registry(serve, up1, up2, tmp_path, auth_env, postgres_dsn, monkeypatch):
@@ -328,13 +372,14 @@ async def test_postgres_backed_registry(serve, up1, up2, tmp_path, auth_env, pos
     gw = await serve(config)
     try:
         async with gw.client(key=ADMIN_KEY) as admin:
-            r = await admin.post("/api/v1/registry", json=entry(name, up2.base_url, api_key="sk-pg-secret-77",
-                                                                 models=["pgm"], priority=2))
+            r = await admin.post(
+                "/api/v1/registry",
+                json=entry(name, up2.base_url, api_key="sk-pg-secret-77", models=["pgm"], priority=2),
+            )
             assert r.status_code == 201, r.text
             await admin.post(f"/api/v1/registry/{name}/toggle")
         with psycopg.connect(postgres_dsn) as conn:
-            row = conn.execute("SELECT status, priority, api_key_enc FROM llm_registry WHERE id=%s",
-                               (name,)).fetchone()
+            row = conn.execute("SELECT status, priority, api_key_enc FROM llm_registry WHERE id=%s", (name,)).fetchone()
         assert row[0] == "verified" and row[1] == 2 and row[2] and "sk-pg-secret-77" not in row[2]
         state.reset_local_state()
         gw2 = await serve(config)

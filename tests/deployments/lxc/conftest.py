@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
 import httpx
 import pytest

@@ -42,17 +42,27 @@ class SimEnv:
         return self.sim.commands()
 
     def zone(self, **overrides: Any) -> dict[str, Any]:
-        return {"host": "127.0.0.1", "port": self.port, "user": "root", "key_file": str(self.client_key),
-                "known_hosts": str(self.known_hosts), **overrides}
+        return {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "user": "root",
+            "key_file": str(self.client_key),
+            "known_hosts": str(self.known_hosts),
+            **overrides,
+        }
 
     def config(self, tmp: Path, **overrides: Any) -> LxcConfig:
         data: dict[str, Any] = {
             "api_key": API_KEY,
             "regions": {"eu-south-1": {"availability_zones": {"az1": self.zone()}}},
-            "instance_sizes": {"small": {"memory": 512, "cpulimit": 1, "storage": "local-lvm:8"},
-                               "medium": {"memory": 1024, "cpulimit": 2, "storage": "local-lvm:16"}},
-            "compose_dir": str(tmp / "compose"), "upload_dir": str(tmp / "uploads"),
-            "conf_backup_dir": str(tmp / "conf-backups"), "download_dir": str(tmp / "downloads"),
+            "instance_sizes": {
+                "small": {"memory": 512, "cpulimit": 1, "storage": "local-lvm:8"},
+                "medium": {"memory": 1024, "cpulimit": 2, "storage": "local-lvm:16"},
+            },
+            "compose_dir": str(tmp / "compose"),
+            "upload_dir": str(tmp / "uploads"),
+            "conf_backup_dir": str(tmp / "conf-backups"),
+            "download_dir": str(tmp / "downloads"),
             "audit_log": str(tmp / "audit.log"),
         }
         for key, value in overrides.items():
@@ -70,8 +80,12 @@ def make_client(config: LxcConfig) -> tuple[httpx.AsyncClient, Any]:
     from deployments.lxc.app import create_app
 
     app = create_app(config, state=None)
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app, raise_app_exceptions=False), base_url="http://lxc.test",
-                               headers={"X-API-Key": API_KEY}, timeout=30)
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+        base_url="http://lxc.test",
+        headers={"X-API-Key": API_KEY},
+        timeout=30,
+    )
     return client, app
 
 

@@ -18,6 +18,7 @@ def test_refuses_empty_or_example_key(sim_env, tmp_path, key, monkeypatch):
     with pytest.raises(ValueError, match="example"):
         config.check_startable()
     from deployments.lxc.app import create_app
+
     with pytest.raises(ValueError):
         create_app(config)
 
@@ -26,15 +27,21 @@ def test_key_from_environment_and_short_key_warning(sim_env, tmp_path, monkeypat
     monkeypatch.setenv("LXC_API_KEY", "k" * 40)
     config = sim_env.config(tmp_path, api_key=None)
     assert config.resolved_api_key() == "k" * 40 and config.check_startable() == []
-    assert sim_env.config(tmp_path, api_key="short-but-real").check_startable() == ["api_key is shorter than 32 characters"]
+    assert sim_env.config(tmp_path, api_key="short-but-real").check_startable() == [
+        "api_key is shorter than 32 characters"
+    ]
 
 
 def test_structure_is_validated(sim_env, tmp_path):
     good = sim_env.config(tmp_path).model_dump(mode="json")
     good["api_key"] = "x" * 40
-    for broken in ({"regions": {}}, {"instance_sizes": {}},
-                   {"instance_sizes": {"medium": {"memory": 1, "cpulimit": 1, "storage": "local-lvm:8"}}},
-                   {"default_storage": "--evil"}, {"unknown_key": 1}):
+    for broken in (
+        {"regions": {}},
+        {"instance_sizes": {}},
+        {"instance_sizes": {"medium": {"memory": 1, "cpulimit": 1, "storage": "local-lvm:8"}}},
+        {"default_storage": "--evil"},
+        {"unknown_key": 1},
+    ):
         with pytest.raises(ValueError):
             LxcConfig.model_validate(good | broken)
     zone = good["regions"]["eu-south-1"]["availability_zones"]["az1"]
@@ -56,27 +63,45 @@ def test_demo_config_loads_with_env_paths(monkeypatch):
 
 async def test_every_spec_route_is_served(api):
     with open(DATA / "routes.tsv") as fh:
-        rows = [r for r in csv.reader((line for line in fh if not line.startswith("#")), delimiter="\t")
-                if r and r[0] == "lxc"]
+        rows = [
+            r
+            for r in csv.reader((line for line in fh if not line.startswith("#")), delimiter="\t")
+            if r and r[0] == "lxc"
+        ]
     assert len(rows) == 65
     for _, method, path in rows:
-        concrete = (path.replace("{instance_id}", "100").replace("{group_name}", "web")
-                    .replace("{snapshot_name}", "snap1").replace("{template_name}", "t1")
-                    .replace("{container_name}", "c1"))
+        concrete = (
+            path.replace("{instance_id}", "100")
+            .replace("{group_name}", "web")
+            .replace("{snapshot_name}", "snap1")
+            .replace("{template_name}", "t1")
+            .replace("{container_name}", "c1")
+        )
         response = await api.request(method, concrete)
-        routed = not (response.status_code == 404 and response.headers.get("content-type", "").startswith(
-            "application/json") and response.json().get("error") == "Not Found")
+        routed = not (
+            response.status_code == 404
+            and response.headers.get("content-type", "").startswith("application/json")
+            and response.json().get("error") == "Not Found"
+        )
         assert routed and response.status_code != 405, (method, path, response.status_code, response.text[:200])
 
 
 async def test_unknown_host_key_is_refused(fresh_sim, tmp_path):
-    (tmp_path / "kh").write_text(f"[127.0.0.1]:{fresh_sim.port} ssh-ed25519 "
-                                 "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+    (tmp_path / "kh").write_text(
+        f"[127.0.0.1]:{fresh_sim.port} ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+    )
     from rayfleet.state import local_state
 
     with local_state():
-        client, app = make_client(fresh_sim.config(tmp_path, regions={"eu-south-1": {"availability_zones": {
-            "az1": fresh_sim.zone(known_hosts=str(tmp_path / "kh"))}}}))
+        client, app = make_client(
+            fresh_sim.config(
+                tmp_path,
+                regions={
+                    "eu-south-1": {"availability_zones": {"az1": fresh_sim.zone(known_hosts=str(tmp_path / "kh"))}}
+                },
+            )
+        )
         async with client:
             response = await client.get("/api/v1/lxc/instances")
         await app.state.service.pool.close()
@@ -93,16 +118,27 @@ async def test_password_auth_and_one_pooled_connection(tmp_path, monkeypatch):
     env.stop()
     from deployments.lxc.sim import ThreadedSim
 
-    sim = ThreadedSim(tmp_path / "pw" / "state", tmp_path / "pw" / "authorized_keys", host_key=env.sim.host_key,
-                      password="s3cret-pass")
+    sim = ThreadedSim(
+        tmp_path / "pw" / "state",
+        tmp_path / "pw" / "authorized_keys",
+        host_key=env.sim.host_key,
+        password="s3cret-pass",
+    )
     port = sim.start()
     (tmp_path / "pw" / "known_hosts").write_text(env.known_hosts.read_text().replace(str(env.port), str(port)))
     monkeypatch.setenv("PVE_TEST_PASSWORD", "s3cret-pass")
-    zone = {"host": "127.0.0.1", "port": port, "user": "root", "password_env": "PVE_TEST_PASSWORD",
-            "known_hosts": str(tmp_path / "pw" / "known_hosts")}
+    zone = {
+        "host": "127.0.0.1",
+        "port": port,
+        "user": "root",
+        "password_env": "PVE_TEST_PASSWORD",
+        "known_hosts": str(tmp_path / "pw" / "known_hosts"),
+    }
     try:
         with local_state():
-            client, app = make_client(env.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}}))
+            client, app = make_client(
+                env.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+            )
             async with client:
                 for _ in range(5):
                     assert (await client.get("/api/v1/lxc/instances")).status_code == 200

@@ -12,17 +12,29 @@ def cfg(sim, vmid):
 
 
 async def test_create_two_from_template_uses_nextid_and_anchor_flags(fresh_api, fresh_sim):
-    response = await fresh_api.post("/api/v1/lxc/instances", json={
-        "image_id": TEMPLATE, "count": 2, "hostname": "web", "size": "medium", "features": "nesting=1",
-        "unprivileged": True, "dns": "1.1.1.1,9.9.9.9", "password": "hunter22!"})
+    response = await fresh_api.post(
+        "/api/v1/lxc/instances",
+        json={
+            "image_id": TEMPLATE,
+            "count": 2,
+            "hostname": "web",
+            "size": "medium",
+            "features": "nesting=1",
+            "unprivileged": True,
+            "dns": "1.1.1.1,9.9.9.9",
+            "password": "hunter22!",
+        },
+    )
     assert response.status_code == 200, response.text
     ids = response.json()["instance_ids"]
     assert ids == ["100", "101"]
     commands = fresh_sim.commands()
     assert sum("pvesh get /cluster/nextid" in c for c in commands) == 2
     create = next(c for c in commands if "pct create 100" in c)
-    assert ("--memory 1024 --cpulimit 2 --net0 name=eth0,bridge=vmbr0,ip=dhcp --rootfs local-lvm:16 --onboot 1 "
-            "--hostname web-100 --features nesting=1 --unprivileged 1 --nameserver '1.1.1.1 9.9.9.9'") in create
+    assert (
+        "--memory 1024 --cpulimit 2 --net0 name=eth0,bridge=vmbr0,ip=dhcp --rootfs local-lvm:16 --onboot 1 "
+        "--hostname web-100 --features nesting=1 --unprivileged 1 --nameserver '1.1.1.1 9.9.9.9'"
+    ) in create
     assert all("hunter22" not in c for c in commands)  # the password goes over stdin only
     for vmid in ids:
         assert fresh_sim.model.containers[vmid]["status"] == "running"
@@ -30,8 +42,16 @@ async def test_create_two_from_template_uses_nextid_and_anchor_flags(fresh_api, 
 
 
 async def test_static_ip_and_storage_size(fresh_api, fresh_sim):
-    response = await fresh_api.post("/api/v1/lxc/instances", json={
-        "image_id": TEMPLATE, "ip": "10.1.2.3", "netmask": "255.255.0.0", "gateway": "10.1.0.1", "storage_size": "20G"})
+    response = await fresh_api.post(
+        "/api/v1/lxc/instances",
+        json={
+            "image_id": TEMPLATE,
+            "ip": "10.1.2.3",
+            "netmask": "255.255.0.0",
+            "gateway": "10.1.0.1",
+            "storage_size": "20G",
+        },
+    )
     assert response.status_code == 200, response.text
     config = cfg(fresh_sim, "100")
     assert "ip=10.1.2.3/16" in config["net0"].split(",") and "gw=10.1.0.1" in config["net0"].split(",")
@@ -66,8 +86,17 @@ async def test_list_get_and_bulk_lifecycle(fresh_api, fresh_sim):
 
 async def test_scale_sets_limits_and_resizes(fresh_api, fresh_sim):
     vmid = await create_ct(fresh_api)
-    response = await fresh_api.post("/api/v1/lxc/instances/scale", json={
-        "instance_ids": [vmid], "memory": 2048, "cpulimit": 2, "cpucores": 2, "storage_size": "+8G", "net_limit": 10})
+    response = await fresh_api.post(
+        "/api/v1/lxc/instances/scale",
+        json={
+            "instance_ids": [vmid],
+            "memory": 2048,
+            "cpulimit": 2,
+            "cpucores": 2,
+            "storage_size": "+8G",
+            "net_limit": 10,
+        },
+    )
     assert response.status_code == 200, response.text
     config = cfg(fresh_sim, vmid)
     assert (config["memory"], config["cpulimit"], config["cores"]) == (2048, 2, 2)
@@ -87,8 +116,9 @@ async def test_snapshots_volumes_service_exec(fresh_api, fresh_sim):
     assert dup.status_code == 500 and "already used" in dup.json()["details"]
     assert (await fresh_api.delete(f"{base}/snapshots/before")).status_code == 200
     assert (await fresh_api.delete(f"{base}/snapshots/9bad")).status_code == 400
-    attach = await fresh_api.post(f"{base}/volumes/attach",
-                                  json={"volume_name": "local-lvm", "volume_size": "16G", "mount_point": "/data"})
+    attach = await fresh_api.post(
+        f"{base}/volumes/attach", json={"volume_name": "local-lvm", "volume_size": "16G", "mount_point": "/data"}
+    )
     assert attach.status_code == 200
     assert cfg(fresh_sim, vmid)["mp0"].startswith("local-lvm:vm-") and "mp=/data" in cfg(fresh_sim, vmid)["mp0"]
     detach = await fresh_api.post(f"{base}/volumes/detach", json={"volume_name": "whatever"})
@@ -113,14 +143,17 @@ async def test_clone_backup_restore_migrate(fresh_api, fresh_sim):
     assert backup.status_code == 200, backup.text
     archive = backup.json()["archive"]
     assert archive.startswith(f"/var/lib/vz/dump/vzdump-lxc-{vmid}-") and archive.endswith(".tar.zst")
-    assert any(f"vzdump {vmid} --mode snapshot --compress zstd --dumpdir /var/lib/vz/dump" in c
-               for c in fresh_sim.commands())
+    assert any(
+        f"vzdump {vmid} --mode snapshot --compress zstd --dumpdir /var/lib/vz/dump" in c for c in fresh_sim.commands()
+    )
     dl = await fresh_api.post(f"/api/v1/lxc/instances/{vmid}/backup", json={"compress": "gzip", "download": True})
     assert dl.status_code == 200
     from pathlib import Path
+
     assert Path(dl.json()["downloaded_to"]).stat().st_size > 0
-    restore = await fresh_api.post(f"/api/v1/lxc/instances/{vmid}/restore",
-                                   json={"backup_file": archive, "force": True, "no_start": True})
+    restore = await fresh_api.post(
+        f"/api/v1/lxc/instances/{vmid}/restore", json={"backup_file": archive, "force": True, "no_start": True}
+    )
     assert restore.status_code == 200, restore.text
     assert fresh_sim.model.containers[vmid]["status"] == "stopped"
     assert fresh_sim.model.host_path(archive).exists()
@@ -172,11 +205,15 @@ async def test_one_operation_at_a_time_per_container(tmp_path):
             client, app = make_client(sim.config(tmp_path))
             async with client:
                 vmid = await create_ct(client)
-                results = await asyncio.gather(*(
-                    client.post(f"/api/v1/lxc/instances/{vmid}/snapshots", json={"snapshot_name": f"s{i}"})
-                    for i in range(3)))
-                created = await asyncio.gather(*(client.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE})
-                                                 for _ in range(3)))
+                results = await asyncio.gather(
+                    *(
+                        client.post(f"/api/v1/lxc/instances/{vmid}/snapshots", json={"snapshot_name": f"s{i}"})
+                        for i in range(3)
+                    )
+                )
+                created = await asyncio.gather(
+                    *(client.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE}) for _ in range(3))
+                )
             await app.state.service.pool.close()
         assert [r.status_code for r in results] == [200, 200, 200], [r.text for r in results]
         assert set(sim.model.containers[vmid]["snapshots"]) == {"s0", "s1", "s2"}

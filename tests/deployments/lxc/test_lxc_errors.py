@@ -27,14 +27,17 @@ async def test_handler_validation_is_400_error(api):
     assert response.status_code == 400 and "size" in response.json()["error"]
     response = await api.post("/api/v1/lxc/instances", json={"image_id": "local:vztmpl/x.tar.zst", "bogus": 1})
     assert response.status_code == 400 and set(response.json()) == {"error"}
-    response = await api.post("/api/v1/lxc/instances", content=b"{not json", headers={"Content-Type": "application/json"})
+    response = await api.post(
+        "/api/v1/lxc/instances", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert response.status_code == 400 and set(response.json()) == {"error"}
 
 
 @pytest.mark.parametrize("headers", [{}, {"X-API-Key": "wrong"}, {"X-API-Key": ""}])
 async def test_missing_or_invalid_key_is_401_problem(api, headers):
-    response = await api.get("/api/v1/lxc/instances", headers={"X-API-Key": headers.get("X-API-Key", "")}
-                             if headers else None)
+    response = await api.get(
+        "/api/v1/lxc/instances", headers={"X-API-Key": headers.get("X-API-Key", "")} if headers else None
+    )
     if not headers:
         del api.headers["X-API-Key"]
         response = await api.get("/api/v1/lxc/instances")
@@ -49,8 +52,15 @@ async def test_health_needs_no_key(api):
     assert response.status_code == 200 and response.json() == {"status": "ok"}
 
 
-@pytest.mark.parametrize("path", ["/api/v1/lxc/instances/abc", "/api/v1/lxc/instances/12a/snapshots",
-                                  "/api/v1/lxc/instances/%D9%A1%D9%A2/info", "/api/v1/lxc/instances/-1/report"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/lxc/instances/abc",
+        "/api/v1/lxc/instances/12a/snapshots",
+        "/api/v1/lxc/instances/%D9%A1%D9%A2/info",
+        "/api/v1/lxc/instances/-1/report",
+    ],
+)
 async def test_non_numeric_instance_id_is_400_problem(api, path):
     response = await api.get(path)
     assert response.status_code == 400

@@ -12,8 +12,9 @@ async def test_conf_routes(api, tmp_path):
     conf = (await api.get("/api/v1/conf")).json()
     assert conf["regions"]["eu-south-1"]["availability_zones"]["az1"]["host"] == "127.0.0.1"
     assert (await api.post("/api/v1/conf/validate")).json()["output"].startswith("Configuration is valid")
-    saved = await api.post("/api/v1/conf/backup", json={"destination_path": "nightly/", "timestamp": True,
-                                                       "compress": True})
+    saved = await api.post(
+        "/api/v1/conf/backup", json={"destination_path": "nightly/", "timestamp": True, "compress": True}
+    )
     assert saved.status_code == 200
     path = Path(saved.json()["output"].split(" to ")[1].split(" (")[0])
     assert path.parent == tmp_path / "conf-backups" / "nightly" and path.name.endswith(".yaml.gz")
@@ -69,15 +70,18 @@ async def test_templates_images_upload(fresh_api, fresh_sim, tmp_path):
     assert again.status_code == 500 and "does not exist" in again.json()["details"]
     (tmp_path / "uploads").mkdir()
     (tmp_path / "uploads" / "mine.tar.gz").write_bytes(b"x" * 1000)
-    up = await fresh_api.post("/api/v1/px/upload", json={"local_path": "mine.tar.gz",
-                                                        "remote_template_name": "mine.tar.gz"})
+    up = await fresh_api.post(
+        "/api/v1/px/upload", json={"local_path": "mine.tar.gz", "remote_template_name": "mine.tar.gz"}
+    )
     assert up.status_code == 200, up.text
     assert fresh_sim.model.host_path("/var/lib/vz/template/cache/mine.tar.gz").stat().st_size == 1000
-    escape = await fresh_api.post("/api/v1/px/upload", json={"local_path": "/etc/passwd",
-                                                            "remote_template_name": "p.tar.gz"})
+    escape = await fresh_api.post(
+        "/api/v1/px/upload", json={"local_path": "/etc/passwd", "remote_template_name": "p.tar.gz"}
+    )
     assert escape.status_code == 400
-    hostile = await fresh_api.post("/api/v1/px/upload", json={"local_path": "mine.tar.gz",
-                                                             "remote_template_name": "../../etc/x.tar.gz"})
+    hostile = await fresh_api.post(
+        "/api/v1/px/upload", json={"local_path": "mine.tar.gz", "remote_template_name": "../../etc/x.tar.gz"}
+    )
     assert hostile.status_code == 400
     backup = await fresh_api.post("/api/v1/px/backup-lxc", json={"vmid": vmid, "storage": "local", "mode": "suspend"})
     assert backup.status_code == 200 and "Archive: /var/lib/vz/dump/vzdump-lxc-" in backup.json()["output"]
@@ -92,14 +96,25 @@ async def test_security_groups_lifecycle(fresh_api, fresh_sim):
     assert (await fresh_api.post(f"{base}/web/rules", json=rule)).status_code == 200
     assert (await fresh_api.post(f"{base}/web/rules", json={"destination_port": 443})).status_code == 200
     assert (await fresh_api.post(f"{base}/web/rules", json={"source_ip": "10.0.0.0/8; reboot"})).status_code == 400
-    assert (await fresh_api.post(f"{base}/web/rules", json={"protocol": "icmp", "destination_port": "1"})).status_code == 400
+    assert (
+        await fresh_api.post(f"{base}/web/rules", json={"protocol": "icmp", "destination_port": "1"})
+    ).status_code == 400
     groups = (await fresh_api.get(base)).json()
     assert groups[0]["group"] == "web" and len(groups[0]["rules"]) == 2
     assert groups[0]["rules"][1] | {} == groups[0]["rules"][1] and groups[0]["rules"][1]["source"] == "10.0.0.0/8"
     inexact = await fresh_api.request("DELETE", f"{base}/web/rules", json={"destination_port": "80"})
     assert inexact.status_code == 400  # left-out fields must be unset in the rule
-    exact = await fresh_api.request("DELETE", f"{base}/web/rules", json={
-        "direction": "in", "action": "ACCEPT", "protocol": "tcp", "destination_port": "80", "source_ip": "10.0.0.0/8"})
+    exact = await fresh_api.request(
+        "DELETE",
+        f"{base}/web/rules",
+        json={
+            "direction": "in",
+            "action": "ACCEPT",
+            "protocol": "tcp",
+            "destination_port": "80",
+            "source_ip": "10.0.0.0/8",
+        },
+    )
     assert exact.status_code == 200 and len(fresh_sim.model.data["firewall"]["groups"]["web"]["rules"]) == 1
     warn = await fresh_api.post(f"{base}/attach", json={"group_name": "web", "vmid": vmid})
     assert warn.status_code == 200 and "firewall of CT" in warn.json()["output"]
@@ -132,8 +147,9 @@ async def test_compose_application_flow(fresh_api, fresh_sim, tmp_path):
     assert "docker-compose" in ct["packages"]  # v2 package missing → fallback installed
     (tmp_path / "compose").mkdir()
     (tmp_path / "compose" / "web.yml").write_text(COMPOSE)
-    deploy = await fresh_api.post(f"{base}/deploy", json={"action": "install", "compose_file": "web.yml",
-                                                         "auto_start": True})
+    deploy = await fresh_api.post(
+        f"{base}/deploy", json={"action": "install", "compose_file": "web.yml", "auto_start": True}
+    )
     assert deploy.status_code == 200, deploy.text
     assert ct["files"]["/opt/lws/apps/web/docker-compose.yml"] == COMPOSE
     assert "lws-web" in ct["services"]
@@ -166,8 +182,14 @@ async def test_compose_url_refuses_private_addresses(fresh_sim, tmp_path):
     from deployments.lxc.errors import BadRequest
 
     config = fresh_sim.config(tmp_path, compose_allow_urls=True)
-    for url in ("https://127.0.0.1/a.yml", "https://10.0.0.1/a.yml", "http://example.com/a.yml",
-                "https://user:pw@example.com/a.yml", "https://[::1]/a.yml", "file:///etc/passwd"):
+    for url in (
+        "https://127.0.0.1/a.yml",
+        "https://10.0.0.1/a.yml",
+        "http://example.com/a.yml",
+        "https://user:pw@example.com/a.yml",
+        "https://[::1]/a.yml",
+        "file:///etc/passwd",
+    ):
         try:
             await load_compose(config, url)
         except BadRequest:
@@ -181,7 +203,7 @@ async def test_cors_only_for_configured_origins(fresh_sim, tmp_path):
 
     with local_state():
         for origins, expected in (([], None), (["https://ops.example"], "https://ops.example")):
-            client, app = make_client(fresh_sim.config(tmp_path, api={"allowed_origins": origins}))
+            client, _app = make_client(fresh_sim.config(tmp_path, api={"allowed_origins": origins}))
             async with client:
                 ok = await client.get("/api/v1/health", headers={"Origin": "https://ops.example"})
                 evil = await client.get("/api/v1/health", headers={"Origin": "https://evil.example"})

@@ -6,8 +6,8 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -17,8 +17,14 @@ from tests.conftest import free_port, in_ci
 from tests.deployments.lxc.simenv import API_KEY, SimEnv
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 pytestmark = pytest.mark.realserver
 
 
@@ -31,8 +37,11 @@ def served(tmp_path: Path) -> Iterator[tuple[str, SimEnv]]:
 
     sim = SimEnv(tmp_path / "sim")
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(sim.config(tmp_path)), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(sim.config(tmp_path)), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
@@ -53,7 +62,7 @@ def test_ui_headers_have_no_inline_script(served):
     page = httpx.get(base + "/")
     csp = page.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "default-src 'none'" in csp
-    assert "<script src=\"/static/app.js\" defer></script>" in page.text
+    assert '<script src="/static/app.js" defer></script>' in page.text
     assert page.text.count("<script") == 1 and "onclick" not in page.text
     js = httpx.get(base + "/static/app.js").text
     assert "innerHTML" not in js and "textContent" in js

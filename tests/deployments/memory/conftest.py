@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -29,10 +29,12 @@ def mem_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def run_mem(env: dict[str, str], *args: str, stdin: str | None = None, cwd: str | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([*MEM, *args], env=env, input=stdin, capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd or str(REPO))
+def run_mem(
+    env: dict[str, str], *args: str, stdin: str | None = None, cwd: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*MEM, *args], env=env, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=cwd or str(REPO)
+    )
 
 
 def run_json(env: dict[str, str], *args: str, stdin: str | None = None, expect: int = 0) -> dict:

@@ -24,7 +24,7 @@ def hashed_vector(text: str, dim: int = DIM) -> list[float]:
         vec[zlib.crc32(b"w:" + word.encode()) % dim] += 2.0
         padded = f"#{word}#"
         for i in range(len(padded) - 2):
-            vec[zlib.crc32(b"t:" + padded[i:i + 3].encode()) % dim] += 1.0
+            vec[zlib.crc32(b"t:" + padded[i : i + 3].encode()) % dim] += 1.0
     norm = math.sqrt(sum(x * x for x in vec)) or 1.0
     return [x / norm for x in vec]
 
@@ -41,7 +41,7 @@ class EmbeddingServer:
             def log_message(self, *args: object) -> None:
                 return
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append({"path": self.path, "body": body})
@@ -56,10 +56,16 @@ class EmbeddingServer:
                     return
                 inputs = body.get("input")
                 inputs = [inputs] if isinstance(inputs, str) else inputs
-                data = [{"object": "embedding", "index": i, "embedding": hashed_vector(t, server.dim)}
-                        for i, t in enumerate(inputs)]
-                payload = {"object": "list", "data": data, "model": body.get("model", "hashed-ngrams"),
-                           "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+                data = [
+                    {"object": "embedding", "index": i, "embedding": hashed_vector(t, server.dim)}
+                    for i, t in enumerate(inputs)
+                ]
+                payload = {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model", "hashed-ngrams"),
+                    "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                }
                 self._send(200, json.dumps(payload).encode())
 
             def _send(self, status: int, raw: bytes) -> None:
@@ -78,7 +84,7 @@ class EmbeddingServer:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
-    def __enter__(self) -> "EmbeddingServer":
+    def __enter__(self) -> EmbeddingServer:
         self.thread.start()
         return self
 

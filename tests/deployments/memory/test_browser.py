@@ -22,8 +22,13 @@ from tests.conftest import in_ci
 from tests.deployments.memory.test_rest import Served
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 FETCH_JS = """async ([url, token]) => {
   try {
@@ -55,8 +60,11 @@ def server(mem_env):
     served = Served(env, "0")
     import httpx
 
-    httpx.post(served.url + "/memories", json={"key": "k", "value": "from the browser test"},
-               headers={"X-MEM-Token": served.info["token"]}).raise_for_status()
+    httpx.post(
+        served.url + "/memories",
+        json={"key": "k", "value": "from the browser test"},
+        headers={"X-MEM-Token": served.info["token"]},
+    ).raise_for_status()
     yield served
     served.stop()
 
@@ -109,16 +117,26 @@ def test_extension_origin_preflight_is_allowed(server, tmp_path):
 
     ext = tmp_path / "ext"
     ext.mkdir()
-    (ext / "manifest.json").write_text(json.dumps({
-        "manifest_version": 3, "name": "mem clipper test", "version": "1.0",
-        "background": {"service_worker": "sw.js"}}))  # no host_permissions: CORS applies
+    (ext / "manifest.json").write_text(
+        json.dumps(
+            {
+                "manifest_version": 3,
+                "name": "mem clipper test",
+                "version": "1.0",
+                "background": {"service_worker": "sw.js"},
+            }
+        )
+    )  # no host_permissions: CORS applies
     (ext / "sw.js").write_text("self.addEventListener('install', () => self.skipWaiting());")
     (ext / "page.html").write_text("<!doctype html><title>ext page</title>")
     profile = tmp_path / "profile"
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True,
-            args=ARGS + [f"--disable-extensions-except={ext}", f"--load-extension={ext}"])
+            str(profile),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[*ARGS, f"--disable-extensions-except={ext}", f"--load-extension={ext}"],
+        )
         try:
             workers = context.service_workers or [context.wait_for_event("serviceworker", timeout=15000)]
             ext_id = workers[0].url.split("/")[2]

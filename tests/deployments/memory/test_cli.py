@@ -10,15 +10,25 @@ import sys
 import pytest
 
 from deployments.memory.errors import (
-    EXIT_CONFLICT, EXIT_EMBEDDING, EXIT_NOT_FOUND, EXIT_STORAGE, EXIT_USAGE,
+    EXIT_CONFLICT,
+    EXIT_EMBEDDING,
+    EXIT_NOT_FOUND,
+    EXIT_STORAGE,
+    EXIT_USAGE,
 )
 from tests.deployments.memory.conftest import MEM, REPO, run_json, run_mem
 
 
 def test_save_get_search_list_roundtrip(mem_env):
     saved = run_json(mem_env, "save", "deploy", "Deploy with make release", "ops, make")
-    assert saved == {"saved": True, "created": True, "scope": "user", "key": "deploy",
-                     "superseded": None, "embedded": False}
+    assert saved == {
+        "saved": True,
+        "created": True,
+        "scope": "user",
+        "key": "deploy",
+        "superseded": None,
+        "embedded": False,
+    }
     rec = run_json(mem_env, "get", "deploy")
     assert rec["found"] is True and rec["value"] == "Deploy with make release" and rec["tags"] == ["ops", "make"]
     assert rec["created_at"].endswith("Z") and rec["links"] == {"out": [], "in": []}
@@ -44,22 +54,43 @@ def test_get_miss_is_exit_3_with_found_false(mem_env):
     assert "no memory 'missing'" in proc.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ("delete", "missing"), ("verify", "missing"), ("pin", "missing"), ("unpin", "missing"),
-    ("rename", "missing", "x"), ("traverse", "missing"), ("supersede", "missing", "new", "v"),
-    ("link", "missing", "rel", "other"), ("unlink", "missing", "rel", "other"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("delete", "missing"),
+        ("verify", "missing"),
+        ("pin", "missing"),
+        ("unpin", "missing"),
+        ("rename", "missing", "x"),
+        ("traverse", "missing"),
+        ("supersede", "missing", "new", "v"),
+        ("link", "missing", "rel", "other"),
+        ("unlink", "missing", "rel", "other"),
+    ],
+)
 def test_not_found_exit_code(mem_env, args):
     proc = run_mem(mem_env, *args)
     assert proc.returncode == EXIT_NOT_FOUND and proc.stdout == "" and "mem: error:" in proc.stderr
 
 
-@pytest.mark.parametrize("args", [
-    (), ("frobnicate",), ("get",), ("save", "k"), ("list", "ten"), ("search", "q", "x"),
-    ("save", "", "value"), ("save", "k", "  "), ("link", "a", "bad rel", "b"),
-    ("traverse", "k", "--direction", "up"), ("--format", "yaml", "list"), ("search", "   "),
-    ("--scope", "*", "save", "k", "v"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("frobnicate",),
+        ("get",),
+        ("save", "k"),
+        ("list", "ten"),
+        ("search", "q", "x"),
+        ("save", "", "value"),
+        ("save", "k", "  "),
+        ("link", "a", "bad rel", "b"),
+        ("traverse", "k", "--direction", "up"),
+        ("--format", "yaml", "list"),
+        ("search", "   "),
+        ("--scope", "*", "save", "k", "v"),
+    ],
+)
 def test_bad_usage_exit_code(mem_env, args):
     proc = run_mem(mem_env, *args)
     assert proc.returncode == EXIT_USAGE, proc.stderr
@@ -111,8 +142,13 @@ def test_repo_current_scope(mem_env, tmp_path):
     repo = tmp_path / "my-project"
     (repo / ".git").mkdir(parents=True)
     (repo / "src").mkdir()
-    proc = subprocess.run([*MEM, "--scope", "repo:current", "save", "k", "repo value"], env=mem_env,
-                          cwd=repo / "src", capture_output=True, text=True)
+    proc = subprocess.run(
+        [*MEM, "--scope", "repo:current", "save", "k", "repo value"],
+        env=mem_env,
+        cwd=repo / "src",
+        capture_output=True,
+        text=True,
+    )
     assert json.loads(proc.stdout)["scope"] == "repo:my-project"
 
 
@@ -143,12 +179,15 @@ def test_links_traverse_and_flags(mem_env):
 
 def test_auto_supersede_reported(mem_env):
     run_json(mem_env, "save", "db", "The production database runs PostgreSQL 16 on host db-prod-1, port 5432.")
-    result = run_json(mem_env, "save", "database",
-                      "Production database: PostgreSQL 16 on host db-prod-1 (port 5432).")
+    result = run_json(mem_env, "save", "database", "Production database: PostgreSQL 16 on host db-prod-1 (port 5432).")
     assert result["superseded"] == "db"
     off = dict(mem_env, MEM_CONFLICT_DISABLE="1")
-    assert run_json(off, "save", "database-copy",
-                    "Production database: PostgreSQL 16 on host db-prod-1 (port 5432).")["superseded"] is None
+    assert (
+        run_json(off, "save", "database-copy", "Production database: PostgreSQL 16 on host db-prod-1 (port 5432).")[
+            "superseded"
+        ]
+        is None
+    )
 
 
 def test_text_format(mem_env):
@@ -182,7 +221,11 @@ def test_embedding_env_and_fallback_warning(mem_env, embed_server, stalling_serv
     assert json.loads(proc.stdout)["mode"] == "text"
     assert "warning: embedding endpoint timed out after 0.2s; using full-text search only" in proc.stderr
     assert run_json(dict(env, MEM_EMBEDDING_MODEL="other"), "reembed") == {
-        "embedded": 1, "total": 1, "model": "other", "force": False}
+        "embedded": 1,
+        "total": 1,
+        "model": "other",
+        "force": False,
+    }
 
 
 def test_two_processes_writing_at_once_lose_nothing(mem_env):
@@ -198,9 +241,17 @@ def test_two_processes_writing_at_once_lose_nothing(mem_env):
     )
     env = dict(mem_env, MEM_CONFLICT_DISABLE="")
     run_json(env, "list")  # create the file first so both start on the same schema
-    procs = [subprocess.Popen([sys.executable, "-c", script, w], env=env, cwd=str(REPO),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for w in ("alpha", "beta")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, w],
+            env=env,
+            cwd=str(REPO),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in ("alpha", "beta")
+    ]
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -210,13 +261,17 @@ def test_two_processes_writing_at_once_lose_nothing(mem_env):
         for i in (0, 31, 59):
             assert [r["key"] for r in run_json(env, "search", f"words{i}x {w}")["results"]] == [f"{w}-{i}"]
     doctor = run_mem(env, "doctor")
-    assert json.loads(doctor.stdout)["checks"][2] == {"name": "full-text index", "status": "pass",
-                                                     "detail": "consistent with the rows"}
+    assert json.loads(doctor.stdout)["checks"][2] == {
+        "name": "full-text index",
+        "status": "pass",
+        "detail": "consistent with the rows",
+    }
 
 
 def test_help_lists_env_and_exit_codes():
-    proc = subprocess.run([*MEM, "--help"], capture_output=True, text=True, cwd=str(REPO),
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    proc = subprocess.run(
+        [*MEM, "--help"], capture_output=True, text=True, cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO))
+    )
     assert proc.returncode == 0
     for name in ("MEM_DB", "MEM_EMBED_TIMEOUT", "MEM_SERVE_TOKEN", "3 not found", "5 storage error"):
         assert name in proc.stdout
@@ -231,8 +286,15 @@ def test_reembed_progress_bar_on_a_terminal(mem_env, embed_server):
     quiet = run_mem(env, "reembed", "--force")
     assert quiet.returncode == 0 and "reembed [" not in quiet.stderr  # not a terminal: no bar
     master, slave = pty.openpty()
-    proc = subprocess.run([*MEM, "reembed", "--force"], env=env, cwd=str(REPO), stdout=subprocess.PIPE,
-                          stderr=slave, text=True, timeout=60)
+    proc = subprocess.run(
+        [*MEM, "reembed", "--force"],
+        env=env,
+        cwd=str(REPO),
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        text=True,
+        timeout=60,
+    )
     os.close(slave)
     shown = b""
     while True:

@@ -20,9 +20,19 @@ def test_defaults():
 
 
 def test_values_and_switches(tmp_path):
-    s = load_settings({"MEM_DB": str(tmp_path / "x.db"), "MEM_SCOPE": "work", "MEM_LOG_FILE": "/tmp/l",
-                       "MEM_EMBEDDING_URL": "http://h:1", "MEM_EMBEDDING_MODEL": "m", "MEM_EMBED_TIMEOUT": "3s",
-                       "MEM_CONFLICT_DISABLE": "1", "MEM_SERVE_TOKEN": "sekret", "MEM_SERVE_PORT": "9000"})
+    s = load_settings(
+        {
+            "MEM_DB": str(tmp_path / "x.db"),
+            "MEM_SCOPE": "work",
+            "MEM_LOG_FILE": "/tmp/l",
+            "MEM_EMBEDDING_URL": "http://h:1",
+            "MEM_EMBEDDING_MODEL": "m",
+            "MEM_EMBED_TIMEOUT": "3s",
+            "MEM_CONFLICT_DISABLE": "1",
+            "MEM_SERVE_TOKEN": "sekret",
+            "MEM_SERVE_PORT": "9000",
+        }
+    )
     assert s.db_path == str(tmp_path / "x.db") and s.db_dir == str(tmp_path)
     assert s.scope == "work" and s.debug is True  # MEM_LOG_FILE turns debugging on
     assert s.embeddings_enabled and s.embed_timeout == 3.0 and s.conflict_disable and s.serve_port == 9000
@@ -31,8 +41,9 @@ def test_values_and_switches(tmp_path):
     assert load_settings({"MEM_DB": "rel/x.db"}).db_path == os.path.abspath("rel/x.db")
 
 
-@pytest.mark.parametrize("text,seconds", [("5s", 5), ("500ms", 0.5), ("1m30s", 90), ("2", 2), ("1.5s", 1.5),
-                                          ("1h", 3600)])
+@pytest.mark.parametrize(
+    "text,seconds", [("5s", 5), ("500ms", 0.5), ("1m30s", 90), ("2", 2), ("1.5s", 1.5), ("1h", 3600)]
+)
 def test_durations(text, seconds):
     assert parse_duration(text) == pytest.approx(seconds)
 
@@ -43,8 +54,10 @@ def test_bad_durations(text):
         parse_duration(text)
 
 
-@pytest.mark.parametrize("env", [{"MEM_SERVE_PORT": "http"}, {"MEM_SERVE_PORT": "70000"}, {"MEM_RRF_K": "-1"},
-                                 {"MEM_RRF_TEXT_WEIGHT": "heavy"}])
+@pytest.mark.parametrize(
+    "env",
+    [{"MEM_SERVE_PORT": "http"}, {"MEM_SERVE_PORT": "70000"}, {"MEM_RRF_K": "-1"}, {"MEM_RRF_TEXT_WEIGHT": "heavy"}],
+)
 def test_bad_values(env):
     with pytest.raises(UsageError):
         load_settings(env)

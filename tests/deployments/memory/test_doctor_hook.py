@@ -36,8 +36,14 @@ def test_doctor_all_green(mem_env, embed_server):
     settings_dir = os.path.join(mem_env["HOME"], ".claude")
     os.makedirs(settings_dir)
     with open(os.path.join(settings_dir, "settings.json"), "w") as fh:
-        json.dump({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
-            {"type": "command", "command": "mem hook"}]}]}}, fh)
+        json.dump(
+            {
+                "hooks": {
+                    "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "mem hook"}]}]
+                }
+            },
+            fh,
+        )
     served = Served(env, "0")
     try:
         proc = run_mem(dict(env, MEM_SERVE_PORT=str(served.info["port"])), "doctor")
@@ -46,8 +52,15 @@ def test_doctor_all_green(mem_env, embed_server):
     c = checks(proc)
     assert proc.returncode == 0, proc.stdout
     assert {k: v["status"] for k, v in c.items()} == {
-        "version": "pass", "store": "pass", "full-text index": "pass", "embeddings": "pass", "vectors": "pass",
-        "rest server": "pass", "token": "pass", "recall hook": "pass"}
+        "version": "pass",
+        "store": "pass",
+        "full-text index": "pass",
+        "embeddings": "pass",
+        "vectors": "pass",
+        "rest server": "pass",
+        "token": "pass",
+        "recall hook": "pass",
+    }
     assert f"127.0.0.1:{served.info['port']}" in c["rest server"]["detail"]
 
 
@@ -96,8 +109,9 @@ def test_hook_output(mem_env, tmp_path):
     assert "recent" in body and "elsewhere" not in body
     long_line = next(line for line in lines if "user/long" in line)
     assert long_line.endswith("x" * 600 + "…") and "x" * 601 not in long_line
-    limited = subprocess.run([*MEM, "hook", "--limit", "0", "--format", "text"], env=mem_env, cwd=repo,
-                             capture_output=True, text=True)
+    limited = subprocess.run(
+        [*MEM, "hook", "--limit", "0", "--format", "text"], env=mem_env, cwd=repo, capture_output=True, text=True
+    )
     assert len(limited.stdout.splitlines()) == 3  # preamble + the two pinned
 
 

@@ -14,10 +14,12 @@ from deployments.memory.query import build_match, content_tokens, words
 def fts() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
-    for body in ["deploy the prod-3 server with make deploy",
-                 "staging server is stage-1",
-                 "café opening hours: 9 to 5",
-                 "NEAR AND OR NOT are words here"]:
+    for body in [
+        "deploy the prod-3 server with make deploy",
+        "staging server is stage-1",
+        "café opening hours: 9 to 5",
+        "NEAR AND OR NOT are words here",
+    ]:
         conn.execute("INSERT INTO t VALUES (?)", (body,))
     return conn
 
@@ -59,9 +61,27 @@ def test_diacritics_and_operators_are_text(fts):
 
 def test_any_text_never_breaks_fts(fts):
     rng = random.Random(7)
-    alphabet = 'abc XYZ"*^():-+{}[]\'\\/,.;NEAR AND OR NOT é漢字\t\n_0123'
-    samples = ['"', '""', '"unterminated', 'a"b"c', "body:deploy", "NEAR(a b)", "a* b^", "(", ")", "-", "--x",
-               "OR", "OR OR", "a OR", "OR a", "NOT", "\x00", "'; DROP TABLE t; --"]
+    alphabet = "abc XYZ\"*^():-+{}[]'\\/,.;NEAR AND OR NOT é漢字\t\n_0123"
+    samples = [
+        '"',
+        '""',
+        '"unterminated',
+        'a"b"c',
+        "body:deploy",
+        "NEAR(a b)",
+        "a* b^",
+        "(",
+        ")",
+        "-",
+        "--x",
+        "OR",
+        "OR OR",
+        "a OR",
+        "OR a",
+        "NOT",
+        "\x00",
+        "'; DROP TABLE t; --",
+    ]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(2000)]
     for text in samples:
         hits(fts, text)  # raises sqlite3.OperationalError if an expression were invalid

@@ -6,7 +6,7 @@ import json
 import os
 import stat
 import subprocess
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -23,8 +23,9 @@ async def client(tmp_path) -> Iterator[httpx.AsyncClient]:
     settings = load_settings({"MEM_DB": str(tmp_path / "db" / "m.db")})
     app = create_app(settings, TOKEN, "9.9.9")
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080",
-                                 headers={"X-MEM-Token": TOKEN}) as c:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8080", headers={"X-MEM-Token": TOKEN}
+    ) as c:
         yield c
 
 
@@ -33,10 +34,27 @@ async def test_health_is_open(client):
     assert r.status_code == 200 and r.json() == {"status": "ok", "version": "9.9.9"}
 
 
-@pytest.mark.parametrize("method,path", [("GET", "/memories"), ("GET", "/memories/x"), ("POST", "/memories"),
-                                         ("PUT", "/memories/x"), ("DELETE", "/memories/x"), ("GET", "/nope")])
-@pytest.mark.parametrize("headers", [{}, {"X-MEM-Token": "wrong"}, {"Authorization": "Bearer wrong"},
-                                     {"Authorization": f"Basic {TOKEN}"}, {"X-MEM-Token": TOKEN[:-1]}])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("GET", "/memories"),
+        ("GET", "/memories/x"),
+        ("POST", "/memories"),
+        ("PUT", "/memories/x"),
+        ("DELETE", "/memories/x"),
+        ("GET", "/nope"),
+    ],
+)
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"X-MEM-Token": "wrong"},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": f"Basic {TOKEN}"},
+        {"X-MEM-Token": TOKEN[:-1]},
+    ],
+)
 async def test_token_required(client, method, path, headers):
     client.headers.pop("X-MEM-Token")
     r = await client.request(method, path, headers=headers, json={"key": "x", "value": "y"})
@@ -52,12 +70,20 @@ async def test_bearer_token_works(client):
 
 
 async def test_create_update_get_delete_with_slash_key(client):
-    r = await client.post("/memories", json={"key": "docs/python/asyncio", "value": "Use TaskGroup",
-                                             "tags": ["python"], "origin": "https://docs.python.org"})
+    r = await client.post(
+        "/memories",
+        json={
+            "key": "docs/python/asyncio",
+            "value": "Use TaskGroup",
+            "tags": ["python"],
+            "origin": "https://docs.python.org",
+        },
+    )
     assert r.status_code == 201 and r.json()["created"] is True
     assert r.json()["memory"]["origin"] == "https://docs.python.org"
-    r = await client.post("/memories", json={"key": "docs/python/asyncio", "value": "Use asyncio.TaskGroup",
-                                             "tags": "python,async"})
+    r = await client.post(
+        "/memories", json={"key": "docs/python/asyncio", "value": "Use asyncio.TaskGroup", "tags": "python,async"}
+    )
     assert r.status_code == 200 and r.json()["created"] is False
     r = await client.get("/memories/docs/python/asyncio")
     assert r.status_code == 200 and r.json()["value"] == "Use asyncio.TaskGroup"
@@ -92,15 +118,20 @@ async def test_list_and_search_with_scope(client):
     assert r.json()["memories"] == []
 
 
-@pytest.mark.parametrize("body,message", [
-    (b"{not json", "not valid JSON"), (b"[1, 2]", "JSON object"), (b"", "JSON object"),
-    (json.dumps({"value": "v"}).encode(), "'key' is required"),
-    (json.dumps({"key": "k"}).encode(), "'value' is required"),
-    (json.dumps({"key": "k", "value": 5}).encode(), "value must be a string"),
-    (json.dumps({"key": "", "value": "v"}).encode(), "key must not be empty"),
-    (json.dumps({"key": "k", "value": "v", "tags": 5}).encode(), "tags"),
-    (json.dumps({"key": "k", "value": "v", "scope": "*"}).encode(), "scope"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b"", "JSON object"),
+        (json.dumps({"value": "v"}).encode(), "'key' is required"),
+        (json.dumps({"key": "k"}).encode(), "'value' is required"),
+        (json.dumps({"key": "k", "value": 5}).encode(), "value must be a string"),
+        (json.dumps({"key": "", "value": "v"}).encode(), "key must not be empty"),
+        (json.dumps({"key": "k", "value": "v", "tags": 5}).encode(), "tags"),
+        (json.dumps({"key": "k", "value": "v", "scope": "*"}).encode(), "scope"),
+    ],
+)
 async def test_bad_bodies_are_400(client, body, message):
     r = await client.post("/memories", content=body, headers={"Content-Type": "application/json"})
     assert r.status_code == 400 and r.json()["code"] == "bad_request" and message in r.json()["error"]
@@ -123,8 +154,14 @@ async def test_other_errors_are_json(client):
 
 async def test_cors_only_for_extension_origins(client):
     for origin in ("chrome-extension://abcdefghijklmnop", "moz-extension://1234-5678"):
-        pre = await client.options("/memories", headers={"Origin": origin, "Access-Control-Request-Method": "POST",
-                                                          "Access-Control-Request-Headers": "x-mem-token"})
+        pre = await client.options(
+            "/memories",
+            headers={
+                "Origin": origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "x-mem-token",
+            },
+        )
         assert pre.status_code == 204 and pre.headers["access-control-allow-origin"] == origin
         assert "X-MEM-Token" in pre.headers["access-control-allow-headers"] and pre.headers["vary"] == "Origin"
         r = await client.get("/memories", headers={"Origin": origin})
@@ -155,8 +192,15 @@ async def test_internal_errors_are_json(tmp_path):
 
 class Served:
     def __init__(self, env: dict[str, str], *args: str, umask: int = 0o022) -> None:
-        self.proc = subprocess.Popen([*MEM, "serve", *args], env=env, cwd=str(REPO), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.umask(umask))
+        self.proc = subprocess.Popen(
+            [*MEM, "serve", *args],
+            env=env,
+            cwd=str(REPO),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: os.umask(umask),
+        )
         line = self.proc.stdout.readline()
         if not line:
             raise AssertionError(self.proc.stderr.read())
@@ -190,8 +234,10 @@ def test_real_server_token_file_and_routes(served, mem_env):
         auth = {"Authorization": f"Bearer {info['token']}"}
         r = http.post("/memories", json={"key": "clip/1", "value": "clipped from a page"}, headers=auth)
         assert r.status_code == 201
-        assert http.get("/memories/clip/1", headers={"X-MEM-Token": info["token"]}).json()["value"] == \
-            "clipped from a page"
+        assert (
+            http.get("/memories/clip/1", headers={"X-MEM-Token": info["token"]}).json()["value"]
+            == "clipped from a page"
+        )
         assert http.get("/memories/clip/1", headers={"Host": "evil.example"} | auth).status_code == 421
     served.stop()
     assert info["token"] not in served.proc.stderr.read()  # the token is shown once, on stdout only
@@ -216,6 +262,5 @@ def test_token_survives_restart_and_env_wins(mem_env):
 
 def test_port_in_use_is_an_error(served, mem_env):
     port = str(served.info["port"])
-    proc = subprocess.run([*MEM, "serve", port], env=mem_env, cwd=str(REPO), capture_output=True, text=True,
-                          timeout=30)
+    proc = subprocess.run([*MEM, "serve", port], env=mem_env, cwd=str(REPO), capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in proc.stderr

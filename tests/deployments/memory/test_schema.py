@@ -10,9 +10,11 @@ from deployments.memory import schema
 from deployments.memory.errors import StorageError
 from deployments.memory.store import Store
 
-ROWS = [("user", "deploy", "Deploy with make release", "ops"),
-        ("user", "editor", "Neovim with lazy.nvim", ""),
-        ("repo:x", "deploy", "Repo deploy uses GitHub Actions", "ci,ops")]
+ROWS = [
+    ("user", "deploy", "Deploy with make release", "ops"),
+    ("user", "editor", "Neovim with lazy.nvim", ""),
+    ("repo:x", "deploy", "Repo deploy uses GitHub Actions", "ci,ops"),
+]
 
 
 def make_db(path: str, version: int) -> None:
@@ -21,8 +23,11 @@ def make_db(path: str, version: int) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
     schema.migrate(conn, target=version)
     for i, (scope, key, value, tags) in enumerate(ROWS, start=1):
-        conn.execute("INSERT INTO memories (scope, key, value, tags, pinned, archived, created_at, updated_at) "
-                     "VALUES (?, ?, ?, ?, ?, 0, ?, ?)", (scope, key, value, tags, int(i == 2), 1000 * i, 1000 * i))
+        conn.execute(
+            "INSERT INTO memories (scope, key, value, tags, pinned, archived, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+            (scope, key, value, tags, int(i == 2), 1000 * i, 1000 * i),
+        )
     conn.execute("INSERT INTO memory_links (from_id, rel, to_id, created_at) VALUES (1, 'see-also', 2, 5)")
     conn.close()
 

@@ -105,8 +105,13 @@ def test_hybrid_pinned_first_same_rule(tmp_path, embed_server):
 
 
 def test_rrf_weights_are_applied(tmp_path, embed_server):
-    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url, MEM_RRF_K="0",
-                      MEM_RRF_TEXT_WEIGHT="0", MEM_RRF_VECTOR_WEIGHT="2")
+    mem = memory_with(
+        tmp_path,
+        MEM_EMBEDDING_URL=embed_server.base_url,
+        MEM_RRF_K="0",
+        MEM_RRF_TEXT_WEIGHT="0",
+        MEM_RRF_VECTOR_WEIGHT="2",
+    )
     fill(mem)
     top = mem.search("deploy production")["results"][0]
     assert top["score"] == pytest.approx(2.0)  # 2 / (0 + 1): text weight 0, vector rank 1
@@ -211,35 +216,44 @@ def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candi
                 pass
     for i in range(5, 300, 23):
         for scope in ("user", "work"):
-            memory.store.conn.execute("UPDATE memories SET archived = 1 WHERE scope = ? AND key = ?",
-                                      (scope, f"k{i}"))
+            memory.store.conn.execute("UPDATE memories SET archived = 1 WHERE scope = ? AND key = ?", (scope, f"k{i}"))
     conn = memory.store.conn
     for query in ("common", "alpha delta", "note", "zzz"):
         match = build_match(query)
         for scope in ("user", "*"):
             scope_sql = "" if scope == "*" else " AND m.scope = 'user'"
-            base = ("FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid "
-                    f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql} ")
-            newest = [r[0] for r in conn.execute(f"SELECT m.id {base} ORDER BY m.id DESC LIMIT ?",
-                                                 (match, candidates))]
+            base = (
+                "FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql} "
+            )
+            newest = [r[0] for r in conn.execute(f"SELECT m.id {base} ORDER BY m.id DESC LIMIT ?", (match, candidates))]
             marks = ",".join("?" * len(newest)) or "NULL"
-            expected = [r[0] for r in conn.execute(
-                f"SELECT m.key {base} AND (m.pinned = 1 OR m.id IN ({marks})) "
-                "ORDER BY m.pinned DESC, bm25(memories_fts, 3.0, 1.0, 2.0), m.updated_at DESC, m.id DESC LIMIT 15",
-                (match, *newest))]
+            expected = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT m.key {base} AND (m.pinned = 1 OR m.id IN ({marks})) "
+                    "ORDER BY m.pinned DESC, bm25(memories_fts, 3.0, 1.0, 2.0), m.updated_at DESC, m.id DESC LIMIT 15",
+                    (match, *newest),
+                )
+            ]
             got = [r["key"] for r in memory.store.text_search(scope, match, 15)]
             assert got == expected, (query, scope)
             pins = [bool(r["pinned"]) for r in memory.store.text_search(scope, match, 15)]
             assert pins == sorted(pins, reverse=True) and (query == "zzz" or any(pins)), (query, scope)
             if candidates >= 300:  # every match is a candidate: plain BM25 over all of them
-                full = [r[0] for r in conn.execute(
-                    f"SELECT m.key {base} ORDER BY m.pinned DESC, bm25(memories_fts, 3.0, 1.0, 2.0), "
-                    "m.updated_at DESC, m.id DESC LIMIT 15", (match,))]
+                full = [
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT m.key {base} ORDER BY m.pinned DESC, bm25(memories_fts, 3.0, 1.0, 2.0), "
+                        "m.updated_at DESC, m.id DESC LIMIT 15",
+                        (match,),
+                    )
+                ]
                 assert got == full
 
 
 def test_stopwords_do_not_change_what_is_found(memory):
-    """"the deploy" finds what "deploy" finds, ranked the same; stop-words alone still search."""
+    """ "the deploy" finds what "deploy" finds, ranked the same; stop-words alone still search."""
     fill(memory)
     memory.save("the-who", "The Who played at the stadium", "music")
     assert keys(memory.search("the deploy")) == keys(memory.search("deploy"))
@@ -261,7 +275,9 @@ def test_implied_words_do_not_change_what_is_found(memory):
 def test_snippet_marks_matches():
     from deployments.memory.query import build_match, snippet
 
-    assert snippet("The production server is prod-3", build_match("prod serv")) == \
-        "The <<production>> <<server>> is <<prod>>-3"
+    assert (
+        snippet("The production server is prod-3", build_match("prod serv"))
+        == "The <<production>> <<server>> is <<prod>>-3"
+    )
     long = " ".join(f"w{i}" for i in range(40)) + " target here"
     assert snippet(long, build_match("targ")).startswith("…") and "<<target>>" in snippet(long, build_match("targ"))

@@ -158,7 +158,10 @@ def test_traverse_nodes_edges_direction_rel_and_archived(memory):
     assert [n["key"] for n in both["nodes"]] == ["root", "child", "parent"]
     assert both["root"] == "memory:///user/root"
     assert {(e["from"].rsplit("/", 1)[1], e["rel"], e["to"].rsplit("/", 1)[1]) for e in both["edges"]} == {
-        ("root", "has", "child"), ("parent", "has", "root"), ("child", "mentions", "root")}
+        ("root", "has", "child"),
+        ("parent", "has", "root"),
+        ("child", "mentions", "root"),
+    }
 
     out2 = store.traverse("user", "root", 2, direction="out")
     assert {(n["key"], n["depth"]) for n in out2["nodes"]} == {("root", 0), ("child", 1), ("grandchild", 2)}

@@ -34,11 +34,18 @@ DOZEN = {
     "release-day": ("Releases are cut on Tuesday mornings and announced in the team channel", "ops"),
 }
 QUERIES = {
-    "deploy-prod": "release make deploys", "db-host": "pgbouncer primary database",
-    "backup-policy": "thirty nightly backups", "editor": "treesitter neovim",
-    "python-version": "uv python 3.11", "test-command": "push pytest unit",
-    "oncall": "payments lead alice", "vpn": "wireguard vpn keys", "coffee": "descaling espresso",
-    "api-style": "errors json apis", "logging": "secrets stderr", "release-day": "tuesday releases cut",
+    "deploy-prod": "release make deploys",
+    "db-host": "pgbouncer primary database",
+    "backup-policy": "thirty nightly backups",
+    "editor": "treesitter neovim",
+    "python-version": "uv python 3.11",
+    "test-command": "push pytest unit",
+    "oncall": "payments lead alice",
+    "vpn": "wireguard vpn keys",
+    "coffee": "descaling espresso",
+    "api-style": "errors json apis",
+    "logging": "secrets stderr",
+    "release-day": "tuesday releases cut",
 }
 
 
@@ -78,12 +85,17 @@ def test_new_user_story(mem_env):
     mem(env, "link", "test-command", "uses", "python-version")
     graph = mem(env, "traverse", "deploy-prod", "2", "--direction", "out")
     assert {n["key"]: n["depth"] for n in graph["nodes"]} == {
-        "deploy-prod": 0, "test-command": 1, "release-day": 1, "python-version": 2}
+        "deploy-prod": 0,
+        "test-command": 1,
+        "release-day": 1,
+        "python-version": 2,
+    }
     assert len(graph["edges"]) == 3
 
     port = free_port()
-    server = subprocess.Popen([str(MEM_BIN), "serve", str(port)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [str(MEM_BIN), "serve", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         info = json.loads(server.stdout.readline())
         token = info["token"]
@@ -94,8 +106,9 @@ def test_new_user_story(mem_env):
         assert status == 200 and {m["key"] for m in listing["memories"]} == set(DOZEN)
         status, one = curl("-H", f"Authorization: Bearer {token}", f"{info['url']}/memories/vpn")
         assert status == 200 and one["value"] == DOZEN["vpn"][0]
-        status, found = curl("-G", "-H", f"X-MEM-Token: {token}", "--data-urlencode", "q=espresso descaling",
-                             f"{info['url']}/memories")
+        status, found = curl(
+            "-G", "-H", f"X-MEM-Token: {token}", "--data-urlencode", "q=espresso descaling", f"{info['url']}/memories"
+        )
         assert status == 200 and found["results"][0]["key"] == "coffee"
         status, denied = curl(f"{info['url']}/memories/vpn")
         assert status == 401 and denied["code"] == "unauthorized"

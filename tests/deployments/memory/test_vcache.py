@@ -15,9 +15,11 @@ from tests.deployments.memory.conftest import memory_with
 def hybrid(tmp_path, embed_server, monkeypatch):
     monkeypatch.setattr(vcache, "MIN_ROWS", 1)
     mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url, MEM_EMBEDDING_MODEL="m")
-    for key, value in [("deploy", "Deploy to production with make release"),
-                       ("coffee", "The coffee machine needs descaling every month"),
-                       ("backup", "Database backups run nightly")]:
+    for key, value in [
+        ("deploy", "Deploy to production with make release"),
+        ("coffee", "The coffee machine needs descaling every month"),
+        ("backup", "Database backups run nightly"),
+    ]:
         mem.save(key, value)
     return mem
 
@@ -43,13 +45,16 @@ def test_written_private_and_reused(hybrid):
     assert cache_files(hybrid) == files  # reused, not rebuilt
 
 
-@pytest.mark.parametrize("change", [
-    lambda m: m.save("new", "A brand new memory with a vector"),
-    lambda m: m.store.set_pinned("user", "coffee", True),
-    lambda m: m.supersede("backup", "backup-2", "Database backups run every night"),
-    lambda m: m.store.delete("user", "deploy"),
-    lambda m: m.store.set_embeddings([(1, b"\x00" * 1024)], "m"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: m.save("new", "A brand new memory with a vector"),
+        lambda m: m.store.set_pinned("user", "coffee", True),
+        lambda m: m.supersede("backup", "backup-2", "Database backups run every night"),
+        lambda m: m.store.delete("user", "deploy"),
+        lambda m: m.store.set_embeddings([(1, b"\x00" * 1024)], "m"),
+    ],
+)
 def test_changes_invalidate(hybrid, change):
     hybrid.search("coffee")
     assert fresh(hybrid)

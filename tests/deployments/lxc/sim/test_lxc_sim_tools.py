@@ -10,17 +10,25 @@ import pytest
 
 from tests.deployments.lxc.simenv import TEMPLATE, SimEnv
 
-CREATE = (f"pct create {{vmid}} {TEMPLATE} --memory 512 --cpulimit 1 "
-          "--net0 name=eth0,bridge=vmbr0,ip=dhcp --rootfs local-lvm:8 --hostname web-{vmid} --onboot 1")
+CREATE = (
+    f"pct create {{vmid}} {TEMPLATE} --memory 512 --cpulimit 1 "
+    "--net0 name=eth0,bridge=vmbr0,ip=dhcp --rootfs local-lvm:8 --hostname web-{vmid} --onboot 1"
+)
 
 
 @pytest.fixture
 async def ssh(fresh_sim: SimEnv):
-    async with asyncssh.connect("127.0.0.1", fresh_sim.port, username="root",
-                                client_keys=[str(fresh_sim.client_key)],
-                                known_hosts=str(fresh_sim.known_hosts)) as conn:
+    async with asyncssh.connect(
+        "127.0.0.1",
+        fresh_sim.port,
+        username="root",
+        client_keys=[str(fresh_sim.client_key)],
+        known_hosts=str(fresh_sim.known_hosts),
+    ) as conn:
+
         async def run(line: str, **kw):
             return await conn.run(line, **kw)
+
         yield run
 
 
@@ -158,8 +166,9 @@ async def test_timeout_wrapper_and_unknown_command(ssh):
 
 async def test_model_persists_across_restart(tmp_path):
     env = SimEnv(tmp_path / "s")
-    async with asyncssh.connect("127.0.0.1", env.port, username="root", client_keys=[str(env.client_key)],
-                                known_hosts=str(env.known_hosts)) as conn:
+    async with asyncssh.connect(
+        "127.0.0.1", env.port, username="root", client_keys=[str(env.client_key)], known_hosts=str(env.known_hosts)
+    ) as conn:
         await conn.run(CREATE.format(vmid=120))
     env.stop()
     again = SimEnv(tmp_path / "s")
@@ -174,5 +183,10 @@ async def test_unknown_key_is_refused(fresh_sim: SimEnv, tmp_path):
     other = asyncssh.generate_private_key("ssh-ed25519")
     other.write_private_key(str(tmp_path / "other"))
     with pytest.raises(asyncssh.PermissionDenied):
-        await asyncssh.connect("127.0.0.1", fresh_sim.port, username="root", client_keys=[str(tmp_path / "other")],
-                               known_hosts=str(fresh_sim.known_hosts))
+        await asyncssh.connect(
+            "127.0.0.1",
+            fresh_sim.port,
+            username="root",
+            client_keys=[str(tmp_path / "other")],
+            known_hosts=str(fresh_sim.known_hosts),
+        )

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from actors.llm_gateway import BreakerBoard, BudgetLedger, RateLimiter, RegistryBoard
 from deployments.llm_gateway.admission import Admission
 from deployments.llm_gateway.auth import Authenticator
+from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
 from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
 from deployments.llm_gateway.discovery import Found, discover
@@ -28,6 +29,7 @@ from deployments.llm_gateway.shared_state import BreakerClient, BudgetLeases, To
 from deployments.llm_gateway.sse import DONE
 from deployments.llm_gateway.storage import Record, RecordWriter, build_backend
 from deployments.llm_gateway.telemetry import GatewayMetrics, RingStats
+from deployments.llm_gateway.validation import check_inference
 from rayfleet import state as state_mod
 from rayfleet.logs import get_logger
 from rayfleet.metrics import Metrics
@@ -36,19 +38,6 @@ log = get_logger("llm_gateway")
 
 KINDS = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/v1/embeddings": "embeddings"}
 ACTOR_PREFIX = "llm_gateway"
-
-
-def _json_depth_exceeds(obj: Any, limit: int) -> bool:
-    stack = [(obj, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
-    return False
 
 
 class Gateway:
@@ -302,56 +291,12 @@ class Gateway:
     # -- PRE_FLIGHT ----------------------------------------------------------
     async def _stage_parse(self, ctx: Context) -> None:
         sec = self.config.security
-        limit = sec.max_payload_size_kb * 1024
-        declared = ctx.request.headers.get("content-length")
-        if sec.enabled and declared and declared.isdigit() and int(declared) > limit:
-            raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
-        raw = await ctx.request.body()
-        if sec.enabled and len(raw) > limit:
-            raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
-        body = json_object(raw)
-        depth = sec.max_nesting_depth
-        if (
-            sec.enabled
-            and depth > 0
-            and (raw.count(b"{") + raw.count(b"[")) > depth
-            and _json_depth_exceeds(body, depth)
-        ):
-            raise GatewayError(
-                400,
-                f"Request body is nested deeper than {depth} levels",
-                code="nesting_too_deep",
-                error_class="nesting_depth",
-            )
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise GatewayError(400, "'model' is required and must be a string", code="missing_model")
-        if ctx.kind == "chat":
-            messages = body.get("messages")
-            if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-                raise GatewayError(400, "'messages' must be a non-empty list of objects", code="invalid_messages")
-            if sec.enabled and len(messages) > sec.max_messages:
-                raise GatewayError(
-                    400,
-                    f"Too many messages: at most {sec.max_messages} per request",
-                    code="too_many_messages",
-                    error_class="max_messages",
-                )
-        elif ctx.kind == "completions" and not isinstance(body.get("prompt"), (str, list)):
-            raise GatewayError(400, "'prompt' is required", code="missing_prompt")
-        elif ctx.kind == "embeddings" and not isinstance(body.get("input"), (str, list)):
-            raise GatewayError(400, "'input' is required", code="missing_input")
-        stream = body.get("stream", False)
-        if not isinstance(stream, bool):
-            raise GatewayError(400, "'stream' must be a boolean", code="invalid_stream")
-        if stream and ctx.kind == "embeddings":
-            raise GatewayError(400, "embeddings cannot be streamed", code="invalid_stream")
+        raw = await read_capped(ctx.request, sec.max_payload_size_kb * 1024 if sec.enabled else 0)
+        body = json_object(raw, sec.max_nesting_depth if sec.enabled else 0)
+        model, stream = check_inference(ctx.kind, body, sec.max_messages if sec.enabled else None)
+        options = body.get("stream_options")
         ctx.raw_body, ctx.body, ctx.stream = raw, body, stream
-        ctx.client_wants_usage = (
-            bool((body.get("stream_options") or {}).get("include_usage"))
-            if isinstance(body.get("stream_options"), dict)
-            else False
-        )
+        ctx.client_wants_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
         ctx.requested_model = model
 
     async def _stage_resolve(self, ctx: Context) -> None:

@@ -116,19 +116,27 @@ class LinkSanitization(_Model):
 
 class ThreatLedger(_Model):
     enabled: bool = True
-    threshold: float = 3.0
-    window_seconds: int = 600
-    min_events: int = 3
-    max_actors: int = 50000
+    threshold: float = Field(3.0, gt=0)
+    window_seconds: int = Field(600, ge=1)
+    min_events: int = Field(3, ge=1)
+    max_actors: int = Field(50000, ge=1)
+
+
+class InjectionConfig(_Model):
+    """Prompt-injection scoring (``deployments.llm_gateway.injection``); not in the spec's table."""
+
+    enabled: bool = True
+    block_score: float = Field(1.5, gt=0)
 
 
 class SecurityConfig(_Model):
     enabled: bool = True
-    max_payload_size_kb: int = 512
-    max_messages: int = 50
-    max_nesting_depth: int = 64
+    max_payload_size_kb: int = Field(512, ge=1)
+    max_messages: int = Field(50, ge=1)
+    max_nesting_depth: int = Field(64, ge=0)
     link_sanitization: LinkSanitization = LinkSanitization()
     threat_ledger: ThreatLedger = ThreatLedger()
+    injection: InjectionConfig = InjectionConfig()
 
 
 class IdentityProvider(_Model):
@@ -375,6 +383,22 @@ class RegistryConfig(_Model):
     key_file: str = "registry.key"
 
 
+def not_built(cfg: GatewayConfig) -> list[str]:
+    """Settings that would turn on a feature this gateway does not have: refused, never silently accepted."""
+    checks = [
+        (cfg.server.metrics.enabled, "server.metrics.enabled (standalone metrics exporter)"),
+        (cfg.identity.enabled, "identity.enabled (OIDC/JWT identity)"),
+        (bool(cfg.identity.providers), "identity.providers"),
+        (cfg.webhooks.enabled, "webhooks.enabled (webhook delivery)"),
+        (bool(cfg.webhooks.endpoints), "webhooks.endpoints"),
+        (cfg.observability.tracing.otlp_endpoint is not None, "observability.tracing.otlp_endpoint (OTLP export)"),
+        (bool(cfg.observability.error_tracker.dsn_env), "observability.error_tracker.dsn_env (error tracker)"),
+        (cfg.observability.export.enabled, "observability.export.enabled (log export)"),
+        (bool(cfg.server.local_model.model_path), "server.local_model.model_path (loading a model file)"),
+    ]
+    return [name for on, name in checks if on]
+
+
 class GatewayConfig(_Model):
     """The whole ``config/llm_gateway.yaml``."""
 
@@ -414,6 +438,12 @@ class GatewayConfig(_Model):
         lm = self.server.local_model
         if lm.endpoint and lm.endpoint not in self.endpoints:
             raise ValueError(f"server.local_model.endpoint: unknown endpoint {lm.endpoint!r}")
+        refused = not_built(self)
+        if refused:
+            raise ValueError(
+                "these settings turn on features this gateway does not have (remove them or set them off): "
+                + "; ".join(refused)
+            )
         return self
 
     def admission_limits(self, replicas: int = 1) -> tuple[int, int]:

@@ -11,7 +11,15 @@ from typing import Any
 import httpx
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from actors.llm_gateway import BreakerBoard, BudgetLedger, RateLimiter, RegistryBoard
+from actors.llm_gateway import (
+    BreakerBoard,
+    BudgetLedger,
+    ControlBoard,
+    LatencyBoard,
+    RateLimiter,
+    RegistryBoard,
+    ThreatLedger,
+)
 from deployments.llm_gateway.admission import Admission
 from deployments.llm_gateway.auth import Authenticator
 from deployments.llm_gateway.body import read_capped
@@ -19,20 +27,25 @@ from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, re
 from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
 from deployments.llm_gateway.discovery import Found, discover
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
+from deployments.llm_gateway.events import EventLog
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
+from deployments.llm_gateway.links import StreamLinkFilter
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
 from deployments.llm_gateway.providers.base import Usage, estimate_tokens, prompt_text
 from deployments.llm_gateway.registry import RegistryClient
 from deployments.llm_gateway.routing import KeyRing, Router, Target
+from deployments.llm_gateway.security import SecurityStages
 from deployments.llm_gateway.shared_state import BreakerClient, BudgetLeases, TokenLeases
 from deployments.llm_gateway.sse import DONE
 from deployments.llm_gateway.storage import Record, RecordWriter, build_backend
-from deployments.llm_gateway.telemetry import GatewayMetrics, RingStats
+from deployments.llm_gateway.switches import ControlView, LatencyFeed, ThreatView
+from deployments.llm_gateway.telemetry import GatewayMetrics
 from deployments.llm_gateway.validation import check_inference
 from rayfleet import state as state_mod
 from rayfleet.logs import get_logger
 from rayfleet.metrics import Metrics
+from rayfleet.tasks import BackgroundTasks
 
 log = get_logger("llm_gateway")
 
@@ -49,6 +62,8 @@ class Gateway:
         self.prices = PriceTable(config.pricing)
         self.router = Router(config, self.prices)
         self.auth = Authenticator.from_config(config.server.auth)
+        self.inference_guard = self.auth.guard("inference")
+        self.admin_guard = self.auth.guard("admin")
         cb = config.circuit_breaker
         self.breaker_handle = state.get("breakers") or state_mod.actor(
             BreakerBoard, f"{ACTOR_PREFIX}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
@@ -79,8 +94,9 @@ class Gateway:
         self.budget.on_state = lambda s: self.metrics.budget.set(float(s.get("spent", 0.0)))
         in_flight, queued = config.admission_limits(replicas)
         self.admission = Admission(in_flight, queued)
-        self.ring_stats = RingStats()
+        self._shared_views(config, state)
         self.cache: SQLiteCache | RedisCache | None = None
+        self._last_evict = time.monotonic()
         if config.caching.enabled:
             c = config.caching
             if c.redis_url:
@@ -99,26 +115,52 @@ class Gateway:
         self.discovered: list[Found] = []
         self.discovery_done = not config.discovery
         self.local_target = self._local_target()
-        self._tasks: list[asyncio.Task[Any]] = []
+        self.tasks = BackgroundTasks("llm_gateway")
         self._started = False
         self._start_lock: asyncio.Lock | None = None
+        sec = self.security
         self.pipeline = Pipeline(
             [
-                Stage("auth", "INGRESS", self._stage_auth),
+                Stage("panic", "INGRESS", sec.panic, required=True),
+                Stage("auth", "INGRESS", self._stage_auth, required=True),
+                Stage("threat_ledger", "INGRESS", sec.threat_ledger),
                 Stage("client_rate_limit", "INGRESS", self._stage_rate_limit),
                 Stage("admission", "INGRESS", self._stage_admission),
-                Stage("request_limits", "PRE_FLIGHT", self._stage_parse),
-                Stage("model_resolution", "PRE_FLIGHT", self._stage_resolve),
+                Stage("request_limits", "PRE_FLIGHT", self._stage_parse, required=True),
+                Stage("injection_scan", "PRE_FLIGHT", sec.injection_scan),
+                Stage("link_sanitizer", "PRE_FLIGHT", sec.link_sanitizer),
+                Stage("model_resolution", "PRE_FLIGHT", self._stage_resolve, required=True),
                 Stage("cache_check", "PRE_FLIGHT", self._stage_cache_check),
                 Stage("budget_guard", "PRE_FLIGHT", self._stage_budget),
-                Stage("router", "ROUTING", self._stage_forward),
-                Stage("charge", "POST_FLIGHT", self._stage_charge),
-                Stage("cache_store", "POST_FLIGHT", self._stage_cache_store),
+                Stage("router", "ROUTING", self._stage_forward, required=True),
+                Stage("charge", "POST_FLIGHT", self._stage_charge, required=True),
                 Stage("records", "BACKGROUND", self._stage_record),
                 Stage("telemetry", "BACKGROUND", self._stage_metrics),
             ],
             on_trace=self._trace,
+            disabled=lambda: self.control.disabled,
         )
+
+    def _shared_views(self, config: GatewayConfig, state: dict[str, Any]) -> None:
+        """The cluster-wide switches, threat ledger and latency board, with their replica-side views."""
+        tl = config.security.threat_ledger
+        self.control_handle = state.get("control") or state_mod.actor(ControlBoard, f"{ACTOR_PREFIX}.control")
+        self.threat_handle = state.get("threats") or state_mod.actor(
+            ThreatLedger, f"{ACTOR_PREFIX}.threats", tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors
+        )
+        self.latency_handle = state.get("latency") or state_mod.actor(LatencyBoard, f"{ACTOR_PREFIX}.latency")
+        self.control = ControlView(self.control_handle)
+        self.threats = ThreatView(self.threat_handle)
+        self.latency = LatencyFeed(self.latency_handle)
+        self.events = EventLog()
+        self.security = SecurityStages(config, self.control, self.threats, self.metrics, self.events)
+
+    def plugin_list(self) -> list[dict[str, Any]]:
+        off = self.control.disabled
+        return [
+            {"name": s.name, "ring": s.ring, "enabled": s.required or s.name not in off, "required": s.required}
+            for s in self.pipeline.stages
+        ]
 
     # -- lifecycle -----------------------------------------------------------
     async def start(self) -> None:
@@ -140,9 +182,7 @@ class Gateway:
                 follow_redirects=False,
             )
             self.forwarder = Forwarder(self.config, self.router, self.client, self.breakers, self.leases)
-            cb = self.config.circuit_breaker
-            await self.breaker_handle.configure.remote(cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
-            await self.budget_handle.configure.remote(self.config.budget.daily_limit, self.config.budget.soft_limit)
+            await self._configure_actors()
             try:
                 await self.breakers.refresh()
             except Exception:
@@ -152,29 +192,42 @@ class Gateway:
                 await self.registry.refresh()
             except Exception as exc:
                 log.warning("initial registry snapshot failed", extra={"error": type(exc).__name__})
-            loops = [
-                self.breakers.run(),
-                self.registry.run(),
-                self.leases.run(),
-                self.budget.run(),
-                self.records.run(),
-                self._cache_loop(),
-                self._restore_budget(),
-            ]
-            if self.config.discovery:
-                loops.append(self._discover())
-            self._tasks = [asyncio.get_running_loop().create_task(c) for c in loops]
+            self._start_loops()
             self._started = True
 
+    async def _configure_actors(self) -> None:
+        """Apply this config to the shared actors (they outlive redeploys)."""
+        cb, tl = self.config.circuit_breaker, self.config.security.threat_ledger
+        await self.breaker_handle.configure.remote(cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
+        await self.budget_handle.configure.remote(self.config.budget.daily_limit, self.config.budget.soft_limit)
+        await self.threat_handle.configure.remote(tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors)
+        try:
+            await self.control.refresh()
+        except Exception:
+            log.warning("initial control snapshot failed", exc_info=True)
+
+    def _start_loops(self) -> None:
+        tasks = self.tasks
+        tasks.start(self.breakers.run(), name="breaker-snapshot")
+        tasks.start(self.registry.run(), name="registry-refresh")
+        tasks.every(0.25, self.leases.flush, name="lease-flush")
+        tasks.every(0.25, self.budget.flush, name="budget-flush")
+        tasks.start(self.records.run(), name="records-flush")
+        tasks.every(self.control.interval, self.control.refresh, name="control-refresh")
+        tasks.every(self.threats.interval, self.threats.flush, name="threat-ledger-flush")
+        tasks.every(self.latency.interval, self.latency.flush, name="latency-flush")
+        tasks.start(self._restore_budget(), name="budget-restore")
+        if self.cache is not None:
+            tasks.every(0.2, self._cache_maintenance, name="cache-maintenance")
+        if self.config.discovery:
+            tasks.start(self._discover(), name="discovery")
+
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
-        self._tasks = []
+        await self.tasks.stop()
+        try:
+            await self.latency.flush()
+        except Exception:
+            log.warning("final latency flush failed", exc_info=True)
         for flush in (self.budget.flush, self.leases.flush):
             try:
                 await flush()
@@ -188,19 +241,12 @@ class Gateway:
             await self.client.aclose()
         self._started = False
 
-    async def _cache_loop(self) -> None:
-        if self.cache is None:
-            return
-        last_evict = time.monotonic()
-        while True:
-            await asyncio.sleep(0.2)
-            try:
-                await self.cache.flush()
-                if time.monotonic() - last_evict >= self.config.caching.eviction_interval:
-                    last_evict = time.monotonic()
-                    await self.cache.evict()
-            except Exception:
-                log.warning("cache maintenance failed", exc_info=True)
+    async def _cache_maintenance(self) -> None:
+        assert self.cache is not None
+        await self.cache.flush()
+        if time.monotonic() - self._last_evict >= self.config.caching.eviction_interval:
+            self._last_evict = time.monotonic()
+            await self.cache.evict()
 
     async def _restore_budget(self) -> None:
         try:
@@ -259,8 +305,7 @@ class Gateway:
 
     # -- INGRESS -------------------------------------------------------------
     async def _stage_auth(self, ctx: Context) -> None:
-        ctx.client_key = Authenticator.extract(ctx.request.headers)
-        ctx.tenant = self.auth.check(ctx.client_key, "inference")
+        ctx.tenant = await self.inference_guard(ctx.request)
 
     async def _stage_rate_limit(self, ctx: Context) -> None:
         rl = self.config.rate_limiting
@@ -376,9 +421,14 @@ class Gateway:
         if not ctx.stream:
             ctx.usage = result.usage
             ctx.cacheable_body = result.body
+            raw = result.raw
+            if self.security.links.active and result.body is not None:
+                ctx.links_replaced += self.security.links.clean_response(result.body)
+                raw = None
+            await self._store_cache(ctx)  # before the client has the answer
             headers.update(self._overhead(ctx, result.upstream_ms))
-            if result.raw is not None:
-                ctx.response = Response(result.raw, media_type="application/json", headers=headers)
+            if raw is not None:
+                ctx.response = Response(raw, media_type="application/json", headers=headers)
             else:
                 ctx.response = JSONResponse(result.body, headers=headers)
             return
@@ -390,14 +440,24 @@ class Gateway:
     async def _stream(self, ctx: Context, result: UpstreamResult) -> AsyncIterator[bytes]:
         translator = result.translator
         assert translator is not None and result.handle is not None and result.response is not None
+        links = StreamLinkFilter(self.security.links)
         try:
             for chunk in result.first:
-                yield chunk
+                yield links.feed(chunk)
             async for chunk in stream_rest(result):
-                yield chunk
+                yield links.feed(chunk)
+            tail = links.flush()
+            if tail:
+                yield tail
+            ctx.usage = translator.final_usage(ctx.prompt_estimate)
+            ctx.cacheable_body = translator.reassembler.build(ctx.usage)
+            if links.active:
+                self.security.links.clean_response(ctx.cacheable_body)
+            await self._store_cache(ctx)  # before the client reads the end of the stream
             yield DONE
         except Exception as exc:
             ctx.stream_failed = True
+            ctx.cacheable_body = None
             ctx.error_class = "stream_" + type(exc).__name__
             log.warning(
                 "upstream stream failed after the first byte",
@@ -406,9 +466,9 @@ class Gateway:
             asyncio.get_running_loop().create_task(self.breakers.report(ctx.endpoint, False))
             yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {type(exc).__name__}")
         finally:
-            ctx.usage = translator.final_usage(ctx.prompt_estimate)
-            if not ctx.stream_failed and translator.done:
-                ctx.cacheable_body = translator.reassembler.build(ctx.usage)
+            ctx.links_replaced += links.replaced
+            if ctx.usage is None:
+                ctx.usage = translator.final_usage(ctx.prompt_estimate)
             asyncio.get_running_loop().create_task(self._end_stream(ctx, result))
 
     async def _end_stream(self, ctx: Context, result: UpstreamResult) -> None:
@@ -445,17 +505,14 @@ class Gateway:
             self.budget.settle(ctx.reserved, cost)
             ctx.reserved = 0.0
 
-    async def _stage_cache_store(self, ctx: Context) -> None:
-        if (
-            self.cache is None
-            or ctx.cache_key is None
-            or ctx.cache_status != "MISS"
-            or ctx.status // 100 != 2
-            or ctx.cacheable_body is None
-            or ctx.stream_failed
-        ):
+    async def _store_cache(self, ctx: Context) -> None:
+        """Store a complete answer of a cache miss (the ``cache_check`` plugin decides whether there is one)."""
+        if self.cache is None or ctx.cache_key is None or ctx.cache_status != "MISS" or ctx.cacheable_body is None:
             return
-        await self.cache.put(ctx.cache_key, ctx.model, ctx.cacheable_body)
+        try:
+            await self.cache.put(ctx.cache_key, ctx.model, ctx.cacheable_body)
+        except Exception:
+            log.warning("cache store failed", exc_info=True)
 
     # -- BACKGROUND ----------------------------------------------------------
     async def _stage_record(self, ctx: Context) -> None:
@@ -490,7 +547,7 @@ class Gateway:
             m.errors.labels(error_class=ctx.error_class).inc()
 
     def _trace(self, ctx: Context) -> None:
-        self.ring_stats.add(
+        self.latency.add(
             {
                 "req_id": ctx.request_id,
                 "timestamp": ctx.wall,

@@ -59,7 +59,11 @@ SIGNALS: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(
             r"\b(?:\W+\w+){0,6}?\W+(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan|without (?:any )?(?:rules|limits|"
             r"restrictions|filters)|no (?:rules|limits|restrictions|filters))",
         ),
-        ("jailbreak_terms", 1.5, r"\b(?:jailbreak|jailbroken|dan mode|developer mode|do anything now|god mode|sudo mode)\b"),
+        (
+            "jailbreak_terms",
+            1.5,
+            r"\b(?:jailbreak|jailbroken|dan mode|developer mode|do anything now|god mode|sudo mode)\b",
+        ),
         (
             "fake_role_marker",
             1.5,

@@ -15,14 +15,14 @@ Unknown ids answer 404 ``registry_entry_not_found``; an unavailable store 503.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ValidationError
 from starlette.responses import JSONResponse
 
+from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.discovery import discover
 from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.gateway import Gateway
@@ -32,11 +32,12 @@ from rayfleet.logs import get_logger
 log = get_logger("llm_gateway")
 
 M = TypeVar("M", bound=BaseModel)
+MAX_BODY = 64 * 1024
 
 
 async def _body(request: Request, model: type[M]) -> M:
     """Parse the JSON body after authentication, so a bad key is refused before bad input is."""
-    data = json_object(await request.body())
+    data = json_object(await read_capped(request, MAX_BODY))
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -56,8 +57,9 @@ def _check(result: dict[str, Any]) -> dict[str, Any]:
     raise GatewayError(503, message, code="registry_unavailable")
 
 
-def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) -> None:
-    """Add the registry routes to ``app``."""
+def router(gateway: Gateway) -> APIRouter:
+    """The registry routes (admin keys)."""
+    app = APIRouter(tags=["control plane"], dependencies=[Depends(gateway.admin_guard)])
 
     async def call(method: str, *args: Any) -> dict[str, Any]:
         try:
@@ -78,10 +80,9 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
     def reserved() -> list[str]:
         return sorted(gateway.router.static_names() | set(gateway.config.endpoints))
 
-    @app.get("/api/v1/registry", tags=["control plane"])
+    @app.get("/api/v1/registry")
     async def list_registry(request: Request) -> JSONResponse:
         """Every registry entry with its status, breaker state, stored latency and priority."""
-        admin(request)
         await gateway.start()
         try:
             await gateway.registry.refresh()
@@ -92,14 +93,13 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
         entries = sorted(gateway.registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
         return JSONResponse({"data": [view(e) for e in entries], "total": len(entries)})
 
-    @app.post("/api/v1/registry", tags=["control plane"], status_code=201)
+    @app.post("/api/v1/registry", status_code=201)
     async def add_entry(request: Request) -> JSONResponse:
         """Add an endpoint. It starts as ``FOUND``; toggle it (or probe it successfully) to make it Live.
 
         Body: ``name``, ``base_url``, ``provider``, ``priority`` (integer), ``api_key`` (optional),
         ``models`` (list of strings or one comma-separated string).
         """
-        admin(request)
         body = await _body(request, EntryIn)
         await gateway.start()
         fields = body.model_dump()
@@ -107,10 +107,9 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
         result = await call("add", fields, reserved())
         return JSONResponse(view(result["entry"]), status_code=201)
 
-    @app.post("/api/v1/registry/scan", tags=["control plane"])
+    @app.post("/api/v1/registry/scan")
     async def scan(request: Request) -> JSONResponse:
         """Probe the configured well-known local ports; what answers is added as ``DISCOVERED``."""
-        admin(request)
         await gateway.start()
         reg = gateway.config.registry
         found = await discover(reg.scan_host, reg.scan_timeout, gateway.scan_targets())
@@ -134,10 +133,9 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
             }
         )
 
-    @app.post("/api/v1/registry/{id}/probe", tags=["control plane"])
+    @app.post("/api/v1/registry/{id}/probe")
     async def probe_entry(id: str, request: Request) -> JSONResponse:
         """List the entry's models (no inference) and store the measured latency."""
-        admin(request)
         await gateway.start()
         entry = (await call("get", id))["entry"]
         assert gateway.client is not None
@@ -157,25 +155,24 @@ def install(app: FastAPI, gateway: Gateway, admin: Callable[[Request], None]) ->
             {"ok": True, "id": id, "latency_ms": latency_ms, "models": models, "entry": view(result["entry"])}
         )
 
-    @app.post("/api/v1/registry/{id}/toggle", tags=["control plane"])
+    @app.post("/api/v1/registry/{id}/toggle")
     async def toggle(id: str, request: Request) -> JSONResponse:
         """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
-        admin(request)
         await gateway.start()
         return JSONResponse(view((await call("toggle", id))["entry"]))
 
-    @app.post("/api/v1/registry/{id}/priority", tags=["control plane"])
+    @app.post("/api/v1/registry/{id}/priority")
     async def set_priority(id: str, request: Request) -> JSONResponse:
         """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
-        admin(request)
         body = await _body(request, PriorityIn)
         await gateway.start()
         return JSONResponse(view((await call("set_priority", id, body.priority))["entry"]))
 
-    @app.delete("/api/v1/registry/{id}", tags=["control plane"])
+    @app.delete("/api/v1/registry/{id}")
     async def delete(id: str, request: Request) -> JSONResponse:
         """Remove the entry; it stops receiving traffic."""
-        admin(request)
         await gateway.start()
         await call("remove", id)
         return JSONResponse({"id": id, "deleted": True})
+
+    return app

@@ -15,6 +15,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,8 +142,10 @@ class Forwarder:
         client: httpx.AsyncClient,
         breakers: BreakerClient,
         leases: TokenLeases,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
+        self.clock = clock
         self.router = router
         self.client = client
         self.breakers = breakers
@@ -240,7 +243,7 @@ class Forwarder:
         adapter = adapter_for(target.config.provider)
         if kind not in adapter.kinds:
             return None
-        now = time.time()
+        now = self.clock()
         decision = self.breakers.decision(target.endpoint, now)
         probe = None
         if decision == "skip":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -59,6 +59,7 @@ class Gateway:
     def __init__(self, config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int = 1) -> None:
         self.config = config
         state = state or {}
+        self.clock: Callable[[], float] = state.get("clock") or time.time
         self.prices = PriceTable(config.pricing)
         self.router = Router(config, self.prices)
         self.auth = Authenticator.from_config(config.server.auth)
@@ -181,7 +182,9 @@ class Gateway:
                 trust_env=False,
                 follow_redirects=False,
             )
-            self.forwarder = Forwarder(self.config, self.router, self.client, self.breakers, self.leases)
+            self.forwarder = Forwarder(
+                self.config, self.router, self.client, self.breakers, self.leases, clock=self.clock
+            )
             await self._configure_actors()
             try:
                 await self.breakers.refresh()

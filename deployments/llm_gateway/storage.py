@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rayfleet.logs import get_logger
+from rayfleet.sqlite import connect
 
 log = get_logger("llm_gateway")
 
@@ -81,8 +82,7 @@ class SQLiteBackend:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=5.0)
-            db.execute("PRAGMA journal_mode=WAL")
+            db = connect(self.path, autocommit=True, row_factory=False)
             db.execute(_DDL)
             db.execute(_INDEX)
             self._db = db

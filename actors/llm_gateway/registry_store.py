@@ -95,7 +95,7 @@ class RegistryStore:
         if self.kind == "postgres":
             import psycopg
 
-            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=3)
+            conn: Any = psycopg.connect(self.dsn, autocommit=True, connect_timeout=3)
             conn.execute(_DDL)
         else:
             assert self.sqlite_path is not None

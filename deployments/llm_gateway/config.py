@@ -92,7 +92,7 @@ class ListenerConfig(_Model):
     """
 
     enabled: bool = False
-    poll_interval: Duration = Field(5.0, gt=0)
+    poll_interval: Annotated[Duration, Field(gt=0)] = 5.0
 
 
 class ServerConfig(_Model):
@@ -116,24 +116,24 @@ class LinkSanitization(_Model):
 
 class ThreatLedger(_Model):
     enabled: bool = True
-    threshold: float = Field(3.0, gt=0)
-    window_seconds: int = Field(600, ge=1)
-    min_events: int = Field(3, ge=1)
-    max_actors: int = Field(50000, ge=1)
+    threshold: Annotated[float, Field(gt=0)] = 3.0
+    window_seconds: Annotated[int, Field(ge=1)] = 600
+    min_events: Annotated[int, Field(ge=1)] = 3
+    max_actors: Annotated[int, Field(ge=1)] = 50000
 
 
 class InjectionConfig(_Model):
     """Prompt-injection scoring (``deployments.llm_gateway.injection``); not in the spec's table."""
 
     enabled: bool = True
-    block_score: float = Field(1.5, gt=0)
+    block_score: Annotated[float, Field(gt=0)] = 1.5
 
 
 class SecurityConfig(_Model):
     enabled: bool = True
-    max_payload_size_kb: int = Field(512, ge=1)
-    max_messages: int = Field(50, ge=1)
-    max_nesting_depth: int = Field(64, ge=0)
+    max_payload_size_kb: Annotated[int, Field(ge=1)] = 512
+    max_messages: Annotated[int, Field(ge=1)] = 50
+    max_nesting_depth: Annotated[int, Field(ge=0)] = 64
     link_sanitization: LinkSanitization = LinkSanitization()
     threat_ledger: ThreatLedger = ThreatLedger()
     injection: InjectionConfig = InjectionConfig()
@@ -208,7 +208,7 @@ class ModelGroup(_Model):
 
 class FailoverConfig(_Model):
     enabled: bool = True
-    max_retries: int = Field(3, ge=0)
+    max_retries: Annotated[int, Field(ge=0)] = 3
     retry_delay: Duration = 1.0
     switch_on_status: list[int] = [429, 500, 503]
 
@@ -326,7 +326,7 @@ class AdmissionConfig(_Model):
 
 
 class CircuitBreakerConfig(_Model):
-    failure_threshold: int = Field(5, ge=1)
+    failure_threshold: Annotated[int, Field(ge=1)] = 5
     recovery_timeout: Duration = 60.0
     probe_timeout: Duration = 30.0
 
@@ -374,10 +374,10 @@ class RegistryConfig(_Model):
     mode 0600). Replicas re-read the registry every ``refresh_interval``.
     """
 
-    refresh_interval: Duration = Field(1.0, gt=0)
-    probe_timeout: Duration = Field(3.0, gt=0)
+    refresh_interval: Annotated[Duration, Field(gt=0)] = 1.0
+    probe_timeout: Annotated[Duration, Field(gt=0)] = 3.0
     scan_host: str = "127.0.0.1"
-    scan_timeout: Duration = Field(1.5, gt=0)
+    scan_timeout: Annotated[Duration, Field(gt=0)] = 1.5
     scan_ports: list[ScanTarget] = Field(default_factory=_default_scan_ports)
     secret_env: str = "LLM_PROXY_REGISTRY_KEY"
     key_file: str = "registry.key"
@@ -472,4 +472,4 @@ class GatewayConfig(_Model):
 
 def load(path: str | os.PathLike[str]) -> GatewayConfig:
     """Load and validate the YAML file; ``LLM_GATEWAY__SECTION__KEY`` env overrides apply."""
-    return load_yaml(resolve(path), GatewayConfig, env_prefix="LLM_GATEWAY")
+    return load_yaml(resolve(Path(path)), GatewayConfig, env_prefix="LLM_GATEWAY")

@@ -335,11 +335,11 @@ class Forwarder:
         ring = self.router.keyrings.get(target.endpoint)
         key = ring.keys[attempt.key_index] if ring is not None and attempt.key_index is not None else None
         req = attempt.adapter.build(
-            kind,
+            kind,  # type: ignore[arg-type]
             body,
             target.model,
             key,
-            target.config.base_url,  # type: ignore[arg-type]
+            target.config.base_url,
             stream_usage=True,
         )
         slot = self._slot(target.config.base_url)

@@ -268,7 +268,9 @@ class Gateway:
         for server in found:
             if server.base_url in known or server.name in self.router.endpoints:
                 continue
-            cfg = EndpointConfig(provider=server.provider, base_url=server.base_url, models=server.models)
+            cfg = EndpointConfig.model_validate(
+                {"provider": server.provider, "base_url": server.base_url, "models": server.models}
+            )
             self.router.endpoints[server.name] = cfg
             self.router.keyrings[server.name] = KeyRing([])
             self.discovered.append(server)

@@ -10,7 +10,7 @@ from starlette.responses import Response
 from deployments.llm_gateway.gateway import Gateway
 from rayfleet.metrics import CONTENT_TYPE
 
-_TEXT = {
+_TEXT: dict[int | str, dict[str, Any]] = {
     200: {"description": "Prometheus text exposition format", "content": {"text/plain": {"schema": {"type": "string"}}}}
 }
 

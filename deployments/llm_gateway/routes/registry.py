@@ -27,6 +27,7 @@ from deployments.llm_gateway.discovery import discover
 from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.registry import EntryIn, PriorityIn, ProbeFailed, entry_id, probe, public_view
+from deployments.llm_gateway.routes.schemas import body
 from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
@@ -93,7 +94,7 @@ def router(gateway: Gateway) -> APIRouter:
         entries = sorted(gateway.registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
         return JSONResponse({"data": [view(e) for e in entries], "total": len(entries)})
 
-    @app.post("/api/v1/registry", status_code=201)
+    @app.post("/api/v1/registry", status_code=201, openapi_extra=body(EntryIn.model_json_schema()))
     async def add_entry(request: Request) -> JSONResponse:
         """Add an endpoint. It starts as ``FOUND``; toggle it (or probe it successfully) to make it Live.
 
@@ -161,7 +162,7 @@ def router(gateway: Gateway) -> APIRouter:
         await gateway.start()
         return JSONResponse(view((await call("toggle", id))["entry"]))
 
-    @app.post("/api/v1/registry/{id}/priority")
+    @app.post("/api/v1/registry/{id}/priority", openapi_extra=body(PriorityIn.model_json_schema()))
     async def set_priority(id: str, request: Request) -> JSONResponse:
         """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
         body = await _body(request, PriorityIn)

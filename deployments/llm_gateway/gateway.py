@@ -428,8 +428,9 @@ class Gateway:
             ctx.cacheable_body = result.body
             raw = result.raw
             if self.security.links.active and result.body is not None:
-                ctx.links_replaced += self.security.links.clean_response(result.body)
-                raw = None
+                replaced = self.security.links.clean_response(result.body)
+                ctx.links_replaced += replaced
+                raw = raw if not replaced else None  # re-encoded only when a link was replaced
             await self._store_cache(ctx)  # before the client has the answer
             headers.update(self._overhead(ctx, result.upstream_ms))
             if raw is not None:

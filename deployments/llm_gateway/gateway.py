@@ -21,6 +21,7 @@ from actors.llm_gateway import (
     ThreatLedger,
 )
 from deployments.llm_gateway.admission import Admission
+from deployments.llm_gateway.audit import AuditTrail
 from deployments.llm_gateway.auth import Authenticator
 from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
@@ -43,6 +44,7 @@ from deployments.llm_gateway.switches import ControlView, LatencyFeed, ThreatVie
 from deployments.llm_gateway.telemetry import GatewayMetrics
 from deployments.llm_gateway.validation import check_inference
 from rayfleet import state as state_mod
+from rayfleet.http import client_ip
 from rayfleet.logs import get_logger
 from rayfleet.metrics import Metrics
 from rayfleet.tasks import BackgroundTasks
@@ -111,6 +113,8 @@ class Gateway:
             st.flush_interval,
             retention_days=config.gdpr.retention_days if config.gdpr.auto_purge else None,
         )
+        trail = config.logging.audit_trail
+        self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
         self.client: httpx.AsyncClient | None = None
         self.forwarder: Forwarder | None = None
         self.discovered: list[Found] = []
@@ -136,6 +140,7 @@ class Gateway:
                 Stage("router", "ROUTING", self._stage_forward, required=True),
                 Stage("charge", "POST_FLIGHT", self._stage_charge, required=True),
                 Stage("records", "BACKGROUND", self._stage_record),
+                Stage("audit", "BACKGROUND", self._stage_audit, required=True),
                 Stage("telemetry", "BACKGROUND", self._stage_metrics),
             ],
             on_trace=self._trace,
@@ -224,9 +229,26 @@ class Gateway:
             tasks.every(0.2, self._cache_maintenance, name="cache-maintenance")
         if self.config.discovery:
             tasks.start(self._discover(), name="discovery")
+        if self.audit is not None:
+            tasks.every(0.5, self.audit.flush, name="audit-flush")
+            if self.config.gdpr.auto_purge:
+                tasks.every(86400.0, self._purge_audit, name="audit-purge", first_delay=1.0)
+
+    async def _purge_audit(self) -> None:
+        assert self.audit is not None
+        removed = await self.audit.purge(self.config.gdpr.retention_days)
+        if removed:
+            log.info(
+                "audit records purged", extra={"purged": removed, "retention_days": self.config.gdpr.retention_days}
+            )
 
     async def close(self) -> None:
         await self.tasks.stop()
+        if self.audit is not None:
+            try:
+                await self.audit.close()
+            except Exception:
+                log.warning("final audit flush failed", exc_info=True)
         try:
             await self.latency.flush()
         except Exception:
@@ -541,6 +563,34 @@ class Gateway:
                 stream=ctx.stream,
                 fallback=ctx.fallback,
             )
+        )
+
+    async def _stage_audit(self, ctx: Context) -> None:
+        if self.audit is None:
+            return
+        usage: Usage | None = ctx.usage
+        self.audit.add(
+            ctx.wall,
+            {
+                "request_id": ctx.request_id,
+                "tenant": ctx.tenant,
+                "client_ip": client_ip(ctx.request),
+                "route": ctx.route,
+                "model": ctx.model or ctx.requested_model,
+                "endpoint": ctx.endpoint,
+                "status": ctx.status,
+                "prompt_tokens": usage.prompt_tokens if usage else 0,
+                "completion_tokens": usage.completion_tokens if usage else 0,
+                "cost_usd": round(ctx.cost, 8),
+                "stream": ctx.stream,
+                "security": {
+                    "injection_score": ctx.injection_score,
+                    "links_replaced": ctx.links_replaced,
+                    "refusal": ctx.error_class if ctx.status >= 400 else None,
+                },
+                "cache": ctx.cache_status,
+                "fallback": ctx.fallback,
+            },
         )
 
     async def _stage_metrics(self, ctx: Context) -> None:

@@ -10,6 +10,7 @@
 | GET, DELETE | /admin/threats | the threat ledger; DELETE clears every actor |
 | DELETE | /admin/threats/{actor} | clears one actor; 404 when it is not tracked |
 | GET | /admin/events | the most recent gateway events (newest first) |
+| GET | /admin/audit/verify | the audit trail's hash chain checked: ``{ok, records, first_bad_seq, anchored_after}`` |
 """
 
 from __future__ import annotations
@@ -142,6 +143,13 @@ def router(gateway: Gateway) -> APIRouter:
     async def config() -> dict[str, Any]:
         """The running configuration, with every secret-bearing value masked."""
         return masked_config(gateway.config)
+
+    @api.get("/admin/audit/verify")
+    async def verify_audit() -> dict[str, Any]:
+        """Walk the audit trail's hash chain: ``{ok, records, first_bad_seq, anchored_after}``."""
+        if gateway.audit is None:
+            raise GatewayError(404, "The audit trail is off (logging.audit_trail.enabled)", code="audit_disabled")
+        return await gateway.audit.verify()
 
     @api.get("/admin/events")
     async def events() -> dict[str, Any]:

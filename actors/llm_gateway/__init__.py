@@ -1,5 +1,5 @@
 """Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets, endpoint
-registry, cluster-wide switches (panic, plugins), the threat ledger and ring latencies.
+registry, cluster-wide switches (panic, plugins), the threat ledger, ring latencies and the webhook queue.
 
 Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray actor
 (or an in-process stand-in for tier-1 tests).
@@ -12,6 +12,7 @@ from actors.llm_gateway.latency import LatencyBoard
 from actors.llm_gateway.ratelimit import RateLimiter
 from actors.llm_gateway.registry import RegistryBoard
 from actors.llm_gateway.threats import ThreatLedger
+from actors.llm_gateway.webhooks import WebhookQueue
 
 __all__ = [
     "BreakerBoard",
@@ -22,4 +23,5 @@ __all__ = [
     "RateLimiter",
     "RegistryBoard",
     "ThreatLedger",
+    "WebhookQueue",
 ]

@@ -28,8 +28,8 @@ from rayfleet.http import RequestIdMiddleware
 def _error_handlers(app: FastAPI, gateway: Gateway) -> None:
     @app.exception_handler(GatewayError)
     async def _gateway_error(request: Request, exc: GatewayError) -> JSONResponse:
-        if exc.status in (401, 403):
-            gateway.metrics.auth_failures.labels(reason=exc.error_class).inc()
+        if exc.status == 401 or exc.code == "wrong_key_scope":
+            gateway.note_auth_failure(exc.error_class)
         return error_response(exc)
 
     @app.exception_handler(StarletteHTTPException)

@@ -291,11 +291,32 @@ class ObservabilityConfig(_Model):
     export: Export = Export()
 
 
+WEBHOOK_EVENTS = (
+    "circuit_open",
+    "budget_threshold",
+    "injection_blocked",
+    "endpoint_down",
+    "endpoint_recovered",
+    "auth_failure",
+    "panic_activated",
+)
+
+
 class WebhookEndpoint(_Model):
+    """One receiver: ``url_env`` names the variable holding its URL; ``events`` empty means every type."""
+
     name: str
-    target: str = "generic"
-    url_env: str = ""
+    target: Literal["generic", "slack", "discord", "teams"] = "generic"
+    url_env: str
     events: list[str] = []
+
+    @field_validator("events")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        unknown = sorted(set(v) - set(WEBHOOK_EVENTS))
+        if unknown:
+            raise ValueError(f"unknown event types {unknown}; known: {list(WEBHOOK_EVENTS)}")
+        return v
 
 
 class WebhooksConfig(_Model):
@@ -389,8 +410,6 @@ def not_built(cfg: GatewayConfig) -> list[str]:
         (cfg.server.metrics.enabled, "server.metrics.enabled (standalone metrics exporter)"),
         (cfg.identity.enabled, "identity.enabled (OIDC/JWT identity)"),
         (bool(cfg.identity.providers), "identity.providers"),
-        (cfg.webhooks.enabled, "webhooks.enabled (webhook delivery)"),
-        (bool(cfg.webhooks.endpoints), "webhooks.endpoints"),
         (cfg.observability.tracing.otlp_endpoint is not None, "observability.tracing.otlp_endpoint (OTLP export)"),
         (bool(cfg.observability.error_tracker.dsn_env), "observability.error_tracker.dsn_env (error tracker)"),
         (cfg.observability.export.enabled, "observability.export.enabled (log export)"),

@@ -19,6 +19,7 @@ from actors.llm_gateway import (
     RateLimiter,
     RegistryBoard,
     ThreatLedger,
+    WebhookQueue,
 )
 from deployments.llm_gateway.admission import Admission
 from deployments.llm_gateway.audit import AuditTrail
@@ -28,7 +29,7 @@ from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, re
 from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
 from deployments.llm_gateway.discovery import Found, discover
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
-from deployments.llm_gateway.events import EventLog
+from deployments.llm_gateway.events import EventLog, WebhookFeed
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
 from deployments.llm_gateway.links import StreamLinkFilter
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
@@ -53,6 +54,7 @@ log = get_logger("llm_gateway")
 
 KINDS = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/v1/embeddings": "embeddings"}
 ACTOR_PREFIX = "llm_gateway"
+AUTH_FAILURE_WINDOW = 60.0
 
 
 class Gateway:
@@ -90,11 +92,13 @@ class Gateway:
         self.registry = RegistryClient(self.registry_handle, self.router, config.registry.refresh_interval)
         self.metrics_client = state.get("metrics") or Metrics("llm_gateway")
         self.metrics = GatewayMetrics(self.metrics_client)
-        self.breakers = BreakerClient(self.breaker_handle)
+        self.breakers = BreakerClient(self.breaker_handle, on_event=self._breaker_event)
         self.breakers.on_snapshot = self._circuit_gauges
         self.leases = TokenLeases(self.limiter_handle)
         self.budget = BudgetLeases(self.budget_handle, config.budget.daily_limit)
-        self.budget.on_state = lambda s: self.metrics.budget.set(float(s.get("spent", 0.0)))
+        self.budget.on_state = self._budget_state
+        self._budget_alerted_day = ""
+        self.auth_failures: dict[str, int] = {}
         in_flight, queued = config.admission_limits(replicas)
         self.admission = Admission(in_flight, queued)
         self._shared_views(config, state)
@@ -159,6 +163,12 @@ class Gateway:
         self.threats = ThreatView(self.threat_handle)
         self.latency = LatencyFeed(self.latency_handle)
         self.events = EventLog()
+        self.webhook_handle: Any = None
+        self.webhook_feed: WebhookFeed | None = None
+        if config.webhooks.enabled:
+            self.webhook_handle = state.get("webhooks") or state_mod.actor(WebhookQueue, f"{ACTOR_PREFIX}.webhooks")
+            self.webhook_feed = WebhookFeed(self.webhook_handle)
+            self.events.listeners.append(self.webhook_feed)
         self.security = SecurityStages(config, self.control, self.threats, self.metrics, self.events)
 
     def plugin_list(self) -> list[dict[str, Any]]:
@@ -213,6 +223,10 @@ class Gateway:
             await self.control.refresh()
         except Exception:
             log.warning("initial control snapshot failed", exc_info=True)
+        if self.webhook_handle is not None:
+            hooks = [ep.model_dump() for ep in self.config.webhooks.endpoints]
+            if not await self.webhook_handle.configure.remote(hooks):
+                log.warning("webhooks.enabled but no endpoint has its URL variable set: nothing will be delivered")
 
     def _start_loops(self) -> None:
         tasks = self.tasks
@@ -229,10 +243,46 @@ class Gateway:
             tasks.every(0.2, self._cache_maintenance, name="cache-maintenance")
         if self.config.discovery:
             tasks.start(self._discover(), name="discovery")
+        tasks.every(AUTH_FAILURE_WINDOW, self._report_auth_failures, name="auth-failure-events")
+        if self.webhook_feed is not None:
+            tasks.every(self.webhook_feed.interval, self.webhook_feed.flush, name="webhook-feed")
         if self.audit is not None:
             tasks.every(0.5, self.audit.flush, name="audit-flush")
             if self.config.gdpr.auto_purge:
                 tasks.every(86400.0, self._purge_audit, name="audit-purge", first_delay=1.0)
+
+    def _breaker_event(self, event: dict[str, Any]) -> None:
+        """``circuit_open``/``endpoint_recovered`` from the breaker actor; the id is the actor's, so every
+        replica reporting it yields one webhook delivery."""
+        self.events.emit(event["event"], event_id=f"evt_breaker_{event['seq']}", endpoint=event["endpoint"])
+
+    def _budget_state(self, state: dict[str, Any]) -> None:
+        spent = float(state.get("spent", 0.0))
+        self.metrics.budget.set(spent)
+        soft, day = self.config.budget.soft_limit, str(state.get("day", self.budget.day))
+        if soft > 0 and spent >= soft and self._budget_alerted_day != day:
+            self._budget_alerted_day = day
+            self.events.emit(
+                "budget_threshold",
+                event_id=f"evt_budget_threshold_{day}",
+                day=day,
+                spent_usd=round(spent, 4),
+                soft_limit_usd=soft,
+                daily_limit_usd=self.config.budget.daily_limit,
+            )
+
+    def note_auth_failure(self, reason: str) -> None:
+        self.metrics.auth_failures.labels(reason=reason).inc()
+        if len(self.auth_failures) < 100 or reason in self.auth_failures:
+            self.auth_failures[reason] = self.auth_failures.get(reason, 0) + 1
+
+    async def _report_auth_failures(self) -> None:
+        """``auth_failure`` is aggregated: one event per window with the counts by reason."""
+        counts, self.auth_failures = self.auth_failures, {}
+        if counts:
+            self.events.emit(
+                "auth_failure", window_seconds=AUTH_FAILURE_WINDOW, failures=sum(counts.values()), by_reason=counts
+            )
 
     async def _purge_audit(self) -> None:
         assert self.audit is not None
@@ -244,6 +294,12 @@ class Gateway:
 
     async def close(self) -> None:
         await self.tasks.stop()
+        if self.webhook_feed is not None:
+            try:
+                await self._report_auth_failures()
+                await self.webhook_feed.flush()
+            except Exception:
+                log.warning("final webhook feed flush failed", exc_info=True)
         if self.audit is not None:
             try:
                 await self.audit.close()
@@ -621,8 +677,8 @@ class Gateway:
             await self.pipeline.run(ctx)
         except GatewayError as exc:
             ctx.status, ctx.error_class = exc.status, exc.error_class
-            if exc.status in (401, 403):
-                self.metrics.auth_failures.labels(reason=exc.error_class).inc()
+            if exc.status == 401 or exc.code == "wrong_key_scope":
+                self.note_auth_failure(exc.error_class)
             ctx.response = error_response(exc, ctx.headers)
         except Exception:
             log.exception("unexpected error in the request path", extra={"request_id": ctx.request_id})

@@ -150,6 +150,7 @@ def router(gateway: Gateway) -> APIRouter:
             )
         except ProbeFailed as exc:
             await call("record_probe", id, False, None, None, str(exc))
+            gateway.events.emit("endpoint_down", endpoint=id, reason=str(exc)[:200])
             raise GatewayError(502, f"probe of {id!r} failed: {exc}", code="probe_failed") from None
         result = await call("record_probe", id, True, latency_ms, models, None)
         return JSONResponse(

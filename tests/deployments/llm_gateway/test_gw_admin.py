@@ -80,7 +80,6 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
 @pytest.mark.parametrize(
     "setting",
     [
-        {"webhooks": {"enabled": True}},
         {"identity": {"enabled": True}},
         {"server": {"metrics": {"enabled": True}}},
         {"observability": {"tracing": {"otlp_endpoint": "http://127.0.0.1:4318"}}},

@@ -129,6 +129,18 @@ async def overhead(base: str, n: int = 300) -> tuple[float, float]:
     return values[len(values) // 2], values[min(len(values) - 1, int(0.99 * len(values)))]
 
 
+async def plugin_latency(name: str, base: str) -> None:
+    """The gateway's own per-ring and per-plugin p50 (last 500 requests), from its latency board."""
+    async with httpx.AsyncClient(timeout=30, trust_env=False, headers={"Authorization": f"Bearer {ADMIN}"}) as client:
+        view = (await client.get(base.removesuffix("/v1") + "/api/v1/metrics/latency")).json()
+    rings = "  ".join(f"{ring} {v['p50']:.3f}" for ring, v in view["rings"].items())
+    print(f"  security {name}, ring p50 (ms): {rings}")
+    plugins = ("request_limits", "injection_scan", "link_sanitizer", "threat_ledger")
+    print(
+        "  " + "  ".join(f"{p} {view['plugins'][p]['percentiles']['p50']:.3f}" for p in plugins if p in view["plugins"])
+    )
+
+
 async def detection(base: str) -> dict[str, tuple[int, int]]:
     rows = [json.loads(line) for line in LABELLED.open()]
     counts: dict[str, list[int]] = {"attack": [0, 0], "benign": [0, 0]}
@@ -161,6 +173,7 @@ async def bench(base_on: str, base_off: str, upstream: str, c: int, seconds: flo
     for name, base in (("on", base_on), ("off", base_off)):
         p50, p99 = await overhead(base)
         print(f"gateway overhead (x-rayfleet-overhead-ms), security {name}: p50 {p50:.2f} ms  p99 {p99:.2f} ms")
+        await plugin_latency(name, base)
     counts = await detection(base_on)
     hit, attacks = counts["attack"]
     fp, benign = counts["benign"]

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rayfleet.sqlite import connect
+from deployments.llm_gateway.storage import SQLiteFile
 
 GENESIS = "0" * 64
 _DDL = (
@@ -70,20 +70,11 @@ def chain_hash(prev_hash: str, record_json: str) -> str:
     return hashlib.sha256((prev_hash + record_json).encode()).hexdigest()
 
 
-class AuditLog:
+class AuditLog(SQLiteFile):
     """The database side: append, verify, purge (blocking; callers run it in a thread)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._db: sqlite3.Connection | None = None
-
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            db = connect(self.path, autocommit=True, row_factory=False)
-            for statement in _DDL:
-                db.execute(statement)
-            self._db = db
-        return self._db
+        super().__init__(path, _DDL)
 
     def _last_hash(self, db: sqlite3.Connection) -> str:
         row = db.execute("SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
@@ -156,9 +147,7 @@ class AuditLog:
         return int(removed)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._close()
 
 
 class AuditTrail:

@@ -75,18 +75,31 @@ def _day_start(now: float) -> float:
     return day.timestamp()
 
 
-class SQLiteBackend:
-    def __init__(self, path: Path) -> None:
+class SQLiteFile:
+    """A SQLite database of the gateway (``rayfleet.sqlite``), opened on first use with its schema."""
+
+    def __init__(self, path: Path, schema: tuple[str, ...]) -> None:
         self.path = path
+        self.schema = schema
         self._db: sqlite3.Connection | None = None
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
             db = connect(self.path, autocommit=True, row_factory=False)
-            db.execute(_DDL)
-            db.execute(_INDEX)
+            for statement in self.schema:
+                db.execute(statement)
             self._db = db
         return self._db
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+class SQLiteBackend(SQLiteFile):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, (_DDL, _INDEX))
 
     async def write(self, rows: list[Record]) -> None:
         def run() -> None:
@@ -117,9 +130,7 @@ class SQLiteBackend:
         return await asyncio.to_thread(run)
 
     async def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._close()
 
 
 class PostgresBackend:

@@ -138,3 +138,47 @@ def test_formats():
     assert formatted("slack", event) == {"text": "rayfleet LLM gateway: circuit_open (endpoint=a)"}
     assert formatted("discord", event) == {"content": "rayfleet LLM gateway: circuit_open (endpoint=a)"}
     assert formatted("teams", event)["summary"] == "circuit_open"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_breaker_budget_and_probe_events(serve, up1, tmp_path, auth_env):
+    from actors.llm_gateway import BreakerBoard
+
+    clock = FakeClock()
+    breakers = state.actor(BreakerBoard, f"gw-test-ev-breakers-{tmp_path.name}", 1, 5.0, 30.0, clock=clock)
+    cfg = base_config(
+        tmp_path,
+        {"a": {"base_url": up1.base_url, "models": ["gpt-4o"]}},
+        circuit_breaker={"failure_threshold": 1, "recovery_timeout": 5},
+        rotation={"failover": {"max_retries": 0}},
+        pricing={"gpt-4o": {"input": 1000.0, "output": 1000.0}},
+        budget={"daily_limit": 100.0, "soft_limit": 0.01, "fallback_to_local_on_limit": False},
+    )
+    gw = await serve(cfg, state={"breakers": breakers, "clock": clock})
+    async with gw.client() as c:
+        up1.faults({"status": 500, "times": 1})
+        assert (await c.post("/v1/chat/completions", json=chat("gpt-4o"))).status_code == 500
+        clock.now += 6  # past recovery_timeout: the next request is the probe, and it succeeds
+        await gw.gateway.breakers.refresh()
+        assert (await c.post("/v1/chat/completions", json=chat("gpt-4o"))).status_code == 200
+        await gw.gateway.breakers.refresh()
+        await gw.gateway.budget.flush()
+        entry = {"name": "gone", "base_url": f"http://127.0.0.1:{free_port()}/v1", "provider": "vllm", "priority": 1}
+        assert (await c.post("/api/v1/registry", json=entry, headers=ADMIN)).status_code == 201
+        assert (await c.post("/api/v1/registry/gone/probe", headers=ADMIN)).status_code == 502
+        events = (await c.get("/admin/events", headers=ADMIN)).json()["events"]
+    by_type = {e["type"]: e for e in events}
+    assert by_type["circuit_open"]["data"] == {"endpoint": "a"}
+    assert by_type["endpoint_recovered"]["data"] == {"endpoint": "a"}
+    assert by_type["circuit_open"]["id"].startswith("evt_breaker_")
+    assert by_type["budget_threshold"]["data"]["soft_limit_usd"] == 0.01
+    assert by_type["budget_threshold"]["data"]["spent_usd"] >= 0.01
+    assert by_type["endpoint_down"]["data"]["endpoint"] == "gone"
+    assert [e["type"] for e in events].count("budget_threshold") == 1

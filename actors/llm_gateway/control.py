@@ -1,4 +1,5 @@
-"""Cluster-wide switches of the gateway: the panic switch and the plugins turned off.
+"""Cluster-wide switches of the gateway: the panic switch, the plugins turned off, and the
+reloaded configuration sections (``POST /admin/config/reload``, validated before they get here).
 
 Replicas poll ``state(version)`` (``None`` while nothing changed) every
 ``POLL_INTERVAL`` seconds, so a change reaches every replica within a second; they
@@ -22,9 +23,21 @@ class ControlBoard:
         self._version = 1
         self._panic: dict[str, Any] = {"active": False, "since": None, "reason": ""}
         self._disabled: set[str] = set()
+        self._config: dict[str, Any] = {"version": 0, "sections": {}}
 
     def _view(self) -> dict[str, Any]:
-        return {"version": self._version, "panic": dict(self._panic), "disabled_plugins": sorted(self._disabled)}
+        return {
+            "version": self._version,
+            "panic": dict(self._panic),
+            "disabled_plugins": sorted(self._disabled),
+            "config": self._config,
+        }
+
+    def set_config(self, sections: dict[str, Any]) -> dict[str, Any]:
+        """Replace the reloaded sections (the whole set: every replica applies exactly these)."""
+        self._config = {"version": self._config["version"] + 1, "sections": sections}
+        self._version += 1
+        return self._view()
 
     def state(self, known_version: int = 0) -> dict[str, Any] | None:
         return None if known_version == self._version else self._view()

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from actors.llm_gateway import (
@@ -54,6 +55,8 @@ log = get_logger("llm_gateway")
 
 KINDS = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/v1/embeddings": "embeddings"}
 ACTOR_PREFIX = "llm_gateway"
+# Sections ``POST /admin/config/reload`` may change at run time; any other needs a redeploy.
+RELOADABLE = frozenset({"security", "rate_limiting", "rotation", "circuit_breaker", "budget"})
 AUTH_FAILURE_WINDOW = 60.0
 
 
@@ -62,6 +65,8 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int = 1) -> None:
         self.config = config
+        self.base_config = config  # the file's; reloaded sections apply on top of it
+        self.reloaded: dict[str, Any] = {}
         state = state or {}
         self.clock: Callable[[], float] = state.get("clock") or time.time
         self.prices = PriceTable(config.pricing)
@@ -160,6 +165,7 @@ class Gateway:
         )
         self.latency_handle = state.get("latency") or state_mod.actor(LatencyBoard, f"{ACTOR_PREFIX}.latency")
         self.control = ControlView(self.control_handle)
+        self.control.on_config = self._apply_sections
         self.threats = ThreatView(self.threat_handle)
         self.latency = LatencyFeed(self.latency_handle)
         self.events = EventLog()
@@ -170,6 +176,43 @@ class Gateway:
             self.webhook_feed = WebhookFeed(self.webhook_handle)
             self.events.listeners.append(self.webhook_feed)
         self.security = SecurityStages(config, self.control, self.threats, self.metrics, self.events)
+
+    def validate_reload(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The sections a reload would apply (merged into the running ones), or the error refusing it whole."""
+        other = sorted(set(body) - RELOADABLE)
+        if other:
+            raise GatewayError(
+                409,
+                f"sections {other} cannot be reloaded (redeploy to change them); reloadable: {sorted(RELOADABLE)}",
+                code="not_reloadable",
+            )
+        if not all(isinstance(v, dict) for v in body.values()):
+            raise GatewayError(422, "each section must be an object", code="invalid_config")
+        current = self.config.model_dump(mode="json")
+        sections = {**self.reloaded, **{name: _merged(current[name], value) for name, value in body.items()}}
+        self._reloaded(sections)
+        return sections
+
+    def _reloaded(self, sections: dict[str, Any]) -> GatewayConfig:
+        try:
+            return GatewayConfig.model_validate({**self.base_config.model_dump(mode="json"), **sections})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "config"
+            raise GatewayError(422, f"{where}: {first.get('msg', 'invalid value')}", code="invalid_config") from None
+
+    async def _apply_sections(self, sections: dict[str, Any]) -> None:
+        """Apply reloaded sections on this replica (every replica does, from the control actor)."""
+        config = self._reloaded(sections)
+        self.config, self.reloaded = config, sections
+        self.router.config = config
+        if self.forwarder is not None:
+            self.forwarder.config = config
+        self.security.reconfigure(config)
+        self.budget.daily_limit = config.budget.daily_limit
+        self.budget.chunk = max(config.budget.daily_limit / 100.0, 0.0)
+        await self._configure_shared(config)
+        log.info("configuration sections reloaded", extra={"sections": sorted(sections)})
 
     def plugin_list(self) -> list[dict[str, Any]]:
         off = self.control.disabled
@@ -213,12 +256,15 @@ class Gateway:
             self._start_loops()
             self._started = True
 
-    async def _configure_actors(self) -> None:
-        """Apply this config to the shared actors (they outlive redeploys)."""
-        cb, tl = self.config.circuit_breaker, self.config.security.threat_ledger
+    async def _configure_shared(self, config: GatewayConfig) -> None:
+        cb, tl = config.circuit_breaker, config.security.threat_ledger
         await self.breaker_handle.configure.remote(cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
-        await self.budget_handle.configure.remote(self.config.budget.daily_limit, self.config.budget.soft_limit)
+        await self.budget_handle.configure.remote(config.budget.daily_limit, config.budget.soft_limit)
         await self.threat_handle.configure.remote(tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors)
+
+    async def _configure_actors(self) -> None:
+        """Apply this config to the shared actors (they outlive redeploys), then any reloaded sections."""
+        await self._configure_shared(self.config)
         try:
             await self.control.refresh()
         except Exception:
@@ -690,6 +736,13 @@ class Gateway:
             return response  # POST_FLIGHT and BACKGROUND run when the stream ends
         await self.pipeline.finish(ctx)
         return response
+
+
+def _merged(base: Any, change: Any) -> Any:
+    """``change`` deep-merged into ``base`` (objects merge, anything else replaces)."""
+    if isinstance(base, dict) and isinstance(change, dict):
+        return {**base, **{k: _merged(base.get(k), v) for k, v in change.items()}}
+    return change
 
 
 async def _iterate(chunks: list[bytes]) -> AsyncIterator[bytes]:

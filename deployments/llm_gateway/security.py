@@ -49,6 +49,11 @@ class SecurityStages:
         self.threats = threats
         self.metrics = metrics
         self.events = events
+        self.reconfigure(config)
+
+    def reconfigure(self, config: GatewayConfig) -> None:
+        """Apply a (reloaded) configuration; the stages are bound methods, so they see it at once."""
+        self.config = config
         links = config.security.link_sanitization
         self.links = LinkSanitizer(links.blocked_domains if config.security.enabled and links.enabled else [])
 

@@ -12,6 +12,7 @@ to a local batch, the background steps (``refresh``/``flush``) talk to the actor
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from actors.llm_gateway.control import POLL_INTERVAL
@@ -27,16 +28,22 @@ class ControlView:
         self.version = 0
         self.panic: dict[str, Any] = {"active": False, "since": None, "reason": ""}
         self.disabled: frozenset[str] = frozenset()
+        self.config_version = 0
+        self.on_config: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
-    def apply(self, view: dict[str, Any] | None) -> None:
+    async def apply(self, view: dict[str, Any] | None) -> None:
         if view is None:
             return
         self.version = view["version"]
         self.panic = view["panic"]
         self.disabled = frozenset(view["disabled_plugins"])
+        config = view["config"]
+        if config["version"] != self.config_version and self.on_config is not None:
+            await self.on_config(config["sections"])
+        self.config_version = config["version"]
 
     async def refresh(self) -> None:
-        self.apply(await self.handle.state.remote(self.version))
+        await self.apply(await self.handle.state.remote(self.version))
 
 
 class ThreatView:

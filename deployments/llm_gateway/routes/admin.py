@@ -4,6 +4,7 @@
 |---|---|---|
 | POST | /api/v1/circuit-breaker/{id}/reset | ``{id, circuit_state, failure_count}``; 404 unknown endpoint |
 | GET | /admin/config | the running configuration, secrets masked |
+| POST | /admin/config/reload | reloadable sections applied on every replica; 409 ``not_reloadable``, 422 ``invalid_config`` |
 | GET | /admin/plugins | every plugin with its ring, enabled flag and whether it may be disabled |
 | POST | /admin/plugins/{name}/enable, /disable | the plugin list; 404 unknown, 409 a required plugin |
 | GET, POST, DELETE | /admin/panic | the panic switch (POST stops all forwarding cluster-wide) |
@@ -20,6 +21,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel
 
+from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.masking import masked_config
@@ -64,7 +66,7 @@ def _plugins(api: APIRouter, gateway: Gateway) -> None:
             raise GatewayError(404, f"Unknown plugin {name!r}", code="plugin_not_found")
         if not enabled and stage.required:
             raise GatewayError(409, f"Plugin {name!r} is required and cannot be disabled", code="plugin_required")
-        gateway.control.apply(await gateway.control_handle.set_plugin.remote(name, enabled))
+        await gateway.control.apply(await gateway.control_handle.set_plugin.remote(name, enabled))
         return {"plugins": gateway.plugin_list()}
 
     @api.post("/admin/plugins/{name}/enable")
@@ -95,7 +97,7 @@ def _panic(api: APIRouter, gateway: Gateway) -> None:
             raise GatewayError(400, "'reason' must be a string of at most 500 characters", code="invalid_reason")
         await gateway.start()
         view = await gateway.control_handle.set_panic.remote(True, reason)
-        gateway.control.apply(view)
+        await gateway.control.apply(view)
         gateway.events.emit("panic_activated", reason=reason)
         return gateway.control.panic
 
@@ -103,7 +105,7 @@ def _panic(api: APIRouter, gateway: Gateway) -> None:
     async def panic_off() -> dict[str, Any]:
         """Resume forwarding."""
         await gateway.start()
-        gateway.control.apply(await gateway.control_handle.set_panic.remote(False))
+        await gateway.control.apply(await gateway.control_handle.set_panic.remote(False))
         return gateway.control.panic
 
 
@@ -143,6 +145,21 @@ def router(gateway: Gateway) -> APIRouter:
     async def config() -> dict[str, Any]:
         """The running configuration, with every secret-bearing value masked."""
         return masked_config(gateway.config)
+
+    @api.post("/admin/config/reload")
+    async def reload_config(request: Request) -> dict[str, Any]:
+        """Replace reloadable sections on every replica, or refuse the whole body.
+
+        Body: ``{section: {...}}`` for sections in ``RELOADABLE`` (merged into the running
+        values). The merged configuration is validated first; 409 ``not_reloadable`` names any
+        other section, 422 ``invalid_config`` the first invalid value. Nothing is applied on an error.
+        """
+        body = json_object(await read_capped(request, 256 * 1024))
+        await gateway.start()
+        sections = gateway.validate_reload(body)
+        view = await gateway.control_handle.set_config.remote(sections)
+        await gateway.control.apply(view)
+        return {"version": gateway.control.config_version, "sections": sorted(sections)}
 
     @api.get("/admin/audit/verify")
     async def verify_audit() -> dict[str, Any]:

@@ -126,3 +126,30 @@ def test_labelled_injection_set_detection_and_false_positives():
     detected = sum(score(r["text"]).score >= block for r in attacks) / len(attacks)
     false_pos = sum(score(r["text"]).score >= block for r in benign) / len(benign)
     assert detected >= 0.95 and false_pos <= 0.02, (detected, false_pos)
+
+
+async def test_config_reload_reaches_every_replica_or_is_refused_whole(serve, up1, tmp_path, auth_env):
+    shared = {"control": state.actor(ControlBoard, f"gw-test-reload-{tmp_path.name}")}
+    gw1 = await serve(base_config(tmp_path, one(up1)), state=dict(shared))
+    gw2 = await serve(base_config(tmp_path, one(up1)), state=dict(shared))
+    three = {"model": "m", "messages": [{"role": "user", "content": str(i)} for i in range(3)]}
+    async with gw1.client() as c1, gw2.client() as c2:
+        refused = await c1.post(
+            "/admin/config/reload", json={"security": {"max_messages": 2}, "caching": {"ttl": 5}}, headers=ADMIN
+        )
+        assert refused.status_code == 409 and refused.json()["error"]["code"] == "not_reloadable"
+        invalid = await c1.post("/admin/config/reload", json={"security": {"max_messages": 0}}, headers=ADMIN)
+        assert invalid.status_code == 422 and invalid.json()["error"]["code"] == "invalid_config"
+        assert "max_messages" in invalid.json()["error"]["message"]
+        assert (await c2.post("/v1/chat/completions", json=three)).status_code == 200  # nothing was applied
+        assert (await c1.post("/admin/config/reload", json={"security": {"max_messages": 2}})).status_code == 403
+        ok = await c1.post("/admin/config/reload", json={"security": {"max_messages": 2}}, headers=ADMIN)
+        assert ok.status_code == 200 and ok.json()["sections"] == ["security"]
+        await gw2.gateway.control.refresh()  # replica 2's 0.25 s poll
+        r = await c2.post("/v1/chat/completions", json=three)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "too_many_messages"
+        await c1.post("/admin/config/reload", json={"budget": {"soft_limit": 1.0}}, headers=ADMIN)
+        await gw2.gateway.control.refresh()
+        view = (await c2.get("/admin/config", headers=ADMIN)).json()
+    assert view["security"]["max_messages"] == 2 and view["budget"]["soft_limit"] == 1.0
+    assert view["security"]["max_payload_size_kb"] == 512  # merged, not replaced

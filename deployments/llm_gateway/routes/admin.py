@@ -25,6 +25,7 @@ from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.masking import masked_config
+from deployments.llm_gateway.routes.schemas import RELOAD_BODY, body
 
 
 class BreakerView(BaseModel):
@@ -146,7 +147,7 @@ def router(gateway: Gateway) -> APIRouter:
         """The running configuration, with every secret-bearing value masked."""
         return masked_config(gateway.config)
 
-    @api.post("/admin/config/reload")
+    @api.post("/admin/config/reload", openapi_extra=body(RELOAD_BODY))
     async def reload_config(request: Request) -> dict[str, Any]:
         """Replace reloadable sections on every replica, or refuse the whole body.
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from deployments.llm_gateway.gateway import RELOADABLE
+
 _NUMBERS: dict[str, Any] = {
     "temperature": {"type": "number", "minimum": 0, "maximum": 2},
     "top_p": {"type": "number", "minimum": 0, "maximum": 1},
@@ -68,3 +70,10 @@ EMBEDDINGS: dict[str, Any] = {
 
 def body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+RELOAD_BODY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {name: {"type": "object"} for name in sorted(RELOADABLE)},
+}

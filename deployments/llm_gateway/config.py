@@ -407,7 +407,6 @@ class RegistryConfig(_Model):
 def not_built(cfg: GatewayConfig) -> list[str]:
     """Settings that would turn on a feature this gateway does not have: refused, never silently accepted."""
     checks = [
-        (cfg.server.metrics.enabled, "server.metrics.enabled (standalone metrics exporter)"),
         (cfg.identity.enabled, "identity.enabled (OIDC/JWT identity)"),
         (bool(cfg.identity.providers), "identity.providers"),
         (cfg.observability.tracing.otlp_endpoint is not None, "observability.tracing.otlp_endpoint (OTLP export)"),

@@ -31,6 +31,7 @@ from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
 from deployments.llm_gateway.discovery import Found, discover
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
 from deployments.llm_gateway.events import EventLog, WebhookFeed
+from deployments.llm_gateway.exporter import MetricsExporter
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
 from deployments.llm_gateway.links import StreamLinkFilter
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
@@ -122,6 +123,8 @@ class Gateway:
             st.flush_interval,
             retention_days=config.gdpr.retention_days if config.gdpr.auto_purge else None,
         )
+        exp = config.server.metrics
+        self.exporter = MetricsExporter(self.render_metrics, exp.bind, exp.port) if exp.enabled else None
         trail = config.logging.audit_trail
         self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
         self.client: httpx.AsyncClient | None = None
@@ -290,12 +293,19 @@ class Gateway:
         if self.config.discovery:
             tasks.start(self._discover(), name="discovery")
         tasks.every(AUTH_FAILURE_WINDOW, self._report_auth_failures, name="auth-failure-events")
+        if self.exporter is not None:
+            tasks.start(self.exporter.run(), name="metrics-exporter")
         if self.webhook_feed is not None:
             tasks.every(self.webhook_feed.interval, self.webhook_feed.flush, name="webhook-feed")
         if self.audit is not None:
             tasks.every(0.5, self.audit.flush, name="audit-flush")
             if self.config.gdpr.auto_purge:
                 tasks.every(86400.0, self._purge_audit, name="audit-purge", first_delay=1.0)
+
+    async def render_metrics(self) -> bytes:
+        """The cluster-wide Prometheus text (``/metrics`` and the standalone exporter)."""
+        await self.budget.flush()
+        return await self.metrics_client.render()
 
     def _breaker_event(self, event: dict[str, Any]) -> None:
         """``circuit_open``/``endpoint_recovered`` from the breaker actor; the id is the actor's, so every

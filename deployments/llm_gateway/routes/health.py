@@ -42,6 +42,13 @@ def _warnings(gateway: Gateway) -> list[str]:
     return warnings
 
 
+def _exporter(gateway: Gateway) -> dict[str, Any]:
+    exp = gateway.exporter
+    if exp is None:
+        return {"enabled": False}
+    return {"enabled": True, "bind": exp.bind, "port": exp.port, "serving_here": exp.serving}
+
+
 def health_view(gateway: Gateway, listener: Any) -> dict[str, Any]:
     endpoints = _endpoints(gateway)
     healthy = any(e["circuit_state"] != "OPEN" for e in endpoints) and not gateway.control.panic["active"]
@@ -59,6 +66,7 @@ def health_view(gateway: Gateway, listener: Any) -> dict[str, Any]:
             "queued": admission.queued,
         },
         "records_store": "ok" if gateway.records.healthy else "unavailable",
+        "metrics_exporter": _exporter(gateway),
         "listener": listener.view() if listener is not None else {"enabled": False},
         "warnings": _warnings(gateway),
     }

@@ -22,8 +22,7 @@ def router(gateway: Gateway) -> APIRouter:
     async def metrics() -> Response:
         """Cluster-wide metrics in Prometheus text format (admin key)."""
         await gateway.start()
-        await gateway.budget.flush()
-        return Response(await gateway.metrics_client.render(), media_type=CONTENT_TYPE)
+        return Response(await gateway.render_metrics(), media_type=CONTENT_TYPE)
 
     @api.get("/api/v1/metrics/latency", tags=["control plane"])
     async def latency() -> dict[str, Any]:

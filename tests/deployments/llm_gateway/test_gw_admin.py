@@ -81,7 +81,6 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
     "setting",
     [
         {"identity": {"enabled": True}},
-        {"server": {"metrics": {"enabled": True}}},
         {"observability": {"tracing": {"otlp_endpoint": "http://127.0.0.1:4318"}}},
         {"observability": {"error_tracker": {"dsn_env": "SENTRY_DSN"}}},
     ],
@@ -153,3 +152,25 @@ async def test_config_reload_reaches_every_replica_or_is_refused_whole(serve, up
         view = (await c2.get("/admin/config", headers=ADMIN)).json()
     assert view["security"]["max_messages"] == 2 and view["budget"]["soft_limit"] == 1.0
     assert view["security"]["max_payload_size_kb"] == 512  # merged, not replaced
+
+
+async def test_standalone_metrics_exporter(serve, up1, tmp_path, auth_env):
+    import httpx
+
+    from tests.conftest import free_port
+
+    port = free_port()
+    cfg = base_config(tmp_path, one(up1), server={"metrics": {"enabled": True, "port": port}})
+    gw1 = await serve(cfg)
+    gw2 = await serve(cfg)  # a second replica: the port is taken, it waits to take over
+    async with gw1.client() as c:
+        assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
+        health = (await c.get("/health")).json()["metrics_exporter"]
+    assert health["enabled"] and health["port"] == port
+    assert [gw1.gateway.exporter.serving, gw2.gateway.exporter.serving].count(True) == 1
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", trust_env=False) as plain:
+        r = await plain.get("/metrics")  # no key: the exporter sits outside the app
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+        assert 'llm_proxy_requests_total{endpoint="/v1/chat/completions",method="POST",status="200"}' in r.text
+        assert (await plain.post("/metrics")).status_code == 405
+        assert (await plain.get("/admin/config")).status_code == 404

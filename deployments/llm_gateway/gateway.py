@@ -108,6 +108,19 @@ class Gateway:
         in_flight, queued = config.admission_limits(replicas)
         self.admission = Admission(in_flight, queued)
         self._shared_views(config, state)
+        self._stores(config)
+        self.client: httpx.AsyncClient | None = None
+        self.forwarder: Forwarder | None = None
+        self.discovered: list[Found] = []
+        self.discovery_done = not config.discovery
+        self.local_target = self._local_target()
+        self.tasks = BackgroundTasks("llm_gateway")
+        self._started = False
+        self._start_lock: asyncio.Lock | None = None
+        self.pipeline = self._pipeline()
+
+    def _stores(self, config: GatewayConfig) -> None:
+        """The response cache, the spend records, the audit trail and the metrics exporter of this replica."""
         self.cache: SQLiteCache | RedisCache | None = None
         self._last_evict = time.monotonic()
         if config.caching.enabled:
@@ -127,16 +140,11 @@ class Gateway:
         self.exporter = MetricsExporter(self.render_metrics, exp.bind, exp.port) if exp.enabled else None
         trail = config.logging.audit_trail
         self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
-        self.client: httpx.AsyncClient | None = None
-        self.forwarder: Forwarder | None = None
-        self.discovered: list[Found] = []
-        self.discovery_done = not config.discovery
-        self.local_target = self._local_target()
-        self.tasks = BackgroundTasks("llm_gateway")
-        self._started = False
-        self._start_lock: asyncio.Lock | None = None
+
+    def _pipeline(self) -> Pipeline:
+        """The rings' plugins, in order (``/admin/plugins`` lists them)."""
         sec = self.security
-        self.pipeline = Pipeline(
+        return Pipeline(
             [
                 Stage("panic", "INGRESS", sec.panic, required=True),
                 Stage("auth", "INGRESS", self._stage_auth, required=True),

@@ -58,29 +58,33 @@ def _check(result: dict[str, Any]) -> dict[str, Any]:
     raise GatewayError(503, message, code="registry_unavailable")
 
 
-def router(gateway: Gateway) -> APIRouter:
-    """The registry routes (admin keys)."""
-    app = APIRouter(tags=["control plane"], dependencies=[Depends(gateway.admin_guard)])
+class _Registry:
+    """Actor calls of the registry routes: refused with one error shape, refreshed on this replica at once."""
 
-    async def call(method: str, *args: Any) -> dict[str, Any]:
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    async def call(self, method: str, *args: Any) -> dict[str, Any]:
         try:
-            result = await getattr(gateway.registry_handle, method).remote(*args)
+            result = await getattr(self.gateway.registry_handle, method).remote(*args)
         except Exception as exc:
             log.warning("registry actor call failed", extra={"method": method, "error": type(exc).__name__})
             raise GatewayError(503, "the registry is unavailable", code="registry_unavailable") from None
         result = _check(result)
         try:
-            await gateway.registry.refresh()  # this replica sees its own change at once
+            await self.gateway.registry.refresh()  # this replica sees its own change at once
         except Exception:
             log.warning("registry refresh after a change failed", exc_info=True)
         return result
 
-    def view(entry: dict[str, Any]) -> dict[str, Any]:
-        return public_view(entry, gateway.breakers.states.get(entry["id"]))
+    def view(self, entry: dict[str, Any]) -> dict[str, Any]:
+        return public_view(entry, self.gateway.breakers.states.get(entry["id"]))
 
-    def reserved() -> list[str]:
-        return sorted(gateway.router.static_names() | set(gateway.config.endpoints))
+    def reserved(self) -> list[str]:
+        return sorted(self.gateway.router.static_names() | set(self.gateway.config.endpoints))
 
+
+def _entries(app: APIRouter, gateway: Gateway, reg: _Registry) -> None:
     @app.get("/api/v1/registry")
     async def list_registry(request: Request) -> JSONResponse:
         """Every registry entry with its status, breaker state, stored latency and priority."""
@@ -92,7 +96,7 @@ def router(gateway: Gateway) -> APIRouter:
                 503, f"the registry is unavailable ({type(exc).__name__})", code="registry_unavailable"
             ) from None
         entries = sorted(gateway.registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
-        return JSONResponse({"data": [view(e) for e in entries], "total": len(entries)})
+        return JSONResponse({"data": [reg.view(e) for e in entries], "total": len(entries)})
 
     @app.post("/api/v1/registry", status_code=201, openapi_extra=body(EntryIn.model_json_schema()))
     async def add_entry(request: Request) -> JSONResponse:
@@ -105,15 +109,37 @@ def router(gateway: Gateway) -> APIRouter:
         await gateway.start()
         fields = body.model_dump()
         fields["id"] = entry_id(body.name)
-        result = await call("add", fields, reserved())
-        return JSONResponse(view(result["entry"]), status_code=201)
+        result = await reg.call("add", fields, reg.reserved())
+        return JSONResponse(reg.view(result["entry"]), status_code=201)
 
+    @app.post("/api/v1/registry/{id}/toggle")
+    async def toggle(id: str, request: Request) -> JSONResponse:
+        """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
+        await gateway.start()
+        return JSONResponse(reg.view((await reg.call("toggle", id))["entry"]))
+
+    @app.post("/api/v1/registry/{id}/priority", openapi_extra=body(PriorityIn.model_json_schema()))
+    async def set_priority(id: str, request: Request) -> JSONResponse:
+        """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
+        body = await _body(request, PriorityIn)
+        await gateway.start()
+        return JSONResponse(reg.view((await reg.call("set_priority", id, body.priority))["entry"]))
+
+    @app.delete("/api/v1/registry/{id}")
+    async def delete(id: str, request: Request) -> JSONResponse:
+        """Remove the entry; it stops receiving traffic."""
+        await gateway.start()
+        await reg.call("remove", id)
+        return JSONResponse({"id": id, "deleted": True})
+
+
+def _discovery(app: APIRouter, gateway: Gateway, reg: _Registry) -> None:
     @app.post("/api/v1/registry/scan")
     async def scan(request: Request) -> JSONResponse:
         """Probe the configured well-known local ports; what answers is added as ``DISCOVERED``."""
         await gateway.start()
-        reg = gateway.config.registry
-        found = await discover(reg.scan_host, reg.scan_timeout, gateway.scan_targets())
+        settings = gateway.config.registry
+        found = await discover(settings.scan_host, settings.scan_timeout, gateway.scan_targets())
         servers = [
             {
                 "id": entry_id(f"local-{s.provider}-{urlsplit(s.base_url).port}"),
@@ -123,14 +149,14 @@ def router(gateway: Gateway) -> APIRouter:
             }
             for s in found
         ]
-        result = await call("add_discovered", servers, reserved())
+        result = await reg.call("add_discovered", servers, reg.reserved())
         candidates = result["candidates"]
         return JSONResponse(
             {
                 "candidates": candidates,
                 "total": len(candidates),
                 "added": sum(1 for c in candidates if c["added"]),
-                "scanned": [f"{reg.scan_host}:{t.port}" for t in reg.scan_ports],
+                "scanned": [f"{settings.scan_host}:{t.port}" for t in settings.scan_ports],
             }
         )
 
@@ -138,7 +164,7 @@ def router(gateway: Gateway) -> APIRouter:
     async def probe_entry(id: str, request: Request) -> JSONResponse:
         """List the entry's models (no inference) and store the measured latency."""
         await gateway.start()
-        entry = (await call("get", id))["entry"]
+        entry = (await reg.call("get", id))["entry"]
         assert gateway.client is not None
         try:
             latency_ms, models = await probe(
@@ -149,32 +175,19 @@ def router(gateway: Gateway) -> APIRouter:
                 gateway.config.registry.probe_timeout,
             )
         except ProbeFailed as exc:
-            await call("record_probe", id, False, None, None, str(exc))
+            await reg.call("record_probe", id, False, None, None, str(exc))
             gateway.events.emit("endpoint_down", endpoint=id, reason=str(exc)[:200])
             raise GatewayError(502, f"probe of {id!r} failed: {exc}", code="probe_failed") from None
-        result = await call("record_probe", id, True, latency_ms, models, None)
+        result = await reg.call("record_probe", id, True, latency_ms, models, None)
         return JSONResponse(
-            {"ok": True, "id": id, "latency_ms": latency_ms, "models": models, "entry": view(result["entry"])}
+            {"ok": True, "id": id, "latency_ms": latency_ms, "models": models, "entry": reg.view(result["entry"])}
         )
 
-    @app.post("/api/v1/registry/{id}/toggle")
-    async def toggle(id: str, request: Request) -> JSONResponse:
-        """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
-        await gateway.start()
-        return JSONResponse(view((await call("toggle", id))["entry"]))
 
-    @app.post("/api/v1/registry/{id}/priority", openapi_extra=body(PriorityIn.model_json_schema()))
-    async def set_priority(id: str, request: Request) -> JSONResponse:
-        """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
-        body = await _body(request, PriorityIn)
-        await gateway.start()
-        return JSONResponse(view((await call("set_priority", id, body.priority))["entry"]))
-
-    @app.delete("/api/v1/registry/{id}")
-    async def delete(id: str, request: Request) -> JSONResponse:
-        """Remove the entry; it stops receiving traffic."""
-        await gateway.start()
-        await call("remove", id)
-        return JSONResponse({"id": id, "deleted": True})
-
+def router(gateway: Gateway) -> APIRouter:
+    """The registry routes (admin keys)."""
+    app = APIRouter(tags=["control plane"], dependencies=[Depends(gateway.admin_guard)])
+    reg = _Registry(gateway)
+    _entries(app, gateway, reg)
+    _discovery(app, gateway, reg)
     return app

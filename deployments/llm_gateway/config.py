@@ -268,6 +268,8 @@ class CachingConfig(_Model):
 
 
 class Tracing(_Model):
+    """``deployments.llm_gateway.tracing``: OTLP/HTTP to ``otlp_endpoint`` and/or spans on stdout."""
+
     enabled: bool = True
     service_name: str = "llmproxy"
     otlp_endpoint: str | None = None
@@ -409,7 +411,6 @@ def not_built(cfg: GatewayConfig) -> list[str]:
     checks = [
         (cfg.identity.enabled, "identity.enabled (OIDC/JWT identity)"),
         (bool(cfg.identity.providers), "identity.providers"),
-        (cfg.observability.tracing.otlp_endpoint is not None, "observability.tracing.otlp_endpoint (OTLP export)"),
         (bool(cfg.observability.error_tracker.dsn_env), "observability.error_tracker.dsn_env (error tracker)"),
         (cfg.observability.export.enabled, "observability.export.enabled (log export)"),
         (bool(cfg.server.local_model.model_path), "server.local_model.model_path (loading a model file)"),

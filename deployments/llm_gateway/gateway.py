@@ -45,6 +45,7 @@ from deployments.llm_gateway.sse import DONE
 from deployments.llm_gateway.storage import Record, RecordWriter, build_backend
 from deployments.llm_gateway.switches import ControlView, LatencyFeed, ThreatView
 from deployments.llm_gateway.telemetry import GatewayMetrics
+from deployments.llm_gateway.tracing import RequestTracer
 from deployments.llm_gateway.validation import check_inference
 from rayfleet import state as state_mod
 from rayfleet.http import client_ip
@@ -138,6 +139,7 @@ class Gateway:
         )
         exp = config.server.metrics
         self.exporter = MetricsExporter(self.render_metrics, exp.bind, exp.port) if exp.enabled else None
+        self.tracer = RequestTracer(config.observability.tracing)
         trail = config.logging.audit_trail
         self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
 
@@ -358,6 +360,10 @@ class Gateway:
 
     async def close(self) -> None:
         await self.tasks.stop()
+        try:
+            await asyncio.to_thread(self.tracer.shutdown)
+        except Exception:
+            log.warning("tracing shutdown failed", exc_info=True)
         if self.webhook_feed is not None:
             try:
                 await self._report_auth_failures()
@@ -723,6 +729,11 @@ class Gateway:
             m.errors.labels(error_class=ctx.error_class).inc()
 
     def _trace(self, ctx: Context) -> None:
+        total_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
+        try:
+            self.tracer.record(ctx, total_ms)
+        except Exception:
+            log.warning("tracing a request failed", exc_info=True)
         self.latency.add(
             {
                 "req_id": ctx.request_id,

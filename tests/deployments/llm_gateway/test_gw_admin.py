@@ -81,7 +81,6 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
     "setting",
     [
         {"identity": {"enabled": True}},
-        {"observability": {"tracing": {"otlp_endpoint": "http://127.0.0.1:4318"}}},
         {"observability": {"error_tracker": {"dsn_env": "SENTRY_DSN"}}},
     ],
 )

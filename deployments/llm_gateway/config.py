@@ -411,7 +411,6 @@ def not_built(cfg: GatewayConfig) -> list[str]:
     checks = [
         (cfg.identity.enabled, "identity.enabled (OIDC/JWT identity)"),
         (bool(cfg.identity.providers), "identity.providers"),
-        (bool(cfg.observability.error_tracker.dsn_env), "observability.error_tracker.dsn_env (error tracker)"),
         (cfg.observability.export.enabled, "observability.export.enabled (log export)"),
         (bool(cfg.server.local_model.model_path), "server.local_model.model_path (loading a model file)"),
     ]

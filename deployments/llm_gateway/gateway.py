@@ -29,6 +29,7 @@ from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
 from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
 from deployments.llm_gateway.discovery import Found, discover
+from deployments.llm_gateway.error_tracker import ErrorTracker
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
 from deployments.llm_gateway.events import EventLog, WebhookFeed
 from deployments.llm_gateway.exporter import MetricsExporter
@@ -140,6 +141,8 @@ class Gateway:
         exp = config.server.metrics
         self.exporter = MetricsExporter(self.render_metrics, exp.bind, exp.port) if exp.enabled else None
         self.tracer = RequestTracer(config.observability.tracing)
+        obs = config.observability
+        self.error_tracker = ErrorTracker(obs.error_tracker.dsn_env, obs.tracing.service_name)
         trail = config.logging.audit_trail
         self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
 
@@ -361,6 +364,7 @@ class Gateway:
     async def close(self) -> None:
         await self.tasks.stop()
         try:
+            await asyncio.to_thread(self.error_tracker.flush)
             await asyncio.to_thread(self.tracer.shutdown)
         except Exception:
             log.warning("tracing shutdown failed", exc_info=True)
@@ -755,8 +759,9 @@ class Gateway:
             if exc.status == 401 or exc.code == "wrong_key_scope":
                 self.note_auth_failure(exc.error_class)
             ctx.response = error_response(exc, ctx.headers)
-        except Exception:
+        except Exception as exc:
             log.exception("unexpected error in the request path", extra={"request_id": ctx.request_id})
+            self.error_tracker.capture(exc, {"request_id": ctx.request_id, "route": ctx.route, "model": ctx.model})
             ctx.status, ctx.error_class = 500, "internal"
             ctx.response = error_response(GatewayError(500, "Internal error"))
         response = ctx.response

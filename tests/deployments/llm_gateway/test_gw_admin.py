@@ -81,7 +81,6 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
     "setting",
     [
         {"identity": {"enabled": True}},
-        {"observability": {"error_tracker": {"dsn_env": "SENTRY_DSN"}}},
     ],
 )
 def test_settings_of_unbuilt_features_are_refused(setting):

@@ -77,3 +77,60 @@ async def test_requests_are_exported_over_otlp(serve, up1, tmp_path, auth_env):
     assert {s["name"] for s in rings} >= {"INGRESS", "PRE_FLIGHT", "ROUTING", "POST_FLIGHT", "BACKGROUND"}
     assert all(s["trace"] == ok["trace"] for s in rings)
     assert "rayfleet.plugin.injection_scan_ms" in next(s for s in rings if s["name"] == "PRE_FLIGHT")["attrs"]
+
+
+async def test_unexpected_errors_reach_the_error_tracker(serve, up1, tmp_path, auth_env, monkeypatch):
+    import gzip
+    import json
+
+    events: list[dict] = []
+
+    async def envelope(request: Request) -> Response:
+        raw = await request.body()
+        if request.headers.get("content-encoding") == "gzip":
+            raw = gzip.decompress(raw)
+        lines = raw.split(b"\n")
+        for header, payload in zip(lines[1::2], lines[2::2], strict=False):
+            if json.loads(header).get("type") == "event":
+                events.append(json.loads(payload))
+        return Response(b"{}", media_type="application/json")
+
+    port = free_port()
+    receiver = uvicorn.Server(
+        uvicorn.Config(
+            Starlette(routes=[Route("/api/42/envelope/", envelope, methods=["POST"])]), port=port, log_level="error"
+        )
+    )
+    task = asyncio.get_running_loop().create_task(receiver.serve())
+    while not receiver.started:
+        await asyncio.sleep(0.01)
+    monkeypatch.setenv("GW_TEST_SENTRY_DSN", f"http://publickey@127.0.0.1:{port}/42")
+    cfg = base_config(
+        tmp_path,
+        {"a": {"base_url": up1.base_url, "models": ["m"]}},
+        observability={"error_tracker": {"dsn_env": "GW_TEST_SENTRY_DSN"}, "tracing": {"console_exporter": False}},
+    )
+    gw = await serve(cfg)
+
+    async def broken(ctx):  # an unexpected bug in a fail-closed plugin
+        raise RuntimeError("plugin bug")
+
+    monkeypatch.setattr(gw.gateway.pipeline.stage("model_resolution"), "run", broken)
+    async with gw.client() as c:
+        r = await c.post("/v1/chat/completions", json=chat("m", content="private words"))
+    assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"
+    await asyncio.to_thread(gw.gateway.error_tracker.flush)
+    for _ in range(100):
+        if events:
+            break
+        await asyncio.sleep(0.05)
+    receiver.should_exit = True
+    await task
+    import sentry_sdk
+
+    sentry_sdk.get_client().close()
+    assert len(events) == 1
+    event = events[0]
+    assert event["exception"]["values"][-1]["type"] == "RuntimeError"
+    assert event["tags"]["route"] == "/v1/chat/completions" and event["tags"]["request_id"]
+    assert "private words" not in json.dumps(event)

@@ -64,6 +64,7 @@ def gateway_config(workdir: Path, upstream: int, security: bool) -> dict[str, An
         "rate_limiting": {"requests_per_minute": 10_000_000},
         "budget": {"daily_limit": 1_000_000, "soft_limit": 1_000_000},
         "connection_pool": {"max_connections": 200, "max_per_host": 200},
+        "observability": {"tracing": {"console_exporter": False}},
         "security": {
             "enabled": security,
             "link_sanitization": {"blocked_domains": ["evil.test", "malware.test"]},

@@ -26,8 +26,8 @@ FLEET_ACTOR = "mitigation_fleet"
 CALL_TIMEOUT = 30.0
 
 
-def node_actor_name(node_id: str) -> str:
-    return f"mitigation-node-{node_id}"
+def node_actor_name(fleet: str, node_id: str) -> str:
+    return f"{fleet}-{node_id}"
 
 
 class NodeEntry:
@@ -41,13 +41,23 @@ class NodeEntry:
         self.missed = 0
         self.last_heartbeat: float | None = None
         self.registered_at = time.time()
+        self.actor_pid: int | None = None
 
     def view(self) -> dict[str, Any]:
-        return {"id": self.id, "address": self.address, "status": self.status, "mode": self.mode, "load": self.load}
+        return {
+            "id": self.id,
+            "address": self.address,
+            "status": self.status,
+            "mode": self.mode,
+            "load": self.load,
+            "last_heartbeat": self.last_heartbeat,
+            "actor_pid": self.actor_pid,
+        }
 
 
 class MitigationFleet:
-    def __init__(self, settings: dict[str, Any] | FleetSettings) -> None:
+    def __init__(self, settings: dict[str, Any] | FleetSettings, name: str = FLEET_ACTOR) -> None:
+        self.name = name
         self.settings = settings if isinstance(settings, FleetSettings) else FleetSettings.model_validate(settings)
         self.nodes: dict[str, NodeEntry] = {}
         self.counter = 0
@@ -82,14 +92,20 @@ class MitigationFleet:
     async def _add_node(self) -> NodeEntry:
         self.counter += 1
         node_id = f"node-{self.counter}"
-        settings = self.settings.node.model_copy(update=self.policy_changes)
+        settings = self.settings.node.model_copy(update={**self.policy_changes, "webhooks": self.settings.webhooks})
         handle = rf_state.actor(
-            MitigationNode, node_actor_name(node_id), node_id, settings.model_dump(), max_restarts=0, num_cpus=0.05
+            MitigationNode,
+            node_actor_name(self.name, node_id),
+            node_id,
+            settings.model_dump(),
+            max_restarts=0,
+            num_cpus=0.05,
         )
         entry = NodeEntry(node_id, handle)
         self.nodes[node_id] = entry
         info = await asyncio.wait_for(handle.start.remote(), CALL_TIMEOUT)
         entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
+        entry.actor_pid = info.get("actor_pid")
         entry.last_heartbeat = time.time()
         await self._bring_up_to_date(entry)
         self._health_event(entry, "registered")

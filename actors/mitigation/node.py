@@ -10,7 +10,9 @@ Python never sees a proxied request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
+import os
 import socket
 import tempfile
 import time
@@ -105,17 +107,21 @@ class MitigationNode:
         self.proc.stop()
 
     def __del__(self) -> None:  # the actor's process ending also ends HAProxy (PDEATHSIG covers a kill)
-        try:
+        with contextlib.suppress(Exception):
             self.proc.stop()
-        except Exception:
-            pass
 
     @property
     def address(self) -> str:
         return f"{self.settings.listen_host}:{self.port}"
 
     def describe(self) -> dict[str, Any]:
-        return {"id": self.node_id, "address": self.address, "mode": self.settings.mode, "pid": self.proc.pid}
+        return {
+            "id": self.node_id,
+            "address": self.address,
+            "mode": self.settings.mode,
+            "haproxy_pid": self.proc.pid,
+            "actor_pid": os.getpid(),
+        }
 
     # -- map files -------------------------------------------------------------
     def _write_maps(self) -> None:

@@ -65,11 +65,11 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
         r"(?:waitfor\s+delay|information_schema|xp_cmdshell|into\s+(?:out|dump)file|sys\.(?:tables|objects)"
         r"|sqlite_master|pg_catalog|@@version)",
     ),
-    BuiltinRule("crs-sqli-select-from", "sql_injection", r"\bselect\b[^&]{1,100}?\bfrom\b", "high", 2),
-    BuiltinRule("crs-sqli-order-by", "sql_injection", r"\border\s+by\s+\d+", "high", 2),
+    BuiltinRule("crs-sqli-select-from", "sql_injection", r"\bselect\b[^&]{1,100}?\bfrom\b", "critical", 2),
+    BuiltinRule("crs-sqli-order-by", "sql_injection", r"\border\s+by\s+\d+", "critical", 2),
     BuiltinRule("crs-sqli-hex", "sql_injection", r"\b0x[0-9a-f]{8,}", "medium", 3),
     BuiltinRule(
-        "crs-sqli-functions-pl2", "sql_injection", r"\b(?:char|concat|ascii|substring|version|user)\s*\(", "high", 2
+        "crs-sqli-functions-pl2", "sql_injection", r"\b(?:char|concat|ascii|substring|version|user)\s*\(", "critical", 2
     ),
     # Cross-site scripting
     BuiltinRule("crs-xss-script", "xss", _LT + r"\s*/?\s*script\b"),
@@ -100,11 +100,15 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
         + r"\s*text/html|\bsrcdoc\s*=)",
     ),
     BuiltinRule(
-        "crs-xss-tags-pl2", "xss", _LT + r"\s*/?\s*(?:img|body|video|audio|details|style|link|form|input)\b", "high", 2
+        "crs-xss-tags-pl2",
+        "xss",
+        _LT + r"\s*/?\s*(?:img|body|video|audio|details|style|link|form|input)\b",
+        "critical",
+        2,
     ),
-    BuiltinRule("crs-xss-expression", "xss", r"expression\s*" + _PAREN, "high", 2),
+    BuiltinRule("crs-xss-expression", "xss", r"expression\s*" + _PAREN, "critical", 2),
     # Path traversal and local file inclusion
-    BuiltinRule("crs-lfi-dotdot", "path_traversal", r"\.\.(?:[/\\;]|%2f|%5c|$)"),
+    BuiltinRule("crs-lfi-dotdot", "path_traversal", r"\.\.(?:[/\\;]|%2f|%5c|%c0%af|\xc0\xaf|$)"),
     BuiltinRule(
         "crs-lfi-files",
         "path_traversal",
@@ -112,7 +116,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
         r"|/\.git/|/\.env\b|web\.config|\.ssh/id_\w+|/var/log/)",
     ),
     BuiltinRule("crs-lfi-schemes", "path_traversal", r"\b(?:file|php|zip|phar|expect|glob|jar)://"),
-    BuiltinRule("crs-lfi-null", "path_traversal", r"%00|\\x00|\\0", "high", 2),
+    BuiltinRule("crs-lfi-null", "path_traversal", r"%00|\\x00|\\0", "critical", 2),
     # Command injection
     BuiltinRule("crs-rce-chain", "command_injection", r"(?:;|\|\|?|&&|\$\(|`)\s*" + _CMDS + r"(?:[\s;|&<>`)/]|$)"),
     BuiltinRule("crs-rce-subshell", "command_injection", r"\$\{ifs\}|\$ifs\b|\$\((?:[^)]{1,80})\)|`[^`]{1,80}`"),
@@ -122,7 +126,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
         r"(?:/bin/(?:ba|z|da)?sh\b|/usr/bin/\w+|\bcmd(?:\.exe)?\s*/c\b|powershell(?:\.exe)?\s+-\w"
         r"|\bnc(?:at)?\s+-[elvnp]+|(?:wget|curl)\s+(?:-\S+\s+)*(?:https?|ftp)://)",
     ),
-    BuiltinRule("crs-rce-newline", "command_injection", r"[\r\n]\s*" + _CMDS + r"\s", "high", 2),
+    BuiltinRule("crs-rce-newline", "command_injection", r"[\r\n]\s*" + _CMDS + r"\s", "critical", 2),
 )
 
 

@@ -39,7 +39,9 @@ def create_app(config: MitigationConfig, state: Mapping[str, Any] | None = None)
     register_secret(key)
     if config.fleet.asn_api_key:
         register_secret(config.fleet.asn_api_key)
-    handle = (state or {}).get("fleet") or rf_state.actor(MitigationFleet, config.fleet_actor, config.fleet)
+    handle = (state or {}).get("fleet") or rf_state.actor(
+        MitigationFleet, config.fleet_actor, config.fleet, config.fleet_actor
+    )
     client = FleetClient(handle)
     guard = api_key_guard(
         [key],

@@ -98,10 +98,12 @@ class Stats(BaseModel):
 
 class Node(BaseModel):
     id: str
-    address: str
-    status: str
+    address: str = Field(description="host:port of the node's data plane (put clients in front of this)")
+    status: str = Field(description="starting, healthy, unhealthy (data plane down), draining or dead")
     mode: str
-    load: float
+    load: float = Field(description="CPU of the node's HAProxy, as a fraction of one core")
+    last_heartbeat: float | None = Field(None, description="Unix time of the last answered heartbeat")
+    actor_pid: int | None = Field(None, description="process id of the node's Ray actor")
 
 
 class NodeList(BaseModel):

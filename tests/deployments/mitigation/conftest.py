@@ -6,6 +6,7 @@ node actors are in-process stand-ins (no Ray), stopped with the test.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from deployments.mitigation.config import MitigationConfig
 from rayfleet.state import LocalActorHandle
 from tests.actors.mitigation.origin import static_origin
 
+_FLEETS = itertools.count(1)
 API_KEY = "9b2e4c6a8d0f1e3a5c7b9d1f3e5a7c9b0d2f4e6a8c1b3d5f"  # test-only, 48 hex like the generated one
 HEADERS = {"X-Service-API-Key": API_KEY}
 
@@ -48,7 +50,7 @@ class Fleet:
     """The app, its HTTP client and the fleet behind it."""
 
     def __init__(self, settings: FleetSettings) -> None:
-        self.fleet = MitigationFleet(settings)
+        self.fleet = MitigationFleet(settings, name=f"fleet-{next(_FLEETS)}")
         self.handle = LocalActorHandle(self.fleet)
         config = MitigationConfig(fleet=settings, api_key=SecretStr(API_KEY))
         self.app = create_app(config, state={"fleet": self.handle})

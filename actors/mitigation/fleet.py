@@ -264,7 +264,10 @@ class MitigationFleet:
             added = [await self._add_node() for _ in range(count)]
             changed = [e.id for e in added]
         else:
-            candidates = sorted(self.nodes.values(), key=lambda e: (e.status != "dead", e.load))
+            # dead nodes first, then the least loaded, then the newest
+            candidates = sorted(
+                self.nodes.values(), key=lambda e: (e.status != "dead", round(e.load, 2), -e.registered_at)
+            )
             if count > len(candidates):
                 return {"ok": False, "status": 409, "message": f"only {len(candidates)} nodes to drain"}
             chosen = candidates[:count]

@@ -88,7 +88,7 @@ def _source_checks(settings: NodeSettings, paths: NodePaths) -> list[str]:
     store = "conn_rate(1s),conn_cur,gpt0,gpc0,gpc1"
     if settings.mode == "l7":
         store = "http_req_rate(1s),http_err_rate(10s)," + store
-    return [
+    lines = [
         f"  stick-table type ip size 200k expire {settings.ban_seconds}s store {store}",
         "  tcp-request connection track-sc0 src",
         "  tcp-request connection set-var(sess.now) date",
@@ -97,6 +97,12 @@ def _source_checks(settings: NodeSettings, paths: NodePaths) -> list[str]:
         f"  tcp-request connection reject if {{ src,map_ip({paths.geo}) -m found }}",
         f"  tcp-request connection reject if {{ sc_conn_cur(0) gt {settings.max_conn_per_source} }}",
     ]
+    if settings.mode == "l7":  # a source flagged as an HTTP flood is refused at connection time until it expires
+        lines += [
+            "  tcp-request connection sc-inc-gpc1(0) if { sc_get_gpt0(0) gt 0 }",
+            "  tcp-request connection reject if { sc_get_gpt0(0) gt 0 }",
+        ]
+    return lines
 
 
 def _l7_rules(settings: NodeSettings, paths: NodePaths) -> list[str]:

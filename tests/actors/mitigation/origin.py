@@ -30,6 +30,13 @@ frontend origin
 @contextlib.contextmanager
 def static_origin() -> Iterator[str]:
     """Yield `127.0.0.1:<port>` of a running HAProxy origin; stop it afterwards."""
+    with static_origin_process() as (address, _):
+        yield address
+
+
+@contextlib.contextmanager
+def static_origin_process() -> Iterator[tuple[str, int]]:
+    """Yield (`127.0.0.1:<port>`, pid) of a running HAProxy origin; stop it afterwards."""
     root = Path(tempfile.mkdtemp(prefix="rf-origin-"))
     port = free_port()
     (root / "origin.cfg").write_text(CONFIG.format(port=port))
@@ -46,7 +53,7 @@ def static_origin() -> Iterator[str]:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 break
             time.sleep(0.05)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", proc.pid
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)

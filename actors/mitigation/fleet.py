@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
-from actors.mitigation.node import MitigationNode, NodeError
+from actors.mitigation.node import MitigationNode, NodeError, source_key
 from actors.mitigation.rules import RuleError, new_rule
 from actors.mitigation.settings import FleetSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
@@ -241,15 +241,15 @@ class MitigationFleet:
         return {"rules": list(self.rules.values()), "total": len(self.rules)}
 
     async def add_blacklist(self, ip: str, reason: str, duration: int) -> dict[str, Any]:
-        results = await self._each("add_blacklist", ip, reason, duration)
-        errors = [r for r in results.values() if not r["ok"]]
-        if errors and len(errors) == len(results):
-            return errors[0]
-        first = next((r["value"] for r in results.values() if r["ok"]), None)
-        key = first["ip"] if first else ip
+        try:
+            key = source_key(ip)
+        except NodeError as exc:
+            return {"ok": False, "status": exc.status, "message": exc.message}
+        results = await self._each("add_blacklist", key, reason, duration)
         self.blacklist[key] = {"ip": key, "reason": reason, "expires": time.time() + duration}
         self.blacklist = {k: v for k, v in self.blacklist.items() if v["expires"] > time.time()}
-        body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": sorted(results)}
+        applied = sorted(node_id for node_id, r in results.items() if r["ok"])
+        body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied}
         return {"ok": True, "value": body}
 
     async def scale(self, action: str, count: int) -> dict[str, Any]:

@@ -43,6 +43,15 @@ class NodeError(Exception):
         self.message = message
 
 
+def source_key(ip: str) -> str:
+    """The blacklist key of an address or CIDR (`127.0.0.1`, `10.0.0.0/8`); NodeError 422 otherwise."""
+    try:
+        network = ipaddress.ip_network(ip.strip(), strict=False)
+    except ValueError:
+        raise NodeError(422, f"ip: {ip!r} is not an IP address or CIDR") from None
+    return str(network.network_address) if network.num_addresses == 1 else str(network)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -186,11 +195,7 @@ class MitigationNode:
 
     # -- blacklist -----------------------------------------------------------
     async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]:
-        try:
-            network = ipaddress.ip_network(ip.strip(), strict=False)
-        except ValueError:
-            raise NodeError(422, f"ip: {ip!r} is not an IP address or CIDR") from None
-        key = str(network.network_address) if network.num_addresses == 1 else str(network)
+        key = source_key(ip)
         expires = int(time.time()) + duration_seconds
         self.blacklist[key] = {"ip": key, "reason": reason, "expires": expires}
         self._write_maps()

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Mode = Literal["l7", "syn"]
+EventName = Literal["attack_detected", "node_health", "rule_triggered"]
+ALL_EVENTS: list[EventName] = ["attack_detected", "node_health", "rule_triggered"]
 
 
 class WebhookSettings(BaseModel):
@@ -20,9 +22,7 @@ class WebhookSettings(BaseModel):
 
     enabled: bool = False
     endpoints: list[str] = Field(default_factory=list)
-    events: list[Literal["attack_detected", "node_health", "rule_triggered"]] = Field(
-        default_factory=lambda: ["attack_detected", "node_health", "rule_triggered"]
-    )
+    events: list[EventName] = Field(default_factory=lambda: list(ALL_EVENTS))
     max_retries: int = Field(3, ge=0, le=10)
     retry_delay_seconds: float = Field(5.0, ge=0, description="first retry delay; doubled for each later retry")
     timeout_seconds: float = Field(5.0, gt=0)

@@ -30,6 +30,7 @@ def public_router(client: FleetClient) -> APIRouter:
             "status": "healthy" if healthy or not nodes else "degraded",
             "nodes": len(nodes),
             "healthy_nodes": healthy,
+            "data_plane": [n["address"] for n in nodes if n["status"] == "healthy"],
         }
         return JSONResponse(body, status_code=200 if body["status"] == "healthy" else 503)
 

@@ -172,3 +172,4 @@ class Health(BaseModel):
     status: str
     nodes: int
     healthy_nodes: int
+    data_plane: list[str] = Field(description="host:port of every healthy node: where protected traffic goes")

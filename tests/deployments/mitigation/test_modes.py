@@ -1,0 +1,53 @@
+"""SYN mode (TCP proxy with connection-rate limits) and the slowloris guard of l7 mode."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+NODE = "/nodes/node-1/api/v1"
+
+
+async def test_syn_mode_limits_new_connections_per_source(make_fleet):
+    fleet = await make_fleet(mode="syn", syn_conn_rate=5)
+    status = (await fleet.client.get(f"{NODE}/status")).json()
+    assert status["mode"] == "syn"
+    served = refused = 0
+    async with httpx.AsyncClient(trust_env=False, timeout=3, limits=httpx.Limits(max_keepalive_connections=0)) as c:
+        for _ in range(20):
+            try:
+                served += (await c.get(fleet.node_url() + "/")).status_code == 200
+            except httpx.TransportError:
+                refused += 1
+    assert served == 5 and refused == 15
+    await asyncio.sleep(0.5)
+    stats = (await fleet.client.get(f"{NODE}/stats")).json()
+    assert stats["attacks_blocked"] >= 15
+    threats = (await fleet.client.get("/api/v1/threats")).json()
+    assert threats["attack_types"]["syn_flood"] >= 15
+
+
+async def test_syn_mode_refuses_waf_rules_with_409(make_fleet):
+    fleet = await make_fleet(mode="syn")
+    response = await fleet.client.post(f"{NODE}/rules", json={"pattern": "x", "action": "block", "severity": "high"})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"
+
+
+async def test_slow_headers_are_cut_and_a_repeat_offender_is_reported(make_fleet, data_plane):
+    fleet = await make_fleet(http_request_timeout_s=0.5)
+    host, port = fleet.node().address.split(":")
+    for _ in range(3):
+        reader, writer = await asyncio.open_connection(host, int(port), local_addr=("127.0.0.44", 0))
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
+        answer = await asyncio.wait_for(reader.read(), 5)
+        assert answer.startswith(b"HTTP/1.1 408")
+        writer.close()
+    assert (await data_plane.get(fleet.node_url() + "/")).status_code == 200
+    for _ in range(20):
+        await asyncio.sleep(0.1)
+        if any(e["data"]["attack_type"] == "slowloris" for e in fleet.node().events()):
+            break
+    event = next(e for e in fleet.node().events() if e["data"]["attack_type"] == "slowloris")
+    assert event["event"] == "attack_detected" and event["data"]["source_ip"] == "127.0.0.44"

@@ -17,6 +17,7 @@ from fastapi import Depends, FastAPI
 from starlette.routing import Mount
 
 from actors.mitigation.fleet import MitigationFleet
+from deployments.mitigation.body_limit import BodyLimitMiddleware
 from deployments.mitigation.config import MitigationConfig, validate_api_key
 from deployments.mitigation.errors import ApiError, install_handlers
 from deployments.mitigation.fleet_client import FleetClient
@@ -65,6 +66,7 @@ def create_app(config: MitigationConfig, state: Mapping[str, Any] | None = None)
         lifespan=lifespan,
     )
     install_handlers(app)
+    app.add_middleware(BodyLimitMiddleware)
     app.include_router(public_router(client))
     app.include_router(fleet_router(client), dependencies=[Depends(guard)])
 

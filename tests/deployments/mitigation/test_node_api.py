@@ -196,3 +196,15 @@ async def test_node_metrics_need_the_key_and_carry_the_six_families(fleet, data_
         "service_memory_usage_bytes",
     ):
         assert family in text
+
+
+async def test_latency_histogram_is_fed_from_the_log_stream(make_fleet, data_plane):
+    fleet = await make_fleet(log_sample_percent=100)
+    for _ in range(5):
+        await data_plane.get(fleet.node_url() + "/")
+    await asyncio.sleep(0.5)
+    text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
+    count = next(line for line in text.splitlines() if line.startswith("service_latency_seconds_count"))
+    assert float(count.split()[-1]) == 5
+    fleet_text = (await fleet.client.get("/metrics", headers=HEADERS)).text
+    assert 'service_packets_processed_total{node="node-1"} 5.0' in fleet_text

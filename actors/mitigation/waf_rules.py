@@ -14,6 +14,7 @@ blocked at `anomaly_threshold` (5 by default, as in CRS).
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
 SEVERITY_SCORES: dict[str, int] = {"critical": 5, "high": 4, "medium": 3, "low": 2}
@@ -150,7 +151,9 @@ def validate_pattern(pattern: str) -> str:
     if _BACKREF.search(pattern):
         raise ValueError("back-references are not supported (HAProxy compiles patterns without captures)")
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # POSIX classes are valid PCRE
+            re.compile(pattern)
     except re.error as exc:
         raise ValueError(f"invalid regular expression: {exc}") from None
     return pattern

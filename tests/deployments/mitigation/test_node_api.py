@@ -73,6 +73,7 @@ async def test_log_rules_count_without_blocking_and_score_rules_add_up(fleet, da
     [
         {"pattern": "(unclosed", "action": "block", "severity": "high"},
         {"pattern": r"(a)\1", "action": "block", "severity": "high"},
+        {"pattern": r"\N{DIGIT ONE}", "action": "block", "severity": "high"},  # valid in Python, refused by HAProxy
         {"pattern": "x", "action": "challenge", "severity": "high"},
         {"pattern": "x", "action": "block", "severity": "urgent"},
         {"pattern": "", "action": "block", "severity": "high"},

@@ -30,6 +30,12 @@ def node_actor_name(fleet: str, node_id: str) -> str:
     return f"{fleet}-{node_id}"
 
 
+async def _within(awaitable: Any, seconds: float) -> Any:
+    """Await with a deadline (asyncio.timeout: 3.11's wait_for can swallow a racing cancellation)."""
+    async with asyncio.timeout(seconds):
+        return await awaitable
+
+
 class NodeEntry:
     def __init__(self, node_id: str, handle: Any) -> None:
         self.id = node_id
@@ -103,7 +109,7 @@ class MitigationFleet:
         )
         entry = NodeEntry(node_id, handle)
         self.nodes[node_id] = entry
-        info = await asyncio.wait_for(handle.start.remote(), CALL_TIMEOUT)
+        info = await _within(handle.start.remote(), CALL_TIMEOUT)
         entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
         entry.actor_pid = info.get("actor_pid")
         entry.last_heartbeat = time.time()
@@ -127,7 +133,7 @@ class MitigationFleet:
     async def _remove(self, entry: NodeEntry) -> None:
         entry.status = "draining"
         try:
-            await asyncio.wait_for(entry.handle.stop.remote(), CALL_TIMEOUT)
+            await _within(entry.handle.stop.remote(), CALL_TIMEOUT)
         except Exception:  # a dead node has nothing left to stop
             log.warning("node did not stop cleanly", extra={"node": entry.id})
         _kill(entry.handle)
@@ -155,7 +161,10 @@ class MitigationFleet:
                 self._health_event(entry, "recovered")
 
     async def _beat(self, entry: NodeEntry) -> dict[str, Any]:
-        return await asyncio.wait_for(entry.handle.heartbeat.remote(), max(2.0, self.settings.heartbeat_interval_s))
+        beat: dict[str, Any] = await _within(
+            entry.handle.heartbeat.remote(), max(2.0, self.settings.heartbeat_interval_s)
+        )
+        return beat
 
     def _health_event(self, entry: NodeEntry, change: str) -> None:
         data = {"attack_type": None, "source_ip": None, "packets_per_second": 0, "action": change}
@@ -175,7 +184,7 @@ class MitigationFleet:
         if entry.status == "dead":
             return {"ok": False, "status": 503, "message": f"node {node_id} is dead (missed heartbeats)"}
         try:
-            value = await asyncio.wait_for(getattr(entry.handle, method).remote(*args), CALL_TIMEOUT)
+            value = await _within(getattr(entry.handle, method).remote(*args), CALL_TIMEOUT)
         except NodeError as exc:
             return {"ok": False, "status": exc.status, "message": exc.message}
         except Exception as exc:

@@ -25,6 +25,9 @@ class HAProxyError(RuntimeError):
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
+    # a signal mask inherited from the parent's thread (event-loop threads block some) would make
+    # HAProxy deaf to SIGTERM and SIGUSR2
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
@@ -38,20 +41,19 @@ def check_config(path: Path) -> None:
 
 async def socket_command(path: Path, command: str, payload: str | None = None, timeout: float = 5.0) -> str:
     """Send one command (optionally with a `<<` payload) to an HAProxy CLI socket; return its answer."""
-    reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
-    try:
-        text = command if payload is None else f"{command} <<\n{payload.rstrip(chr(10))}\n"
-        writer.write(text.encode() + b"\n")
-        await writer.drain()
-        chunks = []
-        while True:
-            chunk = await asyncio.wait_for(reader.read(65536), timeout)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks).decode(errors="replace")
-    finally:
-        writer.close()
+    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation that races a result
+    async with asyncio.timeout(timeout):
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        try:
+            text = command if payload is None else f"{command} <<\n{payload.rstrip(chr(10))}\n"
+            writer.write(text.encode() + b"\n")
+            await writer.drain()
+            chunks = []
+            while chunk := await reader.read(65536):
+                chunks.append(chunk)
+            return b"".join(chunks).decode(errors="replace")
+        finally:
+            writer.close()
 
 
 class HAProxyProcess:

@@ -52,6 +52,7 @@ class Monitor:
         self._events: deque[dict[str, Any]] = deque(maxlen=500)
         self._last_event: dict[tuple[str, str, str], float] = {}
         self._timeouts: dict[str, int] = {}
+        self._offences: dict[str, int] = {}
         self.polls = 0
 
     # -- polling ---------------------------------------------------------------
@@ -112,10 +113,25 @@ class Monitor:
                 rate = entry.get("http_req_rate") if l7 else entry.get("conn_rate")
                 action = "blocked" if flagged else "rate_limited"
                 self.attack(kind, entry.key, rate, action if l7 else "rate_limited")
+                if flagged:
+                    await self._escalate(entry.key, kind)
         for src, rec in node.threats.sources.items():
             if src not in seen and rec.flagged_since is not None and rec.last_gpc:
                 rec.flagged_since = None
                 rec.last_gpc = 0
+
+    async def _escalate(self, src: str, kind: str) -> None:
+        """fail2ban-style: a source flagged again after its ban lapsed is blacklisted, longer each time."""
+        settings = self.node.settings
+        offences = self._offences.get(src, 0) + 1
+        self._offences[src] = offences
+        if len(self._offences) > 10000:
+            self._offences.clear()
+        if offences < 2 or settings.escalation_multiplier <= 1:
+            return
+        seconds = settings.ban_seconds * settings.escalation_multiplier ** (offences - 1)
+        duration = int(min(settings.max_ban_seconds, seconds))
+        await self.node.add_blacklist(src, f"repeat {kind} (offence {offences})", duration)
 
     # -- log stream ------------------------------------------------------------
     def on_log(self, record: LogRecord) -> None:

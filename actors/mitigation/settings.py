@@ -42,6 +42,10 @@ class NodeSettings(BaseModel):
     rate_limit_rps: int | None = Field(None, ge=1, description="per-source requests/s above which a request gets 429")
     flood_rps: int = Field(50, ge=1, description="per-source requests/s that mark the source as an HTTP flood")
     ban_seconds: int = Field(60, ge=1, description="a flooding source stays blocked this long after its last request")
+    escalation_multiplier: float = Field(
+        2.0, ge=1.0, le=100.0, description="a repeat flooder is blacklisted for ban_seconds x this^(offences-1)"
+    )
+    max_ban_seconds: int = Field(86400, ge=1, description="the longest escalated ban")
     max_conn_per_source: int = Field(100, ge=1, description="concurrent connections per source")
     syn_conn_rate: int = Field(20, ge=1, description="syn mode: new connections per source and second")
     http_request_timeout_s: float = Field(5.0, gt=0, description="headers must arrive within this (slowloris)")

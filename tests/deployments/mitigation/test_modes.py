@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 
 import httpx
 
@@ -51,3 +53,28 @@ async def test_slow_headers_are_cut_and_a_repeat_offender_is_reported(make_fleet
             break
     event = next(e for e in fleet.node().events() if e["data"]["attack_type"] == "slowloris")
     assert event["event"] == "attack_detected" and event["data"]["source_ip"] == "127.0.0.44"
+
+
+async def test_a_repeat_flooder_is_blacklisted_longer_each_time(make_fleet):
+    fleet = await make_fleet(flood_rps=5, ban_seconds=1, escalation_multiplier=3)
+
+    async def burst() -> None:  # fresh connections: an open one keeps its stick-table entry alive
+        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.91")
+        limits = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=3, limits=limits) as attacker:
+            for _ in range(15):
+                with contextlib.suppress(httpx.TransportError):
+                    await attacker.get(fleet.node_url() + "/")
+
+    await burst()
+    await asyncio.sleep(0.5)
+    assert "127.0.0.91" not in fleet.node().blacklist  # first offence: the stick-table ban only
+    await asyncio.sleep(2.0)  # the stick-table entry expires
+    await burst()
+    for _ in range(20):
+        await asyncio.sleep(0.1)
+        if "127.0.0.91" in fleet.node().blacklist:
+            break
+    entry = fleet.node().blacklist["127.0.0.91"]
+    assert entry["reason"].startswith("repeat http_flood (offence 2)")
+    assert 2 <= entry["expires"] - time.time() <= 3  # ban_seconds x 3

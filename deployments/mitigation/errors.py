@@ -14,6 +14,10 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
+from rayfleet.logs import get_logger
+
+log = get_logger("mitigation")
+
 CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -54,6 +58,11 @@ def install_handlers(app: FastAPI) -> None:
         if exc.status_code == 404 and message == "Not Found":
             message = f"no route for {request.method} {request.url.path}"
         return error_response(exc.status_code, message)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unexpected error", extra={"path": request.url.path, "error": type(exc).__name__})
+        return error_response(500, "internal error")
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -209,3 +209,21 @@ async def test_latency_histogram_is_fed_from_the_log_stream(make_fleet, data_pla
     assert float(count.split()[-1]) == 5
     fleet_text = (await fleet.client.get("/metrics", headers=HEADERS)).text
     assert 'service_packets_processed_total{node="node-1"} 5.0' in fleet_text
+
+
+async def test_wrong_method_is_405_in_the_error_shape(fleet):
+    response = await fleet.client.put(f"{NODE}/status")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+async def test_an_unexpected_failure_is_500_in_the_error_shape_without_details(fleet):
+    def broken() -> None:
+        raise RuntimeError("secret internals")
+
+    fleet.fleet.list_nodes = broken
+    transport = httpx.ASGITransport(app=fleet.app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://m", headers=HEADERS) as client:
+        response = await client.get("/api/v1/nodes")
+    assert response.status_code == 500
+    assert response.json() == {"error": {"code": "internal_error", "message": "internal error"}}

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -52,6 +53,20 @@ def source_key(ip: str) -> str:
     return str(network.network_address) if network.num_addresses == 1 else str(network)
 
 
+FOLDER_PREFIX = "rf-mit-"
+
+
+def sweep_stale_folders() -> None:
+    """Remove the folders of nodes whose process is gone (a killed actor cannot clean up after itself)."""
+    for folder in Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+        try:
+            owner = int((folder / "owner.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        if not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -74,7 +89,9 @@ class MitigationNode:
         self.settings = settings if isinstance(settings, NodeSettings) else NodeSettings.model_validate(settings)
         self.started = time.time()
         self.port = 0
-        self.paths = NodePaths(Path(tempfile.mkdtemp(prefix="rf-mit-")))
+        sweep_stale_folders()
+        self.paths = NodePaths(Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)))
+        (self.paths.root / "owner.pid").write_text(str(os.getpid()))
         self.proc = HAProxyProcess(self.paths)
         self.rules: dict[str, CustomRule] = {}
         self.builtin_hits: dict[str, int] = {}

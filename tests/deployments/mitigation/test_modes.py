@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 
 import httpx
@@ -78,3 +79,15 @@ async def test_a_repeat_flooder_is_blacklisted_longer_each_time(make_fleet):
     entry = fleet.node().blacklist["127.0.0.91"]
     assert entry["reason"].startswith("repeat http_flood (offence 2)")
     assert 2 <= entry["expires"] - time.time() <= 3  # ban_seconds x 3
+
+
+def test_folders_of_dead_node_processes_are_swept(tmp_path, monkeypatch):
+    from actors.mitigation import node as node_module
+
+    monkeypatch.setattr(node_module.tempfile, "gettempdir", lambda: str(tmp_path))
+    dead, alive = tmp_path / "rf-mit-dead", tmp_path / "rf-mit-alive"
+    for folder, pid in ((dead, 2**22 + 1), (alive, os.getpid())):
+        folder.mkdir()
+        (folder / "owner.pid").write_text(str(pid))
+    node_module.sweep_stale_folders()
+    assert not dead.exists() and alive.exists()

@@ -19,3 +19,4 @@ want openssh-client
 want git
 want chromium  # browser tests: memory REST preflight, lxc web UI (playwright, executable_path=/usr/bin/chromium)
 want haproxy   # mitigation nodes: the data plane of every node (the system service stays off)
+want wrk       # bench/mitigation.py: clean-traffic load generator

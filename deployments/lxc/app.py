@@ -13,8 +13,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.routing import Match
 
+from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
-from rayfleet.http import RequestIdMiddleware, constant_time_equals, request_id
+from rayfleet.http import RequestIdMiddleware, request_id
 from rayfleet.logs import get_logger, register_secret
 
 from . import ui
@@ -33,14 +34,13 @@ from .errors import (
     missing,
     not_found,
     problem,
-    unauthorized,
 )
 from .routes import api_router
 from .service import LxcService
 
 log = get_logger("lxc")
 PREFIX = "/api/v1"
-OPEN_PATHS = {f"{PREFIX}/health", f"{PREFIX}/docs", f"{PREFIX}/openapi.json", f"{PREFIX}/docs/oauth2-redirect"}
+KEY_REQUIRED = "A valid API key is required in the X-API-Key header."
 STATIC_SEGMENTS = {"start", "stop", "terminate", "reboot", "status", "scale", "clone", "app"}
 INSTANCE_PATH = re.compile(r"^/api/v1/lxc/instances/([^/]+)(?:/.*)?$", re.DOTALL)
 DIGITS = re.compile(r"[0-9]+")
@@ -54,12 +54,11 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-class GuardMiddleware:
-    """API key and the numeric `{instance_id}` hook, before any handler (pure ASGI, no body buffering)."""
+class InstanceIdHook:
+    """The spec's hook: a non-numeric `{instance_id}` path segment is 400 {code, name, description} before any handler."""
 
-    def __init__(self, app: Any, api_key: str) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.api_key = api_key
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -67,18 +66,10 @@ class GuardMiddleware:
             root = scope.get("root_path", "")
             if root and path.startswith(root):
                 path = path[len(root) :] or "/"
-            if path.startswith(PREFIX) and path not in OPEN_PATHS and scope["method"] != "OPTIONS":
-                supplied = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-api-key"), None)
-                refusal = None
-                if not constant_time_equals(supplied, self.api_key):
-                    refusal = unauthorized()
-                else:
-                    match = INSTANCE_PATH.match(path)
-                    if match and match.group(1) not in STATIC_SEGMENTS and not DIGITS.fullmatch(match.group(1)):
-                        refusal = bad_instance_id()
-                if refusal is not None:
-                    await refusal(scope, receive, send)
-                    return
+            match = INSTANCE_PATH.match(path)
+            if match and match.group(1) not in STATIC_SEGMENTS and not DIGITS.fullmatch(match.group(1)):
+                await bad_instance_id()(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
 
@@ -158,7 +149,7 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
     )
     app.state.service = LxcService(config, lock_factory=state if callable(state) else None)
 
-    app.add_middleware(GuardMiddleware, api_key=api_key)
+    app.add_middleware(InstanceIdHook)
     if config.api.allowed_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -172,6 +163,15 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
     _install_error_handlers(app)
 
     app.include_router(ui.router())
-    app.include_router(api_router(), prefix=PREFIX)
+    guard = api_key_guard(
+        [api_key],
+        header="X-API-Key",
+        on_failure=lambda request, status, message: HTTPProblem(status, KEY_REQUIRED),
+        component="lxc",
+        missing_status=401,
+        wrong_status=401,
+        description="the configured api_key",
+    )
+    app.include_router(api_router(guard), prefix=PREFIX)
     use_local_docs_assets(app)
     return app

@@ -112,10 +112,6 @@ def problem(status: int, description: str, headers: dict[str, str] | None = None
     return JSONResponse({"code": status, "name": name, "description": description}, status_code=status, headers=headers)
 
 
-def unauthorized() -> JSONResponse:
-    return problem(401, "A valid API key is required in the X-API-Key header.")
-
-
 def bad_instance_id() -> JSONResponse:
     return problem(400, "instance_id must consist of digits only.")
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Depends
 
 from ..responses import ERRORS
 from . import (
@@ -34,10 +37,10 @@ PROTECTED = (
 )
 
 
-def api_router() -> APIRouter:
-    """`/health` (open) and every protected resource router, with the documented error answers."""
+def api_router(guard: Callable[..., Any]) -> APIRouter:
+    """`/health` (open) and every resource router behind `guard` (the platform API-key dependency)."""
     api = APIRouter()
     api.include_router(health.health_router)
     for router in PROTECTED:
-        api.include_router(router, responses=ERRORS)
+        api.include_router(router, responses=ERRORS, dependencies=[Depends(guard)])
     return api

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from fastapi import APIRouter, Request
 
+from rayfleet.auth import fingerprint, presented_key
 from rayfleet.http import client_ip, request_id
 
 from .. import validate as v
@@ -88,10 +88,9 @@ async def px_exec(request: Request, svc: Svc, body: HostExecBody | None = body_o
         raise HTTPProblem(403, "host command execution is disabled (api.host_exec_enabled: false)")
     body = body or HostExecBody()
     words = v.exec_words(need(body.command, "command"))
-    key = request.headers.get("x-api-key", "")
     who = {
         "request_id": request_id(request),
         "client": client_ip(request),
-        "key_sha256": hashlib.sha256(key.encode()).hexdigest()[:12],
+        "key_fingerprint": fingerprint(presented_key(request, "X-API-Key", bearer=False) or ""),
     }
     return await svc.host_exec(svc.target(body.region, body.az), words, who)

@@ -53,7 +53,7 @@ async def test_px_exec_is_audited(fresh_api, fresh_sim, tmp_path):
     assert response.status_code == 200 and response.json()["output"].startswith("VMID")
     record = json.loads((tmp_path / "audit.log").read_text().splitlines()[-1])
     assert record["event"] == "px.exec" and record["argv"] == ["pct", "list"] and record["return_code"] == 0
-    assert API_KEY not in json.dumps(record) and len(record["key_sha256"]) == 12
+    assert API_KEY not in json.dumps(record) and len(record["key_fingerprint"]) == 16
 
 
 async def test_templates_images_upload(fresh_api, fresh_sim, tmp_path):

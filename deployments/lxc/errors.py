@@ -54,7 +54,7 @@ _NOT_FOUND = re.compile(
     r"Configuration file '[^'\n]*' does not exist"
     r"|\b(?:storage|volume|snapshot|disk|archive|security group) '[^'\n]*' does not exist"
     r"|no such (?:security group|cluster node) '[^'\n]*'"
-    r"|no rule at position \d+"
+    r"|no rule at position \d+|unable to find VM '[^'\n]*'"
 )
 _CONFLICT = re.compile(
     r"CT \d+ already (?:running|exists)|CT \d+ not running|CT is locked|CT (?:\d+ )?is running"

@@ -99,6 +99,8 @@ def _user_command_failure(case: schemathesis.Case, response: Any) -> bool:
     suppress_health_check=list(HealthCheck),
 )
 def test_no_server_errors_and_answers_match_the_schema(case: schemathesis.Case, served: str) -> None:
+    if isinstance(case.body, dict) and isinstance(case.body.get("count"), int) and case.body["count"] > 2:
+        case.body["count"] = 2  # bounded run: at most two containers per creation (limits are tier 1's job)
     response = case.call(base_url=served, headers={"X-API-Key": API_KEY}, timeout=60)
     checks = SHAPE_CHECKS if _user_command_failure(case, response) else [not_a_server_error, *SHAPE_CHECKS]
     case.validate_response(response, checks=checks)

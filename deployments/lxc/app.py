@@ -125,6 +125,24 @@ def _install_error_handlers(app: FastAPI) -> None:
         return internal_error()
 
 
+def _document_real_errors_only(app: FastAPI) -> None:
+    """Drop FastAPI's default 422 from the OpenAPI document: request validation answers 400 here."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        doc = generate()
+        for operations in doc.get("paths", {}).values():
+            for operation in operations.values():
+                operation.get("responses", {}).pop("422", None)
+        for name in ("HTTPValidationError", "ValidationError"):
+            doc.get("components", {}).get("schemas", {}).pop(name, None)
+        return doc
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
     """Build the API. `state` may be a callable `name -> lock actor handle` (tests); None uses Ray actors."""
     warnings = config.check_startable()
@@ -174,4 +192,5 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
     )
     app.include_router(api_router(guard), prefix=PREFIX)
     use_local_docs_assets(app)
+    _document_real_errors_only(app)
     return app

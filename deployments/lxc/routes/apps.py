@@ -10,7 +10,7 @@ from .. import apps
 from .. import validate as v
 from ..models import AppDeployBody, AppRemoveBody, AppRunBody, AppSetupBody, AppUpdateBody
 from ..responses import Output, Result
-from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, located, need
+from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["applications"])
 
@@ -26,7 +26,7 @@ async def app_setup(svc: Svc, instance_id: InstanceId, body: AppSetupBody | None
 async def app_run(svc: Svc, instance_id: InstanceId, body: AppRunBody | None = body_opt) -> Any:
     """`docker run <docker_command>`: same checks and limits as exec."""
     body = body or AppRunBody()
-    words = v.exec_words(need(body.docker_command, "docker_command"), "docker_command")
+    words = await command_words(body.docker_command, "docker_command")
     return await apps.run(located(svc, body), v.vmid(instance_id), words)
 
 

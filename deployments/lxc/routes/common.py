@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import Body, Depends, Path, Query, Request
 
+from .. import validate as v
 from ..errors import BadRequest
 from ..hosts import Target
 from ..models import Located
@@ -35,6 +37,20 @@ def need(value: Any, field: str) -> Any:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise BadRequest(f"'{field}' is required")
     return value
+
+
+OFFLOAD_CHARS = 2_048
+
+
+async def command_words(value: Any, field: str = "command") -> list[str]:
+    """A required exec-style command, checked and split (a long one on a worker thread, off the event loop)."""
+    need(value, field)
+    size = len(value) if isinstance(value, str) else sum(len(w) for w in value if isinstance(w, str))
+    if isinstance(value, list):
+        size += len(value)
+    if size <= OFFLOAD_CHARS:
+        return v.exec_words(value, field)
+    return await asyncio.to_thread(v.exec_words, value, field)
 
 
 def located(svc: LxcService, body: Located | None) -> Target:

@@ -13,7 +13,7 @@ from .. import validate as v
 from ..errors import HTTPProblem
 from ..models import BackupLxcBody, HostBackupBody, HostExecBody, Located, RebootBody, UpdateBody
 from ..responses import EXEC_ERRORS, HostEntry, Output, Result, TemplateEntry
-from .common import Az, Region, Svc, body_opt, located, need
+from .common import Az, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["hosts"])
 
@@ -87,7 +87,7 @@ async def px_exec(request: Request, svc: Svc, body: HostExecBody | None = body_o
     if not svc.config.api.host_exec_enabled:
         raise HTTPProblem(403, "host command execution is disabled (api.host_exec_enabled: false)")
     body = body or HostExecBody()
-    words = v.exec_words(need(body.command, "command"))
+    words = await command_words(body.command)
     who = {
         "request_id": request_id(request),
         "client": client_ip(request),

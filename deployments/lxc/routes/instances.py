@@ -12,7 +12,7 @@ from ..config import LxcConfig
 from ..errors import BadRequest
 from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
 from ..responses import Cloned, Created, InstanceStatus, JsonList, JsonObject, Output, Result
-from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, located, need
+from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["instances"])
 
@@ -124,7 +124,7 @@ async def instances_clone(svc: Svc, body: CloneBody | None = body_opt) -> Any:
 async def instance_exec(svc: Svc, instance_id: InstanceId, body: ExecBody | None = body_opt) -> Any:
     """`pct exec <id> -- <words>`: no shell; metacharacters refused; at most 16384 characters and 1024 words."""
     body = body or ExecBody()
-    words = v.exec_words(need(body.command, "command"))
+    words = await command_words(body.command)
     return await containers.exec_in(located(svc, body), v.vmid(instance_id), words)
 
 

@@ -61,6 +61,7 @@ _CONFLICT = re.compile(
     r"|container is running|snapshot name '[^'\n]*' already used|security group '[^'\n]*' already exists"
     r"|[Ss]ecurity group '[^'\n]*' is (?:not empty|used by)|protection mode enabled|cannot start a template"
     r"|convert a CT to template if the CT is running"
+    r'|Failed to exec "docker(?:-compose)?": No such file or directory'
 )
 _REFUSED = re.compile(
     r"^400 Parameter verification failed|unable to parse volume ID|does not support (?:container directories|vzdump)"

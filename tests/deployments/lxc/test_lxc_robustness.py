@@ -163,3 +163,10 @@ async def test_405_carries_the_right_allow_header(api, method, path, allow):
     assert response.status_code == 405
     assert response.headers["allow"] == allow
     assert response.json()["code"] == 405
+
+
+async def test_app_routes_before_the_runtime_is_installed_are_409(fresh_api):
+    vmid = await create_ct(fresh_api)
+    response = await fresh_api.get(f"/api/v1/lxc/instances/{vmid}/app/containers")
+    assert response.status_code == 409
+    assert 'Failed to exec "docker"' in response.json()["description"]

@@ -21,6 +21,7 @@ from deployments.tasknet.node import NodeCore
 from deployments.tasknet.raft import LEADER
 from deployments.tasknet.services import NodeServices
 from deployments.tasknet.views import VIEWS
+from rayfleet.tasks import BackgroundTasks
 
 
 def _error(exc: Reject) -> dict[str, Any]:
@@ -37,7 +38,7 @@ class TaskNode:
         self.blocked: set[str] = set()
         self.messages_sent = 0
         self.messages_received = 0
-        self._loops: list[asyncio.Task[Any]] = []
+        self.tasks = BackgroundTasks("tasknet")
         self._raft_waiters: dict[str, float] = {}
 
     # ----- wiring
@@ -46,8 +47,11 @@ class TaskNode:
         self.peers = {n: h for n, h in peers.items() if n != self.core.name}
         self.peer_ids = {n: i for n, i in peer_ids.items() if n != self.core.name}
         self.core.set_genesis_author(genesis_author)
-        if not self._loops:
-            self._loops = [asyncio.create_task(self._anti_entropy_loop()), asyncio.create_task(self._raft_loop())]
+        if not self.tasks.running:
+            self.tasks.every(
+                float(self.settings.get("anti_entropy_interval_s", 0.5)), self._anti_entropy_step, name="anti-entropy"
+            )
+            self.tasks.every(float(self.settings.get("raft_tick_s", 0.05)), self._raft_step, name="raft-tick")
         return await self.whoami()
 
     async def whoami(self) -> dict[str, Any]:
@@ -77,10 +81,10 @@ class TaskNode:
     def _reachable(self) -> dict[str, Any]:
         return {n: h for n, h in self.peers.items() if n not in self.blocked}
 
-    async def _send(self, name: str, handle: Any, method: str, *args: Any) -> Any:
+    async def _send(self, name: str, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
         self.messages_sent += 1
         try:
-            return await getattr(handle, method).remote(*args)
+            return await getattr(handle, method).remote(*args, **kwargs)
         except Exception:  # a dead or restarting peer: anti-entropy and Raft retries cover it
             return None
 
@@ -107,7 +111,7 @@ class TaskNode:
         fresh = self.core.receive(events)
         self.services.observe_propagation(fresh)
         if fresh:
-            asyncio.create_task(self._push(fresh, skip=sender))
+            self.tasks.start(self._push(fresh, skip=sender), name="forward")
         return len(fresh)
 
     async def pull(self, vector: dict[str, int], anon_ids: list[str], sender: str) -> list[dict[str, Any]]:
@@ -126,18 +130,12 @@ class TaskNode:
         )
         return len(self.core.receive(missing)) if missing else 0
 
-    async def _anti_entropy_loop(self) -> None:
-        interval = float(self.settings.get("anti_entropy_interval_s", 0.5))
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.ensure_joined()
-                await self._connect_webrtc()
-                while await self._anti_entropy_once() >= 2000:
-                    pass
-                await self._push()
-            except Exception:  # keep gossiping whatever one round hit
-                continue
+    async def _anti_entropy_step(self) -> None:
+        await self.ensure_joined()
+        await self._connect_webrtc()
+        while await self._anti_entropy_once() >= 2000:
+            pass
+        await self._push()
 
     async def _connect_webrtc(self) -> None:
         """The node with the smaller id offers a data channel to each reachable peer lacking one."""
@@ -146,20 +144,21 @@ class TaskNode:
             return
         for name in self._reachable():
             peer_id = self.peer_ids.get(name, "")
-            if peer_id and self.core.node_id < peer_id and peer_id not in rtc.pcs and peer_id in self.core.state["nodes"]:
+            if (
+                peer_id
+                and self.core.node_id < peer_id
+                and peer_id not in rtc.pcs
+                and peer_id in self.core.state["nodes"]
+            ):
                 try:
                     await rtc.connect(self, peer_id)
                 except Exception:  # retried next round
                     rtc.pcs.pop(peer_id, None)
 
     # ----- Raft
-    async def _raft_loop(self) -> None:
-        tick = float(self.settings.get("raft_tick_s", 0.05))
-        while True:
-            await asyncio.sleep(tick)
-            raft = self.core.ensure_raft()
-            if raft is None:
-                continue
+    async def _raft_step(self) -> None:
+        raft = self.core.ensure_raft()
+        if raft is not None:
             raft.tick()
             await self._flush_raft()
 
@@ -172,7 +171,7 @@ class TaskNode:
         for msg in raft.take_messages():
             name = by_id.get(msg["to"])
             if name and name not in self.blocked and name in self.peers:
-                asyncio.create_task(self._send(name, self.peers[name], "raft_step", msg, self.core.name))
+                self.tasks.start(self._send(name, self.peers[name], "raft_step", msg, self.core.name), name="raft-send")
         committed_before = self.core.state["last_ratified_index"]
         self.core.apply_committed()
         if self.core.state["last_ratified_index"] != committed_before or self.core.outbox:
@@ -263,6 +262,5 @@ class TaskNode:
             await asyncio.sleep(0.05)
 
     async def stop(self) -> None:
-        for task in self._loops:
-            task.cancel()
+        await self.tasks.stop()
         await self.services.close()

@@ -49,9 +49,19 @@ def parse_actions(text: str) -> list[dict[str, Any]]:
         return []
     out = []
     for item in data[:MAX_ACTIONS]:
-        if not isinstance(item, dict) or item.get("action") not in ACTIONS or not isinstance(item.get("params", {}), dict):
+        if (
+            not isinstance(item, dict)
+            or item.get("action") not in ACTIONS
+            or not isinstance(item.get("params", {}), dict)
+        ):
             continue
-        out.append({"action": item["action"], "params": item.get("params", {}), "reasoning": str(item.get("reasoning", ""))[:500]})
+        out.append(
+            {
+                "action": item["action"],
+                "params": item.get("params", {}),
+                "reasoning": str(item.get("reasoning", ""))[:500],
+            }
+        )
     return out
 
 
@@ -87,10 +97,16 @@ class Agent:
     def objectives(self, update: dict[str, Any] | None) -> dict[str, Any]:
         if update is not None:
             weights = {k: update[k] for k in ("maximize_sp", "build_reputation", "contribute_to_network")}
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in weights.values()):
+            if not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in weights.values()
+            ):
                 raise Reject("objective weights are numbers between 0 and 1")
             areas = update.get("focus_areas", [])
-            if not isinstance(areas, list) or not all(isinstance(a, str) and len(a) <= 64 for a in areas) or len(areas) > 20:
+            if (
+                not isinstance(areas, list)
+                or not all(isinstance(a, str) and len(a) <= 64 for a in areas)
+                or len(areas) > 20
+            ):
                 raise Reject("focus_areas is a list of up to 20 short strings")
             self._objectives = {**weights, "focus_areas": areas}
         return {"objectives": dict(self._objectives), "stats": dict(self.stats)}

@@ -17,7 +17,9 @@ from rayfleet.paths import resolve
 
 
 class LlmSettings(BaseModel):
-    base_url: str | None = Field("http://127.0.0.1:8000/llm/v1", description="OpenAI-compatible API base (the gateway)")
+    base_url: str | None = Field(
+        default="http://127.0.0.1:8000/llm/v1", description="OpenAI-compatible API base (the gateway)"
+    )
     api_key_env: str = "LLM_PROXY_API_KEYS"
     model: str = "tasknet-agent"
     timeout_s: float = 30.0
@@ -29,7 +31,20 @@ class UpgradeSettings(BaseModel):
     test_timeout_s: float = 20.0
     memory_mb: int = 512
     allowed_imports: list[str] = Field(
-        default_factory=lambda: ["math", "json", "re", "statistics", "itertools", "functools", "collections", "dataclasses", "typing", "unittest", "heapq", "bisect"]
+        default_factory=lambda: [
+            "math",
+            "json",
+            "re",
+            "statistics",
+            "itertools",
+            "functools",
+            "collections",
+            "dataclasses",
+            "typing",
+            "unittest",
+            "heapq",
+            "bisect",
+        ]
     )
 
 
@@ -41,9 +56,9 @@ class WebrtcSettings(BaseModel):
 class NetworkSettings(BaseModel):
     """Genesis parameters every node of the network shares (written once by the bootstrap node)."""
 
-    faucet_sp: int = Field(1000, ge=0)
-    task_completion_tax: float = Field(0.02, ge=0, le=0.5)
-    proposal_voting_period: int = Field(86_400, ge=60)
+    faucet_sp: int = Field(default=1000, ge=0)
+    task_completion_tax: float = Field(default=0.02, ge=0, le=0.5)
+    proposal_voting_period: int = Field(default=86_400, ge=60)
 
 
 class TasknetConfig(BaseModel):
@@ -52,16 +67,16 @@ class TasknetConfig(BaseModel):
     token_env: str = "TASKNET_NODE_TOKENS"
     public_reads: bool = True
     max_body_bytes: int = 262_144
-    network: NetworkSettings = Field(default_factory=NetworkSettings)
+    network: NetworkSettings = NetworkSettings()
     anti_entropy_interval_s: float = 0.5
     raft_tick_s: float = 0.05
     ratify_timeout_s: float = 10.0
     tool_allowed_hosts: list[str] = Field(default_factory=list)
     tool_timeout_s: float = 10.0
-    llm: LlmSettings = Field(default_factory=LlmSettings)
+    llm: LlmSettings = LlmSettings()
     agent_enabled: bool = True
-    upgrades: UpgradeSettings = Field(default_factory=UpgradeSettings)
-    webrtc: WebrtcSettings = Field(default_factory=WebrtcSettings)
+    upgrades: UpgradeSettings = UpgradeSettings()
+    webrtc: WebrtcSettings = WebrtcSettings()
     ws_poll_s: float = 1.0
 
     @property

@@ -38,33 +38,67 @@ class Evolution:
         found: list[dict[str, Any]] = []
 
         def add(kind: str, severity: str, description: str, component: str) -> None:
-            found.append({"id": str(len(found)), "type": kind, "severity": severity, "description": description, "affected_component": component})
+            found.append(
+                {
+                    "id": str(len(found)),
+                    "type": kind,
+                    "severity": severity,
+                    "description": description,
+                    "affected_component": component,
+                }
+            )
 
         p95 = _p95(s.propagation_ms)
         if p95 is not None and p95 > THRESHOLDS["propagation_p95_ms"]:
-            add("slow_propagation", "high", f"p95 event propagation {p95:.0f} ms over {len(s.propagation_ms)} events", "gossip")
+            add(
+                "slow_propagation",
+                "high",
+                f"p95 event propagation {p95:.0f} ms over {len(s.propagation_ms)} events",
+                "gossip",
+            )
         c95 = _p95(s.commit_ms)
         if c95 is not None and c95 > THRESHOLDS["commit_p95_ms"]:
             add("slow_consensus", "high", f"p95 Raft ratification latency {c95:.0f} ms", "raft")
         received = max(1, core.stats["events_received"])
         if core.stats["refolds"] / received > THRESHOLDS["refold_ratio"] and core.stats["refolds"] > 3:
-            add("frequent_refolds", "medium", f"{core.stats['refolds']} refolds for {received} received events (late arrivals)", "reducer")
+            add(
+                "frequent_refolds",
+                "medium",
+                f"{core.stats['refolds']} refolds for {received} received events (late arrivals)",
+                "reducer",
+            )
         state = core.state
         total = max(1, state["applied"] + state["rejected"])
         if state["rejected"] / total > THRESHOLDS["rejected_ratio"]:
-            add("rejected_events", "medium", f"{state['rejected']} of {total} events refused by the state machine", "reducer")
+            add(
+                "rejected_events",
+                "medium",
+                f"{state['rejected']} of {total} events refused by the state machine",
+                "reducer",
+            )
         if core.stats["events_invalid"]:
-            add("invalid_events", "high", f"{core.stats['events_invalid']} forged or malformed events received", "gossip")
+            add(
+                "invalid_events",
+                "high",
+                f"{core.stats['events_invalid']} forged or malformed events received",
+                "gossip",
+            )
         if core.log.pending:
             add("log_gaps", "medium", f"{len(core.log.pending)} events wait for missing predecessors", "anti_entropy")
         if core.log.equivocations:
-            add("equivocation", "critical", f"{len(core.log.equivocations)} authors signed conflicting events", "gossip")
+            add(
+                "equivocation", "critical", f"{len(core.log.equivocations)} authors signed conflicting events", "gossip"
+            )
         return found
 
     async def analyze(self) -> dict[str, Any]:
         found = self._findings()
         self.services.last_analysis = {"at": time.time(), "inefficiencies": found}
-        return {"message": f"analysis found {len(found)} inefficiencies", "inefficiencies_found": len(found), "inefficiencies": found}
+        return {
+            "message": f"analysis found {len(found)} inefficiencies",
+            "inefficiencies_found": len(found),
+            "inefficiencies": found,
+        }
 
     async def generate(self, inefficiency_id: str, language: str, target_component: str) -> dict[str, Any]:
         if language != "python":
@@ -78,7 +112,12 @@ class Evolution:
         reply = await llm.chat(self.llm, system, user)
         code = _strip_fences(reply)
         code_id = f"gen{len(self.generated) + 1}"
-        self.generated[code_id] = {"code": code, "language": language, "inefficiency": issue, "target_component": target_component}
+        self.generated[code_id] = {
+            "code": code,
+            "language": language,
+            "inefficiency": issue,
+            "target_component": target_component,
+        }
         return {
             "message": "code generated",
             "generated_code_id": code_id,
@@ -132,10 +171,18 @@ def median_or_none(values: Any) -> float | None:
 async def propose_generated(evolution: Evolution, title: str, generated_code_id: str, rationale: str) -> dict[str, Any]:
     """File a generated module as a code_upgrade proposal (voted on, then ratified through Raft)."""
     package_b64 = evolution.package(generated_code_id)
-    params = evolution.services.upgrades.package_params(f"evolution-{generated_code_id}-{int(time.time())}", package_b64, None)
+    params = evolution.services.upgrades.package_params(
+        f"evolution-{generated_code_id}-{int(time.time())}", package_b64, None
+    )
     _, result = evolution.core.submit(
         "proposal_create",
-        {"title": title, "description": rationale, "proposal_type": "code_upgrade", "params": params, "tags": ["evolution"]},
+        {
+            "title": title,
+            "description": rationale,
+            "proposal_type": "code_upgrade",
+            "params": params,
+            "tags": ["evolution"],
+        },
     )
     evolution.proposed.append(generated_code_id)
     return {"message": "evolution proposed", "proposal_id": result["id"], "requires_community_vote": True}

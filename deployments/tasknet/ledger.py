@@ -87,7 +87,9 @@ def node(state: dict[str, Any], node_id: str) -> dict[str, Any]:
     return record
 
 
-def need(payload: dict[str, Any], name: str, kind: type | tuple[type, ...], *, default: Any = ..., limit: int = 0) -> Any:
+def need(
+    payload: dict[str, Any], name: str, kind: type | tuple[type, ...], *, default: Any = ..., limit: int = 0
+) -> Any:
     """A payload field of the right type (bools are not integers), else Reject."""
     value = payload.get(name, default)
     if value is ...:

@@ -48,7 +48,12 @@ class Network:
     def handle(self, node: str) -> Any:
         if node not in self.handles:
             handle = rstate.actor(
-                TaskNode, actor_name(node), node, self.config.node_dir(node), self.config.actor_settings(), max_concurrency=1000
+                TaskNode,
+                actor_name(node),
+                node,
+                self.config.node_dir(node),
+                self.config.actor_settings(),
+                max_concurrency=1000,
             )
             self.handles[node] = _Concurrent(handle.instance) if rstate.is_local(handle) else handle
         return self.handles[node]

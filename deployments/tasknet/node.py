@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from deployments.tasknet import ring
-from deployments.tasknet.events import EventError, make_anonymous, make_event, order_key
 from deployments.tasknet.eventlog import EventLog
+from deployments.tasknet.events import EventError, make_anonymous, make_event, order_key
 from deployments.tasknet.hlc import HybridClock
 from deployments.tasknet.identity import Identity
 from deployments.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
@@ -46,7 +46,13 @@ class NodeCore:
         self.notifications: deque[tuple[int, str, dict[str, Any]]] = deque(maxlen=MAX_NOTIFICATIONS)
         self.cursor = 0
         self.started = time.time()
-        self.stats = {"events_created": 0, "events_received": 0, "events_duplicate": 0, "events_invalid": 0, "refolds": 0}
+        self.stats = {
+            "events_created": 0,
+            "events_received": 0,
+            "events_duplicate": 0,
+            "events_invalid": 0,
+            "refolds": 0,
+        }
         self.raft: RaftCore | None = None
         self._load()
 
@@ -124,23 +130,16 @@ class NodeCore:
         return self.cursor, [(ch, msg) for n, ch, msg in self.notifications if n > cursor]
 
     # ----- writing
-    def submit(self, type_: str, payload: dict[str, Any], channel: str = DEFAULT_CHANNEL) -> tuple[dict[str, Any], dict[str, Any]]:
+    def submit(
+        self, type_: str, payload: dict[str, Any], channel: str = DEFAULT_CHANNEL
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Validate against the current state, sign, append, apply; the event and the rule's result."""
         chain = self.log.chains.get(self.node_id, [])
-        draft = {
-            "author": self.node_id,
-            "key": self.identity.public_key,
-            "seq": len(chain) + 1,
-            "hlc": list(self.clock.tick()),
-            "channel": channel,
-            "type": type_,
-            "payload": payload,
-            "prev": chain[-1]["id"] if chain else "",
-            "id": "0" * 64,
-        }
-        if chain and draft["hlc"] <= chain[-1]["hlc"]:
-            draft["hlc"] = [chain[-1]["hlc"][0], chain[-1]["hlc"][1] + 1]
-        event = make_event(self.identity, draft["seq"], draft["prev"], draft["hlc"], channel, type_, payload)
+        hlc = list(self.clock.tick())
+        if chain and hlc <= chain[-1]["hlc"]:
+            hlc = [chain[-1]["hlc"][0], chain[-1]["hlc"][1] + 1]
+        prev = chain[-1]["id"] if chain else ""
+        event = make_event(self.identity, len(chain) + 1, prev, hlc, channel, type_, payload)
         validate(self.state, event)
         self.log.add(event)
         self._persist([event])
@@ -200,7 +199,12 @@ class NodeCore:
         }
 
     def submit_anonymous(self, proposal_id: str, value: str, proof: dict[str, Any], channel: str) -> dict[str, Any]:
-        event = make_anonymous(list(self.clock.tick()), channel, "anon_vote", {"proposal_id": proposal_id, "vote": value, "zkp_proof": proof})
+        event = make_anonymous(
+            list(self.clock.tick()),
+            channel,
+            "anon_vote",
+            {"proposal_id": proposal_id, "vote": value, "zkp_proof": proof},
+        )
         result = validate(self.state, event)
         self.log.add(event)
         self._persist([event])
@@ -243,6 +247,10 @@ class NodeCore:
             if not pid or index <= self.state["last_ratified_index"]:
                 continue
             try:
-                self.submit("ratified", {"proposal_id": pid, "raft_index": index, "ratified_by": data.get("by", "")}, data.get("channel", DEFAULT_CHANNEL))
+                self.submit(
+                    "ratified",
+                    {"proposal_id": pid, "raft_index": index, "ratified_by": data.get("by", "")},
+                    data.get("channel", DEFAULT_CHANNEL),
+                )
             except Reject:
                 continue

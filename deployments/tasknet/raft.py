@@ -193,7 +193,9 @@ class RaftCore:
         self._become_follower(msg["term"], msg["leader_id"])
         prev = int(msg["prev_log_index"])
         if prev > self.last_index() or self.term_at(prev) != msg["prev_log_term"]:
-            self._send(msg["from"], "append_entries_response", success=False, match_index=min(prev - 1, self.last_index()))
+            self._send(
+                msg["from"], "append_entries_response", success=False, match_index=min(prev - 1, self.last_index())
+            )
             return {"term": self.term, "success": False}
         index = prev
         for entry in msg["entries"]:

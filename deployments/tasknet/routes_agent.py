@@ -10,7 +10,7 @@ from pydantic import Field
 
 from deployments.tasknet import llm
 from deployments.tasknet.agent import parse_actions, request_for
-from deployments.tasknet.api import TOKEN_HEADER, Message, Open, Strict, call, writer, reader
+from deployments.tasknet.api import TOKEN_HEADER, Message, Open, Strict, call, reader, writer
 from deployments.tasknet.errors import TasknetError
 from deployments.tasknet.ledger import Reject
 

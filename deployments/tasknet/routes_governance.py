@@ -54,7 +54,9 @@ class ValidateIn(Strict):
 
 
 @router.post("/proposals", response_model=ProposalOut)
-async def create_proposal(request: Request, body: ProposalIn, channel: str = Query("general"), node: Any = Depends(writer)) -> Any:
+async def create_proposal(
+    request: Request, body: ProposalIn, channel: str = Query("general"), node: Any = Depends(writer)
+) -> Any:
     if body.schema_name not in schemas.SCHEMAS:
         raise TasknetError(400, f"unknown schema {body.schema_name}")
     errors = schemas.validate(body.schema_name, body.model_dump(exclude={"command", "schema_name"}))
@@ -73,7 +75,9 @@ async def vote(proposal_id: str, body: VoteIn, node: Any = Depends(writer)) -> A
     proof = body.zkp_proof.model_dump() if body.zkp_proof else None
     if proof and not body.anonymous:
         raise TasknetError(400, "a zkp_proof goes with anonymous: true")
-    result = await call(node, "vote", proposal_id=proposal_id, vote=body.vote, anonymous=body.anonymous, zkp_proof=proof)
+    result = await call(
+        node, "vote", proposal_id=proposal_id, vote=body.vote, anonymous=body.anonymous, zkp_proof=proof
+    )
     return {"message": "vote recorded", **result}
 
 
@@ -89,7 +93,11 @@ async def details(proposal_id: str, node: Any = Depends(reader)) -> Any:
     return await view(node, "proposal_details", proposal_id=proposal_id)
 
 
-@router.post("/governance/ratify/{proposal_id}", response_model=Message, summary="Validators only: order the command through Raft")
+@router.post(
+    "/governance/ratify/{proposal_id}",
+    response_model=Message,
+    summary="Validators only: order the command through Raft",
+)
 async def ratify(proposal_id: str, node: Any = Depends(writer)) -> Any:
     result = await call(node, "ratify", proposal_id=proposal_id)
     return {"message": "ratified and executed" if result["executed"] else "ratified; execution failed", **result}
@@ -142,7 +150,9 @@ async def treasuries(node: Any = Depends(reader)) -> Any:
     return await view(node, "treasuries")
 
 
-@router.post("/tools/{tool_id}/execute", response_model=Open, tags=["tools"], summary="Assignees only; billed to the treasury")
+@router.post(
+    "/tools/{tool_id}/execute", response_model=Open, tags=["tools"], summary="Assignees only; billed to the treasury"
+)
 async def execute_tool(
     tool_id: str,
     task_id: str = Query(..., max_length=64),

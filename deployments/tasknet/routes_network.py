@@ -69,7 +69,12 @@ async def health(request: Request) -> Any:
     node = await request.app.state.network.node(request.app.state.node_name)
     me = await node.whoami.remote()
     raft = await node.raft_status.remote()
-    return {"status": "ok", "node": request.app.state.node_name, "node_id": me["node_id"], "raft_role": raft.get("role")}
+    return {
+        "status": "ok",
+        "node": request.app.state.node_name,
+        "node_id": me["node_id"],
+        "raft_role": raft.get("role"),
+    }
 
 
 @router.get("/whoami", response_model=WhoAmI)
@@ -112,7 +117,9 @@ async def handshake(body: HandshakeIn, node: Any = Depends(reader)) -> Any:
     return await call(node, "signal", action="handshake", node_id=body.node_id, public_key=body.public_key)
 
 
-@router.post("/p2p/signal/relay", response_model=Message, tags=["webrtc"], summary="Acting as this node: forward a signal")
+@router.post(
+    "/p2p/signal/relay", response_model=Message, tags=["webrtc"], summary="Acting as this node: forward a signal"
+)
 async def relay(body: RelayIn, node: Any = Depends(writer)) -> Any:
     return await call(node, "signal", action="relay", target_peer_id=body.target_peer_id, signal_data=body.signal_data)
 
@@ -154,7 +161,11 @@ async def feed(websocket: WebSocket) -> None:
             except ValueError:
                 await websocket.send_json({"type": "error", "data": {"detail": "messages are JSON"}})
                 continue
-            if isinstance(message, dict) and message.get("type") == "subscribe" and isinstance(message.get("channel"), str):
+            if (
+                isinstance(message, dict)
+                and message.get("type") == "subscribe"
+                and isinstance(message.get("channel"), str)
+            ):
                 subscribed.add(message["channel"][:64])
                 await websocket.send_json({"type": "subscribed", "data": {"channel": message["channel"][:64]}})
             elif isinstance(message, dict) and message.get("type") == "unsubscribe":

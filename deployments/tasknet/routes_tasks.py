@@ -138,7 +138,9 @@ async def apply_composite(task_id: str, body: ApplyIn, node: Any = Depends(write
     return {"message": "application sent", **result}
 
 
-@router.post("/tasks/composite/{task_id}/claim", response_model=Message, summary="Kept for compatibility: same as /apply")
+@router.post(
+    "/tasks/composite/{task_id}/claim", response_model=Message, summary="Kept for compatibility: same as /apply"
+)
 async def claim_composite(task_id: str, node: Any = Depends(writer)) -> Any:
     result = await submit(node, "composite_apply", {"task_id": task_id, "message": ""}, "general")
     return {"message": "application sent (use /apply)", **result}

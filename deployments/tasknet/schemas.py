@@ -38,7 +38,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "fields": {
             "title": {"type": "string", "required": True, "min_length": 1, "max_length": 200},
             "description": {"type": "string", "required": False, "max_length": 5000, "default": ""},
-            "proposal_type": {"type": "enum", "required": False, "values": ["generic", "config_change", "command", "code_upgrade"], "default": "generic"},
+            "proposal_type": {
+                "type": "enum",
+                "required": False,
+                "values": ["generic", "config_change", "command", "code_upgrade"],
+                "default": "generic",
+            },
             "params": {"type": "object", "required": False, "default": {}},
             "tags": {"type": "list", "required": False, "default": []},
         },

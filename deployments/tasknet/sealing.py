@@ -24,7 +24,9 @@ def _key(shared: bytes, context: str) -> bytes:
 class SealKey:
     def __init__(self, seed: bytes) -> None:
         self._private = X25519PrivateKey.from_private_bytes(seed[:32])
-        self.public = base64.b64encode(self._private.public_key().public_bytes(RAW, serialization.PublicFormat.Raw)).decode()
+        self.public = base64.b64encode(
+            self._private.public_key().public_bytes(RAW, serialization.PublicFormat.Raw)
+        ).decode()
 
     def open(self, blob: str, context: str) -> bytes:
         raw = base64.b64decode(blob)

@@ -68,14 +68,20 @@ class NodeServices:
         return round(sum(1 for t in self.received_at if t >= cutoff) / 60.0, 3)
 
     # ----- voting
-    async def vote(self, actor: Any, proposal_id: str, vote: str, anonymous: bool, zkp_proof: dict[str, Any] | None) -> dict[str, Any]:
+    async def vote(
+        self, actor: Any, proposal_id: str, vote: str, anonymous: bool, zkp_proof: dict[str, Any] | None
+    ) -> dict[str, Any]:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
         if not anonymous:
             _, result = self.core.submit("vote", {"proposal_id": proposal_id, "vote": vote}, prop["channel"])
             return result
         if vote not in ("yes", "no"):
             raise Reject("vote must be yes or no")
-        proof = zkp_proof or await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
+        proof = (
+            zkp_proof
+            if zkp_proof is not None
+            else await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
+        )
         return self.core.submit_anonymous(proposal_id, vote, proof, prop["channel"])
 
     async def zkp_proof(self, actor: Any, proposal_id: str, vote: str) -> dict[str, Any]:
@@ -100,7 +106,9 @@ class NodeServices:
         timeout = float(self.settings.get("ratify_timeout_s", 10))
         deadline = time.monotonic() + timeout
         while True:
-            answer = await actor.raft_propose({"proposal_id": proposal_id, "channel": prop["channel"], "by": self.core.node_id})
+            answer = await actor.raft_propose(
+                {"proposal_id": proposal_id, "channel": prop["channel"], "by": self.core.node_id}
+            )
             if "error" not in answer:
                 break
             if time.monotonic() > deadline:
@@ -154,7 +162,9 @@ class NodeServices:
             raise Reject("this node holds no sealed copy of the tool's credentials", 403)
         _loopback_only(tool["endpoint"], list(self.settings.get("tool_allowed_hosts", [])))
         credential = self.core.seal_key.open(blob, f"tool:{chan}:{tool_id}:{self.core.node_id}").decode()
-        headers = {"Authorization": f"Bearer {credential}"} if tool["type"] != "webhook" else {"X-Webhook-Secret": credential}
+        headers = (
+            {"Authorization": f"Bearer {credential}"} if tool["type"] != "webhook" else {"X-Webhook-Secret": credential}
+        )
         if self._http is None:
             self._http = httpx.AsyncClient(timeout=float(self.settings.get("tool_timeout_s", 10)), trust_env=False)
         try:
@@ -198,4 +208,3 @@ class NodeServices:
             await self._http.aclose()
         await self.agent.close()
         await self.signalling.close()
-

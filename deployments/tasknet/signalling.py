@@ -8,7 +8,6 @@ leaves the machine. Connection and ICE statistics come from the live connections
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -66,7 +65,15 @@ class Signalling:
         name = by_id.get(target_peer_id)
         if name is None or name in actor.blocked:
             raise Reject(f"peer {target_peer_id} is not reachable from this node", 404)
-        answer = await actor._send(name, actor.peers[name], "call", "signal", action="receive", from_peer_id=signal_data.get("from", ""), signal_data=signal_data)
+        answer = await actor._send(
+            name,
+            actor.peers[name],
+            "call",
+            "signal",
+            action="receive",
+            from_peer_id=signal_data.get("from", ""),
+            signal_data=signal_data,
+        )
         if not answer or "error" in answer:
             raise Reject((answer or {}).get("error", "peer did not answer"), (answer or {}).get("status", 503))
         return {"message": "signal relayed", "target_peer_id": target_peer_id, "delivered": True}
@@ -88,8 +95,10 @@ class Signalling:
             pc = self._new_pc(actor, from_peer_id)
             await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
             await pc.setLocalDescription(await pc.createAnswer())
-            reply = self._sign({"from": self.core.node_id, "to": from_peer_id, "type": "answer", "sdp": pc.localDescription.sdp})
-            asyncio.create_task(self.relay(actor, from_peer_id, reply))
+            reply = self._sign(
+                {"from": self.core.node_id, "to": from_peer_id, "type": "answer", "sdp": pc.localDescription.sdp}
+            )
+            actor.tasks.start(self.relay(actor, from_peer_id, reply), name="webrtc-answer")
             return {"message": "offer accepted; answer sent", "from_peer_id": from_peer_id}
         pc = self.pcs.get(from_peer_id)
         if pc is None:
@@ -103,7 +112,7 @@ class Signalling:
         _restrict_ice_to(self.addresses)
         old = self.pcs.pop(peer_id, None)
         if old is not None:
-            asyncio.create_task(old.close())
+            actor.tasks.start(old.close(), name="webrtc-close")
         pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         self.pcs[peer_id] = pc
 
@@ -124,7 +133,7 @@ class Signalling:
             except ValueError:
                 return
             if isinstance(events, list):
-                asyncio.create_task(actor.receive_events(events, "webrtc:" + peer_id))
+                actor.tasks.start(actor.receive_events(events, "webrtc:" + peer_id), name="webrtc-receive")
 
     async def connect(self, actor: Any, peer_id: str) -> dict[str, Any]:
         if not self.enabled:
@@ -175,11 +184,17 @@ class Signalling:
                     selected = _pair(next(iter(nominated.values())))
             stats = await pc.getStats()
             transport = [
-                {"type": s.type, "bytes_sent": getattr(s, "bytesSent", None), "bytes_received": getattr(s, "bytesReceived", None)}
+                {
+                    "type": s.type,
+                    "bytes_sent": getattr(s, "bytesSent", None),
+                    "bytes_received": getattr(s, "bytesReceived", None),
+                }
                 for s in stats.values()
                 if s.type == "transport"
             ]
-            metrics.append({"peer_id": peer_id, "candidate_pairs": pairs, "selected_pair": selected, "transport": transport})
+            metrics.append(
+                {"peer_id": peer_id, "candidate_pairs": pairs, "selected_pair": selected, "transport": transport}
+            )
         return {"metrics": metrics}
 
     async def close(self) -> None:

@@ -34,7 +34,20 @@ from deployments.tasknet.ledger import Reject
 from deployments.tasknet.node import NodeCore
 from deployments.tasknet.rules_governance import proposal as find_proposal
 
-DEFAULT_IMPORTS = ["math", "json", "re", "statistics", "itertools", "functools", "collections", "dataclasses", "typing", "unittest", "heapq", "bisect"]
+DEFAULT_IMPORTS = [
+    "math",
+    "json",
+    "re",
+    "statistics",
+    "itertools",
+    "functools",
+    "collections",
+    "dataclasses",
+    "typing",
+    "unittest",
+    "heapq",
+    "bisect",
+]
 
 
 def _limits(cpu_s: int, memory_mb: int) -> Any:
@@ -85,9 +98,15 @@ def security_check(files: list[Path], root: Path, allowed: set[str]) -> dict[str
                 names = [a.name.split(".")[0] for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names = [node.module.split(".")[0]]
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("eval", "exec", "__import__", "compile", "open"):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("eval", "exec", "__import__", "compile", "open")
+            ):
                 violations.append(f"{path.relative_to(root)}: call to {node.func.id}()")
-            violations.extend(f"{path.relative_to(root)}: import {n}" for n in names if n not in allowed and n not in local)
+            violations.extend(
+                f"{path.relative_to(root)}: import {n}" for n in names if n not in allowed and n not in local
+            )
     return {"syntax_errors": syntax_errors, "violations": violations}
 
 
@@ -129,11 +148,19 @@ class Upgrades:
             raise Reject("package_hash does not match the package's sha256")
         return {"version": version, "package_hash": digest, "package_size": len(package), "package_b64": package_b64}
 
-    async def propose(self, version: str, package_b64: str, package_hash: str | None, title: str, description: str) -> dict[str, Any]:
+    async def propose(
+        self, version: str, package_b64: str, package_hash: str | None, title: str, description: str
+    ) -> dict[str, Any]:
         params = self.package_params(version, package_b64, package_hash)
         _, result = self.core.submit(
             "proposal_create",
-            {"title": title or f"upgrade to {version}", "description": description, "proposal_type": "code_upgrade", "params": params, "tags": ["upgrade"]},
+            {
+                "title": title or f"upgrade to {version}",
+                "description": description,
+                "proposal_type": "code_upgrade",
+                "params": params,
+                "tags": ["upgrade"],
+            },
         )
         return {
             "message": "upgrade proposed",
@@ -198,7 +225,11 @@ class Upgrades:
         prop = self._upgrade(proposal_id)
         self.tests[proposal_id] = {"status": "testing", "progress": 10, "version": prop["params"]["version"]}
         results = await asyncio.to_thread(self._run_tests, self._package_of(prop))
-        ok = results["syntax_valid"] and results["security_checks"]["passed"] and results["performance_impact"].get("tests_passed")
+        ok = (
+            results["syntax_valid"]
+            and results["security_checks"]["passed"]
+            and results["performance_impact"].get("tests_passed")
+        )
         self.tests[proposal_id] = {
             "status": "tested" if ok else "test_failed",
             "progress": 100 if ok else 0,
@@ -216,7 +247,14 @@ class Upgrades:
         if self.tests.get(pid, {}).get("status") != "tested":
             await self.test(pid)
         if self.tests[pid]["status"] != "tested":
-            self.history.append({"proposal_id": pid, "version": prop["params"]["version"], "applied_at": time.time(), "status": "rejected_by_tests"})
+            self.history.append(
+                {
+                    "proposal_id": pid,
+                    "version": prop["params"]["version"],
+                    "applied_at": time.time(),
+                    "status": "rejected_by_tests",
+                }
+            )
             self._save()
             return None
         package = self._package_of(prop)
@@ -257,10 +295,14 @@ class Upgrades:
         return {"active_upgrades": active, "current_version": self.current}
 
     async def history_view(self) -> dict[str, Any]:
-        return {"upgrades": [{k: h[k] for k in ("version", "applied_at", "status", "proposal_id")} for h in self.history]}
+        return {
+            "upgrades": [{k: h[k] for k in ("version", "applied_at", "status", "proposal_id")} for h in self.history]
+        }
 
     async def rollback(self, proposal_id: str) -> dict[str, Any]:
-        entry = next((h for h in reversed(self.history) if h["proposal_id"] == proposal_id and h["status"] == "applied"), None)
+        entry = next(
+            (h for h in reversed(self.history) if h["proposal_id"] == proposal_id and h["status"] == "applied"), None
+        )
         if entry is None:
             raise Reject("that upgrade is not applied on this node", 404)
         if self.current != entry["path"]:

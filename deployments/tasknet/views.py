@@ -26,7 +26,9 @@ def _node_record(record: dict[str, Any]) -> dict[str, Any]:
 def _proposal_record(prop: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in prop.items() if k not in ("snapshot",)}
     out["votes"] = {voter: ballot["vote"] for voter, ballot in prop["votes"].items()}
-    out["anonymous_votes"] = [{"vote": b["vote"], "tier": b["tier"], "nullifier": b["nullifier"]} for b in prop["anonymous_votes"]]
+    out["anonymous_votes"] = [
+        {"vote": b["vote"], "tier": b["tier"], "nullifier": b["nullifier"]} for b in prop["anonymous_votes"]
+    ]
     out["yes_votes"], out["no_votes"] = tally(prop)
     out["params"] = _strip_secrets(prop["params"])
     out["command"] = _strip_secrets(prop["command"]) if prop["command"] else None
@@ -194,7 +196,10 @@ def digest_view(actor: Any) -> dict[str, Any]:
     from deployments.tasknet.canonical import digest
 
     state = actor.core.state
-    return {"digest": digest({k: v for k, v in state.items() if k not in ("applied", "rejected")}), "events": len(actor.core.log)}
+    return {
+        "digest": digest({k: v for k, v in state.items() if k not in ("applied", "rejected")}),
+        "events": len(actor.core.log),
+    }
 
 
 VIEWS: dict[str, Callable[..., Any]] = {

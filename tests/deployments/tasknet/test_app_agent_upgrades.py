@@ -28,7 +28,14 @@ def double():
 @pytest.fixture
 async def llm_net(tmp_path, monkeypatch, double):
     monkeypatch.setenv("TASKNET_TEST_LLM_KEY", LLM_KEY)
-    config = make_config(tmp_path, llm={"base_url": f"http://127.0.0.1:{double.port}/v1", "api_key_env": "TASKNET_TEST_LLM_KEY", "model": "gpt-4o-mini"})
+    config = make_config(
+        tmp_path,
+        llm={
+            "base_url": f"http://127.0.0.1:{double.port}/v1",
+            "api_key_env": "TASKNET_TEST_LLM_KEY",
+            "model": "gpt-4o-mini",
+        },
+    )
     async for n in open_net(monkeypatch, config):
         yield n
 
@@ -97,7 +104,11 @@ async def test_upgrade_tested_ratified_applied_and_rolled_back(net: Net):
     assert len(proposed["package_hash"]) == 64 and proposed["version"] == "1.1.0"
     tested = await net.ok("n1", "POST", f"/upgrades/{pid}/test")
     results = tested["test_results"]
-    assert results["syntax_valid"] and results["security_checks"]["passed"] and results["performance_impact"]["tests_passed"]
+    assert (
+        results["syntax_valid"]
+        and results["security_checks"]["passed"]
+        and results["performance_impact"]["tests_passed"]
+    )
     status = await net.ok("n1", "GET", "/upgrades/status")
     assert status["active_upgrades"][0]["status"] == "tested" and status["active_upgrades"][0]["progress"] == 100
     for node in ("n1", "n2", "n3"):
@@ -116,22 +127,39 @@ async def test_upgrade_tested_ratified_applied_and_rolled_back(net: Net):
 
 
 async def test_unsafe_or_broken_packages_fail_their_tests(net: Net):
-    bad_import = await net.ok("n1", "POST", "/upgrades/propose", json={"version": "2", "package_b64": package({"m.py": "import os\n"})})
+    bad_import = await net.ok(
+        "n1", "POST", "/upgrades/propose", json={"version": "2", "package_b64": package({"m.py": "import os\n"})}
+    )
     res = (await net.ok("n1", "POST", f"/upgrades/{bad_import['proposal_id']}/test"))["test_results"]
     assert res["security_checks"]["passed"] is False and "import os" in res["security_checks"]["violations"][0]
-    broken = await net.ok("n1", "POST", "/upgrades/propose", json={"version": "3", "package_b64": package({"m.py": "def (:\n"})})
+    broken = await net.ok(
+        "n1", "POST", "/upgrades/propose", json={"version": "3", "package_b64": package({"m.py": "def (:\n"})}
+    )
     res = (await net.ok("n1", "POST", f"/upgrades/{broken['proposal_id']}/test"))["test_results"]
     assert res["syntax_valid"] is False
     failing = await net.ok(
-        "n1", "POST", "/upgrades/propose",
-        json={"version": "4", "package_b64": package({"test_x.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test(self):\n        self.fail()\n"})},
+        "n1",
+        "POST",
+        "/upgrades/propose",
+        json={
+            "version": "4",
+            "package_b64": package(
+                {
+                    "test_x.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test(self):\n        self.fail()\n"
+                }
+            ),
+        },
     )
     res = (await net.ok("n1", "POST", f"/upgrades/{failing['proposal_id']}/test"))["test_results"]
     assert res["performance_impact"]["tests_passed"] is False
-    traversal = await net.req("n1", "POST", "/upgrades/propose", json={"version": "5", "package_b64": package({"../evil.py": "x = 1\n"})})
+    traversal = await net.req(
+        "n1", "POST", "/upgrades/propose", json={"version": "5", "package_b64": package({"../evil.py": "x = 1\n"})}
+    )
     tested = await net.req("n1", "POST", f"/upgrades/{traversal.json()['proposal_id']}/test")
     assert tested.status_code == 400
-    r = await net.req("n1", "POST", "/upgrades/propose", json={"version": "6", "package_b64": package(GOOD), "package_hash": "0" * 64})
+    r = await net.req(
+        "n1", "POST", "/upgrades/propose", json={"version": "6", "package_b64": package(GOOD), "package_hash": "0" * 64}
+    )
     assert r.status_code == 400 and "sha256" in r.json()["detail"]
 
 
@@ -144,11 +172,23 @@ async def test_evolution_finds_real_inefficiencies_and_files_generated_code(llm_
     kinds = {i["type"] for i in analysis["inefficiencies"]}
     assert "invalid_events" in kinds and analysis["inefficiencies_found"] == len(analysis["inefficiencies"])
     issue = next(i for i in analysis["inefficiencies"] if i["type"] == "invalid_events")
-    r = await llm_net.req("n2", "POST", "/evolution/generate", json={"inefficiency_id": issue["id"], "language": "rust"})
+    r = await llm_net.req(
+        "n2", "POST", "/evolution/generate", json={"inefficiency_id": issue["id"], "language": "rust"}
+    )
     assert r.status_code == 400
-    gen = await llm_net.ok("n2", "POST", "/evolution/generate", json={"inefficiency_id": issue["id"], "language": "python", "target_component": "gossip"})
+    gen = await llm_net.ok(
+        "n2",
+        "POST",
+        "/evolution/generate",
+        json={"inefficiency_id": issue["id"], "language": "python", "target_component": "gossip"},
+    )
     assert gen["language"] == "python" and "upstream" in gen["code"]
-    filed = await llm_net.ok("n2", "POST", "/evolution/propose", json={"title": "harden gossip", "generated_code_id": gen["generated_code_id"], "rationale": "r"})
+    filed = await llm_net.ok(
+        "n2",
+        "POST",
+        "/evolution/propose",
+        json={"title": "harden gossip", "generated_code_id": gen["generated_code_id"], "rationale": "r"},
+    )
     assert filed["requires_community_vote"] is True
     tested = await llm_net.ok("n2", "POST", f"/upgrades/{filed['proposal_id']}/test")
     assert tested["test_results"]["syntax_valid"] is False  # the double's prose is not Python

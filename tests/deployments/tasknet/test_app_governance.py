@@ -39,15 +39,25 @@ async def test_public_and_anonymous_votes_then_close(net: Net):
     proof = (await net.ok("n1", "GET", f"/zkp/generate_proof?proposal_id={pid}&vote=yes"))["proof"]
     assert set(proof) == {"commitment", "challenge", "response", "tier", "tier_weight"}
     forged = {**proof, "challenge": "1" * 64}
-    r = await net.req("n1", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True, "zkp_proof": forged})
+    r = await net.req(
+        "n1", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True, "zkp_proof": forged}
+    )
     assert r.status_code == 403
     wrong_tier = {**proof, "tier": "expert", "tier_weight": 2.0}
-    r = await net.req("n1", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True, "zkp_proof": wrong_tier})
+    r = await net.req(
+        "n1", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True, "zkp_proof": wrong_tier}
+    )
     assert r.status_code == 403
     # A proof made for "yes" cannot carry a "no" vote.
-    r = await net.req("n1", "POST", f"/proposals/{pid}/vote", json={"vote": "no", "anonymous": True, "zkp_proof": proof})
+    r = await net.req(
+        "n1", "POST", f"/proposals/{pid}/vote", json={"vote": "no", "anonymous": True, "zkp_proof": proof}
+    )
     assert r.status_code == 403
-    assert (await net.req("n1", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True, "zkp_proof": proof})).status_code == 200
+    assert (
+        await net.req(
+            "n1", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True, "zkp_proof": proof}
+        )
+    ).status_code == 200
 
     async def all_votes() -> bool:
         d = await net.ok("n1", "GET", f"/proposals/{pid}/details")
@@ -64,10 +74,17 @@ async def test_public_and_anonymous_votes_then_close(net: Net):
 
 async def test_config_change_is_ratified_through_raft_by_validators_only(net: Net):
     pid = await propose(
-        net, {"title": "raise the tax", "proposal_type": "config_change", "params": {"key": "task_completion_tax", "value": 0.05}}
+        net,
+        {
+            "title": "raise the tax",
+            "proposal_type": "config_change",
+            "params": {"key": "task_completion_tax", "value": 0.05},
+        },
     )
     for node in ("n1", "n2"):
-        await net.settle(lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"}))
+        await net.settle(
+            lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"})
+        )
     assert await _status(net, "n2", "POST", f"/governance/ratify/{pid}") == 400  # still open
     await net.ok("n1", "POST", f"/proposals/{pid}/close")
     await net.settle(lambda: _detail_status(net, "n3", pid, "pending_ratification"))
@@ -81,7 +98,13 @@ async def test_config_change_is_ratified_through_raft_by_validators_only(net: Ne
     await net.settle(applied_everywhere)
     history = await net.ok("n2", "GET", "/config/history")
     assert history["changes"] == [
-        {"key": "task_completion_tax", "old_value": 0.02, "new_value": 0.05, "changed_at": history["changes"][0]["changed_at"], "changed_by": pid}
+        {
+            "key": "task_completion_tax",
+            "old_value": 0.02,
+            "new_value": 0.05,
+            "changed_at": history["changes"][0]["changed_at"],
+            "changed_by": pid,
+        }
     ]
     assert await _status(net, "n1", "POST", f"/governance/ratify/{pid}") == 400  # applied once
     config = await net.ok("n1", "GET", "/config")
@@ -89,7 +112,12 @@ async def test_config_change_is_ratified_through_raft_by_validators_only(net: Ne
 
 
 async def test_invalid_proposals_are_refused(net: Net):
-    r = await net.req("n1", "POST", "/proposals", json={"title": "x", "proposal_type": "config_change", "params": {"key": "faucet_sp", "value": 10**6}})
+    r = await net.req(
+        "n1",
+        "POST",
+        "/proposals",
+        json={"title": "x", "proposal_type": "config_change", "params": {"key": "faucet_sp", "value": 10**6}},
+    )
     assert r.status_code == 400
     r = await net.req("n1", "POST", "/proposals", json={"title": "x", "proposal_type": "teleport"})
     assert r.status_code == 400
@@ -101,7 +129,9 @@ async def test_schemas(net: Net):
     assert set(listing["schemas"]) == {"task_v1", "task_v2", "proposal_v1"}
     assert (await net.ok("n1", "GET", "/schemas/task_v2"))["version"] == 2
     assert await _status(net, "n1", "GET", "/schemas/nope") == 404
-    ok = await net.ok("n1", "POST", "/schemas/validate", json={"schema_name": "task_v1", "data": {"title": "t", "reward": 3}})
+    ok = await net.ok(
+        "n1", "POST", "/schemas/validate", json={"schema_name": "task_v1", "data": {"title": "t", "reward": 3}}
+    )
     assert ok == {"valid": True, "errors": []}
     bad = await net.ok("n1", "POST", "/schemas/validate", json={"schema_name": "task_v1", "data": {"reward": True}})
     assert bad["valid"] is False and len(bad["errors"]) == 2
@@ -110,7 +140,7 @@ async def test_schemas(net: Net):
 class _ToolServer(BaseHTTPRequestHandler):
     seen: list = []
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _ToolServer.seen.append((self.headers.get("Authorization"), body))
         payload = json.dumps({"echo": body}).encode()
@@ -149,7 +179,9 @@ async def test_tool_acquired_sealed_and_executed_billed_to_treasury(net: Net):
         }
         pid = await propose(net, {"title": "buy echo", "proposal_type": "command", "command": command})
         for node in ("n1", "n2", "n3"):
-            await net.settle(lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"}))
+            await net.settle(
+                lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"})
+            )
         await net.ok("n1", "POST", f"/proposals/{pid}/close")
         await net.settle(lambda: _detail_status(net, "n2", pid, "pending_ratification"))
         assert (await net.ok("n2", "POST", f"/governance/ratify/{pid}"))["executed"] is True
@@ -178,7 +210,12 @@ async def _detail_status(net: Net, node: str, pid: str, status: str) -> bool:
 
 
 async def test_raft_http_messages_must_be_signed(net: Net):
-    r = await net.req("n1", "POST", "/raft/request_vote", json={"term": 99, "candidate_id": net.ids["n2"], "last_log_index": 0, "last_log_term": 0})
+    r = await net.req(
+        "n1",
+        "POST",
+        "/raft/request_vote",
+        json={"term": 99, "candidate_id": net.ids["n2"], "last_log_index": 0, "last_log_term": 0},
+    )
     assert r.status_code == 403
     r = await net.req("n1", "POST", "/raft/append_entries", json={"term": 1})
     assert r.status_code == 400

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.deployments.tasknet.conftest import Net
 
 
@@ -33,7 +31,7 @@ async def test_task_lifecycle_pays_the_assignee_minus_tax_and_streams_events(net
     assert task["status"] == "open" and task["creator"] == net.ids["n1"]
 
     async def seen() -> bool:
-        return (await net.req("n2", "GET", f"/proposals/none/details")).status_code == 404 and task["id"] in str(
+        return (await net.req("n2", "GET", "/proposals/none/details")).status_code == 404 and task["id"] in str(
             (await net.ok("n2", "GET", "/state"))["general"]["tasks"]
         )
 
@@ -83,11 +81,16 @@ async def test_delete_only_by_creator_and_only_unclaimed(net: Net):
 
 async def test_auction_bid_and_select(net: Net):
     task = await net.ok(
-        "n1", "POST", "/tasks", json={"title": "auction", "enable_auction": True, "max_reward": 300, "schema_name": "task_v2"}
+        "n1",
+        "POST",
+        "/tasks",
+        json={"title": "auction", "enable_auction": True, "max_reward": 300, "schema_name": "task_v2"},
     )
 
     async def bid_ok() -> bool:
-        return (await net.req("n2", "POST", f"/tasks/{task['id']}/bid", json={"amount": 250, "estimated_days": 2})).status_code == 200
+        return (
+            await net.req("n2", "POST", f"/tasks/{task['id']}/bid", json={"amount": 250, "estimated_days": 2})
+        ).status_code == 200
 
     await net.settle(bid_ok)
     r = await net.req("n1", "POST", f"/tasks/{task['id']}/select_bid", json={"bidder_id": "nobody"})
@@ -171,7 +174,9 @@ def test_websocket_streams_task_created_to_subscribers(tmp_path, monkeypatch):
                 assert ws.receive_json()["type"] == "connected"
                 ws.send_json({"type": "subscribe", "channel": "general"})
                 assert ws.receive_json() == {"type": "subscribed", "data": {"channel": "general"}}
-                r = client.post("/n1/tasks", json={"title": "streamed", "reward": 1}, headers={"X-Node-Token": TOKENS["n1"]})
+                r = client.post(
+                    "/n1/tasks", json={"title": "streamed", "reward": 1}, headers={"X-Node-Token": TOKENS["n1"]}
+                )
                 assert r.status_code == 200
                 while True:
                     message = ws.receive_json()

@@ -13,7 +13,9 @@ from tests.deployments.tasknet.netsim import comparable, make_network, sync
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["create", "claim", "complete", "delete", "auction", "bid", "select", "propose", "vote", "close"]),
+        st.sampled_from(
+            ["create", "claim", "complete", "delete", "auction", "bid", "select", "propose", "vote", "close"]
+        ),
         st.integers(0, 4),
         st.integers(0, 50),
         st.integers(0, 300),

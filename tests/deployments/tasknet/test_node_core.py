@@ -36,7 +36,7 @@ def test_escrow_claim_complete_and_tax(net):
 
 
 def test_nobody_claims_their_own_rewarded_task_or_overspends(net):
-    a, b, _ = net
+    a, _b, _ = net
     _, task = a.submit("task_create", {"title": "t", "reward": 10})
     with pytest.raises(Reject) as err:
         a.submit("task_claim", {"task_id": task["id"]})
@@ -79,7 +79,9 @@ def test_delete_refunds_the_escrow(net):
 
 def test_auction_escrows_max_reward_and_refunds_the_difference(net):
     a, b, c = net
-    _, task = a.submit("task_create", {"title": "a", "enable_auction": True, "max_reward": 200, "auction_deadline_hours": 1})
+    _, task = a.submit(
+        "task_create", {"title": "a", "enable_auction": True, "max_reward": 200, "auction_deadline_hours": 1}
+    )
     assert task["status"] == "auction_open"
     sync(net)
     b.submit("task_bid", {"task_id": task["id"], "amount": 150, "estimated_days": 2})
@@ -152,7 +154,9 @@ def test_public_and_anonymous_votes_and_nullifiers(net):
     with pytest.raises(Reject, match="does not verify"):
         a.submit_anonymous(prop["id"], "no", forged, "general")
     with pytest.raises(Reject):
-        a.submit_anonymous(prop["id"], "no", {**a.anonymous_proof(prop["id"], "no"), "tier": "expert", "tier_weight": 2.0}, "general")
+        a.submit_anonymous(
+            prop["id"], "no", {**a.anonymous_proof(prop["id"], "no"), "tier": "expert", "tier_weight": 2.0}, "general"
+        )
     sync(net)
     _, closed = a.submit("proposal_close", {"proposal_id": prop["id"]})
     assert closed["yes_votes"] == 1.0 and closed["no_votes"] == 1.0 and closed["result"] == "rejected"

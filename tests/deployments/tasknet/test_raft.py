@@ -133,13 +133,28 @@ def test_a_quiet_cluster_elects_one_leader_and_commits_in_order():
 def test_a_stale_term_is_refused():
     node = RaftCore("a", ["a", "b", "c"], hard=HardState(term=5))
     reply = node.step(
-        {"type": "request_vote", "from": "b", "to": "a", "term": 3, "candidate_id": "b", "last_log_index": 9, "last_log_term": 4}
+        {
+            "type": "request_vote",
+            "from": "b",
+            "to": "a",
+            "term": 3,
+            "candidate_id": "b",
+            "last_log_index": 9,
+            "last_log_term": 4,
+        }
     )
     assert reply == {"term": 5, "vote_granted": False}
     reply = node.step(
         {
-            "type": "append_entries", "from": "b", "to": "a", "term": 4, "leader_id": "b",
-            "prev_log_index": 0, "prev_log_term": 0, "entries": [], "leader_commit": 0,
+            "type": "append_entries",
+            "from": "b",
+            "to": "a",
+            "term": 4,
+            "leader_id": "b",
+            "prev_log_index": 0,
+            "prev_log_term": 0,
+            "entries": [],
+            "leader_commit": 0,
         }
     )
     assert reply == {"term": 5, "success": False}

@@ -26,7 +26,7 @@ def test_a_forged_response_fails():
 
 def test_a_non_member_cannot_sign_and_a_swapped_ring_fails():
     outsider = RingKey.from_seed(b"x" * 32)
-    ring_with_outsider = RING[:4] + [outsider.public]
+    ring_with_outsider = [*RING[:4], outsider.public]
     sig = sign(outsider, ring_with_outsider, CTX, b"yes")
     assert verify(ring_with_outsider, CTX, b"yes", sig)
     assert not verify(RING, CTX, b"yes", sig)

@@ -91,7 +91,7 @@ class TaskNode:
     async def _push(self, events: list[dict[str, Any]] | None = None, skip: str | None = None) -> None:
         if events is None:
             events, self.core.outbox = self.core.outbox, []
-        if not events:
+        if not events or not self.settings.get("push_gossip", True):
             return
         rtc = self.services.signalling
         targets = []
@@ -254,12 +254,21 @@ class TaskNode:
             return _error(exc)
 
     async def wait_notifications(self, cursor: int, timeout: float) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+        """New notifications after `cursor`, waiting up to `timeout` s for the first one."""
         deadline = time.monotonic() + timeout
         while True:
             current, items = self.core.notifications_since(cursor)
-            if items or time.monotonic() >= deadline:
+            remaining = deadline - time.monotonic()
+            if items or remaining <= 0:
                 return current, items
-            await asyncio.sleep(0.05)
+            waiter = asyncio.Event()
+            self.core.listeners.add(waiter.set)
+            try:
+                await asyncio.wait_for(waiter.wait(), remaining)
+            except TimeoutError:
+                pass
+            finally:
+                self.core.listeners.discard(waiter.set)
 
     async def stop(self) -> None:
         await self.tasks.stop()

@@ -45,6 +45,7 @@ class NodeCore:
         self.outbox: list[dict[str, Any]] = []
         self.notifications: deque[tuple[int, str, dict[str, Any]]] = deque(maxlen=MAX_NOTIFICATIONS)
         self.cursor = 0
+        self.listeners: set[Any] = set()
         self.started = time.time()
         self.stats = {
             "events_created": 0,
@@ -125,6 +126,8 @@ class NodeCore:
         if event["type"] in ("task_create", "composite_create", "proposal_create"):
             data["task_id" if event["type"] != "proposal_create" else "proposal_id"] = event["id"][:16]
         self.notifications.append((self.cursor, event["channel"], {"type": NOTIFICATIONS[event["type"]], "data": data}))
+        for listener in list(self.listeners):
+            listener()
 
     def notifications_since(self, cursor: int) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
         return self.cursor, [(ch, msg) for n, ch, msg in self.notifications if n > cursor]

@@ -23,16 +23,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from deployments.tasknet import ring  # noqa: E402
-from deployments.tasknet.canonical import canonical  # noqa: E402
-from deployments.tasknet.config import TasknetConfig  # noqa: E402
-from deployments.tasknet.events import body  # noqa: E402
-from deployments.tasknet.identity import verify  # noqa: E402
-from deployments.tasknet.network import Network  # noqa: E402
-from deployments.tasknet.node import NodeCore  # noqa: E402
-from deployments.tasknet.raft import LEADER  # noqa: E402
-from rayfleet.state import local_state, reset_local_state  # noqa: E402
-from tests.deployments.tasknet.netsim import comparable, make_network  # noqa: E402
+from deployments.tasknet import ring
+from deployments.tasknet.canonical import canonical
+from deployments.tasknet.config import TasknetConfig
+from deployments.tasknet.events import body
+from deployments.tasknet.identity import verify
+from deployments.tasknet.network import Network
+from deployments.tasknet.node import NodeCore
+from deployments.tasknet.raft import LEADER
+from rayfleet.state import local_state, reset_local_state
+from tests.deployments.tasknet.netsim import comparable, make_network
 
 
 def ms(seconds: float) -> str:

@@ -20,6 +20,7 @@ class EventLog:
         self.equivocations: dict[str, int] = {}
         self.conflicts: dict[str, dict[str, Any]] = {}
         self.max_pending = 10_000
+        self.by_id: dict[str, dict[str, Any]] = {}
 
     def __len__(self) -> int:
         return sum(len(c) for c in self.chains.values()) + len(self.anonymous)
@@ -45,8 +46,13 @@ class EventLog:
     def add(self, raw: Any) -> list[dict[str, Any]]:
         """Accept an event (verified); returns every event newly appended (gaps it filled included).
 
-        Raises EventError when the event is forged or malformed. A duplicate returns [].
+        Raises EventError when the event is forged or malformed. A duplicate returns [] without
+        a second signature check (it must equal the stored event field for field).
         """
+        if isinstance(raw, dict):
+            known = self.by_id.get(str(raw.get("id")))
+            if known is not None and all(raw.get(k) == known[k] for k in known):
+                return []
         event = check_shape(raw)
         if event["id"] in self.conflicts:
             return []
@@ -54,6 +60,7 @@ class EventLog:
             if event["id"] in self.anonymous:
                 return []
             self.anonymous[event["id"]] = event
+            self.by_id[event["id"]] = event
             return [event]
         added: list[dict[str, Any]] = []
         self._place(event, added)
@@ -78,6 +85,7 @@ class EventLog:
         if chain and list(event["hlc"]) <= list(chain[-1]["hlc"]):
             raise EventError("event clock does not advance its author's chain")
         chain.append(event)
+        self.by_id[event["id"]] = event
         added.append(event)
         following = self.pending.pop((author, seq + 1), None)
         if following is not None:

@@ -24,7 +24,7 @@ def _restrict_ice_to(addresses: list[str]) -> None:
     """aioice gathers every non-loopback interface; a node here uses the given ones only."""
     import aioice.ice
 
-    aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: list(addresses)  # type: ignore[assignment]
+    aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: list(addresses)
 
 
 class Signalling:

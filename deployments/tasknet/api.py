@@ -71,6 +71,23 @@ class Message(Open):
     message: str
 
 
+class ErrorOut(BaseModel):
+    detail: str
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut, "description": text}
+    for code, text in (
+        (400, "validation error"),
+        (401, "missing node token"),
+        (403, "not authorized for the action"),
+        (404, "resource not found"),
+        (500, "internal error"),
+        (503, "service temporarily unavailable"),
+    )
+}
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 

@@ -15,6 +15,21 @@ from pydantic import BaseModel, Field
 from rayfleet.config import load_yaml
 from rayfleet.paths import resolve
 
+DEFAULT_IMPORTS = (
+    "math",
+    "json",
+    "re",
+    "statistics",
+    "itertools",
+    "functools",
+    "collections",
+    "dataclasses",
+    "typing",
+    "unittest",
+    "heapq",
+    "bisect",
+)
+
 
 class LlmSettings(BaseModel):
     base_url: str | None = Field(
@@ -30,22 +45,7 @@ class UpgradeSettings(BaseModel):
     max_package_bytes: int = 32_768
     test_timeout_s: float = 20.0
     memory_mb: int = 512
-    allowed_imports: list[str] = Field(
-        default_factory=lambda: [
-            "math",
-            "json",
-            "re",
-            "statistics",
-            "itertools",
-            "functools",
-            "collections",
-            "dataclasses",
-            "typing",
-            "unittest",
-            "heapq",
-            "bisect",
-        ]
-    )
+    allowed_imports: list[str] = Field(default_factory=lambda: list(DEFAULT_IMPORTS))
 
 
 class WebrtcSettings(BaseModel):

@@ -10,11 +10,11 @@ from pydantic import Field
 
 from deployments.tasknet import llm
 from deployments.tasknet.agent import parse_actions, request_for
-from deployments.tasknet.api import TOKEN_HEADER, Message, Open, Strict, call, reader, writer
+from deployments.tasknet.api import ERRORS, TOKEN_HEADER, Message, Open, Strict, call, reader, writer
 from deployments.tasknet.errors import TasknetError
 from deployments.tasknet.ledger import Reject
 
-router = APIRouter(tags=["agent"])
+router = APIRouter(tags=["agent"], responses=ERRORS)
 
 
 class PromptIn(Strict):

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Body, Depends, Query, Request
 from pydantic import Field
 
 from deployments.tasknet import schemas
-from deployments.tasknet.api import Message, Open, Strict, call, channel_name, reader, submit, view, writer
+from deployments.tasknet.api import ERRORS, Message, Open, Strict, call, channel_name, reader, submit, view, writer
 from deployments.tasknet.errors import TasknetError, unwrap
 
-router = APIRouter(tags=["governance"])
+router = APIRouter(tags=["governance"], responses=ERRORS)
 
 
 class ProposalIn(Strict):

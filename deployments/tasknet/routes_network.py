@@ -10,12 +10,12 @@ from fastapi import APIRouter, Depends, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 from pydantic import Field
 
-from deployments.tasknet.api import Message, Open, Strict, call, reader, view, writer
+from deployments.tasknet.api import ERRORS, Message, Open, Strict, call, reader, view, writer
 from deployments.tasknet.dashboard import render
 from deployments.tasknet.errors import unwrap
 from rayfleet.http import constant_time_equals
 
-router = APIRouter(tags=["network"])
+router = APIRouter(tags=["network"], responses=ERRORS)
 
 
 class WhoAmI(Open):

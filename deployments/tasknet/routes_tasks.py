@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import Field
 
 from deployments.tasknet import schemas
-from deployments.tasknet.api import Message, Open, Strict, channel_name, reader, submit, view, writer
+from deployments.tasknet.api import ERRORS, Message, Open, Strict, channel_name, reader, submit, view, writer
 from deployments.tasknet.errors import TasknetError
 
-router = APIRouter(tags=["tasks"])
+router = APIRouter(tags=["tasks"], responses=ERRORS)
 
 
 class TaskIn(Strict):

@@ -27,12 +27,18 @@ HOUR_MS = 3_600_000
 TASK_FIELDS_LIMIT = {"title": 200, "description": 5000}
 
 
-def _task(state: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def _lookup(state: dict[str, Any], payload: dict[str, Any], kind: str) -> tuple[dict[str, Any], str]:
+    """A task (`tasks`) or composite task (`composite_tasks`) by payload `task_id`, and its channel."""
     task_id = need(payload, "task_id", str, limit=64)
-    chan = state["task_index"].get(task_id)
+    index = "task_index" if kind == "tasks" else "composite_index"
+    chan = state[index].get(task_id)
     if chan is None:
-        raise Reject(f"task {task_id} not found", 404)
-    return state["channels"][chan]["tasks"][task_id], chan
+        raise Reject(f"{'task' if kind == 'tasks' else 'composite task'} {task_id} not found", 404)
+    return state["channels"][chan][kind][task_id], chan
+
+
+def _task(state: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    return _lookup(state, payload, "tasks")
 
 
 def task_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
@@ -186,11 +192,7 @@ def task_select_bid(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> 
 
 
 def _composite(state: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    task_id = need(payload, "task_id", str, limit=64)
-    chan = state["composite_index"].get(task_id)
-    if chan is None:
-        raise Reject(f"composite task {task_id} not found", 404)
-    return state["channels"][chan]["composite_tasks"][task_id], chan
+    return _lookup(state, payload, "composite_tasks")
 
 
 def composite_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:

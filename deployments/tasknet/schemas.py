@@ -6,46 +6,32 @@ from typing import Any
 
 FieldSpec = dict[str, Any]
 
+TASK_FIELDS: dict[str, FieldSpec] = {
+    "title": {"type": "string", "required": True, "min_length": 1, "max_length": 200},
+    "description": {"type": "string", "required": False, "max_length": 5000, "default": ""},
+    "reward": {"type": "integer", "required": False, "min": 0, "default": 0},
+    "tags": {"type": "list", "required": False, "default": []},
+    "required_tools": {"type": "list", "required": False, "default": []},
+}
+AUCTION_FIELDS: dict[str, FieldSpec] = {
+    "enable_auction": {"type": "boolean", "required": False, "default": False},
+    "max_reward": {"type": "integer", "required": False, "min": 1},
+    "auction_deadline_hours": {"type": "integer", "required": False, "min": 1, "max": 720, "default": 24},
+}
+PROPOSAL_TYPES = ["generic", "config_change", "command", "code_upgrade"]
+
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "task_v1": {
-        "name": "task_v1",
-        "version": 1,
-        "fields": {
-            "title": {"type": "string", "required": True, "min_length": 1, "max_length": 200},
-            "description": {"type": "string", "required": False, "max_length": 5000, "default": ""},
-            "reward": {"type": "integer", "required": False, "min": 0, "default": 0},
-            "tags": {"type": "list", "required": False, "default": []},
-            "required_tools": {"type": "list", "required": False, "default": []},
-        },
-    },
-    "task_v2": {
-        "name": "task_v2",
-        "version": 2,
-        "fields": {
-            "title": {"type": "string", "required": True, "min_length": 1, "max_length": 200},
-            "description": {"type": "string", "required": False, "max_length": 5000, "default": ""},
-            "reward": {"type": "integer", "required": False, "min": 0, "default": 0},
-            "tags": {"type": "list", "required": False, "default": []},
-            "required_tools": {"type": "list", "required": False, "default": []},
-            "enable_auction": {"type": "boolean", "required": False, "default": False},
-            "max_reward": {"type": "integer", "required": False, "min": 1},
-            "auction_deadline_hours": {"type": "integer", "required": False, "min": 1, "max": 720, "default": 24},
-        },
-    },
+    "task_v1": {"name": "task_v1", "version": 1, "fields": dict(TASK_FIELDS)},
+    "task_v2": {"name": "task_v2", "version": 2, "fields": {**TASK_FIELDS, **AUCTION_FIELDS}},
     "proposal_v1": {
         "name": "proposal_v1",
         "version": 1,
         "fields": {
-            "title": {"type": "string", "required": True, "min_length": 1, "max_length": 200},
-            "description": {"type": "string", "required": False, "max_length": 5000, "default": ""},
-            "proposal_type": {
-                "type": "enum",
-                "required": False,
-                "values": ["generic", "config_change", "command", "code_upgrade"],
-                "default": "generic",
-            },
+            "title": TASK_FIELDS["title"],
+            "description": TASK_FIELDS["description"],
+            "proposal_type": {"type": "enum", "required": False, "values": PROPOSAL_TYPES, "default": "generic"},
             "params": {"type": "object", "required": False, "default": {}},
-            "tags": {"type": "list", "required": False, "default": []},
+            "tags": TASK_FIELDS["tags"],
         },
     },
 }

@@ -79,8 +79,6 @@ class Signalling:
         return {"message": "signal relayed", "target_peer_id": target_peer_id, "delivered": True}
 
     async def receive(self, actor: Any, from_peer_id: str, signal_data: dict[str, Any]) -> dict[str, Any]:
-        if not self.enabled:
-            raise Reject("WebRTC is disabled on this node", 503)
         body = {k: signal_data.get(k) for k in ("from", "to", "type", "sdp")}
         key = self._public_key(from_peer_id)
         if key is None or body["from"] != from_peer_id or body["to"] != self.core.node_id:
@@ -89,6 +87,8 @@ class Signalling:
             raise Reject("signal_data needs type offer|answer and an sdp string")
         if not verify(key, canonical(body), str(signal_data.get("signature", ""))):
             raise Reject("signal signature invalid", 403)
+        if not self.enabled:
+            raise Reject("WebRTC is disabled on this node", 503)
         from aiortc import RTCSessionDescription
 
         if body["type"] == "offer":

@@ -30,24 +30,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from deployments.tasknet.config import DEFAULT_IMPORTS
 from deployments.tasknet.ledger import Reject
 from deployments.tasknet.node import NodeCore
 from deployments.tasknet.rules_governance import proposal as find_proposal
-
-DEFAULT_IMPORTS = [
-    "math",
-    "json",
-    "re",
-    "statistics",
-    "itertools",
-    "functools",
-    "collections",
-    "dataclasses",
-    "typing",
-    "unittest",
-    "heapq",
-    "bisect",
-]
 
 
 def _limits(cpu_s: int, memory_mb: int) -> Any:

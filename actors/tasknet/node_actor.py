@@ -114,11 +114,13 @@ class TaskNode:
             self.tasks.start(self._push(fresh, skip=sender), name="forward")
         return len(fresh)
 
-    async def pull(self, vector: dict[str, int], anon_ids: list[str], sender: str) -> list[dict[str, Any]]:
+    async def pull(
+        self, vector: dict[str, int], anon_ids: list[str], sender: str, heads: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
         if sender in self.blocked:
             return []
         self.messages_received += 1
-        return self.core.log.missing_for(vector, set(anon_ids))
+        return self.core.log.missing_for(vector, set(anon_ids), heads=heads)
 
     async def _anti_entropy_once(self) -> int:
         reachable = self._reachable()
@@ -126,7 +128,13 @@ class TaskNode:
             return 0
         name = random.choice(sorted(reachable))
         missing = await self._send(
-            name, reachable[name], "pull", self.core.log.version_vector(), list(self.core.log.anonymous), self.core.name
+            name,
+            reachable[name],
+            "pull",
+            self.core.log.version_vector(),
+            list(self.core.log.anonymous),
+            self.core.name,
+            self.core.log.heads(),
         )
         return len(self.core.receive(missing)) if missing else 0
 

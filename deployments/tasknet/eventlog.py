@@ -34,11 +34,24 @@ class EventLog:
     def version_vector(self) -> dict[str, int]:
         return {author: len(chain) for author, chain in self.chains.items()}
 
-    def missing_for(self, vector: dict[str, int], anon_ids: set[str], limit: int = 2000) -> list[dict[str, Any]]:
-        """Events the holder of `vector` and `anon_ids` lacks, oldest per author first."""
+    def heads(self) -> dict[str, str]:
+        return {author: chain[-1]["id"] for author, chain in self.chains.items() if chain}
+
+    def missing_for(
+        self, vector: dict[str, int], anon_ids: set[str], limit: int = 2000, heads: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Events the holder of `vector`, `heads` and `anon_ids` lacks, oldest per author first.
+
+        Where the requester's head differs from this node's event at the same position, that
+        event is sent too, so the requester detects the fork (equivocation).
+        """
         out: list[dict[str, Any]] = []
         for author, chain in sorted(self.chains.items()):
-            out.extend(chain[vector.get(author, 0) :])
+            have = vector.get(author, 0)
+            head = (heads or {}).get(author)
+            if head is not None and 0 < have <= len(chain) and chain[have - 1]["id"] != head:
+                out.append(chain[have - 1])
+            out.extend(chain[have:])
         out.extend(e for i, e in sorted(self.anonymous.items()) if i not in anon_ids)
         out.extend(self.conflicts.values())
         return out[:limit]

@@ -24,6 +24,7 @@ from deployments.tasknet.rules_governance import anonymous_message, proposal, ri
 from deployments.tasknet.sealing import SealKey
 
 MAX_NOTIFICATIONS = 2000
+MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)
 
 
 class NodeCore:
@@ -52,6 +53,7 @@ class NodeCore:
             "events_received": 0,
             "events_duplicate": 0,
             "events_invalid": 0,
+            "events_future": 0,
             "refolds": 0,
         }
         self.raft: RaftCore | None = None
@@ -162,7 +164,12 @@ class NodeCore:
         """Accept gossiped events (any order, duplicates allowed); the ones that were new."""
         fresh: list[dict[str, Any]] = []
         conflicts = len(self.log.conflicts)
+        horizon = int(time.time() * 1000) + MAX_CLOCK_SKEW_MS
         for raw in events:
+            hlc = raw.get("hlc") if isinstance(raw, dict) else None
+            if isinstance(hlc, list) and hlc and isinstance(hlc[0], int) and hlc[0] > horizon:
+                self.stats["events_future"] += 1
+                continue
             try:
                 added = self.log.add(raw)
             except EventError:

@@ -33,4 +33,5 @@ def sync(nodes: list[NodeCore]) -> None:
         for a in nodes:
             for b in nodes:
                 if a is not b:
-                    b.receive(a.log.missing_for(b.log.version_vector(), set(b.log.anonymous), limit=10**9))
+                    vector, anon, heads = b.log.version_vector(), set(b.log.anonymous), b.log.heads()
+                    b.receive(a.log.missing_for(vector, anon, limit=10**9, heads=heads))

@@ -184,3 +184,39 @@ def test_a_restarted_node_recovers_its_log(tmp_path):
     again = NodeCore("n2", dirs[1])
     assert again.node_id == net[1].node_id
     assert comparable(again.state) == comparable(net[1].state)
+
+
+def test_events_stamped_far_in_the_future_wait(net):
+    from deployments.tasknet.events import make_event
+
+    a, b, _ = net
+    chain = a.log.chains[a.node_id]
+    ahead = make_event(
+        a.identity,
+        len(chain) + 1,
+        chain[-1]["id"],
+        [chain[-1]["hlc"][0] + 10**9, 0],
+        "general",
+        "skills_set",
+        {"skills": []},
+    )
+    assert b.receive([ahead]) == []
+    assert b.stats["events_future"] == 1 and not b.log.has(ahead)
+
+
+def test_an_equivocating_author_is_cut_everywhere_once_both_versions_spread(net):
+    from deployments.tasknet.events import make_event
+
+    a, b, c = net
+    chain = a.log.chains[a.node_id]
+    seq, prev, hlc = len(chain) + 1, chain[-1]["id"], [chain[-1]["hlc"][0] + 1, 0]
+    one = make_event(a.identity, seq, prev, hlc, "general", "task_create", {"title": "one", "reward": 1})
+    two = make_event(a.identity, seq, prev, hlc, "general", "task_create", {"title": "two", "reward": 1})
+    b.receive([one])
+    c.receive([two])
+    assert comparable(b.state) != comparable(c.state)
+    sync(net)
+    assert a.node_id in b.log.equivocations and a.node_id in c.log.equivocations
+    assert comparable(b.state) == comparable(c.state)
+    titles = [t["title"] for t in b.state["channels"]["general"]["tasks"].values()]
+    assert "one" not in titles and "two" not in titles

@@ -26,5 +26,5 @@ def test_no_generated_request_breaks_a_node(tmp_path: Path, monkeypatch: pytest.
             report = fuzz_asgi(app, "/openapi.json", headers={"X-Node-Token": TOKENS["n1"]}, max_examples=4, skip=SKIP)
             client.portal.call(app.state.network.stop)
         reset_local_state()
-    assert "POST /tasks" in report.operations and report.requests >= 200
+    assert "POST /tasks" in report.operations and report.requests >= 150
     assert report.failures == {}

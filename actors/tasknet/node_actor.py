@@ -9,6 +9,7 @@ can cut links with `set_blocked` to partition the network.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ from deployments.tasknet.node import NodeCore
 from deployments.tasknet.raft import LEADER
 from deployments.tasknet.services import NodeServices
 from deployments.tasknet.views import VIEWS
+from rayfleet.state import NAMESPACE
 from rayfleet.tasks import BackgroundTasks
 
 
@@ -42,8 +44,20 @@ class TaskNode:
         self._raft_waiters: dict[str, float] = {}
 
     # ----- wiring
-    async def connect(self, peers: dict[str, Any], peer_ids: dict[str, str], genesis_author: str) -> dict[str, Any]:
-        """Give the node its peers' handles (name -> handle) and ids; start its loops once."""
+    async def connect(
+        self,
+        peers: dict[str, Any],
+        peer_ids: dict[str, str],
+        genesis_author: str,
+        actor_names: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Give the node its peers' handles (name -> handle) and ids; start its loops once.
+
+        With `actor_names` the wiring is saved, so a restarted actor reconnects by itself.
+        """
+        if actor_names and self.core.data_dir is not None:
+            wiring = {"actors": actor_names, "ids": peer_ids, "genesis": genesis_author}
+            (self.core.data_dir / "wiring.json").write_text(json.dumps(wiring))
         self.peers = {n: h for n, h in peers.items() if n != self.core.name}
         self.peer_ids = {n: i for n, i in peer_ids.items() if n != self.core.name}
         self.core.set_genesis_author(genesis_author)
@@ -54,7 +68,27 @@ class TaskNode:
             self.tasks.every(float(self.settings.get("raft_tick_s", 0.05)), self._raft_step, name="raft-tick")
         return await self.whoami()
 
+    async def _rewire(self) -> None:
+        """After a restart (Ray restarts a crashed actor): reconnect from the saved wiring."""
+        if self.tasks.running or self.core.data_dir is None:
+            return
+        path = self.core.data_dir / "wiring.json"
+        import ray
+
+        if not path.exists() or not ray.is_initialized():
+            return
+
+        wiring = json.loads(path.read_text())
+        try:
+            peers = {
+                n: ray.get_actor(a, namespace=NAMESPACE) for n, a in wiring["actors"].items() if n != self.core.name
+            }
+        except ValueError:  # a peer is restarting too: the next call retries
+            return
+        await self.connect(peers, wiring["ids"], wiring["genesis"])
+
     async def whoami(self) -> dict[str, Any]:
+        await self._rewire()
         return {"node_id": self.core.node_id, "public_key": self.core.identity.public_key, "name": self.core.name}
 
     async def bootstrap(self, validators: list[str]) -> bool:
@@ -103,6 +137,7 @@ class TaskNode:
         await asyncio.gather(*(self._send(n, h, "receive_events", events, self.core.name) for n, h in targets))
 
     async def receive_events(self, events: list[dict[str, Any]], sender: str) -> int:
+        await self._rewire()
         if sender.startswith("webrtc:"):
             sender = {i: n for n, i in self.peer_ids.items()}.get(sender[7:], sender)
         if sender in self.blocked:
@@ -187,6 +222,7 @@ class TaskNode:
             await self._push()
 
     async def raft_step(self, msg: dict[str, Any], sender: str) -> dict[str, Any] | None:
+        await self._rewire()
         if sender in self.blocked:
             return None
         raft = self.core.ensure_raft()
@@ -239,6 +275,7 @@ class TaskNode:
 
     # ----- API surface
     async def submit(self, type_: str, payload: dict[str, Any], channel: str) -> dict[str, Any]:
+        await self._rewire()
         try:
             _, result = self.core.submit(type_, payload, channel)
         except Reject as exc:

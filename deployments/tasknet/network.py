@@ -69,7 +69,8 @@ class Network:
             whoami = await asyncio.gather(*(h.whoami.remote() for h in handles.values()))
             self.ids = {n: w["node_id"] for n, w in zip(names, whoami, strict=True)}
             genesis = self.ids[names[0]]
-            await asyncio.gather(*(h.connect.remote(handles, self.ids, genesis) for h in handles.values()))
+            names_of = {n: actor_name(n) for n in names}
+            await asyncio.gather(*(h.connect.remote(handles, self.ids, genesis, names_of) for h in handles.values()))
             await handles[names[0]].bootstrap.remote(list(self.ids.values()))
             for _ in range(100):
                 joined = await asyncio.gather(*(h.ensure_joined.remote() for h in handles.values()))

@@ -7,7 +7,10 @@ gossip, anti-entropy and Raft code) for the network figures. Peers measured in t
   * propagation with push gossip vs. the anchor's design, anti-entropy pulls only
     (same 0.5 s interval here; the anchor uses 5-10 s and one peer per round).
 
-Usage: python bench/tasknet.py [--events 3000] [--rounds 20] [--partition-events 1000]
+The last figures repeat propagation and leader failover with the node actors on a private
+Ray instance (real actor RPC, `ray.kill` of the leader's actor).
+
+Usage: python bench/tasknet.py [--events 3000] [--rounds 20] [--partition-events 1000] [--no-ray]
 """
 
 from __future__ import annotations
@@ -73,7 +76,8 @@ async def open_network(tmp: Path, size: int, **overrides: Any) -> Network:
     network = Network(TasknetConfig.model_validate(settings))
     await network.ensure()
     for handle in network.handles.values():
-        handle._instance.settings.update(overrides.get("actor", {}))
+        if hasattr(handle, "_instance"):  # in-process: settings of the node objects themselves
+            handle._instance.settings.update(overrides.get("actor", {}))
     await converge(network, 30)
     return network
 
@@ -198,6 +202,51 @@ async def bench_raft(rounds: int) -> None:
         reset_local_state()
 
 
+async def ray_scenario(data_dir: str, rounds: int) -> None:
+    """5 node actors on a private Ray instance: propagation and leader failover with real actor kills."""
+    import ray
+
+    network = await open_network(Path(data_dir), 5)
+    samples = await propagation(network, rounds)
+    print(
+        f"[ray actors] propagation to all 5 nodes: median {ms(statistics.median(samples))}, "
+        f"max {ms(max(samples))} over {rounds} events"
+    )
+    started = time.perf_counter()
+    while True:
+        statuses = {n: await h.raft_status.remote() for n, h in network.handles.items()}
+        leaders = [n for n, st in statuses.items() if st["role"] == LEADER]
+        if leaders:
+            break
+        assert time.perf_counter() - started < 30, "no leader elected"
+        await asyncio.sleep(0.05)
+    leader = leaders[0]
+    term = statuses[leader]["term"]
+    ray.kill(network.handles[leader], no_restart=True)
+    killed = time.perf_counter()
+    survivors = {n: h for n, h in network.handles.items() if n != leader}
+    while True:
+        roles = [await h.raft_status.remote() for h in survivors.values()]
+        if any(r["role"] == LEADER and r["term"] > term for r in roles):
+            break
+        assert time.perf_counter() - killed < 30, "no new leader"
+        await asyncio.sleep(0.005)
+    print(f"[ray actors] leader actor killed (ray.kill): new leader in {ms(time.perf_counter() - killed)}")
+    for handle in survivors.values():
+        ray.kill(handle, no_restart=True)
+
+
+def bench_ray(rounds: int) -> None:
+    import ray
+
+    tmp = tempfile.mkdtemp(prefix="tasknet-bench-ray-")
+    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=f"{tmp}/ray", namespace="rayfleet", logging_level="ERROR")
+    try:
+        asyncio.run(ray_scenario(f"{tmp}/data", rounds))
+    finally:
+        ray.shutdown()
+
+
 def bench_ring() -> None:
     for size in (10, 100):
         keys = [ring.RingKey.from_seed(i.to_bytes(4, "big") * 8) for i in range(size)]
@@ -216,12 +265,15 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--partition-events", type=int, default=1000)
+    parser.add_argument("--no-ray", action="store_true", help="skip the figures on a private Ray instance")
     args = parser.parse_args()
     bench_apply(args.events)
     asyncio.run(bench_propagation(args.rounds))
     asyncio.run(bench_partition(args.partition_events))
     asyncio.run(bench_raft(args.rounds))
     bench_ring()
+    if not args.no_ray:
+        bench_ray(args.rounds)
 
 
 if __name__ == "__main__":

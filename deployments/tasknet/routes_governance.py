@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi import APIRouter, Body, Depends, Query
 from pydantic import Field
 
 from deployments.tasknet import schemas
@@ -54,9 +54,7 @@ class ValidateIn(Strict):
 
 
 @router.post("/proposals", response_model=ProposalOut)
-async def create_proposal(
-    request: Request, body: ProposalIn, channel: str = Query("general"), node: Any = Depends(writer)
-) -> Any:
+async def create_proposal(body: ProposalIn, channel: str = Query("general"), node: Any = Depends(writer)) -> Any:
     if body.schema_name not in schemas.SCHEMAS:
         raise TasknetError(400, f"unknown schema {body.schema_name}")
     errors = schemas.validate(body.schema_name, body.model_dump(exclude={"command", "schema_name"}))

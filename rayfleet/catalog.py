@@ -41,6 +41,7 @@ COMPONENTS: dict[str, Component] = {
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),
         Component("asn", "/asn", "/api/health", "/api/docs", "/api/openapi.json"),
+        Component("tasknet", "/tasknet", "/health", "/docs"),
         Component(
             "mitigation",
             "/mitigation",

@@ -13,6 +13,8 @@ import re
 
 import httpx
 import pytest
+import websockets.exceptions
+import websockets.sync.client
 
 from rayfleet.catalog import COMPONENTS
 from tests.conftest import DATA
@@ -75,6 +77,24 @@ def is_framework_not_found(response: httpx.Response) -> bool:
         return True  # Serve's own plain-text 404 for an unknown prefix
 
 
+def websocket_problem(base_url: httpx.URL, path: str, headers: dict[str, str]) -> str | None:
+    """None when the route is served: the handshake completes, or the app itself refuses it.
+
+    An unrouted WebSocket path is closed by the framework before the upgrade, which the
+    server turns into a bare 403 (or 404) with no body; an app's own refusal (a missing
+    token, say) has another status or a body that says why.
+    """
+    url = str(base_url).replace("http", "ws", 1).rstrip("/") + path
+    try:
+        with websockets.sync.client.connect(url, additional_headers=headers, open_timeout=10):
+            return None
+    except websockets.exceptions.InvalidStatus as exc:
+        status, body = exc.response.status_code, exc.response.body or b""
+        if status in (403, 404) and not body.strip():
+            return f"handshake refused with a bare {status}"
+        return None
+
+
 @pytest.mark.parametrize("component", sorted(c for c in ROUTES if c in TABLES))
 def test_every_route_of_routes_tsv_is_served(component, cluster, http):
     comp, base = TABLES[component]
@@ -85,6 +105,11 @@ def test_every_route_of_routes_tsv_is_served(component, cluster, http):
     problems = []
     for method, path in ROUTES[component]:
         headers = credentials(component, path, cluster.secrets)
+        if method == "WebSocket":
+            problem = websocket_problem(http.base_url, prefix + concrete(path), headers)
+            if problem:
+                problems.append(f"WebSocket {path}: {problem}")
+            continue
         kwargs = {"json": {}} if method in ("POST", "PUT", "PATCH") else {}
         response = http.request(method, prefix + concrete(path), headers=headers, **kwargs)
         if is_framework_not_found(response) or response.status_code == 405:

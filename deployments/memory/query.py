@@ -11,6 +11,8 @@ Rules (documented in README.md):
 - in each AND group, bare stop-words are dropped when another term remains, and
   a one-word term implied by another term (a repeat, or a prefix of another
   word) is dropped: both only make FTS5 walk long posting lists;
+- when no memory matches every term, `build_any_match` gives the fallback
+  where any one term may match (BM25 then favours memories matching more);
 - FTS5 syntax typed by the user (`AND`, `NEAR`, `col:`, `*`, `^`, parentheses)
   is only text: every word is emitted inside double quotes.
 The result never makes FTS5 raise; text without any word gives `None`.
@@ -88,7 +90,8 @@ def _simplify(group: list[_Term]) -> list[_Term]:
     return kept
 
 
-def build_match(text: str) -> str | None:
+def _parse(text: str) -> tuple[list[list[_Term]], list[_Term]]:
+    """The query's OR groups of AND terms (simplified) and its excluded terms."""
     groups: list[list[_Term]] = [[]]
     negatives: list[_Term] = []
     count = 0
@@ -113,14 +116,44 @@ def build_match(text: str) -> str | None:
         term = _Term(tokens, prefix=True, bare=True)
         (negatives if negate else groups[-1]).append(term)
         count += 1
-    groups = [_simplify(g) for g in groups if g]
-    if not groups:
-        return None
+    return [_simplify(g) for g in groups if g], negatives
+
+
+def _compose(groups: list[list[_Term]], negatives: list[_Term]) -> str:
     parts = [g[0].expr() if len(g) == 1 else "(" + " AND ".join(t.expr() for t in g) + ")" for g in groups]
     expr = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
     if negatives:
         expr = f"{expr} NOT ({' OR '.join(t.expr() for t in negatives)})"
     return expr
+
+
+def build_match(text: str) -> str | None:
+    """The MATCH expression where every term of an AND group must match."""
+    groups, negatives = _parse(text)
+    return _compose(groups, negatives) if groups else None
+
+
+def build_any_match(text: str) -> str | None:
+    """The fallback when nothing matches every word: any one term may match.
+
+    Every positive term of every group becomes an alternative, so BM25 ranks
+    first the memories that match the most (and the rarest) words. Stop-words
+    are left out (they would match nearly every memory) unless nothing else is
+    left; exclusions still apply. None when the query has no AND group of two
+    or more terms, since the result would be the same as `build_match`.
+    """
+    groups, negatives = _parse(text)
+    if not any(len(g) > 1 for g in groups):
+        return None
+    terms: list[_Term] = []
+    seen: set[str] = set()
+    for term in (t for g in groups for t in g):
+        if term.expr() not in seen:
+            seen.add(term.expr())
+            terms.append(term)
+    if any(not t.is_stopword() for t in terms):
+        terms = [t for t in terms if not t.is_stopword()]
+    return _compose([[t] for t in terms], negatives)
 
 
 STOPWORDS = frozenset(

@@ -16,7 +16,6 @@ query parameter, else the `X-MEM-Scope` header, else MEM_SCOPE (default `user`);
 
 from __future__ import annotations
 
-import hmac
 import json
 import socket
 import sys
@@ -32,6 +31,7 @@ from deployments.memory.config import Settings
 from deployments.memory.errors import MemError, UsageError
 from deployments.memory.service import Memory
 from deployments.memory.store import Store, check_limit
+from rayfleet.security import constant_time_equals
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://")
@@ -109,7 +109,7 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
                 return Response(status_code=204, headers=_cors_headers(origin))
             return error(403, "CORS is allowed only for browser-extension origins", headers={"Vary": "Origin"})
         if request.url.path != "/health":
-            if not hmac.compare_digest(presented_token(request).encode(), expected):
+            if not constant_time_equals(presented_token(request), expected):
                 response: Response = error(
                     401,
                     "missing or invalid token (X-MEM-Token or Authorization: Bearer)",

@@ -75,7 +75,6 @@ class Documents implements vscode.TextDocumentContentProvider {
       this.contents.delete(this.contents.keys().next().value as string);
     }
     const doc = await vscode.workspace.openTextDocument(uri);
-    await vscode.languages.setTextDocumentLanguage(doc, "markdown");
     await vscode.window.showTextDocument(doc, { preview: true });
   }
 }

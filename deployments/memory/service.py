@@ -13,8 +13,9 @@ Ranking (documented in README.md):
   then ordered pinned first, RRF score, most recently updated, newest id.
   Both candidate lists take pinned matches first, so a pinned match is never
   cut by the candidate limit: pinned items rank the same way in both modes.
-- when no memory matches every word, both modes use the memories matching any
-  word instead, and the result says `"match": "any"` (otherwise `"all"`).
+- when no memory matches every word, both modes loosen the query (README,
+  "Search and ranking": first the words found somewhere must all match, then
+  any one word may), and the result says `"match": "any"` (otherwise `"all"`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from deployments.memory import embed
 from deployments.memory.config import Settings
 from deployments.memory.errors import EmbeddingError, StorageError, UsageError
-from deployments.memory.query import build_any_match, build_match
+from deployments.memory.query import build_match, relaxed_matches
 from deployments.memory.records import ALL_SCOPES, check_scope, check_value, normalize_tags
 from deployments.memory.store import Store, check_limit, embedding_text
 
@@ -111,16 +112,22 @@ class Memory:
         return {"query": query, "mode": "text", "match": kind, "count": len(results), "results": results}
 
     def _text_hits(self, scope: str, query: str, limit: int) -> tuple[list[dict], str]:
-        """BM25 hits of every word ("all"); when there are none, of any word ("any")."""
+        """BM25 hits of every word ("all"); when there are none, of the loosened query ("any").
+
+        The loosened forms are tried in order and their hits appended until `limit`:
+        first the memories with every word that some memory has, then those with any word.
+        """
         match = build_match(query)
         hits = self.store.text_search(scope, match, limit) if match else []
-        if not hits:
-            fallback = build_any_match(query)
-            if fallback:
-                hits = self.store.text_search(scope, fallback, limit)
-                if hits:
-                    return hits, "any"
-        return hits, "all"
+        if hits:
+            return hits, "all"
+        for loose in relaxed_matches(query, self.store.has_match):
+            if len(hits) >= limit:
+                break
+            seen = {h["id"] for h in hits}
+            more = self.store.text_search(scope, loose, limit + len(hits))
+            hits += [h for h in more if h["id"] not in seen][: limit - len(hits)]
+        return hits, "any" if hits else "all"
 
     def _hybrid(self, text_hits: list[dict], vector_hits: list[tuple[int, float]], limit: int) -> list[dict]:
         s = self.settings

@@ -571,6 +571,14 @@ class Store:
             out.append(rec)
         return out
 
+    @storage_errors
+    def has_match(self, match: str) -> bool:
+        """Whether any memory (any scope, archived too) matches: a cheap probe, no ranking."""
+        return (
+            self.conn.execute("SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1", (match,)).fetchone()
+            is not None
+        )
+
     def _ranked_ids(self, scope: str, match: str, limit: int, pinned_first: bool) -> list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
         scope_args: tuple = () if scope == ALL_SCOPES else (scope,)

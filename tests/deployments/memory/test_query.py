@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from deployments.memory.query import build_any_match, build_match, content_tokens, words
+from deployments.memory.query import build_any_match, build_match, content_tokens, relaxed_matches, words
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +150,16 @@ def test_any_match_is_none_when_it_would_not_loosen_the_query():
     assert build_any_match("the deploy") is None  # `the` is dropped: one term left
     assert build_any_match("   ") is None
     assert build_any_match("deploy staging") == '("deploy"* OR "staging"*)'
+
+
+def test_relaxed_matches_drop_words_found_nowhere_then_allow_any(fts):
+    def exists(expr: str) -> bool:
+        return fts.execute("SELECT 1 FROM t WHERE t MATCH ? LIMIT 1", (expr,)).fetchone() is not None
+
+    assert relaxed_matches("deploy server zzz", exists) == ['("deploy"* AND "server"*)', '("deploy"* OR "server"*)']
+    assert relaxed_matches("deploy staging", exists) == ['("deploy"* OR "staging"*)']  # both words exist
+    assert relaxed_matches("deploy zzz", exists) == ['"deploy"*']
+    assert relaxed_matches("deploy zzz -prod", exists) == ['"deploy"* NOT ("prod"*)']
+    assert relaxed_matches("deploy zzz OR staging yyy", exists) == ['("deploy"* OR "staging"*)']
+    assert relaxed_matches("zzz yyy", exists) == []
+    assert relaxed_matches("deploy", exists) == []

@@ -144,11 +144,12 @@ def build_any_match(text: str) -> str | None:
     has no AND group of two or more terms (the result would be `build_match`'s).
     """
     loose = _loosened(text, None)
-    return loose[0] if loose else None
+    return loose[0][0] if loose else None
 
 
-def relaxed_matches(text: str, exists: Callable[[str], bool]) -> list[str]:
-    """The MATCH expressions to try, in order, when no memory matches every term.
+def relaxed_matches(text: str, exists: Callable[[str], bool]) -> list[tuple[str, bool]]:
+    """The MATCH expressions to try, in order, when no memory matches every term,
+    each with True when any one of its terms may match (the OR form).
 
     1. For a query of one AND group: the AND of the terms that match some memory
        (`exists(term_expression)`), when some do not: a word found nowhere (a
@@ -160,7 +161,7 @@ def relaxed_matches(text: str, exists: Callable[[str], bool]) -> list[str]:
     return _loosened(text, exists)
 
 
-def _loosened(text: str, exists: Callable[[str], bool] | None) -> list[str]:
+def _loosened(text: str, exists: Callable[[str], bool] | None) -> list[tuple[str, bool]]:
     groups, negatives = _parse(text)
     if not any(len(g) > 1 for g in groups):
         return []
@@ -173,15 +174,15 @@ def _loosened(text: str, exists: Callable[[str], bool] | None) -> list[str]:
     if any(not t.is_stopword() for t in terms):
         terms = [t for t in terms if not t.is_stopword()]
     if exists is None:
-        return [_compose([[t] for t in terms], negatives)]
+        return [(_compose([[t] for t in terms], negatives), True)]
     present = [t for t in terms if exists(t.expr())]
     if not present:
         return []
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []
     if len(groups) == 1 and len(present) < len(terms):
-        out.append(_compose([present], negatives))
+        out.append((_compose([present], negatives), False))
     if len(present) > 1:
-        out.append(_compose([[t] for t in present], negatives))
+        out.append((_compose([[t] for t in present], negatives), True))
     return out
 
 

@@ -29,7 +29,7 @@ from deployments.memory.config import Settings
 from deployments.memory.errors import EmbeddingError, StorageError, UsageError
 from deployments.memory.query import build_match, relaxed_matches
 from deployments.memory.records import ALL_SCOPES, check_scope, check_value, normalize_tags
-from deployments.memory.store import Store, check_limit, embedding_text
+from deployments.memory.store import ANY_CANDIDATES, Store, check_limit, embedding_text
 
 Warn = Callable[[str], None]
 
@@ -121,11 +121,13 @@ class Memory:
         hits = self.store.text_search(scope, match, limit) if match else []
         if hits:
             return hits, "all"
-        for loose in relaxed_matches(query, self.store.has_match):
+        for loose, any_word in relaxed_matches(query, self.store.has_match):
             if len(hits) >= limit:
                 break
             seen = {h["id"] for h in hits}
-            more = self.store.text_search(scope, loose, limit + len(hits))
+            more = self.store.text_search(
+                scope, loose, limit + len(hits), candidates=ANY_CANDIDATES if any_word else None
+            )
             hits += [h for h in more if h["id"] not in seen][: limit - len(hits)]
         return hits, "any" if hits else "all"
 

@@ -48,6 +48,10 @@ MAX_DEPTH = 16
 # matches (README, "Ranking"): scoring every match of a very common word
 # costs FTS5 ~2 µs a row, 20-60 ms for a word found in 10-30% of 100k memories.
 CANDIDATES = 1000
+# The any-word stage of a loosened query (README, "Search and ranking") fills the
+# list after the exact stage; an OR of common words matches most memories, so it
+# ranks fewer candidates.
+ANY_CANDIDATES = 200
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -545,7 +549,9 @@ class Store:
     # ----- search --------------------------------------------------------------
 
     @storage_errors
-    def text_search(self, scope: str, match: str, limit: int, pinned_first: bool = True) -> list[dict]:
+    def text_search(
+        self, scope: str, match: str, limit: int, pinned_first: bool = True, candidates: int | None = None
+    ) -> list[dict]:
         """BM25 full-text hits; each record gains `score` (higher is better) and `snippet`.
 
         Order: pinned first, then rank (BM25, column weights 3/1/2), then most recent
@@ -555,7 +561,7 @@ class Store:
         tens of thousands of rows.
         """
         try:
-            hits = self._ranked_ids(scope, match, limit, pinned_first)
+            hits = self._ranked_ids(scope, match, limit, pinned_first, candidates or CANDIDATES)
         except sqlite3.OperationalError:
             return self._like_search(scope, match, limit)
         if not hits:
@@ -579,7 +585,9 @@ class Store:
             is not None
         )
 
-    def _ranked_ids(self, scope: str, match: str, limit: int, pinned_first: bool) -> list[tuple[int, float]]:
+    def _ranked_ids(
+        self, scope: str, match: str, limit: int, pinned_first: bool, candidates: int
+    ) -> list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
         scope_args: tuple = () if scope == ALL_SCOPES else (scope,)
         # BM25 over the newest CANDIDATES active matches of the scope (all of them
@@ -590,14 +598,14 @@ class Store:
             "ON m.id = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql.replace('scope', 'm.scope')} "
             "ORDER BY memories_fts.rowid DESC LIMIT ?",
-            (match, *scope_args, CANDIDATES),
+            (match, *scope_args, candidates),
         ).fetchall()
         if not rows:
             return []
         hits = [(r[0], r[1], r[2] if pinned_first else 0, r[3]) for r in rows]
         if (
             pinned_first
-            and len(rows) == CANDIDATES
+            and len(rows) == candidates
             and (
                 scope == ALL_SCOPES
                 or self.conn.execute(

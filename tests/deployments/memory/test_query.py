@@ -156,10 +156,13 @@ def test_relaxed_matches_drop_words_found_nowhere_then_allow_any(fts):
     def exists(expr: str) -> bool:
         return fts.execute("SELECT 1 FROM t WHERE t MATCH ? LIMIT 1", (expr,)).fetchone() is not None
 
-    assert relaxed_matches("deploy server zzz", exists) == ['("deploy"* AND "server"*)', '("deploy"* OR "server"*)']
-    assert relaxed_matches("deploy staging", exists) == ['("deploy"* OR "staging"*)']  # both words exist
-    assert relaxed_matches("deploy zzz", exists) == ['"deploy"*']
-    assert relaxed_matches("deploy zzz -prod", exists) == ['"deploy"* NOT ("prod"*)']
-    assert relaxed_matches("deploy zzz OR staging yyy", exists) == ['("deploy"* OR "staging"*)']
+    assert relaxed_matches("deploy server zzz", exists) == [
+        ('("deploy"* AND "server"*)', False),
+        ('("deploy"* OR "server"*)', True),
+    ]
+    assert relaxed_matches("deploy staging", exists) == [('("deploy"* OR "staging"*)', True)]  # both words exist
+    assert relaxed_matches("deploy zzz", exists) == [('"deploy"*', False)]
+    assert relaxed_matches("deploy zzz -prod", exists) == [('"deploy"* NOT ("prod"*)', False)]
+    assert relaxed_matches("deploy zzz OR staging yyy", exists) == [('("deploy"* OR "staging"*)', True)]
     assert relaxed_matches("zzz yyy", exists) == []
     assert relaxed_matches("deploy", exists) == []

@@ -323,18 +323,20 @@ def test_any_word_fallback_in_hybrid_mode(tmp_path, embed_server):
 def test_loosened_query_puts_memories_with_every_known_word_first(memory, monkeypatch):
     """A word no memory has is dropped first: the memories with all the other words come first, exactly
     (even past the candidate cap), then the memories with any of the words fill the list."""
+    from deployments.memory import service as service_mod
     from deployments.memory import store as store_mod
 
     monkeypatch.setattr(store_mod, "CANDIDATES", 5)
+    monkeypatch.setattr(service_mod, "ANY_CANDIDATES", 5)
     memory.store.save("user", "exact", "alpha beta gamma notes", detect_conflicts=False)
     for i in range(20):
         memory.store.save("user", f"alpha-{i}", f"alpha alpha note number {i}", detect_conflicts=False)
     res = memory.search("alpha beta gamma qqqunknown", 8)
     assert res["match"] == "any"
-    # `exact` is older than the 5 newest `alpha` matches (the cap) but comes first; the any-word
-    # stage ranks those 5 candidates (equal BM25: newest first)
+    # `exact` is older than the 5 newest `alpha` matches (the caps) but comes first; the any-word
+    # stage ranks its 5 candidates (equal BM25: newest first)
     assert keys(res) == ["exact", *(f"alpha-{i}" for i in range(19, 14, -1))]
     # two OR groups: no AND stage, any word of either group
-    monkeypatch.setattr(store_mod, "CANDIDATES", 1000)
+    monkeypatch.setattr(service_mod, "ANY_CANDIDATES", 1000)
     res = memory.search("gamma qqq OR number yyy", 50)
     assert res["match"] == "any" and "exact" in keys(res) and "alpha-3" in keys(res)

@@ -118,14 +118,14 @@ class Memory:
         first the memories with every word that some memory has, then those with any word.
         """
         match = build_match(query)
-        hits = self.store.text_search(scope, match, limit) if match else []
+        hits: list[dict] = self.store.text_search(scope, match, limit) if match else []
         if hits:
             return hits, "all"
         for loose, any_word in relaxed_matches(query, self.store.has_match):
             if len(hits) >= limit:
                 break
             seen = {h["id"] for h in hits}
-            more = self.store.text_search(
+            more: list[dict] = self.store.text_search(
                 scope, loose, limit + len(hits), candidates=ANY_CANDIDATES if any_word else None
             )
             hits += [h for h in more if h["id"] not in seen][: limit - len(hits)]

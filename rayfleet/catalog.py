@@ -1,7 +1,8 @@
-"""The components rayfleet knows: where each is served and how it is checked.
+"""The built components: where each is served and how it is checked.
 
 Data only: `rayfleet up` and the tests read it; nothing here imports a component.
-`serve.yaml` decides which are deployed (an application entry per built component).
+A component gets its entry here when it is built, together with its application in
+`serve.yaml` (which decides what `rayfleet up` deploys).
 """
 
 from __future__ import annotations
@@ -31,12 +32,8 @@ COMPONENTS: dict[str, Component] = {
             "/api/v1/openapi.json",
             prestart="deployments.lxc.sim.demo:ensure_demo_host",
         ),
-        Component("autoscale", "/autoscale", "/health/check", "/docs"),
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),
-        Component("mitigation", "/mitigation", "/health", "/docs"),
-        Component("tasknet", "/tasknet", "/health", "/docs"),
-        Component("webfilter", "/webfilter", "/health", "/docs"),
         Component("asn", "/asn", "/api/health", "/api/docs", "/api/openapi.json"),
     )
 }

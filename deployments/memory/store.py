@@ -31,8 +31,8 @@ from deployments.memory.records import (
     to_record,
     uri,
 )
+from rayfleet.sqlite import connect as sqlite_connect
 
-BUSY_TIMEOUT_MS = 10_000
 REL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 SORTS = {
     "updated": "m.updated_at DESC, m.id DESC",
@@ -91,15 +91,8 @@ class Store:
         self.path = path
         ensure_db_file(path)
         try:
-            self.conn = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
+            # WAL, synchronous=NORMAL, foreign keys and the 10 s busy timeout: the platform's setup.
+            self.conn = sqlite_connect(path, wal=True, check_same_thread=False, autocommit=True)
             if schema.current_version(self.conn) != schema.LATEST:
                 schema.migrate(self.conn)
         except sqlite3.DatabaseError as exc:

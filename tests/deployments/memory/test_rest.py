@@ -119,7 +119,7 @@ async def test_list_and_search_with_scope(client):
     r = await client.get("/memories", params={"q": "deploy", "scope": "*", "limit": "1"})
     assert r.json()["mode"] == "text" and r.json()["count"] == 1 and r.json()["match"] == "all"
     r = await client.get("/memories", params={"q": "alpha notes header", "scope": "*"})
-    assert r.json()["match"] == "any" and [m["key"] for m in r.json()["results"]][0] == "a"
+    assert r.json()["match"] == "any" and r.json()["results"][0]["key"] == "a"
     r = await client.get("/memories/b", params={"scope": "work"})
     assert r.status_code == 200
     await client.post("/memories", json={"key": "c", "value": "pinned later"})

@@ -59,7 +59,7 @@ def error(status: int, message: str, code: str | None = None, headers: dict | No
 
 
 def is_extension_origin(origin: str | None) -> bool:
-    return bool(origin) and origin.startswith(EXTENSION_SCHEMES) and len(origin) > len("moz-extension://")
+    return origin is not None and origin.startswith(EXTENSION_SCHEMES) and len(origin) > len("moz-extension://")
 
 
 def _cors_headers(origin: str) -> dict[str, str]:
@@ -90,7 +90,7 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
-        origin = request.headers.get("origin")
+        origin = request.headers.get("origin") or ""
         extension = is_extension_origin(origin)
         host = request.headers.get("host", "").lower()
         if allowed_hosts and host not in allowed_hosts:

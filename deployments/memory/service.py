@@ -173,6 +173,8 @@ class Memory:
 
         from deployments.memory import vcache
 
+        if self.client is None:
+            return []
         model, path, conn = self.client.model_id, self.store.path, self.store.conn
         try:
             matrix, rows, scopes = vcache.load(path, conn, model, len(qvec)) or vcache.build(

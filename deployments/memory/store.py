@@ -9,6 +9,7 @@ removes them through `ON DELETE CASCADE`.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import os
 import re
@@ -136,7 +137,7 @@ class Store:
             record["links"] = self._links_of(row["id"])
         return record
 
-    def _links_of(self, memory_id: int) -> dict[str, list[dict]]:
+    def _links_of(self, memory_id: int) -> dict[str, builtins.list[dict]]:
         out = self.conn.execute(
             """SELECT l.rel, m.scope, m.key FROM memory_links l JOIN memories m ON m.id = l.to_id
                 WHERE l.from_id = ? ORDER BY l.rel, m.scope, m.key""",
@@ -155,12 +156,12 @@ class Store:
     @storage_errors
     def list(
         self, scope: str, limit: int = 200, pinned_only: bool = False, sort: str = "updated", offset: int = 0
-    ) -> list[dict]:
+    ) -> builtins.list[dict]:
         check_scope(scope, allow_all=True)
         if sort not in SORTS:
             raise UsageError(f"sort must be one of {', '.join(SORTS)}")
         where = ["m.archived = 0"]
-        params: list[Any] = []
+        params: builtins.list[Any] = []
         if scope != ALL_SCOPES:
             where.append("m.scope = ?")
             params.append(scope)
@@ -276,7 +277,7 @@ class Store:
         scope: str,
         key: str,
         value: str,
-        tags: list[str],
+        tags: builtins.list[str],
         origin: str,
         now: int,
         verified: bool,
@@ -302,7 +303,8 @@ class Store:
                 model if vector is not None else "",
             ),
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT always sets it
+        return cur.lastrowid
 
     @staticmethod
     def _archive_and_link(conn: sqlite3.Connection, new_id: int, old_id: int, now: int) -> None:
@@ -469,7 +471,7 @@ class Store:
             node = queue.popleft()
             if seen[node] >= depth:
                 continue
-            neighbours: list[int] = []
+            neighbours: builtins.list[int] = []
             if direction in ("out", "both"):
                 neighbours += [
                     r[0]
@@ -544,7 +546,7 @@ class Store:
     @storage_errors
     def text_search(
         self, scope: str, match: str, limit: int, pinned_first: bool = True, candidates: int | None = None
-    ) -> list[dict]:
+    ) -> builtins.list[dict]:
         """BM25 full-text hits; each record gains `score` (higher is better) and `snippet`.
 
         Order: pinned first, then rank (BM25, column weights 3/1/2), then most recent
@@ -580,7 +582,7 @@ class Store:
 
     def _ranked_ids(
         self, scope: str, match: str, limit: int, pinned_first: bool, candidates: int
-    ) -> list[tuple[int, float]]:
+    ) -> builtins.list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
         scope_args: tuple = () if scope == ALL_SCOPES else (scope,)
         # BM25 over the newest CANDIDATES active matches of the scope (all of them
@@ -619,13 +621,13 @@ class Store:
         return [(h[0], h[1]) for h in hits[:limit]]
 
     def _with_updated(
-        self, ranked: list, scope_sql: str = "", scope_args: tuple = (), with_pinned: bool = False
-    ) -> list[tuple]:
+        self, ranked: builtins.list, scope_sql: str = "", scope_args: tuple = (), with_pinned: bool = False
+    ) -> builtins.list[tuple]:
         """(id, rank, [pinned,] updated_at) of the active rows among `ranked`, filtered by scope."""
         if not ranked:
             return []
-        rank_of = dict(ranked)
-        keep: list[tuple] = []
+        rank_of: dict[int, float] = dict(ranked)
+        keep: builtins.list[tuple] = []
         ids = list(rank_of)
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
@@ -639,7 +641,7 @@ class Store:
             keep += [(r[0], rank_of[r[0]], r[1], r[2]) if with_pinned else (r[0], rank_of[r[0]], r[2]) for r in rows]
         return keep
 
-    def _like_search(self, scope: str, match: str, limit: int) -> list[dict]:
+    def _like_search(self, scope: str, match: str, limit: int) -> builtins.list[dict]:
         """Last resort when FTS5 rejects an expression: substring match on the words, score 0."""
         from deployments.memory.query import words
 
@@ -647,7 +649,7 @@ class Store:
         if not terms:
             return []
         where = ["m.archived = 0"] + ["(m.key || ' ' || m.value || ' ' || m.tags) LIKE ?"] * len(terms)
-        params: list[Any] = [f"%{t}%" for t in terms]
+        params: builtins.list[Any] = [f"%{t}%" for t in terms]
         if scope != ALL_SCOPES:
             where.append("m.scope = ?")
             params.append(scope)
@@ -659,7 +661,7 @@ class Store:
         return [dict(to_record(r), id=r["id"], score=0.0, snippet=r["value"][:120]) for r in rows]
 
     @storage_errors
-    def records_by_id(self, ids: list[int]) -> dict[int, dict]:
+    def records_by_id(self, ids: builtins.list[int]) -> dict[int, dict]:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
@@ -669,7 +671,8 @@ class Store:
     # ----- embeddings backfill -----------------------------------------------------
 
     @storage_errors
-    def needing_embedding(self, model: str, force: bool) -> list[int]:
+    def needing_embedding(self, model: str, force: bool) -> builtins.list[int]:
+        params: tuple[str, ...]
         if force:
             sql, params = "SELECT id FROM memories ORDER BY id", ()
         else:
@@ -680,13 +683,13 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, params)]
 
     @storage_errors
-    def texts_for(self, ids: list[int]) -> dict[int, str]:
+    def texts_for(self, ids: builtins.list[int]) -> dict[int, str]:
         marks = ",".join("?" * len(ids))
         rows = self.conn.execute(f"SELECT id, value, tags FROM memories WHERE id IN ({marks})", ids)
         return {r["id"]: embedding_text(r["value"], r["tags"].split(",")) for r in rows}
 
     @storage_errors
-    def set_embeddings(self, items: list[tuple[int, bytes]], model: str) -> None:
+    def set_embeddings(self, items: builtins.list[tuple[int, bytes]], model: str) -> None:
         """Store vectors without touching updated_at (re-embedding is not an edit)."""
         with self.write() as conn:
             conn.executemany(
@@ -717,7 +720,7 @@ def check_rel(rel: object) -> str:
 
 def check_limit(limit: object, maximum: int = 10_000) -> int:
     try:
-        value = int(limit)  # type: ignore[arg-type]
+        value = int(limit)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         raise UsageError(f"limit must be an integer, got {limit!r}") from None
     if not 1 <= value <= maximum:

@@ -126,7 +126,11 @@ class Memory:
                 break
             seen = {h["id"] for h in hits}
             more: list[dict] = self.store.text_search(
-                scope, loose, limit + len(hits), candidates=ANY_CANDIDATES if any_word else None
+                scope,
+                loose,
+                limit + len(hits),
+                candidates=ANY_CANDIDATES if any_word else None,
+                older_pinned=not any_word,
             )
             hits += [h for h in more if h["id"] not in seen][: limit - len(hits)]
         return hits, "any" if hits else "all"

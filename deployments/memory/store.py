@@ -51,7 +51,7 @@ MAX_DEPTH = 16
 CANDIDATES = 1000
 # The any-word stage of a loosened query (README, "Search and ranking") fills the
 # list after the exact stage; an OR of common words matches most memories, so it
-# ranks fewer candidates.
+# ranks fewer candidates and does not walk the older matches for pinned ones.
 ANY_CANDIDATES = 200
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -545,7 +545,13 @@ class Store:
 
     @storage_errors
     def text_search(
-        self, scope: str, match: str, limit: int, pinned_first: bool = True, candidates: int | None = None
+        self,
+        scope: str,
+        match: str,
+        limit: int,
+        pinned_first: bool = True,
+        candidates: int | None = None,
+        older_pinned: bool = True,
     ) -> builtins.list[dict]:
         """BM25 full-text hits; each record gains `score` (higher is better) and `snippet`.
 
@@ -553,10 +559,11 @@ class Store:
         update, then newest id, among the candidates: the CANDIDATES most recently
         created active matches of the scope (every match when there are fewer)
         plus every pinned match, so a very common word never makes FTS5 score
-        tens of thousands of rows.
+        tens of thousands of rows. `candidates` replaces CANDIDATES; with
+        `older_pinned=False` the pinned matches count only among the candidates.
         """
         try:
-            hits = self._ranked_ids(scope, match, limit, pinned_first, candidates or CANDIDATES)
+            hits = self._ranked_ids(scope, match, limit, pinned_first, candidates or CANDIDATES, older_pinned)
         except sqlite3.OperationalError:
             return self._like_search(scope, match, limit)
         if not hits:
@@ -581,7 +588,7 @@ class Store:
         )
 
     def _ranked_ids(
-        self, scope: str, match: str, limit: int, pinned_first: bool, candidates: int
+        self, scope: str, match: str, limit: int, pinned_first: bool, candidates: int, older_pinned: bool
     ) -> builtins.list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
         scope_args: tuple = () if scope == ALL_SCOPES else (scope,)
@@ -600,6 +607,7 @@ class Store:
         hits = [(r[0], r[1], r[2] if pinned_first else 0, r[3]) for r in rows]
         if (
             pinned_first
+            and older_pinned
             and len(rows) == candidates
             and (
                 scope == ALL_SCOPES

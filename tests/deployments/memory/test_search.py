@@ -340,3 +340,18 @@ def test_loosened_query_puts_memories_with_every_known_word_first(memory, monkey
     monkeypatch.setattr(service_mod, "ANY_CANDIDATES", 1000)
     res = memory.search("gamma qqq OR number yyy", 50)
     assert res["match"] == "any" and "exact" in keys(res) and "alpha-3" in keys(res)
+
+
+def test_any_word_stage_counts_pinned_only_among_its_candidates(memory):
+    """The any-word stage skips the walk over older matches for pinned ones (README, "Search and ranking")."""
+    from deployments.memory.query import build_match
+
+    memory.store.save("user", "old-pinned", "alpha from long ago", detect_conflicts=False)
+    memory.store.set_pinned("user", "old-pinned", True)
+    for i in range(10):
+        memory.store.save("user", f"new-{i}", f"alpha number {i}", detect_conflicts=False)
+    match = build_match("alpha")
+    full = [r["key"] for r in memory.store.text_search("user", match, 3, candidates=5)]
+    assert full[0] == "old-pinned"
+    capped = [r["key"] for r in memory.store.text_search("user", match, 3, candidates=5, older_pinned=False)]
+    assert "old-pinned" not in capped and len(capped) == 3

@@ -19,6 +19,12 @@ class Component:
     openapi_path: str | None = "/openapi.json"
     # "module:function" called with the var/ folder before deploying (demo dependencies)
     prestart: str | None = None
+    # routes.tsv tables this component serves -> their base below route_prefix (default: its own name, at "")
+    route_tables: tuple[tuple[str, str], ...] = ()
+
+    def tables(self) -> dict[str, str]:
+        """The routes.tsv component names served here and the base path each is relative to."""
+        return dict(self.route_tables) or {self.name: ""}
 
 
 COMPONENTS: dict[str, Component] = {
@@ -35,5 +41,12 @@ COMPONENTS: dict[str, Component] = {
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),
         Component("asn", "/asn", "/api/health", "/api/docs", "/api/openapi.json"),
+        Component(
+            "mitigation",
+            "/mitigation",
+            "/health",
+            "/docs",
+            route_tables=(("mitigation_orchestrator", ""), ("mitigation_node", "/nodes/node-1")),
+        ),
     )
 }

@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rayfleet.logs import get_logger
 from rayfleet.sqlite import connect
@@ -137,7 +138,7 @@ class PostgresBackend:
     def __init__(self, dsn: str, connect_timeout: float = 3.0) -> None:
         self.dsn = dsn
         self.connect_timeout = connect_timeout
-        self._conn = None
+        self._conn: Any = None
 
     async def _connection(self):
         import psycopg

@@ -157,6 +157,7 @@ def squid_conf(policy: Policy, *, root: Path, port: int, dns: str, cache_mem_mb:
         f"cache_mem {cache_mem_mb} MB",
         "shutdown_lifetime 1 seconds",
         "forwarded_for delete",
+        "strip_query_terms off",
         "via off",
         "pinger_enable off",
         "visible_hostname rayfleet-webfilter",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 CATEGORIES: dict[str, list[str]] = {
     "SQL_INJECTION": [
-        r"(\'|%27)[[:space:]+%20]*(or|and|%6f%72)[[:space:]+%20]*(\'|%27)?[0-9a-z]*(\'|%27)?[[:space:]+%20]*(=|%3d)",
+        r"('|%27)[[:space:]+%20]*(or|and|%6f%72)[[:space:]+%20]*('|%27)?[0-9a-z]*('|%27)?[[:space:]+%20]*(=|%3d)",
         r"union([[:space:]+]|%20|/\*.*\*/)+(all([[:space:]+]|%20)+)?select",
         r"(;|%3b)[[:space:]+%20]*(drop|delete|truncate)([[:space:]+]|%20)+table",
         r"sleep(\(|%28)[0-9]+(\)|%29)",

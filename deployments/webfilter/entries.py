@@ -100,19 +100,20 @@ class ParsedList:
     duplicates: int = 0
 
 
-def _candidate(line: str) -> str | None:
-    line = line.split("#", 1)[0].strip()
+def _candidate(line: str, kind: str) -> str | None:
+    """The entry of one line: comments (`#`, `!`, ` ;`) and hosts-file addresses removed."""
+    line = re.split(r"#|\s;", line, maxsplit=1)[0].strip()
     if not line or line.startswith(("!", ";", "[")):
         return None
     adblock = _ADBLOCK.match(line)
     if adblock:
         return adblock.group(1)
     parts = line.split()
-    if len(parts) >= 2:
+    if kind == "domain" and len(parts) >= 2:
         try:
             ipaddress.ip_address(parts[0])
         except ValueError:
-            return parts[-1]
+            return parts[0]
         return parts[1]  # hosts file: "0.0.0.0 name [aliases]"
     return parts[0]
 
@@ -123,7 +124,7 @@ def parse_list(text: str, kind: str) -> ParsedList:
     out = ParsedList()
     seen: set[str] = set()
     for raw in text.splitlines():
-        token = _candidate(raw)
+        token = _candidate(raw, kind)
         if token is None:
             continue
         try:

@@ -24,7 +24,7 @@ from deployments.webfilter.context import Context
 from deployments.webfilter.errors import error_response
 
 router = APIRouter(tags=["stream"])
-QUEUE_SIZE = 256
+QUEUE_SIZE = 1024
 POLL_SECONDS = 0.1
 
 

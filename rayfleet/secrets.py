@@ -22,6 +22,7 @@ SECRET_NAMES: dict[str, Callable[[], str]] = {
     "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),
     # Fernet key that encrypts the gateway registry's upstream API keys at rest
     "LLM_PROXY_REGISTRY_KEY": lambda: base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+    "WEBFILTER_ADMIN_PASSWORD": lambda: "Wf-" + secrets.token_urlsafe(18) + "-9",
 }
 
 

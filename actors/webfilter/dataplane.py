@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,16 +91,32 @@ class DataPlane:
     """One Squid and one dnsmasq for a state folder."""
 
     def __init__(self, root: Path, config: ProxySettings) -> None:
-        self.root = Path(root)
         self.config = config
+        self.user = config.user if os.geteuid() == 0 else None
+        self.fallback = False
+        self.root = self._reachable(Path(root))
         self.port = 0
         self.dns = ""
         self.squid: subprocess.Popen[bytes] | None = None
         self.dnsmasq: subprocess.Popen[bytes] | None = None
         self.started_at = 0.0
-        self.user = config.user if os.geteuid() == 0 else None
         self.last_apply: dict[str, Any] = {}
         self.hosts_changed = False
+
+    def _reachable(self, root: Path) -> Path:
+        """`root`, or a private folder under the system temporary folder when Squid's own user could not
+        traverse the way to `root` (e.g. a 0700 home or pytest folder)."""
+        root.mkdir(parents=True, exist_ok=True)
+        if not self.user or all(os.stat(f).st_mode & 0o001 for f in [root, *root.parents]):
+            return root
+        base = Path(tempfile.gettempdir()) / "rayfleet-webfilter"
+        base.mkdir(mode=0o711, exist_ok=True)
+        os.chmod(base, 0o711)
+        folder = Path(tempfile.mkdtemp(prefix=root.parent.name + "-", dir=base))
+        os.chmod(folder, 0o711)
+        self.fallback = True
+        (root / "MOVED").write_text(f"Squid's state lives in {folder} ({root} is not reachable by {self.user})\n")
+        return folder
 
     @property
     def conf_path(self) -> Path:
@@ -117,9 +134,6 @@ class DataPlane:
             if not target.exists():
                 shutil.copyfile(template, target)
         if self.user:
-            for folder in [self.root, *self.root.parents]:
-                if not os.stat(folder).st_mode & 0o001:
-                    raise DataPlaneError(f"{folder} is not traversable by {self.user}; Squid cannot reach its state")
             entry = pwd.getpwnam(self.user)
             for sub in ("logs", "run"):
                 os.chown(self.root / sub, entry.pw_uid, entry.pw_gid)
@@ -284,3 +298,5 @@ class DataPlane:
             self.dnsmasq.terminate()
             self.dnsmasq.wait(timeout=5)
         self.dnsmasq = None
+        if self.fallback:
+            shutil.rmtree(self.root, ignore_errors=True)

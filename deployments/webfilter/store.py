@@ -105,9 +105,14 @@ class Store:
 
     # users -------------------------------------------------------------------------------------------
     def ensure_admin(self, username: str, password: str) -> None:
+        """Create the admin with the configured (generated) password; until the admin changes it, the
+        configured password stays the one that works (regenerated demo secrets are picked up)."""
+        row = self.user(username)
+        if row is not None and (row["changed"] or verify_password(password, row["password_hash"])):
+            return
         with self._conn() as conn:
             conn.execute(
-                "INSERT OR IGNORE INTO users VALUES (?, ?, 0, ?)", (username, hash_password(password), time.time())
+                "INSERT OR REPLACE INTO users VALUES (?, ?, 0, ?)", (username, hash_password(password), time.time())
             )
 
     def user(self, username: str) -> sqlite3.Row | None:

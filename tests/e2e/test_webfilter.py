@@ -88,8 +88,9 @@ def test_a_blacklisted_domain_is_refused_by_the_proxy_and_logged(wf: httpx.Clien
         assert proxy.get(f"http://malware.test:{origin_port}/e2e-again").status_code == 200
 
 
-def test_logout_is_honoured_by_every_replica(wf: httpx.Client) -> None:
-    tokens = wf.post(PREFIX + "/api/auth/login", json={"username": "admin", "password": wf.auth._password})  # type: ignore[union-attr]
+def test_logout_is_honoured_by_every_replica(wf: httpx.Client, cluster_secrets) -> None:
+    password = cluster_secrets["WEBFILTER_ADMIN_PASSWORD"]
+    tokens = wf.post(PREFIX + "/api/auth/login", json={"username": "admin", "password": password})
     access = tokens.json()["access_token"]
     bearer = {"Authorization": f"Bearer {access}"}
     anon = httpx.Client(base_url=str(wf.base_url), timeout=10)

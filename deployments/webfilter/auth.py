@@ -94,20 +94,29 @@ async def check_password(context: Context, ip: str, username: str, password: str
         raise await _fail(context, ip, username, "bad credentials")
 
 
+def _stale(message: str) -> ApiError:
+    """A well-signed token that is no longer valid: refused, but not counted as a guess."""
+    return ApiError(401, message, {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+
+
 async def decode_token(context: Context, ip: str, token: str, kind: str) -> dict[str, Any]:
+    """Claims of a valid token of `kind`. Forged or malformed tokens count against the client's address;
+    expired, revoked or superseded (password changed) ones only get 401."""
     try:
         claims: dict[str, Any] = jwt.decode(
             token, _secret(context), algorithms=[ALGORITHM], options={"require": ["exp", "iat", "jti", "sub"]}
         )
+    except jwt.ExpiredSignatureError:
+        raise _stale(f"expired {kind} token") from None
     except jwt.PyJWTError:
         raise await _fail(context, ip, None, f"invalid {kind} token") from None
     if claims.get("type") != kind:
         raise await _fail(context, ip, None, f"not a {kind} token")
     row = await context.db(context.store.user, claims["sub"])
     if row is None or claims["iat"] < int(row["updated_at"]):
-        raise await _fail(context, ip, claims["sub"], "token issued before the last password change")
+        raise _stale("token issued before the last password change")
     if await context.auth.is_revoked.remote(claims["jti"]):
-        raise await _fail(context, ip, claims["sub"], "revoked token")
+        raise _stale(f"revoked {kind} token")
     return claims
 
 

@@ -84,7 +84,13 @@ async def wrk(url: str, connections: int, duration: int, script: Path | None = N
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
     assert p99
     p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
-    return {"rps": ok / seconds, "p99_ms": p99_ms, "ok": ok, "total": total, "socket_errors": errors.group(1) if errors else ""}
+    return {
+        "rps": ok / seconds,
+        "p99_ms": p99_ms,
+        "ok": ok,
+        "total": total,
+        "socket_errors": errors.group(1) if errors else "",
+    }
 
 
 def public_ips(n: int) -> list[str]:
@@ -207,11 +213,21 @@ async def fanout(app, store: LogStore, clients: int, rows: int) -> float:
 async def main(args: argparse.Namespace) -> None:
     base = Path(tempfile.mkdtemp(prefix="wf-bench-"))
     origin, origin_port = haproxy_origin(base)
-    hosts = {"allowed.test": "127.0.0.1", "other.test": "127.0.0.1", "ads.tracker.test": "127.0.0.1",
-             "cdn.ads.tracker.test": "127.0.0.1", "second.test": "127.0.0.2", "files.dropbox.com": "127.0.0.1"}
+    hosts = {
+        "allowed.test": "127.0.0.1",
+        "other.test": "127.0.0.1",
+        "ads.tracker.test": "127.0.0.1",
+        "cdn.ads.tracker.test": "127.0.0.1",
+        "second.test": "127.0.0.2",
+        "files.dropbox.com": "127.0.0.1",
+    }
     hosts.update({f"prop-{i}.test": "127.0.0.1" for i in range(PROBES)})
-    config = WebfilterConfig(data_dir=base / "wf", proxy=ProxyConfig(hosts=hosts), admin_password=SecretStr(PASSWORD),
-                             tail_interval_seconds=0.1)
+    config = WebfilterConfig(
+        data_dir=base / "wf",
+        proxy=ProxyConfig(hosts=hosts),
+        admin_password=SecretStr(PASSWORD),
+        tail_interval_seconds=0.1,
+    )
     try:
         with state.local_state():
             state.reset_local_state()
@@ -219,8 +235,9 @@ async def main(args: argparse.Namespace) -> None:
             async with app.router.lifespan_context(app):
                 ctx = app.state.ctx
                 proxy_port = (await ctx.proxy.status.remote())["port"]
-                api = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://wf",
-                                        auth=("admin", PASSWORD), timeout=300)
+                api = httpx.AsyncClient(
+                    transport=httpx.ASGITransport(app), base_url="http://wf", auth=("admin", PASSWORD), timeout=300
+                )
                 n = 10_000 if args.quick else 100_000
                 domains = "\n".join(f"blocked-{i}.example.org" for i in range(n))
                 t = time.perf_counter()
@@ -229,22 +246,32 @@ async def main(args: argparse.Namespace) -> None:
                 t = time.perf_counter()
                 r2 = await api.post("/api/ip-blacklist/import", json={"content": "\n".join(public_ips(n))})
                 ip_s = time.perf_counter() - t
-                print(f"lists: {r.json()['data']['added']} domains imported+applied in {dom_s:.2f} s, "
-                      f"{r2.json()['data']['added']} IPs in {ip_s:.2f} s")
+                print(
+                    f"lists: {r.json()['data']['added']} domains imported+applied in {dom_s:.2f} s, "
+                    f"{r2.json()['data']['added']} IPs in {ip_s:.2f} s"
+                )
                 await api.post("/api/domain-blacklist", json={"domain": "tracker.test"})
                 await api.post("/api/ip-blacklist", json={"ip": "127.0.0.2"})
 
                 script = base / "proxy.lua"
-                script.write_text(f'wrk.path = "http://allowed.test:{origin_port}/"\n'
-                                  f'wrk.headers["Host"] = "allowed.test:{origin_port}"\n')
+                script.write_text(
+                    f'wrk.path = "http://allowed.test:{origin_port}/"\n'
+                    f'wrk.headers["Host"] = "allowed.test:{origin_port}"\n'
+                )
                 print(f"\nproxy vs direct (wrk, {args.duration} s each, 2xx only; {n} domains + {n} IPs loaded)")
                 print(f"{'clients':>8} {'direct rps':>11} {'p99 ms':>8} {'proxy rps':>10} {'p99 ms':>8} {'ratio':>7}")
                 for conns in (16, 64):
                     direct = await wrk(f"http://127.0.0.1:{origin_port}/", conns, args.duration)
                     proxied = await wrk(f"http://127.0.0.1:{proxy_port}/", conns, args.duration, script)
-                    print(f"{conns:>8} {direct['rps']:>11.0f} {direct['p99_ms']:>8.2f} {proxied['rps']:>10.0f} "
-                          f"{proxied['p99_ms']:>8.2f} {proxied['rps'] / direct['rps']:>7.3f}"
-                          + (f"  (non-2xx {proxied['total'] - proxied['ok']})" if proxied['total'] != proxied['ok'] else ""))
+                    print(
+                        f"{conns:>8} {direct['rps']:>11.0f} {direct['p99_ms']:>8.2f} {proxied['rps']:>10.0f} "
+                        f"{proxied['p99_ms']:>8.2f} {proxied['rps'] / direct['rps']:>7.3f}"
+                        + (
+                            f"  (non-2xx {proxied['total'] - proxied['ok']})"
+                            if proxied["total"] != proxied["ok"]
+                            else ""
+                        )
+                    )
 
                 delays = []
                 for i in range(PROBES):
@@ -258,8 +285,10 @@ async def main(args: argparse.Namespace) -> None:
                             except httpx.HTTPError:
                                 pass
                     delays.append((time.perf_counter() - t) * 1000)
-                print(f"\npropagation POST -> refused by the proxy ({n}+{n} entries loaded): "
-                      f"median {statistics.median(delays):.0f} ms, max {max(delays):.0f} ms over {PROBES}")
+                print(
+                    f"\npropagation POST -> refused by the proxy ({n}+{n} entries loaded): "
+                    f"median {statistics.median(delays):.0f} ms, max {max(delays):.0f} ms over {PROBES}"
+                )
 
                 total, fn, fp = await block_matrix(proxy_port, origin_port)
                 print(f"\nblock matrix: {total} labelled requests, false negatives {fn}, false positives {fp}")
@@ -267,14 +296,18 @@ async def main(args: argparse.Namespace) -> None:
                 tail_store = LogStore(str(base / "tail.duckdb"), str(base / "tail.log"))
                 lines = "".join(
                     f"{time.time():.3f} 10.0.{i % 250}.{i % 200} GET 200 TCP_MISS 300 2000 3 - "
-                    f"http://d{i % 1000}.example.com/p/{i}.html agent/{i % 5}\n" for i in range(200_000))
+                    f"http://d{i % 1000}.example.com/p/{i}.html agent/{i % 5}\n"
+                    for i in range(200_000)
+                )
                 (base / "tail.log").write_text(lines)
                 t = time.perf_counter()
                 ingested = 0
-                while (got := tail_store.tail_once()):
+                while got := tail_store.tail_once():
                     ingested += got
-                print(f"\ningestion: {ingested} access-log rows tailed into DuckDB at "
-                      f"{ingested / (time.perf_counter() - t):,.0f} rows/s")
+                print(
+                    f"\ningestion: {ingested} access-log rows tailed into DuckDB at "
+                    f"{ingested / (time.perf_counter() - t):,.0f} rows/s"
+                )
                 tail_store.stop()
 
                 rate = await fanout(app, ctx.logs.instance, 50, 2000)
@@ -287,8 +320,11 @@ async def main(args: argparse.Namespace) -> None:
                 for rows in args.rows:
                     build = synthesize(big, rows)
                     print(f"  {rows:,} rows (synthesised + rollups in {build:.1f} s)")
-                    for path, params in (("/api/dashboard/summary", {}), ("/api/traffic/statistics", {"period": "day"}),
-                                         ("/api/domains/statistics", {})):
+                    for path, params in (
+                        ("/api/dashboard/summary", {}),
+                        ("/api/traffic/statistics", {"period": "day"}),
+                        ("/api/domains/statistics", {}),
+                    ):
                         p50, p99 = await time_route(api, path, params, args.samples)
                         print(f"    {path:<28} p50 {p50:7.2f}  p99 {p99:7.2f}")
                     p50, p99 = raw_query_ms(big, max(5, args.samples // 4))

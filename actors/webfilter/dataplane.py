@@ -38,6 +38,8 @@ class ProxySettings:
     cache_mem_mb: int = 32
     hosts: dict[str, str] = field(default_factory=dict)
     user: str = "proxy"
+
+
 _PR_SET_PDEATHSIG = 1
 
 

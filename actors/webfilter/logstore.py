@@ -97,7 +97,7 @@ class LogStore:
         while True:
             try:
                 self.tail_once()
-            except Exception:  # noqa: BLE001 - keep tailing; the count is exposed in status()
+            except Exception:
                 self.tail_errors += 1
             await asyncio.sleep(self.interval)
 
@@ -124,7 +124,7 @@ class LogStore:
         try:
             self._insert(records)
             self.db.execute(
-                'INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)', [self.access_log, st.st_ino, offset + len(chunk)]
+                "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)", [self.access_log, st.st_ino, offset + len(chunk)]
             )
             self.db.execute("COMMIT")
         except Exception:
@@ -146,11 +146,29 @@ class LogStore:
         if not records:
             return
         started = time.perf_counter()
-        cols = list(zip(*[
-            (int(r.ts * 1_000_000), r.client, r.method, r.status, r.squid_status, r.bytes_in, r.bytes_out,
-             r.elapsed_ms, r.blocked, r.rule, r.url, r.host, r.agent)
-            for r in records
-        ], strict=True))
+        cols = list(
+            zip(
+                *[
+                    (
+                        int(r.ts * 1_000_000),
+                        r.client,
+                        r.method,
+                        r.status,
+                        r.squid_status,
+                        r.bytes_in,
+                        r.bytes_out,
+                        r.elapsed_ms,
+                        r.blocked,
+                        r.rule,
+                        r.url,
+                        r.host,
+                        r.agent,
+                    )
+                    for r in records
+                ],
+                strict=True,
+            )
+        )
         self.db.execute(
             "CREATE OR REPLACE TEMP TABLE batch AS SELECT make_timestamp(unnest($1)) ts, unnest($2) client, "
             "unnest($3) method, unnest($4)::INTEGER status, unnest($5) squid_status, unnest($6)::BIGINT bytes_in, "
@@ -217,12 +235,14 @@ class LogStore:
         """Delete rows older than `cutoff_epoch` (None: every row), rollups included."""
         self.db.execute("BEGIN")
         if cutoff_epoch is None:
-            deleted = self.db.execute("SELECT count(*) FROM logs").fetchone()[0]
+            deleted = (self.db.execute("SELECT count(*) FROM logs").fetchone() or (0,))[0]
             for table in ("logs", *ROLLUPS):
                 self.db.execute(f"DELETE FROM {table}")
         else:
             cut = [int(cutoff_epoch * 1_000_000)]
-            deleted = self.db.execute("SELECT count(*) FROM logs WHERE ts < make_timestamp(?)", cut).fetchone()[0]
+            deleted = (
+                self.db.execute("SELECT count(*) FROM logs WHERE ts < make_timestamp(?)", cut).fetchone() or (0,)
+            )[0]
             self.db.execute("DELETE FROM logs WHERE ts < make_timestamp(?)", cut)
             self.db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
             for table in ("r_domain", "r_client", "r_rule", "r_agent"):

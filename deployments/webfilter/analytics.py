@@ -73,7 +73,8 @@ async def run(context: Context, *items: tuple[str, list[Any]]) -> list[list[tupl
 async def logs_page(
     context: Context, limit: int, offset: int, blocked: bool | None, client: str | None, search: str | None
 ) -> tuple[list[dict], int]:
-    where, args = ["1=1"], []
+    where: list[str] = ["1=1"]
+    args: list[Any] = []
     if blocked is not None:
         where.append("blocked = ?")
         args.append(blocked)
@@ -93,8 +94,21 @@ async def logs_page(
         ),
         (f"SELECT count(*) FROM logs WHERE {cond}", args),
     )
-    keys = ("id", "timestamp", "client_ip", "method", "destination", "host", "status", "squid_status", "bytes",
-            "elapsed_ms", "blocked", "rule", "user_agent")
+    keys = (
+        "id",
+        "timestamp",
+        "client_ip",
+        "method",
+        "destination",
+        "host",
+        "status",
+        "squid_status",
+        "bytes",
+        "elapsed_ms",
+        "blocked",
+        "rule",
+        "user_agent",
+    )
     items = [dict(zip(keys, r, strict=True)) for r in rows]
     for item in items:
         item["timestamp"] = _iso(item["timestamp"])

@@ -45,7 +45,9 @@ def build_context(config: WebfilterConfig, state: Mapping[str, Any] | None) -> C
         AuthState, "webfilter_auth", cfg.lockout_attempts, float(cfg.lockout_window_seconds)
     )
     proxy_settings = ProxySettings(**config.proxy.model_dump())
-    proxy_handle = given.get("proxy") or rf_state.actor(ProxyOwner, "webfilter_proxy", str(root / "proxy"), proxy_settings)
+    proxy_handle = given.get("proxy") or rf_state.actor(
+        ProxyOwner, "webfilter_proxy", str(root / "proxy"), proxy_settings
+    )
     logs_handle = given.get("logs") or rf_state.actor(
         LogStore, "webfilter_logs", str(root / "logs.duckdb"), None, config.tail_interval_seconds
     )

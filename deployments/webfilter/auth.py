@@ -41,8 +41,12 @@ def password_problem(password: str, username: str) -> str | None:
         return "password must be at most 256 characters"
     missing = [
         name
-        for name, pattern in (("a lower-case letter", r"[a-z]"), ("an upper-case letter", r"[A-Z]"),
-                              ("a digit", r"[0-9]"), ("a special character", r"[^A-Za-z0-9]"))
+        for name, pattern in (
+            ("a lower-case letter", r"[a-z]"),
+            ("an upper-case letter", r"[A-Z]"),
+            ("a digit", r"[0-9]"),
+            ("a special character", r"[^A-Za-z0-9]"),
+        )
         if not re.search(pattern, password)
     ]
     if missing:

@@ -23,10 +23,12 @@ def ensure_ca(folder: Path) -> tuple[Path, Path]:
     if cert_path.exists() and key_path.exists():
         return cert_path, key_path
     key = rsa.generate_private_key(public_exponent=65537, key_size=3072)
-    name = x509.Name([
-        x509.NameAttribute(NameOID.COMMON_NAME, "rayfleet webfilter interception CA"),
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "rayfleet"),
-    ])
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, "rayfleet webfilter interception CA"),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "rayfleet"),
+        ]
+    )
     now = dt.datetime.now(dt.UTC)
     cert = (
         x509.CertificateBuilder()
@@ -39,8 +41,14 @@ def ensure_ca(folder: Path) -> tuple[Path, Path]:
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False,
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
                 decipher_only=False,
             ),
             critical=True,
@@ -51,8 +59,11 @@ def ensure_ca(folder: Path) -> tuple[Path, Path]:
     tmp = key_path.with_name("ca.key.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                   serialization.NoEncryption()))
+        fh.write(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
     os.replace(tmp, key_path)
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     return cert_path, key_path

@@ -25,39 +25,39 @@ class ProxyConfig(BaseModel):
 
     squid_bin: str = "/usr/sbin/squid"
     dnsmasq_bin: str = "/usr/sbin/dnsmasq"
-    port: int = Field(0, ge=0, le=65535, description="Squid's loopback port; 0 picks a free one")
-    cache_mem_mb: int = Field(32, ge=1, le=4096)
+    port: int = Field(default=0, ge=0, le=65535, description="Squid's loopback port; 0 picks a free one")
+    cache_mem_mb: int = Field(default=32, ge=1, le=4096)
     hosts: dict[str, str] = Field(
         default_factory=dict, description="names dnsmasq answers (no upstream): name -> loopback address"
     )
-    user: str = Field("proxy", description="user Squid drops to when started as root")
+    user: str = Field(default="proxy", description="user Squid drops to when started as root")
 
 
 class AuthConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     admin_user: str = "admin"
-    access_ttl_seconds: int = Field(8 * 3600, ge=60)
-    refresh_ttl_seconds: int = Field(7 * 86400, ge=300)
-    lockout_attempts: int = Field(5, ge=1)
-    lockout_window_seconds: int = Field(300, ge=1)
+    access_ttl_seconds: int = Field(default=8 * 3600, ge=60)
+    refresh_ttl_seconds: int = Field(default=7 * 86400, ge=300)
+    lockout_attempts: int = Field(default=5, ge=1)
+    lockout_window_seconds: int = Field(default=300, ge=1)
 
 
 class WebfilterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     data_dir: Path = Path("var/webfilter")
-    proxy: ProxyConfig = Field(default_factory=ProxyConfig)
-    auth: AuthConfig = Field(default_factory=AuthConfig)
+    proxy: ProxyConfig = Field(default_factory=lambda: ProxyConfig())
+    auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
     trusted_proxies: list[str] = Field(default_factory=list, description="peers whose X-Forwarded-For is used")
-    asn_url: str = Field("http://127.0.0.1:8000/asn", description="ASN API base for the geo import")
-    dns_detect_subnet: str = Field("127.0.0.0/24", description="the only subnet dns/detect may probe")
-    tail_interval_seconds: float = Field(0.2, gt=0)
-    import_max_bytes: int = Field(20 * 1024 * 1024, ge=1024)
+    asn_url: str = Field(default="http://127.0.0.1:8000/asn", description="ASN API base for the geo import")
+    dns_detect_subnet: str = Field(default="127.0.0.0/24", description="the only subnet dns/detect may probe")
+    tail_interval_seconds: float = Field(default=0.2, gt=0)
+    import_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     version: str = "1.0.0"
-    admin_password: SecretStr | None = Field(None, exclude=True)
-    internal_alert_token: SecretStr | None = Field(None, exclude=True)
-    asn_api_key: SecretStr | None = Field(None, exclude=True)
+    admin_password: SecretStr | None = Field(default=None, exclude=True)
+    internal_alert_token: SecretStr | None = Field(default=None, exclude=True)
+    asn_api_key: SecretStr | None = Field(default=None, exclude=True)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -6,6 +6,7 @@ import gzip
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 CHANGELOG = Path("/usr/share/doc/squid/changelog.Debian.gz")
 _CVE = re.compile(r"CVE-\d{4}-\d{4,7}")
@@ -19,7 +20,7 @@ def squid_version(squid_bin: str) -> str:
     return match.group(1) if match else "unknown"
 
 
-def package_cves(path: Path = CHANGELOG) -> dict[str, list[dict[str, str]]]:
+def package_cves(path: Path = CHANGELOG) -> dict[str, Any]:
     """`{package_version, cves: [{id, fixed_in}]}` as recorded by the packager (newest first)."""
     if not path.exists():
         return {"package_version": "unknown", "cves": []}

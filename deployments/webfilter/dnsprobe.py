@@ -49,5 +49,11 @@ def probe(address: str, port: int, timeout: float = 1.0) -> dict[str, Any]:
     lowered = (version or "").lower()
     product = "pi-hole" if "pi-hole" in lowered else "adguard" if "adguard" in lowered else None
     product = product or ("dnsmasq" if "dnsmasq" in lowered else "dns server")
-    return {"address": address, "port": port, "dns": True, "product": product, "version": version,
-            "filtering": product in ("pi-hole", "adguard")}
+    return {
+        "address": address,
+        "port": port,
+        "dns": True,
+        "product": product,
+        "version": version,
+        "filtering": product in ("pi-hole", "adguard"),
+    }

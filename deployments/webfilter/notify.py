@@ -77,8 +77,12 @@ async def send_all(settings: dict[str, Any], title: str, message: str, event: di
                     json={"chat_id": s["notify_telegram_chat_id"], "text": f"{title}\n{message}"},
                 )
             elif name == "teams":
-                card = {"@type": "MessageCard", "@context": "http://schema.org/extensions", "title": title,
-                        "text": message}
+                card = {
+                    "@type": "MessageCard",
+                    "@context": "http://schema.org/extensions",
+                    "title": title,
+                    "text": message,
+                }
                 jobs[name] = _post(client, s["notify_teams_url"], json=card)
             elif name == "syslog":
                 jobs[name] = asyncio.to_thread(_syslog, s["notify_syslog_address"], title, message)

@@ -84,8 +84,11 @@ class AlertBody(BaseModel):
     url: str | None = Field(None, max_length=4000)
 
 
+TEST_MESSAGE = "rayfleet web filter test notification"
+
+
 class NotifyBody(Body):
-    message: str = Field("rayfleet web filter test notification", max_length=1000)
+    message: str = Field(TEST_MESSAGE, max_length=1000)
 
 
 class DnsDetectBody(Body):

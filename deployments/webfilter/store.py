@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deployments.webfilter import settings as settings_mod
 from actors.webfilter import waf
 from actors.webfilter.squidconf import Policy
+from deployments.webfilter import settings as settings_mod
 from rayfleet.sqlite import connect
 
 SCHEMA = """
@@ -340,7 +340,7 @@ class Store:
         try:
             for name, entries in lists.items():
                 spec = LISTS[name]
-                out = []
+                out: list[tuple[str, ...]] = []
                 for item in entries:
                     desc = str(item.get("description", ""))[:500]
                     if spec.kind == "egress":
@@ -356,7 +356,8 @@ class Store:
         now = utc_now()
         with self._conn() as conn:
             conn.executemany(
-                "INSERT OR REPLACE INTO settings VALUES (?, ?)", [(k, settings_mod.encode(v)) for k, v in values.items()]
+                "INSERT OR REPLACE INTO settings VALUES (?, ?)",
+                [(k, settings_mod.encode(v)) for k, v in values.items()],
             )
             for cat, enabled in cats.items():
                 conn.execute("UPDATE waf_categories SET enabled = ? WHERE name = ?", (int(bool(enabled)), cat))

@@ -20,7 +20,7 @@ PREFIX = "/webfilter"
 
 
 class _Origin(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         body = f"origin ok {self.path}".encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))

@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from deployments.webfilter import auth, ca, dnsprobe, notify
 from deployments.webfilter.context import ctx, peer
 from deployments.webfilter.errors import ApiError, ok
-from deployments.webfilter.schemas import DnsDetectBody, Envelope, NotifyBody, RestoreBody
+from deployments.webfilter.schemas import TEST_MESSAGE, DnsDetectBody, Envelope, NotifyBody, RestoreBody
 from deployments.webfilter.settings import PROXY_SETTINGS, SettingError, parse_setting, redacted
 
 router = APIRouter(tags=["settings and maintenance"], dependencies=[auth.User])
@@ -25,7 +25,7 @@ async def _apply_settings(request: Request, raw: dict[str, Any]) -> dict:
     if not raw:
         raise ApiError(400, "no settings given")
     try:
-        values = {k: parse_setting(k, v) for k, v in raw.items() if not (v == MASK)}
+        values = {k: parse_setting(k, v) for k, v in raw.items() if v != MASK}
     except SettingError as exc:
         raise ApiError(400, str(exc)) from None
     await context.db(context.store.put_settings, values)
@@ -105,7 +105,7 @@ _MGR_FIELDS = {
 async def _cache_stats(request: Request) -> dict[str, Any]:
     try:
         text = await ctx(request).proxy.manager.remote("info")
-    except Exception as exc:  # noqa: BLE001 - reported as 503, never as zeros
+    except Exception as exc:
         raise ApiError(503, f"squid cache manager unavailable: {type(exc).__name__}") from None
     out: dict[str, Any] = {"source": "squid mgr:info"}
     for name, pattern in _MGR_FIELDS.items():
@@ -138,8 +138,9 @@ async def clear_cache(request: Request) -> dict:
     before = await _cache_stats(request)
     await ctx(request).proxy.restart.remote()
     after = await _cache_stats(request)
-    return ok({"method": "squid restart", "entries_before": before["store_entries"],
-               "entries_after": after["store_entries"]})
+    return ok(
+        {"method": "squid restart", "entries_before": before["store_entries"], "entries_after": after["store_entries"]}
+    )
 
 
 @router.get("/api/maintenance/backup-config", response_model=Envelope, summary="Settings, WAF and lists")
@@ -208,7 +209,7 @@ async def notifications_test(request: Request, body: NotifyBody | None = None) -
     settings = await context.db(context.store.settings)
     if not notify.targets(settings):
         raise ApiError(400, "no notification target is configured")
-    message = body.message if body else NotifyBody().message
+    message = body.message if body else TEST_MESSAGE
     results = await notify.send_all(settings, "rayfleet web filter", message, {"event": "test"})
     failed = [name for name, r in results.items() if not r["ok"]]
     if failed:

@@ -127,9 +127,7 @@ async def dashboard(request: Request) -> dict:
 
 
 @router.get("/api/audit-log", response_model=Envelope, summary="Administrative actions, newest first")
-async def audit_log(
-    request: Request, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)
-) -> dict:
+async def audit_log(request: Request, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)) -> dict:
     context = ctx(request)
     items, total = await context.db(context.store.audit_log, limit, offset)
     return page(items, total, limit, offset)

@@ -29,23 +29,29 @@ async def waf_stats(request: Request, user: auth.Principal = User) -> dict:
     counts = await analytics.waf_counts(context, since)
     enabled = await context.db(context.store.waf_categories)
     settings = await context.db(context.store.settings)
-    return ok({
-        "enabled": settings["enable_waf"],
-        "engine": "squid url_regex",
-        "since": since,
-        "total_blocked": sum(counts.values()),
-        "categories": [{"name": c, "enabled": enabled.get(c, False), "blocked": counts.get(c, 0)} for c in waf.CATEGORIES],
-    })
+    return ok(
+        {
+            "enabled": settings["enable_waf"],
+            "engine": "squid url_regex",
+            "since": since,
+            "total_blocked": sum(counts.values()),
+            "categories": [
+                {"name": c, "enabled": enabled.get(c, False), "blocked": counts.get(c, 0)} for c in waf.CATEGORIES
+            ],
+        }
+    )
 
 
 @router.get("/api/waf/categories", response_model=Envelope, summary="WAF categories and their state")
 async def waf_categories(request: Request, user: auth.Principal = User) -> dict:
     context = ctx(request)
     enabled = await context.db(context.store.waf_categories)
-    return ok([
-        {"name": c, "rules": len(p), "enabled": enabled.get(c, False), "description": waf.DESCRIPTIONS[c]}
-        for c, p in waf.CATEGORIES.items()
-    ])
+    return ok(
+        [
+            {"name": c, "rules": len(p), "enabled": enabled.get(c, False), "description": waf.DESCRIPTIONS[c]}
+            for c, p in waf.CATEGORIES.items()
+        ]
+    )
 
 
 @router.post("/api/waf/categories/toggle", response_model=Envelope, summary="Enable or disable a category")
@@ -81,15 +87,17 @@ async def waf_test_rule(request: Request, body: TestRuleBody, user: auth.Princip
         ),
     )
     scanned, matched, examples = rows[0]
-    return ok({
-        "regex": body.regex,
-        "hours": body.hours,
-        "scanned": int(scanned),
-        "matched": int(matched),
-        "examples": list(examples or [])[:50],
-        "would_block": int(matched) > 0,
-        "engine": "RE2 (linear time)",
-    })
+    return ok(
+        {
+            "regex": body.regex,
+            "hours": body.hours,
+            "scanned": int(scanned),
+            "matched": int(matched),
+            "examples": list(examples or [])[:50],
+            "would_block": int(matched) > 0,
+            "engine": "RE2 (linear time)",
+        }
+    )
 
 
 @router.post("/api/counters/reset", response_model=Envelope, summary="Reset the WAF block counters")

@@ -114,7 +114,6 @@ async def ws_logs(websocket: WebSocket) -> None:
         fanout.leave(client)
 
 
-
 @router.api_route(
     "/api/ws/logs",
     methods=["GET", "WEBSOCKET"],

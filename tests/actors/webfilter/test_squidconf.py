@@ -13,12 +13,26 @@ def test_dstdomain_entries_cover_subdomains_and_drop_overlaps():
 
 
 def test_rule_order_puts_egress_and_waf_before_whitelists_and_blacklists():
-    policy = Policy(domain_blacklist=["x.test"], ip_blacklist=["1.2.3.4"], domain_whitelist=["ok.test"],
-                    egress_default_deny=True, waf_categories=["XSS"])
+    policy = Policy(
+        domain_blacklist=["x.test"],
+        ip_blacklist=["1.2.3.4"],
+        domain_whitelist=["ok.test"],
+        egress_default_deny=True,
+        waf_categories=["XSS"],
+    )
     lines = [line for line in access_rules(policy, Path("/acl")) if line.startswith("http_access")]
-    order = [next(i for i, line in enumerate(lines) if word in line) for word in
-             ("!allowed_clients", "waf_xss", "mark_egress_default_deny", "allow domain_whitelist",
-              "deny domain_blacklist", "deny ip_blacklist", "allow all")]
+    order = [
+        next(i for i, line in enumerate(lines) if word in line)
+        for word in (
+            "!allowed_clients",
+            "waf_xss",
+            "mark_egress_default_deny",
+            "allow domain_whitelist",
+            "deny domain_blacklist",
+            "deny ip_blacklist",
+            "allow all",
+        )
+    ]
     assert order == sorted(order)
 
 

@@ -17,8 +17,13 @@ def test_ip_entries_are_canonical(text, expected):
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("Example.COM.", "example.com"), ("*.ads.test", "ads.test"), (".x.test", "x.test"),
-     ("https://a.b.test/path", "a.b.test"), ("bücher.example", "xn--bcher-kva.example")],
+    [
+        ("Example.COM.", "example.com"),
+        ("*.ads.test", "ads.test"),
+        (".x.test", "x.test"),
+        ("https://a.b.test/path", "a.b.test"),
+        ("bücher.example", "xn--bcher-kva.example"),
+    ],
 )
 def test_domain_entries_are_lower_case_idna(text, expected):
     assert domain_entry(text) == expected
@@ -41,7 +46,9 @@ def test_classify_egress_entries():
 
 
 def test_parse_list_counts_what_it_skips():
-    parsed = parse_list("0.0.0.0 a.test\n0.0.0.0 a.test\nnot a domain!\n||b.test^\n# c\n127.0.0.1 localhost\n", "domain")
+    parsed = parse_list(
+        "0.0.0.0 a.test\n0.0.0.0 a.test\nnot a domain!\n||b.test^\n# c\n127.0.0.1 localhost\n", "domain"
+    )
     assert parsed.entries == ["a.test", "b.test"] and parsed.duplicates == 1 and parsed.invalid == 1
     ips = parse_list("1.2.3.0/24 ; SBL1\n10.0.0.0/8\nfoo\n", "ip")
     assert ips.entries == ["1.2.3.0/24"] and ips.bogon_skipped == 1 and ips.invalid == 1

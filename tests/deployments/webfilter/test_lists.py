@@ -102,7 +102,13 @@ async def test_import_needs_exactly_one_source(wf):
 
 @pytest.mark.parametrize(
     "url",
-    ["http://127.0.0.1:1/list.txt", "http://[::1]:1/x", "ftp://example.test/x", "http://10.1.2.3/x", "file:///etc/passwd"],
+    [
+        "http://127.0.0.1:1/list.txt",
+        "http://[::1]:1/x",
+        "ftp://example.test/x",
+        "http://10.1.2.3/x",
+        "file:///etc/passwd",
+    ],
 )
 async def test_url_imports_refuse_non_public_addresses_and_schemes(wf, url):
     r = await wf.api.post("/api/blacklists/import", json={"type": "ip", "url": url})

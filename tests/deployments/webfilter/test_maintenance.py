@@ -128,17 +128,20 @@ async def test_notifications_test_sends_to_every_target_and_reports_failures(wf)
     base = f"http://127.0.0.1:{port}"
     try:
         assert (await wf.api.post("/api/notifications/test")).status_code == 400  # nothing configured
-        await wf.api.post("/api/settings", json={
-            "notify_webhook_url": f"{base}/webhook",
-            "notify_ntfy_url": f"{base}/ntfy/alerts",
-            "notify_gotify_url": f"{base}/gotify",
-            "notify_gotify_token": "gtoken",
-            "notify_telegram_url": f"{base}/tg",
-            "notify_telegram_token": "123:abc",
-            "notify_telegram_chat_id": "42",
-            "notify_teams_url": f"{base}/teams",
-            "notify_syslog_address": f"127.0.0.1:{syslog.getsockname()[1]}",
-        })
+        await wf.api.post(
+            "/api/settings",
+            json={
+                "notify_webhook_url": f"{base}/webhook",
+                "notify_ntfy_url": f"{base}/ntfy/alerts",
+                "notify_gotify_url": f"{base}/gotify",
+                "notify_gotify_token": "gtoken",
+                "notify_telegram_url": f"{base}/tg",
+                "notify_telegram_token": "123:abc",
+                "notify_telegram_chat_id": "42",
+                "notify_teams_url": f"{base}/teams",
+                "notify_syslog_address": f"127.0.0.1:{syslog.getsockname()[1]}",
+            },
+        )
         r = await wf.api.post("/api/notifications/test", json={"message": "hello"})
         assert r.status_code == 200, r.text
         assert set(r.json()["data"]) == {"webhook", "ntfy", "gotify", "telegram", "teams", "syslog"}

@@ -20,8 +20,13 @@ async def svc(origin):
 
 @pytest.mark.parametrize(
     "new, reason",
-    [("short1!", "at least 10"), ("alllowercase-123", "upper-case"), ("NoDigitsHere!!", "digit"),
-     ("NoSpecial12345", "special"), ("Admin-password-1", "user name")],
+    [
+        ("short1!", "at least 10"),
+        ("alllowercase-123", "upper-case"),
+        ("NoDigitsHere!!", "digit"),
+        ("NoSpecial12345", "special"),
+        ("Admin-password-1", "user name"),
+    ],
 )
 async def test_weak_passwords_are_refused_with_the_reason(svc, new, reason):
     r = await svc.api.post("/api/change-password", json={"current_password": ADMIN_PASSWORD, "new_password": new})

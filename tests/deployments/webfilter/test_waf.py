@@ -75,8 +75,9 @@ async def test_internal_alert_token_is_scoped_to_the_alert_route_and_notifies(wf
     context.config = original.model_copy(update={"internal_alert_token": SecretStr("alert-" + "x" * 30)})
     bearer = {"Authorization": "Bearer alert-" + "x" * 30}
     try:
-        await wf.api.post("/api/settings", json={"enable_notifications": True,
-                                                "notify_webhook_url": f"http://127.0.0.1:{port}/hook"})
+        await wf.api.post(
+            "/api/settings", json={"enable_notifications": True, "notify_webhook_url": f"http://127.0.0.1:{port}/hook"}
+        )
         async with __import__("httpx").AsyncClient(
             transport=__import__("httpx").ASGITransport(wf.app, client=("10.2.0.1", 1)), base_url="http://w"
         ) as c:

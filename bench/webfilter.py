@@ -53,7 +53,7 @@ def haproxy_origin(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     cfg = folder / "origin.cfg"
     cfg.write_text(
-        "global\n  maxconn 20000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n"
+        "global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n"
         f"  timeout server 30s\nfrontend origin\n  bind 127.0.0.1:{port}\n"
         '  http-request return status 200 content-type text/plain string "origin ok"\n'
     )
@@ -113,7 +113,7 @@ def synthesize(store: LogStore, rows: int) -> float:
         store.db.execute(f"DELETE FROM {table}")
     store.db.execute(
         "INSERT INTO logs (ts, client, method, status, squid_status, bytes_in, bytes_out, elapsed_ms, blocked, rule, "
-        "url, host, agent) SELECT make_timestamp(? - (hash(i) % ?)), '10.0.' || (i % 200 // 250) || '.' || (i % 200), "
+        "url, host, agent) SELECT make_timestamp((? - (hash(i) % ?))::BIGINT), '10.0.' || (i % 200 // 250) || '.' || (i % 200), "
         "'GET', CASE WHEN i % 20 = 0 THEN 403 ELSE 200 END, CASE WHEN i % 20 = 0 THEN 'TCP_DENIED' ELSE 'TCP_MISS' END, "
         "300, 2000 + i % 5000, i % 50, i % 20 = 0, CASE WHEN i % 20 = 0 THEN 'domain_blacklist' END, "
         "'http://d' || (i % 1000) || '.example.com/p/' || (i % 97) || '.html', 'd' || (i % 1000) || '.example.com', "

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 COLUMNS = (
     "ts",
@@ -68,13 +68,14 @@ def mask_ip(ip: str) -> str:
     return ip.rsplit(".", 1)[0] + ".0" if "." in ip else ip
 
 
+_HOST = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@?#]*@)?(\[[^\]]*\]|[^:/?#]*)")
+
+
 def host_of(method: str, url: str) -> str:
     if method == "CONNECT" or "://" not in url:
         return url.rsplit(":", 1)[0].strip("[]").lower()
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
+    match = _HOST.match(url)
+    return match.group(1).strip("[]").lower() if match else ""
 
 
 def parse_line(line: str) -> Record | None:

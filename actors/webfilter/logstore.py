@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from actors.webfilter.logparse import Record, parse_line
+from actors.webfilter.logparse import COLUMNS, Record
 
 SCHEMA = """
 CREATE SEQUENCE IF NOT EXISTS log_id;
@@ -56,6 +56,7 @@ COMPACT: dict[str, str] = {
     "r_agent": "SELECT hour, method, agent, sum(requests) FROM r_agent GROUP BY 1, 2, 3",
 }
 MAX_BATCH_BYTES = 8 * 1024 * 1024
+HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
 
 
 class LogStore:
@@ -63,6 +64,7 @@ class LogStore:
 
     def __init__(self, db_path: str, access_log: str | None = None, interval: float = 0.2) -> None:
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+        self.db_path = db_path
         self.db = duckdb.connect(db_path)
         self.db.execute("SET TimeZone = 'UTC'") if self._has_icu() else None
         self.db.execute(SCHEMA)
@@ -119,10 +121,12 @@ class LogStore:
         if end < 0:
             return 0
         chunk = chunk[: end + 1]
-        records = [r for r in (parse_line(line) for line in chunk.decode("utf-8", "replace").splitlines()) if r]
+        staging = Path(self.db_path).with_suffix(".batch")
+        staging.write_bytes(chunk)
         self.db.execute("BEGIN")
         try:
-            self._insert(records)
+            self._stage_raw(str(staging))
+            count = self._insert_batch()
             self.db.execute(
                 "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)", [self.access_log, st.st_ino, offset + len(chunk)]
             )
@@ -130,8 +134,37 @@ class LogStore:
         except Exception:
             self.db.execute("ROLLBACK")
             raise
-        self._publish(records)
-        return len(records)
+        finally:
+            staging.unlink(missing_ok=True)
+        self._publish_batch()
+        return count
+
+    def _stage_raw(self, path: str) -> None:
+        """Parse access-log lines in DuckDB (no Python per line) into the temporary table `batch`."""
+        self.db.execute(
+            "CREATE OR REPLACE TEMP TABLE batch AS WITH raw AS (SELECT string_split(line, ' ') p FROM read_csv(?, "
+            "delim = chr(1), quote = '', escape = '', header = false, columns = {'line': 'VARCHAR'}, "
+            "auto_detect = false)), f AS (SELECT TRY_CAST(p[1] AS DOUBLE) t, p[2] client, p[3] method, "
+            "TRY_CAST(p[4] AS INTEGER) status, p[5] squid_status, TRY_CAST(p[6] AS BIGINT) bytes_in, "
+            "TRY_CAST(p[7] AS BIGINT) bytes_out, TRY_CAST(p[8] AS INTEGER) elapsed_ms, p[9] rule, p[10] url, "
+            "trim(array_to_string(list_slice(p, 11, len(p)), ' '), '\"') agent FROM raw WHERE len(p) >= 10) "
+            "SELECT make_timestamp((t * 1000000)::BIGINT) ts, client, method, status, squid_status, bytes_in, "
+            "bytes_out, elapsed_ms, contains(squid_status, 'DENIED') blocked, nullif(rule, '-') rule, url, "
+            "lower(CASE WHEN method = 'CONNECT' OR NOT contains(url, '://') THEN trim(regexp_replace(url, "
+            "':[0-9]+$', ''), '[]') ELSE trim(regexp_extract(url, ?, 1), '[]') END) host, "
+            "CASE WHEN agent IN ('', '-') THEN NULL ELSE left(agent, 300) END agent FROM f "
+            "WHERE t IS NOT NULL AND status IS NOT NULL AND bytes_in IS NOT NULL AND bytes_out IS NOT NULL "
+            "AND elapsed_ms IS NOT NULL AND method <> '-'",
+            [path, HOST_PATTERN],
+        )
+
+    def _publish_batch(self) -> None:
+        rows = self.db.execute(
+            f"SELECT epoch_ms(ts) / 1000.0, {', '.join(c for c in COLUMNS if c != 'ts')} FROM batch "
+            "ORDER BY ts DESC LIMIT ?",
+            [self.recent.maxlen],
+        ).fetchall()
+        self._publish([Record(*row) for row in reversed(rows)])
 
     def ingest(self, records: list[Record], publish: bool = True) -> int:
         """Insert already-parsed records (bench loaders and tests use this)."""
@@ -145,7 +178,6 @@ class LogStore:
     def _insert(self, records: list[Record]) -> None:
         if not records:
             return
-        started = time.perf_counter()
         cols = list(
             zip(
                 *[
@@ -176,6 +208,12 @@ class LogStore:
             "unnest($10)::VARCHAR rule, unnest($11) url, unnest($12) host, unnest($13)::VARCHAR agent",
             [list(c) for c in cols],
         )
+        self._insert_batch()
+
+    def _insert_batch(self) -> int:
+        """Append the staged `batch` to `logs` and aggregate it into every rollup."""
+        started = time.perf_counter()
+        count = int((self.db.execute("SELECT count(*) FROM batch").fetchone() or (0,))[0])
         self.db.execute(
             "INSERT INTO logs (ts, client, method, status, squid_status, bytes_in, bytes_out, elapsed_ms, blocked, "
             "rule, url, host, agent) SELECT * FROM batch"
@@ -183,10 +221,11 @@ class LogStore:
         for table, query in ROLLUPS.items():
             self.db.execute(f"INSERT INTO {table} " + query.format(src="batch"))
         self.batches += 1
-        self.ingested += len(records)
+        self.ingested += count
         if self.batches % 50 == 0:
             self.compact()
         self.ingest_seconds += time.perf_counter() - started
+        return count
 
     def compact(self) -> None:
         """Merge the per-batch rollup rows (queries sum them either way; this keeps them small)."""

@@ -243,8 +243,9 @@ async def main(args: argparse.Namespace) -> None:
                 t = time.perf_counter()
                 r = await api.post("/api/domain-blacklist/import", json={"content": domains})
                 dom_s = time.perf_counter() - t
+                ip_list = "\n".join(public_ips(n))
                 t = time.perf_counter()
-                r2 = await api.post("/api/ip-blacklist/import", json={"content": "\n".join(public_ips(n))})
+                r2 = await api.post("/api/ip-blacklist/import", json={"content": ip_list})
                 ip_s = time.perf_counter() - t
                 print(
                     f"lists: {r.json()['data']['added']} domains imported+applied in {dom_s:.2f} s, "

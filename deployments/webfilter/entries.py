@@ -46,12 +46,16 @@ def ip_entry(text: str) -> str:
     return str(net)
 
 
+_BOGON_V4_RANGES = [(int(n.network_address), int(n.broadcast_address)) for n in _BOGON_V4]
+
+
 def is_bogon(entry: str) -> bool:
-    """Private, loopback, link-local, documentation, multicast and reserved space (never blacklisted by
-    an import: a bogon in a public list would cut the LAN off)."""
+    """Private, loopback, link-local, documentation, multicast and reserved space, or any network that
+    overlaps them (never blacklisted by an import: a bogon in a public list would cut the LAN off)."""
     net = ipaddress.ip_network(entry, strict=False)
     if net.version == 4:
-        return any(net.subnet_of(b) or b.subnet_of(net) for b in _BOGON_V4)  # type: ignore[arg-type]
+        first, last = int(net.network_address), int(net.broadcast_address)
+        return any(first <= end and start <= last for start, end in _BOGON_V4_RANGES)
     addr = net.network_address
     return bool(addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_multicast or addr.is_reserved)
 

@@ -96,6 +96,7 @@ class DataPlane:
         self.config = config
         self.user = config.user if os.geteuid() == 0 else None
         self.fallback = False
+        self.watchdog: subprocess.Popen[bytes] | None = None
         self.root = self._reachable(Path(root))
         self.port = 0
         self.dns = ""
@@ -181,7 +182,26 @@ class DataPlane:
                 raise DataPlaneError(f"squid did not start; see {self.root / 'logs' / 'cache.log'}")
             time.sleep(0.05)
         self.started_at = time.time()
+        self._start_watchdog()
         return self.status()
+
+    def _start_watchdog(self) -> None:
+        """Squid and dnsmasq change credentials, which clears PR_SET_PDEATHSIG: a small shell loop stops them
+        (by their pid files) when this process is gone."""
+        if self.watchdog is not None and self.watchdog.poll() is None:
+            return
+        run = self.root / "run"
+        script = (
+            f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+            f'for f in "{run}/squid.pid" "{run}/dnsmasq.pid"; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done'
+        )
+        self.watchdog = subprocess.Popen(
+            ["sh", "-c", script],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def _write(self, policy: squidconf.Policy) -> bool:
         changed = False
@@ -300,5 +320,9 @@ class DataPlane:
             self.dnsmasq.terminate()
             self.dnsmasq.wait(timeout=5)
         self.dnsmasq = None
+        if self.watchdog is not None:
+            self.watchdog.kill()
+            self.watchdog.wait()
+            self.watchdog = None
         if self.fallback:
             shutil.rmtree(self.root, ignore_errors=True)

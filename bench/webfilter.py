@@ -235,9 +235,9 @@ async def main(args: argparse.Namespace) -> None:
             async with app.router.lifespan_context(app):
                 ctx = app.state.ctx
                 proxy_port = (await ctx.proxy.status.remote())["port"]
-                api = httpx.AsyncClient(
-                    transport=httpx.ASGITransport(app), base_url="http://wf", auth=("admin", PASSWORD), timeout=300
-                )
+                api = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://wf", timeout=300)
+                login = await api.post("/api/auth/login", json={"username": "admin", "password": PASSWORD})
+                api.headers["Authorization"] = "Bearer " + login.json()["access_token"]
                 n = 10_000 if args.quick else 100_000
                 domains = "\n".join(f"blocked-{i}.example.org" for i in range(n))
                 t = time.perf_counter()

@@ -80,7 +80,7 @@ async def waf_test_rule(request: Request, body: TestRuleBody, user: auth.Princip
     (rows,) = await analytics.run(
         context,
         (
-            "WITH recent AS (SELECT url FROM logs WHERE ts >= make_timestamp(?) ORDER BY id DESC LIMIT 10000) "
+            f"WITH recent AS (SELECT url FROM logs WHERE {analytics.NEWEST.format(n=10000)} AND ts >= make_timestamp(?)) "
             "SELECT count(*), count(*) FILTER (regexp_matches(url, ?, 'i')), "
             "list(url) FILTER (regexp_matches(url, ?, 'i')) FROM recent",
             [int((time.time() - body.hours * 3600) * 1_000_000), body.regex, body.regex],

@@ -134,6 +134,25 @@ def state_folder() -> Path:
     return folder
 
 
+class Receiver:
+    """A local HTTP receiver on 127.0.0.1 (a target's protocol over a real socket); `stop()` once done."""
+
+    def __init__(self, routes: list[tuple[str, str, Any]]) -> None:
+        self.app = web.Application()
+        for method, path, handler in routes:
+            self.app.router.add_route(method, path, handler)
+        self.runner = web.AppRunner(self.app, access_log=None)
+        self.port = free_port()
+
+    async def start(self) -> Receiver:
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        return self
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+
 @pytest.fixture(scope="module")
 async def origin() -> AsyncIterator[Origin]:
     runner, info = await start_origin()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from tests.conftest import free_port
+from tests.deployments.webfilter.conftest import Receiver
 
 pytestmark = pytest.mark.realserver
 
@@ -122,13 +122,8 @@ async def test_an_allowed_receiver_is_fetched_but_its_redirects_are_rechecked(wf
     async def redirect(request):
         raise web.HTTPFound(f"http://127.0.0.3:{port}/list")
 
-    app = web.Application()
-    app.router.add_get("/list", serve_list)
-    app.router.add_get("/redirect", redirect)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    receiver = await Receiver([("GET", "/list", serve_list), ("GET", "/redirect", redirect)]).start()
+    port = receiver.port
     context = wf.app.state.ctx
     context.public_check = lambda address: address == "127.0.0.1"
     try:
@@ -142,7 +137,7 @@ async def test_an_allowed_receiver_is_fetched_but_its_redirects_are_rechecked(wf
     finally:
         context.public_check = None
         context.config = context.config.model_copy(update={"import_max_bytes": 20 * 1024 * 1024})
-        await runner.cleanup()
+        await receiver.stop()
         await wf.api.delete("/api/domain-blacklist/clear-all")
 
 
@@ -155,12 +150,8 @@ async def test_geo_import_takes_the_country_prefixes_from_the_asn_api_over_http(
         body = {"country": cc, "count": 3, "prefixes": ["8.8.4.0/24", "10.0.0.0/8", "2001:db8::/32"], "dataset": "t"}
         return web.json_response(body)
 
-    app = web.Application()
-    app.router.add_get("/asn/api/v1/country/{cc}/prefixes", prefixes)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    receiver = await Receiver([("GET", "/asn/api/v1/country/{cc}/prefixes", prefixes)]).start()
+    port = receiver.port
     context = wf.app.state.ctx
     original = context.config
     from pydantic import SecretStr
@@ -176,7 +167,7 @@ async def test_geo_import_takes_the_country_prefixes_from_the_asn_api_over_http(
         listed = (await wf.api.get("/api/ip-blacklist")).json()["data"]
         assert listed[0]["ip"] == "8.8.4.0/24" and listed[0]["description"] == "GeoIP: US"
         assert (await wf.api.post("/api/blacklists/import-geo", json={"countries": ["USA"]})).status_code == 400
-        await runner.cleanup()
+        await receiver.stop()
         down = await wf.api.post("/api/blacklists/import-geo", json={"countries": ["FR"]})
         assert down.status_code == 502
     finally:

@@ -8,8 +8,7 @@ import socket
 import pytest
 from aiohttp import web
 
-from tests.conftest import free_port
-from tests.deployments.webfilter.conftest import ADMIN_PASSWORD
+from tests.deployments.webfilter.conftest import ADMIN_PASSWORD, Receiver
 
 pytestmark = pytest.mark.realserver
 
@@ -86,7 +85,7 @@ class Receivers:
         self.got: dict[str, object] = {}
         self.fail_teams = False
 
-    def app(self) -> web.Application:
+    def routes(self) -> list:
         async def webhook(request):
             self.got["webhook"] = await request.json()
             return web.json_response({})
@@ -107,21 +106,19 @@ class Receivers:
             self.got["teams"] = await request.json()
             return web.json_response({}, status=500 if self.fail_teams else 200)
 
-        app = web.Application()
-        app.router.add_post("/webhook", webhook)
-        app.router.add_post("/ntfy/alerts", ntfy)
-        app.router.add_post("/gotify/message", gotify)
-        app.router.add_post("/tg/bot{token}/sendMessage", telegram)
-        app.router.add_post("/teams", teams)
-        return app
+        return [
+            ("POST", "/webhook", webhook),
+            ("POST", "/ntfy/alerts", ntfy),
+            ("POST", "/gotify/message", gotify),
+            ("POST", "/tg/bot{token}/sendMessage", telegram),
+            ("POST", "/teams", teams),
+        ]
 
 
 async def test_notifications_test_sends_to_every_target_and_reports_failures(wf):
     receivers = Receivers()
-    runner = web.AppRunner(receivers.app(), access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    receiver = await Receiver(receivers.routes()).start()
+    port = receiver.port
     syslog = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     syslog.bind(("127.0.0.1", 0))
     syslog.setblocking(False)
@@ -157,7 +154,7 @@ async def test_notifications_test_sends_to_every_target_and_reports_failures(wf)
         assert r.status_code == 502 and r.json()["detail"] == "notification failed for: teams"
     finally:
         syslog.close()
-        await runner.cleanup()
+        await receiver.stop()
         await wf.api.post("/api/database/reset")
 
 

@@ -6,7 +6,7 @@ import pytest
 from aiohttp import web
 from pydantic import SecretStr
 
-from tests.conftest import free_port
+from tests.deployments.webfilter.conftest import Receiver
 
 pytestmark = pytest.mark.realserver
 
@@ -64,12 +64,8 @@ async def test_internal_alert_token_is_scoped_to_the_alert_route_and_notifies(wf
         received.append(await request.json())
         return web.json_response({"ok": True})
 
-    app = web.Application()
-    app.router.add_post("/hook", hook)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    receiver = await Receiver([("POST", "/hook", hook)]).start()
+    port = receiver.port
     context = wf.app.state.ctx
     original = context.config
     context.config = original.model_copy(update={"internal_alert_token": SecretStr("alert-" + "x" * 30)})
@@ -92,4 +88,4 @@ async def test_internal_alert_token_is_scoped_to_the_alert_route_and_notifies(wf
     finally:
         context.config = original
         await wf.api.post("/api/settings", json={"enable_notifications": False, "notify_webhook_url": ""})
-        await runner.cleanup()
+        await receiver.stop()

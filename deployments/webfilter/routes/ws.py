@@ -21,7 +21,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from actors.webfilter.logparse import mask_ip
 from deployments.webfilter.context import Context
-from deployments.webfilter.errors import error_response
+from deployments.webfilter.errors import ApiError, error_response
 
 router = APIRouter(tags=["stream"])
 QUEUE_SIZE = 1024
@@ -114,16 +114,19 @@ async def ws_logs(websocket: WebSocket) -> None:
         fanout.leave(client)
 
 
-@router.api_route(
-    "/api/ws/logs",
-    methods=["GET", "WEBSOCKET"],
-    summary="Live log stream: WebSocket upgrade with ?token= (from GET /api/ws-token)",
-    description=__doc__,
-    status_code=426,
-    responses={401: {"description": "missing, used or expired token (before the upgrade)"}},
-)
 async def ws_logs_http() -> None:
     """A plain HTTP request here gets 426: the stream is only served over a WebSocket upgrade."""
-    from deployments.webfilter.errors import ApiError
-
     raise ApiError(426, "this route needs a WebSocket upgrade (GET /api/ws-token, then ws://.../api/ws/logs?token=)")
+
+
+for _method in ("GET", "WEBSOCKET"):
+    router.add_api_route(
+        "/api/ws/logs",
+        ws_logs_http,
+        methods=[_method],
+        operation_id=f"ws_logs_{_method.lower()}",
+        summary="Live log stream: WebSocket upgrade with ?token= (from GET /api/ws-token)",
+        description=__doc__,
+        status_code=426,
+        responses={401: {"description": "missing, used or expired token (before the upgrade)"}},
+    )

@@ -13,6 +13,7 @@ import asyncio
 import collections
 import contextlib
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,10 @@ class LogStore:
         self.db = duckdb.connect(db_path)
         self.db.execute("SET TimeZone = 'UTC'") if self._has_icu() else None
         self.db.execute(SCHEMA)
+        # the tailer writes through its own connection from a worker thread, so queries never wait for a
+        # large chunk to be ingested (DuckDB connections to one database may be used concurrently)
+        self.tail_db = self.db.cursor()
+        self.lock = threading.Lock()
         self.access_log = access_log
         self.interval = interval
         self.recent: collections.deque[tuple[int, dict]] = collections.deque(maxlen=5000)
@@ -98,7 +103,7 @@ class LogStore:
     async def _loop(self) -> None:
         while True:
             try:
-                self.tail_once()
+                await asyncio.to_thread(self.tail_once)
             except Exception:
                 self.tail_errors += 1
             await asyncio.sleep(self.interval)
@@ -108,7 +113,9 @@ class LogStore:
         if not self.access_log or not os.path.exists(self.access_log):
             return 0
         st = os.stat(self.access_log)
-        row = self.db.execute('SELECT inode, "offset" FROM tail_state WHERE path = ?', [self.access_log]).fetchone()
+        row = self.tail_db.execute(
+            'SELECT inode, "offset" FROM tail_state WHERE path = ?', [self.access_log]
+        ).fetchone()
         inode, offset = (row[0], row[1]) if row else (st.st_ino, 0)
         if inode != st.st_ino or st.st_size < offset:
             offset = 0
@@ -123,25 +130,25 @@ class LogStore:
         chunk = chunk[: end + 1]
         staging = Path(self.db_path).with_suffix(".batch")
         staging.write_bytes(chunk)
-        self.db.execute("BEGIN")
+        self.tail_db.execute("BEGIN")
         try:
             self._stage_raw(str(staging))
-            count = self._insert_batch()
-            self.db.execute(
+            count = self._insert_batch(self.tail_db)
+            self.tail_db.execute(
                 "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)", [self.access_log, st.st_ino, offset + len(chunk)]
             )
-            self.db.execute("COMMIT")
+            self.tail_db.execute("COMMIT")
         except Exception:
-            self.db.execute("ROLLBACK")
+            self.tail_db.execute("ROLLBACK")
             raise
         finally:
             staging.unlink(missing_ok=True)
-        self._publish_batch()
+        self._publish_batch(self.tail_db)
         return count
 
     def _stage_raw(self, path: str) -> None:
         """Parse access-log lines in DuckDB (no Python per line) into the temporary table `batch`."""
-        self.db.execute(
+        self.tail_db.execute(
             "CREATE OR REPLACE TEMP TABLE batch AS WITH raw AS (SELECT string_split(line, ' ') p FROM read_csv(?, "
             "delim = chr(1), quote = '', escape = '', header = false, columns = {'line': 'VARCHAR'}, "
             "auto_detect = false)), f AS (SELECT TRY_CAST(p[1] AS DOUBLE) t, p[2] client, p[3] method, "
@@ -158,8 +165,8 @@ class LogStore:
             [path, HOST_PATTERN],
         )
 
-    def _publish_batch(self) -> None:
-        rows = self.db.execute(
+    def _publish_batch(self, conn: duckdb.DuckDBPyConnection) -> None:
+        rows = conn.execute(
             f"SELECT epoch_ms(ts) / 1000.0, {', '.join(c for c in COLUMNS if c != 'ts')} FROM batch "
             "ORDER BY ts DESC LIMIT ?",
             [self.recent.maxlen],
@@ -208,45 +215,49 @@ class LogStore:
             "unnest($10)::VARCHAR rule, unnest($11) url, unnest($12) host, unnest($13)::VARCHAR agent",
             [list(c) for c in cols],
         )
-        self._insert_batch()
+        self._insert_batch(self.db)
 
-    def _insert_batch(self) -> int:
+    def _insert_batch(self, conn: duckdb.DuckDBPyConnection) -> int:
         """Append the staged `batch` to `logs` and aggregate it into every rollup."""
         started = time.perf_counter()
-        count = int((self.db.execute("SELECT count(*) FROM batch").fetchone() or (0,))[0])
-        self.db.execute(
+        count = int((conn.execute("SELECT count(*) FROM batch").fetchone() or (0,))[0])
+        conn.execute(
             "INSERT INTO logs (ts, client, method, status, squid_status, bytes_in, bytes_out, elapsed_ms, blocked, "
             "rule, url, host, agent) SELECT * FROM batch"
         )
         for table, query in ROLLUPS.items():
-            self.db.execute(f"INSERT INTO {table} " + query.format(src="batch"))
+            conn.execute(f"INSERT INTO {table} " + query.format(src="batch"))
         self.batches += 1
         self.ingested += count
         if self.batches % 50 == 0:
-            self.compact()
+            self.compact(conn)
         self.ingest_seconds += time.perf_counter() - started
         return count
 
-    def compact(self) -> None:
+    def compact(self, conn: duckdb.DuckDBPyConnection | None = None) -> None:
         """Merge the per-batch rollup rows (queries sum them either way; this keeps them small)."""
+        db = conn or self.db
         for table, query in COMPACT.items():
-            self.db.execute(f"CREATE OR REPLACE TEMP TABLE compacted AS {query}")
-            self.db.execute(f"DELETE FROM {table}")
-            self.db.execute(f"INSERT INTO {table} SELECT * FROM compacted")
+            db.execute(f"CREATE OR REPLACE TEMP TABLE compacted AS {query}")
+            db.execute(f"DELETE FROM {table}")
+            db.execute(f"INSERT INTO {table} SELECT * FROM compacted")
 
     def _publish(self, records: list[Record]) -> None:
-        for r in records:
-            self.seq += 1
-            self.recent.append((self.seq, r.message()))
+        with self.lock:
+            for r in records:
+                self.seq += 1
+                self.recent.append((self.seq, r.message()))
 
     def since(self, seq: int, limit: int = 500) -> tuple[int, list[dict]]:
         """Rows of the stream after `seq` (at most `limit`); a reader that fell behind skips ahead."""
-        if seq > self.seq:
-            seq = 0
-        rows = [m for s, m in self.recent if s > seq]
+        with self.lock:
+            if seq > self.seq:
+                seq = 0
+            rows = [m for s, m in self.recent if s > seq]
+            current = self.seq
         if len(rows) > limit:
             rows = rows[-limit:]
-        return self.seq, rows
+        return current, rows
 
     def status(self) -> dict[str, Any]:
         return {

@@ -39,7 +39,7 @@ try:
 except metadata.PackageNotFoundError:  # running from a source tree without installing
     VERSION = "0.0.0"
 
-ERRORS = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": schemas.ErrorBody, "description": "malformed input"},
     403: {"model": schemas.ErrorBody, "description": "missing or invalid X-API-Key"},
     404: {"model": schemas.ErrorBody, "description": "not in the dataset"},

@@ -49,6 +49,11 @@ class _FamilyIndex:
         return len(self.starts)
 
 
+def _count(conn: duckdb.DuckDBPyConnection, table: str) -> int:
+    row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(row[0]) if row else 0
+
+
 def _prefix_order(prefix: str) -> tuple[int, int]:
     network = ipaddress.ip_network(prefix)
     return int(network.network_address), network.prefixlen
@@ -125,10 +130,7 @@ class AsnStore:
     def counts(self) -> dict[str, int]:
         """Row counts of every table (health check); runs real queries against the file."""
         with self._lock:
-            return {
-                table: int(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-                for table in ("asn", "prefix", "range4", "range6")
-            } | {
+            return {table: _count(self._conn, table) for table in ("asn", "prefix", "range4", "range6")} | {
                 "memory_asns": len(self._records),
                 "memory_ranges_v4": len(self._v4),
                 "memory_ranges_v6": len(self._v6),

@@ -122,6 +122,7 @@ async def running_service(root: Path, origin: Origin, **overrides: Any) -> Async
                 await app.state.ctx.logs.stop.remote()
                 await app.state.ctx.proxy.stop.remote()
         state.reset_local_state()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def state_folder() -> Path:
@@ -166,4 +167,3 @@ async def wf(origin: Origin) -> AsyncIterator[Service]:
     root = state_folder()
     async for service in running_service(root, origin):
         yield service
-    shutil.rmtree(root, ignore_errors=True)

@@ -42,6 +42,7 @@ COMPONENTS: dict[str, Component] = {
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),
         Component("asn", "/asn", "/api/health", "/api/docs", "/api/openapi.json"),
         Component("tasknet", "/tasknet", "/health", "/docs"),
+        Component("webfilter", "/webfilter", "/health", "/docs"),
         Component(
             "mitigation",
             "/mitigation",

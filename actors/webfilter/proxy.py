@@ -1,0 +1,58 @@
+"""The named actor that owns the data plane: one Squid and one dnsmasq for every replica.
+
+Squid and dnsmasq die with this actor's process (PR_SET_PDEATHSIG), so stopping the Ray
+cluster (or the test process, for the in-process stand-in) leaves nothing running.
+Calls are serialised like any actor's, so reconfigurations never interleave.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from actors.webfilter.dataplane import DataPlane, ProxySettings
+from actors.webfilter.squidconf import Policy
+
+
+class ProxyOwner:
+    def __init__(self, root: str, settings: ProxySettings) -> None:
+        self.plane = DataPlane(Path(root), settings)
+
+    def ensure(self, policy: Policy) -> dict[str, Any]:
+        """Start the data plane if it is not running, else apply `policy`; returns the status."""
+        if not self.plane.running():
+            self.plane.stop()
+            return self.plane.start(policy)
+        self.plane.apply(policy)
+        return self.plane.status()
+
+    def apply(self, policy: Policy) -> dict[str, Any]:
+        if not self.plane.running():
+            return self.ensure(policy)["last_apply"] or {"changed": True, "started": True}
+        return self.plane.apply(policy)
+
+    def status(self) -> dict[str, Any]:
+        return self.plane.status()
+
+    def reconfigure(self) -> dict[str, Any]:
+        self.plane.reconfigure()
+        return self.plane.status()
+
+    def reload_dns(self) -> bool:
+        return self.plane.reload_dns()
+
+    def restart(self) -> dict[str, Any]:
+        return self.plane.restart_squid()
+
+    def manager(self, action: str) -> str:
+        """Text of a cache manager page (`info`, `counters`, ...) from Squid on loopback."""
+        if not self.plane.running():
+            raise RuntimeError("squid is not running")
+        url = f"http://127.0.0.1:{self.plane.port}/squid-internal-mgr/{action}"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(url, timeout=5) as response:
+            return str(response.read(1_000_000).decode("utf-8", "replace"))
+
+    def stop(self) -> None:
+        self.plane.stop()

@@ -1,0 +1,174 @@
+"""Rendering of Squid's configuration and ACL files from the effective policy (pure functions).
+
+Order of `http_access` (first match wins), each deny tagged with the rule that logs it:
+manager (loopback only) -> clients outside `allowed_networks` -> blocked sources ->
+WAF categories -> direct-IP requests -> egress default-deny -> whitelists (allow) ->
+domain blacklist (`dstdomain`, subdomains included) -> IP blacklist (`dst`) -> allow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from actors.webfilter import waf
+
+LOG_FORMAT = "%ts.%03tu %>a %rm %>Hs %Ss %>st %<st %tr %{rule}note %ru %{User-Agent}>h"
+
+REASONS: dict[str, str] = {
+    "client_not_allowed": "your address is outside the networks allowed to use this proxy",
+    "source_blocked": "your address is on the blocked-sources list",
+    "direct_ip": "requests to bare IP addresses are blocked",
+    "egress_default_deny": "egress is default-deny and this destination is not on the egress allowlist",
+    "domain_blacklist": "the domain (or a parent domain) is on the domain blacklist",
+    "ip_blacklist": "the destination address is on the IP blacklist",
+}
+
+
+@dataclass
+class Policy:
+    """Everything Squid enforces; built from the database by `store.effective_policy`."""
+
+    domain_blacklist: list[str] = field(default_factory=list)
+    ip_blacklist: list[str] = field(default_factory=list)
+    domain_whitelist: list[str] = field(default_factory=list)
+    ip_whitelist: list[str] = field(default_factory=list)
+    egress_domains: list[str] = field(default_factory=list)
+    egress_ips: list[str] = field(default_factory=list)
+    blocked_sources: list[str] = field(default_factory=list)
+    allowed_networks: list[str] = field(default_factory=lambda: ["127.0.0.0/8", "::1"])
+    enable_domain_blacklist: bool = True
+    enable_ip_blacklist: bool = True
+    block_direct_ip: bool = False
+    egress_default_deny: bool = False
+    enable_waf: bool = True
+    waf_categories: list[str] = field(default_factory=list)
+
+
+def dstdomain_entries(domains: list[str]) -> list[str]:
+    """`.example.com` lines (domain and subdomains), a listed subdomain of a listed parent dropped
+    (Squid rejects overlapping dstdomain entries)."""
+    out: list[str] = []
+    for name in sorted({d.lower().strip(".") for d in domains if d}, key=lambda d: d.split(".")[::-1]):
+        if out and (name == out[-1] or name.endswith("." + out[-1])):
+            continue
+        out.append(name)
+    return ["." + d for d in out]
+
+
+def error_page(rule: str) -> str:
+    reason = REASONS.get(rule) or f"the request matched the WAF category {rule.split(':', 1)[-1]}"
+    return (
+        "<html><head><title>Blocked by policy</title></head><body>"
+        "<h1>Blocked by the web filter</h1>"
+        f"<p>Rule: <b>{rule}</b></p><p>Why: {reason}.</p>"
+        "<p>URL: %U</p><p>Client: %i</p><p>Time: %T</p></body></html>\n"
+    )
+
+
+def page_name(rule: str) -> str:
+    return "ERR_RF_" + rule.upper().replace(":", "_")
+
+
+def acl_files(policy: Policy) -> dict[str, str]:
+    """ACL file name -> content (one entry a line)."""
+    files = {
+        "domain_blacklist.txt": dstdomain_entries(policy.domain_blacklist),
+        "ip_blacklist.txt": sorted(set(policy.ip_blacklist)),
+        "domain_whitelist.txt": dstdomain_entries(policy.domain_whitelist),
+        "ip_whitelist.txt": sorted(set(policy.ip_whitelist)),
+        "egress_domains.txt": dstdomain_entries(policy.egress_domains),
+        "egress_ips.txt": sorted(set(policy.egress_ips)),
+        "blocked_sources.txt": sorted(set(policy.blocked_sources)),
+        "allowed_networks.txt": sorted(set(policy.allowed_networks)),
+    }
+    for cat, patterns in waf.CATEGORIES.items():
+        files[f"{waf.acl_name(cat)}.txt"] = list(patterns)
+    return {name: "".join(line + "\n" for line in lines) for name, lines in files.items()}
+
+
+def _deny(lines: list[str], acls: str, rule: str) -> None:
+    mark = "mark_" + rule.replace(":", "_").lower()
+    lines.append(f"acl {mark} annotate_transaction rule={rule}")
+    lines.append(f"deny_info {page_name(rule)} {mark}")
+    lines.append(f"http_access deny {acls} {mark}".replace("  ", " "))
+
+
+def access_rules(policy: Policy, acl_dir: Path) -> list[str]:
+    """The ACL definitions and http_access lines; empty lists define no ACL (Squid warns on empty files)."""
+    lines = ["http_access allow localhost manager", "http_access deny manager"]
+
+    def acl(name: str, kind: str, file: str, entries: list[str]) -> bool:
+        if not entries:
+            return False
+        lines.append(f'acl {name} {kind} "{acl_dir / file}"')
+        return True
+
+    if acl("allowed_clients", "src", "allowed_networks.txt", policy.allowed_networks):
+        _deny(lines, "!allowed_clients", "client_not_allowed")
+    else:
+        _deny(lines, "", "client_not_allowed")
+    if acl("blocked_sources", "src", "blocked_sources.txt", policy.blocked_sources):
+        _deny(lines, "blocked_sources", "source_blocked")
+    lines.append("http_access deny CONNECT !SSL_ports")
+    if policy.enable_waf:
+        for cat in policy.waf_categories:
+            name = waf.acl_name(cat)
+            lines.append(f'acl {name} url_regex -i "{acl_dir / (name + ".txt")}"')
+            _deny(lines, name, waf.rule_name(cat))
+    if policy.block_direct_ip:
+        lines.append(r"acl direct_ip url_regex -i ^[a-z]+://\[?[0-9a-f.:]+\]?(:[0-9]+)?(/|$)")
+        lines.append(r"acl direct_ip_connect dstdom_regex ^\[?[0-9a-f.:]+\]?$")
+        _deny(lines, "direct_ip", "direct_ip")
+        _deny(lines, "CONNECT direct_ip_connect", "direct_ip")
+    if policy.egress_default_deny:
+        has_ip = acl("egress_ips", "dst", "egress_ips.txt", policy.egress_ips)
+        has_dom = acl("egress_domains", "dstdomain", "egress_domains.txt", policy.egress_domains)
+        allowed = ("!egress_ips " if has_ip else "") + ("!egress_domains" if has_dom else "")
+        _deny(lines, allowed.strip(), "egress_default_deny")
+    if acl("domain_whitelist", "dstdomain", "domain_whitelist.txt", policy.domain_whitelist):
+        lines.append("http_access allow domain_whitelist")
+    if acl("ip_whitelist", "dst", "ip_whitelist.txt", policy.ip_whitelist):
+        lines.append("http_access allow ip_whitelist")
+    if policy.enable_domain_blacklist and acl(
+        "domain_blacklist", "dstdomain", "domain_blacklist.txt", policy.domain_blacklist
+    ):
+        _deny(lines, "domain_blacklist", "domain_blacklist")
+    if policy.enable_ip_blacklist and acl("ip_blacklist", "dst", "ip_blacklist.txt", policy.ip_blacklist):
+        _deny(lines, "ip_blacklist", "ip_blacklist")
+    lines.append("http_access allow all")
+    return lines
+
+
+def squid_conf(policy: Policy, *, root: Path, port: int, dns: str, cache_mem_mb: int, user: str | None) -> str:
+    acl_dir = root / "acl"
+    base = [
+        f"http_port 127.0.0.1:{port}",
+        f"pid_filename {root / 'run' / 'squid.pid'}",
+        f"cache_log {root / 'logs' / 'cache.log'}",
+        "cache_store_log none",
+        f"coredump_dir {root / 'run'}",
+        f"dns_nameservers {dns}",
+        "negative_dns_ttl 1 seconds",
+        f"error_directory {root / 'errors'}",
+        f"logformat rayfleet {LOG_FORMAT}",
+        f"access_log stdio:{root / 'logs' / 'access.log'} logformat=rayfleet",
+        "acl SSL_ports port 443 8443",
+        f"cache_mem {cache_mem_mb} MB",
+        "shutdown_lifetime 1 seconds",
+        "forwarded_for delete",
+        "strip_query_terms off",
+        "via off",
+        "pinger_enable off",
+        "visible_hostname rayfleet-webfilter",
+    ]
+    if user:
+        base.append(f"cache_effective_user {user}")
+    return "\n".join([*base, *access_rules(policy, acl_dir)]) + "\n"
+
+
+def hosts_file(static: dict[str, str], sinkhole: list[str]) -> str:
+    """dnsmasq's hosts file: the test names, then blacklisted domains answered 0.0.0.0 (DNS sinkhole)."""
+    lines = [f"{addr} {name}" for name, addr in sorted(static.items())]
+    lines += [f"0.0.0.0 {d}" for d in sorted(set(sinkhole)) if d not in static]
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,354 @@
+"""Web filter: the data plane, propagation, analytics, ingestion, stream fan-out and the block matrix.
+
+Peers measured in the same run:
+  * proxied vs direct: wrk against a HAProxy origin on loopback (`http-request return`, no Python) directly,
+    and through Squid with a 100k-entry domain blacklist and a 100k-entry IP blacklist loaded
+    (rps counts only 2xx; p99 from wrk's latency distribution), at 16 and 64 connections;
+  * propagation: POST /api/domain-blacklist -> the first request the proxy refuses (new connection per probe);
+  * analytics: p50/p99 of dashboard/summary, traffic/statistics, domains/statistics through the app at 1M and
+    5M log rows (rollups) vs. the same question asked of the raw `logs` table;
+  * ingestion: rows/s of the tailer on a real-format access log; WebSocket fan-out to 50 clients;
+  * block matrix: tests/data/webfilter/block_matrix.tsv through the proxy (false negatives / positives).
+
+Usage:  python bench/webfilter.py [--duration 8] [--rows 1000000,5000000] [--quick]
+Everything runs on loopback and stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import ipaddress
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pydantic import SecretStr  # noqa: E402
+
+from actors.webfilter.logstore import ROLLUPS, LogStore  # noqa: E402
+from deployments.webfilter.app import create_app  # noqa: E402
+from deployments.webfilter.config import ProxyConfig, WebfilterConfig  # noqa: E402
+from rayfleet import state  # noqa: E402
+from rayfleet.launcher import free_port  # noqa: E402
+
+PASSWORD = "Bench-admin-pass-1!"
+PROBES = 8
+
+
+def haproxy_origin(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    cfg = folder / "origin.cfg"
+    cfg.write_text(
+        "global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n"
+        f"  timeout server 30s\nfrontend origin\n  bind 127.0.0.1:{port}\n"
+        '  http-request return status 200 content-type text/plain string "origin ok"\n'
+    )
+    proc = subprocess.Popen(["haproxy", "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+            return proc, port
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("haproxy origin did not start")
+
+
+async def wrk(url: str, connections: int, duration: int, script: Path | None = None) -> dict:
+    argv = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency"]
+    if script:
+        argv += ["-s", str(script)]
+    proc = await asyncio.create_subprocess_exec(*argv, url, stdout=asyncio.subprocess.PIPE)
+    out = (await proc.communicate())[0].decode()
+    total = int(re.search(r"(\d+) requests in ([\d.]+)(\w+)", out).group(1))  # type: ignore[union-attr]
+    seconds_match = re.search(r"requests in ([\d.]+)(ms|s|m)", out)
+    assert seconds_match
+    seconds = float(seconds_match.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[seconds_match.group(2)]
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    ok = total - (int(bad.group(1)) if bad else 0)
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    assert p99
+    p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
+    return {
+        "rps": ok / seconds,
+        "p99_ms": p99_ms,
+        "ok": ok,
+        "total": total,
+        "socket_errors": errors.group(1) if errors else "",
+    }
+
+
+def public_ips(n: int) -> list[str]:
+    rng = random.Random(7)
+    out: set[str] = set()
+    while len(out) < n:
+        ip = ipaddress.IPv4Address(rng.randint(0x01000000, 0xDFFFFFFF))
+        if ip.is_global:
+            out.add(str(ip))
+    return sorted(out)
+
+
+def synthesize(store: LogStore, rows: int) -> float:
+    """`rows` log rows over the last 7 days (1000 domains, 200 clients, 5% blocked), rollups rebuilt."""
+    started = time.perf_counter()
+    now_us = int(time.time() * 1_000_000)
+    span = 7 * 86400 * 1_000_000
+    store.db.execute("DELETE FROM logs")
+    for table in ROLLUPS:
+        store.db.execute(f"DELETE FROM {table}")
+    store.db.execute(
+        "INSERT INTO logs (ts, client, method, status, squid_status, bytes_in, bytes_out, elapsed_ms, blocked, rule, "
+        "url, host, agent) SELECT make_timestamp((? - (hash(i) % ?))::BIGINT), '10.0.' || (i % 200 // 250) || '.' || (i % 200), "
+        "'GET', CASE WHEN i % 20 = 0 THEN 403 ELSE 200 END, CASE WHEN i % 20 = 0 THEN 'TCP_DENIED' ELSE 'TCP_MISS' END, "
+        "300, 2000 + i % 5000, i % 50, i % 20 = 0, CASE WHEN i % 20 = 0 THEN 'domain_blacklist' END, "
+        "'http://d' || (i % 1000) || '.example.com/p/' || (i % 97) || '.html', 'd' || (i % 1000) || '.example.com', "
+        "'agent-' || (i % 7) FROM range(?) t(i)",
+        [now_us, span, rows],
+    )
+    for table, query in ROLLUPS.items():
+        store.db.execute(f"INSERT INTO {table} " + query.format(src="logs"))
+    return time.perf_counter() - started
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def time_route(api: httpx.AsyncClient, path: str, params: dict, n: int) -> tuple[float, float]:
+    samples = []
+    for _ in range(n):
+        t = time.perf_counter()
+        r = await api.get(path, params=params)
+        assert r.status_code == 200, r.text
+        samples.append((time.perf_counter() - t) * 1000)
+    return pct(samples, 0.5), pct(samples, 0.99)
+
+
+def raw_query_ms(store: LogStore, n: int) -> tuple[float, float]:
+    """The peer: the dashboard's top-domain question asked of the raw table."""
+    samples = []
+    for _ in range(n):
+        t = time.perf_counter()
+        store.db.execute(
+            "SELECT host, count(*) n, count(*) FILTER (blocked) FROM logs WHERE ts >= now()::TIMESTAMP - "
+            "INTERVAL 7 DAY GROUP BY 1 ORDER BY n DESC LIMIT 50"
+        ).fetchall()
+        samples.append((time.perf_counter() - t) * 1000)
+    return pct(samples, 0.5), pct(samples, 0.99)
+
+
+async def block_matrix(proxy_port: int, origin_port: int) -> tuple[int, int, int]:
+    with open(ROOT / "tests" / "data" / "webfilter" / "block_matrix.tsv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader([line for line in fh if not line.startswith("#")], delimiter="\t"))
+    fn = fp = 0
+    async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{proxy_port}", trust_env=False, timeout=10) as c:
+        for row in rows:
+            r = await c.get(f"http://{row['host']}:{origin_port}{row['path']}")
+            blocked = r.status_code == 403 and "Blocked by the web filter" in r.text
+            fn += row["expect"] == "block" and not blocked
+            fp += row["expect"] == "pass" and blocked
+    return len(rows), fn, fp
+
+
+async def fanout(app, store: LogStore, clients: int, rows: int) -> float:
+    import uvicorn
+    import websockets
+
+    from actors.webfilter.logparse import parse_line
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="error"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.02)
+    api = httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", auth=("admin", PASSWORD))
+    sockets = []
+    for _ in range(clients):
+        token = (await api.get("/api/ws-token")).json()["token"]
+        sockets.append(await websockets.connect(f"ws://127.0.0.1:{port}/api/ws/logs?token={token}"))
+    await asyncio.sleep(0.5)
+    counts = [0] * clients
+
+    async def reader(i: int) -> None:
+        while counts[i] < rows:
+            message = json.loads(await sockets[i].recv())
+            if message["type"] == "log" and "fanout.test" in message["data"]["destination"]:
+                counts[i] += 1
+
+    readers = [asyncio.create_task(reader(i)) for i in range(clients)]
+    lines = [f"{time.time():.3f} 10.0.0.1 GET 200 TCP_MISS 1 1 1 - http://fanout.test/{i} -" for i in range(rows)]
+    started = time.perf_counter()
+    for start in range(0, rows, 100):
+        store.ingest([parse_line(line) for line in lines[start : start + 100]], publish=True)  # type: ignore[misc]
+        await asyncio.sleep(0.02)
+    await asyncio.wait(readers, timeout=60)
+    elapsed = time.perf_counter() - started
+    delivered = sum(counts)
+    for r in readers:
+        r.cancel()
+    for s in sockets:
+        await s.close()
+    await api.aclose()
+    server.should_exit = True
+    await task
+    return delivered / elapsed
+
+
+async def main(args: argparse.Namespace) -> None:
+    base = Path(tempfile.mkdtemp(prefix="wf-bench-"))
+    origin, origin_port = haproxy_origin(base)
+    hosts = {
+        "allowed.test": "127.0.0.1",
+        "other.test": "127.0.0.1",
+        "ads.tracker.test": "127.0.0.1",
+        "cdn.ads.tracker.test": "127.0.0.1",
+        "second.test": "127.0.0.2",
+        "files.dropbox.com": "127.0.0.1",
+    }
+    hosts.update({f"prop-{i}.test": "127.0.0.1" for i in range(PROBES)})
+    config = WebfilterConfig(
+        data_dir=base / "wf",
+        proxy=ProxyConfig(hosts=hosts),
+        admin_password=SecretStr(PASSWORD),
+        tail_interval_seconds=0.1,
+    )
+    try:
+        with state.local_state():
+            state.reset_local_state()
+            app = create_app(config)
+            async with app.router.lifespan_context(app):
+                ctx = app.state.ctx
+                proxy_port = (await ctx.proxy.status.remote())["port"]
+                api = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://wf", timeout=300)
+                login = await api.post("/api/auth/login", json={"username": "admin", "password": PASSWORD})
+                api.headers["Authorization"] = "Bearer " + login.json()["access_token"]
+                n = 10_000 if args.quick else 100_000
+                domains = "\n".join(f"blocked-{i}.example.org" for i in range(n))
+                t = time.perf_counter()
+                r = await api.post("/api/domain-blacklist/import", json={"content": domains})
+                dom_s = time.perf_counter() - t
+                ip_list = "\n".join(public_ips(n))
+                t = time.perf_counter()
+                r2 = await api.post("/api/ip-blacklist/import", json={"content": ip_list})
+                ip_s = time.perf_counter() - t
+                print(
+                    f"lists: {r.json()['data']['added']} domains imported+applied in {dom_s:.2f} s, "
+                    f"{r2.json()['data']['added']} IPs in {ip_s:.2f} s"
+                )
+                await api.post("/api/domain-blacklist", json={"domain": "tracker.test"})
+                await api.post("/api/ip-blacklist", json={"ip": "127.0.0.2"})
+
+                script = base / "proxy.lua"
+                script.write_text(
+                    f'wrk.path = "http://allowed.test:{origin_port}/"\n'
+                    f'wrk.headers["Host"] = "allowed.test:{origin_port}"\n'
+                )
+                print(f"\nproxy vs direct (wrk, {args.duration} s each, 2xx only; {n} domains + {n} IPs loaded)")
+                print(f"{'clients':>8} {'direct rps':>11} {'p99 ms':>8} {'proxy rps':>10} {'p99 ms':>8} {'ratio':>7}")
+                for conns in (16, 64):
+                    direct = await wrk(f"http://127.0.0.1:{origin_port}/", conns, args.duration)
+                    proxied = await wrk(f"http://127.0.0.1:{proxy_port}/", conns, args.duration, script)
+                    print(
+                        f"{conns:>8} {direct['rps']:>11.0f} {direct['p99_ms']:>8.2f} {proxied['rps']:>10.0f} "
+                        f"{proxied['p99_ms']:>8.2f} {proxied['rps'] / direct['rps']:>7.3f}"
+                        + (
+                            f"  (non-2xx {proxied['total'] - proxied['ok']})"
+                            if proxied["total"] != proxied["ok"]
+                            else ""
+                        )
+                    )
+
+                delays = []
+                for i in range(PROBES):
+                    t = time.perf_counter()
+                    await api.post("/api/domain-blacklist", json={"domain": f"prop-{i}.test"})
+                    for _ in range(2000):
+                        async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{proxy_port}", trust_env=False) as c:
+                            try:
+                                if (await c.get(f"http://prop-{i}.test:{origin_port}/")).status_code == 403:
+                                    break
+                            except httpx.HTTPError:
+                                pass
+                    delays.append((time.perf_counter() - t) * 1000)
+                print(
+                    f"\npropagation POST -> refused by the proxy ({n}+{n} entries loaded): "
+                    f"median {statistics.median(delays):.0f} ms, max {max(delays):.0f} ms over {PROBES}"
+                )
+
+                total, fn, fp = await block_matrix(proxy_port, origin_port)
+                print(f"\nblock matrix: {total} labelled requests, false negatives {fn}, false positives {fp}")
+
+                tail_store = LogStore(str(base / "tail.duckdb"), str(base / "tail.log"))
+                lines = "".join(
+                    f"{time.time():.3f} 10.0.{i % 250}.{i % 200} GET 200 TCP_MISS 300 2000 3 - "
+                    f"http://d{i % 1000}.example.com/p/{i}.html agent/{i % 5}\n"
+                    for i in range(200_000)
+                )
+                (base / "tail.log").write_text(lines)
+                t = time.perf_counter()
+                ingested = 0
+                while got := tail_store.tail_once():
+                    ingested += got
+                print(
+                    f"\ningestion: {ingested} access-log rows tailed into DuckDB at "
+                    f"{ingested / (time.perf_counter() - t):,.0f} rows/s"
+                )
+                tail_store.stop()
+
+                rate = await fanout(app, ctx.logs.instance, 50, 2000)
+                print(f"stream fan-out: 50 WebSocket clients, {rate:,.0f} messages/s delivered")
+
+                big = LogStore(str(base / "big.duckdb"))
+                original = ctx.logs
+                ctx.logs = state.LocalActorHandle(big)
+                print(f"\nanalytics through the app (p50/p99 ms over {args.samples} calls; goal < 50 ms)")
+                for rows in args.rows:
+                    build = synthesize(big, rows)
+                    print(f"  {rows:,} rows (synthesised + rollups in {build:.1f} s)")
+                    for path, params in (
+                        ("/api/dashboard/summary", {}),
+                        ("/api/traffic/statistics", {"period": "day"}),
+                        ("/api/domains/statistics", {}),
+                    ):
+                        p50, p99 = await time_route(api, path, params, args.samples)
+                        print(f"    {path:<28} p50 {p50:7.2f}  p99 {p99:7.2f}")
+                    p50, p99 = raw_query_ms(big, max(5, args.samples // 4))
+                    print(f"    {'peer: raw-table top domains':<28} p50 {p50:7.2f}  p99 {p99:7.2f}")
+                ctx.logs = original
+                big.stop()
+                await api.aclose()
+                await ctx.logs.stop.remote()
+                await ctx.proxy.stop.remote()
+    finally:
+        origin.terminate()
+        origin.wait()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=int, default=8)
+    parser.add_argument("--samples", type=int, default=40)
+    parser.add_argument("--rows", type=lambda s: [int(x) for x in s.split(",")], default=[1_000_000, 5_000_000])
+    parser.add_argument("--quick", action="store_true", help="10k-entry lists, 2 s wrk runs, 100k rows")
+    ns = parser.parse_args()
+    if ns.quick:
+        ns.duration, ns.rows, ns.samples = 2, [100_000], 10
+    os.environ.setdefault("RAYFLEET_LOG_LEVEL", "WARNING")
+    asyncio.run(main(ns))

@@ -1,0 +1,17 @@
+"""Ray Serve binding of the web filter admin API (named in serve.yaml)."""
+
+from __future__ import annotations
+
+from rayfleet.serving import ingress_app
+
+
+def build(args: dict):
+    config_path = args.get("config", "config/webfilter.yaml")
+
+    def factory():
+        from deployments.webfilter.app import create_app
+        from deployments.webfilter.config import load
+
+        return create_app(load(config_path), state=None)
+
+    return ingress_app("webfilter", factory, args)

@@ -1,0 +1,92 @@
+"""The web filter's response shapes, built in one place (spec §7, §9).
+
+Errors: `{status: "error", detail}` (+ `code: "internal_error"` on 500). Collections:
+`{status: "success", data, meta: {total, limit, offset}}` plus the deprecated top-level
+`total`, `limit`, `offset`. Every response carries `X-API-Version: 1`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rayfleet.logs import get_logger
+
+log = get_logger("webfilter")
+API_VERSION = "1"
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.headers = headers
+
+
+def error_response(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"status": "error", "detail": detail}
+    if status >= 500:
+        body["code"] = "internal_error"
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def ok(data: Any = None, **extra: Any) -> dict[str, Any]:
+    return {"status": "success", "data": data, **extra}
+
+
+def page(items: list[Any], total: int, limit: int, offset: int) -> dict[str, Any]:
+    return {
+        "status": "success",
+        "data": items,
+        "meta": {"total": total, "limit": limit, "offset": offset},
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+class ApiVersionMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def tagged(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*list(message.get("headers", [])), (b"x-api-version", API_VERSION.encode())]
+            await send(message)
+
+        await self.app(scope, receive, tagged)
+
+
+def install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.detail, exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"no route for {request.method} {request.url.path}"
+        return error_response(exc.status_code, detail, dict(exc.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return error_response(422, f"invalid request: {where}: {first.get('msg', 'validation failed')}".strip())
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error", extra={"path": request.url.path, "error": type(exc).__name__})
+        return error_response(500, "internal error")

@@ -1,0 +1,79 @@
+"""SSRF-safe download of an import list: public addresses only, every redirect re-checked, size cap.
+
+The address check is injectable (`is_allowed`) so a test can admit one loopback receiver;
+the connection goes to the address that was checked (no second DNS lookup).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Callable
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+MAX_REDIRECTS = 5
+
+
+class FetchError(ValueError):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def is_public(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    return bool(ip.is_global) and not ip.is_multicast
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    try:
+        ipaddress.ip_address(host)
+        return [host]
+    except ValueError:
+        pass
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+async def fetch_text(url: str, max_bytes: int, is_allowed: Callable[[str], bool] = is_public) -> str:
+    """The body of `url` as text; FetchError(400) for a refused address or URL, (413) too big, (502) upstream."""
+    current = url
+    for _ in range(MAX_REDIRECTS + 1):
+        parts = urlsplit(current)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise FetchError(400, "import URL must be http(s) with a host")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            addresses = await _resolve(parts.hostname, port)
+        except OSError:
+            raise FetchError(400, "import URL host does not resolve") from None
+        if not addresses or not all(is_allowed(a) for a in addresses):
+            raise FetchError(400, "import URL resolves to a non-public address")
+        target = addresses[0]
+        pinned = current.replace(parts.netloc, f"[{target}]:{port}" if ":" in target else f"{target}:{port}", 1)
+        headers = {"Host": parts.netloc}
+        async with httpx.AsyncClient(timeout=15, follow_redirects=False, trust_env=False) as client:
+            try:
+                async with client.stream("GET", pinned if parts.scheme == "http" else current, headers=headers) as r:
+                    if r.is_redirect:
+                        current = urljoin(current, r.headers.get("location", ""))
+                        continue
+                    if r.status_code != 200:
+                        raise FetchError(502, f"import URL answered {r.status_code}")
+                    declared = int(r.headers.get("content-length") or 0)
+                    if declared > max_bytes:
+                        raise FetchError(413, f"import list larger than {max_bytes} bytes")
+                    chunks, size = [], 0
+                    async for chunk in r.aiter_bytes():
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise FetchError(413, f"import list larger than {max_bytes} bytes")
+                        chunks.append(chunk)
+                    return b"".join(chunks).decode("utf-8", "replace")
+            except httpx.HTTPError as exc:
+                raise FetchError(502, f"import URL could not be fetched: {type(exc).__name__}") from None
+    raise FetchError(400, "too many redirects")

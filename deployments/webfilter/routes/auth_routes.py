@@ -1,0 +1,83 @@
+"""Login, token refresh, logout, password change, WebSocket tokens, liveness."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from deployments.webfilter import auth
+from deployments.webfilter.context import ctx, peer
+from deployments.webfilter.errors import ApiError
+from deployments.webfilter.schemas import ChangePasswordBody, Flat, LoginBody, LogoutBody, RefreshBody, Tokens
+
+router = APIRouter(tags=["auth"])
+
+
+@router.post("/api/auth/login", response_model=Tokens, summary="Exchange credentials for access and refresh JWTs")
+async def login(body: LoginBody, request: Request) -> dict:
+    context, ip = ctx(request), peer(request)
+    await auth.check_password(context, ip, body.username, body.password)
+    await context.db(context.store.audit, body.username, ip, "login")
+    return {"status": "success", **auth.issue_pair(context, body.username)}
+
+
+@router.post("/api/auth/refresh", response_model=Tokens, summary="Rotate a refresh token (single use)")
+async def refresh(body: RefreshBody, request: Request) -> dict:
+    context, ip = ctx(request), peer(request)
+    await auth._locked(context, ip)
+    claims = await auth.decode_token(context, ip, body.refresh_token, "refresh")
+    if not await context.auth.revoke.remote(claims["jti"], float(claims["exp"])):
+        raise ApiError(401, "refresh token already used")
+    return {"status": "success", **auth.issue_pair(context, claims["sub"])}
+
+
+@router.post("/api/logout", response_model=Flat, summary="Revoke the JWT used for this request")
+async def logout(request: Request, body: LogoutBody | None = None, user: auth.Principal = auth.User) -> dict:
+    context = ctx(request)
+    revoked = []
+    if user.claims:
+        await context.auth.revoke.remote(user.claims["jti"], float(user.claims["exp"]))
+        revoked.append("access")
+    if body and body.refresh_token:
+        try:
+            claims = await auth.decode_token(context, peer(request), body.refresh_token, "refresh")
+        except ApiError:
+            claims = None
+        if claims and claims["sub"] == user.username:
+            await context.auth.revoke.remote(claims["jti"], float(claims["exp"]))
+            revoked.append("refresh")
+    await context.db(context.store.audit, user.username, peer(request), "logout")
+    return {"status": "success", "message": "logged out", "revoked": revoked}
+
+
+@router.post("/api/change-password", response_model=Flat, summary="Change the password (strength policy)")
+async def change_password(body: ChangePasswordBody, request: Request, user: auth.Principal = auth.User) -> dict:
+    context, ip = ctx(request), peer(request)
+    await auth.check_password(context, ip, user.username, body.current_password)
+    problem = auth.password_problem(body.new_password, user.username)
+    if problem is None and body.new_password == body.current_password:
+        problem = "the new password must differ from the current one"
+    if problem:
+        raise ApiError(400, problem)
+    await context.db(context.store.set_password, user.username, body.new_password)
+    await context.db(context.store.audit, user.username, ip, "change_password")
+    return {"status": "success", "message": "password changed; tokens issued before now are no longer valid"}
+
+
+@router.get("/api/ws-token", response_model=Flat, summary="Single-use token for /api/ws/logs (2 minutes)")
+async def ws_token(request: Request, user: auth.Principal = auth.User) -> dict:
+    issued = await ctx(request).auth.issue_ws_token.remote()
+    return {"status": "success", **issued}
+
+
+async def _health(request: Request) -> dict:
+    context = ctx(request)
+    proxy = await context.proxy.status.remote()
+    return {
+        "status": "healthy" if proxy["running"] else "degraded",
+        "version": context.config.version,
+        "proxy": {"running": proxy["running"], "address": proxy["proxy"]},
+    }
+
+
+router.add_api_route("/health", _health, methods=["GET"], response_model=Flat, summary="Liveness (no auth)")
+router.add_api_route("/api/health", _health, methods=["GET"], response_model=Flat, summary="Liveness (no auth)")

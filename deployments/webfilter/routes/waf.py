@@ -1,0 +1,124 @@
+"""WAF categories (Squid url_regex ACLs), their counters, rule testing and the internal alert hook."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import duckdb
+from fastapi import APIRouter, Depends, Request
+
+from actors.webfilter import waf
+from deployments.webfilter import analytics, auth, notify
+from deployments.webfilter.context import ctx, peer
+from deployments.webfilter.errors import ApiError, ok
+from deployments.webfilter.schemas import AlertBody, Envelope, TestRuleBody, WafToggleBody
+
+router = APIRouter(tags=["waf"])
+User = auth.User
+
+
+def _reset_at(request: Request) -> float:
+    return float(ctx(request).store.meta("counters_reset_at", "0") or 0)
+
+
+@router.get("/api/waf/stats", response_model=Envelope, summary="Blocks per WAF category since the last reset")
+async def waf_stats(request: Request, user: auth.Principal = User) -> dict:
+    context = ctx(request)
+    since = await asyncio.to_thread(_reset_at, request)
+    counts = await analytics.waf_counts(context, since)
+    enabled = await context.db(context.store.waf_categories)
+    settings = await context.db(context.store.settings)
+    return ok(
+        {
+            "enabled": settings["enable_waf"],
+            "engine": "squid url_regex",
+            "since": since,
+            "total_blocked": sum(counts.values()),
+            "categories": [
+                {"name": c, "enabled": enabled.get(c, False), "blocked": counts.get(c, 0)} for c in waf.CATEGORIES
+            ],
+        }
+    )
+
+
+@router.get("/api/waf/categories", response_model=Envelope, summary="WAF categories and their state")
+async def waf_categories(request: Request, user: auth.Principal = User) -> dict:
+    context = ctx(request)
+    enabled = await context.db(context.store.waf_categories)
+    return ok(
+        [
+            {"name": c, "rules": len(p), "enabled": enabled.get(c, False), "description": waf.DESCRIPTIONS[c]}
+            for c, p in waf.CATEGORIES.items()
+        ]
+    )
+
+
+@router.post("/api/waf/categories/toggle", response_model=Envelope, summary="Enable or disable a category")
+async def waf_toggle(request: Request, body: WafToggleBody, user: auth.Principal = User) -> dict:
+    context = ctx(request)
+    name = body.category.upper()
+    if name not in waf.CATEGORIES:
+        raise ApiError(404, f"unknown WAF category {body.category!r}")
+    await context.db(context.store.set_waf_category, name, body.enabled)
+    await context.db(context.store.audit, user.username, peer(request), "waf.toggle", f"{name}={body.enabled}")
+    return ok({"category": name, "enabled": body.enabled}, proxy=await context.sync_proxy())
+
+
+def _check_regex(regex: str) -> None:
+    """Compile with RE2 (what the test runs on): linear time, so no catastrophic backtracking."""
+    try:
+        duckdb.connect().execute("SELECT regexp_matches('', ?)", [regex]).fetchall()
+    except duckdb.Error as exc:
+        raise ApiError(400, f"invalid regex: {str(exc).splitlines()[0][:200]}") from None
+
+
+@router.post("/api/waf/test-rule", response_model=Envelope, summary="Evaluate a regex over recent traffic")
+async def waf_test_rule(request: Request, body: TestRuleBody, user: auth.Principal = User) -> dict:
+    context = ctx(request)
+    await asyncio.to_thread(_check_regex, body.regex)
+    (rows,) = await analytics.run(
+        context,
+        (
+            f"WITH recent AS (SELECT url FROM logs WHERE {analytics.NEWEST.format(n=10000)} AND ts >= make_timestamp(?)) "
+            "SELECT count(*), count(*) FILTER (regexp_matches(url, ?, 'i')), "
+            "list(url) FILTER (regexp_matches(url, ?, 'i')) FROM recent",
+            [int((time.time() - body.hours * 3600) * 1_000_000), body.regex, body.regex],
+        ),
+    )
+    scanned, matched, examples = rows[0]
+    return ok(
+        {
+            "regex": body.regex,
+            "hours": body.hours,
+            "scanned": int(scanned),
+            "matched": int(matched),
+            "examples": list(examples or [])[:50],
+            "would_block": int(matched) > 0,
+            "engine": "RE2 (linear time)",
+        }
+    )
+
+
+@router.post("/api/counters/reset", response_model=Envelope, summary="Reset the WAF block counters")
+async def counters_reset(request: Request, user: auth.Principal = User) -> dict:
+    context = ctx(request)
+    now = time.time()
+    await context.db(context.store.set_meta, "counters_reset_at", repr(now))
+    await context.db(context.store.audit, user.username, peer(request), "counters.reset")
+    return ok({"reset_at": now})
+
+
+@router.post("/api/internal/alert", response_model=Envelope, summary="WAF block notification (scoped token)")
+async def internal_alert(
+    request: Request, body: AlertBody, who: auth.Principal = Depends(auth.authenticate_alert)
+) -> dict:
+    context = ctx(request)
+    detail = f"{body.category}: {body.message} client={body.client_ip} url={body.url}"
+    await context.db(context.store.audit, who.username, peer(request), "internal.alert", detail)
+    settings = await context.db(context.store.settings)
+    sent: dict[str, dict] = {}
+    if settings["enable_notifications"]:
+        event = {"event": "waf_alert", **body.model_dump()}
+        sent = await notify.send_all(settings, f"WAF alert: {body.category}", body.message or detail, event)
+    return ok({"recorded": True, "notified": sent})

@@ -1,0 +1,377 @@
+"""The admin database (SQLite WAL): users, lists, settings, WAF toggles, audit log, metadata.
+
+Every method is synchronous and short; the app calls them off the event loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from actors.webfilter import waf
+from actors.webfilter.squidconf import Policy
+from deployments.webfilter import settings as settings_mod
+from rayfleet.sqlite import connect
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL,
+    changed INTEGER NOT NULL DEFAULT 0, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS ip_blacklist (id INTEGER PRIMARY KEY, ip TEXT UNIQUE NOT NULL,
+    description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS domain_blacklist (id INTEGER PRIMARY KEY, domain TEXT UNIQUE NOT NULL,
+    description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ip_whitelist (id INTEGER PRIMARY KEY, ip TEXT UNIQUE NOT NULL,
+    description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS domain_whitelist (id INTEGER PRIMARY KEY, domain TEXT UNIQUE NOT NULL,
+    description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS egress_allowlist (id INTEGER PRIMARY KEY, entry TEXT UNIQUE NOT NULL,
+    type TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS waf_categories (name TEXT PRIMARY KEY, enabled INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS audit_log (id INTEGER PRIMARY KEY, timestamp TEXT NOT NULL, username TEXT,
+    client_ip TEXT, action TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+EXPORTED_TABLES = (
+    "users",
+    "ip_blacklist",
+    "domain_blacklist",
+    "ip_whitelist",
+    "domain_whitelist",
+    "egress_allowlist",
+    "settings",
+    "waf_categories",
+    "audit_log",
+    "meta",
+)
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    table: str
+    column: str
+    kind: str  # ip | domain | egress
+
+
+LISTS: dict[str, ListSpec] = {
+    "ip-blacklist": ListSpec("ip_blacklist", "ip", "ip"),
+    "domain-blacklist": ListSpec("domain_blacklist", "domain", "domain"),
+    "ip-whitelist": ListSpec("ip_whitelist", "ip", "ip"),
+    "domain-whitelist": ListSpec("domain_whitelist", "domain", "domain"),
+    "egress-allowlist": ListSpec("egress_allowlist", "entry", "egress"),
+}
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def hash_password(password: str, salt: bytes | None = None) -> str:
+    salt = salt or secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1)
+    return f"scrypt${salt.hex()}${digest.hex()}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        _, salt, digest = stored.split("$")
+    except ValueError:
+        return False
+    return secrets.compare_digest(hash_password(password, bytes.fromhex(salt)).split("$")[2], digest)
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        with self._conn() as conn:
+            conn.executescript(SCHEMA)
+            for cat in waf.CATEGORIES:
+                conn.execute("INSERT OR IGNORE INTO waf_categories VALUES (?, 1)", (cat,))
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('jwt_secret', ?)", (secrets.token_hex(32),))
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = connect(self.path)
+        return conn
+
+    # users -------------------------------------------------------------------------------------------
+    def ensure_admin(self, username: str, password: str) -> None:
+        """Create the admin with the configured (generated) password; until the admin changes it, the
+        configured password stays the one that works (regenerated demo secrets are picked up)."""
+        row = self.user(username)
+        if row is not None and (row["changed"] or verify_password(password, row["password_hash"])):
+            return
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO users VALUES (?, ?, 0, ?)", (username, hash_password(password), time.time())
+            )
+
+    def user(self, username: str) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self._conn().execute("SELECT * FROM users WHERE username = ?", (username,)).fetchone()
+        return row
+
+    def set_password(self, username: str, password: str) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE users SET password_hash = ?, changed = 1, updated_at = ? WHERE username = ?",
+                (hash_password(password), time.time(), username),
+            )
+
+    def meta(self, key: str, default: str = "") -> str:
+        row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._conn() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # lists -------------------------------------------------------------------------------------------
+    def list_entries(self, spec: ListSpec, limit: int, offset: int, search: str | None) -> tuple[list[dict], int]:
+        where, args = "", []
+        if search:
+            where, args = f"WHERE {spec.column} LIKE ?", [f"%{search}%"]
+        conn = self._conn()
+        total = conn.execute(f"SELECT COUNT(*) FROM {spec.table} {where}", args).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT * FROM {spec.table} {where} ORDER BY id LIMIT ? OFFSET ?", [*args, limit, offset]
+        ).fetchall()
+        return [dict(r) for r in rows], int(total)
+
+    def add_entry(self, spec: ListSpec, value: str, description: str, kind: str | None = None) -> dict | None:
+        """The new row, or None when the value is already listed."""
+        with self._conn() as conn:
+            if spec.kind == "egress":
+                cur = conn.execute(
+                    f"INSERT OR IGNORE INTO {spec.table} (entry, type, description, added_date) VALUES (?, ?, ?, ?)",
+                    (value, kind, description, utc_now()),
+                )
+            else:
+                cur = conn.execute(
+                    f"INSERT OR IGNORE INTO {spec.table} ({spec.column}, description, added_date) VALUES (?, ?, ?)",
+                    (value, description, utc_now()),
+                )
+            if cur.rowcount == 0:
+                return None
+            return dict(conn.execute(f"SELECT * FROM {spec.table} WHERE id = ?", (cur.lastrowid,)).fetchone())
+
+    def add_many(self, spec: ListSpec, values: list[str], description: str) -> int:
+        now = utc_now()
+        with self._conn() as conn:
+            before = conn.total_changes
+            for start in range(0, len(values), 5000):
+                conn.executemany(
+                    f"INSERT OR IGNORE INTO {spec.table} ({spec.column}, description, added_date) VALUES (?, ?, ?)",
+                    [(v, description, now) for v in values[start : start + 5000]],
+                )
+            return conn.total_changes - before
+
+    def delete_entries(self, spec: ListSpec, ids: list[int]) -> int:
+        with self._conn() as conn:
+            cur = conn.executemany(f"DELETE FROM {spec.table} WHERE id = ?", [(i,) for i in ids])
+            return cur.rowcount
+
+    def clear(self, spec: ListSpec) -> int:
+        with self._conn() as conn:
+            return conn.execute(f"DELETE FROM {spec.table}").rowcount
+
+    def values(self, spec: ListSpec) -> list[str]:
+        return [r[0] for r in self._conn().execute(f"SELECT {spec.column} FROM {spec.table}")]
+
+    def count(self, spec: ListSpec) -> int:
+        return int(self._conn().execute(f"SELECT COUNT(*) FROM {spec.table}").fetchone()[0])
+
+    # settings ----------------------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        values = {name: s.default for name, s in settings_mod.SETTINGS.items()}
+        for name, value in self._conn().execute("SELECT name, value FROM settings"):
+            if name in values:
+                values[name] = settings_mod.decode(value)
+        return values
+
+    def put_settings(self, values: dict[str, Any]) -> None:
+        """All or nothing: one transaction."""
+        with self._conn() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO settings VALUES (?, ?)",
+                [(k, settings_mod.encode(v)) for k, v in values.items()],
+            )
+
+    def waf_categories(self) -> dict[str, bool]:
+        rows = self._conn().execute("SELECT name, enabled FROM waf_categories").fetchall()
+        return {r[0]: bool(r[1]) for r in rows if r[0] in waf.CATEGORIES}
+
+    def set_waf_category(self, name: str, enabled: bool) -> None:
+        with self._conn() as conn:
+            conn.execute("UPDATE waf_categories SET enabled = ? WHERE name = ?", (int(enabled), name))
+
+    # policy ------------------------------------------------------------------------------------------
+    def effective_policy(self) -> Policy:
+        cfg = self.settings()
+        egress = self._conn().execute("SELECT entry, type FROM egress_allowlist").fetchall()
+        return Policy(
+            domain_blacklist=self.values(LISTS["domain-blacklist"]),
+            ip_blacklist=self.values(LISTS["ip-blacklist"]),
+            domain_whitelist=self.values(LISTS["domain-whitelist"]),
+            ip_whitelist=self.values(LISTS["ip-whitelist"]),
+            egress_domains=[e for e, t in egress if t == "domain"],
+            egress_ips=[e for e, t in egress if t == "cidr"],
+            blocked_sources=list(cfg["blocked_sources"]),
+            allowed_networks=list(cfg["allowed_networks"]),
+            enable_domain_blacklist=cfg["enable_domain_blacklist"],
+            enable_ip_blacklist=cfg["enable_ip_blacklist"],
+            block_direct_ip=cfg["block_direct_ip"],
+            egress_default_deny=cfg["egress_default_deny"],
+            enable_waf=cfg["enable_waf"],
+            waf_categories=[name for name, on in self.waf_categories().items() if on],
+        )
+
+    def effective_state(self) -> dict[str, Any]:
+        cfg = self.settings()
+        admin_changed = self._conn().execute("SELECT MAX(changed) FROM users").fetchone()[0]
+        targets = [k for k in settings_mod.SETTINGS if k.endswith("_url") or k == "notify_syslog_address"]
+        return {
+            **cfg,
+            "domain_blacklist_count": self.count(LISTS["domain-blacklist"]),
+            "ip_blacklist_count": self.count(LISTS["ip-blacklist"]),
+            "waf_enabled_categories": sum(self.waf_categories().values()),
+            "password_changed": bool(admin_changed),
+            "notification_targets": sum(1 for k in targets if cfg[k]),
+        }
+
+    # audit and maintenance ---------------------------------------------------------------------------
+    def audit(self, username: str | None, client_ip: str, action: str, detail: str = "") -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO audit_log (timestamp, username, client_ip, action, detail) VALUES (?, ?, ?, ?, ?)",
+                (utc_now(), username, client_ip, action, detail[:1000]),
+            )
+
+    def audit_log(self, limit: int, offset: int) -> tuple[list[dict], int]:
+        conn = self._conn()
+        total = conn.execute("SELECT COUNT(*) FROM audit_log").fetchone()[0]
+        rows = conn.execute("SELECT * FROM audit_log ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+        return [dict(r) for r in rows], int(total)
+
+    def table_counts(self) -> dict[str, int]:
+        conn = self._conn()
+        return {t: int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]) for t in EXPORTED_TABLES}
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+
+    def export(self) -> dict[str, list[dict]]:
+        """Every table; password hashes, the JWT secret and secret settings redacted."""
+        conn = self._conn()
+        out: dict[str, list[dict]] = {}
+        secret_settings = {k for k, s in settings_mod.SETTINGS.items() if s.secret}
+        for table in EXPORTED_TABLES:
+            rows = [dict(r) for r in conn.execute(f"SELECT * FROM {table}")]
+            for row in rows:
+                if "password_hash" in row:
+                    row["password_hash"] = "[redacted]"
+                if table == "meta" and row["key"] == "jwt_secret":
+                    row["value"] = "[redacted]"
+                if table == "settings" and row["name"] in secret_settings and row["value"] != '""':
+                    row["value"] = "[redacted]"
+            out[table] = rows
+        return out
+
+    def optimize(self) -> None:
+        conn = self._conn()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")
+        conn.execute("REINDEX")
+        conn.execute("PRAGMA optimize")
+
+    def reset(self) -> dict[str, int]:
+        """Empty every table but users (and the JWT secret, so sessions survive)."""
+        cleared = {}
+        with self._conn() as conn:
+            for table in EXPORTED_TABLES:
+                if table == "users":
+                    continue
+                if table == "meta":
+                    cleared[table] = conn.execute("DELETE FROM meta WHERE key != 'jwt_secret'").rowcount
+                    continue
+                cleared[table] = conn.execute(f"DELETE FROM {table}").rowcount
+            for cat in waf.CATEGORIES:
+                conn.execute("INSERT OR IGNORE INTO waf_categories VALUES (?, 1)", (cat,))
+        return cleared
+
+    def backup(self) -> dict[str, Any]:
+        """Settings (secrets masked), WAF toggles and every list."""
+        conn = self._conn()
+        lists = {}
+        for name, spec in LISTS.items():
+            cols = "entry, type, description" if spec.kind == "egress" else f"{spec.column}, description"
+            lists[name] = [dict(r) for r in conn.execute(f"SELECT {cols} FROM {spec.table} ORDER BY id")]
+        return {
+            "version": 1,
+            "settings": settings_mod.redacted(self.settings()),
+            "waf_categories": self.waf_categories(),
+            "lists": lists,
+        }
+
+    def restore(self, config: dict[str, Any]) -> dict[str, int]:
+        """Validate everything, then replace settings, WAF toggles and lists in one transaction.
+        Masked secrets keep their current value. Raises ValueError (nothing written) on any bad value."""
+        from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry
+
+        raw_settings = config.get("settings", {})
+        if not isinstance(raw_settings, dict):
+            raise ValueError("settings must be an object")
+        values = {k: settings_mod.parse_setting(k, v) for k, v in raw_settings.items() if v != "********"}
+        cats = config.get("waf_categories", {})
+        if not isinstance(cats, dict) or not set(cats) <= set(waf.CATEGORIES):
+            raise ValueError("waf_categories must map known categories to booleans")
+        rows: dict[str, list[tuple]] = {}
+        lists = config.get("lists", {})
+        if not isinstance(lists, dict) or not set(lists) <= set(LISTS):
+            raise ValueError("lists must map list names to entries")
+        try:
+            for name, entries in lists.items():
+                spec = LISTS[name]
+                out: list[tuple[str, ...]] = []
+                for item in entries:
+                    desc = str(item.get("description", ""))[:500]
+                    if spec.kind == "egress":
+                        kind, value = classify(str(item["entry"]))
+                        out.append((value, kind, desc))
+                    elif spec.kind == "ip":
+                        out.append((ip_entry(str(item["ip"])), desc))
+                    else:
+                        out.append((domain_entry(str(item["domain"])), desc))
+                rows[name] = out
+        except (EntryError, KeyError, AttributeError, TypeError) as exc:
+            raise ValueError(f"bad list entry: {exc}") from None
+        now = utc_now()
+        with self._conn() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO settings VALUES (?, ?)",
+                [(k, settings_mod.encode(v)) for k, v in values.items()],
+            )
+            for cat, enabled in cats.items():
+                conn.execute("UPDATE waf_categories SET enabled = ? WHERE name = ?", (int(bool(enabled)), cat))
+            for name, out in rows.items():
+                spec = LISTS[name]
+                conn.execute(f"DELETE FROM {spec.table}")
+                if spec.kind == "egress":
+                    conn.executemany(
+                        f"INSERT OR IGNORE INTO {spec.table} (entry, type, description, added_date) VALUES (?,?,?,?)",
+                        [(*r, now) for r in out],
+                    )
+                else:
+                    conn.executemany(
+                        f"INSERT OR IGNORE INTO {spec.table} ({spec.column}, description, added_date) VALUES (?,?,?)",
+                        [(*r, now) for r in out],
+                    )
+        return {"settings": len(values), "waf_categories": len(cats), **{k: len(v) for k, v in rows.items()}}

@@ -1,0 +1,61 @@
+"""Rendering of Squid's rules from the policy (tier 1; the real Squid is exercised in tests/deployments)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from actors.webfilter.logparse import parse_line
+from actors.webfilter.squidconf import Policy, access_rules, dstdomain_entries, hosts_file
+
+
+def test_dstdomain_entries_cover_subdomains_and_drop_overlaps():
+    assert dstdomain_entries(["b.a.test", "a.test", "c.test", "A.test"]) == [".a.test", ".c.test"]
+
+
+def test_rule_order_puts_egress_and_waf_before_whitelists_and_blacklists():
+    policy = Policy(
+        domain_blacklist=["x.test"],
+        ip_blacklist=["1.2.3.4"],
+        domain_whitelist=["ok.test"],
+        egress_default_deny=True,
+        waf_categories=["XSS"],
+    )
+    lines = [line for line in access_rules(policy, Path("/acl")) if line.startswith("http_access")]
+    order = [
+        next(i for i, line in enumerate(lines) if word in line)
+        for word in (
+            "!allowed_clients",
+            "waf_xss",
+            "mark_egress_default_deny",
+            "allow domain_whitelist",
+            "deny domain_blacklist",
+            "deny ip_blacklist",
+            "allow all",
+        )
+    ]
+    assert order == sorted(order)
+
+
+def test_egress_default_deny_with_an_empty_allowlist_denies_everything():
+    lines = access_rules(Policy(egress_default_deny=True), Path("/acl"))
+    assert "http_access deny mark_egress_default_deny" in lines
+
+
+def test_disabled_lists_render_no_deny():
+    lines = access_rules(Policy(domain_blacklist=["x.test"], enable_domain_blacklist=False), Path("/acl"))
+    assert not any("deny domain_blacklist" in line for line in lines)
+
+
+def test_hosts_file_sinkholes_blacklisted_domains():
+    assert hosts_file({"a.test": "127.0.0.1"}, ["bad.test"]) == "127.0.0.1 a.test\n0.0.0.0 bad.test\n"
+
+
+def test_log_lines_parse_with_the_deciding_rule():
+    line = "1700000000.123 127.0.0.1 GET 403 TCP_DENIED 10 600 0 waf:XSS http://a.test:8/x?q=%3C Mozilla/5.0 (X11)"
+    record = parse_line(line)
+    assert record is not None and record.blocked and record.rule == "waf:XSS" and record.host == "a.test"
+    assert record.agent == "Mozilla/5.0 (X11)"
+    connect = parse_line("1700000000.1 127.0.0.1 CONNECT 200 TCP_TUNNEL 1 2 3 - example.test:443 -")
+    assert connect is not None and connect.host == "example.test" and not connect.blocked
+    assert parse_line("1700000000.1 127.0.0.1 - 0 NONE_NONE 0 0 0 - error:transaction-end-before-headers -") is None
+    assert parse_line("garbage") is None

@@ -1,0 +1,169 @@
+"""A running web filter for the tests: the app in-process (local actor stand-ins), a real Squid and
+dnsmasq on loopback, and a local origin on two loopback addresses. Everything stops at the end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiohttp import web
+from pydantic import SecretStr
+
+from deployments.webfilter.app import create_app
+from deployments.webfilter.config import ProxyConfig, WebfilterConfig
+from rayfleet import state
+from tests.conftest import free_port, in_ci
+
+ADMIN_PASSWORD = "Test-Admin-pass-42!"
+HOSTS = {
+    "allowed.test": "127.0.0.1",
+    "ads.tracker.test": "127.0.0.1",
+    "cdn.ads.tracker.test": "127.0.0.1",
+    "other.test": "127.0.0.1",
+    "second.test": "127.0.0.2",
+    "files.dropbox.com": "127.0.0.1",
+}
+
+
+def require_dataplane() -> None:
+    missing = [b for b in ("/usr/sbin/squid", "/usr/sbin/dnsmasq") if not Path(b).exists()]
+    if missing:
+        message = f"squid/dnsmasq not installed ({missing}); run scripts/system-deps.sh"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@dataclass
+class Origin:
+    port: int
+    hits: list[str]
+
+
+@dataclass
+class Service:
+    app: Any
+    api: httpx.AsyncClient
+    proxy: httpx.AsyncClient
+    proxy_port: int
+    origin: Origin
+    root: Path
+
+    def url(self, host: str, path: str = "/") -> str:
+        return f"http://{host}:{self.origin.port}{path}"
+
+    async def wait_logged(self, url_part: str, timeout: float = 10.0) -> dict:
+        """The newest log row whose URL contains `url_part` (polls the API; bounded)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = await self.api.get("/api/logs", params={"search": url_part, "limit": 1})
+            if r.status_code == 200 and r.json()["data"]:
+                return dict(r.json()["data"][0])
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no log row for {url_part} within {timeout} s")
+
+    async def fetch(self, url: str) -> httpx.Response:
+        return await self.proxy.get(url)
+
+
+async def start_origin() -> tuple[web.AppRunner, Origin]:
+    hits: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        hits.append(str(request.rel_url))
+        if request.path == "/upstream-403":
+            return web.Response(status=403, text="origin says no")
+        return web.Response(text=f"origin ok {request.path}")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    for host in ("127.0.0.1", "127.0.0.2"):
+        await web.TCPSite(runner, host, port).start()
+    return runner, Origin(port, hits)
+
+
+def make_config(root: Path, **overrides: Any) -> WebfilterConfig:
+    return WebfilterConfig(
+        data_dir=root,
+        proxy=ProxyConfig(hosts=HOSTS),
+        admin_password=SecretStr(ADMIN_PASSWORD),
+        tail_interval_seconds=0.05,
+        **overrides,
+    )
+
+
+async def running_service(root: Path, origin: Origin, **overrides: Any) -> AsyncIterator[Service]:
+    with state.local_state():
+        state.reset_local_state()
+        app = create_app(make_config(root, **overrides))
+        async with app.router.lifespan_context(app):
+            status = await app.state.ctx.proxy.status.remote()
+            api = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app), base_url="http://webfilter", auth=("admin", ADMIN_PASSWORD)
+            )
+            proxy = httpx.AsyncClient(proxy=f"http://127.0.0.1:{status['port']}", trust_env=False, timeout=10)
+            try:
+                yield Service(app, api, proxy, status["port"], origin, root)
+            finally:
+                await api.aclose()
+                await proxy.aclose()
+                await app.state.ctx.logs.stop.remote()
+                await app.state.ctx.proxy.stop.remote()
+        state.reset_local_state()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def state_folder() -> Path:
+    """A fresh folder Squid's own user can reach (pytest's temporary folders are private to root)."""
+    base = Path(tempfile.gettempdir()) / "rayfleet-webfilter-tests"
+    base.mkdir(mode=0o711, exist_ok=True)
+    os.chmod(base, 0o711)
+    folder = Path(tempfile.mkdtemp(dir=base))
+    os.chmod(folder, 0o711)
+    return folder
+
+
+class Receiver:
+    """A local HTTP receiver on 127.0.0.1 (a target's protocol over a real socket); `stop()` once done."""
+
+    def __init__(self, routes: list[tuple[str, str, Any]]) -> None:
+        self.app = web.Application()
+        for method, path, handler in routes:
+            self.app.router.add_route(method, path, handler)
+        self.runner = web.AppRunner(self.app, access_log=None)
+        self.port = free_port()
+
+    async def start(self) -> Receiver:
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        return self
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+
+@pytest.fixture(scope="module")
+async def origin() -> AsyncIterator[Origin]:
+    runner, info = await start_origin()
+    yield info
+    await runner.cleanup()
+
+
+@pytest.fixture(scope="module")
+async def wf(origin: Origin) -> AsyncIterator[Service]:
+    require_dataplane()
+    root = state_folder()
+    async for service in running_service(root, origin):
+        yield service

@@ -12,7 +12,16 @@ install_missing() {
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "system-deps: installing ${need[*]}"
   $sudo apt-get update -qq || true
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
+  # proxies and resolvers are started by the components on loopback ports: keep the packages'
+  # own services (squid on 3128, dnsmasq on 53, haproxy) from starting during the install
+  policy=/usr/sbin/policy-rc.d
+  added_policy=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy" && added_policy=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" || status=$?
+  [ -z "$added_policy" ] || $sudo rm -f "$policy"
+  [ "$status" -eq 0 ] || exit "$status"
 }
 trap install_missing EXIT
 want openssh-client

@@ -182,7 +182,11 @@ class DirectServer:
         spec = self.spec
         tls: dict[str, Any] = {}
         if spec.tls_cert:
-            tls = {"ssl_certfile": spec.tls_cert, "ssl_keyfile": spec.tls_key, "ssl_context_factory": _ssl_factory(spec)}
+            tls = {
+                "ssl_certfile": spec.tls_cert,
+                "ssl_keyfile": spec.tls_key,
+                "ssl_context_factory": _ssl_factory(spec),
+            }
         return uvicorn.Config(
             self.counter,
             host=self.host,

@@ -15,8 +15,15 @@ from rayfleet.direct import DirectSpec
 from rayfleet.serving import ingress_app
 
 
+def direct(args: dict) -> DirectSpec | None:
+    """The gateway's direct listener, from its config's ``server`` section (None when disabled)."""
+    from deployments.llm_gateway.config import load
+
+    return direct_spec(load(args.get("config", "config/llm_gateway.yaml")))
+
+
 def direct_spec(config) -> DirectSpec | None:
-    """The gateway's direct listener from its ``server`` section (None when disabled)."""
+    """``server.listener.enabled``: ``server.host:server.port``, TLS from ``server.tls``."""
     server = config.server
     if not server.listener.enabled:
         return None
@@ -32,11 +39,9 @@ def direct_spec(config) -> DirectSpec | None:
 
 
 def build(args: dict):
-    from deployments.llm_gateway.config import load
-
     config_path = args.get("config", "config/llm_gateway.yaml")
     replicas = int(args.get("replicas", 1))
-    direct = direct_spec(load(config_path))
+    spec = direct(args)
 
     def factory():
         from deployments.llm_gateway.app import create_app
@@ -44,6 +49,6 @@ def build(args: dict):
         from rayfleet.direct import ActiveView
 
         config = load(config_path)
-        return create_app(config, state=None, replicas=replicas, listener=ActiveView() if direct else None)
+        return create_app(config, state=None, replicas=replicas, listener=ActiveView() if spec else None)
 
-    return ingress_app("llm_gateway", factory, args, direct=direct, num_replicas=replicas, max_ongoing_requests=1000)
+    return ingress_app("llm_gateway", factory, args, direct=spec, num_replicas=replicas, max_ongoing_requests=1000)

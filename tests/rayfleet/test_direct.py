@@ -24,7 +24,11 @@ def make_app(tag: str = "a") -> FastAPI:
 
     @app.get("/who")
     async def who(request: Request) -> dict:
-        return {"tag": tag, "client": request.client.host if request.client else None, "root": request.scope["root_path"]}
+        return {
+            "tag": tag,
+            "client": request.client.host if request.client else None,
+            "root": request.scope["root_path"],
+        }
 
     @app.post("/echo")
     async def echo(request: Request) -> dict:
@@ -103,7 +107,9 @@ async def test_oversized_headers_get_431(servers):
     await start(servers, make_app(), DirectSpec(port=port, max_header_bytes=4096))
     answer = await raw(port, b"GET /who HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 10000 + b"\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 431 ")
-    answer = await raw(port, b"GET /who HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Ok: " + b"a" * 1000 + b"\r\n\r\n", wait=1.0)
+    answer = await raw(
+        port, b"GET /who HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Ok: " + b"a" * 1000 + b"\r\n\r\n", wait=1.0
+    )
     assert answer.startswith(b"HTTP/1.1 200 ")
 
 
@@ -119,7 +125,9 @@ async def test_a_body_shorter_than_announced_gets_408(servers):
     await start(servers, make_app(), DirectSpec(port=port, read_timeout=0.5))
     answer = await raw(port, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + b"x" * 11)
     assert answer.startswith(b"HTTP/1.1 408 ")
-    answer = await raw(port, b"POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 11\r\n\r\n" + b"x" * 11, wait=1.0)
+    answer = await raw(
+        port, b"POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 11\r\n\r\n" + b"x" * 11, wait=1.0
+    )
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"size":11}')
 
 
@@ -161,9 +169,7 @@ def _cert(tmp_path: Path) -> tuple[str, str]:
 async def test_tls_with_the_minimum_version_honoured(servers, tmp_path):
     cert, key = _cert(tmp_path)
     port = free_port()
-    server = await start(
-        servers, make_app(), DirectSpec(port=port, tls_cert=cert, tls_key=key, tls_min_version="1.3")
-    )
+    server = await start(servers, make_app(), DirectSpec(port=port, tls_cert=cert, tls_key=key, tls_min_version="1.3"))
     assert server.url == f"https://127.0.0.1:{port}"
     ok = ssl.create_default_context(cafile=cert)
     async with httpx.AsyncClient(verify=ok) as client:

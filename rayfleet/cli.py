@@ -80,7 +80,8 @@ def run_prestart_hooks(names: list[str], var: Path) -> None:
 
 def _print_table(urls: dict[str, dict[str, str | None]], direct: dict[str, str]) -> None:
     rows = [("component", "URL", "direct", "docs")] + [
-        (name, u["url"] or "", direct.get(name, "-"), u["docs"] or "-") for name, u in sorted(urls.items())
+        (name, u["url"] or "", direct.get(name, "-").replace("{node}", "127.0.0.1"), u["docs"] or "-")
+        for name, u in sorted(urls.items())
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for row in rows:
@@ -287,6 +288,15 @@ def _probe(client: Any, url: str | None) -> int:
         return 0
 
 
+def _direct_urls(template: str | None, nodes: list[str]) -> list[str]:
+    """A direct URL per node for a ``{node}`` template (loopback when no node is known yet)."""
+    if not template:
+        return []
+    if "{node}" not in template:
+        return [template]
+    return [template.replace("{node}", ip) for ip in (nodes or ["127.0.0.1"])]
+
+
 def status_report(state: dict[str, Any]) -> dict[str, Any]:
     """What `rayfleet status --json` prints: per component its URLs, health, replicas and nodes."""
     import httpx
@@ -302,13 +312,15 @@ def status_report(state: dict[str, Any]) -> dict[str, Any]:
     with httpx.Client(timeout=3.0, trust_env=False, verify=False) as client:
         for name, u in sorted(urls.items()):
             health_path = COMPONENTS[name].health_path if name in COMPONENTS else "/health"
-            direct_url = direct.get(name)
+            where = placed.get(name, {})
+            direct_list = _direct_urls(direct.get(name), where.get("nodes") or [])
+            direct_url = direct_list[0] if direct_list else None
             serve_code = _probe(client, u["health"])
             direct_code = _probe(client, direct_url + health_path) if direct_url else None
-            where = placed.get(name, {})
             components[name] = {
                 "serve_url": u["url"],
                 "direct_url": (direct_url + "/") if direct_url else None,
+                "direct_urls": [d + "/" for d in direct_list],
                 "docs": u["docs"],
                 "health": "ok" if serve_code == 200 and direct_code in (None, 200) else "unhealthy",
                 "health_status": {"serve": serve_code, "direct": direct_code},

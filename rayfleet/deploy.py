@@ -99,12 +99,13 @@ def direct_spec(app: dict[str, Any]) -> Any:
 
 
 def direct_urls(config: dict[str, Any]) -> dict[str, str]:
-    """application → its direct URL (host ``node`` or a wildcard: the loopback address)."""
+    """application → its direct URL; ``{node}`` stands for each node's address (host ``node``
+    or a wildcard), which `rayfleet status` fills in from the nodes running the replicas."""
     out = {}
     for app in config.get("applications", []):
         spec = direct_spec(app)
         if spec is not None:
-            host = "127.0.0.1" if spec.host in ("node", "0.0.0.0", "::", "") else spec.host
+            host = "{node}" if spec.host in ("node", "0.0.0.0", "::", "") else spec.host
             out[app["name"]] = f"{spec.scheme}://{host}:{spec.port}"
     return out
 

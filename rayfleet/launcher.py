@@ -111,7 +111,7 @@ def launch(
                 state["secrets"],
                 log,
                 read_secrets(state["secrets"]),
-                state.get("direct") or {},
+                {k: v.replace("{node}", "127.0.0.1") for k, v in (state.get("direct") or {}).items()},
             )
         if time.monotonic() > deadline:
             Launched(proc, "", [], state_dir, "", log).stop()

@@ -88,6 +88,16 @@ def _print_table(urls: dict[str, dict[str, str | None]], direct: dict[str, str])
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
 
 
+def _gcs_address() -> str | None:
+    """The cluster's GCS address (what `RAY_ADDRESS` must name to join it)."""
+    try:
+        import ray
+
+        return str(ray.get_runtime_context().gcs_address)
+    except Exception:  # informational only
+        return None
+
+
 class _Stop(Exception):
     """SIGTERM/SIGINT while `up` runs: unwind and shut down what was started so far."""
 
@@ -153,6 +163,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         stop.check()
         ray_started = True
         start_ray(os.environ.get("RAY_ADDRESS"))
+        state["ray_address"] = _gcs_address()
         stop.check()
         prepared = deploy.prepare(config, env_vars, project, host, port)
         state["direct"] = deploy.direct_urls(prepared)

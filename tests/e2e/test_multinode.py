@@ -168,6 +168,7 @@ def _load(url: str, clients: int, stop: threading.Event, results: dict) -> list[
                     ok = False
                 with results["lock"]:
                     results["ok"] += ok
+                    results["ok_in_a_row"] = results["ok_in_a_row"] + 1 if ok else 0
                     if not ok:
                         results["failed_at"].append(time.monotonic())
 
@@ -178,7 +179,7 @@ def _load(url: str, clients: int, stop: threading.Event, results: dict) -> list[
 
 
 def new_results() -> dict:
-    return {"ok": 0, "failed_at": [], "lock": threading.Lock()}
+    return {"ok": 0, "ok_in_a_row": 0, "failed_at": [], "lock": threading.Lock()}
 
 
 def test_autoscaling_sees_direct_load_and_scales_up_then_down(two_nodes):
@@ -212,7 +213,7 @@ def test_autoscaling_sees_direct_load_and_scales_up_then_down(two_nodes):
 
 def test_killing_the_worker_under_load_only_fails_requests_in_flight(two_nodes):
     """Serve's route under load while the worker node dies: a few requests in flight on it
-    fail, then every request succeeds again (measured until 5 s pass without a failure)."""
+    fail, then every request succeeds again (until 40 in a row have succeeded)."""
     clients = 8
     serve = two_nodes.up.base_url + "/ignore/generate"
     stop, results = threading.Event(), new_results()
@@ -222,11 +223,8 @@ def test_killing_the_worker_under_load_only_fails_requests_in_flight(two_nodes):
         ok_before, failed_before = results["ok"], len(results["failed_at"])
         killed_at = time.monotonic()
         two_nodes.worker.kill()
-        recovered = wait_for(
-            lambda: time.monotonic() - max([killed_at, *results["failed_at"]]) > 5, timeout=90, interval=0.5
-        )
-        ok_after = results["ok"]
-        time.sleep(2)
+        time.sleep(12)  # longer than the clients' 10 s timeout: a request stuck on the dead node has failed by now
+        recovered = wait_for(lambda: results["ok_in_a_row"] >= 40, timeout=120, interval=0.5)
     finally:
         stop.set()
         for t in threads:
@@ -238,8 +236,7 @@ def test_killing_the_worker_under_load_only_fails_requests_in_flight(two_nodes):
         f"failed after the kill {failed} within {window:.1f} s; ok at the end {results['ok']}"
     )
     assert failed_before == 0
-    assert recovered, f"requests kept failing after the worker died: {failed} failures"
-    assert results["ok"] > ok_after, "no request went through after recovery"
+    assert recovered, f"requests did not go on after the worker died: {failed} failures, {results}"
     assert failed <= clients * 3, f"{failed} failures: more than the requests in flight on the dead node"
     healthy = wait_for(lambda: two_nodes.placement().get("nodes") == [HEAD_IP], 60)
     assert healthy, two_nodes.placement()

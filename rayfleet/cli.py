@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
@@ -58,7 +59,7 @@ def start_ray(address: str | None, num_cpus: int | None = None) -> None:
         include_dashboard=False,
         log_to_driver=bool(os.environ.get("RAYFLEET_LOG_TO_DRIVER")),
         configure_logging=True,
-        logging_level="WARNING",
+        logging_level=logging.WARNING,
     )
 
 
@@ -69,7 +70,7 @@ def run_prestart_hooks(names: list[str], var: Path) -> None:
     from rayfleet.catalog import COMPONENTS
 
     for name in names:
-        hook = COMPONENTS.get(name).prestart if name in COMPONENTS else None
+        hook = COMPONENTS[name].prestart if name in COMPONENTS else None
         if not hook:
             continue
         module, _, func = hook.partition(":")

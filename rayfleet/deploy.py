@@ -160,7 +160,7 @@ def wait_healthy(
                 if last[name] == 200:
                     continue
                 try:
-                    last[name] = client.get(u["health"]).status_code
+                    last[name] = client.get(str(u["health"])).status_code
                 except httpx.HTTPError:
                     last[name] = 0
             if all(code == 200 for code in last.values()) or stop():

@@ -30,6 +30,7 @@ def replica_nodes() -> dict[str, list[dict[str, str]]]:
 def snapshot(apps: Iterable[str]) -> dict[str, dict[str, Any]]:
     """application → ``{"status", "replicas", "nodes", "node_ids"}`` (replicas: running ones)."""
     from ray import serve
+    from ray.serve._private.common import ReplicaState
 
     status = serve.status().applications
     placed = replica_nodes()
@@ -39,7 +40,7 @@ def snapshot(apps: Iterable[str]) -> dict[str, dict[str, Any]]:
         running = 0
         if app is not None:
             for dep in app.deployments.values():
-                running += int(dep.replica_states.get("RUNNING", 0))
+                running += int(dep.replica_states.get(ReplicaState.RUNNING, 0))
         replicas = placed.get(name, [])
         out[name] = {
             "status": str(app.status) if app is not None else "NOT_DEPLOYED",

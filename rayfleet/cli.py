@@ -49,6 +49,33 @@ def _apply_ingress_mode(mode: str) -> None:
         os.environ.pop("RAY_SERVE_ENABLE_HA_PROXY", None)
 
 
+def ray_auth(address: str | None, var: Path) -> str | None:
+    """Token authentication for the cluster `up` starts or joins; returns the token file, if any.
+
+    Ray 2.60 only sends a token when ``RAY_AUTH_MODE=token`` is set in the client's
+    environment (a token in ``~/.ray/auth_token`` alone is not enough to join), and that
+    file is per user, not per cluster. So: joining (``RAY_ADDRESS``) with
+    ``RAY_AUTH_TOKEN`` or ``RAY_AUTH_TOKEN_PATH`` set turns token mode on; a private
+    cluster gets its own token in the state folder (mode 0600) unless the operator set
+    ``RAY_AUTH_*`` already.
+    """
+    if os.environ.get("RAY_AUTH_MODE"):
+        return os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if address:
+        if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+            os.environ["RAY_AUTH_MODE"] = "token"
+        return os.environ.get("RAY_AUTH_TOKEN_PATH")
+    from rayfleet.nodes import write_token
+
+    path = var / "ray_auth_token"
+    if not path.exists():
+        write_token(path)
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN_PATH"] = str(path)
+    os.environ.pop("RAY_AUTH_TOKEN", None)
+    return str(path)
+
+
 def start_ray(address: str | None, num_cpus: int | None = None) -> None:
     """Join `address`, or start a private local cluster owned by this process."""
     import ray
@@ -163,6 +190,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         started = time.monotonic()
         stop.check()
         ray_started = True
+        state["ray_auth_token_path"] = ray_auth(os.environ.get("RAY_ADDRESS"), state_dir())
         start_ray(os.environ.get("RAY_ADDRESS"))
         state["ray_address"] = _gcs_address()
         stop.check()

@@ -294,8 +294,9 @@ def _restart_actor(cluster, name: str, method: str = "-") -> dict:
     import subprocess
     import sys
 
-    address = json.loads((cluster.state_dir / "rayfleet.json").read_text())["ray_address"]
-    env = {**os.environ, "RAY_ADDRESS": address}
+    state = json.loads((cluster.state_dir / "rayfleet.json").read_text())
+    env = {**os.environ, "RAY_ADDRESS": state["ray_address"], "RAY_AUTH_MODE": "token"}
+    env["RAY_AUTH_TOKEN_PATH"] = state["ray_auth_token_path"]
     out = subprocess.run(
         [sys.executable, "-c", RESTART_ACTOR, name, method], env=env, capture_output=True, text=True, timeout=180
     )
@@ -310,7 +311,7 @@ def test_registry_entries_survive_a_restart_of_the_registry_actor(cluster, serve
     name = "e2e-keep-" + uuid.uuid4().hex[:8]
     admin = {"Authorization": f"Bearer {keys[1]}"}
     with httpx.Client(base_url=serve_url + "/llm", timeout=30, trust_env=False) as c:
-        entry = {"name": name, "base_url": doubles[1].base_url, "provider": "openai_compat", "models": "e2e-model"}
+        entry = {"name": name, "base_url": doubles[1].base_url, "provider": "openai_compat", "priority": 5}
         assert c.post("/api/v1/registry", headers=admin, json=entry).status_code == 201
         try:
             _restart_actor(cluster, "llm_gateway.registry")

@@ -7,7 +7,12 @@ For one application (default ignore_gen, 2 replicas) it measures, at 16 and 64 c
 - ``haproxy`` (``--with-haproxy``): Serve's own direct-ingress mode behind its HAProxy.
 and prints direct/uvicorn (target >= 0.7) and direct/proxy. Two routes: the cheap
 ``/healthz`` and a real ``/generate``.
-Usage: python bench/platform_ingress.py [--seconds 5] [--with-haproxy]
+With ``--multinode``: a head and a worker node (`ray start`, token auth, rayfleet.nodes)
+joined by `RAY_ADDRESS=... rayfleet up`, ignore_gen with one replica per node, direct
+listeners per node; throughput with replicas on two nodes, then the worker is killed
+and the same load runs against the head alone (on 2 cores this only shows that nothing
+serializes across nodes).
+Usage: python bench/platform_ingress.py [--seconds 5] [--with-haproxy] [--multinode]
 """
 
 from __future__ import annotations
@@ -66,11 +71,95 @@ def start_uvicorn(port: int, workers: int) -> subprocess.Popen:
     raise RuntimeError("uvicorn did not start")
 
 
+async def spread(label: str, urls: list[str], clients: int, seconds: float) -> float:
+    """Successful responses/s of `clients` split evenly over `urls` (one load generator per URL)."""
+    share = max(1, clients // len(urls))
+    runs = await asyncio.gather(*(run(f"{label} {u}", u + "/healthz", share, seconds) for u in urls))
+    for r in runs:
+        print(r.row(), flush=True)
+    return sum(r.rps for r in runs)
+
+
+def wait_answering(urls: list[str], timeout: float = 120) -> None:
+    """Until every direct URL answers /healthz with 200 (a replica's listener is up)."""
+    deadline = time.monotonic() + timeout
+    pending = list(urls)
+    while pending and time.monotonic() < deadline:
+        for url in list(pending):
+            try:
+                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                    pending.remove(url)
+            except httpx.HTTPError:
+                pass
+        time.sleep(0.5)
+    if pending:
+        raise SystemExit(f"direct listeners not answering: {pending}")
+
+
+def multinode(seconds: float) -> None:
+    import shutil
+
+    import yaml
+
+    from rayfleet import nodes
+
+    root = Path(tempfile.mkdtemp(prefix="rfmb-", dir="/tmp"))
+    env = nodes.auth_env(nodes.write_token(root / "auth_token"))
+    started: list = []
+    launched = None
+    try:
+        head, address = nodes.start_node("head", root, node_ip="127.0.0.2", resources={"rf_head": 1}, env=env)
+        started.append(head)
+        worker, _ = nodes.start_node(
+            "worker", root, head_address=address, node_ip="127.0.0.3", resources={"rf_worker": 1}, env=env
+        )
+        started.append(worker)
+        config = yaml.safe_load((ROOT / "serve.yaml").read_text())
+        app = next(a for a in config["applications"] if a["name"] == "ignore_gen")
+        app["args"]["direct"]["host"] = "node"
+        app["deployments"][0].pop("autoscaling_config")
+        app["deployments"][0].update({"num_replicas": 2, "max_replicas_per_node": 1})
+        config["applications"] = [app]
+        (root / "serve.yaml").write_text(yaml.safe_dump(config))
+        launched = launch(
+            root / "state",
+            ["ignore_gen"],
+            config=str(root / "serve.yaml"),
+            cwd=ROOT,
+            env={**env, "RAY_ADDRESS": address},
+        )
+        port = launched.direct["ignore_gen"].rsplit(":", 1)[1]
+        both = [f"http://127.0.0.2:{port}", f"http://127.0.0.3:{port}"]
+        wait_answering(both)
+        figures = {}
+        for c in CLIENTS:
+            figures[("two", c)] = asyncio.run(spread("2 nodes direct", both, c, seconds))
+        worker.kill()
+        time.sleep(5)  # Serve notices the dead node; the head's replica keeps serving
+        wait_answering(both[:1])
+        for c in CLIENTS:
+            figures[("one", c)] = asyncio.run(spread("1 node direct", both[:1], c, seconds))
+        print("\nmulti-node (direct, /healthz, successful responses/s, same run):")
+        for c in CLIENTS:
+            two, one = figures[("two", c)], figures[("one", c)]
+            print(f"  c={c:<3} two nodes {two:8.1f}  one node {one:8.1f}  two/one {ratio(two, one)}")
+    finally:
+        if launched is not None:
+            launched.stop()
+        for node in reversed(started):
+            node.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--with-haproxy", action="store_true")
+    parser.add_argument("--multinode", action="store_true", help="only the two-node vs one-node figure")
     args = parser.parse_args()
+    if args.multinode:
+        multinode(args.seconds)
+        return
     results: dict[tuple[str, str, int], Result] = {}
     with tempfile.TemporaryDirectory() as tmp:
         launched = launch(Path(tmp) / "proxy", ["ignore_gen"], cwd=ROOT)

@@ -22,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rayfleet.launcher import free_port
 
@@ -104,35 +105,17 @@ def _ports_args() -> list[str]:
     ]
 
 
-def start_node(
-    name: str,
-    root: Path,
-    *,
-    head_address: str | None = None,
-    num_cpus: float = 1,
-    node_ip: str = "127.0.0.1",
-    resources: dict[str, float] | None = None,
-    env: dict[str, str] | None = None,
-    timeout: float = 120.0,
-    attempts: int = 3,
-) -> tuple[Node, str]:
-    """`ray start` a head (``head_address=None``) or a worker joining it; returns (node, GCS address).
+def start_node(name: str, root: Path, *, attempts: int = 3, **options: Any) -> tuple[Node, str]:
+    """`ray start` a head (no ``head_address``) or a worker joining it; returns (node, GCS address).
 
-    `ray start` gives a raylet 30 s to register (fixed in Ray 2.60); on a loaded machine
-    that can run out, so a failed start is cleaned up and retried.
+    ``options``: ``head_address``, ``num_cpus``, ``node_ip``, ``resources``, ``env``,
+    ``timeout`` (see `_start_node_once`). `ray start` gives a raylet 30 s to register
+    (fixed in Ray 2.60); on a loaded machine that can run out, so a failed start is
+    cleaned up and retried.
     """
     for attempt in range(1, attempts + 1):
         try:
-            return _start_node_once(
-                name,
-                root,
-                head_address=head_address,
-                num_cpus=num_cpus,
-                node_ip=node_ip,
-                resources=resources,
-                env=env,
-                timeout=timeout,
-            )
+            return _start_node_once(name, root, **options)
         except RuntimeError:
             if attempt == attempts:
                 raise

@@ -116,3 +116,11 @@ def test_an_exited_but_unreaped_up_counts_as_stopped():
     assert not cli._alive(child.pid)  # a zombie until reaped
     child.wait()
     assert cli._alive(os.getpid())
+
+
+def test_status_json_when_nothing_runs(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.setenv("RAYFLEET_STATE_DIR", str(tmp_path))
+    assert cli.main(["status", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out) == {"running": False}

@@ -20,11 +20,12 @@ import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from fastapi import Request
+from fastapi import Request, Security
+from fastapi.security import APIKeyHeader, HTTPBearer
 
 from rayfleet.http import Network, client_ip
 from rayfleet.logs import get_logger
-from rayfleet.security import constant_time_equals
+from rayfleet.security import match_key
 
 __all__ = ["AuthResult", "FailureFactory", "api_key_guard", "fingerprint", "match_key", "presented_key"]
 
@@ -43,15 +44,6 @@ class AuthResult:
 def fingerprint(key: str) -> str:
     """A short, non-reversible name for a key (safe to log and to use as a tenant id)."""
     return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-def match_key(supplied: str | None, keys: Sequence[str]) -> int | None:
-    """The index of the key `supplied` equals, comparing against every key (constant time)."""
-    found: int | None = None
-    for index, key in enumerate(keys):
-        if constant_time_equals(supplied, key) and found is None:
-            found = index
-    return found
 
 
 def presented_key(request: Request, header: str | None, bearer: bool) -> str | None:
@@ -83,17 +75,25 @@ def api_key_guard(
     missing_message: str = "missing API key",
     wrong_message: str = "invalid API key",
     trusted_proxies: list[Network] | None = None,
-) -> Callable[[Request], Awaitable[AuthResult]]:
+    description: str | None = None,
+) -> Callable[..., Awaitable[AuthResult]]:
     """A FastAPI dependency that lets a request in only with one of `keys`.
 
     `keys` may be a callable so a component can rotate keys without rebuilding its
     routes. An empty key list refuses everything (a service without a configured key
     must not accept an empty one). Failures raise ``on_failure(request, status, message)``
     with `missing_status` when no key was presented and `wrong_status` when it did not match.
+    The header (or the bearer scheme) is declared as a security scheme, so the component's
+    OpenAPI document and its docs page show how to authenticate.
     """
     log = get_logger(component)
+    scheme: APIKeyHeader | HTTPBearer = (
+        APIKeyHeader(name=header, auto_error=False, description=description)
+        if header
+        else HTTPBearer(auto_error=False, description=description)
+    )
 
-    async def guard(request: Request) -> AuthResult:
+    async def guard(request: Request, _declared: object = Security(scheme)) -> AuthResult:
         supplied = presented_key(request, header, bearer)
         configured = _resolve(keys)
         index = match_key(supplied, configured) if supplied else None

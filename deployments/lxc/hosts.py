@@ -10,10 +10,11 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+from actors.lxc.locks import HostLocks
+
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
 from .errors import CommandFailed, HTTPProblem
-from .locks import HostLocks
 from .ssh import CommandResult, SSHPool
 
 LockFactory = Callable[[str], Any]

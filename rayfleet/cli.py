@@ -280,9 +280,10 @@ def _write_state(state: dict[str, Any]) -> None:
 
 def _read_state() -> dict[str, Any] | None:
     try:
-        return json.loads(state_file().read_text())
+        state: dict[str, Any] = json.loads(state_file().read_text())
     except (OSError, ValueError):
         return None
+    return state
 
 
 def _alive(pid: int) -> bool:
@@ -417,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     status.add_argument("--json", action="store_true", help="machine-readable: URLs, health, replicas, nodes")
     status.set_defaults(func=cmd_status)
     args = parser.parse_args(argv)
-    return args.func(args)
+    return int(args.func(args))
 
 
 if __name__ == "__main__":

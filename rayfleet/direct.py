@@ -91,7 +91,7 @@ def node_address() -> str:
         import ray
 
         if ray.is_initialized():
-            return str(ray.util.get_node_ip_address())
+            return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
     except Exception:  # outside a Ray worker: loopback
         pass
     return "127.0.0.1"

@@ -23,14 +23,14 @@ def free_port() -> int:
     """A TCP port on loopback that nothing listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 @dataclass
 class Launched:
     """A running `rayfleet up` child process."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     base_url: str
     apps: list[str]
     state_dir: Path

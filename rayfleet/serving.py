@@ -20,7 +20,7 @@ DEFAULT_REPLICA_CPUS = 0.1
 def ingress_app(
     name: str,
     factory: Callable[[], Any],
-    args: dict | None = None,
+    args: dict[str, Any] | None = None,
     *,
     direct: DirectSpec | None = None,
     **deployment_options: Any,
@@ -43,7 +43,7 @@ def ingress_app(
     options.update(deployment_options)
     base: type = _DirectIngress if direct else object
 
-    class Ingress(base):  # type: ignore[valid-type,misc]
+    class Ingress(base):  # type: ignore[misc]
         """Replica wrapper; the routes are the ASGI app's."""
 
     Ingress.__name__ = Ingress.__qualname__ = f"{name.title().replace('_', '')}Ingress"
@@ -78,7 +78,7 @@ class ReplicaHeaderMiddleware:
             await self.app(scope, receive, send)
             return
 
-        async def send_tagged(message: dict) -> None:
+        async def send_tagged(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*list(message.get("headers", [])), (b"x-rayfleet-replica", self._value)]
             await send(message)

@@ -190,19 +190,22 @@ async def bench_inprocess(seconds: float, paths: dict, redis_url: str | None) ->
     return out
 
 
-async def bench_serve(url: str, key: str, seconds: float, paths: dict) -> dict[tuple[str, int], Result]:
+async def bench_serve(
+    url: str, key: str, seconds: float, paths: dict, label: str = "serve"
+) -> dict[tuple[str, int], Result]:
+    """Drive `url` (Serve's ``<base>/asn`` or a direct listener) at every level; only 200s count."""
     out = {}
     for name, path in paths.items():
         for level in LEVELS:
             limits = httpx.Limits(max_connections=level, max_keepalive_connections=level)
             async with httpx.AsyncClient(
-                base_url=url.rstrip("/") + "/asn",
+                base_url=url.rstrip("/"),
                 headers={"X-API-Key": key},
                 limits=limits,
                 timeout=30.0,
                 trust_env=False,
             ) as client:
-                out[(name, level)] = await drive(f"serve {name}", client, path, level, seconds)
+                out[(name, level)] = await drive(f"{label} {name}", client, path, level, seconds)
             print(out[(name, level)].row(), flush=True)
     return out
 
@@ -243,7 +246,8 @@ def main() -> int:
     limiter = f"Redis {args.redis}" if args.redis else "named Ray actor"
     print(f"== through Serve (real HTTP, 2 replicas, limiter = {limiter}, {args.ingress} ingress)")
     url = os.environ.get("RAYFLEET_URL")
-    proc = None
+    launched = None
+    direct: dict = {}
     with tempfile.TemporaryDirectory(prefix="asn-bench-", dir=ROOT / "var") as work:
         if url:
             key = os.environ["API_SECRET_KEY"]
@@ -251,17 +255,26 @@ def main() -> int:
             launched, key = start_cluster(Path(work), args.ingress, args.redis)
             url = launched.base_url
         try:
-            served = asyncio.run(bench_serve(url, key, args.seconds, paths))
+            served = asyncio.run(bench_serve(url + "/asn", key, args.seconds, paths))
+            if launched is not None and launched.direct.get("asn"):
+                print(f"== direct ingress (each replica's SO_REUSEPORT listener, {launched.direct['asn']})")
+                direct = asyncio.run(bench_serve(launched.direct["asn"], key, args.seconds, paths, label="direct"))
         finally:
-            if proc:
+            if launched is not None:
                 launched.stop()
-    print("== Serve vs in-process (throughput ratio; latency ratio at p50 / p99)")
+    print("== Serve and direct vs in-process (throughput ratio; latency ratio at p50 / p99)")
     for (name, level), remote in served.items():
         mine = local[(name, level)]
-        print(
+        line = (
             f"{name:<4} c={level:<3} throughput serve/in-process {remote.rps / mine.rps:6.2f}x   "
             f"p50 {remote.pct(50) / mine.pct(50):6.1f}x   p99 {remote.pct(99) / mine.pct(99):6.1f}x"
         )
+        if (name, level) in direct:
+            d = direct[(name, level)]
+            line += f"   direct/in-process {d.rps / mine.rps:6.2f}x   direct/serve {d.rps / remote.rps:6.2f}x"
+        print(line)
+    if ("ip", 16) in direct:
+        print(f"direct IP lookups at 16 clients: {direct[('ip', 16)].rps:.0f}/s (target >= 1000/s)")
     ip1 = local[("ip", 1)]
     print(
         f"in-process p99 of an IP lookup (1 client): {ip1.pct(99):.2f} ms (Serve: {served[('ip', 1)].pct(99):.2f} ms)"

@@ -50,7 +50,10 @@ def wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 300
     raise SystemExit(f"{what} did not open port {port}")
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen | Launched) -> None:
+    if isinstance(proc, Launched):
+        proc.stop()
+        return
     if proc.poll() is not None:
         return
     try:
@@ -216,7 +219,7 @@ def main() -> None:
         targets: list[tuple[str, subprocess.Popen | None, str, str | None]] = [
             ("upstream", None, f"http://127.0.0.1:{up_port}/v1", None)
         ]
-        procs: list[subprocess.Popen] = [double]
+        procs: list[subprocess.Popen | Launched] = [double]
         try:
             rf_proc, rf_base, rf_direct, rf_key = start_rayfleet(work, up_port)
             procs.append(rf_proc)

@@ -1,46 +1,194 @@
-"""Serve's HTTP ingress options, measured: default proxy vs HAProxy with direct ingress.
+"""Ingress candidates, measured in one run: Serve's proxy, rayfleet's direct ingress, plain uvicorn.
 
-Starts `rayfleet up --ingress MODE` for one application, drives a cheap route at
-16 and 64 concurrent clients, stops it, and prints both with their ratio.
-Usage: python bench/platform_ingress.py [--app ignore_gen] [--path /ignore/healthz]
+For one application (default ignore_gen, 2 replicas) it measures, at 16 and 64 clients:
+- ``proxy``: Serve's HTTP proxy (``rayfleet up``, the Serve route);
+- ``direct``: the same cluster, each replica's SO_REUSEPORT listener (rayfleet.direct);
+- ``uvicorn``: the same app under plain ``uvicorn --workers 2`` (as many processes as replicas);
+- ``haproxy`` (``--with-haproxy``): Serve's own direct-ingress mode behind its HAProxy.
+and prints direct/uvicorn (target >= 0.7) and direct/proxy. Two routes: the cheap
+``/healthz`` and a real ``/generate``.
+With ``--multinode``: a head and a worker node (`ray start`, token auth, rayfleet.nodes)
+joined by `RAY_ADDRESS=... rayfleet up`, ignore_gen with one replica per node, direct
+listeners per node; throughput with replicas on two nodes, then the worker is killed
+and the same load runs against the head alone (on 2 cores this only shows that nothing
+serializes across nodes).
+Usage: python bench/platform_ingress.py [--seconds 5] [--with-haproxy] [--multinode]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import Result, ratio, run
 
-from rayfleet.launcher import launch
+from rayfleet.launcher import free_port, launch
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUTES = {"healthz": ("GET", "/healthz", None), "generate": ("POST", "/generate", {"features": ["python", "node"]})}
+CLIENTS = (16, 64)
+
+
+def ignore_gen_app():
+    """The ignore_gen app exactly as a replica builds it (uvicorn --factory target)."""
+    from deployments.ignore_gen.app import create_app
+    from deployments.ignore_gen.config import load
+
+    return create_app(load(str(ROOT / "config/ignore_gen.yaml")), state=None)
+
+
+async def measure(label: str, base: str, seconds: float, results: dict) -> None:
+    for route, (method, path, body) in ROUTES.items():
+        for c in CLIENTS:
+            kwargs = (lambda i: {"json": body}) if body else None
+            r: Result = await run(f"{label} {route}", base + path, c, seconds, method=method, make_kwargs=kwargs)
+            results[(label, route, c)] = r
+            print(r.row(), flush=True)
+
+
+def start_uvicorn(port: int, workers: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "platform_ingress:ignore_gen_app", "--app-dir", "bench"]
+    cmd += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers), "--no-access-log"]
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("uvicorn did not start")
+
+
+async def spread(label: str, urls: list[str], clients: int, seconds: float) -> float:
+    """Successful responses/s of `clients` split evenly over `urls` (one load generator per URL)."""
+    share = max(1, clients // len(urls))
+    runs = await asyncio.gather(*(run(f"{label} {u}", u + "/healthz", share, seconds) for u in urls))
+    for r in runs:
+        print(r.row(), flush=True)
+    return sum(r.rps for r in runs)
+
+
+def wait_answering(urls: list[str], timeout: float = 120) -> None:
+    """Until every direct URL answers /healthz with 200 (a replica's listener is up)."""
+    deadline = time.monotonic() + timeout
+    pending = list(urls)
+    while pending and time.monotonic() < deadline:
+        for url in list(pending):
+            try:
+                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                    pending.remove(url)
+            except httpx.HTTPError:
+                pass
+        time.sleep(0.5)
+    if pending:
+        raise SystemExit(f"direct listeners not answering: {pending}")
+
+
+def multinode(seconds: float) -> None:
+    import shutil
+
+    import yaml
+
+    from rayfleet import nodes
+
+    root = Path(tempfile.mkdtemp(prefix="rfmb-", dir="/tmp"))
+    env = nodes.auth_env(nodes.write_token(root / "auth_token"))
+    started: list = []
+    launched = None
+    try:
+        head, address = nodes.start_node("head", root, node_ip="127.0.0.2", resources={"rf_head": 1}, env=env)
+        started.append(head)
+        worker, _ = nodes.start_node(
+            "worker", root, head_address=address, node_ip="127.0.0.3", resources={"rf_worker": 1}, env=env
+        )
+        started.append(worker)
+        config = yaml.safe_load((ROOT / "serve.yaml").read_text())
+        app = next(a for a in config["applications"] if a["name"] == "ignore_gen")
+        app["args"]["direct"]["host"] = "node"
+        app["deployments"][0].pop("autoscaling_config")
+        app["deployments"][0].update({"num_replicas": 2, "max_replicas_per_node": 1})
+        config["applications"] = [app]
+        (root / "serve.yaml").write_text(yaml.safe_dump(config))
+        launched = launch(
+            root / "state",
+            ["ignore_gen"],
+            config=str(root / "serve.yaml"),
+            cwd=ROOT,
+            env={**env, "RAY_ADDRESS": address},
+        )
+        port = launched.direct["ignore_gen"].rsplit(":", 1)[1]
+        both = [f"http://127.0.0.2:{port}", f"http://127.0.0.3:{port}"]
+        wait_answering(both)
+        figures = {}
+        for c in CLIENTS:
+            figures[("two", c)] = asyncio.run(spread("2 nodes direct", both, c, seconds))
+        worker.kill()
+        time.sleep(5)  # Serve notices the dead node; the head's replica keeps serving
+        wait_answering(both[:1])
+        for c in CLIENTS:
+            figures[("one", c)] = asyncio.run(spread("1 node direct", both[:1], c, seconds))
+        print("\nmulti-node (direct, /healthz, successful responses/s, same run):")
+        for c in CLIENTS:
+            two, one = figures[("two", c)], figures[("one", c)]
+            print(f"  c={c:<3} two nodes {two:8.1f}  one node {one:8.1f}  two/one {ratio(two, one)}")
+    finally:
+        if launched is not None:
+            launched.stop()
+        for node in reversed(started):
+            node.kill()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--app", default="ignore_gen")
-    parser.add_argument("--path", default="/ignore/healthz")
-    parser.add_argument("--config", default="serve.yaml")
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--with-haproxy", action="store_true")
+    parser.add_argument("--multinode", action="store_true", help="only the two-node vs one-node figure")
     args = parser.parse_args()
-    results: dict[tuple[str, int], Result] = {}
+    if args.multinode:
+        multinode(args.seconds)
+        return
+    results: dict[tuple[str, str, int], Result] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in ("proxy", "haproxy"):
-            launched = launch(Path(tmp) / mode, [args.app], ingress=mode, config=args.config)
-            base = launched.base_url
+        launched = launch(Path(tmp) / "proxy", ["ignore_gen"], cwd=ROOT)
+        try:
+            asyncio.run(measure("proxy", launched.base_url + "/ignore", args.seconds, results))
+            asyncio.run(measure("direct", launched.direct["ignore_gen"], args.seconds, results))
+        finally:
+            launched.stop()
+        port = free_port()
+        uv = start_uvicorn(port, workers=2)
+        try:
+            asyncio.run(measure("uvicorn", f"http://127.0.0.1:{port}", args.seconds, results))
+        finally:
+            uv.terminate()
+            uv.wait(timeout=30)
+        if args.with_haproxy:
+            launched = launch(Path(tmp) / "haproxy", ["ignore_gen"], ingress="haproxy", cwd=ROOT)
             try:
-                for c in (16, 64):
-                    r = asyncio.run(run(f"{mode} {args.path}", base + args.path, c, args.seconds))
-                    results[(mode, c)] = r
-                    print(r.row(), flush=True)
+                asyncio.run(measure("haproxy", launched.base_url + "/ignore", args.seconds, results))
             finally:
                 launched.stop()
-    for c in (16, 64):
-        p, h = results[("proxy", c)], results[("haproxy", c)]
-        print(f"c={c}: haproxy/proxy throughput {ratio(h.rps, p.rps)}, p99 {h.pct(99):.1f} ms vs {p.pct(99):.1f} ms")
+    print("\nratios (successful responses/s, same run):")
+    for route in ROUTES:
+        for c in CLIENTS:
+            d, u, p = (results[(m, route, c)] for m in ("direct", "uvicorn", "proxy"))
+            line = f"  {route:<9} c={c:<3} direct/uvicorn {ratio(d.rps, u.rps)} (target >= 0.7)  direct/proxy {ratio(d.rps, p.rps)}"
+            if ("haproxy", route, c) in results:
+                line += f"  haproxy/proxy {ratio(results[('haproxy', route, c)].rps, p.rps)}"
+            print(line)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
@@ -48,6 +49,33 @@ def _apply_ingress_mode(mode: str) -> None:
         os.environ.pop("RAY_SERVE_ENABLE_HA_PROXY", None)
 
 
+def ray_auth(address: str | None, var: Path) -> str | None:
+    """Token authentication for the cluster `up` starts or joins; returns the token file, if any.
+
+    Ray 2.60 only sends a token when ``RAY_AUTH_MODE=token`` is set in the client's
+    environment (a token in ``~/.ray/auth_token`` alone is not enough to join), and that
+    file is per user, not per cluster. So: joining (``RAY_ADDRESS``) with
+    ``RAY_AUTH_TOKEN`` or ``RAY_AUTH_TOKEN_PATH`` set turns token mode on; a private
+    cluster gets its own token in the state folder (mode 0600) unless the operator set
+    ``RAY_AUTH_*`` already.
+    """
+    if os.environ.get("RAY_AUTH_MODE"):
+        return os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if address:
+        if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+            os.environ["RAY_AUTH_MODE"] = "token"
+        return os.environ.get("RAY_AUTH_TOKEN_PATH")
+    from rayfleet.nodes import write_token
+
+    path = var / "ray_auth_token"
+    if not path.exists():
+        write_token(path)
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN_PATH"] = str(path)
+    os.environ.pop("RAY_AUTH_TOKEN", None)
+    return str(path)
+
+
 def start_ray(address: str | None, num_cpus: int | None = None) -> None:
     """Join `address`, or start a private local cluster owned by this process."""
     import ray
@@ -58,7 +86,7 @@ def start_ray(address: str | None, num_cpus: int | None = None) -> None:
         include_dashboard=False,
         log_to_driver=bool(os.environ.get("RAYFLEET_LOG_TO_DRIVER")),
         configure_logging=True,
-        logging_level="WARNING",
+        logging_level=logging.WARNING,
     )
 
 
@@ -69,7 +97,7 @@ def run_prestart_hooks(names: list[str], var: Path) -> None:
     from rayfleet.catalog import COMPONENTS
 
     for name in names:
-        hook = COMPONENTS.get(name).prestart if name in COMPONENTS else None
+        hook = COMPONENTS[name].prestart if name in COMPONENTS else None
         if not hook:
             continue
         module, _, func = hook.partition(":")
@@ -78,16 +106,51 @@ def run_prestart_hooks(names: list[str], var: Path) -> None:
             print(f"{name}: demo dependency at {result['host']}:{result['port']}")
 
 
-def _print_table(urls: dict[str, dict[str, str | None]]) -> None:
-    rows = [("component", "URL", "docs")] + [
-        (name, u["url"] or "", u["docs"] or "-") for name, u in sorted(urls.items())
+def _print_table(urls: dict[str, dict[str, str | None]], direct: dict[str, str]) -> None:
+    rows = [("component", "URL", "direct", "docs")] + [
+        (name, u["url"] or "", direct.get(name, "-").replace("{node}", "127.0.0.1"), u["docs"] or "-")
+        for name, u in sorted(urls.items())
     ]
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for row in rows:
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
 
 
+def _gcs_address() -> str | None:
+    """The cluster's GCS address (what `RAY_ADDRESS` must name to join it)."""
+    try:
+        import ray
+
+        return str(ray.get_runtime_context().gcs_address)
+    except Exception:  # informational only
+        return None
+
+
+class _Stop(Exception):
+    """SIGTERM/SIGINT while `up` runs: unwind and shut down what was started so far."""
+
+
+class _StopFlag:
+    """Set by SIGTERM/SIGINT; `up` checks it between its steps (never raised inside Ray's calls)."""
+
+    def __init__(self) -> None:
+        self.set = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.set = True
+
+    def check(self) -> None:
+        if self.set:
+            raise _Stop
+
+
 def cmd_up(args: argparse.Namespace) -> int:
+    """Deploy, wait until healthy, then serve until `down` (SIGTERM) or Ctrl-C.
+
+    The state file (with this pid) is written before anything starts, so a `down`
+    sent while `up` is still deploying stops it, and everything started so far
+    (Ray, Serve, the replicas and their direct listeners) is shut down.
+    """
     from rayfleet import deploy
     from rayfleet.paths import home
     from rayfleet.secrets import ensure_secrets
@@ -102,86 +165,140 @@ def cmd_up(args: argparse.Namespace) -> int:
     if not names:
         print("no built application in serve.yaml", file=sys.stderr)
         return 2
-    run_prestart_hooks(names, state_dir())
-    env_vars = dict(secrets)
-    for passthrough in ("REDIS_URL", "DATABASE_URL", "RAYFLEET_LOG_LEVEL"):
-        if os.environ.get(passthrough):
-            env_vars[passthrough] = os.environ[passthrough]
-    _apply_ingress_mode(args.ingress)
-    started = time.monotonic()
-    start_ray(os.environ.get("RAY_ADDRESS"))
-    prepared = deploy.prepare(config, env_vars, project, host, port)
-    deploy.deploy(prepared)
     base = f"http://{host if host not in ('0.0.0.0', '::') else '127.0.0.1'}:{port}"
+    state = {
+        "pid": os.getpid(),
+        "phase": "starting",
+        "base_url": base,
+        "apps": names,
+        "ingress": args.ingress,
+        "secrets": str(secrets_path),
+        "started": time.time(),
+    }
+    _write_state(state)
+    stop = _StopFlag()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    ray_started = False
     try:
-        deploy.wait_healthy(base, names, timeout=args.timeout)
-    except TimeoutError as exc:
-        print(f"rayfleet: {exc}", file=sys.stderr)
-        _shutdown()
-        return 1
-    urls = deploy.app_urls(base, names)
-    _write_state(
-        {
-            "pid": os.getpid(),
-            "base_url": base,
-            "apps": names,
-            "ingress": args.ingress,
-            "secrets": str(secrets_path),
-            "started": time.time(),
-        }
-    )
-    print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
-    _print_table(urls)
-    print(f"keys and tokens: {secrets_path} (mode 0600)")
-    print("Ctrl-C (or `rayfleet down`) stops it.")
-    sys.stdout.flush()
-    stop = {"flag": False}
-
-    def _on_signal(signum: int, frame: Any) -> None:
-        stop["flag"] = True
-
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-    while not stop["flag"]:
-        time.sleep(0.5)
-    print("rayfleet: shutting down Serve")
-    _shutdown()
+        run_prestart_hooks(names, state_dir())
+        env_vars = dict(secrets)
+        for passthrough in ("REDIS_URL", "DATABASE_URL", "RAYFLEET_LOG_LEVEL"):
+            if os.environ.get(passthrough):
+                env_vars[passthrough] = os.environ[passthrough]
+        _apply_ingress_mode(args.ingress)
+        started = time.monotonic()
+        stop.check()
+        ray_started = True
+        state["ray_auth_token_path"] = ray_auth(os.environ.get("RAY_ADDRESS"), state_dir())
+        start_ray(os.environ.get("RAY_ADDRESS"))
+        state["ray_address"] = _gcs_address()
+        stop.check()
+        prepared = deploy.prepare(config, env_vars, project, host, port)
+        state["direct"] = deploy.direct_urls(prepared)
+        _write_state(state)
+        deploy.deploy(prepared)
+        try:
+            deploy.wait_healthy(base, names, timeout=args.timeout, stop=lambda: stop.set)
+            stop.check()
+        except TimeoutError as exc:
+            print(f"rayfleet: {exc}", file=sys.stderr)
+            return 1
+        state["phase"] = "up"
+        _write_state(state)
+        print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
+        _print_table(deploy.app_urls(base, names), state["direct"])
+        print(f"keys and tokens: {secrets_path} (mode 0600)")
+        print("Ctrl-C (or `rayfleet down`) stops it.")
+        sys.stdout.flush()
+        _watch(state, stop)
+    except _Stop:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        print("rayfleet: shutting down", flush=True)
+        _shutdown(ray_started, joined=bool(os.environ.get("RAY_ADDRESS")))
     return 0
 
 
-def _shutdown() -> None:
+def _watch(state: dict[str, Any], stop: _StopFlag) -> None:
+    """Until stopped: refresh the state file with Serve's view (replicas, nodes) every 2 s."""
+    from rayfleet.placement import snapshot
+
+    while not stop.set:
+        try:
+            state["serve"] = snapshot(state["apps"])
+            state["serve_at"] = time.time()
+        except Exception as exc:  # Ray busy or restarting: keep the last snapshot
+            state["serve_error"] = f"{type(exc).__name__}: {exc}"
+        _write_state(state)
+        for _ in range(10):
+            if stop.set:
+                return
+            time.sleep(0.2)
+
+
+SERVE_SHUTDOWN_TIMEOUT = 60.0
+
+
+def _shutdown(ray_started: bool = True, joined: bool = False) -> None:
+    """Stop what `up` started: its private cluster, or its Serve applications on a joined one.
+
+    A private cluster goes down whole with ``ray.shutdown`` (replicas and their direct
+    listeners included). On a joined cluster (``RAY_ADDRESS``) the applications are
+    removed with ``serve.shutdown``, which can wait forever while the controller is
+    still starting (its graceful-shutdown call is retried without end), so it gets a
+    bounded time in a helper thread.
+    """
+    import threading
+
+    import ray
+
     try:
-        from ray import serve
+        if ray_started and joined and ray.is_initialized():
+            from ray import serve
 
-        serve.shutdown()
+            worker = threading.Thread(target=serve.shutdown, daemon=True)
+            worker.start()
+            worker.join(SERVE_SHUTDOWN_TIMEOUT)
+            if worker.is_alive():
+                print(f"rayfleet: Serve did not shut down within {SERVE_SHUTDOWN_TIMEOUT:.0f}s", file=sys.stderr)
     finally:
-        import ray
-
-        ray.shutdown()
         state_file().unlink(missing_ok=True)
+        if ray.is_initialized():
+            ray.shutdown()
 
 
 def _write_state(state: dict[str, Any]) -> None:
     path = state_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state, indent=2))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    tmp.replace(path)
 
 
 def _read_state() -> dict[str, Any] | None:
     try:
-        return json.loads(state_file().read_text())
+        state: dict[str, Any] = json.loads(state_file().read_text())
     except (OSError, ValueError):
         return None
+    return state
 
 
 def _alive(pid: int) -> bool:
+    """Whether `pid` runs (an exited child its parent has not reaped yet counts as stopped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def cmd_down(args: argparse.Namespace) -> int:
@@ -202,28 +319,86 @@ def cmd_down(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_status(args: argparse.Namespace) -> int:
+def _probe(client: Any, url: str | None) -> int:
+    """HTTP status of a GET (0 when it does not answer)."""
+    if not url:
+        return 0
+    try:
+        return int(client.get(url).status_code)
+    except Exception:  # refused, reset, TLS failure: not healthy
+        return 0
+
+
+def _direct_urls(template: str | None, nodes: list[str]) -> list[str]:
+    """A direct URL per node for a ``{node}`` template (loopback when no node is known yet)."""
+    if not template:
+        return []
+    if "{node}" not in template:
+        return [template]
+    return [template.replace("{node}", ip) for ip in (nodes or ["127.0.0.1"])]
+
+
+def status_report(state: dict[str, Any]) -> dict[str, Any]:
+    """What `rayfleet status --json` prints: per component its URLs, health, replicas and nodes."""
     import httpx
 
     from rayfleet import deploy
+    from rayfleet.catalog import COMPONENTS
 
+    urls = deploy.app_urls(state["base_url"], state["apps"])
+    direct = state.get("direct") or {}
+    placed = state.get("serve") or {}
+    components: dict[str, Any] = {}
+    # a liveness probe on the operator's own listeners: a self-signed direct TLS cert must not read as down
+    with httpx.Client(timeout=3.0, trust_env=False, verify=False) as client:
+        for name, u in sorted(urls.items()):
+            health_path = COMPONENTS[name].health_path if name in COMPONENTS else "/health"
+            where = placed.get(name, {})
+            direct_list = _direct_urls(direct.get(name), where.get("nodes") or [])
+            direct_url = direct_list[0] if direct_list else None
+            serve_code = _probe(client, u["health"])
+            direct_code = _probe(client, direct_url + health_path) if direct_url else None
+            components[name] = {
+                "serve_url": u["url"],
+                "direct_url": (direct_url + "/") if direct_url else None,
+                "direct_urls": [d + "/" for d in direct_list],
+                "docs": u["docs"],
+                "health": "ok" if serve_code == 200 and direct_code in (None, 200) else "unhealthy",
+                "health_status": {"serve": serve_code, "direct": direct_code},
+                "serve_status": where.get("status"),
+                "replicas": where.get("replicas"),
+                "nodes": where.get("nodes", []),
+            }
+    return {
+        "pid": state["pid"],
+        "phase": state.get("phase", "up"),
+        "ingress": state.get("ingress"),
+        "base_url": state["base_url"],
+        "placement_at": state.get("serve_at"),
+        "components": components,
+    }
+
+
+def cmd_status(args: argparse.Namespace) -> int:
     state = _read_state()
     if not state or not _alive(int(state["pid"])):
-        print("rayfleet is not running")
+        if args.json:
+            print(json.dumps({"running": False}))
+        else:
+            print("rayfleet is not running")
         return 3
-    print(f"rayfleet pid {state['pid']} at {state['base_url']} ({state.get('ingress')} ingress)")
-    urls = deploy.app_urls(state["base_url"], state["apps"])
-    worst = 0
-    with httpx.Client(timeout=3.0, trust_env=False) as client:
-        for name, u in sorted(urls.items()):
-            try:
-                code = client.get(u["health"]).status_code
-            except httpx.HTTPError as exc:
-                code, note = 0, type(exc).__name__
-            else:
-                note = "ok" if code == 200 else "unhealthy"
-            worst = max(worst, 0 if code == 200 else 1)
-            print(f"  {name:<12} {code or '-':>3} {note:<10} {u['url']}")
+    report = status_report(state)
+    worst = 0 if all(c["health"] == "ok" for c in report["components"].values()) else 1
+    if args.json:
+        print(json.dumps({"running": True, **report}, indent=2))
+        return worst
+    print(f"rayfleet pid {report['pid']} at {report['base_url']} ({report['ingress']} ingress, {report['phase']})")
+    for name, c in report["components"].items():
+        nodes = ",".join(c["nodes"]) or "-"
+        print(
+            f"  {name:<12} {c['health']:<10} replicas={c['replicas'] if c['replicas'] is not None else '-'} "
+            f"nodes={nodes}  {c['serve_url']}  direct={c['direct_url'] or '-'}"
+        )
     return worst
 
 
@@ -240,9 +415,10 @@ def main(argv: list[str] | None = None) -> int:
     down.add_argument("--timeout", type=float, default=60.0)
     down.set_defaults(func=cmd_down)
     status = sub.add_parser("status", help="show what runs and whether it is healthy")
+    status.add_argument("--json", action="store_true", help="machine-readable: URLs, health, replicas, nodes")
     status.set_defaults(func=cmd_status)
     args = parser.parse_args(argv)
-    return args.func(args)
+    return int(args.func(args))
 
 
 if __name__ == "__main__":

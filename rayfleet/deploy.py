@@ -10,7 +10,7 @@ import copy
 import importlib.util
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +62,51 @@ def prepare(
         for key, value in list(args.items()):
             if key.endswith(("config", "_path", "_dir")) and isinstance(value, str) and not os.path.isabs(value):
                 args[key] = str(base / value)
+        _override_direct_port(app)
         runtime_env = app.setdefault("runtime_env", {})
         merged = {"RAYFLEET_HOME": str(base), **env_vars, **runtime_env.get("env_vars", {})}
         runtime_env["env_vars"] = merged
+    return out
+
+
+def direct_port_env(name: str) -> str:
+    """The environment variable overriding an application's direct port (``RAYFLEET_<NAME>_DIRECT_PORT``)."""
+    return f"RAYFLEET_{name.upper()}_DIRECT_PORT"
+
+
+def _override_direct_port(app: dict[str, Any]) -> None:
+    direct = app.get("args", {}).get("direct")
+    value = os.environ.get(direct_port_env(app["name"]))
+    if not direct or not value:
+        return
+    if isinstance(direct, dict):
+        direct["port"] = int(value)
+    else:
+        app["args"]["direct"] = int(value)
+
+
+def direct_spec(app: dict[str, Any]) -> Any:
+    """An application's `DirectSpec`: its deployment module's ``direct(args)`` if it has one
+    (a port from the component's own config), else serve.yaml ``args.direct``."""
+    import importlib
+
+    from rayfleet.direct import DirectSpec
+
+    args = app.get("args", {})
+    module = importlib.import_module(app["import_path"].split(":", 1)[0])
+    hook = getattr(module, "direct", None)
+    return hook(args) if callable(hook) else DirectSpec.from_args(args.get("direct"))
+
+
+def direct_urls(config: dict[str, Any]) -> dict[str, str]:
+    """application → its direct URL; ``{node}`` stands for each node's address (host ``node``
+    or a wildcard), which `rayfleet status` fills in from the nodes running the replicas."""
+    out = {}
+    for app in config.get("applications", []):
+        spec = direct_spec(app)
+        if spec is not None:
+            host = "{node}" if spec.host in ("node", "0.0.0.0", "::", "") else spec.host
+            out[app["name"]] = f"{spec.scheme}://{host}:{spec.port}"
     return out
 
 
@@ -98,8 +140,14 @@ def app_urls(base_url: str, names: Iterable[str]) -> dict[str, dict[str, str | N
     return out
 
 
-def wait_healthy(base_url: str, names: Iterable[str], timeout: float = 180.0, interval: float = 0.5) -> dict[str, int]:
-    """Poll each app's health route until it answers 200; returns the last status per app.
+def wait_healthy(
+    base_url: str,
+    names: Iterable[str],
+    timeout: float = 180.0,
+    interval: float = 0.5,
+    stop: Callable[[], bool] = lambda: False,
+) -> dict[str, int]:
+    """Poll each app's health route until it answers 200 (or ``stop()``); returns the last status per app.
 
     Raises TimeoutError naming the apps that never answered, with Serve's view of them.
     """
@@ -112,10 +160,10 @@ def wait_healthy(base_url: str, names: Iterable[str], timeout: float = 180.0, in
                 if last[name] == 200:
                     continue
                 try:
-                    last[name] = client.get(u["health"]).status_code
+                    last[name] = client.get(str(u["health"])).status_code
                 except httpx.HTTPError:
                     last[name] = 0
-            if all(code == 200 for code in last.values()):
+            if all(code == 200 for code in last.values()) or stop():
                 return last
             if time.monotonic() > deadline:
                 pending = {n: c for n, c in last.items() if c != 200}

@@ -23,20 +23,21 @@ def free_port() -> int:
     """A TCP port on loopback that nothing listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 @dataclass
 class Launched:
     """A running `rayfleet up` child process."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     base_url: str
     apps: list[str]
     state_dir: Path
     secrets_path: str
     log: Path
     secrets: dict[str, str] = field(default_factory=dict)
+    direct: dict[str, str] = field(default_factory=dict)
 
     def stop(self, timeout: float = 90.0) -> None:
         """SIGTERM (what `rayfleet down` sends), then SIGKILL the group if it hangs."""
@@ -48,6 +49,17 @@ class Launched:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
+
+
+def _free_direct_ports(cwd: Path, config: str, apps: list[str] | None) -> dict[str, str]:
+    """A free port for every application that declares a direct port (``RAYFLEET_<APP>_DIRECT_PORT``)."""
+    from rayfleet.deploy import direct_port_env, read_serve_config
+
+    out = {}
+    for app in read_serve_config(cwd / config).get("applications", []):
+        if app.get("args", {}).get("direct") and (not apps or app["name"] in apps):
+            out[direct_port_env(app["name"])] = str(free_port())
+    return out
 
 
 def launch(
@@ -68,8 +80,9 @@ def launch(
     log = state_dir / "rayfleet-up.log"
     child_env = dict(os.environ)
     child_env.update({"RAYFLEET_PORT": str(free_port()), "RAYFLEET_STATE_DIR": str(state_dir), "PYTHONUNBUFFERED": "1"})
+    child_env.pop("RAY_ADDRESS", None)  # a private cluster unless the caller passes RAY_ADDRESS in `env`
+    child_env.update(_free_direct_ports(cwd or Path.cwd(), config, apps))
     child_env.update(env or {})
-    child_env.pop("RAY_ADDRESS", None)
     cmd = [sys.executable, "-m", "rayfleet.cli", "up", "--config", config, "--timeout", str(int(timeout))]
     if ingress:
         cmd += ["--ingress", ingress]
@@ -91,7 +104,14 @@ def launch(
         if state_file.exists() and "rayfleet is up" in log.read_text():
             state = json.loads(state_file.read_text())
             return Launched(
-                proc, state["base_url"], state["apps"], state_dir, state["secrets"], log, read_secrets(state["secrets"])
+                proc,
+                state["base_url"],
+                state["apps"],
+                state_dir,
+                state["secrets"],
+                log,
+                read_secrets(state["secrets"]),
+                {k: v.replace("{node}", "127.0.0.1") for k, v in (state.get("direct") or {}).items()},
             )
         if time.monotonic() > deadline:
             Launched(proc, "", [], state_dir, "", log).stop()

@@ -2,7 +2,9 @@
 
 The app factory runs inside each replica (Serve's ingress builder), so the
 controller never imports a component's heavy dependencies and every replica
-builds its own clients and connection pools.
+builds its own clients and connection pools. A component with a direct port
+(``direct``: a `rayfleet.direct.DirectSpec`) also serves the same app object on
+that port from every replica (`rayfleet.direct`, docs/ingress.md).
 """
 
 from __future__ import annotations
@@ -10,30 +12,54 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rayfleet.direct import DirectSpec
+
 DEFAULT_REPLICA_CPUS = 0.1
 
 
-def ingress_app(name: str, factory: Callable[[], Any], args: dict | None = None, **deployment_options: Any) -> Any:
+def ingress_app(
+    name: str,
+    factory: Callable[[], Any],
+    args: dict[str, Any] | None = None,
+    *,
+    direct: DirectSpec | None = None,
+    **deployment_options: Any,
+) -> Any:
     """A Serve application whose ingress deployment `name` serves `factory()`.
 
     Options given here are defaults; the application's ``deployments:`` entry in
-    serve.yaml overrides them (replicas, autoscaling, CPUs).
+    serve.yaml overrides them (replicas, autoscaling, CPUs). ``direct`` defaults to
+    ``args["direct"]`` (serve.yaml).
     """
     from ray import serve
 
+    if direct is None:
+        direct = DirectSpec.from_args((args or {}).get("direct"))
     options: dict[str, Any] = {
         "name": name,
         "ray_actor_options": {"num_cpus": DEFAULT_REPLICA_CPUS},
         "max_ongoing_requests": 256,
     }
     options.update(deployment_options)
+    base: type = _DirectIngress if direct else object
 
-    class Ingress:
+    class Ingress(base):  # type: ignore[misc]
         """Replica wrapper; the routes are the ASGI app's."""
 
     Ingress.__name__ = Ingress.__qualname__ = f"{name.title().replace('_', '')}Ingress"
-    wrapped = serve.ingress(_with_replica_header(factory))(Ingress)
+    wrapped = serve.ingress(_build(factory, direct))(Ingress)
     return serve.deployment(**options)(wrapped).bind()
+
+
+class _DirectIngress:
+    """Reports the replica's direct-listener load to Serve's autoscaler (`rayfleet.autoscaling`)."""
+
+    def record_autoscaling_stats(self) -> dict[str, float]:
+        from rayfleet import direct
+        from rayfleet.autoscaling import DIRECT_METRIC
+
+        server = direct.active()
+        return {DIRECT_METRIC: float(server.ongoing if server else 0)}
 
 
 class ReplicaHeaderMiddleware:
@@ -52,7 +78,7 @@ class ReplicaHeaderMiddleware:
             await self.app(scope, receive, send)
             return
 
-        async def send_tagged(message: dict) -> None:
+        async def send_tagged(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*list(message.get("headers", [])), (b"x-rayfleet-replica", self._value)]
             await send(message)
@@ -70,10 +96,14 @@ def replica_id() -> str:
         return "local"
 
 
-def _with_replica_header(factory: Callable[[], Any]) -> Callable[[], Any]:
+def _build(factory: Callable[[], Any], direct: DirectSpec | None) -> Callable[[], Any]:
     def build() -> Any:
         app = factory()
         app.add_middleware(ReplicaHeaderMiddleware, replica=replica_id())
+        if direct is not None:
+            from rayfleet.direct import attach
+
+            attach(app, direct)
         return app
 
     return build

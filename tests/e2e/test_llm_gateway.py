@@ -216,7 +216,7 @@ def _series_sum(text: str, family: str) -> float:
 
 
 def test_direct_listener_shares_keys_metrics_and_budget(serve_url, doubles, keys):
-    """The listener on server.port serves the same app with the same keys; what it counts
+    """Every replica's direct listener on server.port serves the same app with the same keys; what it counts
     and spends is visible cluster-wide through Serve's /llm/metrics."""
     listener_url = f"http://127.0.0.1:{int(os.environ['LLM_GATEWAY__SERVER__PORT'])}"
     infer = {"Authorization": f"Bearer {keys[0]}", "Cache-Control": "no-cache"}
@@ -242,7 +242,7 @@ def test_direct_listener_shares_keys_metrics_and_budget(serve_url, doubles, keys
             r = c.post(listener_url + "/v1/chat/completions", json=body, headers=infer)
             assert r.status_code == 200, r.text
             assert r.json()["choices"][0]["message"]["content"].startswith("[e2e")
-            assert "x-rayfleet-replica" not in r.headers  # not through Serve
+            assert r.headers["x-rayfleet-replica"]  # answered by a Serve replica, without the proxy hop
         models = c.get(listener_url + "/v1/models", headers=infer).json()
         assert "e2e-model" in [m["id"] for m in models["data"]]
         openai_client = openai.OpenAI(base_url=listener_url + "/v1", api_key=keys[0], max_retries=0)
@@ -269,3 +269,77 @@ def test_direct_listener_shares_keys_metrics_and_budget(serve_url, doubles, keys
             time.sleep(0.5)
         assert requests_after >= requests_before + 4, (requests_before, requests_after)
         assert spent_after > spent_before, (spent_before, spent_after)
+
+
+RESTART_ACTOR = """
+import json, sys, time, ray
+ray.init(namespace="rayfleet", logging_level="ERROR")
+name, method = sys.argv[1], sys.argv[2]
+handle = ray.get_actor(name)
+before = ray.get(getattr(handle, method).remote()) if method != "-" else None
+ray.kill(handle, no_restart=False)
+deadline, after = time.monotonic() + 60, None
+while time.monotonic() < deadline:
+    try:
+        after = ray.get(getattr(ray.get_actor(name), method).remote(), timeout=10) if method != "-" else "alive"
+        break
+    except Exception:
+        time.sleep(0.5)
+print(json.dumps({"before": before, "after": after}, default=str))
+"""
+
+
+def _restart_actor(cluster, name: str, method: str = "-") -> dict:
+    """Kill the named actor with restart allowed (as a node death does); its state before and after."""
+    import subprocess
+    import sys
+
+    state = json.loads((cluster.state_dir / "rayfleet.json").read_text())
+    env = {**os.environ, "RAY_ADDRESS": state["ray_address"], "RAY_AUTH_MODE": "token"}
+    env["RAY_AUTH_TOKEN_PATH"] = state["ray_auth_token_path"]
+    out = subprocess.run(
+        [sys.executable, "-c", RESTART_ACTOR, name, method], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_registry_entries_survive_a_restart_of_the_registry_actor(cluster, serve_url, doubles, keys):
+    """The registry actor writes every change through to the store and reloads it after a restart."""
+    import uuid
+
+    name = "e2e-keep-" + uuid.uuid4().hex[:8]
+    admin = {"Authorization": f"Bearer {keys[1]}"}
+    with httpx.Client(base_url=serve_url + "/llm", timeout=30, trust_env=False) as c:
+        entry = {"name": name, "base_url": doubles[1].base_url, "provider": "openai_compat", "priority": 5}
+        assert c.post("/api/v1/registry", headers=admin, json=entry).status_code == 201
+        try:
+            _restart_actor(cluster, "llm_gateway.registry")
+            listed: list = []
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                r = c.get("/api/v1/registry", headers=admin)
+                listed = [e["id"] for e in r.json()["data"]] if r.status_code == 200 else []
+                if name in listed:
+                    break
+                time.sleep(0.5)
+            assert name in listed, "the registry forgot an entry when its actor restarted"
+        finally:
+            c.delete(f"/api/v1/registry/{name}", headers=admin)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BudgetLedger keeps today's spend in memory; replicas call restore() only when they start "
+    "(deployments/llm_gateway/gateway.py _restore_budget), so a restarted ledger starts from 0",
+)
+def test_the_budget_ledger_keeps_todays_spend_across_a_restart(cluster, serve_url, doubles, keys):
+    infer = {"Authorization": f"Bearer {keys[0]}", "Cache-Control": "no-cache"}
+    body = {"model": "e2e-model", "messages": [{"role": "user", "content": "spend"}]}
+    with httpx.Client(base_url=serve_url + "/llm", timeout=30, trust_env=False) as c:
+        for _ in range(3):
+            assert c.post("/v1/chat/completions", headers=infer, json=body).status_code == 200
+    time.sleep(3)  # replicas settle their spend with the ledger in batches
+    seen = _restart_actor(cluster, "llm_gateway.budget", "state")
+    assert seen["before"]["spent"] > 0, seen
+    assert seen["after"]["spent"] >= seen["before"]["spent"], seen

@@ -102,3 +102,73 @@ def test_docs_pages_render_offline_in_a_browser(cluster):
         finally:
             browser.close()
     assert not external, f"docs pages reached outside the cluster: {external[:5]}"
+
+
+def status_json(cluster) -> dict:
+    """`rayfleet status --json` of this session's cluster (its own state folder)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RAYFLEET_STATE_DIR": str(cluster.state_dir)}
+    out = subprocess.run(
+        [sys.executable, "-m", "rayfleet.cli", "status", "--json"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_status_json_lists_urls_health_replicas_and_nodes_and_direct_urls_answer(cluster):
+    import httpx
+
+    from rayfleet.catalog import COMPONENTS
+
+    deadline = time.monotonic() + 30
+    while True:  # the placement snapshot is refreshed every 2 s after `up`
+        report = status_json(cluster)
+        if all(c["replicas"] for c in report["components"].values()) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert report["running"] is True and report["phase"] == "up"
+    assert set(report["components"]) == set(cluster.apps)
+    for name, comp in report["components"].items():
+        assert comp["health"] == "ok", (name, comp)
+        assert comp["serve_url"] == f"{cluster.base_url}{COMPONENTS[name].route_prefix}/"
+        assert comp["replicas"] >= 1 and comp["nodes"], (name, comp)
+        if name in ("asn", "ignore_gen", "llm_gateway"):
+            assert comp["direct_url"], f"{name} has no direct URL"
+            health = httpx.get(comp["direct_url"].rstrip("/") + COMPONENTS[name].health_path, timeout=10)
+            assert health.status_code == 200, (name, health.status_code)
+
+
+def test_direct_ingress_serves_the_same_app_with_shared_metrics_and_the_client_address(cluster, http):
+    import httpx
+
+    needs_app(cluster, "ignore_gen")
+    direct = cluster.direct["ignore_gen"]
+    before = healthz_count(http.get("/ignore/metrics").text)
+    replicas = set()
+    for _ in range(30):
+        with httpx.Client(trust_env=False) as client:  # a new connection each time: the kernel picks a replica
+            r = client.get(direct + "/healthz", headers={"X-Forwarded-For": "203.0.113.7"})
+        assert r.status_code == 200
+        replicas.add(r.headers["x-rayfleet-replica"])
+    assert len(replicas) >= 2, "SO_REUSEPORT should spread new connections over both replicas"
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:  # counted in the same cluster-wide metrics as the Serve path
+        if healthz_count(http.get("/ignore/metrics").text) - before >= 30:
+            break
+        time.sleep(0.5)
+    assert healthz_count(http.get("/ignore/metrics").text) - before >= 30
+    assert httpx.get(direct + "/openapi.json").json()["paths"], "the direct path serves the whole app"
+
+
+def test_direct_listener_refuses_a_1_mb_header(cluster):
+    import socket
+
+    needs_app(cluster, "ignore_gen")
+    host, port = cluster.direct["ignore_gen"].removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n")
+        assert s.recv(64).startswith(b"HTTP/1.1 431 ")

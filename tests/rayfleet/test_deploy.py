@@ -1,3 +1,5 @@
+import os
+
 import yaml
 
 from rayfleet import cli, deploy
@@ -74,3 +76,51 @@ def test_status_ignores_a_stale_state_file(tmp_path, monkeypatch):
 
 def test_cluster_yaml_and_serve_yaml_parse():
     assert yaml.safe_load((ROOT / "serve.yaml").read_text())["applications"]
+
+
+def test_direct_ports_come_from_serve_yaml_or_the_component_config(monkeypatch):
+    config = deploy.select_applications(deploy.read_serve_config(ROOT / "serve.yaml"), ["asn", "ignore_gen"])
+    assert deploy.direct_urls(config) == {"asn": "http://127.0.0.1:8091", "ignore_gen": "http://127.0.0.1:8092"}
+    monkeypatch.setenv("RAYFLEET_ASN_DIRECT_PORT", "9191")
+    prepared = deploy.prepare(config, {}, ROOT)
+    assert deploy.direct_urls(prepared)["asn"] == "http://127.0.0.1:9191"
+    gateway = deploy.select_applications(deploy.read_serve_config(ROOT / "serve.yaml"), ["llm_gateway"])
+    monkeypatch.setenv("LLM_GATEWAY__SERVER__PORT", "9090")
+    assert deploy.direct_urls(gateway) == {"llm_gateway": "http://127.0.0.1:9090"}
+
+
+def test_a_node_bound_direct_port_gets_one_url_per_node():
+    app = {
+        "name": "x",
+        "import_path": "deployments.asn.deployment:build",
+        "args": {"direct": {"port": 9, "host": "node"}},
+    }
+    assert deploy.direct_urls({"applications": [app]}) == {"x": "http://{node}:9"}
+    assert cli._direct_urls("http://{node}:9", ["127.0.0.2", "127.0.0.3"]) == [
+        "http://127.0.0.2:9",
+        "http://127.0.0.3:9",
+    ]
+    assert cli._direct_urls("http://{node}:9", []) == ["http://127.0.0.1:9"]
+    assert cli._direct_urls(None, ["127.0.0.2"]) == []
+
+
+def test_an_exited_but_unreaped_up_counts_as_stopped():
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while cli._alive(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not cli._alive(child.pid)  # a zombie until reaped
+    child.wait()
+    assert cli._alive(os.getpid())
+
+
+def test_status_json_when_nothing_runs(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.setenv("RAYFLEET_STATE_DIR", str(tmp_path))
+    assert cli.main(["status", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out) == {"running": False}

@@ -1,0 +1,51 @@
+"""Where each application runs: Serve's status plus the nodes of its live replicas.
+
+Read by `rayfleet up` (it is the Ray driver) every few seconds into the state file,
+which `rayfleet status --json` prints; the multi-node test and bench read it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+REPLICA_CLASS_PREFIX = "ServeReplica:"
+
+
+def replica_nodes() -> dict[str, list[dict[str, str]]]:
+    """application → one ``{"node_id", "ip"}`` per live replica actor (from the GCS actor table)."""
+    import ray
+
+    out: dict[str, list[dict[str, str]]] = {}
+    for info in ray._private.state.actors().values():
+        cls = str(info.get("ActorClassName") or "")
+        if not cls.startswith(REPLICA_CLASS_PREFIX) or info.get("State") != "ALIVE":
+            continue
+        app = cls[len(REPLICA_CLASS_PREFIX) :].split(":", 1)[0]
+        address = info.get("Address") or {}
+        out.setdefault(app, []).append({"node_id": address.get("NodeID", ""), "ip": address.get("IPAddress", "")})
+    return out
+
+
+def snapshot(apps: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """application → ``{"status", "replicas", "nodes", "node_ids"}`` (replicas: running ones)."""
+    from ray import serve
+    from ray.serve._private.common import ReplicaState
+
+    status = serve.status().applications
+    placed = replica_nodes()
+    out: dict[str, dict[str, Any]] = {}
+    for name in apps:
+        app = status.get(name)
+        running = 0
+        if app is not None:
+            for dep in app.deployments.values():
+                running += int(dep.replica_states.get(ReplicaState.RUNNING, 0))
+        replicas = placed.get(name, [])
+        out[name] = {
+            "status": str(app.status) if app is not None else "NOT_DEPLOYED",
+            "replicas": running,
+            "nodes": sorted({r["ip"] for r in replicas}),
+            "node_ids": sorted({r["node_id"] for r in replicas}),
+        }
+    return out

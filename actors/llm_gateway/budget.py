@@ -6,11 +6,18 @@ is left after today's spend and every outstanding lease, so concurrent replicas 
 overspend the daily limit together. Leases of replicas that stop reporting expire.
 The day rolls over at midnight UTC while running: spend, leases and the soft-limit flag
 start again from zero.
+
+The ledger keeps nothing on disk: today's spend is in the gateway's records store.
+Every state it returns carries an `epoch`, new each time the actor starts; a replica
+that sees the epoch change (the actor was restarted, on this node or another) reads
+today's spend from the store and hands it back with `restore`, so a restart never
+forgets spend.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -37,6 +44,7 @@ class BudgetLedger:
         self._leases: dict[str, tuple[float, float]] = {}
         self._soft_fired = False
         self._events: list[dict[str, Any]] = []
+        self._epoch = uuid.uuid4().hex
 
     def configure(self, daily_limit: float, soft_limit: float) -> None:
         self.daily_limit, self.soft_limit = daily_limit, soft_limit
@@ -62,6 +70,7 @@ class BudgetLedger:
             "outstanding": self._outstanding(),
             "daily_limit": self.daily_limit,
             "soft_limit": self.soft_limit,
+            "epoch": self._epoch,
         }
 
     def lease(self, replica: str, day: str, want: float, need: float) -> tuple[float, dict[str, Any]]:

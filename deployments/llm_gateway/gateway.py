@@ -105,6 +105,7 @@ class Gateway:
         self.leases = TokenLeases(self.limiter_handle)
         self.budget = BudgetLeases(self.budget_handle, config.budget.daily_limit)
         self.budget.on_state = self._budget_state
+        self.budget.on_ledger_restart = lambda: self.tasks.start(self._restore_budget(), name="budget-restore")
         self._budget_alerted_day = ""
         self.auth_failures: dict[str, int] = {}
         in_flight, queued = config.admission_limits(replicas)

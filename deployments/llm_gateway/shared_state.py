@@ -188,6 +188,9 @@ class BudgetLeases:
         self._last_used = 0.0
         self._lock = asyncio.Lock()
         self.on_state: Callable[[dict[str, Any]], None] | None = None
+        # called when the ledger's epoch changes (its actor restarted): restore today's spend
+        self.on_ledger_restart: Callable[[], None] | None = None
+        self._epoch: str | None = None
 
     def _roll(self) -> None:
         today = utc_day(time.time())
@@ -226,6 +229,12 @@ class BudgetLeases:
         self.pending += actual
 
     def _apply(self, state: dict[str, Any]) -> None:
+        epoch = state.get("epoch")
+        if epoch is not None and epoch != self._epoch:
+            restarted = self._epoch is not None
+            self._epoch = epoch
+            if restarted and self.on_ledger_restart is not None:
+                self.on_ledger_restart()
         if state.get("day") == self.day:
             self.spent_known = float(state["spent"])
         if self.on_state is not None:

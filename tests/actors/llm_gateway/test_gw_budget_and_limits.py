@@ -79,6 +79,28 @@ def test_restore_never_lowers_spend():
     assert ledger.state()["spent"] == 3.0
 
 
+async def test_a_restarted_ledger_has_a_new_epoch_and_replicas_restore_it_once():
+    from deployments.llm_gateway.shared_state import BudgetLeases
+
+    first = state.LocalActorHandle(BudgetLedger(10.0, 9.0))
+    leases = BudgetLeases(first, 10.0)
+    restarts: list[str] = []
+    leases.on_ledger_restart = lambda: restarts.append("restore")
+    assert await leases.reserve(2.0)
+    leases.settle(2.0, 1.5)
+    await leases.flush()
+    await leases.flush()
+    assert restarts == [] and leases.spent_known == 1.5
+
+    restarted = BudgetLedger(10.0, 9.0)  # the actor came back empty, with a new epoch
+    leases.handle = state.LocalActorHandle(restarted)
+    await leases.flush()
+    await leases.flush()
+    assert restarts == ["restore"]
+    restarted.restore(restarted.state()["day"], 1.5)  # what the replica's restore hands back
+    assert restarted.state()["spent"] == 1.5
+
+
 def test_token_bucket_grants_exactly_capacity_then_refills():
     clock = Clock(100.0)
     limiter = RateLimiter(clock=clock)

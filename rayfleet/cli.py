@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 INGRESS_MODES = ("proxy", "haproxy")
 
 
@@ -116,6 +118,23 @@ def _print_table(urls: dict[str, dict[str, str | None]], direct: dict[str, str])
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
 
 
+def _print_data_planes(base: str, names: list[str]) -> None:
+    """Where the proxies the components run listen (a health route's `data_plane` list)."""
+    from rayfleet.catalog import COMPONENTS
+
+    for name in names:
+        comp = COMPONENTS.get(name)
+        if comp is None:
+            continue
+        try:
+            body = httpx.get(base + comp.route_prefix + comp.health_path, timeout=5.0, trust_env=False).json()
+        except (httpx.HTTPError, ValueError):
+            continue
+        addresses = body.get("data_plane") if isinstance(body, dict) else None
+        if addresses:
+            print(f"{name} data plane: " + ", ".join(str(a) for a in addresses))
+
+
 def _gcs_address() -> str | None:
     """The cluster's GCS address (what `RAY_ADDRESS` must name to join it)."""
     try:
@@ -186,6 +205,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         for passthrough in ("REDIS_URL", "DATABASE_URL", "RAYFLEET_LOG_LEVEL"):
             if os.environ.get(passthrough):
                 env_vars[passthrough] = os.environ[passthrough]
+        # where replicas reach sibling services through Serve (mitigation's demo origin, the ASN API)
+        env_vars["RAYFLEET_HOST"], env_vars["RAYFLEET_PORT"] = host, str(port)
         _apply_ingress_mode(args.ingress)
         started = time.monotonic()
         stop.check()
@@ -208,6 +229,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         _write_state(state)
         print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
         _print_table(deploy.app_urls(base, names), state["direct"])
+        _print_data_planes(base, names)
         print(f"keys and tokens: {secrets_path} (mode 0600)")
         print("Ctrl-C (or `rayfleet down`) stops it.")
         sys.stdout.flush()

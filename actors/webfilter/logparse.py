@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 COLUMNS = (
     "ts",
@@ -38,7 +39,7 @@ class Record:
     host: str
     agent: str | None
 
-    def message(self, mask_clients: bool = False) -> dict:
+    def message(self, mask_clients: bool = False) -> dict[str, Any]:
         """The WebSocket / API shape of a log row."""
         return {
             "timestamp": _iso(self.ts),

@@ -75,7 +75,7 @@ class LogStore:
         self.lock = threading.Lock()
         self.access_log = access_log
         self.interval = interval
-        self.recent: collections.deque[tuple[int, dict]] = collections.deque(maxlen=5000)
+        self.recent: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(maxlen=5000)
         self.seq = 0
         self.ingested = 0
         self.batches = 0
@@ -248,7 +248,7 @@ class LogStore:
                 self.seq += 1
                 self.recent.append((self.seq, r.message()))
 
-    def since(self, seq: int, limit: int = 500) -> tuple[int, list[dict]]:
+    def since(self, seq: int, limit: int = 500) -> tuple[int, list[dict[str, Any]]]:
         """Rows of the stream after `seq` (at most `limit`); a reader that fell behind skips ahead."""
         with self.lock:
             if seq > self.seq:
@@ -271,13 +271,13 @@ class LogStore:
         }
 
     # queries -----------------------------------------------------------------------------------------
-    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple]:
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         """A read-only SELECT (the analytics module builds them; callers never pass user SQL)."""
         if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
             raise ValueError("only SELECT queries")
         return self.db.execute(sql, params or []).fetchall()
 
-    def queries(self, items: list[tuple[str, list[Any]]]) -> list[list[tuple]]:
+    def queries(self, items: list[tuple[str, list[Any]]]) -> list[list[tuple[Any, ...]]]:
         """Several SELECTs in one actor call."""
         return [self.query(sql, params) for sql, params in items]
 

@@ -105,7 +105,7 @@ class Gateway:
         self.leases = TokenLeases(self.limiter_handle)
         self.budget = BudgetLeases(self.budget_handle, config.budget.daily_limit)
         self.budget.on_state = self._budget_state
-        self.budget.on_ledger_restart = lambda: self.tasks.start(self._restore_budget(), name="budget-restore")
+        self.budget.on_ledger_restart = self._on_ledger_restart
         self._budget_alerted_day = ""
         self.auth_failures: dict[str, int] = {}
         in_flight, queued = config.admission_limits(replicas)
@@ -403,6 +403,9 @@ class Gateway:
         if time.monotonic() - self._last_evict >= self.config.caching.eviction_interval:
             self._last_evict = time.monotonic()
             await self.cache.evict()
+
+    def _on_ledger_restart(self) -> None:
+        self.tasks.start(self._restore_budget(), name="budget-restore")
 
     async def _restore_budget(self) -> None:
         try:

@@ -76,6 +76,7 @@ async def _health(request: Request) -> dict:
         "status": "healthy" if proxy["running"] else "degraded",
         "version": context.config.version,
         "proxy": {"running": proxy["running"], "address": proxy["proxy"]},
+        "data_plane": [proxy["proxy"]] if proxy["running"] else [],
     }
 
 

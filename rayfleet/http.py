@@ -81,7 +81,7 @@ def request_id(request: Request) -> str:
     rid = state.get("request_id")
     if rid is None:
         rid = state["request_id"] = _uuid_id()
-    return rid
+    return str(rid)
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

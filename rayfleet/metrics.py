@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -27,11 +26,11 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from rayfleet import state as state_mod
 from rayfleet.metrics_hub import HUB_ACTOR_NAME, FamilyMeta, MetricsHub, SeriesKey
+from rayfleet.state import ActorHandle
+from rayfleet.tasks import BackgroundTasks
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 DEFAULT_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-log = logging.getLogger("rayfleet.metrics")
 
 
 class _Child:
@@ -108,7 +107,7 @@ class _Family:
 class Metrics:
     """Metric families of one component, backed by the cluster-wide hub."""
 
-    def __init__(self, component: str, hub: Any = None, flush_interval: float = 1.0) -> None:
+    def __init__(self, component: str, hub: ActorHandle[MetricsHub] | None = None, flush_interval: float = 1.0) -> None:
         self.component = component
         self._hub = hub
         self._flush_interval = flush_interval
@@ -119,7 +118,7 @@ class Metrics:
         self._gauge_sets: dict[SeriesKey, float] = {}
         self._gauge_deltas: dict[SeriesKey, float] = {}
         self._hists: dict[SeriesKey, list[float]] = {}
-        self._task: asyncio.Task | None = None
+        self._background = BackgroundTasks(component)
         self._flush_lock: asyncio.Lock | None = None
         self._new_meta = True
 
@@ -173,27 +172,20 @@ class Metrics:
         self._ensure_flusher()
 
     # -- transport ---------------------------------------------------------
-    def _hub_handle(self) -> Any:
+    def _hub_handle(self) -> ActorHandle[MetricsHub]:
         if self._hub is None:
             self._hub = state_mod.actor(MetricsHub, HUB_ACTOR_NAME)
         return self._hub
 
     def _ensure_flusher(self) -> None:
-        if self._task is not None and not self._task.done():
+        """Start the periodic flush once there is a running loop (a failed flush keeps its batch)."""
+        if self._background.running:
             return
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._task = loop.create_task(self._flush_forever())
-
-    async def _flush_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self._flush_interval)
-            try:
-                await self.flush()
-            except Exception:  # the hub may be restarting; keep the batch for next time
-                log.warning("metrics flush to hub failed", exc_info=True)
+        self._background.every(self._flush_interval, self.flush, name="metrics-flush")
 
     async def flush(self) -> None:
         """Send this replica's pending batch to the hub."""
@@ -215,7 +207,13 @@ class Metrics:
                     self._new_meta = True
                 raise
 
-    def _merge_back(self, counters: dict, gauge_sets: dict, gauge_deltas: dict, hists: dict) -> None:
+    def _merge_back(
+        self,
+        counters: dict[SeriesKey, float],
+        gauge_sets: dict[SeriesKey, float],
+        gauge_deltas: dict[SeriesKey, float],
+        hists: dict[SeriesKey, list[float]],
+    ) -> None:
         for key, value in counters.items():
             self._counters[key] = self._counters.get(key, 0.0) + value
         for key, value in gauge_sets.items():
@@ -229,18 +227,16 @@ class Metrics:
     async def render(self) -> bytes:
         """Cluster-wide Prometheus text for this component."""
         await self.flush()
-        return await self._hub_handle().render.remote(self.component)
+        rendered: bytes = await self._hub_handle().render.remote(self.component)
+        return rendered
 
     async def snapshot(self) -> dict[str, Any]:
         await self.flush()
-        return await self._hub_handle().snapshot.remote(self.component)
+        values: dict[str, Any] = await self._hub_handle().snapshot.remote(self.component)
+        return values
 
     async def close(self) -> None:
         """Stop the flusher after a last flush (app shutdown)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await self._background.stop()
         with contextlib.suppress(Exception):
             await self.flush()

@@ -57,20 +57,17 @@ class MetricsHub:
         for key, delta in gauge_deltas.items():
             values[key] = values.get(key, 0.0) + delta
         hists = self._histograms.setdefault(component, {})
-        for key, delta in histogram_deltas.items():
-            current = hists.get(key)
-            if current is None:
-                hists[key] = list(delta)
-            else:
-                hists[key] = [a + b for a, b in zip(current, delta, strict=False)]
+        for key, buckets in histogram_deltas.items():
+            seen = hists.get(key)
+            hists[key] = list(buckets) if seen is None else [a + b for a, b in zip(seen, buckets, strict=False)]
 
     def snapshot(self, component: str) -> dict[str, Any]:
         """Raw values of a component (for tests and notebooks)."""
         out: dict[str, Any] = {}
         for (name, labels), value in self._values.get(component, {}).items():
             out.setdefault(name, {})[labels] = value
-        for (name, labels), value in self._histograms.get(component, {}).items():
-            out.setdefault(name, {})[labels] = list(value)
+        for (name, labels), counts in self._histograms.get(component, {}).items():
+            out.setdefault(name, {})[labels] = list(counts)
         return out
 
     def render(self, component: str) -> bytes:
@@ -96,19 +93,19 @@ class _Collector:
         for name in sorted(self._families):
             kind, doc, labels, buckets = self._families[name]
             series = sorted((k[1], v) for k, v in self._values.items() if k[0] == name)
-            if kind == "counter":
-                family = CounterMetricFamily(name, doc, labels=list(labels))
-                for labelvalues, value in series:
-                    family.add_metric(list(labelvalues), value)
-            elif kind == "gauge":
-                family = GaugeMetricFamily(name, doc, labels=list(labels))
+            family: CounterMetricFamily | GaugeMetricFamily | HistogramMetricFamily
+            if kind in ("counter", "gauge"):
+                family = (CounterMetricFamily if kind == "counter" else GaugeMetricFamily)(
+                    name, doc, labels=list(labels)
+                )
                 for labelvalues, value in series:
                     family.add_metric(list(labelvalues), value)
             else:
                 family = HistogramMetricFamily(name, doc, labels=list(labels))
                 for labelvalues, data in sorted((k[1], v) for k, v in self._hists.items() if k[0] == name):
                     counts, total = data[:-2], data[-2]
-                    cumulative, running = [], 0.0
+                    cumulative: list[tuple[str, float]] = []
+                    running = 0.0
                     for bound, count in zip([*list(buckets), float("inf")], counts, strict=False):
                         running += count
                         cumulative.append((_bound(bound), running))

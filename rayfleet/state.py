@@ -13,11 +13,32 @@ import asyncio
 import contextlib
 import inspect
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Awaitable, Iterator
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 NAMESPACE = "rayfleet"
 DEFAULT_ACTOR_CPUS = 0.05
+
+T = TypeVar("T")
+
+
+class ActorMethod(Protocol):
+    """`handle.method` of a Ray actor handle or a stand-in: call it with ``.remote(...)``."""
+
+    def remote(self, *args: Any, **kwargs: Any) -> Awaitable[Any]: ...
+
+
+class ActorHandle(Generic[T]):
+    """The typed surface of a state handle for an actor of class `T`.
+
+    Both a Ray actor handle and a `LocalActorHandle` answer ``handle.method.remote(...)``
+    with an awaitable; annotate handles as ``ActorHandle[Budget]`` so readers (and mypy)
+    know which class stands behind them.
+    """
+
+    def __getattr__(self, name: str) -> ActorMethod:  # pragma: no cover - typing surface only
+        raise AttributeError(name)
+
 
 _local_instances: dict[str, LocalActorHandle] = {}
 _local_lock = threading.Lock()
@@ -46,7 +67,7 @@ class LocalActorHandle:
         self._instance = instance
         self._lock: asyncio.Lock | None = None
 
-    async def _call(self, name: str, args: tuple, kwargs: dict) -> Any:
+    async def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -79,7 +100,7 @@ def _ray_active() -> bool:
 
 
 def actor(
-    cls: type,
+    cls: type[T],
     name: str,
     *args: Any,
     num_cpus: float = DEFAULT_ACTOR_CPUS,
@@ -87,7 +108,7 @@ def actor(
     max_concurrency: int | None = None,
     lifetime: str | None = "detached",
     **kwargs: Any,
-) -> Any:
+) -> ActorHandle[T]:
     """Return the handle of the actor `name`, creating it from `cls(*args, **kwargs)`.
 
     With Ray initialised this is a named actor in the ``rayfleet`` namespace,
@@ -112,13 +133,13 @@ def actor(
         if lifetime:
             options["lifetime"] = lifetime
         remote_cls = ray.remote(cls)
-        return remote_cls.options(**options).remote(*args, **kwargs)
+        return cast(ActorHandle[T], remote_cls.options(**options).remote(*args, **kwargs))
     with _local_lock:
         handle = _local_instances.get(name)
         if handle is None:
             handle = LocalActorHandle(cls(*args, **kwargs))
             _local_instances[name] = handle
-        return handle
+        return cast(ActorHandle[T], handle)
 
 
 def kill_actor(name: str) -> None:

@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Query, Request, Security
-from fastapi.security import APIKeyHeader
+from fastapi import APIRouter, FastAPI, Path, Query, Request, Security
 from starlette.responses import JSONResponse, Response
 
 from actors.rate_limit import RateLimitWindow
@@ -28,8 +27,9 @@ from deployments.asn.holder import DatasetHolder
 from deployments.asn.limiter import ActorLimiter, Limiter, RedisLimiter
 from deployments.asn.parsing import parse_asn, parse_ip
 from rayfleet import state as rf_state
+from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
-from rayfleet.http import RequestIdMiddleware, constant_time_equals, parse_networks
+from rayfleet.http import RequestIdMiddleware, parse_networks
 from rayfleet.logs import get_logger, register_secret
 
 log = get_logger("asn")
@@ -39,7 +39,7 @@ try:
 except metadata.PackageNotFoundError:  # running from a source tree without installing
     VERSION = "0.0.0"
 
-ERRORS = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": schemas.ErrorBody, "description": "malformed input"},
     403: {"model": schemas.ErrorBody, "description": "missing or invalid X-API-Key"},
     404: {"model": schemas.ErrorBody, "description": "not in the dataset"},
@@ -47,7 +47,12 @@ ERRORS = {
     503: {"model": schemas.ErrorBody, "description": "dataset still loading or unavailable"},
 }
 PUBLIC_ROUTES = ["/api/", "/api/health", "/api/docs", "/api/redoc", "/api/openapi.json"]
-PROTECTED_ROUTES = ["/api/v1/asn/{asn}", "/api/v1/ip/{address}", "/api/v1/search?q=&country=&limit="]
+PROTECTED_ROUTES = [
+    "/api/v1/asn/{asn}",
+    "/api/v1/ip/{address}",
+    "/api/v1/search?q=&country=&limit=",
+    "/api/v1/country/{country}/prefixes?family=",
+]
 
 
 def build_limiter(config: AsnConfig, state: Mapping[str, Any] | None) -> Limiter:
@@ -104,20 +109,16 @@ def create_app(config: AsnConfig, state: Mapping[str, Any] | None = None) -> Fas
     )
     app.add_middleware(RequestIdMiddleware, generator=new_request_id, trust_incoming=False)
 
-    key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="the master key (API_SECRET_KEY)")
-
-    async def require_key(request: Request, supplied: str | None = Security(key_header)) -> None:
-        if constant_time_equals(supplied, api_key):
-            return
-        log.warning(
-            "authentication failed",
-            extra={
-                "client_ip": request.scope.get("state", {}).get("client_ip"),
-                "path": request.url.path,
-                "reason": "missing key" if not supplied else "invalid key",
-            },
-        )
-        raise ApiError(403, "Invalid or missing API key")
+    require_key = api_key_guard(
+        [api_key],
+        on_failure=lambda _request, status, message: ApiError(status, message),
+        component="asn",
+        missing_status=403,
+        missing_message="Invalid or missing API key",
+        wrong_message="Invalid or missing API key",
+        trusted_proxies=parse_networks(config.trusted_proxies),
+        description="the master key (API_SECRET_KEY)",
+    )
 
     def store():
         if holder.store is None:
@@ -257,6 +258,34 @@ def _protected_router(config: AsnConfig, store: Any, require_key: Any) -> APIRou
             "prefix": match.prefix,
             **summary,
             "asn_text": f"AS{match.asn}",
+            "dataset": db.dataset(),
+        }
+        return JSONResponse(body, headers={"Cache-Control": cache_control})
+
+    @router.get(
+        "/country/{country}/prefixes",
+        summary="Every prefix announced by ASes registered in a country",
+        response_model=schemas.CountryPrefixes,
+        description=(
+            "Prefix → AS → the AS's registration country from the AS names list. Other components "
+            "(mitigation geo_block, web filter geo import) build their country filters from this."
+        ),
+    )
+    async def country_prefixes(
+        country: str = Path(..., pattern="^[A-Za-z]{2}$", description="ISO 3166 code"),
+        family: int | None = Query(None, ge=4, le=6, description="4 or 6; both when absent"),
+    ) -> JSONResponse:
+        if family not in (None, 4, 6):
+            raise ApiError(400, "family must be 4 or 6")
+        db = store()
+        code = country.upper()
+        prefixes = await asyncio.to_thread(db.country_prefixes, code, family)
+        body = {
+            "country": code,
+            "family": family,
+            "count": len(prefixes),
+            "prefixes": prefixes,
+            "source": "prefix -> origin AS -> AS registration country (AS names list)",
             "dataset": db.dataset(),
         }
         return JSONResponse(body, headers={"Cache-Control": cache_control})

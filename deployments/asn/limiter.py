@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from typing import Any, Protocol, cast
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -141,7 +142,7 @@ class RedisLimiter:
     async def ping(self) -> dict[str, Any]:
         """Health: a real PING, independent of the backoff used on the request path."""
         try:
-            await self._client.ping()
+            await cast(Awaitable[bool], self._client.ping())
         except (RedisError, OSError) as exc:
             return {"status": "down", "backend": "redis", "error": type(exc).__name__}
         return {"status": "up", "backend": "redis"}

@@ -62,11 +62,9 @@ def read_meta(db_path: Path) -> dict[str, str] | None:
 
 def is_current(db_path: Path, files: DatasetFiles) -> bool:
     meta = read_meta(db_path)
-    return (
-        bool(meta)
-        and meta.get("schema_version") == SCHEMA_VERSION
-        and meta.get("source_fingerprint") == files.fingerprint()
-    )
+    if not meta:
+        return False
+    return meta.get("schema_version") == SCHEMA_VERSION and meta.get("source_fingerprint") == files.fingerprint()
 
 
 def ensure_database(db_path: Path, files: DatasetFiles) -> bool:
@@ -264,7 +262,7 @@ def _write(
     for view in ("prefix_cols", "range4_cols", "range6_cols", "asn_cols"):
         conn.unregister(view)
     counts = {
-        table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        table: (conn.execute(f"SELECT count(*) FROM {table}").fetchone() or (0,))[0]
         for table in ("asn", "prefix", "range4", "range6")
     }
     v4_prefixes = int(sum(1 for p in prefixes if p.family == 4))

@@ -75,6 +75,15 @@ class SearchResult(BaseModel):
     dataset: Dataset
 
 
+class CountryPrefixes(BaseModel):
+    country: str = Field(description="ISO 3166 code, upper case")
+    family: int | None = Field(description="4, 6, or null for both")
+    count: int
+    prefixes: list[str] = Field(description="announced by ASes registered in the country; v4 first, sorted")
+    source: str = Field(description="how the country was derived")
+    dataset: Dataset
+
+
 class ErrorBody(BaseModel):
     error: str
     code: str = Field(examples=["HTTP_403"])

@@ -11,6 +11,7 @@ Search is a bounded filter over 77k names and runs in DuckDB.
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from array import array
 from bisect import bisect_right
@@ -48,6 +49,16 @@ class _FamilyIndex:
         return len(self.starts)
 
 
+def _count(conn: duckdb.DuckDBPyConnection, table: str) -> int:
+    row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _prefix_order(prefix: str) -> tuple[int, int]:
+    network = ipaddress.ip_network(prefix)
+    return int(network.network_address), network.prefixlen
+
+
 class AsnStore:
     """Read-only view of one built database file."""
 
@@ -60,6 +71,7 @@ class AsnStore:
         self._v6 = self._load_v6()
         self._prefix_text, self._prefix_asn = self._load_prefixes()
         self._records = self._load_records()
+        self._country_cache: dict[tuple[str, int | None], list[str]] = {}
         date = self.meta.get("dataset_date") or None
         self._dataset = {
             "name": self.meta.get("dataset_name"),
@@ -118,10 +130,7 @@ class AsnStore:
     def counts(self) -> dict[str, int]:
         """Row counts of every table (health check); runs real queries against the file."""
         with self._lock:
-            return {
-                table: int(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-                for table in ("asn", "prefix", "range4", "range6")
-            } | {
+            return {table: _count(self._conn, table) for table in ("asn", "prefix", "range4", "range6")} | {
                 "memory_asns": len(self._records),
                 "memory_ranges_v4": len(self._v4),
                 "memory_ranges_v6": len(self._v6),
@@ -163,6 +172,28 @@ class AsnStore:
             "num_ips": v4_addr,
             "addresses": {"v4": v4_addr, "v6": v6_addr},
         }
+
+    def country_prefixes(self, country: str, family: int | None = None) -> list[str]:
+        """Every prefix announced by an AS registered in `country` (ISO 3166), v4 first.
+
+        The country is the AS's registration country from the AS names list, not where
+        each address is used: a geo filter built on it blocks by who announces a prefix.
+        Cached per (country, family): a few milliseconds once, then a dict lookup.
+        """
+        key = (country, family)
+        cached = self._country_cache.get(key)
+        if cached is None:
+            v4: list[str] = []
+            v6: list[str] = []
+            for row in self._records.values():
+                if row[2] != country:
+                    continue
+                if family in (None, 4):
+                    v4.extend(self._prefix_text[i] for i in row[4])
+                if family in (None, 6):
+                    v6.extend(self._prefix_text[i] for i in row[5])
+            cached = self._country_cache[key] = sorted(v4, key=_prefix_order) + sorted(v6, key=_prefix_order)
+        return cached
 
     def match_ip(self, family: int, value: int) -> IpMatch | None:
         index = self._v4 if family == 4 else self._v6

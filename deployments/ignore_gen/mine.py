@@ -51,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -202,7 +202,7 @@ def _samples(key: str) -> list[str]:
     return out
 
 
-def rejected_name(key: str, template_plain: Sequence[str], partial: set[str] = frozenset()) -> str | None:
+def rejected_name(key: str, template_plain: Sequence[str], partial: Set[str] = frozenset()) -> str | None:
     """Why a key cannot become a rule before any repository is checked, or None."""
     if key in partial:
         return "templates ignore only part of this folder on purpose"
@@ -249,15 +249,15 @@ def candidates(repos: Sequence[Repo], limits: Thresholds) -> list[Candidate]:
     for feats, members in sorted(groups.items(), key=lambda kv: (len(kv[0]), kv[0])):
         counts = Counter(k for r in members for k in r.patterns)
         rates[feats] = {k: c / len(members) for k, c in counts.items()}
-        pair = len(feats) == 2
-        if len(members) < (limits.min_pair_repos if pair else limits.min_repos):
+        is_pair = len(feats) == 2
+        if len(members) < (limits.min_pair_repos if is_pair else limits.min_repos):
             continue
-        bar = limits.min_pair_support if pair else limits.min_support
+        bar = limits.min_pair_support if is_pair else limits.min_support
         for key, count in sorted(counts.items()):
             if key in known or key in blocked or count < limits.min_repos:
                 continue
             support = count / len(members)
-            if pair:
+            if is_pair:
                 if key in single[feats[0]] or key in single[feats[1]]:
                     continue
                 alone = max(rates[(feats[0],)].get(key, 0.0), rates[(feats[1],)].get(key, 0.0))
@@ -266,7 +266,7 @@ def candidates(repos: Sequence[Repo], limits: Thresholds) -> list[Candidate]:
             lift = support / (overall[key] / total)
             if support >= bar and lift >= limits.min_lift:
                 found.append(Candidate(feats, emit(key), count, round(support, 3), round(lift, 3)))
-                if not pair:
+                if not is_pair:
                     single[feats[0]].add(key)
     # `common`: habits no feature explains (lift below the bar for every
     # feature with enough repositories), shared by a broad share of all.

@@ -398,3 +398,32 @@ async def test_actor_store_failure_follows_the_policy(tmp_path, tiny_pkg, policy
         assert lookup.headers["x-ratelimit-remaining"] == "100"
     else:
         assert lookup.json()["code"] == "HTTP_503" and lookup.headers["retry-after"] == "1"
+
+
+async def test_country_prefixes_lists_what_ases_of_that_country_announce(app):
+    async with client_for(app) as client:
+        us = await client.get("/api/v1/country/us/prefixes", headers=KEY)
+        us4 = await client.get("/api/v1/country/US/prefixes", params={"family": 4}, headers=KEY)
+        nl6 = await client.get("/api/v1/country/NL/prefixes", params={"family": 6}, headers=KEY)
+        none = await client.get("/api/v1/country/FR/prefixes", headers=KEY)
+        bad = await client.get("/api/v1/country/USA/prefixes", headers=KEY)
+        bad_family = await client.get("/api/v1/country/US/prefixes", params={"family": 5}, headers=KEY)
+        unauthenticated = await client.get("/api/v1/country/US/prefixes")
+    body = schemas.CountryPrefixes.model_validate(us.json())
+    assert body.country == "US" and body.family is None
+    assert body.prefixes == [
+        "1.0.0.0/24",
+        "1.1.1.0/24",
+        "8.8.0.0/16",
+        "8.8.4.0/24",
+        "8.8.8.0/24",
+        "2001:4860::/32",
+        "2001:4860:4860::/48",
+        "2606:4700::/32",
+    ]
+    assert body.count == len(body.prefixes)
+    assert us4.json()["prefixes"] == body.prefixes[:5]
+    assert nl6.json()["prefixes"] == ["2001:67c:2e8::/48"]
+    assert none.json() == {**none.json(), "count": 0, "prefixes": []}
+    assert bad.status_code == 422 and bad_family.status_code == 400
+    assert unauthenticated.status_code == 403

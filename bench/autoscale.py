@@ -67,7 +67,9 @@ async def main(hours: float, seed: int, interval: float) -> None:
     policies: list[Policy] = [StaticPolicy(), ThresholdPolicy(), ForecastPolicy()]
     results: list[DayResult] = []
     print(f"simulated day: {hours:g} h, sample interval {interval:g} s, seed {seed}, 20 containers on 2 nodes")
-    print(f"{'policy':<10} {'SLO min':>9} {'CPU>90':>9} {'OOM':>7} {'core-min':>11} {'MB-min':>11} {'actions':>8} {'wall':>8}")
+    print(
+        f"{'policy':<10} {'SLO min':>9} {'CPU>90':>9} {'OOM':>7} {'core-min':>11} {'MB-min':>11} {'actions':>8} {'wall':>8}"
+    )
     with tempfile.TemporaryDirectory(prefix="autoscale-bench-") as tmp:
         for policy in policies:
             started = time.perf_counter()
@@ -76,7 +78,7 @@ async def main(hours: float, seed: int, interval: float) -> None:
             print(_row(result, time.perf_counter() - started), flush=True)
     _by_kind(results)
     _actions(results)
-    static, threshold, ours = (r.totals() for r in results)
+    _static, threshold, ours = (r.totals() for r in results)
     print("\nmodel vs threshold:")
     print(f"  SLO violation minutes  {ours['slo_minutes']:.0f} vs {threshold['slo_minutes']:.0f}")
     print(f"  core-minutes           {ours['core_minutes']:.0f} vs {threshold['core_minutes']:.0f}")

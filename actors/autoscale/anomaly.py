@@ -30,10 +30,7 @@ def efficiency(sample: Sample) -> float:
 
 def features(samples: Sequence[Sample]) -> np.ndarray:
     return np.array(
-        [
-            [s.cpu_cores_used, s.memory_used_mb, s.rx_bps / 1e6, s.io_write_bps / 1e6, efficiency(s)]
-            for s in samples
-        ],
+        [[s.cpu_cores_used, s.memory_used_mb, s.rx_bps / 1e6, s.io_write_bps / 1e6, efficiency(s)] for s in samples],
         dtype=float,
     )
 

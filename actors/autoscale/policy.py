@@ -154,15 +154,21 @@ class ThresholdPolicy:
                     continue
                 s, a, lim = view.samples[-1], view.allocation, view.limits
                 ram_pct = 100.0 * s.memory_used_mb / max(1, a.memory_mb)
-                cores = a.cores + (self.core_step if s.cpu_pct > self.up else -self.core_step if s.cpu_pct < self.down else 0)
-                memory = a.memory_mb + (self.ram_step if ram_pct > self.up else -self.ram_step if ram_pct < self.down else 0)
+                cores = a.cores + (
+                    self.core_step if s.cpu_pct > self.up else -self.core_step if s.cpu_pct < self.down else 0
+                )
+                memory = a.memory_mb + (
+                    self.ram_step if ram_pct > self.up else -self.ram_step if ram_pct < self.down else 0
+                )
                 cores = min(lim.max_cores, max(lim.min_cores, cores))
                 memory = min(lim.max_memory_mb, max(lim.min_memory_mb, memory))
                 inputs = {"cpu_pct": s.cpu_pct, "ram_pct": round(ram_pct, 2)}
                 if cores != a.cores:
                     out.append(Decision(now, host.name, view.vmid, "cpu", "set", a.cores, cores, "threshold", inputs))
                 if memory != a.memory_mb:
-                    out.append(Decision(now, host.name, view.vmid, "ram", "set", a.memory_mb, memory, "threshold", inputs))
+                    out.append(
+                        Decision(now, host.name, view.vmid, "ram", "set", a.memory_mb, memory, "threshold", inputs)
+                    )
         return out
 
 
@@ -291,8 +297,11 @@ class ForecastPolicy:
                 continue
             inputs: dict[str, Any] = {**forecast, "recommendation": recs[resource], "stabilised": target}
             needs_verdict = target < current or (resource == "cpu" and bool(cpu_f["saturated"]))
-            if verdict is None and needs_verdict and track.runaway_baseline is None and not self._cooling(
-                track, resource, now, target > current
+            if (
+                verdict is None
+                and needs_verdict
+                and track.runaway_baseline is None
+                and not self._cooling(track, resource, now, target > current)
             ):
                 verdict = self.detector.judge(view.vmid, view.samples, now)
             if verdict is not None:

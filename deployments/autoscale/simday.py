@@ -91,7 +91,9 @@ class SimDay:
         if not decision.applied:
             decision.error = result.stderr.strip()
 
-    async def run(self, policy: Policy, interval: float = 60.0, hours: float = 24.0, timeline: bool = False) -> DayResult:
+    async def run(
+        self, policy: Policy, interval: float = 60.0, hours: float = 24.0, timeline: bool = False
+    ) -> DayResult:
         record: list[dict[str, Any]] | None = [] if timeline else None
         decisions: list[Decision] = []
         end = min(DAY, hours * 3600)

@@ -32,6 +32,7 @@ Kinds: ``steady``, ``daily`` (peak at ``peak_hour``), ``spikes`` (seeded bursts)
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import time
@@ -109,7 +110,7 @@ class Curve:
     def _replay(self, t: float) -> tuple[float, float]:
         pts = sorted(self.points)
         x = t % DAY
-        for (t0, c0, m0), (t1, c1, m1) in zip(pts, pts[1:], strict=False):
+        for (t0, c0, m0), (t1, c1, m1) in itertools.pairwise(pts):
             if t0 <= x <= t1:
                 w = 0.0 if t1 == t0 else (x - t0) / (t1 - t0)
                 return c0 + w * (c1 - c0), m0 + w * (m1 - m0)

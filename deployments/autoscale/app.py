@@ -147,5 +147,5 @@ def create_app(config: AutoscaleConfig, state: Mapping[str, Any] | None = None) 
 
     app.include_router(resource_router(fleet, metrics), dependencies=protected)
     app.include_router(scale_router(fleet, metrics), dependencies=protected)
-    app.add_middleware(RequestMetrics, metrics=metrics, routes=lambda: app.router.routes)
+    app.add_middleware(RequestMetrics, metrics=metrics)
     return app

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from typing import Any
 
-from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rayfleet.metrics import Metrics
@@ -54,20 +52,9 @@ class ApiMetrics:
 
 
 class RequestMetrics:
-    def __init__(self, app: ASGIApp, metrics: ApiMetrics, routes: Any) -> None:
+    def __init__(self, app: ASGIApp, metrics: ApiMetrics) -> None:
         self.app = app
         self.metrics = metrics
-        self.routes = routes
-
-    def _endpoint(self, scope: Scope) -> str:
-        root = scope.get("root_path", "")
-        path = scope.get("path", "")
-        inner = {**scope, "path": path[len(root) :] if root and path.startswith(root) else path}
-        for route in self.routes():
-            match, _ = route.matches(inner)
-            if match == Match.FULL:
-                return str(getattr(route, "path", "unmatched"))
-        return "unmatched"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -75,7 +62,6 @@ class RequestMetrics:
             return
         method = scope.get("method", "GET").upper()
         method = method if method in METHODS else "other"
-        endpoint = self._endpoint(scope)
         status = [500]
         started = time.perf_counter()
 
@@ -87,5 +73,7 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, sending)
         finally:
+            route = scope.get("route")  # the router records the matched route in the request scope
+            endpoint = str(getattr(route, "path", None) or "unmatched")
             self.metrics.requests.labels(method=method, endpoint=endpoint, status=str(status[0])).inc()
             self.metrics.duration.labels(method=method, endpoint=endpoint).observe(time.perf_counter() - started)

@@ -177,7 +177,7 @@ class SSHPool:
 
     async def _finish(
         self,
-        process: asyncssh.SSHClientProcess,
+        process: asyncssh.SSHClientProcess[str],
         argv: Sequence[str],
         timeout: float | None,
         stdin: str | None,

@@ -54,7 +54,7 @@ class Limits(BaseModel):
 class ModelSettings(BaseModel):
     """Settings of our policy (defaults in simulated seconds at one sample a minute)."""
 
-    window_seconds: float = Field(default=1800, gt=0)
+    window_seconds: float = Field(default=1200, gt=0)
     cpu_percentile: float = Field(default=90, ge=50, le=100)
     trend_seconds: float = Field(default=600, gt=0)
     horizon_seconds: float = Field(default=300, ge=0)
@@ -68,12 +68,13 @@ class ModelSettings(BaseModel):
     memory_tolerance: float = Field(default=0.20, ge=0, le=1)
     oom_bump: float = Field(default=1.2, ge=1)
     upscale_delay_seconds: float = Field(default=0, ge=0)
-    downscale_delay_seconds: float = Field(default=1800, ge=0)
+    downscale_delay_seconds: float = Field(default=1200, ge=0)
     up_cooldown_seconds: float = Field(default=0, ge=0)
     down_cooldown_seconds: float = Field(default=600, ge=0)
     anomaly_contamination: float = Field(default=0.05, gt=0, lt=0.5)
     anomaly_refit_seconds: float = Field(default=1800, gt=0)
     runaway_factor: float = Field(default=2.0, gt=1)
+    runaway_confirm_cycles: int = Field(default=3, ge=0)
     cpu_overcommit: float = Field(default=1.0, gt=0)
 
 
@@ -182,12 +183,20 @@ class _Track:
     last_up: dict[str, float] = field(default_factory=dict)
     last_down: dict[str, float] = field(default_factory=dict)
     runaway_baseline: float | None = None
+    suspect_cycles: int = 0
 
 
 def _slope(ts: np.ndarray, ys: np.ndarray) -> float:
-    if len(ts) < 3 or float(np.ptp(ts)) == 0.0:
+    """Theil-Sen slope (median of pairwise slopes): a ramp moves it, a one-sample step does not."""
+    n = len(ts)
+    if n < 3:
         return 0.0
-    return float(np.polyfit(ts - ts[0], ys, 1)[0])
+    i, j = np.triu_indices(n, 1)
+    dt = ts[j] - ts[i]
+    keep = dt > 0
+    if not keep.any():
+        return 0.0
+    return float(np.median((ys[j] - ys[i])[keep] / dt[keep]))
 
 
 class ForecastPolicy:
@@ -287,13 +296,14 @@ class ForecastPolicy:
         recs = {"cpu": self.recommend_cores(cpu_f, lim), "ram": self.recommend_memory(ram_f, lim)}
         verdict: Verdict | None = None
         decisions: list[Decision] = []
+        s_tol = self.s.memory_tolerance
         for resource, current, forecast, free in (
             ("cpu", a.cores, cpu_f, free_cores),
             ("ram", a.memory_mb, ram_f, free_mem),
         ):
-            track.recs[resource].append((now, recs[resource]))
+            self._remember(track.recs[resource], now, recs[resource])
             target = self._stabilised(track, resource, now, current)
-            if target == current:
+            if target == current or (resource == "ram" and abs(target - current) < current * s_tol):
                 continue
             inputs: dict[str, Any] = {**forecast, "recommendation": recs[resource], "stabilised": target}
             needs_verdict = target < current or (resource == "cpu" and bool(cpu_f["saturated"]))
@@ -312,6 +322,13 @@ class ForecastPolicy:
                 (track.last_up if d.target > current else track.last_down)[resource] = now
         self._clear_runaway(track, verdict, cpu_f)
         return decisions
+
+    def _remember(self, recs: deque[tuple[float, int]], now: float, rec: int) -> None:
+        """Keep recommendations back to the longest delay (plus one older entry, proving the span is covered)."""
+        recs.append((now, rec))
+        horizon = now - max(self.s.upscale_delay_seconds, self.s.downscale_delay_seconds)
+        while len(recs) > 2 and recs[1][0] <= horizon:
+            recs.popleft()
 
     def _cooling(self, track: _Track, resource: str, now: float, up: bool) -> bool:
         last = (track.last_up if up else track.last_down).get(resource)
@@ -359,10 +376,13 @@ class ForecastPolicy:
             return make("hold", target, f"cooldown: {now - last:.0f}s of {cooldown:.0f}s since the last change")
         if not up and verdict is not None and verdict.anomaly:
             return make("hold", target, "anomaly: no scale-down while the container behaves unusually")
-        if up and resource == "cpu" and self._is_runaway(track, verdict, inputs):
+        runaway = self._runaway(track, verdict, inputs) if up and resource == "cpu" else None
+        if runaway == "runaway":
             return make("flag", current, "runaway: CPU pinned without traffic; not feeding it cores")
-        if up and resource == "ram" and target - current < current * self.s.memory_tolerance:
-            return make("hold", target, "within tolerance")
+        if runaway == "suspect":
+            return make(
+                "hold", target, "suspect runaway: CPU per unit of traffic jumped; waiting for the anomaly model"
+            )
         if up and target - current > free:
             if free <= 0:
                 return make("hold", target, "host capacity: nothing free on the host")
@@ -370,15 +390,21 @@ class ForecastPolicy:
             return make("set", current + free, "scale up (clamped to the host's free capacity)")
         return make("set", target, "scale up: forecast above allocation" if up else "scale down: sustained lower usage")
 
-    def _is_runaway(self, track: _Track, verdict: Verdict | None, inputs: dict[str, Any]) -> bool:
+    def _runaway(self, track: _Track, verdict: Verdict | None, inputs: dict[str, Any]) -> str | None:
+        """ "runaway" (sticky), "suspect" (held a few cycles for the model to confirm) or None."""
         if track.runaway_baseline is not None:
-            return True
-        if verdict is None or not verdict.anomaly or not inputs.get("saturated"):
-            return False
-        if verdict.efficiency > self.s.runaway_factor * max(verdict.baseline_efficiency, 0.05):
+            return "runaway"
+        if verdict is None or not inputs.get("saturated"):
+            track.suspect_cycles = 0
+            return None
+        if verdict.efficiency <= self.s.runaway_factor * max(verdict.baseline_efficiency, 0.05):
+            track.suspect_cycles = 0
+            return None
+        if verdict.anomaly:
             track.runaway_baseline = verdict.baseline_efficiency
-            return True
-        return False
+            return "runaway"
+        track.suspect_cycles += 1
+        return "suspect" if track.suspect_cycles <= self.s.runaway_confirm_cycles else None
 
     def _clear_runaway(self, track: _Track, verdict: Verdict | None, cpu_f: dict[str, float]) -> None:
         """A flagged runaway is cleared once the container is no longer saturated."""

@@ -42,7 +42,7 @@ async def ensure_background(config: AutoscaleConfig) -> None:
             "autoscale-scaler",
             monitors,
             {name: (h.cores, h.memory_mb) for name, h in config.hosts.items()},
-            s.api_url,
+            s.effective_api_url(),
             config.auth.api_keys_env,
             s.interval_seconds,
             s.dry_run,

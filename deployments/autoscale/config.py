@@ -8,6 +8,7 @@ environment variable holding them (comma-separated).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,7 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from actors.autoscale.policy import Limits, ModelSettings
 from rayfleet.config import load_yaml
+from rayfleet.paths import resolve
 from rayfleet.ssh import SSHHost
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_path(value: str) -> str:
+    """`${NAME}` / `${NAME:-default}` from the environment, made absolute against the project folder."""
+    return str(resolve(_ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or (m.group(2) or ""), value)))
 
 
 class ConfigError(RuntimeError):
@@ -40,6 +49,11 @@ class HostConfig(_Strict):
     connect_timeout: float = Field(default=10.0, gt=0)
     cores: int = Field(default=24, ge=1, description="host CPU cores the containers may be given in total")
     memory_mb: int = Field(default=24576, ge=256, description="host memory the containers may be given in total")
+
+    @field_validator("key_file", "known_hosts")
+    @classmethod
+    def _paths(cls, value: str | None) -> str | None:
+        return expand_path(value) if value else value
 
     @model_validator(mode="after")
     def _trust(self) -> HostConfig:
@@ -88,20 +102,30 @@ class MonitorConfig(_Strict):
     enabled: bool = True
     interval_seconds: float = Field(default=5.0, gt=0)
     history_samples: int = Field(default=720, ge=10, le=100_000)
-    duckdb_path: str | None = "var/autoscale/history.duckdb"
+    duckdb_path: str | None = "${RAYFLEET_STATE_DIR:-var}/autoscale/history.duckdb"
     retention_samples: int = Field(default=20_000, ge=100, description="rows kept per container in DuckDB")
+
+    @field_validator("duckdb_path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        return expand_path(value) if value else value
 
 
 class ScalerConfig(_Strict):
     enabled: bool = True
     interval_seconds: float = Field(default=10.0, gt=0)
     dry_run: bool = False
-    api_url: str = "http://127.0.0.1:8000/autoscale"
+    api_url: str | None = Field(
+        default=None, description="where the model reaches this API; default http://127.0.0.1:$RAYFLEET_PORT/autoscale"
+    )
     request_timeout: float = Field(default=5.0, gt=0)
     ignore: list[str] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)
     model: ModelSettings = Field(default_factory=ModelSettings)
     decisions_kept: int = Field(default=2000, ge=10)
+
+    def effective_api_url(self) -> str:
+        return self.api_url or f"http://127.0.0.1:{os.environ.get('RAYFLEET_PORT', '8000')}/autoscale"
 
     @field_validator("ignore")
     @classmethod

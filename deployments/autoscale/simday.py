@@ -24,7 +24,7 @@ from deployments.lxc.sim import Host, make_host
 from deployments.lxc.sim.load import DAY, Curve, LoadModel, ManualClock
 from deployments.lxc.sim.scenario import day_scenario, install
 
-HOST_CORES = 24
+HOST_CORES = 32
 HOST_MEMORY_MB = 24_576
 
 
@@ -51,8 +51,12 @@ class DayResult:
 class SimDay:
     """The nodes, their load, and the loop."""
 
-    def __init__(self, workdir: Path, seed: int = 7, limits: Limits | None = None) -> None:
+    def __init__(self, workdir: Path, seed: int = 7, limits: Limits | None = None, record: bool = False) -> None:
         self.clock = ManualClock(0.0)
+        self.t = 0.0
+        self.record = record
+        self.timeline: list[dict[str, Any]] = []
+        self.decisions: list[Decision] = []
         self.limits = limits or Limits()
         self.hosts: dict[str, Host] = {}
         self.kinds: dict[str, str] = {}
@@ -91,22 +95,21 @@ class SimDay:
         if not decision.applied:
             decision.error = result.stderr.strip()
 
-    async def run(
-        self, policy: Policy, interval: float = 60.0, hours: float = 24.0, timeline: bool = False
-    ) -> DayResult:
-        record: list[dict[str, Any]] | None = [] if timeline else None
-        decisions: list[Decision] = []
-        end = min(DAY, hours * 3600)
-        t = 0.0
-        while t <= end:
-            self.clock.t = t
-            await self.sample(record)
-            for decision in policy.decide(t, self.views()):
+    async def advance(self, policy: Policy, until: float, interval: float = 60.0) -> None:
+        """Run cycles (sample, decide, apply) up to simulated time `until`; resumable."""
+        end = min(DAY, until)
+        while self.t <= end:
+            self.clock.t = self.t
+            await self.sample(self.timeline if self.record else None)
+            for decision in policy.decide(self.t, self.views()):
                 if decision.action == "set":
                     await self.apply(decision)
-                decisions.append(decision)
-            t += interval
-        self.clock.t = end
+                self.decisions.append(decision)
+            self.t += interval
+
+    def finish(self, policy: Policy, end: float) -> DayResult:
+        """Charge every container up to `end` and collect the ground truth."""
+        self.clock.t = min(DAY, end)
         stats = {}
         for host in self.hosts.values():
             load = host.load_file.model
@@ -114,10 +117,14 @@ class SimDay:
             for vmid, ct in host.model.containers.items():
                 load.advance(vmid, ct["config"])
                 stats[vmid] = load.stats(vmid)
-        return DayResult(policy.name, stats, dict(self.kinds), decisions, record or [])
+        return DayResult(policy.name, stats, dict(self.kinds), self.decisions, self.timeline)
+
+    async def run(self, policy: Policy, interval: float = 60.0, hours: float = 24.0) -> DayResult:
+        await self.advance(policy, hours * 3600, interval)
+        return self.finish(policy, hours * 3600)
 
 
 async def simulate_day(
-    policy: Policy, workdir: Path, seed: int = 7, interval: float = 60.0, hours: float = 24.0, timeline: bool = False
+    policy: Policy, workdir: Path, seed: int = 7, interval: float = 60.0, hours: float = 24.0
 ) -> DayResult:
-    return await SimDay(workdir, seed).run(policy, interval, hours, timeline)
+    return await SimDay(workdir, seed).run(policy, interval, hours)

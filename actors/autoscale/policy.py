@@ -19,7 +19,9 @@ Ours, per container and resource, once per cycle:
 3. Hysteresis. Up: the recommendation must exceed the allocation for
    `upscale_delay_seconds`, the smallest recommendation over that span wins.
    Down: the largest recommendation over `downscale_delay_seconds` must be
-   under the allocation (HPA's stabilisation window). Memory changes under
+   under the allocation (HPA's stabilisation window), and the recommendations
+   over that span must have settled (within one core, or the memory
+   tolerance), so a fading peak is followed in one step, not a staircase. Memory changes under
    `memory_tolerance` are ignored. Cooldowns per direction after an action.
 4. Anomaly. An IsolationForest on the container's own window: while it flags
    the newest behaviour, no scale-down happens; a saturated container whose
@@ -351,7 +353,8 @@ class ForecastPolicy:
             return current
         if resource == "ram" and (current - highest) < current * self.s.memory_tolerance:
             return current
-        return highest
+        settled = highest - min(span) <= (1 if resource == "cpu" else highest * self.s.memory_tolerance)
+        return highest if settled else current
 
     def _gate(
         self,

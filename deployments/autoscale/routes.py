@@ -42,14 +42,19 @@ def _int(value: str | None) -> int | None:
 def resource_router(fleet: Fleet, metrics: ApiMetrics) -> APIRouter:
     router = APIRouter(tags=["resource"])
 
-    async def config(request: Request) -> dict:
+    async def read(request: Request, sub: str) -> tuple[str, str, str]:
+        """(vmid, host, stdout) of `pct <sub> <vmid>` for the container named in the query string."""
         vmid = _query_target(request)
         host = await fleet.locate(vmid)
-        result = await fleet.run(host, ["pct", "config", vmid])
+        result = await fleet.run(host, ["pct", sub, vmid])
         if not result.ok:
             fleet.forget(vmid)
-            raise ApiError(500, f"pct config failed: {result.stderr.strip()[:500]}")
-        conf = parse_pct_config(result.stdout)
+            raise ApiError(500, f"pct {sub} failed: {result.stderr.strip()[:500]}")
+        return vmid, host, result.stdout
+
+    async def config(request: Request) -> dict:
+        vmid, host, out = await read(request, "config")
+        conf = parse_pct_config(out)
         cores, memory = _int(conf.get("cores")), _int(conf.get("memory"))
         if cores is not None:
             metrics.cores.labels(container_id=vmid).set(cores)
@@ -59,13 +64,8 @@ def resource_router(fleet: Fleet, metrics: ApiMetrics) -> APIRouter:
         return success("Container configuration", data)
 
     async def status(request: Request) -> dict:
-        vmid = _query_target(request)
-        host = await fleet.locate(vmid)
-        result = await fleet.run(host, ["pct", "status", vmid])
-        if not result.ok:
-            fleet.forget(vmid)
-            raise ApiError(500, f"pct status failed: {result.stderr.strip()[:500]}")
-        state = result.stdout.strip().removeprefix("status:").strip()
+        vmid, host, out = await read(request, "status")
+        state = out.strip().removeprefix("status:").strip()
         return success("Container status", {"lxc_id": vmid, "vm_id": vmid, "host": host, "status": state})
 
     for kind in ("lxc", "vm"):

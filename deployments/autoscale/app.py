@@ -28,7 +28,7 @@ from rayfleet.docs import use_local_docs_assets
 from rayfleet.logs import get_logger, register_secret
 
 from .config import AutoscaleConfig
-from .errors import ApiError, ErrorBody, install_handlers
+from .errors import ApiError, ErrorBody, error_response, install_handlers
 from .fleet import Fleet
 from .routes import resource_router, scale_router
 from .schemas import HealthBody
@@ -36,6 +36,7 @@ from .telemetry import ApiMetrics, RequestMetrics, metrics_library_available
 
 log = get_logger("autoscale")
 LOOPBACK = ("127.", "::1")
+MAX_BODY = 16 * 1024
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "validation failed"},
     401: {"model": ErrorBody, "description": "missing X-API-Key"},
@@ -144,6 +145,16 @@ def create_app(config: AutoscaleConfig, state: Mapping[str, Any] | None = None) 
         ok, detail = await probe.check()
         body = {"status": "healthy" if ok else "unhealthy", "checks": {"lxc_commands": {"ok": ok, "detail": detail}}}
         return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.middleware("http")
+    async def cap_body(request: Request, call_next: Any) -> Response:
+        """Bodies here are a few fields: anything larger is refused before it is read or parsed."""
+        length = request.headers.get("content-length", "")
+        chunked = "chunked" in request.headers.get("transfer-encoding", "").lower()
+        if (length.isdigit() and int(length) > MAX_BODY) or (chunked and request.method in ("POST", "PUT", "PATCH")):
+            return error_response(413, f"Request body over {MAX_BODY} bytes")
+        response: Response = await call_next(request)
+        return response
 
     app.include_router(resource_router(fleet, metrics), dependencies=protected)
     app.include_router(scale_router(fleet, metrics), dependencies=protected)

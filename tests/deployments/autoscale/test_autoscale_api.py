@@ -174,3 +174,13 @@ async def test_rate_limit_applies_to_remote_clients_not_to_loopback(config_facto
     async for local in open_client(config):
         codes = [(await local.get("/resource/lxc/status", params={"lxc_id": 101})).status_code for _ in range(5)]
         assert codes == [200] * 5
+
+
+async def test_an_oversized_body_is_refused_before_parsing(client, sim):
+    response = await client.post(
+        "/scale/cores",
+        content=b'{"lxc_id": 101, "cores": 2, "pad": "' + b"x" * 40_000 + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 413
+    assert response.json()["status"] == "error"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 US = 1_000_000
@@ -52,14 +53,15 @@ class WindowDecision:
 class RateLimitWindow:
     """Per-key sliding-window logs. Plain class: rayfleet.state wraps it as a named actor."""
 
-    def __init__(self, sweep_every: int = 4096) -> None:
+    def __init__(self, sweep_every: int = 4096, clock: Callable[[], float] = time.time) -> None:
+        """``clock`` returns seconds since the epoch (as its siblings' clocks do); tests inject their own."""
         self._logs: dict[str, deque[int]] = {}
         self._sweep_every = sweep_every
         self._since_sweep = 0
+        self._clock = clock
 
-    @staticmethod
-    def _now_us() -> int:
-        return time.time_ns() // 1000
+    def _now_us(self) -> int:
+        return round(self._clock() * US)
 
     def _log(self, key: str, window_us: int, now_us: int) -> deque[int]:
         log = self._logs.get(key)

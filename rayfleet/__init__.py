@@ -1,3 +1,3 @@
-"""rayfleet: nine self-hosted infrastructure services on one Ray cluster (the platform)."""
+"""rayfleet: self-hosted infrastructure services on one Ray cluster (the platform)."""
 
 __version__ = "0.1.0"

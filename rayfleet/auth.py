@@ -25,7 +25,7 @@ from fastapi.security import APIKeyHeader, HTTPBearer
 
 from rayfleet.http import Network, client_ip
 from rayfleet.logs import get_logger
-from rayfleet.security import constant_time_equals
+from rayfleet.security import match_key
 
 __all__ = ["AuthResult", "FailureFactory", "api_key_guard", "fingerprint", "match_key", "presented_key"]
 
@@ -44,15 +44,6 @@ class AuthResult:
 def fingerprint(key: str) -> str:
     """A short, non-reversible name for a key (safe to log and to use as a tenant id)."""
     return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-def match_key(supplied: str | None, keys: Sequence[str]) -> int | None:
-    """The index of the key `supplied` equals, comparing against every key (constant time)."""
-    found: int | None = None
-    for index, key in enumerate(keys):
-        if constant_time_equals(supplied, key) and found is None:
-            found = index
-    return found
 
 
 def presented_key(request: Request, header: str | None, bearer: bool) -> str | None:

@@ -1,7 +1,8 @@
-"""The components rayfleet knows: where each is served and how it is checked.
+"""The built components: where each is served and how it is checked.
 
 Data only: `rayfleet up` and the tests read it; nothing here imports a component.
-`serve.yaml` decides which are deployed (an application entry per built component).
+A component gets its entry here when it is built, together with its application in
+`serve.yaml` (which decides what `rayfleet up` deploys).
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ class Component:
     openapi_path: str | None = "/openapi.json"
     # "module:function" called with the var/ folder before deploying (demo dependencies)
     prestart: str | None = None
+    # routes.tsv tables this component serves -> their base below route_prefix (default: its own name, at "")
+    route_tables: tuple[tuple[str, str], ...] = ()
+
+    def tables(self) -> dict[str, str]:
+        """The routes.tsv component names served here and the base path each is relative to."""
+        return dict(self.route_tables) or {self.name: ""}
 
 
 COMPONENTS: dict[str, Component] = {
@@ -31,12 +38,16 @@ COMPONENTS: dict[str, Component] = {
             "/api/v1/openapi.json",
             prestart="deployments.lxc.sim.demo:ensure_demo_host",
         ),
-        Component("autoscale", "/autoscale", "/health/check", "/docs"),
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),
-        Component("mitigation", "/mitigation", "/health", "/docs"),
-        Component("tasknet", "/tasknet", "/health", "/docs"),
-        Component("webfilter", "/webfilter", "/health", "/docs"),
         Component("asn", "/asn", "/api/health", "/api/docs", "/api/openapi.json"),
+        Component("tasknet", "/tasknet", "/health", "/docs"),
+        Component(
+            "mitigation",
+            "/mitigation",
+            "/health",
+            "/docs",
+            route_tables=(("mitigation_orchestrator", ""), ("mitigation_node", "/nodes/node-1")),
+        ),
     )
 }

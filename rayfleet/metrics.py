@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.responses import PlainTextResponse
 
 from rayfleet import state as state_mod
 from rayfleet.metrics_hub import HUB_ACTOR_NAME, FamilyMeta, MetricsHub, SeriesKey
@@ -30,6 +31,17 @@ from rayfleet.state import ActorHandle
 from rayfleet.tasks import BackgroundTasks
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+# keyword arguments for a `/metrics` route, so the OpenAPI documents Prometheus text, not JSON
+METRICS_ROUTE: dict[str, Any] = {
+    "response_class": PlainTextResponse,
+    "responses": {
+        200: {
+            "description": "Prometheus text exposition format, cluster-wide values",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    },
+}
 DEFAULT_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 

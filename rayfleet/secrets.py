@@ -19,10 +19,12 @@ SECRET_NAMES: dict[str, Callable[[], str]] = {
     "API_SECRET_KEY": lambda: secrets.token_hex(24),
     "LXC_API_KEY": lambda: secrets.token_hex(24),
     "AUTOSCALE_API_KEY": lambda: secrets.token_hex(24),
+    "MANAGEMENT_API_KEY": lambda: secrets.token_hex(24),
     "LLM_PROXY_API_KEYS": lambda: "sk-rf-" + secrets.token_hex(20),
     "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),
     # Fernet key that encrypts the gateway registry's upstream API keys at rest
     "LLM_PROXY_REGISTRY_KEY": lambda: base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+    "TASKNET_NODE_TOKENS": lambda: ",".join(f"n{i}:" + secrets.token_hex(24) for i in range(1, 6)),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Sequence
 
 
 def constant_time_equals(supplied: str | bytes | None, expected: str | bytes | None) -> bool:
@@ -19,12 +20,18 @@ def constant_time_equals(supplied: str | bytes | None, expected: str | bytes | N
     return hmac.compare_digest(a, b)
 
 
-def matches_any(supplied: str | None, keys: list[str] | tuple[str, ...]) -> bool:
-    """Constant-time membership: every key is compared, whichever matches."""
-    found = False
-    for key in keys:
-        found |= constant_time_equals(supplied, key)
+def match_key(supplied: str | None, keys: Sequence[str]) -> int | None:
+    """The index of the key `supplied` equals; every key is compared, whichever matches."""
+    found: int | None = None
+    for index, key in enumerate(keys):
+        if constant_time_equals(supplied, key) and found is None:
+            found = index
     return found
+
+
+def matches_any(supplied: str | None, keys: Sequence[str]) -> bool:
+    """Constant-time membership: every key is compared, whichever matches."""
+    return match_key(supplied, keys) is not None
 
 
 def new_token(nbytes: int = 24) -> str:

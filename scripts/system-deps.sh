@@ -18,3 +18,5 @@ trap install_missing EXIT
 want openssh-client
 want git
 want chromium  # browser tests: memory REST preflight, lxc web UI (playwright, executable_path=/usr/bin/chromium)
+want haproxy   # mitigation nodes: the data plane of every node (the system service stays off)
+want wrk       # bench/mitigation.py: clean-traffic load generator

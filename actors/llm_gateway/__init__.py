@@ -1,4 +1,5 @@
-"""Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets, endpoint registry.
+"""Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets, endpoint
+registry, cluster-wide switches (panic, plugins), the threat ledger, ring latencies and the webhook queue.
 
 Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray actor
 (or an in-process stand-in for tier-1 tests).
@@ -6,7 +7,21 @@ Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray 
 
 from actors.llm_gateway.breaker import BreakerBoard, CircuitBreaker
 from actors.llm_gateway.budget import BudgetLedger
+from actors.llm_gateway.control import ControlBoard
+from actors.llm_gateway.latency import LatencyBoard
 from actors.llm_gateway.ratelimit import RateLimiter
 from actors.llm_gateway.registry import RegistryBoard
+from actors.llm_gateway.threats import ThreatLedger
+from actors.llm_gateway.webhooks import WebhookQueue
 
-__all__ = ["BreakerBoard", "BudgetLedger", "CircuitBreaker", "RateLimiter", "RegistryBoard"]
+__all__ = [
+    "BreakerBoard",
+    "BudgetLedger",
+    "CircuitBreaker",
+    "ControlBoard",
+    "LatencyBoard",
+    "RateLimiter",
+    "RegistryBoard",
+    "ThreatLedger",
+    "WebhookQueue",
+]

@@ -18,13 +18,11 @@ with codes ``not_found``, ``conflict`` and ``store_unavailable``.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from actors.llm_gateway.registry_store import RegistryStore, load_cipher
+from actors.llm_gateway.registry_store import RegistryStore, open_store
 from rayfleet.logs import get_logger, register_secret
 
 log = get_logger("llm_gateway")
@@ -45,7 +43,7 @@ def _fail(error: str, message: str) -> dict[str, Any]:
 
 
 class RegistryBoard:
-    """The actor. ``store`` describes the gateway's store (see :func:`build_store`)."""
+    """The actor. ``store`` describes the gateway's store (see ``registry_store.open_store``); all I/O is there."""
 
     def __init__(self, store: dict[str, Any], clock: Callable[[], float] = time.time) -> None:
         self._spec = store
@@ -76,7 +74,7 @@ class RegistryBoard:
 
     def _load(self) -> RegistryStore:
         if self._store is None:
-            self._store = build_store(self._spec)
+            self._store = open_store(self._spec)
         if not self._loaded:
             rows = self._store.load()
             self._entries, self._enc = {}, {}
@@ -242,17 +240,3 @@ def _brief(entry: dict[str, Any]) -> dict[str, Any]:
         "models": entry["models"],
         "status": entry["status"],
     }
-
-
-def build_store(spec: dict[str, Any]) -> RegistryStore:
-    """``spec``: ``type`` (sqlite|postgres), ``sqlite_path``, ``dsn_env``, ``dsn``, ``secret_env``, ``key_file``.
-
-    The DSN is resolved here, inside the actor, so it never travels as an actor argument.
-    """
-    cipher = load_cipher(spec.get("secret_env", ""), Path(spec["key_file"]))
-    if spec.get("type") == "postgres":
-        dsn = os.environ.get(spec.get("dsn_env") or "", "") or spec.get("dsn", "")
-        if not dsn:
-            raise ValueError(f"storage.type is postgres but neither ${spec.get('dsn_env')} nor storage.dsn is set")
-        return RegistryStore("postgres", cipher, dsn=dsn)
-    return RegistryStore("sqlite", cipher, sqlite_path=Path(spec["sqlite_path"]))

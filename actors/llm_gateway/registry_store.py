@@ -13,13 +13,13 @@ import base64
 import hashlib
 import json
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from rayfleet.logs import get_logger
+from rayfleet.sqlite import connect
 
 log = get_logger("llm_gateway")
 
@@ -95,12 +95,11 @@ class RegistryStore:
         if self.kind == "postgres":
             import psycopg
 
-            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=3)
+            conn: Any = psycopg.connect(self.dsn, autocommit=True, connect_timeout=3)
             conn.execute(_DDL)
         else:
             assert self.sqlite_path is not None
-            conn = sqlite3.connect(str(self.sqlite_path), check_same_thread=False, isolation_level=None, timeout=5.0)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = connect(self.sqlite_path, autocommit=True, row_factory=False)
             conn.execute(_DDL)
         self._conn = conn
         return conn
@@ -161,3 +160,17 @@ class RegistryStore:
             except Exception:
                 pass
             self._conn = None
+
+
+def open_store(spec: dict[str, Any]) -> RegistryStore:
+    """``spec``: ``type`` (sqlite|postgres), ``sqlite_path``, ``dsn_env``, ``dsn``, ``secret_env``, ``key_file``.
+
+    The DSN is resolved here, inside the actor's process, so it never travels as an actor argument.
+    """
+    cipher = load_cipher(spec.get("secret_env", ""), Path(spec["key_file"]))
+    if spec.get("type") == "postgres":
+        dsn = os.environ.get(spec.get("dsn_env") or "", "") or spec.get("dsn", "")
+        if not dsn:
+            raise ValueError(f"storage.type is postgres but neither ${spec.get('dsn_env')} nor storage.dsn is set")
+        return RegistryStore("postgres", cipher, dsn=dsn)
+    return RegistryStore("sqlite", cipher, sqlite_path=Path(spec["sqlite_path"]))

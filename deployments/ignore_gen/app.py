@@ -28,7 +28,7 @@ from deployments.ignore_gen.rules_table import load_rules_table
 from deployments.ignore_gen.templates import load_templates
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.logs import get_logger
-from rayfleet.metrics import CONTENT_TYPE, Metrics
+from rayfleet.metrics import CONTENT_TYPE, METRICS_ROUTE, Metrics
 
 DESCRIPTION = """\
 Generates ignore files from a project's file list or from feature names.
@@ -206,7 +206,7 @@ def create_app(config: IgnoreGenConfig, state: Any = None) -> FastAPI:
         added, removed = service.diff(body)
         return DiffResponse(added=added, removed=removed)
 
-    @app.get("/metrics", summary="Request counters (Prometheus text format)")
+    @app.get("/metrics", summary="Request counters (Prometheus text format)", **METRICS_ROUTE)
     async def metrics_route() -> Response:
         return Response(await metrics.render(), media_type=CONTENT_TYPE)
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import gzip
 import hashlib
 import itertools
 import json
@@ -59,7 +60,8 @@ from deployments.ignore_gen.fingerprint import ALWAYS, FIXTURE_DIRS, MARKERS, fi
 from deployments.ignore_gen.rules_table import RULES_TABLE_PATH, RuleEntry, table_version
 from deployments.ignore_gen.templates import load_templates
 
-DEFAULT_CORPUS = Path("../shared/data/gitignore_corpus/train.jsonl")
+# the project's copy of the corpus (40 public repositories' file lists and .gitignore texts)
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data" / "ignore_gen" / "corpus.jsonl.gz"
 
 # Files a project commits whatever its stack: CI and repository configuration.
 COMMITTED_NAMES = (
@@ -120,7 +122,9 @@ class Repo:
 
 
 def read_corpus(path: Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as handle:
+    """One repository a line (JSON); a `.gz` file is read through gzip."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
                 yield json.loads(line)

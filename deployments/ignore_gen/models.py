@@ -40,7 +40,10 @@ Extra = Annotated[str, AfterValidator(_check_extra)]
 
 
 class GenerateOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # `tree` or `features` (or both) must be given; the schema says so, the service answers 400 otherwise.
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"anyOf": [{"required": ["tree"]}, {"required": ["features"]}]}
+    )
 
     tree: list[str] | None = Field(
         None, description="File paths of the project (`/` or `\\` separators); fingerprinted into features."

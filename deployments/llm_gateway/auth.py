@@ -8,24 +8,22 @@ with a warning at startup. ``LLM_PROXY_DEV_MODE=1`` turns authentication off, lo
 
 from __future__ import annotations
 
-import hashlib
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
+from starlette.requests import Request
 
 from deployments.llm_gateway.config import AuthConfig
 from deployments.llm_gateway.errors import GatewayError
+from rayfleet.auth import api_key_guard, fingerprint, match_key, presented_key
 from rayfleet.logs import get_logger, register_secret
-from rayfleet.security import constant_time_equals
 
 log = get_logger("llm_gateway")
 
 
 def _keys(var: str) -> list[str]:
     return [k.strip() for k in os.environ.get(var, "").split(",") if k.strip()]
-
-
-def tenant_of(key: str | None) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()[:16] if key else "anonymous"
 
 
 @dataclass
@@ -66,38 +64,35 @@ class Authenticator:
             register_secret(key)
         return cls(enabled, inference, admin, warnings)
 
-    @staticmethod
-    def extract(headers: dict[str, str] | object) -> str | None:
-        get = headers.get  # type: ignore[attr-defined]
-        bearer = get("authorization") or ""
-        if bearer[:7].lower() == "bearer ":
-            return bearer[7:].strip() or None
-        return get("x-api-key") or None
+    def guard(self, scope: str) -> Callable[[Request], Awaitable[str]]:
+        """The FastAPI dependency of ``scope`` (``inference`` or ``admin``); it returns the tenant id.
 
-    @staticmethod
-    def _match(key: str, keys: list[str]) -> bool:
-        found = False
-        for candidate in keys:
-            found |= constant_time_equals(key, candidate)
-        return found
-
-    def check(self, key: str | None, scope: str) -> str:
-        """Validate ``key`` for ``scope`` (``inference`` or ``admin``); returns the tenant id."""
-        if not self.enabled:
-            return tenant_of(key) if key else "anonymous"
-        if not key:
-            raise GatewayError(
-                401,
-                "Missing API key: send 'Authorization: Bearer <key>'",
-                code="missing_api_key",
-                error_class="missing",
-            )
+        Built on the platform guard (``rayfleet.auth``): a missing key is 401 ``missing_api_key``,
+        a key of the other scope 403 ``wrong_key_scope``, any other key 401 ``invalid_api_key``.
+        """
         allowed = self.inference if scope == "inference" else self.admin
-        if self._match(key, allowed):
-            return tenant_of(key)
         other = self.admin if scope == "inference" else self.inference
-        if self._match(key, other):
-            raise GatewayError(
-                403, f"This key is not valid for {scope} routes", code="wrong_key_scope", error_class="scope"
-            )
-        raise GatewayError(401, "Invalid API key", code="invalid_api_key", error_class="invalid")
+
+        def failure(request: Request, status: int, message: str) -> Exception:
+            key = presented_key(request, "x-api-key", bearer=True)
+            if key is None:
+                return GatewayError(
+                    401, "Missing API key: send 'Authorization: Bearer <key>'", "missing_api_key", error_class="missing"
+                )
+            if match_key(key, other) is not None:
+                return GatewayError(
+                    403, f"This key is not valid for {scope} routes", code="wrong_key_scope", error_class="scope"
+                )
+            return GatewayError(401, "Invalid API key", code="invalid_api_key", error_class="invalid")
+
+        check = api_key_guard(
+            allowed, on_failure=failure, component="llm_gateway", header="x-api-key", bearer=True, wrong_status=401
+        )
+
+        async def guard(request: Request) -> str:
+            if not self.enabled:
+                key = presented_key(request, "x-api-key", bearer=True)
+                return fingerprint(key) if key else "anonymous"
+            return (await check(request)).fingerprint
+
+        return guard

@@ -92,7 +92,7 @@ class ListenerConfig(_Model):
     """
 
     enabled: bool = False
-    poll_interval: Duration = Field(5.0, gt=0)
+    poll_interval: Annotated[Duration, Field(gt=0)] = 5.0
 
 
 class ServerConfig(_Model):
@@ -116,19 +116,27 @@ class LinkSanitization(_Model):
 
 class ThreatLedger(_Model):
     enabled: bool = True
-    threshold: float = 3.0
-    window_seconds: int = 600
-    min_events: int = 3
-    max_actors: int = 50000
+    threshold: Annotated[float, Field(gt=0)] = 3.0
+    window_seconds: Annotated[int, Field(ge=1)] = 600
+    min_events: Annotated[int, Field(ge=1)] = 3
+    max_actors: Annotated[int, Field(ge=1)] = 50000
+
+
+class InjectionConfig(_Model):
+    """Prompt-injection scoring (``deployments.llm_gateway.injection``); not in the spec's table."""
+
+    enabled: bool = True
+    block_score: Annotated[float, Field(gt=0)] = 1.5
 
 
 class SecurityConfig(_Model):
     enabled: bool = True
-    max_payload_size_kb: int = 512
-    max_messages: int = 50
-    max_nesting_depth: int = 64
+    max_payload_size_kb: Annotated[int, Field(ge=1)] = 512
+    max_messages: Annotated[int, Field(ge=1)] = 50
+    max_nesting_depth: Annotated[int, Field(ge=0)] = 64
     link_sanitization: LinkSanitization = LinkSanitization()
     threat_ledger: ThreatLedger = ThreatLedger()
+    injection: InjectionConfig = InjectionConfig()
 
 
 class IdentityProvider(_Model):
@@ -200,7 +208,7 @@ class ModelGroup(_Model):
 
 class FailoverConfig(_Model):
     enabled: bool = True
-    max_retries: int = Field(3, ge=0)
+    max_retries: Annotated[int, Field(ge=0)] = 3
     retry_delay: Duration = 1.0
     switch_on_status: list[int] = [429, 500, 503]
 
@@ -260,6 +268,8 @@ class CachingConfig(_Model):
 
 
 class Tracing(_Model):
+    """``deployments.llm_gateway.tracing``: OTLP/HTTP to ``otlp_endpoint`` and/or spans on stdout."""
+
     enabled: bool = True
     service_name: str = "llmproxy"
     otlp_endpoint: str | None = None
@@ -283,11 +293,32 @@ class ObservabilityConfig(_Model):
     export: Export = Export()
 
 
+WEBHOOK_EVENTS = (
+    "circuit_open",
+    "budget_threshold",
+    "injection_blocked",
+    "endpoint_down",
+    "endpoint_recovered",
+    "auth_failure",
+    "panic_activated",
+)
+
+
 class WebhookEndpoint(_Model):
+    """One receiver: ``url_env`` names the variable holding its URL; ``events`` empty means every type."""
+
     name: str
-    target: str = "generic"
-    url_env: str = ""
+    target: Literal["generic", "slack", "discord", "teams"] = "generic"
+    url_env: str
     events: list[str] = []
+
+    @field_validator("events")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        unknown = sorted(set(v) - set(WEBHOOK_EVENTS))
+        if unknown:
+            raise ValueError(f"unknown event types {unknown}; known: {list(WEBHOOK_EVENTS)}")
+        return v
 
 
 class WebhooksConfig(_Model):
@@ -318,7 +349,7 @@ class AdmissionConfig(_Model):
 
 
 class CircuitBreakerConfig(_Model):
-    failure_threshold: int = Field(5, ge=1)
+    failure_threshold: Annotated[int, Field(ge=1)] = 5
     recovery_timeout: Duration = 60.0
     probe_timeout: Duration = 30.0
 
@@ -366,13 +397,24 @@ class RegistryConfig(_Model):
     mode 0600). Replicas re-read the registry every ``refresh_interval``.
     """
 
-    refresh_interval: Duration = Field(1.0, gt=0)
-    probe_timeout: Duration = Field(3.0, gt=0)
+    refresh_interval: Annotated[Duration, Field(gt=0)] = 1.0
+    probe_timeout: Annotated[Duration, Field(gt=0)] = 3.0
     scan_host: str = "127.0.0.1"
-    scan_timeout: Duration = Field(1.5, gt=0)
+    scan_timeout: Annotated[Duration, Field(gt=0)] = 1.5
     scan_ports: list[ScanTarget] = Field(default_factory=_default_scan_ports)
     secret_env: str = "LLM_PROXY_REGISTRY_KEY"
     key_file: str = "registry.key"
+
+
+def not_built(cfg: GatewayConfig) -> list[str]:
+    """Settings that would turn on a feature this gateway does not have: refused, never silently accepted."""
+    checks = [
+        (cfg.identity.enabled, "identity.enabled (OIDC/JWT identity)"),
+        (bool(cfg.identity.providers), "identity.providers"),
+        (cfg.observability.export.enabled, "observability.export.enabled (log export)"),
+        (bool(cfg.server.local_model.model_path), "server.local_model.model_path (loading a model file)"),
+    ]
+    return [name for on, name in checks if on]
 
 
 class GatewayConfig(_Model):
@@ -414,6 +456,12 @@ class GatewayConfig(_Model):
         lm = self.server.local_model
         if lm.endpoint and lm.endpoint not in self.endpoints:
             raise ValueError(f"server.local_model.endpoint: unknown endpoint {lm.endpoint!r}")
+        refused = not_built(self)
+        if refused:
+            raise ValueError(
+                "these settings turn on features this gateway does not have (remove them or set them off): "
+                + "; ".join(refused)
+            )
         return self
 
     def admission_limits(self, replicas: int = 1) -> tuple[int, int]:
@@ -442,4 +490,4 @@ class GatewayConfig(_Model):
 
 def load(path: str | os.PathLike[str]) -> GatewayConfig:
     """Load and validate the YAML file; ``LLM_GATEWAY__SECTION__KEY`` env overrides apply."""
-    return load_yaml(resolve(path), GatewayConfig, env_prefix="LLM_GATEWAY")
+    return load_yaml(resolve(Path(path)), GatewayConfig, env_prefix="LLM_GATEWAY")

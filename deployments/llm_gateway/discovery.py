@@ -46,10 +46,10 @@ async def _probe(client: httpx.AsyncClient, host: str, provider: str, port: int,
         models = [m.get("name") or m.get("model") for m in data.get("models") or [] if isinstance(m, dict)]
     else:
         models = [m.get("id") for m in data.get("data") or [] if isinstance(m, dict)]
-    models = [m for m in models if isinstance(m, str) and m]
-    if not models:
+    names = [m for m in models if isinstance(m, str) and m]
+    if not names:
         return None
-    return Found(provider, f"http://{host}:{port}/v1", models)
+    return Found(provider, f"http://{host}:{port}/v1", names)
 
 
 async def discover(

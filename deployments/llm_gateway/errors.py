@@ -12,6 +12,8 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
+from deployments.llm_gateway.jsonlimits import HARD_DEPTH_LIMIT, NonFiniteNumber, loads, nesting_depth_exceeds
+
 # status -> (error type, default code)
 _TYPES: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "invalid_request"),
@@ -65,16 +67,28 @@ def error_response(exc: GatewayError, extra_headers: dict[str, str] | None = Non
 
 def sse_error_event(message: str, code: str = "upstream_error") -> bytes:
     """The event that ends a stream whose upstream failed after the first byte."""
-    import json
 
     payload = {"error": {"message": message, "type": "api_error", "code": code, "param": None}}
     return b"data: " + json.dumps(payload).encode() + b"\n\ndata: [DONE]\n\n"
 
 
-def json_object(raw: bytes) -> dict:
-    """A request body that must be one JSON object, else 400 `invalid_json`."""
+def json_object(raw: bytes, max_depth: int = HARD_DEPTH_LIMIT) -> dict[str, Any]:
+    """A request body that must be one JSON object, else 400 (`nesting_too_deep`, `invalid_number`, `invalid_json`).
+
+    The nesting depth is checked on the raw bytes first, so a deep body never reaches the parser.
+    """
+    depth = min(max_depth, HARD_DEPTH_LIMIT) if max_depth > 0 else HARD_DEPTH_LIMIT
+    if nesting_depth_exceeds(raw, depth):
+        raise GatewayError(
+            400,
+            f"Request body is nested deeper than {depth} levels",
+            code="nesting_too_deep",
+            error_class="nesting_depth",
+        )
     try:
-        data = json.loads(raw) if raw else None
+        data = loads(raw) if raw else None
+    except NonFiniteNumber as exc:
+        raise GatewayError(400, f"Request body has an invalid number: {exc}", code="invalid_number") from None
     except ValueError:
         raise GatewayError(400, "Request body is not valid JSON", code="invalid_json") from None
     if not isinstance(data, dict):

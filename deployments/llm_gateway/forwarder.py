@@ -15,6 +15,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,46 @@ class _Retryable(Exception):
         self.breaker_failure = breaker_failure
 
 
+@dataclass
+class _Plan:
+    """What one request's failover has tried so far."""
+
+    queue: list[Target]
+    max_attempts: int
+    attempts: int = 0
+    last: _Retryable | None = None
+    waits: list[float] = field(default_factory=list)
+    previous: tuple[str | None, int | None] = (None, None)
+    tried_keys: dict[str, set[int]] = field(default_factory=dict)
+    circuit_blocked: bool = False
+
+
+def _exhausted(plan: _Plan, kind: str) -> GatewayError:
+    """The error of a request no attempt answered: the last upstream error, else why nothing was tried."""
+    last = plan.last
+    if last is not None:
+        headers = {}
+        if last.status in (429, 503):
+            headers["Retry-After"] = str(max(1, round(last.retry_after or 1)))
+        status = last.status or (504 if last.error_class == "timeout" else 502)
+        return GatewayError(
+            status,
+            f"All upstream attempts failed; last error: {last}",
+            code="upstream_error" if status >= 500 else None,
+            headers=headers,
+            error_class=last.error_class,
+        )
+    if plan.waits:
+        return GatewayError(
+            503 if plan.circuit_blocked else 429,
+            "No upstream endpoint is available right now (circuit open, rate limit or key cooldown)",
+            code="no_available_endpoint",
+            headers={"Retry-After": str(max(1, round(min(plan.waits))))},
+            error_class="no_endpoint",
+        )
+    return GatewayError(400, f"No configured endpoint supports {kind} for this model", code="unsupported")
+
+
 def _retry_after(resp: httpx.Response) -> float | None:
     value = resp.headers.get("retry-after")
     if not value:
@@ -101,8 +142,10 @@ class Forwarder:
         client: httpx.AsyncClient,
         breakers: BreakerClient,
         leases: TokenLeases,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
+        self.clock = clock
         self.router = router
         self.client = client
         self.breakers = breakers
@@ -158,108 +201,132 @@ class Forwarder:
         client_wants_usage: bool,
         est_tokens: int,
     ) -> UpstreamResult:
+        """Send: the committed answer of the first attempt that succeeds, else the one error that explains why."""
         failover = self.config.rotation.failover
-        max_attempts = 1 + failover.max_retries if failover.enabled else 1
-        attempts = 0
-        last: _Retryable | None = None
-        waits: list[float] = []
-        previous: tuple[str | None, int | None] = (None, None)
-        queue = list(targets)
-        tried_keys: dict[str, set[int]] = {}
-        circuit_blocked = False
-        while queue and attempts < max_attempts:
-            target = queue.pop(0)
-            adapter = adapter_for(target.config.provider)
-            if kind not in adapter.kinds:
+        plan = _Plan(queue=list(targets), max_attempts=1 + failover.max_retries if failover.enabled else 1)
+        result = await self._with_failover(kind, body, plan, stream, client_wants_usage, est_tokens)
+        if result is not None:
+            return result
+        raise _exhausted(plan, kind)
+
+    async def _with_failover(
+        self, kind: str, body: dict[str, Any], plan: _Plan, stream: bool, client_wants_usage: bool, est_tokens: int
+    ) -> UpstreamResult | None:
+        """Retries and failover: one attempt per admitted target until one commits or the plan runs out."""
+        while plan.queue and plan.attempts < plan.max_attempts:
+            target = plan.queue.pop(0)
+            attempt = await self._admit(kind, target, plan, est_tokens)
+            if attempt is None:
                 continue
-            now = time.time()
-            decision = self.breakers.decision(target.endpoint, now)
-            probe = None
-            if decision == "skip":
-                waits.append(self.breakers.retry_after([target.endpoint], now))
-                circuit_blocked = True
-                continue
-            if decision == "probe":
-                probe = await self.breakers.acquire_probe(target.endpoint)
-                if probe is None:
-                    waits.append(1.0)
-                    circuit_blocked = True
-                    continue
-            ring = self.router.keyrings.get(target.endpoint)
-            key_index = None
-            if ring is not None and ring.keys:
-                key_index = ring.pick(
-                    self.config.rotation.strategy, time.monotonic(), tried_keys.setdefault(target.endpoint, set())
-                )
-                if key_index is None:
-                    waits.append(ring.next_ready(time.monotonic()))
-                    if probe:
-                        await self.breakers.report(target.endpoint, True, probe)
-                    continue
-            wait = await self._limits_ok(target, est_tokens)
-            if wait is not None:
-                waits.append(wait)
-                if probe:
-                    await self.breakers.report(target.endpoint, True, probe)
-                continue
-            if attempts and last is not None and previous[0] == target.endpoint:
-                delay = failover.retry_delay * random.uniform(0.5, 1.5)
-                if last.retry_after is not None and previous[1] == key_index:
-                    delay = max(delay, last.retry_after)  # same endpoint and key: honour Retry-After
-                await asyncio.sleep(min(delay, self.config.server.timeout))
-            attempts += 1
-            previous = (target.endpoint, key_index)
-            attempt = Attempt(target, adapter, key_index, probe, time.perf_counter())
+            await self._pause_before_retry(plan, attempt)
+            plan.attempts += 1
+            plan.previous = (target.endpoint, attempt.key_index)
+            attempt.started = time.perf_counter()
             try:
                 result = await self._attempt(kind, body, attempt, stream, client_wants_usage)
             except _Retryable as exc:
-                last = exc
-                if exc.breaker_failure:
-                    await self.breakers.report(target.endpoint, False, probe)
-                elif probe:
-                    await self.breakers.report(target.endpoint, True, probe)
-                if exc.status == 429 and key_index is not None and ring is not None:
-                    ring.cool(key_index, exc.retry_after or self.config.rotation.key_cooldown, time.monotonic())
-                if exc.status is not None and exc.status not in failover.switch_on_status:
-                    break
-                tried = tried_keys.setdefault(target.endpoint, set())
-                if key_index is not None and ring is not None:
-                    tried.add(key_index)
-                if ring is not None and len(tried) < len(ring.keys):
-                    queue.insert(0, target)  # another key of the same endpoint first
-                else:
-                    tried.clear()
-                    queue.append(target)  # the other targets first, then this one again
+                plan.last = exc
+                await self._settle(attempt, ok=not exc.breaker_failure)
+                if not self._requeue(plan, attempt, exc):
+                    return None
                 continue
             except GatewayError:
-                if probe:
-                    await self.breakers.report(target.endpoint, True, probe)
+                await self._settle(attempt, ok=True)
                 raise
             if result.status < 500:
-                await self.breakers.report(target.endpoint, True, probe)
+                await self._settle(attempt, ok=True, always=True)
             return result
-        if last is not None:
-            headers = {}
-            if last.status == 429 or last.status == 503:
-                headers["Retry-After"] = str(max(1, round(last.retry_after or 1)))
-            status = last.status or (504 if last.error_class == "timeout" else 502)
-            raise GatewayError(
-                status,
-                f"All upstream attempts failed; last error: {last}",
-                code="upstream_error" if status >= 500 else None,
-                headers=headers,
-                error_class=last.error_class,
-            )
-        retry = max(1, round(min(waits))) if waits else 1
-        if waits:
-            raise GatewayError(
-                503 if circuit_blocked else 429,
-                "No upstream endpoint is available right now (circuit open, rate limit or key cooldown)",
-                code="no_available_endpoint",
-                headers={"Retry-After": str(retry)},
-                error_class="no_endpoint",
-            )
-        raise GatewayError(400, f"No configured endpoint supports {kind} for this model", code="unsupported")
+        return None
+
+    async def _admit(self, kind: str, target: Target, plan: _Plan, est_tokens: int) -> Attempt | None:
+        """An attempt on ``target`` when its breaker, keys and limits let one through; else None (wait noted)."""
+        adapter = adapter_for(target.config.provider)
+        if kind not in adapter.kinds:
+            return None
+        now = self.clock()
+        decision = self.breakers.decision(target.endpoint, now)
+        probe = None
+        if decision == "skip":
+            plan.waits.append(self.breakers.retry_after([target.endpoint], now))
+            plan.circuit_blocked = True
+            return None
+        if decision == "probe":
+            probe = await self.breakers.acquire_probe(target.endpoint)
+            if probe is None:
+                plan.waits.append(1.0)
+                plan.circuit_blocked = True
+                return None
+        attempt = Attempt(target, adapter, None, probe)
+        ring = self.router.keyrings.get(target.endpoint)
+        if ring is not None and ring.keys:
+            tried = plan.tried_keys.setdefault(target.endpoint, set())
+            attempt.key_index = ring.pick(self.config.rotation.strategy, time.monotonic(), tried)
+            if attempt.key_index is None:
+                plan.waits.append(ring.next_ready(time.monotonic()))
+                await self._settle(attempt, ok=True)
+                return None
+        wait = await self._limits_ok(target, est_tokens)
+        if wait is not None:
+            plan.waits.append(wait)
+            await self._settle(attempt, ok=True)
+            return None
+        return attempt
+
+    async def _pause_before_retry(self, plan: _Plan, attempt: Attempt) -> None:
+        """Retrying the endpoint just tried: wait ``retry_delay`` (jittered), or its Retry-After on the same key."""
+        last = plan.last
+        if not plan.attempts or last is None or plan.previous[0] != attempt.target.endpoint:
+            return
+        delay = self.config.rotation.failover.retry_delay * random.uniform(0.5, 1.5)
+        if last.retry_after is not None and plan.previous[1] == attempt.key_index:
+            delay = max(delay, last.retry_after)
+        await asyncio.sleep(min(delay, self.config.server.timeout))
+
+    async def _settle(self, attempt: Attempt, ok: bool, always: bool = False) -> None:
+        """Report an outcome to the breaker: failures always, successes when a probe is out (or ``always``)."""
+        if not ok or always or attempt.probe:
+            await self.breakers.report(attempt.target.endpoint, ok, attempt.probe)
+
+    def _requeue(self, plan: _Plan, attempt: Attempt, exc: _Retryable) -> bool:
+        """Put the target back after a retryable failure; False when the status must not fail over."""
+        target, key_index = attempt.target, attempt.key_index
+        ring = self.router.keyrings.get(target.endpoint)
+        if exc.status == 429 and key_index is not None and ring is not None:
+            ring.cool(key_index, exc.retry_after or self.config.rotation.key_cooldown, time.monotonic())
+        if exc.status is not None and exc.status not in self.config.rotation.failover.switch_on_status:
+            return False
+        tried = plan.tried_keys.setdefault(target.endpoint, set())
+        if key_index is not None and ring is not None:
+            tried.add(key_index)
+        if ring is not None and len(tried) < len(ring.keys):
+            plan.queue.insert(0, target)  # another key of the same endpoint first
+        else:
+            tried.clear()
+            plan.queue.append(target)  # the other targets first, then this one again
+        return True
+
+    async def _first_events(
+        self, kind: str, attempt: Attempt, resp: httpx.Response, client_wants_usage: bool
+    ) -> UpstreamResult:
+        """A stream counts as started once its first event is read: this is where failover stops."""
+        target = attempt.target
+        translator = attempt.adapter.stream(kind, target.model, client_wants_usage)  # type: ignore[arg-type]
+        parser = SSEParser()
+        iterator = resp.aiter_raw()
+        first = await _read_first(target.endpoint, iterator, parser, translator)
+        first_at = time.perf_counter()
+        self.router.observe_latency(target.endpoint, target.model, first_at - attempt.started)
+        return UpstreamResult(
+            attempt,
+            resp.status_code,
+            response=resp,
+            translator=translator,
+            parser=parser,
+            first=first,
+            first_byte_at=first_at,
+            upstream_ms=(first_at - attempt.started) * 1000,
+            handle=_Releaser(lambda: None, iterator),
+        )
 
     async def _attempt(
         self, kind: str, body: dict[str, Any], attempt: Attempt, stream: bool, client_wants_usage: bool
@@ -268,11 +335,11 @@ class Forwarder:
         ring = self.router.keyrings.get(target.endpoint)
         key = ring.keys[attempt.key_index] if ring is not None and attempt.key_index is not None else None
         req = attempt.adapter.build(
-            kind,
+            kind,  # type: ignore[arg-type]
             body,
             target.model,
             key,
-            target.config.base_url,  # type: ignore[arg-type]
+            target.config.base_url,
             stream_usage=True,
         )
         slot = self._slot(target.config.base_url)
@@ -327,36 +394,9 @@ class Forwarder:
                 return UpstreamResult(
                     attempt, resp.status_code, body=out, raw=passthrough, usage=usage, upstream_ms=upstream_ms
                 )
-            translator = attempt.adapter.stream(kind, target.model, client_wants_usage)  # type: ignore[arg-type]
-            parser = SSEParser()
-            first: list[bytes] = []
-            iterator = resp.aiter_raw()
-            while not first and not translator.done:
-                try:
-                    chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    for event in parser.flush():
-                        first.extend(translator.feed(event))
-                    if not first and not translator.done:
-                        raise _Retryable(
-                            None, f"{target.endpoint} closed the stream before the first event", "stream_cut"
-                        ) from None
-                    break
-                for event in parser.feed(chunk):
-                    first.extend(translator.feed(event))
-            first_at = time.perf_counter()
-            self.router.observe_latency(target.endpoint, target.model, first_at - attempt.started)
-            result = UpstreamResult(
-                attempt,
-                resp.status_code,
-                response=resp,
-                translator=translator,
-                parser=parser,
-                first=first,
-                first_byte_at=first_at,
-                upstream_ms=(first_at - attempt.started) * 1000,
-            )
-            result.handle = _Releaser(release, iterator)
+            result = await self._first_events(kind, attempt, resp, client_wants_usage)
+            assert result.handle is not None
+            result.handle.release = release
             committed = True  # the streaming response now owns the upstream response and the slot
             return result
         except UpstreamStreamError as exc:
@@ -370,6 +410,23 @@ class Forwarder:
                 if resp is not None:
                     await resp.aclose()
                 release()
+
+
+async def _read_first(endpoint: str, iterator: Any, parser: SSEParser, translator: StreamTranslator) -> list[bytes]:
+    """Read upstream bytes until the first client event (or the end marker); a cut before it is retryable."""
+    first: list[bytes] = []
+    while not first and not translator.done:
+        try:
+            chunk = await iterator.__anext__()
+        except StopAsyncIteration:
+            for event in parser.flush():
+                first.extend(translator.feed(event))
+            if not first and not translator.done:
+                raise _Retryable(None, f"{endpoint} closed the stream before the first event", "stream_cut") from None
+            break
+        for event in parser.feed(chunk):
+            first.extend(translator.feed(event))
+    return first
 
 
 class _Releaser:

@@ -5,50 +5,62 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from actors.llm_gateway import BreakerBoard, BudgetLedger, RateLimiter, RegistryBoard
+from actors.llm_gateway import (
+    BreakerBoard,
+    BudgetLedger,
+    ControlBoard,
+    LatencyBoard,
+    RateLimiter,
+    RegistryBoard,
+    ThreatLedger,
+    WebhookQueue,
+)
 from deployments.llm_gateway.admission import Admission
+from deployments.llm_gateway.audit import AuditTrail
 from deployments.llm_gateway.auth import Authenticator
+from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
 from deployments.llm_gateway.config import EndpointConfig, GatewayConfig
 from deployments.llm_gateway.discovery import Found, discover
+from deployments.llm_gateway.error_tracker import ErrorTracker
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
+from deployments.llm_gateway.events import EventLog, WebhookFeed
+from deployments.llm_gateway.exporter import MetricsExporter
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
+from deployments.llm_gateway.links import StreamLinkFilter
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
 from deployments.llm_gateway.providers.base import Usage, estimate_tokens, prompt_text
 from deployments.llm_gateway.registry import RegistryClient
 from deployments.llm_gateway.routing import KeyRing, Router, Target
+from deployments.llm_gateway.security import SecurityStages
 from deployments.llm_gateway.shared_state import BreakerClient, BudgetLeases, TokenLeases
 from deployments.llm_gateway.sse import DONE
 from deployments.llm_gateway.storage import Record, RecordWriter, build_backend
-from deployments.llm_gateway.telemetry import GatewayMetrics, RingStats
+from deployments.llm_gateway.switches import ControlView, LatencyFeed, ThreatView
+from deployments.llm_gateway.telemetry import GatewayMetrics
+from deployments.llm_gateway.tracing import RequestTracer
+from deployments.llm_gateway.validation import check_inference
 from rayfleet import state as state_mod
+from rayfleet.http import client_ip
 from rayfleet.logs import get_logger
 from rayfleet.metrics import Metrics
+from rayfleet.tasks import BackgroundTasks
 
 log = get_logger("llm_gateway")
 
 KINDS = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/v1/embeddings": "embeddings"}
 ACTOR_PREFIX = "llm_gateway"
-
-
-def _json_depth_exceeds(obj: Any, limit: int) -> bool:
-    stack = [(obj, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
-    return False
+# Sections ``POST /admin/config/reload`` may change at run time; any other needs a redeploy.
+RELOADABLE = frozenset({"security", "rate_limiting", "rotation", "circuit_breaker", "budget"})
+AUTH_FAILURE_WINDOW = 60.0
 
 
 class Gateway:
@@ -56,10 +68,15 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int = 1) -> None:
         self.config = config
+        self.base_config = config  # the file's; reloaded sections apply on top of it
+        self.reloaded: dict[str, Any] = {}
         state = state or {}
+        self.clock: Callable[[], float] = state.get("clock") or time.time
         self.prices = PriceTable(config.pricing)
         self.router = Router(config, self.prices)
         self.auth = Authenticator.from_config(config.server.auth)
+        self.inference_guard = self.auth.guard("inference")
+        self.admin_guard = self.auth.guard("admin")
         cb = config.circuit_breaker
         self.breaker_handle = state.get("breakers") or state_mod.actor(
             BreakerBoard, f"{ACTOR_PREFIX}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
@@ -83,15 +100,31 @@ class Gateway:
         self.registry = RegistryClient(self.registry_handle, self.router, config.registry.refresh_interval)
         self.metrics_client = state.get("metrics") or Metrics("llm_gateway")
         self.metrics = GatewayMetrics(self.metrics_client)
-        self.breakers = BreakerClient(self.breaker_handle)
+        self.breakers = BreakerClient(self.breaker_handle, on_event=self._breaker_event)
         self.breakers.on_snapshot = self._circuit_gauges
         self.leases = TokenLeases(self.limiter_handle)
         self.budget = BudgetLeases(self.budget_handle, config.budget.daily_limit)
-        self.budget.on_state = lambda s: self.metrics.budget.set(float(s.get("spent", 0.0)))
+        self.budget.on_state = self._budget_state
+        self._budget_alerted_day = ""
+        self.auth_failures: dict[str, int] = {}
         in_flight, queued = config.admission_limits(replicas)
         self.admission = Admission(in_flight, queued)
-        self.ring_stats = RingStats()
+        self._shared_views(config, state)
+        self._stores(config)
+        self.client: httpx.AsyncClient | None = None
+        self.forwarder: Forwarder | None = None
+        self.discovered: list[Found] = []
+        self.discovery_done = not config.discovery
+        self.local_target = self._local_target()
+        self.tasks = BackgroundTasks("llm_gateway")
+        self._started = False
+        self._start_lock: asyncio.Lock | None = None
+        self.pipeline = self._pipeline()
+
+    def _stores(self, config: GatewayConfig) -> None:
+        """The response cache, the spend records, the audit trail and the metrics exporter of this replica."""
         self.cache: SQLiteCache | RedisCache | None = None
+        self._last_evict = time.monotonic()
         if config.caching.enabled:
             c = config.caching
             if c.redis_url:
@@ -105,31 +138,104 @@ class Gateway:
             st.flush_interval,
             retention_days=config.gdpr.retention_days if config.gdpr.auto_purge else None,
         )
-        self.client: httpx.AsyncClient | None = None
-        self.forwarder: Forwarder | None = None
-        self.discovered: list[Found] = []
-        self.discovery_done = not config.discovery
-        self.local_target = self._local_target()
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._started = False
-        self._start_lock: asyncio.Lock | None = None
-        self.pipeline = Pipeline(
+        exp = config.server.metrics
+        self.exporter = MetricsExporter(self.render_metrics, exp.bind, exp.port) if exp.enabled else None
+        self.tracer = RequestTracer(config.observability.tracing)
+        obs = config.observability
+        self.error_tracker = ErrorTracker(obs.error_tracker.dsn_env, obs.tracing.service_name)
+        trail = config.logging.audit_trail
+        self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
+
+    def _pipeline(self) -> Pipeline:
+        """The rings' plugins, in order (``/admin/plugins`` lists them)."""
+        sec = self.security
+        return Pipeline(
             [
-                Stage("auth", "INGRESS", self._stage_auth),
+                Stage("panic", "INGRESS", sec.panic, required=True),
+                Stage("auth", "INGRESS", self._stage_auth, required=True),
+                Stage("threat_ledger", "INGRESS", sec.threat_ledger),
                 Stage("client_rate_limit", "INGRESS", self._stage_rate_limit),
                 Stage("admission", "INGRESS", self._stage_admission),
-                Stage("request_limits", "PRE_FLIGHT", self._stage_parse),
-                Stage("model_resolution", "PRE_FLIGHT", self._stage_resolve),
+                Stage("request_limits", "PRE_FLIGHT", self._stage_parse, required=True),
+                Stage("injection_scan", "PRE_FLIGHT", sec.injection_scan),
+                Stage("link_sanitizer", "PRE_FLIGHT", sec.link_sanitizer),
+                Stage("model_resolution", "PRE_FLIGHT", self._stage_resolve, required=True),
                 Stage("cache_check", "PRE_FLIGHT", self._stage_cache_check),
                 Stage("budget_guard", "PRE_FLIGHT", self._stage_budget),
-                Stage("router", "ROUTING", self._stage_forward),
-                Stage("charge", "POST_FLIGHT", self._stage_charge),
-                Stage("cache_store", "POST_FLIGHT", self._stage_cache_store),
+                Stage("router", "ROUTING", self._stage_forward, required=True),
+                Stage("charge", "POST_FLIGHT", self._stage_charge, required=True),
                 Stage("records", "BACKGROUND", self._stage_record),
+                Stage("audit", "BACKGROUND", self._stage_audit, required=True),
                 Stage("telemetry", "BACKGROUND", self._stage_metrics),
             ],
             on_trace=self._trace,
+            disabled=lambda: self.control.disabled,
         )
+
+    def _shared_views(self, config: GatewayConfig, state: dict[str, Any]) -> None:
+        """The cluster-wide switches, threat ledger and latency board, with their replica-side views."""
+        tl = config.security.threat_ledger
+        self.control_handle = state.get("control") or state_mod.actor(ControlBoard, f"{ACTOR_PREFIX}.control")
+        self.threat_handle = state.get("threats") or state_mod.actor(
+            ThreatLedger, f"{ACTOR_PREFIX}.threats", tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors
+        )
+        self.latency_handle = state.get("latency") or state_mod.actor(LatencyBoard, f"{ACTOR_PREFIX}.latency")
+        self.control = ControlView(self.control_handle)
+        self.control.on_config = self._apply_sections
+        self.threats = ThreatView(self.threat_handle)
+        self.latency = LatencyFeed(self.latency_handle)
+        self.events = EventLog()
+        self.webhook_handle: Any = None
+        self.webhook_feed: WebhookFeed | None = None
+        if config.webhooks.enabled:
+            self.webhook_handle = state.get("webhooks") or state_mod.actor(WebhookQueue, f"{ACTOR_PREFIX}.webhooks")
+            self.webhook_feed = WebhookFeed(self.webhook_handle)
+            self.events.listeners.append(self.webhook_feed)
+        self.security = SecurityStages(config, self.control, self.threats, self.metrics, self.events)
+
+    def validate_reload(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The sections a reload would apply (merged into the running ones), or the error refusing it whole."""
+        other = sorted(set(body) - RELOADABLE)
+        if other:
+            raise GatewayError(
+                409,
+                f"sections {other} cannot be reloaded (redeploy to change them); reloadable: {sorted(RELOADABLE)}",
+                code="not_reloadable",
+            )
+        if not all(isinstance(v, dict) for v in body.values()):
+            raise GatewayError(422, "each section must be an object", code="invalid_config")
+        current = self.config.model_dump(mode="json")
+        sections = {**self.reloaded, **{name: _merged(current[name], value) for name, value in body.items()}}
+        self._reloaded(sections)
+        return sections
+
+    def _reloaded(self, sections: dict[str, Any]) -> GatewayConfig:
+        try:
+            return GatewayConfig.model_validate({**self.base_config.model_dump(mode="json"), **sections})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "config"
+            raise GatewayError(422, f"{where}: {first.get('msg', 'invalid value')}", code="invalid_config") from None
+
+    async def _apply_sections(self, sections: dict[str, Any]) -> None:
+        """Apply reloaded sections on this replica (every replica does, from the control actor)."""
+        config = self._reloaded(sections)
+        self.config, self.reloaded = config, sections
+        self.router.config = config
+        if self.forwarder is not None:
+            self.forwarder.config = config
+        self.security.reconfigure(config)
+        self.budget.daily_limit = config.budget.daily_limit
+        self.budget.chunk = max(config.budget.daily_limit / 100.0, 0.0)
+        await self._configure_shared(config)
+        log.info("configuration sections reloaded", extra={"sections": sorted(sections)})
+
+    def plugin_list(self) -> list[dict[str, Any]]:
+        off = self.control.disabled
+        return [
+            {"name": s.name, "ring": s.ring, "enabled": s.required or s.name not in off, "required": s.required}
+            for s in self.pipeline.stages
+        ]
 
     # -- lifecycle -----------------------------------------------------------
     async def start(self) -> None:
@@ -150,10 +256,10 @@ class Gateway:
                 trust_env=False,
                 follow_redirects=False,
             )
-            self.forwarder = Forwarder(self.config, self.router, self.client, self.breakers, self.leases)
-            cb = self.config.circuit_breaker
-            await self.breaker_handle.configure.remote(cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
-            await self.budget_handle.configure.remote(self.config.budget.daily_limit, self.config.budget.soft_limit)
+            self.forwarder = Forwarder(
+                self.config, self.router, self.client, self.breakers, self.leases, clock=self.clock
+            )
+            await self._configure_actors()
             try:
                 await self.breakers.refresh()
             except Exception:
@@ -163,29 +269,120 @@ class Gateway:
                 await self.registry.refresh()
             except Exception as exc:
                 log.warning("initial registry snapshot failed", extra={"error": type(exc).__name__})
-            loops = [
-                self.breakers.run(),
-                self.registry.run(),
-                self.leases.run(),
-                self.budget.run(),
-                self.records.run(),
-                self._cache_loop(),
-                self._restore_budget(),
-            ]
-            if self.config.discovery:
-                loops.append(self._discover())
-            self._tasks = [asyncio.get_running_loop().create_task(c) for c in loops]
+            self._start_loops()
             self._started = True
 
+    async def _configure_shared(self, config: GatewayConfig) -> None:
+        cb, tl = config.circuit_breaker, config.security.threat_ledger
+        await self.breaker_handle.configure.remote(cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout)
+        await self.budget_handle.configure.remote(config.budget.daily_limit, config.budget.soft_limit)
+        await self.threat_handle.configure.remote(tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors)
+
+    async def _configure_actors(self) -> None:
+        """Apply this config to the shared actors (they outlive redeploys), then any reloaded sections."""
+        await self._configure_shared(self.config)
+        try:
+            await self.control.refresh()
+        except Exception:
+            log.warning("initial control snapshot failed", exc_info=True)
+        if self.webhook_handle is not None:
+            hooks = [ep.model_dump() for ep in self.config.webhooks.endpoints]
+            if not await self.webhook_handle.configure.remote(hooks):
+                log.warning("webhooks.enabled but no endpoint has its URL variable set: nothing will be delivered")
+
+    def _start_loops(self) -> None:
+        tasks = self.tasks
+        tasks.start(self.breakers.run(), name="breaker-snapshot")
+        tasks.start(self.registry.run(), name="registry-refresh")
+        tasks.every(0.25, self.leases.flush, name="lease-flush")
+        tasks.every(0.25, self.budget.flush, name="budget-flush")
+        tasks.start(self.records.run(), name="records-flush")
+        tasks.every(self.control.interval, self.control.refresh, name="control-refresh")
+        tasks.every(self.threats.interval, self.threats.flush, name="threat-ledger-flush")
+        tasks.every(self.latency.interval, self.latency.flush, name="latency-flush")
+        tasks.start(self._restore_budget(), name="budget-restore")
+        if self.cache is not None:
+            tasks.every(0.2, self._cache_maintenance, name="cache-maintenance")
+        if self.config.discovery:
+            tasks.start(self._discover(), name="discovery")
+        tasks.every(AUTH_FAILURE_WINDOW, self._report_auth_failures, name="auth-failure-events")
+        if self.exporter is not None:
+            tasks.start(self.exporter.run(), name="metrics-exporter")
+        if self.webhook_feed is not None:
+            tasks.every(self.webhook_feed.interval, self.webhook_feed.flush, name="webhook-feed")
+        if self.audit is not None:
+            tasks.every(0.5, self.audit.flush, name="audit-flush")
+            if self.config.gdpr.auto_purge:
+                tasks.every(86400.0, self._purge_audit, name="audit-purge", first_delay=1.0)
+
+    async def render_metrics(self) -> bytes:
+        """The cluster-wide Prometheus text (``/metrics`` and the standalone exporter)."""
+        await self.budget.flush()
+        return await self.metrics_client.render()
+
+    def _breaker_event(self, event: dict[str, Any]) -> None:
+        """``circuit_open``/``endpoint_recovered`` from the breaker actor; the id is the actor's, so every
+        replica reporting it yields one webhook delivery."""
+        self.events.emit(event["event"], event_id=f"evt_breaker_{event['seq']}", endpoint=event["endpoint"])
+
+    def _budget_state(self, state: dict[str, Any]) -> None:
+        spent = float(state.get("spent", 0.0))
+        self.metrics.budget.set(spent)
+        soft, day = self.config.budget.soft_limit, str(state.get("day", self.budget.day))
+        if soft > 0 and spent >= soft and self._budget_alerted_day != day:
+            self._budget_alerted_day = day
+            self.events.emit(
+                "budget_threshold",
+                event_id=f"evt_budget_threshold_{day}",
+                day=day,
+                spent_usd=round(spent, 4),
+                soft_limit_usd=soft,
+                daily_limit_usd=self.config.budget.daily_limit,
+            )
+
+    def note_auth_failure(self, reason: str) -> None:
+        self.metrics.auth_failures.labels(reason=reason).inc()
+        if len(self.auth_failures) < 100 or reason in self.auth_failures:
+            self.auth_failures[reason] = self.auth_failures.get(reason, 0) + 1
+
+    async def _report_auth_failures(self) -> None:
+        """``auth_failure`` is aggregated: one event per window with the counts by reason."""
+        counts, self.auth_failures = self.auth_failures, {}
+        if counts:
+            self.events.emit(
+                "auth_failure", window_seconds=AUTH_FAILURE_WINDOW, failures=sum(counts.values()), by_reason=counts
+            )
+
+    async def _purge_audit(self) -> None:
+        assert self.audit is not None
+        removed = await self.audit.purge(self.config.gdpr.retention_days)
+        if removed:
+            log.info(
+                "audit records purged", extra={"purged": removed, "retention_days": self.config.gdpr.retention_days}
+            )
+
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
+        await self.tasks.stop()
+        try:
+            await asyncio.to_thread(self.error_tracker.flush)
+            await asyncio.to_thread(self.tracer.shutdown)
+        except Exception:
+            log.warning("tracing shutdown failed", exc_info=True)
+        if self.webhook_feed is not None:
             try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
-        self._tasks = []
+                await self._report_auth_failures()
+                await self.webhook_feed.flush()
+            except Exception:
+                log.warning("final webhook feed flush failed", exc_info=True)
+        if self.audit is not None:
+            try:
+                await self.audit.close()
+            except Exception:
+                log.warning("final audit flush failed", exc_info=True)
+        try:
+            await self.latency.flush()
+        except Exception:
+            log.warning("final latency flush failed", exc_info=True)
         for flush in (self.budget.flush, self.leases.flush):
             try:
                 await flush()
@@ -199,19 +396,12 @@ class Gateway:
             await self.client.aclose()
         self._started = False
 
-    async def _cache_loop(self) -> None:
-        if self.cache is None:
-            return
-        last_evict = time.monotonic()
-        while True:
-            await asyncio.sleep(0.2)
-            try:
-                await self.cache.flush()
-                if time.monotonic() - last_evict >= self.config.caching.eviction_interval:
-                    last_evict = time.monotonic()
-                    await self.cache.evict()
-            except Exception:
-                log.warning("cache maintenance failed", exc_info=True)
+    async def _cache_maintenance(self) -> None:
+        assert self.cache is not None
+        await self.cache.flush()
+        if time.monotonic() - self._last_evict >= self.config.caching.eviction_interval:
+            self._last_evict = time.monotonic()
+            await self.cache.evict()
 
     async def _restore_budget(self) -> None:
         try:
@@ -230,7 +420,9 @@ class Gateway:
         for server in found:
             if server.base_url in known or server.name in self.router.endpoints:
                 continue
-            cfg = EndpointConfig(provider=server.provider, base_url=server.base_url, models=server.models)
+            cfg = EndpointConfig.model_validate(
+                {"provider": server.provider, "base_url": server.base_url, "models": server.models}
+            )
             self.router.endpoints[server.name] = cfg
             self.router.keyrings[server.name] = KeyRing([])
             self.discovered.append(server)
@@ -270,8 +462,7 @@ class Gateway:
 
     # -- INGRESS -------------------------------------------------------------
     async def _stage_auth(self, ctx: Context) -> None:
-        ctx.client_key = Authenticator.extract(ctx.request.headers)
-        ctx.tenant = self.auth.check(ctx.client_key, "inference")
+        ctx.tenant = await self.inference_guard(ctx.request)
 
     async def _stage_rate_limit(self, ctx: Context) -> None:
         rl = self.config.rate_limiting
@@ -302,56 +493,12 @@ class Gateway:
     # -- PRE_FLIGHT ----------------------------------------------------------
     async def _stage_parse(self, ctx: Context) -> None:
         sec = self.config.security
-        limit = sec.max_payload_size_kb * 1024
-        declared = ctx.request.headers.get("content-length")
-        if sec.enabled and declared and declared.isdigit() and int(declared) > limit:
-            raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
-        raw = await ctx.request.body()
-        if sec.enabled and len(raw) > limit:
-            raise GatewayError(413, f"Request body exceeds {sec.max_payload_size_kb} KB", error_class="payload_size")
-        body = json_object(raw)
-        depth = sec.max_nesting_depth
-        if (
-            sec.enabled
-            and depth > 0
-            and (raw.count(b"{") + raw.count(b"[")) > depth
-            and _json_depth_exceeds(body, depth)
-        ):
-            raise GatewayError(
-                400,
-                f"Request body is nested deeper than {depth} levels",
-                code="nesting_too_deep",
-                error_class="nesting_depth",
-            )
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise GatewayError(400, "'model' is required and must be a string", code="missing_model")
-        if ctx.kind == "chat":
-            messages = body.get("messages")
-            if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-                raise GatewayError(400, "'messages' must be a non-empty list of objects", code="invalid_messages")
-            if sec.enabled and len(messages) > sec.max_messages:
-                raise GatewayError(
-                    400,
-                    f"Too many messages: at most {sec.max_messages} per request",
-                    code="too_many_messages",
-                    error_class="max_messages",
-                )
-        elif ctx.kind == "completions" and not isinstance(body.get("prompt"), (str, list)):
-            raise GatewayError(400, "'prompt' is required", code="missing_prompt")
-        elif ctx.kind == "embeddings" and not isinstance(body.get("input"), (str, list)):
-            raise GatewayError(400, "'input' is required", code="missing_input")
-        stream = body.get("stream", False)
-        if not isinstance(stream, bool):
-            raise GatewayError(400, "'stream' must be a boolean", code="invalid_stream")
-        if stream and ctx.kind == "embeddings":
-            raise GatewayError(400, "embeddings cannot be streamed", code="invalid_stream")
+        raw = await read_capped(ctx.request, sec.max_payload_size_kb * 1024 if sec.enabled else 0)
+        body = json_object(raw, sec.max_nesting_depth if sec.enabled else 0)
+        model, stream = check_inference(ctx.kind, body, sec.max_messages if sec.enabled else None)
+        options = body.get("stream_options")
         ctx.raw_body, ctx.body, ctx.stream = raw, body, stream
-        ctx.client_wants_usage = (
-            bool((body.get("stream_options") or {}).get("include_usage"))
-            if isinstance(body.get("stream_options"), dict)
-            else False
-        )
+        ctx.client_wants_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
         ctx.requested_model = model
 
     async def _stage_resolve(self, ctx: Context) -> None:
@@ -431,9 +578,15 @@ class Gateway:
         if not ctx.stream:
             ctx.usage = result.usage
             ctx.cacheable_body = result.body
+            raw = result.raw
+            if self.security.links.active and result.body is not None:
+                replaced = self.security.links.clean_response(result.body)
+                ctx.links_replaced += replaced
+                raw = raw if not replaced else None  # re-encoded only when a link was replaced
+            await self._store_cache(ctx)  # before the client has the answer
             headers.update(self._overhead(ctx, result.upstream_ms))
-            if result.raw is not None:
-                ctx.response = Response(result.raw, media_type="application/json", headers=headers)
+            if raw is not None:
+                ctx.response = Response(raw, media_type="application/json", headers=headers)
             else:
                 ctx.response = JSONResponse(result.body, headers=headers)
             return
@@ -445,14 +598,24 @@ class Gateway:
     async def _stream(self, ctx: Context, result: UpstreamResult) -> AsyncIterator[bytes]:
         translator = result.translator
         assert translator is not None and result.handle is not None and result.response is not None
+        links = StreamLinkFilter(self.security.links)
         try:
             for chunk in result.first:
-                yield chunk
+                yield links.feed(chunk)
             async for chunk in stream_rest(result):
-                yield chunk
+                yield links.feed(chunk)
+            tail = links.flush()
+            if tail:
+                yield tail
+            ctx.usage = translator.final_usage(ctx.prompt_estimate)
+            ctx.cacheable_body = translator.reassembler.build(ctx.usage)
+            if links.active:
+                self.security.links.clean_response(ctx.cacheable_body)
+            await self._store_cache(ctx)  # before the client reads the end of the stream
             yield DONE
         except Exception as exc:
             ctx.stream_failed = True
+            ctx.cacheable_body = None
             ctx.error_class = "stream_" + type(exc).__name__
             log.warning(
                 "upstream stream failed after the first byte",
@@ -461,9 +624,9 @@ class Gateway:
             asyncio.get_running_loop().create_task(self.breakers.report(ctx.endpoint, False))
             yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {type(exc).__name__}")
         finally:
-            ctx.usage = translator.final_usage(ctx.prompt_estimate)
-            if not ctx.stream_failed and translator.done:
-                ctx.cacheable_body = translator.reassembler.build(ctx.usage)
+            ctx.links_replaced += links.replaced
+            if ctx.usage is None:
+                ctx.usage = translator.final_usage(ctx.prompt_estimate)
             asyncio.get_running_loop().create_task(self._end_stream(ctx, result))
 
     async def _end_stream(self, ctx: Context, result: UpstreamResult) -> None:
@@ -500,17 +663,14 @@ class Gateway:
             self.budget.settle(ctx.reserved, cost)
             ctx.reserved = 0.0
 
-    async def _stage_cache_store(self, ctx: Context) -> None:
-        if (
-            self.cache is None
-            or ctx.cache_key is None
-            or ctx.cache_status != "MISS"
-            or ctx.status // 100 != 2
-            or ctx.cacheable_body is None
-            or ctx.stream_failed
-        ):
+    async def _store_cache(self, ctx: Context) -> None:
+        """Store a complete answer of a cache miss (the ``cache_check`` plugin decides whether there is one)."""
+        if self.cache is None or ctx.cache_key is None or ctx.cache_status != "MISS" or ctx.cacheable_body is None:
             return
-        await self.cache.put(ctx.cache_key, ctx.model, ctx.cacheable_body)
+        try:
+            await self.cache.put(ctx.cache_key, ctx.model, ctx.cacheable_body)
+        except Exception:
+            log.warning("cache store failed", exc_info=True)
 
     # -- BACKGROUND ----------------------------------------------------------
     async def _stage_record(self, ctx: Context) -> None:
@@ -535,6 +695,34 @@ class Gateway:
             )
         )
 
+    async def _stage_audit(self, ctx: Context) -> None:
+        if self.audit is None:
+            return
+        usage: Usage | None = ctx.usage
+        self.audit.add(
+            ctx.wall,
+            {
+                "request_id": ctx.request_id,
+                "tenant": ctx.tenant,
+                "client_ip": client_ip(ctx.request),
+                "route": ctx.route,
+                "model": ctx.model or ctx.requested_model,
+                "endpoint": ctx.endpoint,
+                "status": ctx.status,
+                "prompt_tokens": usage.prompt_tokens if usage else 0,
+                "completion_tokens": usage.completion_tokens if usage else 0,
+                "cost_usd": round(ctx.cost, 8),
+                "stream": ctx.stream,
+                "security": {
+                    "injection_score": ctx.injection_score,
+                    "links_replaced": ctx.links_replaced,
+                    "refusal": ctx.error_class if ctx.status >= 400 else None,
+                },
+                "cache": ctx.cache_status,
+                "fallback": ctx.fallback,
+            },
+        )
+
     async def _stage_metrics(self, ctx: Context) -> None:
         m = self.metrics
         m.requests.labels(method=ctx.request.method, endpoint=ctx.route, status=str(ctx.status)).inc()
@@ -545,7 +733,12 @@ class Gateway:
             m.errors.labels(error_class=ctx.error_class).inc()
 
     def _trace(self, ctx: Context) -> None:
-        self.ring_stats.add(
+        total_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
+        try:
+            self.tracer.record(ctx, total_ms)
+        except Exception:
+            log.warning("tracing a request failed", exc_info=True)
+        self.latency.add(
             {
                 "req_id": ctx.request_id,
                 "timestamp": ctx.wall,
@@ -563,11 +756,12 @@ class Gateway:
             await self.pipeline.run(ctx)
         except GatewayError as exc:
             ctx.status, ctx.error_class = exc.status, exc.error_class
-            if exc.status in (401, 403):
-                self.metrics.auth_failures.labels(reason=exc.error_class).inc()
+            if exc.status == 401 or exc.code == "wrong_key_scope":
+                self.note_auth_failure(exc.error_class)
             ctx.response = error_response(exc, ctx.headers)
-        except Exception:
+        except Exception as exc:
             log.exception("unexpected error in the request path", extra={"request_id": ctx.request_id})
+            self.error_tracker.capture(exc, {"request_id": ctx.request_id, "route": ctx.route, "model": ctx.model})
             ctx.status, ctx.error_class = 500, "internal"
             ctx.response = error_response(GatewayError(500, "Internal error"))
         response = ctx.response
@@ -576,6 +770,13 @@ class Gateway:
             return response  # POST_FLIGHT and BACKGROUND run when the stream ends
         await self.pipeline.finish(ctx)
         return response
+
+
+def _merged(base: Any, change: Any) -> Any:
+    """``change`` deep-merged into ``base`` (objects merge, anything else replaces)."""
+    if isinstance(base, dict) and isinstance(change, dict):
+        return {**base, **{k: _merged(base.get(k), v) for k, v in change.items()}}
+    return change
 
 
 async def _iterate(chunks: list[bytes]) -> AsyncIterator[bytes]:

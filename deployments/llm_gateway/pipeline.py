@@ -6,8 +6,9 @@ last two fail open (an exception is logged and the request carries on). A stage 
 answer the request by setting ``ctx.response`` (cache hit, refusal); later stages of
 the first three rings are then skipped, while POST_FLIGHT and BACKGROUND still run.
 For a streamed answer, POST_FLIGHT and BACKGROUND run when the stream ends, however it
-ends (client disconnect included), so usage is always charged. Later features (the
-security pipeline, audit trail, webhooks, tracing, identity) are further stages.
+ends (client disconnect included), so usage is always charged. Each stage is a named
+plugin: its latency is measured per request, and any plugin not marked ``required``
+can be switched off cluster-wide (``/admin/plugins``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class Context:
     headers: dict[str, str] = field(default_factory=dict)
     rings: dict[str, dict[str, Any]] = field(default_factory=dict)
     cleanups: list[Callable[[], None]] = field(default_factory=list)
+    injection_score: float = 0.0
+    links_replaced: int = 0
 
 
 Handler = Callable[[Context], Awaitable[None]]
@@ -76,23 +79,38 @@ class Stage:
     name: str
     ring: str
     run: Handler
+    required: bool = False
+
+
+def _nothing_disabled() -> frozenset[str]:
+    return frozenset()
 
 
 class Pipeline:
-    def __init__(self, stages: list[Stage], on_trace: Callable[[Context], None] | None = None) -> None:
+    def __init__(
+        self,
+        stages: list[Stage],
+        on_trace: Callable[[Context], None] | None = None,
+        disabled: Callable[[], frozenset[str]] = _nothing_disabled,
+    ) -> None:
         order = {ring: i for i, ring in enumerate(RINGS)}
         for stage in stages:
             if stage.ring not in order:
                 raise ValueError(f"unknown ring {stage.ring!r} for stage {stage.name}")
         self.stages = sorted(stages, key=lambda s: order[s.ring])
         self.on_trace = on_trace
+        self.disabled = disabled
+
+    def stage(self, name: str) -> Stage | None:
+        return next((s for s in self.stages if s.name == name), None)
 
     async def _ring(self, ctx: Context, ring: str) -> None:
         t0 = time.perf_counter()
         plugins: list[dict[str, Any]] = []
+        off = self.disabled()
         try:
             for stage in self.stages:
-                if stage.ring != ring:
+                if stage.ring != ring or (stage.name in off and not stage.required):
                     continue
                 if ring in FAIL_CLOSED and ctx.response is not None:
                     break

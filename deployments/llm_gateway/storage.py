@@ -17,8 +17,10 @@ from collections import deque
 from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rayfleet.logs import get_logger
+from rayfleet.sqlite import connect
 
 log = get_logger("llm_gateway")
 
@@ -74,19 +76,31 @@ def _day_start(now: float) -> float:
     return day.timestamp()
 
 
-class SQLiteBackend:
-    def __init__(self, path: Path) -> None:
+class SQLiteFile:
+    """A SQLite database of the gateway (``rayfleet.sqlite``), opened on first use with its schema."""
+
+    def __init__(self, path: Path, schema: tuple[str, ...]) -> None:
         self.path = path
+        self.schema = schema
         self._db: sqlite3.Connection | None = None
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=5.0)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(_DDL)
-            db.execute(_INDEX)
+            db = connect(self.path, autocommit=True, row_factory=False)
+            for statement in self.schema:
+                db.execute(statement)
             self._db = db
         return self._db
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+class SQLiteBackend(SQLiteFile):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, (_DDL, _INDEX))
 
     async def write(self, rows: list[Record]) -> None:
         def run() -> None:
@@ -117,16 +131,14 @@ class SQLiteBackend:
         return await asyncio.to_thread(run)
 
     async def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._close()
 
 
 class PostgresBackend:
     def __init__(self, dsn: str, connect_timeout: float = 3.0) -> None:
         self.dsn = dsn
         self.connect_timeout = connect_timeout
-        self._conn = None
+        self._conn: Any = None
 
     async def _connection(self):
         import psycopg

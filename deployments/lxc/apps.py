@@ -20,6 +20,7 @@ import yaml
 
 from . import commands as cmd
 from .config import LxcConfig
+from .containers import combined_failure, require_existing
 from .errors import BadRequest, CommandFailed
 from .hosts import Steps, Target
 from .service import R, confined
@@ -195,6 +196,8 @@ async def containers(t: Target, vmid: str) -> Any:
 
 
 async def remove(t: Target, vmids: list[str], purge: bool) -> Any:
+    await require_existing(t, vmids)
+
     async def one(vmid: str) -> tuple[str, Any]:
         steps = t.steps()
         try:
@@ -228,7 +231,5 @@ async def remove(t: Target, vmids: list[str], purge: bool) -> Any:
         if not isinstance(r, CommandFailed)
     ]
     if failed:
-        raise CommandFailed(
-            "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed), "\n".join(done), failed[0][1].return_code
-        )
+        raise combined_failure(failed, "\n".join(done))
     return R("\n".join(done))

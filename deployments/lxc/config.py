@@ -120,6 +120,9 @@ class ApiConfig(_Strict):
     command_timeout: float = Field(default=3600, gt=0)
     allowed_origins: list[str] = Field(default_factory=list)
     host_exec_enabled: bool = Field(default=True, description="false answers /px/exec with 403")
+    max_body_bytes: int = Field(
+        default=65_536, ge=1_024, le=16_777_216, description="request bodies over this many bytes get 413"
+    )
 
 
 class ScalingConfig(_Strict):

@@ -13,7 +13,7 @@ from typing import Any
 from . import commands as cmd
 from . import validate as v
 from .config import LxcConfig
-from .errors import BadRequest, CommandFailed
+from .errors import BadRequest, CommandFailed, NotFound, combined_status
 from .hosts import Steps, Target
 from .service import R
 
@@ -133,8 +133,19 @@ async def _terminate(t: Target, vmid: str, steps: Steps) -> str:
 BULK: dict[str, BulkOp] = {"start": _start, "stop": _stop, "reboot": _reboot, "terminate": _terminate}
 
 
+async def require_existing(t: Target, vmids: list[str]) -> None:
+    """404 before anything runs when a listed container is not on the host (one `pvesh` listing)."""
+    node = await t.node()
+    listing = await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc", json_out=True))
+    known = {str(c.get("vmid")) for c in listing if isinstance(c, dict)}
+    unknown = [vmid for vmid in vmids if vmid not in known]
+    if unknown:
+        raise NotFound(f"no container {', '.join(unknown)} on {t.key} (node {node}); nothing was done")
+
+
 async def bulk(t: Target, action: str, vmids: list[str]) -> Any:
     op = BULK[action]
+    await require_existing(t, vmids)
 
     async def one(vmid: str) -> tuple[str, str | CommandFailed]:
         steps = t.steps()
@@ -152,12 +163,19 @@ def _bulk_outcome(results: list[tuple[str, Any]], fmt: Callable[[str, str], str]
     done = [fmt(vmid, r) for vmid, r in results if not isinstance(r, CommandFailed)]
     failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
     if failed:
-        details = "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed)
-        raise CommandFailed(details, "\n".join(done), failed[0][1].return_code)
+        raise combined_failure(failed, "\n".join(done))
     return R("\n".join(done))
 
 
+def combined_failure(failed: list[tuple[str, CommandFailed]], done: str) -> CommandFailed:
+    """One error for a bulk action's failures, each line prefixed with its container id."""
+    details = "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed)
+    return CommandFailed(details, done, failed[0][1].return_code, combined_status([r for _, r in failed]))
+
+
 async def status(t: Target, vmids: list[str]) -> Any:
+    await require_existing(t, vmids)
+
     async def one(vmid: str) -> tuple[str, Any]:
         files, disk = await asyncio.gather(
             t.run(cmd.pct_exec(vmid, ["cat", *cmd.HOST_STATUS_FILES])), t.run(cmd.pct_exec(vmid, ["df", "-h", "/"]))
@@ -178,9 +196,7 @@ async def status(t: Target, vmids: list[str]) -> Any:
     results = await asyncio.gather(*(one(x) for x in vmids))
     failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
     if failed:
-        raise CommandFailed(
-            "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed), "", failed[0][1].return_code
-        )
+        raise combined_failure(failed, "")
     return {vmid: r for vmid, r in results}
 
 
@@ -204,6 +220,7 @@ class ScaleRequest:
 
 
 async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> Any:
+    await require_existing(t, vmids)
     node = await t.node()
     async with t.locked(vmids):
         configs: dict[str, dict[str, Any]] = {}

@@ -3,7 +3,11 @@
 | situation                                   | status | body                                          |
 |---------------------------------------------|--------|-----------------------------------------------|
 | host command exited non-zero (or timed out) | 500    | {error, details (stderr), output, return_code} |
+| the host says the object does not exist     | 404    | {error, message}                               |
+| the host refuses: object busy/running/exists| 409    | {code, name, description}                      |
+| the host refuses a parameter (PVE "400 ...")| 400    | {error}                                        |
 | handler validation (body, query, ids list)  | 400    | {error}                                        |
+| body over api.max_body_bytes                | 413    | {code, name, description}                      |
 | missing/invalid API key                     | 401    | {code, name, description}                      |
 | non-numeric {instance_id} in the path       | 400    | {code, name, description}                      |
 | unknown route / unhandled exception         | 404/500| {error, message}                               |
@@ -12,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -35,14 +40,68 @@ class HTTPProblem(Exception):
         self.description = description
 
 
-class CommandFailed(Exception):
-    """A host command exited non-zero; carries what the 500 body needs."""
+class NotFound(Exception):
+    """A container, group, snapshot, volume... that does not exist: 404 {"error", "message"}."""
 
-    def __init__(self, details: str, output: str, return_code: int) -> None:
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# What Proxmox tools print when the object a request names is missing, busy, or a parameter is refused.
+# Only these exact phrasings are mapped; any other non-zero exit stays the spec's 500.
+_NOT_FOUND = re.compile(
+    r"Configuration file '[^'\n]*' does not exist"
+    r"|\b(?:storage|volume|snapshot|disk|archive|security group) '[^'\n]*' does not exist"
+    r"|no such (?:security group|cluster node) '[^'\n]*'"
+    r"|no rule at position \d+|unable to find VM '[^'\n]*'"
+)
+_CONFLICT = re.compile(
+    r"CT \d+ already (?:running|exists)|CT \d+ not running|CT is locked|CT (?:\d+ )?is running"
+    r"|container is running|snapshot name '[^'\n]*' already used|security group '[^'\n]*' already exists"
+    r"|[Ss]ecurity group '[^'\n]*' is (?:not empty|used by)|protection mode enabled|cannot start a template"
+    r"|convert a CT to template if the CT is running"
+    r'|Failed to exec "docker(?:-compose)?": No such file or directory'
+)
+_REFUSED = re.compile(
+    r"^400 Parameter verification failed|unable to parse volume ID|does not support (?:container directories|vzdump)"
+    r"|^target is local node|unable to shrink disk size",
+    re.MULTILINE,
+)
+
+
+def classify(details: str) -> int:
+    """The status a failed host command answers with: 404, 409 or 400 for the phrasings above, else 500."""
+    if _NOT_FOUND.search(details):
+        return 404
+    if _CONFLICT.search(details):
+        return 409
+    if _REFUSED.search(details):
+        return 400
+    return 500
+
+
+class CommandFailed(Exception):
+    """A host command exited non-zero; carries what the error body needs.
+
+    `status` is the answer's status: given, or classified from `details` (see `classify`).
+    """
+
+    def __init__(self, details: str, output: str, return_code: int, status: int | None = None) -> None:
         super().__init__(details)
         self.details = details
         self.output = output
         self.return_code = return_code
+        self.status = status if status is not None else classify(details)
+
+
+def combined_status(failures: list[CommandFailed]) -> int:
+    """One status for several failures (bulk actions): 500 if any really failed, else the most severe."""
+    statuses = {f.status for f in failures}
+    for status in (500, 409, 404, 400):
+        if status in statuses:
+            return status
+    return 500
 
 
 def bad_request(message: str) -> JSONResponse:
@@ -54,19 +113,20 @@ def problem(status: int, description: str, headers: dict[str, str] | None = None
     return JSONResponse({"code": status, "name": name, "description": description}, status_code=status, headers=headers)
 
 
-def unauthorized() -> JSONResponse:
-    return problem(401, "A valid API key is required in the X-API-Key header.")
-
-
 def bad_instance_id() -> JSONResponse:
     return problem(400, "instance_id must consist of digits only.")
 
 
 def not_found(path: str) -> JSONResponse:
-    return JSONResponse(
-        {"error": "Not Found", "message": f"The requested URL {path[:200]} was not found on the server."},
-        status_code=404,
-    )
+    return missing(f"The requested URL {path[:200]} was not found on the server.")
+
+
+def missing(message: str) -> JSONResponse:
+    return JSONResponse({"error": "Not Found", "message": message}, status_code=404)
+
+
+def too_large(limit: int) -> JSONResponse:
+    return problem(413, f"The request body is larger than the limit of {limit} bytes (api.max_body_bytes).")
 
 
 def internal_error() -> JSONResponse:
@@ -77,6 +137,18 @@ def internal_error() -> JSONResponse:
         },
         status_code=500,
     )
+
+
+def from_command(exc: CommandFailed) -> JSONResponse:
+    """The answer for a failed host command: the spec's 500 body, or 404/409/400 when the host named the cause."""
+    first = exc.details.strip()
+    if exc.status == 404:
+        return missing(first[:500])
+    if exc.status == 409:
+        return problem(409, first[:500])
+    if exc.status == 400:
+        return bad_request(f"the host refused the request: {first[:500]}")
+    return command_failed(exc.details, exc.output, exc.return_code)
 
 
 def command_failed(details: str, output: str, return_code: int) -> JSONResponse:

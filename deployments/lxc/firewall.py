@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from . import commands as cmd
-from .errors import BadRequest
+from .errors import BadRequest, NotFound
 from .hosts import Target
 from .service import R
 
@@ -96,7 +96,7 @@ async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> Any:
     async with t.locked([vmid]):
         groups = await steps.json(cmd.pvesh("get", GROUPS, json_out=True))
         if name not in {g["group"] for g in groups}:
-            raise BadRequest(f"security group '{name}' does not exist")
+            raise NotFound(f"no such security group '{name}'")
         rules = await steps.json(cmd.pvesh("get", f"{base}/firewall/rules", json_out=True))
         refs = [r for r in rules if r.get("type") == "group" and r.get("action") == name]
         if not refs:

@@ -10,12 +10,12 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+from actors.lxc.locks import HostLocks
 from rayfleet.ssh import CommandResult, SSHPool
 
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
 from .errors import CommandFailed, HTTPProblem
-from .locks import HostLocks
 
 LockFactory = Callable[[str], Any]
 

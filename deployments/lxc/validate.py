@@ -15,8 +15,13 @@ from typing import Any
 
 EXEC_FORBIDDEN = set(";&|`$(){}")
 EXEC_ALSO_FORBIDDEN = set("<>\n\r\x00")
+EXEC_MAX_CHARS = 16_384
+EXEC_MAX_WORDS = 1_024
+VMID_MIN = 100
+VMID_MAX = 999_999_999
+MAX_BULK_IDS = 100
 
-_VMID = re.compile(r"^[0-9]{1,9}$")
+_DIGITS = re.compile(r"[0-9]{1,64}")
 _HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$")
 _NODE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 _STORAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{0,38}[A-Za-z0-9]$")
@@ -62,20 +67,31 @@ def vmid(value: Any, field: str = "instance_id") -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     text = _text(value, field)
-    if not _VMID.fullmatch(text):
+    if not _DIGITS.fullmatch(text):
         raise Invalid(f"'{field}' must consist of digits only")
-    return str(int(text))
+    return _in_range(text, field)
+
+
+def _in_range(digits: str, field: str) -> str:
+    """Proxmox VM ids run from 100 to 999999999; 0-99 pass "digits only" but no host accepts them."""
+    number = int(digits) if len(digits) <= 12 else VMID_MAX + 1
+    if not VMID_MIN <= number <= VMID_MAX:
+        raise Invalid(f"'{field}' must be a container id between {VMID_MIN} and {VMID_MAX}")
+    return str(number)
 
 
 def vmids(value: Any, field: str = "instance_ids") -> list[str]:
     if not isinstance(value, list) or not value:
         raise Invalid(f"'{field}' must be a non-empty list of digit-only strings")
+    if len(value) > MAX_BULK_IDS:
+        raise Invalid(f"'{field}' holds at most {MAX_BULK_IDS} ids")
     out: list[str] = []
     for item in value:
-        if not isinstance(item, str) or not _VMID.fullmatch(item):
+        if not isinstance(item, str) or not _DIGITS.fullmatch(item):
             raise Invalid(f"every element of '{field}' must consist of digits only; got {str(item)[:32]!r}")
-        if str(int(item)) not in out:
-            out.append(str(int(item)))
+        vmid = _in_range(item, f"{field}' element '{item[:12]}")
+        if vmid not in out:
+            out.append(vmid)
     return out
 
 
@@ -302,25 +318,27 @@ def query_flag(value: str | None, field: str) -> bool:
 def exec_words(value: Any, field: str = "command") -> list[str]:
     """A command given as a string (split shell-style) or a list of words.
 
-    Refuses any word holding `; & | ` $ ( ) { }` (the spec's set) and also
-    `< >`, newlines and NUL, so nothing can be read as shell syntax anywhere.
+    Sizes are capped first (EXEC_MAX_CHARS characters in all, EXEC_MAX_WORDS words), then
+    any word holding `; & | ` $ ( ) { }` (the spec's set) or `< >`, newlines and NUL is
+    refused, so nothing can be read as shell syntax anywhere; the split is linear.
     """
-    import shlex
-
     if isinstance(value, str):
+        if len(value) > EXEC_MAX_CHARS:
+            raise Invalid(f"'{field}' is longer than {EXEC_MAX_CHARS} characters")
         if not value.strip():
             raise Invalid(f"'{field}' must not be empty")
         bad = _forbidden_in(value)
         if bad:
             raise Invalid(f"'{field}' contains forbidden characters: {bad}")
-        try:
-            words = shlex.split(value)
-        except ValueError as exc:
-            raise Invalid(f"'{field}' cannot be split: {exc}") from None
+        words = split_words(value, field)
     elif isinstance(value, list) and value and all(isinstance(w, str) for w in value):
+        if len(value) > EXEC_MAX_WORDS or sum(len(w) for w in value) > EXEC_MAX_CHARS:
+            raise Invalid(f"'{field}' holds at most {EXEC_MAX_WORDS} words and {EXEC_MAX_CHARS} characters")
         words = list(value)
     else:
         raise Invalid(f"'{field}' must be a string or a non-empty list of strings")
+    if len(words) > EXEC_MAX_WORDS:
+        raise Invalid(f"'{field}' holds at most {EXEC_MAX_WORDS} words")
     for word in words:
         bad = _forbidden_in(word)
         if bad:
@@ -330,7 +348,53 @@ def exec_words(value: Any, field: str = "command") -> list[str]:
     return words
 
 
+_BLANKS = " \t\r\n"
+_FORBIDDEN = re.compile("[" + re.escape("".join(sorted(EXEC_FORBIDDEN | EXEC_ALSO_FORBIDDEN))) + "]")
+_PIECE = re.compile(r"""[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.""", re.DOTALL)
+_QUOTED_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def split_words(text: str, field: str = "command") -> list[str]:
+    """Split like `shlex.split` (POSIX mode, no comments) in one linear pass.
+
+    `shlex` builds each token a character at a time (quadratic on a long word) and
+    runs on whatever thread calls it; this reads whole runs with one regex instead.
+    Quoting: '...' literal; "..." where backslash escapes only `"` and `\\`; a bare
+    backslash escapes the next character.
+    """
+    words: list[str] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        if text[pos] in _BLANKS:
+            pos += 1
+            continue
+        parts: list[str] = []
+        while pos < end and text[pos] not in _BLANKS:
+            m = _PIECE.match(text, pos)
+            if m is None:
+                reason = "No escaped character" if text[pos] == "\\" else "No closing quotation"
+                raise Invalid(f"'{field}' cannot be split: {reason}")
+            parts.append(_unquote(m.group()))
+            pos = m.end()
+        words.append("".join(parts))
+    return words
+
+
+def _unquote(piece: str) -> str:
+    first = piece[0]
+    if first == "'":
+        return piece[1:-1]
+    if first == '"':
+        return _QUOTED_ESCAPE.sub(lambda m: m.group(1) if m.group(1) in '"\\' else m.group(0), piece[1:-1])
+    if first == "\\":
+        return piece[1]
+    return piece
+
+
 def _forbidden_in(text: str) -> str:
+    """The forbidden characters `text` holds ("" when none): one C-level scan, a set only on refusal."""
+    if not _FORBIDDEN.search(text):
+        return ""
     found = sorted({c for c in text if c in EXEC_FORBIDDEN or c in EXEC_ALSO_FORBIDDEN})
     return " ".join(repr(c)[1:-1] for c in found)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from deployments.memory import debuglog
 from deployments.memory.config import Settings, load_settings
@@ -36,7 +36,7 @@ exit codes: 0 ok, 1 failure (or a failed doctor check), 2 bad usage, 3 not found
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print the whole usage block
+    def error(self, message: str) -> NoReturn:  # argparse would print the whole usage block
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 

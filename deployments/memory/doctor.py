@@ -80,6 +80,8 @@ def check_embeddings(settings: Settings, store: Any) -> list[dict[str, str]]:
         return [_check("embeddings", WARN, "MEM_EMBEDDING_URL not set: full-text search only")]
     try:
         client = embed.client_for(settings)
+        if client is None:
+            return [_check("embeddings", WARN, "embeddings are off: full-text search only")]
         vectors = client.embed(["mem doctor"])
     except EmbeddingError as exc:
         return [_check("embeddings", FAIL, f"{settings.embedding_url}: {exc.message}")]

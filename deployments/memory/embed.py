@@ -13,6 +13,7 @@ import math
 import sys
 import threading
 from array import array
+from typing import cast
 from urllib.parse import urlsplit
 
 from deployments.memory.errors import EmbeddingError
@@ -36,7 +37,7 @@ def _post(url: str, body: bytes, timeout: float) -> tuple[int, bytes]:
 
     parts = urlsplit(url)
     conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = conn_cls(parts.hostname, parts.port, timeout=timeout)
+    conn = conn_cls(parts.hostname or "", parts.port, timeout=timeout)
     try:
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         conn.request(
@@ -87,7 +88,7 @@ class EmbeddingClient:
         if "error" in outcome:
             exc = outcome["error"]
             raise EmbeddingError(f"embedding endpoint unreachable: {type(exc).__name__}: {exc}")
-        status, raw = outcome["result"]  # type: ignore[misc]
+        status, raw = cast(tuple[int, bytes], outcome["result"])
         if status != 200:
             raise EmbeddingError(f"embedding endpoint answered HTTP {status}")
         return _parse(raw, len(texts))

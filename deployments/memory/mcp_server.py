@@ -27,10 +27,12 @@ def _sdk() -> tuple[Any, type[Exception]]:
 
         return MCPServer, ToolError
     except ImportError:
-        from mcp.server.fastmcp import FastMCP
-        from mcp.server.fastmcp.exceptions import ToolError as FastToolError
+        import importlib
 
-        return FastMCP, FastToolError
+        # the older SDK's module (absent from the newer SDK's type information)
+        fastmcp = importlib.import_module("mcp.server.fastmcp")
+        exceptions = importlib.import_module("mcp.server.fastmcp.exceptions")
+        return fastmcp.FastMCP, exceptions.ToolError
 
 
 def build_server(settings: Settings) -> Any:

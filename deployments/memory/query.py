@@ -11,6 +11,9 @@ Rules (documented in README.md):
 - in each AND group, bare stop-words are dropped when another term remains, and
   a one-word term implied by another term (a repeat, or a prefix of another
   word) is dropped: both only make FTS5 walk long posting lists;
+- when no memory matches every term, `relaxed_matches` gives the fallbacks:
+  the AND of the terms found somewhere, then any one term (BM25 then favours
+  memories matching more words);
 - FTS5 syntax typed by the user (`AND`, `NEAR`, `col:`, `*`, `^`, parentheses)
   is only text: every word is emitted inside double quotes.
 The result never makes FTS5 raise; text without any word gives `None`.
@@ -19,6 +22,7 @@ The result never makes FTS5 raise; text without any word gives `None`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _WORD = re.compile(r"[^\W_]+")
 _TERM = re.compile(r'"((?:[^"]|"")*)"(\*?)')
@@ -88,7 +92,8 @@ def _simplify(group: list[_Term]) -> list[_Term]:
     return kept
 
 
-def build_match(text: str) -> str | None:
+def _parse(text: str) -> tuple[list[list[_Term]], list[_Term]]:
+    """The query's OR groups of AND terms (simplified) and its excluded terms."""
     groups: list[list[_Term]] = [[]]
     negatives: list[_Term] = []
     count = 0
@@ -113,14 +118,72 @@ def build_match(text: str) -> str | None:
         term = _Term(tokens, prefix=True, bare=True)
         (negatives if negate else groups[-1]).append(term)
         count += 1
-    groups = [_simplify(g) for g in groups if g]
-    if not groups:
-        return None
+    return [_simplify(g) for g in groups if g], negatives
+
+
+def _compose(groups: list[list[_Term]], negatives: list[_Term]) -> str:
     parts = [g[0].expr() if len(g) == 1 else "(" + " AND ".join(t.expr() for t in g) + ")" for g in groups]
     expr = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
     if negatives:
         expr = f"{expr} NOT ({' OR '.join(t.expr() for t in negatives)})"
     return expr
+
+
+def build_match(text: str) -> str | None:
+    """The MATCH expression where every term of an AND group must match."""
+    groups, negatives = _parse(text)
+    return _compose(groups, negatives) if groups else None
+
+
+def build_any_match(text: str) -> str | None:
+    """Every positive term of every group as an alternative: any one term may match.
+
+    BM25 then ranks first the memories that match the most (and the rarest)
+    words. Stop-words are left out (they would match nearly every memory)
+    unless nothing else is left; exclusions still apply. None when the query
+    has no AND group of two or more terms (the result would be `build_match`'s).
+    """
+    loose = _loosened(text, None)
+    return loose[0][0] if loose else None
+
+
+def relaxed_matches(text: str, exists: Callable[[str], bool]) -> list[tuple[str, bool]]:
+    """The MATCH expressions to try, in order, when no memory matches every term,
+    each with True when any one of its terms may match (the OR form).
+
+    1. For a query of one AND group: the AND of the terms that match some memory
+       (`exists(term_expression)`), when some do not: a word found nowhere (a
+       typo, a word from another vocabulary) no longer hides the memories that
+       have all the others.
+    2. Any one of those terms (`build_any_match` without the terms found nowhere).
+    Empty when the query cannot be loosened or no term matches anything.
+    """
+    return _loosened(text, exists)
+
+
+def _loosened(text: str, exists: Callable[[str], bool] | None) -> list[tuple[str, bool]]:
+    groups, negatives = _parse(text)
+    if not any(len(g) > 1 for g in groups):
+        return []
+    terms: list[_Term] = []
+    seen: set[str] = set()
+    for term in (t for g in groups for t in g):
+        if term.expr() not in seen:
+            seen.add(term.expr())
+            terms.append(term)
+    if any(not t.is_stopword() for t in terms):
+        terms = [t for t in terms if not t.is_stopword()]
+    if exists is None:
+        return [(_compose([[t] for t in terms], negatives), True)]
+    present = [t for t in terms if exists(t.expr())]
+    if not present:
+        return []
+    out: list[tuple[str, bool]] = []
+    if len(groups) == 1 and len(present) < len(terms):
+        out.append((_compose([present], negatives), False))
+    if len(present) > 1:
+        out.append((_compose([[t] for t in present], negatives), True))
+    return out
 
 
 STOPWORDS = frozenset(

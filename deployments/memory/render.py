@@ -24,6 +24,8 @@ def as_text(command: str, data: Any) -> str:
         return "\n".join(_memory_line(r) for r in data["memories"]) or "(no memories)"
     if command == "search":
         lines = [f"{r['score']:>10.4f} {_memory_line(r)}" for r in data["results"]]
+        if lines and data.get("match") == "any":
+            lines.insert(0, "(no memory matches every word; these match some of them)")
         return "\n".join(lines) or f"(no match, {data['mode']} search)"
     if command == "get":
         if not data.get("found", True):

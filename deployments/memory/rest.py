@@ -16,7 +16,6 @@ query parameter, else the `X-MEM-Scope` header, else MEM_SCOPE (default `user`);
 
 from __future__ import annotations
 
-import hmac
 import json
 import socket
 import sys
@@ -32,6 +31,8 @@ from deployments.memory.config import Settings
 from deployments.memory.errors import MemError, UsageError
 from deployments.memory.service import Memory
 from deployments.memory.store import Store, check_limit
+from rayfleet.auth import presented_key
+from rayfleet.security import constant_time_equals
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://")
@@ -58,7 +59,7 @@ def error(status: int, message: str, code: str | None = None, headers: dict | No
 
 
 def is_extension_origin(origin: str | None) -> bool:
-    return bool(origin) and origin.startswith(EXTENSION_SCHEMES) and len(origin) > len("moz-extension://")
+    return origin is not None and origin.startswith(EXTENSION_SCHEMES) and len(origin) > len("moz-extension://")
 
 
 def _cors_headers(origin: str) -> dict[str, str]:
@@ -71,20 +72,10 @@ def _cors_headers(origin: str) -> dict[str, str]:
     }
 
 
-def presented_token(request: Request) -> str:
-    token = request.headers.get("x-mem-token", "")
-    if token:
-        return token.strip()
-    auth = request.headers.get("authorization", "")
-    scheme, _, value = auth.partition(" ")
-    return value.strip() if scheme.lower() == "bearer" else ""
-
-
 def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
     """The REST app. Each worker thread gets its own SQLite connection."""
     app = FastAPI(title="mem REST server", version=version or "0", docs_url=None, redoc_url=None, openapi_url=None)
     local = threading.local()
-    expected = token.encode()
     allowed_hosts: set[str] = set()
 
     def memory() -> Memory:
@@ -99,7 +90,7 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
-        origin = request.headers.get("origin")
+        origin = request.headers.get("origin") or ""
         extension = is_extension_origin(origin)
         host = request.headers.get("host", "").lower()
         if allowed_hosts and host not in allowed_hosts:
@@ -109,7 +100,9 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
                 return Response(status_code=204, headers=_cors_headers(origin))
             return error(403, "CORS is allowed only for browser-extension origins", headers={"Vary": "Origin"})
         if request.url.path != "/health":
-            if not hmac.compare_digest(presented_token(request).encode(), expected):
+            # In the middleware rather than rayfleet.auth's route dependency: unknown paths and
+            # extension preflights are decided here too, and a 401 carries the CORS headers.
+            if not constant_time_equals(presented_key(request, "X-MEM-Token", bearer=True), token):
                 response: Response = error(
                     401,
                     "missing or invalid token (X-MEM-Token or Authorization: Bearer)",

@@ -13,6 +13,9 @@ Ranking (documented in README.md):
   then ordered pinned first, RRF score, most recently updated, newest id.
   Both candidate lists take pinned matches first, so a pinned match is never
   cut by the candidate limit: pinned items rank the same way in both modes.
+- when no memory matches every word, both modes loosen the query (README,
+  "Search and ranking": first the words found somewhere must all match, then
+  any one word may), and the result says `"match": "any"` (otherwise `"all"`).
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from typing import Any
 from deployments.memory import embed
 from deployments.memory.config import Settings
 from deployments.memory.errors import EmbeddingError, StorageError, UsageError
-from deployments.memory.query import build_match
+from deployments.memory.query import build_match, relaxed_matches
 from deployments.memory.records import ALL_SCOPES, check_scope, check_value, normalize_tags
-from deployments.memory.store import Store, check_limit, embedding_text
+from deployments.memory.store import ANY_CANDIDATES, Store, check_limit, embedding_text
 
 Warn = Callable[[str], None]
 
@@ -87,25 +90,52 @@ class Memory:
     # ----- search --------------------------------------------------------------
 
     def search(self, query: str, limit: int = 50, scope: str | None = None) -> dict:
+        """Full-text (or hybrid) search; `match` says whether every word had to match.
+
+        When no memory matches every word of the query (`match: "all"`), the
+        memories matching any of them are ranked instead (`match: "any"`).
+        """
         if not isinstance(query, str) or not query.strip():
             raise UsageError("query must not be empty")
         scope = self.scope(scope, allow_all=True)
         limit = check_limit(limit)
-        match = build_match(query)
         if self.client is not None:
             qvec = self._vector(query, "using full-text search only")
             if qvec is not None:
-                results = self._hybrid(scope, match, qvec, limit)
-                return {"query": query, "mode": "hybrid", "count": len(results), "results": results}
-        results = self.store.text_search(scope, match, limit) if match else []
+                depth = limit * 3
+                text_hits, kind = self._text_hits(scope, query, depth)
+                results = self._hybrid(text_hits, self._vector_hits(scope, qvec, depth), limit)
+                return {"query": query, "mode": "hybrid", "match": kind, "count": len(results), "results": results}
+        results, kind = self._text_hits(scope, query, limit)
         for r in results:
             r.pop("id", None)
-        return {"query": query, "mode": "text", "count": len(results), "results": results}
+        return {"query": query, "mode": "text", "match": kind, "count": len(results), "results": results}
 
-    def _hybrid(self, scope: str, match: str | None, qvec: bytes, limit: int) -> list[dict]:
-        depth = limit * 3
-        text_hits = self.store.text_search(scope, match, depth) if match else []
-        vector_hits = self._vector_hits(scope, qvec, depth)
+    def _text_hits(self, scope: str, query: str, limit: int) -> tuple[list[dict], str]:
+        """BM25 hits of every word ("all"); when there are none, of the loosened query ("any").
+
+        The loosened forms are tried in order and their hits appended until `limit`:
+        first the memories with every word that some memory has, then those with any word.
+        """
+        match = build_match(query)
+        hits: list[dict] = self.store.text_search(scope, match, limit) if match else []
+        if hits:
+            return hits, "all"
+        for loose, any_word in relaxed_matches(query, self.store.has_match):
+            if len(hits) >= limit:
+                break
+            seen = {h["id"] for h in hits}
+            more: list[dict] = self.store.text_search(
+                scope,
+                loose,
+                limit + len(hits),
+                candidates=ANY_CANDIDATES if any_word else None,
+                older_pinned=not any_word,
+            )
+            hits += [h for h in more if h["id"] not in seen][: limit - len(hits)]
+        return hits, "any" if hits else "all"
+
+    def _hybrid(self, text_hits: list[dict], vector_hits: list[tuple[int, float]], limit: int) -> list[dict]:
         s = self.settings
         fused: dict[int, dict[str, Any]] = {}
         for rank, hit in enumerate(sorted(text_hits, key=lambda h: -h["score"]), start=1):
@@ -147,6 +177,8 @@ class Memory:
 
         from deployments.memory import vcache
 
+        if self.client is None:
+            return []
         model, path, conn = self.client.model_id, self.store.path, self.store.conn
         try:
             matrix, rows, scopes = vcache.load(path, conn, model, len(qvec)) or vcache.build(

@@ -9,6 +9,7 @@ removes them through `ON DELETE CASCADE`.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import os
 import re
@@ -31,8 +32,8 @@ from deployments.memory.records import (
     to_record,
     uri,
 )
+from rayfleet.sqlite import connect as sqlite_connect
 
-BUSY_TIMEOUT_MS = 10_000
 REL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 SORTS = {
     "updated": "m.updated_at DESC, m.id DESC",
@@ -48,6 +49,10 @@ MAX_DEPTH = 16
 # matches (README, "Ranking"): scoring every match of a very common word
 # costs FTS5 ~2 µs a row, 20-60 ms for a word found in 10-30% of 100k memories.
 CANDIDATES = 1000
+# The any-word stage of a loosened query (README, "Search and ranking") fills the
+# list after the exact stage; an OR of common words matches most memories, so it
+# ranks fewer candidates and does not walk the older matches for pinned ones.
+ANY_CANDIDATES = 200
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,15 +92,8 @@ class Store:
         self.path = path
         ensure_db_file(path)
         try:
-            self.conn = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
+            # WAL, synchronous=NORMAL, foreign keys and the 10 s busy timeout: the platform's setup.
+            self.conn = sqlite_connect(path, wal=True, check_same_thread=False, autocommit=True)
             if schema.current_version(self.conn) != schema.LATEST:
                 schema.migrate(self.conn)
         except sqlite3.DatabaseError as exc:
@@ -139,7 +137,7 @@ class Store:
             record["links"] = self._links_of(row["id"])
         return record
 
-    def _links_of(self, memory_id: int) -> dict[str, list[dict]]:
+    def _links_of(self, memory_id: int) -> dict[str, builtins.list[dict]]:
         out = self.conn.execute(
             """SELECT l.rel, m.scope, m.key FROM memory_links l JOIN memories m ON m.id = l.to_id
                 WHERE l.from_id = ? ORDER BY l.rel, m.scope, m.key""",
@@ -158,12 +156,12 @@ class Store:
     @storage_errors
     def list(
         self, scope: str, limit: int = 200, pinned_only: bool = False, sort: str = "updated", offset: int = 0
-    ) -> list[dict]:
+    ) -> builtins.list[dict]:
         check_scope(scope, allow_all=True)
         if sort not in SORTS:
             raise UsageError(f"sort must be one of {', '.join(SORTS)}")
         where = ["m.archived = 0"]
-        params: list[Any] = []
+        params: builtins.list[Any] = []
         if scope != ALL_SCOPES:
             where.append("m.scope = ?")
             params.append(scope)
@@ -279,7 +277,7 @@ class Store:
         scope: str,
         key: str,
         value: str,
-        tags: list[str],
+        tags: builtins.list[str],
         origin: str,
         now: int,
         verified: bool,
@@ -305,7 +303,8 @@ class Store:
                 model if vector is not None else "",
             ),
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT always sets it
+        return cur.lastrowid
 
     @staticmethod
     def _archive_and_link(conn: sqlite3.Connection, new_id: int, old_id: int, now: int) -> None:
@@ -472,7 +471,7 @@ class Store:
             node = queue.popleft()
             if seen[node] >= depth:
                 continue
-            neighbours: list[int] = []
+            neighbours: builtins.list[int] = []
             if direction in ("out", "both"):
                 neighbours += [
                     r[0]
@@ -545,17 +544,26 @@ class Store:
     # ----- search --------------------------------------------------------------
 
     @storage_errors
-    def text_search(self, scope: str, match: str, limit: int, pinned_first: bool = True) -> list[dict]:
+    def text_search(
+        self,
+        scope: str,
+        match: str,
+        limit: int,
+        pinned_first: bool = True,
+        candidates: int | None = None,
+        older_pinned: bool = True,
+    ) -> builtins.list[dict]:
         """BM25 full-text hits; each record gains `score` (higher is better) and `snippet`.
 
         Order: pinned first, then rank (BM25, column weights 3/1/2), then most recent
         update, then newest id, among the candidates: the CANDIDATES most recently
         created active matches of the scope (every match when there are fewer)
         plus every pinned match, so a very common word never makes FTS5 score
-        tens of thousands of rows.
+        tens of thousands of rows. `candidates` replaces CANDIDATES; with
+        `older_pinned=False` the pinned matches count only among the candidates.
         """
         try:
-            hits = self._ranked_ids(scope, match, limit, pinned_first)
+            hits = self._ranked_ids(scope, match, limit, pinned_first, candidates or CANDIDATES, older_pinned)
         except sqlite3.OperationalError:
             return self._like_search(scope, match, limit)
         if not hits:
@@ -571,7 +579,17 @@ class Store:
             out.append(rec)
         return out
 
-    def _ranked_ids(self, scope: str, match: str, limit: int, pinned_first: bool) -> list[tuple[int, float]]:
+    @storage_errors
+    def has_match(self, match: str) -> bool:
+        """Whether any memory (any scope, archived too) matches: a cheap probe, no ranking."""
+        return (
+            self.conn.execute("SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1", (match,)).fetchone()
+            is not None
+        )
+
+    def _ranked_ids(
+        self, scope: str, match: str, limit: int, pinned_first: bool, candidates: int, older_pinned: bool
+    ) -> builtins.list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
         scope_args: tuple = () if scope == ALL_SCOPES else (scope,)
         # BM25 over the newest CANDIDATES active matches of the scope (all of them
@@ -582,14 +600,15 @@ class Store:
             "ON m.id = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql.replace('scope', 'm.scope')} "
             "ORDER BY memories_fts.rowid DESC LIMIT ?",
-            (match, *scope_args, CANDIDATES),
+            (match, *scope_args, candidates),
         ).fetchall()
         if not rows:
             return []
         hits = [(r[0], r[1], r[2] if pinned_first else 0, r[3]) for r in rows]
         if (
             pinned_first
-            and len(rows) == CANDIDATES
+            and older_pinned
+            and len(rows) == candidates
             and (
                 scope == ALL_SCOPES
                 or self.conn.execute(
@@ -610,13 +629,13 @@ class Store:
         return [(h[0], h[1]) for h in hits[:limit]]
 
     def _with_updated(
-        self, ranked: list, scope_sql: str = "", scope_args: tuple = (), with_pinned: bool = False
-    ) -> list[tuple]:
+        self, ranked: builtins.list, scope_sql: str = "", scope_args: tuple = (), with_pinned: bool = False
+    ) -> builtins.list[tuple]:
         """(id, rank, [pinned,] updated_at) of the active rows among `ranked`, filtered by scope."""
         if not ranked:
             return []
-        rank_of = dict(ranked)
-        keep: list[tuple] = []
+        rank_of: dict[int, float] = dict(ranked)
+        keep: builtins.list[tuple] = []
         ids = list(rank_of)
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
@@ -630,7 +649,7 @@ class Store:
             keep += [(r[0], rank_of[r[0]], r[1], r[2]) if with_pinned else (r[0], rank_of[r[0]], r[2]) for r in rows]
         return keep
 
-    def _like_search(self, scope: str, match: str, limit: int) -> list[dict]:
+    def _like_search(self, scope: str, match: str, limit: int) -> builtins.list[dict]:
         """Last resort when FTS5 rejects an expression: substring match on the words, score 0."""
         from deployments.memory.query import words
 
@@ -638,7 +657,7 @@ class Store:
         if not terms:
             return []
         where = ["m.archived = 0"] + ["(m.key || ' ' || m.value || ' ' || m.tags) LIKE ?"] * len(terms)
-        params: list[Any] = [f"%{t}%" for t in terms]
+        params: builtins.list[Any] = [f"%{t}%" for t in terms]
         if scope != ALL_SCOPES:
             where.append("m.scope = ?")
             params.append(scope)
@@ -650,7 +669,7 @@ class Store:
         return [dict(to_record(r), id=r["id"], score=0.0, snippet=r["value"][:120]) for r in rows]
 
     @storage_errors
-    def records_by_id(self, ids: list[int]) -> dict[int, dict]:
+    def records_by_id(self, ids: builtins.list[int]) -> dict[int, dict]:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
@@ -660,7 +679,8 @@ class Store:
     # ----- embeddings backfill -----------------------------------------------------
 
     @storage_errors
-    def needing_embedding(self, model: str, force: bool) -> list[int]:
+    def needing_embedding(self, model: str, force: bool) -> builtins.list[int]:
+        params: tuple[str, ...]
         if force:
             sql, params = "SELECT id FROM memories ORDER BY id", ()
         else:
@@ -671,13 +691,13 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, params)]
 
     @storage_errors
-    def texts_for(self, ids: list[int]) -> dict[int, str]:
+    def texts_for(self, ids: builtins.list[int]) -> dict[int, str]:
         marks = ",".join("?" * len(ids))
         rows = self.conn.execute(f"SELECT id, value, tags FROM memories WHERE id IN ({marks})", ids)
         return {r["id"]: embedding_text(r["value"], r["tags"].split(",")) for r in rows}
 
     @storage_errors
-    def set_embeddings(self, items: list[tuple[int, bytes]], model: str) -> None:
+    def set_embeddings(self, items: builtins.list[tuple[int, bytes]], model: str) -> None:
         """Store vectors without touching updated_at (re-embedding is not an edit)."""
         with self.write() as conn:
             conn.executemany(
@@ -708,7 +728,7 @@ def check_rel(rel: object) -> str:
 
 def check_limit(limit: object, maximum: int = 10_000) -> int:
     try:
-        value = int(limit)  # type: ignore[arg-type]
+        value = int(limit)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         raise UsageError(f"limit must be an integer, got {limit!r}") from None
     if not 1 <= value <= maximum:

@@ -15,12 +15,14 @@ class Clock:
     def advance(self, seconds: float) -> None:
         self.now_us += int(seconds * US)
 
+    def __call__(self) -> float:
+        return self.now_us / US
+
 
 @pytest.fixture
-def clocked(monkeypatch):
+def clocked():
     clock = Clock()
-    monkeypatch.setattr(RateLimitWindow, "_now_us", staticmethod(lambda: clock.now_us))
-    return RateLimitWindow(), clock
+    return RateLimitWindow(clock=clock), clock
 
 
 def test_exact_limit_then_denied(clocked):

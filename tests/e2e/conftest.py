@@ -31,6 +31,7 @@ def cluster(tmp_path_factory) -> Launched:
         "LLM_GATEWAY__DATA_DIR": str(state_dir / "llm_gateway"),
         "LXC__AUDIT_LOG": str(state_dir / "lxc" / "audit.log"),
         "LXC__CONF_BACKUP_DIR": str(state_dir / "lxc" / "conf-backups"),
+        "TASKNET__DATA_DIR": str(state_dir / "tasknet"),
     }
     launched = launch(state_dir, apps.split(",") if apps else None, env=env, cwd=ROOT, timeout=300)
     yield launched

@@ -43,7 +43,7 @@ def test_every_route_is_served(lxc: httpx.Client) -> None:
         not_routed = (
             r.status_code == 404
             and r.headers.get("content-type", "").startswith("application/json")
-            and r.json().get("error") == "Not Found"
+            and r.json().get("message", "").startswith("The requested URL")
         )
         assert not not_routed and r.status_code != 405, (method, path, r.status_code, r.text[:200])
 
@@ -92,3 +92,22 @@ def test_lifecycle_against_the_demo_host(lxc: httpx.Client) -> None:
     assert run.json() == {"output": f"e2e-{ids[0]}"}
     gone = lxc.post(PREFIX + "/api/v1/lxc/instances/terminate", json={"instance_ids": ids})
     assert gone.status_code == 200, gone.text
+
+
+def test_fuzzing_findings_through_serve(lxc: httpx.Client) -> None:
+    """The denial-of-service body, VM ids 0-99, unknown objects and the 405 Allow header, through the proxy."""
+    huge = lxc.post(PREFIX + "/api/v1/lxc/instances/102/exec", json={"command": "echo " + "x" * 1_000_000})
+    assert huge.status_code == 413 and huge.json()["code"] == 413
+    assert lxc.get(PREFIX + "/api/v1/health").json() == {"status": "ok"}
+    low = lxc.get(PREFIX + "/api/v1/lxc/instances/50/info")
+    assert low.status_code == 400 and "between 100 and 999999999" in low.json()["error"]
+    unknown = lxc.get(PREFIX + "/api/v1/lxc/instances/999/info")
+    assert unknown.status_code == 404 and "does not exist" in unknown.json()["message"]
+    bulk = lxc.post(PREFIX + "/api/v1/lxc/instances/stop", json={"instance_ids": ["999"]})
+    assert bulk.status_code == 404
+    image = lxc.delete(PREFIX + "/api/v1/px/image/0")
+    assert image.status_code == 404
+    group = lxc.delete(PREFIX + "/api/v1/px/security-groups/nosuchgroup")
+    assert group.status_code == 404
+    options = lxc.request("OPTIONS", PREFIX + "/api/v1/lxc/instances/scale")
+    assert options.status_code == 405 and options.headers["allow"] == "POST"

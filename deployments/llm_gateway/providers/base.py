@@ -47,7 +47,7 @@ def prompt_text(body: dict[str, Any]) -> str:
         if isinstance(content, str):
             parts.append(content)
         elif isinstance(content, list):
-            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+            parts.extend(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     for key in ("prompt", "input"):
         value = body.get(key)
         if isinstance(value, str):

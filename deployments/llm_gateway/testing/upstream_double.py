@@ -15,7 +15,9 @@ socket open), ``malformed_after`` (send invalid JSON after N events),
 ``error_event_after`` (send an error event after N events). ``GET /_double/requests``
 returns what was received (bodies and the credential headers), ``DELETE`` clears it.
 Token usage is deterministic: prompt tokens are ``ceil(chars / 4)`` of the prompt text,
-completion tokens ``min(max_tokens, words)`` of the canned reply.
+completion tokens ``min(max_tokens, words)`` of the canned reply. A prompt starting with
+``echo:`` is answered with the rest of the prompt, in 5-character pieces (a stream then
+splits words and links across events).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
+ECHO = "echo:"
 REPLY_WORDS = ["Hello", " from", " the", " upstream", " double", ".", " All", " good", "."]
 
 
@@ -80,6 +83,11 @@ class Double:
         return None
 
     def reply(self, body: dict[str, Any]) -> tuple[list[str], int, int]:
+        prompt = _prompt_text(body)
+        if prompt.startswith(ECHO):
+            text = prompt[len(ECHO) :]
+            pieces = [text[i : i + 5] for i in range(0, len(text), 5)] or [""]
+            return pieces, _tokens(prompt), len(pieces)
         limit = body.get("max_tokens") or body.get("max_completion_tokens") or len(REPLY_WORDS)
         words = [f"[{self.name}]", *REPLY_WORDS]
         words = words[: max(1, min(int(limit), len(words)))]

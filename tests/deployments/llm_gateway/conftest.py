@@ -131,6 +131,7 @@ def base_config(tmp_path: Path, endpoints: dict[str, Any], **overrides: Any) -> 
         "rate_limiting": {"requests_per_minute": 100000},
         "caching": {"enabled": False},
         "circuit_breaker": {"failure_threshold": 3, "recovery_timeout": 60},
+        "observability": {"tracing": {"console_exporter": False}},
     }
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(cfg.get(key), dict):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+from actors.llm_gateway import BreakerBoard
+from rayfleet import state
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
 
 
@@ -117,6 +119,14 @@ async def test_breaker_opens_skips_endpoint_and_resets(serve, up1, up2, tmp_path
         assert (await c.post("/api/v1/circuit-breaker/nope/reset", headers=admin)).status_code == 404
 
 
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def test_half_open_single_probe_under_concurrency(serve, up1, tmp_path, auth_env):
     up1.faults({"status": 500, "times": 2}, {"latency_ms": 300, "times": 1})
     cfg = base_config(
@@ -125,11 +135,13 @@ async def test_half_open_single_probe_under_concurrency(serve, up1, tmp_path, au
         circuit_breaker={"failure_threshold": 2, "recovery_timeout": "200ms"},
         rotation={"failover": {"max_retries": 0}},
     )
-    gw = await serve(cfg)
+    clock = FakeClock()
+    breakers = state.actor(BreakerBoard, f"gw-test-breakers-{tmp_path.name}", 2, 0.2, 30.0, clock=clock)
+    gw = await serve(cfg, state={"breakers": breakers, "clock": clock})
     async with gw.client() as c:
         for _ in range(2):
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 500
-        await asyncio.sleep(0.3)
+        clock.now += 0.3  # past recovery_timeout: the next request may probe
         await gw.gateway.breakers.refresh()
         up1.reset()
         up1.faults({"latency_ms": 300, "times": 1})

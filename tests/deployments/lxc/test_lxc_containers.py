@@ -72,7 +72,11 @@ async def test_list_get_and_bulk_lifecycle(fresh_api, fresh_sim):
     start = await fresh_api.post("/api/v1/lxc/instances/start", json={"instance_ids": [a, b]})
     assert start.status_code == 200
     again = await fresh_api.post("/api/v1/lxc/instances/start", json={"instance_ids": [a]})
-    assert again.status_code == 500 and f"CT {a} already running" in again.json()["details"]
+    assert again.status_code == 409 and again.json() == {
+        "code": 409,
+        "name": "Conflict",
+        "description": f"{a}: CT {a} already running",
+    }
     reboot = await fresh_api.post("/api/v1/lxc/instances/reboot", json={"instance_ids": [a]})
     assert reboot.status_code == 200
     status = await fresh_api.post("/api/v1/lxc/instances/status", json={"instance_ids": [a, b]})
@@ -113,7 +117,7 @@ async def test_snapshots_volumes_service_exec(fresh_api, fresh_sim):
     snaps = (await fresh_api.get(f"{base}/snapshots")).json()
     assert [s["name"] for s in snaps] == ["before", "current"]
     dup = await fresh_api.post(f"{base}/snapshots", json={"snapshot_name": "before"})
-    assert dup.status_code == 500 and "already used" in dup.json()["details"]
+    assert dup.status_code == 409 and "already used" in dup.json()["description"]
     assert (await fresh_api.delete(f"{base}/snapshots/before")).status_code == 200
     assert (await fresh_api.delete(f"{base}/snapshots/9bad")).status_code == 400
     attach = await fresh_api.post(
@@ -161,7 +165,7 @@ async def test_clone_backup_restore_migrate(fresh_api, fresh_sim):
     assert migrate.status_code == 200 and "migration finished successfully" in migrate.json()["output"]
     assert target not in fresh_sim.model.containers
     bad = await fresh_api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "nowhere"})
-    assert bad.status_code == 500 and "no such cluster node" in bad.json()["details"]
+    assert bad.status_code == 404 and bad.json() == {"error": "Not Found", "message": "no such cluster node 'nowhere'"}
 
 
 async def test_diagnostics(fresh_api, fresh_sim):

@@ -10,13 +10,14 @@ BULK = ["start", "stop", "status", "scale", "terminate", "reboot"]
 
 
 async def test_command_failure_is_500_with_stderr_stdout_and_code(api):
-    response = await api.post("/api/v1/lxc/instances/start", json={"instance_ids": ["99999"]})
+    vmid = await create_ct(api)
+    response = await api.post(f"/api/v1/lxc/instances/{vmid}/exec", json={"command": "cat /no/such/file"})
     assert response.status_code == 500
     body = response.json()
     assert set(body) == {"error", "details", "output", "return_code"}
     assert body["error"] == "Command execution failed"
-    assert "Configuration file 'nodes/pve/lxc/99999.conf' does not exist" in body["details"]
-    assert body["return_code"] == 255 and isinstance(body["output"], str)
+    assert "No such file or directory" in body["details"]
+    assert body["return_code"] == 1 and isinstance(body["output"], str)
 
 
 async def test_handler_validation_is_400_error(api):

@@ -53,7 +53,7 @@ async def test_px_exec_is_audited(fresh_api, fresh_sim, tmp_path):
     assert response.status_code == 200 and response.json()["output"].startswith("VMID")
     record = json.loads((tmp_path / "audit.log").read_text().splitlines()[-1])
     assert record["event"] == "px.exec" and record["argv"] == ["pct", "list"] and record["return_code"] == 0
-    assert API_KEY not in json.dumps(record) and len(record["key_sha256"]) == 12
+    assert API_KEY not in json.dumps(record) and len(record["key_fingerprint"]) == 16
 
 
 async def test_templates_images_upload(fresh_api, fresh_sim, tmp_path):
@@ -67,7 +67,7 @@ async def test_templates_images_upload(fresh_api, fresh_sim, tmp_path):
     assert gone.status_code == 200
     assert not fresh_sim.model.host_path("/var/lib/vz/template/cache/golden-web.tar.gz").exists()
     again = await fresh_api.delete("/api/v1/px/image/golden-web")
-    assert again.status_code == 500 and "does not exist" in again.json()["details"]
+    assert again.status_code == 404 and "does not exist" in again.json()["message"]
     (tmp_path / "uploads").mkdir()
     (tmp_path / "uploads" / "mine.tar.gz").write_bytes(b"x" * 1000)
     up = await fresh_api.post(
@@ -123,7 +123,7 @@ async def test_security_groups_lifecycle(fresh_api, fresh_sim):
     ct = fresh_sim.model.containers[vmid]
     assert ct["firewall"]["options"]["enable"] == 1 and "firewall=1" in ct["config"]["net0"]
     assert [r["action"] for r in ct["firewall"]["rules"]] == ["web"]
-    assert (await fresh_api.post(f"{base}/attach", json={"group_name": "nope", "vmid": vmid})).status_code == 400
+    assert (await fresh_api.post(f"{base}/attach", json={"group_name": "nope", "vmid": vmid})).status_code == 404
     busy = await fresh_api.delete(f"{base}/web")
     assert busy.status_code == 400 and "force" in busy.json()["error"]
     assert (await fresh_api.post(f"{base}/detach", json={"group_name": "web", "vmid": vmid})).status_code == 200

@@ -199,6 +199,17 @@ def test_text_format(mem_env):
     assert run_mem(mem_env, "--format", "text", "path").stdout.strip() == mem_env["MEM_DB"]
 
 
+def test_search_says_when_only_some_words_matched(mem_env):
+    run_mem(
+        mem_env, "save", "api-version", "Public API responses carry X-API-Version; bump it only on breaking changes"
+    )
+    res = run_json(mem_env, "search", "breaking changes API version header")
+    assert res["match"] == "any" and [r["key"] for r in res["results"]] == ["api-version"]
+    assert run_json(mem_env, "search", "breaking API")["match"] == "all"
+    text = run_mem(mem_env, "--format", "text", "search", "breaking changes API version header").stdout
+    assert text.startswith("(no memory matches every word; these match some of them)") and "api-version" in text
+
+
 def test_debug_and_log_file(mem_env, tmp_path):
     quiet = run_mem(mem_env, "list")
     assert quiet.stderr == ""

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from deployments.memory.query import build_match, content_tokens, words
+from deployments.memory.query import build_any_match, build_match, content_tokens, relaxed_matches, words
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +120,49 @@ def test_implied_terms_are_dropped(fts):
     assert build_match('"deploy" deployment') == '("deploy" AND "deployment"*)'  # not implied
     assert build_match("ser server-x") == '"server x"*'
     assert hits(fts, "serv server") == hits(fts, "server")
+
+
+def any_hits(conn: sqlite3.Connection, text: str) -> list[str]:
+    expr = build_any_match(text)
+    assert expr is not None
+    return [r[0] for r in conn.execute("SELECT body FROM t WHERE t MATCH ? ORDER BY rowid", (expr,))]
+
+
+def test_any_match_accepts_a_memory_with_one_of_the_words(fts):
+    assert hits(fts, "deploy staging") == []
+    assert any_hits(fts, "deploy staging") == ["deploy the prod-3 server with make deploy", "staging server is stage-1"]
+    # stop-words are not alternatives: `the` alone would match nearly everything
+    assert any_hits(fts, "the staging nothinghere") == ["staging server is stage-1"]
+    # exclusions still apply, and OR groups are flattened
+    assert any_hits(fts, "server café -stage") == [
+        "deploy the prod-3 server with make deploy",
+        "café opening hours: 9 to 5",
+    ]
+    assert any_hits(fts, "opening zzz OR deploy yyy") == [
+        "deploy the prod-3 server with make deploy",
+        "café opening hours: 9 to 5",
+    ]
+
+
+def test_any_match_is_none_when_it_would_not_loosen_the_query():
+    assert build_any_match("deploy") is None
+    assert build_any_match("deploy OR staging") is None
+    assert build_any_match("the deploy") is None  # `the` is dropped: one term left
+    assert build_any_match("   ") is None
+    assert build_any_match("deploy staging") == '("deploy"* OR "staging"*)'
+
+
+def test_relaxed_matches_drop_words_found_nowhere_then_allow_any(fts):
+    def exists(expr: str) -> bool:
+        return fts.execute("SELECT 1 FROM t WHERE t MATCH ? LIMIT 1", (expr,)).fetchone() is not None
+
+    assert relaxed_matches("deploy server zzz", exists) == [
+        ('("deploy"* AND "server"*)', False),
+        ('("deploy"* OR "server"*)', True),
+    ]
+    assert relaxed_matches("deploy staging", exists) == [('("deploy"* OR "staging"*)', True)]  # both words exist
+    assert relaxed_matches("deploy zzz", exists) == [('"deploy"*', False)]
+    assert relaxed_matches("deploy zzz -prod", exists) == [('"deploy"* NOT ("prod"*)', False)]
+    assert relaxed_matches("deploy zzz OR staging yyy", exists) == [('("deploy"* OR "staging"*)', True)]
+    assert relaxed_matches("zzz yyy", exists) == []
+    assert relaxed_matches("deploy", exists) == []

@@ -63,6 +63,13 @@ async def test_token_required(client, method, path, headers):
     assert r.headers["www-authenticate"] == "Bearer"
 
 
+def test_server_module_never_imports_ray():
+    """`mem serve` starts fast: the platform's constant-time compare comes without Ray."""
+    code = "import sys, deployments.memory.rest; sys.exit(1 if 'ray' in sys.modules else 0)"
+    proc = subprocess.run([MEM[0], "-c", code], env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 async def test_bearer_token_works(client):
     client.headers.pop("X-MEM-Token")
     r = await client.get("/memories", headers={"Authorization": f"Bearer {TOKEN}"})
@@ -110,7 +117,9 @@ async def test_list_and_search_with_scope(client):
     r = await client.get("/memories", headers={"X-MEM-Scope": "work"})
     assert [m["key"] for m in r.json()["memories"]] == ["b"]
     r = await client.get("/memories", params={"q": "deploy", "scope": "*", "limit": "1"})
-    assert r.json()["mode"] == "text" and r.json()["count"] == 1
+    assert r.json()["mode"] == "text" and r.json()["count"] == 1 and r.json()["match"] == "all"
+    r = await client.get("/memories", params={"q": "alpha notes header", "scope": "*"})
+    assert r.json()["match"] == "any" and r.json()["results"][0]["key"] == "a"
     r = await client.get("/memories/b", params={"scope": "work"})
     assert r.status_code == 200
     await client.post("/memories", json={"key": "c", "value": "pinned later"})

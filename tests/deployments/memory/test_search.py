@@ -87,8 +87,8 @@ def test_hybrid_finds_by_meaning_and_fuses(tmp_path, embed_server):
     top = res["results"][0]
     assert top["text_score"] is not None and top["vector_score"] is not None
     assert top["score"] == pytest.approx(1 / 61 + 1 / 61, rel=1e-3)
-    # a misspelling has no full-text hit but is close in character n-grams
-    typo = mem.search("coffe machin descalling")
+    # misspellings (no word matches, not even as a prefix) are close in character n-grams
+    typo = mem.search("cofee machnie descalling")
     assert keys(typo)[0] == "coffee" and typo["results"][0]["text_score"] is None
 
 
@@ -205,15 +205,13 @@ def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candi
     monkeypatch.setattr(store_mod, "CANDIDATES", candidates)
     rng = random.Random(3)
     vocab = ["alpha", "beta", "gamma", "delta", "common", "word", "note", "deploy"]
+    scope_of: dict[str, str] = {}
     for i in range(300):
         text = " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 12)))
-        memory.store.save(rng.choice(["user", "work"]), f"k{i}", f"common {text}", detect_conflicts=False)
+        scope_of[f"k{i}"] = rng.choice(["user", "work"])
+        memory.store.save(scope_of[f"k{i}"], f"k{i}", f"common {text}", detect_conflicts=False)
     for i in range(0, 300, 17):
-        for scope in ("user", "work"):
-            try:
-                memory.store.set_pinned(scope, f"k{i}", True)
-            except Exception:
-                pass
+        assert memory.store.set_pinned(scope_of[f"k{i}"], f"k{i}", True)["pinned"] is True
     for i in range(5, 300, 23):
         for scope in ("user", "work"):
             memory.store.conn.execute("UPDATE memories SET archived = 1 WHERE scope = ? AND key = ?", (scope, f"k{i}"))
@@ -281,3 +279,79 @@ def test_snippet_marks_matches():
     )
     long = " ".join(f"w{i}" for i in range(40)) + " target here"
     assert snippet(long, build_match("targ")).startswith("…") and "<<target>>" in snippet(long, build_match("targ"))
+
+
+def test_no_memory_has_every_word_ranks_those_with_some(memory):
+    """The code-health example: `header` is in no memory, so every-word matching finds nothing;
+    the memories matching some of the words are ranked instead, and the result says so."""
+    fill(memory)
+    memory.save("api-version", "Public API responses carry X-API-Version; bump it only on breaking changes")
+    memory.save("api-docs", "The API reference is generated from the OpenAPI document.")
+    res = memory.search("breaking changes API version header")
+    assert res["match"] == "any" and res["mode"] == "text"
+    # more (and rarer) matched words rank higher: 4 words against 1
+    assert keys(res) == ["api-version", "api-docs"]
+    assert memory.search("breaking changes API version")["match"] == "all"
+    assert keys(memory.search("breaking changes API version")) == ["api-version"]
+
+
+def test_any_word_fallback_keeps_exclusions_pins_and_scope(memory):
+    fill(memory)
+    memory.save("deploy-other", "Deploy the other repo with tox", scope="repo:other")
+    res = memory.search("deploy coffee -staging kubernetes")
+    assert res["match"] == "any"
+    assert "deploy-staging" not in keys(res) and "deploy-other" not in keys(res)
+    assert set(keys(res)) == {"deploy-prod", "coffee"}
+    memory.store.set_pinned("user", "coffee", True)
+    assert keys(memory.search("deploy coffee -staging kubernetes"))[0] == "coffee"
+    # nothing matches any word: an empty result that still says every word was required
+    empty = memory.search("zzzz yyyy")
+    assert empty["count"] == 0 and empty["match"] == "all"
+    # a single word has no looser form
+    assert memory.search("zzzz")["match"] == "all"
+
+
+def test_any_word_fallback_in_hybrid_mode(tmp_path, embed_server):
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=embed_server.base_url)
+    fill(mem)
+    res = mem.search("nightly backups header")
+    assert res["mode"] == "hybrid" and res["match"] == "any"
+    top = res["results"][0]
+    assert top["key"] == "db-backup" and top["text_score"] is not None
+
+
+def test_loosened_query_puts_memories_with_every_known_word_first(memory, monkeypatch):
+    """A word no memory has is dropped first: the memories with all the other words come first, exactly
+    (even past the candidate cap), then the memories with any of the words fill the list."""
+    from deployments.memory import service as service_mod
+    from deployments.memory import store as store_mod
+
+    monkeypatch.setattr(store_mod, "CANDIDATES", 5)
+    monkeypatch.setattr(service_mod, "ANY_CANDIDATES", 5)
+    memory.store.save("user", "exact", "alpha beta gamma notes", detect_conflicts=False)
+    for i in range(20):
+        memory.store.save("user", f"alpha-{i}", f"alpha alpha note number {i}", detect_conflicts=False)
+    res = memory.search("alpha beta gamma qqqunknown", 8)
+    assert res["match"] == "any"
+    # `exact` is older than the 5 newest `alpha` matches (the caps) but comes first; the any-word
+    # stage ranks its 5 candidates (equal BM25: newest first)
+    assert keys(res) == ["exact", *(f"alpha-{i}" for i in range(19, 14, -1))]
+    # two OR groups: no AND stage, any word of either group
+    monkeypatch.setattr(service_mod, "ANY_CANDIDATES", 1000)
+    res = memory.search("gamma qqq OR number yyy", 50)
+    assert res["match"] == "any" and "exact" in keys(res) and "alpha-3" in keys(res)
+
+
+def test_any_word_stage_counts_pinned_only_among_its_candidates(memory):
+    """The any-word stage skips the walk over older matches for pinned ones (README, "Search and ranking")."""
+    from deployments.memory.query import build_match
+
+    memory.store.save("user", "old-pinned", "alpha from long ago", detect_conflicts=False)
+    memory.store.set_pinned("user", "old-pinned", True)
+    for i in range(10):
+        memory.store.save("user", f"new-{i}", f"alpha number {i}", detect_conflicts=False)
+    match = build_match("alpha")
+    full = [r["key"] for r in memory.store.text_search("user", match, 3, candidates=5)]
+    assert full[0] == "old-pinned"
+    capped = [r["key"] for r in memory.store.text_search("user", match, 3, candidates=5, older_pinned=False)]
+    assert "old-pinned" not in capped and len(capped) == 3

@@ -19,9 +19,8 @@ class HostLocks:
         self._reserved: dict[int, tuple[str, float]] = {}
 
     def _expire(self, now: float) -> None:
-        for table in (self._held, self._reserved):
-            for key in [k for k, (_, until) in table.items() if until <= now]:
-                del table[key]
+        self._held = {k: lease for k, lease in self._held.items() if lease[1] > now}
+        self._reserved = {k: lease for k, lease in self._reserved.items() if lease[1] > now}
 
     def try_acquire(self, keys: list[str], owner: str, ttl: float) -> bool:
         """Take every key or none of them."""

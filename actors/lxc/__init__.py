@@ -1,0 +1,9 @@
+"""Shared state of the container management API: per-host container locks and VMID reservations.
+
+``rayfleet.state.actor`` turns each plain class into a named Ray actor (or an
+in-process stand-in for tier-1 tests).
+"""
+
+from actors.lxc.locks import HostLocks
+
+__all__ = ["HostLocks"]

@@ -1,0 +1,313 @@
+"""The fleet actor behind the orchestrator API: node registry, health, policy, scaling, threats.
+
+Node actors are created through `rayfleet.state.actor` (named Ray actors that Ray
+places; in-process stand-ins without Ray). The fleet keeps what every node must
+enforce (policy, fleet-wide rules and blacklist) and gives it to nodes added later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from typing import Any
+
+from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
+from actors.mitigation.node import MitigationNode, NodeError, source_key
+from actors.mitigation.rules import RuleError, new_rule
+from actors.mitigation.settings import FleetSettings
+from actors.mitigation.webhooks import WebhookSender, event_payload
+from rayfleet import state as rf_state
+from rayfleet.logs import get_logger
+from rayfleet.tasks import BackgroundTasks
+
+log = get_logger("mitigation")
+FLEET_ACTOR = "mitigation_fleet"
+CALL_TIMEOUT = 30.0
+
+
+def node_actor_name(fleet: str, node_id: str) -> str:
+    return f"{fleet}-{node_id}"
+
+
+async def _within(awaitable: Any, seconds: float) -> Any:
+    """Await with a deadline (asyncio.timeout: 3.11's wait_for can swallow a racing cancellation)."""
+    async with asyncio.timeout(seconds):
+        return await awaitable
+
+
+class NodeEntry:
+    def __init__(self, node_id: str, handle: Any) -> None:
+        self.id = node_id
+        self.handle = handle
+        self.address = ""
+        self.mode = ""
+        self.status = "starting"
+        self.load = 0.0
+        self.missed = 0
+        self.last_heartbeat: float | None = None
+        self.registered_at = time.time()
+        self.actor_pid: int | None = None
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "address": self.address,
+            "status": self.status,
+            "mode": self.mode,
+            "load": self.load,
+            "last_heartbeat": self.last_heartbeat,
+            "actor_pid": self.actor_pid,
+        }
+
+
+class MitigationFleet:
+    def __init__(self, settings: dict[str, Any] | FleetSettings, name: str = FLEET_ACTOR) -> None:
+        self.name = name
+        self.settings = settings if isinstance(settings, FleetSettings) else FleetSettings.model_validate(settings)
+        self.nodes: dict[str, NodeEntry] = {}
+        self.counter = 0
+        self.policy: dict[str, Any] | None = None
+        self.policy_changes: dict[str, Any] = {}
+        self.geo_prefixes: dict[str, list[str]] = {}
+        self.rules: dict[str, dict[str, Any]] = {}
+        self.blacklist: dict[str, dict[str, Any]] = {}
+        self.webhooks = WebhookSender(self.settings.webhooks)
+        self.tasks = BackgroundTasks("mitigation")
+        self._start_lock: asyncio.Lock | None = None
+        self.started = False
+
+    # -- lifecycle -------------------------------------------------------------
+    async def ensure_started(self) -> int:
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if not self.started:
+                self.started = True
+                for _ in range(self.settings.initial_nodes):
+                    await self._add_node()
+                self.tasks.every(self.settings.heartbeat_interval_s, self.check_health, name="fleet-heartbeat")
+        return len(self.nodes)
+
+    async def shutdown(self) -> None:
+        await self.tasks.stop()
+        for entry in list(self.nodes.values()):
+            await self._remove(entry)
+        await self.webhooks.close()
+
+    async def _add_node(self) -> NodeEntry:
+        self.counter += 1
+        node_id = f"node-{self.counter}"
+        settings = self.settings.node.model_copy(update={**self.policy_changes, "webhooks": self.settings.webhooks})
+        handle = rf_state.actor(
+            MitigationNode,
+            node_actor_name(self.name, node_id),
+            node_id,
+            settings.model_dump(),
+            max_restarts=0,
+            num_cpus=0.05,
+        )
+        entry = NodeEntry(node_id, handle)
+        self.nodes[node_id] = entry
+        info = await _within(handle.start.remote(), CALL_TIMEOUT)
+        entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
+        entry.actor_pid = info.get("actor_pid")
+        entry.last_heartbeat = time.time()
+        await self._bring_up_to_date(entry)
+        self._health_event(entry, "registered")
+        return entry
+
+    async def _bring_up_to_date(self, entry: NodeEntry) -> None:
+        """A node added after a policy, a fleet rule or a fleet blacklist entry gets them too."""
+        if self.geo_prefixes:
+            await entry.handle.apply_settings.remote({}, self.geo_prefixes)
+        if entry.mode == "l7":
+            for rule in self.rules.values():
+                await entry.handle.add_rule.remote(rule["pattern"], rule["action"], rule["severity"], rule["id"])
+        now = time.time()
+        for item in self.blacklist.values():
+            remaining = int(item["expires"] - now)
+            if remaining > 0:
+                await entry.handle.add_blacklist.remote(item["ip"], item["reason"], remaining)
+
+    async def _remove(self, entry: NodeEntry) -> None:
+        entry.status = "draining"
+        try:
+            await _within(entry.handle.stop.remote(), CALL_TIMEOUT)
+        except Exception:  # a dead node has nothing left to stop
+            log.warning("node did not stop cleanly", extra={"node": entry.id})
+        _kill(entry.handle)
+        self.nodes.pop(entry.id, None)
+        self._health_event(entry, "removed")
+
+    # -- health ----------------------------------------------------------------
+    async def check_health(self) -> None:
+        entries = [e for e in self.nodes.values() if e.status != "draining"]
+        results = await asyncio.gather(*(self._beat(e) for e in entries), return_exceptions=True)
+        for entry, result in zip(entries, results, strict=True):
+            if isinstance(result, BaseException):
+                entry.missed += 1
+                if entry.missed >= self.settings.dead_after_missed and entry.status != "dead":
+                    entry.status = "dead"
+                    entry.load = 0.0
+                    self._health_event(entry, "dead")
+                continue
+            was = entry.status
+            entry.missed = 0
+            entry.last_heartbeat = time.time()
+            entry.status = result.get("status", "healthy")
+            entry.load = float(result.get("load", 0.0))
+            if was == "dead":
+                self._health_event(entry, "recovered")
+
+    async def _beat(self, entry: NodeEntry) -> dict[str, Any]:
+        beat: dict[str, Any] = await _within(
+            entry.handle.heartbeat.remote(), max(2.0, self.settings.heartbeat_interval_s)
+        )
+        return beat
+
+    def _health_event(self, entry: NodeEntry, change: str) -> None:
+        data = {"attack_type": None, "source_ip": None, "packets_per_second": 0, "action": change}
+        data.update({"status": entry.status, "address": entry.address, "missed_heartbeats": entry.missed})
+        self.webhooks.send(event_payload("node_health", entry.id, data))
+        log.info("node health", extra={"node": entry.id, "change": change, "status": entry.status})
+
+    # -- API -------------------------------------------------------------------
+    def list_nodes(self) -> dict[str, Any]:
+        return {"nodes": [e.view() for e in self.nodes.values()]}
+
+    async def call_node(self, node_id: str, method: str, *args: Any) -> dict[str, Any]:
+        """Call a node method; an envelope {ok, value} or {ok: False, status, message} crosses Ray safely."""
+        entry = self.nodes.get(node_id)
+        if entry is None:
+            return {"ok": False, "status": 404, "message": f"node {node_id} not found"}
+        if entry.status == "dead":
+            return {"ok": False, "status": 503, "message": f"node {node_id} is dead (missed heartbeats)"}
+        try:
+            value = await _within(getattr(entry.handle, method).remote(*args), CALL_TIMEOUT)
+        except NodeError as exc:
+            return {"ok": False, "status": exc.status, "message": exc.message}
+        except Exception as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, NodeError):
+                return {"ok": False, "status": cause.status, "message": cause.message}
+            return {"ok": False, "status": 503, "message": f"node {node_id} unavailable: {type(exc).__name__}"}
+        return {"ok": True, "value": value}
+
+    async def _each(self, method: str, *args: Any) -> dict[str, Any]:
+        live = [e for e in self.nodes.values() if e.status not in ("dead", "draining")]
+        results = await asyncio.gather(*(self.call_node(e.id, method, *args) for e in live))
+        return {e.id: r for e, r in zip(live, results, strict=True)}
+
+    async def apply_policy(self, policy: dict[str, Any]) -> dict[str, Any]:
+        changes: dict[str, Any] = {}
+        geo: dict[str, list[str]] | None = None
+        for rule in policy["rules"]:
+            if rule["type"] == "rate_limit":
+                changes["rate_limit_rps"] = rule["value"]
+            else:
+                try:
+                    countries = normalise_countries(rule["countries"])
+                    geo = await fetch_prefixes(self.settings.asn_api_url, self.settings.asn_api_key, countries)
+                except GeoError as exc:
+                    return {"ok": False, "status": exc.status, "message": exc.message}
+                changes["blocked_countries"] = countries
+        if geo is not None:
+            self.geo_prefixes = geo
+        self.policy = policy
+        self.policy_changes.update(changes)
+        results = await self._each("apply_settings", changes, geo)
+        applied = [nid for nid, r in results.items() if r["ok"]]
+        prefixes = sum(len(v) for v in self.geo_prefixes.values())
+        failed = {nid: r["message"] for nid, r in results.items() if not r["ok"]}
+        return {
+            "ok": True,
+            "value": {
+                "name": policy["name"],
+                "status": "deployed",
+                "nodes": applied,
+                "failed": failed,
+                "geo_prefixes": prefixes,
+            },
+        }
+
+    async def add_rule(self, pattern: str, action: str, severity: str) -> dict[str, Any]:
+        try:
+            rule = new_rule(pattern, action, severity)
+        except RuleError as exc:
+            return {"ok": False, "status": 422, "message": str(exc)}
+        self.rules[rule.id] = rule.as_dict()
+        results = await self._each("add_rule", pattern, action, severity, rule.id)
+        return {"ok": True, "value": {**rule.as_dict(), "nodes": sorted(n for n, r in results.items() if r["ok"])}}
+
+    async def delete_rule(self, rule_id: str) -> dict[str, Any]:
+        if self.rules.pop(rule_id, None) is None:
+            return {"ok": False, "status": 404, "message": f"rule {rule_id} not found"}
+        await self._each("delete_rule", rule_id)
+        return {"ok": True, "value": {"id": rule_id, "status": "deleted"}}
+
+    def list_rules(self) -> dict[str, Any]:
+        return {"rules": list(self.rules.values()), "total": len(self.rules)}
+
+    async def add_blacklist(self, ip: str, reason: str, duration: int) -> dict[str, Any]:
+        try:
+            key = source_key(ip)
+        except NodeError as exc:
+            return {"ok": False, "status": exc.status, "message": exc.message}
+        results = await self._each("add_blacklist", key, reason, duration)
+        self.blacklist[key] = {"ip": key, "reason": reason, "expires": time.time() + duration}
+        self.blacklist = {k: v for k, v in self.blacklist.items() if v["expires"] > time.time()}
+        applied = sorted(node_id for node_id, r in results.items() if r["ok"])
+        body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied}
+        return {"ok": True, "value": body}
+
+    async def scale(self, action: str, count: int) -> dict[str, Any]:
+        if action == "scale_up":
+            room = self.settings.max_nodes - len(self.nodes)
+            if count > room:
+                return {
+                    "ok": False,
+                    "status": 409,
+                    "message": f"max_nodes is {self.settings.max_nodes}: room for {room}",
+                }
+            added = [await self._add_node() for _ in range(count)]
+            changed = [e.id for e in added]
+        else:
+            # dead nodes first, then the least loaded, then the newest
+            candidates = sorted(
+                self.nodes.values(), key=lambda e: (e.status != "dead", round(e.load, 2), -e.registered_at)
+            )
+            if count > len(candidates):
+                return {"ok": False, "status": 409, "message": f"only {len(candidates)} nodes to drain"}
+            chosen = candidates[:count]
+            for entry in chosen:
+                await self._remove(entry)
+            changed = [e.id for e in chosen]
+        return {"ok": True, "value": {"action": action, "count": count, "nodes": changed, "total": len(self.nodes)}}
+
+    async def threats(self) -> dict[str, Any]:
+        results = await self._each("threat_summary")
+        attacks: Counter[str] = Counter()
+        types: Counter[str] = Counter({"syn_flood": 0, "http_flood": 0, "slowloris": 0})
+        active = 0
+        for result in results.values():
+            if not result["ok"]:
+                continue
+            summary = result["value"]
+            active += summary["active_threats"]
+            types.update(summary["attack_types"])
+            for src, rec in summary["sources"].items():
+                attacks[src] += rec["attacks"]
+        top = [{"ip": ip, "attacks": n} for ip, n in attacks.most_common(10) if n > 0]
+        return {"active_threats": active, "top_attackers": top, "attack_types": dict(types), "nodes": len(results)}
+
+
+def _kill(handle: Any) -> None:
+    if isinstance(handle, rf_state.LocalActorHandle):
+        return
+    import ray
+
+    try:
+        ray.kill(handle, no_restart=True)
+    except Exception:  # already gone
+        log.info("node actor already gone")

@@ -1,0 +1,178 @@
+"""Render a node's HAProxy configuration and map files (the data plane's whole policy).
+
+Runtime state lives in map files so the runtime API can change it without a reload:
+  blacklist.map   source IP/CIDR → expiry (Unix seconds); HAProxy compares with `date`
+  geo.map         CIDR → country code (geo_block policy; prefixes from the ASN API)
+  waf_<kind>.map  regex → rule id; kinds: block, log and one score map per severity
+Per-source counters live in the frontend's stick table:
+  gpt0 = flagged as a flood, gpc0 = WAF blocks, gpc1 = flood/rate-limit/SYN denials.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from actors.mitigation.settings import NodeSettings
+from actors.mitigation.waf_rules import SEVERITY_SCORES
+
+WAF_MAPS = ("block", "log", *SEVERITY_SCORES)
+FRONTEND = "mitigation"
+BACKEND = "origin"
+# Fields of a log line, `|`-separated (see `log_format`).
+LOG_FIELDS = ("src", "status", "reason", "block", "log", *SEVERITY_SCORES, "score", "time_ms", "term")
+
+
+@dataclass(frozen=True)
+class NodePaths:
+    """Files of one HAProxy instance (socket paths stay short: under a /tmp folder)."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "haproxy.cfg"
+
+    @property
+    def admin_socket(self) -> Path:
+        return self.root / "admin.sock"
+
+    @property
+    def master_socket(self) -> Path:
+        return self.root / "master.sock"
+
+    @property
+    def blacklist(self) -> Path:
+        return self.root / "blacklist.map"
+
+    @property
+    def geo(self) -> Path:
+        return self.root / "geo.map"
+
+    def waf(self, kind: str) -> Path:
+        return self.root / f"waf_{kind}.map"
+
+    def all_maps(self) -> list[Path]:
+        return [self.blacklist, self.geo, *(self.waf(k) for k in WAF_MAPS)]
+
+
+def log_format() -> str:
+    waf_vars = "|".join(f"%[var(txn.w_{k})]" for k in WAF_MAPS)
+    return f"%ci|%ST|%[var(txn.reason)]|{waf_vars}|%[var(txn.score)]|%Ta|%tsc"
+
+
+def _global(settings: NodeSettings, paths: NodePaths, log_port: int) -> list[str]:
+    return [
+        "global",
+        f"  stats socket {paths.admin_socket} mode 600 level admin",
+        f"  maxconn {settings.maxconn}",
+        f"  log 127.0.0.1:{log_port} len 4096 format rfc3164 local0 info",
+        "  hard-stop-after 10s",
+        "",
+        "defaults",
+        f"  mode {'http' if settings.mode == 'l7' else 'tcp'}",
+        "  log global",
+        "  option dontlognull",
+        f"  maxconn {settings.maxconn}",
+        "  timeout connect 2s",
+        "  timeout client 30s",
+        "  timeout server 30s",
+        f"  timeout http-request {int(settings.http_request_timeout_s * 1000)}ms",
+        "  timeout http-keep-alive 10s",
+        "",
+    ]
+
+
+def _source_checks(settings: NodeSettings, paths: NodePaths) -> list[str]:
+    """Connection-level checks shared by both modes: blacklist, geo block, per-source connections."""
+    store = "conn_rate(1s),conn_cur,gpt0,gpc0,gpc1"
+    if settings.mode == "l7":
+        store = "http_req_rate(1s),http_err_rate(10s)," + store
+    lines = [
+        f"  stick-table type ip size 200k expire {settings.ban_seconds}s store {store}",
+        "  tcp-request connection track-sc0 src",
+        "  tcp-request connection set-var(sess.now) date",
+        f"  tcp-request connection set-var(sess.bl) src,map_ip({paths.blacklist},0)",
+        "  tcp-request connection reject if { var(sess.bl),sub(sess.now) -m int gt 0 }",
+        f"  tcp-request connection reject if {{ src,map_ip({paths.geo}) -m found }}",
+        f"  tcp-request connection reject if {{ sc_conn_cur(0) gt {settings.max_conn_per_source} }}",
+    ]
+    if settings.mode == "l7":  # a source flagged as an HTTP flood is refused at connection time until it expires
+        lines += [
+            "  tcp-request connection sc-inc-gpc1(0) if { sc_get_gpt0(0) gt 0 }",
+            "  tcp-request connection reject if { sc_get_gpt0(0) gt 0 }",
+        ]
+    return lines
+
+
+def _l7_rules(settings: NodeSettings, paths: NodePaths) -> list[str]:
+    lines = [
+        # a source blacklisted while its keep-alive connection is open
+        "  http-request set-var(txn.now) date",
+        f"  http-request set-var(txn.bl) src,map_ip({paths.blacklist},0)",
+        "  http-request set-log-level silent if { var(txn.bl),sub(txn.now) -m int gt 0 }",
+        "  http-request deny deny_status 403 if { var(txn.bl),sub(txn.now) -m int gt 0 }",
+        f"  http-request sc-set-gpt0(0) 1 if {{ sc_http_req_rate(0) gt {settings.flood_rps} }}",
+        "  http-request set-var(txn.reason) str(http_flood) if { sc_get_gpt0(0) gt 0 }",
+    ]
+    if settings.rate_limit_rps is not None:
+        lines.append(
+            f"  http-request set-var(txn.reason) str(rate_limited) if !{{ var(txn.reason) -m found }} "
+            f"{{ sc_http_req_rate(0) gt {settings.rate_limit_rps} }}"
+        )
+    lines += [
+        "  http-request sc-inc-gpc1(0) if { var(txn.reason) -m found }",
+        "  http-request set-log-level silent if { var(txn.reason) -m found } { rand(100) ge 1 }",
+        "  http-request deny deny_status 429 if { var(txn.reason) -m found }",
+        # WAF: one normalised target, one map_reg lookup per rule kind
+        "  http-request set-var(txn.h) req.hdrs,url_dec,lower",
+        '  http-request set-var(txn.t) url,url_dec(1),url_dec(1),lower,concat(" ",txn.h,)',
+    ]
+    lines += [f"  http-request set-var(txn.w_{k}) var(txn.t),map_reg({paths.waf(k)})" for k in WAF_MAPS]
+    lines.append("  http-request set-var(txn.score) int(0)")
+    lines += [
+        f"  http-request set-var(txn.score) var(txn.score),add({score}) if {{ var(txn.w_{sev}) -m found }}"
+        for sev, score in SEVERITY_SCORES.items()
+    ]
+    lines += [
+        "  http-request set-var(txn.reason) str(waf) if { var(txn.w_block) -m found } || "
+        f"{{ var(txn.score) -m int ge {settings.anomaly_threshold} }}",
+        "  http-request set-log-level silent if !{ var(txn.reason) -m found } !{ var(txn.w_log) -m found } "
+        f"{{ var(txn.score) -m int eq 0 }} {{ rand(100) ge {settings.log_sample_percent} }}",
+        "  http-request sc-inc-gpc0(0) if { var(txn.reason) -m str waf }",
+        '  http-request deny deny_status 403 content-type text/plain string "Request blocked by the WAF" '
+        "if { var(txn.reason) -m str waf }",
+        f"  default_backend {BACKEND}",
+    ]
+    return lines
+
+
+def _syn_rules(settings: NodeSettings) -> list[str]:
+    rate = settings.syn_conn_rate
+    return [
+        f"  tcp-request connection sc-set-gpt0(0) 1 if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  tcp-request connection sc-inc-gpc1(0) if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  tcp-request connection reject if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  default_backend {BACKEND}",
+    ]
+
+
+def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int) -> str:
+    """The complete haproxy.cfg of a node listening on `port`, logging to UDP `log_port`."""
+    lines = _global(settings, paths, log_port)
+    lines += [f"frontend {FRONTEND}", f"  bind {settings.listen_host}:{port} backlog 4096"]
+    if settings.mode == "l7":
+        lines.append(f'  log-format "{log_format()}"')
+    else:
+        lines.append(f'  log-format "%ci|-|-|{"|".join("-" for _ in WAF_MAPS)}|-|%Tt|%ts"')
+    lines += _source_checks(settings, paths)
+    lines += _l7_rules(settings, paths) if settings.mode == "l7" else _syn_rules(settings)
+    lines += ["", f"backend {BACKEND}"]
+    if settings.mode == "l7":
+        lines += ["  option forwardfor", "  http-reuse safe"]
+    lines += [f"  server origin {settings.origin} maxconn {settings.maxconn}", ""]
+    return "\n".join(lines)
+
+
+def map_line(key: str, value: str) -> str:
+    return f"{key} {value}"

@@ -1,0 +1,286 @@
+"""A mitigation node: a Ray actor that owns one HAProxy process as its data plane.
+
+The actor renders HAProxy's configuration, changes rules and the blacklist through
+the runtime API (no restart), reloads hitlessly through the master socket when the
+configuration itself changes, reads the stats socket and the stick table, and reads
+HAProxy's log stream (UDP syslog on loopback) to count rule hits and raise events.
+Python never sees a proxied request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from actors.mitigation.accounting import Monotonic, ThreatBook
+from actors.mitigation.haproxy_config import NodePaths, render
+from actors.mitigation.haproxy_process import HAProxyProcess
+from actors.mitigation.haproxy_stats import LogRecord, parse_log_line
+from actors.mitigation.node_metrics import NodeMetrics
+from actors.mitigation.node_monitor import Monitor
+from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
+from actors.mitigation.settings import NodeSettings
+from actors.mitigation.webhooks import WebhookSender, event_payload
+from rayfleet.logs import get_logger
+from rayfleet.tasks import BackgroundTasks
+
+log = get_logger("mitigation")
+
+
+class NodeError(Exception):
+    """A request the node refuses: `status` is the HTTP status the API answers with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message)  # both in args: the error pickles across Ray
+        self.status = status
+        self.message = message
+
+
+def source_key(ip: str) -> str:
+    """The blacklist key of an address or CIDR (`127.0.0.1`, `10.0.0.0/8`); NodeError 422 otherwise."""
+    try:
+        network = ipaddress.ip_network(ip.strip(), strict=False)
+    except ValueError:
+        raise NodeError(422, f"ip: {ip!r} is not an IP address or CIDR") from None
+    return str(network.network_address) if network.num_addresses == 1 else str(network)
+
+
+FOLDER_PREFIX = "rf-mit-"
+
+
+def sweep_stale_folders() -> None:
+    """Remove the folders of nodes whose process is gone (a killed actor cannot clean up after itself)."""
+    for folder in Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+        try:
+            owner = int((folder / "owner.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        if not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+class _LogProtocol(asyncio.DatagramProtocol):
+    def __init__(self, node: MitigationNode) -> None:
+        self.node = node
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        record = parse_log_line(data)
+        if record is not None:
+            self.node.on_log(record)
+
+
+class MitigationNode:
+    def __init__(self, node_id: str, settings: dict[str, Any] | NodeSettings) -> None:
+        self.node_id = node_id
+        self.settings = settings if isinstance(settings, NodeSettings) else NodeSettings.model_validate(settings)
+        self.started = time.time()
+        self.port = 0
+        sweep_stale_folders()
+        self.paths = NodePaths(Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)))
+        (self.paths.root / "owner.pid").write_text(str(os.getpid()))
+        self.proc = HAProxyProcess(self.paths)
+        self.rules: dict[str, CustomRule] = {}
+        self.builtin_hits: dict[str, int] = {}
+        self.blacklist: dict[str, dict[str, Any]] = {}
+        self.geo_prefixes: dict[str, list[str]] = {}
+        self.threats = ThreatBook()
+        self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
+        self.webhooks = WebhookSender(self.settings.webhooks)
+        self.metrics = NodeMetrics(node_id)
+        self.monitor = Monitor(self)
+        self.tasks = BackgroundTasks("mitigation")
+        self._log_transport: asyncio.DatagramTransport | None = None
+        self.log_port = 0
+        self.draining = False
+
+    # -- lifecycle -----------------------------------------------------------
+    async def start(self) -> dict[str, Any]:
+        """Start HAProxy (idempotent) and the watch loop; return the node's address."""
+        if self.proc.running:
+            return self.describe()
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
+        self._log_transport = transport
+        self.log_port = transport.get_extra_info("sockname")[1]
+        self.port = self.settings.listen_port or free_port(self.settings.listen_host)
+        self._write_maps()
+        self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
+        await self.proc.start()
+        self.tasks.every(self.settings.poll_interval_s, self.monitor.poll, name=f"poll-{self.node_id}", first_delay=0)
+        log.info("mitigation node started", extra={"node": self.node_id, "address": self.address})
+        return self.describe()
+
+    async def stop(self) -> None:
+        self.draining = True
+        await self.tasks.stop()
+        await self.webhooks.close()
+        if self._log_transport is not None:
+            self._log_transport.close()
+        self.proc.stop()
+
+    def __del__(self) -> None:  # the actor's process ending also ends HAProxy (PDEATHSIG covers a kill)
+        with contextlib.suppress(Exception):
+            self.proc.stop()
+
+    @property
+    def address(self) -> str:
+        return f"{self.settings.listen_host}:{self.port}"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.node_id,
+            "address": self.address,
+            "mode": self.settings.mode,
+            "haproxy_pid": self.proc.pid,
+            "actor_pid": os.getpid(),
+        }
+
+    # -- map files -------------------------------------------------------------
+    def _write_maps(self) -> None:
+        for kind, lines in map_contents(list(self.rules.values()), self.settings.paranoia).items():
+            _atomic_write(self.paths.waf(kind), "".join(f"{key} {value}\n" for key, value in lines))
+        _atomic_write(self.paths.blacklist, "".join(f"{ip} {e['expires']}\n" for ip, e in self.blacklist.items()))
+        geo = "".join(f"{p} {cc}\n" for cc, prefixes in self.geo_prefixes.items() for p in prefixes)
+        _atomic_write(self.paths.geo, geo)
+
+    async def _runtime(self, command: str, payload: str | None = None, strict: bool = False) -> str:
+        """One runtime API command; with `strict`, any answer is HAProxy refusing it."""
+        answer = await self.proc.command(command, payload)
+        if strict and answer.strip():
+            raise NodeError(422, f"HAProxy refused the change: {answer.strip()[:300]}")
+        return answer
+
+    # -- rules ---------------------------------------------------------------
+    def _require_l7(self) -> None:
+        if self.settings.mode != "l7":
+            raise NodeError(409, "WAF rules apply to HTTP traffic: this node runs in syn mode")
+
+    async def add_rule(self, pattern: str, action: str, severity: str, rule_id: str | None = None) -> dict[str, Any]:
+        self._require_l7()
+        if rule_id is not None and rule_id in self.rules:
+            return self.rules[rule_id].as_dict()
+        try:
+            rule = new_rule(pattern, action, severity, rule_id)
+        except RuleError as exc:
+            raise NodeError(422, str(exc)) from None
+        self.rules[rule.id] = rule
+        self._write_maps()
+        key = next(k for k, v in map_contents([rule], 0)[rule.map_kind])
+        # custom rules go first in the file; at runtime a new rule is appended, which only changes
+        # which rule id a request reports when two rules of the same kind match it
+        try:
+            await self._runtime(f"add map {self.paths.waf(rule.map_kind)}", f"{key} {rule.id}", strict=True)
+        except NodeError:
+            del self.rules[rule.id]
+            self._write_maps()
+            raise
+        return rule.as_dict()
+
+    def list_rules(self) -> dict[str, Any]:
+        rules = [r.as_dict() for r in self.rules.values()]
+        return {"rules": rules, "total": len(rules), "builtin_hits": dict(self.builtin_hits)}
+
+    async def delete_rule(self, rule_id: str) -> dict[str, Any]:
+        rule = self.rules.get(rule_id)
+        if rule is None:
+            raise NodeError(404, f"rule {rule_id} not found")
+        path = self.paths.waf(rule.map_kind)
+        refs = [
+            line.split()[0]
+            for line in (await self._runtime(f"show map {path}")).splitlines()
+            if line.split()[-1:] == [rule_id]
+        ]
+        for ref in refs:
+            await self._runtime(f"del map {path} #{ref}")
+        del self.rules[rule_id]
+        self._write_maps()
+        return {"id": rule_id, "status": "deleted"}
+
+    # -- blacklist -----------------------------------------------------------
+    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]:
+        key = source_key(ip)
+        expires = int(time.time()) + duration_seconds
+        self.blacklist[key] = {"ip": key, "reason": reason, "expires": expires}
+        self._write_maps()
+        await self._runtime(f"del map {self.paths.blacklist} {key}")
+        await self._runtime(f"add map {self.paths.blacklist} {key} {expires}", strict=True)
+        return {"ip": key, "reason": reason, "duration_seconds": duration_seconds, "expires_at": _iso(expires)}
+
+    async def expire_blacklist(self) -> None:
+        now = time.time()
+        expired = [ip for ip, entry in self.blacklist.items() if entry["expires"] <= now]
+        for ip in expired:
+            del self.blacklist[ip]
+            await self._runtime(f"del map {self.paths.blacklist} {ip}")
+        if expired:
+            self._write_maps()
+
+    def list_blacklist(self) -> list[dict[str, Any]]:
+        return [{**e, "expires_at": _iso(e["expires"])} for e in self.blacklist.values()]
+
+    # -- policy (configuration changes: hitless reload) ------------------------
+    async def apply_settings(
+        self, changes: dict[str, Any], geo_prefixes: dict[str, list[str]] | None = None
+    ) -> dict[str, Any]:
+        updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
+        if geo_prefixes is not None:
+            self.geo_prefixes = geo_prefixes
+        self.settings = updated
+        self._write_maps()
+        self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
+        await self.proc.reload()
+        return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
+
+    # -- events from the log stream -------------------------------------------
+    def on_log(self, record: LogRecord) -> None:
+        self.monitor.on_log(record)
+
+    def raise_event(self, event: str, data: dict[str, Any]) -> None:
+        payload = event_payload(event, self.node_id, data)
+        self.monitor.remember(payload)
+        self.webhooks.send(payload)
+
+    # -- views -----------------------------------------------------------------
+    async def status(self) -> dict[str, Any]:
+        return await self.monitor.status()
+
+    async def stats(self) -> dict[str, Any]:
+        return await self.monitor.stats()
+
+    async def heartbeat(self) -> dict[str, Any]:
+        return await self.monitor.heartbeat()
+
+    def threat_summary(self) -> dict[str, Any]:
+        return self.monitor.threat_summary()
+
+    def events(self, limit: int = 100) -> list[dict[str, Any]]:
+        return self.monitor.recent_events(limit)
+
+    async def metrics_text(self) -> bytes:
+        return await self.metrics.render()
+
+
+def _iso(epoch: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

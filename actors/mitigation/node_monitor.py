@@ -1,0 +1,256 @@
+"""What a node learns from its data plane: stats socket, stick table and log stream → figures and events."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from actors.mitigation.haproxy_config import BACKEND, FRONTEND
+from actors.mitigation.haproxy_stats import LogRecord, parse_info, parse_stat, parse_table
+from actors.mitigation.waf_rules import category_of
+
+if TYPE_CHECKING:
+    from actors.mitigation.node import MitigationNode
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+SLOWLORIS_TIMEOUTS = 3  # header timeouts from one source before it counts as a slowloris attack
+EVENT_DEDUP_SECONDS = 10.0
+
+
+def _int(row: dict[str, str], name: str) -> int:
+    try:
+        return int(row.get(name) or 0)
+    except ValueError:
+        return 0
+
+
+def _proc_usage(pids: list[int]) -> tuple[float, int]:
+    """(CPU seconds, resident bytes) summed over `pids`."""
+    cpu, rss = 0.0, 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+            rss += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    return cpu, rss
+
+
+class Monitor:
+    def __init__(self, node: MitigationNode) -> None:
+        self.node = node
+        self.frontend: dict[str, str] = {}
+        self.backend: dict[str, str] = {}
+        self.info: dict[str, str] = {}
+        self.cpu_percent = 0.0
+        self.memory_bytes = 0
+        self._cpu_mark: tuple[float, float] | None = None
+        self._events: deque[dict[str, Any]] = deque(maxlen=500)
+        self._last_event: dict[tuple[str, str, str], float] = {}
+        self._timeouts: dict[str, int] = {}
+        self._offences: dict[str, int] = {}
+        self.polls = 0
+
+    # -- polling ---------------------------------------------------------------
+    async def poll(self) -> None:
+        node = self.node
+        if not node.proc.running:
+            return
+        self.info = parse_info(await node.proc.command("show info"))
+        stats = parse_stat(await node.proc.command("show stat"))
+        self.frontend = stats.get((FRONTEND, "FRONTEND"), {})
+        self.backend = stats.get((BACKEND, "BACKEND"), {})
+        self._update_counters()
+        self._update_usage()
+        await self._scan_table()
+        await node.expire_blacklist()
+        self.polls += 1
+
+    def _update_counters(self) -> None:
+        node, fe = self.node, self.frontend
+        unit = "req_tot" if node.settings.mode == "l7" else "stot"
+        processed = node.counters["requests"].update(_int(fe, unit) + _int(fe, "dcon"))
+        blocked = node.counters["blocked"].update(_int(fe, "dreq") + _int(fe, "dcon") + _int(fe, "dses"))
+        node.counters["connections"].update(_int(self.info, "CumConns"))
+        node.metrics.inc("service_packets_processed_total", processed)
+        node.metrics.inc("service_attacks_blocked_total", blocked)
+        node.metrics.set("service_connections_active", _int(fe, "scur"))
+
+    def _update_usage(self) -> None:
+        cpu, rss = _proc_usage(self.node.proc.process_ids())
+        now = time.monotonic()
+        if self._cpu_mark is not None and now > self._cpu_mark[0]:
+            self.cpu_percent = max(0.0, 100.0 * (cpu - self._cpu_mark[1]) / (now - self._cpu_mark[0]))
+        self._cpu_mark = (now, cpu)
+        self.memory_bytes = rss
+        self.node.metrics.set("service_cpu_usage_percent", round(self.cpu_percent, 2))
+        self.node.metrics.set("service_memory_usage_bytes", rss)
+
+    async def _scan_table(self) -> None:
+        """Sources the data plane denied (gpc1): floods, rate limits, SYN connection floods."""
+        node = self.node
+        answer = await node.proc.command(f"show table {FRONTEND} data.gpc1 gt 0")
+        l7 = node.settings.mode == "l7"
+        seen = set()
+        for entry in parse_table(answer):
+            seen.add(entry.key)
+            flagged = entry.get("gpt0") > 0
+            kind = ("http_flood" if flagged else "rate_limit") if l7 else "syn_flood"
+            rec = node.threats.sources.get(entry.key)
+            last = rec.last_gpc if rec else 0
+            gpc = entry.get("gpc1")
+            grew = gpc - last if gpc >= last else gpc
+            rec = node.threats.record(entry.key, kind, grew) if grew > 0 else rec
+            if rec is None:
+                continue
+            rec.last_gpc = gpc
+            if rec.flagged_since is None:
+                rec.flagged_since = time.time()
+                rate = entry.get("http_req_rate") if l7 else entry.get("conn_rate")
+                action = "blocked" if flagged else "rate_limited"
+                self.attack(kind, entry.key, rate, action if l7 else "rate_limited")
+                if flagged:
+                    await self._escalate(entry.key, kind)
+        for src, rec in node.threats.sources.items():
+            if src not in seen and rec.flagged_since is not None and rec.last_gpc:
+                rec.flagged_since = None
+                rec.last_gpc = 0
+
+    async def _escalate(self, src: str, kind: str) -> None:
+        """fail2ban-style: a source flagged again after its ban lapsed is blacklisted, longer each time."""
+        settings = self.node.settings
+        offences = self._offences.get(src, 0) + 1
+        self._offences[src] = offences
+        if len(self._offences) > 10000:
+            self._offences.clear()
+        if offences < 2 or settings.escalation_multiplier <= 1:
+            return
+        seconds = settings.ban_seconds * settings.escalation_multiplier ** (offences - 1)
+        duration = int(min(settings.max_ban_seconds, seconds))
+        await self.node.add_blacklist(src, f"repeat {kind} (offence {offences})", duration)
+
+    # -- log stream ------------------------------------------------------------
+    def on_log(self, record: LogRecord) -> None:
+        node = self.node
+        if record.time_ms >= 0 and record.reason is None and record.status and record.status < 400:
+            node.metrics.observe("service_latency_seconds", record.time_ms / 1000.0)
+        for rule_id in set(record.rules.values()):
+            rule = node.rules.get(rule_id)
+            if rule is not None:
+                rule.hits += 1
+            else:
+                node.builtin_hits[rule_id] = node.builtin_hits.get(rule_id, 0) + 1
+            self._rule_event(rule_id, record)
+        if record.reason == "waf":
+            node.threats.record(record.src, "waf")
+        if record.status == 408 or record.term.startswith("cR"):
+            self._header_timeout(record.src)
+
+    def _rule_event(self, rule_id: str, record: LogRecord) -> None:
+        rule = self.node.rules.get(rule_id)
+        category = category_of(rule_id) or "custom"
+        data = {
+            "attack_type": category,
+            "source_ip": record.src,
+            "packets_per_second": 0,
+            "action": "blocked" if record.reason == "waf" else "logged",
+            "rule_id": rule_id,
+            "severity": rule.severity if rule else "critical",
+            "anomaly_score": record.score,
+        }
+        if self._fresh("rule_triggered", rule_id, record.src):
+            self.node.raise_event("rule_triggered", data)
+
+    def _header_timeout(self, src: str) -> None:
+        count = self._timeouts.get(src, 0) + 1
+        self._timeouts[src] = count
+        if len(self._timeouts) > 10000:
+            self._timeouts.clear()
+        if count >= SLOWLORIS_TIMEOUTS:
+            self.node.threats.record(src, "slowloris")
+            self.attack("slowloris", src, 0, "timed_out")
+
+    # -- events ------------------------------------------------------------------
+    def _fresh(self, event: str, key: str, src: str) -> bool:
+        now = time.monotonic()
+        mark = (event, key, src)
+        if now - self._last_event.get(mark, -1e9) < EVENT_DEDUP_SECONDS:
+            return False
+        if len(self._last_event) > 20000:
+            self._last_event.clear()
+        self._last_event[mark] = now
+        return True
+
+    def attack(self, attack_type: str, src: str, rate: int, action: str) -> None:
+        if self._fresh("attack_detected", attack_type, src):
+            data = {"attack_type": attack_type, "source_ip": src, "packets_per_second": rate, "action": action}
+            self.node.raise_event("attack_detected", data)
+
+    def remember(self, payload: dict[str, Any]) -> None:
+        self._events.append(payload)
+
+    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+        return list(self._events)[-limit:]
+
+    # -- views -----------------------------------------------------------------
+    async def _fresh_stats(self) -> None:
+        if self.polls == 0 or not self.frontend:
+            await self.poll()
+
+    async def status(self) -> dict[str, Any]:
+        await self._fresh_stats()
+        node = self.node
+        healthy = node.proc.running and not node.draining
+        return {
+            "status": "running" if node.proc.running else "stopped",
+            "mode": node.settings.mode,
+            "uptime_seconds": int(time.time() - node.started),
+            "connections": {"active": _int(self.frontend, "scur"), "total": node.counters["connections"].total},
+            "health": "healthy" if healthy else ("draining" if node.draining else "unhealthy"),
+            "node_id": node.node_id,
+            "address": node.address,
+            "syn_cookies": _syncookies(),
+        }
+
+    async def stats(self) -> dict[str, Any]:
+        await self._fresh_stats()
+        node, fe = self.node, self.frontend
+        rate = _int(fe, "req_rate") if node.settings.mode == "l7" else _int(fe, "rate")
+        return {
+            "packets_processed": node.counters["requests"].total,
+            "attacks_blocked": node.counters["blocked"].total,
+            "requests_per_second": rate,
+            "latency_ms": float(_int(self.backend, "rtime")),
+            "cpu_percent": round(self.cpu_percent, 2),
+            "memory_mb": round(self.memory_bytes / (1024 * 1024), 2),
+        }
+
+    async def heartbeat(self) -> dict[str, Any]:
+        stats = await self.stats()
+        return {
+            **self.node.describe(),
+            "status": "draining" if self.node.draining else ("healthy" if self.node.proc.running else "unhealthy"),
+            "load": round(self.cpu_percent / 100.0, 3),
+            "connections_active": _int(self.frontend, "scur"),
+            "stats": stats,
+        }
+
+    def threat_summary(self) -> dict[str, Any]:
+        book = self.node.threats
+        return {
+            "active_threats": len(book.active(window=float(self.node.settings.ban_seconds))),
+            "sources": {src: {"attacks": r.attacks, "type": r.attack_type} for src, r in book.sources.items()},
+            "attack_types": dict(book.attack_types),
+        }
+
+
+def _syncookies() -> str:
+    try:
+        value = Path("/proc/sys/net/ipv4/tcp_syncookies").read_text().strip()
+    except OSError:
+        return "unknown"
+    return {"0": "off", "1": "on_overflow", "2": "always"}.get(value, value)

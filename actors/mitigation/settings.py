@@ -1,0 +1,71 @@
+"""Settings of one mitigation node: what its HAProxy data plane enforces.
+
+Plain pydantic (no Ray, no FastAPI) so the node actor, the fleet and the HTTP app
+share one model. A policy (`rate_limit`, `geo_block`) updates a copy of these.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["l7", "syn"]
+EventName = Literal["attack_detected", "node_health", "rule_triggered"]
+ALL_EVENTS: list[EventName] = ["attack_detected", "node_health", "rule_triggered"]
+
+
+class WebhookSettings(BaseModel):
+    """`[webhooks]` of the spec: where events go and how delivery is retried."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    endpoints: list[str] = Field(default_factory=list)
+    events: list[EventName] = Field(default_factory=lambda: list(ALL_EVENTS))
+    max_retries: int = Field(3, ge=0, le=10)
+    retry_delay_seconds: float = Field(5.0, ge=0, description="first retry delay; doubled for each later retry")
+    timeout_seconds: float = Field(5.0, gt=0)
+
+
+class NodeSettings(BaseModel):
+    """Everything a node renders into its HAProxy configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Mode = "l7"
+    listen_host: str = "127.0.0.1"
+    listen_port: int = Field(0, ge=0, le=65535, description="0: a free port is picked when the node starts")
+    origin: str = Field("127.0.0.1:8000", description="host:port of the protected service")
+    paranoia: int = Field(1, ge=1, le=4, description="built-in WAF rules up to this paranoia level are active")
+    anomaly_threshold: int = Field(5, ge=1, description="summed rule severities that block a request (CRS: 5)")
+    rate_limit_rps: int | None = Field(None, ge=1, description="per-source requests/s above which a request gets 429")
+    flood_rps: int = Field(50, ge=1, description="per-source requests/s that mark the source as an HTTP flood")
+    ban_seconds: int = Field(60, ge=1, description="a flooding source stays blocked this long after its last request")
+    escalation_multiplier: float = Field(
+        2.0, ge=1.0, le=100.0, description="a repeat flooder is blacklisted for ban_seconds x this^(offences-1)"
+    )
+    max_ban_seconds: int = Field(86400, ge=1, description="the longest escalated ban")
+    max_conn_per_source: int = Field(100, ge=1, description="concurrent connections per source")
+    syn_conn_rate: int = Field(20, ge=1, description="syn mode: new connections per source and second")
+    http_request_timeout_s: float = Field(5.0, gt=0, description="headers must arrive within this (slowloris)")
+    maxconn: int = Field(8000, ge=100)
+    blocked_countries: list[str] = Field(default_factory=list)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    poll_interval_s: float = Field(0.25, gt=0, description="how often the node reads HAProxy's tables and stats")
+    log_sample_percent: int = Field(5, ge=0, le=100, description="share of clean requests logged for latency")
+
+
+class FleetSettings(BaseModel):
+    """The orchestrator's fleet: node defaults, size limits, health tracking, ASN API for geo_block."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    initial_nodes: int = Field(1, ge=0, le=16)
+    max_nodes: int = Field(8, ge=1, le=64)
+    heartbeat_interval_s: float = Field(1.0, gt=0)
+    dead_after_missed: int = Field(3, ge=1, description="missed heartbeats before a node is declared dead")
+    node: NodeSettings = Field(default_factory=NodeSettings)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    asn_api_url: str = Field("", description="base URL of the ASN API (e.g. http://127.0.0.1:8000/asn)")
+    asn_api_key: str = Field("", repr=False, exclude=True)

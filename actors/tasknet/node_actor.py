@@ -1,0 +1,320 @@
+"""The Ray actor of one network node: owns a NodeCore and moves its messages.
+
+Transport inside a cluster is Ray actor calls: events are pushed to every peer as they
+are created (and forwarded once by receivers), anti-entropy pulls whatever a peer has
+that this node lacks, and Raft messages travel the same way. A test or the benchmark
+can cut links with `set_blocked` to partition the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from deployments.tasknet.canonical import canonical
+from deployments.tasknet.identity import verify
+from deployments.tasknet.ledger import Reject
+from deployments.tasknet.node import NodeCore
+from deployments.tasknet.raft import LEADER
+from deployments.tasknet.services import NodeServices
+from deployments.tasknet.views import VIEWS
+from rayfleet.state import NAMESPACE
+from rayfleet.tasks import BackgroundTasks
+
+
+def _error(exc: Reject) -> dict[str, Any]:
+    return {"error": exc.message, "status": exc.status}
+
+
+class TaskNode:
+    def __init__(self, name: str, data_dir: str | None, settings: dict[str, Any]) -> None:
+        self.settings = settings
+        self.core = NodeCore(name, Path(data_dir) if data_dir else None)
+        self.services = NodeServices(self.core, settings)
+        self.peers: dict[str, Any] = {}
+        self.peer_ids: dict[str, str] = {}
+        self.blocked: set[str] = set()
+        self.messages_sent = 0
+        self.messages_received = 0
+        self.tasks = BackgroundTasks("tasknet")
+        self._raft_waiters: dict[str, float] = {}
+
+    # ----- wiring
+    async def connect(
+        self,
+        peers: dict[str, Any],
+        peer_ids: dict[str, str],
+        genesis_author: str,
+        actor_names: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Give the node its peers' handles (name -> handle) and ids; start its loops once.
+
+        With `actor_names` the wiring is saved, so a restarted actor reconnects by itself.
+        """
+        if actor_names and self.core.data_dir is not None:
+            wiring = {"actors": actor_names, "ids": peer_ids, "genesis": genesis_author}
+            (self.core.data_dir / "wiring.json").write_text(json.dumps(wiring))
+        self.peers = {n: h for n, h in peers.items() if n != self.core.name}
+        self.peer_ids = {n: i for n, i in peer_ids.items() if n != self.core.name}
+        self.core.set_genesis_author(genesis_author)
+        if not self.tasks.running:
+            self.tasks.every(
+                float(self.settings.get("anti_entropy_interval_s", 0.5)), self._anti_entropy_step, name="anti-entropy"
+            )
+            self.tasks.every(float(self.settings.get("raft_tick_s", 0.05)), self._raft_step, name="raft-tick")
+        return await self.whoami()
+
+    async def _rewire(self) -> None:
+        """After a restart (Ray restarts a crashed actor): reconnect from the saved wiring."""
+        if self.tasks.running or self.core.data_dir is None:
+            return
+        path = self.core.data_dir / "wiring.json"
+        import ray
+
+        if not path.exists() or not ray.is_initialized():
+            return
+
+        wiring = json.loads(path.read_text())
+        try:
+            peers = {
+                n: ray.get_actor(a, namespace=NAMESPACE) for n, a in wiring["actors"].items() if n != self.core.name
+            }
+        except ValueError:  # a peer is restarting too: the next call retries
+            return
+        await self.connect(peers, wiring["ids"], wiring["genesis"])
+
+    async def whoami(self) -> dict[str, Any]:
+        await self._rewire()
+        return {"node_id": self.core.node_id, "public_key": self.core.identity.public_key, "name": self.core.name}
+
+    async def bootstrap(self, validators: list[str]) -> bool:
+        """Write the genesis (bootstrap node only, once)."""
+        if self.core.state["genesis"] is not None:
+            return False
+        overrides = self.settings.get("network", {})
+        self.core.submit("genesis", {"validators": sorted(validators), "config": overrides})
+        await self._push()
+        return True
+
+    async def ensure_joined(self) -> bool:
+        if self.core.node_id in self.core.state["nodes"] or self.core.state["genesis"] is None:
+            return self.core.node_id in self.core.state["nodes"]
+        core = self.core
+        core.submit("join", {"name": core.name, "ring_key": core.ring_key.public, "seal_key": core.seal_key.public})
+        await self._push()
+        return True
+
+    async def set_blocked(self, names: list[str]) -> None:
+        self.blocked = set(names)
+
+    # ----- gossip
+    def _reachable(self) -> dict[str, Any]:
+        return {n: h for n, h in self.peers.items() if n not in self.blocked}
+
+    async def _send(self, name: str, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        self.messages_sent += 1
+        try:
+            return await getattr(handle, method).remote(*args, **kwargs)
+        except Exception:  # a dead or restarting peer: anti-entropy and Raft retries cover it
+            return None
+
+    async def _push(self, events: list[dict[str, Any]] | None = None, skip: str | None = None) -> None:
+        if events is None:
+            events, self.core.outbox = self.core.outbox, []
+        if not events or not self.settings.get("push_gossip", True):
+            return
+        rtc = self.services.signalling
+        targets = []
+        for name, handle in self._reachable().items():
+            if name == skip:
+                continue
+            if not rtc.send_events(self.peer_ids.get(name, ""), events):
+                targets.append((name, handle))
+        await asyncio.gather(*(self._send(n, h, "receive_events", events, self.core.name) for n, h in targets))
+
+    async def receive_events(self, events: list[dict[str, Any]], sender: str) -> int:
+        await self._rewire()
+        if sender.startswith("webrtc:"):
+            sender = {i: n for n, i in self.peer_ids.items()}.get(sender[7:], sender)
+        if sender in self.blocked:
+            return 0
+        self.messages_received += 1
+        fresh = self.core.receive(events)
+        self.services.observe_propagation(fresh)
+        if fresh:
+            self.tasks.start(self._push(fresh, skip=sender), name="forward")
+        return len(fresh)
+
+    async def pull(
+        self, vector: dict[str, int], anon_ids: list[str], sender: str, heads: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        if sender in self.blocked:
+            return []
+        self.messages_received += 1
+        return self.core.log.missing_for(vector, set(anon_ids), heads=heads)
+
+    async def _anti_entropy_once(self) -> int:
+        reachable = self._reachable()
+        if not reachable:
+            return 0
+        name = random.choice(sorted(reachable))
+        missing = await self._send(
+            name,
+            reachable[name],
+            "pull",
+            self.core.log.version_vector(),
+            list(self.core.log.anonymous),
+            self.core.name,
+            self.core.log.heads(),
+        )
+        return len(self.core.receive(missing)) if missing else 0
+
+    async def _anti_entropy_step(self) -> None:
+        await self.ensure_joined()
+        await self._connect_webrtc()
+        while await self._anti_entropy_once() >= 2000:
+            pass
+        await self._push()
+
+    async def _connect_webrtc(self) -> None:
+        """The node with the smaller id offers a data channel to each reachable peer lacking one."""
+        rtc = self.services.signalling
+        if not rtc.enabled:
+            return
+        for name in self._reachable():
+            peer_id = self.peer_ids.get(name, "")
+            if (
+                peer_id
+                and self.core.node_id < peer_id
+                and peer_id not in rtc.pcs
+                and peer_id in self.core.state["nodes"]
+            ):
+                try:
+                    await rtc.connect(self, peer_id)
+                except Exception:  # retried next round
+                    rtc.pcs.pop(peer_id, None)
+
+    # ----- Raft
+    async def _raft_step(self) -> None:
+        raft = self.core.ensure_raft()
+        if raft is not None:
+            raft.tick()
+            await self._flush_raft()
+
+    async def _flush_raft(self) -> None:
+        raft = self.core.raft
+        if raft is None:
+            return
+        self.core.persist_raft()
+        by_id = {i: n for n, i in self.peer_ids.items()}
+        for msg in raft.take_messages():
+            name = by_id.get(msg["to"])
+            if name and name not in self.blocked and name in self.peers:
+                self.tasks.start(self._send(name, self.peers[name], "raft_step", msg, self.core.name), name="raft-send")
+        committed_before = self.core.state["last_ratified_index"]
+        self.core.apply_committed()
+        if self.core.state["last_ratified_index"] != committed_before or self.core.outbox:
+            self.services.observe_commits(self._raft_waiters)
+            await self._push()
+
+    async def raft_step(self, msg: dict[str, Any], sender: str) -> dict[str, Any] | None:
+        await self._rewire()
+        if sender in self.blocked:
+            return None
+        raft = self.core.ensure_raft()
+        if raft is None:
+            return None
+        self.messages_received += 1
+        reply = raft.step(msg)
+        await self._flush_raft()
+        return reply
+
+    async def raft_http(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A Raft message from the HTTP API: it must be signed by a validator's key."""
+        raft = self.core.ensure_raft()
+        if raft is None:
+            return {"error": "this node is not a validator", "status": 503}
+        sender = body.get("candidate_id") if kind == "request_vote" else body.get("leader_id")
+        if sender not in self.core.state["config"]["validator_set"]:
+            return {"error": "sender is not a validator", "status": 403}
+        unsigned = {k: v for k, v in body.items() if k != "signature"}
+        key = self.core.state["nodes"].get(sender, {}).get("public_key", "")
+        if not key or not verify(key, canonical(unsigned), str(body.get("signature", ""))):
+            return {"error": "Raft message signature invalid", "status": 403}
+        try:
+            reply = raft.step({"type": kind, "from": sender, "to": self.core.node_id, **unsigned})
+        except (KeyError, TypeError, ValueError, IndexError):
+            return {"error": "malformed Raft message", "status": 400}
+        await self._flush_raft()
+        return {"result": reply}
+
+    async def raft_status(self) -> dict[str, Any]:
+        raft = self.core.ensure_raft()
+        return raft.status() if raft else {"node_id": self.core.node_id, "role": "not a validator"}
+
+    async def raft_propose(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Propose on the leader (forwarded there when this node is not it)."""
+        raft = self.core.ensure_raft()
+        if raft is None:
+            return {"error": "only validators ratify", "status": 403}
+        if raft.role == LEADER:
+            index = raft.propose(data)
+            self._raft_waiters[data["proposal_id"]] = time.perf_counter()
+            await self._flush_raft()
+            return {"index": index, "leader": self.core.node_id}
+        by_id = {i: n for n, i in self.peer_ids.items()}
+        leader = by_id.get(raft.leader_id or "")
+        if leader is None or leader in self.blocked:
+            return {"error": "no Raft leader reachable; retry shortly", "status": 503}
+        result = await self._send(leader, self.peers[leader], "raft_propose", data)
+        return result or {"error": "the Raft leader did not answer", "status": 503}
+
+    # ----- API surface
+    async def submit(self, type_: str, payload: dict[str, Any], channel: str) -> dict[str, Any]:
+        await self._rewire()
+        try:
+            _, result = self.core.submit(type_, payload, channel)
+        except Reject as exc:
+            return _error(exc)
+        await self._push()
+        return {"result": result}
+
+    async def call(self, service: str, **kwargs: Any) -> dict[str, Any]:
+        """A node-local service (votes, ratify, tools, agent, upgrades, evolution, signalling)."""
+        try:
+            result = await getattr(self.services, service)(self, **kwargs)
+        except Reject as exc:
+            return _error(exc)
+        await self._push()
+        return {"result": result}
+
+    async def view(self, name: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return {"result": VIEWS[name](self, **kwargs)}
+        except Reject as exc:
+            return _error(exc)
+
+    async def wait_notifications(self, cursor: int, timeout: float) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+        """New notifications after `cursor`, waiting up to `timeout` s for the first one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            current, items = self.core.notifications_since(cursor)
+            remaining = deadline - time.monotonic()
+            if items or remaining <= 0:
+                return current, items
+            waiter = asyncio.Event()
+            self.core.listeners.add(waiter.set)
+            try:
+                await asyncio.wait_for(waiter.wait(), remaining)
+            except TimeoutError:
+                pass
+            finally:
+                self.core.listeners.discard(waiter.set)
+
+    async def stop(self) -> None:
+        await self.tasks.stop()
+        await self.services.close()

@@ -1,0 +1,280 @@
+"""Task network figures: apply rate, propagation, partition healing, Raft, ring proofs.
+
+Every figure runs the project's own code: NodeCore (signed log + reducer) for the apply rate,
+and the TaskNode actor class wired in-process (asyncio calls instead of Ray RPC, the same
+gossip, anti-entropy and Raft code) for the network figures. Peers measured in the same run:
+  * apply rate vs. bare Ed25519 verification of the same events (the cost floor),
+  * propagation with push gossip vs. the anchor's design, anti-entropy pulls only
+    (same 0.5 s interval here; the anchor uses 5-10 s and one peer per round).
+
+The last figures repeat propagation and leader failover with the node actors on a private
+Ray instance (real actor RPC, `ray.kill` of the leader's actor).
+
+Usage: python bench/tasknet.py [--events 3000] [--rounds 20] [--partition-events 1000] [--no-ray]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from deployments.tasknet import ring
+from deployments.tasknet.canonical import canonical
+from deployments.tasknet.config import TasknetConfig
+from deployments.tasknet.events import body
+from deployments.tasknet.identity import verify
+from deployments.tasknet.network import Network
+from deployments.tasknet.node import NodeCore
+from deployments.tasknet.raft import LEADER
+from rayfleet.state import local_state, reset_local_state
+from tests.deployments.tasknet.netsim import comparable, make_network
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def bench_apply(n: int) -> None:
+    a = make_network(3, faucet=10**9)[0]
+    for i in range(n):
+        a.submit("task_create", {"title": f"t{i}", "reward": 1})
+    events = list(a.log.chains[a.node_id])
+    fresh = NodeCore("fresh", None, genesis_author=a.node_id)
+    history = a.log.missing_for({}, set(), limit=10**9)
+    started = time.perf_counter()
+    fresh.receive(history)
+    took = time.perf_counter() - started
+    started = time.perf_counter()
+    for e in events:
+        verify(e["key"], canonical(body(e)), e["sig"])
+    verify_only = time.perf_counter() - started
+    assert comparable(fresh.state) == comparable(a.state)
+    rate, floor = len(history) / took, len(events) / verify_only
+    print(f"apply: {rate:,.0f} events/s incl. signature checks ({len(history)} events, state matches the author's)")
+    print(f"  peer: bare Ed25519 verification {floor:,.0f} events/s; apply/verify ratio {rate / floor:.2f}")
+
+
+async def open_network(tmp: Path, size: int, **overrides: Any) -> Network:
+    settings: dict[str, Any] = {
+        "nodes": [f"n{i + 1}" for i in range(size)],
+        "data_dir": tmp,
+        "anti_entropy_interval_s": 0.5,
+        "raft_tick_s": 0.05,
+        "webrtc": {"enabled": False},
+        "llm": {"base_url": None},
+        "network": {"faucet_sp": 10**9},
+    }
+    settings.update(overrides)
+    network = Network(TasknetConfig.model_validate(settings))
+    await network.ensure()
+    for handle in network.handles.values():
+        if hasattr(handle, "_instance"):  # in-process: settings of the node objects themselves
+            handle._instance.settings.update(overrides.get("actor", {}))
+    await converge(network, 30)
+    return network
+
+
+async def digests(network: Network) -> set[str]:
+    return {(await h.view.remote("digest"))["result"]["digest"] for h in network.handles.values()}
+
+
+async def converge(network: Network, timeout: float) -> float:
+    started = time.perf_counter()
+    while len(await digests(network)) != 1:
+        if time.perf_counter() - started > timeout:
+            raise RuntimeError("network did not converge")
+        await asyncio.sleep(0.005)
+    return time.perf_counter() - started
+
+
+async def propagation(network: Network, rounds: int) -> list[float]:
+    names = list(network.handles)
+    origin, others = network.handles[names[0]], [network.handles[n] for n in names[1:]]
+    samples = []
+    for i in range(rounds):
+        cursors = [(await h.wait_notifications.remote(1 << 62, 0))[0] for h in others]
+        started = time.perf_counter()
+        created = await origin.submit.remote("task_create", {"title": f"p{i}", "reward": 1}, "general")
+        task_id = created["result"]["id"]
+
+        async def arrive(handle: Any, cursor: int) -> None:
+            while True:
+                cursor, items = await handle.wait_notifications.remote(cursor, 5)
+                if any(m["data"].get("task_id") == task_id for _, m in items):
+                    return
+
+        await asyncio.gather(*(arrive(h, c) for h, c in zip(others, cursors, strict=True)))
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def bench_propagation(rounds: int) -> None:
+    results = {}
+    for label, push in (("push gossip", True), ("anti-entropy only", False)):
+        with tempfile.TemporaryDirectory() as tmp, local_state():
+            reset_local_state()
+            network = await open_network(Path(tmp), 5, actor={"push_gossip": push})
+            results[label] = await propagation(network, rounds)
+            await network.stop()
+            reset_local_state()
+    ours, peer = statistics.median(results["push gossip"]), statistics.median(results["anti-entropy only"])
+    p95 = sorted(results["push gossip"])[int(rounds * 0.95) - 1]
+    print(f"propagation to all 5 nodes: median {ms(ours)}, p95 {ms(p95)} over {rounds} events")
+    print(f"  peer: anti-entropy only (anchor's design) median {ms(peer)}; ratio {peer / ours:.1f}x")
+
+
+async def bench_partition(events: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp, local_state():
+        reset_local_state()
+        network = await open_network(Path(tmp), 5)
+        names = list(network.handles)
+        left, right = names[:2], names[2:]
+        for n in left:
+            await network.handles[n].set_blocked.remote(right)
+        for n in right:
+            await network.handles[n].set_blocked.remote(left)
+        for side in (left[0], right[0]):
+            core = network.handles[side]._instance.core
+            for i in range(events):
+                core.submit("task_create", {"title": f"{side}-{i}", "reward": 1})
+        await asyncio.sleep(1.5)
+        assert len(await digests(network)) == 2, "the partition did not hold"
+        started = time.perf_counter()
+        for handle in network.handles.values():
+            await handle.set_blocked.remote([])
+        took = await converge(network, 120)
+        assert time.perf_counter() - started >= took
+        print(f"partition 2|3 healed: {events} events per side converged on all 5 nodes in {ms(took)}")
+        await network.stop()
+        reset_local_state()
+
+
+async def bench_raft(rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp, local_state():
+        reset_local_state()
+        network = await open_network(Path(tmp), 5)
+        nodes = [h._instance for h in network.handles.values()]
+
+        async def leader(exclude: Any = None, timeout: float = 30) -> Any:
+            started = time.perf_counter()
+            while time.perf_counter() - started < timeout:
+                for n in nodes:
+                    if (
+                        n is not exclude
+                        and n.core.raft
+                        and n.core.raft.role == LEADER
+                        and n.core.raft.leader_id == n.core.node_id
+                    ):
+                        return n
+                await asyncio.sleep(0.005)
+            raise RuntimeError("no leader")
+
+        boss = await leader()
+        samples = []
+        for i in range(rounds):
+            started = time.perf_counter()
+            index = boss.core.raft.propose({"bench": i})
+            await boss._flush_raft()
+            while boss.core.raft.commit_index < index:
+                await asyncio.sleep(0.001)
+            samples.append(time.perf_counter() - started)
+        print(f"Raft commit latency (5 validators): median {ms(statistics.median(samples))} over {rounds} commands")
+        old_term = boss.core.raft.term
+        killed = time.perf_counter()
+        await boss.tasks.stop()
+        for n in nodes:
+            if n is not boss:
+                await n.set_blocked([boss.core.name])
+        successor = await leader(exclude=boss)
+        print(
+            f"leader killed: new leader elected in {ms(time.perf_counter() - killed)} "
+            f"(term {old_term} -> {successor.core.raft.term}; election timeout 0.5-1.0 s at 50 ms ticks)"
+        )
+        await network.stop()
+        reset_local_state()
+
+
+async def ray_scenario(data_dir: str, rounds: int) -> None:
+    """5 node actors on a private Ray instance: propagation and leader failover with real actor kills."""
+    import ray
+
+    network = await open_network(Path(data_dir), 5)
+    samples = await propagation(network, rounds)
+    print(
+        f"[ray actors] propagation to all 5 nodes: median {ms(statistics.median(samples))}, "
+        f"max {ms(max(samples))} over {rounds} events"
+    )
+    started = time.perf_counter()
+    while True:
+        statuses = {n: await h.raft_status.remote() for n, h in network.handles.items()}
+        leaders = [n for n, st in statuses.items() if st["role"] == LEADER]
+        if leaders:
+            break
+        assert time.perf_counter() - started < 30, "no leader elected"
+        await asyncio.sleep(0.05)
+    leader = leaders[0]
+    term = statuses[leader]["term"]
+    ray.kill(network.handles[leader], no_restart=True)
+    killed = time.perf_counter()
+    survivors = {n: h for n, h in network.handles.items() if n != leader}
+    while True:
+        roles = [await h.raft_status.remote() for h in survivors.values()]
+        if any(r["role"] == LEADER and r["term"] > term for r in roles):
+            break
+        assert time.perf_counter() - killed < 30, "no new leader"
+        await asyncio.sleep(0.005)
+    print(f"[ray actors] leader actor killed (ray.kill): new leader in {ms(time.perf_counter() - killed)}")
+    for handle in survivors.values():
+        ray.kill(handle, no_restart=True)
+
+
+def bench_ray(rounds: int) -> None:
+    import ray
+
+    tmp = tempfile.mkdtemp(prefix="tasknet-bench-ray-")
+    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=f"{tmp}/ray", namespace="rayfleet", logging_level="ERROR")
+    try:
+        asyncio.run(ray_scenario(f"{tmp}/data", rounds))
+    finally:
+        ray.shutdown()
+
+
+def bench_ring() -> None:
+    for size in (10, 100):
+        keys = [ring.RingKey.from_seed(i.to_bytes(4, "big") * 8) for i in range(size)]
+        members = [k.public for k in keys]
+        started = time.perf_counter()
+        signature = ring.sign(keys[size // 2], members, b"proposal", b"yes")
+        signed = time.perf_counter() - started
+        started = time.perf_counter()
+        assert ring.verify(members, b"proposal", b"yes", signature)
+        verified = time.perf_counter() - started
+        print(f"ring proof (LSAG, secp256k1), {size} members: generate {ms(signed)}, verify {ms(verified)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--partition-events", type=int, default=1000)
+    parser.add_argument("--no-ray", action="store_true", help="skip the figures on a private Ray instance")
+    args = parser.parse_args()
+    bench_apply(args.events)
+    asyncio.run(bench_propagation(args.rounds))
+    asyncio.run(bench_partition(args.partition_events))
+    asyncio.run(bench_raft(args.rounds))
+    bench_ring()
+    if not args.no_ray:
+        bench_ray(args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""``GET /health``: liveness and a read-only view of endpoints, breakers and switches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from deployments.llm_gateway.gateway import Gateway
+
+NO_LOCAL_SERVER = "no local model server found on ports 11434 (Ollama), 1234 (LM Studio), 8080 (llama.cpp), 8001 (vLLM)"
+NO_ENDPOINT = "no upstream endpoint configured: add one under endpoints in config/llm_gateway.yaml"
+
+
+def _endpoints(gateway: Gateway) -> list[dict[str, Any]]:
+    out = []
+    for name, ep in gateway.router.endpoints.items():
+        view = gateway.breakers.states.get(name) or {"state": "CLOSED", "failures": 0}
+        ring = gateway.router.keyrings.get(name)
+        out.append(
+            {
+                "name": name,
+                "provider": ep.provider,
+                "base_url": ep.base_url,
+                "models": ep.models,
+                "circuit_state": view["state"],
+                "failure_count": view.get("failures", 0),
+                "keys": len(ring.keys) if ring else 0,
+            }
+        )
+    return out
+
+
+def _warnings(gateway: Gateway) -> list[str]:
+    warnings = list(gateway.auth.warnings)
+    if gateway.discovery_done and not gateway.discovered and gateway.config.discovery:
+        warnings.append(NO_LOCAL_SERVER)
+    if not gateway.router.endpoints:
+        warnings.append(NO_ENDPOINT)
+    if gateway.control.panic["active"]:
+        warnings.append("panic switch is on: all forwarding is stopped (DELETE /admin/panic to resume)")
+    return warnings
+
+
+def _exporter(gateway: Gateway) -> dict[str, Any]:
+    exp = gateway.exporter
+    if exp is None:
+        return {"enabled": False}
+    return {"enabled": True, "bind": exp.bind, "port": exp.port, "serving_here": exp.serving}
+
+
+def health_view(gateway: Gateway, listener: Any) -> dict[str, Any]:
+    endpoints = _endpoints(gateway)
+    healthy = any(e["circuit_state"] != "OPEN" for e in endpoints) and not gateway.control.panic["active"]
+    admission = gateway.admission
+    return {
+        "status": "ok" if healthy else "degraded",
+        "panic": gateway.control.panic,
+        "endpoints": endpoints,
+        "local_servers": [{"name": s.name, "base_url": s.base_url, "models": s.models} for s in gateway.discovered],
+        "discovery": "done" if gateway.discovery_done else "running",
+        "admission": {
+            "max_in_flight": admission.max_in_flight,
+            "in_flight": admission.in_flight,
+            "max_queued": admission.max_queued,
+            "queued": admission.queued,
+        },
+        "records_store": "ok" if gateway.records.healthy else "unavailable",
+        "metrics_exporter": _exporter(gateway),
+        "listener": listener.view() if listener is not None else {"enabled": False},
+        "warnings": _warnings(gateway),
+    }
+
+
+def router(gateway: Gateway, listener: Any) -> APIRouter:
+    api = APIRouter(tags=["operations"])
+
+    @api.get("/health")
+    async def health() -> dict[str, Any]:
+        """Liveness and a read-only view of endpoints and breakers (never consumes a probe)."""
+        await gateway.start()
+        return health_view(gateway, listener)
+
+    return api

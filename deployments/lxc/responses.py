@@ -1,0 +1,192 @@
+"""Response models: what each route answers, and the error bodies (spec §7) for the OpenAPI document.
+
+`Output` is the spec's result envelope R when the text is the API's own. `Result` is R for
+host text: `{"output": ...}`, or the command's JSON when its stdout starts with `{` or `[`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Health(BaseModel):
+    status: str = Field(examples=["ok"])
+
+
+class Output(BaseModel):
+    output: str = Field(description="the command's standard output (stripped)")
+
+
+Result = Output | dict[str, Any] | list[Any]
+JsonObject = dict[str, Any]
+JsonList = list[dict[str, Any]]
+
+
+class HostEntry(BaseModel):
+    region: str
+    az: str
+    host: str
+    port: int
+    addresses: list[str] | None = None
+    reachable: bool
+    node: str | None = None
+    error: str | None = None
+
+
+class TemplateEntry(BaseModel):
+    volid: str = Field(examples=["local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"])
+    size: str
+
+
+class SecurityGroup(BaseModel):
+    group: str
+    comment: str
+    rules: list[dict[str, Any]]
+
+
+class Created(BaseModel):
+    output: str
+    instance_ids: list[str]
+
+
+class Cloned(BaseModel):
+    output: str
+    instance_id: str
+
+
+class InstanceStatus(BaseModel):
+    loadavg: str
+    memory: dict[str, int] = Field(description="/proc/meminfo fields in kB, keys suffixed _kb")
+    disk: str
+    swap: str
+
+
+class BackupDone(BaseModel):
+    output: str
+    archive: str | None = Field(description="the archive vzdump wrote, as it reported it")
+    downloaded_to: str | None = Field(default=None, description="local copy when `download` was true")
+
+
+class ScaleCheck(BaseModel):
+    instance_id: str
+    status: str | None
+    usage: dict[str, float]
+    current: dict[str, int]
+    thresholds: dict[str, float]
+    recommendations: list[str]
+
+
+class NetCheck(BaseModel):
+    instance_id: str
+    protocol: str
+    port: int
+    open: bool
+    output: str
+
+
+class Info(BaseModel):
+    instance_id: str
+    ip_addresses: list[str]
+    hostname: str
+    dns_servers: list[str]
+    host_node: str
+
+
+class HealthCheck(BaseModel):
+    instance_id: str
+    healthy: bool
+    checks: dict[str, Any] = Field(description="running, disk_percent, dns")
+    actions: list[str]
+
+
+class Resources(Out):
+    instance_id: str
+    status: str | None
+    free: str | None = Field(default=None, description="`free -m` inside a running container")
+
+
+class Listening(BaseModel):
+    protocol: str
+    address: str
+    port: int
+
+
+class Report(Out):
+    instance_id: str
+    node: str
+    config: dict[str, Any]
+    status: dict[str, Any]
+    snapshots: list[dict[str, Any]]
+    listening: list[Listening] | None = None
+    scale_check: ScaleCheck | None = None
+
+
+class Discovered(BaseModel):
+    instance_id: str
+    name: str | None
+    status: str | None
+    listening: list[Listening] | None = None
+
+
+class SecurityScan(BaseModel):
+    instance_id: str
+    scan_type: str
+    listening: list[Listening]
+    findings: list[str]
+    pending_updates: list[str] | None = None
+    os: str | None = None
+
+
+# ------------------------------------------------------------------ error bodies (spec §7)
+class ErrorBody(BaseModel):
+    """Handler validation failed (and a parameter the host refused)."""
+
+    error: str
+
+
+class Problem(BaseModel):
+    """A framework-style HTTP exception: key, path hook, 403, 405, 409, 413."""
+
+    code: int
+    name: str
+    description: str
+
+
+class NotFoundBody(BaseModel):
+    """Unknown route, or an object the host says does not exist; also the unhandled-exception 500."""
+
+    error: str
+    message: str
+
+
+class CommandFailedBody(BaseModel):
+    """The host command ran and exited non-zero (124: timed out)."""
+
+    error: str = Field(examples=["Command execution failed"])
+    details: str = Field(description="the command's stderr")
+    output: str = Field(description="the command's stdout, if any")
+    return_code: int
+
+
+def _doc(model: Any, description: str) -> dict[str, Any]:
+    return {"model": model, "description": description}
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: _doc(ErrorBody | Problem, "handler validation {error}; non-numeric {instance_id} path segment {code,...}"),
+    401: _doc(Problem, "missing or invalid X-API-Key"),
+    404: _doc(NotFoundBody, "unknown route, or the container/group/snapshot/volume does not exist on the host"),
+    409: _doc(Problem, "the container is busy, running/not running, or the object already exists"),
+    413: _doc(Problem, "request body larger than api.max_body_bytes"),
+    500: _doc(CommandFailedBody | NotFoundBody, "host command failed {error,details,output,return_code}"),
+}
+"""Error answers every protected route may give."""
+
+OPEN_ERRORS: dict[int | str, dict[str, Any]] = {500: ERRORS[500]}
+EXEC_ERRORS: dict[int | str, dict[str, Any]] = {403: _doc(Problem, "host command execution is disabled")}

@@ -1,0 +1,59 @@
+"""Container backups (vzdump) and restores."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fastapi import APIRouter
+
+from .. import containers
+from .. import validate as v
+from ..errors import BadRequest
+from ..models import BackupBody, RestoreBody
+from ..responses import BackupDone, Result
+from .common import INSTANCE, InstanceId, Svc, body_opt, located, need
+
+router = APIRouter(tags=["backups"])
+
+_BACKUP_VOLID = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*:backup/[A-Za-z0-9][A-Za-z0-9._\-]*")
+
+
+def _backup_source(value: Any) -> str:
+    """An absolute host path, or a backup volume id (storage:backup/name)."""
+    if isinstance(value, str) and value.startswith("/"):
+        return v.abs_path(value, "backup_file")
+    if not isinstance(value, str) or len(value) > 255 or not _BACKUP_VOLID.fullmatch(value):
+        raise BadRequest("'backup_file' must be an absolute host path or a backup volume id (storage:backup/name)")
+    return value
+
+
+@router.post(f"{INSTANCE}/restore", response_model=Result)
+async def instance_restore(svc: Svc, instance_id: InstanceId, body: RestoreBody | None = body_opt) -> Any:
+    """Replace the container from a backup; refused unless `force: true`. The backup file is kept."""
+    body = body or RestoreBody()
+    source = _backup_source(need(body.backup_file, "backup_file"))
+    storage = v.storage(body.storage) if body.storage else None
+    if not body.force:
+        raise BadRequest("restore replaces the container: pass 'force': true to confirm")
+    return await containers.restore(located(svc, body), svc.config, v.vmid(instance_id), source, storage, body.no_start)
+
+
+@router.post(f"{INSTANCE}/backup", response_model=BackupDone)
+async def instance_backup(svc: Svc, instance_id: InstanceId, body: BackupBody | None = body_opt) -> Any:
+    """vzdump to `destination` (default /var/lib/vz/dump) or `storage`; the answer names the archive."""
+    body = body or BackupBody()
+    if body.destination and body.storage:
+        raise BadRequest("give either 'destination' or 'storage', not both")
+    destination = v.abs_path(body.destination, "destination") if body.destination else None
+    storage = v.storage(body.storage) if body.storage else None
+    mode = v.choice(body.mode, "mode", v.BACKUP_MODES)
+    compress = v.COMPRESS[v.choice(body.compress, "compress", tuple(v.COMPRESS))]
+    t = located(svc, body)
+
+    async def fetch(remote: str, local: str) -> None:
+        await svc.pool.get_file(t.key, t.zone, remote, local)
+
+    return await containers.backup(
+        t, svc.config, fetch, v.vmid(instance_id), destination, storage, mode, compress, body.download
+    )

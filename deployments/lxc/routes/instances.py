@@ -1,0 +1,144 @@
+"""Containers: create, list, get, bulk lifecycle, status, scale, clone, exec, services, migration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from .. import containers
+from .. import validate as v
+from ..config import LxcConfig
+from ..errors import BadRequest
+from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
+from ..responses import Cloned, Created, InstanceStatus, JsonList, JsonObject, Output, Result
+from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
+
+router = APIRouter(tags=["instances"])
+
+
+def _create_request(config: LxcConfig, body: CreateBody) -> containers.CreateRequest:
+    """Every creation field allow-listed; combinations that cannot work refused (400)."""
+    if body.size not in config.instance_sizes:
+        raise BadRequest(f"'size' must be one of: {', '.join(config.instance_sizes)}")
+    ip = v.ipv4(body.ip, "ip") if body.ip is not None else None
+    if ip and body.dhcp:
+        raise BadRequest("give either 'ip' or 'dhcp': true, not both")
+    if ip and body.count > 1:
+        raise BadRequest("a static 'ip' can only be used with count 1")
+    gateway = v.ipv4(body.gateway, "gateway") if body.gateway is not None else None
+    if gateway and not ip:
+        raise BadRequest("'gateway' needs a static 'ip'")
+    return containers.CreateRequest(
+        image_id=v.volid(need(body.image_id, "image_id")),
+        size=body.size,
+        count=body.count,
+        hostname=v.hostname(body.hostname) if body.hostname is not None else None,
+        password=v.password(body.password) if body.password is not None else None,
+        ip=ip,
+        netmask=v.netmask_bits(body.netmask),
+        gateway=gateway,
+        dns=v.dns_servers(body.dns) if body.dns is not None else None,
+        dhcp=body.dhcp,
+        storage_size=v.disk_size(body.storage_size, relative_ok=False) if body.storage_size is not None else None,
+        features=v.features(body.features) if body.features is not None else None,
+        unprivileged=body.unprivileged,
+    )
+
+
+@router.post("/lxc/instances", response_model=Created)
+async def create(svc: Svc, body: CreateBody | None = body_opt) -> Any:
+    """Create and start `count` containers (VMIDs from `pvesh get /cluster/nextid`, reserved)."""
+    body = body or CreateBody()
+    req = _create_request(svc.config, body)
+    return await containers.create(located(svc, body), svc.config, req)
+
+
+@router.get("/lxc/instances", response_model=JsonList)
+async def list_instances(svc: Svc, region: Region = None, az: Az = None) -> Any:
+    return await containers.list_instances(svc.target(region, az))
+
+
+@router.get(INSTANCE, response_model=JsonObject)
+async def get_instance(svc: Svc, instance_id: InstanceId, region: Region = None, az: Az = None) -> Any:
+    """The container's configuration (`pvesh get /nodes/<node>/lxc/<id>/config`)."""
+    return await containers.get_instance(svc.target(region, az), v.vmid(instance_id))
+
+
+def _bulk_action(action: str) -> Any:
+    async def bulk_action(svc: Svc, body: BulkBody | None = body_opt) -> Any:
+        body = body or BulkBody()
+        ids = v.vmids(body.instance_ids)
+        return await containers.bulk(located(svc, body), action, ids)
+
+    bulk_action.__name__ = f"instances_{action}"
+    bulk_action.__doc__ = f"{action.capitalize()} every listed container; 404 (nothing done) if one does not exist."
+    return bulk_action
+
+
+for _action in ("start", "stop", "terminate", "reboot"):
+    router.add_api_route(f"/lxc/instances/{_action}", _bulk_action(_action), methods=["POST"], response_model=Output)
+
+
+@router.post("/lxc/instances/status", response_model=dict[str, InstanceStatus])
+async def instances_status(svc: Svc, body: BulkBody | None = body_opt) -> Any:
+    """A one-shot snapshot of load average, memory, disk and swap per container."""
+    body = body or BulkBody()
+    return await containers.status(located(svc, body), v.vmids(body.instance_ids))
+
+
+def _scale_request(body: ScaleBody) -> containers.ScaleRequest:
+    if body.disk_read_limit is not None or body.disk_write_limit is not None:
+        raise BadRequest("'disk_read_limit' and 'disk_write_limit' are not supported")
+    req = containers.ScaleRequest(
+        memory=v.positive_int(body.memory, "memory", 16, 4_194_304) if body.memory is not None else None,
+        cpulimit=v.positive_number(body.cpulimit, "cpulimit") if body.cpulimit is not None else None,
+        cpucores=v.positive_int(body.cpucores, "cpucores", 1, 8192) if body.cpucores is not None else None,
+        storage_size=v.disk_size(body.storage_size) if body.storage_size is not None else None,
+        net_limit=v.positive_number(body.net_limit, "net_limit", 0, 100_000) if body.net_limit is not None else None,
+    )
+    if all(getattr(req, f) is None for f in ("memory", "cpulimit", "cpucores", "storage_size", "net_limit")):
+        raise BadRequest("give at least one of memory, cpulimit, cpucores, storage_size, net_limit")
+    return req
+
+
+@router.post("/lxc/instances/scale", response_model=Result)
+async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> Any:
+    """Memory, CPU limit, cores, root disk (`64G` or `+8G`; never shrinks), network rate."""
+    body = body or ScaleBody()
+    ids = v.vmids(body.instance_ids)
+    return await containers.scale(located(svc, body), ids, _scale_request(body))
+
+
+@router.post("/lxc/instances/clone", response_model=Cloned)
+async def instances_clone(svc: Svc, body: CloneBody | None = body_opt) -> Any:
+    body = body or CloneBody()
+    source = v.vmid(need(body.source_instance_id, "source_instance_id"), "source_instance_id")
+    target = v.vmid(body.target_instance_id, "target_instance_id") if body.target_instance_id else None
+    if target == source:
+        raise BadRequest("'target_instance_id' must differ from 'source_instance_id'")
+    return await containers.clone(located(svc, body), source, target, body.full)
+
+
+@router.post(f"{INSTANCE}/exec", response_model=Result)
+async def instance_exec(svc: Svc, instance_id: InstanceId, body: ExecBody | None = body_opt) -> Any:
+    """`pct exec <id> -- <words>`: no shell; metacharacters refused; at most 16384 characters and 1024 words."""
+    body = body or ExecBody()
+    words = await command_words(body.command)
+    return await containers.exec_in(located(svc, body), v.vmid(instance_id), words)
+
+
+@router.post(f"{INSTANCE}/service", response_model=Result)
+async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody | None = body_opt) -> Any:
+    body = body or ServiceBody()
+    action = v.choice(need(body.action, "action"), "action", v.SERVICE_ACTIONS)
+    name = v.service_name(need(body.service_name, "service_name"))
+    return await containers.service(located(svc, body), v.vmid(instance_id), action, name)
+
+
+@router.post(f"{INSTANCE}/migrate", response_model=Result)
+async def instance_migrate(svc: Svc, instance_id: InstanceId, body: MigrateBody | None = body_opt) -> Any:
+    body = body or MigrateBody()
+    node = v.node(need(body.target_host, "target_host"))
+    storage = v.storage(body.target_storage, "target_storage") if body.target_storage else None
+    return await containers.migrate(located(svc, body), v.vmid(instance_id), node, body.restart, storage)

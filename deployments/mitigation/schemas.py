@@ -1,0 +1,175 @@
+"""Request and response models of the node and orchestrator APIs (spec 002 §2 D)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Connections(BaseModel):
+    active: int
+    total: int
+
+
+class Status(BaseModel):
+    status: str
+    mode: str
+    uptime_seconds: int
+    connections: Connections
+    health: str
+    node_id: str
+    address: str
+    syn_cookies: str = Field(description="the kernel's net.ipv4.tcp_syncookies setting")
+
+
+class RuleIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(..., min_length=1, max_length=1024, description="regular expression (PCRE), case-insensitive")
+    action: Literal["block", "log", "score"] = Field(
+        "block", description="block: deny on match; log: count only; score: add severity to the anomaly score"
+    )
+    severity: Literal["critical", "high", "medium", "low"] = Field(
+        "high", description="anomaly score 5 / 4 / 3 / 2 (OWASP CRS critical / error / warning / notice)"
+    )
+
+
+class RuleCreated(BaseModel):
+    id: str
+    status: str
+    created_at: str
+
+
+class Rule(BaseModel):
+    id: str
+    pattern: str
+    action: str
+    severity: str
+    hits: int
+    status: str
+    created_at: str
+
+
+class RuleList(BaseModel):
+    rules: list[Rule]
+    total: int
+    builtin_hits: dict[str, int] = Field(default_factory=dict, description="hits per built-in rule id")
+
+
+class Deleted(BaseModel):
+    id: str
+    status: str
+
+
+class BlacklistIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ip: str = Field(..., min_length=2, max_length=64, description="IPv4/IPv6 address or CIDR")
+    reason: str = Field("", max_length=500)
+    duration_seconds: int = Field(3600, ge=1, le=30 * 86400)
+
+
+class BlacklistEntry(BaseModel):
+    ip: str
+    reason: str
+    duration_seconds: int
+    expires_at: str | None = None
+    nodes: list[str] | None = None
+
+
+class Stats(BaseModel):
+    packets_processed: int
+    attacks_blocked: int
+    requests_per_second: int
+    latency_ms: float
+    cpu_percent: float
+    memory_mb: float
+
+
+class Node(BaseModel):
+    id: str
+    address: str = Field(description="host:port of the node's data plane (put clients in front of this)")
+    status: str = Field(description="starting, healthy, unhealthy (data plane down), draining or dead")
+    mode: str
+    load: float = Field(description="CPU of the node's HAProxy, as a fraction of one core")
+    last_heartbeat: float | None = Field(None, description="Unix time of the last answered heartbeat")
+    actor_pid: int | None = Field(None, description="process id of the node's Ray actor")
+
+
+class NodeList(BaseModel):
+    nodes: list[Node]
+
+
+class RateLimitRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["rate_limit"]
+    value: int = Field(..., ge=1, le=1_000_000, description="requests per second per source; excess gets 429")
+
+
+class GeoBlockRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["geo_block"]
+    countries: list[str] = Field(..., min_length=1, max_length=250)
+
+
+PolicyRule = Annotated[RateLimitRule | GeoBlockRule, Field(discriminator="type")]
+
+
+class PolicyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(..., min_length=1, max_length=200)
+    rules: list[PolicyRule] = Field(..., min_length=1, max_length=20)
+
+
+class PolicyDeployed(BaseModel):
+    name: str
+    status: str
+    nodes: list[str]
+    failed: dict[str, str]
+    geo_prefixes: int
+
+
+class ScaleIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    action: Literal["scale_up", "scale_down"]
+    count: int = Field(..., ge=1, le=16)
+
+
+class Scaled(BaseModel):
+    action: str
+    count: int
+    nodes: list[str]
+    total: int
+
+
+class Attacker(BaseModel):
+    ip: str
+    attacks: int
+
+
+class Threats(BaseModel):
+    active_threats: int
+    top_attackers: list[Attacker]
+    attack_types: dict[str, int]
+    nodes: int
+
+
+class FleetRule(Rule):
+    nodes: list[str]
+
+
+class Health(BaseModel):
+    status: str
+    nodes: int
+    healthy_nodes: int
+    data_plane: list[str] = Field(description="host:port of every healthy node: where protected traffic goes")

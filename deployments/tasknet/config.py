@@ -1,0 +1,106 @@
+"""The task network's configuration (config/tasknet.yaml, env overrides `TASKNET__KEY=value`).
+
+Secrets never go here: each node's API token comes from the environment variable named
+by `token_env` (`n1:<token>,n2:<token>,...`; `rayfleet up` generates it in var/secrets.env),
+the LLM gateway key from `llm.api_key_env`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rayfleet.config import load_yaml
+from rayfleet.paths import resolve
+
+DEFAULT_IMPORTS = (
+    "math",
+    "json",
+    "re",
+    "statistics",
+    "itertools",
+    "functools",
+    "collections",
+    "dataclasses",
+    "typing",
+    "unittest",
+    "heapq",
+    "bisect",
+)
+
+
+class LlmSettings(BaseModel):
+    base_url: str | None = Field(
+        default="http://127.0.0.1:8000/llm/v1", description="OpenAI-compatible API base (the gateway)"
+    )
+    api_key_env: str = "LLM_PROXY_API_KEYS"
+    model: str = "tasknet-agent"
+    timeout_s: float = 30.0
+    max_tokens: int = 512
+
+
+class UpgradeSettings(BaseModel):
+    max_package_bytes: int = 32_768
+    test_timeout_s: float = 20.0
+    memory_mb: int = 512
+    allowed_imports: list[str] = Field(default_factory=lambda: list(DEFAULT_IMPORTS))
+
+
+class WebrtcSettings(BaseModel):
+    enabled: bool = True
+    host_addresses: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
+
+
+class NetworkSettings(BaseModel):
+    """Genesis parameters every node of the network shares (written once by the bootstrap node)."""
+
+    faucet_sp: int = Field(default=1000, ge=0)
+    task_completion_tax: float = Field(default=0.02, ge=0, le=0.5)
+    proposal_voting_period: int = Field(default=86_400, ge=60)
+
+
+class TasknetConfig(BaseModel):
+    nodes: list[str] = Field(default_factory=lambda: ["n1", "n2", "n3"], min_length=1)
+    data_dir: Path = Path("var/tasknet")
+    token_env: str = "TASKNET_NODE_TOKENS"
+    public_reads: bool = True
+    max_body_bytes: int = 262_144
+    network: NetworkSettings = NetworkSettings()
+    anti_entropy_interval_s: float = 0.5
+    raft_tick_s: float = 0.05
+    ratify_timeout_s: float = 10.0
+    tool_allowed_hosts: list[str] = Field(default_factory=list)
+    tool_timeout_s: float = 10.0
+    llm: LlmSettings = LlmSettings()
+    agent_enabled: bool = True
+    upgrades: UpgradeSettings = UpgradeSettings()
+    webrtc: WebrtcSettings = WebrtcSettings()
+    ws_poll_s: float = 1.0
+
+    @property
+    def default_node(self) -> str:
+        return self.nodes[0]
+
+    def node_dir(self, name: str) -> str:
+        return str(resolve(self.data_dir) / name)
+
+    def actor_settings(self) -> dict[str, Any]:
+        """What a node actor needs (plain data: it crosses the Ray boundary)."""
+        return {
+            "network": self.network.model_dump(),
+            "anti_entropy_interval_s": self.anti_entropy_interval_s,
+            "raft_tick_s": self.raft_tick_s,
+            "ratify_timeout_s": self.ratify_timeout_s,
+            "tool_allowed_hosts": self.tool_allowed_hosts,
+            "tool_timeout_s": self.tool_timeout_s,
+            "llm": self.llm.model_dump(),
+            "agent": {"enabled": self.agent_enabled},
+            "upgrades": self.upgrades.model_dump(),
+            "webrtc": self.webrtc.model_dump(),
+        }
+
+
+def load(path: str | Path | None = "config/tasknet.yaml") -> TasknetConfig:
+    return load_yaml(path, TasknetConfig, env_prefix="TASKNET")

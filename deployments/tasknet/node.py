@@ -1,0 +1,266 @@
+"""One network node without I/O of its own: identity, signed log, reducer, Raft, notifications.
+
+The Ray actor (actors/tasknet/node_actor.py) owns one and moves its messages; tests
+drive several directly and deliver their gossip in any order.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from deployments.tasknet import ring
+from deployments.tasknet.eventlog import EventLog
+from deployments.tasknet.events import EventError, make_anonymous, make_event, order_key
+from deployments.tasknet.hlc import HybridClock
+from deployments.tasknet.identity import Identity
+from deployments.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
+from deployments.tasknet.raft import HardState, RaftCore
+from deployments.tasknet.reducer import NOTIFICATIONS, Reducer, validate
+from deployments.tasknet.rules_governance import anonymous_message, proposal, ring_for
+from deployments.tasknet.sealing import SealKey
+
+MAX_NOTIFICATIONS = 2000
+MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)
+
+
+class NodeCore:
+    def __init__(self, name: str, data_dir: Path | None, genesis_author: str | None = None) -> None:
+        self.name = name
+        self.data_dir = data_dir
+        if data_dir is not None:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            self.identity = Identity.load_or_create(data_dir / "node.key")
+        else:
+            self.identity = Identity.generate()
+        self.node_id = self.identity.node_id
+        self.ring_key = ring.RingKey.from_seed(self.identity.secret_seed("ring"))
+        self.seal_key = SealKey(self.identity.secret_seed("seal"))
+        self.clock = HybridClock()
+        self.log = EventLog()
+        self.genesis_author = genesis_author
+        self.reducer = Reducer(genesis_author)
+        self.outbox: list[dict[str, Any]] = []
+        self.notifications: deque[tuple[int, str, dict[str, Any]]] = deque(maxlen=MAX_NOTIFICATIONS)
+        self.cursor = 0
+        self.listeners: set[Any] = set()
+        self.started = time.time()
+        self.stats = {
+            "events_created": 0,
+            "events_received": 0,
+            "events_duplicate": 0,
+            "events_invalid": 0,
+            "events_future": 0,
+            "refolds": 0,
+        }
+        self.raft: RaftCore | None = None
+        self._load()
+
+    # ----- persistence
+    def _events_path(self) -> Path | None:
+        return self.data_dir / "events.jsonl" if self.data_dir else None
+
+    def _load(self) -> None:
+        path = self._events_path()
+        meta = self.data_dir / "meta.json" if self.data_dir else None
+        if meta and meta.exists() and self.genesis_author is None:
+            self.set_genesis_author(json.loads(meta.read_text())["genesis_author"])
+        if not path or not path.exists():
+            return
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                self.log.add(json.loads(line))
+            except (EventError, ValueError):
+                continue
+        for event in self.log.all_events():
+            self.clock.observe(event["hlc"])
+        self.reducer.refold(self.log.all_events())
+
+    def _persist(self, events: list[dict[str, Any]]) -> None:
+        path = self._events_path()
+        if path and events:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+
+    def set_genesis_author(self, author: str) -> None:
+        """Pin the bootstrap node whose genesis this node accepts (trust on first use)."""
+        if self.genesis_author == author:
+            return
+        self.genesis_author = author
+        self.reducer.genesis_author = author
+        if self.data_dir:
+            (self.data_dir / "meta.json").write_text(json.dumps({"genesis_author": author}))
+        self._refold()
+
+    # ----- state
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.reducer.state
+
+    def _refold(self) -> None:
+        self.stats["refolds"] += 1
+        cut = self.log.equivocations
+        events = [e for e in self.log.all_events() if not (e["author"] in cut and e["seq"] >= cut[e["author"]])]
+        self.reducer.refold(events)
+
+    def _apply_new(self, events: list[dict[str, Any]], notify: bool = True) -> None:
+        ordered = sorted(events, key=order_key)
+        if ordered and not self.reducer.can_append(ordered[0]):
+            self._refold()
+        else:
+            for event in ordered:
+                self.reducer.apply(event)
+        if notify:
+            for event in ordered:
+                if isinstance(self.reducer.outcomes.get(event["id"]), dict) and event["type"] in NOTIFICATIONS:
+                    self._notify(event)
+
+    def _notify(self, event: dict[str, Any]) -> None:
+        self.cursor += 1
+        data: dict[str, Any] = {"event_id": event["id"], "author": event["author"], "channel": event["channel"]}
+        payload = event["payload"]
+        for key in ("task_id", "proposal_id", "title", "vote", "subtask_id", "amount", "bidder_id", "applicant_id"):
+            if key in payload and isinstance(payload[key], (str, int)):
+                data[key] = payload[key]
+        if event["type"] in ("task_create", "composite_create", "proposal_create"):
+            data["task_id" if event["type"] != "proposal_create" else "proposal_id"] = event["id"][:16]
+        self.notifications.append((self.cursor, event["channel"], {"type": NOTIFICATIONS[event["type"]], "data": data}))
+        for listener in list(self.listeners):
+            listener()
+
+    def notifications_since(self, cursor: int) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+        return self.cursor, [(ch, msg) for n, ch, msg in self.notifications if n > cursor]
+
+    # ----- writing
+    def submit(
+        self, type_: str, payload: dict[str, Any], channel: str = DEFAULT_CHANNEL
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Validate against the current state, sign, append, apply; the event and the rule's result."""
+        chain = self.log.chains.get(self.node_id, [])
+        hlc = list(self.clock.tick())
+        if chain and hlc <= chain[-1]["hlc"]:
+            hlc = [chain[-1]["hlc"][0], chain[-1]["hlc"][1] + 1]
+        prev = chain[-1]["id"] if chain else ""
+        event = make_event(self.identity, len(chain) + 1, prev, hlc, channel, type_, payload)
+        validate(self.state, event)
+        self.log.add(event)
+        self._persist([event])
+        self._apply_new([event])
+        result = self._result_of(event)
+        self.stats["events_created"] += 1
+        self.outbox.append(event)
+        return event, result
+
+    def _result_of(self, event: dict[str, Any]) -> dict[str, Any]:
+        outcome = self.reducer.outcomes.get(event["id"], "event was not applied")
+        if isinstance(outcome, str):
+            raise Reject(outcome)
+        return outcome
+
+    def receive(self, events: list[Any]) -> list[dict[str, Any]]:
+        """Accept gossiped events (any order, duplicates allowed); the ones that were new."""
+        fresh: list[dict[str, Any]] = []
+        conflicts = len(self.log.conflicts)
+        horizon = int(time.time() * 1000) + MAX_CLOCK_SKEW_MS
+        for raw in events:
+            hlc = raw.get("hlc") if isinstance(raw, dict) else None
+            if isinstance(hlc, list) and hlc and isinstance(hlc[0], int) and hlc[0] > horizon:
+                self.stats["events_future"] += 1
+                continue
+            try:
+                added = self.log.add(raw)
+            except EventError:
+                self.stats["events_invalid"] += 1
+                continue
+            if not added:
+                self.stats["events_duplicate"] += 1
+            for event in added:
+                self.clock.observe(event["hlc"])
+            fresh.extend(added)
+        self.stats["events_received"] += len(fresh)
+        if fresh:
+            self._persist(fresh)
+        if len(self.log.conflicts) != conflicts:
+            self._refold()
+        elif fresh:
+            self._apply_new(fresh)
+        return fresh
+
+    # ----- anonymous votes
+    def anonymous_proof(self, proposal_id: str, value: str) -> dict[str, Any]:
+        prop = proposal(self.state, {"proposal_id": proposal_id})
+        mine = [t for t, members in prop["snapshot"]["tiers"].items() if any(n == self.node_id for n, _ in members)]
+        if not mine:
+            raise Reject("this node was not known when the proposal opened", 403)
+        tier = mine[0]
+        signature = ring.sign(
+            self.ring_key, ring_for(prop, tier), proposal_id.encode(), anonymous_message(proposal_id, value, tier)
+        )
+        weight = float(self.state["config"]["tiers"][tier][1])
+        return {
+            "commitment": signature["key_image"],
+            "challenge": signature["c0"],
+            "response": signature["s"],
+            "tier": tier,
+            "tier_weight": weight,
+        }
+
+    def submit_anonymous(self, proposal_id: str, value: str, proof: dict[str, Any], channel: str) -> dict[str, Any]:
+        event = make_anonymous(
+            list(self.clock.tick()),
+            channel,
+            "anon_vote",
+            {"proposal_id": proposal_id, "vote": value, "zkp_proof": proof},
+        )
+        result = validate(self.state, event)
+        self.log.add(event)
+        self._persist([event])
+        self._apply_new([event])
+        self.outbox.append(event)
+        return result
+
+    def current_tier(self) -> str:
+        record = self.state["nodes"].get(self.node_id)
+        return tier_of(self.state, record["reputation"]["_total"] if record else 0)
+
+    # ----- Raft among validators
+    def ensure_raft(self, seed: int | None = None) -> RaftCore | None:
+        validators = self.state["config"]["validator_set"]
+        if self.raft is None and self.node_id in validators:
+            hard = HardState()
+            path = self.data_dir / "raft.json" if self.data_dir else None
+            if path and path.exists():
+                raw = json.loads(path.read_text())
+                hard = HardState(raw["term"], raw["voted_for"], raw["log"])
+            self.raft = RaftCore(self.node_id, validators, hard=hard, seed=seed)
+        return self.raft
+
+    def persist_raft(self) -> None:
+        if self.raft is None or not self.raft.dirty:
+            return
+        self.raft.dirty = False
+        if self.data_dir:
+            tmp = self.data_dir / "raft.json.tmp"
+            hard = self.raft.hard
+            tmp.write_text(json.dumps({"term": hard.term, "voted_for": hard.voted_for, "log": hard.log}))
+            tmp.replace(self.data_dir / "raft.json")
+
+    def apply_committed(self) -> None:
+        """Turn newly committed Raft entries into signed `ratified` events (duplicates are refused by the fold)."""
+        if self.raft is None:
+            return
+        for index, data in self.raft.take_committed():
+            pid = data.get("proposal_id")
+            if not pid or index <= self.state["last_ratified_index"]:
+                continue
+            try:
+                self.submit(
+                    "ratified",
+                    {"proposal_id": pid, "raft_index": index, "ratified_by": data.get("by", "")},
+                    data.get("channel", DEFAULT_CHANNEL),
+                )
+            except Reject:
+                continue

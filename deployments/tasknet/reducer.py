@@ -1,0 +1,113 @@
+"""The deterministic reducer: folds events, in their total order, into the network state.
+
+Every node holding the same set of events computes the same state, whatever order they
+arrived in: an event that arrives "in the past" makes the node refold from the start.
+An event the state machine refuses is recorded as rejected and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from deployments.tasknet import rules_governance as gov
+from deployments.tasknet import rules_tasks as tasks
+from deployments.tasknet.events import order_key
+from deployments.tasknet.ledger import Reject, check_invariant, join_channel, new_state
+
+Rule = Callable[[dict[str, Any], dict[str, Any], bool], dict[str, Any]]
+
+RULES: dict[str, Rule] = {
+    "genesis": gov.genesis,
+    "join": gov.join,
+    "skills_set": gov.skills_set,
+    "proposal_create": gov.proposal_create,
+    "vote": gov.vote,
+    "anon_vote": gov.anon_vote,
+    "proposal_close": gov.proposal_close,
+    "ratified": gov.ratified,
+    "tool_executed": gov.tool_executed,
+    "task_create": tasks.task_create,
+    "task_claim": tasks.task_claim,
+    "task_progress": tasks.task_progress,
+    "task_complete": tasks.task_complete,
+    "task_delete": tasks.task_delete,
+    "task_bid": tasks.task_bid,
+    "task_select_bid": tasks.task_select_bid,
+    "composite_create": tasks.composite_create,
+    "composite_apply": tasks.composite_apply,
+    "composite_accept": tasks.composite_accept,
+    "subtask_complete": tasks.subtask_complete,
+}
+
+# WebSocket event type for each applied event type (section 6 names task_created).
+NOTIFICATIONS: dict[str, str] = {
+    "join": "node_joined",
+    "skills_set": "skills_updated",
+    "proposal_create": "proposal_created",
+    "vote": "vote_cast",
+    "anon_vote": "vote_cast",
+    "proposal_close": "proposal_closed",
+    "ratified": "proposal_ratified",
+    "tool_executed": "tool_executed",
+    "task_create": "task_created",
+    "task_claim": "task_claimed",
+    "task_progress": "task_progress",
+    "task_complete": "task_completed",
+    "task_delete": "task_deleted",
+    "task_bid": "bid_placed",
+    "task_select_bid": "bid_selected",
+    "composite_create": "composite_created",
+    "composite_apply": "composite_applied",
+    "composite_accept": "composite_member_accepted",
+    "subtask_complete": "subtask_completed",
+}
+
+
+def validate(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    """Dry-run `event` against `state` (nothing changes); raises Reject when refused."""
+    rule = RULES.get(event["type"])
+    if rule is None:
+        raise Reject(f"unknown event type {event['type']}")
+    if not isinstance(event["channel"], str) or not 0 < len(event["channel"]) <= 64:
+        raise Reject("channel must be 1..64 characters")
+    return rule(state, event, False)
+
+
+class Reducer:
+    def __init__(self, genesis_author: str | None) -> None:
+        self.genesis_author = genesis_author
+        self.reset()
+
+    def reset(self) -> None:
+        self.state = new_state()
+        self.state["genesis_author"] = self.genesis_author
+        self.last_key: tuple[Any, ...] | None = None
+        self.outcomes: dict[str, dict[str, Any] | str] = {}
+
+    def can_append(self, event: dict[str, Any]) -> bool:
+        return self.last_key is None or order_key(event) > self.last_key
+
+    def apply(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Apply one event after every event applied so far; its result, or None when refused."""
+        self.last_key = order_key(event)
+        state = self.state
+        try:
+            validate(state, event)
+            result = RULES[event["type"]](state, event, True)
+        except Reject as exc:
+            state["rejected"] += 1
+            self.outcomes[event["id"]] = exc.message
+            return None
+        if event["author"] in state["nodes"] and event["type"] not in ("join", "genesis"):
+            join_channel(state, event["channel"], event["author"])
+        state["applied"] += 1
+        state["last_hlc"] = list(event["hlc"])
+        self.outcomes[event["id"]] = result
+        check_invariant(state)
+        return result
+
+    def refold(self, events: list[dict[str, Any]]) -> None:
+        self.reset()
+        for event in sorted(events, key=order_key):
+            self.apply(event)

@@ -1,0 +1,179 @@
+"""Tasks, auctions, composite (team) tasks and skills profiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import Field
+
+from deployments.tasknet import schemas
+from deployments.tasknet.api import ERRORS, Message, Open, Strict, channel_name, reader, submit, view, writer
+from deployments.tasknet.errors import TasknetError
+
+router = APIRouter(tags=["tasks"], responses=ERRORS)
+
+
+class TaskIn(Strict):
+    title: str = Field(min_length=1, max_length=200)
+    description: str = Field("", max_length=5000)
+    tags: list[str] = Field(default_factory=list, max_length=32)
+    reward: int = Field(0, ge=0)
+    schema_name: str = "task_v1"
+    required_tools: list[str] = Field(default_factory=list, max_length=32)
+    enable_auction: bool = False
+    max_reward: int | None = Field(None, ge=1)
+    auction_deadline_hours: int = Field(24, ge=1, le=720)
+
+
+class TaskOut(Open):
+    id: str
+    title: str
+    status: str
+    creator: str
+    reward: int
+    created_at: int
+
+
+class ProgressIn(Strict):
+    progress_note: str = Field("", max_length=2000)
+
+
+class BidIn(Strict):
+    amount: int = Field(ge=1)
+    estimated_days: int = Field(ge=1, le=3650)
+
+
+class SelectBidIn(Strict):
+    bidder_id: str = Field(min_length=1, max_length=64)
+
+
+class SubtaskIn(Strict):
+    title: str = Field(min_length=1, max_length=200)
+    required_skills: list[str] = Field(default_factory=list, max_length=32)
+    reward_percentage: int = Field(ge=0, le=100)
+
+
+class CompositeIn(Strict):
+    title: str = Field(min_length=1, max_length=200)
+    description: str = Field("", max_length=5000)
+    total_reward: int = Field(ge=0)
+    required_team_size: int = Field(ge=1, le=50)
+    subtasks: list[SubtaskIn] = Field(min_length=1, max_length=50)
+
+
+class ApplyIn(Strict):
+    message: str = Field("", max_length=2000)
+
+
+class SkillsIn(Strict):
+    skills: list[str] = Field(default_factory=list, max_length=64)
+    bio: str = Field("", max_length=2000)
+
+
+@router.post("/tasks", response_model=TaskOut, summary="Create a task; its reward is escrowed from the creator")
+async def create_task(body: TaskIn, channel: str = Query("general"), node: Any = Depends(writer)) -> Any:
+    data = body.model_dump(exclude_none=True)
+    if body.schema_name not in schemas.SCHEMAS or not body.schema_name.startswith("task_"):
+        raise TasknetError(400, f"unknown task schema {body.schema_name}")
+    if body.enable_auction and body.schema_name != "task_v2":
+        data["schema_name"] = "task_v2"
+    errors = schemas.validate(data["schema_name"], data)
+    if errors:
+        raise TasknetError(400, "validation error: " + "; ".join(errors))
+    return await submit(node, "task_create", data, channel_name(channel))
+
+
+@router.post("/tasks/{task_id}/claim", response_model=Message)
+async def claim_task(task_id: str, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "task_claim", {"task_id": task_id}, await _task_channel(node, task_id))
+    return {"message": "task claimed", **result}
+
+
+@router.post("/tasks/{task_id}/progress", response_model=Message)
+async def progress_task(task_id: str, body: ProgressIn, node: Any = Depends(writer)) -> Any:
+    payload = {"task_id": task_id, "progress_note": body.progress_note}
+    result = await submit(node, "task_progress", payload, await _task_channel(node, task_id))
+    return {"message": "progress recorded", **result}
+
+
+@router.post("/tasks/{task_id}/complete", response_model=Message)
+async def complete_task(task_id: str, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "task_complete", {"task_id": task_id}, await _task_channel(node, task_id))
+    return {"message": "task completed", **result}
+
+
+@router.delete("/tasks/{task_id}", response_model=Message)
+async def delete_task(task_id: str, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "task_delete", {"task_id": task_id}, await _task_channel(node, task_id))
+    return {"message": "task deleted; escrow refunded", **result}
+
+
+@router.post("/tasks/{task_id}/bid", response_model=Message)
+async def bid(task_id: str, body: BidIn, node: Any = Depends(writer)) -> Any:
+    payload = {"task_id": task_id, **body.model_dump()}
+    result = await submit(node, "task_bid", payload, await _task_channel(node, task_id))
+    return {"message": "bid placed", **result}
+
+
+@router.post("/tasks/{task_id}/select_bid", response_model=Message)
+async def select_bid(task_id: str, body: SelectBidIn, node: Any = Depends(writer)) -> Any:
+    payload = {"task_id": task_id, "bidder_id": body.bidder_id}
+    result = await submit(node, "task_select_bid", payload, await _task_channel(node, task_id))
+    return {"message": "bid selected", **result}
+
+
+async def _task_channel(node: Any, task_id: str) -> str:
+    return str((await view(node, "task", task_id=task_id))["channel"])
+
+
+@router.post("/tasks/composite/create", response_model=Open, summary="Create a team task; total_reward is escrowed")
+async def create_composite(body: CompositeIn, channel: str = Query("general"), node: Any = Depends(writer)) -> Any:
+    return await submit(node, "composite_create", body.model_dump(), channel_name(channel))
+
+
+@router.post("/tasks/composite/{task_id}/apply", response_model=Message)
+async def apply_composite(task_id: str, body: ApplyIn, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "composite_apply", {"task_id": task_id, "message": body.message}, "general")
+    return {"message": "application sent", **result}
+
+
+@router.post(
+    "/tasks/composite/{task_id}/claim", response_model=Message, summary="Kept for compatibility: same as /apply"
+)
+async def claim_composite(task_id: str, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "composite_apply", {"task_id": task_id, "message": ""}, "general")
+    return {"message": "application sent (use /apply)", **result}
+
+
+@router.post("/tasks/composite/{task_id}/accept/{applicant_id}", response_model=Message)
+async def accept_applicant(task_id: str, applicant_id: str, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "composite_accept", {"task_id": task_id, "applicant_id": applicant_id}, "general")
+    return {"message": "applicant accepted", **result}
+
+
+@router.post("/tasks/composite/{task_id}/subtask/{subtask_id}/complete", response_model=Message)
+async def complete_subtask(task_id: str, subtask_id: str, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "subtask_complete", {"task_id": task_id, "subtask_id": subtask_id}, "general")
+    return {"message": "subtask completed", **result}
+
+
+@router.get("/tasks/composite", response_model=Open)
+async def list_composite(node: Any = Depends(reader)) -> Any:
+    return await view(node, "composite_list")
+
+
+@router.get("/tasks/composite/{task_id}", response_model=Open)
+async def composite_detail(task_id: str, node: Any = Depends(reader)) -> Any:
+    return await view(node, "composite_detail", task_id=task_id)
+
+
+@router.post("/skills/profile", response_model=Message, tags=["skills"])
+async def set_skills(body: SkillsIn, node: Any = Depends(writer)) -> Any:
+    result = await submit(node, "skills_set", body.model_dump(), "general")
+    return {"message": "skills profile updated", **result}
+
+
+@router.get("/skills/profile", response_model=Open, tags=["skills"])
+async def get_skills(node_id: str | None = Query(None, max_length=64), node: Any = Depends(reader)) -> Any:
+    return await view(node, "skills", node_id=node_id)

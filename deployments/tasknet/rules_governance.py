@@ -1,0 +1,380 @@
+"""State-machine rules of membership, skills, proposals, votes, ratification and tools."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from deployments.tasknet import ring
+from deployments.tasknet.canonical import canonical
+from deployments.tasknet.ledger import (
+    CHANGEABLE_CONFIG,
+    DEFAULT_CHANNEL,
+    Reject,
+    channel,
+    join_channel,
+    need,
+    node,
+    public_weight,
+    string_list,
+    tier_of,
+)
+
+PROPOSAL_TYPES = ("generic", "config_change", "command", "code_upgrade")
+NEEDS_RATIFICATION = ("config_change", "command", "code_upgrade")
+TOOL_TYPES = ("api_key", "oauth_token", "webhook")
+_verified: dict[str, bool] = {}
+
+
+def genesis(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    if state["genesis"] is not None:
+        raise Reject("the network already has a genesis")
+    if ev["author"] != state.get("genesis_author"):
+        raise Reject("only the pinned bootstrap node writes the genesis", 403)
+    validators = string_list(ev["payload"], "validators", limit=64)
+    overrides = need(ev["payload"], "config", dict, default={})
+    if not validators:
+        raise Reject("a genesis names at least one validator")
+    if commit:
+        state["genesis"] = {"author": ev["author"], "at": ev["hlc"][0], "id": ev["id"]}
+        state["config"].update({k: v for k, v in overrides.items() if k in state["config"]})
+        state["config"]["validator_set"] = sorted(validators)
+        state["config"]["updated_at"] = ev["hlc"][0]
+    return {}
+
+
+def join(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    if state["genesis"] is None:
+        raise Reject("no genesis yet", 503)
+    who = ev["author"]
+    if who in state["nodes"]:
+        raise Reject("already joined")
+    p = ev["payload"]
+    ring_key = need(p, "ring_key", str, limit=70)
+    seal_key = need(p, "seal_key", str, limit=60)
+    ring.point(ring_key)
+    try:
+        if len(base64.b64decode(seal_key, validate=True)) != 32:
+            raise ValueError
+    except ValueError as exc:
+        raise Reject("seal_key must be a base64 X25519 public key") from exc
+    faucet = int(state["config"]["faucet_sp"])
+    if commit:
+        state["nodes"][who] = {
+            "id": who,
+            "name": need(p, "name", str, default="", limit=64),
+            "public_key": ev["key"],
+            "ring_key": ring_key,
+            "seal_key": seal_key,
+            "reputation": {"_total": 0, "_last_updated": ev["hlc"][0], "tags": {}},
+            "balance": faucet,
+            "joined_at": ev["hlc"][0],
+        }
+        state["minted"] += faucet
+        join_channel(state, DEFAULT_CHANNEL, who)
+    return {"node_id": who}
+
+
+def skills_set(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    node(state, ev["author"])
+    skills = string_list(ev["payload"], "skills", limit=64)
+    bio = need(ev["payload"], "bio", str, default="", limit=2000)
+    if commit:
+        state["skills"][ev["author"]] = {"skills": skills, "bio": bio}
+    return {"node_id": ev["author"], "skills": skills, "bio": bio}
+
+
+def _check_command(command: dict[str, Any]) -> None:
+    operation = need(command, "operation", str, limit=64)
+    params = need(command, "params", dict)
+    if operation == "acquire_common_tool":
+        need(params, "channel", str, limit=64)
+        need(params, "tool_id", str, limit=64)
+        if need(params, "type", str) not in TOOL_TYPES:
+            raise Reject(f"tool type must be one of {', '.join(TOOL_TYPES)}")
+        if need(params, "monthly_cost_sp", int) < 0 or need(params, "execution_cost_sp", int, default=1) < 0:
+            raise Reject("tool costs cannot be negative")
+        need(params, "endpoint", str, limit=500)
+        if "credentials_to_encrypt" in params:
+            raise Reject("credentials travel sealed, never in plaintext")
+        sealed = need(params, "credentials_sealed", dict)
+        if not all(isinstance(v, str) and len(v) < 4096 for v in sealed.values()):
+            raise Reject("credentials_sealed maps node ids to ciphertexts")
+    elif operation == "deprecate_common_tool":
+        need(params, "channel", str, limit=64)
+        need(params, "tool_id", str, limit=64)
+    else:
+        raise Reject("command operation must be acquire_common_tool or deprecate_common_tool")
+
+
+def _check_params(kind: str, params: dict[str, Any], command: dict[str, Any] | None) -> None:
+    if kind == "config_change":
+        key = need(params, "key", str)
+        if key not in CHANGEABLE_CONFIG:
+            raise Reject(f"config key must be one of {', '.join(sorted(CHANGEABLE_CONFIG))}")
+        kind_, low, high = CHANGEABLE_CONFIG[key]
+        value = need(params, "value", (int, float) if kind_ is float else int)
+        if not low <= value <= high:
+            raise Reject(f"{key} must be between {low} and {high}")
+    elif kind == "command":
+        if command is None:
+            raise Reject("a command proposal carries a command object")
+        _check_command(command)
+    elif kind == "code_upgrade":
+        need(params, "version", str, limit=64)
+        digest_hex = need(params, "package_hash", str, limit=64)
+        if len(digest_hex) != 64 or any(c not in "0123456789abcdef" for c in digest_hex):
+            raise Reject("package_hash must be 64 lowercase hex digits (sha256)")
+        need(params, "package_b64", str, limit=48_000)
+
+
+def _snapshot(state: dict[str, Any], tags: list[str]) -> dict[str, Any]:
+    tiers: dict[str, list[list[str]]] = {name: [] for name in state["config"]["tiers"]}
+    weights: dict[str, float] = {}
+    for node_id, record in sorted(state["nodes"].items()):
+        rep = record["reputation"]
+        tiers[tier_of(state, rep["_total"])].append([node_id, record["ring_key"]])
+        tag_sum = sum(rep["tags"].get(t, 0) for t in tags) if tags else None
+        weights[node_id] = public_weight(rep["_total"], tag_sum)
+    return {"tiers": tiers, "weights": weights}
+
+
+def proposal_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    p = ev["payload"]
+    node(state, ev["author"])
+    title = need(p, "title", str, limit=200).strip()
+    kind = need(p, "proposal_type", str, default="generic")
+    if not title or kind not in PROPOSAL_TYPES:
+        raise Reject(f"a proposal needs a title and proposal_type in {', '.join(PROPOSAL_TYPES)}")
+    params = need(p, "params", dict, default={})
+    command = p.get("command")
+    if command is not None and not isinstance(command, dict):
+        raise Reject("command must be an object")
+    _check_params(kind, params, command)
+    tags = string_list(p, "tags")
+    pid = ev["id"][:16]
+    result = {"id": pid, "title": title, "proposer": ev["author"], "status": "open", "votes": {}}
+    result["created_at"] = ev["hlc"][0]
+    if commit:
+        period_ms = int(state["config"]["proposal_voting_period"]) * 1000
+        channel(state, ev["channel"])["proposals"][pid] = {
+            **result,
+            "description": need(p, "description", str, default="", limit=5000),
+            "proposal_type": kind,
+            "params": params,
+            "command": command,
+            "tags": tags,
+            "schema_name": need(p, "schema_name", str, default="proposal_v1", limit=64),
+            "closes_at": ev["hlc"][0] + period_ms,
+            "closed_at": None,
+            "outcome": None,
+            "anonymous_votes": [],
+            "snapshot": _snapshot(state, tags),
+            "channel": ev["channel"],
+        }
+        state["proposal_index"][pid] = ev["channel"]
+        state["nullifiers"][pid] = []
+    return result
+
+
+def proposal(state: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    pid = need(payload, "proposal_id", str, limit=64)
+    chan = state["proposal_index"].get(pid)
+    if chan is None:
+        raise Reject(f"proposal {pid} not found", 404)
+    return state["channels"][chan]["proposals"][pid]
+
+
+def _vote_value(payload: dict[str, Any]) -> str:
+    vote = need(payload, "vote", str)
+    if vote not in ("yes", "no"):
+        raise Reject("vote must be yes or no")
+    return vote
+
+
+def vote(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    prop = proposal(state, ev["payload"])
+    value = _vote_value(ev["payload"])
+    voter = ev["author"]
+    if prop["status"] != "open":
+        raise Reject(f"proposal is {prop['status']}")
+    weight = prop["snapshot"]["weights"].get(voter)
+    if weight is None:
+        raise Reject("only nodes known when the proposal opened may vote", 403)
+    if voter in prop["votes"]:
+        raise Reject("already voted")
+    if commit:
+        prop["votes"][voter] = {"vote": value, "weight": weight, "anonymous": False, "at": ev["hlc"][0]}
+    return {"proposal_id": prop["id"], "voter": voter, "vote": value}
+
+
+def anonymous_message(proposal_id: str, value: str, tier: str) -> bytes:
+    return canonical({"proposal_id": proposal_id, "vote": value, "tier": tier})
+
+
+def ring_for(prop: dict[str, Any], tier: str) -> list[str]:
+    return [key for _node, key in prop["snapshot"]["tiers"].get(tier, [])]
+
+
+def anon_vote(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    prop = proposal(state, ev["payload"])
+    value = _vote_value(ev["payload"])
+    proof = need(ev["payload"], "zkp_proof", dict)
+    tier = need(proof, "tier", str, limit=32)
+    if prop["status"] != "open":
+        raise Reject(f"proposal is {prop['status']}")
+    if tier not in state["config"]["tiers"]:
+        raise Reject("unknown tier")
+    weight = float(state["config"]["tiers"][tier][1])
+    if need(proof, "tier_weight", (int, float)) != weight:
+        raise Reject("tier_weight does not match the tier", 403)
+    image = need(proof, "commitment", str, limit=70)
+    if image in state["nullifiers"][prop["id"]]:
+        raise Reject("this key already voted on the proposal (nullifier used)", 403)
+    ok = _verified.get(ev["id"])
+    if ok is None:
+        signature = {"key_image": image, "c0": need(proof, "challenge", str), "s": need(proof, "response", list)}
+        members = ring_for(prop, tier)
+        ok = bool(members) and ring.verify(
+            members, prop["id"].encode(), anonymous_message(prop["id"], value, tier), signature
+        )
+        if len(_verified) > 100_000:
+            _verified.clear()
+        _verified[ev["id"]] = ok
+    if not ok:
+        raise Reject("the zero-knowledge proof does not verify for that tier", 403)
+    if commit:
+        state["nullifiers"][prop["id"]].append(image)
+        prop["anonymous_votes"].append({"vote": value, "tier": tier, "weight": weight, "nullifier": image})
+    return {"proposal_id": prop["id"], "voter": "anonymous", "vote": value}
+
+
+def tally(prop: dict[str, Any]) -> tuple[float, float]:
+    ballots = list(prop["votes"].values()) + prop["anonymous_votes"]
+    yes = sum(b["weight"] for b in ballots if b["vote"] == "yes")
+    no = sum(b["weight"] for b in ballots if b["vote"] == "no")
+    return round(yes, 6), round(no, 6)
+
+
+def proposal_close(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    prop = proposal(state, ev["payload"])
+    if prop["status"] != "open":
+        raise Reject(f"proposal is {prop['status']}")
+    if ev["author"] != prop["proposer"] and ev["hlc"][0] < prop["closes_at"]:
+        raise Reject("only the proposer closes before the voting period ends", 403)
+    yes, no = tally(prop)
+    result = "approved" if yes > no else "rejected"
+    if commit:
+        prop["outcome"] = result
+        prop["closed_at"] = ev["hlc"][0]
+        if prop["proposal_type"] == "generic":
+            prop["status"] = "closed"
+        else:
+            prop["status"] = "pending_ratification" if result == "approved" else "rejected"
+    return {"proposal_id": prop["id"], "result": result, "yes_votes": yes, "no_votes": no}
+
+
+def _execute(state: dict[str, Any], prop: dict[str, Any], at: int) -> bool:
+    kind = prop["proposal_type"]
+    if kind == "config_change":
+        key, value = prop["params"]["key"], prop["params"]["value"]
+        old = state["config"][key]
+        state["config"][key] = value
+        state["config"]["updated_at"] = at
+        state["config_history"].append(
+            {"key": key, "old_value": old, "new_value": value, "changed_at": at, "changed_by": prop["id"]}
+        )
+        return True
+    if kind == "code_upgrade":
+        return True
+    command = prop["command"]
+    params = command["params"]
+    tools = channel(state, params["channel"])["tools"]
+    if command["operation"] == "deprecate_common_tool":
+        if params["tool_id"] not in tools:
+            return False
+        tools[params["tool_id"]]["status"] = "deprecated"
+        return True
+    if params["tool_id"] in tools and tools[params["tool_id"]]["status"] != "deprecated":
+        return False
+    tools[params["tool_id"]] = {
+        "tool_id": params["tool_id"],
+        "channel": params["channel"],
+        "description": params.get("description", ""),
+        "type": params["type"],
+        "endpoint": params["endpoint"],
+        "monthly_cost_sp": params["monthly_cost_sp"],
+        "execution_cost_sp": params.get("execution_cost_sp", 1),
+        "credentials_sealed": params["credentials_sealed"],
+        "status": "inactive_funding_issue",
+        "paid_until": at,
+        "executions": 0,
+    }
+    bill_tool(state, tools[params["tool_id"]], at)
+    return True
+
+
+MONTH_MS = 30 * 86_400_000
+
+
+def bill_tool(state: dict[str, Any], tool: dict[str, Any], at: int) -> None:
+    """Charge the monthly cost from the channel treasury when the paid period is over."""
+    if tool["status"] == "deprecated" or at < tool["paid_until"]:
+        return
+    cost = tool["monthly_cost_sp"]
+    if state["treasuries"].get(tool["channel"], 0) < cost:
+        tool["status"] = "inactive_funding_issue"
+        return
+    state["treasuries"][tool["channel"]] -= cost
+    state["burned"] += cost
+    tool["paid_until"] = at + MONTH_MS
+    tool["status"] = "active"
+
+
+def ratified(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    if ev["author"] not in state["config"]["validator_set"]:
+        raise Reject("only validators write ratifications", 403)
+    index = need(ev["payload"], "raft_index", int)
+    prop = proposal(state, ev["payload"])
+    if index <= state["last_ratified_index"]:
+        raise Reject("this Raft entry was already applied")
+    if prop["status"] != "pending_ratification":
+        raise Reject(f"proposal is {prop['status']}, not pending_ratification")
+    if not commit:
+        return {"proposal_id": prop["id"], "executed": False}
+    state["last_ratified_index"] = index
+    executed = _execute(state, prop, ev["hlc"][0])
+    prop["status"] = ("ratified" if prop["proposal_type"] == "code_upgrade" else "executed") if executed else "failed"
+    prop["ratified_at"] = ev["hlc"][0]
+    prop["ratified_by"] = ev["payload"].get("ratified_by", ev["author"])
+    state["ratified"].append({"raft_index": index, "proposal_id": prop["id"], "executed": executed, "at": ev["hlc"][0]})
+    return {"proposal_id": prop["id"], "executed": executed}
+
+
+def tool_executed(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    p = ev["payload"]
+    tool_id = need(p, "tool_id", str, limit=64)
+    task_id = need(p, "task_id", str, limit=64)
+    chan = state["task_index"].get(task_id)
+    if chan is None:
+        raise Reject(f"task {task_id} not found", 404)
+    task = state["channels"][chan]["tasks"][task_id]
+    tool = state["channels"][chan]["tools"].get(tool_id)
+    if tool is None:
+        raise Reject(f"tool {tool_id} not found in channel {chan}", 404)
+    if task["assignee"] != ev["author"] or task["status"] not in ("claimed", "in_progress"):
+        raise Reject("only the assignee of a claimed task uses its tools", 403)
+    if tool_id not in task["required_tools"]:
+        raise Reject("the task does not list this tool in required_tools", 403)
+    if tool["status"] == "deprecated":
+        raise Reject("tool is deprecated", 403)
+    cost = tool["execution_cost_sp"]
+    monthly_due = tool["monthly_cost_sp"] if ev["hlc"][0] >= tool["paid_until"] else 0
+    if state["treasuries"].get(chan, 0) < cost + monthly_due:
+        raise Reject("the channel treasury cannot pay for this tool", 403)
+    if commit:
+        bill_tool(state, tool, ev["hlc"][0])
+        state["treasuries"][chan] -= cost
+        state["burned"] += cost
+        tool["executions"] += 1
+    return {"tool_id": tool_id, "execution_cost_sp": cost}

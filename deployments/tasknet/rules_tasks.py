@@ -1,0 +1,324 @@
+"""State-machine rules of tasks, auctions and composite (team) tasks.
+
+Every rule validates first and mutates only when `commit` is true, so the API can
+dry-run a request against the current state before signing an event for it.
+Rewards are escrowed when a task is created; nobody claims, bids on or joins their own
+rewarded task; completion pays the assignee minus the tax, which goes to the channel treasury.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deployments.tasknet.ledger import (
+    Reject,
+    channel,
+    debit,
+    join_channel,
+    need,
+    node,
+    pay_out,
+    release,
+    reward_reputation,
+    string_list,
+)
+
+HOUR_MS = 3_600_000
+TASK_FIELDS_LIMIT = {"title": 200, "description": 5000}
+
+
+def _lookup(state: dict[str, Any], payload: dict[str, Any], kind: str) -> tuple[dict[str, Any], str]:
+    """A task (`tasks`) or composite task (`composite_tasks`) by payload `task_id`, and its channel."""
+    task_id = need(payload, "task_id", str, limit=64)
+    index = "task_index" if kind == "tasks" else "composite_index"
+    chan = state[index].get(task_id)
+    if chan is None:
+        raise Reject(f"{'task' if kind == 'tasks' else 'composite task'} {task_id} not found", 404)
+    return state["channels"][chan][kind][task_id], chan
+
+
+def _task(state: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    return _lookup(state, payload, "tasks")
+
+
+def task_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    p = ev["payload"]
+    author = ev["author"]
+    node(state, author)
+    title = need(p, "title", str, limit=200).strip()
+    if not title:
+        raise Reject("title must not be empty")
+    description = need(p, "description", str, default="", limit=5000)
+    reward = need(p, "reward", int, default=0)
+    tags = string_list(p, "tags")
+    required_tools = string_list(p, "required_tools")
+    schema_name = need(p, "schema_name", str, default="task_v1", limit=64)
+    auction = bool(need(p, "enable_auction", bool, default=False))
+    max_reward = need(p, "max_reward", int, default=reward)
+    hours = need(p, "auction_deadline_hours", int, default=24)
+    if reward < 0 or max_reward < 0:
+        raise Reject("rewards cannot be negative")
+    if auction and (max_reward <= 0 or not 0 < hours <= state["config"]["max_auction_deadline_hours"]):
+        raise Reject("an auction needs max_reward > 0 and a deadline within the allowed hours")
+    escrow = max_reward if auction else reward
+    if state["nodes"][author]["balance"] < escrow:
+        raise Reject(f"insufficient balance: {state['nodes'][author]['balance']} SP available, {escrow} SP needed")
+    task_id = ev["id"][:16]
+    result = {"id": task_id, "title": title, "creator": author, "reward": reward, "created_at": ev["hlc"][0]}
+    result["status"] = "auction_open" if auction else "open"
+    if not commit:
+        return result
+    chan = ev["channel"]
+    debit(state, author, escrow, "task:" + task_id)
+    task = {
+        **result,
+        "description": description,
+        "tags": tags,
+        "schema_name": schema_name,
+        "required_tools": required_tools,
+        "enable_auction": auction,
+        "max_reward": max_reward if auction else reward,
+        "auction_deadline_hours": hours if auction else None,
+        "auction": {"status": "open", "deadline": ev["hlc"][0] + hours * HOUR_MS, "bids": {}, "selected_bid": None}
+        if auction
+        else None,
+        "assignee": None,
+        "progress_notes": [],
+        "channel": chan,
+        "updated_at": ev["hlc"][0],
+        "is_deleted": False,
+    }
+    channel(state, chan)["tasks"][task_id] = task
+    state["task_index"][task_id] = chan
+    join_channel(state, chan, author)
+    return result
+
+
+def task_claim(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, chan = _task(state, ev["payload"])
+    who = ev["author"]
+    node(state, who)
+    if task["enable_auction"]:
+        raise Reject("auction tasks are assigned by select_bid")
+    if task["status"] != "open":
+        raise Reject(f"task is {task['status']}, not open")
+    if task["creator"] == who and task["reward"] > 0:
+        raise Reject("nobody claims their own rewarded task", 403)
+    if commit:
+        task.update(status="claimed", assignee=who, updated_at=ev["hlc"][0])
+        join_channel(state, chan, who)
+    return {"task_id": task["id"], "assignee": who}
+
+
+def task_progress(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, _ = _task(state, ev["payload"])
+    note = need(ev["payload"], "progress_note", str, default="", limit=2000)
+    if task["assignee"] != ev["author"]:
+        raise Reject("only the assignee reports progress", 403)
+    if task["status"] not in ("claimed", "in_progress"):
+        raise Reject(f"task is {task['status']}")
+    if commit:
+        task["status"] = "in_progress"
+        task["updated_at"] = ev["hlc"][0]
+        task["progress_notes"].append({"note": note, "at": ev["hlc"][0]})
+    return {"task_id": task["id"]}
+
+
+def task_complete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, chan = _task(state, ev["payload"])
+    if task["assignee"] != ev["author"]:
+        raise Reject("only the assignee completes the task", 403)
+    if task["status"] not in ("claimed", "in_progress"):
+        raise Reject(f"task is {task['status']}")
+    if not commit:
+        return {"task_id": task["id"], "reward_transferred": 0, "tax_collected": 0}
+    paid, tax = pay_out(state, "task:" + task["id"], task["reward"], ev["author"], chan)
+    reward_reputation(state, ev["author"], task["reward"], task["tags"], ev["hlc"][0])
+    task.update(status="completed", updated_at=ev["hlc"][0], completed_at=ev["hlc"][0])
+    return {"task_id": task["id"], "reward_transferred": paid, "tax_collected": tax}
+
+
+def task_delete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, _ = _task(state, ev["payload"])
+    if task["creator"] != ev["author"]:
+        raise Reject("only the creator deletes a task", 403)
+    if task["status"] not in ("open", "auction_open") or (task["auction"] and task["auction"]["bids"]):
+        raise Reject(f"task is {task['status']} and can no longer be deleted")
+    if commit:
+        key = "task:" + task["id"]
+        release(state, key, state["escrow"].get(key, 0), task["creator"], None)
+        task.update(status="deleted", is_deleted=True, updated_at=ev["hlc"][0])
+    return {"task_id": task["id"]}
+
+
+def task_bid(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, chan = _task(state, ev["payload"])
+    amount = need(ev["payload"], "amount", int)
+    days = need(ev["payload"], "estimated_days", int)
+    bidder = ev["author"]
+    node(state, bidder)
+    if not task["enable_auction"] or task["status"] != "auction_open":
+        raise Reject("task is not an open auction")
+    if ev["hlc"][0] > task["auction"]["deadline"]:
+        raise Reject("the auction deadline has passed")
+    if bidder == task["creator"]:
+        raise Reject("nobody bids on their own task", 403)
+    if not 0 < amount <= task["max_reward"] or not 0 < days <= 3650:
+        raise Reject(f"amount must be 1..{task['max_reward']} and estimated_days 1..3650")
+    if bidder in task["auction"]["bids"]:
+        raise Reject("one bid per bidder")
+    if commit:
+        task["auction"]["bids"][bidder] = {"amount": amount, "estimated_days": days, "timestamp": ev["hlc"][0]}
+        join_channel(state, chan, bidder)
+    return {"task_id": task["id"], "bidder": bidder, "amount": amount}
+
+
+def task_select_bid(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, _ = _task(state, ev["payload"])
+    bidder = need(ev["payload"], "bidder_id", str, limit=64)
+    if task["creator"] != ev["author"]:
+        raise Reject("only the creator selects a bid", 403)
+    if not task["enable_auction"] or task["status"] != "auction_open":
+        raise Reject("task is not an open auction")
+    bid = task["auction"]["bids"].get(bidder)
+    if bid is None:
+        raise Reject(f"no bid from {bidder}", 404)
+    if commit:
+        key = "task:" + task["id"]
+        release(state, key, task["max_reward"] - bid["amount"], task["creator"], None)
+        task["auction"].update(status="finalized", selected_bid={"bidder_id": bidder, **bid})
+        task.update(status="claimed", assignee=bidder, reward=bid["amount"], updated_at=ev["hlc"][0])
+    return {"winner": bidder, "amount": bid["amount"], "task_status": "claimed"}
+
+
+def _composite(state: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    return _lookup(state, payload, "composite_tasks")
+
+
+def composite_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    p = ev["payload"]
+    author = ev["author"]
+    node(state, author)
+    title = need(p, "title", str, limit=200).strip()
+    total = need(p, "total_reward", int)
+    size = need(p, "required_team_size", int)
+    raw_subtasks = need(p, "subtasks", list, limit=50)
+    if not title or total < 0 or not 1 <= size <= 50 or not raw_subtasks:
+        raise Reject("a composite task needs a title, total_reward >= 0, team size 1..50 and subtasks")
+    subtasks = []
+    for i, raw in enumerate(raw_subtasks):
+        if not isinstance(raw, dict):
+            raise Reject("each subtask is an object")
+        pct = need(raw, "reward_percentage", int)
+        if pct < 0:
+            raise Reject("reward_percentage cannot be negative")
+        subtasks.append(
+            {
+                "id": f"sub{i + 1}",
+                "title": need(raw, "title", str, limit=200),
+                "required_skills": string_list(raw, "required_skills"),
+                "reward_percentage": pct,
+                "status": "pending",
+                "assignee": None,
+            }
+        )
+    if sum(s["reward_percentage"] for s in subtasks) > 100:
+        raise Reject("subtask reward percentages add up to more than 100")
+    if state["nodes"][author]["balance"] < total:
+        raise Reject(f"insufficient balance: {state['nodes'][author]['balance']} SP available, {total} SP needed")
+    task_id = ev["id"][:16]
+    result = {"task_id": task_id, "status": "forming_team", "workspace_channel": f"team-{task_id}"}
+    result["created_at"] = ev["hlc"][0]
+    if commit:
+        debit(state, author, total, "composite:" + task_id)
+        channel(state, ev["channel"])["composite_tasks"][task_id] = {
+            "id": task_id,
+            "title": title,
+            "description": need(p, "description", str, default="", limit=5000),
+            "total_reward": total,
+            "required_team_size": size,
+            "subtasks": subtasks,
+            "status": "forming_team",
+            "workspace_channel": f"team-{task_id}",
+            "team_members": [],
+            "applicants": {},
+            "creator": author,
+            "created_at": ev["hlc"][0],
+        }
+        state["composite_index"][task_id] = ev["channel"]
+    return result
+
+
+def composite_apply(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, _ = _composite(state, ev["payload"])
+    who = ev["author"]
+    node(state, who)
+    message = need(ev["payload"], "message", str, default="", limit=2000)
+    if task["status"] != "forming_team":
+        raise Reject(f"composite task is {task['status']}, not forming_team")
+    if who == task["creator"]:
+        raise Reject("the creator coordinates and does not apply", 403)
+    if who in task["applicants"] or who in task["team_members"]:
+        raise Reject("already applied")
+    if commit:
+        task["applicants"][who] = {"message": message, "at": ev["hlc"][0]}
+    return {"task_id": task["id"], "applicant_id": who}
+
+
+def _skill_score(state: dict[str, Any], member: str, required: list[str]) -> int:
+    skills = set(state["skills"].get(member, {}).get("skills", []))
+    return len(skills & set(required))
+
+
+def _assign_subtasks(state: dict[str, Any], task: dict[str, Any]) -> None:
+    load = {m: 0 for m in task["team_members"]}
+    for sub in task["subtasks"]:
+        best = sorted(load, key=lambda m: (-_skill_score(state, m, sub["required_skills"]), load[m], m))[0]
+        sub["assignee"] = best
+        load[best] += 1
+
+
+def composite_accept(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, _ = _composite(state, ev["payload"])
+    applicant = need(ev["payload"], "applicant_id", str, limit=64)
+    if task["creator"] != ev["author"]:
+        raise Reject("only the creator accepts applicants", 403)
+    if task["status"] != "forming_team":
+        raise Reject(f"composite task is {task['status']}, not forming_team")
+    if applicant not in task["applicants"]:
+        raise Reject(f"{applicant} has not applied", 404)
+    size = len(task["team_members"]) + 1
+    if commit:
+        task["team_members"].append(applicant)
+        del task["applicants"][applicant]
+        if size >= task["required_team_size"]:
+            task["status"] = "in_progress"
+            for member in [task["creator"], *task["team_members"]]:
+                join_channel(state, task["workspace_channel"], member)
+            _assign_subtasks(state, task)
+    return {"team_size": size, "required_size": task["required_team_size"]}
+
+
+def subtask_complete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+    task, chan = _composite(state, ev["payload"])
+    sub_id = need(ev["payload"], "subtask_id", str, limit=64)
+    sub = next((s for s in task["subtasks"] if s["id"] == sub_id), None)
+    if sub is None:
+        raise Reject(f"subtask {sub_id} not found", 404)
+    if task["status"] != "in_progress":
+        raise Reject(f"composite task is {task['status']}, not in_progress")
+    if sub["assignee"] != ev["author"]:
+        raise Reject("only the subtask's assignee completes it", 403)
+    if sub["status"] == "completed":
+        raise Reject("subtask already completed")
+    done = all(s["status"] == "completed" or s is sub for s in task["subtasks"])
+    if commit:
+        key = "composite:" + task["id"]
+        amount = task["total_reward"] * sub["reward_percentage"] // 100
+        paid, tax = pay_out(state, key, amount, ev["author"], chan)
+        reward_reputation(state, ev["author"], amount, sub["required_skills"], ev["hlc"][0])
+        sub.update(status="completed", reward_transferred=paid, tax_collected=tax)
+        if done:
+            release(state, key, state["escrow"].get(key, 0), task["creator"], None)
+            task["status"] = "completed"
+    return {"subtask_id": sub_id, "all_subtasks_complete": done}

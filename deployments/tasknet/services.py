@@ -1,0 +1,210 @@
+"""Node-local services the API calls through the actor: voting, ratification, tools,
+and the agent, upgrade, evolution and signalling subsystems (each in its own module)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+from collections import deque
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from deployments.tasknet.agent import Agent
+from deployments.tasknet.evolution import Evolution
+from deployments.tasknet.ledger import Reject
+from deployments.tasknet.node import NodeCore
+from deployments.tasknet.reducer import validate
+from deployments.tasknet.rules_governance import proposal as find_proposal
+from deployments.tasknet.sealing import seal
+from deployments.tasknet.signalling import Signalling
+from deployments.tasknet.upgrades import Upgrades
+
+
+def _loopback_only(url: str, allowed_hosts: list[str]) -> None:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme not in ("http", "https"):
+        raise Reject("tool endpoint must be http(s)")
+    try:
+        ok = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        ok = False
+    if not ok and host not in allowed_hosts:
+        raise Reject("tool endpoint host is not allowed", 403)
+
+
+class NodeServices:
+    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+        self.core = core
+        self.settings = settings
+        self.last_analysis: dict[str, Any] = {}
+        self.received_at: deque[float] = deque(maxlen=10_000)
+        self.propagation_ms: deque[float] = deque(maxlen=5000)
+        self.commit_ms: deque[float] = deque(maxlen=1000)
+        self.apply_ms: deque[float] = deque(maxlen=5000)
+        self.agent = Agent(core, settings.get("llm", {}), settings.get("agent", {}))
+        self.upgrades = Upgrades(core, settings.get("upgrades", {}))
+        self.evolution = Evolution(core, self, settings.get("llm", {}))
+        self.signalling = Signalling(core, settings.get("webrtc", {}))
+        self._http: httpx.AsyncClient | None = None
+
+    # ----- observations (metrics the evolution engine reads)
+    def observe_propagation(self, fresh: list[dict[str, Any]]) -> None:
+        now = time.time()
+        for event in fresh:
+            self.received_at.append(now)
+            self.propagation_ms.append(max(0.0, now * 1000 - event["hlc"][0]))
+
+    def observe_commits(self, waiters: dict[str, float]) -> None:
+        done = [pid for pid in waiters if pid in {r["proposal_id"] for r in self.core.state["ratified"]}]
+        for pid in done:
+            self.commit_ms.append((time.perf_counter() - waiters.pop(pid)) * 1000)
+
+    def message_rate(self) -> float:
+        cutoff = time.time() - 60
+        return round(sum(1 for t in self.received_at if t >= cutoff) / 60.0, 3)
+
+    # ----- voting
+    async def vote(
+        self, actor: Any, proposal_id: str, vote: str, anonymous: bool, zkp_proof: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
+        if not anonymous:
+            _, result = self.core.submit("vote", {"proposal_id": proposal_id, "vote": vote}, prop["channel"])
+            return result
+        if vote not in ("yes", "no"):
+            raise Reject("vote must be yes or no")
+        proof = (
+            zkp_proof
+            if zkp_proof is not None
+            else await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
+        )
+        return self.core.submit_anonymous(proposal_id, vote, proof, prop["channel"])
+
+    async def zkp_proof(self, actor: Any, proposal_id: str, vote: str) -> dict[str, Any]:
+        if vote not in ("yes", "no"):
+            raise Reject("vote must be yes or no")
+        proof = await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
+        rep = self.core.state["nodes"].get(self.core.node_id, {}).get("reputation", {"_total": 0})
+        return {
+            "proof": proof,
+            "current_reputation": rep["_total"],
+            "message": f"ring signature over the {proof['tier']} tier for a {vote} vote on {proposal_id}",
+        }
+
+    # ----- ratification through Raft
+    async def ratify(self, actor: Any, proposal_id: str) -> dict[str, Any]:
+        state = self.core.state
+        if self.core.node_id not in state["config"]["validator_set"]:
+            raise Reject("only validators ratify", 403)
+        prop = find_proposal(state, {"proposal_id": proposal_id})
+        if prop["status"] != "pending_ratification":
+            raise Reject(f"proposal is {prop['status']}, not pending_ratification")
+        timeout = float(self.settings.get("ratify_timeout_s", 10))
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = await actor.raft_propose(
+                {"proposal_id": proposal_id, "channel": prop["channel"], "by": self.core.node_id}
+            )
+            if "error" not in answer:
+                break
+            if time.monotonic() > deadline:
+                raise Reject(answer["error"], answer["status"])
+            await asyncio.sleep(0.1)
+        while time.monotonic() < deadline:
+            prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
+            if prop["status"] != "pending_ratification":
+                executed = prop["status"] in ("executed", "ratified")
+                if executed and prop["proposal_type"] == "code_upgrade":
+                    await self.upgrades.apply_ratified(prop)
+                return {"proposal_id": proposal_id, "executed": executed, "status": prop["status"]}
+            await asyncio.sleep(0.05)
+        raise Reject("the ratification did not commit in time; the network may lack a quorum", 503)
+
+    # ----- tools
+    def seal_command(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Replace `credentials_to_encrypt` by one sealed copy per participant of the tool's channel."""
+        params = dict(command.get("params") or {})
+        secret = params.pop("credentials_to_encrypt", None)
+        if command.get("operation") != "acquire_common_tool" or secret is None:
+            return {**command, "params": params}
+        if not isinstance(secret, str) or not secret or len(secret) > 2048:
+            raise Reject("credentials_to_encrypt must be a non-empty string")
+        chan = params.get("channel")
+        if not isinstance(chan, str) or chan not in self.core.state["channels"]:
+            raise Reject("the tool's channel does not exist", 404)
+        tool_id = str(params.get("tool_id", ""))
+        nodes = self.core.state["nodes"]
+        sealed = {
+            member: seal(nodes[member]["seal_key"], secret.encode(), f"tool:{chan}:{tool_id}:{member}")
+            for member in self.core.state["channels"][chan]["participants"]
+            if member in nodes
+        }
+        return {**command, "params": {**params, "credentials_sealed": sealed}}
+
+    async def seal_command_service(self, actor: Any, command: dict[str, Any]) -> dict[str, Any]:
+        return self.seal_command(command)
+
+    async def tool_execute(self, actor: Any, tool_id: str, task_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        state = self.core.state
+        chan = state["task_index"].get(task_id)
+        if chan is None:
+            raise Reject(f"task {task_id} not found", 404)
+        payload = {"tool_id": tool_id, "task_id": task_id}
+        probe = {"author": self.core.node_id, "channel": chan, "type": "tool_executed", "payload": payload}
+        validate(state, {**probe, "hlc": [int(time.time() * 1000), 0], "id": "", "seq": 0})
+        tool = state["channels"][chan]["tools"][tool_id]
+        blob = tool["credentials_sealed"].get(self.core.node_id)
+        if blob is None:
+            raise Reject("this node holds no sealed copy of the tool's credentials", 403)
+        _loopback_only(tool["endpoint"], list(self.settings.get("tool_allowed_hosts", [])))
+        credential = self.core.seal_key.open(blob, f"tool:{chan}:{tool_id}:{self.core.node_id}").decode()
+        headers = (
+            {"Authorization": f"Bearer {credential}"} if tool["type"] != "webhook" else {"X-Webhook-Secret": credential}
+        )
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=float(self.settings.get("tool_timeout_s", 10)), trust_env=False)
+        try:
+            response = await self._http.post(tool["endpoint"], json=tool_input, headers=headers)
+        except httpx.HTTPError as exc:
+            raise Reject(f"tool endpoint unreachable: {type(exc).__name__}", 503) from exc
+        if response.status_code >= 400:
+            raise Reject(f"tool endpoint answered {response.status_code}", 503)
+        try:
+            result: Any = response.json()
+        except ValueError:
+            result = response.text[:10_000]
+        _, billed = self.core.submit("tool_executed", payload, chan)
+        return {"result": result, "tool_id": tool_id, "execution_cost_sp": billed["execution_cost_sp"]}
+
+    # ----- delegations
+    async def agent_context(self, actor: Any) -> dict[str, Any]:
+        return {"system_prompt": self.agent.system_prompt(), "enabled": self.agent.enabled}
+
+    async def agent_record(self, actor: Any, executed: list[dict[str, Any]], generated: int) -> dict[str, Any]:
+        self.agent.record(executed, generated)
+        return {}
+
+    async def agent_objectives(self, actor: Any, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.agent.objectives(objectives)
+
+    async def agent_status(self, actor: Any) -> dict[str, Any]:
+        return self.agent.status()
+
+    async def upgrade(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
+        return await getattr(self.upgrades, action)(**kwargs)
+
+    async def evolve(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
+        return await getattr(self.evolution, action)(**kwargs)
+
+    async def signal(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
+        return await getattr(self.signalling, action)(actor, **kwargs)
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+        await self.agent.close()
+        await self.signalling.close()

@@ -1,0 +1,305 @@
+"""Signed, content-addressed upgrade packages: propose, test in a sandbox, apply after ratification, roll back.
+
+A package is a zip of Python files (at most `max_package_bytes`) carried inside the
+signed `proposal_create` event, so its author's signature covers it and its SHA-256 is
+its name in the store. Testing: every file compiles, imports stay within an allow-list,
+and the package's own `test_*.py` run with unittest in a subprocess under CPU, memory,
+file-size and process limits with an empty environment. An upgrade is applied only once
+its proposal is ratified through Raft, and only when its tests passed on this node: it is
+installed as the node's active package version (files on disk; the running node does not
+import it). Rollback restores the version that was active before.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import base64
+import binascii
+import hashlib
+import io
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from deployments.tasknet.config import DEFAULT_IMPORTS
+from deployments.tasknet.ledger import Reject
+from deployments.tasknet.node import NodeCore
+from deployments.tasknet.rules_governance import proposal as find_proposal
+
+
+def _limits(cpu_s: int, memory_mb: int) -> Any:
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+        resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+        os.setsid()
+
+    return apply
+
+
+def unpack(package: bytes, into: Path, max_files: int = 64, max_unpacked: int = 1 << 20) -> list[Path]:
+    """Extract a zip safely: Python files only, no absolute or parent paths, bounded size."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(package))
+    except zipfile.BadZipFile as exc:
+        raise Reject("package is not a zip archive") from exc
+    infos = [i for i in archive.infolist() if not i.is_dir()]
+    if len(infos) > max_files or sum(i.file_size for i in infos) > max_unpacked:
+        raise Reject("package has too many files or unpacks too large")
+    out = []
+    for info in infos:
+        name = Path(info.filename)
+        if name.is_absolute() or ".." in name.parts or name.suffix != ".py":
+            raise Reject(f"package entry {info.filename!r} is not a relative .py path")
+        target = into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(archive.read(info))
+        out.append(target)
+    return out
+
+
+def security_check(files: list[Path], root: Path, allowed: set[str]) -> dict[str, Any]:
+    local = {p.stem for p in files}
+    violations: list[str] = []
+    syntax_errors: list[str] = []
+    for path in files:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except (SyntaxError, UnicodeDecodeError) as exc:
+            syntax_errors.append(f"{path.relative_to(root)}: {exc}")
+            continue
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module.split(".")[0]]
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("eval", "exec", "__import__", "compile", "open")
+            ):
+                violations.append(f"{path.relative_to(root)}: call to {node.func.id}()")
+            violations.extend(
+                f"{path.relative_to(root)}: import {n}" for n in names if n not in allowed and n not in local
+            )
+    return {"syntax_errors": syntax_errors, "violations": violations}
+
+
+class Upgrades:
+    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+        self.core = core
+        self.settings = settings
+        self.root = (core.data_dir or Path(tempfile.mkdtemp(prefix="tasknet-up-"))) / "upgrades"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.ledger_path = self.root / "ledger.json"
+        saved = json.loads(self.ledger_path.read_text()) if self.ledger_path.exists() else {}
+        self.tests: dict[str, dict[str, Any]] = saved.get("tests", {})
+        self.history: list[dict[str, Any]] = saved.get("history", [])
+        self.current: str | None = saved.get("current")
+
+    def _save(self) -> None:
+        tmp = self.ledger_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"tests": self.tests, "history": self.history, "current": self.current}))
+        tmp.replace(self.ledger_path)
+
+    def store(self, package: bytes) -> str:
+        digest = hashlib.sha256(package).hexdigest()
+        path = self.root / "packages" / f"{digest}.zip"
+        path.parent.mkdir(exist_ok=True)
+        if not path.exists():
+            path.write_bytes(package)
+        return digest
+
+    def package_params(self, version: str, package_b64: str, claimed_hash: str | None) -> dict[str, Any]:
+        limit = int(self.settings.get("max_package_bytes", 32_768))
+        if len(package_b64) > limit * 4 // 3 + 4:
+            raise Reject(f"package larger than {limit} bytes")
+        try:
+            package = base64.b64decode(package_b64, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise Reject("package_b64 is not base64") from exc
+        digest = self.store(package)
+        if claimed_hash is not None and claimed_hash != digest:
+            raise Reject("package_hash does not match the package's sha256")
+        return {"version": version, "package_hash": digest, "package_size": len(package), "package_b64": package_b64}
+
+    async def propose(
+        self, version: str, package_b64: str, package_hash: str | None, title: str, description: str
+    ) -> dict[str, Any]:
+        params = self.package_params(version, package_b64, package_hash)
+        _, result = self.core.submit(
+            "proposal_create",
+            {
+                "title": title or f"upgrade to {version}",
+                "description": description,
+                "proposal_type": "code_upgrade",
+                "params": params,
+                "tags": ["upgrade"],
+            },
+        )
+        return {
+            "message": "upgrade proposed",
+            "proposal_id": result["id"],
+            "version": version,
+            "package_hash": params["package_hash"],
+            "next_steps": ["POST /upgrades/{id}/test", "vote", "close", "POST /governance/ratify/{id} (validators)"],
+        }
+
+    def _package_of(self, prop: dict[str, Any]) -> bytes:
+        params = prop["params"]
+        package = base64.b64decode(params["package_b64"])
+        if hashlib.sha256(package).hexdigest() != params["package_hash"]:
+            raise Reject("package content does not match its hash")
+        self.store(package)
+        return package
+
+    def _upgrade(self, proposal_id: str) -> dict[str, Any]:
+        prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
+        if prop["proposal_type"] != "code_upgrade":
+            raise Reject("not an upgrade proposal")
+        return prop
+
+    def _run_tests(self, package: bytes) -> dict[str, Any]:
+        allowed = set(self.settings.get("allowed_imports", DEFAULT_IMPORTS))
+        with tempfile.TemporaryDirectory(prefix="tasknet-test-") as tmp:
+            root = Path(tmp)
+            files = unpack(package, root)
+            checks = security_check(files, root, allowed)
+            result: dict[str, Any] = {
+                "syntax_valid": not checks["syntax_errors"],
+                "security_checks": {"passed": not checks["violations"], "violations": checks["violations"]},
+                "performance_impact": {"tests_run": False},
+            }
+            if checks["syntax_errors"]:
+                result["syntax_errors"] = checks["syntax_errors"]
+            if checks["syntax_errors"] or checks["violations"]:
+                return result
+            timeout = float(self.settings.get("test_timeout_s", 20))
+            started = time.perf_counter()
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-I", "-m", "unittest", "discover", "-s", str(root), "-p", "test_*.py"],
+                    cwd=root,
+                    env={"PATH": "/usr/bin:/bin"},
+                    capture_output=True,
+                    timeout=timeout,
+                    preexec_fn=_limits(int(timeout), int(self.settings.get("memory_mb", 512))),
+                )
+                passed, output = proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+            except subprocess.TimeoutExpired:
+                passed, output = False, "tests timed out"
+            result["performance_impact"] = {
+                "tests_run": True,
+                "tests_passed": passed,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                "output_tail": output,
+            }
+            return result
+
+    async def test(self, proposal_id: str) -> dict[str, Any]:
+        prop = self._upgrade(proposal_id)
+        self.tests[proposal_id] = {"status": "testing", "progress": 10, "version": prop["params"]["version"]}
+        results = await asyncio.to_thread(self._run_tests, self._package_of(prop))
+        ok = (
+            results["syntax_valid"]
+            and results["security_checks"]["passed"]
+            and results["performance_impact"].get("tests_passed")
+        )
+        self.tests[proposal_id] = {
+            "status": "tested" if ok else "test_failed",
+            "progress": 100 if ok else 0,
+            "version": prop["params"]["version"],
+            "results": results,
+        }
+        self._save()
+        return {"message": "tests passed" if ok else "tests failed", "test_results": results}
+
+    async def apply_ratified(self, prop: dict[str, Any]) -> dict[str, Any] | None:
+        """Install a ratified upgrade once (tests are run first when this node has not run them)."""
+        pid = prop["id"]
+        if any(h["proposal_id"] == pid for h in self.history):
+            return None
+        if self.tests.get(pid, {}).get("status") != "tested":
+            await self.test(pid)
+        if self.tests[pid]["status"] != "tested":
+            self.history.append(
+                {
+                    "proposal_id": pid,
+                    "version": prop["params"]["version"],
+                    "applied_at": time.time(),
+                    "status": "rejected_by_tests",
+                }
+            )
+            self._save()
+            return None
+        package = self._package_of(prop)
+        target = self.root / "versions" / f"{prop['params']['version']}-{prop['params']['package_hash'][:12]}"
+        if not target.exists():
+            target.mkdir(parents=True)
+            unpack(package, target)
+        entry = {
+            "proposal_id": pid,
+            "version": prop["params"]["version"],
+            "applied_at": time.time(),
+            "status": "applied",
+            "path": target.name,
+            "previous": self.current,
+        }
+        self.history.append(entry)
+        self.current = target.name
+        self.tests[pid]["status"] = "applied"
+        self._save()
+        return entry
+
+    async def status(self) -> dict[str, Any]:
+        active = []
+        for chan in self.core.state["channels"].values():
+            for prop in chan["proposals"].values():
+                if prop["proposal_type"] != "code_upgrade":
+                    continue
+                local = self.tests.get(prop["id"], {})
+                active.append(
+                    {
+                        "proposal_id": prop["id"],
+                        "version": prop["params"]["version"],
+                        "status": local.get("status", prop["status"]),
+                        "proposal_status": prop["status"],
+                        "progress": local.get("progress", 0),
+                    }
+                )
+        return {"active_upgrades": active, "current_version": self.current}
+
+    async def history_view(self) -> dict[str, Any]:
+        return {
+            "upgrades": [{k: h[k] for k in ("version", "applied_at", "status", "proposal_id")} for h in self.history]
+        }
+
+    async def rollback(self, proposal_id: str) -> dict[str, Any]:
+        entry = next(
+            (h for h in reversed(self.history) if h["proposal_id"] == proposal_id and h["status"] == "applied"), None
+        )
+        if entry is None:
+            raise Reject("that upgrade is not applied on this node", 404)
+        if self.current != entry["path"]:
+            raise Reject("only the active upgrade can be rolled back")
+        previous = entry["previous"]
+        if previous is not None and not (self.root / "versions" / previous).exists():
+            raise Reject("the previous version is missing from the store", 500)
+        entry["status"] = "rolled_back"
+        self.current = previous
+        self._save()
+        return {"message": f"rolled back {entry['version']}", "restored_version": previous or "base"}
+
+    def remove_all(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,221 @@
+"""Read-only views of a node's folded state, in the spec's response shapes.
+
+Each view takes the node actor (for its core and its transport statistics). Sealed
+credentials and ring snapshots never leave through a view.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from typing import Any
+
+from deployments.tasknet.ledger import Reject
+from deployments.tasknet.rules_governance import proposal as find_proposal
+from deployments.tasknet.rules_governance import tally
+
+PUBLIC_CONFIG = ("task_completion_tax", "proposal_voting_period", "validator_set", "updated_at")
+
+
+def _node_record(record: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "name", "public_key", "reputation", "balance", "joined_at")
+    return {k: record[k] for k in keys}
+
+
+def _proposal_record(prop: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in prop.items() if k not in ("snapshot",)}
+    out["votes"] = {voter: ballot["vote"] for voter, ballot in prop["votes"].items()}
+    out["anonymous_votes"] = [
+        {"vote": b["vote"], "tier": b["tier"], "nullifier": b["nullifier"]} for b in prop["anonymous_votes"]
+    ]
+    out["yes_votes"], out["no_votes"] = tally(prop)
+    out["params"] = _strip_secrets(prop["params"])
+    out["command"] = _strip_secrets(prop["command"]) if prop["command"] else None
+    return out
+
+
+def _strip_secrets(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_secrets(v) for k, v in value.items() if k not in ("credentials_sealed", "package_b64")}
+    return value
+
+
+def _tool_record(tool: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in tool.items() if k != "credentials_sealed"}
+
+
+def _task_record(task: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(task)
+
+
+def state_view(actor: Any) -> dict[str, Any]:
+    state = actor.core.state
+    analysis = actor.services.last_analysis
+    out: dict[str, Any] = {
+        "global": {
+            "nodes": {nid: _node_record(rec) for nid, rec in state["nodes"].items()},
+            "immune_system": {
+                "enabled": True,
+                "active_issues": analysis.get("inefficiencies", []),
+                "last_scan": analysis.get("at"),
+            },
+            "config": config_view(actor),
+            "escrow_total": sum(state["escrow"].values()),
+            "minted": state["minted"],
+            "burned": state["burned"],
+            "ratified": state["ratified"],
+            "events_applied": state["applied"],
+            "events_rejected": state["rejected"],
+        }
+    }
+    for name, chan in sorted(state["channels"].items()):
+        out[name] = {
+            "participants": list(chan["participants"]),
+            "tasks": {tid: _task_record(t) for tid, t in chan["tasks"].items()},
+            "proposals": {pid: _proposal_record(p) for pid, p in chan["proposals"].items()},
+            "treasury_balance": state["treasuries"].get(name, 0),
+            "composite_tasks": copy.deepcopy(chan["composite_tasks"]),
+            "tools": {tid: _tool_record(t) for tid, t in chan["tools"].items()},
+        }
+    return out
+
+
+def channels_view(actor: Any) -> list[str]:
+    return sorted(actor.core.state["channels"])
+
+
+def network_stats(actor: Any) -> dict[str, Any]:
+    return {
+        "total_peers": len(actor.peers),
+        "reachable_peers": len(actor._reachable()),
+        "messages_sent": actor.messages_sent,
+        "messages_received": actor.messages_received,
+        "uptime_seconds": round(time.time() - actor.core.started, 3),
+        "events_in_log": len(actor.core.log),
+        "pending_out_of_order": len(actor.core.log.pending),
+        **actor.core.stats,
+    }
+
+
+def pubsub_stats(actor: Any) -> dict[str, Any]:
+    me = actor.core.node_id
+    channels = [n for n, ch in actor.core.state["channels"].items() if me in ch["participants"]]
+    return {
+        "total_messages": len(actor.core.log),
+        "subscribed_channels": sorted(channels),
+        "message_rate": actor.services.message_rate(),
+    }
+
+
+def composite_list(actor: Any) -> dict[str, Any]:
+    out = []
+    for chan in actor.core.state["channels"].values():
+        for task in chan["composite_tasks"].values():
+            out.append(
+                {
+                    "id": task["id"],
+                    "title": task["title"],
+                    "status": task["status"],
+                    "team_size": len(task["team_members"]),
+                    "required_team_size": task["required_team_size"],
+                }
+            )
+    return {"composite_tasks": sorted(out, key=lambda t: t["id"])}
+
+
+def composite_detail(actor: Any, task_id: str) -> dict[str, Any]:
+    state = actor.core.state
+    chan = state["composite_index"].get(task_id)
+    if chan is None:
+        raise Reject(f"composite task {task_id} not found", 404)
+    task = copy.deepcopy(state["channels"][chan]["composite_tasks"][task_id])
+    return {**task, "applicants": sorted(task["applicants"])}
+
+
+def skills_view(actor: Any, node_id: str | None = None) -> dict[str, Any]:
+    who = node_id or actor.core.node_id
+    profile = actor.core.state["skills"].get(who, {"skills": [], "bio": ""})
+    return {"node_id": who, **profile}
+
+
+def proposal_details(actor: Any, proposal_id: str) -> dict[str, Any]:
+    return _proposal_record(find_proposal(actor.core.state, {"proposal_id": proposal_id}))
+
+
+def treasury_view(actor: Any, channel_id: str) -> dict[str, Any]:
+    state = actor.core.state
+    if channel_id not in state["channels"]:
+        raise Reject(f"channel {channel_id} not found", 404)
+    balance = state["treasuries"].get(channel_id, 0)
+    now = state["last_hlc"][0]
+    reserved = sum(
+        t["monthly_cost_sp"]
+        for t in state["channels"][channel_id]["tools"].values()
+        if t["status"] == "active" and t["paid_until"] <= now + 7 * 86_400_000
+    )
+    reserved = min(balance, reserved)
+    return {"channel_id": channel_id, "balance": balance, "reserved": reserved, "available": balance - reserved}
+
+
+def treasuries_view(actor: Any) -> dict[str, Any]:
+    return {"treasuries": dict(sorted(actor.core.state["treasuries"].items()))}
+
+
+def config_view(actor: Any) -> dict[str, Any]:
+    config = actor.core.state["config"]
+    out = {k: config[k] for k in PUBLIC_CONFIG}
+    out.update({k: v for k, v in config.items() if k not in PUBLIC_CONFIG})
+    return out
+
+
+def config_history(actor: Any) -> dict[str, Any]:
+    return {"changes": list(actor.core.state["config_history"])}
+
+
+def task_view(actor: Any, task_id: str) -> dict[str, Any]:
+    state = actor.core.state
+    chan = state["task_index"].get(task_id)
+    if chan is None:
+        raise Reject(f"task {task_id} not found", 404)
+    return _task_record(state["channels"][chan]["tasks"][task_id])
+
+
+def economy_view(actor: Any) -> dict[str, Any]:
+    state = actor.core.state
+    return {
+        "minted": state["minted"],
+        "burned": state["burned"],
+        "balances": sum(n["balance"] for n in state["nodes"].values()),
+        "treasuries": sum(state["treasuries"].values()),
+        "escrow": sum(state["escrow"].values()),
+    }
+
+
+def digest_view(actor: Any) -> dict[str, Any]:
+    from deployments.tasknet.canonical import digest
+
+    state = actor.core.state
+    return {
+        "digest": digest({k: v for k, v in state.items() if k not in ("applied", "rejected")}),
+        "events": len(actor.core.log),
+    }
+
+
+VIEWS: dict[str, Callable[..., Any]] = {
+    "state": state_view,
+    "channels": channels_view,
+    "network_stats": network_stats,
+    "pubsub_stats": pubsub_stats,
+    "composite_list": composite_list,
+    "composite_detail": composite_detail,
+    "skills": skills_view,
+    "proposal_details": proposal_details,
+    "treasury": treasury_view,
+    "treasuries": treasuries_view,
+    "config": config_view,
+    "config_history": config_history,
+    "task": task_view,
+    "economy": economy_view,
+    "digest": digest_view,
+}

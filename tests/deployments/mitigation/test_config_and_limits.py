@@ -1,0 +1,57 @@
+"""Start-up refusals (MANAGEMENT_API_KEY), environment resolution, and the body size cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from deployments.mitigation.app import create_app
+from deployments.mitigation.config import load
+from rayfleet.config import ConfigError
+from tests.conftest import ROOT
+from tests.deployments.mitigation.conftest import API_KEY
+
+CONFIG = ROOT / "config" / "mitigation.yaml"
+
+
+@pytest.mark.parametrize(
+    "key,problem",
+    [
+        (None, "not set"),
+        ("short-key", "too short"),
+        ("your-api-key", "example"),
+        ("changeme", "example"),
+        ("${MANAGEMENT_API_KEY}", "example"),
+    ],
+)
+def test_the_app_refuses_to_start_without_a_real_key(key, problem):
+    environ = {} if key is None else {"MANAGEMENT_API_KEY": key}
+    with pytest.raises(ConfigError, match=problem):
+        create_app(load(CONFIG, environ), state={"fleet": object()})
+
+
+def test_serve_origin_and_asn_url_resolve_to_this_machines_serve_address():
+    config = load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, "RAYFLEET_PORT": "18123", "API_SECRET_KEY": "k" * 40})
+    assert config.fleet.node.origin == "127.0.0.1:18123"
+    assert config.fleet.asn_api_url == "http://127.0.0.1:18123/asn"
+    assert config.fleet.asn_api_key == "k" * 40
+    assert config.api_key is not None and config.api_key.get_secret_value() == API_KEY
+
+
+def test_environment_overrides_any_field():
+    config = load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, "MITIGATION__FLEET__NODE__ORIGIN": "10.0.0.5:8080"})
+    assert config.fleet.node.origin == "10.0.0.5:8080"
+
+
+def test_the_key_cannot_live_in_the_yaml(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(f"api_key: {API_KEY}\n")
+    with pytest.raises(ConfigError):
+        load(path, {})
+
+
+async def test_oversized_bodies_are_refused_before_parsing(fleet):
+    response = await fleet.client.post(
+        "/nodes/node-1/api/v1/rules", content=b"{" + b" " * 100_000 + b"}", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"

@@ -1,0 +1,93 @@
+"""SYN mode (TCP proxy with connection-rate limits) and the slowloris guard of l7 mode."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+
+import httpx
+
+NODE = "/nodes/node-1/api/v1"
+
+
+async def test_syn_mode_limits_new_connections_per_source(make_fleet):
+    fleet = await make_fleet(mode="syn", syn_conn_rate=5)
+    status = (await fleet.client.get(f"{NODE}/status")).json()
+    assert status["mode"] == "syn"
+    served = refused = 0
+    async with httpx.AsyncClient(trust_env=False, timeout=3, limits=httpx.Limits(max_keepalive_connections=0)) as c:
+        for _ in range(20):
+            try:
+                served += (await c.get(fleet.node_url() + "/")).status_code == 200
+            except httpx.TransportError:
+                refused += 1
+    assert served == 5 and refused == 15
+    await asyncio.sleep(0.5)
+    stats = (await fleet.client.get(f"{NODE}/stats")).json()
+    assert stats["attacks_blocked"] >= 15
+    threats = (await fleet.client.get("/api/v1/threats")).json()
+    assert threats["attack_types"]["syn_flood"] >= 15
+
+
+async def test_syn_mode_refuses_waf_rules_with_409(make_fleet):
+    fleet = await make_fleet(mode="syn")
+    response = await fleet.client.post(f"{NODE}/rules", json={"pattern": "x", "action": "block", "severity": "high"})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"
+
+
+async def test_slow_headers_are_cut_and_a_repeat_offender_is_reported(make_fleet, data_plane):
+    fleet = await make_fleet(http_request_timeout_s=0.5)
+    host, port = fleet.node().address.split(":")
+    for _ in range(3):
+        reader, writer = await asyncio.open_connection(host, int(port), local_addr=("127.0.0.44", 0))
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
+        answer = await asyncio.wait_for(reader.read(), 5)
+        assert answer.startswith(b"HTTP/1.1 408")
+        writer.close()
+    assert (await data_plane.get(fleet.node_url() + "/")).status_code == 200
+    for _ in range(20):
+        await asyncio.sleep(0.1)
+        if any(e["data"]["attack_type"] == "slowloris" for e in fleet.node().events()):
+            break
+    event = next(e for e in fleet.node().events() if e["data"]["attack_type"] == "slowloris")
+    assert event["event"] == "attack_detected" and event["data"]["source_ip"] == "127.0.0.44"
+
+
+async def test_a_repeat_flooder_is_blacklisted_longer_each_time(make_fleet):
+    fleet = await make_fleet(flood_rps=5, ban_seconds=1, escalation_multiplier=3)
+
+    async def burst() -> None:  # fresh connections: an open one keeps its stick-table entry alive
+        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.91")
+        limits = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=3, limits=limits) as attacker:
+            for _ in range(15):
+                with contextlib.suppress(httpx.TransportError):
+                    await attacker.get(fleet.node_url() + "/")
+
+    await burst()
+    await asyncio.sleep(0.5)
+    assert "127.0.0.91" not in fleet.node().blacklist  # first offence: the stick-table ban only
+    await asyncio.sleep(2.0)  # the stick-table entry expires
+    await burst()
+    for _ in range(20):
+        await asyncio.sleep(0.1)
+        if "127.0.0.91" in fleet.node().blacklist:
+            break
+    entry = fleet.node().blacklist["127.0.0.91"]
+    assert entry["reason"].startswith("repeat http_flood (offence 2)")
+    assert 2 <= entry["expires"] - time.time() <= 3  # ban_seconds x 3
+
+
+def test_folders_of_dead_node_processes_are_swept(tmp_path, monkeypatch):
+    from actors.mitigation import node as node_module
+
+    monkeypatch.setattr(node_module.tempfile, "gettempdir", lambda: str(tmp_path))
+    dead, alive = tmp_path / "rf-mit-dead", tmp_path / "rf-mit-alive"
+    for folder, pid in ((dead, 2**22 + 1), (alive, os.getpid())):
+        folder.mkdir()
+        (folder / "owner.pid").write_text(str(pid))
+    node_module.sweep_stale_folders()
+    assert not dead.exists() and alive.exists()

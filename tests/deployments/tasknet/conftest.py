@@ -1,0 +1,77 @@
+"""Fixtures: a 3-node network in-process (local actor stand-ins) behind the real FastAPI app."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from deployments.tasknet.app import create_app
+from deployments.tasknet.config import TasknetConfig
+from rayfleet.state import local_state, reset_local_state
+
+TOKENS = {"n1": "t1-" + "a" * 40, "n2": "t2-" + "b" * 40, "n3": "t3-" + "c" * 40}
+
+
+def headers(node: str) -> dict[str, str]:
+    return {"X-Node-Token": TOKENS[node]}
+
+
+class Net:
+    def __init__(self, client: httpx.AsyncClient, app: Any) -> None:
+        self.client = client
+        self.app = app
+        self.ids: dict[str, str] = {}
+
+    async def req(self, node: str, method: str, path: str, *, auth: bool = True, **kw: Any) -> httpx.Response:
+        return await self.client.request(method, f"/{node}{path}", headers=headers(node) if auth else {}, **kw)
+
+    async def ok(self, node: str, method: str, path: str, **kw: Any) -> Any:
+        response = await self.req(node, method, path, **kw)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    async def settle(self, check: Any, timeout: float = 5.0) -> None:
+        """Wait until `check()` (async) is true: gossip is asynchronous."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not await check():
+            assert asyncio.get_running_loop().time() < deadline, "network did not converge"
+            await asyncio.sleep(0.05)
+
+
+def make_config(tmp_path: Any, **overrides: Any) -> TasknetConfig:
+    base: dict[str, Any] = {
+        "data_dir": tmp_path,
+        "anti_entropy_interval_s": 0.1,
+        "raft_tick_s": 0.02,
+        "webrtc": {"enabled": False},
+        "llm": {"base_url": None},
+    }
+    base.update(overrides)
+    return TasknetConfig.model_validate(base)
+
+
+async def open_net(monkeypatch: pytest.MonkeyPatch, config: TasknetConfig) -> AsyncIterator[Net]:
+    monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
+    with local_state():
+        reset_local_state()
+        app = create_app(config)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://tasknet") as client:
+            net = Net(client, app)
+            for node in config.nodes:
+                net.ids[node] = (await net.ok(node, "GET", "/whoami"))["node_id"]
+            try:
+                yield net
+            finally:
+                await app.state.network.stop()
+                reset_local_state()
+
+
+@pytest.fixture
+async def net(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Net]:
+    async for n in open_net(monkeypatch, make_config(tmp_path)):
+        yield n

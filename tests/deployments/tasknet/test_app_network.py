@@ -1,0 +1,113 @@
+"""Identity and statistics routes, signed Raft messages over HTTP, signalling and WebRTC data channels."""
+
+from __future__ import annotations
+
+import pytest
+
+from deployments.tasknet.canonical import canonical
+from deployments.tasknet.identity import Identity
+from tests.deployments.tasknet.conftest import Net, make_config, open_net
+
+
+async def test_state_channels_and_stats(net: Net):
+    state = await net.ok("n1", "GET", "/state")
+    assert set(state["global"]["nodes"]) == set(net.ids.values())
+    node = state["global"]["nodes"][net.ids["n1"]]
+    assert set(node) >= {"id", "public_key", "reputation", "balance"} and node["reputation"]["_total"] == 0
+    assert state["global"]["immune_system"]["enabled"] is True
+    assert state["general"]["treasury_balance"] == 0 and sorted(state["general"]["participants"]) == sorted(
+        net.ids.values()
+    )
+    assert await net.ok("n1", "GET", "/channels") == ["general"]
+    stats = await net.ok("n2", "GET", "/network/stats")
+    assert stats["total_peers"] == 2 and stats["messages_received"] > 0 and stats["uptime_seconds"] >= 0
+    pubsub = await net.ok("n2", "GET", "/pubsub/stats")
+    assert pubsub["total_messages"] >= 4 and pubsub["subscribed_channels"] == ["general"]
+    health = await net.ok("n3", "GET", "/health")
+    assert health["status"] == "ok" and health["node_id"] == net.ids["n3"]
+
+
+async def test_raft_http_accepts_a_validator_signed_message_and_answers_per_spec(net: Net, tmp_path):
+    n2 = net.app.state.network.handles["n2"]._instance
+    body = {"term": 1_000, "candidate_id": net.ids["n2"], "last_log_index": 10_000, "last_log_term": 999}
+    signed = {**body, "signature": n2.core.identity.sign(canonical(body))}
+    reply = await net.ok("n1", "POST", "/raft/request_vote", json=signed)
+    assert reply == {"term": 1000, "vote_granted": True}
+    stale = {**body, "term": 1}
+    reply = await net.ok(
+        "n1", "POST", "/raft/request_vote", json={**stale, "signature": n2.core.identity.sign(canonical(stale))}
+    )
+    assert reply == {"term": 1000, "vote_granted": False}
+    outsider = Identity.generate()
+    fake = {**body, "candidate_id": outsider.node_id}
+    r = await net.req("n1", "POST", "/raft/request_vote", json={**fake, "signature": outsider.sign(canonical(fake))})
+    assert r.status_code == 403
+    append = {
+        "term": 1000,
+        "leader_id": net.ids["n2"],
+        "prev_log_index": 0,
+        "prev_log_term": 0,
+        "entries": [],
+        "leader_commit": 0,
+    }
+    reply = await net.ok(
+        "n1", "POST", "/raft/append_entries", json={**append, "signature": n2.core.identity.sign(canonical(append))}
+    )
+    assert reply == {"term": 1000, "success": True}
+
+
+async def test_handshake_checks_the_key(net: Net):
+    stranger = Identity.generate()
+    out = await net.ok(
+        "n1", "POST", "/bootstrap/handshake", json={"node_id": stranger.node_id, "public_key": stranger.public_key}
+    )
+    assert sorted(out["peers"]) == sorted(net.ids.values())
+    r = await net.req(
+        "n1", "POST", "/bootstrap/handshake", json={"node_id": "tn" + "0" * 32, "public_key": stranger.public_key}
+    )
+    assert r.status_code == 403
+
+
+async def test_unsigned_signals_are_refused(net: Net):
+    r = await net.req(
+        "n2",
+        "POST",
+        "/p2p/signal/receive",
+        json={"from_peer_id": net.ids["n1"], "signal_data": {"type": "offer", "sdp": "v=0"}},
+    )
+    assert r.status_code in (403, 503)
+    r = await net.req(
+        "n1", "POST", "/p2p/signal/relay", auth=False, json={"target_peer_id": net.ids["n2"], "signal_data": {}}
+    )
+    assert r.status_code == 401
+
+
+@pytest.fixture
+async def rtc_net(tmp_path, monkeypatch):
+    async for n in open_net(monkeypatch, make_config(tmp_path, webrtc={"enabled": True})):
+        yield n
+
+
+async def test_webrtc_data_channels_carry_gossip(rtc_net: Net):
+    net = rtc_net
+
+    async def all_open() -> bool:
+        conns = (await net.ok("n1", "GET", "/webrtc/connections"))["connections"]
+        conns += (await net.ok("n2", "GET", "/webrtc/connections"))["connections"]
+        conns += (await net.ok("n3", "GET", "/webrtc/connections"))["connections"]
+        return len(conns) == 6 and all(c["data_channel_state"] == "open" and c["state"] == "connected" for c in conns)
+
+    await net.settle(all_open, timeout=30)
+    metrics = (await net.ok("n1", "GET", "/webrtc/ice-metrics"))["metrics"]
+    assert len(metrics) == 2
+    for m in metrics:
+        assert m["selected_pair"]["local"].startswith("host 127.0.0.1:")
+        assert m["candidate_pairs"] and m["selected_pair"]["remote"].startswith("host 127.0.0.1:")
+    task = await net.ok("n1", "POST", "/tasks", json={"title": "over webrtc", "reward": 1})
+
+    async def arrived() -> bool:
+        return task["id"] in str((await net.ok("n3", "GET", "/state"))["general"]["tasks"])
+
+    await net.settle(arrived)
+    conns = (await net.ok("n1", "GET", "/webrtc/connections"))["connections"]
+    assert sum(c["messages_sent"] for c in conns) >= 2

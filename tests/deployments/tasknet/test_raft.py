@@ -1,0 +1,160 @@
+"""Raft under randomized fault schedules: crash, restart, partition, loss, duplication, reordering.
+
+After every step the four safety properties of the Raft paper are checked:
+election safety, log matching, leader completeness and state-machine safety.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+
+from deployments.tasknet.raft import LEADER, HardState, RaftCore
+
+IDS = ["a", "b", "c", "d", "e"]
+
+
+class Cluster:
+    def __init__(self, seed: int, size: int) -> None:
+        self.rng = random.Random(seed)
+        self.ids = IDS[:size]
+        self.disk = {i: HardState() for i in self.ids}
+        self.nodes = {i: RaftCore(i, self.ids, hard=self.disk[i], seed=seed * 31 + n) for n, i in enumerate(self.ids)}
+        self.up = set(self.ids)
+        self.cut: set[frozenset[str]] = set()
+        self.wire: list[dict] = []
+        self.leaders: dict[int, str] = {}
+        self.committed: dict[int, dict] = {}
+        self.applied = {i: [] for i in self.ids}
+
+    def flush(self, node: RaftCore) -> None:
+        self.disk[node.id] = copy.deepcopy(node.hard)
+        self.wire.extend(node.take_messages())
+        for index, data in node.take_committed():
+            self.applied[node.id].append((index, data))
+
+    def crash(self, i: str) -> None:
+        self.up.discard(i)
+        self.wire = [m for m in self.wire if m["to"] != i]
+
+    def restart(self, i: str) -> None:
+        self.nodes[i] = RaftCore(i, self.ids, hard=copy.deepcopy(self.disk[i]), seed=self.rng.randrange(1 << 30))
+        self.applied[i] = []
+        self.up.add(i)
+
+    def step(self) -> None:
+        r = self.rng.random()
+        if r < 0.45 and self.wire:
+            msg = self.wire.pop(self.rng.randrange(len(self.wire)))  # reordering
+            if self.rng.random() < 0.1:
+                return  # loss
+            if self.rng.random() < 0.05:
+                self.wire.append(copy.deepcopy(msg))  # duplication
+            if msg["to"] in self.up and frozenset((msg["from"], msg["to"])) not in self.cut:
+                node = self.nodes[msg["to"]]
+                node.step(msg)
+                self.flush(node)
+        elif r < 0.8:
+            i = self.rng.choice(sorted(self.up))
+            self.nodes[i].tick()
+            self.flush(self.nodes[i])
+        elif r < 0.88:
+            for i in sorted(self.up):
+                if self.nodes[i].role == LEADER:
+                    self.nodes[i].propose({"cmd": self.rng.randrange(1000)})
+                    self.flush(self.nodes[i])
+        elif r < 0.93:
+            if len(self.up) > 1 and self.rng.random() < 0.5:
+                self.crash(self.rng.choice(sorted(self.up)))
+            elif len(self.up) < len(self.ids):
+                self.restart(self.rng.choice(sorted(set(self.ids) - self.up)))
+        elif r < 0.97:
+            a, b = self.rng.sample(self.ids, 2)
+            self.cut.add(frozenset((a, b)))
+        else:
+            self.cut.clear()
+
+    def check(self) -> None:
+        nodes = [self.nodes[i] for i in sorted(self.up)]
+        for node in nodes:
+            if node.role == LEADER:
+                owner = self.leaders.setdefault(node.term, node.id)
+                assert owner == node.id, f"two leaders in term {node.term}"
+                for index, entry in self.committed.items():
+                    assert node.term_at(index) == entry["term"], "leader lacks a committed entry"
+            for index in range(1, node.commit_index + 1):
+                entry = node.hard.log[index - 1]
+                known = self.committed.setdefault(index, entry)
+                assert known == entry, "two entries committed at one index"
+        for x in nodes:
+            for y in nodes:
+                upto = min(x.last_index(), y.last_index())
+                for index in range(upto, 0, -1):
+                    if x.term_at(index) == y.term_at(index):
+                        assert x.hard.log[:index] == y.hard.log[:index], "log matching violated"
+                        break
+        for seq in self.applied.values():
+            for index, data in seq:
+                assert self.committed[index]["data"] == data, "state machines applied different commands"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_safety_holds_under_a_random_fault_schedule(seed):
+    cluster = Cluster(seed, 3 + seed % 3)
+    for _ in range(2500):
+        cluster.step()
+        cluster.check()
+
+
+def test_a_quiet_cluster_elects_one_leader_and_commits_in_order():
+    cluster = Cluster(99, 3)
+    for _ in range(400):
+        for i in cluster.ids:
+            cluster.nodes[i].tick()
+            cluster.flush(cluster.nodes[i])
+        while cluster.wire:
+            msg = cluster.wire.pop(0)
+            cluster.nodes[msg["to"]].step(msg)
+            cluster.flush(cluster.nodes[msg["to"]])
+        leaders = [n for n in cluster.nodes.values() if n.role == LEADER]
+        if leaders and len(cluster.committed) < 5:
+            leaders[0].propose({"cmd": len(cluster.committed)})
+            cluster.flush(leaders[0])
+        cluster.check()
+    leaders = [n for n in cluster.nodes.values() if n.role == LEADER]
+    assert len(leaders) == 1
+    for i in cluster.ids:
+        cmds = [d["cmd"] for _, d in cluster.applied[i] if "cmd" in d]
+        assert cmds == sorted(cmds) and len(cmds) >= 4
+
+
+def test_a_stale_term_is_refused():
+    node = RaftCore("a", ["a", "b", "c"], hard=HardState(term=5))
+    reply = node.step(
+        {
+            "type": "request_vote",
+            "from": "b",
+            "to": "a",
+            "term": 3,
+            "candidate_id": "b",
+            "last_log_index": 9,
+            "last_log_term": 4,
+        }
+    )
+    assert reply == {"term": 5, "vote_granted": False}
+    reply = node.step(
+        {
+            "type": "append_entries",
+            "from": "b",
+            "to": "a",
+            "term": 4,
+            "leader_id": "b",
+            "prev_log_index": 0,
+            "prev_log_term": 0,
+            "entries": [],
+            "leader_commit": 0,
+        }
+    )
+    assert reply == {"term": 5, "success": False}

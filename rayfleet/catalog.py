@@ -41,6 +41,9 @@ COMPONENTS: dict[str, Component] = {
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),
         Component("asn", "/asn", "/api/health", "/api/docs", "/api/openapi.json"),
+        Component(
+            "autoscale", "/autoscale", "/health/check", "/docs", prestart="deployments.autoscale.demo:ensure_demo_hosts"
+        ),
         Component("tasknet", "/tasknet", "/health", "/docs"),
         Component("webfilter", "/webfilter", "/health", "/docs"),
         Component(

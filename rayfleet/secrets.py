@@ -18,6 +18,7 @@ DEFAULT_PATH = Path("var/secrets.env")
 SECRET_NAMES: dict[str, Callable[[], str]] = {
     "API_SECRET_KEY": lambda: secrets.token_hex(24),
     "LXC_API_KEY": lambda: secrets.token_hex(24),
+    "AUTOSCALE_API_KEY": lambda: secrets.token_hex(24),
     "MANAGEMENT_API_KEY": lambda: secrets.token_hex(24),
     "LLM_PROXY_API_KEYS": lambda: "sk-rf-" + secrets.token_hex(20),
     "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),

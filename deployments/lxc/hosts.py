@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from actors.lxc.locks import HostLocks
+from rayfleet.ssh import CommandResult, SSHPool
 
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
 from .errors import CommandFailed, HTTPProblem
-from .ssh import CommandResult, SSHPool
 
 LockFactory = Callable[[str], Any]
 

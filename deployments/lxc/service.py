@@ -16,13 +16,13 @@ import yaml
 
 from rayfleet.config import masked
 from rayfleet.logs import get_logger
+from rayfleet.ssh import SSHPool
 
 from . import commands as cmd
 from . import validate as v
 from .config import LxcConfig
 from .errors import BadRequest, CommandFailed
 from .hosts import Target, default_lock_factory, lock_actor_name
-from .ssh import SSHPool
 
 log = get_logger("lxc")
 

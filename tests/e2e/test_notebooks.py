@@ -27,3 +27,8 @@ def test_notebook_executes_against_the_cluster(path, cluster, tmp_path, monkeypa
             assert f"{app:<12} status=200" in text, f"{app} not healthy in the notebook:\n{text}"
         assert any("image/png" in o.get("data", {}) for o in outputs), "no chart drawn"
         assert (tmp_path / "fleet-overview.png").stat().st_size > 1000
+    if path.name == "autoscale.ipynb":
+        assert "scaling actions" in text and "decisions" in text, text[-2000:]
+        assert any("image/png" in o.get("data", {}) for o in outputs), "no chart drawn"
+        assert (tmp_path / "autoscale-cpu.png").stat().st_size > 1000
+        assert (tmp_path / "autoscale-day.duckdb").stat().st_size > 0

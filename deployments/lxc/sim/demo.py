@@ -43,7 +43,15 @@ def _client_key(path: Path) -> None:
     key.write_public_key(str(path) + ".pub")
 
 
-def ensure_demo_host(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
+def ensure_demo_host(
+    var_dir: str | os.PathLike[str],
+    *,
+    name: str = "lxc-sim",
+    port_env: str = "LXC_SIM_PORT",
+    dir_env: str = "LXC_SIM_DIR",
+    default_port: int = DEFAULT_PORT,
+    node: str = "pve",
+) -> dict[str, Any]:
     """Start (once) the demo pve-sim and return how to reach it.
 
     Keys, known_hosts, the model and the log live in ``<var_dir>/lxc-sim/``.
@@ -54,10 +62,10 @@ def ensure_demo_host(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
     the demo config's ``${LXC_SIM_DIR}`` paths) find it. The simulator exits with
     the process that started it.
     """
-    base = Path(var_dir) / "lxc-sim"
+    base = Path(var_dir) / name
     base.mkdir(parents=True, exist_ok=True)
-    explicit = os.environ.get("LXC_SIM_PORT")
-    port = int(explicit) if explicit else DEFAULT_PORT
+    explicit = os.environ.get(port_env)
+    port = int(explicit) if explicit else default_port
     host_key_path = base / "ssh_host_ed25519_key"
     client_key = base / "client_key"
     authorized = base / "authorized_keys"
@@ -86,11 +94,11 @@ def ensure_demo_host(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
             pid_num, recorded_port = 0, port
         if pid_num and _alive(pid_num) and _port_open(recorded_port):
             info.update(pid=pid_num, port=recorded_port)
-            _publish(base, recorded_port, public, known_hosts)
+            _publish(base, recorded_port, public, known_hosts, port_env, dir_env)
             return info
     if _port_open(port):
         if explicit:
-            raise RuntimeError(f"LXC_SIM_PORT {port} is taken by another process; choose a free port")
+            raise RuntimeError(f"{port_env} {port} is taken by another process; choose a free port")
         port = _free_port()
         info["port"] = port
     log = open(base / "sim.log", "ab")
@@ -110,6 +118,8 @@ def ensure_demo_host(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
             str(host_key_path),
             "--exit-with-parent",
             str(os.getpid()),
+            "--node",
+            node,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -130,17 +140,24 @@ def ensure_demo_host(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
         proc.terminate()
         raise RuntimeError(f"pve-sim did not listen on port {port} within 20 s; see {base / 'sim.log'}")
     pid_file.write_text(f"{proc.pid}:{port}")
-    _publish(base, port, public, known_hosts)
+    _publish(base, port, public, known_hosts, port_env, dir_env)
     info.update(pid=proc.pid, started=True)
     return info
 
 
-def _publish(base: Path, port: int, public_key: str, known_hosts: Path) -> None:
+def _publish(
+    base: Path,
+    port: int,
+    public_key: str,
+    known_hosts: Path,
+    port_env: str = "LXC_SIM_PORT",
+    dir_env: str = "LXC_SIM_DIR",
+) -> None:
     """Pin the host key for the port in use and tell this process (and the Ray cluster
     it starts next, which inherits its environment) where the demo host is."""
     known_hosts.write_text(f"[127.0.0.1]:{port} {public_key}\n")
-    os.environ["LXC_SIM_PORT"] = str(port)
-    os.environ["LXC_SIM_DIR"] = str(base.resolve())
+    os.environ[port_env] = str(port)
+    os.environ[dir_env] = str(base.resolve())
 
 
 def _free_port() -> int:
@@ -149,9 +166,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def stop_demo_host(var_dir: str | os.PathLike[str]) -> bool:
+def stop_demo_host(var_dir: str | os.PathLike[str], name: str = "lxc-sim") -> bool:
     """Stop the demo simulator started by `ensure_demo_host` (by its recorded pid)."""
-    pid_file = Path(var_dir) / "lxc-sim" / "sim.pid"
+    pid_file = Path(var_dir) / name / "sim.pid"
     if not pid_file.exists():
         return False
     try:

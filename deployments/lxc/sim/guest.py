@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 from .cli import Result
+from .load import LoadModel
 
 OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n'
 SERVICE_ACTIONS = ("start", "stop", "restart", "reload", "status", "enable", "disable", "is-active")
@@ -32,7 +34,14 @@ def _ip_of(ct: dict[str, Any]) -> str:
 
 
 class Guest:
-    """Interpreter for in-container argvs."""
+    """Interpreter for in-container argvs.
+
+    `loads` returns the node's load model (or None): with one, the usage files
+    (`/proc/stat`, `/proc/meminfo`, ...) follow the container's demand curve.
+    """
+
+    def __init__(self, loads: Callable[[], LoadModel | None] | None = None) -> None:
+        self.loads = loads or (lambda: None)
 
     async def run(self, vmid: str, ct: dict[str, Any], argv: list[str], stdin: bytes) -> Result:
         name = argv[0].rsplit("/", 1)[-1]
@@ -66,6 +75,11 @@ class Guest:
         return Result("".join(out))
 
     def _file(self, vmid: str, ct: dict[str, Any], path: str) -> str | None:
+        load = self.loads()
+        if load is not None and (path != "/proc/meminfo" or load.has(vmid)):
+            content = load.file(vmid, ct, path)
+            if content is not None:
+                return content
         mem_kb = int(ct["config"].get("memory", 512)) * 1024
         swap_kb = int(ct["config"].get("swap", 512)) * 1024
         used_kb = min(mem_kb, 48 * 1024 + 1024 * len(ct["docker"]["containers"]) * 32)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .cli import Result, ToolError, check_vmid, parse_options
 from .guest import Guest
+from .load import LoadFile
 from .model import DUMP_DIR, TEMPLATE_CACHE, NodeModel
 from .pct import Pct, archive_bytes
 from .pvesh import Pvesh
@@ -27,7 +28,8 @@ HOST_MEMORY_KB = 65_843_216
 class Host:
     def __init__(self, model: NodeModel, op_delay: float = 0.0) -> None:
         self.model = model
-        self.guest = Guest()
+        self.load_file = LoadFile(model.dir)
+        self.guest = Guest(self.load_file.current)
         self.pct = Pct(model, self.guest, op_delay)
         self.pvesh = Pvesh(model)
         self.op_delay = op_delay

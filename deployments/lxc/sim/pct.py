@@ -59,6 +59,7 @@ CREATE_OPTIONS = {
     "restore": "bool",
     "force": "bool",
 }
+READ_ONLY_EXEC = ("cat",)  # in-container commands that change nothing: no save after them
 SET_OPTIONS = {**CONFIG_OPTIONS, "delete": "str", "revert": "str"}
 
 Handler = Callable[[NodeModel, list[str], bytes], Awaitable[Result]]
@@ -341,6 +342,9 @@ class Pct:
                 raise param_error("delete", f"unable to delete unknown option '{key}'")
         changes = self._validate_config(vmid, opts, ct["config"])
         config = ct["config"]
+        load = self.guest.loads()
+        if load is not None:
+            load.advance(vmid, config, ct["status"] == "running")
         for key in deletes:
             value = config.pop(key, None)
             if value is not None and MP_KEY.match(key):
@@ -622,7 +626,8 @@ class Pct:
         if not command:
             raise ToolError("missing command")
         result = await self.guest.run(vmid, ct, command, stdin)
-        self.model.save()
+        if command[0] not in READ_ONLY_EXEC:
+            self.model.save()
         return result
 
     async def cmd_restore(self, args: list[str], stdin: bytes) -> Result:

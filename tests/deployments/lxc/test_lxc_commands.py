@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from deployments.lxc import commands as cmd
-from deployments.lxc.ssh import command_line
+from rayfleet.ssh import command_line
 
 
 def test_pct_create_argv_matches_the_anchor_shape():

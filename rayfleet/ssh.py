@@ -1,5 +1,10 @@
 """Pooled SSH execution: one asyncssh connection per host, bounded sessions.
 
+Shared by every component that drives hosts over SSH (the container API, the
+autoscaler's monitors and health probe). A host is anything shaped like
+`SSHTarget`: the `SSHHost` dataclass below, or a component's own pydantic
+config with the same attributes.
+
 Every argv is quoted word by word with `shlex.quote` and wrapped in the host's
 `timeout` utility, so the remote command is killed when `api.command_timeout`
 passes even if our side has gone away; the client gives up a little later and
@@ -12,15 +17,57 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import asyncssh
 
-from .config import ZoneConfig
-
 KILL_GRACE = 5
 CLIENT_GRACE = 10
+
+
+class SSHTarget(Protocol):
+    """What the pool reads from a host description."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def key_file(self) -> str | None: ...
+    @property
+    def known_hosts(self) -> str | None: ...
+    @property
+    def host_key_checking(self) -> bool: ...
+    @property
+    def max_sessions(self) -> int: ...
+    @property
+    def connect_timeout(self) -> float: ...
+
+    def effective_port(self) -> int: ...
+
+    def effective_password(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class SSHHost:
+    """A host reached over SSH (key or password; host key pinned in `known_hosts`)."""
+
+    host: str
+    port: int = 22
+    user: str = "root"
+    key_file: str | None = None
+    password: str | None = field(default=None, repr=False)
+    known_hosts: str | None = None
+    host_key_checking: bool = True
+    max_sessions: int = 8
+    connect_timeout: float = 15.0
+
+    def effective_port(self) -> int:
+        return self.port
+
+    def effective_password(self) -> str | None:
+        return self.password
 
 
 @dataclass(frozen=True)
@@ -46,7 +93,7 @@ def command_line(argv: Sequence[str], timeout: float | None) -> str:
 
 
 class _HostConnection:
-    def __init__(self, key: str, zone: ZoneConfig) -> None:
+    def __init__(self, key: str, zone: SSHTarget) -> None:
         self.key = key
         self.zone = zone
         self.conn: asyncssh.SSHClientConnection | None = None
@@ -94,7 +141,7 @@ class SSHPool:
     def __init__(self) -> None:
         self._hosts: dict[str, _HostConnection] = {}
 
-    def _host(self, key: str, zone: ZoneConfig) -> _HostConnection:
+    def _host(self, key: str, zone: SSHTarget) -> _HostConnection:
         host = self._hosts.get(key)
         if host is None or host.zone is not zone:
             host = _HostConnection(key, zone)
@@ -102,7 +149,7 @@ class SSHPool:
         return host
 
     async def run(
-        self, key: str, zone: ZoneConfig, argv: Sequence[str], timeout: float | None, stdin: str | None = None
+        self, key: str, zone: SSHTarget, argv: Sequence[str], timeout: float | None, stdin: str | None = None
     ) -> CommandResult:
         host = self._host(key, zone)
         line = command_line(argv, timeout)
@@ -130,7 +177,7 @@ class SSHPool:
 
     async def _finish(
         self,
-        process: asyncssh.SSHClientProcess,
+        process: asyncssh.SSHClientProcess[str],
         argv: Sequence[str],
         timeout: float | None,
         stdin: str | None,
@@ -155,7 +202,7 @@ class SSHPool:
             )
         return CommandResult(tuple(argv), stdout or "", stderr or "", rc)
 
-    async def put_bytes(self, key: str, zone: ZoneConfig, data: bytes, remote_path: str) -> None:
+    async def put_bytes(self, key: str, zone: SSHTarget, data: bytes, remote_path: str) -> None:
         """Write `data` to `remote_path` on the host over SFTP (same pooled connection)."""
         host = self._host(key, zone)
         async with host.sessions:
@@ -163,21 +210,21 @@ class SSHPool:
             async with conn.start_sftp_client() as sftp, sftp.open(remote_path, "wb") as fh:
                 await fh.write(data)
 
-    async def put_file(self, key: str, zone: ZoneConfig, local_path: str, remote_path: str) -> None:
+    async def put_file(self, key: str, zone: SSHTarget, local_path: str, remote_path: str) -> None:
         host = self._host(key, zone)
         async with host.sessions:
             conn = await host.get()
             async with conn.start_sftp_client() as sftp:
                 await sftp.put(local_path, remote_path)
 
-    async def get_file(self, key: str, zone: ZoneConfig, remote_path: str, local_path: str) -> None:
+    async def get_file(self, key: str, zone: SSHTarget, remote_path: str, local_path: str) -> None:
         host = self._host(key, zone)
         async with host.sessions:
             conn = await host.get()
             async with conn.start_sftp_client() as sftp:
                 await sftp.get(remote_path, local_path)
 
-    async def fact(self, key: str, zone: ZoneConfig, name: str, argv: Sequence[str], timeout: float) -> CommandResult:
+    async def fact(self, key: str, zone: SSHTarget, name: str, argv: Sequence[str], timeout: float) -> CommandResult:
         """A cached single-line answer about a host (its node name)."""
         host = self._host(key, zone)
         if name in host.facts:
@@ -194,7 +241,7 @@ class SSHPool:
         self._hosts.clear()
 
 
-def _connect_error(zone: ZoneConfig, exc: BaseException) -> str:
+def _connect_error(zone: SSHTarget, exc: BaseException) -> str:
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         return f"ssh: Host key verification failed for {zone.host}:{zone.effective_port()}: {exc}"
     if isinstance(exc, asyncssh.PermissionDenied):

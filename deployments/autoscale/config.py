@@ -1,0 +1,157 @@
+"""Configuration of the autoscaler: hosts, API protection, monitor and scaling model.
+
+Loaded from YAML (`config/autoscale.yaml`) with `AUTOSCALE__SECTION__KEY=value`
+overrides. The API keys never live in the file: `auth.api_keys_env` names the
+environment variable holding them (comma-separated).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from actors.autoscale.policy import Limits, ModelSettings
+from rayfleet.config import load_yaml
+from rayfleet.paths import resolve
+from rayfleet.ssh import SSHHost
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_path(value: str) -> str:
+    """`${NAME}` / `${NAME:-default}` from the environment, made absolute against the project folder."""
+    return str(resolve(_ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or (m.group(2) or ""), value)))
+
+
+class ConfigError(RuntimeError):
+    pass
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HostConfig(_Strict):
+    """A Proxmox VE node reached over SSH, and its capacity for the scale-up check."""
+
+    host: str
+    port: int = 22
+    port_env: str | None = None
+    user: str = "root"
+    key_file: str | None = None
+    known_hosts: str | None = None
+    host_key_checking: bool = True
+    max_sessions: int = Field(default=8, ge=1, le=64)
+    connect_timeout: float = Field(default=10.0, gt=0)
+    cores: int = Field(default=24, ge=1, description="host CPU cores the containers may be given in total")
+    memory_mb: int = Field(default=24576, ge=256, description="host memory the containers may be given in total")
+
+    @field_validator("key_file", "known_hosts")
+    @classmethod
+    def _paths(cls, value: str | None) -> str | None:
+        return expand_path(value) if value else value
+
+    @model_validator(mode="after")
+    def _trust(self) -> HostConfig:
+        if not self.key_file:
+            raise ValueError("each host needs key_file")
+        if self.host_key_checking and not self.known_hosts:
+            raise ValueError("host_key_checking is on: set known_hosts (a file with the host's key)")
+        return self
+
+    def effective_port(self) -> int:
+        if self.port_env and os.environ.get(self.port_env, "").isdigit():
+            return int(os.environ[self.port_env])
+        return self.port
+
+    def ssh(self) -> SSHHost:
+        return SSHHost(
+            host=self.host,
+            port=self.effective_port(),
+            user=self.user,
+            key_file=self.key_file,
+            known_hosts=self.known_hosts,
+            host_key_checking=self.host_key_checking,
+            max_sessions=self.max_sessions,
+            connect_timeout=self.connect_timeout,
+        )
+
+
+class AuthConfig(_Strict):
+    enabled: bool = True
+    api_keys_env: str = "AUTOSCALE_API_KEY"
+
+    def keys(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        env = os.environ if environ is None else environ
+        return [k.strip() for k in env.get(self.api_keys_env, "").split(",") if k.strip()]
+
+
+class RateLimitConfig(_Strict):
+    enabled: bool = True
+    max_requests_per_minute: int = Field(default=120, ge=1)
+    time_window_seconds: float = Field(default=60, gt=0)
+    exempt_loopback: bool = Field(default=True, description="the fleet's own monitor and model call from loopback")
+    actor_name: str = "autoscale-rate-limit"
+
+
+class MonitorConfig(_Strict):
+    enabled: bool = True
+    interval_seconds: float = Field(default=5.0, gt=0)
+    history_samples: int = Field(default=720, ge=10, le=100_000)
+    duckdb_path: str | None = "${RAYFLEET_STATE_DIR:-var}/autoscale/history.duckdb"
+    retention_samples: int = Field(default=20_000, ge=100, description="rows kept per container in DuckDB")
+
+    @field_validator("duckdb_path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        return expand_path(value) if value else value
+
+
+class ScalerConfig(_Strict):
+    enabled: bool = True
+    interval_seconds: float = Field(default=10.0, gt=0)
+    dry_run: bool = False
+    api_url: str | None = Field(
+        default=None, description="where the model reaches this API; default http://127.0.0.1:$RAYFLEET_PORT/autoscale"
+    )
+    request_timeout: float = Field(default=5.0, gt=0)
+    ignore: list[str] = Field(default_factory=list)
+    limits: Limits = Field(default_factory=Limits)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    decisions_kept: int = Field(default=2000, ge=10)
+
+    def effective_api_url(self) -> str:
+        return self.api_url or f"http://127.0.0.1:{os.environ.get('RAYFLEET_PORT', '8000')}/autoscale"
+
+    @field_validator("ignore")
+    @classmethod
+    def _ids(cls, value: list[str]) -> list[str]:
+        return [str(int(v)) for v in value]
+
+
+class AutoscaleConfig(_Strict):
+    hosts: dict[str, HostConfig]
+    command_timeout: float = Field(default=30.0, gt=0)
+    health_cache_seconds: float = Field(default=5.0, ge=0)
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+    rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    monitor: MonitorConfig = Field(default_factory=MonitorConfig)
+    scaler: ScalerConfig = Field(default_factory=ScalerConfig)
+
+    @field_validator("hosts")
+    @classmethod
+    def _non_empty(cls, value: dict[str, HostConfig]) -> dict[str, HostConfig]:
+        if not value:
+            raise ValueError("configure at least one host")
+        return value
+
+
+def load(path: str | Path | None, environ: Mapping[str, str] | None = None) -> AutoscaleConfig:
+    config = load_yaml(path, AutoscaleConfig, env_prefix="AUTOSCALE", environ=environ)
+    if config.auth.enabled and not config.auth.keys(environ):
+        raise ConfigError(f"authentication is on but {config.auth.api_keys_env} is empty: set the API key")
+    return config

@@ -1,0 +1,49 @@
+"""The autoscaler's demo nodes for `make up`: two pve-sim processes carrying a simulated day of load.
+
+Each node gets its ten containers of `day_scenario` (created running on first
+start) and a ``load.json`` with their demand curves, at `AUTOSCALE_SIM_SPEED`
+simulated seconds per wall second (default 60: a day in 24 minutes). Ports come
+from `AUTOSCALE_SIM_PVE1_PORT` / `AUTOSCALE_SIM_PVE2_PORT` (default 2231/2232,
+a free one when taken); each node's folder is exported as
+`AUTOSCALE_SIM_PVE1_DIR` / `AUTOSCALE_SIM_PVE2_DIR` for the config's key paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from deployments.lxc.sim.demo import ensure_demo_host
+from deployments.lxc.sim.model import NodeModel
+from deployments.lxc.sim.scenario import day_scenario, install, load_document
+
+NODES = {"pve1": 2231, "pve2": 2232}
+SEED = 7
+
+
+def _seed_node(state: Path, node: str, containers: dict[str, dict[str, Any]], speed: float) -> None:
+    model = NodeModel(state, node)
+    install(model, containers)
+    (state / "load.json").write_text(json.dumps(load_document(containers, SEED, speed)))
+
+
+def ensure_demo_hosts(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Start (once) both demo nodes; return how to reach the first (and all, under `hosts`)."""
+    speed = float(os.environ.get("AUTOSCALE_SIM_SPEED", "60"))
+    scenario = day_scenario(SEED, tuple(NODES))
+    hosts = {}
+    for node, port in NODES.items():
+        name = f"autoscale-sim-{node}"
+        _seed_node(Path(var_dir) / name / "state", node, scenario[node], speed)
+        hosts[node] = ensure_demo_host(
+            var_dir,
+            name=name,
+            port_env=f"AUTOSCALE_SIM_{node.upper()}_PORT",
+            dir_env=f"AUTOSCALE_SIM_{node.upper()}_DIR",
+            default_port=port,
+            node=node,
+        )
+    first = hosts["pve1"]
+    return {"host": first["host"], "port": first["port"], "hosts": hosts}

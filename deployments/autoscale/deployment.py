@@ -1,0 +1,19 @@
+"""Ray Serve binding of the autoscale API (named in serve.yaml)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayfleet.serving import ingress_app
+
+
+def build(args: dict[str, Any]) -> Any:
+    config_path = args.get("config", "config/autoscale.yaml")
+
+    def factory() -> Any:
+        from deployments.autoscale.app import create_app
+        from deployments.autoscale.config import load
+
+        return create_app(load(config_path), state=None)
+
+    return ingress_app("autoscale", factory, args)

@@ -1,0 +1,105 @@
+"""Request and response bodies of the autoscale API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MIN_ID, MAX_ID = 100, 999_999
+
+
+def normalise_id(value: Any) -> str:
+    """A container id as digits only, whatever type it was sent as (100-999999)."""
+    if isinstance(value, bool):
+        raise ValueError("container id must be digits")
+    text = str(value).strip()
+    if not text.isdigit() or not MIN_ID <= int(text) <= MAX_ID:
+        raise ValueError(f"container id must be digits in {MIN_ID}-{MAX_ID}")
+    return str(int(text))
+
+
+class Target(BaseModel):
+    """The container: `lxc_id`, `vm_id` or `container_id` (one is enough; all must agree)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    lxc_id: int | str | None = None
+    vm_id: int | str | None = None
+    container_id: int | str | None = None
+
+    @model_validator(mode="after")
+    def _one_id(self) -> Target:
+        given = {normalise_id(v) for v in (self.lxc_id, self.vm_id, self.container_id) if v is not None}
+        if not given:
+            raise ValueError("lxc_id (or vm_id / container_id) is required")
+        if len(given) > 1:
+            raise ValueError("lxc_id, vm_id and container_id disagree")
+        return self
+
+    @property
+    def vmid(self) -> str:
+        return normalise_id(next(v for v in (self.lxc_id, self.vm_id, self.container_id) if v is not None))
+
+
+class CoresBody(Target):
+    cores: int = Field(ge=1, le=128)
+
+
+class RamBody(Target):
+    memory: int = Field(ge=64, le=1_048_576, description="MB")
+
+
+class StorageBody(Target):
+    disk_size: int = Field(ge=1, le=1024, description="GiB added to the root disk")
+
+
+class Envelope(BaseModel):
+    status: str
+    message: str
+    data: Any = None
+
+
+class ConfigData(BaseModel):
+    lxc_id: str
+    vm_id: str
+    host: str
+    cores: int | None
+    memory_mb: int | None
+
+
+class StatusData(BaseModel):
+    lxc_id: str
+    vm_id: str
+    host: str
+    status: str
+
+
+class ScaleData(BaseModel):
+    lxc_id: str
+    vm_id: str
+    host: str
+    resource: str
+    value: int | str
+
+
+class ConfigEnvelope(Envelope):
+    data: ConfigData
+
+
+class StatusEnvelope(Envelope):
+    data: StatusData
+
+
+class ScaleEnvelope(Envelope):
+    data: ScaleData
+
+
+class Check(BaseModel):
+    ok: bool
+    detail: str
+
+
+class HealthBody(BaseModel):
+    status: str
+    checks: dict[str, Check]

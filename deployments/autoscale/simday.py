@@ -1,0 +1,130 @@
+"""One simulated day of load, driven by a scaling policy (the benchmark's and the notebook's engine).
+
+Two pve-sim nodes run in this process with a stepped clock. Every interval each
+running container is sampled with the monitor's own command line
+(`pct exec <id> -- cat /proc/stat ...`, parsed by the monitor's parser), the
+policy decides from the ring-buffered history, and its decisions are applied
+with `pct set` on the simulated node, which charges the old allocation up to
+that moment. What the containers really needed (seconds above 90 % CPU, at
+OOM) and what they were given (core- and MB-seconds) come from the simulator's
+ground truth, not from what the monitor saw.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from actors.autoscale.history import RingHistory
+from actors.autoscale.policy import Allocation, ContainerView, Decision, HostView, Limits, Policy
+from actors.autoscale.sampling import parse_counters, sample_argv
+from deployments.lxc.sim import Host, make_host
+from deployments.lxc.sim.load import DAY, Curve, LoadModel, ManualClock
+from deployments.lxc.sim.scenario import day_scenario, install
+
+HOST_CORES = 32
+HOST_MEMORY_MB = 24_576
+
+
+@dataclass
+class DayResult:
+    policy: str
+    stats: dict[str, dict[str, float]]
+    kinds: dict[str, str]
+    decisions: list[Decision]
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+
+    def totals(self) -> dict[str, float]:
+        s = self.stats.values()
+        return {
+            "slo_minutes": sum(x["violation_s"] for x in s) / 60,
+            "cpu_over_90_minutes": sum(x["over_slo_s"] for x in s) / 60,
+            "oom_minutes": sum(x["oom_s"] for x in s) / 60,
+            "core_minutes": sum(x["core_s"] for x in s) / 60,
+            "mb_minutes": sum(x["mb_s"] for x in s) / 60,
+            "actions": sum(1 for d in self.decisions if d.action == "set"),
+        }
+
+
+class SimDay:
+    """The nodes, their load, and the loop."""
+
+    def __init__(self, workdir: Path, seed: int = 7, limits: Limits | None = None, record: bool = False) -> None:
+        self.clock = ManualClock(0.0)
+        self.t = 0.0
+        self.record = record
+        self.timeline: list[dict[str, Any]] = []
+        self.decisions: list[Decision] = []
+        self.limits = limits or Limits()
+        self.hosts: dict[str, Host] = {}
+        self.kinds: dict[str, str] = {}
+        self.history = RingHistory(maxlen=240)
+        for node, containers in day_scenario(seed).items():
+            host = make_host(workdir / node, node=node)
+            install(host.model, containers)
+            curves = {vmid: Curve.from_dict(spec["curve"], seed) for vmid, spec in containers.items()}
+            host.load_file.model = LoadModel(curves, self.clock)
+            self.hosts[node] = host
+            self.kinds.update({vmid: spec["curve"]["kind"] for vmid, spec in containers.items()})
+
+    def views(self) -> list[HostView]:
+        out = []
+        for node, host in self.hosts.items():
+            containers = {}
+            for vmid, ct in host.model.containers.items():
+                alloc = Allocation(int(ct["config"]["cores"]), int(ct["config"]["memory"]))
+                containers[vmid] = ContainerView(vmid, alloc, self.history.samples(vmid), self.limits)
+            out.append(HostView(node, HOST_CORES, HOST_MEMORY_MB, containers))
+        return out
+
+    async def sample(self, record: list[dict[str, Any]] | None) -> None:
+        now = self.clock.t
+        for node, host in self.hosts.items():
+            for vmid in sorted(host.model.containers, key=int):
+                result = await host.execute(shlex.join(sample_argv(vmid)))
+                sample = self.history.observe(vmid, parse_counters(result.stdout, now))
+                if sample is not None and record is not None:
+                    record.append({"host": node, "vmid": vmid, "kind": self.kinds[vmid], **sample.as_dict()})
+
+    async def apply(self, decision: Decision) -> None:
+        option = "--cores" if decision.resource == "cpu" else "--memory"
+        result = await self.hosts[decision.host].execute(f"pct set {decision.vmid} {option} {decision.target}")
+        decision.applied = result.rc == 0
+        if not decision.applied:
+            decision.error = result.stderr.strip()
+
+    async def advance(self, policy: Policy, until: float, interval: float = 60.0) -> None:
+        """Run cycles (sample, decide, apply) up to simulated time `until`; resumable."""
+        end = min(DAY, until)
+        while self.t <= end:
+            self.clock.t = self.t
+            await self.sample(self.timeline if self.record else None)
+            for decision in policy.decide(self.t, self.views()):
+                if decision.action == "set":
+                    await self.apply(decision)
+                self.decisions.append(decision)
+            self.t += interval
+
+    def finish(self, policy: Policy, end: float) -> DayResult:
+        """Charge every container up to `end` and collect the ground truth."""
+        self.clock.t = min(DAY, end)
+        stats = {}
+        for host in self.hosts.values():
+            load = host.load_file.model
+            assert load is not None
+            for vmid, ct in host.model.containers.items():
+                load.advance(vmid, ct["config"])
+                stats[vmid] = load.stats(vmid)
+        return DayResult(policy.name, stats, dict(self.kinds), self.decisions, self.timeline)
+
+    async def run(self, policy: Policy, interval: float = 60.0, hours: float = 24.0) -> DayResult:
+        await self.advance(policy, hours * 3600, interval)
+        return self.finish(policy, hours * 3600)
+
+
+async def simulate_day(
+    policy: Policy, workdir: Path, seed: int = 7, interval: float = 60.0, hours: float = 24.0
+) -> DayResult:
+    return await SimDay(workdir, seed).run(policy, interval, hours)

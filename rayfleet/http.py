@@ -7,12 +7,15 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rayfleet.security import constant_time_equals, matches_any
 
 __all__ = [
+    "BodyLimitMiddleware",
+    "BodyTooLarge",
     "RequestIdMiddleware",
     "client_ip",
     "constant_time_equals",
@@ -122,3 +125,61 @@ def client_ip(request: Request, trusted_proxies: list[Network] | None = None) ->
         if not _in(hop, trusted):
             return hop
     return hops[0] if hops else peer
+
+
+class BodyTooLarge(HTTPException):
+    """A streamed body passed the cap while the app was reading it.
+
+    An HTTPException (413), so a framework that wraps body-parsing errors (FastAPI
+    turns them into 400) lets it through to the component's own handler.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is larger than the limit of {limit} bytes")
+
+
+class BodyLimitMiddleware:
+    """A cap on request bodies, checked before anything parses them.
+
+    A declared ``Content-Length`` over `limit` is refused at once, without reading;
+    a body without one is counted as it arrives and refused the moment it passes the
+    cap. `refuse(limit)` builds the component's own 413 answer (any ASGI app, e.g. a
+    ``JSONResponse`` in the component's error shape).
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, refuse: Callable[[int], ASGIApp]) -> None:
+        self.app = app
+        self.limit = limit
+        self.refuse = refuse
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = next((v for k, v in scope.get("headers", ()) if k == b"content-length"), None)
+        if declared is not None and declared.isdigit() and (len(declared) > 18 or int(declared) > self.limit):
+            await self.refuse(self.limit)(scope, receive, send)
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise BodyTooLarge(self.limit)
+            return message
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except BodyTooLarge:
+            if started:
+                raise
+            await self.refuse(self.limit)(scope, receive, send)

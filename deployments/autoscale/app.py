@@ -25,6 +25,7 @@ from actors.rate_limit import RateLimitWindow
 from rayfleet import state as rf_state
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import get_logger, register_secret
 
 from .config import AutoscaleConfig
@@ -146,16 +147,12 @@ def create_app(config: AutoscaleConfig, state: Mapping[str, Any] | None = None) 
         body = {"status": "healthy" if ok else "unhealthy", "checks": {"lxc_commands": {"ok": ok, "detail": detail}}}
         return JSONResponse(body, status_code=200 if ok else 503)
 
-    @app.middleware("http")
-    async def cap_body(request: Request, call_next: Any) -> Response:
-        """Bodies here are a few fields: anything larger is refused before it is read or parsed."""
-        length = request.headers.get("content-length", "")
-        chunked = "chunked" in request.headers.get("transfer-encoding", "").lower()
-        if (length.isdigit() and int(length) > MAX_BODY) or (chunked and request.method in ("POST", "PUT", "PATCH")):
-            return error_response(413, f"Request body over {MAX_BODY} bytes")
-        response: Response = await call_next(request)
-        return response
-
+    # bodies here are a few fields: anything larger is refused before it is read or parsed
+    app.add_middleware(
+        BodyLimitMiddleware,
+        limit=MAX_BODY,
+        refuse=lambda limit: error_response(413, f"Request body over {limit} bytes"),
+    )
     app.include_router(resource_router(fleet, metrics), dependencies=protected)
     app.include_router(scale_router(fleet, metrics), dependencies=protected)
     app.add_middleware(RequestMetrics, metrics=metrics)

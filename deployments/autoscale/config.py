@@ -8,7 +8,6 @@ environment variable holding them (comma-separated).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,15 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from actors.autoscale.policy import Limits, ModelSettings
 from rayfleet.config import load_yaml
-from rayfleet.paths import resolve
 from rayfleet.ssh import SSHHost
-
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def expand_path(value: str) -> str:
-    """`${NAME}` / `${NAME:-default}` from the environment, made absolute against the project folder."""
-    return str(resolve(_ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or (m.group(2) or ""), value)))
+from rayfleet.ssh_config import SSHHostConfig, expand_path
 
 
 class ConfigError(RuntimeError):
@@ -35,38 +27,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class HostConfig(_Strict):
-    """A Proxmox VE node reached over SSH, and its capacity for the scale-up check."""
+class HostConfig(SSHHostConfig, _Strict):
+    """A Proxmox VE node reached over SSH (by key), and its capacity for the scale-up check."""
 
-    host: str
-    port: int = 22
-    port_env: str | None = None
-    user: str = "root"
-    key_file: str | None = None
-    known_hosts: str | None = None
-    host_key_checking: bool = True
-    max_sessions: int = Field(default=8, ge=1, le=64)
     connect_timeout: float = Field(default=10.0, gt=0)
     cores: int = Field(default=24, ge=1, description="host CPU cores the containers may be given in total")
     memory_mb: int = Field(default=24576, ge=256, description="host memory the containers may be given in total")
 
-    @field_validator("key_file", "known_hosts")
-    @classmethod
-    def _paths(cls, value: str | None) -> str | None:
-        return expand_path(value) if value else value
-
     @model_validator(mode="after")
-    def _trust(self) -> HostConfig:
+    def _key(self) -> HostConfig:
         if not self.key_file:
             raise ValueError("each host needs key_file")
-        if self.host_key_checking and not self.known_hosts:
-            raise ValueError("host_key_checking is on: set known_hosts (a file with the host's key)")
         return self
-
-    def effective_port(self) -> int:
-        if self.port_env and os.environ.get(self.port_env, "").isdigit():
-            return int(os.environ[self.port_env])
-        return self.port
 
     def ssh(self) -> SSHHost:
         return SSHHost(

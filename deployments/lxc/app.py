@@ -15,12 +15,11 @@ from starlette.routing import Match
 
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
-from rayfleet.http import RequestIdMiddleware, request_id
+from rayfleet.http import BodyLimitMiddleware, RequestIdMiddleware, request_id
 from rayfleet.logs import get_logger, register_secret
 
 from . import ui
 from . import validate as v
-from .bodylimit import BodyLimitMiddleware
 from .config import LxcConfig
 from .errors import (
     BadRequest,
@@ -34,6 +33,7 @@ from .errors import (
     missing,
     not_found,
     problem,
+    too_large,
 )
 from .routes import api_router
 from .service import LxcService
@@ -176,7 +176,7 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["X-API-Key", "Content-Type"],
         )
-    app.add_middleware(BodyLimitMiddleware, limit=config.api.max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, limit=config.api.max_body_bytes, refuse=too_large)
     app.add_middleware(RequestIdMiddleware)
     _install_error_handlers(app)
 

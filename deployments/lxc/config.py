@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from rayfleet.config import load_yaml
-from rayfleet.paths import resolve
+from rayfleet.ssh_config import SSHHostConfig, expand_path
 
 from . import validate
-
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def expand_path(value: str) -> str:
-    """`${NAME}` / `${NAME:-default}` expanded from the environment, then made absolute
-    against the project folder (`RAYFLEET_HOME`), so replicas find demo files wherever they run."""
-    expanded = _ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or (m.group(2) or ""), value)
-    return str(resolve(expanded))
-
 
 EXAMPLE_KEYS = {
     "",
@@ -45,38 +34,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ZoneConfig(_Strict):
-    """One availability zone: the hypervisor host reached over SSH."""
+class ZoneConfig(SSHHostConfig, _Strict):
+    """One availability zone: the hypervisor host reached over SSH (key or password)."""
 
-    host: str
-    port: int = 22
-    port_env: str | None = Field(default=None, description="environment variable overriding `port`")
-    user: str = "root"
-    key_file: str | None = None
     password: SecretStr | None = None
     password_env: str | None = None
-    known_hosts: str | None = Field(default=None, description="OpenSSH known_hosts file holding the host key")
-    host_key_checking: bool = Field(default=True, description="false disables host key checks (logged loudly)")
-    max_sessions: int = Field(default=8, ge=1, le=64, description="concurrent commands on the pooled connection")
-    connect_timeout: float = Field(default=15.0, gt=0)
-
-    @field_validator("key_file", "known_hosts")
-    @classmethod
-    def _paths(cls, value: str | None) -> str | None:
-        return expand_path(value) if value else value
 
     @model_validator(mode="after")
-    def _auth_and_trust(self) -> ZoneConfig:
+    def _auth(self) -> ZoneConfig:
         if not self.key_file and self.password is None and not self.password_env:
             raise ValueError("each availability zone needs key_file, password or password_env")
-        if self.host_key_checking and not self.known_hosts:
-            raise ValueError("host_key_checking is on: set known_hosts (a file with the host's key)")
         return self
-
-    def effective_port(self) -> int:
-        if self.port_env and os.environ.get(self.port_env, "").isdigit():
-            return int(os.environ[self.port_env])
-        return self.port
 
     def effective_password(self) -> str | None:
         if self.password is not None:

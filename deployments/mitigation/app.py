@@ -17,18 +17,21 @@ from fastapi import Depends, FastAPI
 from starlette.routing import Mount
 
 from actors.mitigation.fleet import MitigationFleet
-from deployments.mitigation.body_limit import BodyLimitMiddleware
 from deployments.mitigation.config import MitigationConfig, validate_api_key
-from deployments.mitigation.errors import ApiError, install_handlers
+from deployments.mitigation.errors import ApiError, install_handlers, too_large
 from deployments.mitigation.fleet_client import FleetClient
 from deployments.mitigation.routes_fleet import fleet_router, public_router
 from deployments.mitigation.routes_node import node_router
 from rayfleet import state as rf_state
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import register_secret
 
 API_KEY_HEADER = "X-Service-API-Key"
+
+
+MAX_BODY_BYTES = 64 * 1024  # every request body here is a few fields
 
 
 def create_app(config: MitigationConfig, state: Mapping[str, Any] | None = None) -> FastAPI:
@@ -66,7 +69,7 @@ def create_app(config: MitigationConfig, state: Mapping[str, Any] | None = None)
         lifespan=lifespan,
     )
     install_handlers(app)
-    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(BodyLimitMiddleware, limit=MAX_BODY_BYTES, refuse=too_large)
     app.include_router(public_router(client))
     app.include_router(fleet_router(client), dependencies=[Depends(guard)])
 

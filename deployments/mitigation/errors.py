@@ -47,6 +47,10 @@ def error_response(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse(error_body(status, message, **extra), status_code=status)
 
 
+def too_large(limit: int) -> JSONResponse:
+    return error_response(413, f"request body above {limit} bytes")
+
+
 def install_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:

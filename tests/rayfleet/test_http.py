@@ -50,3 +50,32 @@ async def test_request_id_is_generated_echoed_and_kept_when_well_formed():
         assert r.json()["id"] == "abc-123" == r.headers["x-request-id"]
         r = await c.get("/", headers={"X-Request-ID": "bad id\twith spaces"})
         assert r.json()["id"] == "req_fixed"
+
+
+async def test_body_limit_refuses_declared_and_streamed_bodies_in_the_components_shape():
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+
+    from rayfleet.http import BodyLimitMiddleware
+
+    app = FastAPI()
+
+    @app.post("/echo")
+    async def echo(request: Request) -> dict[str, int]:
+        return {"size": len(await request.body())}
+
+    app.add_middleware(
+        BodyLimitMiddleware, limit=1000, refuse=lambda limit: JSONResponse({"why": f"over {limit}"}, 413)
+    )
+
+    async def chunks():
+        for _ in range(5):
+            yield b"x" * 300
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://t") as client:
+        small = await client.post("/echo", content=b"x" * 1000)
+        declared = await client.post("/echo", content=b"x" * 1001)
+        streamed = await client.post("/echo", content=chunks())
+    assert small.json() == {"size": 1000}
+    assert (declared.status_code, declared.json()) == (413, {"why": "over 1000"})
+    assert streamed.status_code == 413

@@ -66,7 +66,7 @@ class Guest:
 
     # ----------------------------------------------------------------- files
     def c_cat(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
-        out = []
+        out: list[str] = []
         for path in args:
             content = self._file(vmid, ct, path)
             if content is None:

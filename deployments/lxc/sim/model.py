@@ -140,7 +140,7 @@ class NodeModel:
         return vmid
 
     def new_container(self, vmid: str, config: dict[str, Any]) -> dict[str, Any]:
-        ct = {
+        ct: dict[str, Any] = {
             "status": "stopped",
             "lock": None,
             "config": config,

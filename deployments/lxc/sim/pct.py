@@ -134,11 +134,12 @@ class Pct:
                 value = self._net_value(key, value, ct_config.get(key))
             if key == "rootfs" or MP_KEY.match(key):
                 value = self._volume_value(vmid, key, value)
+            typed: str | int | float = value
             if key in ("onboot", "unprivileged", "protection") or key in ("memory", "swap", "cores", "cpuunits"):
-                value = int(value)
+                typed = int(value)
             elif key == "cpulimit":
-                value = float(value) if "." in value else int(value)
-            changes[key] = value
+                typed = float(value) if "." in value else int(value)
+            changes[key] = typed
         return changes
 
     def _net_value(self, key: str, value: str, current: Any) -> str:
@@ -715,8 +716,7 @@ def _ostype(volname: str) -> str:
 def archive_bytes(vmid: str, config: dict[str, Any], compress: str) -> bytes:
     """A vzdump-like archive: a tar holding ./etc/vzdump/pct.conf (and a marker)."""
     buf = io.BytesIO()
-    mode = "w:gz" if compress == "gzip" else "w"
-    with tarfile.open(fileobj=buf, mode=mode) as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz" if compress == "gzip" else "w") as tar:
         conf = "".join(f"{k}: {v}\n" for k, v in sorted(config.items())).encode()
         for name, data in (
             ("./etc/vzdump/pct.conf", conf),

@@ -14,7 +14,7 @@ from typing import Any
 
 from rayfleet.direct import DirectSpec
 
-DEFAULT_REPLICA_CPUS = 0.1
+DEFAULT_REPLICA_CPUS = 0.05
 
 
 def ingress_app(

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Iterator
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 NAMESPACE = "rayfleet"
-DEFAULT_ACTOR_CPUS = 0.05
+DEFAULT_ACTOR_CPUS = 0.01
 
 T = TypeVar("T")
 

@@ -105,7 +105,6 @@ class MitigationFleet:
             node_id,
             settings.model_dump(),
             max_restarts=0,
-            num_cpus=0.05,
         )
         entry = NodeEntry(node_id, handle)
         self.nodes[node_id] = entry

@@ -348,8 +348,9 @@ def test_the_budget_ledger_keeps_todays_spend_across_a_restart(cluster, serve_ur
     seen = _restart_actor(cluster, "llm_gateway.budget", "state")
     assert seen["before"]["spent"] > 0, seen
     assert seen["after"]["epoch"] != seen["before"]["epoch"], seen
+    floor = seen["before"]["spent"] * (1 - 1e-9)  # the store sums the same costs in another order
     deadline, after = time.monotonic() + 30, seen["after"]
-    while time.monotonic() < deadline and after["spent"] < seen["before"]["spent"]:
+    while time.monotonic() < deadline and after["spent"] < floor:
         time.sleep(0.5)
         after = _restart_actor(cluster, "llm_gateway.budget", "state", kill=False)["after"]
-    assert after["spent"] >= seen["before"]["spent"], (seen, after)
+    assert after["spent"] >= floor, (seen, after)

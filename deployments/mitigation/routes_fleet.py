@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse, Response
 from actors.mitigation.node_metrics import FLEET_COMPONENT
 from deployments.mitigation import schemas
 from deployments.mitigation.fleet_client import FleetClient
-from rayfleet.metrics import CONTENT_TYPE, Metrics
+from rayfleet.metrics import CONTENT_TYPE, METRICS_ROUTE, Metrics
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": schemas.ErrorBody, "description": "no X-Service-API-Key"},
@@ -22,7 +22,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 def public_router(client: FleetClient) -> APIRouter:
     router = APIRouter(tags=["fleet"])
 
-    @router.get("/health", response_model=schemas.Health, summary="Fleet liveness (no key)")
+    @router.get(
+        "/health",
+        response_model=schemas.Health,
+        summary="Fleet liveness (no key)",
+        responses={503: {"model": schemas.Health, "description": "degraded: nodes registered, none healthy"}},
+    )
     async def health() -> JSONResponse:
         nodes = (await client.call("list_nodes"))["nodes"]
         healthy = sum(1 for n in nodes if n["status"] == "healthy")
@@ -42,7 +47,7 @@ def fleet_router(client: FleetClient) -> APIRouter:
     api = APIRouter(prefix="/api/v1")
     metrics = Metrics(FLEET_COMPONENT)
 
-    @router.get("/metrics", summary="service_* metrics of every node (label `node`)")
+    @router.get("/metrics", summary="service_* metrics of every node (label `node`)", **METRICS_ROUTE)
     async def fleet_metrics() -> Response:
         await client.ensure_started()
         return Response(await metrics.render(), media_type=CONTENT_TYPE)
@@ -81,7 +86,12 @@ def fleet_router(client: FleetClient) -> APIRouter:
     async def list_rules() -> dict[str, Any]:
         return await client.call("list_rules")
 
-    @api.delete("/rules/{rule_id}", response_model=schemas.Deleted, summary="Remove a fleet-wide rule everywhere")
+    @api.delete(
+        "/rules/{rule_id}",
+        response_model=schemas.Deleted,
+        summary="Remove a fleet-wide rule everywhere",
+        responses={404: {"model": schemas.ErrorBody, "description": "no such fleet-wide rule"}},
+    )
     async def delete_rule(rule_id: str) -> dict[str, Any]:
         return await client.call_unwrapped("delete_rule", rule_id)
 

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from deployments.mitigation import schemas
 from deployments.mitigation.fleet_client import FleetClient
-from rayfleet.metrics import CONTENT_TYPE
+from rayfleet.metrics import CONTENT_TYPE, METRICS_ROUTE
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": schemas.ErrorBody, "description": "no X-Service-API-Key"},
@@ -33,7 +33,13 @@ def node_router(client: FleetClient, guard: Any) -> APIRouter:
         status = await client.node(node_id(request), "status")
         return {"status": status["health"], "node_id": status["node_id"]}
 
-    @router.get("/metrics", tags=["node"], dependencies=[Depends(guard)], summary="This node's service_* metrics")
+    @router.get(
+        "/metrics",
+        tags=["node"],
+        dependencies=[Depends(guard)],
+        summary="This node's service_* metrics",
+        **METRICS_ROUTE,
+    )
     async def metrics(request: Request) -> Response:
         body = await client.node(node_id(request), "metrics_text")
         return Response(body, media_type=CONTENT_TYPE)

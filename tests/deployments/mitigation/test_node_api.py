@@ -199,6 +199,14 @@ async def test_node_metrics_need_the_key_and_carry_the_six_families(fleet, data_
         assert family in text
 
 
+async def test_node_metrics_are_documented_as_prometheus_text(fleet):
+    # found by the fuzzer: the node's /metrics answers text/plain but its OpenAPI said application/json
+    response = await fleet.client.get("/nodes/node-1/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    paths = (await fleet.client.get("/nodes/node-1/openapi.json")).json()["paths"]
+    assert list(paths["/metrics"]["get"]["responses"]["200"]["content"]) == ["text/plain"]
+
+
 async def test_latency_histogram_is_fed_from_the_log_stream(make_fleet, data_plane):
     fleet = await make_fleet(log_sample_percent=100)
     for _ in range(5):

@@ -191,4 +191,26 @@ async def test_a_node_whose_data_plane_died_is_reported_unhealthy(fleet):
         if nodes[0]["status"] != "healthy":
             break
     assert nodes[0]["status"] == "unhealthy"
-    assert (await fleet.client.get("/health")).status_code == 503
+    degraded = await fleet.client.get("/health")
+    assert degraded.status_code == 503 and degraded.json()["status"] == "degraded"
+    # found by the fuzzer's review: the degraded 503 was missing from the OpenAPI
+    documented = (await fleet.client.get("/openapi.json")).json()["paths"]["/health"]["get"]["responses"]
+    assert documented["503"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Health"}
+
+
+async def test_deleting_an_unknown_fleet_rule_is_a_documented_404(fleet):
+    # found by the fuzzer: the 404 was answered but not in the OpenAPI
+    response = await fleet.client.delete(f"{API}/rules/rule-nope")
+    assert response.status_code == 404
+    assert response.json() == {"error": {"code": "not_found", "message": "rule rule-nope not found"}}
+    paths = (await fleet.client.get("/openapi.json")).json()["paths"]
+    documented = paths["/api/v1/rules/{rule_id}"]["delete"]["responses"]
+    assert documented["404"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+
+
+async def test_fleet_metrics_are_documented_as_prometheus_text(fleet):
+    # found by the fuzzer: /metrics answers text/plain but the OpenAPI said application/json
+    response = await fleet.client.get("/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    documented = (await fleet.client.get("/openapi.json")).json()["paths"]["/metrics"]["get"]["responses"]["200"]
+    assert list(documented["content"]) == ["text/plain"]

@@ -19,7 +19,7 @@ from actors.webfilter.logstore import LogStore
 from actors.webfilter.proxy import ProxyOwner
 from deployments.webfilter.config import WebfilterConfig
 from deployments.webfilter.context import Context
-from deployments.webfilter.errors import ApiVersionMiddleware, install_handlers
+from deployments.webfilter.errors import ApiVersionMiddleware, errors, install_handlers
 from deployments.webfilter.routes import admin, auth_routes, lists, logs, waf, ws
 from deployments.webfilter.store import Store
 from rayfleet import state as rf_state
@@ -80,6 +80,7 @@ def create_app(config: WebfilterConfig, state: Mapping[str, Any] | None = None) 
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url="/redoc",
+        responses=errors(422, 500),
     )
     app.state.ctx = context
     app.state.fanout = ws.Fanout(context)

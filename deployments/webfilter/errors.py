@@ -15,10 +15,33 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from deployments.webfilter.schemas import ErrorBody
 from rayfleet.logs import get_logger
 
 log = get_logger("webfilter")
 API_VERSION = "1"
+
+
+ERROR_DESCRIPTIONS = {
+    400: "invalid entry, setting or request",
+    401: "authentication required or failed",
+    404: "no such entry, category or address",
+    409: "the entry is already on the list",
+    413: "import list too large",
+    422: "the request does not match its schema",
+    429: "too many failed authentication attempts (Retry-After), or too many scans",
+    500: "internal error (code: internal_error)",
+    502: "an upstream (import URL, ASN API, notification target) failed",
+    503: "Squid's cache manager or dnsmasq is unavailable",
+}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses=` for these error status codes, each with the error body."""
+    return {code: {"model": ErrorBody, "description": ERROR_DESCRIPTIONS[code]} for code in codes}
+
+
+AUTH_ERRORS = errors(401, 429)
 
 
 class ApiError(Exception):

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+SQLITE_MAX_INT = 2**63 - 1
+RowId = Annotated[int, Field(ge=1, le=SQLITE_MAX_INT)]  # a list entry's id (SQLite INTEGER range)
+
+
+class ErrorBody(BaseModel):
+    """Every error: `{status: "error", detail}`; a 500 adds `code: "internal_error"`."""
+
+    status: Literal["error"]
+    detail: str
+    code: str | None = None
 
 
 class Body(BaseModel):
@@ -45,7 +56,7 @@ class EgressBody(Body):
 
 
 class IdsBody(Body):
-    ids: list[int] = Field(..., min_length=1, max_length=100_000)
+    ids: list[RowId] = Field(..., min_length=1, max_length=100_000)
 
 
 class ImportBody(Body):

@@ -12,11 +12,11 @@ from fastapi.responses import Response
 
 from deployments.webfilter import auth, ca, dnsprobe, notify
 from deployments.webfilter.context import ctx, peer
-from deployments.webfilter.errors import ApiError, ok
+from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
 from deployments.webfilter.schemas import TEST_MESSAGE, DnsDetectBody, Envelope, NotifyBody, RestoreBody
 from deployments.webfilter.settings import PROXY_SETTINGS, SettingError, parse_setting, redacted
 
-router = APIRouter(tags=["settings and maintenance"], dependencies=[auth.User])
+router = APIRouter(tags=["settings and maintenance"], dependencies=[auth.User], responses=AUTH_ERRORS)
 MASK = "********"
 
 
@@ -41,12 +41,16 @@ async def get_settings(request: Request) -> dict:
     return ok(redacted(await context.db(context.store.settings)))
 
 
-@router.put("/api/settings/{name}", response_model=Envelope, summary="Set one setting: body {value}")
+@router.put(
+    "/api/settings/{name}", response_model=Envelope, responses=errors(400), summary="Set one setting: body {value}"
+)
 async def put_setting(request: Request, name: str, value: Any = Body(..., embed=True)) -> dict:
     return await _apply_settings(request, {name: value})
 
 
-@router.post("/api/settings", response_model=Envelope, summary="Set several settings (all or nothing)")
+@router.post(
+    "/api/settings", response_model=Envelope, responses=errors(400), summary="Set several settings (all or nothing)"
+)
 async def post_settings(request: Request, body: dict[str, Any] = Body(...)) -> dict:
     return await _apply_settings(request, body)
 
@@ -114,7 +118,9 @@ async def _cache_stats(request: Request) -> dict[str, Any]:
     return out
 
 
-@router.get("/api/cache/statistics", response_model=Envelope, summary="Squid cache manager figures")
+@router.get(
+    "/api/cache/statistics", response_model=Envelope, responses=errors(503), summary="Squid cache manager figures"
+)
 async def cache_statistics(request: Request) -> dict:
     return ok(await _cache_stats(request))
 
@@ -126,14 +132,24 @@ async def reload_config(request: Request) -> dict:
     return ok(await context.proxy.reconfigure.remote())
 
 
-@router.post("/api/maintenance/reload-dns", response_model=Envelope, summary="SIGHUP dnsmasq (re-read hosts)")
+@router.post(
+    "/api/maintenance/reload-dns",
+    response_model=Envelope,
+    responses=errors(503),
+    summary="SIGHUP dnsmasq (re-read hosts)",
+)
 async def reload_dns(request: Request) -> dict:
     if not await ctx(request).proxy.reload_dns.remote():
         raise ApiError(503, "dnsmasq is not running")
     return ok({"reloaded": True})
 
 
-@router.post("/api/maintenance/clear-cache", response_model=Envelope, summary="Empty Squid's cache (restart)")
+@router.post(
+    "/api/maintenance/clear-cache",
+    response_model=Envelope,
+    responses=errors(503),
+    summary="Empty Squid's cache (restart)",
+)
 async def clear_cache(request: Request) -> dict:
     before = await _cache_stats(request)
     await ctx(request).proxy.restart.remote()
@@ -149,7 +165,12 @@ async def backup_config(request: Request) -> dict:
     return ok(await context.db(context.store.backup))
 
 
-@router.post("/api/maintenance/restore-config", response_model=Envelope, summary="Restore a backup (all or nothing)")
+@router.post(
+    "/api/maintenance/restore-config",
+    response_model=Envelope,
+    responses=errors(400),
+    summary="Restore a backup (all or nothing)",
+)
 async def restore_config(request: Request, body: RestoreBody) -> dict:
     context = ctx(request)
     try:
@@ -192,7 +213,12 @@ async def rate_limits(request: Request) -> dict:
     )
 
 
-@router.delete("/api/security/rate-limits/{ip}", response_model=Envelope, summary="Clear an address's failures")
+@router.delete(
+    "/api/security/rate-limits/{ip}",
+    response_model=Envelope,
+    responses=errors(400, 404),
+    summary="Clear an address's failures",
+)
 async def clear_rate_limit(request: Request, ip: str) -> dict:
     try:
         ipaddress.ip_address(ip)
@@ -203,7 +229,12 @@ async def clear_rate_limit(request: Request, ip: str) -> dict:
     return ok({"ip": ip, "cleared": True})
 
 
-@router.post("/api/notifications/test", response_model=Envelope, summary="Send a test to every configured target")
+@router.post(
+    "/api/notifications/test",
+    response_model=Envelope,
+    responses=errors(400, 502),
+    summary="Send a test to every configured target",
+)
 async def notifications_test(request: Request, body: NotifyBody | None = None) -> dict:
     context = ctx(request)
     settings = await context.db(context.store.settings)
@@ -217,7 +248,12 @@ async def notifications_test(request: Request, body: NotifyBody | None = None) -
     return ok(results)
 
 
-@router.post("/api/dns/detect", response_model=Envelope, summary="Probe given addresses for DNS filters")
+@router.post(
+    "/api/dns/detect",
+    response_model=Envelope,
+    responses=errors(400, 429),
+    summary="Probe given addresses for DNS filters",
+)
 async def dns_detect(request: Request, body: DnsDetectBody, timeout: float = Query(1.0, gt=0, le=5)) -> dict:
     context = ctx(request)
     subnet = ipaddress.ip_network(context.config.dns_detect_subnet)

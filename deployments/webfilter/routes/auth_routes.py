@@ -6,13 +6,18 @@ from fastapi import APIRouter, Request
 
 from deployments.webfilter import auth
 from deployments.webfilter.context import ctx, peer
-from deployments.webfilter.errors import ApiError
+from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors
 from deployments.webfilter.schemas import ChangePasswordBody, Flat, LoginBody, LogoutBody, RefreshBody, Tokens
 
 router = APIRouter(tags=["auth"])
 
 
-@router.post("/api/auth/login", response_model=Tokens, summary="Exchange credentials for access and refresh JWTs")
+@router.post(
+    "/api/auth/login",
+    response_model=Tokens,
+    responses=AUTH_ERRORS,
+    summary="Exchange credentials for access and refresh JWTs",
+)
 async def login(body: LoginBody, request: Request) -> dict:
     context, ip = ctx(request), peer(request)
     await auth.check_password(context, ip, body.username, body.password)
@@ -20,7 +25,9 @@ async def login(body: LoginBody, request: Request) -> dict:
     return {"status": "success", **auth.issue_pair(context, body.username)}
 
 
-@router.post("/api/auth/refresh", response_model=Tokens, summary="Rotate a refresh token (single use)")
+@router.post(
+    "/api/auth/refresh", response_model=Tokens, responses=AUTH_ERRORS, summary="Rotate a refresh token (single use)"
+)
 async def refresh(body: RefreshBody, request: Request) -> dict:
     context, ip = ctx(request), peer(request)
     await auth._locked(context, ip)
@@ -30,7 +37,7 @@ async def refresh(body: RefreshBody, request: Request) -> dict:
     return {"status": "success", **auth.issue_pair(context, claims["sub"])}
 
 
-@router.post("/api/logout", response_model=Flat, summary="Revoke the JWT used for this request")
+@router.post("/api/logout", response_model=Flat, responses=AUTH_ERRORS, summary="Revoke the JWT used for this request")
 async def logout(request: Request, body: LogoutBody | None = None, user: auth.Principal = auth.User) -> dict:
     context = ctx(request)
     revoked = []
@@ -49,7 +56,12 @@ async def logout(request: Request, body: LogoutBody | None = None, user: auth.Pr
     return {"status": "success", "message": "logged out", "revoked": revoked}
 
 
-@router.post("/api/change-password", response_model=Flat, summary="Change the password (strength policy)")
+@router.post(
+    "/api/change-password",
+    response_model=Flat,
+    responses=errors(400, 401, 429),
+    summary="Change the password (strength policy)",
+)
 async def change_password(body: ChangePasswordBody, request: Request, user: auth.Principal = auth.User) -> dict:
     context, ip = ctx(request), peer(request)
     await auth.check_password(context, ip, user.username, body.current_password)
@@ -63,7 +75,9 @@ async def change_password(body: ChangePasswordBody, request: Request, user: auth
     return {"status": "success", "message": "password changed; tokens issued before now are no longer valid"}
 
 
-@router.get("/api/ws-token", response_model=Flat, summary="Single-use token for /api/ws/logs (2 minutes)")
+@router.get(
+    "/api/ws-token", response_model=Flat, responses=AUTH_ERRORS, summary="Single-use token for /api/ws/logs (2 minutes)"
+)
 async def ws_token(request: Request, user: auth.Principal = auth.User) -> dict:
     issued = await ctx(request).auth.issue_ws_token.remote()
     return {"status": "success", **issued}

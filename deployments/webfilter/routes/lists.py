@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 
 from deployments.webfilter import auth
 from deployments.webfilter.context import ctx, peer
 from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry, parse_list
-from deployments.webfilter.errors import ApiError, ok, page
+from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok, page
 from deployments.webfilter.imports import country_prefixes, import_list
 from deployments.webfilter.schemas import (
+    SQLITE_MAX_INT,
     DomainBody,
     EgressBody,
     Envelope,
@@ -24,7 +25,8 @@ from deployments.webfilter.schemas import (
 )
 from deployments.webfilter.store import LISTS, ListSpec
 
-router = APIRouter(tags=["lists"], dependencies=[auth.User])
+router = APIRouter(tags=["lists"], dependencies=[auth.User], responses=AUTH_ERRORS)
+IMPORT_ERRORS = errors(400, 413, 502)
 
 
 def _normalise(spec: ListSpec, body: Any) -> tuple[str, str | None]:
@@ -52,7 +54,7 @@ def _register(name: str, body_model: type, bulk: bool) -> None:
     async def list_entries(
         request: Request,
         limit: int = Query(100, ge=1, le=1000),
-        offset: int = Query(0, ge=0),
+        offset: int = Query(0, ge=0, le=SQLITE_MAX_INT),
         search: str | None = Query(None, max_length=200),
     ) -> dict:
         context = ctx(request)
@@ -69,16 +71,16 @@ def _register(name: str, body_model: type, bulk: bool) -> None:
 
     add_entry.__annotations__["body"] = body_model
 
-    async def delete_entry(request: Request, id: int) -> dict:
+    async def delete_entry(request: Request, id: int = Path(..., ge=1, le=SQLITE_MAX_INT)) -> dict:
         context = ctx(request)
         if not await context.db(context.store.delete_entries, spec, [id]):
             raise ApiError(404, f"no {name} entry with id {id}")
         return ok({"deleted": 1}, proxy=await _changed(request, f"{name}.delete", str(id)))
 
-    routes: list[tuple[str, str, Callable[..., Any], str]] = [
-        ("GET", base, list_entries, f"List the {name} (paginated)"),
-        ("POST", base, add_entry, f"Add to the {name}"),
-        ("DELETE", base + "/{id}", delete_entry, f"Delete one {name} entry"),
+    routes: list[tuple[str, str, Callable[..., Any], str, dict[int | str, dict[str, Any]]]] = [
+        ("GET", base, list_entries, f"List the {name} (paginated)", {}),
+        ("POST", base, add_entry, f"Add to the {name}", errors(400, 409)),
+        ("DELETE", base + "/{id}", delete_entry, f"Delete one {name} entry", errors(404)),
     ]
     if bulk:
 
@@ -93,11 +95,13 @@ def _register(name: str, body_model: type, bulk: bool) -> None:
             return ok({"deleted": deleted}, proxy=await _changed(request, f"{name}.clear", str(deleted)))
 
         routes[:0] = [
-            ("POST", base + "/bulk-delete", bulk_delete, f"Delete several {name} entries by id"),
-            ("DELETE", base + "/clear-all", clear_all, f"Empty the {name}"),
+            ("POST", base + "/bulk-delete", bulk_delete, f"Delete several {name} entries by id", {}),
+            ("DELETE", base + "/clear-all", clear_all, f"Empty the {name}", {}),
         ]
-    for method, path, endpoint, summary in routes:
-        router.add_api_route(path, endpoint, methods=[method], response_model=Envelope, summary=summary)
+    for method, path, endpoint, summary, responses in routes:
+        router.add_api_route(
+            path, endpoint, methods=[method], response_model=Envelope, summary=summary, responses=responses
+        )
 
 
 def _register_import(name: str, kind: str) -> None:
@@ -110,6 +114,7 @@ def _register_import(name: str, kind: str) -> None:
         import_entries,
         methods=["POST"],
         response_model=Envelope,
+        responses=IMPORT_ERRORS,
         summary=f"Import into the {name} from a URL or inline content (hosts, plain, adblock, CIDR)",
     )
 
@@ -123,7 +128,9 @@ _register_import("ip-blacklist", "ip")
 _register_import("domain-blacklist", "domain")
 
 
-@router.post("/api/blacklists/import", response_model=Envelope, summary="Import an IP or domain list")
+@router.post(
+    "/api/blacklists/import", response_model=Envelope, responses=IMPORT_ERRORS, summary="Import an IP or domain list"
+)
 async def import_unified(request: Request, body: UnifiedImportBody) -> dict:
     return ok(await import_list(ctx(request), body.type, body.url, body.content, body.description))
 
@@ -131,12 +138,13 @@ async def import_unified(request: Request, body: UnifiedImportBody) -> dict:
 @router.post(
     "/api/blacklists/import-geo",
     response_model=Envelope,
+    responses=errors(400, 502),
     summary="Blacklist every prefix of the given countries (from the ASN API over HTTP)",
 )
 async def import_geo(request: Request, body: GeoImportBody) -> dict:
     context = ctx(request)
     codes = [c.strip().upper() for c in body.countries]
-    if not all(len(c) == 2 and c.isalpha() for c in codes):
+    if not all(len(c) == 2 and c.isascii() and c.isalpha() for c in codes):
         raise ApiError(400, "countries must be ISO 3166 alpha-2 codes")
     per_country: dict[str, int] = {}
     added, bogons = 0, 0

@@ -10,11 +10,11 @@ from fastapi import APIRouter, Query, Request
 
 from deployments.webfilter import analytics, auth, cve
 from deployments.webfilter.context import ctx, peer
-from deployments.webfilter.errors import ok, page
-from deployments.webfilter.schemas import Envelope
+from deployments.webfilter.errors import AUTH_ERRORS, ok, page
+from deployments.webfilter.schemas import SQLITE_MAX_INT, Envelope
 from deployments.webfilter.settings import security_score
 
-router = APIRouter(tags=["logs and analytics"], dependencies=[auth.User])
+router = APIRouter(tags=["logs and analytics"], dependencies=[auth.User], responses=AUTH_ERRORS)
 Hours = Query(168, ge=1, le=720, description="window ending now (UTC)")
 
 
@@ -127,7 +127,9 @@ async def dashboard(request: Request) -> dict:
 
 
 @router.get("/api/audit-log", response_model=Envelope, summary="Administrative actions, newest first")
-async def audit_log(request: Request, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)) -> dict:
+async def audit_log(
+    request: Request, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=SQLITE_MAX_INT)
+) -> dict:
     context = ctx(request)
     items, total = await context.db(context.store.audit_log, limit, offset)
     return page(items, total, limit, offset)

@@ -11,10 +11,10 @@ from fastapi import APIRouter, Depends, Request
 from actors.webfilter import waf
 from deployments.webfilter import analytics, auth, notify
 from deployments.webfilter.context import ctx, peer
-from deployments.webfilter.errors import ApiError, ok
+from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
 from deployments.webfilter.schemas import AlertBody, Envelope, TestRuleBody, WafToggleBody
 
-router = APIRouter(tags=["waf"])
+router = APIRouter(tags=["waf"], responses=AUTH_ERRORS)
 User = auth.User
 
 
@@ -54,7 +54,9 @@ async def waf_categories(request: Request, user: auth.Principal = User) -> dict:
     )
 
 
-@router.post("/api/waf/categories/toggle", response_model=Envelope, summary="Enable or disable a category")
+@router.post(
+    "/api/waf/categories/toggle", response_model=Envelope, responses=errors(404), summary="Enable or disable a category"
+)
 async def waf_toggle(request: Request, body: WafToggleBody, user: auth.Principal = User) -> dict:
     context = ctx(request)
     name = body.category.upper()
@@ -73,7 +75,9 @@ def _check_regex(regex: str) -> None:
         raise ApiError(400, f"invalid regex: {str(exc).splitlines()[0][:200]}") from None
 
 
-@router.post("/api/waf/test-rule", response_model=Envelope, summary="Evaluate a regex over recent traffic")
+@router.post(
+    "/api/waf/test-rule", response_model=Envelope, responses=errors(400), summary="Evaluate a regex over recent traffic"
+)
 async def waf_test_rule(request: Request, body: TestRuleBody, user: auth.Principal = User) -> dict:
     context = ctx(request)
     await asyncio.to_thread(_check_regex, body.regex)

@@ -43,6 +43,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing X-API-Key"},
     403: {"model": ErrorBody, "description": "wrong X-API-Key"},
     404: {"model": ErrorBody, "description": "container not found on any host"},
+    413: {"model": ErrorBody, "description": f"request body over {MAX_BODY} bytes (refused before it is read)"},
     429: {"model": ErrorBody, "description": "rate limited (see Retry-After)"},
     500: {"model": ErrorBody, "description": "the pct command failed"},
 }
@@ -120,7 +121,13 @@ def create_app(config: AutoscaleConfig, state: Mapping[str, Any] | None = None) 
     if config.auth.enabled:
         protected.insert(0, Depends(api_key_guard(lambda: keys, on_failure=failure, component="autoscale")))
 
-    @app.get("/metrics", tags=["public"], summary="Prometheus text exposition (cluster-wide)", response_class=Response)
+    @app.get(
+        "/metrics",
+        tags=["public"],
+        summary="Prometheus text exposition (cluster-wide)",
+        response_class=Response,
+        responses={501: {"model": ErrorBody, "description": "the prometheus_client library is not installed"}},
+    )
     async def scrape() -> Response:
         if not metrics_library_available():
             return JSONResponse(

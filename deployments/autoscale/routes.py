@@ -1,14 +1,17 @@
 """Protected routes: container allocation and status (`/resource/*`), scaling (`/scale/*`).
 
-GET routes read the container id from the query string; mutating routes read
-only the JSON body. Every `/scale/*` call counts `scaling_actions_total` when
+GET routes read the container id from the query string (documented as the
+optional parameters `lxc_id`, `vm_id`, `container_id`; one is enough, all must
+agree); mutating routes read only the JSON body. Every `/scale/*` call counts `scaling_actions_total` when
 `pct` succeeds and `scaling_failures_total` (with a classified reason) when it
 does not.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from pydantic import ValidationError
 
 from .errors import ApiError, success, validation_failed
@@ -24,11 +27,18 @@ from .schemas import (
 )
 from .telemetry import ApiMetrics
 
+IdParam = Annotated[
+    str | None,
+    Query(
+        description="container id, digits in 100-999999 (or give vm_id / container_id)",
+        openapi_examples={"existing": {"value": "101"}},
+    ),
+]
 
-def _query_target(request: Request) -> str:
-    q = request.query_params
+
+def _query_target(lxc_id: str | None, vm_id: str | None, container_id: str | None) -> str:
     try:
-        return Target(lxc_id=q.get("lxc_id"), vm_id=q.get("vm_id"), container_id=q.get("container_id")).vmid
+        return Target(lxc_id=lxc_id, vm_id=vm_id, container_id=container_id).vmid
     except ValidationError as exc:
         raise validation_failed(
             [str(e.get("msg", "invalid")).removeprefix("Value error, ") for e in exc.errors()]
@@ -42,9 +52,9 @@ def _int(value: str | None) -> int | None:
 def resource_router(fleet: Fleet, metrics: ApiMetrics) -> APIRouter:
     router = APIRouter(tags=["resource"])
 
-    async def read(request: Request, sub: str) -> tuple[str, str, str]:
+    async def read(sub: str, *ids: str | None) -> tuple[str, str, str]:
         """(vmid, host, stdout) of `pct <sub> <vmid>` for the container named in the query string."""
-        vmid = _query_target(request)
+        vmid = _query_target(*ids)
         host = await fleet.locate(vmid)
         result = await fleet.run(host, ["pct", sub, vmid])
         if not result.ok:
@@ -52,8 +62,8 @@ def resource_router(fleet: Fleet, metrics: ApiMetrics) -> APIRouter:
             raise ApiError(500, f"pct {sub} failed: {result.stderr.strip()[:500]}")
         return vmid, host, result.stdout
 
-    async def config(request: Request) -> dict:
-        vmid, host, out = await read(request, "config")
+    async def config(lxc_id: IdParam = None, vm_id: IdParam = None, container_id: IdParam = None) -> dict:
+        vmid, host, out = await read("config", lxc_id, vm_id, container_id)
         conf = parse_pct_config(out)
         cores, memory = _int(conf.get("cores")), _int(conf.get("memory"))
         if cores is not None:
@@ -63,8 +73,8 @@ def resource_router(fleet: Fleet, metrics: ApiMetrics) -> APIRouter:
         data = {"lxc_id": vmid, "vm_id": vmid, "host": host, "cores": cores, "memory_mb": memory}
         return success("Container configuration", data)
 
-    async def status(request: Request) -> dict:
-        vmid, host, out = await read(request, "status")
+    async def status(lxc_id: IdParam = None, vm_id: IdParam = None, container_id: IdParam = None) -> dict:
+        vmid, host, out = await read("status", lxc_id, vm_id, container_id)
         state = out.strip().removeprefix("status:").strip()
         return success("Container status", {"lxc_id": vmid, "vm_id": vmid, "host": host, "status": state})
 

@@ -43,14 +43,20 @@ class Target(BaseModel):
 
 
 class CoresBody(Target):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"lxc_id": 101, "cores": 2}]})
+
     cores: int = Field(ge=1, le=128)
 
 
 class RamBody(Target):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"lxc_id": 103, "memory": 2048}]})
+
     memory: int = Field(ge=64, le=1_048_576, description="MB")
 
 
 class StorageBody(Target):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"vm_id": "105", "disk_size": 1}]})
+
     disk_size: int = Field(ge=1, le=1024, description="GiB added to the root disk")
 
 

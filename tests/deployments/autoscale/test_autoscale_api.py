@@ -184,3 +184,39 @@ async def test_an_oversized_body_is_refused_before_parsing(client, sim):
     )
     assert response.status_code == 413
     assert response.json()["status"] == "error"
+
+
+def documented(doc: dict, path: str, method: str, status: int) -> str | None:
+    """The schema `$ref` the OpenAPI document gives `status` on `method path` (None when undocumented)."""
+    response = doc["paths"][path][method]["responses"].get(str(status))
+    return None if response is None else response["content"]["application/json"]["schema"]["$ref"]
+
+
+async def test_the_413_is_documented_on_every_operation(client):
+    doc = (await client.get("/openapi.json")).json()
+    for path, operations in doc["paths"].items():
+        for method in operations:
+            assert documented(doc, path, method, 413) == "#/components/schemas/ErrorBody", (method, path)
+    response = await client.post(
+        "/scale/ram", content=b"{" + b" " * 20_000 + b"}", headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert set(response.json()) == {"status", "message"} and response.json()["status"] == "error"
+
+
+async def test_the_501_of_metrics_is_documented(client, monkeypatch):
+    doc = (await client.get("/openapi.json")).json()
+    assert documented(doc, "/metrics", "get", 501) == "#/components/schemas/ErrorBody"
+    monkeypatch.setattr(app_module, "metrics_library_available", lambda: False)
+    response = await client.get("/metrics")
+    assert response.status_code == 501 and set(response.json()) == {"status", "message"}
+
+
+async def test_the_query_parameters_of_the_resource_routes_are_documented(client):
+    doc = (await client.get("/openapi.json")).json()
+    for path in ("/resource/lxc/config", "/resource/lxc/status", "/resource/vm/config", "/resource/vm/status"):
+        params = {p["name"]: p for p in doc["paths"][path]["get"]["parameters"]}
+        assert set(params) == {"lxc_id", "vm_id", "container_id"}
+        assert all(p["in"] == "query" and not p["required"] for p in params.values())
+    response = await client.get("/resource/vm/status", params={"lxc_id": 101, "vm_id": 102})
+    assert response.status_code == 400 and response.json()["errors"] == ["lxc_id, vm_id and container_id disagree"]

@@ -32,6 +32,7 @@ from deployments.memory.errors import MemError, UsageError
 from deployments.memory.service import Memory
 from deployments.memory.store import Store, check_limit
 from rayfleet.auth import presented_key
+from rayfleet.http import BodyLimitMiddleware
 from rayfleet.security import constant_time_equals
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -88,6 +89,13 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
             return body["scope"]
         return request.query_params.get("scope") or request.headers.get("x-mem-scope") or None
 
+    # inside the guard below (added first, so it runs after it): a 413 keeps the CORS headers
+    app.add_middleware(
+        BodyLimitMiddleware,
+        limit=MAX_BODY_BYTES,
+        refuse=lambda limit: error(413, f"body larger than {limit} bytes"),
+    )
+
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
         origin = request.headers.get("origin") or ""
@@ -111,11 +119,7 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
                 if extension:
                     response.headers.update(_cors_headers(origin))
                 return response
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            response = error(413, f"body larger than {MAX_BODY_BYTES} bytes")
-        else:
-            response = await call_next(request)
+        response = await call_next(request)
         if extension:
             response.headers.update(_cors_headers(origin))
         else:
@@ -141,8 +145,6 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
 
     async def json_body(request: Request) -> dict:
         raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
-            raise PayloadTooLarge()
         try:
             body = json.loads(raw or b"null")
         except ValueError:
@@ -207,14 +209,6 @@ def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
 
     app.state.restrict_hosts = restrict_hosts
     return app
-
-
-class PayloadTooLarge(MemError):
-    http_status = 413
-    code = "payload_too_large"
-
-    def __init__(self) -> None:
-        super().__init__(f"body larger than {MAX_BODY_BYTES} bytes")
 
 
 async def _in_thread(fn: Any, *args: Any) -> Any:

@@ -1,7 +1,8 @@
 """ASN lookup API: lookups/s and p50/p99 latency through Serve and in-process, at 1/16/64 clients.
 
 Peers measured in the same run:
-  * the same ASGI app in-process (httpx.ASGITransport) vs. through Serve (real HTTP),
+  * the same ASGI app in-process (httpx.ASGITransport) vs. through Serve and the direct listener
+    (real HTTP, driven by wrk: only 2xx answers count),
   * longest-prefix match: per-replica sorted arrays + bisect (what the API uses) vs.
     the same range table queried in DuckDB (`start <= ip ORDER BY start DESC LIMIT 1`),
   * by-ASN: DuckDB primary-key (ART index) lookup vs. the per-replica in-memory index.
@@ -29,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -39,6 +41,9 @@ from deployments.asn import dataset, loader  # noqa: E402
 from deployments.asn.config import AsnConfig, RateLimitConfig  # noqa: E402
 from deployments.asn.store import AsnStore  # noqa: E402
 from rayfleet.launcher import Launched, launch  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from wrk_load import WrkResult, wrk_run  # noqa: E402
 
 LEVELS = (1, 16, 64)
 BENCH_RATE = "1000000000/minute"
@@ -190,23 +195,18 @@ async def bench_inprocess(seconds: float, paths: dict, redis_url: str | None) ->
     return out
 
 
-async def bench_serve(
+def bench_remote(
     url: str, key: str, seconds: float, paths: dict, label: str = "serve"
-) -> dict[tuple[str, int], Result]:
-    """Drive `url` (Serve's ``<base>/asn`` or a direct listener) at every level; only 200s count."""
+) -> dict[tuple[str, int], WrkResult]:
+    """Drive `url` (Serve's ``<base>/asn`` or a direct listener) with wrk at every level; only 2xx count."""
     out = {}
-    for name, path in paths.items():
+    prefix = urlsplit(url).path.rstrip("/")
+    for name, next_path in paths.items():
+        rng = random.Random(11)
+        targets = [prefix + next_path(rng) for _ in range(20_000)]
         for level in LEVELS:
-            limits = httpx.Limits(max_connections=level, max_keepalive_connections=level)
-            async with httpx.AsyncClient(
-                base_url=url.rstrip("/"),
-                headers={"X-API-Key": key},
-                limits=limits,
-                timeout=30.0,
-                trust_env=False,
-            ) as client:
-                out[(name, level)] = await drive(f"{label} {name}", client, path, level, seconds)
-            print(out[(name, level)].row(), flush=True)
+            out[(name, level)] = wrk_run(url, level, seconds, headers={"X-API-Key": key}, paths=targets)
+            print(out[(name, level)].row(f"{label} {name}", level), flush=True)
     return out
 
 
@@ -255,10 +255,10 @@ def main() -> int:
             launched, key = start_cluster(Path(work), args.ingress, args.redis)
             url = launched.base_url
         try:
-            served = asyncio.run(bench_serve(url + "/asn", key, args.seconds, paths))
+            served = bench_remote(url + "/asn", key, args.seconds, paths)
             if launched is not None and launched.direct.get("asn"):
                 print(f"== direct ingress (each replica's SO_REUSEPORT listener, {launched.direct['asn']})")
-                direct = asyncio.run(bench_serve(launched.direct["asn"], key, args.seconds, paths, label="direct"))
+                direct = bench_remote(launched.direct["asn"], key, args.seconds, paths, label="direct")
         finally:
             if launched is not None:
                 launched.stop()
@@ -267,7 +267,7 @@ def main() -> int:
         mine = local[(name, level)]
         line = (
             f"{name:<4} c={level:<3} throughput serve/in-process {remote.rps / mine.rps:6.2f}x   "
-            f"p50 {remote.pct(50) / mine.pct(50):6.1f}x   p99 {remote.pct(99) / mine.pct(99):6.1f}x"
+            f"p50 {remote.p50_ms / mine.pct(50):6.1f}x   p99 {remote.p99_ms / mine.pct(99):6.1f}x"
         )
         if (name, level) in direct:
             d = direct[(name, level)]
@@ -276,9 +276,7 @@ def main() -> int:
     if ("ip", 16) in direct:
         print(f"direct IP lookups at 16 clients: {direct[('ip', 16)].rps:.0f}/s (target >= 1000/s)")
     ip1 = local[("ip", 1)]
-    print(
-        f"in-process p99 of an IP lookup (1 client): {ip1.pct(99):.2f} ms (Serve: {served[('ip', 1)].pct(99):.2f} ms)"
-    )
+    print(f"in-process p99 of an IP lookup (1 client): {ip1.pct(99):.2f} ms (Serve: {served[('ip', 1)].p99_ms:.2f} ms)")
     return 0
 
 

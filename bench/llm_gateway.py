@@ -1,13 +1,14 @@
 """LLM gateway benchmark: rayfleet's gateway (through Serve and on its direct listener) vs
-LiteLLM's proxy, same upstream.
+LiteLLM's proxy, same upstream, same load generator, one run.
 
-One process tree on this machine: the upstream double, `rayfleet up --only llm_gateway`
-pointed at it (environment overrides of config/llm_gateway.yaml; the direct listener,
-`server.port`, on a free port), and LiteLLM's proxy
-(installed into bench/.venv-litellm on first run, never into the project venv) pointed
-at the same double. Each is driven at 16 and 64 concurrent clients, non-streaming and
-streaming, and so is the upstream alone; overhead = gateway latency - upstream latency
-at the same percentile. Prints requests/s, p50/p99, overhead and the ratios.
+The upstream is HAProxy answering an OpenAI-compatible completion (JSON, or an SSE stream when
+the request asks for one) from memory, so it is far faster than either gateway; the bench
+measures it alone and prints how many times faster it is. `rayfleet up --only llm_gateway`
+points at it (environment overrides of config/llm_gateway.yaml; the direct listener,
+`server.port`, on a free port), and so does LiteLLM's proxy (installed into
+bench/.venv-litellm on first run, never into the project venv). The load is wrk (a C client)
+at 16 and 64 connections, non-streaming and streaming; only 2xx answers count. Each target
+first answers one request that is checked for the upstream's complete answer.
 
 Usage: python bench/llm_gateway.py [--seconds 6] [--skip-litellm]
 """
@@ -28,12 +29,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import Result, ratio, run  # noqa: E402
+import static_origin  # noqa: E402
+from load import ratio  # noqa: E402
+from wrk_load import WrkResult, wrk_run  # noqa: E402
 
 from rayfleet.launcher import Launched, free_port, launch  # noqa: E402
 
 LITELLM_VENV = ROOT / "bench" / ".venv-litellm"
 MODEL = "bench-model"
+CLIENTS = (16, 64)
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say hello to the benchmark."}], "max_tokens": 16}
 
 
@@ -59,31 +63,47 @@ def stop(proc: subprocess.Popen | Launched) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=90)
-    except (subprocess.TimeoutExpired, ProcessLookupError):
+    except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
-def start_double(workdir: Path) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "deployments.llm_gateway.testing.upstream_double",
-            "--port",
-            str(port),
-            "--name",
-            "bench",
-            "--models",
-            MODEL,
+def upstream_bodies() -> tuple[bytes, bytes, bytes]:
+    """An OpenAI-compatible answer to the bench prompt: (JSON completion, SSE stream, model list)."""
+    base = {"id": "chatcmpl-bench", "created": 1700000000, "model": MODEL}
+    usage = {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
+    completion = dict(
+        base,
+        object="chat.completion",
+        choices=[
+            {"index": 0, "message": {"role": "assistant", "content": "Hello, benchmark!"}, "finish_reason": "stop"}
         ],
-        cwd=ROOT,
-        stdout=open(workdir / "double.log", "w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        usage=usage,
     )
-    wait_port(port, proc, "upstream double")
-    return proc, port
+    chunks = [{"role": "assistant", "content": ""}] + [{"content": w} for w in ("Hello", ",", " bench", "mark", "!")]
+    events = [
+        dict(base, object="chat.completion.chunk", choices=[{"index": 0, "delta": d, "finish_reason": None}])
+        for d in chunks
+    ]
+    events.append(
+        dict(base, object="chat.completion.chunk", choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    )
+    events.append(dict(base, object="chat.completion.chunk", choices=[], usage=usage))
+    stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    models = {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "bench"}]}
+    return json.dumps(completion).encode(), stream.encode(), json.dumps(models).encode()
+
+
+def start_upstream(workdir: Path) -> tuple[subprocess.Popen, int]:
+    """The upstream double: HAProxy answering from memory, far faster than either gateway."""
+    completion, stream, models = upstream_bodies()
+    rules = [
+        static_origin.Rule("{ path_end /models }", 200, "application/json", models),
+        static_origin.Rule('{ req.body -m reg "\\"stream\\"[ ]*:[ ]*true" }', 200, "text/event-stream", stream),
+        static_origin.Rule("", 200, "application/json", completion),
+    ]
+    return static_origin.start(workdir / "upstream", rules, buffer_request=True)
 
 
 def start_rayfleet(workdir: Path, upstream: int) -> tuple[Launched, str, str, str]:
@@ -174,22 +194,26 @@ def start_litellm(workdir: Path, upstream: int, workers: int) -> tuple[subproces
     return proc, f"http://127.0.0.1:{port}/v1", key
 
 
-async def drive(label: str, base: str, key: str | None, c: int, seconds: float, stream: bool) -> Result:
+def check_answer(base: str, key: str | None, stream: bool) -> None:
+    """One request through `base` before the load: the answer must be the upstream's, complete."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
     body = dict(BODY, stream=True) if stream else BODY
-    headers = {"Authorization": f"Bearer {key}"} if key else None
+    r = httpx.post(base + "/chat/completions", json=body, headers=headers, timeout=30, trust_env=False)
+    complete = r.text.rstrip().endswith("[DONE]") if stream else "Hello, benchmark!" in r.text
+    if r.status_code != 200 or not complete:
+        raise SystemExit(f"{base} answered {r.status_code}: {r.text[:300]}")
 
-    def ok(resp) -> bool:
-        return resp.status_code == 200 and (not stream or resp.text.rstrip().endswith("[DONE]"))
 
-    return await run(
-        label,
-        base + "/chat/completions",
-        c,
-        seconds,
-        method="POST",
-        make_kwargs=lambda i: {"json": body},
-        ok=ok,
-        headers=headers,
+def drive(base: str, key: str | None, c: int, seconds: float, stream: bool) -> WrkResult:
+    body = dict(BODY, stream=True) if stream else BODY
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    check_answer(base, key, stream)
+    return wrk_run(
+        base + "/chat/completions", c, seconds, method="POST", body=json.dumps(body).encode(), headers=headers
     )
 
 
@@ -211,27 +235,27 @@ def main() -> None:
     parser.add_argument("--skip-litellm", action="store_true")
     parser.add_argument("--litellm-workers", type=int, default=2)
     args = parser.parse_args()
-    results: dict[tuple[str, str, int], Result] = {}
+    results: dict[tuple[str, str, int], WrkResult] = {}
     modes = (("json", False), ("stream", True))
+    labels = {"upstream": "upstream (HAProxy)", "rayfleet": "rayfleet via Serve", "direct": "rayfleet direct"}
+
+    def measure(name: str, base: str, key: str | None) -> None:
+        for mode, stream in modes:
+            for c in CLIENTS:
+                r = drive(base, key, c, args.seconds, stream)
+                results[(name, mode, c)] = r
+                print(r.row(f"{labels.get(name, name)} {mode}", c), flush=True)
+
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        double, up_port = start_double(work)
-        targets: list[tuple[str, subprocess.Popen | None, str, str | None]] = [
-            ("upstream", None, f"http://127.0.0.1:{up_port}/v1", None)
-        ]
-        procs: list[subprocess.Popen | Launched] = [double]
+        upstream, up_port = start_upstream(work)
+        procs: list[subprocess.Popen | Launched] = [upstream]
         try:
+            measure("upstream", f"http://127.0.0.1:{up_port}/v1", None)
             rf_proc, rf_base, rf_direct, rf_key = start_rayfleet(work, up_port)
             procs.append(rf_proc)
-            targets.append(("rayfleet", rf_proc, rf_base, rf_key))
-            targets.append(("direct", rf_proc, rf_direct, rf_key))
-            for name, _, base, key in targets:
-                for mode, stream in modes:
-                    for c in (16, 64):
-                        label = {"rayfleet": "rayfleet via Serve", "direct": "rayfleet direct"}.get(name, name)
-                        r = asyncio.run(drive(f"{label} {mode}", base, key, c, args.seconds, stream))
-                        results[(name, mode, c)] = r
-                        print(r.row(), flush=True)
+            measure("rayfleet", rf_base, rf_key)
+            measure("direct", rf_direct, rf_key)
             for label, base in (("via Serve", rf_base), ("direct", rf_direct)):
                 p50, p99 = asyncio.run(header_overhead(base, rf_key))
                 print(
@@ -241,34 +265,27 @@ def main() -> None:
             if not args.skip_litellm:
                 ll_proc, ll_base, ll_key = start_litellm(work, up_port, args.litellm_workers)
                 procs.append(ll_proc)
-                for mode, stream in modes:
-                    for c in (16, 64):
-                        r = asyncio.run(drive(f"litellm {mode}", ll_base, ll_key, c, args.seconds, stream))
-                        results[("litellm", mode, c)] = r
-                        print(r.row(), flush=True)
+                measure("litellm", ll_base, ll_key)
         finally:
             for proc in reversed(procs):
                 stop(proc)
     print()
     print("via Serve: <serve>/llm/v1 (proxy hop); direct: http://127.0.0.1:<server.port>/v1 (gateway's own port)")
+    print("load: wrk (2 threads), 2xx answers only; upstream: HAProxy answering from memory")
     print(
-        f"{'mode':<7} {'c':>3} {'serve rps':>10} {'direct rps':>10} {'litellm rps':>11} {'serve/ll':>8} "
-        f"{'direct/ll':>9} {'serve ovh p50/p99':>17} {'direct ovh p50/p99':>18} {'ll ovh p50/p99':>15}"
+        f"{'mode':<7} {'c':>3} {'upstream':>9} {'serve rps':>10} {'direct rps':>10} {'litellm rps':>11} "
+        f"{'up/direct':>9} {'up/ll':>7} {'serve/ll':>8} {'direct/ll':>9}"
     )
-
-    def ovh(r: Result | None, up: Result) -> str:
-        return f"{r.pct(50) - up.pct(50):.1f}/{r.pct(99) - up.pct(99):.1f}" if r else "n/a"
-
     for mode, _ in modes:
-        for c in (16, 64):
+        for c in CLIENTS:
             up = results[("upstream", mode, c)]
             rf = results[("rayfleet", mode, c)]
             dr = results[("direct", mode, c)]
             ll = results.get(("litellm", mode, c))
             print(
-                f"{mode:<7} {c:>3} {rf.rps:10.1f} {dr.rps:10.1f} {ll.rps if ll else float('nan'):11.1f} "
-                f"{ratio(rf.rps, ll.rps) if ll else 'n/a':>8} {ratio(dr.rps, ll.rps) if ll else 'n/a':>9} "
-                f"{ovh(rf, up):>17} {ovh(dr, up):>18} {ovh(ll, up):>15}"
+                f"{mode:<7} {c:>3} {up.rps:9.0f} {rf.rps:10.1f} {dr.rps:10.1f} {ll.rps if ll else float('nan'):11.1f} "
+                f"{ratio(up.rps, dr.rps):>9} {ratio(up.rps, ll.rps) if ll else 'n/a':>7} "
+                f"{ratio(rf.rps, ll.rps) if ll else 'n/a':>8} {ratio(dr.rps, ll.rps) if ll else 'n/a':>9}"
             )
 
 

@@ -5,9 +5,9 @@ One process tree on this machine, loopback only: the upstream double, and two ga
 processes built from the same configuration (``create_app`` under uvicorn, one worker,
 in-process actor stand-ins) except for ``security.enabled``: on (payload/messages/depth
 limits, threat ledger, injection scan, link sanitization with a blocked domain) and off.
-Each is driven at 16 concurrent clients, non-streaming, alternately twice (the median of
-the two runs counts); the upstream alone is driven too, so the double is shown to be
-well over 10x faster than what it serves. Then:
+Each is driven by wrk at 16 connections, non-streaming, alternately twice (the median of
+the two runs counts); the upstream (HAProxy answering from memory, as in bench/llm_gateway.py)
+alone is driven too, so it is shown to be well over 10x faster than what it serves. Then:
 
 - overhead: ``x-rayfleet-overhead-ms`` (gateway time minus upstream time) of 300
   sequential requests against each gateway, p50 and p99;
@@ -38,8 +38,9 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
-from llm_gateway import start_double, stop, wait_port  # noqa: E402
-from load import Result, ratio, run  # noqa: E402
+from llm_gateway import check_answer, start_upstream, stop, wait_port  # noqa: E402
+from load import ratio  # noqa: E402
+from wrk_load import WrkResult, wrk_run  # noqa: E402
 
 from rayfleet.launcher import free_port  # noqa: E402
 
@@ -105,17 +106,13 @@ def start_gateway(workdir: Path, upstream: int, security: bool) -> tuple[subproc
     return proc, f"http://127.0.0.1:{port}/v1"
 
 
-async def drive(label: str, base: str, key: str | None, c: int, seconds: float) -> Result:
-    headers = {"Authorization": f"Bearer {key}"} if key else None
-    return await run(
-        label,
-        base + "/chat/completions",
-        c,
-        seconds,
-        method="POST",
-        make_kwargs=lambda i: {"json": BODY},
-        ok=lambda r: r.status_code == 200,
-        headers=headers,
+def drive(base: str, key: str | None, c: int, seconds: float) -> WrkResult:
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    check_answer(base, key, stream=False)
+    return wrk_run(
+        base + "/chat/completions", c, seconds, method="POST", body=json.dumps(BODY).encode(), headers=headers
     )
 
 
@@ -158,19 +155,18 @@ async def detection(base: str) -> dict[str, tuple[int, int]]:
 
 
 async def bench(base_on: str, base_off: str, upstream: str, c: int, seconds: float) -> None:
-    up = await drive("upstream double alone", upstream, None, c, seconds)
-    runs: dict[str, list[Result]] = {"on": [], "off": []}
+    up = drive(upstream, None, c, seconds)
+    print(up.row("upstream (HAProxy) alone", c), flush=True)
+    runs: dict[str, list[WrkResult]] = {"on": [], "off": []}
     for _ in range(2):
-        runs["on"].append(await drive("gateway, security on", base_on, KEY, c, seconds))
-        runs["off"].append(await drive("gateway, security off", base_off, KEY, c, seconds))
-    print(up.row())
-    for result in runs["on"] + runs["off"]:
-        print(result.row())
+        for name, base in (("on", base_on), ("off", base_off)):
+            runs[name].append(drive(base, KEY, c, seconds))
+            print(runs[name][-1].row(f"gateway, security {name}", c), flush=True)
     on = statistics.median(r.rps for r in runs["on"])
     off = statistics.median(r.rps for r in runs["off"])
-    print(f"\nthroughput, security on / off (median of 2): {on:.1f} / {off:.1f} req/s = {ratio(on, off)}")
+    print(f"\nthroughput (2xx), security on / off (median of 2): {on:.1f} / {off:.1f} req/s = {ratio(on, off)}")
     print(f"  drop with the security pipeline: {100 * (1 - on / off):.1f} %  (goal <= 15 %)")
-    print(f"  upstream double / gateway (off): {ratio(up.rps, off)}  (must be >= 10x)")
+    print(f"  upstream / gateway (off): {ratio(up.rps, off)}  (must be >= 10x)")
     for name, base in (("on", base_on), ("off", base_off)):
         p50, p99 = await overhead(base)
         print(f"gateway overhead (x-rayfleet-overhead-ms), security {name}: p50 {p50:.2f} ms  p99 {p99:.2f} ms")
@@ -194,7 +190,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="gw-pipeline-bench-") as tmp:
         workdir = Path(tmp)
-        double, upstream = start_double(workdir)
+        double, upstream = start_upstream(workdir)
         procs = [double]
         try:
             on_proc, base_on = start_gateway(workdir, upstream, security=True)

@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from actors.mitigation.node import MitigationNode  # noqa: E402
 from actors.mitigation.node_monitor import _proc_usage, _syncookies  # noqa: E402
-from bench.mitigation_load import SourceStats, connect_loop, slowloris_socket, source_loop, wrk  # noqa: E402
+from bench.mitigation_load import SourceStats, connect_loop, slowloris_socket, source_loop  # noqa: E402
+from bench.wrk_load import wrk_run  # noqa: E402
 from tests.actors.mitigation.origin import static_origin_process  # noqa: E402
 from tests.actors.mitigation.waf_eval import evaluate  # noqa: E402
 
@@ -61,11 +62,11 @@ async def clean(origin: str, origin_pid: int) -> None:
     node = await start_node(origin, flood_rps=10**6, max_conn_per_source=10**4, log_sample_percent=0)
     try:
         cpu0 = _proc_usage([origin_pid])[0]
-        direct = await asyncio.to_thread(wrk, f"http://{origin}/")
+        direct = await asyncio.to_thread(wrk_run, f"http://{origin}/", 32, 5)
         cpu_origin_direct = _proc_usage([origin_pid])[0] - cpu0
         node_pids = node.proc.process_ids()
         n0, o0 = _proc_usage(node_pids)[0], _proc_usage([origin_pid])[0]
-        through = await asyncio.to_thread(wrk, f"http://{node.address}/")
+        through = await asyncio.to_thread(wrk_run, f"http://{node.address}/", 32, 5)
         node_cpu, origin_cpu = _proc_usage(node_pids)[0] - n0, _proc_usage([origin_pid])[0] - o0
     finally:
         await node.stop()

@@ -1,44 +1,13 @@
-"""Load tools of the mitigation bench: wrk for clean traffic, an asyncio raw HTTP/1.1 client bound to
-many 127.0.0.x source addresses for floods, slowloris and connect floods."""
+"""Load tools of the mitigation bench: an asyncio raw HTTP/1.1 client bound to many 127.0.0.x source
+addresses for floods, slowloris and connect floods (clean traffic is wrk, bench/wrk_load.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 
 REQUEST = b"GET / HTTP/1.1\r\nHost: bench\r\nUser-Agent: bench/1\r\n\r\n"
-
-
-@dataclass
-class WrkResult:
-    rps: float
-    p99_ms: float
-    non_2xx: int
-    requests: int
-
-
-def _ms(value: str, unit: str) -> float:
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-
-def wrk(url: str, seconds: int = 5, connections: int = 32, threads: int = 2) -> WrkResult:
-    out = subprocess.run(
-        ["wrk", "--latency", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", url],
-        capture_output=True,
-        text=True,
-        timeout=seconds + 30,
-        check=True,
-    ).stdout
-    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
-    total = re.search(r"(\d+) requests in ([\d.]+)(s|m)", out)
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    assert p99 and total, out
-    requests, span = int(total.group(1)), float(total.group(2)) * (60 if total.group(3) == "m" else 1)
-    non_2xx = int(bad.group(1)) if bad else 0
-    return WrkResult((requests - non_2xx) / span, _ms(p99.group(1), p99.group(2)), non_2xx, requests)
 
 
 async def http_get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> tuple[int, bool]:

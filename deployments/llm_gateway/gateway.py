@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import aiohttp
 import httpx
 from pydantic import ValidationError
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -33,7 +34,7 @@ from deployments.llm_gateway.error_tracker import ErrorTracker
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
 from deployments.llm_gateway.events import EventLog, WebhookFeed
 from deployments.llm_gateway.exporter import MetricsExporter
-from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest
+from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest, upstream_session
 from deployments.llm_gateway.links import StreamLinkFilter
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
@@ -112,7 +113,8 @@ class Gateway:
         self.admission = Admission(in_flight, queued)
         self._shared_views(config, state)
         self._stores(config)
-        self.client: httpx.AsyncClient | None = None
+        self.client: httpx.AsyncClient | None = None  # control plane: registry probes
+        self.session: aiohttp.ClientSession | None = None  # data plane: forwarding to the upstreams
         self.forwarder: Forwarder | None = None
         self.discovered: list[Found] = []
         self.discovery_done = not config.discovery
@@ -257,8 +259,9 @@ class Gateway:
                 trust_env=False,
                 follow_redirects=False,
             )
+            self.session = upstream_session(pool)
             self.forwarder = Forwarder(
-                self.config, self.router, self.client, self.breakers, self.leases, clock=self.clock
+                self.config, self.router, self.session, self.breakers, self.leases, clock=self.clock
             )
             await self._configure_actors()
             try:
@@ -395,6 +398,8 @@ class Gateway:
         await self.metrics_client.close()
         if self.client is not None:
             await self.client.aclose()
+        if self.session is not None:
+            await self.session.close()
         self._started = False
 
     async def _cache_maintenance(self) -> None:
@@ -626,7 +631,8 @@ class Gateway:
                 extra={"endpoint": ctx.endpoint, "error": type(exc).__name__, "request_id": ctx.request_id},
             )
             asyncio.get_running_loop().create_task(self.breakers.report(ctx.endpoint, False))
-            yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {type(exc).__name__}")
+            reason = "timed out waiting for the next event" if isinstance(exc, TimeoutError) else type(exc).__name__
+            yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {reason}")
         finally:
             ctx.links_replaced += links.replaced
             if ctx.usage is None:
@@ -636,7 +642,7 @@ class Gateway:
     async def _end_stream(self, ctx: Context, result: UpstreamResult) -> None:
         try:
             if result.response is not None:
-                await result.response.aclose()
+                result.response.release()
         except Exception:
             log.warning("closing upstream stream failed", exc_info=True)
         finally:

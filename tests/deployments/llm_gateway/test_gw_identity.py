@@ -24,36 +24,13 @@ from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.oidc import OidcProvider, ProviderSettings
 from deployments.llm_gateway.sessions import COOKIE, SessionSigner
 from deployments.llm_gateway.testing.oidc_issuer import OidcIssuer, SigningKey
-from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config
+from tests.deployments.llm_gateway.conftest import ADMIN_KEY, CLIENT_ENV, INFER_KEY, base_config, identity_config
 
-CLIENT_ENV = "TEST_GW_OIDC_CLIENT_ID"
-SECRET_ENV = "TEST_GW_OIDC_CLIENT_SECRET"
 ENTRY = {"name": "idp-test", "base_url": "http://127.0.0.1:9/v1", "provider": "openai_compat", "priority": 0}
 
 
-@pytest.fixture
-async def issuer(monkeypatch: pytest.MonkeyPatch) -> Any:
-    idp = await OidcIssuer(client_secret="s3cret-client").start()
-    monkeypatch.setenv(CLIENT_ENV, idp.client_id)
-    monkeypatch.setenv(SECRET_ENV, idp.client_secret)
-    monkeypatch.delenv("LLM_PROXY_SESSION_KEY", raising=False)
-    yield idp
-    await idp.stop()
-
-
 def cfg(tmp_path: Path, issuer: OidcIssuer, **identity: Any) -> dict[str, Any]:
-    provider = {"name": "local", "client_id_env": CLIENT_ENV, "client_secret_env": SECRET_ENV, "issuer": issuer.url}
-    return base_config(
-        tmp_path,
-        {},
-        identity={
-            "enabled": True,
-            "providers": [provider],
-            "role_mappings": {"Ada@Example.TEST": "admin", "vic@example.test": "viewer"},
-            "session_ttl": 600,
-            **identity,
-        },
-    )
+    return base_config(tmp_path, {}, identity=identity_config(issuer, **identity))
 
 
 def error(r: httpx.Response) -> tuple[int, str, str]:

@@ -24,6 +24,8 @@ SECRET_NAMES: dict[str, Callable[[], str]] = {
     "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),
     # Fernet key that encrypts the gateway registry's upstream API keys at rest
     "LLM_PROXY_REGISTRY_KEY": lambda: base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+    # HMAC key that signs the gateway's control-plane sessions (the same on every node)
+    "LLM_PROXY_SESSION_KEY": lambda: secrets.token_hex(32),
     "TASKNET_NODE_TOKENS": lambda: ",".join(f"n{i}:" + secrets.token_hex(24) for i in range(1, 6)),
     "WEBFILTER_ADMIN_PASSWORD": lambda: "Wf-" + secrets.token_urlsafe(18) + "-9",
 }

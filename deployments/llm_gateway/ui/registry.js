@@ -191,7 +191,7 @@
     return load();
   }
 
-  async function showSignIn(message) {
+  async function showSignIn(message, isError = true) {
     if (timer !== null) clearInterval(timer);
     timer = null;
     csrf = "";
@@ -199,7 +199,7 @@
     $("logout").hidden = true;
     $("registry").hidden = true;
     $("signin").hidden = false;
-    status(message || "Sign in with an admin key.", Boolean(message));
+    status(message || "Sign in with an admin key.", Boolean(message) && isError);
     const result = await call("GET", "auth/providers");
     const list = $("providers");
     list.replaceChildren();
@@ -231,7 +231,7 @@
   });
   $("logout").addEventListener("click", async () => {
     await call("POST", "auth/logout");
-    showSignIn("Signed out.");
+    showSignIn("Signed out.", false);
   });
   $("refresh").addEventListener("click", () => load());
   $("details-close").addEventListener("click", () => {

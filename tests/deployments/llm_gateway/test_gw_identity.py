@@ -385,3 +385,25 @@ async def test_missing_client_id_variable_stops_the_start(serve, issuer, tmp_pat
     monkeypatch.delenv(CLIENT_ENV)
     with pytest.raises(ValueError, match=f"\\${CLIENT_ENV} \\(the client id\\) is not set"):
         await serve(cfg(tmp_path, issuer))
+
+
+async def test_the_cookie_is_secure_over_https_on_the_direct_listener(tmp_path, auth_env):
+    import ssl
+
+    from deployments.llm_gateway.app import create_app
+    from rayfleet.direct import DirectServer, DirectSpec
+    from tests.conftest import free_port
+    from tests.rayfleet.test_direct import _cert
+
+    cert, key = _cert(tmp_path)
+    app = create_app(GatewayConfig.model_validate(base_config(tmp_path, {})))
+    server = DirectServer(app, DirectSpec(port=free_port(), tls_cert=cert, tls_key=key))
+    await server.start()
+    try:
+        async with httpx.AsyncClient(verify=ssl.create_default_context(cafile=cert), trust_env=False) as c:
+            r = await c.post(server.url + "/auth/key", json={"admin_key": ADMIN_KEY})
+    finally:
+        await server.stop()
+    assert server.url.startswith("https://") and r.status_code == 200
+    cookie = r.headers["set-cookie"].lower()
+    assert "; secure" in cookie and "httponly" in cookie and "samesite=strict" in cookie

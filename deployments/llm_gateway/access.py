@@ -54,16 +54,22 @@ class ControlAccess:
         self.identity = identity
         self._key_guard = auth.guard("admin")
 
+    async def _board(self, method: str, *args: Any) -> bool:
+        try:
+            return bool(await getattr(self.revocations, method).remote(*args))
+        except Exception as exc:
+            log.warning("session board unreachable", extra={"method": method, "error": type(exc).__name__})
+            raise GatewayError(503, "sessions cannot be checked right now", code="session_store_unavailable") from None
+
+    async def revoke(self, session: Session) -> bool:
+        """Sign `session` out on every replica; False if it already was."""
+        return await self._board("revoke", session.sid, session.expires_at)
+
     async def _live(self, token: str) -> Session:
         session = self.signer.verify(token)
         if session is None:
             raise _invalid_session("forged, malformed or expired")
-        try:
-            revoked = await self.revocations.is_revoked.remote(session.sid)
-        except Exception as exc:
-            log.warning("session board unreachable", extra={"error": type(exc).__name__})
-            raise GatewayError(503, "sessions cannot be checked right now", code="session_store_unavailable") from None
-        if revoked:
+        if await self._board("is_revoked", session.sid):
             raise _invalid_session("signed out")
         return session
 

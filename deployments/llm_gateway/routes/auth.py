@@ -26,6 +26,10 @@ from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.identity import ADMIN, FLOW_TTL, Flow
 from deployments.llm_gateway.sessions import COOKIE, Session, clear_cookie, gateway_path, set_cookie
 from rayfleet.auth import fingerprint, match_key
+from rayfleet.http import client_ip
+from rayfleet.logs import get_logger
+
+log = get_logger("llm_gateway")
 
 FLOW_COOKIE = "llm_gateway_oidc"
 MAX_BODY = 64 * 1024
@@ -65,6 +69,7 @@ def router(access: ControlAccess) -> APIRouter:
         key = _text(data, "admin_key", 4096)
         auth = access.auth
         if auth.enabled and match_key(key, auth.admin) is None:
+            log.warning("sign-in with a wrong key", extra={"client_ip": client_ip(request), "path": request.url.path})
             if match_key(key, auth.inference) is not None:
                 raise GatewayError(403, "This key is not valid for admin routes", code="wrong_key_scope")
             raise GatewayError(401, "Invalid API key", code="invalid_api_key", error_class="invalid")
@@ -91,8 +96,8 @@ def router(access: ControlAccess) -> APIRouter:
             session, from_cookie = found
             if from_cookie:
                 access.check_csrf(request, session)
-            revoked = await access.revocations.revoke.remote(session.sid, session.expires_at)
-        response = JSONResponse({"signed_out": True, "revoked": bool(revoked)})
+            revoked = await access.revoke(session)
+        response = JSONResponse({"signed_out": True, "revoked": revoked})
         clear_cookie(response, request, COOKIE)
         return response
 
@@ -111,8 +116,8 @@ def router(access: ControlAccess) -> APIRouter:
 
     @api.get("/auth/oidc/{provider}/login")
     async def login(request: Request, provider: str) -> Response:
-        meta = await identity.provider(provider).metadata()
-        oidc = identity.providers[provider]
+        oidc = identity.provider(provider)
+        meta = await oidc.metadata()
         flow = Flow.new(provider)
         query = urlencode(
             {

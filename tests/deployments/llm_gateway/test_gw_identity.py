@@ -225,6 +225,10 @@ FAILURES = {
         (401, "invalid_id_token", "ID token refused: the email address is not verified"),
     ),
     "not a JWT": (lambda i: "not-a-token", (401, "invalid_id_token", "ID token refused: not a JWT")),
+    "several audiences without azp": (
+        lambda i: i.mint(aud=[i.client_id, "another-client"]),
+        (401, "invalid_id_token", "ID token refused: several audiences and azp is not the client id"),
+    ),
 }
 
 
@@ -407,3 +411,26 @@ async def test_the_cookie_is_secure_over_https_on_the_direct_listener(tmp_path, 
     assert server.url.startswith("https://") and r.status_code == 200
     cookie = r.headers["set-cookie"].lower()
     assert "; secure" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+
+
+async def test_sessions_fail_closed_when_the_session_board_is_unreachable(serve, tmp_path, auth_env):
+    class Unreachable:
+        def __getattr__(self, name: str) -> Any:
+            class Method:
+                async def remote(self, *args: Any) -> Any:
+                    raise ConnectionError("actor gone")
+
+            return Method()
+
+    gw = await serve(base_config(tmp_path, {}), state={"sessions": Unreachable()})
+    async with httpx.AsyncClient(base_url=gw.url, trust_env=False) as c:
+        token = (await c.post("/auth/key", json={"admin_key": ADMIN_KEY})).json()
+        r = await c.get("/api/v1/registry")
+        assert error(r) == (503, "session_store_unavailable", "sessions cannot be checked right now")
+        assert error(await c.post("/auth/logout", headers={"X-CSRF-Token": token["csrf_token"]}))[:2] == (
+            503,
+            "session_store_unavailable",
+        )
+        assert token["role"] == "admin"
+        # admin keys do not depend on the board
+        assert (await c.get("/api/v1/registry", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).status_code == 200

@@ -152,6 +152,12 @@ async def test_every_action_in_chromium(serve, up1, up2, issuer, tmp_path, auth_
                 assert probed["status"] == "verified" and probed["latency_ms"] is not None
                 await expect(row("alpha").locator("td.status")).to_have_text("Live")
 
+                # a failed test says why, and the entry keeps its status
+                await click("beta", "test")
+                await expect(page.locator("#status")).to_contain_text("Test beta failed: HTTP 502 probe_failed")
+                failed = (await registry())["beta"]
+                assert failed["status"] == "FOUND" and failed["last_error"]
+
                 # inspect: the details view
                 await click("alpha", "inspect")
                 await expect(page.locator("#details")).to_be_visible()

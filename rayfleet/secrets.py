@@ -24,6 +24,8 @@ SECRET_NAMES: dict[str, Callable[[], str]] = {
     "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),
     # Fernet key that encrypts the gateway registry's upstream API keys at rest
     "LLM_PROXY_REGISTRY_KEY": lambda: base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+    # HMAC key that signs the gateway's control-plane sessions (the same on every node)
+    "LLM_PROXY_SESSION_KEY": lambda: secrets.token_hex(32),
     "TASKNET_NODE_TOKENS": lambda: ",".join(f"n{i}:" + secrets.token_hex(24) for i in range(1, 6)),
     "WEBFILTER_ADMIN_PASSWORD": lambda: "Wf-" + secrets.token_urlsafe(18) + "-9",
 }
@@ -71,3 +73,24 @@ def ensure_secrets(path: str | Path = DEFAULT_PATH) -> dict[str, str]:
     else:
         os.chmod(path, 0o600)
     return current
+
+
+def load_or_create_key(path: str | Path, generate: Callable[[], bytes]) -> tuple[bytes, bool]:
+    """The key kept in `path`, generated once with `generate()` (mode 0600) when the file is missing.
+
+    The file is created with ``O_EXCL``, so replicas racing on first start all end up
+    reading the one key that won. Returns ``(key, created)`` so callers can warn once.
+    """
+    p = Path(path)
+    created = False
+    if not p.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(generate())
+            created = True
+    return p.read_bytes().strip(), created

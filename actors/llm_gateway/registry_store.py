@@ -19,6 +19,7 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 
 from rayfleet.logs import get_logger
+from rayfleet.secrets import load_or_create_key
 from rayfleet.sqlite import connect
 
 log = get_logger("llm_gateway")
@@ -63,20 +64,13 @@ def load_cipher(secret_env: str, key_file: Path) -> Fernet:
     secret = os.environ.get(secret_env, "") if secret_env else ""
     if secret.strip():
         return Fernet(_fernet_key(secret))
-    if not key_file.exists():
-        key_file.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(Fernet.generate_key())
-            log.warning(
-                f"${secret_env} is not set: registry API keys are encrypted with a generated key kept in "
-                f"{key_file} (mode 0600); set ${secret_env} on every node of a multi-node cluster"
-            )
-    return Fernet(key_file.read_bytes().strip())
+    key, created = load_or_create_key(key_file, Fernet.generate_key)
+    if created:
+        log.warning(
+            f"${secret_env} is not set: registry API keys are encrypted with a generated key kept in "
+            f"{key_file} (mode 0600); set ${secret_env} on every node of a multi-node cluster"
+        )
+    return Fernet(key)
 
 
 class RegistryStore:

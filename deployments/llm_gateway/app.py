@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError, error_body, error_response
 from deployments.llm_gateway.gateway import Gateway
-from deployments.llm_gateway.routes import admin, health, inference, metrics, models, registry
+from deployments.llm_gateway.routes import admin, auth, health, inference, metrics, models, registry, ui
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.http import RequestIdMiddleware
 
@@ -82,5 +82,7 @@ def create_app(
     app.include_router(metrics.router(gateway))
     app.include_router(registry.router(gateway))
     app.include_router(admin.router(gateway))
+    app.include_router(auth.router(gateway.access))
+    app.include_router(ui.router())
     use_local_docs_assets(app)
     return app

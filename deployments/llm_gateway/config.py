@@ -140,16 +140,46 @@ class SecurityConfig(_Model):
 
 
 class IdentityProvider(_Model):
-    name: str
+    """An OpenID Connect provider. The spec gives ``{name, client_id_env}``; signing in also
+    needs the ``issuer`` (its discovery document is ``<issuer>/.well-known/openid-configuration``),
+    a client secret for confidential clients, and optionally the ``aud`` expected in ID tokens
+    when it is not the client id."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
     client_id_env: str = ""
+    issuer: str = ""
+    client_secret_env: str = ""
+    audience: str = ""
+
+    @field_validator("issuer")
+    @classmethod
+    def _issuer(cls, v: str) -> str:
+        if v and not re.match(r"^https?://[^/?#@\s]+(/[^?#\s]*)?$", v):
+            raise ValueError("issuer must be an http(s) URL without query, fragment or credentials")
+        return v.rstrip("/")
 
 
 class IdentityConfig(_Model):
+    """OIDC sign-in for the control plane (``deployments.llm_gateway.identity``)."""
+
     enabled: bool = False
     default_role: str = "user"
     providers: list[IdentityProvider] = []
     role_mappings: dict[str, str] = {}
-    session_ttl: int = 3600
+    session_ttl: Annotated[int, Field(ge=60, le=30 * 86400)] = 3600
+
+    @model_validator(mode="after")
+    def _providers(self) -> IdentityConfig:
+        names = [p.name for p in self.providers]
+        if len(set(names)) != len(names):
+            raise ValueError("identity.providers: names must be unique")
+        if self.enabled:
+            if not self.providers:
+                raise ValueError("identity.enabled needs at least one entry in identity.providers")
+            for p in self.providers:
+                if not p.issuer or not p.client_id_env:
+                    raise ValueError(f"identity.providers.{p.name}: issuer and client_id_env are required")
+        return self
 
 
 class EndpointRateLimit(_Model):
@@ -409,8 +439,6 @@ class RegistryConfig(_Model):
 def not_built(cfg: GatewayConfig) -> list[str]:
     """Settings that would turn on a feature this gateway does not have: refused, never silently accepted."""
     checks = [
-        (cfg.identity.enabled, "identity.enabled (OIDC/JWT identity)"),
-        (bool(cfg.identity.providers), "identity.providers"),
         (cfg.observability.export.enabled, "observability.export.enabled (log export)"),
         (bool(cfg.server.local_model.model_path), "server.local_model.model_path (loading a model file)"),
     ]

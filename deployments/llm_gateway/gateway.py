@@ -23,6 +23,7 @@ from actors.llm_gateway import (
     ThreatLedger,
     WebhookQueue,
 )
+from deployments.llm_gateway.access import control_access
 from deployments.llm_gateway.admission import Admission
 from deployments.llm_gateway.audit import AuditTrail
 from deployments.llm_gateway.auth import Authenticator
@@ -77,7 +78,8 @@ class Gateway:
         self.router = Router(config, self.prices)
         self.auth = Authenticator.from_config(config.server.auth)
         self.inference_guard = self.auth.guard("inference")
-        self.admin_guard = self.auth.guard("admin")
+        self.access = control_access(config, self.auth, state.get("sessions"))
+        self.admin_guard = self.access.guard
         cb = config.circuit_breaker
         self.breaker_handle = state.get("breakers") or state_mod.actor(
             BreakerBoard, f"{ACTOR_PREFIX}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout

@@ -354,3 +354,32 @@ def test_the_budget_ledger_keeps_todays_spend_across_a_restart(cluster, serve_ur
         time.sleep(0.5)
         after = _restart_actor(cluster, "llm_gateway.budget", "state", kill=False)["after"]
     assert after["spent"] >= floor, (seen, after)
+
+
+def test_registry_ui_and_a_session_through_serve_and_the_listener(serve_url, doubles, keys):
+    """The UI and the session cookie work under Serve's /llm prefix and on the direct listener: the
+    cookie's Path is the gateway's, and a logout on one replica holds on all of them."""
+    listener_url = f"http://127.0.0.1:{int(os.environ['LLM_GATEWAY__SERVER__PORT'])}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if httpx.get(serve_url + "/llm/health", trust_env=False).json()["listener"]["state"] == "serving":
+            break
+        time.sleep(0.5)
+    for base, path in ((serve_url + "/llm", "/llm/"), (listener_url, "/")):
+        with httpx.Client(base_url=base, timeout=30, trust_env=False) as c:
+            page = c.get("/ui/registry")
+            assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+            assert c.get("/ui/registry.js").status_code == 200
+            signed = c.post("/auth/key", json={"admin_key": keys[1]})
+            assert signed.status_code == 200 and f"path={path}" in signed.headers["set-cookie"].lower()
+            csrf = {"X-CSRF-Token": signed.json()["csrf_token"]}
+            name = "e2e-ui-" + str(int(time.time() * 1000))
+            entry = {"name": name, "base_url": "http://127.0.0.1:1/v1", "provider": "openai", "priority": 1}
+            assert c.post("/api/v1/registry", json=entry).status_code == 403  # cookie without CSRF
+            assert c.post("/api/v1/registry", json=entry, headers=csrf).status_code == 201
+            assert c.delete(f"/api/v1/registry/{name}", headers=csrf).status_code == 200
+            token = c.cookies.get("llm_gateway_session")
+            assert c.post("/auth/logout", headers=csrf).json()["revoked"] is True
+        for _ in range(6):  # whichever replica answers, the session is revoked
+            r = httpx.get(base + "/api/v1/registry", cookies={"llm_gateway_session": token}, trust_env=False)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_session"

@@ -22,10 +22,13 @@ import uvicorn
 
 from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
+from deployments.llm_gateway.testing.oidc_issuer import OidcIssuer
 from tests.conftest import ROOT, free_port
 
 INFER_KEY = "sk-test-inference-0123456789"
 ADMIN_KEY = "sk-test-admin-0123456789"
+CLIENT_ENV = "TEST_GW_OIDC_CLIENT_ID"
+SECRET_ENV = "TEST_GW_OIDC_CLIENT_SECRET"
 
 
 class Double:
@@ -120,6 +123,28 @@ def auth_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLM_PROXY_API_KEYS", INFER_KEY + ",sk-test-second-0123456789")
     monkeypatch.setenv("LLM_PROXY_ADMIN_KEYS", ADMIN_KEY)
     monkeypatch.delenv("LLM_PROXY_DEV_MODE", raising=False)
+
+
+@pytest.fixture
+async def issuer(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[OidcIssuer]:
+    """A real OIDC issuer on loopback; its client id and secret are in the environment."""
+    idp = await OidcIssuer(client_secret="s3cret-client").start()
+    monkeypatch.setenv(CLIENT_ENV, idp.client_id)
+    monkeypatch.setenv(SECRET_ENV, idp.client_secret)
+    monkeypatch.delenv("LLM_PROXY_SESSION_KEY", raising=False)
+    yield idp
+    await idp.stop()
+
+
+def identity_config(issuer: OidcIssuer, **identity: Any) -> dict[str, Any]:
+    provider = {"name": "local", "client_id_env": CLIENT_ENV, "client_secret_env": SECRET_ENV, "issuer": issuer.url}
+    return {
+        "enabled": True,
+        "providers": [provider],
+        "role_mappings": {"Ada@Example.TEST": "admin", "vic@example.test": "viewer"},
+        "session_ttl": 600,
+        **identity,
+    }
 
 
 def base_config(tmp_path: Path, endpoints: dict[str, Any], **overrides: Any) -> dict[str, Any]:

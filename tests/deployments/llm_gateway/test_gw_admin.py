@@ -80,7 +80,7 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
 @pytest.mark.parametrize(
     "setting",
     [
-        {"identity": {"enabled": True}},
+        {"server": {"local_model": {"model_path": "models/x.gguf"}}},
     ],
 )
 def test_settings_of_unbuilt_features_are_refused(setting):

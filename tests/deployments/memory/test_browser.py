@@ -11,24 +11,14 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.conftest import in_ci
+from tests.browser import ARGS, CHROMIUM, require_chromium
 from tests.deployments.memory.test_rest import Served
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 FETCH_JS = """async ([url, token]) => {
   try {
@@ -41,17 +31,7 @@ FETCH_JS = """async ([url, token]) => {
 
 
 def need_browser():
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as exc:
-        message = f"playwright is not installed: {exc}"
-    else:
-        if os.path.exists(CHROMIUM):
-            return
-        message = f"{CHROMIUM} missing (scripts/system-deps.sh installs the chromium package)"
-    if in_ci():
-        pytest.fail(message)
-    pytest.skip(message)
+    require_chromium()
 
 
 @pytest.fixture

@@ -1,0 +1,111 @@
+"""Who may use the control plane (``/api/v1/*``, ``/admin/*``, ``/metrics``, the UI's calls).
+
+A request gets in with, in this order:
+
+1. an admin key (``Authorization: Bearer <key>`` or ``x-api-key``), as before sessions existed;
+2. a session token as ``Authorization: Bearer rfs1.…`` (``POST /auth/token``);
+3. the session cookie. A cookie is sent by the browser on its own, so a request that changes
+   state (not GET/HEAD/OPTIONS) must also carry ``X-CSRF-Token``, else 403 ``csrf_failed``.
+
+A session must be signed by this gateway's key, unexpired and not revoked (``SessionBoard``),
+else 401 ``invalid_session``; its role must allow the method (``identity.role_allows``), else
+403 ``insufficient_role``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+
+from actors.llm_gateway.sessions import SessionBoard
+from deployments.llm_gateway.auth import Authenticator
+from deployments.llm_gateway.config import GatewayConfig
+from deployments.llm_gateway.errors import GatewayError
+from deployments.llm_gateway.identity import Identity, role_allows
+from deployments.llm_gateway.sessions import (
+    COOKIE,
+    CSRF_HEADER,
+    PREFIX,
+    SAFE_METHODS,
+    SESSION_KEY_FILE,
+    Session,
+    SessionSigner,
+)
+from rayfleet import state as state_mod
+from rayfleet.auth import presented_key
+from rayfleet.logs import get_logger
+from rayfleet.state import ActorHandle
+
+log = get_logger("llm_gateway")
+
+
+def _invalid_session(why: str) -> GatewayError:
+    return GatewayError(401, f"Invalid session: {why}", code="invalid_session", error_class="session")
+
+
+class ControlAccess:
+    def __init__(
+        self, auth: Authenticator, signer: SessionSigner, revocations: ActorHandle[SessionBoard], identity: Identity
+    ) -> None:
+        self.auth = auth
+        self.signer = signer
+        self.revocations = revocations
+        self.identity = identity
+        self._key_guard = auth.guard("admin")
+
+    async def _board(self, method: str, *args: Any) -> bool:
+        try:
+            return bool(await getattr(self.revocations, method).remote(*args))
+        except Exception as exc:
+            log.warning("session board unreachable", extra={"method": method, "error": type(exc).__name__})
+            raise GatewayError(503, "sessions cannot be checked right now", code="session_store_unavailable") from None
+
+    async def revoke(self, session: Session) -> bool:
+        """Sign `session` out on every replica; False if it already was."""
+        return await self._board("revoke", session.sid, session.expires_at)
+
+    async def _live(self, token: str) -> Session:
+        session = self.signer.verify(token)
+        if session is None:
+            raise _invalid_session("forged, malformed or expired")
+        if await self._board("is_revoked", session.sid):
+            raise _invalid_session("signed out")
+        return session
+
+    async def session(self, request: Request) -> tuple[Session, bool] | None:
+        """The request's live session and whether it came from the cookie; None when it presents none."""
+        key = presented_key(request, "x-api-key", bearer=True)
+        if key is not None:
+            return (await self._live(key), False) if key.startswith(PREFIX) else None
+        cookie = request.cookies.get(COOKIE)
+        return (await self._live(cookie), True) if cookie else None
+
+    def check_csrf(self, request: Request, session: Session) -> None:
+        if request.method.upper() in SAFE_METHODS:
+            return
+        if not self.signer.csrf_ok(session, request.headers.get(CSRF_HEADER)):
+            raise GatewayError(403, f"Missing or wrong {CSRF_HEADER} header for a cookie session", code="csrf_failed")
+
+    async def guard(self, request: Request) -> str:
+        """The control plane's FastAPI dependency; returns the caller's id (key fingerprint or subject)."""
+        if not self.auth.enabled:
+            return await self._key_guard(request)
+        found = await self.session(request)
+        if found is None:
+            return await self._key_guard(request)
+        session, from_cookie = found
+        if not role_allows(session.role, request.method):
+            raise GatewayError(
+                403, f"Role {session.role!r} may not {request.method} on the control plane", code="insufficient_role"
+            )
+        if from_cookie:
+            self.check_csrf(request, session)
+        return session.subject
+
+
+def control_access(config: GatewayConfig, auth: Authenticator, revocations: Any = None) -> ControlAccess:
+    """The replica's access check: its session key, the shared ``SessionBoard`` and ``identity.*``."""
+    signer = SessionSigner.from_env(config.data_path(SESSION_KEY_FILE))
+    board = revocations or state_mod.actor(SessionBoard, "llm_gateway.sessions")
+    return ControlAccess(auth, signer, board, Identity(config.identity))

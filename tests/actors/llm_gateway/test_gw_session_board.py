@@ -1,0 +1,18 @@
+"""SessionBoard: revoked session ids, kept until the session would have expired."""
+
+from __future__ import annotations
+
+from actors.llm_gateway.sessions import SessionBoard
+
+
+def test_a_revoked_id_is_remembered_until_its_expiry_then_forgotten():
+    now = [100.0]
+    board = SessionBoard(clock=lambda: now[0])
+    assert board.is_revoked("a") is False
+    assert board.revoke("a", 160) is True
+    assert board.revoke("a", 160) is False  # already revoked
+    board.revoke("b", 500)
+    assert board.is_revoked("a") and board.is_revoked("b") and board.count() == 2
+    now[0] = 161
+    assert board.is_revoked("a") is False  # expired anyway: no longer needs remembering
+    assert board.count() == 1 and board.is_revoked("b")

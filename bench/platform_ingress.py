@@ -5,7 +5,8 @@ For one application (default ignore_gen, 2 replicas) it measures, at 16 and 64 c
 - ``direct``: the same cluster, each replica's SO_REUSEPORT listener (rayfleet.direct);
 - ``uvicorn``: the same app under plain ``uvicorn --workers 2`` (as many processes as replicas);
 - ``haproxy`` (``--with-haproxy``): Serve's own direct-ingress mode behind its HAProxy.
-and prints direct/uvicorn (target >= 0.7) and direct/proxy. Two routes: the cheap
+and prints direct/uvicorn (target >= 0.7; direct and uvicorn alternate over --rounds with the
+cluster up during both, and the median ratio is reported) and direct/proxy. Two routes: the cheap
 ``/healthz`` and a real ``/generate``.
 With ``--multinode``: a head and a worker node (`ray start`, token auth, rayfleet.nodes)
 joined by `RAY_ADDRESS=... rayfleet up`, ignore_gen with one replica per node, direct
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,7 +32,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import Result, ratio, run
+from load import ratio
+from wrk_load import WrkResult, wrk_run
 
 from rayfleet.launcher import free_port, launch
 
@@ -46,13 +50,15 @@ def ignore_gen_app():
     return create_app(load(str(ROOT / "config/ignore_gen.yaml")), state=None)
 
 
-async def measure(label: str, base: str, seconds: float, results: dict) -> None:
+def measure(label: str, base: str, seconds: float, results: dict) -> None:
+    """wrk (a C client, so the load generator is not what is measured) on every route and level."""
     for route, (method, path, body) in ROUTES.items():
         for c in CLIENTS:
-            kwargs = (lambda i: {"json": body}) if body else None
-            r: Result = await run(f"{label} {route}", base + path, c, seconds, method=method, make_kwargs=kwargs)
-            results[(label, route, c)] = r
-            print(r.row(), flush=True)
+            payload = json.dumps(body).encode() if body else None
+            headers = {"Content-Type": "application/json"} if body else {}
+            r = wrk_run(base + path, c, seconds, method=method, body=payload, headers=headers)
+            results.setdefault((label, route, c), []).append(r)
+            print(r.row(f"{label} {route}", c), flush=True)
 
 
 def start_uvicorn(port: int, workers: int) -> subprocess.Popen:
@@ -72,11 +78,11 @@ def start_uvicorn(port: int, workers: int) -> subprocess.Popen:
 
 
 async def spread(label: str, urls: list[str], clients: int, seconds: float) -> float:
-    """Successful responses/s of `clients` split evenly over `urls` (one load generator per URL)."""
+    """Successful responses/s of `clients` split evenly over `urls` (one wrk per URL, run together)."""
     share = max(1, clients // len(urls))
-    runs = await asyncio.gather(*(run(f"{label} {u}", u + "/healthz", share, seconds) for u in urls))
-    for r in runs:
-        print(r.row(), flush=True)
+    runs = await asyncio.gather(*(asyncio.to_thread(wrk_run, u + "/healthz", share, seconds, threads=1) for u in urls))
+    for url, r in zip(urls, runs, strict=True):
+        print(r.row(f"{label} {url}", share), flush=True)
     return sum(r.rps for r in runs)
 
 
@@ -154,40 +160,50 @@ def multinode(seconds: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating direct/uvicorn rounds")
     parser.add_argument("--with-haproxy", action="store_true")
     parser.add_argument("--multinode", action="store_true", help="only the two-node vs one-node figure")
     args = parser.parse_args()
     if args.multinode:
         multinode(args.seconds)
         return
-    results: dict[tuple[str, str, int], Result] = {}
+    results: dict[tuple[str, str, int], list[WrkResult]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         launched = launch(Path(tmp) / "proxy", ["ignore_gen"], cwd=ROOT)
-        try:
-            asyncio.run(measure("proxy", launched.base_url + "/ignore", args.seconds, results))
-            asyncio.run(measure("direct", launched.direct["ignore_gen"], args.seconds, results))
-        finally:
-            launched.stop()
         port = free_port()
         uv = start_uvicorn(port, workers=2)
         try:
-            asyncio.run(measure("uvicorn", f"http://127.0.0.1:{port}", args.seconds, results))
+            measure("proxy", launched.base_url + "/ignore", args.seconds, results)
+            # direct and uvicorn alternate, round after round, with the cluster up during both:
+            # the machine's other load then weighs on both alike, and the median ratio is reported
+            for _ in range(args.rounds):
+                measure("direct", launched.direct["ignore_gen"], args.seconds, results)
+                measure("uvicorn", f"http://127.0.0.1:{port}", args.seconds, results)
         finally:
             uv.terminate()
             uv.wait(timeout=30)
+            launched.stop()
         if args.with_haproxy:
             launched = launch(Path(tmp) / "haproxy", ["ignore_gen"], ingress="haproxy", cwd=ROOT)
             try:
-                asyncio.run(measure("haproxy", launched.base_url + "/ignore", args.seconds, results))
+                measure("haproxy", launched.base_url + "/ignore", args.seconds, results)
             finally:
                 launched.stop()
-    print("\nratios (successful responses/s, same run):")
+    print(
+        f"\nratios (successful responses/s, same run; direct/uvicorn per round and their median, {args.rounds} rounds):"
+    )
     for route in ROUTES:
         for c in CLIENTS:
-            d, u, p = (results[(m, route, c)] for m in ("direct", "uvicorn", "proxy"))
-            line = f"  {route:<9} c={c:<3} direct/uvicorn {ratio(d.rps, u.rps)} (target >= 0.7)  direct/proxy {ratio(d.rps, p.rps)}"
+            direct, uvicorn = results[("direct", route, c)], results[("uvicorn", route, c)]
+            rounds = [d.rps / u.rps for d, u in zip(direct, uvicorn, strict=True) if u.rps]
+            proxy = results[("proxy", route, c)][0].rps
+            line = (
+                f"  {route:<9} c={c:<3} direct/uvicorn {statistics.median(rounds):.2f}x "
+                f"(rounds {' '.join(f'{r:.2f}' for r in rounds)}; target >= 0.7)  "
+                f"direct/proxy {ratio(statistics.median(d.rps for d in direct), proxy)}"
+            )
             if ("haproxy", route, c) in results:
-                line += f"  haproxy/proxy {ratio(results[('haproxy', route, c)].rps, p.rps)}"
+                line += f"  haproxy/proxy {ratio(results[('haproxy', route, c)][0].rps, proxy)}"
             print(line)
 
 

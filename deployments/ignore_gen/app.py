@@ -30,6 +30,35 @@ from rayfleet.docs import use_local_docs_assets
 from rayfleet.logs import get_logger
 from rayfleet.metrics import CONTENT_TYPE, METRICS_ROUTE, Metrics
 
+
+class RequestCounter:
+    """Counts each answered request by method, route template and status (pure ASGI: a
+    ``BaseHTTPMiddleware`` cost about a third of a trivial request's time in a profile)."""
+
+    def __init__(self, app: Any, counter: Any) -> None:
+        self.app = app
+        self.counter = counter
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 0
+
+        async def send_counted(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_counted)
+        finally:
+            if status:
+                path = getattr(scope.get("route"), "path", "unmatched")
+                self.counter.labels(method=scope["method"], route=path, status=str(status)).inc()
+
+
 DESCRIPTION = """\
 Generates ignore files from a project's file list or from feature names.
 
@@ -144,13 +173,7 @@ def create_app(config: IgnoreGenConfig, state: Any = None) -> FastAPI:
     )
     install(app, log)
 
-    @app.middleware("http")
-    async def count_requests(request: Request, call_next):
-        response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        requests_total.labels(method=request.method, route=path, status=str(response.status_code)).inc()
-        return response
+    app.add_middleware(RequestCounter, counter=requests_total)
 
     @app.get("/healthz", response_model=HealthResponse, summary="Liveness (always 200)")
     async def healthz() -> HealthResponse:

@@ -12,7 +12,9 @@ With ``--multinode``: a head and a worker node (`ray start`, token auth, rayflee
 joined by `RAY_ADDRESS=... rayfleet up`, ignore_gen with one replica per node, direct
 listeners per node; throughput with replicas on two nodes, then the worker is killed
 and the same load runs against the head alone (on 2 cores this only shows that nothing
-serializes across nodes).
+serializes across nodes). The worker is killed under load on Serve's route and the failed
+requests are counted; then, on a fresh single-node cluster with quick scaling settings, wrk
+drives ignore_gen's direct port and the replica count is printed over time (up, then down).
 Usage: python bench/platform_ingress.py [--seconds 5] [--with-haproxy] [--multinode]
 """
 
@@ -22,10 +24,12 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -103,8 +107,6 @@ def wait_answering(urls: list[str], timeout: float = 120) -> None:
 
 
 def multinode(seconds: float) -> None:
-    import shutil
-
     import yaml
 
     from rayfleet import nodes
@@ -140,8 +142,7 @@ def multinode(seconds: float) -> None:
         figures = {}
         for c in CLIENTS:
             figures[("two", c)] = asyncio.run(spread("2 nodes direct", both, c, seconds))
-        worker.kill()
-        time.sleep(5)  # Serve notices the dead node; the head's replica keeps serving
+        kill_under_load(launched.base_url + "/ignore/generate", worker)
         wait_answering(both[:1])
         for c in CLIENTS:
             figures[("one", c)] = asyncio.run(spread("1 node direct", both[:1], c, seconds))
@@ -154,6 +155,104 @@ def multinode(seconds: float) -> None:
             launched.stop()
         for node in reversed(started):
             node.kill()
+        shutil.rmtree(root, ignore_errors=True)
+    autoscaling(seconds)
+
+
+def _client_loop(url: str, stop: threading.Event, tally: dict) -> None:
+    """One closed-loop client of the Serve route; every answer is tallied by outcome and time."""
+    body = ROUTES["generate"][2]
+    with httpx.Client(timeout=10) as client:
+        while not stop.is_set():
+            try:
+                ok = client.post(url, json=body).status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            with tally["lock"]:
+                tally["ok" if ok else "failed"].append(time.monotonic())
+
+
+def kill_under_load(url: str, worker, clients: int = 8) -> None:
+    """Serve's route under load while the worker node is SIGKILLed: prints the requests that
+    failed (those in flight on the dead node) and the successes before and after."""
+    stop, tally = threading.Event(), {"ok": [], "failed": [], "lock": threading.Lock()}
+    threads = [threading.Thread(target=_client_loop, args=(url, stop, tally), daemon=True) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    time.sleep(3)
+    killed_at = time.monotonic()
+    worker.kill()
+    time.sleep(15)  # past the clients' 10 s timeout: a request stuck on the dead node has failed by now
+    stop.set()
+    for t in threads:
+        t.join(timeout=15)
+    ok_before = sum(1 for t in tally["ok"] if t < killed_at)
+    failed = tally["failed"]
+    window = max(failed) - killed_at if failed else 0.0
+    print(
+        f"\nworker killed under load ({clients} clients on Serve's route): ok before the kill {ok_before}, "
+        f"failed {len(failed)} (all within {window:.1f} s of the kill), ok after the kill "
+        f"{len(tally['ok']) - ok_before}",
+        flush=True,
+    )
+
+
+def autoscaling(seconds: float) -> None:
+    """Serve autoscaling on direct load: ignore_gen with quick scaling settings, wrk on its direct
+    port for a while, then idle; prints the replica count over time (from `rayfleet up`'s snapshot)."""
+    import yaml
+
+    root = Path(tempfile.mkdtemp(prefix="rfas-", dir="/tmp"))
+    config = yaml.safe_load((ROOT / "serve.yaml").read_text())
+    app = next(a for a in config["applications"] if a["name"] == "ignore_gen")
+    app["deployments"][0]["autoscaling_config"].update(
+        {
+            "target_ongoing_requests": 2,
+            "upscale_delay_s": 2,
+            "downscale_delay_s": 8,
+            "look_back_period_s": 2,
+            "metrics_interval_s": 0.5,
+        }
+    )
+    config["applications"] = [app]
+    (root / "serve.yaml").write_text(yaml.safe_dump(config))
+    launched = launch(root / "state", ["ignore_gen"], config=str(root / "serve.yaml"), cwd=ROOT)
+    counts: list[tuple[float, int]] = []
+    start = time.monotonic()
+
+    def sample() -> int:
+        state = json.loads((root / "state" / "rayfleet.json").read_text())
+        replicas = int(((state.get("serve") or {}).get("ignore_gen") or {}).get("replicas") or 0)
+        if not counts or counts[-1][1] != replicas:
+            counts.append((round(time.monotonic() - start, 1), replicas))
+        return replicas
+
+    try:
+        load = threading.Thread(
+            target=wrk_run,
+            args=(launched.direct["ignore_gen"] + "/generate", 24, max(45.0, seconds * 5)),
+            kwargs={
+                "method": "POST",
+                "body": json.dumps(ROUTES["generate"][2]).encode(),
+                "headers": {"Content-Type": "application/json"},
+            },
+            daemon=True,
+        )
+        load.start()
+        while load.is_alive():
+            sample()
+            time.sleep(0.5)
+        load_ended = round(time.monotonic() - start, 1)
+        deadline = time.monotonic() + 120
+        while sample() > 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        print(
+            f"\nautoscaling on direct load (wrk, 24 connections until t={load_ended} s, then idle); "
+            "ignore_gen replicas over time (s, replicas): " + ", ".join(f"({t}, {n})" for t, n in counts),
+            flush=True,
+        )
+    finally:
+        launched.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import uvicorn
 
+from rayfleet.direct_protocol import Pending, guarded_protocol
 from rayfleet.logs import get_logger
 
 log = get_logger("rayfleet")
@@ -112,10 +113,8 @@ def bind_reuseport(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _protocol_class(spec: DirectSpec) -> Any:
-    from rayfleet.direct_protocol import guarded_protocol
-
-    return guarded_protocol(spec.max_header_bytes, spec.read_timeout)
+def _protocol_class(spec: DirectSpec, pending: Pending) -> Any:
+    return guarded_protocol(spec.max_header_bytes, spec.read_timeout, pending)
 
 
 def _ssl_factory(spec: DirectSpec) -> Any:
@@ -135,30 +134,13 @@ class _NoSignals(uvicorn.Server):
         yield
 
 
-class InFlight:
-    """ASGI wrapper counting the direct requests in progress (Serve's autoscaler reads it)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.ongoing = 0
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        self.ongoing += 1
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.ongoing -= 1
-
-
 class DirectServer:
     """One replica's direct listener for ``app`` (start/stop from the app's lifespan)."""
 
     def __init__(self, app: Any, spec: DirectSpec) -> None:
         self.spec = spec
-        self.counter = InFlight(app)
+        self.app = app
+        self.pending = Pending()
         self.host = node_address() if spec.host == "node" else spec.host
         self.state = "idle"
         self.error: str | None = None
@@ -172,7 +154,8 @@ class DirectServer:
 
     @property
     def ongoing(self) -> int:
-        return self.counter.ongoing
+        """Direct requests received and not yet answered (queued or running)."""
+        return self.pending.count
 
     def view(self) -> dict[str, Any]:
         """``{"enabled", "url", "state", "error"}``: what /health reports about the listener."""
@@ -188,10 +171,10 @@ class DirectServer:
                 "ssl_context_factory": _ssl_factory(spec),
             }
         return uvicorn.Config(
-            self.counter,
+            self.app,
             host=self.host,
             port=spec.port,
-            http=_protocol_class(spec),
+            http=_protocol_class(spec, self.pending),
             lifespan="off",
             access_log=False,
             proxy_headers=False,

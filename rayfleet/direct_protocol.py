@@ -8,6 +8,13 @@ no proxy in front, so each connection gets:
 - 408 when the headers are not complete ``read_timeout`` seconds after the first byte
   of the request, or when the body stalls for ``read_timeout`` between two chunks
   (the connection is closed in both cases).
+
+It also counts the requests the listener has received and not yet answered
+(``Pending``): from a request's first byte to the end of its response, queued or
+running. That is the direct load Serve's autoscaler sees. An ASGI-level count would
+miss it: a handler that never awaits runs start to finish in one step of the event
+loop, so a count taken by another task on that loop always finds it at zero, however
+many requests wait in the sockets.
 """
 
 from __future__ import annotations
@@ -24,19 +31,36 @@ class _Rejected(Exception):
     pass
 
 
+class Pending:
+    """Requests received on a listener and not yet answered."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     max_header_bytes = 65536
     read_timeout = 30.0
+    pending = Pending()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._header_bytes = 0
         self._rejected = False
         self._read_timer: asyncio.TimerHandle | None = None
+        self._requests = 0  # received on this connection, not yet answered (pipelining: several)
         super().connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self.pending.count -= self._requests
+        self._requests = 0
         super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        if self._requests:
+            self._requests -= 1
+            self.pending.count -= 1
+        super().on_response_complete()
 
     def _arm(self) -> None:
         self._disarm()
@@ -81,6 +105,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         self._header_bytes = 0
+        self._requests += 1
+        self.pending.count += 1
         self._arm()
         super().on_message_begin()
 
@@ -122,10 +148,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_complete()
 
 
-def guarded_protocol(max_header_bytes: int, read_timeout: float) -> Any:
-    """A protocol class with these limits (uvicorn's ``http=`` accepts a class)."""
+def guarded_protocol(max_header_bytes: int, read_timeout: float, pending: Pending) -> Any:
+    """A protocol class with these limits, counting into ``pending`` (uvicorn's ``http=`` accepts a class)."""
     return type(
         "GuardedHttpToolsProtocol",
         (GuardedHttpToolsProtocol,),
-        {"max_header_bytes": max_header_bytes, "read_timeout": read_timeout},
+        {"max_header_bytes": max_header_bytes, "read_timeout": read_timeout, "pending": pending},
     )

@@ -185,6 +185,41 @@ async def test_tls_with_the_minimum_version_honoured(servers, tmp_path):
             await client.get(f"http://127.0.0.1:{port}/who")
 
 
+async def wait_for_count(server: DirectServer, expected: int) -> None:
+    for _ in range(200):
+        if server.ongoing == expected:
+            return
+        await asyncio.sleep(0.01)
+    assert server.ongoing == expected
+
+
+async def test_direct_load_counts_requests_received_and_not_yet_answered(servers):
+    """What Serve's autoscaler sees: a request counts from its first byte to the end of its answer,
+    also while it waits in the connection (a handler that never awaits would otherwise hide it)."""
+    port = free_port()
+    server = await start(servers, make_app(), DirectSpec(port=port))
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /who HTTP/1.1\r\nHost: x\r\n")  # headers not finished
+    await writer.drain()
+    await wait_for_count(server, 1)
+    writer.write(b"\r\n")
+    await reader.readuntil(b"}")
+    await wait_for_count(server, 0)
+    # two pipelined requests: both count until both are answered
+    writer.write(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /who HTTP/1.1\r\nHost: x\r\n\r\n")
+    await writer.drain()
+    await wait_for_count(server, 2)
+    await reader.readuntil(b'"tag"')
+    await reader.readuntil(b"}")
+    await wait_for_count(server, 0)
+    # a client that goes away mid-request is no longer load
+    writer.write(b"GET /who HTTP/1.1\r\n")
+    await writer.drain()
+    await wait_for_count(server, 1)
+    writer.close()
+    await wait_for_count(server, 0)
+
+
 def test_spec_from_serve_yaml_args():
     assert DirectSpec.from_args(None) is None
     spec = DirectSpec.from_args({"port": 9001, "host": "node", "tls": {"cert_file": "c", "key_file": "k"}})

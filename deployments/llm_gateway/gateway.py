@@ -34,6 +34,7 @@ from deployments.llm_gateway.discovery import Found, discover
 from deployments.llm_gateway.error_tracker import ErrorTracker
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
 from deployments.llm_gateway.events import EventLog, WebhookFeed
+from deployments.llm_gateway.export import RequestExport, writer_name
 from deployments.llm_gateway.exporter import MetricsExporter
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest, upstream_session
 from deployments.llm_gateway.links import StreamLinkFilter
@@ -150,6 +151,16 @@ class Gateway:
         self.error_tracker = ErrorTracker(obs.error_tracker.dsn_env, obs.tracing.service_name)
         trail = config.logging.audit_trail
         self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
+        self.export: RequestExport | None = None
+        if obs.export.enabled:
+            self.export = RequestExport(
+                config.export_dir(),
+                scrub_pii=obs.export.scrub_pii,
+                compress_on_rotate=obs.export.compress_on_rotate,
+                writer=writer_name(),
+                clock=self.clock,
+                on_drop=self.metrics.export_dropped.inc,
+            )
 
     def _pipeline(self) -> Pipeline:
         """The rings' plugins, in order (``/admin/plugins`` lists them)."""
@@ -171,6 +182,7 @@ class Gateway:
                 Stage("charge", "POST_FLIGHT", self._stage_charge, required=True),
                 Stage("records", "BACKGROUND", self._stage_record),
                 Stage("audit", "BACKGROUND", self._stage_audit, required=True),
+                Stage("export", "BACKGROUND", self._stage_export),
                 Stage("telemetry", "BACKGROUND", self._stage_metrics),
             ],
             on_trace=self._trace,
@@ -320,6 +332,9 @@ class Gateway:
             tasks.every(0.5, self.audit.flush, name="audit-flush")
             if self.config.gdpr.auto_purge:
                 tasks.every(86400.0, self._purge_audit, name="audit-purge", first_delay=1.0)
+        if self.export is not None:
+            tasks.start(self.export.recover(), name="export-recover")
+            tasks.every(0.5, self.export.flush, name="export-flush")
 
     async def render_metrics(self) -> bytes:
         """The cluster-wide Prometheus text (``/metrics`` and the standalone exporter)."""
@@ -385,6 +400,11 @@ class Gateway:
                 await self.audit.close()
             except Exception:
                 log.warning("final audit flush failed", exc_info=True)
+        if self.export is not None:
+            try:
+                await self.export.close()
+            except Exception:
+                log.warning("final export flush failed", exc_info=True)
         try:
             await self.latency.flush()
         except Exception:
@@ -707,31 +727,43 @@ class Gateway:
             )
         )
 
+    def _outcome(self, ctx: Context) -> dict[str, Any]:
+        """What the audit trail and the export keep of a request (never its text or its key)."""
+        usage: Usage | None = ctx.usage
+        return {
+            "request_id": ctx.request_id,
+            "route": ctx.route,
+            "model": ctx.model or ctx.requested_model,
+            "endpoint": ctx.endpoint,
+            "status": ctx.status,
+            "prompt_tokens": usage.prompt_tokens if usage else 0,
+            "completion_tokens": usage.completion_tokens if usage else 0,
+            "cost_usd": round(ctx.cost, 8),
+            "stream": ctx.stream,
+            "security": {
+                "injection_score": ctx.injection_score,
+                "links_replaced": ctx.links_replaced,
+                "refusal": ctx.error_class if ctx.status >= 400 else None,
+            },
+            "cache": ctx.cache_status,
+            "fallback": ctx.fallback,
+        }
+
     async def _stage_audit(self, ctx: Context) -> None:
         if self.audit is None:
             return
-        usage: Usage | None = ctx.usage
-        self.audit.add(
+        self.audit.add(ctx.wall, {"tenant": ctx.tenant, "client_ip": client_ip(ctx.request), **self._outcome(ctx)})
+
+    async def _stage_export(self, ctx: Context) -> None:
+        if self.export is None:
+            return
+        self.export.add(
             ctx.wall,
             {
-                "request_id": ctx.request_id,
-                "tenant": ctx.tenant,
-                "client_ip": client_ip(ctx.request),
-                "route": ctx.route,
-                "model": ctx.model or ctx.requested_model,
-                "endpoint": ctx.endpoint,
-                "status": ctx.status,
-                "prompt_tokens": usage.prompt_tokens if usage else 0,
-                "completion_tokens": usage.completion_tokens if usage else 0,
-                "cost_usd": round(ctx.cost, 8),
-                "stream": ctx.stream,
-                "security": {
-                    "injection_score": ctx.injection_score,
-                    "links_replaced": ctx.links_replaced,
-                    "refusal": ctx.error_class if ctx.status >= 400 else None,
-                },
-                "cache": ctx.cache_status,
-                "fallback": ctx.fallback,
+                "key_fingerprint": ctx.tenant,
+                **self._outcome(ctx),
+                "latency_ms": round((time.perf_counter() - ctx.started) * 1000, 3),
+                "ttft_ms": round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None,
             },
         )
 

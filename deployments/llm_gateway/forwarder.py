@@ -86,6 +86,7 @@ class _Plan:
     previous: tuple[str | None, int | None] = (None, None)
     tried_keys: dict[str, set[int]] = field(default_factory=dict)
     circuit_blocked: bool = False
+    headers: dict[str, str] = field(default_factory=dict)  # sent with every attempt (``traceparent``)
 
 
 def _exhausted(plan: _Plan, kind: str) -> GatewayError:
@@ -217,10 +218,15 @@ class Forwarder:
         stream: bool,
         client_wants_usage: bool,
         est_tokens: int,
+        headers: dict[str, str] | None = None,
     ) -> UpstreamResult:
-        """Send: the committed answer of the first attempt that succeeds, else the one error that explains why."""
+        """Send: the committed answer of the first attempt that succeeds, else the one error that explains why.
+
+        ``headers`` go with every upstream attempt (the trace context)."""
         failover = self.config.rotation.failover
-        plan = _Plan(queue=list(targets), max_attempts=1 + failover.max_retries if failover.enabled else 1)
+        plan = _Plan(
+            queue=list(targets), max_attempts=1 + failover.max_retries if failover.enabled else 1, headers=headers or {}
+        )
         result = await self._with_failover(kind, body, plan, stream, client_wants_usage, est_tokens)
         if result is not None:
             return result
@@ -240,7 +246,7 @@ class Forwarder:
             plan.previous = (target.endpoint, attempt.key_index)
             attempt.started = time.perf_counter()
             try:
-                result = await self._attempt(kind, body, attempt, stream, client_wants_usage)
+                result = await self._attempt(kind, body, attempt, stream, client_wants_usage, plan.headers)
             except _Retryable as exc:
                 plan.last = exc
                 await self._settle(attempt, ok=not exc.breaker_failure)
@@ -346,7 +352,13 @@ class Forwarder:
         )
 
     async def _attempt(
-        self, kind: str, body: dict[str, Any], attempt: Attempt, stream: bool, client_wants_usage: bool
+        self,
+        kind: str,
+        body: dict[str, Any],
+        attempt: Attempt,
+        stream: bool,
+        client_wants_usage: bool,
+        headers: dict[str, str],
     ) -> UpstreamResult:
         target = attempt.target
         ring = self.router.keyrings.get(target.endpoint)
@@ -378,7 +390,7 @@ class Forwarder:
             resp = await self.session.post(
                 req.url,
                 data=_json_bytes(req.body),
-                headers={**req.headers, "Content-Type": "application/json"},
+                headers={**headers, **req.headers, "Content-Type": "application/json"},
                 timeout=self.timeout,
                 allow_redirects=False,
             )

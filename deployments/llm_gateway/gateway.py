@@ -599,7 +599,12 @@ class Gateway:
     async def _stage_forward(self, ctx: Context) -> None:
         assert self.forwarder is not None
         est = ctx.prompt_estimate + ctx.output_estimate
-        result = await self.forwarder.forward(ctx.kind, ctx.body, ctx.targets, ctx.stream, ctx.client_wants_usage, est)
+        trace: dict[str, str] = {}
+        if self.tracer.active:
+            self.tracer.inject(ctx.request.scope, trace)
+        result = await self.forwarder.forward(
+            ctx.kind, ctx.body, ctx.targets, ctx.stream, ctx.client_wants_usage, est, trace
+        )
         ctx.result = result
         ctx.endpoint = result.attempt.target.endpoint
         ctx.model = result.attempt.target.model
@@ -779,7 +784,7 @@ class Gateway:
     def _trace(self, ctx: Context) -> None:
         total_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
         try:
-            self.tracer.record(ctx, total_ms)
+            self.tracer.record(ctx)
         except Exception:
             log.warning("tracing a request failed", exc_info=True)
         self.latency.add(
@@ -787,7 +792,7 @@ class Gateway:
                 "req_id": ctx.request_id,
                 "timestamp": ctx.wall,
                 "rings": ctx.rings,
-                "total_ms": round((time.perf_counter() - ctx.started) * 1000, 3),
+                "total_ms": total_ms,
                 "upstream_ms": round(ctx.upstream_ms, 3),
                 "ttft_ms": round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None,
             }
@@ -796,6 +801,8 @@ class Gateway:
     # -- entry point ---------------------------------------------------------
     async def handle(self, ctx: Context) -> Response:
         await self.start()
+        if self.tracer.active:
+            self.tracer.claim(ctx)  # the pipeline ends the request's span, with its rings
         try:
             await self.pipeline.run(ctx)
         except GatewayError as exc:

@@ -457,6 +457,11 @@ def not_built(cfg: GatewayConfig) -> list[str]:
             "server such as Ollama, llama.cpp or vLLM, add it under endpoints, and name it in "
             "server.local_model.endpoint and .model)",
         ),
+        (
+            "negative_cache" in cfg.caching.model_fields_set,
+            "caching.negative_cache (nothing here caches negative answers: unknown models and refusals are "
+            "decided locally, upstream failures go to the circuit breakers; remove the section)",
+        ),
     ]
     return [name for on, name in checks if on]
 
@@ -523,6 +528,13 @@ class GatewayConfig(_Model):
             queued = int(total * self.admission.queue_factor)
         replicas = max(1, replicas)
         return max(1, -(-total // replicas)), max(0, -(-queued // replicas))
+
+    def log_output(self) -> Path | None:
+        """``logging.output``: None for stdout, else the file (relative to ``data_dir`` unless absolute)."""
+        if not self.logging.output:
+            return None
+        path = Path(self.logging.output)
+        return path if path.is_absolute() else resolve(Path(self.data_dir) / path)
 
     def export_dir(self) -> Path:
         """``observability.export.output_dir``, relative to ``data_dir`` unless absolute (not created here)."""

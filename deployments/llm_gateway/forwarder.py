@@ -170,9 +170,12 @@ class Forwarder:
         self.session = session
         self.breakers = breakers
         self.leases = leases
-        # No overall limit (a stream may run long); connecting and each read wait are bounded.
+        # Connecting and each read wait are bounded; the whole request (stream included) only by
+        # ``server.total_timeout`` when it is set (null, the default: no ceiling, a stream may run long).
         self.timeout = aiohttp.ClientTimeout(
-            total=None, connect=config.connection_pool.connect_timeout, sock_read=config.server.timeout
+            total=config.server.total_timeout,
+            connect=config.connection_pool.connect_timeout,
+            sock_read=config.server.timeout,
         )
         self._host_slots: dict[str, asyncio.Semaphore] = {}
 

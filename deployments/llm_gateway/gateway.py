@@ -38,6 +38,7 @@ from deployments.llm_gateway.export import RequestExport, writer_name
 from deployments.llm_gateway.exporter import MetricsExporter
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest, upstream_session
 from deployments.llm_gateway.links import StreamLinkFilter
+from deployments.llm_gateway.logsetup import configure as configure_logging
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
 from deployments.llm_gateway.providers.base import Usage, estimate_tokens, prompt_text
@@ -70,6 +71,7 @@ class Gateway:
     """Everything one replica holds; ``create_app`` exposes it over HTTP."""
 
     def __init__(self, config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int = 1) -> None:
+        configure_logging(config.logging, config.log_output())
         self.config = config
         self.base_config = config  # the file's; reloaded sections apply on top of it
         self.reloaded: dict[str, Any] = {}
@@ -228,7 +230,9 @@ class Gateway:
 
     def _reloaded(self, sections: dict[str, Any]) -> GatewayConfig:
         try:
-            return GatewayConfig.model_validate({**self.base_config.model_dump(mode="json"), **sections})
+            # the file's keys as written (a default dumped back would count as set, e.g. a refused section)
+            written = self.base_config.model_dump(mode="json", exclude_unset=True)
+            return GatewayConfig.model_validate({**written, **sections})
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "config"
@@ -658,7 +662,12 @@ class Gateway:
                 extra={"endpoint": ctx.endpoint, "error": type(exc).__name__, "request_id": ctx.request_id},
             )
             asyncio.get_running_loop().create_task(self.breakers.report(ctx.endpoint, False))
-            reason = "timed out waiting for the next event" if isinstance(exc, TimeoutError) else type(exc).__name__
+            reason = type(exc).__name__
+            total = self.config.server.total_timeout
+            if isinstance(exc, TimeoutError):
+                reason = "timed out waiting for the next event"
+                if total is not None and not isinstance(exc, aiohttp.ServerTimeoutError):
+                    reason = f"server.total_timeout ({total:g} s) reached"
             yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {reason}")
         finally:
             ctx.links_replaced += links.replaced

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import fcntl
 import gzip
+import io
 import json
 import os
 import re
@@ -150,7 +151,7 @@ class RequestExport:
         writer: str,
         clock: Callable[[], float] = time.time,
         max_pending: int = 20_000,
-        on_drop: Callable[[], None] | None = None,
+        on_drop: Callable[[int], None] | None = None,
     ) -> None:
         check_writable(directory)
         self.directory = directory
@@ -164,7 +165,7 @@ class RequestExport:
         self.dropped = 0
         self.written = 0
         self.day: str | None = None
-        self._file: IO[bytes] | None = None
+        self._file: io.FileIO | None = None
         self._lock = asyncio.Lock()
 
     def path(self, day: str) -> Path:
@@ -173,18 +174,25 @@ class RequestExport:
     def add(self, ts: float, record: dict[str, Any]) -> None:
         """Queue one request's line (never blocks: a full queue drops it and counts the drop)."""
         if len(self.pending) >= self.max_pending:
-            self.dropped += 1
-            if self.on_drop is not None:
-                self.on_drop()
+            self._drop(1)
             return
         self.pending.append((ts, record))
+
+    def _drop(self, count: int) -> None:
+        self.dropped += count
+        if self.on_drop is not None:
+            self.on_drop(count)
 
     async def flush(self) -> None:
         async with self._lock:
             batch, self.pending = self.pending, []
             today = utc_day(self.clock())
             if batch or (self.day is not None and self.day != today):
-                await asyncio.to_thread(self._write, batch, today)
+                try:
+                    await asyncio.to_thread(self._write, batch, today)
+                except OSError as exc:  # disk full, folder gone: these lines are lost, and counted
+                    self._drop(len(batch))
+                    log.warning("request export write failed", extra={"lines": len(batch), "error": str(exc)})
 
     async def recover(self) -> int:
         """Compress the plain files of earlier days that no live process holds (startup)."""
@@ -212,13 +220,19 @@ class RequestExport:
         if self._file is None:
             self._open(today)
         assert self._file is not None
-        data = b"".join(self._line(ts, record) for ts, record in batch)
-        self._file.write(data)
-        self._file.flush()
+        data = memoryview(b"".join(self._line(ts, record) for ts, record in batch))
+        start = self._file.tell()
+        try:
+            while data:
+                data = data[self._file.write(data) or 0 :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._file.truncate(start)  # no partial line for the next batch to run into
+            raise
         self.written += len(batch)
 
     def _open(self, day: str) -> None:
-        f = open(self.path(day), "a+b")  # kept open for the day
+        f = open(self.path(day), "a+b", buffering=0)  # kept open for the day; unbuffered: one write per batch
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             size = f.seek(0, os.SEEK_END)

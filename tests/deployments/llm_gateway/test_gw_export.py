@@ -5,8 +5,10 @@ never blocking the request path. The gateway's clock is injected, so "midnight" 
 from __future__ import annotations
 
 import asyncio
+import errno
 import fcntl
 import gzip
+import io
 import json
 import os
 from datetime import UTC, datetime
@@ -182,6 +184,15 @@ async def test_a_full_queue_drops_and_counts_instead_of_blocking(serve, up1, tmp
     await gw.gateway.export.flush()
     written = lines((tmp_path / "exports" / f"requests-{DAY1}-{WRITER}.jsonl").read_bytes())
     assert len(written) + dropped == 3
+    async with gw.client() as c:
+        health = (await c.get("/health")).json()["export"]
+    assert health == {
+        "enabled": True,
+        "file": f"requests-{DAY1}-{WRITER}.jsonl",
+        "queued": 0,
+        "written": len(written),
+        "dropped": dropped,
+    }
 
 
 async def test_writers_of_one_node_keep_their_own_files(tmp_path):
@@ -195,3 +206,37 @@ async def test_writers_of_one_node_keep_their_own_files(tmp_path):
     for name, parity in (("r1", 1), ("r2", 0)):
         got = lines((tmp_path / f"requests-{DAY1}-{name}.jsonl").read_bytes())
         assert [r["request_id"] for r in got] == [f"id{i}" for i in range(200) if i % 2 == parity]
+
+
+class FullDisk(io.FileIO):
+    """A file on a disk that fills up halfway through the next write."""
+
+    def write(self, data) -> int:
+        super().write(bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+async def test_a_failed_write_is_counted_and_leaves_no_partial_line(tmp_path):
+    drops: list[int] = []
+    export = RequestExport(
+        tmp_path,
+        scrub_pii=False,
+        compress_on_rotate=True,
+        writer="w",
+        clock=Clock(BEFORE_MIDNIGHT),
+        on_drop=drops.append,
+    )
+    export.add(BEFORE_MIDNIGHT, {"request_id": "kept"})
+    await export.flush()
+    path = export.path(DAY1)
+    export._file.close()
+    export._file = FullDisk(path, "a")
+    export.add(BEFORE_MIDNIGHT, {"request_id": "lost-1"})
+    export.add(BEFORE_MIDNIGHT, {"request_id": "lost-2"})
+    await export.flush()
+    assert drops == [2] and export.dropped == 2
+    export._file.close()
+    export._file = io.FileIO(path, "a")
+    export.add(BEFORE_MIDNIGHT, {"request_id": "after"})
+    await export.close()
+    assert [r["request_id"] for r in lines(path.read_bytes())] == ["kept", "after"]

@@ -46,7 +46,7 @@ from rayfleet.serving import replica_id
 
 log = get_logger("llm_gateway")
 
-_PLAIN = re.compile(r"^requests-(\d{4}-\d{2}-\d{2})-[A-Za-z0-9_.-]+\.jsonl$")
+_PLAIN = re.compile(r"^requests-(\d{4}-\d{2}-\d{2})-[A-Za-z0-9_.~-]+\.jsonl$")
 _TMP = re.compile(r"^\.requests-.*\.tmp$")
 _NOT_SCRUBBED = ("time", "key_fingerprint")  # written by the gateway in a fixed format
 STALE_TMP_SECONDS = 3600.0
@@ -232,9 +232,20 @@ class RequestExport:
         self.written += len(batch)
 
     def _open(self, day: str) -> None:
-        f = open(self.path(day), "a+b", buffering=0)  # kept open for the day; unbuffered: one write per batch
+        base = self.writer.rsplit("~", 1)[0]
+        for attempt in range(100):
+            # another writer of this process with the same name (two gateways in one process) holds
+            # the file: take the next free name rather than share it
+            self.writer = base if attempt == 0 else f"{base}~{attempt}"
+            f = open(self.path(day), "a+b", buffering=0)  # kept open for the day; unbuffered: one write per batch
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                f.close()
+        else:
+            raise OSError(f"every export file name of writer {base!r} is held by another writer")
         try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             size = f.seek(0, os.SEEK_END)
             complete = _complete_length(f)
             if complete != size:
@@ -251,13 +262,11 @@ class RequestExport:
             self._file = None
 
     def _rotate(self) -> None:
-        assert self.day is not None
-        closed, self.day = self.path(self.day), None
+        """Close the day's file; with compression, gzip it and any other leftover of an earlier day
+        (a failure is logged and the file stays plain for the next pass)."""
+        self.day = None
         self._close()
-        if self.compress_on_rotate:
-            if closed.exists():
-                compress(closed)
-            self._compress_leftovers(utc_day(self.clock()))
+        self._compress_leftovers(utc_day(self.clock()))
 
     def _compress_leftovers(self, today: str) -> int:
         if not self.compress_on_rotate:

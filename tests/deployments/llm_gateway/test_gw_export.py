@@ -197,15 +197,20 @@ async def test_a_full_queue_drops_and_counts_instead_of_blocking(serve, up1, tmp
 
 async def test_writers_of_one_node_keep_their_own_files(tmp_path):
     clock = Clock(BEFORE_MIDNIGHT)
-    one, two = (
-        RequestExport(tmp_path, scrub_pii=False, compress_on_rotate=True, writer=w, clock=clock) for w in ("r1", "r2")
-    )
-    for i in range(200):
-        (one if i % 2 else two).add(BEFORE_MIDNIGHT, {"request_id": f"id{i}", "pad": "x" * 5000})
-    await asyncio.gather(one.close(), two.close())
-    for name, parity in (("r1", 1), ("r2", 0)):
-        got = lines((tmp_path / f"requests-{DAY1}-{name}.jsonl").read_bytes())
-        assert [r["request_id"] for r in got] == [f"id{i}" for i in range(200) if i % 2 == parity]
+    writers = [
+        RequestExport(tmp_path, scrub_pii=False, compress_on_rotate=True, writer=w, clock=clock)
+        for w in ("r1", "r2", "r1")  # the last: a second gateway in one process, same name
+    ]
+    for i in range(300):
+        writers[i % 3].add(BEFORE_MIDNIGHT, {"request_id": f"id{i}", "pad": "x" * 5000})
+    await asyncio.gather(*(w.flush() for w in writers))
+    for w in writers:
+        w.add(BEFORE_MIDNIGHT, {"request_id": f"last-{w.writer}"})
+    await asyncio.gather(*(w.close() for w in writers))
+    assert sorted(w.writer for w in writers) == ["r1", "r1~1", "r2"]
+    for k, w in enumerate(writers):
+        got = lines((tmp_path / f"requests-{DAY1}-{w.writer}.jsonl").read_bytes())
+        assert [r["request_id"] for r in got] == [f"id{i}" for i in range(300) if i % 3 == k] + [f"last-{w.writer}"]
 
 
 class FullDisk(io.FileIO):

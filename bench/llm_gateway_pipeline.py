@@ -56,7 +56,9 @@ BODY = {"model": MODEL, "messages": [{"role": "user", "content": PROMPT}], "max_
 LABELLED = ROOT / "tests" / "data" / "llm_gateway" / "injection_labelled.jsonl"
 
 
-def gateway_config(workdir: Path, upstream: int, security: bool) -> dict[str, Any]:
+def gateway_config(
+    workdir: Path, upstream: int, security: bool, observability: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {
         "data_dir": str(workdir),
         "discovery": False,
@@ -65,7 +67,7 @@ def gateway_config(workdir: Path, upstream: int, security: bool) -> dict[str, An
         "rate_limiting": {"requests_per_minute": 10_000_000},
         "budget": {"daily_limit": 1_000_000, "soft_limit": 1_000_000},
         "connection_pool": {"max_connections": 200, "max_per_host": 200},
-        "observability": {"tracing": {"console_exporter": False}},
+        "observability": observability or {"tracing": {"console_exporter": False}},
         "security": {
             "enabled": security,
             "link_sanitization": {"blocked_domains": ["evil.test", "malware.test"]},
@@ -85,12 +87,18 @@ def serve(config_path: str, port: int) -> None:
     uvicorn.run(create_app(cfg), host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-def start_gateway(workdir: Path, upstream: int, security: bool) -> tuple[subprocess.Popen, str]:
-    name = "on" if security else "off"
+def start_gateway(
+    workdir: Path,
+    upstream: int,
+    security: bool,
+    name: str | None = None,
+    observability: dict[str, Any] | None = None,
+) -> tuple[subprocess.Popen, str]:
+    name = name or ("on" if security else "off")
     data = workdir / name
     data.mkdir()
     cfg_path = workdir / f"{name}.json"
-    cfg_path.write_text(json.dumps(gateway_config(data, upstream, security)))
+    cfg_path.write_text(json.dumps(gateway_config(data, upstream, security, observability)))
     port = free_port()
     env = dict(os.environ, LLM_PROXY_API_KEYS=KEY, LLM_PROXY_ADMIN_KEYS=ADMIN, RAYFLEET_LOG_LEVEL="WARNING")
     env["PYTHONPATH"] = str(ROOT)

@@ -21,6 +21,7 @@ from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError, error_body, error_response
 from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.routes import admin, auth, health, inference, metrics, models, registry, ui
+from deployments.llm_gateway.tracing import TracingMiddleware
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.http import RequestIdMiddleware
 
@@ -74,7 +75,9 @@ def create_app(
 
     app = FastAPI(title="rayfleet LLM gateway", version="1.0", lifespan=lifespan)
     app.state.gateway = gateway
-    app.add_middleware(RequestIdMiddleware)
+    if gateway.tracer.active:  # off: no middleware at all
+        app.add_middleware(TracingMiddleware, tracer=gateway.tracer)
+    app.add_middleware(RequestIdMiddleware)  # outside the tracing, so spans carry the request id
     _error_handlers(app, gateway)
     app.include_router(inference.router(gateway))
     app.include_router(models.router(gateway))

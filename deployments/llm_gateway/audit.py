@@ -22,13 +22,13 @@ import argparse
 import asyncio
 import hashlib
 import json
-import re
 import sqlite3
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from deployments.llm_gateway.masking import scrub
 from deployments.llm_gateway.storage import SQLiteFile
 
 GENESIS = "0" * 64
@@ -38,28 +38,6 @@ _DDL = (
     "CREATE TABLE IF NOT EXISTS audit_anchor (id INTEGER PRIMARY KEY CHECK (id = 1), through_seq INTEGER NOT NULL,"
     " hash TEXT NOT NULL)",
 )
-_PII = (
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "[email]"),
-    (re.compile(r"\b(?:sk|pk|rk|key|api|token)[-_][A-Za-z0-9_-]{8,}\b"), "[api-key]"),
-    (re.compile(r"\b(?:\d[ -]?){13,19}\b"), "[card]"),
-    (re.compile(r"(?<!\w)\+?\d{1,3}?[ .-]?\(?\d{2,4}\)?[ .-]?\d{3,4}[ .-]?\d{3,4}(?!\w)"), "[phone]"),
-)
-
-
-def mask_pii(text: str) -> str:
-    for pattern, label in _PII:
-        text = pattern.sub(label, text)
-    return text
-
-
-def _masked(value: Any) -> Any:
-    if isinstance(value, str):
-        return mask_pii(value)
-    if isinstance(value, dict):
-        return {k: _masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return value
 
 
 def _canonical(record: dict[str, Any]) -> str:
@@ -165,7 +143,7 @@ class AuditTrail:
         if len(self.pending) >= self.max_pending:
             self.dropped += 1
             return
-        self.pending.append((ts, "request", _masked(record) if self.mask else record))
+        self.pending.append((ts, "request", scrub(record) if self.mask else record))
 
     async def flush(self) -> None:
         async with self._lock:

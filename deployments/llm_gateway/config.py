@@ -88,11 +88,21 @@ class ListenerConfig(_Model):
     """The gateway's own data-plane port (``server.host:server.port``), next to Serve's ``/llm``.
 
     Off by default so that embedding the app (tests, tools) never binds a port; the demo
-    config turns it on.
+    config turns it on. (``poll_interval`` is gone: every replica serves the port itself,
+    nothing polls; the key is refused with a message saying so.)
     """
 
     enabled: bool = False
-    poll_interval: Annotated[Duration, Field(gt=0)] = 5.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gone(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "poll_interval" in data:
+            raise ValueError(
+                "poll_interval is no longer used (every replica serves the direct port itself, nothing polls): "
+                "remove it"
+            )
+        return data
 
 
 class ServerConfig(_Model):
@@ -311,6 +321,8 @@ class ErrorTracker(_Model):
 
 
 class Export(_Model):
+    """``deployments.llm_gateway.export``: one JSON line per request, files per UTC day and process."""
+
     enabled: bool = False
     output_dir: str = "exports"
     scrub_pii: bool = True
@@ -439,8 +451,17 @@ class RegistryConfig(_Model):
 def not_built(cfg: GatewayConfig) -> list[str]:
     """Settings that would turn on a feature this gateway does not have: refused, never silently accepted."""
     checks = [
-        (cfg.observability.export.enabled, "observability.export.enabled (log export)"),
-        (bool(cfg.server.local_model.model_path), "server.local_model.model_path (loading a model file)"),
+        (
+            bool(cfg.server.local_model.model_path),
+            "server.local_model.model_path (the gateway runs no model itself: serve the file with a local "
+            "server such as Ollama, llama.cpp or vLLM, add it under endpoints, and name it in "
+            "server.local_model.endpoint and .model)",
+        ),
+        (
+            "negative_cache" in cfg.caching.model_fields_set,
+            "caching.negative_cache (nothing here caches negative answers: unknown models and refusals are "
+            "decided locally, upstream failures go to the circuit breakers; remove the section)",
+        ),
     ]
     return [name for on, name in checks if on]
 
@@ -507,6 +528,18 @@ class GatewayConfig(_Model):
             queued = int(total * self.admission.queue_factor)
         replicas = max(1, replicas)
         return max(1, -(-total // replicas)), max(0, -(-queued // replicas))
+
+    def log_output(self) -> Path | None:
+        """``logging.output``: None for stdout, else the file (relative to ``data_dir`` unless absolute)."""
+        if not self.logging.output:
+            return None
+        path = Path(self.logging.output)
+        return path if path.is_absolute() else resolve(Path(self.data_dir) / path)
+
+    def export_dir(self) -> Path:
+        """``observability.export.output_dir``, relative to ``data_dir`` unless absolute (not created here)."""
+        path = Path(self.observability.export.output_dir)
+        return path if path.is_absolute() else resolve(Path(self.data_dir) / path)
 
     def data_path(self, name: str) -> Path:
         path = Path(name)

@@ -86,6 +86,7 @@ class _Plan:
     previous: tuple[str | None, int | None] = (None, None)
     tried_keys: dict[str, set[int]] = field(default_factory=dict)
     circuit_blocked: bool = False
+    headers: dict[str, str] = field(default_factory=dict)  # sent with every attempt (``traceparent``)
 
 
 def _exhausted(plan: _Plan, kind: str) -> GatewayError:
@@ -169,9 +170,12 @@ class Forwarder:
         self.session = session
         self.breakers = breakers
         self.leases = leases
-        # No overall limit (a stream may run long); connecting and each read wait are bounded.
+        # Connecting and each read wait are bounded; the whole request (stream included) only by
+        # ``server.total_timeout`` when it is set (null, the default: no ceiling, a stream may run long).
         self.timeout = aiohttp.ClientTimeout(
-            total=None, connect=config.connection_pool.connect_timeout, sock_read=config.server.timeout
+            total=config.server.total_timeout,
+            connect=config.connection_pool.connect_timeout,
+            sock_read=config.server.timeout,
         )
         self._host_slots: dict[str, asyncio.Semaphore] = {}
 
@@ -217,10 +221,15 @@ class Forwarder:
         stream: bool,
         client_wants_usage: bool,
         est_tokens: int,
+        headers: dict[str, str] | None = None,
     ) -> UpstreamResult:
-        """Send: the committed answer of the first attempt that succeeds, else the one error that explains why."""
+        """Send: the committed answer of the first attempt that succeeds, else the one error that explains why.
+
+        ``headers`` go with every upstream attempt (the trace context)."""
         failover = self.config.rotation.failover
-        plan = _Plan(queue=list(targets), max_attempts=1 + failover.max_retries if failover.enabled else 1)
+        plan = _Plan(
+            queue=list(targets), max_attempts=1 + failover.max_retries if failover.enabled else 1, headers=headers or {}
+        )
         result = await self._with_failover(kind, body, plan, stream, client_wants_usage, est_tokens)
         if result is not None:
             return result
@@ -240,7 +249,7 @@ class Forwarder:
             plan.previous = (target.endpoint, attempt.key_index)
             attempt.started = time.perf_counter()
             try:
-                result = await self._attempt(kind, body, attempt, stream, client_wants_usage)
+                result = await self._attempt(kind, body, attempt, stream, client_wants_usage, plan.headers)
             except _Retryable as exc:
                 plan.last = exc
                 await self._settle(attempt, ok=not exc.breaker_failure)
@@ -346,7 +355,13 @@ class Forwarder:
         )
 
     async def _attempt(
-        self, kind: str, body: dict[str, Any], attempt: Attempt, stream: bool, client_wants_usage: bool
+        self,
+        kind: str,
+        body: dict[str, Any],
+        attempt: Attempt,
+        stream: bool,
+        client_wants_usage: bool,
+        headers: dict[str, str],
     ) -> UpstreamResult:
         target = attempt.target
         ring = self.router.keyrings.get(target.endpoint)
@@ -378,7 +393,7 @@ class Forwarder:
             resp = await self.session.post(
                 req.url,
                 data=_json_bytes(req.body),
-                headers={**req.headers, "Content-Type": "application/json"},
+                headers={**headers, **req.headers, "Content-Type": "application/json"},
                 timeout=self.timeout,
                 allow_redirects=False,
             )

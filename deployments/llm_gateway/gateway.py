@@ -34,9 +34,11 @@ from deployments.llm_gateway.discovery import Found, discover
 from deployments.llm_gateway.error_tracker import ErrorTracker
 from deployments.llm_gateway.errors import GatewayError, error_response, json_object, sse_error_event
 from deployments.llm_gateway.events import EventLog, WebhookFeed
+from deployments.llm_gateway.export import RequestExport, writer_name
 from deployments.llm_gateway.exporter import MetricsExporter
 from deployments.llm_gateway.forwarder import Forwarder, UpstreamResult, stream_rest, upstream_session
 from deployments.llm_gateway.links import StreamLinkFilter
+from deployments.llm_gateway.logsetup import configure as configure_logging
 from deployments.llm_gateway.pipeline import Context, Pipeline, Stage
 from deployments.llm_gateway.pricing import PriceTable
 from deployments.llm_gateway.providers.base import Usage, estimate_tokens, prompt_text
@@ -69,6 +71,7 @@ class Gateway:
     """Everything one replica holds; ``create_app`` exposes it over HTTP."""
 
     def __init__(self, config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int = 1) -> None:
+        configure_logging(config.logging, config.log_output())
         self.config = config
         self.base_config = config  # the file's; reloaded sections apply on top of it
         self.reloaded: dict[str, Any] = {}
@@ -150,6 +153,16 @@ class Gateway:
         self.error_tracker = ErrorTracker(obs.error_tracker.dsn_env, obs.tracing.service_name)
         trail = config.logging.audit_trail
         self.audit = AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None
+        self.export: RequestExport | None = None
+        if obs.export.enabled:
+            self.export = RequestExport(
+                config.export_dir(),
+                scrub_pii=obs.export.scrub_pii,
+                compress_on_rotate=obs.export.compress_on_rotate,
+                writer=writer_name(),
+                clock=self.clock,
+                on_drop=self.metrics.export_dropped.inc,
+            )
 
     def _pipeline(self) -> Pipeline:
         """The rings' plugins, in order (``/admin/plugins`` lists them)."""
@@ -171,6 +184,7 @@ class Gateway:
                 Stage("charge", "POST_FLIGHT", self._stage_charge, required=True),
                 Stage("records", "BACKGROUND", self._stage_record),
                 Stage("audit", "BACKGROUND", self._stage_audit, required=True),
+                Stage("export", "BACKGROUND", self._stage_export),
                 Stage("telemetry", "BACKGROUND", self._stage_metrics),
             ],
             on_trace=self._trace,
@@ -216,7 +230,9 @@ class Gateway:
 
     def _reloaded(self, sections: dict[str, Any]) -> GatewayConfig:
         try:
-            return GatewayConfig.model_validate({**self.base_config.model_dump(mode="json"), **sections})
+            # the file's keys as written (a default dumped back would count as set, e.g. a refused section)
+            written = self.base_config.model_dump(mode="json", exclude_unset=True)
+            return GatewayConfig.model_validate({**written, **sections})
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "config"
@@ -320,6 +336,9 @@ class Gateway:
             tasks.every(0.5, self.audit.flush, name="audit-flush")
             if self.config.gdpr.auto_purge:
                 tasks.every(86400.0, self._purge_audit, name="audit-purge", first_delay=1.0)
+        if self.export is not None:
+            tasks.start(self.export.recover(), name="export-recover")
+            tasks.every(0.5, self.export.flush, name="export-flush")
 
     async def render_metrics(self) -> bytes:
         """The cluster-wide Prometheus text (``/metrics`` and the standalone exporter)."""
@@ -385,6 +404,11 @@ class Gateway:
                 await self.audit.close()
             except Exception:
                 log.warning("final audit flush failed", exc_info=True)
+        if self.export is not None:
+            try:
+                await self.export.close()
+            except Exception:
+                log.warning("final export flush failed", exc_info=True)
         try:
             await self.latency.flush()
         except Exception:
@@ -579,7 +603,12 @@ class Gateway:
     async def _stage_forward(self, ctx: Context) -> None:
         assert self.forwarder is not None
         est = ctx.prompt_estimate + ctx.output_estimate
-        result = await self.forwarder.forward(ctx.kind, ctx.body, ctx.targets, ctx.stream, ctx.client_wants_usage, est)
+        trace: dict[str, str] = {}
+        if self.tracer.active:
+            self.tracer.inject(ctx.request.scope, trace)
+        result = await self.forwarder.forward(
+            ctx.kind, ctx.body, ctx.targets, ctx.stream, ctx.client_wants_usage, est, trace
+        )
         ctx.result = result
         ctx.endpoint = result.attempt.target.endpoint
         ctx.model = result.attempt.target.model
@@ -633,7 +662,12 @@ class Gateway:
                 extra={"endpoint": ctx.endpoint, "error": type(exc).__name__, "request_id": ctx.request_id},
             )
             asyncio.get_running_loop().create_task(self.breakers.report(ctx.endpoint, False))
-            reason = "timed out waiting for the next event" if isinstance(exc, TimeoutError) else type(exc).__name__
+            reason = type(exc).__name__
+            total = self.config.server.total_timeout
+            if isinstance(exc, TimeoutError):
+                reason = "timed out waiting for the next event"
+                if total is not None and not isinstance(exc, aiohttp.ServerTimeoutError):
+                    reason = f"server.total_timeout ({total:g} s) reached"
             yield sse_error_event(f"upstream stream from {ctx.endpoint} failed: {reason}")
         finally:
             ctx.links_replaced += links.replaced
@@ -707,31 +741,43 @@ class Gateway:
             )
         )
 
+    def _outcome(self, ctx: Context) -> dict[str, Any]:
+        """What the audit trail and the export keep of a request (never its text or its key)."""
+        usage: Usage | None = ctx.usage
+        return {
+            "request_id": ctx.request_id,
+            "route": ctx.route,
+            "model": ctx.model or ctx.requested_model,
+            "endpoint": ctx.endpoint,
+            "status": ctx.status,
+            "prompt_tokens": usage.prompt_tokens if usage else 0,
+            "completion_tokens": usage.completion_tokens if usage else 0,
+            "cost_usd": round(ctx.cost, 8),
+            "stream": ctx.stream,
+            "security": {
+                "injection_score": ctx.injection_score,
+                "links_replaced": ctx.links_replaced,
+                "refusal": ctx.error_class if ctx.status >= 400 else None,
+            },
+            "cache": ctx.cache_status,
+            "fallback": ctx.fallback,
+        }
+
     async def _stage_audit(self, ctx: Context) -> None:
         if self.audit is None:
             return
-        usage: Usage | None = ctx.usage
-        self.audit.add(
+        self.audit.add(ctx.wall, {"tenant": ctx.tenant, "client_ip": client_ip(ctx.request), **self._outcome(ctx)})
+
+    async def _stage_export(self, ctx: Context) -> None:
+        if self.export is None:
+            return
+        self.export.add(
             ctx.wall,
             {
-                "request_id": ctx.request_id,
-                "tenant": ctx.tenant,
-                "client_ip": client_ip(ctx.request),
-                "route": ctx.route,
-                "model": ctx.model or ctx.requested_model,
-                "endpoint": ctx.endpoint,
-                "status": ctx.status,
-                "prompt_tokens": usage.prompt_tokens if usage else 0,
-                "completion_tokens": usage.completion_tokens if usage else 0,
-                "cost_usd": round(ctx.cost, 8),
-                "stream": ctx.stream,
-                "security": {
-                    "injection_score": ctx.injection_score,
-                    "links_replaced": ctx.links_replaced,
-                    "refusal": ctx.error_class if ctx.status >= 400 else None,
-                },
-                "cache": ctx.cache_status,
-                "fallback": ctx.fallback,
+                "key_fingerprint": ctx.tenant,
+                **self._outcome(ctx),
+                "latency_ms": round((time.perf_counter() - ctx.started) * 1000, 3),
+                "ttft_ms": round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None,
             },
         )
 
@@ -747,7 +793,7 @@ class Gateway:
     def _trace(self, ctx: Context) -> None:
         total_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
         try:
-            self.tracer.record(ctx, total_ms)
+            self.tracer.record(ctx)
         except Exception:
             log.warning("tracing a request failed", exc_info=True)
         self.latency.add(
@@ -755,7 +801,7 @@ class Gateway:
                 "req_id": ctx.request_id,
                 "timestamp": ctx.wall,
                 "rings": ctx.rings,
-                "total_ms": round((time.perf_counter() - ctx.started) * 1000, 3),
+                "total_ms": total_ms,
                 "upstream_ms": round(ctx.upstream_ms, 3),
                 "ttft_ms": round(ctx.ttft * 1000, 3) if ctx.ttft is not None else None,
             }
@@ -764,6 +810,8 @@ class Gateway:
     # -- entry point ---------------------------------------------------------
     async def handle(self, ctx: Context) -> Response:
         await self.start()
+        if self.tracer.active:
+            self.tracer.claim(ctx)  # the pipeline ends the request's span, with its rings
         try:
             await self.pipeline.run(ctx)
         except GatewayError as exc:

@@ -31,6 +31,10 @@ class GatewayMetrics:
         self.injection = metrics.counter("llm_proxy_injection_blocked_total", "Requests blocked as injections")
         self.auth_failures = metrics.counter("llm_proxy_auth_failures_total", "Authentication failures", ("reason",))
         self.load_shed = metrics.counter("llm_proxy_load_shed_total", "Requests refused by admission control")
+        self.export_dropped = metrics.counter(
+            "llm_proxy_export_dropped_total", "Request export lines dropped because the export queue was full"
+        )
         self.injection.inc(0)
+        self.export_dropped.inc(0)
         self.load_shed.inc(0)
         self.budget.set(0.0)

@@ -49,6 +49,20 @@ def _exporter(gateway: Gateway) -> dict[str, Any]:
     return {"enabled": True, "bind": exp.bind, "port": exp.port, "serving_here": exp.serving}
 
 
+def _export(gateway: Gateway) -> dict[str, Any]:
+    exp = gateway.export
+    if exp is None:
+        return {"enabled": False}
+    current = exp.path(exp.day).name if exp.day is not None else None
+    return {
+        "enabled": True,
+        "file": current,
+        "queued": len(exp.pending),
+        "written": exp.written,
+        "dropped": exp.dropped,
+    }
+
+
 def health_view(gateway: Gateway, listener: Any) -> dict[str, Any]:
     endpoints = _endpoints(gateway)
     healthy = any(e["circuit_state"] != "OPEN" for e in endpoints) and not gateway.control.panic["active"]
@@ -67,6 +81,7 @@ def health_view(gateway: Gateway, listener: Any) -> dict[str, Any]:
         },
         "records_store": "ok" if gateway.records.healthy else "unavailable",
         "metrics_exporter": _exporter(gateway),
+        "export": _export(gateway),
         "listener": listener.view() if listener is not None else {"enabled": False},
         "warnings": _warnings(gateway),
     }

@@ -13,7 +13,7 @@ where the real APIs are. Fault injection through ``POST /_double/faults`` with
 stream after N content events), ``stall_after`` (stop sending after N events, keep the
 socket open), ``malformed_after`` (send invalid JSON after N events),
 ``error_event_after`` (send an error event after N events). ``GET /_double/requests``
-returns what was received (bodies and the credential headers), ``DELETE`` clears it.
+returns what was received (bodies, the credential headers and ``traceparent``), ``DELETE`` clears it.
 Token usage is deterministic: prompt tokens are ``ceil(chars / 4)`` of the prompt text,
 completion tokens ``min(max_tokens, words)`` of the canned reply. A prompt starting with
 ``echo:`` is answered with the rest of the prompt, in 5-character pieces (a stream then
@@ -111,6 +111,7 @@ def _record(double: Double, request: web.Request, body: Any) -> None:
             "time": time.time(),
             "authorization": request.headers.get("Authorization"),
             "x_api_key": request.headers.get("x-api-key"),
+            "traceparent": request.headers.get("traceparent"),
         }
     )
 

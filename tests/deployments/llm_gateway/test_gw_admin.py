@@ -4,11 +4,13 @@ settings of features the gateway does not have are refused; answers are cached b
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from pydantic import ValidationError
 
 from actors.llm_gateway import ControlBoard, LatencyBoard
+from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
 from rayfleet import state
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat, flush
@@ -78,13 +80,15 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
 
 
 @pytest.mark.parametrize(
-    "setting",
+    ("setting", "message"),
     [
-        {"server": {"local_model": {"model_path": "models/x.gguf"}}},
+        ({"server": {"local_model": {"model_path": "models/x.gguf"}}}, "does not have.*server.local_model.endpoint"),
+        ({"server": {"listener": {"poll_interval": "5s"}}}, "poll_interval is no longer used"),
+        ({"caching": {"negative_cache": {"maxsize": 10}}}, "does not have.*caching.negative_cache"),
     ],
 )
-def test_settings_of_unbuilt_features_are_refused(setting):
-    with pytest.raises(ValidationError, match="does not have"):
+def test_settings_of_unbuilt_features_are_refused(setting, message):
+    with pytest.raises(ValidationError, match=message):
         GatewayConfig.model_validate(setting)
 
 
@@ -172,3 +176,30 @@ async def test_standalone_metrics_exporter(serve, up1, tmp_path, auth_env):
         assert 'llm_proxy_requests_total{endpoint="/v1/chat/completions",method="POST",status="200"}' in r.text
         assert (await plain.post("/metrics")).status_code == 405
         assert (await plain.get("/admin/config")).status_code == 404
+
+
+async def test_logging_level_format_and_output_apply(serve, up1, tmp_path, auth_env):
+    cfg = base_config(tmp_path, one(up1), logging={"level": "warning", "format": "text", "output": "gw.log"})
+    gw = await serve(cfg)
+    async with gw.client(key="sk-wrong-0123456789") as c:
+        assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 401
+    logger = logging.getLogger("rayfleet.llm_gateway")
+    logger.info("an info line is under the level")
+    logger.warning("a warning line", extra={"endpoint": "a"})
+    text = (tmp_path / "gw.log").read_text()
+    assert "an info line" not in text and "WARNING rayfleet.llm_gateway: a warning line endpoint=a" in text
+    assert "sk-wrong-0123456789" not in text and not text.lstrip().startswith("{")
+    gw2 = await serve(base_config(tmp_path, one(up1), logging={"level": "info", "output": str(tmp_path / "j.log")}))
+    assert gw2.gateway.config.logging.format == "json"
+    logger.info("now json", extra={"endpoint": "b"})
+    line = json.loads((tmp_path / "j.log").read_text().splitlines()[-1])
+    assert (line["msg"], line["level"], line["endpoint"]) == ("now json", "info", "b")
+    assert "now json" not in (tmp_path / "gw.log").read_text()  # the handler was replaced, not added
+
+
+def test_an_unwritable_log_output_stops_the_start(tmp_path, auth_env):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ValueError, match="logging.output: cannot write to"):
+        create_app(
+            GatewayConfig.model_validate(base_config(tmp_path, {}, logging={"output": str(tmp_path / "f/x.log")}))
+        )

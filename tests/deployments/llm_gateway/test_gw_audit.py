@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 
-from deployments.llm_gateway.audit import AuditLog, mask_pii
+from deployments.llm_gateway.audit import AuditLog
+from deployments.llm_gateway.masking import mask_pii
 from tests.conftest import ROOT
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
 

@@ -210,3 +210,23 @@ async def test_slow_but_steady_stream_is_not_cut_by_a_total_timeout(serve, up1, 
     async with gw.client() as c:
         r = await c.post("/v1/chat/completions", json=chat("m", stream=True))
     assert '"error"' not in r.text and r.text.rstrip().endswith("[DONE]")
+
+
+async def test_total_timeout_is_the_ceiling_of_an_upstream_request(serve, up1, tmp_path, auth_env):
+    # each read wait is short enough for server.timeout, the whole request is not
+    up1.faults({"chunk_delay_ms": 200, "times": -1})
+    cfg = base_config(
+        tmp_path,
+        {"a": {"base_url": up1.base_url, "models": ["m"]}},
+        server={"timeout": "5s", "total_timeout": "500ms"},
+        rotation={"failover": {"enabled": False}},
+    )
+    gw = await serve(cfg)
+    async with gw.client() as c:
+        r = await c.post("/v1/chat/completions", json=chat("m", stream=True, max_tokens=50))
+        up1.reset()
+        up1.faults({"latency_ms": 1500, "times": 1})
+        slow = await c.post("/v1/chat/completions", json=chat("m"))
+    events = [e for e in r.text.split("\n\n") if e.strip()]
+    assert events[-1] == "data: [DONE]" and "server.total_timeout (0.5 s) reached" in events[-2]
+    assert slow.status_code == 504 and "a timed out" in slow.json()["error"]["message"]

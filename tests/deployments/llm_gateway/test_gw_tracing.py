@@ -1,9 +1,12 @@
-"""Tracing: each ``/v1/*`` request becomes an OpenTelemetry trace exported over OTLP/HTTP to a
-real receiver on loopback (decoded with the OTLP protobuf schema)."""
+"""Tracing: every request, on every route, becomes an OpenTelemetry server span exported over
+OTLP/HTTP to a real receiver on loopback (decoded with the OTLP protobuf schema); ``/v1/*``
+spans carry one child span per ring, and the upstream gets the span's ``traceparent``."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+from contextlib import asynccontextmanager
 
 import uvicorn
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -12,8 +15,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from deployments.llm_gateway.app import create_app
+from deployments.llm_gateway.config import GatewayConfig, Tracing
+from deployments.llm_gateway.tracing import RequestTracer, TracingMiddleware
 from tests.conftest import free_port
-from tests.deployments.llm_gateway.conftest import base_config, chat
+from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
+
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
 def _value(attr):
@@ -21,7 +29,9 @@ def _value(attr):
     return getattr(attr.value, which) if which else None
 
 
-async def test_requests_are_exported_over_otlp(serve, up1, tmp_path, auth_env):
+@asynccontextmanager
+async def otlp_receiver():
+    """A real OTLP/HTTP receiver on loopback: yields (endpoint, spans, services)."""
     spans: list[dict] = []
     services: set[str] = set()
 
@@ -35,6 +45,7 @@ async def test_requests_are_exported_over_otlp(serve, up1, tmp_path, auth_env):
                     spans.append(
                         {
                             "name": span.name,
+                            "kind": span.kind,
                             "trace": span.trace_id.hex(),
                             "id": span.span_id.hex(),
                             "parent": span.parent_span_id.hex(),
@@ -50,33 +61,112 @@ async def test_requests_are_exported_over_otlp(serve, up1, tmp_path, auth_env):
     task = asyncio.get_running_loop().create_task(receiver.serve())
     while not receiver.started:
         await asyncio.sleep(0.01)
-    cfg = base_config(
-        tmp_path,
-        {"a": {"base_url": up1.base_url, "models": ["m"]}},
-        observability={"tracing": {"otlp_endpoint": f"http://127.0.0.1:{port}", "service_name": "gw-test"}},
-    )
-    gw = await serve(cfg)
-    async with gw.client() as c:
-        assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
-        assert (await c.post("/v1/chat/completions", json=chat("nope"))).status_code == 404
+    try:
+        yield f"http://127.0.0.1:{port}", spans, services
+    finally:
+        receiver.should_exit = True
+        await task
+
+
+async def wait_for(spans: list[dict], gw, count: int) -> None:
     await asyncio.to_thread(gw.gateway.tracer.provider.force_flush)
     for _ in range(100):
-        if len([s for s in spans if not s["parent"]]) >= 2:
-            break
+        if len(spans) >= count:
+            return
         await asyncio.sleep(0.05)
-    receiver.should_exit = True
-    await task
+
+
+async def test_requests_are_exported_over_otlp(serve, up1, tmp_path, auth_env):
+    async with otlp_receiver() as (endpoint, spans, services):
+        cfg = base_config(
+            tmp_path,
+            {"a": {"base_url": up1.base_url, "models": ["m"]}},
+            observability={
+                "tracing": {"otlp_endpoint": endpoint, "service_name": "gw-test", "console_exporter": False}
+            },
+        )
+        gw = await serve(cfg)
+        async with gw.client() as c:
+            assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
+            assert (await c.post("/v1/chat/completions", json=chat("nope"))).status_code == 404
+            assert (await c.post("/v1/chat/completions", json=chat("m", stream=True))).status_code == 200
+        await wait_for(spans, gw, 3 * 6)
     assert services == {"gw-test"}
     roots = [s for s in spans if not s["parent"]]
-    assert [r["name"] for r in roots] == ["POST /v1/chat/completions"] * 2
-    ok, missing = sorted(roots, key=lambda r: r["attrs"]["http.response.status_code"])
+    assert [r["name"] for r in roots] == ["POST /v1/chat/completions"] * 3
+    assert all(r["kind"] == 2 for r in roots)  # SPAN_KIND_SERVER
+    ok, streamed, missing = sorted(
+        roots, key=lambda r: (r["attrs"]["http.response.status_code"], r["attrs"]["rayfleet.stream"])
+    )
     assert ok["attrs"]["http.response.status_code"] == 200 and ok["attrs"]["rayfleet.endpoint"] == "a"
+    assert ok["attrs"]["http.route"] == "/v1/chat/completions" and ok["attrs"]["http.request.method"] == "POST"
     assert ok["attrs"]["gen_ai.usage.input_tokens"] > 0
+    assert streamed["attrs"]["gen_ai.usage.output_tokens"] > 0  # ended by the pipeline, after the stream
     assert missing["attrs"]["http.response.status_code"] == 404 and missing["attrs"]["error.type"]
     rings = [s for s in spans if s["parent"] == ok["id"]]
     assert {s["name"] for s in rings} >= {"INGRESS", "PRE_FLIGHT", "ROUTING", "POST_FLIGHT", "BACKGROUND"}
     assert all(s["trace"] == ok["trace"] for s in rings)
     assert "rayfleet.plugin.injection_scan_ms" in next(s for s in rings if s["name"] == "PRE_FLIGHT")["attrs"]
+    # the upstream requests carried their request's trace context
+    seen = sorted(r["traceparent"].rsplit("-", 1)[0] for r in up1.requests())  # flags: sampled (+ random id)
+    assert seen == sorted(f"00-{r['trace']}-{r['id']}" for r in (ok, streamed))
+
+
+async def test_every_route_gets_a_server_span(serve, up1, tmp_path, auth_env):
+    async with otlp_receiver() as (endpoint, spans, _):
+        cfg = base_config(
+            tmp_path,
+            {"a": {"base_url": up1.base_url, "models": ["m"]}},
+            observability={"tracing": {"otlp_endpoint": endpoint, "console_exporter": False}},
+        )
+        gw = await serve(cfg)
+        caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        async with gw.client(key=None) as c:
+            assert (await c.get("/health", headers={"traceparent": caller})).status_code == 200
+            assert (await c.post("/admin/panic", headers=ADMIN, json={"reason": "drill"})).status_code == 200
+            assert (await c.delete("/admin/panic", headers=ADMIN)).status_code == 200
+            assert (await c.post("/api/v1/registry/nope/probe", headers=ADMIN)).status_code == 404
+            assert (await c.get("/metrics", headers=ADMIN)).status_code == 200
+            assert (await c.get("/admin/plugins")).status_code == 401
+            assert (await c.get("/auth/providers")).status_code == 200
+            assert (await c.get("/ui/registry")).status_code == 200
+            assert (await c.get("/no/such/route")).status_code == 404
+        await wait_for(spans, gw, 9)
+    got = {(s["name"], s["attrs"]["http.response.status_code"]) for s in spans}
+    assert got == {
+        ("GET /health", 200),
+        ("POST /admin/panic", 200),
+        ("DELETE /admin/panic", 200),
+        ("POST /api/v1/registry/{id}/probe", 404),
+        ("GET /metrics", 200),
+        ("GET /admin/plugins", 401),
+        ("GET /auth/providers", 200),
+        ("GET /ui/registry", 200),
+        ("GET", 404),  # no route: no template to name it by
+    }
+    for span in spans:
+        assert span["kind"] == 2 and span["attrs"]["http.request.method"] == span["name"].split()[0]
+        assert span["attrs"]["rayfleet.request_id"]
+        if span["name"] != "GET":
+            assert span["attrs"]["http.route"] == span["name"].split(" ", 1)[1]
+    health = next(s for s in spans if s["name"] == "GET /health")
+    assert (health["trace"], health["parent"]) == ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+
+
+def test_tracing_off_installs_nothing(tmp_path, auth_env, monkeypatch):
+    off = create_app(
+        GatewayConfig.model_validate(base_config(tmp_path, {}, observability={"tracing": {"enabled": False}}))
+    )
+    assert not off.state.gateway.tracer.active
+    assert TracingMiddleware not in [m.cls for m in off.user_middleware]
+    on = create_app(
+        GatewayConfig.model_validate(base_config(tmp_path, {}, observability={"tracing": {"console_exporter": True}}))
+    )
+    assert TracingMiddleware in [m.cls for m in on.user_middleware]
+    on.state.gateway.tracer.shutdown()
+    # the OpenTelemetry SDK missing: tracing is a no-op, the gateway still starts
+    monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)
+    assert not RequestTracer(Tracing(enabled=True, console_exporter=True)).active
 
 
 async def test_unexpected_errors_reach_the_error_tracker(serve, up1, tmp_path, auth_env, monkeypatch):

@@ -100,7 +100,7 @@ def _exhausted(plan: _Plan, kind: str) -> GatewayError:
         return GatewayError(
             status,
             f"All upstream attempts failed; last error: {last}",
-            code="upstream_error" if status >= 500 else None,
+            code="upstream_timeout" if last.error_class == "timeout" else ("upstream_error" if status >= 500 else None),
             headers=headers,
             error_class=last.error_class,
         )

@@ -230,3 +230,4 @@ async def test_total_timeout_is_the_ceiling_of_an_upstream_request(serve, up1, t
     events = [e for e in r.text.split("\n\n") if e.strip()]
     assert events[-1] == "data: [DONE]" and "server.total_timeout (0.5 s) reached" in events[-2]
     assert slow.status_code == 504 and "a timed out" in slow.json()["error"]["message"]
+    assert slow.json()["error"]["code"] == "upstream_timeout"

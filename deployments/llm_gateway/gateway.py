@@ -67,6 +67,34 @@ RELOADABLE = frozenset({"security", "rate_limiting", "rotation", "circuit_breake
 AUTH_FAILURE_WINDOW = 60.0
 
 
+class SettledStream(StreamingResponse):
+    """An SSE response whose settlement runs even if its body never starts.
+
+    A client that hangs up before the first chunk is sent makes Starlette drop the body
+    iterator unstarted; an async generator that never started never runs its ``finally``,
+    so the upstream connection, the budget reservation and the request's records would
+    never be settled. ``on_unstarted`` does that settlement then.
+    """
+
+    def __init__(
+        self,
+        content: AsyncIterator[bytes],
+        started: Callable[[], bool],
+        on_unstarted: Callable[[], None],
+        headers: dict[str, str],
+    ) -> None:
+        super().__init__(content, media_type="text/event-stream", headers=headers)
+        self._started = started
+        self._on_unstarted = on_unstarted
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if not self._started():
+                self._on_unstarted()
+
+
 class Gateway:
     """Everything one replica holds; ``create_app`` exposes it over HTTP."""
 
@@ -633,12 +661,24 @@ class Gateway:
         ctx.ttft = result.first_byte_at - ctx.started
         headers.update(self._overhead(ctx, result.upstream_ms, at=result.first_byte_at))
         headers["Cache-Control"] = "no-cache"
-        ctx.response = StreamingResponse(self._stream(ctx, result), media_type="text/event-stream", headers=headers)
+        body = self._stream(ctx, result)
+        ctx.response = SettledStream(
+            body, lambda: ctx.stream_started, lambda: self._unstarted_stream(ctx, result), headers=headers
+        )
+
+    def _unstarted_stream(self, ctx: Context, result: UpstreamResult) -> None:
+        """The client left before the first chunk was sent: settle as ``_stream``'s ``finally`` would."""
+        ctx.stream_failed = True
+        ctx.error_class = "client_disconnected"
+        if ctx.usage is None and result.translator is not None:
+            ctx.usage = result.translator.final_usage(ctx.prompt_estimate)
+        asyncio.get_running_loop().create_task(self._end_stream(ctx, result))
 
     async def _stream(self, ctx: Context, result: UpstreamResult) -> AsyncIterator[bytes]:
         translator = result.translator
         assert translator is not None and result.handle is not None and result.response is not None
         links = StreamLinkFilter(self.security.links)
+        ctx.stream_started = True
         try:
             for chunk in result.first:
                 yield links.feed(chunk)

@@ -63,6 +63,7 @@ class Context:
     upstream_ms: float = 0.0
     error_class: str | None = None
     stream_failed: bool = False
+    stream_started: bool = False  # the SSE body began (SettledStream settles one that never did)
     cacheable_body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     rings: dict[str, dict[str, Any]] = field(default_factory=dict)

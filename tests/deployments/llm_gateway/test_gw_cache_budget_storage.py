@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import uuid
 
-from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat, flush
+from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config, chat, flush
 
 
 def one(up1, model="m", **ep):
@@ -199,6 +200,60 @@ async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, t
         .fetchall()
     )
     assert rows and rows[0][0] == 1 and rows[0][1] > 0 and rows[0][3] > 0
+
+
+async def test_stream_settled_when_the_client_leaves_before_the_first_chunk(serve, up1, tmp_path, auth_env):
+    """The connection breaks while the 200 is being sent, before any chunk: Starlette then never
+    starts the body, and the request must still be charged and recorded (reservation settled)."""
+    cfg = base_config(tmp_path, one(up1, "gpt-4o"), pricing={"gpt-4o": {"input": 10.0, "output": 100.0}})
+    gw = await serve(cfg)
+    body = json.dumps(chat("gpt-4o", stream=True)).encode()
+    headers = [
+        (b"host", b"gateway.test"),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"authorization", f"Bearer {INFER_KEY}".encode()),
+    ]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/chat/completions",
+        "raw_path": b"/v1/chat/completions",
+        "root_path": "",
+        "query_string": b"",
+        "headers": headers,
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 80),
+    }
+    incoming = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[int] = []
+
+    async def receive() -> dict:
+        if incoming:
+            return incoming.pop(0)
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            sent.append(message["status"])
+            if message["status"] == 200:
+                raise OSError("connection reset by peer")
+
+    with contextlib.suppress(Exception):
+        await gw.app(scope, receive, send)
+    assert sent[0] == 200
+    for _ in range(50):
+        await asyncio.sleep(0.1)
+        await flush(gw)
+        if gw.gateway.budget_handle.instance.state()["spent"] > 0:
+            break
+    assert gw.gateway.budget_handle.instance.state()["spent"] > 0
+    rows = sqlite3.connect(tmp_path / "gateway.db").execute("SELECT stream, prompt_tokens FROM llm_requests").fetchall()
+    assert rows and rows[0][0] == 1 and rows[0][1] > 0
 
 
 async def test_records_in_sqlite_with_ttft(serve, up1, tmp_path, auth_env):

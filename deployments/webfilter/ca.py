@@ -1,4 +1,6 @@
-"""The TLS interception CA (generated with `cryptography`) and the checks of check-cert-security."""
+"""The TLS interception CA (generated with `cryptography`) and the checks of check-cert-security.
+
+Squid bumps HTTPS with this CA when the setting `ssl_bump_enabled` is on (see actors/webfilter/tlsfiles.py)."""
 
 from __future__ import annotations
 
@@ -111,5 +113,4 @@ def check(cert_path: Path, key_path: Path) -> dict[str, Any]:
         "key_mode": oct(mode),
         "findings": findings,
         "ok": not any(f["severity"] == "high" for f in findings),
-        "interception_enabled": False,
     }

@@ -11,10 +11,8 @@ tunnel and the client sees the origin's own certificate.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import os
 import pwd
-import random
 import socket
 import ssl
 import stat
@@ -27,13 +25,11 @@ import httpx
 import pytest
 from aiohttp import web
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from actors.webfilter.tlsfiles import tls_capable
 from deployments.webfilter.config import ProxyConfig
 from tests.conftest import free_port, in_ci
+from tests.deployments.webfilter import tlsorigin
 from tests.deployments.webfilter.conftest import (
     HOSTS,
     Origin,
@@ -57,77 +53,32 @@ class TlsOrigins:
     hits: list[str]
 
 
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
-def _issue(
-    subject: str,
-    key: ec.EllipticCurvePrivateKey,
-    issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | None,
-    names: list[str],
-) -> x509.Certificate:
-    now = dt.datetime.now(dt.UTC)
-    issuer_name, issuer_key = issuer or (_name(subject), key)
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(_name(subject))
-        .issuer_name(issuer_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=2))
-    )
-    if issuer is None:
-        builder = builder.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-    else:
-        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
-    return builder.sign(issuer_key, hashes.SHA256())
-
-
-def _pem(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
-def _server_context(folder: Path, tag: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> ssl.SSLContext:
-    (folder / f"{tag}.pem").write_bytes(_pem(cert))
-    (folder / f"{tag}.key").write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
+def _server_context(folder: Path, tag: str, cert: x509.Certificate, key: tlsorigin.Key) -> ssl.SSLContext:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(folder / f"{tag}.pem", folder / f"{tag}.key")
+    context.load_cert_chain(*tlsorigin.write_pair(folder, tag, cert, key))
     return context
 
 
-def _free_https_address() -> str:
-    """A 127.x address whose TCP port 443 is free."""
-    for _ in range(50):
-        address = f"127.44.{random.randint(1, 254)}.{random.randint(1, 254)}"
-        try:
-            with socket.socket() as sock:
-                sock.bind((address, 443))
-        except PermissionError:
-            message = "binding port 443 needs root (or CAP_NET_BIND_SERVICE)"
-            if in_ci():
-                pytest.fail(message)
-            pytest.skip(message)
-        except OSError:
-            continue
-        return address
-    raise RuntimeError("no loopback address with a free port 443")
+def _https_address() -> str:
+    try:
+        return tlsorigin.free_https_address()
+    except PermissionError:
+        message = "binding port 443 needs root (or CAP_NET_BIND_SERVICE)"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 @pytest.fixture(scope="module")
 async def tls_origins() -> AsyncIterator[TlsOrigins]:
     folder = state_folder()  # Squid's own user reads the CA file
-    ca_key, rogue_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca = _issue("rayfleet test origin CA", ca_key, None, [])
-    rogue = _issue("unknown test CA", rogue_key, None, [])
-    site_key = ec.generate_private_key(ec.SECP256R1())
-    site = _issue("secure.test", site_key, (ca.subject, ca_key), ["secure.test", "evil.test"])
-    other = _issue("untrusted.test", site_key, (rogue.subject, rogue_key), ["untrusted.test"])
+    ca_key, rogue_key, site_key = tlsorigin.new_key(), tlsorigin.new_key(), tlsorigin.new_key()
+    ca = tlsorigin.issue("rayfleet test origin CA", ca_key, None, [])
+    rogue = tlsorigin.issue("unknown test CA", rogue_key, None, [])
+    site = tlsorigin.issue("secure.test", site_key, (ca, ca_key), ["secure.test", "evil.test"])
+    other = tlsorigin.issue("untrusted.test", site_key, (rogue, rogue_key), ["untrusted.test"])
     ca_file = folder / "origin-ca.pem"
-    ca_file.write_bytes(_pem(ca))
+    ca_file.write_bytes(tlsorigin.pem(ca))
     hits: list[str] = []
 
     async def handle(request: web.Request) -> web.Response:
@@ -138,7 +89,7 @@ async def tls_origins() -> AsyncIterator[TlsOrigins]:
     app.router.add_route("*", "/{tail:.*}", handle)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    address, untrusted = _free_https_address(), _free_https_address()
+    address, untrusted = _https_address(), _https_address()
     await web.TCPSite(runner, address, 443, ssl_context=_server_context(folder, "site", site, site_key)).start()
     await web.TCPSite(runner, untrusted, 443, ssl_context=_server_context(folder, "other", other, site_key)).start()
     yield TlsOrigins(address, untrusted, ca, ca_file, hits)
@@ -178,7 +129,7 @@ async def our_ca(wf: Service) -> x509.Certificate:
 
 def client(wf: Service, trusted: x509.Certificate) -> httpx.AsyncClient:
     """An https client through the proxy that trusts only `trusted`."""
-    context = ssl.create_default_context(cadata=_pem(trusted).decode())
+    context = ssl.create_default_context(cadata=tlsorigin.pem(trusted).decode())
     return httpx.AsyncClient(proxy=f"http://127.0.0.1:{wf.proxy_port}", verify=context, trust_env=False, timeout=10)
 
 

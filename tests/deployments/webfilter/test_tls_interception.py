@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import shutil
 import socket
 import ssl
 import stat
@@ -94,6 +95,7 @@ async def tls_origins() -> AsyncIterator[TlsOrigins]:
     await web.TCPSite(runner, untrusted, 443, ssl_context=_server_context(folder, "other", other, site_key)).start()
     yield TlsOrigins(address, untrusted, ca, ca_file, hits)
     await runner.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -219,11 +219,21 @@ async def test_with_bumping_on_our_ca_signs_and_every_rule_sees_the_full_https_u
             assert r.status_code == 403 and "domain_blacklist" in r.text
             row = await blocked_row(tlswf, "evil.test")
             assert row["rule"] == "domain_blacklist" and row["host"] == "evil.test"
+            # inside an allowed CONNECT, each request is checked again: asking for evil.test through a
+            # tunnel opened to secure.test (domain fronting) is refused and logged with its full URL
+            r = await c.get("https://secure.test/fronted-1", headers={"Host": "evil.test"})
+            assert r.status_code == 403 and "domain_blacklist" in r.text
+            row = await blocked_row(tlswf, "/fronted-1")
+            assert row["rule"] == "domain_blacklist" and row["destination"] == "https://evil.test/fronted-1"
 
             # Squid verifies the origin: a certificate from a CA it does not trust is an error, not a pass
             r = await c.get("https://untrusted.test/untrusted-1")
             assert r.status_code == 503
-        assert not [h for h in tls_origins.hits[seen:] if "search" in h or "blacklisted" in h or "untrusted" in h]
+        assert not [
+            h
+            for h in tls_origins.hits[seen:]
+            if "search" in h or "blacklisted" in h or "untrusted" in h or "fronted" in h
+        ]
     finally:
         await tlswf.api.delete("/api/domain-blacklist/clear-all")
         await set_bump(tlswf, False)
@@ -266,3 +276,10 @@ async def test_the_setting_takes_effect_and_the_score_counts_it_only_when_squid_
     async with client(tlswf, ca) as c:
         with pytest.raises(httpx.ConnectError):
             await c.get("https://secure.test/toggle-4")
+
+
+async def test_the_cve_route_reads_the_changelog_of_the_installed_openssl_build(tlswf):
+    r = await tlswf.api.get("/api/security/cve")
+    data = r.json()["data"]
+    assert data["version"].startswith("5.") and data["package_version"].startswith("5.")
+    assert data["cves"] and all(c["id"].startswith("CVE-") for c in data["cves"])

@@ -24,10 +24,19 @@ class Rule:
     body: bytes
 
 
-def start(folder: Path, rules: list[Rule], *, buffer_request: bool = False) -> tuple[subprocess.Popen[bytes], int]:
-    """Start HAProxy on a free loopback port; returns (process, port)."""
+def start(
+    folder: Path,
+    rules: list[Rule],
+    *,
+    buffer_request: bool = False,
+    address: str = "127.0.0.1",
+    port: int = 0,
+    tls_bundle: Path | None = None,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start HAProxy on `address`:`port` (0: a free one), over TLS with `tls_bundle` (certificate + key
+    PEM) when given; returns (process, port)."""
     folder.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     lines = [
         "global",
         "  maxconn 4000",
@@ -38,7 +47,7 @@ def start(folder: Path, rules: list[Rule], *, buffer_request: bool = False) -> t
         "  timeout client 60s",
         "  timeout server 60s",
         "frontend origin",
-        f"  bind 127.0.0.1:{port}",
+        f"  bind {address}:{port}" + (f" ssl crt {tls_bundle}" if tls_bundle else ""),
     ]
     if buffer_request:
         lines.append("  option http-buffer-request")
@@ -57,7 +66,7 @@ def start(folder: Path, rules: list[Rule], *, buffer_request: bool = False) -> t
         if proc.poll() is not None:
             raise RuntimeError(f"haproxy origin exited: {proc.stderr.read().decode() if proc.stderr else ''}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection((address, port), timeout=0.2):
                 return proc, port
         except OSError:
             time.sleep(0.05)

@@ -27,7 +27,8 @@ trap install_missing EXIT
 want openssh-client
 want git
 want chromium  # browser tests: memory REST preflight, lxc web UI (playwright, executable_path=/usr/bin/chromium)
-want squid    # webfilter data plane (started on loopback by the component; the system service stays off)
+want squid-openssl  # webfilter data plane, OpenSSL build (ssl_bump, security_file_certgen); replaces Debian's
+                    # GnuTLS `squid` (same /usr/sbin/squid); started on loopback by the component, service stays off
 want dnsmasq  # webfilter DNS sinkhole (no upstream; loopback only)
 want haproxy   # mitigation nodes: the data plane of every node (the system service stays off)
 want wrk       # bench/mitigation.py: clean-traffic load generator

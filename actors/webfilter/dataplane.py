@@ -2,9 +2,10 @@
 
 Layout of the state folder: ``acl/`` (ACL files), ``errors/`` (Squid's templates plus the
 policy pages), ``logs/`` (access.log, cache.log), ``run/`` (pid files), ``dns/``
-(dnsmasq.conf, hosts). Squid drops to its own user when started as root, so ``logs/``
-and ``run/`` belong to that user. dnsmasq has no upstream (`no-resolv`): it answers the
-configured test names and the sinkholed blacklist, nothing leaves the machine.
+(dnsmasq.conf, hosts), ``tls/`` and ``ssl_db/`` (TLS interception, see tlsfiles). Squid
+drops to its own user when started as root, so ``logs/``, ``run/`` and the TLS folders belong
+to that user. dnsmasq has no upstream (`no-resolv`): it answers the configured test names and
+the sinkholed blacklist, nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actors.webfilter import squidconf
+from actors.webfilter import squidconf, tlsfiles
 
 TEMPLATES = Path("/usr/share/squid/errors/templates")
 
@@ -38,6 +39,10 @@ class ProxySettings:
     cache_mem_mb: int = 32
     hosts: dict[str, str] = field(default_factory=dict)
     user: str = "proxy"
+    certgen_bin: str = "/usr/lib/squid/security_file_certgen"
+    tls_outgoing_cafile: str = ""  # extra CA file Squid verifies origins with (besides the system CAs)
+    ca_cert: str = ""  # the interception CA (copied into tls/ while ssl_bump is on)
+    ca_key: str = ""
 
 
 _PR_SET_PDEATHSIG = 1
@@ -106,6 +111,8 @@ class DataPlane:
         self.started_at = 0.0
         self.last_apply: dict[str, Any] = {}
         self.hosts_changed = False
+        self.tls: squidconf.TlsFiles | None = None
+        self.bumping = False  # the configuration Squid runs has ssl-bump
 
     def _reachable(self, root: Path) -> Path:
         """`root`, or a private folder under the system temporary folder when Squid's own user could not
@@ -183,6 +190,7 @@ class DataPlane:
                 raise DataPlaneError(f"squid did not start; see {self.root / 'logs' / 'cache.log'}")
             time.sleep(0.05)
         self.started_at = time.time()
+        self.bumping = policy.ssl_bump
         self._start_watchdog()
         return self.status()
 
@@ -206,6 +214,17 @@ class DataPlane:
 
     def _write(self, policy: squidconf.Policy) -> bool:
         changed = False
+        cfg = self.config
+        self.tls = tlsfiles.prepare(
+            self.root,
+            bump=policy.ssl_bump,
+            squid_bin=cfg.squid_bin,
+            certgen_bin=cfg.certgen_bin,
+            ca_cert=cfg.ca_cert,
+            ca_key=cfg.ca_key,
+            outgoing_cafile=cfg.tls_outgoing_cafile,
+            user=self.user,
+        )
         for name, text in squidconf.acl_files(policy).items():
             changed |= _write_atomic(self.root / "acl" / name, text)
         for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories)]:
@@ -217,6 +236,7 @@ class DataPlane:
             dns=self.dns,
             cache_mem_mb=self.config.cache_mem_mb,
             user=self.user,
+            tls=self.tls,
         )
         self.conf_changed = _write_atomic(self.conf_path, conf)
         changed |= self.conf_changed
@@ -244,6 +264,7 @@ class DataPlane:
         rendered = time.perf_counter()
         if changed and self.running():
             self.reconfigure(check=self.conf_changed)
+            self.bumping = policy.ssl_bump
         if self.hosts_changed:
             self.reload_dns()
         self.last_apply = {
@@ -268,7 +289,8 @@ class DataPlane:
         while time.monotonic() < deadline and self.running():
             with open(cache_log, "rb") as fh:
                 fh.seek(mark)
-                if b"Accepting HTTP Socket connections" in fh.read() and _port_open(self.port):
+                # "Accepting HTTP Socket connections", or "Accepting SSL bumped HTTP ..." with ssl-bump
+                if b"HTTP Socket connections at" in fh.read() and _port_open(self.port):
                     break
             time.sleep(0.01)
         else:
@@ -298,6 +320,7 @@ class DataPlane:
         return self.squid is not None and self.squid.poll() is None
 
     def status(self) -> dict[str, Any]:
+        bumping = self.bumping and self.running()
         return {
             "running": self.running(),
             "proxy": f"127.0.0.1:{self.port}" if self.port else None,
@@ -308,6 +331,8 @@ class DataPlane:
             "started_at": self.started_at,
             "access_log": str(self.access_log),
             "last_apply": self.last_apply,
+            "ssl_bump": bumping,
+            "ssl_bump_ca_sha256": tlsfiles.ca_digest(self.tls) if self.tls and bumping else None,
         }
 
     def _stop_squid(self) -> None:

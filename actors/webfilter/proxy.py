@@ -13,6 +13,7 @@ from typing import Any
 
 from actors.webfilter.dataplane import DataPlane, ProxySettings
 from actors.webfilter.squidconf import Policy
+from actors.webfilter.tlsfiles import tls_capable
 
 
 class ProxyOwner:
@@ -34,6 +35,10 @@ class ProxyOwner:
 
     def status(self) -> dict[str, Any]:
         return self.plane.status()
+
+    def tls_capable(self) -> bool:
+        """Whether the installed Squid can bump TLS (OpenSSL build with its certificate generator)."""
+        return tls_capable(self.plane.config.squid_bin, self.plane.config.certgen_bin)
 
     def reconfigure(self) -> dict[str, Any]:
         self.plane.reconfigure()

@@ -4,6 +4,10 @@ Order of `http_access` (first match wins), each deny tagged with the rule that l
 manager (loopback only) -> clients outside `allowed_networks` -> blocked sources ->
 WAF categories -> direct-IP requests -> egress default-deny -> whitelists (allow) ->
 domain blacklist (`dstdomain`, subdomains included) -> IP blacklist (`dst`) -> allow.
+
+With `ssl_bump` the listener decrypts HTTPS (`peek` at step 1 to read the SNI, then `bump`), so the
+same rules see every request inside a CONNECT as a full `https://` URL; without it a CONNECT is
+decided on its `host:port` and then tunnelled.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 
 from actors.webfilter import waf
 
+CERT_DB_SIZE = "16MB"  # security_file_certgen database (created with -c, then used by sslcrtd_program)
 LOG_FORMAT = "%ts.%03tu %>a %rm %>Hs %Ss %>st %<st %tr %{rule}note %ru %{User-Agent}>h"
 
 REASONS: dict[str, str] = {
@@ -43,6 +48,19 @@ class Policy:
     egress_default_deny: bool = False
     enable_waf: bool = True
     waf_categories: list[str] = field(default_factory=list)
+    ssl_bump: bool = False
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """Squid's TLS files: the interception CA (a copy Squid's user can read), the certificate generator
+    and its database (used when bumping), and an optional extra CA file to verify origins with."""
+
+    ca_cert: Path
+    ca_key: Path
+    certgen: str
+    cert_db: Path
+    outgoing_cafile: str = ""
 
 
 def dstdomain_entries(domains: list[str]) -> list[str]:
@@ -140,10 +158,47 @@ def access_rules(policy: Policy, acl_dir: Path) -> list[str]:
     return lines
 
 
-def squid_conf(policy: Policy, *, root: Path, port: int, dns: str, cache_mem_mb: int, user: str | None) -> str:
+def tls_lines(files: TlsFiles | None, bump: bool) -> list[str]:
+    """Origins' certificates are always verified (Squid's default CAs, plus `outgoing_cafile`); a failed
+    verification is an error page, never a silent pass. With `bump`, every CONNECT is bumped: `peek` at
+    step 1 reads the client's SNI, `bump` then decrypts; no `splice` rule, so nothing is exempt."""
+    if files is None:
+        return []
+    lines = [f"tls_outgoing_options cafile={files.outgoing_cafile}"] if files.outgoing_cafile else []
+    if not bump:
+        return lines
+    return [
+        *lines,
+        f"sslcrtd_program {files.certgen} -s {files.cert_db} -M {CERT_DB_SIZE}",
+        "sslcrtd_children 8 startup=1 idle=1",
+        "acl tls_step1 at_step SslBump1",
+        "ssl_bump peek tls_step1",
+        "ssl_bump bump all",
+    ]
+
+
+def squid_conf(
+    policy: Policy,
+    *,
+    root: Path,
+    port: int,
+    dns: str,
+    cache_mem_mb: int,
+    user: str | None,
+    tls: TlsFiles | None = None,
+) -> str:
+    """squid.conf; `tls` (required when `policy.ssl_bump`) holds the files an ssl-bump listener needs."""
     acl_dir = root / "acl"
+    if policy.ssl_bump and tls is None:
+        raise ValueError("policy.ssl_bump needs the interception CA and certificate generator")
+    listener = f"http_port 127.0.0.1:{port}"
+    if policy.ssl_bump and tls is not None:
+        listener += (
+            f" ssl-bump tls-cert={tls.ca_cert} tls-key={tls.ca_key}"
+            " generate-host-certificates=on dynamic_cert_mem_cache_size=4MB"
+        )
     base = [
-        f"http_port 127.0.0.1:{port}",
+        listener,
         f"pid_filename {root / 'run' / 'squid.pid'}",
         f"cache_log {root / 'logs' / 'cache.log'}",
         "cache_store_log none",
@@ -164,7 +219,7 @@ def squid_conf(policy: Policy, *, root: Path, port: int, dns: str, cache_mem_mb:
     ]
     if user:
         base.append(f"cache_effective_user {user}")
-    return "\n".join([*base, *access_rules(policy, acl_dir)]) + "\n"
+    return "\n".join([*base, *tls_lines(tls, policy.ssl_bump), *access_rules(policy, acl_dir)]) + "\n"
 
 
 def hosts_file(static: dict[str, str], sinkhole: list[str]) -> str:

@@ -17,10 +17,12 @@ from actors.webfilter.authstate import AuthState
 from actors.webfilter.dataplane import ProxySettings
 from actors.webfilter.logstore import LogStore
 from actors.webfilter.proxy import ProxyOwner
+from deployments.webfilter import ca
 from deployments.webfilter.config import WebfilterConfig
 from deployments.webfilter.context import Context
 from deployments.webfilter.errors import ApiVersionMiddleware, errors, install_handlers
 from deployments.webfilter.routes import admin, auth_routes, lists, logs, waf, ws
+from deployments.webfilter.secretbox import SecretBox
 from deployments.webfilter.store import Store
 from rayfleet import state as rf_state
 from rayfleet.config import ConfigError
@@ -37,14 +39,16 @@ def build_context(config: WebfilterConfig, state: Mapping[str, Any] | None) -> C
     register_secret(config.admin_password.get_secret_value())
     root = config.root
     root.mkdir(parents=True, exist_ok=True)
-    store = Store(root / "config.db")
+    api_key = config.asn_api_key.get_secret_value() if config.asn_api_key else None
+    store = Store(root / "config.db", SecretBox.for_data_dir(api_key, root))
+    ca_cert, ca_key = ca.ensure_ca(root / "ca")
     store.ensure_admin(config.auth.admin_user, config.admin_password.get_secret_value())
     given = dict(state or {})
     cfg = config.auth
     auth_handle = given.get("auth") or rf_state.actor(
         AuthState, "webfilter_auth", cfg.lockout_attempts, float(cfg.lockout_window_seconds)
     )
-    proxy_settings = ProxySettings(**config.proxy.model_dump())
+    proxy_settings = ProxySettings(**config.proxy.model_dump(), ca_cert=str(ca_cert), ca_key=str(ca_key))
     proxy_handle = given.get("proxy") or rf_state.actor(
         ProxyOwner, "webfilter_proxy", str(root / "proxy"), proxy_settings
     )
@@ -58,6 +62,8 @@ def build_context(config: WebfilterConfig, state: Mapping[str, Any] | None) -> C
         logs=logs_handle,
         proxy=proxy_handle,
         trusted=parse_networks(config.trusted_proxies),
+        ca_cert=ca_cert,
+        ca_key=ca_key,
         public_check=given.get("public_check"),
     )
 

@@ -1,10 +1,14 @@
-"""The TLS interception CA (generated with `cryptography`) and the checks of check-cert-security."""
+"""The TLS interception CA (generated with `cryptography`) and the checks of check-cert-security.
+
+Squid bumps HTTPS with this CA when the setting `ssl_bump_enabled` is on (see actors/webfilter/tlsfiles.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +21,29 @@ VALID_DAYS = 3650
 
 
 def ensure_ca(folder: Path) -> tuple[Path, Path]:
-    """Create `ca.pem` / `ca.key` (RSA 3072, mode 0600 key) once; returns their paths."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Create `ca.pem` / `ca.key` (RSA 3072, mode 0600 key) once; returns their paths.
+
+    The pair is written into a private temporary folder renamed to `folder` in one step, so replicas
+    starting together end up with one CA whose key and certificate match (the loser's pair is dropped)."""
     cert_path, key_path = folder / "ca.pem", folder / "ca.key"
     if cert_path.exists() and key_path.exists():
         return cert_path, key_path
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".ca-", dir=folder.parent))
+    try:
+        _write_ca(staging)
+        if folder.exists() and not any(folder.iterdir()):
+            folder.rmdir()  # an empty folder left by an earlier version
+        os.rename(staging, folder)
+    except OSError:
+        if not (cert_path.exists() and key_path.exists()):
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return cert_path, key_path
+
+
+def _write_ca(folder: Path) -> None:
     key = rsa.generate_private_key(public_exponent=65537, key_size=3072)
     name = x509.Name(
         [
@@ -56,17 +78,14 @@ def ensure_ca(folder: Path) -> tuple[Path, Path]:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
-    tmp = key_path.with_name("ca.key.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(folder / "ca.key", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(
             key.private_bytes(
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
             )
         )
-    os.replace(tmp, key_path)
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    return cert_path, key_path
+    (folder / "ca.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
 
 
 def check(cert_path: Path, key_path: Path) -> dict[str, Any]:
@@ -111,5 +130,4 @@ def check(cert_path: Path, key_path: Path) -> dict[str, Any]:
         "key_mode": oct(mode),
         "findings": findings,
         "ok": not any(f["severity"] == "high" for f in findings),
-        "interception_enabled": False,
     }

@@ -8,7 +8,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-CHANGELOG = Path("/usr/share/doc/squid/changelog.Debian.gz")
+# the OpenSSL build (squid-openssl, the one system-deps installs) or Debian's GnuTLS `squid`
+CHANGELOGS = (
+    Path("/usr/share/doc/squid-openssl/changelog.Debian.gz"),
+    Path("/usr/share/doc/squid/changelog.Debian.gz"),
+)
 _CVE = re.compile(r"CVE-\d{4}-\d{4,7}")
 _ENTRY = re.compile(r"^squid \(([^)]+)\)")
 
@@ -20,8 +24,9 @@ def squid_version(squid_bin: str) -> str:
     return match.group(1) if match else "unknown"
 
 
-def package_cves(path: Path = CHANGELOG) -> dict[str, Any]:
+def package_cves(path: Path | None = None) -> dict[str, Any]:
     """`{package_version, cves: [{id, fixed_in}]}` as recorded by the packager (newest first)."""
+    path = path or next((p for p in CHANGELOGS if p.exists()), CHANGELOGS[0])
     if not path.exists():
         return {"package_version": "unknown", "cves": []}
     current, newest = "", ""

@@ -26,7 +26,7 @@ ERROR_DESCRIPTIONS = {
     400: "invalid entry, setting or request",
     401: "authentication required or failed",
     404: "no such entry, category or address",
-    409: "the entry is already on the list",
+    409: "the entry is already on the list, or a stored secret does not open with the current key",
     413: "import list too large",
     422: "the request does not match its schema",
     429: "too many failed authentication attempts (Retry-After), or too many scans",

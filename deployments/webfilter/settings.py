@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+MASK = "********"  # how a set secret is shown (and, sent back in a backup or a settings call, "keep it")
+
 
 class SettingError(ValueError):
     pass
@@ -95,6 +97,12 @@ SETTINGS: dict[str, Setting] = {
         Setting("block_direct_ip", False, _bool, "Squid denies URLs and CONNECTs whose host is a bare IP"),
         Setting("egress_default_deny", False, _bool, "only egress-allowlisted destinations are reachable"),
         Setting("enable_waf", True, _bool, "Squid denies URLs matching the enabled WAF categories"),
+        Setting(
+            "ssl_bump_enabled",
+            False,
+            _bool,
+            "Squid decrypts HTTPS with the interception CA (peek, then bump): every rule and the logs see full URLs",
+        ),
         Setting("allowed_networks", ["127.0.0.0/8", "::1/128"], _networks, "clients allowed to use the proxy"),
         Setting("blocked_sources", [], _networks, "clients refused whatever they ask for"),
         Setting("log_retention_days", 30, _days, "POST /api/logs/clear-old deletes older log rows"),
@@ -120,6 +128,7 @@ PROXY_SETTINGS = (
     "enable_waf",
     "allowed_networks",
     "blocked_sources",
+    "ssl_bump_enabled",
 )
 
 
@@ -142,15 +151,16 @@ def decode(text: str) -> Any:
 
 
 def redacted(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: ("********" if SETTINGS[k].secret and v else v) for k, v in values.items() if k in SETTINGS}
+    return {k: (MASK if SETTINGS[k].secret and v else v) for k, v in values.items() if k in SETTINGS}
 
 
 SCORE_ITEMS: list[tuple[str, int, str]] = [
     ("domain_blacklist", 15, "enable the domain blacklist and add entries"),
     ("ip_blacklist", 15, "enable the IP blacklist and add entries"),
-    ("waf", 25, "enable the WAF with at least one category"),
-    ("block_direct_ip", 10, "block requests to bare IP addresses"),
-    ("egress_default_deny", 15, "turn on egress default-deny with an allowlist"),
+    ("waf", 20, "enable the WAF with at least one category"),
+    ("ssl_bump", 15, "turn on ssl_bump_enabled (clients trust GET /api/security/download-ca) to inspect HTTPS"),
+    ("block_direct_ip", 5, "block requests to bare IP addresses"),
+    ("egress_default_deny", 10, "turn on egress default-deny with an allowlist"),
     ("restricted_clients", 10, "restrict allowed_networks (no 0.0.0.0/0)"),
     ("password_changed", 5, "change the generated admin password"),
     ("notifications", 5, "enable notifications with at least one target"),
@@ -158,11 +168,13 @@ SCORE_ITEMS: list[tuple[str, int, str]] = [
 
 
 def security_score(effective: dict[str, Any]) -> dict[str, Any]:
-    """Points for each protection that is in effect (settings AND the state they act on)."""
+    """Points for each protection that is in effect (settings AND the state they act on; for ssl_bump, Squid
+    running with bumping on and the CA the API serves)."""
     checks = {
         "domain_blacklist": effective["enable_domain_blacklist"] and effective["domain_blacklist_count"] > 0,
         "ip_blacklist": effective["enable_ip_blacklist"] and effective["ip_blacklist_count"] > 0,
         "waf": effective["enable_waf"] and effective["waf_enabled_categories"] > 0,
+        "ssl_bump": effective["ssl_bump_enabled"] and effective["ssl_bump_in_effect"],
         "block_direct_ip": effective["block_direct_ip"],
         "egress_default_deny": effective["egress_default_deny"],
         "restricted_clients": not any(n in ("0.0.0.0/0", "::/0") for n in effective["allowed_networks"]),

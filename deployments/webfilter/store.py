@@ -17,6 +17,7 @@ from typing import Any
 from actors.webfilter import waf
 from actors.webfilter.squidconf import Policy
 from deployments.webfilter import settings as settings_mod
+from deployments.webfilter.secretbox import SecretBox, is_sealed
 from rayfleet.sqlite import connect
 
 SCHEMA = """
@@ -88,14 +89,22 @@ def verify_password(password: str, stored: str) -> bool:
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, box: SecretBox) -> None:
         self.path = Path(path)
+        self.box = box
         self._local = threading.local()
         with self._conn() as conn:
             conn.executescript(SCHEMA)
             for cat in waf.CATEGORIES:
                 conn.execute("INSERT OR IGNORE INTO waf_categories VALUES (?, 1)", (cat,))
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('jwt_secret', ?)", (secrets.token_hex(32),))
+            # secret settings written in clear by an earlier version are encrypted in place
+            clear = [
+                (name, settings_mod.decode(value))
+                for name, value in conn.execute("SELECT name, value FROM settings")
+                if name in settings_mod.SETTINGS and settings_mod.SETTINGS[name].secret and not is_sealed(value)
+            ]
+            conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(dict(clear)))
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -190,20 +199,31 @@ class Store:
         return int(self._conn().execute(f"SELECT COUNT(*) FROM {spec.table}").fetchone()[0])
 
     # settings ----------------------------------------------------------------------------------------
-    def settings(self) -> dict[str, Any]:
+    def _rows(self, values: dict[str, Any]) -> list[tuple[str, str]]:
+        """(name, stored text): JSON, and a non-empty secret sealed (`enc::...`, AES-256-GCM)."""
+        secret = {k for k, v in values.items() if v and settings_mod.SETTINGS[k].secret}
+        return [
+            (k, self.box.seal(k, settings_mod.encode(v)) if k in secret else settings_mod.encode(v))
+            for k, v in values.items()
+        ]
+
+    def settings(self, reveal: bool = False) -> dict[str, Any]:
+        """Every setting; a set secret reads `MASK` unless `reveal` (then it is decrypted, and a value the
+        current key does not open raises `SecretUnreadable`)."""
         values = {name: s.default for name, s in settings_mod.SETTINGS.items()}
         for name, value in self._conn().execute("SELECT name, value FROM settings"):
-            if name in values:
+            if name not in values:
+                continue
+            if is_sealed(value):
+                values[name] = settings_mod.decode(self.box.open(name, value)) if reveal else settings_mod.MASK
+            else:
                 values[name] = settings_mod.decode(value)
         return values
 
     def put_settings(self, values: dict[str, Any]) -> None:
         """All or nothing: one transaction."""
         with self._conn() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO settings VALUES (?, ?)",
-                [(k, settings_mod.encode(v)) for k, v in values.items()],
-            )
+            conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(values))
 
     def waf_categories(self) -> dict[str, bool]:
         rows = self._conn().execute("SELECT name, enabled FROM waf_categories").fetchall()
@@ -231,6 +251,7 @@ class Store:
             block_direct_ip=cfg["block_direct_ip"],
             egress_default_deny=cfg["egress_default_deny"],
             enable_waf=cfg["enable_waf"],
+            ssl_bump=cfg["ssl_bump_enabled"],
             waf_categories=[name for name, on in self.waf_categories().items() if on],
         )
 
@@ -329,7 +350,7 @@ class Store:
         raw_settings = config.get("settings", {})
         if not isinstance(raw_settings, dict):
             raise ValueError("settings must be an object")
-        values = {k: settings_mod.parse_setting(k, v) for k, v in raw_settings.items() if v != "********"}
+        values = {k: settings_mod.parse_setting(k, v) for k, v in raw_settings.items() if v != settings_mod.MASK}
         cats = config.get("waf_categories", {})
         if not isinstance(cats, dict) or not set(cats) <= set(waf.CATEGORIES):
             raise ValueError("waf_categories must map known categories to booleans")
@@ -355,10 +376,7 @@ class Store:
             raise ValueError(f"bad list entry: {exc}") from None
         now = utc_now()
         with self._conn() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO settings VALUES (?, ?)",
-                [(k, settings_mod.encode(v)) for k, v in values.items()],
-            )
+            conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(values))
             for cat, enabled in cats.items():
                 conn.execute("UPDATE waf_categories SET enabled = ? WHERE name = ?", (int(bool(enabled)), cat))
             for name, out in rows.items():

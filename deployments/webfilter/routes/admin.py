@@ -11,13 +11,23 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import Response
 
 from deployments.webfilter import auth, ca, dnsprobe, notify
-from deployments.webfilter.context import ctx, peer
+from deployments.webfilter.context import Context, ctx, peer
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
 from deployments.webfilter.schemas import TEST_MESSAGE, DnsDetectBody, Envelope, NotifyBody, RestoreBody
-from deployments.webfilter.settings import PROXY_SETTINGS, SettingError, parse_setting, redacted
+from deployments.webfilter.secretbox import SecretUnreadable
+from deployments.webfilter.settings import MASK, PROXY_SETTINGS, SettingError, parse_setting, redacted
 
 router = APIRouter(tags=["settings and maintenance"], dependencies=[auth.User], responses=AUTH_ERRORS)
-MASK = "********"
+
+
+async def _check_bump(context: Context, values: dict[str, Any]) -> None:
+    """ssl_bump_enabled on is refused (400, nothing written) when this Squid cannot bump."""
+    if values.get("ssl_bump_enabled") is True and not await context.proxy.tls_capable.remote():
+        raise ApiError(
+            400,
+            "ssl_bump_enabled: the installed Squid cannot bump TLS (Debian's GnuTLS build); "
+            "install squid-openssl (scripts/system-deps.sh)",
+        )
 
 
 async def _apply_settings(request: Request, raw: dict[str, Any]) -> dict:
@@ -28,6 +38,7 @@ async def _apply_settings(request: Request, raw: dict[str, Any]) -> dict:
         values = {k: parse_setting(k, v) for k, v in raw.items() if v != MASK}
     except SettingError as exc:
         raise ApiError(400, str(exc)) from None
+    await _check_bump(context, values)
     await context.db(context.store.put_settings, values)
     await context.db(context.store.audit, None, peer(request), "settings", ",".join(sorted(values)))
     sync = await context.sync_proxy() if set(values) & set(PROXY_SETTINGS) else None
@@ -173,6 +184,12 @@ async def backup_config(request: Request) -> dict:
 )
 async def restore_config(request: Request, body: RestoreBody) -> dict:
     context = ctx(request)
+    raw = body.config.get("settings")
+    if isinstance(raw, dict) and raw.get("ssl_bump_enabled", MASK) != MASK:
+        try:
+            await _check_bump(context, {"ssl_bump_enabled": parse_setting("ssl_bump_enabled", raw["ssl_bump_enabled"])})
+        except SettingError as exc:
+            raise ApiError(400, f"backup refused: {exc}") from None
     try:
         summary = await context.db(context.store.restore, body.config)
     except (SettingError, ValueError) as exc:
@@ -182,14 +199,24 @@ async def restore_config(request: Request, body: RestoreBody) -> dict:
 
 
 def _ca_paths(request: Request) -> tuple[Any, Any]:
-    return ca.ensure_ca(ctx(request).config.root / "ca")
+    return ca.ensure_ca(ctx(request).ca_cert.parent)
 
 
 @router.get("/api/maintenance/check-cert-security", response_model=Envelope, summary="Findings about the CA")
 async def check_cert_security(request: Request) -> dict:
+    context = ctx(request)
     cert, key = await asyncio.to_thread(_ca_paths, request)
     report = await asyncio.to_thread(ca.check, cert, key)
-    report["interception_note"] = "Debian's squid is built with GnuTLS (no ssl_bump): TLS is tunnelled, not bumped"
+    state = await context.interception()
+    setting = (await context.db(context.store.settings))["ssl_bump_enabled"]
+    report["interception_enabled"] = state["interception_enabled"]
+    if state["interception_enabled"]:
+        note = "Squid bumps HTTPS with this CA (peek at step 1, then bump): clients must trust it"
+    elif setting:
+        note = "ssl_bump_enabled is on but Squid is not bumping with this CA now (not running or not yet applied)"
+    else:
+        note = "ssl_bump_enabled is off: HTTPS is tunnelled (CONNECT host:port decided), not inspected"
+    report["interception_note"] = note
     return ok(report)
 
 
@@ -232,12 +259,15 @@ async def clear_rate_limit(request: Request, ip: str) -> dict:
 @router.post(
     "/api/notifications/test",
     response_model=Envelope,
-    responses=errors(400, 502),
+    responses=errors(400, 409, 502),
     summary="Send a test to every configured target",
 )
 async def notifications_test(request: Request, body: NotifyBody | None = None) -> dict:
     context = ctx(request)
-    settings = await context.db(context.store.settings)
+    try:
+        settings = await context.db(context.store.settings, True)
+    except SecretUnreadable as exc:
+        raise ApiError(409, str(exc)) from None
     if not notify.targets(settings):
         raise ApiError(400, "no notification target is configured")
     message = body.message if body else TEST_MESSAGE

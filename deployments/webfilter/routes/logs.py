@@ -91,7 +91,8 @@ async def domains(
 @router.get("/api/security/score", response_model=Envelope, summary="Score of the protections in effect")
 async def score(request: Request) -> dict:
     context = ctx(request)
-    return ok(security_score(await context.db(context.store.effective_state)))
+    effective, interception = await asyncio.gather(context.db(context.store.effective_state), context.interception())
+    return ok(security_score({**effective, "ssl_bump_in_effect": interception["interception_enabled"]}))
 
 
 @router.get("/api/security/cve", response_model=Envelope, summary="Squid version and CVEs its package fixes")

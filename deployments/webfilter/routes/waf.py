@@ -13,8 +13,11 @@ from deployments.webfilter import analytics, auth, notify
 from deployments.webfilter.context import ctx, peer
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
 from deployments.webfilter.schemas import AlertBody, Envelope, TestRuleBody, WafToggleBody
+from deployments.webfilter.secretbox import SecretUnreadable
+from rayfleet.logs import get_logger
 
 router = APIRouter(tags=["waf"], responses=AUTH_ERRORS)
+log = get_logger("webfilter")
 User = auth.User
 
 
@@ -120,8 +123,12 @@ async def internal_alert(
     context = ctx(request)
     detail = f"{body.category}: {body.message} client={body.client_ip} url={body.url}"
     await context.db(context.store.audit, who.username, peer(request), "internal.alert", detail)
-    settings = await context.db(context.store.settings)
     sent: dict[str, dict] = {}
+    try:
+        settings = await context.db(context.store.settings, True)
+    except SecretUnreadable as exc:
+        log.warning("WAF alert not forwarded", extra={"reason": str(exc)})
+        return ok({"recorded": True, "notified": sent, "notify_error": str(exc)})
     if settings["enable_notifications"]:
         event = {"event": "waf_alert", **body.model_dump()}
         sent = await notify.send_all(settings, f"WAF alert: {body.category}", body.message or detail, event)

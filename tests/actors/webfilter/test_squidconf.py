@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from actors.webfilter.logparse import parse_line
-from actors.webfilter.squidconf import Policy, access_rules, dstdomain_entries, hosts_file
+from actors.webfilter.squidconf import Policy, TlsFiles, access_rules, dstdomain_entries, hosts_file, squid_conf
+from actors.webfilter.tlsfiles import configure_can_bump
 
 
 def test_dstdomain_entries_cover_subdomains_and_drop_overlaps():
@@ -59,3 +60,36 @@ def test_log_lines_parse_with_the_deciding_rule():
     assert connect is not None and connect.host == "example.test" and not connect.blocked
     assert parse_line("1700000000.1 127.0.0.1 - 0 NONE_NONE 0 0 0 - error:transaction-end-before-headers -") is None
     assert parse_line("garbage") is None
+
+
+TLS = TlsFiles(Path("/s/tls/ca.pem"), Path("/s/tls/ca.key"), "/usr/lib/squid/security_file_certgen", Path("/s/ssl_db"))
+
+
+def _conf(policy: Policy, tls: TlsFiles | None = TLS) -> list[str]:
+    text = squid_conf(policy, root=Path("/s"), port=3129, dns="127.53.0.1", cache_mem_mb=8, user="proxy", tls=tls)
+    return text.splitlines()
+
+
+def test_ssl_bump_turns_the_listener_into_a_bumping_port_with_a_certificate_generator():
+    lines = _conf(Policy(ssl_bump=True))
+    assert lines[0].startswith("http_port 127.0.0.1:3129 ssl-bump tls-cert=/s/tls/ca.pem tls-key=/s/tls/ca.key")
+    assert "generate-host-certificates=on" in lines[0]
+    assert "sslcrtd_program /usr/lib/squid/security_file_certgen -s /s/ssl_db -M 16MB" in lines
+    peek, bump = lines.index("ssl_bump peek tls_step1"), lines.index("ssl_bump bump all")
+    assert "acl tls_step1 at_step SslBump1" in lines and peek < bump
+    assert not any("splice" in line or "DONT_VERIFY" in line or "sslproxy_cert_error" in line for line in lines)
+
+
+def test_without_ssl_bump_https_is_a_tunnel_and_origins_are_still_verified_with_the_extra_ca():
+    tls = TlsFiles(TLS.ca_cert, TLS.ca_key, TLS.certgen, TLS.cert_db, outgoing_cafile="/s/origin-ca.pem")
+    lines = _conf(Policy(ssl_bump=False), tls)
+    assert lines[0] == "http_port 127.0.0.1:3129"
+    assert not any(line.startswith(("ssl_bump", "sslcrtd")) for line in lines)
+    assert "tls_outgoing_options cafile=/s/origin-ca.pem" in lines
+    assert "tls_outgoing_options cafile=/s/origin-ca.pem" in _conf(Policy(ssl_bump=True), tls)
+
+
+def test_only_the_openssl_build_can_bump():
+    gnutls = "configure options:  '--with-gnutls' '--enable-linux-netfilter' '--with-default-user=proxy'"
+    openssl = "configure options:  '--with-openssl' '--enable-ssl-crtd' '--with-default-user=proxy'"
+    assert not configure_can_bump(gnutls) and configure_can_bump(openssl)

@@ -94,10 +94,10 @@ async def start_origin() -> tuple[web.AppRunner, Origin]:
     return runner, Origin(port, hits)
 
 
-def make_config(root: Path, **overrides: Any) -> WebfilterConfig:
+def make_config(root: Path, proxy: ProxyConfig | None = None, **overrides: Any) -> WebfilterConfig:
     return WebfilterConfig(
         data_dir=root,
-        proxy=ProxyConfig(hosts=HOSTS),
+        proxy=proxy or ProxyConfig(hosts=HOSTS),
         admin_password=SecretStr(ADMIN_PASSWORD),
         tail_interval_seconds=0.05,
         **overrides,

@@ -27,7 +27,6 @@ import ipaddress
 import json
 import os
 import random
-import re
 import shutil
 import socket
 import statistics
@@ -42,7 +41,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+import static_origin  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
+from wrk_load import WrkResult, wrk_run  # noqa: E402
 
 from actors.webfilter.logstore import LogStore  # noqa: E402
 from deployments.webfilter.app import create_app  # noqa: E402
@@ -54,48 +56,10 @@ PASSWORD = "Bench-admin-pass-1!"
 PROBES = 8
 
 
-def haproxy_origin(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    cfg = folder / "origin.cfg"
-    cfg.write_text(
-        "global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n"
-        f"  timeout server 30s\nfrontend origin\n  bind 127.0.0.1:{port}\n"
-        '  http-request return status 200 content-type text/plain string "origin ok"\n'
-    )
-    proc = subprocess.Popen(["haproxy", "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-            return proc, port
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("haproxy origin did not start")
-
-
-async def wrk(url: str, connections: int, duration: int, script: Path | None = None) -> dict:
-    argv = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency"]
-    if script:
-        argv += ["-s", str(script)]
-    proc = await asyncio.create_subprocess_exec(*argv, url, stdout=asyncio.subprocess.PIPE)
-    out = (await proc.communicate())[0].decode()
-    total = int(re.search(r"(\d+) requests in ([\d.]+)(\w+)", out).group(1))  # type: ignore[union-attr]
-    seconds_match = re.search(r"requests in ([\d.]+)(ms|s|m)", out)
-    assert seconds_match
-    seconds = float(seconds_match.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[seconds_match.group(2)]
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    errors = re.search(r"Socket errors: (.*)", out)
-    ok = total - (int(bad.group(1)) if bad else 0)
-    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
-    assert p99
-    p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
-    return {
-        "rps": ok / seconds,
-        "p99_ms": p99_ms,
-        "ok": ok,
-        "total": total,
-        "socket_errors": errors.group(1) if errors else "",
-    }
+async def wrk(url: str, connections: int, duration: int, target: str | None = None) -> WrkResult:
+    """wrk (bench/wrk_load.py) off the event loop; `target` is the absolute URL sent to a forward proxy."""
+    headers = {"Host": target.split("/")[2]} if target else None
+    return await asyncio.to_thread(wrk_run, url, connections, duration, path=target, headers=headers)
 
 
 def public_ips(n: int) -> list[str]:
@@ -330,11 +294,7 @@ async def waf_engines(base: Path, origin_port: int, duration: int, connections: 
                 "adaptation_access waf_echo allow all\nicap_persistent_connections on\n",
             )
         )
-    script = base / "waf.lua"
-    script.write_text(
-        f'wrk.path = "http://127.0.0.1:{origin_port}/search?q=hello+world&page=2"\n'
-        f'wrk.headers["Host"] = "127.0.0.1:{origin_port}"\n'
-    )
+    target = f"http://127.0.0.1:{origin_port}/search?q=hello+world&page=2"
     planes = []
     try:
         for i, (_, policy, extra) in enumerate(engines):
@@ -344,15 +304,15 @@ async def waf_engines(base: Path, origin_port: int, duration: int, connections: 
                 plane.conf_path.write_text(plane.conf_path.read_text() + extra)
                 plane.reconfigure(check=True)
             planes.append(plane)
-        direct = await wrk(f"http://127.0.0.1:{origin_port}/search?q=hello+world&page=2", connections, duration)
-        print(f"  {'direct to the origin':<28} {direct['rps']:>9.0f} rps  p99 {direct['p99_ms']:7.2f} ms")
+        direct = await wrk(target, connections, duration)
+        print(f"  {'direct to the origin':<28} {direct.rps:>9.0f} rps  p99 {direct.p99_ms:7.2f} ms")
         base_rps = 0.0
         for (name, _, _), plane in zip(engines, planes, strict=True):
-            r = await wrk(f"http://127.0.0.1:{plane.port}/", connections, duration, script)
-            base_rps = base_rps or r["rps"]
+            r = await wrk(f"http://127.0.0.1:{plane.port}/", connections, duration, target)
+            base_rps = base_rps or r.rps
             print(
-                f"  {name:<28} {r['rps']:>9.0f} rps  p99 {r['p99_ms']:7.2f} ms  ({r['rps'] / base_rps:.2f} of no WAF"
-                f"{'; non-2xx ' + str(r['total'] - r['ok']) if r['total'] != r['ok'] else ''})"
+                f"  {name:<28} {r.rps:>9.0f} rps  p99 {r.p99_ms:7.2f} ms  ({r.rps / base_rps:.2f} of no WAF"
+                f"{'; non-2xx ' + str(r.non_2xx) if r.non_2xx else ''})"
             )
         if not isinstance(icap, str):
             log = base / "icap" / "access.log"
@@ -368,7 +328,9 @@ async def waf_engines(base: Path, origin_port: int, duration: int, connections: 
 
 async def main(args: argparse.Namespace) -> None:
     base = Path(tempfile.mkdtemp(prefix="wf-bench-"))
-    origin, origin_port = haproxy_origin(base)
+    origin, origin_port = static_origin.start(
+        base / "origin", [static_origin.Rule("", 200, "text/plain", b"origin ok")]
+    )
     hosts = {
         "allowed.test": "127.0.0.1",
         "other.test": "127.0.0.1",
@@ -412,28 +374,20 @@ async def main(args: argparse.Namespace) -> None:
                     await api.post("/api/domain-blacklist", json={"domain": "tracker.test"})
                     await api.post("/api/ip-blacklist", json={"ip": "127.0.0.2"})
 
-                    script = base / "proxy.lua"
-                    script.write_text(
-                        f'wrk.path = "http://allowed.test:{origin_port}/"\n'
-                        f'wrk.headers["Host"] = "allowed.test:{origin_port}"\n'
-                    )
+                    target = f"http://allowed.test:{origin_port}/"
                     print(f"\nproxy vs direct (wrk, {args.duration} s each, 2xx only; {n} domains + {n} IPs loaded)")
                     print(
                         f"{'clients':>8} {'direct rps':>11} {'p99 ms':>8} {'proxy rps':>10} {'p99 ms':>8} {'ratio':>7}"
                     )
                     for conns in (16, 64):
                         direct = await wrk(f"http://127.0.0.1:{origin_port}/", conns, args.duration)
-                        proxied = await wrk(f"http://127.0.0.1:{proxy_port}/", conns, args.duration, script)
+                        proxied = await wrk(f"http://127.0.0.1:{proxy_port}/", conns, args.duration, target)
                         print(
-                            f"{conns:>8} {direct['rps']:>11.0f} {direct['p99_ms']:>8.2f} {proxied['rps']:>10.0f} "
-                            f"{proxied['p99_ms']:>8.2f} {proxied['rps'] / direct['rps']:>7.3f}"
-                            + (
-                                f"  (non-2xx {proxied['total'] - proxied['ok']})"
-                                if proxied["total"] != proxied["ok"]
-                                else ""
-                            )
+                            f"{conns:>8} {direct.rps:>11.0f} {direct.p99_ms:>8.2f} {proxied.rps:>10.0f} "
+                            f"{proxied.p99_ms:>8.2f} {proxied.rps / direct.rps:>7.3f}"
+                            + (f"  (non-2xx {proxied.non_2xx})" if proxied.non_2xx else "")
                         )
-                        speedup = direct["rps"] / proxied["rps"]
+                        speedup = direct.rps / proxied.rps
                         print(
                             f"{'':>8} origin is {speedup:.1f}x faster than Squid "
                             f"({'meets' if speedup >= 10 else 'does NOT meet'} the >= 10x the comparison needs)"

@@ -23,6 +23,7 @@ import contextlib
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,21 +155,16 @@ class LogStore:
         chunk = chunk[: end + 1]
         staging = Path(self.db_path).with_suffix(".batch")
         staging.write_bytes(chunk)
-        self.tail_db.execute("BEGIN")
         try:
-            self._stage_raw(str(staging))
-            count = self._insert_batch(self.tail_db)
-            self.tail_db.execute(
-                "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)", [self.access_log, st.st_ino, offset + len(chunk)]
-            )
-            fresh = self._reanswer(self.tail_db)
-            self.tail_db.execute("COMMIT")
-        except Exception:
-            self.tail_db.execute("ROLLBACK")
-            raise
+            with self._writing(self.tail_db):
+                self._stage_raw(str(staging))
+                count = self._insert_batch(self.tail_db)
+                self.tail_db.execute(
+                    "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)",
+                    [self.access_log, st.st_ino, offset + len(chunk)],
+                )
         finally:
             staging.unlink(missing_ok=True)
-        self._committed(fresh)
         self._publish_batch(self.tail_db)
         return count
 
@@ -201,11 +197,8 @@ class LogStore:
 
     def ingest(self, records: list[Record], publish: bool = True) -> int:
         """Insert already-parsed records (bench loaders and tests use this)."""
-        self.db.execute("BEGIN")
-        self._insert(records)
-        fresh = self._reanswer(self.db)
-        self.db.execute("COMMIT")
-        self._committed(fresh)
+        with self._writing(self.db):
+            self._insert(records)
         if publish:
             self._publish(records)
         return len(records)
@@ -287,15 +280,12 @@ class LogStore:
     def rebuild(self) -> None:
         """Recompute every rollup and `recent_blocks` from `logs` (after a bulk load written straight into
         `logs`), then drop the memoised answers."""
-        self.db.execute("BEGIN")
-        for table, query in ROLLUPS.items():
-            self.db.execute(f"DELETE FROM {table}")
-            self.db.execute(f"INSERT INTO {table} " + query.format(src="logs"))
-        self.db.execute("DELETE FROM recent_blocks")
-        self.db.execute(f"INSERT INTO recent_blocks {self._newest_blocks('logs')}")
-        fresh = self._reanswer(self.db)
-        self.db.execute("COMMIT")
-        self._committed(fresh)
+        with self._writing(self.db):
+            for table, query in ROLLUPS.items():
+                self.db.execute(f"DELETE FROM {table}")
+                self.db.execute(f"INSERT INTO {table} " + query.format(src="logs"))
+            self.db.execute("DELETE FROM recent_blocks")
+            self.db.execute(f"INSERT INTO recent_blocks {self._newest_blocks('logs')}")
 
     def _publish(self, records: list[Record]) -> None:
         with self.lock:
@@ -350,22 +340,28 @@ class LogStore:
         key = repr(items)
         with self.lock:
             version = self.version
-            self.hot.pop(key, None)
-            self.hot[key] = (items, time.monotonic())
-            while len(self.hot) > MAX_HOT:
-                stale = next(iter(self.hot))
-                del self.hot[stale]
-                self.answers.pop(stale, None)
             cached = self.answers.get(key)
             if cached is not None and cached[0] == version:
                 self.cache_hits += 1
+                self._asked(key, items)
                 return cached[1]
             self.cache_misses += 1
-        result = self._snapshot(items)
+        result = self._snapshot(items)  # a question that fails is never kept, so never re-answered
         with self.lock:
-            if self.version == version and key in self.hot:
+            self._asked(key, items)
+            if self.version == version:
                 self.answers[key] = (version, result)
         return result
+
+    def _asked(self, key: str, items: Items) -> None:
+        """Record `key` as the most recently asked question (caller holds the lock); the oldest beyond
+        `MAX_HOT` are forgotten."""
+        self.hot.pop(key, None)
+        self.hot[key] = (items, time.monotonic())
+        while len(self.hot) > MAX_HOT:
+            stale = next(iter(self.hot))
+            del self.hot[stale]
+            self.answers.pop(stale, None)
 
     def _snapshot(self, items: Items) -> list[list[tuple[Any, ...]]]:
         for sql, _ in items:
@@ -388,9 +384,33 @@ class LogStore:
             self.hot = {k: v for k, v in self.hot.items() if now - v[1] < HOT_SECONDS}
             hot = list(self.hot.items())
         started = time.perf_counter()
-        fresh = {key: [conn.execute(sql, params).fetchall() for sql, params in items] for key, (items, _) in hot}
+        fresh: dict[str, list[list[tuple[Any, ...]]]] = {}
+        for key, (items, _) in hot:
+            try:
+                fresh[key] = [conn.execute(sql, params).fetchall() for sql, params in items]
+            except duckdb.Error:
+                # a failed statement aborts DuckDB's transaction: forget the question and let the write roll
+                # back (the tailer retries the same lines at its next turn, without it)
+                with self.lock:
+                    self.hot.pop(key, None)
+                raise
         self.refresh_seconds += time.perf_counter() - started
         return fresh
+
+    @contextlib.contextmanager
+    def _writing(self, conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+        """One write transaction; the watched questions are re-answered inside it, before the commit, and
+        published with the new version right after it. Any error rolls everything back."""
+        conn.execute("BEGIN")
+        try:
+            yield
+            fresh = self._reanswer(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                conn.execute("ROLLBACK")
+            raise
+        self._committed(fresh)
 
     def _committed(self, fresh: dict[str, list[list[tuple[Any, ...]]]]) -> None:
         """Right after the commit: the new version and its answers replace the old ones at once, so a watched
@@ -401,24 +421,21 @@ class LogStore:
 
     def delete_before(self, cutoff_epoch: float | None) -> int:
         """Delete rows older than `cutoff_epoch` (None: every row), rollups included."""
-        self.db.execute("BEGIN")
-        if cutoff_epoch is None:
-            deleted = (self.db.execute("SELECT count(*) FROM logs").fetchone() or (0,))[0]
-            for table in ("logs", "recent_blocks", *ROLLUPS):
-                self.db.execute(f"DELETE FROM {table}")
-        else:
-            cut = [int(cutoff_epoch * 1_000_000)]
-            deleted = (
-                self.db.execute("SELECT count(*) FROM logs WHERE ts < make_timestamp(?)", cut).fetchone() or (0,)
-            )[0]
-            self.db.execute("DELETE FROM logs WHERE ts < make_timestamp(?)", cut)
-            self.db.execute("DELETE FROM recent_blocks WHERE ts < make_timestamp(?)", cut)
-            self.db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
-            for table in ("r_domain", "r_client", "r_rule", "r_agent"):
-                self.db.execute(f"DELETE FROM {table} WHERE hour < date_trunc('hour', make_timestamp(?))", cut)
-        fresh = self._reanswer(self.db)
-        self.db.execute("COMMIT")
-        self._committed(fresh)
+        with self._writing(self.db):
+            if cutoff_epoch is None:
+                deleted = (self.db.execute("SELECT count(*) FROM logs").fetchone() or (0,))[0]
+                for table in ("logs", "recent_blocks", *ROLLUPS):
+                    self.db.execute(f"DELETE FROM {table}")
+            else:
+                cut = [int(cutoff_epoch * 1_000_000)]
+                deleted = (
+                    self.db.execute("SELECT count(*) FROM logs WHERE ts < make_timestamp(?)", cut).fetchone() or (0,)
+                )[0]
+                self.db.execute("DELETE FROM logs WHERE ts < make_timestamp(?)", cut)
+                self.db.execute("DELETE FROM recent_blocks WHERE ts < make_timestamp(?)", cut)
+                self.db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
+                for table in ("r_domain", "r_client", "r_rule", "r_agent"):
+                    self.db.execute(f"DELETE FROM {table} WHERE hour < date_trunc('hour', make_timestamp(?))", cut)
         return int(deleted)
 
     def stop(self) -> None:

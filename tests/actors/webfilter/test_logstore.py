@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import types
 
+import duckdb
 import pytest
 
 from actors.webfilter import logstore
@@ -173,3 +174,23 @@ def test_recent_blocks_keep_the_newest_and_are_backfilled_for_an_older_database(
     reopened = LogStore(path)
     assert raw(reopened, "SELECT id FROM recent_blocks ORDER BY id DESC") == newest
     reopened.stop()
+
+
+def test_a_watched_question_that_fails_never_loses_a_batch(tmp_path):
+    log = tmp_path / "access.log"
+    line = "1700000000.123 127.0.0.1 GET 200 TCP_MISS 10 600 0 - http://a.test/{n} curl/8\n"
+    log.write_text("".join(line.format(n=n) for n in range(3)))
+    logs = LogStore(str(tmp_path / "logs.duckdb"), str(log))
+    assert logs.tail_once() == 3
+    # answers now, fails once there are more than 3 rows: the re-answer inside the next batch fails
+    question = [("SELECT CASE WHEN (SELECT count(*) FROM logs) > 3 THEN error('boom') ELSE 1 END", [])]
+    assert logs.answer(question) == [[(1,)]]
+    with log.open("a") as fh:
+        fh.write("".join(line.format(n=n) for n in range(3, 5)))
+    with pytest.raises(duckdb.Error):
+        logs.tail_once()
+    assert raw(logs, "SELECT count(*) FROM logs") == [(3,)]  # rolled back, offset included
+    assert logs.tail_once() == 2  # the same lines again, the failing question forgotten
+    assert raw(logs, "SELECT count(*), count(DISTINCT url) FROM logs") == [(5, 5)]
+    assert raw(logs, "SELECT sum(requests) FROM r_minute") == [(5,)]
+    logs.stop()

@@ -417,6 +417,23 @@ async def main(args: argparse.Namespace) -> None:
                         f"listens again) {statistics.median(steps['reconfigure_ms']):.0f} ms"
                     )
 
+                    runs = ctx.applies.runs
+                    t = time.perf_counter()
+                    together = [f"together-{i}.test" for i in range(PROBES)]
+                    answers = await asyncio.gather(
+                        *(api.post("/api/domain-blacklist", json={"domain": d}) for d in together)
+                    )
+                    took = (time.perf_counter() - t) * 1000
+                    refused = 0
+                    async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{proxy_port}", trust_env=False) as c:
+                        for d in together:
+                            refused += (await c.get(f"http://{d}:{origin_port}/")).status_code == 403
+                    print(
+                        f"{PROBES} concurrent POSTs: every call returned (its change enforced) within {took:.0f} ms; "
+                        f"{ctx.applies.runs - runs} reconfigurations; {refused}/{PROBES} refused afterwards; "
+                        f"{sum(a.status_code == 200 for a in answers)} answered 200"
+                    )
+
                     total, fn, fp = await block_matrix(proxy_port, origin_port)
                     print(f"\nblock matrix: {total} labelled requests, false negatives {fn}, false positives {fp}")
 

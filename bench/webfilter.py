@@ -8,9 +8,12 @@ Peers measured in the same run:
   * analytics: p50/p99 of dashboard/summary, traffic/statistics, domains/statistics through the app at 1M and
     5M log rows (rollups) vs. the same question asked of the raw `logs` table;
   * ingestion: rows/s of the tailer on a real-format access log; WebSocket fan-out to 50 clients;
-  * block matrix: tests/data/webfilter/block_matrix.tsv through the proxy (false negatives / positives).
+  * block matrix: tests/data/webfilter/block_matrix.tsv through the proxy (false negatives / positives);
+  * WAF engines: the same origin through three Squids that differ only in their WAF: none, our url_regex
+    ACLs (every category), an ICAP REQMOD hop to c-icap's echo service (skipped, saying why, without c-icap);
+  * analytics idle and while the tailer ingests, with how many answers were memoised / computed by a reader.
 
-Usage:  python bench/webfilter.py [--duration 8] [--rows 1000000,5000000] [--quick]
+Usage:  python bench/webfilter.py [--duration 8] [--rows 1000000,5000000] [--quick] [--only proxy|waf|analytics]
 Everything runs on loopback and stops by itself.
 """
 
@@ -18,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import csv
 import ipaddress
 import json
 import os
 import random
-import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -37,9 +41,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+import static_origin  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
+from wrk_load import WrkResult, wrk_run  # noqa: E402
 
-from actors.webfilter.logstore import ROLLUPS, LogStore  # noqa: E402
+from actors.webfilter.logstore import LogStore  # noqa: E402
 from deployments.webfilter.app import create_app  # noqa: E402
 from deployments.webfilter.config import ProxyConfig, WebfilterConfig  # noqa: E402
 from rayfleet import state  # noqa: E402
@@ -49,48 +56,10 @@ PASSWORD = "Bench-admin-pass-1!"
 PROBES = 8
 
 
-def haproxy_origin(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    cfg = folder / "origin.cfg"
-    cfg.write_text(
-        "global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n"
-        f"  timeout server 30s\nfrontend origin\n  bind 127.0.0.1:{port}\n"
-        '  http-request return status 200 content-type text/plain string "origin ok"\n'
-    )
-    proc = subprocess.Popen(["haproxy", "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-            return proc, port
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("haproxy origin did not start")
-
-
-async def wrk(url: str, connections: int, duration: int, script: Path | None = None) -> dict:
-    argv = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency"]
-    if script:
-        argv += ["-s", str(script)]
-    proc = await asyncio.create_subprocess_exec(*argv, url, stdout=asyncio.subprocess.PIPE)
-    out = (await proc.communicate())[0].decode()
-    total = int(re.search(r"(\d+) requests in ([\d.]+)(\w+)", out).group(1))  # type: ignore[union-attr]
-    seconds_match = re.search(r"requests in ([\d.]+)(ms|s|m)", out)
-    assert seconds_match
-    seconds = float(seconds_match.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[seconds_match.group(2)]
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    errors = re.search(r"Socket errors: (.*)", out)
-    ok = total - (int(bad.group(1)) if bad else 0)
-    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
-    assert p99
-    p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
-    return {
-        "rps": ok / seconds,
-        "p99_ms": p99_ms,
-        "ok": ok,
-        "total": total,
-        "socket_errors": errors.group(1) if errors else "",
-    }
+async def wrk(url: str, connections: int, duration: int, target: str | None = None) -> WrkResult:
+    """wrk (bench/wrk_load.py) off the event loop; `target` is the absolute URL sent to a forward proxy."""
+    headers = {"Host": target.split("/")[2]} if target else None
+    return await asyncio.to_thread(wrk_run, url, connections, duration, path=target, headers=headers)
 
 
 def public_ips(n: int) -> list[str]:
@@ -104,13 +73,11 @@ def public_ips(n: int) -> list[str]:
 
 
 def synthesize(store: LogStore, rows: int) -> float:
-    """`rows` log rows over the last 7 days (1000 domains, 200 clients, 5% blocked), rollups rebuilt."""
+    """`rows` log rows over the last 7 days (1000 domains, 200 clients, 5% blocked), rollups rebuilt from them."""
     started = time.perf_counter()
     now_us = int(time.time() * 1_000_000)
     span = 7 * 86400 * 1_000_000
     store.db.execute("DELETE FROM logs")
-    for table in ROLLUPS:
-        store.db.execute(f"DELETE FROM {table}")
     store.db.execute(
         "INSERT INTO logs (ts, client, method, status, squid_status, bytes_in, bytes_out, elapsed_ms, blocked, rule, "
         "url, host, agent) SELECT make_timestamp((? - (hash(i) % ?))::BIGINT), '10.0.' || (i % 200 // 250) || '.' || (i % 200), "
@@ -120,8 +87,7 @@ def synthesize(store: LogStore, rows: int) -> float:
         "'agent-' || (i % 7) FROM range(?) t(i)",
         [now_us, span, rows],
     )
-    for table, query in ROLLUPS.items():
-        store.db.execute(f"INSERT INTO {table} " + query.format(src="logs"))
+    store.rebuild()
     return time.perf_counter() - started
 
 
@@ -130,14 +96,56 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def time_route(api: httpx.AsyncClient, path: str, params: dict, n: int) -> tuple[float, float]:
+async def time_route(api: httpx.AsyncClient, path: str, params: dict, n: int) -> tuple[float, float, float]:
     samples = []
     for _ in range(n):
         t = time.perf_counter()
         r = await api.get(path, params=params)
         assert r.status_code == 200, r.text
         samples.append((time.perf_counter() - t) * 1000)
-    return pct(samples, 0.5), pct(samples, 0.99)
+        await asyncio.sleep(0.01)  # a reader polls; a back-to-back loop would only measure itself
+    return pct(samples, 0.5), pct(samples, 0.99), max(samples)
+
+
+class Ingester:
+    """Appends real-format access-log lines and tails them into `store` (the tailer's own path), `rows`
+    lines every `interval` seconds, in a thread, while the analytics are timed."""
+
+    def __init__(self, store: LogStore, log: Path, rows: int, interval: float) -> None:
+        import threading
+
+        self.store, self.log, self.rows, self.interval = store, log, rows, interval
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.batches = 0
+        self.seconds = 0.0
+
+    def _run(self) -> None:
+        n = 0
+        while not self.stop.is_set():
+            now = time.time()
+            with open(self.log, "a", encoding="utf-8") as fh:
+                for _ in range(self.rows):
+                    n += 1
+                    fh.write(
+                        f"{now:.3f} 10.0.0.{n % 200} GET {403 if n % 20 == 0 else 200} "
+                        f"{'TCP_DENIED' if n % 20 == 0 else 'TCP_MISS'} 300 2000 3 "
+                        f"{'domain_blacklist' if n % 20 == 0 else '-'} http://d{n % 1000}.example.com/p/{n}.html "
+                        f"agent-{n % 7}\n"
+                    )
+            t = time.perf_counter()
+            self.store.tail_once()
+            self.seconds += time.perf_counter() - t
+            self.batches += 1
+            self.stop.wait(self.interval)
+
+    def __enter__(self) -> Ingester:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
 
 
 def raw_query_ms(store: LogStore, n: int) -> tuple[float, float]:
@@ -210,9 +218,119 @@ async def fanout(app, store: LogStore, clients: int, rows: int) -> float:
     return delivered / elapsed
 
 
+ICAP_CONF = """Port 127.0.0.1:{port}
+PidFile {root}/c-icap.pid
+CommandsSocket {root}/c-icap.ctl
+Timeout 300
+MaxKeepAliveRequests 0
+KeepAliveTimeout 600
+StartServers 1
+MaxServers 2
+MinSpareThreads 4
+MaxSpareThreads 32
+ThreadsPerChild 32
+MaxRequestsPerChild 0
+TmpDir {root}
+DebugLevel 0
+Pipelining on
+ModulesDir {modules}
+ServicesDir {modules}
+ServerLog {root}/server.log
+AccessLog {root}/access.log
+Service echo srv_echo.so
+"""
+
+
+def c_icap(folder: Path) -> tuple[subprocess.Popen[bytes], int] | str:
+    """c-icap with only its echo service (REQMOD returns the request unchanged) on loopback, or why not."""
+    binary = shutil.which("c-icap")
+    modules = next(
+        (
+            d
+            for d in (Path("/usr/lib/x86_64-linux-gnu/c_icap"), Path("/usr/lib/c_icap"))
+            if (d / "srv_echo.so").exists()
+        ),
+        None,
+    )
+    if not binary or modules is None:
+        return "c-icap is not installed (Debian package c-icap; scripts/system-deps.sh installs it)"
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    conf = folder / "c-icap.conf"
+    conf.write_text(ICAP_CONF.format(port=port, root=folder, modules=modules))
+    proc = subprocess.Popen(
+        [binary, "-N", "-f", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=folder
+    )
+    for _ in range(100):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    return "c-icap did not start"
+
+
+async def waf_engines(base: Path, origin_port: int, duration: int, connections: int) -> None:
+    """The same origin through three Squids that differ only in their WAF: none, our url_regex ACLs (every
+    category), and an ICAP REQMOD hop to c-icap's echo service (the least any ICAP WAF costs)."""
+    from actors.webfilter import waf
+    from actors.webfilter.dataplane import DataPlane, ProxySettings
+    from actors.webfilter.squidconf import Policy
+
+    icap = c_icap(base / "icap")
+    engines: list[tuple[str, Policy, str]] = [
+        ("no WAF", Policy(enable_waf=False), ""),
+        ("url_regex WAF (Squid ACLs)", Policy(enable_waf=True, waf_categories=list(waf.CATEGORIES)), ""),
+    ]
+    if isinstance(icap, str):
+        print(f"  ICAP engine skipped: {icap}")
+    else:
+        engines.append(
+            (
+                "ICAP REQMOD -> c-icap echo",
+                Policy(enable_waf=False),
+                f"icap_enable on\nicap_service waf_echo reqmod_precache icap://127.0.0.1:{icap[1]}/echo bypass=off\n"
+                "adaptation_access waf_echo allow all\nicap_persistent_connections on\n",
+            )
+        )
+    target = f"http://127.0.0.1:{origin_port}/search?q=hello+world&page=2"
+    planes = []
+    try:
+        for i, (_, policy, extra) in enumerate(engines):
+            plane = DataPlane(base / f"waf-squid-{i}", ProxySettings())
+            plane.start(policy)
+            if extra:
+                plane.conf_path.write_text(plane.conf_path.read_text() + extra)
+                plane.reconfigure(check=True)
+            planes.append(plane)
+        direct = await wrk(target, connections, duration)
+        print(f"  {'direct to the origin':<28} {direct.rps:>9.0f} rps  p99 {direct.p99_ms:7.2f} ms")
+        base_rps = 0.0
+        for (name, _, _), plane in zip(engines, planes, strict=True):
+            r = await wrk(f"http://127.0.0.1:{plane.port}/", connections, duration, target)
+            base_rps = base_rps or r.rps
+            print(
+                f"  {name:<28} {r.rps:>9.0f} rps  p99 {r.p99_ms:7.2f} ms  ({r.rps / base_rps:.2f} of no WAF"
+                f"{'; non-2xx ' + str(r.non_2xx) if r.non_2xx else ''})"
+            )
+        if not isinstance(icap, str):
+            log = base / "icap" / "access.log"
+            served = sum(1 for _ in log.open("rb")) if log.exists() else 0
+            print(f"  (c-icap logged {served:,} REQMOD requests: every proxied request went through the ICAP hop)")
+    finally:
+        for plane in planes:
+            plane.stop()
+        if not isinstance(icap, str):
+            icap[0].terminate()
+            icap[0].wait()
+
+
 async def main(args: argparse.Namespace) -> None:
     base = Path(tempfile.mkdtemp(prefix="wf-bench-"))
-    origin, origin_port = haproxy_origin(base)
+    origin, origin_port = static_origin.start(
+        base / "origin", [static_origin.Rule("", 200, "text/plain", b"origin ok")]
+    )
     hosts = {
         "allowed.test": "127.0.0.1",
         "other.test": "127.0.0.1",
@@ -228,6 +346,7 @@ async def main(args: argparse.Namespace) -> None:
         admin_password=SecretStr(PASSWORD),
         tail_interval_seconds=0.1,
     )
+    print("load average at the start (1/5/15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     try:
         with state.local_state():
             state.reset_local_state()
@@ -238,100 +357,151 @@ async def main(args: argparse.Namespace) -> None:
                 api = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://wf", timeout=300)
                 login = await api.post("/api/auth/login", json={"username": "admin", "password": PASSWORD})
                 api.headers["Authorization"] = "Bearer " + login.json()["access_token"]
-                n = 10_000 if args.quick else 100_000
-                domains = "\n".join(f"blocked-{i}.example.org" for i in range(n))
-                t = time.perf_counter()
-                r = await api.post("/api/domain-blacklist/import", json={"content": domains})
-                dom_s = time.perf_counter() - t
-                ip_list = "\n".join(public_ips(n))
-                t = time.perf_counter()
-                r2 = await api.post("/api/ip-blacklist/import", json={"content": ip_list})
-                ip_s = time.perf_counter() - t
-                print(
-                    f"lists: {r.json()['data']['added']} domains imported+applied in {dom_s:.2f} s, "
-                    f"{r2.json()['data']['added']} IPs in {ip_s:.2f} s"
-                )
-                await api.post("/api/domain-blacklist", json={"domain": "tracker.test"})
-                await api.post("/api/ip-blacklist", json={"ip": "127.0.0.2"})
-
-                script = base / "proxy.lua"
-                script.write_text(
-                    f'wrk.path = "http://allowed.test:{origin_port}/"\n'
-                    f'wrk.headers["Host"] = "allowed.test:{origin_port}"\n'
-                )
-                print(f"\nproxy vs direct (wrk, {args.duration} s each, 2xx only; {n} domains + {n} IPs loaded)")
-                print(f"{'clients':>8} {'direct rps':>11} {'p99 ms':>8} {'proxy rps':>10} {'p99 ms':>8} {'ratio':>7}")
-                for conns in (16, 64):
-                    direct = await wrk(f"http://127.0.0.1:{origin_port}/", conns, args.duration)
-                    proxied = await wrk(f"http://127.0.0.1:{proxy_port}/", conns, args.duration, script)
+                if args.only in ("all", "proxy"):
+                    n = 10_000 if args.quick else 100_000
+                    domains = "\n".join(f"blocked-{i}.example.org" for i in range(n))
+                    t = time.perf_counter()
+                    r = await api.post("/api/domain-blacklist/import", json={"content": domains})
+                    dom_s = time.perf_counter() - t
+                    ip_list = "\n".join(public_ips(n))
+                    t = time.perf_counter()
+                    r2 = await api.post("/api/ip-blacklist/import", json={"content": ip_list})
+                    ip_s = time.perf_counter() - t
                     print(
-                        f"{conns:>8} {direct['rps']:>11.0f} {direct['p99_ms']:>8.2f} {proxied['rps']:>10.0f} "
-                        f"{proxied['p99_ms']:>8.2f} {proxied['rps'] / direct['rps']:>7.3f}"
-                        + (
-                            f"  (non-2xx {proxied['total'] - proxied['ok']})"
-                            if proxied["total"] != proxied["ok"]
-                            else ""
+                        f"lists: {r.json()['data']['added']} domains imported+applied in {dom_s:.2f} s, "
+                        f"{r2.json()['data']['added']} IPs in {ip_s:.2f} s"
+                    )
+                    await api.post("/api/domain-blacklist", json={"domain": "tracker.test"})
+                    await api.post("/api/ip-blacklist", json={"ip": "127.0.0.2"})
+
+                    target = f"http://allowed.test:{origin_port}/"
+                    print(f"\nproxy vs direct (wrk, {args.duration} s each, 2xx only; {n} domains + {n} IPs loaded)")
+                    print(
+                        f"{'clients':>8} {'direct rps':>11} {'p99 ms':>8} {'proxy rps':>10} {'p99 ms':>8} {'ratio':>7}"
+                    )
+                    for conns in (16, 64):
+                        direct = await wrk(f"http://127.0.0.1:{origin_port}/", conns, args.duration)
+                        proxied = await wrk(f"http://127.0.0.1:{proxy_port}/", conns, args.duration, target)
+                        print(
+                            f"{conns:>8} {direct.rps:>11.0f} {direct.p99_ms:>8.2f} {proxied.rps:>10.0f} "
+                            f"{proxied.p99_ms:>8.2f} {proxied.rps / direct.rps:>7.3f}"
+                            + (f"  (non-2xx {proxied.non_2xx})" if proxied.non_2xx else "")
                         )
+                        speedup = direct.rps / proxied.rps
+                        print(
+                            f"{'':>8} origin is {speedup:.1f}x faster than Squid "
+                            f"({'meets' if speedup >= 10 else 'does NOT meet'} the >= 10x the comparison needs)"
+                        )
+
+                    delays: list[float] = []
+                    steps: dict[str, list[float]] = {"api": [], "render_ms": [], "reconfigure_ms": []}
+                    for i in range(PROBES):
+                        t = time.perf_counter()
+                        added = await api.post("/api/domain-blacklist", json={"domain": f"prop-{i}.test"})
+                        steps["api"].append((time.perf_counter() - t) * 1000)
+                        for key in ("render_ms", "reconfigure_ms"):
+                            steps[key].append(added.json()["proxy"][key])
+                        for _ in range(2000):
+                            async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{proxy_port}", trust_env=False) as c:
+                                try:
+                                    if (await c.get(f"http://prop-{i}.test:{origin_port}/")).status_code == 403:
+                                        break
+                                except httpx.HTTPError:
+                                    pass
+                        delays.append((time.perf_counter() - t) * 1000)
+                    print(
+                        f"\npropagation POST -> refused by the proxy ({n}+{n} entries loaded): "
+                        f"median {statistics.median(delays):.0f} ms, max {max(delays):.0f} ms over {PROBES}; medians: "
+                        f"API call {statistics.median(steps['api']):.0f} ms, of which rendering "
+                        f"{statistics.median(steps['render_ms']):.0f} ms and Squid's reconfigure (SIGHUP until it "
+                        f"listens again) {statistics.median(steps['reconfigure_ms']):.0f} ms"
                     )
 
-                delays = []
-                for i in range(PROBES):
+                    runs = ctx.applies.runs
                     t = time.perf_counter()
-                    await api.post("/api/domain-blacklist", json={"domain": f"prop-{i}.test"})
-                    for _ in range(2000):
-                        async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{proxy_port}", trust_env=False) as c:
-                            try:
-                                if (await c.get(f"http://prop-{i}.test:{origin_port}/")).status_code == 403:
-                                    break
-                            except httpx.HTTPError:
-                                pass
-                    delays.append((time.perf_counter() - t) * 1000)
-                print(
-                    f"\npropagation POST -> refused by the proxy ({n}+{n} entries loaded): "
-                    f"median {statistics.median(delays):.0f} ms, max {max(delays):.0f} ms over {PROBES}"
-                )
+                    together = [f"together-{i}.test" for i in range(PROBES)]
+                    answers = await asyncio.gather(
+                        *(api.post("/api/domain-blacklist", json={"domain": d}) for d in together)
+                    )
+                    took = (time.perf_counter() - t) * 1000
+                    refused = 0
+                    async with httpx.AsyncClient(proxy=f"http://127.0.0.1:{proxy_port}", trust_env=False) as c:
+                        for d in together:
+                            refused += (await c.get(f"http://{d}:{origin_port}/")).status_code == 403
+                    print(
+                        f"{PROBES} concurrent POSTs: every call returned (its change enforced) within {took:.0f} ms; "
+                        f"{ctx.applies.runs - runs} reconfigurations; {refused}/{PROBES} refused afterwards; "
+                        f"{sum(a.status_code == 200 for a in answers)} answered 200"
+                    )
 
-                total, fn, fp = await block_matrix(proxy_port, origin_port)
-                print(f"\nblock matrix: {total} labelled requests, false negatives {fn}, false positives {fp}")
+                    total, fn, fp = await block_matrix(proxy_port, origin_port)
+                    print(f"\nblock matrix: {total} labelled requests, false negatives {fn}, false positives {fp}")
 
-                tail_store = LogStore(str(base / "tail.duckdb"), str(base / "tail.log"))
-                lines = "".join(
-                    f"{time.time():.3f} 10.0.{i % 250}.{i % 200} GET 200 TCP_MISS 300 2000 3 - "
-                    f"http://d{i % 1000}.example.com/p/{i}.html agent/{i % 5}\n"
-                    for i in range(200_000)
-                )
-                (base / "tail.log").write_text(lines)
-                t = time.perf_counter()
-                ingested = 0
-                while got := tail_store.tail_once():
-                    ingested += got
-                print(
-                    f"\ningestion: {ingested} access-log rows tailed into DuckDB at "
-                    f"{ingested / (time.perf_counter() - t):,.0f} rows/s"
-                )
-                tail_store.stop()
+                    tail_store = LogStore(str(base / "tail.duckdb"), str(base / "tail.log"))
+                    lines = "".join(
+                        f"{time.time():.3f} 10.0.{i % 250}.{i % 200} GET 200 TCP_MISS 300 2000 3 - "
+                        f"http://d{i % 1000}.example.com/p/{i}.html agent/{i % 5}\n"
+                        for i in range(200_000)
+                    )
+                    (base / "tail.log").write_text(lines)
+                    t = time.perf_counter()
+                    ingested = 0
+                    while got := tail_store.tail_once():
+                        ingested += got
+                    print(
+                        f"\ningestion: {ingested} access-log rows tailed into DuckDB at "
+                        f"{ingested / (time.perf_counter() - t):,.0f} rows/s"
+                    )
+                    tail_store.stop()
 
-                rate = await fanout(app, ctx.logs.instance, 50, 2000)
-                print(f"stream fan-out: 50 WebSocket clients, {rate:,.0f} messages/s delivered")
+                    rate = await fanout(app, ctx.logs.instance, 50, 2000)
+                    print(f"stream fan-out: 50 WebSocket clients, {rate:,.0f} messages/s delivered")
 
-                big = LogStore(str(base / "big.duckdb"))
-                original = ctx.logs
-                ctx.logs = state.LocalActorHandle(big)
-                print(f"\nanalytics through the app (p50/p99 ms over {args.samples} calls; goal < 50 ms)")
-                for rows in args.rows:
-                    build = synthesize(big, rows)
-                    print(f"  {rows:,} rows (synthesised + rollups in {build:.1f} s)")
-                    for path, params in (
-                        ("/api/dashboard/summary", {}),
-                        ("/api/traffic/statistics", {"period": "day"}),
-                        ("/api/domains/statistics", {}),
-                    ):
-                        p50, p99 = await time_route(api, path, params, args.samples)
-                        print(f"    {path:<28} p50 {p50:7.2f}  p99 {p99:7.2f}")
-                    p50, p99 = raw_query_ms(big, max(5, args.samples // 4))
-                    print(f"    {'peer: raw-table top domains':<28} p50 {p50:7.2f}  p99 {p99:7.2f}")
-                ctx.logs = original
-                big.stop()
+                if args.only in ("all", "waf"):
+                    print(
+                        f"\nWAF engines: {args.duration} s of wrk at {args.waf_clients} clients each, 2xx only, "
+                        "same origin, URL with a query string"
+                    )
+                    await waf_engines(base, origin_port, args.duration, args.waf_clients)
+                if args.only in ("all", "analytics"):
+                    big_log = base / "big.log"
+                    big_log.touch()
+                    big = LogStore(str(base / "big.duckdb"), str(big_log))
+                    original = ctx.logs
+                    ctx.logs = state.LocalActorHandle(big)
+                    print(
+                        f"\nanalytics through the app (ms over {args.samples} calls, 10 ms apart; goal p99 < 50 ms); "
+                        f"'ingesting' = the tailer appends {args.ingest_rows} rows every 200 ms meanwhile"
+                    )
+                    for rows in args.rows:
+                        build = synthesize(big, rows)
+                        print(f"  {rows:,} rows (synthesised + rollups in {build:.1f} s)")
+                        for mode in ("idle", "ingesting"):
+                            ingester = Ingester(big, big_log, args.ingest_rows if mode == "ingesting" else 0, 0.2)
+                            hits, misses = big.cache_hits, big.cache_misses
+                            running = ingester if mode == "ingesting" else contextlib.nullcontext()
+                            with running:
+                                for path, params in (
+                                    ("/api/dashboard/summary", {}),
+                                    ("/api/traffic/statistics", {"period": "day"}),
+                                    ("/api/domains/statistics", {}),
+                                ):
+                                    p50, p99, worst = await time_route(api, path, params, args.samples)
+                                    print(f"    {mode:<9} {path:<26} p50 {p50:7.2f}  p99 {p99:7.2f}  max {worst:7.2f}")
+                            print(
+                                f"    {mode:<9} memoised answers: {big.cache_hits - hits} served, "
+                                f"{big.cache_misses - misses} computed by a reader"
+                                + (
+                                    f"; {ingester.batches} batches, tail+refresh {ingester.seconds / ingester.batches * 1000:.0f}"
+                                    " ms each"
+                                    if ingester.batches
+                                    else ""
+                                )
+                            )
+                        p50, p99 = raw_query_ms(big, max(5, args.samples // 8))
+                        print(f"    {'peer: raw-table top domains':<36} p50 {p50:7.2f}  p99 {p99:7.2f}")
+                    ctx.logs = original
+                    big.stop()
                 await api.aclose()
                 await ctx.logs.stop.remote()
                 await ctx.proxy.stop.remote()
@@ -339,16 +509,20 @@ async def main(args: argparse.Namespace) -> None:
         origin.terminate()
         origin.wait()
         shutil.rmtree(base, ignore_errors=True)
+        print("\nload average at the end (1/5/15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=int, default=8)
-    parser.add_argument("--samples", type=int, default=40)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--waf-clients", type=int, default=16)
+    parser.add_argument("--only", choices=["all", "proxy", "waf", "analytics"], default="all", help="run one section")
+    parser.add_argument("--ingest-rows", type=int, default=500, help="rows per 200 ms batch while timing")
     parser.add_argument("--rows", type=lambda s: [int(x) for x in s.split(",")], default=[1_000_000, 5_000_000])
     parser.add_argument("--quick", action="store_true", help="10k-entry lists, 2 s wrk runs, 100k rows")
     ns = parser.parse_args()
     if ns.quick:
-        ns.duration, ns.rows, ns.samples = 2, [100_000], 10
+        ns.duration, ns.rows, ns.samples = 2, [100_000], 20
     os.environ.setdefault("RAYFLEET_LOG_LEVEL", "WARNING")
     asyncio.run(main(ns))

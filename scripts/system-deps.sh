@@ -32,3 +32,4 @@ want squid-openssl  # webfilter data plane, OpenSSL build (ssl_bump, security_fi
 want dnsmasq  # webfilter DNS sinkhole (no upstream; loopback only)
 want haproxy   # mitigation nodes: the data plane of every node (the system service stays off)
 want wrk       # bench/mitigation.py: clean-traffic load generator
+want c-icap    # bench/webfilter.py: the ICAP REQMOD hop (echo service) measured against the url_regex WAF; bench only, the system service stays off

@@ -113,6 +113,10 @@ class DataPlane:
         self.hosts_changed = False
         self.tls: squidconf.TlsFiles | None = None
         self.bumping = False  # the configuration Squid runs has ssl-bump
+        # what the files on disk were last rendered from (the entries, in the policy's order)
+        self._acl_entries: dict[str, list[str]] = {}
+        self._sinkhole: list[str] | None = None
+        self._pages: set[str] = set()
 
     def _reachable(self, root: Path) -> Path:
         """`root`, or a private folder under the system temporary folder when Squid's own user could not
@@ -159,6 +163,7 @@ class DataPlane:
 
     def start(self, policy: squidconf.Policy) -> dict[str, Any]:
         """Start dnsmasq then Squid with `policy`; returns `status()`."""
+        self._acl_entries, self._sinkhole, self._pages = {}, None, set()  # render everything once
         self._prepare()
         self.dns = free_dns_address()
         self.port = self.config.port or free_tcp_port()
@@ -213,6 +218,8 @@ class DataPlane:
         )
 
     def _write(self, policy: squidconf.Policy) -> bool:
+        """Render what changed since the last call: an ACL file whose entries are the same is neither
+        rendered nor read back nor written (a list edit renders one file, not all of them)."""
         changed = False
         cfg = self.config
         self.tls = tlsfiles.prepare(
@@ -225,10 +232,16 @@ class DataPlane:
             outgoing_cafile=cfg.tls_outgoing_cafile,
             user=self.user,
         )
-        for name, text in squidconf.acl_files(policy).items():
-            changed |= _write_atomic(self.root / "acl" / name, text)
+        for name, source in squidconf.acl_sources(policy).items():
+            entries = list(source[1])
+            if self._acl_entries.get(name) == entries:
+                continue
+            changed |= _write_atomic(self.root / "acl" / name, squidconf.render_acl(source))
+            self._acl_entries[name] = entries
         for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories)]:
-            _write_atomic(self.root / "errors" / squidconf.page_name(rule), squidconf.error_page(rule))
+            if rule not in self._pages:
+                _write_atomic(self.root / "errors" / squidconf.page_name(rule), squidconf.error_page(rule))
+                self._pages.add(rule)
         conf = squidconf.squid_conf(
             policy,
             root=self.root,
@@ -241,10 +254,14 @@ class DataPlane:
         self.conf_changed = _write_atomic(self.conf_path, conf)
         changed |= self.conf_changed
         sinkhole = policy.domain_blacklist if policy.enable_domain_blacklist else []
-        sinkhole = [d for d in sinkhole if d not in set(policy.domain_whitelist)]
-        self.hosts_changed = _write_atomic(
-            self.root / "dns" / "hosts", squidconf.hosts_file(self.config.hosts, sinkhole)
-        )
+        exempt = set(policy.domain_whitelist)
+        sinkhole = [d for d in sinkhole if d not in exempt]
+        self.hosts_changed = False
+        if sinkhole != self._sinkhole:
+            self.hosts_changed = _write_atomic(
+                self.root / "dns" / "hosts", squidconf.hosts_file(self.config.hosts, sinkhole)
+            )
+            self._sinkhole = sinkhole
         return changed
 
     def _check_parse(self) -> None:
@@ -262,8 +279,9 @@ class DataPlane:
         started = time.perf_counter()
         changed = self._write(policy)
         rendered = time.perf_counter()
+        reconfigure_s = 0.0
         if changed and self.running():
-            self.reconfigure(check=self.conf_changed)
+            reconfigure_s = self.reconfigure(check=self.conf_changed)
             self.bumping = policy.ssl_bump
         if self.hosts_changed:
             self.reload_dns()
@@ -271,6 +289,7 @@ class DataPlane:
             "changed": changed,
             "render_ms": round((rendered - started) * 1000, 2),
             "parse_checked": self.conf_changed,
+            "reconfigure_ms": round(reconfigure_s * 1000, 2),
             "total_ms": round((time.perf_counter() - started) * 1000, 2),
             "at": time.time(),
         }
@@ -284,7 +303,11 @@ class DataPlane:
         cache_log = self.root / "logs" / "cache.log"
         mark = cache_log.stat().st_size if cache_log.exists() else 0
         started = time.monotonic()
-        subprocess.run([self.config.squid_bin, "-k", "reconfigure", "-f", str(self.conf_path)], check=False)
+        # SIGHUP is what `squid -k reconfigure` sends, but that command first parses the whole configuration
+        # (every ACL file) itself just to find the pid file: signalling our own child skips a second parse
+        if self.squid is None or not self.running():
+            raise DataPlaneError("squid is not running")
+        self.squid.send_signal(signal.SIGHUP)
         deadline = started + 30
         while time.monotonic() < deadline and self.running():
             with open(cache_log, "rb") as fh:

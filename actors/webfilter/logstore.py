@@ -5,6 +5,14 @@ and per hour by domain, client, rule and method/agent) that the analytics read, 
 dashboard query scans thousands of rollup rows, not millions of log rows. The tail
 offset (with the file's inode) is kept in the database, so a restart neither loses
 nor repeats lines. Timestamps are UTC throughout.
+
+Analytics answers are memoised per data version: every committed batch (and every delete)
+bumps `version`; a cached answer is served only while the version it was computed at is
+current, and the analytics pass time bounds aligned to their bucket (hour, minute, day), so
+a cached answer is exactly what the query would return. The questions asked in the last
+minute are re-answered by the tailer inside each batch's transaction, before it commits, and
+published with the new version, so a dashboard being watched always reads a ready answer. Each answer is read from one snapshot (one
+read transaction), so the parts of a summary agree with each other.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import contextlib
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +43,7 @@ CREATE TABLE IF NOT EXISTS r_client (hour TIMESTAMP, client VARCHAR, requests BI
     last_seen TIMESTAMP);
 CREATE TABLE IF NOT EXISTS r_rule (hour TIMESTAMP, rule VARCHAR, requests BIGINT);
 CREATE TABLE IF NOT EXISTS r_agent (hour TIMESTAMP, method VARCHAR, agent VARCHAR, requests BIGINT);
+CREATE TABLE IF NOT EXISTS recent_blocks (id BIGINT, ts TIMESTAMP, client VARCHAR, url VARCHAR, rule VARCHAR);
 CREATE TABLE IF NOT EXISTS tail_state (path VARCHAR PRIMARY KEY, inode BIGINT, "offset" BIGINT);
 """
 
@@ -56,7 +66,11 @@ COMPACT: dict[str, str] = {
     "r_rule": "SELECT hour, rule, sum(requests) FROM r_rule GROUP BY 1, 2",
     "r_agent": "SELECT hour, method, agent, sum(requests) FROM r_agent GROUP BY 1, 2, 3",
 }
+RECENT_BLOCKS = 1000  # blocked rows kept in `recent_blocks` (the dashboard shows the newest 10)
 MAX_BATCH_BYTES = 8 * 1024 * 1024
+HOT_SECONDS = 60.0  # a question asked this recently is re-answered after each batch
+MAX_HOT = 32  # at most this many distinct questions are kept and re-answered (the oldest asked go first)
+Items = list[tuple[str, list[Any]]]
 HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
 
 
@@ -68,7 +82,12 @@ class LogStore:
         self.db_path = db_path
         self.db = duckdb.connect(db_path)
         self.db.execute("SET TimeZone = 'UTC'") if self._has_icu() else None
+        created = not self.db.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_name = 'recent_blocks'"
+        ).fetchone()
         self.db.execute(SCHEMA)
+        if created:  # a database from before `recent_blocks`
+            self.db.execute(f"INSERT INTO recent_blocks {self._newest_blocks('logs')}")
         # the tailer writes through its own connection from a worker thread, so queries never wait for a
         # large chunk to be ingested (DuckDB connections to one database may be used concurrently)
         self.tail_db = self.db.cursor()
@@ -82,6 +101,12 @@ class LogStore:
         self.ingest_seconds = 0.0
         self._task: asyncio.Task[None] | None = None
         self.tail_errors = 0
+        self.version = 0
+        self.answers: dict[str, tuple[int, list[list[tuple[Any, ...]]]]] = {}
+        self.hot: dict[str, tuple[Items, float]] = {}
+        self.cache_hits = 0
+        self.cache_misses = 0
+        self.refresh_seconds = 0.0
 
     def _has_icu(self) -> bool:
         try:
@@ -130,17 +155,14 @@ class LogStore:
         chunk = chunk[: end + 1]
         staging = Path(self.db_path).with_suffix(".batch")
         staging.write_bytes(chunk)
-        self.tail_db.execute("BEGIN")
         try:
-            self._stage_raw(str(staging))
-            count = self._insert_batch(self.tail_db)
-            self.tail_db.execute(
-                "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)", [self.access_log, st.st_ino, offset + len(chunk)]
-            )
-            self.tail_db.execute("COMMIT")
-        except Exception:
-            self.tail_db.execute("ROLLBACK")
-            raise
+            with self._writing(self.tail_db):
+                self._stage_raw(str(staging))
+                count = self._insert_batch(self.tail_db)
+                self.tail_db.execute(
+                    "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)",
+                    [self.access_log, st.st_ino, offset + len(chunk)],
+                )
         finally:
             staging.unlink(missing_ok=True)
         self._publish_batch(self.tail_db)
@@ -175,9 +197,8 @@ class LogStore:
 
     def ingest(self, records: list[Record], publish: bool = True) -> int:
         """Insert already-parsed records (bench loaders and tests use this)."""
-        self.db.execute("BEGIN")
-        self._insert(records)
-        self.db.execute("COMMIT")
+        with self._writing(self.db):
+            self._insert(records)
         if publish:
             self._publish(records)
         return len(records)
@@ -221,9 +242,14 @@ class LogStore:
         """Append the staged `batch` to `logs` and aggregate it into every rollup."""
         started = time.perf_counter()
         count = int((conn.execute("SELECT count(*) FROM batch").fetchone() or (0,))[0])
+        last = (conn.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone() or (0,))[0]
         conn.execute(
             "INSERT INTO logs (ts, client, method, status, squid_status, bytes_in, bytes_out, elapsed_ms, blocked, "
             "rule, url, host, agent) SELECT * FROM batch"
+        )
+        # ids only grow: the batch's rows are the ones above `last` (zone maps skip every older row group)
+        conn.execute(
+            "INSERT INTO recent_blocks SELECT id, ts, client, url, rule FROM logs WHERE id > ? AND blocked", [last]
         )
         for table, query in ROLLUPS.items():
             conn.execute(f"INSERT INTO {table} " + query.format(src="batch"))
@@ -235,12 +261,31 @@ class LogStore:
         return count
 
     def compact(self, conn: duckdb.DuckDBPyConnection | None = None) -> None:
-        """Merge the per-batch rollup rows (queries sum them either way; this keeps them small)."""
+        """Merge the per-batch rollup rows (queries sum them either way; this keeps them small) and keep the
+        newest `RECENT_BLOCKS` blocked rows."""
         db = conn or self.db
         for table, query in COMPACT.items():
             db.execute(f"CREATE OR REPLACE TEMP TABLE compacted AS {query}")
             db.execute(f"DELETE FROM {table}")
             db.execute(f"INSERT INTO {table} SELECT * FROM compacted")
+        db.execute(
+            "DELETE FROM recent_blocks WHERE id < (SELECT coalesce(min(id), 0) FROM (SELECT id FROM recent_blocks "
+            f"ORDER BY id DESC LIMIT {RECENT_BLOCKS}))"
+        )
+
+    @staticmethod
+    def _newest_blocks(src: str) -> str:
+        return f"SELECT id, ts, client, url, rule FROM {src} WHERE blocked ORDER BY id DESC LIMIT {RECENT_BLOCKS}"
+
+    def rebuild(self) -> None:
+        """Recompute every rollup and `recent_blocks` from `logs` (after a bulk load written straight into
+        `logs`), then drop the memoised answers."""
+        with self._writing(self.db):
+            for table, query in ROLLUPS.items():
+                self.db.execute(f"DELETE FROM {table}")
+                self.db.execute(f"INSERT INTO {table} " + query.format(src="logs"))
+            self.db.execute("DELETE FROM recent_blocks")
+            self.db.execute(f"INSERT INTO recent_blocks {self._newest_blocks('logs')}")
 
     def _publish(self, records: list[Record]) -> None:
         with self.lock:
@@ -268,6 +313,12 @@ class LogStore:
             "rows_per_second": round(self.ingested / self.ingest_seconds, 1) if self.ingest_seconds else None,
             "tail_errors": self.tail_errors,
             "seq": self.seq,
+            "analytics_cache": {
+                "version": self.version,
+                "hits": self.cache_hits,
+                "misses": self.cache_misses,
+                "refresh_seconds": round(self.refresh_seconds, 3),
+            },
         }
 
     # queries -----------------------------------------------------------------------------------------
@@ -277,27 +328,114 @@ class LogStore:
             raise ValueError("only SELECT queries")
         return self.db.execute(sql, params or []).fetchall()
 
-    def queries(self, items: list[tuple[str, list[Any]]]) -> list[list[tuple[Any, ...]]]:
+    def queries(self, items: Items) -> list[list[tuple[Any, ...]]]:
         """Several SELECTs in one actor call."""
         return [self.query(sql, params) for sql, params in items]
 
+    def answer(self, items: Items) -> list[list[tuple[Any, ...]]]:
+        """Several SELECTs over the rollups, read from one snapshot and memoised until the data changes.
+
+        Parameters must be stable for the answer to be reused (the analytics pass bucket-aligned
+        bounds); the same items asked again before the next batch get the same rows."""
+        key = repr(items)
+        with self.lock:
+            version = self.version
+            cached = self.answers.get(key)
+            if cached is not None and cached[0] == version:
+                self.cache_hits += 1
+                self._asked(key, items)
+                return cached[1]
+            self.cache_misses += 1
+        result = self._snapshot(items)  # a question that fails is never kept, so never re-answered
+        with self.lock:
+            self._asked(key, items)
+            if self.version == version:
+                self.answers[key] = (version, result)
+        return result
+
+    def _asked(self, key: str, items: Items) -> None:
+        """Record `key` as the most recently asked question (caller holds the lock); the oldest beyond
+        `MAX_HOT` are forgotten."""
+        self.hot.pop(key, None)
+        self.hot[key] = (items, time.monotonic())
+        while len(self.hot) > MAX_HOT:
+            stale = next(iter(self.hot))
+            del self.hot[stale]
+            self.answers.pop(stale, None)
+
+    def _snapshot(self, items: Items) -> list[list[tuple[Any, ...]]]:
+        for sql, _ in items:
+            if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+                raise ValueError("only SELECT queries")
+        conn = self.db.cursor()
+        try:
+            conn.execute("BEGIN TRANSACTION")
+            result = [conn.execute(sql, params).fetchall() for sql, params in items]
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return result
+
+    def _reanswer(self, conn: duckdb.DuckDBPyConnection) -> dict[str, list[list[tuple[Any, ...]]]]:
+        """Inside the writer's transaction, before it commits: the answers, with the new rows, to the questions
+        asked in the last `HOT_SECONDS` (in the writer's thread: the tailer's, never a reader's)."""
+        now = time.monotonic()
+        with self.lock:
+            self.hot = {k: v for k, v in self.hot.items() if now - v[1] < HOT_SECONDS}
+            hot = list(self.hot.items())
+        started = time.perf_counter()
+        fresh: dict[str, list[list[tuple[Any, ...]]]] = {}
+        for key, (items, _) in hot:
+            try:
+                fresh[key] = [conn.execute(sql, params).fetchall() for sql, params in items]
+            except duckdb.Error:
+                # a failed statement aborts DuckDB's transaction: forget the question and let the write roll
+                # back (the tailer retries the same lines at its next turn, without it)
+                with self.lock:
+                    self.hot.pop(key, None)
+                raise
+        self.refresh_seconds += time.perf_counter() - started
+        return fresh
+
+    @contextlib.contextmanager
+    def _writing(self, conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+        """One write transaction; the watched questions are re-answered inside it, before the commit, and
+        published with the new version right after it. Any error rolls everything back."""
+        conn.execute("BEGIN")
+        try:
+            yield
+            fresh = self._reanswer(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                conn.execute("ROLLBACK")
+            raise
+        self._committed(fresh)
+
+    def _committed(self, fresh: dict[str, list[list[tuple[Any, ...]]]]) -> None:
+        """Right after the commit: the new version and its answers replace the old ones at once, so a watched
+        question always has an answer ready."""
+        with self.lock:
+            self.version += 1
+            self.answers = {key: (self.version, result) for key, result in fresh.items()}
+
     def delete_before(self, cutoff_epoch: float | None) -> int:
         """Delete rows older than `cutoff_epoch` (None: every row), rollups included."""
-        self.db.execute("BEGIN")
-        if cutoff_epoch is None:
-            deleted = (self.db.execute("SELECT count(*) FROM logs").fetchone() or (0,))[0]
-            for table in ("logs", *ROLLUPS):
-                self.db.execute(f"DELETE FROM {table}")
-        else:
-            cut = [int(cutoff_epoch * 1_000_000)]
-            deleted = (
-                self.db.execute("SELECT count(*) FROM logs WHERE ts < make_timestamp(?)", cut).fetchone() or (0,)
-            )[0]
-            self.db.execute("DELETE FROM logs WHERE ts < make_timestamp(?)", cut)
-            self.db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
-            for table in ("r_domain", "r_client", "r_rule", "r_agent"):
-                self.db.execute(f"DELETE FROM {table} WHERE hour < date_trunc('hour', make_timestamp(?))", cut)
-        self.db.execute("COMMIT")
+        with self._writing(self.db):
+            if cutoff_epoch is None:
+                deleted = (self.db.execute("SELECT count(*) FROM logs").fetchone() or (0,))[0]
+                for table in ("logs", "recent_blocks", *ROLLUPS):
+                    self.db.execute(f"DELETE FROM {table}")
+            else:
+                cut = [int(cutoff_epoch * 1_000_000)]
+                deleted = (
+                    self.db.execute("SELECT count(*) FROM logs WHERE ts < make_timestamp(?)", cut).fetchone() or (0,)
+                )[0]
+                self.db.execute("DELETE FROM logs WHERE ts < make_timestamp(?)", cut)
+                self.db.execute("DELETE FROM recent_blocks WHERE ts < make_timestamp(?)", cut)
+                self.db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
+                for table in ("r_domain", "r_client", "r_rule", "r_agent"):
+                    self.db.execute(f"DELETE FROM {table} WHERE hour < date_trunc('hour', make_timestamp(?))", cut)
         return int(deleted)
 
     def stop(self) -> None:

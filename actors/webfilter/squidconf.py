@@ -12,6 +12,7 @@ decided on its `host:port` and then tunnelled.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,10 +66,13 @@ class TlsFiles:
 
 def dstdomain_entries(domains: list[str]) -> list[str]:
     """`.example.com` lines (domain and subdomains), a listed subdomain of a listed parent dropped
-    (Squid rejects overlapping dstdomain entries)."""
+    (Squid rejects overlapping dstdomain entries). Sorted by the reversed name plus a final dot: a
+    parent comes right before its subdomains (only `-` sorts below `.` among the characters of a
+    host name, and it cannot follow the final dot), and reversing a string is far cheaper than
+    splitting it into labels (100 000 names in a fraction of the time)."""
     out: list[str] = []
-    for name in sorted({d.lower().strip(".") for d in domains if d}, key=lambda d: d.split(".")[::-1]):
-        if out and (name == out[-1] or name.endswith("." + out[-1])):
+    for name in sorted({d.lower().strip(".") for d in domains if d}, key=lambda d: d[::-1] + "."):
+        if out and name.endswith("." + out[-1]):
             continue
         out.append(name)
     return ["." + d for d in out]
@@ -88,21 +92,39 @@ def page_name(rule: str) -> str:
     return "ERR_RF_" + rule.upper().replace(":", "_")
 
 
-def acl_files(policy: Policy) -> dict[str, str]:
-    """ACL file name -> content (one entry a line)."""
-    files = {
-        "domain_blacklist.txt": dstdomain_entries(policy.domain_blacklist),
-        "ip_blacklist.txt": sorted(set(policy.ip_blacklist)),
-        "domain_whitelist.txt": dstdomain_entries(policy.domain_whitelist),
-        "ip_whitelist.txt": sorted(set(policy.ip_whitelist)),
-        "egress_domains.txt": dstdomain_entries(policy.egress_domains),
-        "egress_ips.txt": sorted(set(policy.egress_ips)),
-        "blocked_sources.txt": sorted(set(policy.blocked_sources)),
-        "allowed_networks.txt": sorted(set(policy.allowed_networks)),
+def _unique(entries: list[str]) -> list[str]:
+    return sorted(set(entries))
+
+
+AclSource = tuple[Callable[[list[str]], list[str]], list[str]]
+
+
+def acl_sources(policy: Policy) -> dict[str, AclSource]:
+    """ACL file name -> (how its lines are made, from which entries): a renderer can skip a file whose
+    entries did not change."""
+    files: dict[str, AclSource] = {
+        "domain_blacklist.txt": (dstdomain_entries, policy.domain_blacklist),
+        "ip_blacklist.txt": (_unique, policy.ip_blacklist),
+        "domain_whitelist.txt": (dstdomain_entries, policy.domain_whitelist),
+        "ip_whitelist.txt": (_unique, policy.ip_whitelist),
+        "egress_domains.txt": (dstdomain_entries, policy.egress_domains),
+        "egress_ips.txt": (_unique, policy.egress_ips),
+        "blocked_sources.txt": (_unique, policy.blocked_sources),
+        "allowed_networks.txt": (_unique, policy.allowed_networks),
     }
     for cat, patterns in waf.CATEGORIES.items():
-        files[f"{waf.acl_name(cat)}.txt"] = list(patterns)
-    return {name: "".join(line + "\n" for line in lines) for name, lines in files.items()}
+        files[f"{waf.acl_name(cat)}.txt"] = (list, list(patterns))
+    return files
+
+
+def render_acl(source: AclSource) -> str:
+    make, entries = source
+    return "".join(line + "\n" for line in make(entries))
+
+
+def acl_files(policy: Policy) -> dict[str, str]:
+    """ACL file name -> content (one entry a line)."""
+    return {name: render_acl(source) for name, source in acl_sources(policy).items()}
 
 
 def _deny(lines: list[str], acls: str, rule: str) -> None:

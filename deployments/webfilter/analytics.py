@@ -1,4 +1,9 @@
-"""Analytics as DuckDB queries over the log store's rollups (UTC; windows end now)."""
+"""Analytics as DuckDB queries over the log store's rollups (UTC; windows end now).
+
+The rollup questions go through `LogStore.answer`: one snapshot per question, memoised until the
+next batch. Their time bounds are aligned to the rollup's bucket here (the start of the hour, minute
+or day), which is what the SQL compared against anyway, so a memoised answer stays exact within
+the bucket."""
 
 from __future__ import annotations
 
@@ -60,6 +65,16 @@ def _since(hours: float) -> int:
     return _micros(time.time() - hours * 3600)
 
 
+def _since_hour(hours: int) -> int:
+    """The start of the UTC hour `hours` ago (what `date_trunc('hour', ...)` of `_since` gives)."""
+    return _micros((int(time.time()) - hours * 3600) // 3600 * 3600)
+
+
+def _bucket(seconds: int) -> int:
+    """The start of the current UTC minute, hour or day (`seconds` = 60, 3600, 86400)."""
+    return _micros(int(time.time()) // seconds * seconds)
+
+
 def _iso(value: Any) -> str | None:
     if value is None:
         return None
@@ -70,6 +85,12 @@ def _iso(value: Any) -> str | None:
 
 async def run(context: Context, *items: tuple[str, list[Any]]) -> list[list[tuple]]:
     result: list[list[tuple]] = await context.logs.queries.remote(list(items))
+    return result
+
+
+async def answer(context: Context, *items: tuple[str, list[Any]]) -> list[list[tuple]]:
+    """Rollup questions with bucket-aligned parameters: one snapshot, memoised until the next batch."""
+    result: list[list[tuple]] = await context.logs.answer.remote(list(items))
     return result
 
 
@@ -119,7 +140,7 @@ async def logs_page(
 
 
 async def stats(context: Context) -> dict:
-    totals, rules = await run(
+    totals, rules = await answer(
         context,
         ("SELECT coalesce(sum(requests), 0), coalesce(sum(blocked), 0) FROM r_minute", []),
         ("SELECT rule, sum(requests) FROM r_rule GROUP BY 1", []),
@@ -137,15 +158,16 @@ async def stats(context: Context) -> dict:
 
 
 async def timeline(context: Context, hours: int) -> list[dict]:
-    start = _micros((int(time.time()) // 3600 - hours + 1) * 3600)
-    (rows,) = await run(
+    now = int(time.time())
+    start = _micros((now // 3600 - hours + 1) * 3600)
+    (rows,) = await answer(
         context,
         (
             "WITH s AS (SELECT unnest(generate_series(make_timestamp(?), date_trunc('hour', make_timestamp(?)), "
             "INTERVAL 1 HOUR)) h), r AS (SELECT date_trunc('hour', minute) h, sum(requests) n, sum(blocked) b "
             "FROM r_minute WHERE minute >= make_timestamp(?) GROUP BY 1) "
             "SELECT s.h, coalesce(r.n, 0), coalesce(r.b, 0) FROM s LEFT JOIN r USING (h) ORDER BY 1",
-            [start, _micros(time.time()), start],
+            [start, _micros(now // 3600 * 3600), start],
         ),
     )
     return [{"time": _iso(h), "total": int(n), "blocked": int(b)} for h, n, b in rows]
@@ -163,7 +185,7 @@ async def traffic(context: Context, period: str) -> dict:
     unit, buckets, seconds = PERIODS[period]
     now = int(time.time())
     start = _micros((now // seconds - buckets + 1) * seconds)
-    (rows,) = await run(
+    (rows,) = await answer(
         context,
         (
             f"WITH s AS (SELECT unnest(generate_series(make_timestamp(?), date_trunc('{unit}', make_timestamp(?)), "
@@ -171,7 +193,7 @@ async def traffic(context: Context, period: str) -> dict:
             "sum(bytes_in) i, sum(bytes_out) o FROM r_minute WHERE minute >= make_timestamp(?) GROUP BY 1) "
             "SELECT s.b, coalesce(n, 0), coalesce(x, 0), coalesce(i, 0), coalesce(o, 0) FROM s LEFT JOIN r USING (b) "
             "ORDER BY 1",
-            [start, _micros(now), start],
+            [start, _micros(now // seconds * seconds), start],
         ),
     )
     return {
@@ -185,32 +207,32 @@ async def traffic(context: Context, period: str) -> dict:
 
 
 async def clients(context: Context, hours: int, limit: int) -> dict:
-    since = _since(hours)
-    rows, total = await run(
+    since = _since_hour(hours)
+    rows, total = await answer(
         context,
         (
             "SELECT client, sum(requests) n, sum(blocked) b, max(last_seen) FROM r_client "
-            "WHERE hour >= date_trunc('hour', make_timestamp(?)) GROUP BY 1 ORDER BY n DESC, client LIMIT ?",
+            "WHERE hour >= make_timestamp(?) GROUP BY 1 ORDER BY n DESC, client LIMIT ?",
             [since, limit],
         ),
-        ("SELECT count(DISTINCT client) FROM r_client WHERE hour >= date_trunc('hour', make_timestamp(?))", [since]),
+        ("SELECT count(DISTINCT client) FROM r_client WHERE hour >= make_timestamp(?)", [since]),
     )
     items = [{"ip_address": c, "requests": int(n), "blocked": int(b), "last_seen": _iso(s)} for c, n, b, s in rows]
     return {"clients": items, "total_clients": int(total[0][0])}
 
 
 async def domains(context: Context, hours: int, limit: int, blocked_only: bool = False) -> dict:
-    since = _since(hours)
+    since = _since_hour(hours)
     having = "HAVING sum(blocked) > 0" if blocked_only else ""
     order = "b DESC" if blocked_only else "n DESC"
-    rows, total = await run(
+    rows, total = await answer(
         context,
         (
-            f"SELECT host, sum(requests) n, sum(blocked) b FROM r_domain WHERE hour >= date_trunc('hour', "
-            f"make_timestamp(?)) GROUP BY 1 {having} ORDER BY {order}, host LIMIT ?",
+            f"SELECT host, sum(requests) n, sum(blocked) b FROM r_domain WHERE hour >= make_timestamp(?) "
+            f"GROUP BY 1 {having} ORDER BY {order}, host LIMIT ?",
             [since, limit],
         ),
-        ("SELECT count(DISTINCT host) FROM r_domain WHERE hour >= date_trunc('hour', make_timestamp(?))", [since]),
+        ("SELECT count(DISTINCT host) FROM r_domain WHERE hour >= make_timestamp(?)", [since]),
     )
     items = [{"domain": h, "requests": int(n), "blocked": int(b), "allowed": int(n - b)} for h, n, b in rows]
     return {"domains": items, "total_domains": int(total[0][0])}
@@ -218,24 +240,24 @@ async def domains(context: Context, hours: int, limit: int, blocked_only: bool =
 
 async def top_domains(context: Context, hours: int, limit: int) -> list[dict]:
     """Grouped by registrable domain (the last two labels; no public-suffix list)."""
-    (rows,) = await run(
+    (rows,) = await answer(
         context,
         (
             "SELECT array_to_string(list_slice(string_split(host, '.'), -2, -1), '.') d, sum(requests) n, "
-            "sum(blocked) b, count(DISTINCT host) FROM r_domain WHERE hour >= date_trunc('hour', make_timestamp(?)) "
+            "sum(blocked) b, count(DISTINCT host) FROM r_domain WHERE hour >= make_timestamp(?) "
             "AND host <> '' GROUP BY 1 ORDER BY n DESC, d LIMIT ?",
-            [_since(hours), limit],
+            [_since_hour(hours), limit],
         ),
     )
     return [{"domain": d, "requests": int(n), "blocked": int(b), "hosts": int(h)} for d, n, b, h in rows]
 
 
 async def shadow_it(context: Context, hours: int) -> list[dict]:
-    (rows,) = await run(
+    (rows,) = await answer(
         context,
         (
-            "SELECT host, sum(requests) FROM r_domain WHERE hour >= date_trunc('hour', make_timestamp(?)) GROUP BY 1",
-            [_since(hours)],
+            "SELECT host, sum(requests) FROM r_domain WHERE hour >= make_timestamp(?) GROUP BY 1",
+            [_since_hour(hours)],
         ),
     )
     found: dict[str, dict] = {}
@@ -248,17 +270,16 @@ async def shadow_it(context: Context, hours: int) -> list[dict]:
 
 
 async def user_agents(context: Context, hours: int) -> dict:
-    since = _since(hours)
-    agents, methods = await run(
+    since = _since_hour(hours)
+    agents, methods = await answer(
         context,
         (
-            "SELECT agent, sum(requests) n FROM r_agent WHERE hour >= date_trunc('hour', make_timestamp(?)) "
+            "SELECT agent, sum(requests) n FROM r_agent WHERE hour >= make_timestamp(?) "
             "GROUP BY 1 ORDER BY n DESC LIMIT 30",
             [since],
         ),
         (
-            "SELECT method, sum(requests) n FROM r_agent WHERE hour >= date_trunc('hour', make_timestamp(?)) "
-            "GROUP BY 1 ORDER BY n DESC",
+            "SELECT method, sum(requests) n FROM r_agent WHERE hour >= make_timestamp(?) GROUP BY 1 ORDER BY n DESC",
             [since],
         ),
     )
@@ -289,9 +310,9 @@ def _threat(rule: str) -> str:
 
 
 async def dashboard(context: Context) -> dict:
-    day = _since(24)
-    midnight = _micros(time.time() // 86400 * 86400)
-    totals, today, blocked_domains, top_clients, rules, recent = await run(
+    day = _since_hour(24)
+    midnight = _bucket(86400)
+    totals, today, blocked_domains, top_clients, rules, recent = await answer(
         context,
         ("SELECT coalesce(sum(requests), 0), coalesce(sum(blocked), 0) FROM r_minute", []),
         (
@@ -300,23 +321,21 @@ async def dashboard(context: Context) -> dict:
             [midnight],
         ),
         (
-            "SELECT host, sum(blocked) b FROM r_domain WHERE hour >= date_trunc('hour', make_timestamp(?)) "
+            "SELECT host, sum(blocked) b FROM r_domain WHERE hour >= make_timestamp(?) "
             "GROUP BY 1 HAVING b > 0 ORDER BY b DESC, host LIMIT 10",
             [day],
         ),
         (
-            "SELECT client, sum(requests) n, sum(blocked) FROM r_client WHERE hour >= date_trunc('hour', "
-            "make_timestamp(?)) GROUP BY 1 ORDER BY n DESC, client LIMIT 10",
+            "SELECT client, sum(requests) n, sum(blocked) FROM r_client WHERE hour >= make_timestamp(?) "
+            "GROUP BY 1 ORDER BY n DESC, client LIMIT 10",
             [day],
         ),
         (
-            "SELECT rule, sum(requests) n FROM r_rule WHERE hour >= date_trunc('hour', make_timestamp(?)) "
-            "GROUP BY 1 ORDER BY n DESC",
+            "SELECT rule, sum(requests) n FROM r_rule WHERE hour >= make_timestamp(?) GROUP BY 1 ORDER BY n DESC",
             [day],
         ),
         (
-            f"SELECT ts, client, url, rule FROM logs WHERE {NEWEST.format(n=100000)} AND blocked "
-            "ORDER BY id DESC LIMIT 10",
+            "SELECT ts, client, url, rule FROM recent_blocks ORDER BY id DESC LIMIT 10",
             [],
         ),
     )

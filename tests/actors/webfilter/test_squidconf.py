@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+from actors.webfilter.dataplane import DataPlane, ProxySettings
 from actors.webfilter.logparse import parse_line
 from actors.webfilter.squidconf import Policy, TlsFiles, access_rules, dstdomain_entries, hosts_file, squid_conf
 from actors.webfilter.tlsfiles import configure_can_bump
@@ -93,3 +95,35 @@ def test_only_the_openssl_build_can_bump():
     gnutls = "configure options:  '--with-gnutls' '--enable-linux-netfilter' '--with-default-user=proxy'"
     openssl = "configure options:  '--with-openssl' '--enable-ssl-crtd' '--with-default-user=proxy'"
     assert not configure_can_bump(gnutls) and configure_can_bump(openssl)
+
+
+def test_dstdomain_entries_keep_exactly_the_names_without_a_listed_parent():
+    rng = random.Random(5)
+    labels = ["a", "b", "a-b", "ab", "b-", "x1", "0"]
+    names = {".".join(rng.choice(labels) for _ in range(rng.randint(1, 4))) + ".test" for _ in range(3000)}
+    expected = {n for n in names if not any(n.endswith("." + p) for p in names if p != n)}
+    entries = dstdomain_entries(sorted(names, key=lambda _: rng.random()))
+    assert len(entries) == len(set(entries)) and {e[1:] for e in entries} == expected
+
+
+def test_a_list_edit_rewrites_only_that_acl_file(tmp_path):
+    plane = DataPlane(tmp_path, ProxySettings())
+    root = plane.root  # a private folder when Squid's user cannot reach tmp_path
+    try:
+        for sub in ("acl", "dns", "errors"):
+            (root / sub).mkdir()
+        policy = Policy(domain_blacklist=["x.test"], ip_blacklist=["192.0.2.1"], waf_categories=["XSS"])
+        assert plane._write(policy)
+        ip_file = root / "acl" / "ip_blacklist.txt"
+        ip_file.write_text("edited by hand\n")  # the renderer trusts what it wrote: an unchanged list is not re-read
+        stamps = {p.name: p.stat().st_mtime_ns for p in (root / "acl").iterdir()}
+        policy.domain_blacklist.append("y.test")
+        assert plane._write(policy)
+        assert (root / "acl" / "domain_blacklist.txt").read_text() == ".x.test\n.y.test\n"
+        assert "0.0.0.0 y.test" in (root / "dns" / "hosts").read_text()
+        after = {p.name: p.stat().st_mtime_ns for p in (root / "acl").iterdir()}
+        assert [n for n in stamps if stamps[n] != after[n]] == ["domain_blacklist.txt"]
+        assert ip_file.read_text() == "edited by hand\n"
+        assert not plane._write(policy)  # nothing changed: nothing to reconfigure
+    finally:
+        plane.stop()

@@ -3,6 +3,8 @@ imports in every supported format; URL imports are SSRF-safe."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from aiohttp import web
 
@@ -206,3 +208,17 @@ async def test_the_openapi_documents_the_error_answers_in_the_error_shape(wf):
     assert "502" in doc["paths"]["/api/blacklists/import-geo"]["post"]["responses"]
     assert "401" in doc["paths"]["/api/auth/login"]["post"]["responses"]
     assert "HTTPValidationError" not in doc["components"]["schemas"]
+
+
+async def test_concurrent_list_edits_share_reconfigurations_and_all_take_effect(wf):
+    applies = wf.app.state.ctx.applies
+    before = applies.runs
+    domains = [f"c{i}.concurrent.test" for i in range(6)]
+    added = await asyncio.gather(*(wf.api.post("/api/domain-blacklist", json={"domain": d}) for d in domains))
+    assert [r.status_code for r in added] == [200] * len(domains)
+    assert 1 <= applies.runs - before < len(domains)  # callers that arrived during a run shared the next one
+    for domain in domains:  # every caller's change is enforced when its call returns
+        refused = await wf.fetch(wf.url(domain, "/concurrent"))
+        assert refused.status_code == 403 and "domain_blacklist" in refused.text
+    for r in added:
+        assert (await wf.api.delete(f"/api/domain-blacklist/{r.json()['data']['id']}")).status_code == 200

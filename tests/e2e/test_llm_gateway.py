@@ -275,11 +275,21 @@ RESTART_ACTOR = """
 import json, sys, time, ray
 ray.init(namespace="rayfleet", logging_level="ERROR")
 name, method, action = sys.argv[1], sys.argv[2], sys.argv[3]
+from ray._private.state import actors
+def restarts():
+    live = [a for a in actors().values() if a["Name"] == name and a["State"] != "DEAD"]
+    return (live[0]["NumRestarts"], live[0]["State"]) if live else (-1, "DEAD")
 handle = ray.get_actor(name)
 before = ray.get(getattr(handle, method).remote()) if method != "-" else None
-if action == "kill":
-    ray.kill(handle, no_restart=False)
 deadline, after = time.monotonic() + 60, None
+if action == "kill":
+    count = restarts()[0]
+    ray.kill(handle, no_restart=False)  # asynchronous: wait until the restarted actor is alive
+    while time.monotonic() < deadline:
+        done, state = restarts()
+        if done > count and state == "ALIVE":
+            break
+        time.sleep(0.2)
 while time.monotonic() < deadline:
     try:
         after = ray.get(getattr(ray.get_actor(name), method).remote(), timeout=10) if method != "-" else "alive"
@@ -337,7 +347,6 @@ def test_registry_entries_survive_a_restart_of_the_registry_actor(cluster, serve
 
 
 def test_the_budget_ledger_keeps_todays_spend_across_a_restart(cluster, serve_url, doubles, keys):
-    """The ledger keeps no file: replicas see its new epoch and restore today's spend from the store."""
     """The ledger keeps no file: replicas see its new epoch and restore today's spend from the store."""
     infer = {"Authorization": f"Bearer {keys[0]}", "Cache-Control": "no-cache"}
     body = {"model": "e2e-model", "messages": [{"role": "user", "content": "spend"}]}

@@ -27,7 +27,6 @@ _HOMOGLYPHS = str.maketrans(
 _SPACED = re.compile(r"\b(?:[a-z][\s._\-*]){3,}[a-z]\b")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
-_WS = re.compile(r"\s+")
 
 ENCODED_BONUS = 1.0
 DISCUSSION_FACTOR = 0.4
@@ -125,7 +124,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "new_instructions": ("instructions", "rules", "directives", "task", "override", "maintenance mode"),
     "disable_safety": ("safety", "filter", "guardrail", "polic", "moderation", "restriction", "censor", "alignment"),
     "no_restrictions": ("restriction", "limitation", "filter", "censor", "rules", "guidelines", "constraints"),
-    "exfiltrate": ("http",),
+    # the pattern needs a sending verb before an http(s) link, or a markdown image link with a query
+    "exfiltrate": ("send", "post", "upload", "forward", "exfiltrat", "transmit", "leak", "](http"),
     "conceal": ("do not ", "don't ", "never "),
     "priority_claim": ("priority", "precedence", "supersede", "overrides"),
 }
@@ -150,7 +150,7 @@ class Verdict:
 def _fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH).translate(_HOMOGLYPHS).lower()
     text = _SPACED.sub(lambda m: re.sub(r"[\s._\-*]", "", m.group()), text)
-    return _WS.sub(" ", text)
+    return " ".join(text.split())  # every run of whitespace to one space (str.split: C speed, same classes as \s)
 
 
 def _printable(data: bytes) -> str | None:

@@ -179,3 +179,36 @@ def test_threat_ledger_window_and_lru_bound():
     assert ledger.blocked() == {}
     ledger.record([("b", 0.5), ("c", 0.5)])
     assert ledger.view()["tracked"] == 2 and {x["actor"] for x in ledger.view()["actors"]} == {"b", "c"}
+
+
+def test_link_prefilter_never_skips_a_text_the_link_pattern_would_change():
+    """The substring prefilter (a speed-up) gives exactly the link pattern's answer, whatever the case or
+    the characters re.IGNORECASE folds that str.lower() does not (İ, ı, ſ)."""
+    import random
+
+    from deployments.llm_gateway.links import LinkSanitizer
+
+    sanitizer = LinkSanitizer(["evil.test", "sub.malware.test"])
+    pieces = [
+        "evil",
+        "EVİL",
+        "evıl",
+        "Evil",
+        "malware",
+        "ſub",
+        "sub.",
+        ".test",
+        ".TEST",
+        "https://",
+        "x.",
+        "@",
+        " ",
+        "/a?b",
+        "é",
+    ]
+    rng = random.Random(3)
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        assert sanitizer.clean(text) == sanitizer._pattern.subn("[blocked link]", text), text
+    assert sanitizer.clean("see HTTPS://WWW.EVİL.TEST/x now")[1] == 1
+    assert sanitizer.clean("nothing to see at docs.example.test") == ("nothing to see at docs.example.test", 0)

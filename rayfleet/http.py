@@ -31,6 +31,19 @@ def _uuid_id() -> str:
     return uuid.uuid4().hex
 
 
+def status_watcher(send: Send) -> tuple[Send, Callable[[], int]]:
+    """``send`` wrapped to remember the response's status, and a getter for it (0 until the
+    response starts): for middleware that counts or traces by status after the app returns."""
+    seen = [0]
+
+    async def watched(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            seen[0] = message["status"]
+        await send(message)
+
+    return watched, lambda: seen[0]
+
+
 class RequestIdMiddleware:
     """Give every request an id (kept from a well-formed incoming header) and echo it.
 

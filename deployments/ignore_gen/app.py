@@ -27,6 +27,7 @@ from deployments.ignore_gen.models import (
 from deployments.ignore_gen.rules_table import load_rules_table
 from deployments.ignore_gen.templates import load_templates
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.http import status_watcher
 from rayfleet.logs import get_logger
 from rayfleet.metrics import CONTENT_TYPE, METRICS_ROUTE, Metrics
 
@@ -43,20 +44,13 @@ class RequestCounter:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        status = 0
-
-        async def send_counted(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        send_counted, status = status_watcher(send)
         try:
             await self.app(scope, receive, send_counted)
         finally:
-            if status:
+            if status():
                 path = getattr(scope.get("route"), "path", "unmatched")
-                self.counter.labels(method=scope["method"], route=path, status=str(status)).inc()
+                self.counter.labels(method=scope["method"], route=path, status=str(status())).inc()
 
 
 DESCRIPTION = """\

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from deployments.llm_gateway.config import Tracing
 from deployments.llm_gateway.pipeline import RINGS, Context
+from rayfleet.http import status_watcher
 from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
@@ -175,14 +176,7 @@ class TracingMiddleware:
         span = self.tracer.open(scope)
         state = _state(scope)
         state[SPAN_KEY] = span
-        status = 500
-
-        async def send_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        send_status, status = status_watcher(send)
         try:
             await self.app(scope, receive, send_status)
         except BaseException as exc:
@@ -190,4 +184,4 @@ class TracingMiddleware:
             raise
         finally:
             if not state.get(OWNED_KEY):
-                self.tracer.close(scope, span, status)
+                self.tracer.close(scope, span, status() or 500)

@@ -180,6 +180,16 @@ async def test_budget_falls_back_to_local_model(serve, up1, up2, tmp_path, auth_
     assert up2.requests()[-1]["body"]["model"] == "llama3"
 
 
+async def spent_after_settling(gw) -> float:
+    """Today's spend once the replica has settled it with the ledger (a stream settles after it ends)."""
+    for _ in range(50):
+        await asyncio.sleep(0.1)
+        await flush(gw)
+        if gw.gateway.budget_handle.instance.state()["spent"] > 0:
+            break
+    return gw.gateway.budget_handle.instance.state()["spent"]
+
+
 async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, tmp_path, auth_env):
     cfg = base_config(tmp_path, one(up1, "gpt-4o"), pricing={"gpt-4o": {"input": 10.0, "output": 100.0}})
     gw = await serve(cfg)
@@ -188,12 +198,7 @@ async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, t
         async with c.stream("POST", "/v1/chat/completions", json=chat("gpt-4o", stream=True)) as r:
             async for _ in r.aiter_bytes():
                 break  # hang up after the first bytes
-    for _ in range(50):
-        await asyncio.sleep(0.1)
-        await flush(gw)
-        if gw.gateway.budget_handle.instance.state()["spent"] > 0:
-            break
-    assert gw.gateway.budget_handle.instance.state()["spent"] > 0
+    assert await spent_after_settling(gw) > 0
     rows = (
         sqlite3.connect(tmp_path / "gateway.db")
         .execute("SELECT stream, prompt_tokens, completion_tokens, cost_usd FROM llm_requests")
@@ -246,12 +251,7 @@ async def test_stream_settled_when_the_client_leaves_before_the_first_chunk(serv
     with contextlib.suppress(Exception):
         await gw.app(scope, receive, send)
     assert sent[0] == 200
-    for _ in range(50):
-        await asyncio.sleep(0.1)
-        await flush(gw)
-        if gw.gateway.budget_handle.instance.state()["spent"] > 0:
-            break
-    assert gw.gateway.budget_handle.instance.state()["spent"] > 0
+    assert await spent_after_settling(gw) > 0
     rows = sqlite3.connect(tmp_path / "gateway.db").execute("SELECT stream, prompt_tokens FROM llm_requests").fetchall()
     assert rows and rows[0][0] == 1 and rows[0][1] > 0
 

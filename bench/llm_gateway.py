@@ -217,7 +217,7 @@ def drive(base: str, key: str | None, c: int, seconds: float, stream: bool) -> W
     )
 
 
-async def header_overhead(base: str, key: str, n: int = 200) -> tuple[float, float]:
+async def header_overhead(base: str, key: str, n: int = 1000) -> tuple[float, float]:
     import httpx
 
     values = []

@@ -9,8 +9,9 @@ Each is driven by wrk at 16 connections, non-streaming, alternately twice (the m
 the two runs counts); the upstream (HAProxy answering from memory, as in bench/llm_gateway.py)
 alone is driven too, so it is shown to be well over 10x faster than what it serves. Then:
 
-- overhead: ``x-rayfleet-overhead-ms`` (gateway time minus upstream time) of 300
-  sequential requests against each gateway, p50 and p99;
+- overhead: ``x-rayfleet-overhead-ms`` (gateway time minus upstream time) of 2,000
+  sequential requests against each gateway, p50 and p99 (a p99 of 300 samples is the
+  third-worst one, which a single stall decides);
 - detection: every prompt of ``tests/data/llm_gateway/injection_labelled.jsonl`` sent to
   the security-on gateway; an attack answered 403 ``injection_blocked`` is detected, a
   benign prompt so answered is a false positive.
@@ -124,7 +125,7 @@ def drive(base: str, key: str | None, c: int, seconds: float) -> WrkResult:
     )
 
 
-async def overhead(base: str, n: int = 300) -> tuple[float, float]:
+async def overhead(base: str, n: int = 2000) -> tuple[float, float]:
     values = []
     async with httpx.AsyncClient(timeout=30, trust_env=False, headers={"Authorization": f"Bearer {KEY}"}) as client:
         for _ in range(n):

@@ -212,3 +212,31 @@ def test_link_prefilter_never_skips_a_text_the_link_pattern_would_change():
         assert sanitizer.clean(text) == sanitizer._pattern.subn("[blocked link]", text), text
     assert sanitizer.clean("see HTTPS://WWW.EVİL.TEST/x now")[1] == 1
     assert sanitizer.clean("nothing to see at docs.example.test") == ("nothing to see at docs.example.test", 0)
+
+
+def test_injection_folding_shortcut_matches_the_letter_spacing_pattern():
+    """Folding looks for letter-spaced words (``i g n o r e``) with a byte-class map before running the
+    pattern; on any text it must give what always running the pattern gives."""
+    import random
+    import re
+    import unicodedata
+
+    from deployments.llm_gateway import injection
+
+    def reference(text: str) -> str:
+        text = unicodedata.normalize("NFKC", text).translate(injection._ZERO_WIDTH).translate(injection._HOMOGLYPHS)
+        text = injection._SPACED.sub(lambda m: re.sub(r"[\s._\-*]", "", m.group()), text.lower())
+        return " ".join(text.split())
+
+    rng = random.Random(11)
+    letters, separators, others = "abX", " .-_*\t\n\x1c\u00a0\u2028", "19,;!'(é"
+    for _ in range(20000):
+        # mostly letter/separator alternations, the shape the pattern looks for, with other characters mixed in
+        text = "".join(
+            rng.choice(letters if i % 2 == 0 else separators) if rng.random() < 0.85 else rng.choice(others)
+            for i in range(rng.randint(1, 16))
+        )
+        assert injection._fold(text) == reference(text), repr(text)
+    assert injection._fold("a b c d") == "abcd"  # the shortest run the pattern joins
+    assert injection._fold("please i g n o r e all that") == "please ignore all that"
+    assert injection._fold("i.g.n.o.r.e\u2028x") == reference("i.g.n.o.r.e\u2028x")

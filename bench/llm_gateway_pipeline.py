@@ -5,8 +5,8 @@ One process tree on this machine, loopback only: the upstream double, and two ga
 processes built from the same configuration (``create_app`` under uvicorn, one worker,
 in-process actor stand-ins) except for ``security.enabled``: on (payload/messages/depth
 limits, threat ledger, injection scan, link sanitization with a blocked domain) and off.
-Each is driven by wrk at 16 connections, non-streaming, alternately twice (the median of
-the two runs counts); the upstream (HAProxy answering from memory, as in bench/llm_gateway.py)
+Each is driven by wrk at 16 connections, non-streaming, alternately four times (the median
+of the four runs counts); the upstream (HAProxy answering from memory, as in bench/llm_gateway.py)
 alone is driven too, so it is shown to be well over 10x faster than what it serves. Then:
 
 - overhead: ``x-rayfleet-overhead-ms`` (gateway time minus upstream time) of 2,000
@@ -54,6 +54,7 @@ PROMPT = (
     "documents it at https://docs.example.test/retries. " * 4
 )
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 16}
+ROUNDS = 4  # alternating on/off runs per gateway; single runs here move by +-10 %
 LABELLED = ROOT / "tests" / "data" / "llm_gateway" / "injection_labelled.jsonl"
 
 
@@ -167,13 +168,13 @@ async def bench(base_on: str, base_off: str, upstream: str, c: int, seconds: flo
     up = drive(upstream, None, c, seconds)
     print(up.row("upstream (HAProxy) alone", c), flush=True)
     runs: dict[str, list[WrkResult]] = {"on": [], "off": []}
-    for _ in range(2):
+    for _ in range(ROUNDS):
         for name, base in (("on", base_on), ("off", base_off)):
             runs[name].append(drive(base, KEY, c, seconds))
             print(runs[name][-1].row(f"gateway, security {name}", c), flush=True)
     on = statistics.median(r.rps for r in runs["on"])
     off = statistics.median(r.rps for r in runs["off"])
-    print(f"\nthroughput (2xx), security on / off (median of 2): {on:.1f} / {off:.1f} req/s = {ratio(on, off)}")
+    print(f"\nthroughput (2xx), security on / off (median of {ROUNDS}): {on:.1f} / {off:.1f} req/s = {ratio(on, off)}")
     print(f"  drop with the security pipeline: {100 * (1 - on / off):.1f} %  (goal <= 15 %)")
     print(f"  upstream / gateway (off): {ratio(up.rps, off)}  (must be >= 10x)")
     for name, base in (("on", base_on), ("off", base_off)):

@@ -56,6 +56,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._requests = 0
         super().connection_lost(exc)
 
+    def handle_websocket_upgrade(self) -> None:
+        # the connection leaves this protocol for the WebSocket one: no request of it is pending any more
+        self.pending.count -= self._requests
+        self._requests = 0
+        super().handle_websocket_upgrade()
+
     def on_response_complete(self) -> None:
         if self._requests:
             self._requests -= 1

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, WebSocket
 
 from rayfleet.autoscaling import direct_aware_policy
 from rayfleet.direct import DirectServer, DirectSpec, attach
@@ -218,6 +218,25 @@ async def test_direct_load_counts_requests_received_and_not_yet_answered(servers
     await wait_for_count(server, 1)
     writer.close()
     await wait_for_count(server, 0)
+
+
+async def test_a_websocket_upgrade_is_not_left_counted_as_pending(servers):
+    import websockets
+
+    app = make_app()
+
+    @app.websocket("/ws")
+    async def ws(socket: WebSocket) -> None:
+        await socket.accept()
+        await socket.send_text("hi")
+        await socket.receive_text()
+
+    port = free_port()
+    server = await start(servers, app, DirectSpec(port=port))
+    async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as client:
+        assert await client.recv() == "hi"
+        await wait_for_count(server, 0)
+        await client.send("bye")
 
 
 def test_spec_from_serve_yaml_args():

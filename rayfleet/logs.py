@@ -27,10 +27,16 @@ def redact(text: str) -> str:
     return _KEYLIKE.sub(r"\1[REDACTED]", text)
 
 
+_RECORD_FIELDS = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
+
+
+def extra_fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The fields the call passed with ``extra={...}``."""
+    return {k: v for k, v in vars(record).items() if k not in _RECORD_FIELDS and not k.startswith("_")}
+
+
 class JsonFormatter(logging.Formatter):
     """Render a record as a JSON line; extra fields from ``extra={...}`` are kept."""
-
-    _SKIP = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
     def format(self, record: logging.LogRecord) -> str:
         payload: dict[str, Any] = {
@@ -38,13 +44,22 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
+            **extra_fields(record),
         }
-        for key, value in vars(record).items():
-            if key not in self._SKIP and not key.startswith("_"):
-                payload[key] = value
         if record.exc_info:
             payload["exc"] = self.formatException(record.exc_info)
         return redact(json.dumps(payload, default=str, ensure_ascii=False))
+
+
+class TextFormatter(logging.Formatter):
+    """``<time> <LEVEL> <logger>: <message> key=value ...`` (the ``extra`` fields kept), secrets redacted."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        extra = [f"{k}={v}" for k, v in extra_fields(record).items()]
+        return redact(" ".join([super().format(record), *extra]))
 
 
 def get_logger(component: str) -> logging.Logger:

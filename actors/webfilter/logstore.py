@@ -74,6 +74,11 @@ Items = list[tuple[str, list[Any]]]
 HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
 
 
+def _select_only(sql: str) -> None:
+    if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+        raise ValueError("only SELECT queries")
+
+
 class LogStore:
     """DuckDB log store + access-log tailer + ring buffer of recent rows for the stream."""
 
@@ -324,8 +329,7 @@ class LogStore:
     # queries -----------------------------------------------------------------------------------------
     def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         """A read-only SELECT (the analytics module builds them; callers never pass user SQL)."""
-        if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
-            raise ValueError("only SELECT queries")
+        _select_only(sql)
         return self.db.execute(sql, params or []).fetchall()
 
     def queries(self, items: Items) -> list[list[tuple[Any, ...]]]:
@@ -365,8 +369,7 @@ class LogStore:
 
     def _snapshot(self, items: Items) -> list[list[tuple[Any, ...]]]:
         for sql, _ in items:
-            if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
-                raise ValueError("only SELECT queries")
+            _select_only(sql)
         conn = self.db.cursor()
         try:
             conn.execute("BEGIN TRANSACTION")

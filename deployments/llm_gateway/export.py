@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from actors.llm_gateway.budget import utc_day
 from deployments.llm_gateway.masking import scrub
 from rayfleet.logs import get_logger
 from rayfleet.serving import replica_id
@@ -50,10 +51,6 @@ _PLAIN = re.compile(r"^requests-(\d{4}-\d{2}-\d{2})-[A-Za-z0-9_.~-]+\.jsonl$")
 _TMP = re.compile(r"^\.requests-.*\.tmp$")
 _NOT_SCRUBBED = ("time", "key_fingerprint")  # written by the gateway in a fixed format
 STALE_TMP_SECONDS = 3600.0
-
-
-def utc_day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
 def utc_time(ts: float) -> str:

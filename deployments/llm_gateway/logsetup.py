@@ -15,25 +15,9 @@ import sys
 from pathlib import Path
 
 from deployments.llm_gateway.config import LoggingConfig
-from rayfleet.logs import JsonFormatter, redact
+from rayfleet.logs import JsonFormatter, TextFormatter
 
 LOGGER = "rayfleet.llm_gateway"
-
-
-class TextFormatter(logging.Formatter):
-    """``<time> <LEVEL> <logger>: <message> key=value ...`` (the ``extra`` fields kept), secrets redacted."""
-
-    def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        extra = [
-            f"{k}={v}"
-            for k, v in vars(record).items()
-            if k not in JsonFormatter._SKIP and not k.startswith("_") and k != "exc_text"
-        ]
-        return redact(" ".join([text, *extra]))
 
 
 def configure(cfg: LoggingConfig, output: Path | None) -> logging.Logger:

@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import inspect
 import threading
-from collections.abc import Awaitable, Iterator
-from typing import Any, Generic, Protocol, TypeVar, cast
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
 NAMESPACE = "rayfleet"
 DEFAULT_ACTOR_CPUS = 0.01
@@ -176,3 +176,39 @@ def reset_local_state() -> None:
 def is_local(handle: Any) -> bool:
     """True when `handle` is an in-process stand-in."""
     return isinstance(handle, LocalActorHandle)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@overload
+async def call(
+    handle: ActorHandle[T], method: Callable[Concatenate[T, P], Awaitable[R]], *args: P.args, **kwargs: P.kwargs
+) -> R: ...
+
+
+@overload
+async def call(
+    handle: ActorHandle[T], method: Callable[Concatenate[T, P], R], *args: P.args, **kwargs: P.kwargs
+) -> R: ...
+
+
+async def call(
+    handle: ActorHandle[T], method: Callable[Concatenate[T, P], Any], *args: P.args, **kwargs: P.kwargs
+) -> Any:
+    """``await call(handle, Budget.charge, 1.5)``: ``handle.charge.remote(1.5)``, checked by mypy.
+
+    The method is named through the actor's class, so a renamed method, a wrong argument or a
+    misused result fails type checking; the call itself is the same ``.remote()`` either way.
+    """
+    return await getattr(handle, method.__name__).remote(*args, **kwargs)
+
+
+def submit(
+    handle: ActorHandle[T], method: Callable[Concatenate[T, P], Any], *args: P.args, **kwargs: P.kwargs
+) -> Awaitable[Any]:
+    """Start ``handle.method.remote(*args)`` without awaiting it (fire-and-forget or gathered later);
+    the arguments are checked like :func:`call`'s."""
+    result: Awaitable[Any] = getattr(handle, method.__name__).remote(*args, **kwargs)
+    return result

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from deployments.ignore_gen.config import IgnoreGenConfig
 from deployments.ignore_gen.engine import CORE_VERSION, Engine, Generated, Options, UnknownFeatureError
 from deployments.ignore_gen.errors import ApiError, install
-from deployments.ignore_gen.etag import none_match, quote
+from rayfleet.etag import none_match, quote
 from deployments.ignore_gen.fingerprint import ALWAYS
 from deployments.ignore_gen.models import (
     DiffRequest,

@@ -1,0 +1,81 @@
+"""Wait for what a test asserts, instead of sleeping for a guess.
+
+    await eventually(lambda: receiver.count == 3)                 # async tests
+    eventually_sync(lambda: client.get(url).status_code == 200)   # sync tests
+
+The check is called until it returns something truthy (that value is returned) or
+the timeout passes; then the test fails with the last value (or the last exception)
+the check produced, so the failure says what was seen. A check may be async.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_INTERVAL = 0.05
+
+
+class NotYet(AssertionError):
+    """The condition did not hold within the timeout."""
+
+
+def _failure(what: str, timeout: float, last: Any, error: BaseException | None) -> NotYet:
+    seen = f"last raised {error!r}" if error is not None else f"last returned {last!r}"
+    return NotYet(f"{what} did not hold within {timeout:g}s ({seen})")
+
+
+async def eventually(
+    check: Callable[[], T | Awaitable[T]],
+    timeout: float = DEFAULT_TIMEOUT,
+    interval: float = DEFAULT_INTERVAL,
+    what: str = "condition",
+    ignore: tuple[type[BaseException], ...] = (),
+) -> T:
+    """Poll ``check`` (sync or async) until it is truthy; return its value. Exceptions in
+    ``ignore`` count as "not yet" (e.g. a server that is not listening yet)."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            value = check()
+            if inspect.isawaitable(value):
+                value = await value
+            last, error = value, None
+            if value:
+                return value  # type: ignore[return-value]
+        except ignore as exc:
+            error = exc
+        if time.monotonic() >= deadline:
+            raise _failure(what, timeout, last, error)
+        await asyncio.sleep(interval)
+
+
+def eventually_sync(
+    check: Callable[[], T],
+    timeout: float = DEFAULT_TIMEOUT,
+    interval: float = DEFAULT_INTERVAL,
+    what: str = "condition",
+    ignore: tuple[type[BaseException], ...] = (),
+) -> T:
+    """:func:`eventually` for synchronous tests (tier 3 uses blocking clients)."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            last, error = check(), None
+            if last:
+                return last
+        except ignore as exc:
+            error = exc
+        if time.monotonic() >= deadline:
+            raise _failure(what, timeout, last, error)
+        time.sleep(interval)

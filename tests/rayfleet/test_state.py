@@ -52,3 +52,46 @@ def test_reset_drops_instances():
     state.reset_local_state()
     b = state.actor(Counter, "r", 9)
     assert a.instance is not b.instance and b.instance.value == 9
+
+
+async def test_call_and_submit_reach_the_method_named_through_the_class():
+    h = state.actor(Counter, "typed", 1)
+    assert await state.call(h, Counter.add_slowly, 2) == 3
+    assert await state.submit(h, Counter.add_slowly, 4) == 7
+    assert await state.call(h, Counter.get) == 7
+
+
+TYPED_CALLS = """
+from rayfleet.state import ActorHandle, call
+
+class Budget:
+    def charge(self, amount: float) -> int:
+        return 1
+
+    async def spent(self) -> float:
+        return 1.0
+
+class Other:
+    def charge(self, amount: float) -> int:
+        return 1
+
+async def use(h: ActorHandle[Budget], o: ActorHandle[Other]) -> None:
+    ok: int = await call(h, Budget.charge, 1.5)
+    fine: float = await call(h, Budget.spent)
+    await call(h, Budget.charge, "not a number")   # line 18: wrong argument
+    await call(h, Budget.chrage, 1.0)              # line 19: renamed method
+    wrong: str = await call(h, Budget.spent)       # line 20: misused result
+    await call(o, Budget.charge, 1.0)              # line 21: another actor's method
+"""
+
+
+def test_mypy_rejects_mistyped_actor_calls(tmp_path):
+    """The reason `call` exists: a renamed or misused actor method fails type checking."""
+    from mypy import api
+
+    source = tmp_path / "typed_calls.py"
+    source.write_text(TYPED_CALLS)
+    out, _, status = api.run(["--strict", "--no-incremental", "--hide-error-context", str(source)])
+    errors = {int(line.split(":")[1]) for line in out.splitlines() if ": error:" in line}
+    assert status == 1
+    assert errors == {18, 19, 20, 21}, out

@@ -212,7 +212,7 @@ class Metrics:
             if not any(batch) and not meta:
                 return
             try:
-                await self._hub_handle().push.remote(self.component, meta, *batch)
+                await state_mod.call(self._hub_handle(), MetricsHub.push, self.component, meta, *batch)
             except Exception:
                 with self._lock:
                     self._merge_back(*batch)
@@ -239,13 +239,11 @@ class Metrics:
     async def render(self) -> bytes:
         """Cluster-wide Prometheus text for this component."""
         await self.flush()
-        rendered: bytes = await self._hub_handle().render.remote(self.component)
-        return rendered
+        return await state_mod.call(self._hub_handle(), MetricsHub.render, self.component)
 
     async def snapshot(self) -> dict[str, Any]:
         await self.flush()
-        values: dict[str, Any] = await self._hub_handle().snapshot.remote(self.component)
-        return values
+        return await state_mod.call(self._hub_handle(), MetricsHub.snapshot, self.component)
 
     async def close(self) -> None:
         """Stop the flusher after a last flush (app shutdown)."""

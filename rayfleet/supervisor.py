@@ -1,0 +1,259 @@
+"""Supervised children: one way to keep a data-plane process running.
+
+An actor that starts a process (Squid, dnsmasq, HAProxy, c-icap, pve-sim) hands the
+supervisor a ``spawn`` coroutine and, optionally, a health ``probe`` and an ``on_restart``
+hook. The supervisor watches the child; when it exits, or fails its probe a number of
+times in a row, it is restarted after a backoff that doubles while the child keeps dying
+young. Like systemd's start limit, more than ``burst`` restarts within ``window`` seconds
+stop the attempts (state ``failed``) rather than spin; :meth:`Supervised.reset` tries again.
+After a restart ``on_restart`` runs, so the owner re-applies its current state (rules, lists)
+to the new process. :meth:`Supervised.status` gives the restart count, the last exit and
+the state, for ``/metrics`` and ``rayfleet status --json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypedDict
+
+from rayfleet.logs import get_logger
+
+log = get_logger("supervisor")
+
+State = Literal["starting", "running", "backoff", "failed", "stopped"]
+
+
+class Child(Protocol):
+    """What the supervisor needs of a process (`asyncio.subprocess.Process` is one)."""
+
+    pid: int
+    returncode: int | None
+
+    async def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """When to restart. The defaults suit a proxy that starts in well under a second."""
+
+    initial_backoff: float = 0.5
+    max_backoff: float = 30.0
+    burst: int = 5
+    window: float = 60.0
+    probe_interval: float = 2.0
+    probe_failures: int = 3
+    stop_timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.initial_backoff <= 0 or self.max_backoff < self.initial_backoff:
+            raise ValueError("backoff must be positive and max_backoff at least initial_backoff")
+        if self.burst < 1 or self.window <= 0 or self.probe_failures < 1 or self.probe_interval <= 0:
+            raise ValueError("burst, window, probe_interval and probe_failures must be positive")
+
+
+class RestartBudget:
+    """The pure part: given the times of past restarts, how long to wait before the next, or give up."""
+
+    def __init__(self, policy: RestartPolicy) -> None:
+        self.policy = policy
+        self._recent: deque[float] = deque()
+        self._backoff = policy.initial_backoff
+
+    def next_delay(self, now: float, ran_for: float) -> float | None:
+        """The wait before restarting a child that ran ``ran_for`` seconds, or None once the
+        burst is spent. A child that ran a whole window starts the backoff over."""
+        window = self.policy.window
+        while self._recent and now - self._recent[0] > window:
+            self._recent.popleft()
+        if len(self._recent) >= self.policy.burst:
+            return None
+        if ran_for >= window:
+            self._backoff = self.policy.initial_backoff
+        delay = self._backoff
+        self._backoff = min(self._backoff * 2, self.policy.max_backoff)
+        self._recent.append(now + delay)
+        return delay
+
+    def reset(self) -> None:
+        self._recent.clear()
+        self._backoff = self.policy.initial_backoff
+
+
+class Status(TypedDict):
+    name: str
+    state: State
+    pid: int | None
+    restarts: int
+    last_exit: int | None
+    last_exit_reason: str | None
+    last_exit_at: float | None
+    since: float
+
+
+class Supervised:
+    """One supervised child: started by :meth:`start`, watched until :meth:`stop`."""
+
+    def __init__(
+        self,
+        name: str,
+        spawn: Callable[[], Awaitable[Child]],
+        *,
+        probe: Callable[[], Awaitable[bool]] | None = None,
+        on_restart: Callable[[], Awaitable[None]] | None = None,
+        policy: RestartPolicy | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = name
+        self._spawn = spawn
+        self._probe = probe
+        self._on_restart = on_restart
+        self.policy = policy or RestartPolicy()
+        self._budget = RestartBudget(self.policy)
+        self._clock = clock
+        self.child: Child | None = None
+        self.state: State = "stopped"
+        self.restarts = 0
+        self.last_exit: int | None = None
+        self.last_exit_reason: str | None = None
+        self.last_exit_at: float | None = None
+        self.since = clock()
+        self._started_at = time.monotonic()
+        self._watcher: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    async def start(self) -> None:
+        """Spawn the child and begin watching it (the first spawn's failure is raised)."""
+        self._stopping = False
+        self._set("starting")
+        self.child = await self._spawn()
+        self._started_at = time.monotonic()
+        self._set("running")
+        self._watcher = asyncio.create_task(self._watch(), name=f"supervise-{self.name}")
+
+    async def stop(self) -> None:
+        """Stop watching, then end the child: SIGTERM, and SIGKILL after ``stop_timeout``."""
+        self._stopping = True
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
+        await self._end_child()
+        self._set("stopped")
+
+    async def reset(self) -> None:
+        """After ``failed``: forget the spent burst and start again."""
+        self._budget.reset()
+        if self.state == "failed":
+            await self.start()
+
+    def status(self) -> Status:
+        return Status(
+            name=self.name,
+            state=self.state,
+            pid=self.child.pid if self.child is not None and self.child.returncode is None else None,
+            restarts=self.restarts,
+            last_exit=self.last_exit,
+            last_exit_reason=self.last_exit_reason,
+            last_exit_at=self.last_exit_at,
+            since=self.since,
+        )
+
+    def _set(self, state: State) -> None:
+        if state != self.state:
+            self.state = state
+            self.since = self._clock()
+
+    async def _watch(self) -> None:
+        while not self._stopping:
+            reason = await self._until_unhealthy()
+            if self._stopping:
+                return
+            await self._end_child()
+            assert self.child is not None
+            self.last_exit = self.child.returncode
+            self.last_exit_reason = reason
+            self.last_exit_at = self._clock()
+            delay = self._budget.next_delay(time.monotonic(), time.monotonic() - self._started_at)
+            log.warning(
+                "supervised child ended",
+                extra={"child": self.name, "reason": reason, "exit": self.last_exit, "restart_in": delay},
+            )
+            if delay is None:
+                self._set("failed")
+                return
+            self._set("backoff")
+            await asyncio.sleep(delay)
+            if not await self._respawn():
+                continue
+
+    async def _respawn(self) -> bool:
+        self._set("starting")
+        try:
+            self.child = await self._spawn()
+        except Exception as exc:
+            log.error("supervised child failed to start", extra={"child": self.name, "error": repr(exc)})
+            return False
+        self._started_at = time.monotonic()
+        self.restarts += 1
+        self._set("running")
+        if self._on_restart is not None:
+            try:
+                await self._on_restart()
+            except Exception as exc:
+                log.error("re-applying state after a restart failed", extra={"child": self.name, "error": repr(exc)})
+        return True
+
+    async def _until_unhealthy(self) -> str:
+        """Wait until the child exits (``exited``) or fails its probe often enough (``unhealthy``)."""
+        assert self.child is not None
+        exited = asyncio.ensure_future(self.child.wait())
+        failures = 0
+        try:
+            while True:
+                done, _ = await asyncio.wait({exited}, timeout=self.policy.probe_interval)
+                if done:
+                    return _exit_reason(exited.result())
+                if self._probe is None:
+                    continue
+                healthy = False
+                with contextlib.suppress(Exception):
+                    healthy = await asyncio.wait_for(self._probe(), timeout=self.policy.probe_interval)
+                failures = 0 if healthy else failures + 1
+                if failures >= self.policy.probe_failures:
+                    return f"failed {failures} health probes"
+        finally:
+            if not exited.done():
+                exited.cancel()
+
+    async def _end_child(self) -> None:
+        child = self.child
+        if child is None or child.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(child.wait(), timeout=self.policy.stop_timeout)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                child.kill()
+            await child.wait()
+
+
+def _exit_reason(code: int) -> str:
+    if code >= 0:
+        return f"exited with {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"

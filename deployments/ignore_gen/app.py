@@ -10,7 +10,6 @@ from fastapi.responses import JSONResponse
 from deployments.ignore_gen.config import IgnoreGenConfig
 from deployments.ignore_gen.engine import CORE_VERSION, Engine, Generated, Options, UnknownFeatureError
 from deployments.ignore_gen.errors import ApiError, install
-from rayfleet.etag import none_match, quote
 from deployments.ignore_gen.fingerprint import ALWAYS
 from deployments.ignore_gen.models import (
     DiffRequest,
@@ -27,6 +26,7 @@ from deployments.ignore_gen.models import (
 from deployments.ignore_gen.rules_table import load_rules_table
 from deployments.ignore_gen.templates import load_templates
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.etag import none_match, quote
 from rayfleet.http import status_watcher
 from rayfleet.logs import get_logger
 from rayfleet.metrics import CONTENT_TYPE, METRICS_ROUTE, Metrics

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rayfleet.status import FleetReport
+from rayfleet.status import Fleet, FleetReport, all_healthy, hand_to_platform, probed_report
 
 INGRESS_MODES = ("proxy", "haproxy")
 
@@ -165,7 +165,6 @@ def cmd_up(args: argparse.Namespace) -> int:
     from rayfleet.catalog import PLATFORM
     from rayfleet.paths import home
     from rayfleet.secrets import ensure_secrets
-    from rayfleet.status import Fleet, hand_to_platform, probed_report
 
     project = home()
     os.environ["RAYFLEET_HOME"] = str(project)
@@ -347,8 +346,6 @@ class StatusJson(FleetReport):
 def status_report(state: dict[str, Any]) -> StatusJson:
     """What `rayfleet status --json` prints: `rayfleet.status.fleet_report` of what `up` recorded
     (its placement snapshot included), with `up`'s pid and phase."""
-    from rayfleet.status import Fleet, probed_report
-
     report = asyncio.run(probed_report(Fleet.from_state(state), state.get("serve") or {}, state.get("serve_at")))
     return {"pid": int(state["pid"]), "phase": str(state.get("phase", "up")), **report}
 
@@ -362,7 +359,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             print("rayfleet is not running")
         return 3
     report = status_report(state)
-    worst = 0 if all(c["health"] == "ok" for c in report["components"].values()) else 1
+    worst = 0 if all_healthy(report) else 1
     if args.json:
         print(json.dumps({"running": True, **report}, indent=2))
         return worst

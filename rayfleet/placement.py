@@ -54,7 +54,8 @@ def snapshot(apps: Iterable[str]) -> dict[str, Placement]:
                 running += int(dep.replica_states.get(ReplicaState.RUNNING, 0))
         replicas = placed.get(name, [])
         out[name] = {
-            "status": str(app.status) if app is not None else "NOT_DEPLOYED",
+            # the enum's value (RUNNING): str() of Serve's str-enum reads "ApplicationStatus.RUNNING"
+            "status": str(getattr(app.status, "value", app.status)) if app is not None else "NOT_DEPLOYED",
             "replicas": running,
             "nodes": sorted({r["ip"] for r in replicas}),
             "node_ids": sorted({r["node_id"] for r in replicas}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import os
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+from rayfleet.status import Fleet, FleetReport, all_healthy, hand_to_platform, probed_report
 
 INGRESS_MODES = ("proxy", "haproxy")
 
@@ -118,21 +119,11 @@ def _print_table(urls: dict[str, dict[str, str | None]], direct: dict[str, str])
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
 
 
-def _print_data_planes(base: str, names: list[str]) -> None:
-    """Where the proxies the components run listen (a health route's `data_plane` list)."""
-    from rayfleet.catalog import COMPONENTS
-
-    for name in names:
-        comp = COMPONENTS.get(name)
-        if comp is None:
-            continue
-        try:
-            body = httpx.get(base + comp.route_prefix + comp.health_path, timeout=5.0, trust_env=False).json()
-        except (httpx.HTTPError, ValueError):
-            continue
-        addresses = body.get("data_plane") if isinstance(body, dict) else None
-        if addresses:
-            print(f"{name} data plane: " + ", ".join(str(a) for a in addresses))
+def _print_data_planes(report: FleetReport) -> None:
+    """Where the proxies the components run listen (Squid, dnsmasq, HAProxy: `rayfleet.status`)."""
+    for name, c in report["components"].items():
+        if c["data_planes"]:
+            print(f"{name} data plane: " + ", ".join(f"{d['kind']} {d['address']}" for d in c["data_planes"]))
 
 
 def _gcs_address() -> str | None:
@@ -171,6 +162,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     (Ray, Serve, the replicas and their direct listeners) is shut down.
     """
     from rayfleet import deploy
+    from rayfleet.catalog import PLATFORM
     from rayfleet.paths import home
     from rayfleet.secrets import ensure_secrets
 
@@ -181,15 +173,16 @@ def cmd_up(args: argparse.Namespace) -> int:
     secrets = ensure_secrets(secrets_path)
     config = deploy.select_applications(deploy.read_serve_config(project / args.config), args.only)
     names = [a["name"] for a in config["applications"]]
-    if not names:
+    if not [n for n in names if n not in PLATFORM]:
         print("no built application in serve.yaml", file=sys.stderr)
         return 2
-    base = f"http://{host if host not in ('0.0.0.0', '::') else '127.0.0.1'}:{port}"
+    base = deploy.base_url(host, port)
     state = {
         "pid": os.getpid(),
         "phase": "starting",
         "base_url": base,
-        "apps": names,
+        "apps": [n for n in names if n not in PLATFORM],  # the components
+        "platform": [n for n in names if n in PLATFORM],  # the console
         "ingress": args.ingress,
         "secrets": str(secrets_path),
         "started": time.time(),
@@ -216,7 +209,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         state["ray_address"] = _gcs_address()
         stop.check()
         prepared = deploy.prepare(config, env_vars, project, host, port)
-        state["direct"] = deploy.direct_urls(prepared)
+        fleet = Fleet.from_config(prepared, base, args.ingress)
+        hand_to_platform(prepared, fleet)
+        state["direct"] = fleet.direct
         _write_state(state)
         deploy.deploy(prepared)
         try:
@@ -229,7 +224,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         _write_state(state)
         print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
         _print_table(deploy.app_urls(base, names), state["direct"])
-        _print_data_planes(base, names)
+        _print_data_planes(asyncio.run(probed_report(fleet, {})))
         print(f"keys and tokens: {secrets_path} (mode 0600)")
         print("Ctrl-C (or `rayfleet down`) stops it.")
         sys.stdout.flush()
@@ -341,64 +336,18 @@ def cmd_down(args: argparse.Namespace) -> int:
     return 0
 
 
-def _probe(client: Any, url: str | None) -> int:
-    """HTTP status of a GET (0 when it does not answer)."""
-    if not url:
-        return 0
-    try:
-        return int(client.get(url).status_code)
-    except Exception:  # refused, reset, TLS failure: not healthy
-        return 0
+class StatusJson(FleetReport):
+    """`rayfleet status --json` (``running`` aside): the fleet report and `up`'s pid and phase."""
+
+    pid: int
+    phase: str
 
 
-def _direct_urls(template: str | None, nodes: list[str]) -> list[str]:
-    """A direct URL per node for a ``{node}`` template (loopback when no node is known yet)."""
-    if not template:
-        return []
-    if "{node}" not in template:
-        return [template]
-    return [template.replace("{node}", ip) for ip in (nodes or ["127.0.0.1"])]
-
-
-def status_report(state: dict[str, Any]) -> dict[str, Any]:
-    """What `rayfleet status --json` prints: per component its URLs, health, replicas and nodes."""
-    import httpx
-
-    from rayfleet import deploy
-    from rayfleet.catalog import COMPONENTS
-
-    urls = deploy.app_urls(state["base_url"], state["apps"])
-    direct = state.get("direct") or {}
-    placed = state.get("serve") or {}
-    components: dict[str, Any] = {}
-    # a liveness probe on the operator's own listeners: a self-signed direct TLS cert must not read as down
-    with httpx.Client(timeout=3.0, trust_env=False, verify=False) as client:
-        for name, u in sorted(urls.items()):
-            health_path = COMPONENTS[name].health_path if name in COMPONENTS else "/health"
-            where = placed.get(name, {})
-            direct_list = _direct_urls(direct.get(name), where.get("nodes") or [])
-            direct_url = direct_list[0] if direct_list else None
-            serve_code = _probe(client, u["health"])
-            direct_code = _probe(client, direct_url + health_path) if direct_url else None
-            components[name] = {
-                "serve_url": u["url"],
-                "direct_url": (direct_url + "/") if direct_url else None,
-                "direct_urls": [d + "/" for d in direct_list],
-                "docs": u["docs"],
-                "health": "ok" if serve_code == 200 and direct_code in (None, 200) else "unhealthy",
-                "health_status": {"serve": serve_code, "direct": direct_code},
-                "serve_status": where.get("status"),
-                "replicas": where.get("replicas"),
-                "nodes": where.get("nodes", []),
-            }
-    return {
-        "pid": state["pid"],
-        "phase": state.get("phase", "up"),
-        "ingress": state.get("ingress"),
-        "base_url": state["base_url"],
-        "placement_at": state.get("serve_at"),
-        "components": components,
-    }
+def status_report(state: dict[str, Any]) -> StatusJson:
+    """What `rayfleet status --json` prints: `rayfleet.status.fleet_report` of what `up` recorded
+    (its placement snapshot included), with `up`'s pid and phase."""
+    report = asyncio.run(probed_report(Fleet.from_state(state), state.get("serve") or {}, state.get("serve_at")))
+    return {"pid": int(state["pid"]), "phase": str(state.get("phase", "up")), **report}
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -410,7 +359,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             print("rayfleet is not running")
         return 3
     report = status_report(state)
-    worst = 0 if all(c["health"] == "ok" for c in report["components"].values()) else 1
+    worst = 0 if all_healthy(report) else 1
     if args.json:
         print(json.dumps({"running": True, **report}, indent=2))
         return worst
@@ -421,6 +370,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             f"  {name:<12} {c['health']:<10} replicas={c['replicas'] if c['replicas'] is not None else '-'} "
             f"nodes={nodes}  {c['serve_url']}  direct={c['direct_url'] or '-'}"
         )
+    if report["console_url"]:
+        print(f"console: {report['console_url']}")
+    _print_data_planes(report)
     return worst
 
 

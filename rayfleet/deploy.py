@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import yaml
 
-from rayfleet.catalog import COMPONENTS
+from rayfleet.catalog import PLATFORM, application
 from rayfleet.paths import home as project_home
 
 
@@ -35,8 +35,9 @@ def _module_exists(import_path: str) -> bool:
 
 
 def select_applications(config: dict[str, Any], only: Iterable[str] | None = None) -> dict[str, Any]:
-    """Keep the applications that are built (their module imports) and, if given, named in `only`."""
-    wanted = set(only) if only else None
+    """Keep the applications that are built (their module imports) and, if given, named in `only`
+    (the platform's own applications, the console, whatever `only` says)."""
+    wanted = set(only) | set(PLATFORM) if only else None
     out = copy.deepcopy(config)
     out["applications"] = [
         app
@@ -125,17 +126,20 @@ def deploy(config: dict[str, Any]) -> list[str]:
     return [app.name for app in schema.applications]
 
 
+def base_url(host: str, port: int | str) -> str:
+    """Where Serve's HTTP proxy answers on this machine (a wildcard bind is reached on loopback)."""
+    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+
+
 def app_urls(base_url: str, names: Iterable[str]) -> dict[str, dict[str, str | None]]:
     """component → its base, health and docs URLs."""
     out: dict[str, dict[str, str | None]] = {}
     for name in names:
-        comp = COMPONENTS.get(name)
-        prefix = comp.route_prefix if comp else f"/{name}"
-        root = base_url.rstrip("/") + prefix
+        comp = application(name)
         out[name] = {
-            "url": root + "/",
-            "health": root + (comp.health_path if comp else "/health"),
-            "docs": root + comp.docs_path if comp and comp.docs_path else None,
+            "url": comp.url(base_url, "/"),
+            "health": comp.url(base_url, comp.health_path),
+            "docs": comp.url(base_url, comp.docs_path) if comp.docs_path else None,
         }
     return out
 

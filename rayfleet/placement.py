@@ -1,13 +1,15 @@
 """Where each application runs: Serve's status plus the nodes of its live replicas.
 
 Read by `rayfleet up` (it is the Ray driver) every few seconds into the state file,
-which `rayfleet status --json` prints; the multi-node test and bench read it too.
+which `rayfleet status --json` prints; the multi-node test and bench read it too. The
+fleet console, itself a Serve replica, reads it from Ray directly (`rayfleet.console`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+from typing_extensions import TypedDict  # pydantic (the console's response model) needs it before 3.12
 
 REPLICA_CLASS_PREFIX = "ServeReplica:"
 
@@ -27,14 +29,23 @@ def replica_nodes() -> dict[str, list[dict[str, str]]]:
     return out
 
 
-def snapshot(apps: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """application → ``{"status", "replicas", "nodes", "node_ids"}`` (replicas: running ones)."""
+class Placement(TypedDict):
+    """Where one application runs: Serve's status, its running replicas and their nodes."""
+
+    status: str
+    replicas: int
+    nodes: list[str]
+    node_ids: list[str]
+
+
+def snapshot(apps: Iterable[str]) -> dict[str, Placement]:
+    """application → its `Placement` (replicas: the running ones)."""
     from ray import serve
     from ray.serve._private.common import ReplicaState
 
     status = serve.status().applications
     placed = replica_nodes()
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Placement] = {}
     for name in apps:
         app = status.get(name)
         running = 0
@@ -43,7 +54,8 @@ def snapshot(apps: Iterable[str]) -> dict[str, dict[str, Any]]:
                 running += int(dep.replica_states.get(ReplicaState.RUNNING, 0))
         replicas = placed.get(name, [])
         out[name] = {
-            "status": str(app.status) if app is not None else "NOT_DEPLOYED",
+            # the enum's value (RUNNING): str() of Serve's str-enum reads "ApplicationStatus.RUNNING"
+            "status": str(getattr(app.status, "value", app.status)) if app is not None else "NOT_DEPLOYED",
             "replicas": running,
             "nodes": sorted({r["ip"] for r in replicas}),
             "node_ids": sorted({r["node_id"] for r in replicas}),

@@ -3,7 +3,7 @@ import os
 import yaml
 
 from rayfleet import cli, deploy
-from rayfleet.catalog import COMPONENTS
+from rayfleet.catalog import COMPONENTS, PLATFORM, application
 from tests.conftest import ROOT
 
 
@@ -13,8 +13,8 @@ def test_serve_yaml_is_a_valid_serve_config_with_fractional_cpus():
     config = deploy.read_serve_config(ROOT / "serve.yaml")
     schema = ServeDeploySchema.model_validate(config)
     for app in schema.applications:
-        assert app.name in COMPONENTS, f"{app.name} missing from rayfleet.catalog"
-        assert app.route_prefix == COMPONENTS[app.name].route_prefix
+        assert app.name in COMPONENTS or app.name in PLATFORM, f"{app.name} missing from rayfleet.catalog"
+        assert app.route_prefix == application(app.name).route_prefix
         for dep in app.deployments:
             assert 0 < dep.ray_actor_options.num_cpus <= 0.25, f"{app.name}: CPU fraction"
 
@@ -47,6 +47,17 @@ def test_prepare_resolves_paths_and_passes_secrets(tmp_path):
     assert app["runtime_env"]["env_vars"] == {"RAYFLEET_HOME": str(tmp_path), "API_SECRET_KEY": "s", "OWN": "1"}
     assert out["http_options"] == {"host": "127.0.0.1", "port": 9999}
     assert config["applications"][0]["args"]["config"] == "config/x.yaml"
+
+
+def test_the_console_is_platform_at_the_root_and_every_other_app_a_component():
+    names = [a["name"] for a in deploy.read_serve_config(ROOT / "serve.yaml")["applications"]]
+    assert set(PLATFORM) == {"console"} and "console" in names
+    assert set(names) - set(PLATFORM) <= set(COMPONENTS)
+    assert deploy.app_urls("http://h:1", ["console"])["console"] == {
+        "url": "http://h:1/",
+        "health": "http://h:1/api/health",
+        "docs": None,
+    }
 
 
 def test_app_urls_follow_the_catalog():
@@ -96,12 +107,6 @@ def test_a_node_bound_direct_port_gets_one_url_per_node():
         "args": {"direct": {"port": 9, "host": "node"}},
     }
     assert deploy.direct_urls({"applications": [app]}) == {"x": "http://{node}:9"}
-    assert cli._direct_urls("http://{node}:9", ["127.0.0.2", "127.0.0.3"]) == [
-        "http://127.0.0.2:9",
-        "http://127.0.0.3:9",
-    ]
-    assert cli._direct_urls("http://{node}:9", []) == ["http://127.0.0.1:9"]
-    assert cli._direct_urls(None, ["127.0.0.2"]) == []
 
 
 def test_an_exited_but_unreaped_up_counts_as_stopped():

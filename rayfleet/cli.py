@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rayfleet.gcs import FaultTolerantHead
 from rayfleet.status import Fleet, FleetReport, all_healthy, hand_to_platform, probed_report
 
 INGRESS_MODES = ("proxy", "haproxy")
@@ -192,6 +193,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     ray_started = False
+    head: FaultTolerantHead | None = None
     try:
         run_prestart_hooks(names, state_dir())
         env_vars = dict(secrets)
@@ -204,9 +206,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         started = time.monotonic()
         stop.check()
         ray_started = True
-        state["ray_auth_token_path"] = ray_auth(os.environ.get("RAY_ADDRESS"), state_dir())
-        start_ray(os.environ.get("RAY_ADDRESS"))
-        state["ray_address"] = _gcs_address()
+        head = _start_cluster(state)
         stop.check()
         prepared = deploy.prepare(config, env_vars, project, host, port)
         fleet = Fleet.from_config(prepared, base, args.ingress)
@@ -223,12 +223,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         state["phase"] = "up"
         _write_state(state)
         print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
-        _print_table(deploy.app_urls(base, names), state["direct"])
-        _print_data_planes(asyncio.run(probed_report(fleet, {})))
-        print(f"keys and tokens: {secrets_path} (mode 0600)")
-        print("Ctrl-C (or `rayfleet down`) stops it.")
-        sys.stdout.flush()
-        _watch(state, stop)
+        _announce(state, deploy.app_urls(base, names), fleet, secrets_path)
+        _watch(state, stop, head)
     except _Stop:
         pass
     finally:
@@ -236,14 +232,48 @@ def cmd_up(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("rayfleet: shutting down", flush=True)
         _shutdown(ray_started, joined=bool(os.environ.get("RAY_ADDRESS")))
+        if head is not None:
+            head.stop(forget=True)
     return 0
 
 
-def _watch(state: dict[str, Any], stop: _StopFlag) -> None:
-    """Until stopped: refresh the state file with Serve's view (replicas, nodes) every 2 s."""
+def _start_cluster(state: dict[str, Any]) -> FaultTolerantHead | None:
+    """Join ``RAY_ADDRESS``; or start a head whose GCS keeps its tables in Redis
+    (``RAYFLEET_GCS_REDIS``: it survives the GCS's death); or a private in-process cluster."""
+    from rayfleet import gcs
+
+    joining = os.environ.get("RAY_ADDRESS")
+    state["ray_auth_token_path"] = ray_auth(joining, state_dir())
+    storage = None if joining else gcs.storage_from_env()
+    head = None
+    if storage is not None:
+        head = gcs.FaultTolerantHead.start(storage, env={})
+        state["head"] = head.status()
+    start_ray(head.address if head is not None else joining)
+    state["ray_address"] = _gcs_address()
+    return head
+
+
+def _announce(state: dict[str, Any], urls: dict[str, dict[str, str | None]], fleet: Fleet, secrets: Path) -> None:
+    """What `up` prints once everything is healthy."""
+    _print_table(urls, state["direct"])
+    _print_data_planes(asyncio.run(probed_report(fleet, {})))
+    if "head" in state:
+        head = state["head"]
+        print(f"head node: GCS tables in Redis {head['redis']} (namespace {head['namespace']}), restarted if it dies")
+    print(f"keys and tokens: {secrets} (mode 0600)")
+    print("Ctrl-C (or `rayfleet down`) stops it.")
+    sys.stdout.flush()
+
+
+def _watch(state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | None = None) -> None:
+    """Until stopped: refresh the state file with Serve's view (replicas, nodes) every 2 s,
+    and the head's GCS keeper's view when there is one."""
     from rayfleet.placement import snapshot
 
     while not stop.set:
+        if head is not None:
+            state["head"] = head.status()
         try:
             state["serve"] = snapshot(state["apps"])
             state["serve_at"] = time.time()
@@ -337,17 +367,19 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 class StatusJson(FleetReport):
-    """`rayfleet status --json` (``running`` aside): the fleet report and `up`'s pid and phase."""
+    """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, and the
+    head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit)."""
 
     pid: int
     phase: str
+    head: dict[str, Any] | None
 
 
 def status_report(state: dict[str, Any]) -> StatusJson:
     """What `rayfleet status --json` prints: `rayfleet.status.fleet_report` of what `up` recorded
     (its placement snapshot included), with `up`'s pid and phase."""
     report = asyncio.run(probed_report(Fleet.from_state(state), state.get("serve") or {}, state.get("serve_at")))
-    return {"pid": int(state["pid"]), "phase": str(state.get("phase", "up")), **report}
+    return {"pid": int(state["pid"]), "phase": str(state.get("phase", "up")), "head": state.get("head"), **report}
 
 
 def cmd_status(args: argparse.Namespace) -> int:

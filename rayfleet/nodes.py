@@ -108,7 +108,7 @@ def _ports_args() -> list[str]:
 def start_node(name: str, root: Path, *, attempts: int = 3, **options: Any) -> tuple[Node, str]:
     """`ray start` a head (no ``head_address``) or a worker joining it; returns (node, GCS address).
 
-    ``options``: ``head_address``, ``num_cpus``, ``node_ip``, ``resources``, ``env``,
+    ``options``: ``head_address``, ``num_cpus``, ``node_ip``, ``resources``, ``env``, ``extra_args``,
     ``timeout`` (see `_start_node_once`). `ray start` gives a raylet 30 s to register
     (fixed in Ray 2.60); on a loaded machine that can run out, so a failed start is
     cleaned up and retried.
@@ -131,6 +131,7 @@ def _start_node_once(
     node_ip: str = "127.0.0.1",
     resources: dict[str, float] | None = None,
     env: dict[str, str] | None = None,
+    extra_args: list[str] | None = None,
     timeout: float = 120.0,
 ) -> tuple[Node, str]:
     """`ray start` a head (``head_address=None``) or a worker joining it; returns (node, GCS address)."""
@@ -139,7 +140,7 @@ def _start_node_once(
     log = root / f"{name}.log"
     cmd = [ray_cli(), "start", "--node-ip-address", node_ip, "--num-cpus", str(int(num_cpus))]
     cmd += ["--resources", json.dumps(resources or {}), "--disable-usage-stats", "--temp-dir", str(temp_dir)]
-    cmd += _ports_args()
+    cmd += _ports_args() + list(extra_args or [])
     if head_address is None:
         port = free_port()
         address = f"{node_ip}:{port}"

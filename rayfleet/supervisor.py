@@ -32,8 +32,11 @@ State = Literal["starting", "running", "backoff", "failed", "stopped"]
 class Child(Protocol):
     """What the supervisor needs of a process (`asyncio.subprocess.Process` is one)."""
 
-    pid: int
-    returncode: int | None
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
 
     async def wait(self) -> int: ...
 
@@ -142,14 +145,18 @@ class Supervised:
 
     async def stop(self) -> None:
         """Stop watching, then end the child: SIGTERM, and SIGKILL after ``stop_timeout``."""
+        await self.detach()
+        await self._end_child()
+        self._set("stopped")
+
+    async def detach(self) -> None:
+        """Stop watching and leave the child running (its owner ends it another way)."""
         self._stopping = True
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
             self._watcher = None
-        await self._end_child()
-        self._set("stopped")
 
     async def reset(self) -> None:
         """After ``failed``: forget the spent burst and start again."""

@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.identity import verify
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
-from deployments.tasknet.raft import LEADER
-from deployments.tasknet.services import NodeServices
-from deployments.tasknet.views import VIEWS
+from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import verify
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.raft import LEADER
+from actors.tasknet.services import NodeServices
+from actors.tasknet.views import VIEWS
 from rayfleet.state import NAMESPACE
 from rayfleet.tasks import BackgroundTasks
 

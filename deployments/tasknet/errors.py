@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
-from deployments.tasknet.ledger import Reject
+from actors.tasknet.ledger import Reject
 from rayfleet.logs import get_logger
 
 log = get_logger("tasknet")

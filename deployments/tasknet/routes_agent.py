@@ -8,11 +8,11 @@ import httpx
 from fastapi import APIRouter, Depends, Request
 from pydantic import Field
 
-from deployments.tasknet import llm
-from deployments.tasknet.agent import parse_actions, request_for
+from actors.tasknet import llm
+from actors.tasknet.agent import parse_actions, request_for
+from actors.tasknet.ledger import Reject
 from deployments.tasknet.api import ERRORS, TOKEN_HEADER, Message, Open, Strict, call, reader, writer
 from deployments.tasknet.errors import TasknetError
-from deployments.tasknet.ledger import Reject
 
 router = APIRouter(tags=["agent"], responses=ERRORS)
 

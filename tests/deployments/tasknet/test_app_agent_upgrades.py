@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from deployments.tasknet.agent import parse_actions
+from actors.tasknet.agent import parse_actions
 from deployments.tasknet.routes_agent import _execute
 from tests.deployments.llm_gateway.conftest import start_double
 from tests.deployments.tasknet.conftest import Net, make_config, open_net

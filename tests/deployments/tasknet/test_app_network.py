@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.identity import Identity
+from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import Identity
 from tests.deployments.tasknet.conftest import Net, make_config, open_net
 
 

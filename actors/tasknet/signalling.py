@@ -12,10 +12,10 @@ import json
 import time
 from typing import Any
 
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.identity import node_id_of, verify
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
+from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import node_id_of, verify
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
 
 SIGNAL_TYPES = ("offer", "answer")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from deployments.tasknet import ring
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.ledger import (
+from actors.tasknet import ring
+from actors.tasknet.canonical import canonical
+from actors.tasknet.ledger import (
     CHANGEABLE_CONFIG,
     DEFAULT_CHANNEL,
     Reject,

@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.rules_governance import proposal as find_proposal
-from deployments.tasknet.rules_governance import tally
+from actors.tasknet.ledger import Reject
+from actors.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.rules_governance import tally
 
 PUBLIC_CONFIG = ("task_completion_tax", "proposal_voting_period", "validator_set", "updated_at")
 
@@ -193,7 +193,7 @@ def economy_view(actor: Any) -> dict[str, Any]:
 
 
 def digest_view(actor: Any) -> dict[str, Any]:
-    from deployments.tasknet.canonical import digest
+    from actors.tasknet.canonical import digest
 
     state = actor.core.state
     return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployments.tasknet.events import ANON, EventError, check_shape
+from actors.tasknet.events import ANON, EventError, check_shape
 
 
 class EventLog:

@@ -10,9 +10,9 @@ import time
 import zipfile
 from typing import Any
 
-from deployments.tasknet import llm
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
+from actors.tasknet import llm
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
 
 THRESHOLDS = {"propagation_p95_ms": 1000.0, "commit_p95_ms": 2000.0, "refold_ratio": 0.2, "rejected_ratio": 0.3}
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from deployments.tasknet import rules_governance as gov
-from deployments.tasknet import rules_tasks as tasks
-from deployments.tasknet.events import order_key
-from deployments.tasknet.ledger import Reject, check_invariant, join_channel, new_state
+from actors.tasknet import rules_governance as gov
+from actors.tasknet import rules_tasks as tasks
+from actors.tasknet.events import order_key
+from actors.tasknet.ledger import Reject, check_invariant, join_channel, new_state
 
 Rule = Callable[[dict[str, Any], dict[str, Any], bool], dict[str, Any]]
 

@@ -12,15 +12,15 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from deployments.tasknet.agent import Agent
-from deployments.tasknet.evolution import Evolution
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
-from deployments.tasknet.reducer import validate
-from deployments.tasknet.rules_governance import proposal as find_proposal
-from deployments.tasknet.sealing import seal
-from deployments.tasknet.signalling import Signalling
-from deployments.tasknet.upgrades import Upgrades
+from actors.tasknet.agent import Agent
+from actors.tasknet.evolution import Evolution
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.reducer import validate
+from actors.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.sealing import seal
+from actors.tasknet.signalling import Signalling
+from actors.tasknet.upgrades import Upgrades
 
 
 def _loopback_only(url: str, allowed_hosts: list[str]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from deployments.tasknet.ledger import Reject
+from actors.tasknet.ledger import Reject
 
 
 def api_key(settings: dict[str, Any]) -> str:

@@ -1,8 +1,8 @@
 """The node's agent: objectives, status and the parsing of model output into allow-listed actions.
 
-The model is reached through the LLM gateway (deployments/tasknet/llm.py); the actions it
+The model is reached through the LLM gateway (llm.py); the actions it
 proposes are executed by the API layer through the node's own HTTP API with the node's
-token (deployments/tasknet/routes_agent.py), so they pass the same checks as any client.
+token (deployments/tasknet/routes/agent.py), so they pass the same checks as any client.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any
 
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
 
 # action -> (HTTP method, path template, body fields taken from params)
 ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {

@@ -12,16 +12,16 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from deployments.tasknet import ring
-from deployments.tasknet.eventlog import EventLog
-from deployments.tasknet.events import EventError, make_anonymous, make_event, order_key
-from deployments.tasknet.hlc import HybridClock
-from deployments.tasknet.identity import Identity
-from deployments.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
-from deployments.tasknet.raft import HardState, RaftCore
-from deployments.tasknet.reducer import NOTIFICATIONS, Reducer, validate
-from deployments.tasknet.rules_governance import anonymous_message, proposal, ring_for
-from deployments.tasknet.sealing import SealKey
+from actors.tasknet import ring
+from actors.tasknet.eventlog import EventLog
+from actors.tasknet.events import EventError, make_anonymous, make_event, order_key
+from actors.tasknet.hlc import HybridClock
+from actors.tasknet.identity import Identity
+from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
+from actors.tasknet.raft import HardState, RaftCore
+from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
+from actors.tasknet.rules_governance import anonymous_message, proposal, ring_for
+from actors.tasknet.sealing import SealKey
 
 MAX_NOTIFICATIONS = 2000
 MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployments.tasknet.canonical import canonical, digest
-from deployments.tasknet.identity import Identity, node_id_of, verify
+from actors.tasknet.canonical import canonical, digest
+from actors.tasknet.identity import Identity, node_id_of, verify
 
 ANON = "anon"
 MAX_EVENT_BYTES = 64 * 1024

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployments.tasknet.ledger import (
+from actors.tasknet.ledger import (
     Reject,
     channel,
     debit,

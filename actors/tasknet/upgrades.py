@@ -30,10 +30,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from deployments.tasknet.config import DEFAULT_IMPORTS
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
-from deployments.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.settings import DEFAULT_IMPORTS
 
 
 def _limits(cpu_s: int, memory_mb: int) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.settings import AgentParams, LlmParams
 
 # action -> (HTTP method, path template, body fields taken from params)
 ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -80,7 +81,7 @@ def request_for(action: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
 
 
 class Agent:
-    def __init__(self, core: NodeCore, llm: dict[str, Any], settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, llm: LlmParams, settings: AgentParams) -> None:
         self.core = core
         self.llm = llm
         self.enabled = bool(settings.get("enabled", True))
@@ -122,7 +123,7 @@ class Agent:
 
     def context(self) -> str:
         state = self.core.state
-        me = state["nodes"].get(self.core.node_id, {})
+        me = state["nodes"].get(self.core.node_id)
         open_tasks = [
             {"task_id": t["id"], "title": t["title"], "reward": t["reward"], "creator": t["creator"]}
             for ch in state["channels"].values()
@@ -132,8 +133,8 @@ class Agent:
         return json.dumps(
             {
                 "node_id": self.core.node_id,
-                "balance": me.get("balance", 0),
-                "reputation": me.get("reputation", {}).get("_total", 0),
+                "balance": me["balance"] if me else 0,
+                "reputation": me["reputation"]["_total"] if me else 0,
                 "objectives": self._objectives,
                 "open_tasks": open_tasks,
             }

@@ -8,24 +8,26 @@ import io
 import statistics
 import time
 import zipfile
+from collections.abc import Iterable
 from typing import Any
 
 from actors.tasknet import llm
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.settings import LlmParams
 
 THRESHOLDS = {"propagation_p95_ms": 1000.0, "commit_p95_ms": 2000.0, "refold_ratio": 0.2, "rejected_ratio": 0.3}
 
 
-def _p95(values: Any) -> float | None:
-    data = sorted(values)
+def _p95(values: Iterable[float]) -> float | None:
+    data: list[float] = sorted(values)
     if len(data) < 5:
         return None
     return data[int(len(data) * 0.95) - 1]
 
 
 class Evolution:
-    def __init__(self, core: NodeCore, services: Any, llm_settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, services: Any, llm_settings: LlmParams) -> None:
         self.core = core
         self.services = services
         self.llm = llm_settings

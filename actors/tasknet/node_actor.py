@@ -13,29 +13,40 @@ import json
 import random
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.raft import LEADER
+from actors.tasknet.records import Event, Notification, Payload
 from actors.tasknet.services import NodeServices
+from actors.tasknet.settings import NodeSettings
 from actors.tasknet.views import VIEWS
-from rayfleet.state import NAMESPACE
+from rayfleet.state import NAMESPACE, ActorHandle
 from rayfleet.tasks import BackgroundTasks
 
+Answer = dict[str, Any]
+"""An API call's answer across the actor boundary: `{result}`, or `{error, status}` (see `_error`)."""
 
-def _error(exc: Reject) -> dict[str, Any]:
+
+class WhoAmI(TypedDict):
+    node_id: str
+    public_key: str
+    name: str
+
+
+def _error(exc: Reject) -> Answer:
     return {"error": exc.message, "status": exc.status}
 
 
 class TaskNode:
-    def __init__(self, name: str, data_dir: str | None, settings: dict[str, Any]) -> None:
+    def __init__(self, name: str, data_dir: str | None, settings: NodeSettings) -> None:
         self.settings = settings
         self.core = NodeCore(name, Path(data_dir) if data_dir else None)
         self.services = NodeServices(self.core, settings)
-        self.peers: dict[str, Any] = {}
+        self.peers: dict[str, ActorHandle[TaskNode]] = {}
         self.peer_ids: dict[str, str] = {}
         self.blocked: set[str] = set()
         self.messages_sent = 0
@@ -46,11 +57,11 @@ class TaskNode:
     # ----- wiring
     async def connect(
         self,
-        peers: dict[str, Any],
+        peers: dict[str, ActorHandle[TaskNode]],
         peer_ids: dict[str, str],
         genesis_author: str,
         actor_names: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> WhoAmI:
         """Give the node its peers' handles (name -> handle) and ids; start its loops once.
 
         With `actor_names` the wiring is saved, so a restarted actor reconnects by itself.
@@ -80,14 +91,16 @@ class TaskNode:
 
         wiring = json.loads(path.read_text())
         try:
-            peers = {
-                n: ray.get_actor(a, namespace=NAMESPACE) for n, a in wiring["actors"].items() if n != self.core.name
+            peers: dict[str, ActorHandle[TaskNode]] = {
+                n: cast(ActorHandle[TaskNode], ray.get_actor(a, namespace=NAMESPACE))
+                for n, a in wiring["actors"].items()
+                if n != self.core.name
             }
         except ValueError:  # a peer is restarting too: the next call retries
             return
         await self.connect(peers, wiring["ids"], wiring["genesis"])
 
-    async def whoami(self) -> dict[str, Any]:
+    async def whoami(self) -> WhoAmI:
         await self._rewire()
         return {"node_id": self.core.node_id, "public_key": self.core.identity.public_key, "name": self.core.name}
 
@@ -112,7 +125,7 @@ class TaskNode:
         self.blocked = set(names)
 
     # ----- gossip
-    def _reachable(self) -> dict[str, Any]:
+    def _reachable(self) -> dict[str, ActorHandle[TaskNode]]:
         return {n: h for n, h in self.peers.items() if n not in self.blocked}
 
     async def _send(self, name: str, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -122,7 +135,7 @@ class TaskNode:
         except Exception:  # a dead or restarting peer: anti-entropy and Raft retries cover it
             return None
 
-    async def _push(self, events: list[dict[str, Any]] | None = None, skip: str | None = None) -> None:
+    async def _push(self, events: list[Event] | None = None, skip: str | None = None) -> None:
         if events is None:
             events, self.core.outbox = self.core.outbox, []
         if not events or not self.settings.get("push_gossip", True):
@@ -136,7 +149,7 @@ class TaskNode:
                 targets.append((name, handle))
         await asyncio.gather(*(self._send(n, h, "receive_events", events, self.core.name) for n, h in targets))
 
-    async def receive_events(self, events: list[dict[str, Any]], sender: str) -> int:
+    async def receive_events(self, events: list[Any], sender: str) -> int:
         await self._rewire()
         if sender.startswith("webrtc:"):
             sender = {i: n for n, i in self.peer_ids.items()}.get(sender[7:], sender)
@@ -151,7 +164,7 @@ class TaskNode:
 
     async def pull(
         self, vector: dict[str, int], anon_ids: list[str], sender: str, heads: dict[str, str] | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Event]:
         if sender in self.blocked:
             return []
         self.messages_received += 1
@@ -242,7 +255,8 @@ class TaskNode:
         if sender not in self.core.state["config"]["validator_set"]:
             return {"error": "sender is not a validator", "status": 403}
         unsigned = {k: v for k, v in body.items() if k != "signature"}
-        key = self.core.state["nodes"].get(sender, {}).get("public_key", "")
+        record = self.core.state["nodes"].get(str(sender))
+        key = record["public_key"] if record else ""
         if not key or not verify(key, canonical(unsigned), str(body.get("signature", ""))):
             return {"error": "Raft message signature invalid", "status": 403}
         try:
@@ -274,7 +288,7 @@ class TaskNode:
         return result or {"error": "the Raft leader did not answer", "status": 503}
 
     # ----- API surface
-    async def submit(self, type_: str, payload: dict[str, Any], channel: str) -> dict[str, Any]:
+    async def submit(self, type_: str, payload: Payload, channel: str) -> Answer:
         await self._rewire()
         try:
             _, result = self.core.submit(type_, payload, channel)
@@ -283,7 +297,7 @@ class TaskNode:
         await self._push()
         return {"result": result}
 
-    async def call(self, service: str, **kwargs: Any) -> dict[str, Any]:
+    async def call(self, service: str, /, **kwargs: Any) -> Answer:
         """A node-local service (votes, ratify, tools, agent, upgrades, evolution, signalling)."""
         try:
             result = await getattr(self.services, service)(self, **kwargs)
@@ -292,13 +306,13 @@ class TaskNode:
         await self._push()
         return {"result": result}
 
-    async def view(self, name: str, **kwargs: Any) -> dict[str, Any]:
+    async def view(self, name: str, /, **kwargs: Any) -> Answer:
         try:
             return {"result": VIEWS[name](self, **kwargs)}
         except Reject as exc:
             return _error(exc)
 
-    async def wait_notifications(self, cursor: int, timeout: float) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+    async def wait_notifications(self, cursor: int, timeout: float) -> tuple[int, list[tuple[str, Notification]]]:
         """New notifications after `cursor`, waiting up to `timeout` s for the first one."""
         deadline = time.monotonic() + timeout
         while True:

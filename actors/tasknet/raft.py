@@ -161,7 +161,8 @@ class RaftCore:
             leader = msg.get("leader_id") if msg["type"] == "append_entries" else None
             self._become_follower(term, leader)
         handler = getattr(self, "_on_" + msg["type"])
-        return handler(msg)
+        reply: dict[str, Any] | None = handler(msg)
+        return reply
 
     def _on_request_vote(self, msg: dict[str, Any]) -> dict[str, Any]:
         candidate = msg["candidate_id"]

@@ -7,7 +7,7 @@ import asyncio
 import ipaddress
 import time
 from collections import deque
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -16,9 +16,11 @@ from actors.tasknet.agent import Agent
 from actors.tasknet.evolution import Evolution
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.records import Event, ZkpProof
 from actors.tasknet.reducer import validate
 from actors.tasknet.rules_governance import proposal as find_proposal
 from actors.tasknet.sealing import seal
+from actors.tasknet.settings import NodeSettings
 from actors.tasknet.signalling import Signalling
 from actors.tasknet.upgrades import Upgrades
 
@@ -37,7 +39,7 @@ def _loopback_only(url: str, allowed_hosts: list[str]) -> None:
 
 
 class NodeServices:
-    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, settings: NodeSettings) -> None:
         self.core = core
         self.settings = settings
         self.last_analysis: dict[str, Any] = {}
@@ -52,7 +54,7 @@ class NodeServices:
         self._http: httpx.AsyncClient | None = None
 
     # ----- observations (metrics the evolution engine reads)
-    def observe_propagation(self, fresh: list[dict[str, Any]]) -> None:
+    def observe_propagation(self, fresh: list[Event]) -> None:
         now = time.time()
         for event in fresh:
             self.received_at.append(now)
@@ -69,7 +71,7 @@ class NodeServices:
 
     # ----- voting
     async def vote(
-        self, actor: Any, proposal_id: str, vote: str, anonymous: bool, zkp_proof: dict[str, Any] | None
+        self, actor: Any, proposal_id: str, vote: str, anonymous: bool, zkp_proof: ZkpProof | None
     ) -> dict[str, Any]:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
         if not anonymous:
@@ -88,10 +90,10 @@ class NodeServices:
         if vote not in ("yes", "no"):
             raise Reject("vote must be yes or no")
         proof = await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
-        rep = self.core.state["nodes"].get(self.core.node_id, {}).get("reputation", {"_total": 0})
+        record = self.core.state["nodes"].get(self.core.node_id)
         return {
             "proof": proof,
-            "current_reputation": rep["_total"],
+            "current_reputation": record["reputation"]["_total"] if record else 0,
             "message": f"ring signature over the {proof['tier']} tier for a {vote} vote on {proposal_id}",
         }
 
@@ -154,8 +156,19 @@ class NodeServices:
         if chan is None:
             raise Reject(f"task {task_id} not found", 404)
         payload = {"tool_id": tool_id, "task_id": task_id}
-        probe = {"author": self.core.node_id, "channel": chan, "type": "tool_executed", "payload": payload}
-        validate(state, {**probe, "hlc": [int(time.time() * 1000), 0], "id": "", "seq": 0})
+        probe: Event = {
+            "author": self.core.node_id,
+            "key": "",
+            "seq": 0,
+            "hlc": [int(time.time() * 1000), 0],
+            "channel": chan,
+            "type": "tool_executed",
+            "payload": payload,
+            "prev": "",
+            "sig": "",
+            "id": "",
+        }
+        validate(state, probe)
         tool = state["channels"][chan]["tools"][tool_id]
         blob = tool["credentials_sealed"].get(self.core.node_id)
         if blob is None:
@@ -195,13 +208,13 @@ class NodeServices:
         return self.agent.status()
 
     async def upgrade(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
-        return await getattr(self.upgrades, action)(**kwargs)
+        return cast(dict[str, Any], await getattr(self.upgrades, action)(**kwargs))
 
     async def evolve(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
-        return await getattr(self.evolution, action)(**kwargs)
+        return cast(dict[str, Any], await getattr(self.evolution, action)(**kwargs))
 
     async def signal(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
-        return await getattr(self.signalling, action)(actor, **kwargs)
+        return cast(dict[str, Any], await getattr(self.signalling, action)(actor, **kwargs))
 
     async def close(self) -> None:
         if self._http is not None:

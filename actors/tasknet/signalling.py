@@ -16,6 +16,8 @@ from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import node_id_of, verify
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.records import Event
+from actors.tasknet.settings import WebrtcParams
 
 SIGNAL_TYPES = ("offer", "answer")
 
@@ -28,7 +30,7 @@ def _restrict_ice_to(addresses: list[str]) -> None:
 
 
 class Signalling:
-    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, settings: WebrtcParams) -> None:
         self.core = core
         self.enabled = bool(settings.get("enabled", True))
         self.addresses = list(settings.get("host_addresses", ["127.0.0.1"]))
@@ -125,7 +127,6 @@ class Signalling:
     def _attach(self, actor: Any, peer_id: str, channel: Any) -> None:
         self.channels[peer_id] = channel
 
-        @channel.on("message")
         def on_message(message: Any) -> None:
             self.received[peer_id] = self.received.get(peer_id, 0) + 1
             try:
@@ -134,6 +135,8 @@ class Signalling:
                 return
             if isinstance(events, list):
                 actor.tasks.start(actor.receive_events(events, "webrtc:" + peer_id), name="webrtc-receive")
+
+        channel.on("message", on_message)
 
     async def connect(self, actor: Any, peer_id: str) -> dict[str, Any]:
         if not self.enabled:
@@ -147,7 +150,7 @@ class Signalling:
     def open_channels(self) -> dict[str, Any]:
         return {p: c for p, c in self.channels.items() if c.readyState == "open"}
 
-    def send_events(self, peer_id: str, events: list[dict[str, Any]]) -> bool:
+    def send_events(self, peer_id: str, events: list[Event]) -> bool:
         channel = self.open_channels().get(peer_id)
         if channel is None:
             return False

@@ -32,8 +32,9 @@ from typing import Any
 
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.records import Proposal
 from actors.tasknet.rules_governance import proposal as find_proposal
-from actors.tasknet.settings import DEFAULT_IMPORTS
+from actors.tasknet.settings import DEFAULT_IMPORTS, UpgradeParams
 
 
 def _limits(cpu_s: int, memory_mb: int) -> Any:
@@ -97,7 +98,7 @@ def security_check(files: list[Path], root: Path, allowed: set[str]) -> dict[str
 
 
 class Upgrades:
-    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, settings: UpgradeParams) -> None:
         self.core = core
         self.settings = settings
         self.root = (core.data_dir or Path(tempfile.mkdtemp(prefix="tasknet-up-"))) / "upgrades"
@@ -156,7 +157,7 @@ class Upgrades:
             "next_steps": ["POST /upgrades/{id}/test", "vote", "close", "POST /governance/ratify/{id} (validators)"],
         }
 
-    def _package_of(self, prop: dict[str, Any]) -> bytes:
+    def _package_of(self, prop: Proposal) -> bytes:
         params = prop["params"]
         package = base64.b64decode(params["package_b64"])
         if hashlib.sha256(package).hexdigest() != params["package_hash"]:
@@ -164,7 +165,7 @@ class Upgrades:
         self.store(package)
         return package
 
-    def _upgrade(self, proposal_id: str) -> dict[str, Any]:
+    def _upgrade(self, proposal_id: str) -> Proposal:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
         if prop["proposal_type"] != "code_upgrade":
             raise Reject("not an upgrade proposal")
@@ -225,7 +226,7 @@ class Upgrades:
         self._save()
         return {"message": "tests passed" if ok else "tests failed", "test_results": results}
 
-    async def apply_ratified(self, prop: dict[str, Any]) -> dict[str, Any] | None:
+    async def apply_ratified(self, prop: Proposal) -> dict[str, Any] | None:
         """Install a ratified upgrade once (tests are run first when this node has not run them)."""
         pid = prop["id"]
         if any(h["proposal_id"] == pid for h in self.history):

@@ -8,10 +8,11 @@ the LLM gateway key from `llm.api_key_env`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel, Field
 
-from actors.tasknet.settings import DEFAULT_IMPORTS, NodeSettings
+from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NodeSettings, UpgradeParams, WebrtcParams
 from rayfleet.config import load_yaml
 from rayfleet.paths import resolve
 
@@ -24,6 +25,9 @@ class LlmSettings(BaseModel):
     model: str = "tasknet-agent"
     timeout_s: float = 30.0
     max_tokens: int = 512
+
+    def params(self) -> LlmParams:
+        return cast(LlmParams, self.model_dump())
 
 
 class UpgradeSettings(BaseModel):
@@ -84,10 +88,10 @@ class TasknetConfig(BaseModel):
             "ratify_timeout_s": self.ratify_timeout_s,
             "tool_allowed_hosts": self.tool_allowed_hosts,
             "tool_timeout_s": self.tool_timeout_s,
-            "llm": self.llm.model_dump(),
+            "llm": self.llm.params(),
             "agent": {"enabled": self.agent_enabled},
-            "upgrades": self.upgrades.model_dump(),
-            "webrtc": self.webrtc.model_dump(),
+            "upgrades": cast(UpgradeParams, self.upgrades.model_dump()),
+            "webrtc": cast(WebrtcParams, self.webrtc.model_dump()),
         }
 
 

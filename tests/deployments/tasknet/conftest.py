@@ -67,7 +67,7 @@ async def open_net(monkeypatch: pytest.MonkeyPatch, config: TasknetConfig) -> As
             try:
                 yield net
             finally:
-                await app.state.network.stop()
+                await app.state.component.network.stop()
                 reset_local_state()
 
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypedDict
 
+from actors.tasknet.canonical import digest
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.records import ConfigChange, NodeRecord, Proposal, Skills, Task, Tool
@@ -233,8 +234,6 @@ def economy_view(actor: Host) -> dict[str, int]:
 
 
 def digest_view(actor: Host) -> dict[str, object]:
-    from actors.tasknet.canonical import digest
-
     state = actor.core.state
     return {
         "digest": digest({k: v for k, v in state.items() if k not in ("applied", "rejected")}),

@@ -21,9 +21,10 @@ from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.raft import LEADER
 from actors.tasknet.records import Event, Notification, Payload
+from actors.tasknet.services import Host as ServiceHost
 from actors.tasknet.services import NodeServices
 from actors.tasknet.settings import NodeSettings
-from actors.tasknet.views import VIEWS
+from actors.tasknet.views import VIEWS, Host
 from rayfleet.state import NAMESPACE, ActorHandle
 from rayfleet.tasks import BackgroundTasks
 
@@ -300,7 +301,8 @@ class TaskNode:
     async def call(self, service: str, /, **kwargs: Any) -> Answer:
         """A node-local service (votes, ratify, tools, agent, upgrades, evolution, signalling)."""
         try:
-            result = await getattr(self.services, service)(self, **kwargs)
+            host: ServiceHost = self
+            result = await getattr(self.services, service)(host, **kwargs)
         except Reject as exc:
             return _error(exc)
         await self._push()
@@ -308,7 +310,8 @@ class TaskNode:
 
     async def view(self, name: str, /, **kwargs: Any) -> Answer:
         try:
-            return {"result": VIEWS[name](self, **kwargs)}
+            host: Host = self
+            return {"result": VIEWS[name](host, **kwargs)}
         except Reject as exc:
             return _error(exc)
 

@@ -26,12 +26,18 @@ HOUR_MS = 3_600_000
 TASK_FIELDS_LIMIT = {"title": 200, "description": 5000}
 
 
+def _located(index: dict[str, str], payload: Payload, what: str) -> tuple[str, str]:
+    """The payload's `task_id` and the channel `index` places it in (404 naming `what` otherwise)."""
+    task_id = need(payload, "task_id", str, limit=64)
+    chan = index.get(task_id)
+    if chan is None:
+        raise Reject(f"{what} {task_id} not found", 404)
+    return task_id, chan
+
+
 def _task(state: NetworkState, payload: Payload) -> tuple[Task, str]:
     """A task by payload `task_id`, and its channel."""
-    task_id = need(payload, "task_id", str, limit=64)
-    chan = state["task_index"].get(task_id)
-    if chan is None:
-        raise Reject(f"task {task_id} not found", 404)
+    task_id, chan = _located(state["task_index"], payload, "task")
     return state["channels"][chan]["tasks"][task_id], chan
 
 
@@ -197,10 +203,7 @@ def task_select_bid(state: NetworkState, ev: Event, commit: bool) -> Result:
 
 def _composite(state: NetworkState, payload: Payload) -> tuple[CompositeTask, str]:
     """A composite task by payload `task_id`, and its channel."""
-    task_id = need(payload, "task_id", str, limit=64)
-    chan = state["composite_index"].get(task_id)
-    if chan is None:
-        raise Reject(f"composite task {task_id} not found", 404)
+    task_id, chan = _located(state["composite_index"], payload, "composite task")
     return state["channels"][chan]["composite_tasks"][task_id], chan
 
 

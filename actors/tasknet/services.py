@@ -7,13 +7,13 @@ import asyncio
 import ipaddress
 import time
 from collections import deque
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 import httpx
 
 from actors.tasknet.agent import Agent
-from actors.tasknet.evolution import Evolution
+from actors.tasknet.evolution import Analysis, Evolution
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.records import Event, ZkpProof
@@ -21,7 +21,7 @@ from actors.tasknet.reducer import validate
 from actors.tasknet.rules_governance import proposal as find_proposal
 from actors.tasknet.sealing import seal
 from actors.tasknet.settings import NodeSettings
-from actors.tasknet.signalling import Signalling
+from actors.tasknet.signalling import Signalling, Transport
 from actors.tasknet.upgrades import Upgrades
 
 
@@ -38,11 +38,17 @@ def _loopback_only(url: str, allowed_hosts: list[str]) -> None:
         raise Reject("tool endpoint host is not allowed", 403)
 
 
+class Host(Transport, Protocol):
+    """What the services use of the node actor (TaskNode): signalling's transport and the Raft proposer."""
+
+    async def raft_propose(self, data: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class NodeServices:
     def __init__(self, core: NodeCore, settings: NodeSettings) -> None:
         self.core = core
         self.settings = settings
-        self.last_analysis: dict[str, Any] = {}
+        self.last_analysis: Analysis = {}
         self.received_at: deque[float] = deque(maxlen=10_000)
         self.propagation_ms: deque[float] = deque(maxlen=5000)
         self.commit_ms: deque[float] = deque(maxlen=1000)
@@ -71,7 +77,7 @@ class NodeServices:
 
     # ----- voting
     async def vote(
-        self, actor: Any, proposal_id: str, vote: str, anonymous: bool, zkp_proof: ZkpProof | None
+        self, actor: Host, proposal_id: str, vote: str, anonymous: bool, zkp_proof: ZkpProof | None
     ) -> dict[str, Any]:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
         if not anonymous:
@@ -86,7 +92,7 @@ class NodeServices:
         )
         return self.core.submit_anonymous(proposal_id, vote, proof, prop["channel"])
 
-    async def zkp_proof(self, actor: Any, proposal_id: str, vote: str) -> dict[str, Any]:
+    async def zkp_proof(self, actor: Host, proposal_id: str, vote: str) -> dict[str, Any]:
         if vote not in ("yes", "no"):
             raise Reject("vote must be yes or no")
         proof = await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
@@ -98,7 +104,7 @@ class NodeServices:
         }
 
     # ----- ratification through Raft
-    async def ratify(self, actor: Any, proposal_id: str) -> dict[str, Any]:
+    async def ratify(self, actor: Host, proposal_id: str) -> dict[str, Any]:
         state = self.core.state
         if self.core.node_id not in state["config"]["validator_set"]:
             raise Reject("only validators ratify", 403)
@@ -147,10 +153,10 @@ class NodeServices:
         }
         return {**command, "params": {**params, "credentials_sealed": sealed}}
 
-    async def seal_command_service(self, actor: Any, command: dict[str, Any]) -> dict[str, Any]:
+    async def seal_command_service(self, actor: Host, command: dict[str, Any]) -> dict[str, Any]:
         return self.seal_command(command)
 
-    async def tool_execute(self, actor: Any, tool_id: str, task_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    async def tool_execute(self, actor: Host, tool_id: str, task_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
         state = self.core.state
         chan = state["task_index"].get(task_id)
         if chan is None:
@@ -194,26 +200,26 @@ class NodeServices:
         return {"result": result, "tool_id": tool_id, "execution_cost_sp": billed["execution_cost_sp"]}
 
     # ----- delegations
-    async def agent_context(self, actor: Any) -> dict[str, Any]:
+    async def agent_context(self, actor: Host) -> dict[str, Any]:
         return {"system_prompt": self.agent.system_prompt(), "enabled": self.agent.enabled}
 
-    async def agent_record(self, actor: Any, executed: list[dict[str, Any]], generated: int) -> dict[str, Any]:
+    async def agent_record(self, actor: Host, executed: list[dict[str, Any]], generated: int) -> dict[str, Any]:
         self.agent.record(executed, generated)
         return {}
 
-    async def agent_objectives(self, actor: Any, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def agent_objectives(self, actor: Host, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
         return self.agent.objectives(objectives)
 
-    async def agent_status(self, actor: Any) -> dict[str, Any]:
+    async def agent_status(self, actor: Host) -> dict[str, Any]:
         return self.agent.status()
 
-    async def upgrade(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
+    async def upgrade(self, actor: Host, action: str, **kwargs: Any) -> dict[str, Any]:
         return cast(dict[str, Any], await getattr(self.upgrades, action)(**kwargs))
 
-    async def evolve(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
+    async def evolve(self, actor: Host, action: str, **kwargs: Any) -> dict[str, Any]:
         return cast(dict[str, Any], await getattr(self.evolution, action)(**kwargs))
 
-    async def signal(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
+    async def signal(self, actor: Host, action: str, **kwargs: Any) -> dict[str, Any]:
         return cast(dict[str, Any], await getattr(self.signalling, action)(actor, **kwargs))
 
     async def close(self) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
@@ -19,7 +20,7 @@ from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
-from actors.tasknet.raft import LEADER
+from actors.tasknet.raft import LEADER, RaftMessage, RaftReply
 from actors.tasknet.records import Event, Notification, Payload
 from actors.tasknet.services import Host as ServiceHost
 from actors.tasknet.services import NodeServices
@@ -235,7 +236,7 @@ class TaskNode:
             self.services.observe_commits(self._raft_waiters)
             await self._push()
 
-    async def raft_step(self, msg: dict[str, Any], sender: str) -> dict[str, Any] | None:
+    async def raft_step(self, msg: RaftMessage, sender: str) -> RaftReply | None:
         await self._rewire()
         if sender in self.blocked:
             return None
@@ -261,13 +262,13 @@ class TaskNode:
         if not key or not verify(key, canonical(unsigned), str(body.get("signature", ""))):
             return {"error": "Raft message signature invalid", "status": 403}
         try:
-            reply = raft.step({"type": kind, "from": sender, "to": self.core.node_id, **unsigned})
+            reply = raft.step(cast(RaftMessage, {"type": kind, "from": sender, "to": self.core.node_id, **unsigned}))
         except (KeyError, TypeError, ValueError, IndexError):
             return {"error": "malformed Raft message", "status": 400}
         await self._flush_raft()
         return {"result": reply}
 
-    async def raft_status(self) -> dict[str, Any]:
+    async def raft_status(self) -> Mapping[str, object]:
         raft = self.core.ensure_raft()
         return raft.status() if raft else {"node_id": self.core.node_id, "role": "not a validator"}
 

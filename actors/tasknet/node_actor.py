@@ -12,9 +12,9 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, Concatenate, ParamSpec, TypedDict, TypeVar, cast
 
 from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
@@ -26,8 +26,11 @@ from actors.tasknet.services import Host as ServiceHost
 from actors.tasknet.services import NodeServices
 from actors.tasknet.settings import NodeSettings
 from actors.tasknet.views import VIEWS, Host
-from rayfleet.state import NAMESPACE, ActorHandle
+from rayfleet.state import NAMESPACE, ActorHandle, call
 from rayfleet.tasks import BackgroundTasks
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 Answer = dict[str, Any]
 """An API call's answer across the actor boundary: `{result}`, or `{error, status}` (see `_error`)."""
@@ -130,12 +133,23 @@ class TaskNode:
     def _reachable(self) -> dict[str, ActorHandle[TaskNode]]:
         return {n: h for n, h in self.peers.items() if n not in self.blocked}
 
-    async def _send(self, name: str, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    async def _send(
+        self,
+        name: str,
+        handle: ActorHandle[TaskNode],
+        method: Callable[Concatenate[TaskNode, P], Awaitable[R]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R | None:
         self.messages_sent += 1
         try:
-            return await getattr(handle, method).remote(*args, **kwargs)
+            return await call(handle, method, *args, **kwargs)
         except Exception:  # a dead or restarting peer: anti-entropy and Raft retries cover it
             return None
+
+    async def _signal_peer(self, name: str, **kwargs: Any) -> Answer | None:
+        """A signalling call on the peer `name` (its `call("signal", ...)`); None when it did not answer."""
+        return await self._send(name, self.peers[name], TaskNode.call, "signal", **kwargs)
 
     async def _push(self, events: list[Event] | None = None, skip: str | None = None) -> None:
         if events is None:
@@ -149,7 +163,7 @@ class TaskNode:
                 continue
             if not rtc.send_events(self.peer_ids.get(name, ""), events):
                 targets.append((name, handle))
-        await asyncio.gather(*(self._send(n, h, "receive_events", events, self.core.name) for n, h in targets))
+        await asyncio.gather(*(self._send(n, h, TaskNode.receive_events, events, self.core.name) for n, h in targets))
 
     async def receive_events(self, events: list[Any], sender: str) -> int:
         await self._rewire()
@@ -180,7 +194,7 @@ class TaskNode:
         missing = await self._send(
             name,
             reachable[name],
-            "pull",
+            TaskNode.pull,
             self.core.log.version_vector(),
             list(self.core.log.anonymous),
             self.core.name,
@@ -229,7 +243,9 @@ class TaskNode:
         for msg in raft.take_messages():
             name = by_id.get(msg["to"])
             if name and name not in self.blocked and name in self.peers:
-                self.tasks.start(self._send(name, self.peers[name], "raft_step", msg, self.core.name), name="raft-send")
+                self.tasks.start(
+                    self._send(name, self.peers[name], TaskNode.raft_step, msg, self.core.name), name="raft-send"
+                )
         committed_before = self.core.state["last_ratified_index"]
         self.core.apply_committed()
         if self.core.state["last_ratified_index"] != committed_before or self.core.outbox:
@@ -286,7 +302,7 @@ class TaskNode:
         leader = by_id.get(raft.leader_id or "")
         if leader is None or leader in self.blocked:
             return {"error": "no Raft leader reachable; retry shortly", "status": 503}
-        result = await self._send(leader, self.peers[leader], "raft_propose", data)
+        result = await self._send(leader, self.peers[leader], TaskNode.raft_propose, data)
         return result or {"error": "the Raft leader did not answer", "status": 503}
 
     # ----- API surface

@@ -25,17 +25,15 @@ SIGNAL_TYPES = ("offer", "answer")
 
 
 class Transport(Protocol):
-    """What signalling uses of the node actor (TaskNode): its peers, its sender, its task group."""
+    """What signalling uses of the node actor (TaskNode): its peer names, a peer call, its task group."""
 
-    @property
-    def peers(self) -> Mapping[str, object]: ...
     @property
     def peer_ids(self) -> Mapping[str, str]: ...
     @property
     def blocked(self) -> set[str]: ...
     @property
     def tasks(self) -> BackgroundTasks: ...
-    async def _send(self, name: str, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any: ...
+    async def _signal_peer(self, name: str, **kwargs: Any) -> dict[str, Any] | None: ...
     async def receive_events(self, events: list[Any], sender: str) -> int: ...
 
 
@@ -84,11 +82,8 @@ class Signalling:
         name = by_id.get(target_peer_id)
         if name is None or name in actor.blocked:
             raise Reject(f"peer {target_peer_id} is not reachable from this node", 404)
-        answer = await actor._send(
+        answer = await actor._signal_peer(
             name,
-            actor.peers[name],
-            "call",
-            "signal",
             action="receive",
             from_peer_id=signal_data.get("from", ""),
             signal_data=signal_data,

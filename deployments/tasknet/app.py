@@ -14,6 +14,7 @@ from deployments.tasknet.routes import ROUTERS
 from deployments.tasknet.state import TasknetState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.errors import install_error_handlers
 
 DESCRIPTION = """Decentralized task network node API (spec 002 §E).
 
@@ -40,7 +41,14 @@ def create_node_app(state: TasknetState) -> FastAPI:
     """The API of the node `state.node`."""
     app = FastAPI(title=f"tasknet node {state.node}", version="1", description=DESCRIPTION)
     attach(app, state)
-    errors.install(app)
+    install_error_handlers(
+        app,
+        errors.render,
+        component="tasknet",
+        handlers=errors.HANDLERS,
+        validation=errors.validation_error,
+        http=errors.http_error,
+    )
     app.middleware("http")(body_cap(state.config.max_body_bytes))
     for router in ROUTERS:
         app.include_router(router)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
 from actors.tasknet.ledger import Reject
-from rayfleet.errors import install_error_handlers, validation_message
+from rayfleet.errors import Handler, validation_message
 
 
 class TasknetError(StarletteHTTPException):
@@ -36,19 +36,17 @@ def render(request: Request, status: int, message: str, headers: Mapping[str, st
     return JSONResponse({"detail": message}, status_code=status, headers=dict(headers) if headers else None)
 
 
-def _http(request: Request, exc: StarletteHTTPException) -> Response:
+def http_error(request: Request, exc: StarletteHTTPException) -> Response:
     return render(request, exc.status_code, str(exc.detail), exc.headers)
 
 
-def _validation(request: Request, exc: RequestValidationError) -> Response:
+def validation_error(request: Request, exc: RequestValidationError) -> Response:
     return render(request, 400, validation_message(exc, "validation error"), None)
 
 
-def _rejected(request: Request, exc: Reject) -> Response:
+def rejected(request: Request, exc: Reject) -> Response:
+    """A refusal of the node's state machine that reached the app (its status and message)."""
     return render(request, exc.status, exc.message, None)
 
 
-def install(app: FastAPI) -> None:
-    install_error_handlers(
-        app, render, component="tasknet", handlers={Reject: _rejected}, validation=_validation, http=_http
-    )
+HANDLERS: dict[type[Exception], Handler] = {Reject: rejected}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
@@ -26,10 +26,27 @@ ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "update_skills": ("POST", "/skills/profile", ("skills", "bio")),
 }
 MAX_ACTIONS = 5
+
+
+class Action(TypedDict):
+    """One allow-listed action parsed from the model's reply."""
+
+    action: str
+    params: dict[str, Any]
+    reasoning: str
+
+
+class ActionOutcome(Action):
+    """An action after the node's own API ran it: `executed`, `failed` or `invalid` (with the detail)."""
+
+    status: str
+    detail: NotRequired[str]
+
+
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def parse_actions(text: str) -> list[dict[str, Any]]:
+def parse_actions(text: str) -> list[Action]:
     """Actions from the model's reply: a JSON list, `{"actions": [...]}` or one action object.
 
     Anything else (prose, unknown actions, malformed params) yields no action.
@@ -48,7 +65,7 @@ def parse_actions(text: str) -> list[dict[str, Any]]:
         data = data.get("actions", [data])
     if not isinstance(data, list):
         return []
-    out = []
+    out: list[Action] = []
     for item in data[:MAX_ACTIONS]:
         if (
             not isinstance(item, dict)
@@ -66,7 +83,7 @@ def parse_actions(text: str) -> list[dict[str, Any]]:
     return out
 
 
-def request_for(action: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+def request_for(action: Action) -> tuple[str, str, dict[str, Any]]:
     """The HTTP request that carries out one parsed action."""
     method, template, fields = ACTIONS[action["action"]]
     params = action["params"]
@@ -92,7 +109,7 @@ class Agent:
             "focus_areas": [],
         }
         self.stats = {"prompts": 0, "actions_generated": 0, "actions_executed": 0, "actions_failed": 0}
-        self.last_action: dict[str, Any] | None = None
+        self.last_action: ActionOutcome | None = None
         self.pending_actions = 0
 
     def objectives(self, update: dict[str, Any] | None) -> dict[str, Any]:
@@ -148,7 +165,7 @@ class Agent:
             "Node state: " + self.context()
         )
 
-    def record(self, executed: list[dict[str, Any]], generated: int) -> None:
+    def record(self, executed: list[ActionOutcome], generated: int) -> None:
         self.stats["prompts"] += 1
         self.stats["actions_generated"] += generated
         self.stats["actions_executed"] += sum(1 for a in executed if a["status"] == "executed")

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from actors.tasknet.agent import Agent
+from actors.tasknet.agent import ActionOutcome, Agent
 from actors.tasknet.evolution import Analysis, Evolution
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
@@ -203,7 +203,7 @@ class NodeServices:
     async def agent_context(self, actor: Host) -> dict[str, Any]:
         return {"system_prompt": self.agent.system_prompt(), "enabled": self.agent.enabled}
 
-    async def agent_record(self, actor: Host, executed: list[dict[str, Any]], generated: int) -> dict[str, Any]:
+    async def agent_record(self, actor: Host, executed: list[ActionOutcome], generated: int) -> dict[str, Any]:
         self.agent.record(executed, generated)
         return {}
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from starlette.types import ASGIApp
 
 from actors.tasknet import llm
-from actors.tasknet.agent import parse_actions, request_for
+from actors.tasknet.agent import Action, ActionOutcome, parse_actions, request_for
 from actors.tasknet.ledger import Reject
 from deployments.tasknet.errors import TasknetError
 from deployments.tasknet.routes.common import ERRORS, Ctx, Message, Open, Reader, Strict, Writer, service
@@ -50,10 +50,10 @@ class EvolutionProposeIn(Strict):
     rationale: str = Field("", max_length=5000)
 
 
-async def _execute(app: ASGIApp, token: str, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def _execute(app: ASGIApp, token: str, actions: list[Action]) -> list[ActionOutcome]:
     """Run each action through this node's own API with its token, so it passes every check."""
     transport = httpx.ASGITransport(app=app)
-    out = []
+    out: list[ActionOutcome] = []
     async with httpx.AsyncClient(transport=transport, base_url="http://node") as client:
         for action in actions:
             try:
@@ -63,7 +63,12 @@ async def _execute(app: ASGIApp, token: str, actions: list[dict[str, Any]]) -> l
                 continue
             response = await client.request(method, path, json=body, headers={TOKEN_HEADER: token})
             status = "executed" if response.status_code < 400 else "failed"
-            entry = {**action, "status": status}
+            entry: ActionOutcome = {
+                "action": action["action"],
+                "params": action["params"],
+                "reasoning": action["reasoning"],
+                "status": status,
+            }
             if status == "failed":
                 entry["detail"] = response.json().get("detail", "")
             out.append(entry)

@@ -26,16 +26,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from deployments.tasknet import ring
-from deployments.tasknet.canonical import canonical
+from actors.tasknet import ring
+from actors.tasknet.canonical import canonical
+from actors.tasknet.events import body
+from actors.tasknet.identity import verify
+from actors.tasknet.node import NodeCore
+from actors.tasknet.raft import LEADER
 from deployments.tasknet.config import TasknetConfig
-from deployments.tasknet.events import body
-from deployments.tasknet.identity import verify
 from deployments.tasknet.network import Network
-from deployments.tasknet.node import NodeCore
-from deployments.tasknet.raft import LEADER
 from rayfleet.state import local_state, reset_local_state
-from tests.deployments.tasknet.netsim import comparable, make_network
+from tests.actors.tasknet.netsim import comparable, make_network
 
 
 def ms(seconds: float) -> str:

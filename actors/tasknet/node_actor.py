@@ -12,30 +12,46 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypedDict, TypeVar, cast
 
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.identity import verify
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
-from deployments.tasknet.raft import LEADER
-from deployments.tasknet.services import NodeServices
-from deployments.tasknet.views import VIEWS
-from rayfleet.state import NAMESPACE
+from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import verify
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.raft import LEADER, RaftMessage, RaftReply
+from actors.tasknet.records import Event, Notification, Payload
+from actors.tasknet.services import Host as ServiceHost
+from actors.tasknet.services import NodeServices
+from actors.tasknet.settings import NodeSettings
+from actors.tasknet.views import VIEWS, Host
+from rayfleet.state import NAMESPACE, ActorHandle, call
 from rayfleet.tasks import BackgroundTasks
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def _error(exc: Reject) -> dict[str, Any]:
+Answer = dict[str, Any]
+"""An API call's answer across the actor boundary: `{result}`, or `{error, status}` (see `_error`)."""
+
+
+class WhoAmI(TypedDict):
+    node_id: str
+    public_key: str
+    name: str
+
+
+def _error(exc: Reject) -> Answer:
     return {"error": exc.message, "status": exc.status}
 
 
 class TaskNode:
-    def __init__(self, name: str, data_dir: str | None, settings: dict[str, Any]) -> None:
+    def __init__(self, name: str, data_dir: str | None, settings: NodeSettings) -> None:
         self.settings = settings
         self.core = NodeCore(name, Path(data_dir) if data_dir else None)
         self.services = NodeServices(self.core, settings)
-        self.peers: dict[str, Any] = {}
+        self.peers: dict[str, ActorHandle[TaskNode]] = {}
         self.peer_ids: dict[str, str] = {}
         self.blocked: set[str] = set()
         self.messages_sent = 0
@@ -46,11 +62,11 @@ class TaskNode:
     # ----- wiring
     async def connect(
         self,
-        peers: dict[str, Any],
+        peers: dict[str, ActorHandle[TaskNode]],
         peer_ids: dict[str, str],
         genesis_author: str,
         actor_names: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> WhoAmI:
         """Give the node its peers' handles (name -> handle) and ids; start its loops once.
 
         With `actor_names` the wiring is saved, so a restarted actor reconnects by itself.
@@ -80,14 +96,16 @@ class TaskNode:
 
         wiring = json.loads(path.read_text())
         try:
-            peers = {
-                n: ray.get_actor(a, namespace=NAMESPACE) for n, a in wiring["actors"].items() if n != self.core.name
+            peers: dict[str, ActorHandle[TaskNode]] = {
+                n: cast(ActorHandle[TaskNode], ray.get_actor(a, namespace=NAMESPACE))
+                for n, a in wiring["actors"].items()
+                if n != self.core.name
             }
         except ValueError:  # a peer is restarting too: the next call retries
             return
         await self.connect(peers, wiring["ids"], wiring["genesis"])
 
-    async def whoami(self) -> dict[str, Any]:
+    async def whoami(self) -> WhoAmI:
         await self._rewire()
         return {"node_id": self.core.node_id, "public_key": self.core.identity.public_key, "name": self.core.name}
 
@@ -112,17 +130,28 @@ class TaskNode:
         self.blocked = set(names)
 
     # ----- gossip
-    def _reachable(self) -> dict[str, Any]:
+    def _reachable(self) -> dict[str, ActorHandle[TaskNode]]:
         return {n: h for n, h in self.peers.items() if n not in self.blocked}
 
-    async def _send(self, name: str, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    async def _send(
+        self,
+        name: str,
+        handle: ActorHandle[TaskNode],
+        method: Callable[Concatenate[TaskNode, P], Awaitable[R]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R | None:
         self.messages_sent += 1
         try:
-            return await getattr(handle, method).remote(*args, **kwargs)
+            return await call(handle, method, *args, **kwargs)
         except Exception:  # a dead or restarting peer: anti-entropy and Raft retries cover it
             return None
 
-    async def _push(self, events: list[dict[str, Any]] | None = None, skip: str | None = None) -> None:
+    async def _signal_peer(self, name: str, **kwargs: Any) -> Answer | None:
+        """A signalling call on the peer `name` (its `call("signal", ...)`); None when it did not answer."""
+        return await self._send(name, self.peers[name], TaskNode.call, "signal", **kwargs)
+
+    async def _push(self, events: list[Event] | None = None, skip: str | None = None) -> None:
         if events is None:
             events, self.core.outbox = self.core.outbox, []
         if not events or not self.settings.get("push_gossip", True):
@@ -134,9 +163,9 @@ class TaskNode:
                 continue
             if not rtc.send_events(self.peer_ids.get(name, ""), events):
                 targets.append((name, handle))
-        await asyncio.gather(*(self._send(n, h, "receive_events", events, self.core.name) for n, h in targets))
+        await asyncio.gather(*(self._send(n, h, TaskNode.receive_events, events, self.core.name) for n, h in targets))
 
-    async def receive_events(self, events: list[dict[str, Any]], sender: str) -> int:
+    async def receive_events(self, events: list[Any], sender: str) -> int:
         await self._rewire()
         if sender.startswith("webrtc:"):
             sender = {i: n for n, i in self.peer_ids.items()}.get(sender[7:], sender)
@@ -151,7 +180,7 @@ class TaskNode:
 
     async def pull(
         self, vector: dict[str, int], anon_ids: list[str], sender: str, heads: dict[str, str] | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Event]:
         if sender in self.blocked:
             return []
         self.messages_received += 1
@@ -165,7 +194,7 @@ class TaskNode:
         missing = await self._send(
             name,
             reachable[name],
-            "pull",
+            TaskNode.pull,
             self.core.log.version_vector(),
             list(self.core.log.anonymous),
             self.core.name,
@@ -214,14 +243,16 @@ class TaskNode:
         for msg in raft.take_messages():
             name = by_id.get(msg["to"])
             if name and name not in self.blocked and name in self.peers:
-                self.tasks.start(self._send(name, self.peers[name], "raft_step", msg, self.core.name), name="raft-send")
+                self.tasks.start(
+                    self._send(name, self.peers[name], TaskNode.raft_step, msg, self.core.name), name="raft-send"
+                )
         committed_before = self.core.state["last_ratified_index"]
         self.core.apply_committed()
         if self.core.state["last_ratified_index"] != committed_before or self.core.outbox:
             self.services.observe_commits(self._raft_waiters)
             await self._push()
 
-    async def raft_step(self, msg: dict[str, Any], sender: str) -> dict[str, Any] | None:
+    async def raft_step(self, msg: RaftMessage, sender: str) -> RaftReply | None:
         await self._rewire()
         if sender in self.blocked:
             return None
@@ -242,17 +273,18 @@ class TaskNode:
         if sender not in self.core.state["config"]["validator_set"]:
             return {"error": "sender is not a validator", "status": 403}
         unsigned = {k: v for k, v in body.items() if k != "signature"}
-        key = self.core.state["nodes"].get(sender, {}).get("public_key", "")
+        record = self.core.state["nodes"].get(str(sender))
+        key = record["public_key"] if record else ""
         if not key or not verify(key, canonical(unsigned), str(body.get("signature", ""))):
             return {"error": "Raft message signature invalid", "status": 403}
         try:
-            reply = raft.step({"type": kind, "from": sender, "to": self.core.node_id, **unsigned})
+            reply = raft.step(cast(RaftMessage, {"type": kind, "from": sender, "to": self.core.node_id, **unsigned}))
         except (KeyError, TypeError, ValueError, IndexError):
             return {"error": "malformed Raft message", "status": 400}
         await self._flush_raft()
         return {"result": reply}
 
-    async def raft_status(self) -> dict[str, Any]:
+    async def raft_status(self) -> Mapping[str, object]:
         raft = self.core.ensure_raft()
         return raft.status() if raft else {"node_id": self.core.node_id, "role": "not a validator"}
 
@@ -270,11 +302,11 @@ class TaskNode:
         leader = by_id.get(raft.leader_id or "")
         if leader is None or leader in self.blocked:
             return {"error": "no Raft leader reachable; retry shortly", "status": 503}
-        result = await self._send(leader, self.peers[leader], "raft_propose", data)
+        result = await self._send(leader, self.peers[leader], TaskNode.raft_propose, data)
         return result or {"error": "the Raft leader did not answer", "status": 503}
 
     # ----- API surface
-    async def submit(self, type_: str, payload: dict[str, Any], channel: str) -> dict[str, Any]:
+    async def submit(self, type_: str, payload: Payload, channel: str) -> Answer:
         await self._rewire()
         try:
             _, result = self.core.submit(type_, payload, channel)
@@ -283,22 +315,24 @@ class TaskNode:
         await self._push()
         return {"result": result}
 
-    async def call(self, service: str, **kwargs: Any) -> dict[str, Any]:
+    async def call(self, service: str, /, **kwargs: Any) -> Answer:
         """A node-local service (votes, ratify, tools, agent, upgrades, evolution, signalling)."""
         try:
-            result = await getattr(self.services, service)(self, **kwargs)
+            host: ServiceHost = self
+            result = await getattr(self.services, service)(host, **kwargs)
         except Reject as exc:
             return _error(exc)
         await self._push()
         return {"result": result}
 
-    async def view(self, name: str, **kwargs: Any) -> dict[str, Any]:
+    async def view(self, name: str, /, **kwargs: Any) -> Answer:
         try:
-            return {"result": VIEWS[name](self, **kwargs)}
+            host: Host = self
+            return {"result": VIEWS[name](host, **kwargs)}
         except Reject as exc:
             return _error(exc)
 
-    async def wait_notifications(self, cursor: int, timeout: float) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+    async def wait_notifications(self, cursor: int, timeout: float) -> tuple[int, list[tuple[str, Notification]]]:
         """New notifications after `cursor`, waiting up to `timeout` s for the first one."""
         deadline = time.monotonic() + timeout
         while True:

@@ -8,27 +8,13 @@ the LLM gateway key from `llm.api_key_env`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from pydantic import BaseModel, Field
 
+from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NodeSettings, UpgradeParams, WebrtcParams
 from rayfleet.config import load_yaml
 from rayfleet.paths import resolve
-
-DEFAULT_IMPORTS = (
-    "math",
-    "json",
-    "re",
-    "statistics",
-    "itertools",
-    "functools",
-    "collections",
-    "dataclasses",
-    "typing",
-    "unittest",
-    "heapq",
-    "bisect",
-)
 
 
 class LlmSettings(BaseModel):
@@ -39,6 +25,9 @@ class LlmSettings(BaseModel):
     model: str = "tasknet-agent"
     timeout_s: float = 30.0
     max_tokens: int = 512
+
+    def params(self) -> LlmParams:
+        return cast(LlmParams, self.model_dump())
 
 
 class UpgradeSettings(BaseModel):
@@ -86,19 +75,23 @@ class TasknetConfig(BaseModel):
     def node_dir(self, name: str) -> str:
         return str(resolve(self.data_dir) / name)
 
-    def actor_settings(self) -> dict[str, Any]:
+    def actor_settings(self) -> NodeSettings:
         """What a node actor needs (plain data: it crosses the Ray boundary)."""
         return {
-            "network": self.network.model_dump(),
+            "network": {
+                "faucet_sp": self.network.faucet_sp,
+                "task_completion_tax": self.network.task_completion_tax,
+                "proposal_voting_period": self.network.proposal_voting_period,
+            },
             "anti_entropy_interval_s": self.anti_entropy_interval_s,
             "raft_tick_s": self.raft_tick_s,
             "ratify_timeout_s": self.ratify_timeout_s,
             "tool_allowed_hosts": self.tool_allowed_hosts,
             "tool_timeout_s": self.tool_timeout_s,
-            "llm": self.llm.model_dump(),
+            "llm": self.llm.params(),
             "agent": {"enabled": self.agent_enabled},
-            "upgrades": self.upgrades.model_dump(),
-            "webrtc": self.webrtc.model_dump(),
+            "upgrades": cast(UpgradeParams, self.upgrades.model_dump()),
+            "webrtc": cast(WebrtcParams, self.webrtc.model_dump()),
         }
 
 

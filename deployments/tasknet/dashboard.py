@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
@@ -15,7 +16,7 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{_rows(rows) or '<tr><td>none</td></tr>'}</tbody></table>"
 
 
-def render(me: dict[str, Any], state: dict[str, Any], stats: dict[str, Any]) -> str:
+def render(me: Mapping[str, Any], state: dict[str, Any], stats: dict[str, Any]) -> str:
     nodes = state["global"]["nodes"]
     node_rows = [[n["name"], nid, n["balance"], n["reputation"]["_total"]] for nid, n in sorted(nodes.items())]
     task_rows, proposal_rows, treasury_rows, team_rows = [], [], [], []

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
-from deployments.tasknet.ledger import Reject
-from rayfleet.logs import get_logger
-
-log = get_logger("tasknet")
+from actors.tasknet.ledger import Reject
+from rayfleet.errors import Handler, validation_message
 
 
 class TasknetError(StarletteHTTPException):
@@ -22,7 +21,7 @@ class TasknetError(StarletteHTTPException):
         super().__init__(status_code=status, detail=detail)
 
 
-def unwrap(answer: dict[str, Any]) -> Any:
+def unwrap(answer: Mapping[str, Any]) -> Any:
     """The result of an actor call, or the TasknetError it carries."""
     if "error" in answer:
         raise TasknetError(int(answer.get("status", 400)), str(answer["error"]))
@@ -33,30 +32,21 @@ def auth_failure(request: Request, status: int, message: str) -> Exception:
     return TasknetError(status, message)
 
 
-def _validation_detail(exc: RequestValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "validation error: " + "; ".join(parts)
+def render(request: Request, status: int, message: str, headers: Mapping[str, str] | None) -> Response:
+    return JSONResponse({"detail": message}, status_code=status, headers=dict(headers) if headers else None)
 
 
-def install(app: FastAPI) -> None:
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse(
-            {"detail": str(exc.detail)}, status_code=exc.status_code, headers=getattr(exc, "headers", None)
-        )
+def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    return render(request, exc.status_code, str(exc.detail), exc.headers)
 
-    @app.exception_handler(RequestValidationError)
-    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _validation_detail(exc)}, status_code=400)
 
-    @app.exception_handler(Reject)
-    async def rejected(request: Request, exc: Reject) -> JSONResponse:
-        return JSONResponse({"detail": exc.message}, status_code=exc.status)
+def validation_error(request: Request, exc: RequestValidationError) -> Response:
+    return render(request, 400, validation_message(exc, "validation error"), None)
 
-    @app.exception_handler(Exception)
-    async def internal(request: Request, exc: Exception) -> JSONResponse:
-        log.error("internal error", extra={"path": request.url.path, "error": type(exc).__name__})
-        return JSONResponse({"detail": "internal error"}, status_code=500)
+
+def rejected(request: Request, exc: Reject) -> Response:
+    """A refusal of the node's state machine that reached the app (its status and message)."""
+    return render(request, exc.status, exc.message, None)
+
+
+HANDLERS: dict[type[Exception], Handler] = {Reject: rejected}

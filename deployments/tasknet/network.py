@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from actors.tasknet.node_actor import TaskNode
 from deployments.tasknet.config import TasknetConfig
 from deployments.tasknet.errors import TasknetError
 from rayfleet import state as rstate
+from rayfleet.state import ActorHandle, call
 
 
 class _Concurrent:
     """A local stand-in without the mailbox lock: in Ray the node actor runs with
     max_concurrency 1000 (its calls interleave at awaits), and so must its stand-in."""
 
-    def __init__(self, instance: Any) -> None:
+    def __init__(self, instance: TaskNode) -> None:
         self._instance = instance
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> SimpleNamespace:
         method = getattr(self._instance, name)
 
         async def run(*args: Any, **kwargs: Any) -> Any:
@@ -40,12 +41,12 @@ def actor_name(node: str) -> str:
 class Network:
     def __init__(self, config: TasknetConfig) -> None:
         self.config = config
-        self.handles: dict[str, Any] = {}
+        self.handles: dict[str, ActorHandle[TaskNode]] = {}
         self.ids: dict[str, str] = {}
         self._lock = asyncio.Lock()
         self._ready = False
 
-    def handle(self, node: str) -> Any:
+    def handle(self, node: str) -> ActorHandle[TaskNode]:
         if node not in self.handles:
             handle = rstate.actor(
                 TaskNode,
@@ -55,7 +56,9 @@ class Network:
                 self.config.actor_settings(),
                 max_concurrency=1000,
             )
-            self.handles[node] = _Concurrent(handle.instance) if rstate.is_local(handle) else handle
+            if rstate.is_local(handle):
+                handle = cast(ActorHandle[TaskNode], _Concurrent(cast(rstate.LocalActorHandle, handle).instance))
+            self.handles[node] = handle
         return self.handles[node]
 
     async def ensure(self) -> None:
@@ -64,22 +67,26 @@ class Network:
         async with self._lock:
             if self._ready:
                 return
-            names = self.config.nodes
-            handles = {n: self.handle(n) for n in names}
-            whoami = await asyncio.gather(*(h.whoami.remote() for h in handles.values()))
-            self.ids = {n: w["node_id"] for n, w in zip(names, whoami, strict=True)}
-            genesis = self.ids[names[0]]
-            names_of = {n: actor_name(n) for n in names}
-            await asyncio.gather(*(h.connect.remote(handles, self.ids, genesis, names_of) for h in handles.values()))
-            await handles[names[0]].bootstrap.remote(list(self.ids.values()))
-            for _ in range(100):
-                joined = await asyncio.gather(*(h.ensure_joined.remote() for h in handles.values()))
-                if all(joined):
-                    break
-                await asyncio.sleep(0.1)
+            await self._wire()
             self._ready = True
 
-    async def node(self, name: str) -> Any:
+    async def _wire(self) -> None:
+        names = self.config.nodes
+        handles = {n: self.handle(n) for n in names}
+        whoami = await asyncio.gather(*(call(h, TaskNode.whoami) for h in handles.values()))
+        self.ids = {n: w["node_id"] for n, w in zip(names, whoami, strict=True)}
+        genesis = self.ids[names[0]]
+        names_of = {n: actor_name(n) for n in names}
+        peers: dict[str, Any] = dict(handles)
+        await asyncio.gather(*(call(h, TaskNode.connect, peers, self.ids, genesis, names_of) for h in handles.values()))
+        await call(handles[names[0]], TaskNode.bootstrap, list(self.ids.values()))
+        for _ in range(100):
+            joined = await asyncio.gather(*(call(h, TaskNode.ensure_joined) for h in handles.values()))
+            if all(joined):
+                break
+            await asyncio.sleep(0.1)
+
+    async def node(self, name: str) -> ActorHandle[TaskNode]:
         if name not in self.config.nodes:
             raise TasknetError(404, f"node {name} not found")
         await self.ensure()
@@ -87,4 +94,4 @@ class Network:
 
     async def stop(self) -> None:
         for handle in self.handles.values():
-            await handle.stop.remote()
+            await call(handle, TaskNode.stop)

@@ -7,12 +7,14 @@ import asyncio
 import os
 import sys
 import tempfile
-import time
 
 import ray
 
+from actors.tasknet.node_actor import TaskNode
 from deployments.tasknet.config import TasknetConfig
 from deployments.tasknet.network import Network
+from rayfleet.state import call
+from tests.polling import eventually
 
 
 async def scenario(data_dir: str) -> None:
@@ -22,18 +24,17 @@ async def scenario(data_dir: str) -> None:
     network = Network(config)
     await network.ensure()
     n1, n2 = network.handles["n1"], network.handles["n2"]
-    before = (await n1.submit.remote("task_create", {"title": "before", "reward": 5}, "general"))["result"]["id"]
+
+    async def holds(task_id: str) -> bool:
+        return "result" in await call(n2, TaskNode.view, "task", task_id=task_id)
+
+    before = (await call(n1, TaskNode.submit, "task_create", {"title": "before", "reward": 5}, "general"))["result"]
     ray.kill(n2, no_restart=False)
-    deadline = time.time() + 60
-    while "result" not in await n2.view.remote("task", task_id=before):
-        assert time.time() < deadline, "the restarted node did not recover its log"
-        await asyncio.sleep(0.2)
+    await eventually(lambda: holds(before["id"]), timeout=60, what="the restarted node recovering its log")
     print("recovered")
-    after = (await n1.submit.remote("task_create", {"title": "after", "reward": 5}, "general"))["result"]["id"]
-    while "result" not in await n2.view.remote("task", task_id=after):
-        assert time.time() < deadline, "the restarted node did not rejoin the gossip"
-        await asyncio.sleep(0.1)
-    print("rewired", (await n2.view.remote("network_stats"))["result"]["total_peers"])
+    after = (await call(n1, TaskNode.submit, "task_create", {"title": "after", "reward": 5}, "general"))["result"]
+    await eventually(lambda: holds(after["id"]), timeout=60, what="the restarted node rejoining the gossip")
+    print("rewired", (await call(n2, TaskNode.view, "network_stats"))["result"]["total_peers"])
     for handle in network.handles.values():
         ray.kill(handle, no_restart=True)
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import io
 import zipfile
-from types import SimpleNamespace
 
 import httpx
 import pytest
 
-from deployments.tasknet.agent import parse_actions
-from deployments.tasknet.routes_agent import _execute
+from actors.tasknet.agent import parse_actions
+from deployments.tasknet.routes.agent import _execute
 from tests.deployments.llm_gateway.conftest import start_double
 from tests.deployments.tasknet.conftest import Net, make_config, open_net
 
@@ -84,7 +83,7 @@ async def test_agent_actions_run_through_the_node_api_with_its_token(net: Net):
     actions = parse_actions(text)
     assert [a["action"] for a in actions] == ["claim_task", "complete_task"]
     node_app = next(r.app for r in net.app.routes if getattr(r, "path", "") == "/n1")
-    executed = await _execute(SimpleNamespace(app=node_app), actions)
+    executed = await _execute(node_app, node_app.state.component.token(), actions)
     assert [a["status"] for a in executed] == ["executed", "invalid"]
     assert parse_actions("no json here") == []
 
@@ -166,7 +165,7 @@ async def test_unsafe_or_broken_packages_fail_their_tests(net: Net):
 async def test_evolution_finds_real_inefficiencies_and_files_generated_code(llm_net: Net):
     task = await llm_net.ok("n1", "POST", "/tasks", json={"title": "t", "reward": 1})
     assert task["id"]
-    node = llm_net.app.state.network.handles["n2"]
+    node = llm_net.app.state.component.network.handles["n2"]
     await node.receive_events.remote([{"author": "forged", "type": "task_create"}], "n1")
     analysis = await llm_net.ok("n2", "POST", "/evolution/analyze")
     kinds = {i["type"] for i in analysis["inefficiencies"]}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.identity import Identity
+from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import Identity
 from tests.deployments.tasknet.conftest import Net, make_config, open_net
 
 
@@ -28,7 +28,7 @@ async def test_state_channels_and_stats(net: Net):
 
 
 async def test_raft_http_accepts_a_validator_signed_message_and_answers_per_spec(net: Net, tmp_path):
-    n2 = net.app.state.network.handles["n2"]._instance
+    n2 = net.app.state.component.network.handles["n2"]._instance
     body = {"term": 1_000, "candidate_id": net.ids["n2"], "last_log_index": 10_000, "last_log_term": 999}
     signed = {**body, "signature": n2.core.identity.sign(canonical(body))}
     reply = await net.ok("n1", "POST", "/raft/request_vote", json=signed)

@@ -185,5 +185,5 @@ def test_websocket_streams_task_created_to_subscribers(tmp_path, monkeypatch):
                 assert message["data"]["task_id"] == r.json()["id"] and message["data"]["title"] == "streamed"
                 ws.send_text("not json")
                 assert ws.receive_json()["type"] == "error"
-            client.portal.call(app.state.network.stop)
+            client.portal.call(app.state.component.network.stop)
         reset_local_state()

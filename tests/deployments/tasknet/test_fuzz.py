@@ -24,7 +24,7 @@ def test_no_generated_request_breaks_a_node(tmp_path: Path, monkeypatch: pytest.
         with TestClient(app) as client:
             assert client.get("/whoami").status_code == 200  # the network is up in the client's loop
             report = fuzz_asgi(app, "/openapi.json", headers={"X-Node-Token": TOKENS["n1"]}, max_examples=4, skip=SKIP)
-            client.portal.call(app.state.network.stop)
+            client.portal.call(app.state.component.network.stop)
         reset_local_state()
     assert "POST /tasks" in report.operations and report.requests >= 150
     assert report.failures == {}

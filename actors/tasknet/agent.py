@@ -1,18 +1,19 @@
 """The node's agent: objectives, status and the parsing of model output into allow-listed actions.
 
-The model is reached through the LLM gateway (deployments/tasknet/llm.py); the actions it
+The model is reached through the LLM gateway (llm.py); the actions it
 proposes are executed by the API layer through the node's own HTTP API with the node's
-token (deployments/tasknet/routes_agent.py), so they pass the same checks as any client.
+token (deployments/tasknet/routes/agent.py), so they pass the same checks as any client.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.settings import AgentParams, LlmParams
 
 # action -> (HTTP method, path template, body fields taken from params)
 ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -25,10 +26,27 @@ ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "update_skills": ("POST", "/skills/profile", ("skills", "bio")),
 }
 MAX_ACTIONS = 5
+
+
+class Action(TypedDict):
+    """One allow-listed action parsed from the model's reply."""
+
+    action: str
+    params: dict[str, Any]
+    reasoning: str
+
+
+class ActionOutcome(Action):
+    """An action after the node's own API ran it: `executed`, `failed` or `invalid` (with the detail)."""
+
+    status: str
+    detail: NotRequired[str]
+
+
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def parse_actions(text: str) -> list[dict[str, Any]]:
+def parse_actions(text: str) -> list[Action]:
     """Actions from the model's reply: a JSON list, `{"actions": [...]}` or one action object.
 
     Anything else (prose, unknown actions, malformed params) yields no action.
@@ -47,7 +65,7 @@ def parse_actions(text: str) -> list[dict[str, Any]]:
         data = data.get("actions", [data])
     if not isinstance(data, list):
         return []
-    out = []
+    out: list[Action] = []
     for item in data[:MAX_ACTIONS]:
         if (
             not isinstance(item, dict)
@@ -65,7 +83,7 @@ def parse_actions(text: str) -> list[dict[str, Any]]:
     return out
 
 
-def request_for(action: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+def request_for(action: Action) -> tuple[str, str, dict[str, Any]]:
     """The HTTP request that carries out one parsed action."""
     method, template, fields = ACTIONS[action["action"]]
     params = action["params"]
@@ -80,7 +98,7 @@ def request_for(action: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
 
 
 class Agent:
-    def __init__(self, core: NodeCore, llm: dict[str, Any], settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, llm: LlmParams, settings: AgentParams) -> None:
         self.core = core
         self.llm = llm
         self.enabled = bool(settings.get("enabled", True))
@@ -91,7 +109,7 @@ class Agent:
             "focus_areas": [],
         }
         self.stats = {"prompts": 0, "actions_generated": 0, "actions_executed": 0, "actions_failed": 0}
-        self.last_action: dict[str, Any] | None = None
+        self.last_action: ActionOutcome | None = None
         self.pending_actions = 0
 
     def objectives(self, update: dict[str, Any] | None) -> dict[str, Any]:
@@ -122,7 +140,7 @@ class Agent:
 
     def context(self) -> str:
         state = self.core.state
-        me = state["nodes"].get(self.core.node_id, {})
+        me = state["nodes"].get(self.core.node_id)
         open_tasks = [
             {"task_id": t["id"], "title": t["title"], "reward": t["reward"], "creator": t["creator"]}
             for ch in state["channels"].values()
@@ -132,8 +150,8 @@ class Agent:
         return json.dumps(
             {
                 "node_id": self.core.node_id,
-                "balance": me.get("balance", 0),
-                "reputation": me.get("reputation", {}).get("_total", 0),
+                "balance": me["balance"] if me else 0,
+                "reputation": me["reputation"]["_total"] if me else 0,
                 "objectives": self._objectives,
                 "open_tasks": open_tasks,
             }
@@ -147,7 +165,7 @@ class Agent:
             "Node state: " + self.context()
         )
 
-    def record(self, executed: list[dict[str, Any]], generated: int) -> None:
+    def record(self, executed: list[ActionOutcome], generated: int) -> None:
         self.stats["prompts"] += 1
         self.stats["actions_generated"] += generated
         self.stats["actions_executed"] += sum(1 for a in executed if a["status"] == "executed")

@@ -5,12 +5,23 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Query
 from pydantic import Field
 
 from deployments.tasknet import schemas
-from deployments.tasknet.api import ERRORS, Message, Open, Strict, call, channel_name, reader, submit, view, writer
-from deployments.tasknet.errors import TasknetError, unwrap
+from deployments.tasknet.errors import TasknetError
+from deployments.tasknet.routes.common import (
+    ERRORS,
+    Message,
+    Open,
+    Reader,
+    Strict,
+    Writer,
+    channel_name,
+    service,
+    submit,
+    view,
+)
 
 router = APIRouter(tags=["governance"], responses=ERRORS)
 
@@ -54,7 +65,7 @@ class ValidateIn(Strict):
 
 
 @router.post("/proposals", response_model=ProposalOut)
-async def create_proposal(body: ProposalIn, channel: str = Query("general"), node: Any = Depends(writer)) -> Any:
+async def create_proposal(node: Writer, body: ProposalIn, channel: str = Query("general")) -> Any:
     if body.schema_name not in schemas.SCHEMAS:
         raise TasknetError(400, f"unknown schema {body.schema_name}")
     errors = schemas.validate(body.schema_name, body.model_dump(exclude={"command", "schema_name"}))
@@ -64,30 +75,30 @@ async def create_proposal(body: ProposalIn, channel: str = Query("general"), nod
         raise TasknetError(400, "upgrade proposals are filed through POST /upgrades/propose")
     payload = body.model_dump(exclude_none=True)
     if body.command is not None:
-        payload["command"] = await call(node, "seal_command_service", command=body.command)
+        payload["command"] = await service(node, "seal_command_service", command=body.command)
     return await submit(node, "proposal_create", payload, channel_name(channel))
 
 
 @router.post("/proposals/{proposal_id}/vote", response_model=Message)
-async def vote(proposal_id: str, body: VoteIn, node: Any = Depends(writer)) -> Any:
+async def vote(node: Writer, proposal_id: str, body: VoteIn) -> Any:
     proof = body.zkp_proof.model_dump() if body.zkp_proof else None
     if proof and not body.anonymous:
         raise TasknetError(400, "a zkp_proof goes with anonymous: true")
-    result = await call(
+    result = await service(
         node, "vote", proposal_id=proposal_id, vote=body.vote, anonymous=body.anonymous, zkp_proof=proof
     )
     return {"message": "vote recorded", **result}
 
 
 @router.post("/proposals/{proposal_id}/close", response_model=Message)
-async def close(proposal_id: str, node: Any = Depends(writer)) -> Any:
+async def close(node: Writer, proposal_id: str) -> Any:
     details = await view(node, "proposal_details", proposal_id=proposal_id)
     result = await submit(node, "proposal_close", {"proposal_id": proposal_id}, details["channel"])
     return {"message": f"proposal closed: {result['result']}", **result}
 
 
 @router.get("/proposals/{proposal_id}/details", response_model=Open)
-async def details(proposal_id: str, node: Any = Depends(reader)) -> Any:
+async def details(node: Reader, proposal_id: str) -> Any:
     return await view(node, "proposal_details", proposal_id=proposal_id)
 
 
@@ -96,25 +107,25 @@ async def details(proposal_id: str, node: Any = Depends(reader)) -> Any:
     response_model=Message,
     summary="Validators only: order the command through Raft",
 )
-async def ratify(proposal_id: str, node: Any = Depends(writer)) -> Any:
-    result = await call(node, "ratify", proposal_id=proposal_id)
+async def ratify(node: Writer, proposal_id: str) -> Any:
+    result = await service(node, "ratify", proposal_id=proposal_id)
     return {"message": "ratified and executed" if result["executed"] else "ratified; execution failed", **result}
 
 
 @router.get("/zkp/generate_proof", response_model=Open, summary="A linkable ring signature for an anonymous vote")
 async def generate_proof(
-    proposal_id: str = Query(..., max_length=64), vote: Literal["yes", "no"] = Query("yes"), node: Any = Depends(writer)
+    node: Writer, proposal_id: str = Query(..., max_length=64), vote: Literal["yes", "no"] = Query("yes")
 ) -> Any:
-    return await call(node, "zkp_proof", proposal_id=proposal_id, vote=vote)
+    return await service(node, "zkp_proof", proposal_id=proposal_id, vote=vote)
 
 
 @router.get("/config", response_model=Open, tags=["config"])
-async def config(node: Any = Depends(reader)) -> Any:
+async def config(node: Reader) -> Any:
     return await view(node, "config")
 
 
 @router.get("/config/history", response_model=Open, tags=["config"])
-async def config_history(node: Any = Depends(reader)) -> Any:
+async def config_history(node: Reader) -> Any:
     return await view(node, "config_history")
 
 
@@ -139,12 +150,12 @@ async def validate_data(body: ValidateIn) -> Any:
 
 
 @router.get("/treasury/{channel_id}", response_model=Open, tags=["treasury"])
-async def treasury(channel_id: str, node: Any = Depends(reader)) -> Any:
+async def treasury(node: Reader, channel_id: str) -> Any:
     return await view(node, "treasury", channel_id=channel_id)
 
 
 @router.get("/treasuries", response_model=Open, tags=["treasury"])
-async def treasuries(node: Any = Depends(reader)) -> Any:
+async def treasuries(node: Reader) -> Any:
     return await view(node, "treasuries")
 
 
@@ -152,9 +163,9 @@ async def treasuries(node: Any = Depends(reader)) -> Any:
     "/tools/{tool_id}/execute", response_model=Open, tags=["tools"], summary="Assignees only; billed to the treasury"
 )
 async def execute_tool(
+    node: Writer,
     tool_id: str,
     task_id: str = Query(..., max_length=64),
     tool_input: dict[str, Any] = Body(default_factory=dict),
-    node: Any = Depends(writer),
 ) -> Any:
-    return unwrap(await node.call.remote("tool_execute", tool_id=tool_id, task_id=task_id, tool_input=tool_input))
+    return await service(node, "tool_execute", tool_id=tool_id, task_id=task_id, tool_input=tool_input)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployments.tasknet.canonical import digest
-from deployments.tasknet.node import NodeCore
+from actors.tasknet.canonical import digest
+from actors.tasknet.node import NodeCore
 
 
 def comparable(state: dict[str, Any]) -> str:

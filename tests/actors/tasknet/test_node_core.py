@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from deployments.tasknet.events import EventError
-from deployments.tasknet.ledger import Reject
-from tests.deployments.tasknet.netsim import comparable, make_network, sync
+from actors.tasknet.events import EventError
+from actors.tasknet.ledger import Reject
+from tests.actors.tasknet.netsim import comparable, make_network, sync
 
 
 @pytest.fixture()
@@ -179,7 +179,7 @@ def test_a_restarted_node_recovers_its_log(tmp_path):
     net = make_network(3, data_dirs=dirs)
     net[0].submit("task_create", {"title": "persisted", "reward": 3})
     sync(net)
-    from deployments.tasknet.node import NodeCore
+    from actors.tasknet.node import NodeCore
 
     again = NodeCore("n2", dirs[1])
     assert again.node_id == net[1].node_id
@@ -187,7 +187,7 @@ def test_a_restarted_node_recovers_its_log(tmp_path):
 
 
 def test_events_stamped_far_in_the_future_wait(net):
-    from deployments.tasknet.events import make_event
+    from actors.tasknet.events import make_event
 
     a, b, _ = net
     chain = a.log.chains[a.node_id]
@@ -205,7 +205,7 @@ def test_events_stamped_far_in_the_future_wait(net):
 
 
 def test_an_equivocating_author_is_cut_everywhere_once_both_versions_spread(net):
-    from deployments.tasknet.events import make_event
+    from actors.tasknet.events import make_event
 
     a, b, c = net
     chain = a.log.chains[a.node_id]

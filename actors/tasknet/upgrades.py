@@ -27,16 +27,43 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from deployments.tasknet.config import DEFAULT_IMPORTS
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
-from deployments.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.records import Proposal
+from actors.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.settings import DEFAULT_IMPORTS, UpgradeParams
 
 
-def _limits(cpu_s: int, memory_mb: int) -> Any:
+class SecurityReport(TypedDict):
+    syntax_errors: list[str]
+    violations: list[str]
+
+
+class TestRun(TypedDict):
+    """This node's test run of an upgrade proposal (testing, tested, test_failed, applied)."""
+
+    status: str
+    progress: int
+    version: str
+    results: NotRequired[dict[str, Any]]
+
+
+class UpgradeRecord(TypedDict):
+    """One line of the node's upgrade history (`applied` ones name the installed version and the previous)."""
+
+    proposal_id: str
+    version: str
+    applied_at: float
+    status: str
+    path: NotRequired[str]
+    previous: NotRequired[str | None]
+
+
+def _limits(cpu_s: int, memory_mb: int) -> Callable[[], None]:
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
@@ -68,7 +95,7 @@ def unpack(package: bytes, into: Path, max_files: int = 64, max_unpacked: int = 
     return out
 
 
-def security_check(files: list[Path], root: Path, allowed: set[str]) -> dict[str, Any]:
+def security_check(files: list[Path], root: Path, allowed: set[str]) -> SecurityReport:
     local = {p.stem for p in files}
     violations: list[str] = []
     syntax_errors: list[str] = []
@@ -97,15 +124,15 @@ def security_check(files: list[Path], root: Path, allowed: set[str]) -> dict[str
 
 
 class Upgrades:
-    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, settings: UpgradeParams) -> None:
         self.core = core
         self.settings = settings
         self.root = (core.data_dir or Path(tempfile.mkdtemp(prefix="tasknet-up-"))) / "upgrades"
         self.root.mkdir(parents=True, exist_ok=True)
         self.ledger_path = self.root / "ledger.json"
         saved = json.loads(self.ledger_path.read_text()) if self.ledger_path.exists() else {}
-        self.tests: dict[str, dict[str, Any]] = saved.get("tests", {})
-        self.history: list[dict[str, Any]] = saved.get("history", [])
+        self.tests: dict[str, TestRun] = saved.get("tests", {})
+        self.history: list[UpgradeRecord] = saved.get("history", [])
         self.current: str | None = saved.get("current")
 
     def _save(self) -> None:
@@ -156,7 +183,7 @@ class Upgrades:
             "next_steps": ["POST /upgrades/{id}/test", "vote", "close", "POST /governance/ratify/{id} (validators)"],
         }
 
-    def _package_of(self, prop: dict[str, Any]) -> bytes:
+    def _package_of(self, prop: Proposal) -> bytes:
         params = prop["params"]
         package = base64.b64decode(params["package_b64"])
         if hashlib.sha256(package).hexdigest() != params["package_hash"]:
@@ -164,7 +191,7 @@ class Upgrades:
         self.store(package)
         return package
 
-    def _upgrade(self, proposal_id: str) -> dict[str, Any]:
+    def _upgrade(self, proposal_id: str) -> Proposal:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
         if prop["proposal_type"] != "code_upgrade":
             raise Reject("not an upgrade proposal")
@@ -225,12 +252,13 @@ class Upgrades:
         self._save()
         return {"message": "tests passed" if ok else "tests failed", "test_results": results}
 
-    async def apply_ratified(self, prop: dict[str, Any]) -> dict[str, Any] | None:
+    async def apply_ratified(self, prop: Proposal) -> UpgradeRecord | None:
         """Install a ratified upgrade once (tests are run first when this node has not run them)."""
         pid = prop["id"]
         if any(h["proposal_id"] == pid for h in self.history):
             return None
-        if self.tests.get(pid, {}).get("status") != "tested":
+        run = self.tests.get(pid)
+        if run is None or run["status"] != "tested":
             await self.test(pid)
         if self.tests[pid]["status"] != "tested":
             self.history.append(
@@ -248,7 +276,7 @@ class Upgrades:
         if not target.exists():
             target.mkdir(parents=True)
             unpack(package, target)
-        entry = {
+        entry: UpgradeRecord = {
             "proposal_id": pid,
             "version": prop["params"]["version"],
             "applied_at": time.time(),
@@ -268,21 +296,29 @@ class Upgrades:
             for prop in chan["proposals"].values():
                 if prop["proposal_type"] != "code_upgrade":
                     continue
-                local = self.tests.get(prop["id"], {})
+                local = self.tests.get(prop["id"])
                 active.append(
                     {
                         "proposal_id": prop["id"],
                         "version": prop["params"]["version"],
-                        "status": local.get("status", prop["status"]),
+                        "status": local["status"] if local else prop["status"],
                         "proposal_status": prop["status"],
-                        "progress": local.get("progress", 0),
+                        "progress": local["progress"] if local else 0,
                     }
                 )
         return {"active_upgrades": active, "current_version": self.current}
 
     async def history_view(self) -> dict[str, Any]:
         return {
-            "upgrades": [{k: h[k] for k in ("version", "applied_at", "status", "proposal_id")} for h in self.history]
+            "upgrades": [
+                {
+                    "version": h["version"],
+                    "applied_at": h["applied_at"],
+                    "status": h["status"],
+                    "proposal_id": h["proposal_id"],
+                }
+                for h in self.history
+            ]
         }
 
     async def rollback(self, proposal_id: str) -> dict[str, Any]:

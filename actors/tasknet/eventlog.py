@@ -9,23 +9,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployments.tasknet.events import ANON, EventError, check_shape
+from actors.tasknet.events import ANON, EventError, check_shape
+from actors.tasknet.records import Event
 
 
 class EventLog:
     def __init__(self) -> None:
-        self.chains: dict[str, list[dict[str, Any]]] = {}
-        self.anonymous: dict[str, dict[str, Any]] = {}
-        self.pending: dict[tuple[str, int], dict[str, Any]] = {}
+        self.chains: dict[str, list[Event]] = {}
+        self.anonymous: dict[str, Event] = {}
+        self.pending: dict[tuple[str, int], Event] = {}
         self.equivocations: dict[str, int] = {}
-        self.conflicts: dict[str, dict[str, Any]] = {}
+        self.conflicts: dict[str, Event] = {}
         self.max_pending = 10_000
-        self.by_id: dict[str, dict[str, Any]] = {}
+        self.by_id: dict[str, Event] = {}
 
     def __len__(self) -> int:
         return sum(len(c) for c in self.chains.values()) + len(self.anonymous)
 
-    def has(self, event: dict[str, Any]) -> bool:
+    def has(self, event: Event) -> bool:
         if event["author"] == ANON:
             return event["id"] in self.anonymous
         chain = self.chains.get(event["author"], [])
@@ -39,13 +40,13 @@ class EventLog:
 
     def missing_for(
         self, vector: dict[str, int], anon_ids: set[str], limit: int = 2000, heads: dict[str, str] | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Event]:
         """Events the holder of `vector`, `heads` and `anon_ids` lacks, oldest per author first.
 
         Where the requester's head differs from this node's event at the same position, that
         event is sent too, so the requester detects the fork (equivocation).
         """
-        out: list[dict[str, Any]] = []
+        out: list[Event] = []
         for author, chain in sorted(self.chains.items()):
             have = vector.get(author, 0)
             head = (heads or {}).get(author)
@@ -56,7 +57,7 @@ class EventLog:
         out.extend(self.conflicts.values())
         return out[:limit]
 
-    def add(self, raw: Any) -> list[dict[str, Any]]:
+    def add(self, raw: Any) -> list[Event]:
         """Accept an event (verified); returns every event newly appended (gaps it filled included).
 
         Raises EventError when the event is forged or malformed. A duplicate returns [] without
@@ -64,7 +65,7 @@ class EventLog:
         """
         if isinstance(raw, dict):
             known = self.by_id.get(str(raw.get("id")))
-            if known is not None and all(raw.get(k) == known[k] for k in known):
+            if known is not None and all(raw.get(k) == v for k, v in known.items()):
                 return []
         event = check_shape(raw)
         if event["id"] in self.conflicts:
@@ -75,11 +76,11 @@ class EventLog:
             self.anonymous[event["id"]] = event
             self.by_id[event["id"]] = event
             return [event]
-        added: list[dict[str, Any]] = []
+        added: list[Event] = []
         self._place(event, added)
         return added
 
-    def _place(self, event: dict[str, Any], added: list[dict[str, Any]]) -> None:
+    def _place(self, event: Event, added: list[Event]) -> None:
         author = event["author"]
         chain = self.chains.setdefault(author, [])
         seq = event["seq"]
@@ -107,7 +108,7 @@ class EventLog:
             except EventError:
                 pass
 
-    def all_events(self) -> list[dict[str, Any]]:
+    def all_events(self) -> list[Event]:
         out = [e for chain in self.chains.values() for e in chain]
         out.extend(self.anonymous.values())
         return out

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 from coincurve import PrivateKey, PublicKey
 
@@ -86,6 +88,14 @@ def _challenge(ring: list[str], image: str, message: bytes, left: PublicKey, rig
     return _hash_scalar(DOMAIN, "|".join(ring).encode(), bytes.fromhex(image), message, left.format(), right.format())
 
 
+class RingSignature(TypedDict):
+    """An LSAG signature: the key image (the signer's nullifier for this context), c0 and the s values (hex)."""
+
+    key_image: str
+    c0: str
+    s: list[str]
+
+
 def _nonzero_random() -> int:
     while True:
         k = secrets.randbelow(ORDER)
@@ -93,7 +103,7 @@ def _nonzero_random() -> int:
             return k
 
 
-def sign(key: RingKey, ring: list[str], context: bytes, message: bytes) -> dict[str, object]:
+def sign(key: RingKey, ring: list[str], context: bytes, message: bytes) -> RingSignature:
     """Sign `message` as one anonymous member of `ring` (public keys in hex, own key included)."""
     own = key.public
     if own not in ring:
@@ -120,7 +130,7 @@ def sign(key: RingKey, ring: list[str], context: bytes, message: bytes) -> dict[
             return {"key_image": image, "c0": format(c[0], "064x"), "s": [format(v, "064x") for v in s]}
 
 
-def verify(ring: list[str], context: bytes, message: bytes, signature: dict[str, object]) -> bool:
+def verify(ring: list[str], context: bytes, message: bytes, signature: Mapping[str, object]) -> bool:
     """True when `signature` was made by the holder of one key of `ring` for this context and message."""
     try:
         image = str(signature["key_image"])

@@ -7,20 +7,22 @@ import asyncio
 import ipaddress
 import time
 from collections import deque
-from typing import Any
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 import httpx
 
-from deployments.tasknet.agent import Agent
-from deployments.tasknet.evolution import Evolution
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
-from deployments.tasknet.reducer import validate
-from deployments.tasknet.rules_governance import proposal as find_proposal
-from deployments.tasknet.sealing import seal
-from deployments.tasknet.signalling import Signalling
-from deployments.tasknet.upgrades import Upgrades
+from actors.tasknet.agent import ActionOutcome, Agent
+from actors.tasknet.evolution import Analysis, Evolution
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.records import Event, ZkpProof
+from actors.tasknet.reducer import validate
+from actors.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.sealing import seal
+from actors.tasknet.settings import NodeSettings
+from actors.tasknet.signalling import Signalling, Transport
+from actors.tasknet.upgrades import Upgrades
 
 
 def _loopback_only(url: str, allowed_hosts: list[str]) -> None:
@@ -36,11 +38,17 @@ def _loopback_only(url: str, allowed_hosts: list[str]) -> None:
         raise Reject("tool endpoint host is not allowed", 403)
 
 
+class Host(Transport, Protocol):
+    """What the services use of the node actor (TaskNode): signalling's transport and the Raft proposer."""
+
+    async def raft_propose(self, data: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class NodeServices:
-    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, settings: NodeSettings) -> None:
         self.core = core
         self.settings = settings
-        self.last_analysis: dict[str, Any] = {}
+        self.last_analysis: Analysis = {}
         self.received_at: deque[float] = deque(maxlen=10_000)
         self.propagation_ms: deque[float] = deque(maxlen=5000)
         self.commit_ms: deque[float] = deque(maxlen=1000)
@@ -52,7 +60,7 @@ class NodeServices:
         self._http: httpx.AsyncClient | None = None
 
     # ----- observations (metrics the evolution engine reads)
-    def observe_propagation(self, fresh: list[dict[str, Any]]) -> None:
+    def observe_propagation(self, fresh: list[Event]) -> None:
         now = time.time()
         for event in fresh:
             self.received_at.append(now)
@@ -69,7 +77,7 @@ class NodeServices:
 
     # ----- voting
     async def vote(
-        self, actor: Any, proposal_id: str, vote: str, anonymous: bool, zkp_proof: dict[str, Any] | None
+        self, actor: Host, proposal_id: str, vote: str, anonymous: bool, zkp_proof: ZkpProof | None
     ) -> dict[str, Any]:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
         if not anonymous:
@@ -84,19 +92,19 @@ class NodeServices:
         )
         return self.core.submit_anonymous(proposal_id, vote, proof, prop["channel"])
 
-    async def zkp_proof(self, actor: Any, proposal_id: str, vote: str) -> dict[str, Any]:
+    async def zkp_proof(self, actor: Host, proposal_id: str, vote: str) -> dict[str, Any]:
         if vote not in ("yes", "no"):
             raise Reject("vote must be yes or no")
         proof = await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
-        rep = self.core.state["nodes"].get(self.core.node_id, {}).get("reputation", {"_total": 0})
+        record = self.core.state["nodes"].get(self.core.node_id)
         return {
             "proof": proof,
-            "current_reputation": rep["_total"],
+            "current_reputation": record["reputation"]["_total"] if record else 0,
             "message": f"ring signature over the {proof['tier']} tier for a {vote} vote on {proposal_id}",
         }
 
     # ----- ratification through Raft
-    async def ratify(self, actor: Any, proposal_id: str) -> dict[str, Any]:
+    async def ratify(self, actor: Host, proposal_id: str) -> dict[str, Any]:
         state = self.core.state
         if self.core.node_id not in state["config"]["validator_set"]:
             raise Reject("only validators ratify", 403)
@@ -145,17 +153,28 @@ class NodeServices:
         }
         return {**command, "params": {**params, "credentials_sealed": sealed}}
 
-    async def seal_command_service(self, actor: Any, command: dict[str, Any]) -> dict[str, Any]:
+    async def seal_command_service(self, actor: Host, command: dict[str, Any]) -> dict[str, Any]:
         return self.seal_command(command)
 
-    async def tool_execute(self, actor: Any, tool_id: str, task_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    async def tool_execute(self, actor: Host, tool_id: str, task_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
         state = self.core.state
         chan = state["task_index"].get(task_id)
         if chan is None:
             raise Reject(f"task {task_id} not found", 404)
         payload = {"tool_id": tool_id, "task_id": task_id}
-        probe = {"author": self.core.node_id, "channel": chan, "type": "tool_executed", "payload": payload}
-        validate(state, {**probe, "hlc": [int(time.time() * 1000), 0], "id": "", "seq": 0})
+        probe: Event = {
+            "author": self.core.node_id,
+            "key": "",
+            "seq": 0,
+            "hlc": [int(time.time() * 1000), 0],
+            "channel": chan,
+            "type": "tool_executed",
+            "payload": payload,
+            "prev": "",
+            "sig": "",
+            "id": "",
+        }
+        validate(state, probe)
         tool = state["channels"][chan]["tools"][tool_id]
         blob = tool["credentials_sealed"].get(self.core.node_id)
         if blob is None:
@@ -181,27 +200,27 @@ class NodeServices:
         return {"result": result, "tool_id": tool_id, "execution_cost_sp": billed["execution_cost_sp"]}
 
     # ----- delegations
-    async def agent_context(self, actor: Any) -> dict[str, Any]:
+    async def agent_context(self, actor: Host) -> dict[str, Any]:
         return {"system_prompt": self.agent.system_prompt(), "enabled": self.agent.enabled}
 
-    async def agent_record(self, actor: Any, executed: list[dict[str, Any]], generated: int) -> dict[str, Any]:
+    async def agent_record(self, actor: Host, executed: list[ActionOutcome], generated: int) -> dict[str, Any]:
         self.agent.record(executed, generated)
         return {}
 
-    async def agent_objectives(self, actor: Any, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def agent_objectives(self, actor: Host, objectives: dict[str, Any] | None = None) -> dict[str, Any]:
         return self.agent.objectives(objectives)
 
-    async def agent_status(self, actor: Any) -> dict[str, Any]:
+    async def agent_status(self, actor: Host) -> dict[str, Any]:
         return self.agent.status()
 
-    async def upgrade(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
-        return await getattr(self.upgrades, action)(**kwargs)
+    async def upgrade(self, actor: Host, action: str, **kwargs: Any) -> dict[str, Any]:
+        return cast(dict[str, Any], await getattr(self.upgrades, action)(**kwargs))
 
-    async def evolve(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
-        return await getattr(self.evolution, action)(**kwargs)
+    async def evolve(self, actor: Host, action: str, **kwargs: Any) -> dict[str, Any]:
+        return cast(dict[str, Any], await getattr(self.evolution, action)(**kwargs))
 
-    async def signal(self, actor: Any, action: str, **kwargs: Any) -> dict[str, Any]:
-        return await getattr(self.signalling, action)(actor, **kwargs)
+    async def signal(self, actor: Host, action: str, **kwargs: Any) -> dict[str, Any]:
+        return cast(dict[str, Any], await getattr(self.signalling, action)(actor, **kwargs))
 
     async def close(self) -> None:
         if self._http is not None:

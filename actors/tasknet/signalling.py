@@ -10,14 +10,31 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.identity import node_id_of, verify
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
+from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import node_id_of, verify
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.records import Event
+from actors.tasknet.settings import WebrtcParams
+from rayfleet.tasks import BackgroundTasks
 
 SIGNAL_TYPES = ("offer", "answer")
+
+
+class Transport(Protocol):
+    """What signalling uses of the node actor (TaskNode): its peer names, a peer call, its task group."""
+
+    @property
+    def peer_ids(self) -> Mapping[str, str]: ...
+    @property
+    def blocked(self) -> set[str]: ...
+    @property
+    def tasks(self) -> BackgroundTasks: ...
+    async def _signal_peer(self, name: str, **kwargs: Any) -> dict[str, Any] | None: ...
+    async def receive_events(self, events: list[Any], sender: str) -> int: ...
 
 
 def _restrict_ice_to(addresses: list[str]) -> None:
@@ -28,7 +45,7 @@ def _restrict_ice_to(addresses: list[str]) -> None:
 
 
 class Signalling:
-    def __init__(self, core: NodeCore, settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, settings: WebrtcParams) -> None:
         self.core = core
         self.enabled = bool(settings.get("enabled", True))
         self.addresses = list(settings.get("host_addresses", ["127.0.0.1"]))
@@ -46,7 +63,7 @@ class Signalling:
         record = self.core.state["nodes"].get(node_id) or self.known.get(node_id)
         return record["public_key"] if record else None
 
-    async def handshake(self, actor: Any, node_id: str, public_key: str) -> dict[str, Any]:
+    async def handshake(self, actor: Transport, node_id: str, public_key: str) -> dict[str, Any]:
         try:
             derived = node_id_of(public_key)
         except ValueError as exc:
@@ -57,7 +74,7 @@ class Signalling:
         peers = sorted((set(self.core.state["nodes"]) | set(self.known)) - {node_id})
         return {"message": "handshake accepted", "peers": peers}
 
-    async def relay(self, actor: Any, target_peer_id: str, signal_data: dict[str, Any]) -> dict[str, Any]:
+    async def relay(self, actor: Transport, target_peer_id: str, signal_data: dict[str, Any]) -> dict[str, Any]:
         """Deliver a signal to `target_peer_id` (this node, or a peer reached through the cluster)."""
         if target_peer_id == self.core.node_id:
             return await self.receive(actor, signal_data.get("from", ""), signal_data)
@@ -65,11 +82,8 @@ class Signalling:
         name = by_id.get(target_peer_id)
         if name is None or name in actor.blocked:
             raise Reject(f"peer {target_peer_id} is not reachable from this node", 404)
-        answer = await actor._send(
+        answer = await actor._signal_peer(
             name,
-            actor.peers[name],
-            "call",
-            "signal",
             action="receive",
             from_peer_id=signal_data.get("from", ""),
             signal_data=signal_data,
@@ -78,7 +92,7 @@ class Signalling:
             raise Reject((answer or {}).get("error", "peer did not answer"), (answer or {}).get("status", 503))
         return {"message": "signal relayed", "target_peer_id": target_peer_id, "delivered": True}
 
-    async def receive(self, actor: Any, from_peer_id: str, signal_data: dict[str, Any]) -> dict[str, Any]:
+    async def receive(self, actor: Transport, from_peer_id: str, signal_data: dict[str, Any]) -> dict[str, Any]:
         body = {k: signal_data.get(k) for k in ("from", "to", "type", "sdp")}
         key = self._public_key(from_peer_id)
         if key is None or body["from"] != from_peer_id or body["to"] != self.core.node_id:
@@ -106,7 +120,7 @@ class Signalling:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="answer"))
         return {"message": "answer accepted", "from_peer_id": from_peer_id}
 
-    def _new_pc(self, actor: Any, peer_id: str) -> Any:
+    def _new_pc(self, actor: Transport, peer_id: str) -> Any:
         from aiortc import RTCConfiguration, RTCPeerConnection
 
         _restrict_ice_to(self.addresses)
@@ -122,10 +136,9 @@ class Signalling:
 
         return pc
 
-    def _attach(self, actor: Any, peer_id: str, channel: Any) -> None:
+    def _attach(self, actor: Transport, peer_id: str, channel: Any) -> None:
         self.channels[peer_id] = channel
 
-        @channel.on("message")
         def on_message(message: Any) -> None:
             self.received[peer_id] = self.received.get(peer_id, 0) + 1
             try:
@@ -135,7 +148,9 @@ class Signalling:
             if isinstance(events, list):
                 actor.tasks.start(actor.receive_events(events, "webrtc:" + peer_id), name="webrtc-receive")
 
-    async def connect(self, actor: Any, peer_id: str) -> dict[str, Any]:
+        channel.on("message", on_message)
+
+    async def connect(self, actor: Transport, peer_id: str) -> dict[str, Any]:
         if not self.enabled:
             raise Reject("WebRTC is disabled on this node", 503)
         pc = self._new_pc(actor, peer_id)
@@ -147,7 +162,7 @@ class Signalling:
     def open_channels(self) -> dict[str, Any]:
         return {p: c for p, c in self.channels.items() if c.readyState == "open"}
 
-    def send_events(self, peer_id: str, events: list[dict[str, Any]]) -> bool:
+    def send_events(self, peer_id: str, events: list[Event]) -> bool:
         channel = self.open_channels().get(peer_id)
         if channel is None:
             return False
@@ -155,7 +170,7 @@ class Signalling:
         self.sent[peer_id] = self.sent.get(peer_id, 0) + 1
         return True
 
-    async def connections(self, actor: Any) -> dict[str, Any]:
+    async def connections(self, actor: Transport) -> dict[str, Any]:
         out = []
         for peer_id, pc in sorted(self.pcs.items()):
             channel = self.channels.get(peer_id)
@@ -171,7 +186,7 @@ class Signalling:
             )
         return {"connections": out}
 
-    async def ice_metrics(self, actor: Any) -> dict[str, Any]:
+    async def ice_metrics(self, actor: Transport) -> dict[str, Any]:
         metrics = []
         for peer_id, pc in sorted(self.pcs.items()):
             connection = _ice_connection(pc)

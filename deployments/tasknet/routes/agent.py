@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import Field
+from starlette.types import ASGIApp
 
-from deployments.tasknet import llm
-from deployments.tasknet.agent import parse_actions, request_for
-from deployments.tasknet.api import ERRORS, TOKEN_HEADER, Message, Open, Strict, call, reader, writer
+from actors.tasknet import llm
+from actors.tasknet.agent import Action, ActionOutcome, parse_actions, request_for
+from actors.tasknet.ledger import Reject
 from deployments.tasknet.errors import TasknetError
-from deployments.tasknet.ledger import Reject
+from deployments.tasknet.routes.common import ERRORS, Ctx, Message, Open, Reader, Strict, Writer, service
+from deployments.tasknet.state import TOKEN_HEADER
 
 router = APIRouter(tags=["agent"], responses=ERRORS)
 
@@ -48,11 +50,10 @@ class EvolutionProposeIn(Strict):
     rationale: str = Field("", max_length=5000)
 
 
-async def _execute(request: Request, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def _execute(app: ASGIApp, token: str, actions: list[Action]) -> list[ActionOutcome]:
     """Run each action through this node's own API with its token, so it passes every check."""
-    token = request.app.state.token()
-    transport = httpx.ASGITransport(app=request.app)
-    out = []
+    transport = httpx.ASGITransport(app=app)
+    out: list[ActionOutcome] = []
     async with httpx.AsyncClient(transport=transport, base_url="http://node") as client:
         for action in actions:
             try:
@@ -62,7 +63,12 @@ async def _execute(request: Request, actions: list[dict[str, Any]]) -> list[dict
                 continue
             response = await client.request(method, path, json=body, headers={TOKEN_HEADER: token})
             status = "executed" if response.status_code < 400 else "failed"
-            entry = {**action, "status": status}
+            entry: ActionOutcome = {
+                "action": action["action"],
+                "params": action["params"],
+                "reasoning": action["reasoning"],
+                "status": status,
+            }
             if status == "failed":
                 entry["detail"] = response.json().get("detail", "")
             out.append(entry)
@@ -70,14 +76,14 @@ async def _execute(request: Request, actions: list[dict[str, Any]]) -> list[dict
 
 
 @router.post("/agent/prompt", response_model=Message)
-async def prompt(request: Request, body: PromptIn, node: Any = Depends(writer)) -> Any:
-    context = await call(node, "agent_context")
+async def prompt(node: Writer, ctx: Ctx, request: Request, body: PromptIn) -> Any:
+    context = await service(node, "agent_context")
     if not context["enabled"]:
         raise TasknetError(503, "the agent is disabled on this node")
-    raw = await llm.chat(request.app.state.config.llm.model_dump(), context["system_prompt"], body.prompt)
+    raw = await llm.chat(ctx.config.llm.params(), context["system_prompt"], body.prompt)
     actions = parse_actions(raw)
-    executed = await _execute(request, actions)
-    await call(node, "agent_record", executed=executed, generated=len(actions))
+    executed = await _execute(request.app, ctx.token(), actions)
+    await service(node, "agent_record", executed=executed, generated=len(actions))
     return {
         "message": f"{len(actions)} actions generated, {sum(a['status'] == 'executed' for a in executed)} executed",
         "prompt": body.prompt,
@@ -88,61 +94,61 @@ async def prompt(request: Request, body: PromptIn, node: Any = Depends(writer)) 
 
 
 @router.get("/agent/objectives", response_model=Open)
-async def get_objectives(node: Any = Depends(reader)) -> Any:
-    return await call(node, "agent_objectives")
+async def get_objectives(node: Reader) -> Any:
+    return await service(node, "agent_objectives")
 
 
 @router.post("/agent/objectives", response_model=Message)
-async def set_objectives(body: ObjectivesIn, node: Any = Depends(writer)) -> Any:
-    result = await call(node, "agent_objectives", objectives=body.model_dump())
+async def set_objectives(node: Writer, body: ObjectivesIn) -> Any:
+    result = await service(node, "agent_objectives", objectives=body.model_dump())
     return {"message": "objectives updated", "objectives": result["objectives"]}
 
 
 @router.get("/agent/status", response_model=Open)
-async def agent_status(node: Any = Depends(reader)) -> Any:
-    return await call(node, "agent_status")
+async def agent_status(node: Reader) -> Any:
+    return await service(node, "agent_status")
 
 
 @router.post("/upgrades/propose", response_model=Message, tags=["upgrades"])
-async def propose_upgrade(body: UpgradeIn, node: Any = Depends(writer)) -> Any:
-    return await call(node, "upgrade", action="propose", **body.model_dump())
+async def propose_upgrade(node: Writer, body: UpgradeIn) -> Any:
+    return await service(node, "upgrade", action="propose", **body.model_dump())
 
 
 @router.post("/upgrades/{proposal_id}/test", response_model=Message, tags=["upgrades"])
-async def test_upgrade(proposal_id: str, node: Any = Depends(writer)) -> Any:
-    return await call(node, "upgrade", action="test", proposal_id=proposal_id)
+async def test_upgrade(node: Writer, proposal_id: str) -> Any:
+    return await service(node, "upgrade", action="test", proposal_id=proposal_id)
 
 
 @router.get("/upgrades/status", response_model=Open, tags=["upgrades"])
-async def upgrade_status(node: Any = Depends(reader)) -> Any:
-    return await call(node, "upgrade", action="status")
+async def upgrade_status(node: Reader) -> Any:
+    return await service(node, "upgrade", action="status")
 
 
 @router.get("/upgrades/history", response_model=Open, tags=["upgrades"])
-async def upgrade_history(node: Any = Depends(reader)) -> Any:
-    return await call(node, "upgrade", action="history_view")
+async def upgrade_history(node: Reader) -> Any:
+    return await service(node, "upgrade", action="history_view")
 
 
 @router.post("/upgrades/{proposal_id}/rollback", response_model=Message, tags=["upgrades"])
-async def rollback(proposal_id: str, node: Any = Depends(writer)) -> Any:
-    return await call(node, "upgrade", action="rollback", proposal_id=proposal_id)
+async def rollback(node: Writer, proposal_id: str) -> Any:
+    return await service(node, "upgrade", action="rollback", proposal_id=proposal_id)
 
 
 @router.post("/evolution/analyze", response_model=Message, tags=["evolution"])
-async def analyze(node: Any = Depends(writer)) -> Any:
-    return await call(node, "evolve", action="analyze")
+async def analyze(node: Writer) -> Any:
+    return await service(node, "evolve", action="analyze")
 
 
 @router.post("/evolution/generate", response_model=Message, tags=["evolution"])
-async def generate(body: GenerateIn, node: Any = Depends(writer)) -> Any:
-    return await call(node, "evolve", action="generate", **body.model_dump())
+async def generate(node: Writer, body: GenerateIn) -> Any:
+    return await service(node, "evolve", action="generate", **body.model_dump())
 
 
 @router.post("/evolution/propose", response_model=Message, tags=["evolution"])
-async def propose_evolution(body: EvolutionProposeIn, node: Any = Depends(writer)) -> Any:
-    return await call(node, "evolve", action="propose", **body.model_dump())
+async def propose_evolution(node: Writer, body: EvolutionProposeIn) -> Any:
+    return await service(node, "evolve", action="propose", **body.model_dump())
 
 
 @router.get("/evolution/status", response_model=Open, tags=["evolution"])
-async def evolution_status(node: Any = Depends(reader)) -> Any:
-    return await call(node, "evolve", action="status")
+async def evolution_status(node: Reader) -> Any:
+    return await service(node, "evolve", action="status")

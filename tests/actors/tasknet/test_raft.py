@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from deployments.tasknet.raft import LEADER, HardState, RaftCore
+from actors.tasknet.raft import LEADER, HardState, RaftCore
 
 IDS = ["a", "b", "c", "d", "e"]
 

@@ -9,32 +9,42 @@ author `anon`, seq 0, no signature; a ring signature inside the payload authenti
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from deployments.tasknet.canonical import canonical, digest
-from deployments.tasknet.identity import Identity, node_id_of, verify
+from actors.tasknet.canonical import canonical, digest
+from actors.tasknet.identity import Identity, node_id_of, verify
+from actors.tasknet.records import Event, Payload
 
 ANON = "anon"
 MAX_EVENT_BYTES = 64 * 1024
-FIELDS = ("author", "key", "seq", "hlc", "channel", "type", "payload", "prev")
 
 
 class EventError(ValueError):
     """An event that is malformed or not authentic."""
 
 
-def body(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: event[k] for k in FIELDS}
+def body(event: Event) -> dict[str, Any]:
+    """What the signature covers: the event without `sig` and `id`."""
+    return {
+        "author": event["author"],
+        "key": event["key"],
+        "seq": event["seq"],
+        "hlc": event["hlc"],
+        "channel": event["channel"],
+        "type": event["type"],
+        "payload": event["payload"],
+        "prev": event["prev"],
+    }
 
 
-def event_id(event: dict[str, Any]) -> str:
+def event_id(event: Event) -> str:
     return digest(body(event))
 
 
 def make_event(
-    identity: Identity, seq: int, prev: str, hlc: list[int], channel: str, type_: str, payload: dict[str, Any]
-) -> dict[str, Any]:
-    event: dict[str, Any] = {
+    identity: Identity, seq: int, prev: str, hlc: list[int], channel: str, type_: str, payload: Payload
+) -> Event:
+    event: Event = {
         "author": identity.node_id,
         "key": identity.public_key,
         "seq": seq,
@@ -43,14 +53,16 @@ def make_event(
         "type": type_,
         "payload": payload,
         "prev": prev,
+        "sig": "",
+        "id": "",
     }
     event["sig"] = identity.sign(canonical(body(event)))
     event["id"] = event_id(event)
     return event
 
 
-def make_anonymous(hlc: list[int], channel: str, type_: str, payload: dict[str, Any]) -> dict[str, Any]:
-    event: dict[str, Any] = {
+def make_anonymous(hlc: list[int], channel: str, type_: str, payload: Payload) -> Event:
+    event: Event = {
         "author": ANON,
         "key": "",
         "seq": 0,
@@ -60,15 +72,17 @@ def make_anonymous(hlc: list[int], channel: str, type_: str, payload: dict[str, 
         "payload": payload,
         "prev": "",
         "sig": "",
+        "id": "",
     }
     event["id"] = event_id(event)
     return event
 
 
-def check_shape(event: Any) -> dict[str, Any]:
+def check_shape(raw: object) -> Event:
     """The event with its id recomputed, or EventError when it is malformed or forged."""
-    if not isinstance(event, dict):
+    if not isinstance(raw, dict):
         raise EventError("event must be an object")
+    fields: dict[str, Any] = raw
     for name, kind in (
         ("author", str),
         ("key", str),
@@ -79,11 +93,13 @@ def check_shape(event: Any) -> dict[str, Any]:
         ("prev", str),
         ("sig", str),
     ):
-        if not isinstance(event.get(name), kind) or isinstance(event.get(name), bool):
+        if not isinstance(fields.get(name), kind) or isinstance(fields.get(name), bool):
             raise EventError(f"event field {name} is missing or of the wrong type")
-    hlc = event.get("hlc")
+    hlc = fields.get("hlc")
+
     if not (isinstance(hlc, list) and len(hlc) == 2 and all(isinstance(v, int) and v >= 0 for v in hlc)):
         raise EventError("event hlc must be [wall_ms, counter]")
+    event = cast(Event, fields)
     if len(event["channel"]) > 64 or len(event["type"]) > 64:
         raise EventError("event channel or type too long")
     try:
@@ -92,7 +108,7 @@ def check_shape(event: Any) -> dict[str, Any]:
         raise EventError(f"event is not canonical JSON: {exc}") from exc
     if len(raw) > MAX_EVENT_BYTES:
         raise EventError("event too large")
-    clean = {**body(event), "sig": event["sig"], "id": digest(body(event))}
+    clean = cast(Event, {**body(event), "sig": event["sig"], "id": digest(body(event))})
     if event["author"] == ANON:
         if event["seq"] != 0 or event["key"] or event["sig"] or event["prev"]:
             raise EventError("anonymous events carry no author chain")
@@ -110,6 +126,6 @@ def check_shape(event: Any) -> dict[str, Any]:
     return clean
 
 
-def order_key(event: dict[str, Any]) -> tuple[int, int, str, int, str]:
+def order_key(event: Event) -> tuple[int, int, str, int, str]:
     """The total order every node folds events in."""
     return (event["hlc"][0], event["hlc"][1], event["author"], event["seq"], event["id"])

@@ -8,9 +8,7 @@ rewarded task; completion pays the assignee minus the tax, which goes to the cha
 
 from __future__ import annotations
 
-from typing import Any
-
-from deployments.tasknet.ledger import (
+from actors.tasknet.ledger import (
     Reject,
     channel,
     debit,
@@ -22,26 +20,28 @@ from deployments.tasknet.ledger import (
     reward_reputation,
     string_list,
 )
+from actors.tasknet.records import Auction, CompositeTask, Event, NetworkState, Payload, Result, Subtask, Task
 
 HOUR_MS = 3_600_000
 TASK_FIELDS_LIMIT = {"title": 200, "description": 5000}
 
 
-def _lookup(state: dict[str, Any], payload: dict[str, Any], kind: str) -> tuple[dict[str, Any], str]:
-    """A task (`tasks`) or composite task (`composite_tasks`) by payload `task_id`, and its channel."""
+def _located(index: dict[str, str], payload: Payload, what: str) -> tuple[str, str]:
+    """The payload's `task_id` and the channel `index` places it in (404 naming `what` otherwise)."""
     task_id = need(payload, "task_id", str, limit=64)
-    index = "task_index" if kind == "tasks" else "composite_index"
-    chan = state[index].get(task_id)
+    chan = index.get(task_id)
     if chan is None:
-        raise Reject(f"{'task' if kind == 'tasks' else 'composite task'} {task_id} not found", 404)
-    return state["channels"][chan][kind][task_id], chan
+        raise Reject(f"{what} {task_id} not found", 404)
+    return task_id, chan
 
 
-def _task(state: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    return _lookup(state, payload, "tasks")
+def _task(state: NetworkState, payload: Payload) -> tuple[Task, str]:
+    """A task by payload `task_id`, and its channel."""
+    task_id, chan = _located(state["task_index"], payload, "task")
+    return state["channels"][chan]["tasks"][task_id], chan
 
 
-def task_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def task_create(state: NetworkState, ev: Event, commit: bool) -> Result:
     p = ev["payload"]
     author = ev["author"]
     node(state, author)
@@ -64,14 +64,20 @@ def task_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict
     if state["nodes"][author]["balance"] < escrow:
         raise Reject(f"insufficient balance: {state['nodes'][author]['balance']} SP available, {escrow} SP needed")
     task_id = ev["id"][:16]
-    result = {"id": task_id, "title": title, "creator": author, "reward": reward, "created_at": ev["hlc"][0]}
-    result["status"] = "auction_open" if auction else "open"
+    status = "auction_open" if auction else "open"
+    result: Result = {"id": task_id, "title": title, "creator": author, "reward": reward, "created_at": ev["hlc"][0]}
+    result["status"] = status
     if not commit:
         return result
     chan = ev["channel"]
     debit(state, author, escrow, "task:" + task_id)
-    task = {
-        **result,
+    task: Task = {
+        "id": task_id,
+        "title": title,
+        "creator": author,
+        "reward": reward,
+        "created_at": ev["hlc"][0],
+        "status": status,
         "description": description,
         "tags": tags,
         "schema_name": schema_name,
@@ -94,7 +100,7 @@ def task_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict
     return result
 
 
-def task_claim(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def task_claim(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, chan = _task(state, ev["payload"])
     who = ev["author"]
     node(state, who)
@@ -105,12 +111,12 @@ def task_claim(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[
     if task["creator"] == who and task["reward"] > 0:
         raise Reject("nobody claims their own rewarded task", 403)
     if commit:
-        task.update(status="claimed", assignee=who, updated_at=ev["hlc"][0])
+        task.update({"status": "claimed", "assignee": who, "updated_at": ev["hlc"][0]})
         join_channel(state, chan, who)
     return {"task_id": task["id"], "assignee": who}
 
 
-def task_progress(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def task_progress(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, _ = _task(state, ev["payload"])
     note = need(ev["payload"], "progress_note", str, default="", limit=2000)
     if task["assignee"] != ev["author"]:
@@ -124,7 +130,7 @@ def task_progress(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> di
     return {"task_id": task["id"]}
 
 
-def task_complete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def task_complete(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, chan = _task(state, ev["payload"])
     if task["assignee"] != ev["author"]:
         raise Reject("only the assignee completes the task", 403)
@@ -134,11 +140,11 @@ def task_complete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> di
         return {"task_id": task["id"], "reward_transferred": 0, "tax_collected": 0}
     paid, tax = pay_out(state, "task:" + task["id"], task["reward"], ev["author"], chan)
     reward_reputation(state, ev["author"], task["reward"], task["tags"], ev["hlc"][0])
-    task.update(status="completed", updated_at=ev["hlc"][0], completed_at=ev["hlc"][0])
+    task.update({"status": "completed", "updated_at": ev["hlc"][0], "completed_at": ev["hlc"][0]})
     return {"task_id": task["id"], "reward_transferred": paid, "tax_collected": tax}
 
 
-def task_delete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def task_delete(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, _ = _task(state, ev["payload"])
     if task["creator"] != ev["author"]:
         raise Reject("only the creator deletes a task", 403)
@@ -147,55 +153,61 @@ def task_delete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict
     if commit:
         key = "task:" + task["id"]
         release(state, key, state["escrow"].get(key, 0), task["creator"], None)
-        task.update(status="deleted", is_deleted=True, updated_at=ev["hlc"][0])
+        task.update({"status": "deleted", "is_deleted": True, "updated_at": ev["hlc"][0]})
     return {"task_id": task["id"]}
 
 
-def task_bid(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def _open_auction(task: Task) -> Auction:
+    if not task["enable_auction"] or task["status"] != "auction_open" or task["auction"] is None:
+        raise Reject("task is not an open auction")
+    return task["auction"]
+
+
+def task_bid(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, chan = _task(state, ev["payload"])
     amount = need(ev["payload"], "amount", int)
     days = need(ev["payload"], "estimated_days", int)
     bidder = ev["author"]
     node(state, bidder)
-    if not task["enable_auction"] or task["status"] != "auction_open":
-        raise Reject("task is not an open auction")
-    if ev["hlc"][0] > task["auction"]["deadline"]:
+    auction = _open_auction(task)
+    if ev["hlc"][0] > auction["deadline"]:
         raise Reject("the auction deadline has passed")
     if bidder == task["creator"]:
         raise Reject("nobody bids on their own task", 403)
     if not 0 < amount <= task["max_reward"] or not 0 < days <= 3650:
         raise Reject(f"amount must be 1..{task['max_reward']} and estimated_days 1..3650")
-    if bidder in task["auction"]["bids"]:
+    if bidder in auction["bids"]:
         raise Reject("one bid per bidder")
     if commit:
-        task["auction"]["bids"][bidder] = {"amount": amount, "estimated_days": days, "timestamp": ev["hlc"][0]}
+        auction["bids"][bidder] = {"amount": amount, "estimated_days": days, "timestamp": ev["hlc"][0]}
         join_channel(state, chan, bidder)
     return {"task_id": task["id"], "bidder": bidder, "amount": amount}
 
 
-def task_select_bid(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def task_select_bid(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, _ = _task(state, ev["payload"])
     bidder = need(ev["payload"], "bidder_id", str, limit=64)
     if task["creator"] != ev["author"]:
         raise Reject("only the creator selects a bid", 403)
-    if not task["enable_auction"] or task["status"] != "auction_open":
-        raise Reject("task is not an open auction")
-    bid = task["auction"]["bids"].get(bidder)
+    auction = _open_auction(task)
+    bid = auction["bids"].get(bidder)
     if bid is None:
         raise Reject(f"no bid from {bidder}", 404)
     if commit:
         key = "task:" + task["id"]
         release(state, key, task["max_reward"] - bid["amount"], task["creator"], None)
-        task["auction"].update(status="finalized", selected_bid={"bidder_id": bidder, **bid})
-        task.update(status="claimed", assignee=bidder, reward=bid["amount"], updated_at=ev["hlc"][0])
+        auction.update({"status": "finalized", "selected_bid": {"bidder_id": bidder, **bid}})
+        task.update({"status": "claimed", "assignee": bidder, "reward": bid["amount"], "updated_at": ev["hlc"][0]})
     return {"winner": bidder, "amount": bid["amount"], "task_status": "claimed"}
 
 
-def _composite(state: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    return _lookup(state, payload, "composite_tasks")
+def _composite(state: NetworkState, payload: Payload) -> tuple[CompositeTask, str]:
+    """A composite task by payload `task_id`, and its channel."""
+    task_id, chan = _located(state["composite_index"], payload, "composite task")
+    return state["channels"][chan]["composite_tasks"][task_id], chan
 
 
-def composite_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def composite_create(state: NetworkState, ev: Event, commit: bool) -> Result:
     p = ev["payload"]
     author = ev["author"]
     node(state, author)
@@ -205,7 +217,7 @@ def composite_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) ->
     raw_subtasks = need(p, "subtasks", list, limit=50)
     if not title or total < 0 or not 1 <= size <= 50 or not raw_subtasks:
         raise Reject("a composite task needs a title, total_reward >= 0, team size 1..50 and subtasks")
-    subtasks = []
+    subtasks: list[Subtask] = []
     for i, raw in enumerate(raw_subtasks):
         if not isinstance(raw, dict):
             raise Reject("each subtask is an object")
@@ -227,7 +239,7 @@ def composite_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) ->
     if state["nodes"][author]["balance"] < total:
         raise Reject(f"insufficient balance: {state['nodes'][author]['balance']} SP available, {total} SP needed")
     task_id = ev["id"][:16]
-    result = {"task_id": task_id, "status": "forming_team", "workspace_channel": f"team-{task_id}"}
+    result: Result = {"task_id": task_id, "status": "forming_team", "workspace_channel": f"team-{task_id}"}
     result["created_at"] = ev["hlc"][0]
     if commit:
         debit(state, author, total, "composite:" + task_id)
@@ -249,7 +261,7 @@ def composite_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) ->
     return result
 
 
-def composite_apply(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def composite_apply(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, _ = _composite(state, ev["payload"])
     who = ev["author"]
     node(state, who)
@@ -265,12 +277,13 @@ def composite_apply(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> 
     return {"task_id": task["id"], "applicant_id": who}
 
 
-def _skill_score(state: dict[str, Any], member: str, required: list[str]) -> int:
-    skills = set(state["skills"].get(member, {}).get("skills", []))
+def _skill_score(state: NetworkState, member: str, required: list[str]) -> int:
+    profile = state["skills"].get(member)
+    skills = set(profile["skills"]) if profile else set()
     return len(skills & set(required))
 
 
-def _assign_subtasks(state: dict[str, Any], task: dict[str, Any]) -> None:
+def _assign_subtasks(state: NetworkState, task: CompositeTask) -> None:
     load = {m: 0 for m in task["team_members"]}
     for sub in task["subtasks"]:
         best = sorted(load, key=lambda m: (-_skill_score(state, m, sub["required_skills"]), load[m], m))[0]
@@ -278,7 +291,7 @@ def _assign_subtasks(state: dict[str, Any], task: dict[str, Any]) -> None:
         load[best] += 1
 
 
-def composite_accept(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def composite_accept(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, _ = _composite(state, ev["payload"])
     applicant = need(ev["payload"], "applicant_id", str, limit=64)
     if task["creator"] != ev["author"]:
@@ -299,7 +312,7 @@ def composite_accept(state: dict[str, Any], ev: dict[str, Any], commit: bool) ->
     return {"team_size": size, "required_size": task["required_team_size"]}
 
 
-def subtask_complete(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def subtask_complete(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, chan = _composite(state, ev["payload"])
     sub_id = need(ev["payload"], "subtask_id", str, limit=64)
     sub = next((s for s in task["subtasks"] if s["id"] == sub_id), None)
@@ -317,7 +330,7 @@ def subtask_complete(state: dict[str, Any], ev: dict[str, Any], commit: bool) ->
         amount = task["total_reward"] * sub["reward_percentage"] // 100
         paid, tax = pay_out(state, key, amount, ev["author"], chan)
         reward_reputation(state, ev["author"], amount, sub["required_skills"], ev["hlc"][0])
-        sub.update(status="completed", reward_transferred=paid, tax_collected=tax)
+        sub.update({"status": "completed", "reward_transferred": paid, "tax_collected": tax})
         if done:
             release(state, key, state["escrow"].get(key, 0), task["creator"], None)
             task["status"] = "completed"

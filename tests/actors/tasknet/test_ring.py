@@ -1,6 +1,6 @@
 """Linkable ring signatures: members sign anonymously, forgeries and outsiders fail, images link."""
 
-from deployments.tasknet.ring import RingKey, sign, verify
+from actors.tasknet.ring import RingKey, sign, verify
 
 KEYS = [RingKey.from_seed(bytes([i]) * 32) for i in range(5)]
 RING = [k.public for k in KEYS]

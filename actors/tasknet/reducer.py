@@ -8,14 +8,15 @@ An event the state machine refuses is recorded as rejected and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from deployments.tasknet import rules_governance as gov
-from deployments.tasknet import rules_tasks as tasks
-from deployments.tasknet.events import order_key
-from deployments.tasknet.ledger import Reject, check_invariant, join_channel, new_state
+from actors.tasknet import rules_governance as gov
+from actors.tasknet import rules_tasks as tasks
+from actors.tasknet.events import order_key
+from actors.tasknet.ledger import Reject, check_invariant, join_channel, new_state
+from actors.tasknet.records import Event, NetworkState, Result
 
-Rule = Callable[[dict[str, Any], dict[str, Any], bool], dict[str, Any]]
+Rule = Callable[[NetworkState, Event, bool], Result]
+"""`rule(state, event, commit)`: validates, mutates only when `commit`, answers the result."""
 
 RULES: dict[str, Rule] = {
     "genesis": gov.genesis,
@@ -64,7 +65,7 @@ NOTIFICATIONS: dict[str, str] = {
 }
 
 
-def validate(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+def validate(state: NetworkState, event: Event) -> Result:
     """Dry-run `event` against `state` (nothing changes); raises Reject when refused."""
     rule = RULES.get(event["type"])
     if rule is None:
@@ -82,13 +83,13 @@ class Reducer:
     def reset(self) -> None:
         self.state = new_state()
         self.state["genesis_author"] = self.genesis_author
-        self.last_key: tuple[Any, ...] | None = None
-        self.outcomes: dict[str, dict[str, Any] | str] = {}
+        self.last_key: tuple[int, int, str, int, str] | None = None
+        self.outcomes: dict[str, Result | str] = {}
 
-    def can_append(self, event: dict[str, Any]) -> bool:
+    def can_append(self, event: Event) -> bool:
         return self.last_key is None or order_key(event) > self.last_key
 
-    def apply(self, event: dict[str, Any]) -> dict[str, Any] | None:
+    def apply(self, event: Event) -> Result | None:
         """Apply one event after every event applied so far; its result, or None when refused."""
         self.last_key = order_key(event)
         state = self.state
@@ -107,7 +108,7 @@ class Reducer:
         check_invariant(state)
         return result
 
-    def refold(self, events: list[dict[str, Any]]) -> None:
+    def refold(self, events: list[Event]) -> None:
         self.reset()
         for event in sorted(events, key=order_key):
             self.apply(event)

@@ -8,34 +8,65 @@ import io
 import statistics
 import time
 import zipfile
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypedDict
 
-from deployments.tasknet import llm
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.node import NodeCore
+from actors.tasknet import llm
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.settings import LlmParams
+from actors.tasknet.upgrades import Upgrades
 
 THRESHOLDS = {"propagation_p95_ms": 1000.0, "commit_p95_ms": 2000.0, "refold_ratio": 0.2, "rejected_ratio": 0.3}
 
 
-def _p95(values: Any) -> float | None:
-    data = sorted(values)
+def _p95(values: Iterable[float]) -> float | None:
+    data: list[float] = sorted(values)
     if len(data) < 5:
         return None
     return data[int(len(data) * 0.95) - 1]
 
 
+class Finding(TypedDict):
+    id: str
+    type: str
+    severity: str
+    description: str
+    affected_component: str
+
+
+class Analysis(TypedDict, total=False):
+    """The last `/evolution/analyze` run (empty before the first)."""
+
+    at: float
+    inefficiencies: list[Finding]
+
+
+class Metrics(Protocol):
+    """What the engine reads of the node's services (NodeServices): its latency samples and upgrades."""
+
+    last_analysis: Analysis
+
+    @property
+    def propagation_ms(self) -> Sequence[float]: ...
+    @property
+    def commit_ms(self) -> Sequence[float]: ...
+    @property
+    def upgrades(self) -> Upgrades: ...
+
+
 class Evolution:
-    def __init__(self, core: NodeCore, services: Any, llm_settings: dict[str, Any]) -> None:
+    def __init__(self, core: NodeCore, services: Metrics, llm_settings: LlmParams) -> None:
         self.core = core
         self.services = services
         self.llm = llm_settings
         self.generated: dict[str, dict[str, Any]] = {}
         self.proposed: list[str] = []
 
-    def _findings(self) -> list[dict[str, Any]]:
+    def _findings(self) -> list[Finding]:
         s = self.services
         core = self.core
-        found: list[dict[str, Any]] = []
+        found: list[Finding] = []
 
         def add(kind: str, severity: str, description: str, component: str) -> None:
             found.append(
@@ -163,7 +194,7 @@ def _strip_fences(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def median_or_none(values: Any) -> float | None:
+def median_or_none(values: Iterable[float]) -> float | None:
     data = list(values)
     return statistics.median(data) if data else None
 

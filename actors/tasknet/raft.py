@@ -10,17 +10,64 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
-NOOP = {"noop": True}
+NOOP: dict[str, Any] = {"noop": True}
+
+
+class LogEntry(TypedDict):
+    term: int
+    data: dict[str, Any]
+
+
+RaftMessage = TypedDict(
+    "RaftMessage",
+    {
+        "type": str,
+        "from": str,
+        "to": str,
+        "term": int,
+        "candidate_id": str,
+        "last_log_index": int,
+        "last_log_term": int,
+        "vote_granted": bool,
+        "leader_id": str,
+        "prev_log_index": int,
+        "prev_log_term": int,
+        "entries": list[LogEntry],
+        "leader_commit": int,
+        "success": bool,
+        "match_index": int,
+    },
+    total=False,
+)
+"""`{type, from, to, term, ...}`: request_vote(_response) and append_entries(_response) share one shape."""
+
+
+class RaftReply(TypedDict, total=False):
+    """The answer of a request/response transport: `{term, vote_granted}` or `{term, success}`."""
+
+    term: int
+    vote_granted: bool
+    success: bool
+
+
+class RaftStatus(TypedDict):
+    node_id: str
+    role: str
+    term: int
+    leader_id: str | None
+    commit_index: int
+    last_index: int
+    voted_for: str | None
 
 
 @dataclass
 class HardState:
     term: int = 0
     voted_for: str | None = None
-    log: list[dict[str, Any]] = field(default_factory=list)  # [{term, data}], index = position + 1
+    log: list[LogEntry] = field(default_factory=list)  # index = position + 1
 
 
 class RaftCore:
@@ -49,7 +96,7 @@ class RaftCore:
         self._votes: set[str] = set()
         self._next: dict[str, int] = {}
         self._match: dict[str, int] = {}
-        self._outbox: list[dict[str, Any]] = []
+        self._outbox: list[RaftMessage] = []
         self.dirty = False
 
     # ----- helpers
@@ -70,7 +117,7 @@ class RaftCore:
         return (len(self.peers) + 1) // 2 + 1
 
     def _send(self, to: str, msg_type: str, **body: Any) -> None:
-        self._outbox.append({"type": msg_type, "from": self.id, "to": to, "term": self.term, **body})
+        self._outbox.append(cast(RaftMessage, {"type": msg_type, "from": self.id, "to": to, "term": self.term, **body}))
 
     def _become_follower(self, term: int, leader: str | None) -> None:
         if term > self.hard.term:
@@ -154,16 +201,17 @@ class RaftCore:
         self._broadcast()
         return self.last_index()
 
-    def step(self, msg: dict[str, Any]) -> dict[str, Any] | None:
+    def step(self, msg: RaftMessage) -> RaftReply | None:
         """Handle one message; the reply for request/response transports (also queued in the outbox)."""
         term = int(msg["term"])
         if term > self.term:
             leader = msg.get("leader_id") if msg["type"] == "append_entries" else None
             self._become_follower(term, leader)
         handler = getattr(self, "_on_" + msg["type"])
-        return handler(msg)
+        reply: RaftReply | None = handler(msg)
+        return reply
 
-    def _on_request_vote(self, msg: dict[str, Any]) -> dict[str, Any]:
+    def _on_request_vote(self, msg: RaftMessage) -> RaftReply:
         candidate = msg["candidate_id"]
         up_to_date = (msg["last_log_term"], msg["last_log_index"]) >= (
             self.term_at(self.last_index()),
@@ -179,14 +227,14 @@ class RaftCore:
         self._send(msg["from"], "request_vote_response", vote_granted=granted)
         return {"term": self.term, "vote_granted": granted}
 
-    def _on_request_vote_response(self, msg: dict[str, Any]) -> None:
+    def _on_request_vote_response(self, msg: RaftMessage) -> None:
         if self.role != CANDIDATE or msg["term"] != self.term or not msg["vote_granted"]:
             return
         self._votes.add(msg["from"])
         if len(self._votes) >= self._quorum():
             self._become_leader()
 
-    def _on_append_entries(self, msg: dict[str, Any]) -> dict[str, Any]:
+    def _on_append_entries(self, msg: RaftMessage) -> RaftReply:
         if msg["term"] < self.term:
             self._send(msg["from"], "append_entries_response", success=False, match_index=0)
             return {"term": self.term, "success": False}
@@ -209,7 +257,7 @@ class RaftCore:
         self._send(msg["from"], "append_entries_response", success=True, match_index=index)
         return {"term": self.term, "success": True}
 
-    def _on_append_entries_response(self, msg: dict[str, Any]) -> None:
+    def _on_append_entries_response(self, msg: RaftMessage) -> None:
         if self.role != LEADER or msg["term"] != self.term:
             return
         peer = msg["from"]
@@ -221,7 +269,7 @@ class RaftCore:
             self._next[peer] = max(1, min(self._next.get(peer, 1) - 1, int(msg["match_index"]) + 1))
             self._replicate(peer)
 
-    def take_messages(self) -> list[dict[str, Any]]:
+    def take_messages(self) -> list[RaftMessage]:
         out, self._outbox = self._outbox, []
         return out
 
@@ -231,7 +279,7 @@ class RaftCore:
         self.last_applied = self.commit_index
         return out
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> RaftStatus:
         return {
             "node_id": self.id,
             "role": self.role,

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from pydantic import Field
 
 from deployments.tasknet import schemas
-from deployments.tasknet.api import ERRORS, Message, Open, Strict, channel_name, reader, submit, view, writer
 from deployments.tasknet.errors import TasknetError
+from deployments.tasknet.routes.common import (
+    ERRORS,
+    Message,
+    Node,
+    Open,
+    Reader,
+    Strict,
+    Writer,
+    channel_name,
+    submit,
+    view,
+)
 
 router = APIRouter(tags=["tasks"], responses=ERRORS)
 
@@ -72,7 +83,7 @@ class SkillsIn(Strict):
 
 
 @router.post("/tasks", response_model=TaskOut, summary="Create a task; its reward is escrowed from the creator")
-async def create_task(body: TaskIn, channel: str = Query("general"), node: Any = Depends(writer)) -> Any:
+async def create_task(node: Writer, body: TaskIn, channel: str = Query("general")) -> Any:
     data = body.model_dump(exclude_none=True)
     if body.schema_name not in schemas.SCHEMAS or not body.schema_name.startswith("task_"):
         raise TasknetError(400, f"unknown task schema {body.schema_name}")
@@ -85,55 +96,55 @@ async def create_task(body: TaskIn, channel: str = Query("general"), node: Any =
 
 
 @router.post("/tasks/{task_id}/claim", response_model=Message)
-async def claim_task(task_id: str, node: Any = Depends(writer)) -> Any:
+async def claim_task(node: Writer, task_id: str) -> Any:
     result = await submit(node, "task_claim", {"task_id": task_id}, await _task_channel(node, task_id))
     return {"message": "task claimed", **result}
 
 
 @router.post("/tasks/{task_id}/progress", response_model=Message)
-async def progress_task(task_id: str, body: ProgressIn, node: Any = Depends(writer)) -> Any:
+async def progress_task(node: Writer, task_id: str, body: ProgressIn) -> Any:
     payload = {"task_id": task_id, "progress_note": body.progress_note}
     result = await submit(node, "task_progress", payload, await _task_channel(node, task_id))
     return {"message": "progress recorded", **result}
 
 
 @router.post("/tasks/{task_id}/complete", response_model=Message)
-async def complete_task(task_id: str, node: Any = Depends(writer)) -> Any:
+async def complete_task(node: Writer, task_id: str) -> Any:
     result = await submit(node, "task_complete", {"task_id": task_id}, await _task_channel(node, task_id))
     return {"message": "task completed", **result}
 
 
 @router.delete("/tasks/{task_id}", response_model=Message)
-async def delete_task(task_id: str, node: Any = Depends(writer)) -> Any:
+async def delete_task(node: Writer, task_id: str) -> Any:
     result = await submit(node, "task_delete", {"task_id": task_id}, await _task_channel(node, task_id))
     return {"message": "task deleted; escrow refunded", **result}
 
 
 @router.post("/tasks/{task_id}/bid", response_model=Message)
-async def bid(task_id: str, body: BidIn, node: Any = Depends(writer)) -> Any:
+async def bid(node: Writer, task_id: str, body: BidIn) -> Any:
     payload = {"task_id": task_id, **body.model_dump()}
     result = await submit(node, "task_bid", payload, await _task_channel(node, task_id))
     return {"message": "bid placed", **result}
 
 
 @router.post("/tasks/{task_id}/select_bid", response_model=Message)
-async def select_bid(task_id: str, body: SelectBidIn, node: Any = Depends(writer)) -> Any:
+async def select_bid(node: Writer, task_id: str, body: SelectBidIn) -> Any:
     payload = {"task_id": task_id, "bidder_id": body.bidder_id}
     result = await submit(node, "task_select_bid", payload, await _task_channel(node, task_id))
     return {"message": "bid selected", **result}
 
 
-async def _task_channel(node: Any, task_id: str) -> str:
+async def _task_channel(node: Node, task_id: str) -> str:
     return str((await view(node, "task", task_id=task_id))["channel"])
 
 
 @router.post("/tasks/composite/create", response_model=Open, summary="Create a team task; total_reward is escrowed")
-async def create_composite(body: CompositeIn, channel: str = Query("general"), node: Any = Depends(writer)) -> Any:
+async def create_composite(node: Writer, body: CompositeIn, channel: str = Query("general")) -> Any:
     return await submit(node, "composite_create", body.model_dump(), channel_name(channel))
 
 
 @router.post("/tasks/composite/{task_id}/apply", response_model=Message)
-async def apply_composite(task_id: str, body: ApplyIn, node: Any = Depends(writer)) -> Any:
+async def apply_composite(node: Writer, task_id: str, body: ApplyIn) -> Any:
     result = await submit(node, "composite_apply", {"task_id": task_id, "message": body.message}, "general")
     return {"message": "application sent", **result}
 
@@ -141,39 +152,39 @@ async def apply_composite(task_id: str, body: ApplyIn, node: Any = Depends(write
 @router.post(
     "/tasks/composite/{task_id}/claim", response_model=Message, summary="Kept for compatibility: same as /apply"
 )
-async def claim_composite(task_id: str, node: Any = Depends(writer)) -> Any:
+async def claim_composite(node: Writer, task_id: str) -> Any:
     result = await submit(node, "composite_apply", {"task_id": task_id, "message": ""}, "general")
     return {"message": "application sent (use /apply)", **result}
 
 
 @router.post("/tasks/composite/{task_id}/accept/{applicant_id}", response_model=Message)
-async def accept_applicant(task_id: str, applicant_id: str, node: Any = Depends(writer)) -> Any:
+async def accept_applicant(node: Writer, task_id: str, applicant_id: str) -> Any:
     result = await submit(node, "composite_accept", {"task_id": task_id, "applicant_id": applicant_id}, "general")
     return {"message": "applicant accepted", **result}
 
 
 @router.post("/tasks/composite/{task_id}/subtask/{subtask_id}/complete", response_model=Message)
-async def complete_subtask(task_id: str, subtask_id: str, node: Any = Depends(writer)) -> Any:
+async def complete_subtask(node: Writer, task_id: str, subtask_id: str) -> Any:
     result = await submit(node, "subtask_complete", {"task_id": task_id, "subtask_id": subtask_id}, "general")
     return {"message": "subtask completed", **result}
 
 
 @router.get("/tasks/composite", response_model=Open)
-async def list_composite(node: Any = Depends(reader)) -> Any:
+async def list_composite(node: Reader) -> Any:
     return await view(node, "composite_list")
 
 
 @router.get("/tasks/composite/{task_id}", response_model=Open)
-async def composite_detail(task_id: str, node: Any = Depends(reader)) -> Any:
+async def composite_detail(node: Reader, task_id: str) -> Any:
     return await view(node, "composite_detail", task_id=task_id)
 
 
 @router.post("/skills/profile", response_model=Message, tags=["skills"])
-async def set_skills(body: SkillsIn, node: Any = Depends(writer)) -> Any:
+async def set_skills(node: Writer, body: SkillsIn) -> Any:
     result = await submit(node, "skills_set", body.model_dump(), "general")
     return {"message": "skills profile updated", **result}
 
 
 @router.get("/skills/profile", response_model=Open, tags=["skills"])
-async def get_skills(node_id: str | None = Query(None, max_length=64), node: Any = Depends(reader)) -> Any:
+async def get_skills(node: Reader, node_id: str | None = Query(None, max_length=64)) -> Any:
     return await view(node, "skills", node_id=node_id)

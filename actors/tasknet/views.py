@@ -8,23 +8,64 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypedDict
 
-from deployments.tasknet.ledger import Reject
-from deployments.tasknet.rules_governance import proposal as find_proposal
-from deployments.tasknet.rules_governance import tally
+from actors.tasknet.canonical import digest
+from actors.tasknet.ledger import Reject
+from actors.tasknet.node import NodeCore
+from actors.tasknet.records import ConfigChange, NodeRecord, Proposal, Skills, Task, Tool
+from actors.tasknet.rules_governance import proposal as find_proposal
+from actors.tasknet.rules_governance import tally
+from actors.tasknet.services import NodeServices
 
 PUBLIC_CONFIG = ("task_completion_tax", "proposal_voting_period", "validator_set", "updated_at")
 
 
-def _node_record(record: dict[str, Any]) -> dict[str, Any]:
-    keys = ("id", "name", "public_key", "reputation", "balance", "joined_at")
-    return {k: record[k] for k in keys}
+class Host(Protocol):
+    """What a view reads of the node actor (TaskNode): its core, services and transport counters."""
+
+    @property
+    def core(self) -> NodeCore: ...
+    @property
+    def services(self) -> NodeServices: ...
+    @property
+    def peers(self) -> Mapping[str, object]: ...
+    @property
+    def messages_sent(self) -> int: ...
+    @property
+    def messages_received(self) -> int: ...
+    def _reachable(self) -> Mapping[str, object]: ...
 
 
-def _proposal_record(prop: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in prop.items() if k not in ("snapshot",)}
+class TreasuryView(TypedDict):
+    channel_id: str
+    balance: int
+    reserved: int
+    available: int
+
+
+class CompositeSummary(TypedDict):
+    id: str
+    title: str
+    status: str
+    team_size: int
+    required_team_size: int
+
+
+def _node_record(record: NodeRecord) -> dict[str, object]:
+    return {
+        "id": record["id"],
+        "name": record["name"],
+        "public_key": record["public_key"],
+        "reputation": record["reputation"],
+        "balance": record["balance"],
+        "joined_at": record["joined_at"],
+    }
+
+
+def _proposal_record(prop: Proposal) -> dict[str, Any]:
+    out: dict[str, Any] = {k: v for k, v in prop.items() if k not in ("snapshot",)}
     out["votes"] = {voter: ballot["vote"] for voter, ballot in prop["votes"].items()}
     out["anonymous_votes"] = [
         {"vote": b["vote"], "tier": b["tier"], "nullifier": b["nullifier"]} for b in prop["anonymous_votes"]
@@ -35,21 +76,21 @@ def _proposal_record(prop: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _strip_secrets(value: Any) -> Any:
+def _strip_secrets(value: object) -> object:
     if isinstance(value, dict):
         return {k: _strip_secrets(v) for k, v in value.items() if k not in ("credentials_sealed", "package_b64")}
     return value
 
 
-def _tool_record(tool: dict[str, Any]) -> dict[str, Any]:
+def _tool_record(tool: Tool) -> dict[str, object]:
     return {k: v for k, v in tool.items() if k != "credentials_sealed"}
 
 
-def _task_record(task: dict[str, Any]) -> dict[str, Any]:
+def _task_record(task: Task) -> Task:
     return copy.deepcopy(task)
 
 
-def state_view(actor: Any) -> dict[str, Any]:
+def state_view(actor: Host) -> dict[str, Any]:
     state = actor.core.state
     analysis = actor.services.last_analysis
     out: dict[str, Any] = {
@@ -81,11 +122,11 @@ def state_view(actor: Any) -> dict[str, Any]:
     return out
 
 
-def channels_view(actor: Any) -> list[str]:
+def channels_view(actor: Host) -> list[str]:
     return sorted(actor.core.state["channels"])
 
 
-def network_stats(actor: Any) -> dict[str, Any]:
+def network_stats(actor: Host) -> dict[str, float]:
     return {
         "total_peers": len(actor.peers),
         "reachable_peers": len(actor._reachable()),
@@ -98,7 +139,7 @@ def network_stats(actor: Any) -> dict[str, Any]:
     }
 
 
-def pubsub_stats(actor: Any) -> dict[str, Any]:
+def pubsub_stats(actor: Host) -> dict[str, object]:
     me = actor.core.node_id
     channels = [n for n, ch in actor.core.state["channels"].items() if me in ch["participants"]]
     return {
@@ -108,8 +149,8 @@ def pubsub_stats(actor: Any) -> dict[str, Any]:
     }
 
 
-def composite_list(actor: Any) -> dict[str, Any]:
-    out = []
+def composite_list(actor: Host) -> dict[str, list[CompositeSummary]]:
+    out: list[CompositeSummary] = []
     for chan in actor.core.state["channels"].values():
         for task in chan["composite_tasks"].values():
             out.append(
@@ -124,7 +165,7 @@ def composite_list(actor: Any) -> dict[str, Any]:
     return {"composite_tasks": sorted(out, key=lambda t: t["id"])}
 
 
-def composite_detail(actor: Any, task_id: str) -> dict[str, Any]:
+def composite_detail(actor: Host, task_id: str) -> dict[str, object]:
     state = actor.core.state
     chan = state["composite_index"].get(task_id)
     if chan is None:
@@ -133,17 +174,17 @@ def composite_detail(actor: Any, task_id: str) -> dict[str, Any]:
     return {**task, "applicants": sorted(task["applicants"])}
 
 
-def skills_view(actor: Any, node_id: str | None = None) -> dict[str, Any]:
+def skills_view(actor: Host, node_id: str | None = None) -> dict[str, object]:
     who = node_id or actor.core.node_id
-    profile = actor.core.state["skills"].get(who, {"skills": [], "bio": ""})
+    profile: Skills = actor.core.state["skills"].get(who, {"skills": [], "bio": ""})
     return {"node_id": who, **profile}
 
 
-def proposal_details(actor: Any, proposal_id: str) -> dict[str, Any]:
+def proposal_details(actor: Host, proposal_id: str) -> dict[str, Any]:
     return _proposal_record(find_proposal(actor.core.state, {"proposal_id": proposal_id}))
 
 
-def treasury_view(actor: Any, channel_id: str) -> dict[str, Any]:
+def treasury_view(actor: Host, channel_id: str) -> TreasuryView:
     state = actor.core.state
     if channel_id not in state["channels"]:
         raise Reject(f"channel {channel_id} not found", 404)
@@ -158,22 +199,22 @@ def treasury_view(actor: Any, channel_id: str) -> dict[str, Any]:
     return {"channel_id": channel_id, "balance": balance, "reserved": reserved, "available": balance - reserved}
 
 
-def treasuries_view(actor: Any) -> dict[str, Any]:
+def treasuries_view(actor: Host) -> dict[str, dict[str, int]]:
     return {"treasuries": dict(sorted(actor.core.state["treasuries"].items()))}
 
 
-def config_view(actor: Any) -> dict[str, Any]:
-    config = actor.core.state["config"]
+def config_view(actor: Host) -> dict[str, object]:
+    config: Mapping[str, object] = actor.core.state["config"]
     out = {k: config[k] for k in PUBLIC_CONFIG}
     out.update({k: v for k, v in config.items() if k not in PUBLIC_CONFIG})
     return out
 
 
-def config_history(actor: Any) -> dict[str, Any]:
+def config_history(actor: Host) -> dict[str, list[ConfigChange]]:
     return {"changes": list(actor.core.state["config_history"])}
 
 
-def task_view(actor: Any, task_id: str) -> dict[str, Any]:
+def task_view(actor: Host, task_id: str) -> Task:
     state = actor.core.state
     chan = state["task_index"].get(task_id)
     if chan is None:
@@ -181,7 +222,7 @@ def task_view(actor: Any, task_id: str) -> dict[str, Any]:
     return _task_record(state["channels"][chan]["tasks"][task_id])
 
 
-def economy_view(actor: Any) -> dict[str, Any]:
+def economy_view(actor: Host) -> dict[str, int]:
     state = actor.core.state
     return {
         "minted": state["minted"],
@@ -192,9 +233,7 @@ def economy_view(actor: Any) -> dict[str, Any]:
     }
 
 
-def digest_view(actor: Any) -> dict[str, Any]:
-    from deployments.tasknet.canonical import digest
-
+def digest_view(actor: Host) -> dict[str, object]:
     state = actor.core.state
     return {
         "digest": digest({k: v for k, v in state.items() if k not in ("applied", "rejected")}),

@@ -9,19 +9,21 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deployments.tasknet import ring
-from deployments.tasknet.eventlog import EventLog
-from deployments.tasknet.events import EventError, make_anonymous, make_event, order_key
-from deployments.tasknet.hlc import HybridClock
-from deployments.tasknet.identity import Identity
-from deployments.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
-from deployments.tasknet.raft import HardState, RaftCore
-from deployments.tasknet.reducer import NOTIFICATIONS, Reducer, validate
-from deployments.tasknet.rules_governance import anonymous_message, proposal, ring_for
-from deployments.tasknet.sealing import SealKey
+from actors.tasknet import ring
+from actors.tasknet.eventlog import EventLog
+from actors.tasknet.events import EventError, make_anonymous, make_event, order_key
+from actors.tasknet.hlc import HybridClock
+from actors.tasknet.identity import Identity
+from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
+from actors.tasknet.raft import HardState, RaftCore
+from actors.tasknet.records import Event, NetworkState, Notification, Payload, Result, ZkpProof
+from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
+from actors.tasknet.rules_governance import anonymous_message, proposal, ring_for
+from actors.tasknet.sealing import SealKey
 
 MAX_NOTIFICATIONS = 2000
 MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)
@@ -43,10 +45,10 @@ class NodeCore:
         self.log = EventLog()
         self.genesis_author = genesis_author
         self.reducer = Reducer(genesis_author)
-        self.outbox: list[dict[str, Any]] = []
-        self.notifications: deque[tuple[int, str, dict[str, Any]]] = deque(maxlen=MAX_NOTIFICATIONS)
+        self.outbox: list[Event] = []
+        self.notifications: deque[tuple[int, str, Notification]] = deque(maxlen=MAX_NOTIFICATIONS)
         self.cursor = 0
-        self.listeners: set[Any] = set()
+        self.listeners: set[Callable[[], object]] = set()
         self.started = time.time()
         self.stats = {
             "events_created": 0,
@@ -79,7 +81,7 @@ class NodeCore:
             self.clock.observe(event["hlc"])
         self.reducer.refold(self.log.all_events())
 
-    def _persist(self, events: list[dict[str, Any]]) -> None:
+    def _persist(self, events: list[Event]) -> None:
         path = self._events_path()
         if path and events:
             with path.open("a", encoding="utf-8") as fh:
@@ -97,7 +99,7 @@ class NodeCore:
 
     # ----- state
     @property
-    def state(self) -> dict[str, Any]:
+    def state(self) -> NetworkState:
         return self.reducer.state
 
     def _refold(self) -> None:
@@ -106,7 +108,7 @@ class NodeCore:
         events = [e for e in self.log.all_events() if not (e["author"] in cut and e["seq"] >= cut[e["author"]])]
         self.reducer.refold(events)
 
-    def _apply_new(self, events: list[dict[str, Any]], notify: bool = True) -> None:
+    def _apply_new(self, events: list[Event], notify: bool = True) -> None:
         ordered = sorted(events, key=order_key)
         if ordered and not self.reducer.can_append(ordered[0]):
             self._refold()
@@ -118,26 +120,25 @@ class NodeCore:
                 if isinstance(self.reducer.outcomes.get(event["id"]), dict) and event["type"] in NOTIFICATIONS:
                     self._notify(event)
 
-    def _notify(self, event: dict[str, Any]) -> None:
+    def _notify(self, event: Event) -> None:
         self.cursor += 1
-        data: dict[str, Any] = {"event_id": event["id"], "author": event["author"], "channel": event["channel"]}
+        data: dict[str, str | int] = {"event_id": event["id"], "author": event["author"], "channel": event["channel"]}
         payload = event["payload"]
         for key in ("task_id", "proposal_id", "title", "vote", "subtask_id", "amount", "bidder_id", "applicant_id"):
             if key in payload and isinstance(payload[key], (str, int)):
                 data[key] = payload[key]
         if event["type"] in ("task_create", "composite_create", "proposal_create"):
             data["task_id" if event["type"] != "proposal_create" else "proposal_id"] = event["id"][:16]
-        self.notifications.append((self.cursor, event["channel"], {"type": NOTIFICATIONS[event["type"]], "data": data}))
+        notification: Notification = {"type": NOTIFICATIONS[event["type"]], "data": data}
+        self.notifications.append((self.cursor, event["channel"], notification))
         for listener in list(self.listeners):
             listener()
 
-    def notifications_since(self, cursor: int) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
+    def notifications_since(self, cursor: int) -> tuple[int, list[tuple[str, Notification]]]:
         return self.cursor, [(ch, msg) for n, ch, msg in self.notifications if n > cursor]
 
     # ----- writing
-    def submit(
-        self, type_: str, payload: dict[str, Any], channel: str = DEFAULT_CHANNEL
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def submit(self, type_: str, payload: Payload, channel: str = DEFAULT_CHANNEL) -> tuple[Event, Result]:
         """Validate against the current state, sign, append, apply; the event and the rule's result."""
         chain = self.log.chains.get(self.node_id, [])
         hlc = list(self.clock.tick())
@@ -154,15 +155,15 @@ class NodeCore:
         self.outbox.append(event)
         return event, result
 
-    def _result_of(self, event: dict[str, Any]) -> dict[str, Any]:
+    def _result_of(self, event: Event) -> Result:
         outcome = self.reducer.outcomes.get(event["id"], "event was not applied")
         if isinstance(outcome, str):
             raise Reject(outcome)
         return outcome
 
-    def receive(self, events: list[Any]) -> list[dict[str, Any]]:
+    def receive(self, events: list[Any]) -> list[Event]:
         """Accept gossiped events (any order, duplicates allowed); the ones that were new."""
-        fresh: list[dict[str, Any]] = []
+        fresh: list[Event] = []
         conflicts = len(self.log.conflicts)
         horizon = int(time.time() * 1000) + MAX_CLOCK_SKEW_MS
         for raw in events:
@@ -190,7 +191,7 @@ class NodeCore:
         return fresh
 
     # ----- anonymous votes
-    def anonymous_proof(self, proposal_id: str, value: str) -> dict[str, Any]:
+    def anonymous_proof(self, proposal_id: str, value: str) -> ZkpProof:
         prop = proposal(self.state, {"proposal_id": proposal_id})
         mine = [t for t, members in prop["snapshot"]["tiers"].items() if any(n == self.node_id for n, _ in members)]
         if not mine:
@@ -208,7 +209,7 @@ class NodeCore:
             "tier_weight": weight,
         }
 
-    def submit_anonymous(self, proposal_id: str, value: str, proof: dict[str, Any], channel: str) -> dict[str, Any]:
+    def submit_anonymous(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> Result:
         event = make_anonymous(
             list(self.clock.tick()),
             channel,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, cast
 
-from deployments.tasknet import ring
-from deployments.tasknet.canonical import canonical
-from deployments.tasknet.ledger import (
+from actors.tasknet import ring
+from actors.tasknet.canonical import canonical
+from actors.tasknet.ledger import (
     CHANGEABLE_CONFIG,
     DEFAULT_CHANNEL,
     Reject,
@@ -19,6 +19,7 @@ from deployments.tasknet.ledger import (
     string_list,
     tier_of,
 )
+from actors.tasknet.records import Ballot, Event, NetworkState, Payload, Proposal, Result, Snapshot, Tool
 
 PROPOSAL_TYPES = ("generic", "config_change", "command", "code_upgrade")
 NEEDS_RATIFICATION = ("config_change", "command", "code_upgrade")
@@ -26,7 +27,7 @@ TOOL_TYPES = ("api_key", "oauth_token", "webhook")
 _verified: dict[str, bool] = {}
 
 
-def genesis(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def genesis(state: NetworkState, ev: Event, commit: bool) -> Result:
     if state["genesis"] is not None:
         raise Reject("the network already has a genesis")
     if ev["author"] != state.get("genesis_author"):
@@ -37,13 +38,14 @@ def genesis(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str
         raise Reject("a genesis names at least one validator")
     if commit:
         state["genesis"] = {"author": ev["author"], "at": ev["hlc"][0], "id": ev["id"]}
-        state["config"].update({k: v for k, v in overrides.items() if k in state["config"]})
+        config = cast(dict[str, Any], state["config"])
+        config.update({k: v for k, v in overrides.items() if k in config})
         state["config"]["validator_set"] = sorted(validators)
         state["config"]["updated_at"] = ev["hlc"][0]
     return {}
 
 
-def join(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def join(state: NetworkState, ev: Event, commit: bool) -> Result:
     if state["genesis"] is None:
         raise Reject("no genesis yet", 503)
     who = ev["author"]
@@ -75,7 +77,7 @@ def join(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, A
     return {"node_id": who}
 
 
-def skills_set(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def skills_set(state: NetworkState, ev: Event, commit: bool) -> Result:
     node(state, ev["author"])
     skills = string_list(ev["payload"], "skills", limit=64)
     bio = need(ev["payload"], "bio", str, default="", limit=2000)
@@ -128,7 +130,7 @@ def _check_params(kind: str, params: dict[str, Any], command: dict[str, Any] | N
         need(params, "package_b64", str, limit=48_000)
 
 
-def _snapshot(state: dict[str, Any], tags: list[str]) -> dict[str, Any]:
+def _snapshot(state: NetworkState, tags: list[str]) -> Snapshot:
     tiers: dict[str, list[list[str]]] = {name: [] for name in state["config"]["tiers"]}
     weights: dict[str, float] = {}
     for node_id, record in sorted(state["nodes"].items()):
@@ -139,7 +141,7 @@ def _snapshot(state: dict[str, Any], tags: list[str]) -> dict[str, Any]:
     return {"tiers": tiers, "weights": weights}
 
 
-def proposal_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def proposal_create(state: NetworkState, ev: Event, commit: bool) -> Result:
     p = ev["payload"]
     node(state, ev["author"])
     title = need(p, "title", str, limit=200).strip()
@@ -153,12 +155,18 @@ def proposal_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> 
     _check_params(kind, params, command)
     tags = string_list(p, "tags")
     pid = ev["id"][:16]
-    result = {"id": pid, "title": title, "proposer": ev["author"], "status": "open", "votes": {}}
+    votes: dict[str, Ballot] = {}
+    result: Result = {"id": pid, "title": title, "proposer": ev["author"], "status": "open", "votes": votes}
     result["created_at"] = ev["hlc"][0]
     if commit:
         period_ms = int(state["config"]["proposal_voting_period"]) * 1000
         channel(state, ev["channel"])["proposals"][pid] = {
-            **result,
+            "id": pid,
+            "title": title,
+            "proposer": ev["author"],
+            "status": "open",
+            "votes": votes,
+            "created_at": ev["hlc"][0],
             "description": need(p, "description", str, default="", limit=5000),
             "proposal_type": kind,
             "params": params,
@@ -177,7 +185,7 @@ def proposal_create(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> 
     return result
 
 
-def proposal(state: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+def proposal(state: NetworkState, payload: Payload) -> Proposal:
     pid = need(payload, "proposal_id", str, limit=64)
     chan = state["proposal_index"].get(pid)
     if chan is None:
@@ -185,14 +193,14 @@ def proposal(state: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     return state["channels"][chan]["proposals"][pid]
 
 
-def _vote_value(payload: dict[str, Any]) -> str:
+def _vote_value(payload: Payload) -> str:
     vote = need(payload, "vote", str)
     if vote not in ("yes", "no"):
         raise Reject("vote must be yes or no")
-    return vote
+    return str(vote)
 
 
-def vote(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def vote(state: NetworkState, ev: Event, commit: bool) -> Result:
     prop = proposal(state, ev["payload"])
     value = _vote_value(ev["payload"])
     voter = ev["author"]
@@ -212,11 +220,11 @@ def anonymous_message(proposal_id: str, value: str, tier: str) -> bytes:
     return canonical({"proposal_id": proposal_id, "vote": value, "tier": tier})
 
 
-def ring_for(prop: dict[str, Any], tier: str) -> list[str]:
+def ring_for(prop: Proposal, tier: str) -> list[str]:
     return [key for _node, key in prop["snapshot"]["tiers"].get(tier, [])]
 
 
-def anon_vote(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def anon_vote(state: NetworkState, ev: Event, commit: bool) -> Result:
     prop = proposal(state, ev["payload"])
     value = _vote_value(ev["payload"])
     proof = need(ev["payload"], "zkp_proof", dict)
@@ -249,14 +257,14 @@ def anon_vote(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[s
     return {"proposal_id": prop["id"], "voter": "anonymous", "vote": value}
 
 
-def tally(prop: dict[str, Any]) -> tuple[float, float]:
+def tally(prop: Proposal) -> tuple[float, float]:
     ballots = list(prop["votes"].values()) + prop["anonymous_votes"]
     yes = sum(b["weight"] for b in ballots if b["vote"] == "yes")
     no = sum(b["weight"] for b in ballots if b["vote"] == "no")
     return round(yes, 6), round(no, 6)
 
 
-def proposal_close(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def proposal_close(state: NetworkState, ev: Event, commit: bool) -> Result:
     prop = proposal(state, ev["payload"])
     if prop["status"] != "open":
         raise Reject(f"proposal is {prop['status']}")
@@ -274,12 +282,13 @@ def proposal_close(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> d
     return {"proposal_id": prop["id"], "result": result, "yes_votes": yes, "no_votes": no}
 
 
-def _execute(state: dict[str, Any], prop: dict[str, Any], at: int) -> bool:
+def _execute(state: NetworkState, prop: Proposal, at: int) -> bool:
     kind = prop["proposal_type"]
     if kind == "config_change":
         key, value = prop["params"]["key"], prop["params"]["value"]
-        old = state["config"][key]
-        state["config"][key] = value
+        config = cast(dict[str, Any], state["config"])  # a changeable key, checked at proposal time
+        old = config[key]
+        config[key] = value
         state["config"]["updated_at"] = at
         state["config_history"].append(
             {"key": key, "old_value": old, "new_value": value, "changed_at": at, "changed_by": prop["id"]}
@@ -288,6 +297,8 @@ def _execute(state: dict[str, Any], prop: dict[str, Any], at: int) -> bool:
     if kind == "code_upgrade":
         return True
     command = prop["command"]
+    if command is None:
+        return False
     params = command["params"]
     tools = channel(state, params["channel"])["tools"]
     if command["operation"] == "deprecate_common_tool":
@@ -317,7 +328,7 @@ def _execute(state: dict[str, Any], prop: dict[str, Any], at: int) -> bool:
 MONTH_MS = 30 * 86_400_000
 
 
-def bill_tool(state: dict[str, Any], tool: dict[str, Any], at: int) -> None:
+def bill_tool(state: NetworkState, tool: Tool, at: int) -> None:
     """Charge the monthly cost from the channel treasury when the paid period is over."""
     if tool["status"] == "deprecated" or at < tool["paid_until"]:
         return
@@ -331,7 +342,7 @@ def bill_tool(state: dict[str, Any], tool: dict[str, Any], at: int) -> None:
     tool["status"] = "active"
 
 
-def ratified(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
     if ev["author"] not in state["config"]["validator_set"]:
         raise Reject("only validators write ratifications", 403)
     index = need(ev["payload"], "raft_index", int)
@@ -351,7 +362,7 @@ def ratified(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[st
     return {"proposal_id": prop["id"], "executed": executed}
 
 
-def tool_executed(state: dict[str, Any], ev: dict[str, Any], commit: bool) -> dict[str, Any]:
+def tool_executed(state: NetworkState, ev: Event, commit: bool) -> Result:
     p = ev["payload"]
     tool_id = need(p, "tool_id", str, limit=64)
     task_id = need(p, "task_id", str, limit=64)

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import httpx
 
-from deployments.tasknet.ledger import Reject
+from actors.tasknet.ledger import Reject
+from actors.tasknet.settings import LlmParams
 
 
-def api_key(settings: dict[str, Any]) -> str:
+def api_key(settings: LlmParams) -> str:
     """The key from the environment variable named in the settings (first of a comma list)."""
     raw = os.environ.get(str(settings.get("api_key_env", "LLM_PROXY_API_KEYS")), "")
     return raw.split(",")[0].strip()
 
 
-async def chat(settings: dict[str, Any], system: str, user: str, client: httpx.AsyncClient | None = None) -> str:
+async def chat(settings: LlmParams, system: str, user: str, client: httpx.AsyncClient | None = None) -> str:
     """The assistant's reply text; Reject(503) when the gateway is unset, unreachable or failing."""
     base = str(settings.get("base_url") or "").rstrip("/")
     if not base:

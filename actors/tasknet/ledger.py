@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from actors.tasknet.records import Channel, NetworkConfig, NetworkState, NodeRecord, Payload
+
 DEFAULT_CHANNEL = "general"
 
-DEFAULT_CONFIG: dict[str, Any] = {
+DEFAULT_CONFIG: NetworkConfig = {
     "task_completion_tax": 0.02,
     "proposal_voting_period": 86_400,
     "validator_set": [],
@@ -40,10 +42,10 @@ class Reject(Exception):
         self.status = status
 
 
-def new_state() -> dict[str, Any]:
+def new_state() -> NetworkState:
     return {
         "genesis": None,
-        "config": dict(DEFAULT_CONFIG),
+        "config": DEFAULT_CONFIG.copy(),
         "config_history": [],
         "nodes": {},
         "channels": {},
@@ -64,7 +66,7 @@ def new_state() -> dict[str, Any]:
     }
 
 
-def channel(state: dict[str, Any], name: str) -> dict[str, Any]:
+def channel(state: NetworkState, name: str) -> Channel:
     ch = state["channels"].get(name)
     if ch is None:
         ch = {"participants": [], "tasks": {}, "proposals": {}, "composite_tasks": {}, "tools": {}}
@@ -73,23 +75,21 @@ def channel(state: dict[str, Any], name: str) -> dict[str, Any]:
     return ch
 
 
-def join_channel(state: dict[str, Any], name: str, node_id: str) -> None:
+def join_channel(state: NetworkState, name: str, node_id: str) -> None:
     ch = channel(state, name)
     if node_id not in ch["participants"]:
         ch["participants"].append(node_id)
         ch["participants"].sort()
 
 
-def node(state: dict[str, Any], node_id: str) -> dict[str, Any]:
+def node(state: NetworkState, node_id: str) -> NodeRecord:
     record = state["nodes"].get(node_id)
     if record is None:
         raise Reject("unknown node: it has not joined the network", 403)
     return record
 
 
-def need(
-    payload: dict[str, Any], name: str, kind: type | tuple[type, ...], *, default: Any = ..., limit: int = 0
-) -> Any:
+def need(payload: Payload, name: str, kind: type | tuple[type, ...], *, default: Any = ..., limit: int = 0) -> Any:
     """A payload field of the right type (bools are not integers), else Reject."""
     value = payload.get(name, default)
     if value is ...:
@@ -105,20 +105,20 @@ def need(
     return value
 
 
-def string_list(payload: dict[str, Any], name: str, limit: int = 32) -> list[str]:
+def string_list(payload: Payload, name: str, limit: int = 32) -> list[str]:
     values = need(payload, name, list, default=[], limit=limit)
     if not all(isinstance(v, str) and 0 < len(v) <= 64 for v in values):
         raise Reject(f"{name} must be a list of short strings")
     return list(values)
 
 
-def tax_of(state: dict[str, Any], amount: int) -> int:
+def tax_of(state: NetworkState, amount: int) -> int:
     if amount <= 0:
         return 0
     return min(amount, max(1, round(amount * state["config"]["task_completion_tax"])))
 
 
-def debit(state: dict[str, Any], node_id: str, amount: int, escrow_key: str) -> None:
+def debit(state: NetworkState, node_id: str, amount: int, escrow_key: str) -> None:
     record = node(state, node_id)
     if amount < 0:
         raise Reject("amounts cannot be negative")
@@ -128,7 +128,7 @@ def debit(state: dict[str, Any], node_id: str, amount: int, escrow_key: str) -> 
     state["escrow"][escrow_key] = state["escrow"].get(escrow_key, 0) + amount
 
 
-def release(state: dict[str, Any], escrow_key: str, amount: int, to_node: str | None, to_treasury: str | None) -> None:
+def release(state: NetworkState, escrow_key: str, amount: int, to_node: str | None, to_treasury: str | None) -> None:
     held = state["escrow"].get(escrow_key, 0)
     if amount > held:
         raise Reject("escrow does not hold that much")
@@ -141,7 +141,7 @@ def release(state: dict[str, Any], escrow_key: str, amount: int, to_node: str | 
         state["treasuries"][to_treasury] = state["treasuries"].get(to_treasury, 0) + amount
 
 
-def pay_out(state: dict[str, Any], escrow_key: str, amount: int, assignee: str, chan: str) -> tuple[int, int]:
+def pay_out(state: NetworkState, escrow_key: str, amount: int, assignee: str, chan: str) -> tuple[int, int]:
     """Move `amount` from escrow: the tax to the channel treasury, the rest to the assignee."""
     tax = tax_of(state, amount)
     release(state, escrow_key, tax, None, chan)
@@ -149,7 +149,7 @@ def pay_out(state: dict[str, Any], escrow_key: str, amount: int, assignee: str, 
     return amount - tax, tax
 
 
-def reward_reputation(state: dict[str, Any], node_id: str, reward: int, tags: list[str], now: int) -> None:
+def reward_reputation(state: NetworkState, node_id: str, reward: int, tags: list[str], now: int) -> None:
     """Reputation grows with the reward paid for the work, so zero-reward tasks farm nothing."""
     cfg = state["config"]
     gain = min(cfg["task_completion_reputation_reward"], reward // cfg["reputation_reward_per_sp"])
@@ -162,7 +162,7 @@ def reward_reputation(state: dict[str, Any], node_id: str, reward: int, tags: li
         rep["tags"][tag] = rep["tags"].get(tag, 0) + gain
 
 
-def tier_of(state: dict[str, Any], total: int) -> str:
+def tier_of(state: NetworkState, total: int) -> str:
     best = "novice"
     for name, (floor, _weight) in sorted(state["config"]["tiers"].items(), key=lambda kv: kv[1][0]):
         if total >= floor:
@@ -177,7 +177,7 @@ def public_weight(total: int, tag_sum: int | None) -> float:
     return round(weight, 6)
 
 
-def check_invariant(state: dict[str, Any]) -> None:
+def check_invariant(state: NetworkState) -> None:
     held = sum(n["balance"] for n in state["nodes"].values())
     held += sum(state["treasuries"].values()) + sum(state["escrow"].values())
     if held != state["minted"] - state["burned"]:

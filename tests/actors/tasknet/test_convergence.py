@@ -8,8 +8,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deployments.tasknet.ledger import Reject
-from tests.deployments.tasknet.netsim import comparable, make_network, sync
+from actors.tasknet.ledger import Reject
+from tests.actors.tasknet.netsim import comparable, make_network, sync
 
 OPS = st.lists(
     st.tuples(

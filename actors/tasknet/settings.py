@@ -1,0 +1,70 @@
+"""What a node actor is configured with: plain data (it crosses the Ray boundary).
+
+The deployment's `TasknetConfig.actor_settings()` builds a `NodeSettings`; tests and the bench
+pass partial ones, so every key is optional and each reader keeps its default.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+DEFAULT_IMPORTS = (
+    "math",
+    "json",
+    "re",
+    "statistics",
+    "itertools",
+    "functools",
+    "collections",
+    "dataclasses",
+    "typing",
+    "unittest",
+    "heapq",
+    "bisect",
+)
+
+
+class NetworkParams(TypedDict, total=False):
+    """Genesis parameters every node of the network shares."""
+
+    faucet_sp: int
+    task_completion_tax: float
+    proposal_voting_period: int
+
+
+class LlmParams(TypedDict, total=False):
+    base_url: str | None
+    api_key_env: str
+    model: str
+    timeout_s: float
+    max_tokens: int
+
+
+class AgentParams(TypedDict, total=False):
+    enabled: bool
+
+
+class UpgradeParams(TypedDict, total=False):
+    max_package_bytes: int
+    test_timeout_s: float
+    memory_mb: int
+    allowed_imports: list[str]
+
+
+class WebrtcParams(TypedDict, total=False):
+    enabled: bool
+    host_addresses: list[str]
+
+
+class NodeSettings(TypedDict, total=False):
+    network: NetworkParams
+    anti_entropy_interval_s: float
+    raft_tick_s: float
+    ratify_timeout_s: float
+    tool_allowed_hosts: list[str]
+    tool_timeout_s: float
+    llm: LlmParams
+    agent: AgentParams
+    upgrades: UpgradeParams
+    webrtc: WebrtcParams
+    push_gossip: bool

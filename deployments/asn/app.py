@@ -29,6 +29,7 @@ from deployments.asn.parsing import parse_asn, parse_ip
 from rayfleet import state as rf_state
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.etag import none_match, quote
 from rayfleet.http import RequestIdMiddleware, parse_networks
 from rayfleet.logs import get_logger, register_secret
 
@@ -200,16 +201,8 @@ async def _store_health(limiter: Limiter) -> dict[str, Any]:
 
 
 def _etag(store: Any, key: str) -> str:
-    digest = hashlib.sha1(f"{store.meta.get('source_fingerprint')}|{key}".encode()).hexdigest()[:16]
-    return f'"{digest}"'
-
-
-def _etag_matches(header: str | None, etag: str) -> bool:
-    """RFC 9110 weak comparison against an If-None-Match list (or `*`)."""
-    if not header:
-        return False
-    candidates = [c.strip() for c in header.split(",")]
-    return "*" in candidates or any(c.removeprefix("W/") == etag for c in candidates)
+    """The opaque tag of one record in this dataset (unquoted)."""
+    return hashlib.sha1(f"{store.meta.get('source_fingerprint')}|{key}".encode()).hexdigest()[:16]
 
 
 def _protected_router(config: AsnConfig, store: Any, require_key: Any) -> APIRouter:
@@ -229,8 +222,8 @@ def _protected_router(config: AsnConfig, store: Any, require_key: Any) -> APIRou
             raise ApiError(400, str(exc)) from None
         db = store()
         etag = _etag(db, f"asn:{number}")
-        headers = {"ETag": etag, "Cache-Control": cache_control}
-        if _etag_matches(request.headers.get("if-none-match"), etag):
+        headers = {"ETag": quote(etag), "Cache-Control": cache_control}
+        if none_match(request.headers.get("if-none-match"), etag):
             return Response(status_code=304, headers=headers)
         record = db.get_asn(number)
         if record is None:

@@ -210,6 +210,24 @@ async def test_etag_revalidation(app):
 
 
 @pytest.mark.parametrize(
+    "header, status",
+    [
+        ('"old, *, tag"', 200),  # one entity tag with commas inside its quotes, not a `*`
+        ('"a,b", {etag}', 304),  # a quoted comma does not hide the next tag
+        ("W/{etag}", 304),  # weak comparison ignores W/
+        ('"a,b", W/{etag}', 304),
+        ("*", 304),
+        ('W/"other"', 200),
+    ],
+)
+async def test_if_none_match_is_parsed_as_entity_tags(app, header, status):
+    async with client_for(app) as client:
+        etag = (await client.get("/api/v1/asn/13335", headers=KEY)).headers["etag"]
+        cond = await client.get("/api/v1/asn/13335", headers={**KEY, "If-None-Match": header.format(etag=etag)})
+    assert cond.status_code == status
+
+
+@pytest.mark.parametrize(
     "address, prefix, asn",
     [
         ("8.8.8.8", "8.8.8.0/24", 15169),

@@ -19,6 +19,7 @@ from rayfleet.config import ConfigError
 from rayfleet.logs import JsonFormatter
 from tests.conftest import DATA
 from tests.deployments.asn.conftest import API_KEY, client_for, tiny_config
+from tests.rayfleet import servestack
 
 KEY = {"X-API-Key": API_KEY}
 REQUEST_ID = re.compile(r"^\d{10}-[0-9a-f]{8}$")
@@ -445,3 +446,15 @@ async def test_country_prefixes_lists_what_ases_of_that_country_announce(app):
     assert none.json() == {**none.json(), "count": 0, "prefixes": []}
     assert bad.status_code == 422 and bad_family.status_code == 400
     assert unauthenticated.status_code == 403
+
+
+@pytest.mark.parametrize("stack", [servestack.direct, servestack.through_proxy])
+async def test_one_request_id_header_on_both_paths(app, stack):
+    """Serve's proxy adds an id of its own: the app's `<unix seconds>-<8 hex>` is the one kept."""
+    async with servestack.client(stack(app)) as client:
+        refused = await client.get("/api/v1/asn/15169", headers={"X-Request-ID": "client-chosen"})
+        found = await client.get("/api/v1/asn/15169", headers=KEY)
+    assert refused.status_code == 403 and found.status_code == 200
+    assert servestack.request_ids(refused) == [refused.json()["request_id"]]
+    (rid,) = servestack.request_ids(found)
+    assert REQUEST_ID.match(rid)

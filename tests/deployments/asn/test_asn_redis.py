@@ -13,6 +13,7 @@ from deployments.asn.app import create_app
 from deployments.asn.limiter import LimiterUnavailable, RedisLimiter
 from tests.conftest import free_port
 from tests.deployments.asn.conftest import API_KEY, client_for, tiny_config
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 
@@ -48,11 +49,21 @@ async def test_exact_under_concurrency_from_two_replicas(redis_url, prefix):
     assert 0 < ttl <= 61_000
 
 
+async def _redis_us(redis_url: str, at_least: int) -> bool:
+    """True once Redis' own clock (what the limiter reads) has reached ``at_least`` µs."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        seconds, micros = await client.time()
+    finally:
+        await client.aclose()
+    return seconds * 1_000_000 + micros >= at_least
+
+
 async def test_reset_and_retry_after_come_from_the_oldest_entry(redis_url, prefix):
     limiter = RedisLimiter(redis_url, 2, 30, key_prefix=prefix)
     try:
         first = await limiter.hit("ip")
-        await asyncio.sleep(1.2)
+        await eventually(lambda: _redis_us(redis_url, first.now_us + 1_100_000), what="Redis' clock 1.1 s later")
         second = await limiter.hit("ip")
         denied = await limiter.hit("ip")
     finally:
@@ -69,8 +80,11 @@ async def test_window_slides(redis_url, prefix):
     try:
         assert (await limiter.hit("ip")).allowed
         assert not (await limiter.hit("ip")).allowed
-        await asyncio.sleep(0.6)
-        assert (await limiter.hit("ip")).allowed
+
+        async def allowed() -> bool:  # a refused hit is not recorded: polling does not hold the window
+            return (await limiter.hit("ip")).allowed
+
+        await eventually(allowed, timeout=5, what="the window slid past the first hit")
     finally:
         await limiter.close()
 

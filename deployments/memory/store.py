@@ -496,22 +496,16 @@ class Store:
         where = (" AND l.rel = ?" if rel else "") + ("" if include_archived else " AND m.archived = 0")
         args = (node, rel) if rel else (node,)
         neighbours: builtins.list[int] = []
-        if direction in ("out", "both"):
-            neighbours += [
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT l.to_id FROM memory_links l JOIN memories m ON m.id = l.to_id WHERE l.from_id = ?{where}",
-                    args,
-                )
-            ]
-        if direction in ("in", "both"):
-            neighbours += [
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT l.from_id FROM memory_links l JOIN memories m ON m.id = l.from_id WHERE l.to_id = ?{where}",
-                    args,
-                )
-            ]
+        for side, (other, this) in (("out", ("to_id", "from_id")), ("in", ("from_id", "to_id"))):
+            if direction in (side, "both"):
+                neighbours += [
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT l.{other} FROM memory_links l JOIN memories m ON m.id = l.{other} "
+                        f"WHERE l.{this} = ?{where}",
+                        args,
+                    )
+                ]
         return sorted(set(neighbours))
 
     def _subgraph(

@@ -177,13 +177,15 @@ async def bench_inprocess(seconds: float, paths: dict, redis_url: str | None) ->
     from pydantic import SecretStr
 
     from deployments.asn.app import create_app
+    from deployments.asn.state import AsnState
 
     key = secrets.token_hex(24)
     config = AsnConfig(
         api_key=SecretStr(key), rate_limit=RateLimitConfig(limit=10**9, redis_url=redis_url, key_prefix="bench:asn:rl:")
     )
-    app = create_app(config)
-    app.state.dataset.wait(600)
+    state = AsnState.from_ray(config)
+    app = create_app(config, state)
+    state.dataset.wait(600)
     out = {}
     transport = httpx.ASGITransport(app=app, client=("198.51.100.7", 5000))
     async with httpx.AsyncClient(transport=transport, base_url="http://asn", headers={"X-API-Key": key}) as client:
@@ -191,7 +193,7 @@ async def bench_inprocess(seconds: float, paths: dict, redis_url: str | None) ->
             for level in LEVELS:
                 out[(name, level)] = await drive(f"in-process {name}", client, path, level, seconds)
                 print(out[(name, level)].row(), flush=True)
-    await app.state.limiter.close()
+    await state.limiter.close()
     return out
 
 

@@ -121,6 +121,7 @@ def deploy(config: dict[str, Any]) -> list[str]:
     client = serve_api.serve_start(
         http_options=schema.http_options.model_dump(),
         proxy_location=schema.proxy_location or ProxyLocation.EveryNode,
+        controller_options=schema.controller_options,  # the proxy callback (rayfleet.serving)
     )
     client.deploy_apps(schema, _blocking=False)
     return [app.name for app in schema.applications]

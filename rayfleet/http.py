@@ -16,6 +16,7 @@ from rayfleet.security import constant_time_equals, matches_any
 __all__ = [
     "BodyLimitMiddleware",
     "BodyTooLarge",
+    "FirstRequestIdMiddleware",
     "RequestIdMiddleware",
     "client_ip",
     "constant_time_equals",
@@ -89,6 +90,42 @@ class RequestIdMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_id)
+
+
+class FirstRequestIdMiddleware:
+    """Keep only the first ``X-Request-ID`` of every answer (Serve's HTTP proxy runs it).
+
+    Serve's proxy has a request-id middleware of its own that appends its id to every
+    answer, after the headers the replica sent. The component's `RequestIdMiddleware`
+    owns the header (`rayfleet.serving` makes sure every app has one), so the proxy's
+    copy is dropped whenever the app already set one; an answer the proxy makes itself
+    (no route, no replica) keeps the proxy's. Installed in the proxy by
+    ``rayfleet.serving.proxy_middlewares`` (serve.yaml ``controller_options``).
+    """
+
+    def __init__(self, app: ASGIApp, header: str = "X-Request-ID") -> None:
+        self.app = app
+        self._header_bytes = header.lower().encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_first(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                seen = False
+                headers = []
+                for name, value in message.get("headers", []):
+                    if name.lower() == self._header_bytes:
+                        if seen:
+                            continue
+                        seen = True
+                    headers.append((name, value))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_first)
 
 
 def request_id(request: Request) -> str:

@@ -5,6 +5,12 @@ controller never imports a component's heavy dependencies and every replica
 builds its own clients and connection pools. A component with a direct port
 (``direct``: a `rayfleet.direct.DirectSpec`) also serves the same app object on
 that port from every replica (`rayfleet.direct`, docs/ingress.md).
+
+One request id per answer: every app gets a `rayfleet.http.RequestIdMiddleware` (the
+component's own, with its id format, or the default one added here), which sets
+``X-Request-ID`` on both paths. Serve's proxy appends an id of its own to every answer;
+``proxy_middlewares`` (the proxy callback serve.yaml names in ``controller_options``)
+keeps the first one, the app's.
 """
 
 from __future__ import annotations
@@ -13,8 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from rayfleet.direct import DirectSpec
+from rayfleet.http import FirstRequestIdMiddleware, RequestIdMiddleware
 
 DEFAULT_REPLICA_CPUS = 0.05
+PROXY_CALLBACK = "rayfleet.serving:proxy_middlewares"
+"""Import path of the Serve proxy callback (``RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH``)."""
 
 
 def ingress_app(
@@ -96,9 +105,23 @@ def replica_id() -> str:
         return "local"
 
 
+def proxy_middlewares() -> list[Any]:
+    """Middleware for Serve's HTTP proxy: the replica's ``X-Request-ID`` wins over the proxy's."""
+    from starlette.middleware import Middleware
+
+    return [Middleware(FirstRequestIdMiddleware)]
+
+
+def with_request_ids(app: Any) -> Any:
+    """``app`` with exactly one `RequestIdMiddleware`: its own if it has one, else the default."""
+    if not any(m.cls is RequestIdMiddleware for m in app.user_middleware):
+        app.add_middleware(RequestIdMiddleware)
+    return app
+
+
 def _build(factory: Callable[[], Any], direct: DirectSpec | None) -> Callable[[], Any]:
     def build() -> Any:
-        app = factory()
+        app = with_request_ids(factory())
         app.add_middleware(ReplicaHeaderMiddleware, replica=replica_id())
         if direct is not None:
             from rayfleet.direct import attach

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from fastapi import FastAPI
+
 from rayfleet.serving import ingress_app
 
 
-def build(args: dict):
+def build(args: dict[str, Any]) -> Any:
     config_path = args.get("config", "config/asn.yaml")
 
-    def factory():
+    def factory() -> FastAPI:
         from deployments.asn.app import create_app
         from deployments.asn.config import load
 
-        return create_app(load(config_path), state=None)
+        return create_app(load(config_path))
 
     return ingress_app("asn", factory, args)

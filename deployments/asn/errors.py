@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from rayfleet.http import request_id
-from rayfleet.logs import get_logger
-
-log = get_logger("asn")
 
 SPECIAL_CODES = {429: "RATE_LIMITED", 500: "INTERNAL_ERROR"}
 
@@ -52,23 +50,24 @@ class ApiError(Exception):
         self.headers = headers
 
 
-def install_handlers(app: FastAPI) -> None:
-    """Every error FastAPI or Starlette can raise leaves in the same shape."""
+# the renderers `rayfleet.errors.install_error_handlers` gets (app.py)
 
-    @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.message, request_id(request), exc.headers)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        message = exc.detail if isinstance(exc.detail, str) else "request failed"
-        if exc.status_code == 404 and message == "Not Found":
-            message = f"no route for {request.method} {request.url.path}"
-        return error_response(exc.status_code, message, request_id(request), dict(exc.headers or {}))
+def render(request: Request, status: int, message: str, headers: Mapping[str, str] | None) -> Response:
+    return error_response(status, message, request_id(request), dict(headers) if headers else None)
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        details = [
-            {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", ""))} for err in exc.errors()
-        ]
-        return error_response(422, "request validation failed", request_id(request), details=details)
+
+def api_error(request: Request, exc: ApiError) -> Response:
+    return error_response(exc.status, exc.message, request_id(request), exc.headers)
+
+
+def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"no route for {request.method} {request.url.path}"
+    return error_response(exc.status_code, message, request_id(request), dict(exc.headers or {}))
+
+
+def validation_error(request: Request, exc: RequestValidationError) -> Response:
+    details = [{"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", ""))} for err in exc.errors()]
+    return error_response(422, "request validation failed", request_id(request), details=details)

@@ -22,8 +22,9 @@ from typing import Any, Protocol, cast
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from actors.rate_limit import US, WindowDecision
+from actors.rate_limit import US, RateLimitWindow, WindowDecision
 from rayfleet.logs import get_logger
+from rayfleet.state import ActorHandle, call
 
 log = get_logger("asn")
 
@@ -163,7 +164,12 @@ class ActorLimiter:
     """
 
     def __init__(
-        self, handle: Any, limit: int, window_seconds: float, key_prefix: str = "asn:", max_batch: int = 512
+        self,
+        handle: ActorHandle[RateLimitWindow],
+        limit: int,
+        window_seconds: float,
+        key_prefix: str = "asn:",
+        max_batch: int = 512,
     ) -> None:
         self.limit = limit
         self.window_seconds = window_seconds
@@ -190,8 +196,12 @@ class ActorLimiter:
             while self._pending:
                 batch, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
                 try:
-                    decisions = await self._handle.hit_many.remote(
-                        [key for key, _ in batch], self.limit, self.window_seconds
+                    decisions = await call(
+                        self._handle,
+                        RateLimitWindow.hit_many,
+                        [key for key, _ in batch],
+                        self.limit,
+                        self.window_seconds,
                     )
                 except Exception as exc:  # each waiting request applies the store-error policy
                     for _, future in batch:
@@ -206,7 +216,7 @@ class ActorLimiter:
 
     async def ping(self) -> dict[str, Any]:
         try:
-            await self._handle.size.remote()
+            await call(self._handle, RateLimitWindow.size)
         except Exception as exc:  # any actor failure is "down" for health purposes
             return {"status": "down", "backend": "actor", "error": type(exc).__name__}
         return {"status": "up", "backend": "actor"}

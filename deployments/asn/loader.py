@@ -194,6 +194,50 @@ def build(db_path: Path, files: DatasetFiles) -> None:
         Path(str(tmp_path) + ".wal").unlink(missing_ok=True)
 
 
+# The tables, built from the registered column views (`*_cols`) in this order.
+_PREFIX_SQL = """
+CREATE TABLE prefix AS
+SELECT id::UINTEGER AS id, family::UTINYINT AS family, prefix, length::UTINYINT AS length,
+       asn::UBIGINT AS asn, ((start_hi::UHUGEINT << 64) | start_lo::UHUGEINT) AS start
+FROM prefix_cols ORDER BY id
+"""
+_RANGE4_SQL = """
+CREATE TABLE range4 AS
+SELECT r.start_lo AS start, r.stop_lo AS stop, r.prefix_id, p.asn, p.prefix
+FROM range4_cols r JOIN prefix p ON p.id = r.prefix_id ORDER BY r.start_lo
+"""
+_RANGE6_SQL = """
+CREATE TABLE range6 AS
+SELECT r.start_hi, r.start_lo, r.stop_hi, r.stop_lo, r.prefix_id, p.asn, p.prefix
+FROM range6_cols r JOIN prefix p ON p.id = r.prefix_id ORDER BY r.start_hi, r.start_lo
+"""
+_ASN_TABLE_SQL = """
+CREATE TABLE asn (
+    asn UBIGINT PRIMARY KEY, name VARCHAR, organisation VARCHAR, country VARCHAR,
+    description VARCHAR, v4_prefixes VARCHAR[], v6_prefixes VARCHAR[],
+    v4_count INTEGER, v6_count INTEGER, v4_addresses UBIGINT, v6_addresses UHUGEINT,
+    search_text VARCHAR
+)
+"""
+_ASN_ROWS_SQL = """
+INSERT INTO asn
+WITH lists AS (
+    SELECT asn,
+           list(prefix ORDER BY start) FILTER (WHERE family = 4) AS v4,
+           list(prefix ORDER BY start) FILTER (WHERE family = 6) AS v6
+    FROM prefix GROUP BY asn
+)
+SELECT a.asn, a.name, a.organisation, a.country, a.description,
+       coalesce(l.v4, []::VARCHAR[]), coalesce(l.v6, []::VARCHAR[]),
+       len(coalesce(l.v4, []::VARCHAR[])), len(coalesce(l.v6, []::VARCHAR[])),
+       a.v4_addresses::UBIGINT, a.v6_addresses::UHUGEINT,
+       lower(concat_ws(' ', a.name, a.organisation, a.description))
+FROM asn_cols a LEFT JOIN lists l ON l.asn = a.asn
+ORDER BY a.asn
+"""
+_TABLES_SQL = (_PREFIX_SQL, _RANGE4_SQL, _RANGE6_SQL, _ASN_TABLE_SQL, _ASN_ROWS_SQL)
+
+
 def _write(
     conn: duckdb.DuckDBPyConnection,
     files: DatasetFiles,
@@ -201,72 +245,33 @@ def _write(
     names: dict[int, str],
     prefixes: list[Prefix],
 ) -> None:
-    prefix_cols = _prefix_columns(prefixes)
-    range4_cols = _range_columns(prefixes, 4)
-    range6_cols = _range_columns(prefixes, 6)
-    asn_cols = _asn_columns(names, prefixes)
-    conn.register("prefix_cols", prefix_cols)
-    conn.register("range4_cols", range4_cols)
-    conn.register("range6_cols", range6_cols)
-    conn.register("asn_cols", asn_cols)
-    conn.execute(
-        """
-        CREATE TABLE prefix AS
-        SELECT id::UINTEGER AS id, family::UTINYINT AS family, prefix, length::UTINYINT AS length,
-               asn::UBIGINT AS asn, ((start_hi::UHUGEINT << 64) | start_lo::UHUGEINT) AS start
-        FROM prefix_cols ORDER BY id
-        """
-    )
-    conn.execute(
-        """
-        CREATE TABLE range4 AS
-        SELECT r.start_lo AS start, r.stop_lo AS stop, r.prefix_id, p.asn, p.prefix
-        FROM range4_cols r JOIN prefix p ON p.id = r.prefix_id ORDER BY r.start_lo
-        """
-    )
-    conn.execute(
-        """
-        CREATE TABLE range6 AS
-        SELECT r.start_hi, r.start_lo, r.stop_hi, r.stop_lo, r.prefix_id, p.asn, p.prefix
-        FROM range6_cols r JOIN prefix p ON p.id = r.prefix_id ORDER BY r.start_hi, r.start_lo
-        """
-    )
-    conn.execute(
-        """
-        CREATE TABLE asn (
-            asn UBIGINT PRIMARY KEY, name VARCHAR, organisation VARCHAR, country VARCHAR,
-            description VARCHAR, v4_prefixes VARCHAR[], v6_prefixes VARCHAR[],
-            v4_count INTEGER, v6_count INTEGER, v4_addresses UBIGINT, v6_addresses UHUGEINT,
-            search_text VARCHAR
-        )
-        """
-    )
-    conn.execute(
-        """
-        INSERT INTO asn
-        WITH lists AS (
-            SELECT asn,
-                   list(prefix ORDER BY start) FILTER (WHERE family = 4) AS v4,
-                   list(prefix ORDER BY start) FILTER (WHERE family = 6) AS v6
-            FROM prefix GROUP BY asn
-        )
-        SELECT a.asn, a.name, a.organisation, a.country, a.description,
-               coalesce(l.v4, []::VARCHAR[]), coalesce(l.v6, []::VARCHAR[]),
-               len(coalesce(l.v4, []::VARCHAR[])), len(coalesce(l.v6, []::VARCHAR[])),
-               a.v4_addresses::UBIGINT, a.v6_addresses::UHUGEINT,
-               lower(concat_ws(' ', a.name, a.organisation, a.description))
-        FROM asn_cols a LEFT JOIN lists l ON l.asn = a.asn
-        ORDER BY a.asn
-        """
-    )
-    for view in ("prefix_cols", "range4_cols", "range6_cols", "asn_cols"):
+    views = {
+        "prefix_cols": _prefix_columns(prefixes),
+        "range4_cols": _range_columns(prefixes, 4),
+        "range6_cols": _range_columns(prefixes, 6),
+        "asn_cols": _asn_columns(names, prefixes),
+    }
+    for view, columns in views.items():
+        conn.register(view, columns)
+    for sql in _TABLES_SQL:
+        conn.execute(sql)
+    for view in views:
         conn.unregister(view)
     counts = {
         table: (conn.execute(f"SELECT count(*) FROM {table}").fetchone() or (0,))[0]
         for table in ("asn", "prefix", "range4", "range6")
     }
+    conn.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", list(_meta(files, header, names, prefixes, counts).items()))
+    conn.execute("CHECKPOINT")
+
+
+def _meta(
+    files: DatasetFiles, header: dict[str, str], names: dict[int, str], prefixes: list[Prefix], counts: dict[str, int]
+) -> dict[str, str]:
+    """The `meta` table: where the data came from, and how many rows each table has."""
     v4_prefixes = int(sum(1 for p in prefixes if p.family == 4))
-    meta = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "source_fingerprint": files.fingerprint(),
         "dataset_name": f"pyasn {files.prefixes.name} + {files.names.name}",
@@ -281,6 +286,3 @@ def _write(
         "v6_prefix_count": str(len(prefixes) - v4_prefixes),
         **{f"rows_{table}": str(count) for table, count in counts.items()},
     }
-    conn.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-    conn.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
-    conn.execute("CHECKPOINT")

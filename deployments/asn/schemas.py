@@ -7,6 +7,8 @@ models so the documentation cannot drift from what is served.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -94,4 +96,4 @@ class Health(BaseModel):
     status: str = Field(examples=["healthy"])
     timestamp: str
     version: str
-    dependencies: dict[str, dict]
+    dependencies: dict[str, dict[str, Any]]

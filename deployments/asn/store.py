@@ -33,7 +33,7 @@ class IpMatch:
 class _FamilyIndex:
     """Sorted disjoint ranges of one address family, each labelled with a prefix id."""
 
-    def __init__(self, starts: array | list[int], stops: array | list[int], prefix_ids: array) -> None:
+    def __init__(self, starts: array[int] | list[int], stops: array[int] | list[int], prefix_ids: array[int]) -> None:
         self.starts = starts
         self.stops = stops
         self.prefix_ids = prefix_ids
@@ -100,11 +100,11 @@ class AsnStore:
             array("L", (r[4] for r in rows)),
         )
 
-    def _load_prefixes(self) -> tuple[list[str], array]:
+    def _load_prefixes(self) -> tuple[list[str], array[int]]:
         cols = self._conn.execute("SELECT prefix, asn FROM prefix ORDER BY id").fetchnumpy()
         return list(cols["prefix"]), array("L", cols["asn"].astype("uint64").tobytes())
 
-    def _load_records(self) -> dict[int, tuple]:
+    def _load_records(self) -> dict[int, tuple[Any, ...]]:
         """AS → (name, organisation, country, description, v4 ids, v6 ids, v4 count, v6 count, v4 addr, v6 addr)."""
         rows = self._conn.execute(
             """
@@ -158,7 +158,7 @@ class AsnStore:
         return None if row is None else self._summary(asn, row)
 
     @staticmethod
-    def _summary(asn: int, row: tuple) -> dict[str, Any]:
+    def _summary(asn: int, row: tuple[Any, ...]) -> dict[str, Any]:
         name, organisation, country, description, _, _, v4_count, v6_count, v4_addr, v6_addr = row
         return {
             "asn": asn,

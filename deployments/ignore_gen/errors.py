@@ -3,18 +3,17 @@
 400 both `tree` and `features` missing; 404 unknown feature with no template;
 413 a configured limit exceeded (the spec sets no limits; this is ours);
 422 framework validation (malformed feature names, multi-line extras, bad
-JSON); 500 an unexpected internal error, always logged.
+JSON); 500 an unexpected internal error, always logged (`rayfleet.errors`).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
@@ -52,23 +51,23 @@ def validation_detail(errors: Sequence[dict[str, Any]]) -> str:
     return "; ".join(messages) or "invalid request"
 
 
-def install(app: FastAPI, log: logging.Logger) -> None:
-    """Register the handlers that give every error the `{detail: string}` shape."""
+# the renderers `rayfleet.errors.install_error_handlers` gets (app.py)
 
-    @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.detail)
+INTERNAL_MESSAGE = "internal error: the generator failed; the cause is logged"
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(422, validation_detail(exc.errors()))
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        return error_response(exc.status_code, detail, getattr(exc, "headers", None))
+def render(_: Request, status: int, detail: str, headers: Mapping[str, str] | None) -> Response:
+    return error_response(status, detail, dict(headers) if headers else None)
 
-    @app.exception_handler(Exception)
-    async def _internal(request: Request, exc: Exception) -> JSONResponse:
-        log.error("internal error on %s %s: %s", request.method, request.url.path, exc.__class__.__name__, exc_info=exc)
-        return error_response(500, "internal error: the generator failed; the cause is logged")
+
+def api_error(_: Request, exc: ApiError) -> Response:
+    return error_response(exc.status, exc.detail)
+
+
+def validation_error(_: Request, exc: RequestValidationError) -> Response:
+    return error_response(422, validation_detail(exc.errors()))
+
+
+def http_error(_: Request, exc: StarletteHTTPException) -> Response:
+    detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    return error_response(exc.status_code, detail, getattr(exc, "headers", None))

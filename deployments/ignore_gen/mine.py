@@ -55,6 +55,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypedDict
 
 from deployments.ignore_gen.fingerprint import ALWAYS, FIXTURE_DIRS, MARKERS, fingerprint
 from deployments.ignore_gen.rules_table import RULES_TABLE_PATH, RuleEntry, table_version
@@ -112,6 +113,14 @@ class Thresholds:
     min_common_support: float = 0.25
 
 
+class CorpusRecord(TypedDict):
+    """One line of the corpus."""
+
+    repo: str
+    files: list[str]
+    gitignores: dict[str, str]  # folder -> the text of its .gitignore
+
+
 @dataclass
 class Repo:
     name: str
@@ -121,7 +130,7 @@ class Repo:
     patterns: dict[str, bool] = field(default_factory=dict)  # key -> seen only as a folder
 
 
-def read_corpus(path: Path) -> Iterator[dict]:
+def read_corpus(path: Path) -> Iterator[CorpusRecord]:
     """One repository a line (JSON); a `.gz` file is read through gzip."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:
@@ -156,7 +165,7 @@ def in_fixture(directory: str) -> bool:
     return any(part.lower() in FIXTURE_DIRS for part in directory.split("/") if part)
 
 
-def load_repos(records: Iterable[dict]) -> list[Repo]:
+def load_repos(records: Iterable[CorpusRecord]) -> list[Repo]:
     repos: list[Repo] = []
     for record in records:
         features = frozenset(fingerprint(record["files"]).features) - set(ALWAYS)
@@ -229,6 +238,10 @@ class Candidate:
     repos: int
     support: float
     lift: float
+
+
+CandidateKey = tuple[tuple[str, ...], str]
+"""A candidate's (features, pattern)."""
 
 
 def candidates(repos: Sequence[Repo], limits: Thresholds) -> list[Candidate]:
@@ -329,9 +342,9 @@ def force_added(repo: Repo, paths: Sequence[str], work: Path) -> set[str]:
     return {p for p in paths if any(q in matched for q in [p, *_ancestors(p)])}
 
 
-def unsafe(cands: Sequence[Candidate], repos: Sequence[Repo]) -> dict[tuple, str]:
+def unsafe(cands: Sequence[Candidate], repos: Sequence[Repo]) -> dict[CandidateKey, str]:
     """Candidates that would ignore a tracked file of a repository they apply to."""
-    bad: dict[tuple, str] = {}
+    bad: dict[CandidateKey, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         root = work / "gen"
@@ -354,7 +367,7 @@ def unsafe(cands: Sequence[Candidate], repos: Sequence[Repo]) -> dict[tuple, str
     return bad
 
 
-def mine(records: Iterable[dict], limits: Thresholds) -> tuple[list[Candidate], dict[tuple, str], int]:
+def mine(records: Iterable[CorpusRecord], limits: Thresholds) -> tuple[list[Candidate], dict[CandidateKey, str], int]:
     repos = load_repos(records)
     cands = candidates(repos, limits)
     bad = unsafe(cands, repos)
@@ -362,7 +375,7 @@ def mine(records: Iterable[dict], limits: Thresholds) -> tuple[list[Candidate], 
     return kept, bad, len(repos)
 
 
-def build_output(kept: Sequence[Candidate], limits: Thresholds, corpus_sha: str, repos: int) -> dict:
+def build_output(kept: Sequence[Candidate], limits: Thresholds, corpus_sha: str, repos: int) -> dict[str, Any]:
     grouped: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for c in kept:
         grouped[c.features].append(c.pattern)

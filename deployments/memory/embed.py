@@ -13,10 +13,13 @@ import math
 import sys
 import threading
 from array import array
-from typing import cast
+from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from deployments.memory.errors import EmbeddingError
+
+if TYPE_CHECKING:
+    from deployments.memory.config import Settings
 
 
 def endpoint_url(base: str) -> str:
@@ -132,7 +135,7 @@ def dot(a: bytes, b: bytes) -> float:
     return sum(x * y for x, y in zip(unpack(a), unpack(b), strict=False))
 
 
-def client_for(settings) -> EmbeddingClient | None:
+def client_for(settings: Settings) -> EmbeddingClient | None:
     """The configured client, or None when hybrid retrieval is off."""
     if not settings.embeddings_enabled:
         return None

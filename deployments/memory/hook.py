@@ -15,6 +15,10 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the hook runs at every session start: the store loads only when used
+    from deployments.memory.store import Store
 
 VALUE_CHARS = 600
 PINNED_MAX = 20
@@ -45,7 +49,7 @@ def _age(iso_time: str | None) -> str:
     return "today" if days <= 0 else f"{days}d ago"
 
 
-def _line(rec: dict) -> str:
+def _line(rec: dict[str, Any]) -> str:
     value = rec["value"]
     if len(value) > VALUE_CHARS:
         value = value[:VALUE_CHARS] + "…"
@@ -55,7 +59,7 @@ def _line(rec: dict) -> str:
     return f"- {rec['scope']}/{rec['key']}{tags} ({mark}{fresh}): {value}"
 
 
-def build_context(store, user_scope: str, repo_scope: str, limit: int) -> str:
+def build_context(store: Store, user_scope: str, repo_scope: str, limit: int) -> str:
     scopes = [user_scope] + ([repo_scope] if repo_scope != user_scope else [])
     pinned = [r for s in scopes for r in store.list(s, PINNED_MAX, pinned_only=True)]
     recent = [r for s in scopes for r in store.list(s, limit + PINNED_MAX) if not r["pinned"]]

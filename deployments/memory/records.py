@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import quote
 
 from deployments.memory.errors import UsageError
@@ -99,7 +101,7 @@ def uri(scope: str, key: str) -> str:
     return f"memory:///{quote(scope, safe='')}/{quote(key, safe='')}"
 
 
-def to_record(row) -> dict:
+def to_record(row: sqlite3.Row) -> dict[str, Any]:
     """A database row (selected with COLUMNS) as the public JSON record."""
     return {
         "scope": row["scope"],

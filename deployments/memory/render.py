@@ -10,7 +10,7 @@ def as_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-def _memory_line(rec: dict) -> str:
+def _memory_line(rec: dict[str, Any]) -> str:
     flags = ("*" if rec.get("pinned") else " ") + ("a" if rec.get("archived") else " ")
     tags = f" [{', '.join(rec['tags'])}]" if rec.get("tags") else ""
     value = " ".join(str(rec.get("snippet") or rec.get("value", "")).split())
@@ -42,13 +42,13 @@ def as_text(command: str, data: Any) -> str:
             head.append(f"-> {link['rel']} {link['scope']}/{link['key']}")
         for link in data.get("links", {}).get("in", []):
             head.append(f"<- {link['rel']} {link['scope']}/{link['key']}")
-        return "\n".join(head) + "\n\n" + data["value"]
+        return "\n".join(head) + "\n\n" + str(data["value"])
     if command == "traverse":
         lines = [f"{'  ' * n['depth']}{n['scope']}/{n['key']}" + (" *" if n["pinned"] else "") for n in data["nodes"]]
         lines += [f"{e['from']} -{e['rel']}-> {e['to']}" for e in data["edges"]]
         return "\n".join(lines)
     if command == "path":
-        return data["path"]
+        return str(data["path"])
     if command == "save":
         text = f"{'created' if data['created'] else 'updated'} {data['scope']}/{data['key']}"
         if data.get("superseded"):

@@ -19,19 +19,28 @@ from __future__ import annotations
 import json
 import socket
 import sys
-import threading
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from fastapi.responses import Response
 
 from deployments.memory.config import Settings
-from deployments.memory.errors import MemError, UsageError
-from deployments.memory.service import Memory
-from deployments.memory.store import Store, check_limit
+from deployments.memory.errors import (
+    MemError,
+    UsageError,
+    error,
+    http_error,
+    mem_error,
+    render,
+    unexpected,
+    validation_error,
+)
+from deployments.memory.rest_state import RestState
+from deployments.memory.routes import health, memories
+from deployments.memory.store import Store
+from rayfleet.appstate import attach, state_of
 from rayfleet.auth import presented_key
+from rayfleet.errors import install_error_handlers
 from rayfleet.http import BodyLimitMiddleware
 from rayfleet.security import constant_time_equals
 
@@ -39,24 +48,7 @@ MAX_BODY_BYTES = 2 * 1024 * 1024
 EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://")
 ALLOWED_HEADERS = "Content-Type, Authorization, X-MEM-Token, X-MEM-Scope"
 ALLOWED_METHODS = "GET, POST, PUT, DELETE, OPTIONS"
-STATUS_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    421: "misdirected_request",
-    500: "internal",
-}
-
-
-def error(status: int, message: str, code: str | None = None, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse(
-        {"error": message, "code": code or STATUS_CODES.get(status, "error")}, status_code=status, headers=headers
-    )
+TOKEN_MESSAGE = "missing or invalid token (X-MEM-Token or Authorization: Bearer)"
 
 
 def is_extension_origin(origin: str | None) -> bool:
@@ -73,148 +65,67 @@ def _cors_headers(origin: str) -> dict[str, str]:
     }
 
 
-def create_app(settings: Settings, token: str, version: str = "") -> FastAPI:
-    """The REST app. Each worker thread gets its own SQLite connection."""
-    app = FastAPI(title="mem REST server", version=version or "0", docs_url=None, redoc_url=None, openapi_url=None)
-    local = threading.local()
-    allowed_hosts: set[str] = set()
-
-    def memory() -> Memory:
-        if getattr(local, "memory", None) is None:
-            local.memory = Memory(settings, Store(settings.db_path))
-        return local.memory
-
-    def scope_of(request: Request, body: dict | None = None) -> str | None:
-        if body and body.get("scope") is not None:
-            return body["scope"]
-        return request.query_params.get("scope") or request.headers.get("x-mem-scope") or None
-
+def create_app(settings: Settings, token: str, version: str = "", state: RestState | None = None) -> FastAPI:
+    """The REST app (`RestState.per_thread` by default: each worker thread gets its own SQLite connection)."""
+    state = state or RestState.per_thread(settings, token, version)
+    app = FastAPI(
+        title="mem REST server", version=state.version or "0", docs_url=None, redoc_url=None, openapi_url=None
+    )
+    attach(app, state)
     # inside the guard below (added first, so it runs after it): a 413 keeps the CORS headers
     app.add_middleware(
         BodyLimitMiddleware,
         limit=MAX_BODY_BYTES,
         refuse=lambda limit: error(413, f"body larger than {limit} bytes"),
     )
-
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Any) -> Response:
-        origin = request.headers.get("origin") or ""
-        extension = is_extension_origin(origin)
-        host = request.headers.get("host", "").lower()
-        if allowed_hosts and host not in allowed_hosts:
-            return error(421, "this server answers only on 127.0.0.1 and localhost")
-        if request.method == "OPTIONS" and request.headers.get("access-control-request-method"):
-            if extension:
-                return Response(status_code=204, headers=_cors_headers(origin))
-            return error(403, "CORS is allowed only for browser-extension origins", headers={"Vary": "Origin"})
-        if request.url.path != "/health":
-            # In the middleware rather than rayfleet.auth's route dependency: unknown paths and
-            # extension preflights are decided here too, and a 401 carries the CORS headers.
-            if not constant_time_equals(presented_key(request, "X-MEM-Token", bearer=True), token):
-                response: Response = error(
-                    401,
-                    "missing or invalid token (X-MEM-Token or Authorization: Bearer)",
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-                if extension:
-                    response.headers.update(_cors_headers(origin))
-                return response
-        response = await call_next(request)
-        if extension:
-            response.headers.update(_cors_headers(origin))
-        else:
-            response.headers["Vary"] = "Origin"
-        return response
-
-    @app.exception_handler(MemError)
-    async def mem_error(_: Request, exc: MemError) -> JSONResponse:
-        return error(exc.http_status, exc.message, exc.code)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        message = exc.detail if isinstance(exc.detail, str) else "request failed"
-        return error(exc.status_code, message)
-
-    @app.exception_handler(RequestValidationError)
-    async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error(400, "invalid request: " + "; ".join(str(e.get("msg")) for e in exc.errors()))
-
-    @app.exception_handler(Exception)
-    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        return error(500, f"internal error ({type(exc).__name__})")
-
-    async def json_body(request: Request) -> dict:
-        raw = await request.body()
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            raise UsageError("body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise UsageError("body must be a JSON object")
-        return body
-
-    @app.get("/health")
-    def health() -> dict:
-        return {"status": "ok", "version": version}
-
-    @app.get("/memories")
-    def list_or_search(
-        request: Request, q: str | None = None, limit: str | None = None, pinned: str | None = None
-    ) -> dict:
-        mem = memory()
-        scope = mem.scope(scope_of(request), allow_all=True)
-        if q is not None and q.strip():
-            return dict(mem.search(q, check_limit(limit or 50), scope=scope), scope=scope)
-        only_pinned = (pinned or "").lower() in ("1", "true", "yes")
-        items = mem.store.list(scope, check_limit(limit or 200), pinned_only=only_pinned)
-        return {"scope": scope, "count": len(items), "memories": items}
-
-    @app.get("/memories/{key:path}")
-    def get_memory(request: Request, key: str) -> dict:
-        mem = memory()
-        return mem.store.get(mem.scope(scope_of(request)), key)
-
-    def save(request: Request, body: dict, key: Any) -> JSONResponse:
-        if key is None:
-            raise UsageError("field 'key' is required")
-        if body.get("value") is None:
-            raise UsageError("field 'value' is required")
-        origin = body.get("origin") or body.get("origin_agent") or ""
-        mem = memory()
-        result = mem.save(key, body["value"], body.get("tags"), origin=origin, scope=mem.scope(scope_of(request, body)))
-        result["memory"] = mem.store.get(result["scope"], result["key"], with_links=False)
-        return JSONResponse(result, status_code=201 if result["created"] else 200)
-
-    @app.post("/memories")
-    async def create(request: Request) -> JSONResponse:
-        body = await json_body(request)
-        return await _in_thread(save, request, body, body.get("key"))
-
-    @app.put("/memories/{key:path}")
-    async def put(request: Request, key: str) -> JSONResponse:
-        body = await json_body(request)
-        if body.get("key") not in (None, key):
-            raise UsageError("the body's key differs from the key in the path")
-        return await _in_thread(save, request, body, key)
-
-    @app.delete("/memories/{key:path}")
-    def delete(request: Request, key: str) -> dict:
-        mem = memory()
-        return mem.store.delete(mem.scope(scope_of(request)), key)
-
-    def restrict_hosts(port: int) -> None:
-        allowed_hosts.update({f"127.0.0.1:{port}", f"localhost:{port}"})
-        if port == 80:
-            allowed_hosts.update({"127.0.0.1", "localhost"})
-
-    app.state.restrict_hosts = restrict_hosts
+    app.middleware("http")(guard)
+    install_error_handlers(
+        app,
+        render,
+        component="memory",
+        handlers={MemError: mem_error},
+        http=http_error,
+        validation=validation_error,
+    )
+    app.include_router(health.router)
+    app.include_router(memories.router)
     return app
 
 
-async def _in_thread(fn: Any, *args: Any) -> Any:
-    from starlette.concurrency import run_in_threadpool
+_state = state_of(RestState)
 
-    return await run_in_threadpool(fn, *args)
+
+async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """Host check, CORS (browser extensions only), the token (all but /health), and
+    unexpected errors answered 500 naming their class."""
+    state = _state(request)
+    origin = request.headers.get("origin") or ""
+    extension = is_extension_origin(origin)
+    host = request.headers.get("host", "").lower()
+    if state.allowed_hosts and host not in state.allowed_hosts:
+        return error(421, "this server answers only on 127.0.0.1 and localhost")
+    if request.method == "OPTIONS" and request.headers.get("access-control-request-method"):
+        if extension:
+            return Response(status_code=204, headers=_cors_headers(origin))
+        return error(403, "CORS is allowed only for browser-extension origins", headers={"Vary": "Origin"})
+    # In the middleware rather than rayfleet.auth's route dependency: unknown paths and
+    # extension preflights are decided here too, and a 401 carries the CORS headers.
+    if request.url.path != "/health" and not constant_time_equals(
+        presented_key(request, "X-MEM-Token", bearer=True), state.token
+    ):
+        refused = error(401, TOKEN_MESSAGE, headers={"WWW-Authenticate": "Bearer"})
+        if extension:
+            refused.headers.update(_cors_headers(origin))
+        return refused
+    try:
+        response = await call_next(request)
+    except Exception as exc:  # answered as it is, without CORS headers
+        return unexpected(exc)
+    if extension:
+        response.headers.update(_cors_headers(origin))
+    else:
+        response.headers["Vary"] = "Origin"
+    return response
 
 
 def bind(port: int) -> socket.socket:
@@ -242,8 +153,9 @@ def serve(settings: Settings, port: int | None, fmt: str) -> int:
     token, source = resolve_token(settings.serve_token, settings.db_dir)
     sock = bind(port)
     actual = sock.getsockname()[1]
-    app = create_app(settings, token, version())
-    app.state.restrict_hosts(actual)
+    state = RestState.per_thread(settings, token, version())
+    state.restrict_hosts(actual)
+    app = create_app(settings, token, state.version, state)
     shown = token if source != "env" else "(from MEM_SERVE_TOKEN)"
     info = {
         "url": f"http://127.0.0.1:{actual}",

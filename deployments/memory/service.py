@@ -68,7 +68,9 @@ class Memory:
         vector = self._vector(embedding_text(value, tag_list), "saved without a vector (run `mem reembed` later)")
         return tag_list, vector, self.client.model_id if self.client else ""
 
-    def save(self, key: str, value: str, tags: object = None, origin: str = "", scope: str | None = None) -> dict:
+    def save(
+        self, key: str, value: str, tags: object = None, origin: str = "", scope: str | None = None
+    ) -> dict[str, Any]:
         scope = self.scope(scope)
         tag_list, vector, model = self._prepare(value, tags)
         return self.store.save(
@@ -82,14 +84,16 @@ class Memory:
             detect_conflicts=not self.settings.conflict_disable,
         )
 
-    def supersede(self, old_key: str, new_key: str, value: str, tags: object = None, scope: str | None = None) -> dict:
+    def supersede(
+        self, old_key: str, new_key: str, value: str, tags: object = None, scope: str | None = None
+    ) -> dict[str, Any]:
         scope = self.scope(scope)
         tag_list, vector, model = self._prepare(value, tags)
         return self.store.supersede(scope, old_key, new_key, value, tag_list, vector=vector, model=model)
 
     # ----- search --------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 50, scope: str | None = None) -> dict:
+    def search(self, query: str, limit: int = 50, scope: str | None = None) -> dict[str, Any]:
         """Full-text (or hybrid) search; `match` says whether every word had to match.
 
         When no memory matches every word of the query (`match: "all"`), the
@@ -111,21 +115,21 @@ class Memory:
             r.pop("id", None)
         return {"query": query, "mode": "text", "match": kind, "count": len(results), "results": results}
 
-    def _text_hits(self, scope: str, query: str, limit: int) -> tuple[list[dict], str]:
+    def _text_hits(self, scope: str, query: str, limit: int) -> tuple[list[dict[str, Any]], str]:
         """BM25 hits of every word ("all"); when there are none, of the loosened query ("any").
 
         The loosened forms are tried in order and their hits appended until `limit`:
         first the memories with every word that some memory has, then those with any word.
         """
         match = build_match(query)
-        hits: list[dict] = self.store.text_search(scope, match, limit) if match else []
+        hits: list[dict[str, Any]] = self.store.text_search(scope, match, limit) if match else []
         if hits:
             return hits, "all"
         for loose, any_word in relaxed_matches(query, self.store.has_match):
             if len(hits) >= limit:
                 break
             seen = {h["id"] for h in hits}
-            more: list[dict] = self.store.text_search(
+            more: list[dict[str, Any]] = self.store.text_search(
                 scope,
                 loose,
                 limit + len(hits),
@@ -135,7 +139,9 @@ class Memory:
             hits += [h for h in more if h["id"] not in seen][: limit - len(hits)]
         return hits, "any" if hits else "all"
 
-    def _hybrid(self, text_hits: list[dict], vector_hits: list[tuple[int, float]], limit: int) -> list[dict]:
+    def _hybrid(
+        self, text_hits: list[dict[str, Any]], vector_hits: list[tuple[int, float]], limit: int
+    ) -> list[dict[str, Any]]:
         s = self.settings
         fused: dict[int, dict[str, Any]] = {}
         for rank, hit in enumerate(sorted(text_hits, key=lambda h: -h["score"]), start=1):
@@ -200,7 +206,9 @@ class Memory:
 
     # ----- embeddings backfill ----------------------------------------------------
 
-    def reembed(self, force: bool = False, progress: Callable[[int, int], None] | None = None, batch: int = 32) -> dict:
+    def reembed(
+        self, force: bool = False, progress: Callable[[int, int], None] | None = None, batch: int = 32
+    ) -> dict[str, Any]:
         if self.client is None:
             why = "MEM_EMBED_DISABLE=1" if self.settings.embed_disable else "MEM_EMBEDDING_URL is not set"
             raise EmbeddingError(f"reembed needs an embeddings endpoint ({why})")

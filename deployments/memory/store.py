@@ -119,9 +119,10 @@ class Store:
     # ----- lookups -------------------------------------------------------------
 
     def _row(self, scope: str, key: str) -> sqlite3.Row | None:
-        return self.conn.execute(
+        row: sqlite3.Row | None = self.conn.execute(
             f"SELECT {COLUMNS} FROM memories m WHERE m.scope = ? AND m.key = ?", (scope, key)
         ).fetchone()
+        return row
 
     def _require(self, scope: str, key: str) -> sqlite3.Row:
         row = self._row(scope, key)
@@ -130,14 +131,14 @@ class Store:
         return row
 
     @storage_errors
-    def get(self, scope: str, key: str, with_links: bool = True) -> dict:
+    def get(self, scope: str, key: str, with_links: bool = True) -> dict[str, Any]:
         row = self._require(check_scope(scope), check_key(key))
         record = to_record(row)
         if with_links:
             record["links"] = self._links_of(row["id"])
         return record
 
-    def _links_of(self, memory_id: int) -> dict[str, builtins.list[dict]]:
+    def _links_of(self, memory_id: int) -> dict[str, builtins.list[dict[str, Any]]]:
         out = self.conn.execute(
             """SELECT l.rel, m.scope, m.key FROM memory_links l JOIN memories m ON m.id = l.to_id
                 WHERE l.from_id = ? ORDER BY l.rel, m.scope, m.key""",
@@ -156,7 +157,7 @@ class Store:
     @storage_errors
     def list(
         self, scope: str, limit: int = 200, pinned_only: bool = False, sort: str = "updated", offset: int = 0
-    ) -> builtins.list[dict]:
+    ) -> builtins.list[dict[str, Any]]:
         check_scope(scope, allow_all=True)
         if sort not in SORTS:
             raise UsageError(f"sort must be one of {', '.join(SORTS)}")
@@ -210,7 +211,7 @@ class Store:
         vector: bytes | None = None,
         model: str = "",
         detect_conflicts: bool = True,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Insert or update. A new key that repeats an active memory supersedes it."""
         scope, key, value = check_scope(scope), check_key(key), check_value(value)
         tag_list = normalize_tags(tags)
@@ -324,7 +325,7 @@ class Store:
         tags: object = None,
         vector: bytes | None = None,
         model: str = "",
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Archive `old_key` and replace it by the new memory `new_key`, which inherits pin and origin."""
         scope, old_key, new_key = check_scope(scope), check_key(old_key), check_key(new_key)
         value = check_value(value)
@@ -353,7 +354,7 @@ class Store:
         return {"superseded": old_key, "by": new_key, "scope": scope, "pinned": bool(old["pinned"])}
 
     @storage_errors
-    def delete(self, scope: str, key: str) -> dict:
+    def delete(self, scope: str, key: str) -> dict[str, Any]:
         scope, key = check_scope(scope), check_key(key)
         with self.write() as conn:
             row = self._require(scope, key)
@@ -364,7 +365,7 @@ class Store:
         return {"deleted": True, "scope": scope, "key": key, "links_removed": links}
 
     @storage_errors
-    def rename(self, scope: str, old_key: str, new_key: str) -> dict:
+    def rename(self, scope: str, old_key: str, new_key: str) -> dict[str, Any]:
         scope, old_key, new_key = check_scope(scope), check_key(old_key), check_key(new_key)
         if old_key == new_key:
             raise UsageError("old and new key are the same")
@@ -379,7 +380,7 @@ class Store:
         return {"renamed": True, "scope": scope, "from": old_key, "to": new_key, "links": links}
 
     @storage_errors
-    def verify(self, scope: str, key: str) -> dict:
+    def verify(self, scope: str, key: str) -> dict[str, Any]:
         scope, key = check_scope(scope), check_key(key)
         now = now_ms()
         with self.write() as conn:
@@ -393,7 +394,7 @@ class Store:
         }
 
     @storage_errors
-    def set_pinned(self, scope: str, key: str, pinned: bool) -> dict:
+    def set_pinned(self, scope: str, key: str, pinned: bool) -> dict[str, Any]:
         """Pin (which also marks verified and brings an archived memory back) or unpin."""
         scope, key = check_scope(scope), check_key(key)
         with self.write() as conn:
@@ -407,7 +408,7 @@ class Store:
         return {"pinned": pinned, "scope": scope, "key": key, "changed": bool(row["pinned"]) != pinned}
 
     @storage_errors
-    def link(self, scope: str, from_key: str, rel: str, to_key: str, to_scope: str | None = None) -> dict:
+    def link(self, scope: str, from_key: str, rel: str, to_key: str, to_scope: str | None = None) -> dict[str, Any]:
         scope, from_key, to_key = check_scope(scope), check_key(from_key), check_key(to_key)
         to_scope = check_scope(to_scope) if to_scope else scope
         rel = check_rel(rel)
@@ -429,7 +430,7 @@ class Store:
         }
 
     @storage_errors
-    def unlink(self, scope: str, from_key: str, rel: str, to_key: str, to_scope: str | None = None) -> dict:
+    def unlink(self, scope: str, from_key: str, rel: str, to_key: str, to_scope: str | None = None) -> dict[str, Any]:
         scope, from_key, to_key = check_scope(scope), check_key(from_key), check_key(to_key)
         to_scope = check_scope(to_scope) if to_scope else scope
         rel = check_rel(rel)
@@ -454,7 +455,7 @@ class Store:
         direction: str = "both",
         rel: str | None = None,
         include_archived: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Breadth-first walk from a memory. Archived nodes are left out unless asked for."""
         scope, key = check_scope(scope), check_key(key)
         if direction not in ("out", "in", "both"):
@@ -463,37 +464,54 @@ class Store:
             rel = check_rel(rel)
         depth = min(max(int(depth), 1), MAX_DEPTH)
         root = self._require(scope, key)
-        seen: dict[int, int] = {root["id"]: 0}
-        queue: deque[int] = deque([root["id"]])
-        rel_sql = " AND l.rel = ?" if rel else ""
-        rel_args: tuple = (rel,) if rel else ()
+        seen = self._reachable(root["id"], depth, direction, rel, include_archived)
+        nodes, edges = self._subgraph(seen, rel)
+        return {
+            "root": uri(scope, key),
+            "depth": depth,
+            "direction": direction,
+            "rel": rel,
+            "nodes": nodes,
+            "edges": edges,
+        }
+
+    def _reachable(
+        self, root: int, depth: int, direction: str, rel: str | None, include_archived: bool
+    ) -> dict[int, int]:
+        """Memory id -> its distance from `root`, up to `depth` links away."""
+        seen: dict[int, int] = {root: 0}
+        queue: deque[int] = deque([root])
         while queue:
             node = queue.popleft()
             if seen[node] >= depth:
                 continue
-            neighbours: builtins.list[int] = []
-            if direction in ("out", "both"):
-                neighbours += [
-                    r[0]
-                    for r in self.conn.execute(
-                        f"SELECT l.to_id FROM memory_links l JOIN memories m ON m.id = l.to_id "
-                        f"WHERE l.from_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
-                        (node, *rel_args),
-                    )
-                ]
-            if direction in ("in", "both"):
-                neighbours += [
-                    r[0]
-                    for r in self.conn.execute(
-                        f"SELECT l.from_id FROM memory_links l JOIN memories m ON m.id = l.from_id "
-                        f"WHERE l.to_id = ?{rel_sql}{'' if include_archived else ' AND m.archived = 0'}",
-                        (node, *rel_args),
-                    )
-                ]
-            for other in sorted(set(neighbours)):
+            for other in self._neighbours(node, direction, rel, include_archived):
                 if other not in seen:
                     seen[other] = seen[node] + 1
                     queue.append(other)
+        return seen
+
+    def _neighbours(self, node: int, direction: str, rel: str | None, include_archived: bool) -> builtins.list[int]:
+        """The ids linked to `node` (its targets, its sources or both), sorted."""
+        where = (" AND l.rel = ?" if rel else "") + ("" if include_archived else " AND m.archived = 0")
+        args = (node, rel) if rel else (node,)
+        neighbours: builtins.list[int] = []
+        for side, (other, this) in (("out", ("to_id", "from_id")), ("in", ("from_id", "to_id"))):
+            if direction in (side, "both"):
+                neighbours += [
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT l.{other} FROM memory_links l JOIN memories m ON m.id = l.{other} "
+                        f"WHERE l.{this} = ?{where}",
+                        args,
+                    )
+                ]
+        return sorted(set(neighbours))
+
+    def _subgraph(
+        self, seen: dict[int, int], rel: str | None
+    ) -> tuple[builtins.list[dict[str, Any]], builtins.list[dict[str, str]]]:
+        """The nodes (with their depth) and the edges between them, both sorted."""
         ids = list(seen)
         marks = ",".join("?" * len(ids))
         rows = {
@@ -520,7 +538,7 @@ class Store:
         edge_rows = self.conn.execute(
             f"SELECT from_id, rel, to_id FROM memory_links WHERE from_id IN ({marks}) AND to_id IN ({marks})"
             f"{' AND rel = ?' if rel else ''}",
-            (*ids, *ids, *rel_args),
+            (*ids, *ids, *((rel,) if rel else ())),
         ).fetchall()
         edges = sorted(
             {
@@ -532,14 +550,7 @@ class Store:
                 for e in edge_rows
             }
         )
-        return {
-            "root": uri(scope, key),
-            "depth": depth,
-            "direction": direction,
-            "rel": rel,
-            "nodes": nodes,
-            "edges": [{"from": f, "to": t, "rel": r} for f, t, r in edges],
-        }
+        return nodes, [{"from": f, "to": t, "rel": r} for f, t, r in edges]
 
     # ----- search --------------------------------------------------------------
 
@@ -552,7 +563,7 @@ class Store:
         pinned_first: bool = True,
         candidates: int | None = None,
         older_pinned: bool = True,
-    ) -> builtins.list[dict]:
+    ) -> builtins.list[dict[str, Any]]:
         """BM25 full-text hits; each record gains `score` (higher is better) and `snippet`.
 
         Order: pinned first, then rank (BM25, column weights 3/1/2), then most recent
@@ -591,7 +602,7 @@ class Store:
         self, scope: str, match: str, limit: int, pinned_first: bool, candidates: int, older_pinned: bool
     ) -> builtins.list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
-        scope_args: tuple = () if scope == ALL_SCOPES else (scope,)
+        scope_args: tuple[str, ...] = () if scope == ALL_SCOPES else (scope,)
         # BM25 over the newest CANDIDATES active matches of the scope (all of them
         # when there are fewer; FTS5 walks its doclists newest first and stops there,
         # computing the rank of the rows it returns only) plus every older pinned match.
@@ -629,13 +640,17 @@ class Store:
         return [(h[0], h[1]) for h in hits[:limit]]
 
     def _with_updated(
-        self, ranked: builtins.list, scope_sql: str = "", scope_args: tuple = (), with_pinned: bool = False
-    ) -> builtins.list[tuple]:
+        self,
+        ranked: builtins.list[tuple[int, float]],
+        scope_sql: str = "",
+        scope_args: tuple[str, ...] = (),
+        with_pinned: bool = False,
+    ) -> builtins.list[tuple[Any, ...]]:
         """(id, rank, [pinned,] updated_at) of the active rows among `ranked`, filtered by scope."""
         if not ranked:
             return []
         rank_of: dict[int, float] = dict(ranked)
-        keep: builtins.list[tuple] = []
+        keep: builtins.list[tuple[Any, ...]] = []
         ids = list(rank_of)
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
@@ -649,7 +664,7 @@ class Store:
             keep += [(r[0], rank_of[r[0]], r[1], r[2]) if with_pinned else (r[0], rank_of[r[0]], r[2]) for r in rows]
         return keep
 
-    def _like_search(self, scope: str, match: str, limit: int) -> builtins.list[dict]:
+    def _like_search(self, scope: str, match: str, limit: int) -> builtins.list[dict[str, Any]]:
         """Last resort when FTS5 rejects an expression: substring match on the words, score 0."""
         from deployments.memory.query import words
 
@@ -669,7 +684,7 @@ class Store:
         return [dict(to_record(r), id=r["id"], score=0.0, snippet=r["value"][:120]) for r in rows]
 
     @storage_errors
-    def records_by_id(self, ids: builtins.list[int]) -> dict[int, dict]:
+    def records_by_id(self, ids: builtins.list[int]) -> dict[int, dict[str, Any]]:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
@@ -728,7 +743,7 @@ def check_rel(rel: object) -> str:
 
 def check_limit(limit: object, maximum: int = 10_000) -> int:
     try:
-        value = int(limit)  # type: ignore[call-overload]
+        value: int = int(limit)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         raise UsageError(f"limit must be an integer, got {limit!r}") from None
     if not 1 <= value <= maximum:

@@ -15,10 +15,12 @@ from pydantic import SecretStr
 from deployments.asn import schemas
 from deployments.asn.app import create_app
 from deployments.asn.config import AsnConfig
+from deployments.asn.state import AsnState, build_limiter, start_dataset
 from rayfleet.config import ConfigError
 from rayfleet.logs import JsonFormatter
 from tests.conftest import DATA
 from tests.deployments.asn.conftest import API_KEY, client_for, tiny_config
+from tests.rayfleet import servestack
 
 KEY = {"X-API-Key": API_KEY}
 REQUEST_ID = re.compile(r"^\d{10}-[0-9a-f]{8}$")
@@ -40,7 +42,9 @@ def make_app(tmp_path: Path, tiny_pkg: Path):
 
     def build(**rate):
         app = create_app(tiny_config(tmp_path, tiny_pkg, **rate))
-        assert app.state.dataset.wait(30) and app.state.dataset.ready, app.state.dataset.error
+        assert app.state.component.dataset.wait(30) and app.state.component.dataset.ready, (
+            app.state.component.dataset.error
+        )
         apps.append(app)
         return app
 
@@ -210,6 +214,24 @@ async def test_etag_revalidation(app):
 
 
 @pytest.mark.parametrize(
+    "header, status",
+    [
+        ('"old, *, tag"', 200),  # one entity tag with commas inside its quotes, not a `*`
+        ('"a,b", {etag}', 304),  # a quoted comma does not hide the next tag
+        ("W/{etag}", 304),  # weak comparison ignores W/
+        ('"a,b", W/{etag}', 304),
+        ("*", 304),
+        ('W/"other"', 200),
+    ],
+)
+async def test_if_none_match_is_parsed_as_entity_tags(app, header, status):
+    async with client_for(app) as client:
+        etag = (await client.get("/api/v1/asn/13335", headers=KEY)).headers["etag"]
+        cond = await client.get("/api/v1/asn/13335", headers={**KEY, "If-None-Match": header.format(etag=etag)})
+    assert cond.status_code == status
+
+
+@pytest.mark.parametrize(
     "address, prefix, asn",
     [
         ("8.8.8.8", "8.8.8.0/24", 15169),
@@ -264,7 +286,7 @@ async def test_unexpected_error_is_500_in_the_error_shape(app, monkeypatch, asn_
     def boom(asn):
         raise RuntimeError("database exploded")
 
-    monkeypatch.setattr(app.state.dataset.store, "get_asn", boom)
+    monkeypatch.setattr(app.state.component.dataset.store, "get_asn", boom)
     async with client_for(app) as client:
         response = await client.get("/api/v1/asn/15169", headers=KEY)
     assert response.status_code == 500
@@ -291,7 +313,7 @@ async def test_health_is_503_when_the_dataset_is_missing(tmp_path):
         data_dir=tmp_path / "d", pkg_dir=tmp_path / "empty", fetch_on_start=False, api_key=SecretStr(API_KEY)
     )
     app = create_app(config)
-    assert app.state.dataset.wait(30)
+    assert app.state.component.dataset.wait(30)
     async with client_for(app) as client:
         health = await client.get("/api/health")
         lookup = await client.get("/api/v1/asn/15169", headers=KEY)
@@ -351,7 +373,7 @@ async def test_clients_are_limited_separately(make_app):
 async def test_trusted_proxy_forwards_the_client_address(tmp_path, tiny_pkg):
     config = tiny_config(tmp_path, tiny_pkg, limit=1).model_copy(update={"trusted_proxies": ["10.9.0.0/16"]})
     app = create_app(config)
-    assert app.state.dataset.wait(30)
+    assert app.state.component.dataset.wait(30)
     async with client_for(app, ip="10.9.0.5") as proxy:
         a = await proxy.get("/api/", headers={"X-Forwarded-For": "spoofed, 198.51.100.1"})
         b = await proxy.get("/api/", headers={"X-Forwarded-For": "198.51.100.2"})
@@ -386,8 +408,8 @@ class DeadActor:
 @pytest.mark.parametrize("policy, status", [("open", 200), ("closed", 503)])
 async def test_actor_store_failure_follows_the_policy(tmp_path, tiny_pkg, policy, status):
     config = tiny_config(tmp_path, tiny_pkg, on_store_error=policy)
-    app = create_app(config, state={"rate_limit": DeadActor()})
-    assert app.state.dataset.wait(30)
+    app = create_app(config, AsnState(config, start_dataset(config), build_limiter(config, DeadActor())))
+    assert app.state.component.dataset.wait(30)
     async with client_for(app) as client:
         lookup = await client.get("/api/v1/asn/15169", headers=KEY)
         health = await client.get("/api/health")
@@ -427,3 +449,15 @@ async def test_country_prefixes_lists_what_ases_of_that_country_announce(app):
     assert none.json() == {**none.json(), "count": 0, "prefixes": []}
     assert bad.status_code == 422 and bad_family.status_code == 400
     assert unauthenticated.status_code == 403
+
+
+@pytest.mark.parametrize("stack", [servestack.direct, servestack.through_proxy])
+async def test_one_request_id_header_on_both_paths(app, stack):
+    """Serve's proxy adds an id of its own: the app's `<unix seconds>-<8 hex>` is the one kept."""
+    async with servestack.client(stack(app)) as client:
+        refused = await client.get("/api/v1/asn/15169", headers={"X-Request-ID": "client-chosen"})
+        found = await client.get("/api/v1/asn/15169", headers=KEY)
+    assert refused.status_code == 403 and found.status_code == 200
+    assert servestack.request_ids(refused) == [refused.json()["request_id"]]
+    (rid,) = servestack.request_ids(found)
+    assert REQUEST_ID.match(rid)

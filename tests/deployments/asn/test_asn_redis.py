@@ -13,6 +13,7 @@ from deployments.asn.app import create_app
 from deployments.asn.limiter import LimiterUnavailable, RedisLimiter
 from tests.conftest import free_port
 from tests.deployments.asn.conftest import API_KEY, client_for, tiny_config
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 
@@ -48,11 +49,21 @@ async def test_exact_under_concurrency_from_two_replicas(redis_url, prefix):
     assert 0 < ttl <= 61_000
 
 
+async def _redis_us(redis_url: str, at_least: int) -> bool:
+    """True once Redis' own clock (what the limiter reads) has reached ``at_least`` µs."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        seconds, micros = await client.time()
+    finally:
+        await client.aclose()
+    return seconds * 1_000_000 + micros >= at_least
+
+
 async def test_reset_and_retry_after_come_from_the_oldest_entry(redis_url, prefix):
     limiter = RedisLimiter(redis_url, 2, 30, key_prefix=prefix)
     try:
         first = await limiter.hit("ip")
-        await asyncio.sleep(1.2)
+        await eventually(lambda: _redis_us(redis_url, first.now_us + 1_100_000), what="Redis' clock 1.1 s later")
         second = await limiter.hit("ip")
         denied = await limiter.hit("ip")
     finally:
@@ -69,8 +80,11 @@ async def test_window_slides(redis_url, prefix):
     try:
         assert (await limiter.hit("ip")).allowed
         assert not (await limiter.hit("ip")).allowed
-        await asyncio.sleep(0.6)
-        assert (await limiter.hit("ip")).allowed
+
+        async def allowed() -> bool:  # a refused hit is not recorded: polling does not hold the window
+            return (await limiter.hit("ip")).allowed
+
+        await eventually(allowed, timeout=5, what="the window slid past the first hit")
     finally:
         await limiter.close()
 
@@ -109,14 +123,14 @@ async def test_apps_sharing_redis_limit_together(tmp_path, tiny_pkg, redis_url, 
         create_app(tiny_config(tmp_path, tiny_pkg, limit=3, redis_url=redis_url, key_prefix=prefix)) for _ in range(2)
     ]
     for app in apps:
-        assert app.state.dataset.wait(30)
+        assert app.state.component.dataset.wait(30)
     async with client_for(apps[0], ip="192.0.2.90") as a, client_for(apps[1], ip="192.0.2.90") as b:
         responses = [
             await (a if i % 2 else b).get("/api/v1/asn/15169", headers={"X-API-Key": API_KEY}) for i in range(5)
         ]
         health = await a.get("/api/health")
     for app in apps:
-        await app.state.limiter.close()
+        await app.state.component.limiter.close()
     assert [r.status_code for r in responses] == [200, 200, 200, 429, 429]
     assert [r.headers["x-ratelimit-remaining"] for r in responses] == ["2", "1", "0", "0", "0"]
     assert int(responses[3].headers["retry-after"]) in range(55, 61)
@@ -127,11 +141,11 @@ async def test_apps_sharing_redis_limit_together(tmp_path, tiny_pkg, redis_url, 
 @pytest.mark.parametrize("policy, lookup_status", [("open", 200), ("closed", 503)])
 async def test_app_with_redis_down(tmp_path, tiny_pkg, policy, lookup_status):
     app = create_app(tiny_config(tmp_path, tiny_pkg, redis_url=unreachable_url(), on_store_error=policy))
-    assert app.state.dataset.wait(30)
+    assert app.state.component.dataset.wait(30)
     async with client_for(app) as client:
         lookup = await client.get("/api/v1/asn/15169", headers={"X-API-Key": API_KEY})
         health = await client.get("/api/health")
-    await app.state.limiter.close()
+    await app.state.component.limiter.close()
     assert lookup.status_code == lookup_status
     if policy == "closed":
         assert lookup.json()["code"] == "HTTP_503" and int(lookup.headers["retry-after"]) >= 1
@@ -146,9 +160,9 @@ async def test_app_with_redis_down(tmp_path, tiny_pkg, policy, lookup_status):
 
 async def test_health_with_redis_up(tmp_path, tiny_pkg, redis_url, prefix):
     app = create_app(tiny_config(tmp_path, tiny_pkg, redis_url=redis_url, key_prefix=prefix))
-    assert app.state.dataset.wait(30)
+    assert app.state.component.dataset.wait(30)
     async with client_for(app) as client:
         health = await client.get("/api/health")
-    await app.state.limiter.close()
+    await app.state.component.limiter.close()
     assert health.status_code == 200
     assert health.json()["dependencies"]["redis"] == {"status": "up", "backend": "redis"}

@@ -11,6 +11,7 @@ import pytest
 from deployments.ignore_gen.app import create_app
 from deployments.ignore_gen.config import IgnoreGenConfig, Limits, load
 from tests.conftest import DATA, ROOT
+from tests.rayfleet import servestack
 
 TREE = ["pyproject.toml", "src/pkg/__init__.py", "web/package.json"]
 
@@ -226,3 +227,11 @@ async def test_metrics_count_requests(client: httpx.AsyncClient) -> None:
     text = (await client.get("/metrics")).text
     assert 'ignore_gen_requests_total{method="POST",route="/generate",status="400"}' in text
     assert 'route="/healthz",status="200"' in text
+
+
+@pytest.mark.parametrize("stack", [servestack.direct, servestack.through_proxy])
+async def test_one_request_id_header_on_both_paths(stack) -> None:
+    app = create_app(load(ROOT / "config" / "ignore_gen.yaml"))
+    async with servestack.client(stack(app)) as c:
+        answers = [await c.post("/generate", json={"tree": TREE}), await c.post("/generate", json={})]
+    assert [len(servestack.request_ids(r)) for r in answers] == [1, 1]

@@ -1,0 +1,1 @@
+"""The generator's routes, one module per resource (service information, generation, metrics)."""

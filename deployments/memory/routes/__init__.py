@@ -1,0 +1,1 @@
+"""The REST server's routes (`mem serve`), one module per resource: health and memories."""

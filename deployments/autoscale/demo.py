@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from deployments.lxc.sim.demo import ensure_demo_host
-from deployments.lxc.sim.model import NodeModel
-from deployments.lxc.sim.scenario import day_scenario, install, load_document
+from sims.pve.demo import ensure_demo_host
+from sims.pve.model import NodeModel
+from sims.pve.scenario import day_scenario, install, load_document
 
 NODES = {"pve1": 2231, "pve2": 2232}
 SEED = 7

@@ -20,9 +20,9 @@ from typing import Any
 from actors.autoscale.history import RingHistory
 from actors.autoscale.policy import Allocation, ContainerView, Decision, HostView, Limits, Policy
 from actors.autoscale.sampling import parse_counters, sample_argv
-from deployments.lxc.sim import Host, make_host
-from deployments.lxc.sim.load import DAY, Curve, LoadModel, ManualClock
-from deployments.lxc.sim.scenario import day_scenario, install
+from sims.pve import Host, make_host
+from sims.pve.load import DAY, Curve, LoadModel, ManualClock
+from sims.pve.scenario import day_scenario, install
 
 HOST_CORES = 32
 HOST_MEMORY_MB = 24_576

@@ -12,12 +12,12 @@ import uvicorn
 
 from actors.autoscale.monitor import MonitorActor
 from actors.autoscale.scaler import ScalerActor
-from deployments.lxc.sim.load import Curve, LoadModel, ManualClock
-from deployments.lxc.sim.scenario import day_scenario, install
 from rayfleet.ssh import SSHHost
 from rayfleet.state import local_state
+from sims.pve.load import Curve, LoadModel, ManualClock
+from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
-from tests.deployments.lxc.simenv import SimEnv
+from tests.sims.pve.simenv import SimEnv
 
 FAST = {
     "window_seconds": 5,

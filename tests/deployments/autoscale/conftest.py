@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from deployments.autoscale.config import AutoscaleConfig
-from deployments.lxc.sim.scenario import day_scenario, install
-from tests.deployments.lxc.simenv import SimEnv
+from sims.pve.scenario import day_scenario, install
+from tests.sims.pve.simenv import SimEnv
 
 API_KEY = "autoscale-test-key-0123456789abcdef"
 

@@ -20,11 +20,11 @@ import pytest
 from schemathesis.python.asgi import shutdown_lifespans
 
 from deployments.autoscale.app import create_app
-from deployments.lxc.sim.scenario import day_scenario, install
 from rayfleet.state import local_state
+from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
-from tests.deployments.lxc.simenv import SimEnv
 from tests.fuzzing import fuzz_asgi
+from tests.sims.pve.simenv import SimEnv
 
 MAX_EXAMPLES = 60  # 422 requests: ~5 s idle, ~23 s at load average 20 on 2 cores; nothing skipped
 

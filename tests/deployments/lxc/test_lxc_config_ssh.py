@@ -116,7 +116,7 @@ async def test_password_auth_and_one_pooled_connection(tmp_path, monkeypatch):
 
     env = SimEnv(tmp_path / "pw")
     env.stop()
-    from deployments.lxc.sim import ThreadedSim
+    from sims.pve import ThreadedSim
 
     sim = ThreadedSim(
         tmp_path / "pw" / "state",

@@ -77,7 +77,9 @@ class Pct:
         if not args:
             raise ToolError("ERROR: no command specified\nUSAGE: pct <COMMAND> [ARGS] [OPTIONS]")
         sub, rest = args[0], args[1:]
-        handler = getattr(self, "cmd_" + sub.replace("-", "_"), None)
+        handler: Callable[[list[str], bytes], Awaitable[Result]] | None = getattr(
+            self, "cmd_" + sub.replace("-", "_"), None
+        )
         if handler is None:
             raise ToolError(f"unknown command 'pct {sub}'\nUSAGE: pct <COMMAND> [ARGS] [OPTIONS]")
         return await handler(rest, stdin)
@@ -626,7 +628,7 @@ class Pct:
             raise ToolError(f"CT {vmid} not running")
         if not command:
             raise ToolError("missing command")
-        result = await self.guest.run(vmid, ct, command, stdin)
+        result: Result = await self.guest.run(vmid, ct, command, stdin)
         if command[0] not in READ_ONLY_EXEC:
             self.model.save()
         return result

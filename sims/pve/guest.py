@@ -9,12 +9,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import yaml
-
 from .cli import Result
+from .docker import Docker
 from .load import LoadModel
 
 OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n'
@@ -59,10 +58,12 @@ class Guest:
                 f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "{argv[0]}": No such file or directory\n',
                 127,
             )
-        result = handler(vmid, ct, argv[1:], stdin) if name == "chpasswd" else handler(vmid, ct, argv[1:])
-        if asyncio.iscoroutine(result):
-            result = await result
-        return result
+        result: Result | Awaitable[Result] = (
+            handler(vmid, ct, argv[1:], stdin) if name == "chpasswd" else handler(vmid, ct, argv[1:])
+        )
+        if isinstance(result, Result):
+            return result
+        return await result
 
     # ----------------------------------------------------------------- files
     def c_cat(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
@@ -105,7 +106,8 @@ class Guest:
             return "".join(f"nameserver {s}\n" for s in servers)
         if path == "/etc/os-release":
             return OS_RELEASE
-        return ct["files"].get(path)
+        found: str | None = ct["files"].get(path)
+        return found
 
     def c_ls(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
         target = next((a for a in args if not a.startswith("-")), "/")
@@ -376,17 +378,4 @@ class Guest:
                 f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "docker": No such file or directory\n',
                 127,
             )
-        from .docker import Docker
-
         return Docker(ct).run(args)
-
-
-def parse_compose(text: str) -> dict[str, Any]:
-    """The services of a compose file (raises ValueError on bad YAML)."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc)) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("services"), dict) or not doc["services"]:
-        raise ValueError("services must be a mapping")
-    return doc["services"]

@@ -75,7 +75,7 @@ class SimServer:
         self.connections = 0
         self._log_path = state_dir / "commands.log"
 
-    async def _process(self, process: asyncssh.SSHServerProcess) -> None:
+    async def _process(self, process: asyncssh.SSHServerProcess[str]) -> None:
         command = process.command or ""
         with self._log_path.open("a") as fh:
             fh.write(command.replace("\n", "\\n") + "\n")

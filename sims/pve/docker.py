@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from .cli import Result
+from .compose import parse_compose
 
 
 def _cid(name: str) -> str:
@@ -159,8 +160,6 @@ class Docker:
         return Result(cid + "\n")
 
     def compose(self, args: list[str]) -> Result:
-        from .guest import parse_compose
-
         project = None
         file = None
         i = 0

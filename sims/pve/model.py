@@ -114,15 +114,18 @@ class NodeModel:
     # -------------------------------------------------------------- accessors
     @property
     def node(self) -> str:
-        return self.data["node"]
+        node: str = self.data["node"]
+        return node
 
     @property
     def containers(self) -> dict[str, dict[str, Any]]:
-        return self.data["containers"]
+        containers: dict[str, dict[str, Any]] = self.data["containers"]
+        return containers
 
     @property
     def storages(self) -> dict[str, dict[str, Any]]:
-        return self.data["storages"]
+        storages: dict[str, dict[str, Any]] = self.data["storages"]
+        return storages
 
     def conf_path(self, vmid: str) -> str:
         return f"nodes/{self.node}/lxc/{vmid}.conf"

@@ -1,0 +1,247 @@
+"""The demo host of `make up`: one pve-sim process with keys under ``var/lxc-sim/``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypedDict
+
+import asyncssh
+
+from .server import ensure_host_key
+
+DEFAULT_PORT = 2222
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        return b"sims.pve" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+
+
+def _client_key(path: Path) -> None:
+    if path.exists():
+        return
+    key = asyncssh.generate_private_key("ssh-ed25519", comment="rayfleet-lxc-demo")
+    key.write_private_key(str(path))
+    os.chmod(path, 0o600)
+    key.write_public_key(str(path) + ".pub")
+
+
+class DemoHost(TypedDict):
+    """How to reach a demo simulator (what `ensure_demo_host` returns)."""
+
+    host: str
+    port: int
+    user: str
+    key_file: str
+    known_hosts: str
+    state_dir: str
+    log: str
+    pid: int | None
+    started: bool
+
+
+@dataclass(frozen=True)
+class _Names:
+    """Where one demo host keeps its files, and the variables that publish it."""
+
+    base: Path
+    port_env: str
+    dir_env: str
+
+    @property
+    def host_key(self) -> Path:
+        return self.base / "ssh_host_ed25519_key"
+
+    @property
+    def client_key(self) -> Path:
+        return self.base / "client_key"
+
+    @property
+    def authorized(self) -> Path:
+        return self.base / "authorized_keys"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.base / "known_hosts"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.base / "sim.pid"
+
+    @property
+    def log(self) -> Path:
+        return self.base / "sim.log"
+
+    def publish(self, port: int, public_key: str) -> None:
+        _publish(self.base, port, public_key, self.known_hosts, self.port_env, self.dir_env)
+
+
+def ensure_demo_host(
+    var_dir: str | os.PathLike[str],
+    *,
+    name: str = "lxc-sim",
+    port_env: str = "LXC_SIM_PORT",
+    dir_env: str = "LXC_SIM_DIR",
+    default_port: int = DEFAULT_PORT,
+    node: str = "pve",
+) -> DemoHost:
+    """Start (once) the demo pve-sim and return how to reach it.
+
+    Keys, known_hosts, the model and the log live in ``<var_dir>/lxc-sim/``.
+    The port is ``$LXC_SIM_PORT``, else 2222 (or a free port when 2222 belongs to
+    another process). Calling it again while the simulator runs returns the same
+    description with ``started: False``. It exports ``LXC_SIM_PORT`` and
+    ``LXC_SIM_DIR`` so the Ray cluster started afterwards by this process (and
+    the demo config's ``${LXC_SIM_DIR}`` paths) find it. The simulator exits with
+    the process that started it.
+    """
+    names = _Names(Path(var_dir) / name, port_env, dir_env)
+    names.base.mkdir(parents=True, exist_ok=True)
+    explicit = os.environ.get(port_env)
+    port = int(explicit) if explicit else default_port
+    public = _prepare_keys(names)
+    info = DemoHost(
+        host="127.0.0.1",
+        port=port,
+        user="root",
+        key_file=str(names.client_key),
+        known_hosts=str(names.known_hosts),
+        state_dir=str(names.base / "state"),
+        log=str(names.log),
+        pid=None,
+        started=False,
+    )
+    running = _running(names, port)
+    if running is not None:
+        info["pid"], info["port"] = running
+        names.publish(running[1], public)
+        return info
+    if _port_open(port):
+        if explicit:
+            raise RuntimeError(f"{port_env} {port} is taken by another process; choose a free port")
+        port = _free_port()
+        info["port"] = port
+    pid = _spawn(names, port, node)
+    names.pid_file.write_text(f"{pid}:{port}")
+    names.publish(port, public)
+    info["pid"], info["started"] = pid, True
+    return info
+
+
+def _prepare_keys(names: _Names) -> str:
+    """The host key (made when missing), the client key authorized; returns the host's public key."""
+    host_key = ensure_host_key(names.host_key)
+    _client_key(names.client_key)
+    names.authorized.write_text(Path(str(names.client_key) + ".pub").read_text())
+    return host_key.export_public_key("openssh").decode().strip()
+
+
+def _running(names: _Names, port: int) -> tuple[int, int] | None:
+    """(pid, port) of the simulator a previous call started, when it still runs and listens."""
+    if not names.pid_file.exists():
+        return None
+    try:
+        pid, _, recorded = names.pid_file.read_text().strip().partition(":")
+        pid_num, recorded_port = int(pid), int(recorded or port)
+    except ValueError:
+        pid_num, recorded_port = 0, port
+    if pid_num and _alive(pid_num) and _port_open(recorded_port):
+        return pid_num, recorded_port
+    return None
+
+
+def _spawn(names: _Names, port: int, node: str) -> int:
+    """Start ``python -m sims.pve`` on `port` and wait until it listens; returns its pid."""
+    log = open(names.log, "ab")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sims.pve",
+            "--port",
+            str(port),
+            "--state",
+            str(names.base / "state"),
+            "--authorized-keys",
+            str(names.authorized),
+            "--host-key",
+            str(names.host_key),
+            "--exit-with-parent",
+            str(os.getpid()),
+            "--node",
+            node,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=str(PROJECT_ROOT),
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+    )
+    log.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"pve-sim exited with {proc.returncode}; see {names.log}")
+        if _port_open(port):
+            return proc.pid
+        time.sleep(0.1)
+    proc.terminate()
+    raise RuntimeError(f"pve-sim did not listen on port {port} within 20 s; see {names.log}")
+
+
+def _publish(
+    base: Path,
+    port: int,
+    public_key: str,
+    known_hosts: Path,
+    port_env: str = "LXC_SIM_PORT",
+    dir_env: str = "LXC_SIM_DIR",
+) -> None:
+    """Pin the host key for the port in use and tell this process (and the Ray cluster
+    it starts next, which inherits its environment) where the demo host is."""
+    known_hosts.write_text(f"[127.0.0.1]:{port} {public_key}\n")
+    os.environ[port_env] = str(port)
+    os.environ[dir_env] = str(base.resolve())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def stop_demo_host(var_dir: str | os.PathLike[str], name: str = "lxc-sim") -> bool:
+    """Stop the demo simulator started by `ensure_demo_host` (by its recorded pid)."""
+    pid_file = Path(var_dir) / name / "sim.pid"
+    if not pid_file.exists():
+        return False
+    try:
+        pid = int(pid_file.read_text().strip().partition(":")[0])
+    except ValueError:
+        return False
+    pid_file.unlink()
+    if pid and _alive(pid):
+        os.kill(pid, 15)
+        return True
+    return False

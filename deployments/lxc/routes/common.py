@@ -5,18 +5,22 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, Path, Query, Request
+from fastapi import Body, Depends, Path, Query
+
+from rayfleet.appstate import state_of
 
 from .. import validate as v
 from ..errors import BadRequest
 from ..hosts import Target
 from ..models import Located
 from ..service import LxcService
+from ..state import LxcState
+
+Ctx = Annotated[LxcState, Depends(state_of(LxcState))]
 
 
-def _service(request: Request) -> LxcService:
-    service: LxcService = request.app.state.service
-    return service
+def _service(state: Ctx) -> LxcService:
+    return state.service
 
 
 Svc = Annotated[LxcService, Depends(_service)]

@@ -35,7 +35,7 @@ async def _client(env: SimEnv, tmp_path: Path) -> AsyncIterator[httpx.AsyncClien
         client, app = make_client(env.config(tmp_path))
         async with client:
             yield client
-        await app.state.service.pool.close()
+        await app.state.component.service.pool.close()
 
 
 @pytest.fixture

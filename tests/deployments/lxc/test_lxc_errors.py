@@ -153,7 +153,7 @@ async def test_timeout_reports_124_and_is_not_retried(fresh_sim, tmp_path):
         client, app = make_client(fresh_sim.config(tmp_path, api={"command_timeout": 1}))
         async with client:
             response = await client.post("/api/v1/px/exec", json={"command": "sleep 5"})
-        await app.state.service.pool.close()
+        await app.state.component.service.pool.close()
     assert response.status_code == 500
     body = response.json()
     assert body["return_code"] == 124

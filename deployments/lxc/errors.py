@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any
 
 from fastapi.responses import JSONResponse
 
@@ -156,7 +155,7 @@ def from_command(exc: CommandFailed) -> JSONResponse:
 
 
 def command_failed(details: str, output: str, return_code: int) -> JSONResponse:
-    body: dict[str, Any] = {
+    body: dict[str, str | int] = {
         "error": "Command execution failed",
         "details": details,
         "output": output,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Body, Depends, Path, Query
 
@@ -33,10 +33,12 @@ Flag = Annotated[str | None, Query(description="`true` adds the flag, `false` or
 # per-instance route and 405 answers list the right methods.
 INSTANCE = "/lxc/instances/{instance_id:int}"
 
+T = TypeVar("T")
+
 body_opt: Any = Body(default=None)
 
 
-def need(value: Any, field: str) -> Any:
+def need(value: T | None, field: str) -> T:
     """A required body field: 400 {"error"} when missing or blank."""
     if value is None or (isinstance(value, str) and not value.strip()):
         raise BadRequest(f"'{field}' is required")

@@ -12,11 +12,14 @@ import uvicorn
 
 from actors.autoscale.monitor import MonitorActor
 from actors.autoscale.scaler import ScalerActor
+from deployments.autoscale.app import create_app
+from deployments.autoscale.state import AutoscaleState
 from rayfleet.ssh import SSHHost
 from rayfleet.state import local_state
 from sims.pve.load import Curve, LoadModel, ManualClock
 from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
+from tests.polling import eventually
 from tests.sims.pve.simenv import SimEnv
 
 FAST = {
@@ -78,15 +81,13 @@ def _free_port() -> int:
 
 
 async def _serve(env: SimEnv, monkeypatch) -> tuple[uvicorn.Server, asyncio.Task, int]:
-    from deployments.autoscale.app import create_app
-
     monkeypatch.setenv("AUTOSCALE_API_KEY", API_KEY)
     port = _free_port()
-    app = create_app(make_config(env), state={})
+    config = make_config(env)
+    app = create_app(config, AutoscaleState.from_ray(config, background=False))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.05)
+    await eventually(lambda: server.started, timeout=10, what="the API server started")
     return server, task, port
 
 

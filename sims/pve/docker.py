@@ -8,6 +8,7 @@ from typing import Any
 
 from .cli import Result
 from .compose import parse_compose
+from .model import Container
 
 
 def _cid(name: str) -> str:
@@ -27,7 +28,7 @@ def _ports(spec: Any) -> list[dict[str, int]]:
 class Docker:
     """Interprets one docker argv against ``ct["docker"]``."""
 
-    def __init__(self, ct: dict[str, Any]) -> None:
+    def __init__(self, ct: Container) -> None:
         self.ct = ct
         self.state = ct["docker"]
 

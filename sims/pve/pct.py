@@ -12,6 +12,8 @@ from typing import Any
 
 from .cli import Result, ToolError, check_vmid, param_error, parse_options, table
 from .model import (
+    Config,
+    Container,
     NodeModel,
     clone_config,
     format_size,
@@ -85,7 +87,7 @@ class Pct:
         return await handler(rest, stdin)
 
     # ------------------------------------------------------------- helpers
-    def _get(self, vmid: str) -> dict[str, Any]:
+    def _get(self, vmid: str) -> Container:
         vmid = check_vmid(vmid)
         ct = self.model.containers.get(vmid)
         if ct is None:
@@ -93,11 +95,11 @@ class Pct:
         return ct
 
     @staticmethod
-    def _check_lock(ct: dict[str, Any]) -> None:
+    def _check_lock(ct: Container) -> None:
         if ct.get("lock"):
             raise ToolError(f"CT is locked ({ct['lock']})")
 
-    async def _locked(self, ct: dict[str, Any], lock: str) -> None:
+    async def _locked(self, ct: Container, lock: str) -> None:
         """Hold `lock` on the container for the configured operation delay."""
         if self.op_delay <= 0:
             return
@@ -108,9 +110,9 @@ class Pct:
         finally:
             ct["lock"] = None
 
-    def _validate_config(self, vmid: str, opts: dict[str, str], ct_config: dict[str, Any]) -> dict[str, Any]:
+    def _validate_config(self, vmid: str, opts: dict[str, str], ct_config: Config) -> Config:
         """Turn `pct create/set` options into config entries (allocating volumes)."""
-        changes: dict[str, Any] = {}
+        changes: Config = {}
         for key, value in opts.items():
             if key in ("memory", "swap") and int(value) < (16 if key == "memory" else 0):
                 raise param_error(key, f"value must have a minimum value of {16 if key == 'memory' else 0}")
@@ -249,7 +251,7 @@ class Pct:
         for dropped in ("storage", "ssh-public-keys", "pool", "restore", "force"):
             opts.pop(dropped, None)
         opts.setdefault("rootfs", "local-lvm:4")
-        config: dict[str, Any] = {
+        config: Config = {
             "arch": "amd64",
             "hostname": f"CT{vmid}",
             "memory": 512,
@@ -360,7 +362,7 @@ class Pct:
         return Result()
 
     @staticmethod
-    def _park_unused(config: dict[str, Any], value: str) -> None:
+    def _park_unused(config: Config, value: str) -> None:
         n = 0
         while f"unused{n}" in config:
             n += 1
@@ -670,7 +672,7 @@ class Pct:
                 conf_text = member.read().decode() if member else ""
         except (tarfile.TarError, KeyError) as exc:
             raise ToolError(f"unable to restore CT {vmid} - unable to read archive '{source}': {exc}") from None
-        config: dict[str, Any] = {}
+        config: Config = {}
         for line in conf_text.splitlines():
             if ": " in line and not line.startswith("#"):
                 k, v = line.split(": ", 1)
@@ -715,7 +717,7 @@ def _ostype(volname: str) -> str:
     return "unmanaged"
 
 
-def archive_bytes(vmid: str, config: dict[str, Any], compress: str) -> bytes:
+def archive_bytes(vmid: str, config: Config, compress: str) -> bytes:
     """A vzdump-like archive: a tar holding ./etc/vzdump/pct.conf (and a marker)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz" if compress == "gzip" else "w") as tar:

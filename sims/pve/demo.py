@@ -17,6 +17,14 @@ from .server import ensure_host_key
 
 DEFAULT_PORT = 2222
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+FILES = {
+    "host_key": "ssh_host_ed25519_key",
+    "client_key": "client_key",
+    "authorized": "authorized_keys",
+    "known_hosts": "known_hosts",
+    "pid": "sim.pid",
+    "log": "sim.log",
+}
 
 
 def _port_open(port: int) -> bool:
@@ -67,32 +75,11 @@ class _Names:
     port_env: str
     dir_env: str
 
-    @property
-    def host_key(self) -> Path:
-        return self.base / "ssh_host_ed25519_key"
-
-    @property
-    def client_key(self) -> Path:
-        return self.base / "client_key"
-
-    @property
-    def authorized(self) -> Path:
-        return self.base / "authorized_keys"
-
-    @property
-    def known_hosts(self) -> Path:
-        return self.base / "known_hosts"
-
-    @property
-    def pid_file(self) -> Path:
-        return self.base / "sim.pid"
-
-    @property
-    def log(self) -> Path:
-        return self.base / "sim.log"
+    def file(self, name: str) -> Path:
+        return self.base / FILES[name]
 
     def publish(self, port: int, public_key: str) -> None:
-        _publish(self.base, port, public_key, self.known_hosts, self.port_env, self.dir_env)
+        _publish(self.base, port, public_key, self.file("known_hosts"), self.port_env, self.dir_env)
 
 
 def ensure_demo_host(
@@ -123,10 +110,10 @@ def ensure_demo_host(
         host="127.0.0.1",
         port=port,
         user="root",
-        key_file=str(names.client_key),
-        known_hosts=str(names.known_hosts),
+        key_file=str(names.file("client_key")),
+        known_hosts=str(names.file("known_hosts")),
         state_dir=str(names.base / "state"),
-        log=str(names.log),
+        log=str(names.file("log")),
         pid=None,
         started=False,
     )
@@ -141,7 +128,7 @@ def ensure_demo_host(
         port = _free_port()
         info["port"] = port
     pid = _spawn(names, port, node)
-    names.pid_file.write_text(f"{pid}:{port}")
+    names.file("pid").write_text(f"{pid}:{port}")
     names.publish(port, public)
     info["pid"], info["started"] = pid, True
     return info
@@ -149,18 +136,18 @@ def ensure_demo_host(
 
 def _prepare_keys(names: _Names) -> str:
     """The host key (made when missing), the client key authorized; returns the host's public key."""
-    host_key = ensure_host_key(names.host_key)
-    _client_key(names.client_key)
-    names.authorized.write_text(Path(str(names.client_key) + ".pub").read_text())
+    host_key = ensure_host_key(names.file("host_key"))
+    _client_key(names.file("client_key"))
+    names.file("authorized").write_text(Path(str(names.file("client_key")) + ".pub").read_text())
     return host_key.export_public_key("openssh").decode().strip()
 
 
 def _running(names: _Names, port: int) -> tuple[int, int] | None:
     """(pid, port) of the simulator a previous call started, when it still runs and listens."""
-    if not names.pid_file.exists():
+    if not names.file("pid").exists():
         return None
     try:
-        pid, _, recorded = names.pid_file.read_text().strip().partition(":")
+        pid, _, recorded = names.file("pid").read_text().strip().partition(":")
         pid_num, recorded_port = int(pid), int(recorded or port)
     except ValueError:
         pid_num, recorded_port = 0, port
@@ -171,7 +158,7 @@ def _running(names: _Names, port: int) -> tuple[int, int] | None:
 
 def _spawn(names: _Names, port: int, node: str) -> int:
     """Start ``python -m sims.pve`` on `port` and wait until it listens; returns its pid."""
-    log = open(names.log, "ab")
+    log = open(names.file("log"), "ab")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -182,9 +169,9 @@ def _spawn(names: _Names, port: int, node: str) -> int:
             "--state",
             str(names.base / "state"),
             "--authorized-keys",
-            str(names.authorized),
+            str(names.file("authorized")),
             "--host-key",
-            str(names.host_key),
+            str(names.file("host_key")),
             "--exit-with-parent",
             str(os.getpid()),
             "--node",
@@ -201,12 +188,12 @@ def _spawn(names: _Names, port: int, node: str) -> int:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"pve-sim exited with {proc.returncode}; see {names.log}")
+            raise RuntimeError(f"pve-sim exited with {proc.returncode}; see {names.file('log')}")
         if _port_open(port):
             return proc.pid
         time.sleep(0.1)
     proc.terminate()
-    raise RuntimeError(f"pve-sim did not listen on port {port} within 20 s; see {names.log}")
+    raise RuntimeError(f"pve-sim did not listen on port {port} within 20 s; see {names.file('log')}")
 
 
 def _publish(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncssh
 
@@ -52,3 +54,14 @@ class SimEnv:
 
     def stop(self) -> None:
         self.sim.stop()
+
+
+E = TypeVar("E", bound=SimEnv)
+
+
+def own_sim(kind: type[E], tmp_path: Path) -> Iterator[E]:
+    """A simulator of its own under `tmp_path` for one test (the `fresh_sim` fixtures), removed after it."""
+    env = kind(tmp_path / "sim")
+    yield env
+    env.stop()
+    shutil.rmtree(tmp_path / "sim", ignore_errors=True)

@@ -15,7 +15,7 @@ from actors.autoscale.scaler import ScalerActor
 from deployments.autoscale.app import create_app
 from deployments.autoscale.state import AutoscaleState
 from rayfleet.ssh import SSHHost
-from rayfleet.state import local_state
+from rayfleet.state import LocalActorHandle, local_state
 from sims.pve.load import Curve, LoadModel, ManualClock
 from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
@@ -99,14 +99,8 @@ async def test_the_scaler_decides_and_applies_through_the_api_with_its_key(loade
         try:
             monitor = MonitorActor("pve1", _ssh(env))
 
-            class Handle:  # the `.method.remote()` surface the scaler calls, over a plain object
-                class histories:
-                    @staticmethod
-                    async def remote():
-                        return await monitor.histories()
-
             scaler = ScalerActor(
-                {"pve1": Handle()},
+                {"pve1": LocalActorHandle(monitor)},
                 {"pve1": (32, 32768)},
                 f"http://127.0.0.1:{port}",
                 "AUTOSCALE_API_KEY",

@@ -13,17 +13,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from sims.pve.demo import DemoHost, ensure_demo_host
 from sims.pve.model import NodeModel
-from sims.pve.scenario import day_scenario, install, load_document
+from sims.pve.scenario import ScenarioContainer, day_scenario, install, load_document
 
 NODES = {"pve1": 2231, "pve2": 2232}
 SEED = 7
 
 
-def _seed_node(state: Path, node: str, containers: dict[str, dict[str, Any]], speed: float) -> None:
+def _seed_node(state: Path, node: str, containers: dict[str, ScenarioContainer], speed: float) -> None:
     model = NodeModel(state, node)
     install(model, containers)
     (state / "load.json").write_text(json.dumps(load_document(containers, SEED, speed)))

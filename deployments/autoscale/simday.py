@@ -66,7 +66,7 @@ class SimDay:
             curves = {vmid: Curve.from_dict(spec["curve"], seed) for vmid, spec in containers.items()}
             host.load_file.model = LoadModel(curves, self.clock)
             self.hosts[node] = host
-            self.kinds.update({vmid: spec["curve"]["kind"] for vmid, spec in containers.items()})
+            self.kinds.update({vmid: str(spec["curve"]["kind"]) for vmid, spec in containers.items()})
 
     def views(self) -> list[HostView]:
         out = []

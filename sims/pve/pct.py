@@ -8,9 +8,11 @@ import re
 import tarfile
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from .cli import Result, ToolError, check_vmid, param_error, parse_options, table
+from .guest import Guest
 from .model import (
     Config,
     Container,
@@ -70,7 +72,7 @@ Handler = Callable[[NodeModel, list[str], bytes], Awaitable[Result]]
 class Pct:
     """Command handlers; `guest` runs commands inside a container for `pct exec`."""
 
-    def __init__(self, model: NodeModel, guest: Any, op_delay: float = 0.0) -> None:
+    def __init__(self, model: NodeModel, guest: Guest, op_delay: float = 0.0) -> None:
         self.model = model
         self.guest = guest
         self.op_delay = op_delay
@@ -696,7 +698,7 @@ class Pct:
             f"restoring '{source}' now..\nTotal bytes read: {archive_path.stat().st_size}\n"
         )
 
-    def _archive_path(self, source: str) -> Any:
+    def _archive_path(self, source: str) -> Path:
         if source.startswith("/"):
             path = self.model.host_path(source)
         else:

@@ -42,7 +42,7 @@ COMPONENTS: dict[str, Component] = {
             "/api/v1/health",
             "/api/v1/docs",
             "/api/v1/openapi.json",
-            prestart="deployments.lxc.sim.demo:ensure_demo_host",
+            prestart="sims.pve.demo:ensure_demo_host",
         ),
         Component("llm_gateway", "/llm", "/health", "/docs"),
         Component("ignore_gen", "/ignore", "/healthz", "/docs"),

@@ -20,8 +20,10 @@ import httpx
 
 from rayfleet.logs import get_logger
 from rayfleet.metrics import Metrics
+from rayfleet.state import ActorHandle, call
 from rayfleet.tasks import BackgroundTasks
 
+from .monitor import MonitorActor
 from .policy import Allocation, ContainerView, Decision, ForecastPolicy, HostView, Limits, ModelSettings
 from .sampling import Sample
 
@@ -32,7 +34,7 @@ PATHS = {"cpu": ("/scale/cores", "cores"), "ram": ("/scale/ram", "memory")}
 class ScalerActor:
     def __init__(
         self,
-        monitors: dict[str, Any],
+        monitors: dict[str, ActorHandle[MonitorActor]],
         capacity: dict[str, tuple[int, int]],
         api_url: str,
         api_key_env: str,
@@ -89,7 +91,7 @@ class ScalerActor:
     async def _views(self, client: httpx.AsyncClient) -> list[HostView]:
         views = []
         for host, monitor in self.monitors.items():
-            histories = await monitor.histories.remote()
+            histories = await call(monitor, MonitorActor.histories)
             containers = {}
             for vmid, rows in histories.items():
                 if vmid in self.ignore or len(rows) < 2:

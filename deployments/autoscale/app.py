@@ -5,38 +5,35 @@ limited per client address except loopback). Protected (`X-API-Key`, 401
 missing, 403 wrong, rate limited): `/resource/{lxc,vm}/{config,status}`,
 `/scale/cores`, `/scale/ram`, `/scale/storage/increase`.
 
-With `state=None` (under Serve) the app also makes sure the fleet's background
-actors run: one monitor per host and the scaling model (named actors, created
-once whichever replica starts first).
+With the default state (under Serve) the app also makes sure the fleet's
+background actors run: one monitor per host and the scaling model (named
+actors, created once whichever replica starts first).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
-from starlette.responses import JSONResponse, Response
+from fastapi.params import Depends as DependsParam
 
-from actors.rate_limit import RateLimitWindow
-from rayfleet import state as rf_state
+from rayfleet.appstate import attach
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.errors import install_error_handlers
 from rayfleet.http import BodyLimitMiddleware
-from rayfleet.logs import get_logger, register_secret
+from rayfleet.logs import register_secret
 
+from .background import ensure_background
 from .config import AutoscaleConfig
-from .errors import ApiError, ErrorBody, error_response, install_handlers
-from .fleet import Fleet
-from .routes import resource_router, scale_router
-from .schemas import HealthBody
-from .telemetry import ApiMetrics, RequestMetrics, metrics_library_available
+from .errors import ApiError, ErrorBody, api_error, error_response, http_error, request_invalid
+from .routes import public, resource, scale
+from .routes.common import rate_limited
+from .state import AutoscaleState
+from .telemetry import RequestMetrics
 
-log = get_logger("autoscale")
-LOOPBACK = ("127.", "::1")
 MAX_BODY = 16 * 1024
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "validation failed"},
@@ -49,118 +46,54 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-class HealthProbe:
-    """`pct list` on every host over SSH, cached for `ttl` seconds."""
-
-    def __init__(self, fleet: Fleet, ttl: float) -> None:
-        self.fleet = fleet
-        self.ttl = ttl
-        self._at = -1e9
-        self._value: tuple[bool, str] = (False, "not probed")
-        self._lock = asyncio.Lock()
-
-    async def check(self) -> tuple[bool, str]:
-        async with self._lock:
-            if time.monotonic() - self._at >= self.ttl:
-                results = await self.fleet.list_all()
-                failed = [f"{h}: {(r.stderr.strip() or f'rc {r.rc}')[:200]}" for h, r in results.items() if not r.ok]
-                self._value = (not failed, "; ".join(failed) or "ok")
-                self._at = time.monotonic()
-            return self._value
-
-
-def _limiter(config: AutoscaleConfig, state: Mapping[str, Any] | None) -> Any:
-    rate = config.rate_limit
-    handle = (state or {}).get("rate_limit") or rf_state.actor(RateLimitWindow, rate.actor_name)
-
-    async def limit(request: Request) -> None:
-        if not rate.enabled:
-            return
-        ip = request.client.host if request.client else "unknown"
-        if rate.exempt_loopback and ip.startswith(LOOPBACK):
-            return
-        decision = await handle.hit.remote(f"autoscale:{ip}", rate.max_requests_per_minute, rate.time_window_seconds)
-        headers = {
-            "X-RateLimit-Limit": str(decision.limit),
-            "X-RateLimit-Remaining": str(decision.remaining),
-            "X-RateLimit-Reset": str(decision.reset_epoch),
-        }
-        if not decision.allowed:
-            raise ApiError(429, "Rate limit exceeded", headers={**headers, "Retry-After": str(decision.retry_after)})
-
-    return limit
-
-
-def create_app(config: AutoscaleConfig, state: Mapping[str, Any] | None = None) -> FastAPI:
-    """`state` may carry `fleet`, `metrics` (an ApiMetrics) and `rate_limit` (an actor handle)."""
+def _protection(config: AutoscaleConfig) -> Sequence[DependsParam]:
+    """The API key (when auth is on), then the rate limit: what every `/resource` and `/scale` route depends on."""
+    protected = [Depends(rate_limited)]
+    if not config.auth.enabled:
+        return protected
     keys = config.auth.keys()
-    for key in keys:
-        register_secret(key)
-    fleet: Fleet = (state or {}).get("fleet") or Fleet(config)
-    metrics: ApiMetrics = (state or {}).get("metrics") or ApiMetrics()
-    probe = HealthProbe(fleet, config.health_cache_seconds)
-    limit = _limiter(config, state)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if state is None:
-            from .background import ensure_background
-
-            await ensure_background(config)
-        yield
-        await fleet.close()
-
-    app = FastAPI(title="rayfleet autoscale API", version="1", lifespan=lifespan, responses=ERRORS)
-    install_handlers(app)
-    use_local_docs_assets(app)
 
     def failure(request: Request, status: int, message: str) -> Exception:
         return ApiError(status, "Missing API key" if status == 401 else "Invalid API key")
 
-    protected = [Depends(limit)]
-    if config.auth.enabled:
-        protected.insert(0, Depends(api_key_guard(lambda: keys, on_failure=failure, component="autoscale")))
+    return [Depends(api_key_guard(lambda: keys, on_failure=failure, component="autoscale")), *protected]
 
-    @app.get(
-        "/metrics",
-        tags=["public"],
-        summary="Prometheus text exposition (cluster-wide)",
-        response_class=Response,
-        responses={501: {"model": ErrorBody, "description": "the prometheus_client library is not installed"}},
+
+def create_app(config: AutoscaleConfig, state: AutoscaleState | None = None) -> FastAPI:
+    """Without `state`, `AutoscaleState.from_ray(config)`, which also starts the background actors."""
+    keys = config.auth.keys()
+    for key in keys:
+        register_secret(key)
+    shared = state or AutoscaleState.from_ray(config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if shared.background:
+            await ensure_background(config)
+        yield
+        await shared.fleet.close()
+
+    app = FastAPI(title="rayfleet autoscale API", version="1", lifespan=lifespan, responses=ERRORS)
+    attach(app, shared)
+    install_error_handlers(
+        app,
+        lambda request, status, message, headers: error_response(status, message, headers=headers),
+        component="autoscale",
+        handlers={ApiError: api_error},
+        validation=request_invalid,
+        http=http_error,
+        internal_message="Internal server error",
     )
-    async def scrape() -> Response:
-        if not metrics_library_available():
-            return JSONResponse(
-                {
-                    "status": "error",
-                    "message": "Metrics are unavailable: the prometheus_client library is not installed",
-                },
-                status_code=501,
-            )
-        from rayfleet.metrics import CONTENT_TYPE
-
-        return Response(await metrics.registry.render(), media_type=CONTENT_TYPE)
-
-    @app.get(
-        "/health/check",
-        tags=["public"],
-        response_model=HealthBody,
-        responses={503: {"model": HealthBody}},
-        dependencies=[Depends(limit)],
-        summary="`pct list` on every host (cached)",
-    )
-    async def health() -> JSONResponse:
-        ok, detail = await probe.check()
-        body = {"status": "healthy" if ok else "unhealthy", "checks": {"lxc_commands": {"ok": ok, "detail": detail}}}
-        return JSONResponse(body, status_code=200 if ok else 503)
-
+    use_local_docs_assets(app)
+    app.include_router(public.router)
     # bodies here are a few fields: anything larger is refused before it is read or parsed
     app.add_middleware(
         BodyLimitMiddleware,
         limit=MAX_BODY,
         refuse=lambda limit: error_response(413, f"Request body over {limit} bytes"),
     )
-    app.include_router(resource_router(fleet, metrics), dependencies=protected)
-    app.include_router(scale_router(fleet, metrics), dependencies=protected)
-    app.add_middleware(RequestMetrics, metrics=metrics)
+    protected = list(_protection(config))
+    app.include_router(resource.router, dependencies=protected)
+    app.include_router(scale.router, dependencies=protected)
+    app.add_middleware(RequestMetrics, metrics=shared.metrics)
     return app

@@ -7,6 +7,7 @@ from pathlib import Path
 from actors.autoscale.monitor import MonitorActor
 from actors.autoscale.scaler import ScalerActor
 from rayfleet import state as rf_state
+from rayfleet.state import ActorHandle, call
 
 from .config import AutoscaleConfig
 
@@ -19,7 +20,7 @@ def _db_path(base: str | None, host: str) -> str | None:
 
 
 async def ensure_background(config: AutoscaleConfig) -> None:
-    monitors = {}
+    monitors: dict[str, ActorHandle[MonitorActor]] = {}
     if config.monitor.enabled:
         for name, host in config.hosts.items():
             handle = rf_state.actor(
@@ -33,7 +34,7 @@ async def ensure_background(config: AutoscaleConfig) -> None:
                 config.monitor.retention_samples,
                 config.command_timeout,
             )
-            await handle.start.remote()
+            await call(handle, MonitorActor.start)
             monitors[name] = handle
     if config.scaler.enabled and monitors:
         s = config.scaler
@@ -52,4 +53,4 @@ async def ensure_background(config: AutoscaleConfig) -> None:
             s.request_timeout,
             s.decisions_kept,
         )
-        await scaler.start.remote()
+        await call(scaler, ScalerActor.start)

@@ -13,27 +13,35 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from deployments.lxc.sim.demo import ensure_demo_host
-from deployments.lxc.sim.model import NodeModel
-from deployments.lxc.sim.scenario import day_scenario, install, load_document
+from sims.pve.demo import DemoHost, ensure_demo_host
+from sims.pve.model import NodeModel
+from sims.pve.scenario import ScenarioContainer, day_scenario, install, load_document
 
 NODES = {"pve1": 2231, "pve2": 2232}
 SEED = 7
 
 
-def _seed_node(state: Path, node: str, containers: dict[str, dict[str, Any]], speed: float) -> None:
+def _seed_node(state: Path, node: str, containers: dict[str, ScenarioContainer], speed: float) -> None:
     model = NodeModel(state, node)
     install(model, containers)
     (state / "load.json").write_text(json.dumps(load_document(containers, SEED, speed)))
 
 
-def ensure_demo_hosts(var_dir: str | os.PathLike[str]) -> dict[str, Any]:
+class DemoHosts(TypedDict):
+    """How to reach the first demo node (`host`, `port`) and every node (`hosts`)."""
+
+    host: str
+    port: int
+    hosts: dict[str, DemoHost]
+
+
+def ensure_demo_hosts(var_dir: str | os.PathLike[str]) -> DemoHosts:
     """Start (once) both demo nodes; return how to reach the first (and all, under `hosts`)."""
     speed = float(os.environ.get("AUTOSCALE_SIM_SPEED", "60"))
     scenario = day_scenario(SEED, tuple(NODES))
-    hosts = {}
+    hosts: dict[str, DemoHost] = {}
     for node, port in NODES.items():
         name = f"autoscale-sim-{node}"
         _seed_node(Path(var_dir) / name / "state", node, scenario[node], speed)

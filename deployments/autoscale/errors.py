@@ -9,17 +9,14 @@ else: `{status: "error", message}` with the status code (401 missing key,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
-
-from rayfleet.logs import get_logger
-
-log = get_logger("autoscale")
 
 
 class ErrorBody(BaseModel):
@@ -43,39 +40,33 @@ def validation_failed(errors: list[str]) -> ApiError:
     return ApiError(400, "Validation failed", errors)
 
 
-def success(message: str, data: Any) -> dict[str, Any]:
+def success(message: str, data: object) -> dict[str, object]:
     return {"status": "success", "message": message, "data": data}
 
 
 def error_response(
-    status: int, message: str, errors: list[str] | None = None, headers: dict[str, str] | None = None
+    status: int, message: str, errors: list[str] | None = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    body: dict[str, Any] = {"status": "error", "message": message}
+    body: dict[str, str | list[str]] = {"status": "error", "message": message}
     if errors is not None:
         body["errors"] = errors
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _describe(err: dict[str, Any]) -> str:
+def describe(err: Mapping[str, Any]) -> str:
+    """One validation error as the `errors` list shows it: `field: message` (body/query prefixes dropped)."""
     where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query"))
     return f"{where}: {err.get('msg', 'invalid')}" if where else str(err.get("msg", "invalid"))
 
 
-def install_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def _api(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.message, exc.errors, exc.headers)
+def api_error(request: Request, exc: ApiError) -> JSONResponse:
+    return error_response(exc.status, exc.message, exc.errors, exc.headers)
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(400, "Validation failed", [_describe(e) for e in exc.errors()])
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        message = "Not found" if exc.status_code == 404 else str(exc.detail)
-        return error_response(exc.status_code, message)
+def request_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    return error_response(400, "Validation failed", [describe(e) for e in exc.errors()])
 
-    @app.exception_handler(Exception)
-    async def _unhandled(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error", extra={"path": request.url.path, "error": type(exc).__name__})
-        return error_response(500, "Internal server error")
+
+def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    message = "Not found" if exc.status_code == 404 else str(exc.detail)
+    return error_response(exc.status_code, message)

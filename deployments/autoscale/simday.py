@@ -15,14 +15,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from actors.autoscale.history import RingHistory
 from actors.autoscale.policy import Allocation, ContainerView, Decision, HostView, Limits, Policy
 from actors.autoscale.sampling import parse_counters, sample_argv
-from deployments.lxc.sim import Host, make_host
-from deployments.lxc.sim.load import DAY, Curve, LoadModel, ManualClock
-from deployments.lxc.sim.scenario import day_scenario, install
+from sims.pve import Host, make_host
+from sims.pve.load import DAY, Curve, LoadModel, ManualClock
+from sims.pve.scenario import day_scenario, install
 
 HOST_CORES = 32
 HOST_MEMORY_MB = 24_576
@@ -34,7 +33,7 @@ class DayResult:
     stats: dict[str, dict[str, float]]
     kinds: dict[str, str]
     decisions: list[Decision]
-    timeline: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[dict[str, object]] = field(default_factory=list)
 
     def totals(self) -> dict[str, float]:
         s = self.stats.values()
@@ -55,7 +54,7 @@ class SimDay:
         self.clock = ManualClock(0.0)
         self.t = 0.0
         self.record = record
-        self.timeline: list[dict[str, Any]] = []
+        self.timeline: list[dict[str, object]] = []
         self.decisions: list[Decision] = []
         self.limits = limits or Limits()
         self.hosts: dict[str, Host] = {}
@@ -67,7 +66,7 @@ class SimDay:
             curves = {vmid: Curve.from_dict(spec["curve"], seed) for vmid, spec in containers.items()}
             host.load_file.model = LoadModel(curves, self.clock)
             self.hosts[node] = host
-            self.kinds.update({vmid: spec["curve"]["kind"] for vmid, spec in containers.items()})
+            self.kinds.update({vmid: str(spec["curve"]["kind"]) for vmid, spec in containers.items()})
 
     def views(self) -> list[HostView]:
         out = []
@@ -79,7 +78,7 @@ class SimDay:
             out.append(HostView(node, HOST_CORES, HOST_MEMORY_MB, containers))
         return out
 
-    async def sample(self, record: list[dict[str, Any]] | None) -> None:
+    async def sample(self, record: list[dict[str, object]] | None) -> None:
         now = self.clock.t
         for node, host in self.hosts.items():
             for vmid in sorted(host.model.containers, key=int):

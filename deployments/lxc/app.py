@@ -7,21 +7,24 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 from starlette.routing import Match
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from rayfleet.appstate import attach
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
-from rayfleet.http import BodyLimitMiddleware, RequestIdMiddleware, request_id
+from rayfleet.errors import install_error_handlers, validation_message
+from rayfleet.http import BodyLimitMiddleware, RequestIdMiddleware
 from rayfleet.logs import get_logger, register_secret
 
 from . import ui
 from . import validate as v
 from .config import LxcConfig
 from .errors import (
+    INTERNAL_MESSAGE,
     BadRequest,
     CommandFailed,
     HTTPProblem,
@@ -29,14 +32,14 @@ from .errors import (
     bad_instance_id,
     bad_request,
     from_command,
-    internal_error,
+    message_error,
     missing,
     not_found,
     problem,
     too_large,
 )
 from .routes import api_router
-from .service import LxcService
+from .state import LxcState
 
 log = get_logger("lxc")
 PREFIX = "/api/v1"
@@ -46,21 +49,13 @@ INSTANCE_PATH = re.compile(r"^/api/v1/lxc/instances/([^/]+)(?:/.*)?$", re.DOTALL
 DIGITS = re.compile(r"[0-9]+")
 
 
-def _validation_message(exc: RequestValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
-    return "invalid request: " + "; ".join(parts)
-
-
 class InstanceIdHook:
     """The spec's hook: a non-numeric `{instance_id}` path segment is 400 {code, name, description} before any handler."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = scope["path"]
             root = scope.get("root_path", "")
@@ -84,45 +79,31 @@ def allowed_methods(app: FastAPI, scope: MutableMapping[str, Any]) -> str:
 
 
 def _install_error_handlers(app: FastAPI) -> None:
-    """Every error answer in the spec's shapes (built in errors.py)."""
+    """Every error answer in the spec's shapes (built in errors.py); 405 names every allowed method."""
+    install_error_handlers(
+        app,
+        lambda request, status, message, headers: message_error(status, message, headers),
+        component="lxc",
+        handlers={
+            BadRequest: lambda request, exc: bad_request(exc.message),
+            v.Invalid: lambda request, exc: bad_request(str(exc)),
+            CommandFailed: lambda request, exc: from_command(exc),
+            NotFound: lambda request, exc: missing(exc.message),
+            HTTPProblem: lambda request, exc: problem(exc.status, exc.description),
+        },
+        validation=lambda request, exc: bad_request(validation_message(exc, "invalid request")),
+        http=_http_error,
+        internal_message=INTERNAL_MESSAGE,
+    )
 
-    @app.exception_handler(BadRequest)
-    async def _bad(request: Request, exc: BadRequest) -> JSONResponse:
-        return bad_request(exc.message)
 
-    @app.exception_handler(v.Invalid)
-    async def _invalid(request: Request, exc: v.Invalid) -> JSONResponse:
-        return bad_request(str(exc))
-
-    @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return bad_request(_validation_message(exc))
-
-    @app.exception_handler(CommandFailed)
-    async def _failed(request: Request, exc: CommandFailed) -> JSONResponse:
-        return from_command(exc)
-
-    @app.exception_handler(NotFound)
-    async def _missing(request: Request, exc: NotFound) -> JSONResponse:
-        return missing(exc.message)
-
-    @app.exception_handler(HTTPProblem)
-    async def _problem(request: Request, exc: HTTPProblem) -> JSONResponse:
-        return problem(exc.status, exc.description)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 404:
-            return not_found(request.url.path)
-        headers = dict(getattr(exc, "headers", None) or {})
-        if exc.status_code == 405:
-            headers["Allow"] = allowed_methods(app, request.scope)
-        return problem(exc.status_code, str(exc.detail), headers or None)
-
-    @app.exception_handler(Exception)
-    async def _crash(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error", exc_info=exc, extra={"request_id": request_id(request)})
-        return internal_error()
+def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    if exc.status_code == 404:
+        return not_found(request.url.path)
+    headers = dict(getattr(exc, "headers", None) or {})
+    if exc.status_code == 405:
+        headers["Allow"] = allowed_methods(request.app, request.scope)
+    return problem(exc.status_code, str(exc.detail), headers or None)
 
 
 def _document_real_errors_only(app: FastAPI) -> None:
@@ -143,8 +124,8 @@ def _document_real_errors_only(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
-    """Build the API. `state` may be a callable `name -> lock actor handle` (tests); None uses Ray actors."""
+def create_app(config: LxcConfig, state: LxcState | None = None) -> FastAPI:
+    """Build the API; without `state`, `LxcState.from_ray(config)` (lock actors through Ray, or stand-ins)."""
     warnings = config.check_startable()
     api_key = config.resolved_api_key()
     register_secret(api_key)
@@ -165,7 +146,7 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
             f"Request bodies are capped at api.max_body_bytes ({config.api.max_body_bytes} bytes here)."
         ),
     )
-    app.state.service = LxcService(config, lock_factory=state if callable(state) else None)
+    attach(app, state or LxcState.from_ray(config))
 
     app.add_middleware(InstanceIdHook)
     if config.api.allowed_origins:
@@ -180,7 +161,7 @@ def create_app(config: LxcConfig, state: Any = None) -> FastAPI:
     app.add_middleware(RequestIdMiddleware)
     _install_error_handlers(app)
 
-    app.include_router(ui.router())
+    app.include_router(ui.router)
     guard = api_key_guard(
         [api_key],
         header="X-API-Key",

@@ -12,7 +12,6 @@ import ipaddress
 import re
 import socket
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -23,12 +22,12 @@ from .config import LxcConfig
 from .containers import combined_failure, require_existing
 from .errors import BadRequest, CommandFailed
 from .hosts import Steps, Target
-from .service import R, confined
+from .service import HostResult, R, confined
 
 APP_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
-async def setup(t: Target, vmid: str, enable_nesting: bool) -> Any:
+async def setup(t: Target, vmid: str, enable_nesting: bool) -> HostResult:
     steps = t.steps()
     async with t.locked([vmid]):
         status = await steps.run(cmd.pct("status", vmid))
@@ -72,14 +71,14 @@ async def setup(t: Target, vmid: str, enable_nesting: bool) -> Any:
     return R(steps.text())
 
 
-async def run(t: Target, vmid: str, words: list[str]) -> Any:
+async def run(t: Target, vmid: str, words: list[str]) -> HostResult:
     result = await t.run(cmd.pct_exec(vmid, ["docker", "run", *words]))
     if not result.ok:
         raise CommandFailed(result.stderr, result.stdout, result.rc)
     return R(result.stdout)
 
 
-async def load_compose(config: LxcConfig, source: Any) -> tuple[str, str]:
+async def load_compose(config: LxcConfig, source: object) -> tuple[str, str]:
     """(compose text, app name = first service) from a confined path or an allowed URL."""
     if not isinstance(source, str) or not source.strip():
         raise BadRequest("'compose_file' must be a path inside the compose directory or an https URL")
@@ -144,7 +143,7 @@ async def _push(t: Target, vmid: str, steps: Steps, text: str, dest: str) -> Non
         await t.run(["rm", "-f", staged])
 
 
-async def deploy(t: Target, config: LxcConfig, vmid: str, action: str, source: Any, auto_start: bool) -> Any:
+async def deploy(t: Target, config: LxcConfig, vmid: str, action: str, source: object, auto_start: bool) -> HostResult:
     text, app = await load_compose(config, source)
     path = f"{cmd.APPS_DIR}/{app}/docker-compose.yml"
     steps = t.steps()
@@ -168,7 +167,7 @@ async def deploy(t: Target, config: LxcConfig, vmid: str, action: str, source: A
     return R(steps.text())
 
 
-async def update(t: Target, config: LxcConfig, vmid: str, source: Any) -> Any:
+async def update(t: Target, config: LxcConfig, vmid: str, source: object) -> HostResult:
     text, app = await load_compose(config, source)
     path = f"{cmd.APPS_DIR}/{app}/docker-compose.yml"
     steps = t.steps()
@@ -180,7 +179,7 @@ async def update(t: Target, config: LxcConfig, vmid: str, source: Any) -> Any:
     return R(steps.text())
 
 
-async def logs(t: Target, vmid: str, name: str, tail: str) -> Any:
+async def logs(t: Target, vmid: str, name: str, tail: str) -> HostResult:
     words = ["docker", "logs"] + (["--tail", tail] if tail != "all" else []) + [name]
     result = await t.run(cmd.pct_exec(vmid, words))
     if not result.ok:
@@ -188,17 +187,17 @@ async def logs(t: Target, vmid: str, name: str, tail: str) -> Any:
     return R(result.stdout + result.stderr)
 
 
-async def containers(t: Target, vmid: str) -> Any:
+async def containers(t: Target, vmid: str) -> HostResult:
     result = await t.run(cmd.pct_exec(vmid, ["docker", "ps", "-a"]))
     if not result.ok:
         raise CommandFailed(result.stderr, result.stdout, result.rc)
     return R(result.stdout)
 
 
-async def remove(t: Target, vmids: list[str], purge: bool) -> Any:
+async def remove(t: Target, vmids: list[str], purge: bool) -> HostResult:
     await require_existing(t, vmids)
 
-    async def one(vmid: str) -> tuple[str, Any]:
+    async def one(vmid: str) -> tuple[str, str | CommandFailed]:
         steps = t.steps()
         try:
             async with t.locked([vmid]):

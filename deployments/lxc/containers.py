@@ -8,14 +8,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from . import commands as cmd
+from . import pve
 from . import validate as v
 from .config import LxcConfig
 from .errors import BadRequest, CommandFailed, NotFound, combined_status
 from .hosts import Steps, Target
-from .service import R
+from .responses import BackupDone, Cloned, Created, InstanceStatus
+from .service import HostResult, R
 
 LOCK_POLL_TRIES = 10
 LOCK_POLL_DELAY = 1.0
@@ -38,7 +39,7 @@ class CreateRequest:
     unprivileged: bool
 
 
-async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Any:
+async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Created:
     size = config.instance_sizes[req.size]
     if req.storage_size:
         rootfs = f"{config.default_storage}:{max(1, round(v.size_in_gib(req.storage_size)))}"
@@ -79,7 +80,7 @@ async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Any:
             await t.release_vmid(vmid_int, owner)
         created.append(vmid)
         steps.note(f"Instance {vmid} created and started.")
-    return {"output": steps.text(), "instance_ids": created}
+    return Created(output=steps.text(), instance_ids=created)
 
 
 async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
@@ -94,14 +95,12 @@ async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
     raise CommandFailed(f"CT {vmid} is still locked after {LOCK_POLL_TRIES} checks", steps.text(), 1)
 
 
-async def list_instances(t: Target) -> Any:
-    node = await t.node()
-    return await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc", json_out=True))
+async def list_instances(t: Target) -> list[pve.ContainerEntry]:
+    return await pve.containers(t.steps(), await t.node())
 
 
-async def get_instance(t: Target, vmid: str) -> Any:
-    node = await t.node()
-    return await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True))
+async def get_instance(t: Target, vmid: str) -> pve.ContainerConfig:
+    return await pve.config(t.steps(), await t.node(), vmid)
 
 
 BulkOp = Callable[[Target, str, Steps], Awaitable[str]]
@@ -136,14 +135,14 @@ BULK: dict[str, BulkOp] = {"start": _start, "stop": _stop, "reboot": _reboot, "t
 async def require_existing(t: Target, vmids: list[str]) -> None:
     """404 before anything runs when a listed container is not on the host (one `pvesh` listing)."""
     node = await t.node()
-    listing = await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc", json_out=True))
+    listing = await pve.containers(t.steps(), node)
     known = {str(c.get("vmid")) for c in listing if isinstance(c, dict)}
     unknown = [vmid for vmid in vmids if vmid not in known]
     if unknown:
         raise NotFound(f"no container {', '.join(unknown)} on {t.key} (node {node}); nothing was done")
 
 
-async def bulk(t: Target, action: str, vmids: list[str]) -> Any:
+async def bulk(t: Target, action: str, vmids: list[str]) -> HostResult:
     op = BULK[action]
     await require_existing(t, vmids)
 
@@ -159,8 +158,8 @@ async def bulk(t: Target, action: str, vmids: list[str]) -> Any:
     return _bulk_outcome(results, lambda vmid, word: f"Instance {vmid} {word}.")
 
 
-def _bulk_outcome(results: list[tuple[str, Any]], fmt: Callable[[str, str], str]) -> Any:
-    done = [fmt(vmid, r) for vmid, r in results if not isinstance(r, CommandFailed)]
+def _bulk_outcome(results: list[tuple[str, str | CommandFailed]], fmt: Callable[[str, str], str]) -> HostResult:
+    done = [fmt(vmid, r) for vmid, r in results if isinstance(r, str)]
     failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
     if failed:
         raise combined_failure(failed, "\n".join(done))
@@ -173,10 +172,10 @@ def combined_failure(failed: list[tuple[str, CommandFailed]], done: str) -> Comm
     return CommandFailed(details, done, failed[0][1].return_code, combined_status([r for _, r in failed]))
 
 
-async def status(t: Target, vmids: list[str]) -> Any:
+async def status(t: Target, vmids: list[str]) -> dict[str, InstanceStatus]:
     await require_existing(t, vmids)
 
-    async def one(vmid: str) -> tuple[str, Any]:
+    async def one(vmid: str) -> tuple[str, InstanceStatus | CommandFailed]:
         files, disk = await asyncio.gather(
             t.run(cmd.pct_exec(vmid, ["cat", *cmd.HOST_STATUS_FILES])), t.run(cmd.pct_exec(vmid, ["df", "-h", "/"]))
         )
@@ -186,18 +185,18 @@ async def status(t: Target, vmids: list[str]) -> Any:
         text = files.stdout
         load, _, rest = text.partition("\n")
         meminfo, _, swaps = rest.partition("Filename")
-        return vmid, {
-            "loadavg": load.strip(),
-            "memory": _meminfo(meminfo),
-            "disk": disk.stdout.strip(),
-            "swap": ("Filename" + swaps).strip(),
-        }
+        return vmid, InstanceStatus(
+            loadavg=load.strip(),
+            memory=_meminfo(meminfo),
+            disk=disk.stdout.strip(),
+            swap=("Filename" + swaps).strip(),
+        )
 
     results = await asyncio.gather(*(one(x) for x in vmids))
     failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
     if failed:
         raise combined_failure(failed, "")
-    return {vmid: r for vmid, r in results}
+    return {vmid: r for vmid, r in results if isinstance(r, InstanceStatus)}
 
 
 def _meminfo(text: str) -> dict[str, int]:
@@ -219,13 +218,13 @@ class ScaleRequest:
     net_limit: str | None
 
 
-async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> Any:
+async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> HostResult:
     await require_existing(t, vmids)
     node = await t.node()
     async with t.locked(vmids):
-        configs: dict[str, dict[str, Any]] = {}
+        configs: dict[str, pve.ContainerConfig] = {}
         for vmid in vmids:
-            configs[vmid] = await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True))
+            configs[vmid] = await pve.config(t.steps(), node, vmid)
         if req.storage_size and not req.storage_size.startswith("+"):
             wanted = v.size_in_gib(req.storage_size)
             for vmid, config in configs.items():
@@ -256,7 +255,7 @@ async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> Any:
     return R(steps.text())
 
 
-def _rootfs_gib(config: dict[str, Any]) -> float | None:
+def _rootfs_gib(config: pve.ContainerConfig) -> float | None:
     for part in str(config.get("rootfs", "")).split(","):
         if part.startswith("size="):
             size = part[5:]
@@ -266,7 +265,7 @@ def _rootfs_gib(config: dict[str, Any]) -> float | None:
     return None
 
 
-async def clone(t: Target, source: str, target_id: str | None, full: bool) -> Any:
+async def clone(t: Target, source: str, target_id: str | None, full: bool) -> Cloned:
     steps = t.steps()
     owner = uuid.uuid4().hex
     reserved: int | None = None
@@ -286,54 +285,53 @@ async def clone(t: Target, source: str, target_id: str | None, full: bool) -> An
         if reserved is not None:
             await t.release_vmid(reserved, owner)
     steps.note(f"Instance {source} cloned to {target_id} ({'full' if full else 'linked'} clone).")
-    return {"output": steps.text(), "instance_id": target_id}
+    return Cloned(output=steps.text(), instance_id=target_id)
 
 
-async def exec_in(t: Target, vmid: str, words: list[str]) -> Any:
+async def exec_in(t: Target, vmid: str, words: list[str]) -> HostResult:
     result = await t.run(cmd.pct_exec(vmid, words))
     if not result.ok:
         raise CommandFailed(result.stderr, result.stdout, result.rc)
     return R(result.stdout)
 
 
-async def snapshot_create(t: Target, vmid: str, name: str) -> Any:
+async def snapshot_create(t: Target, vmid: str, name: str) -> HostResult:
     async with t.locked([vmid]):
         await t.steps().run(cmd.pct("snapshot", vmid, name))
     return R(f"Snapshot '{name}' of instance {vmid} created.")
 
 
-async def snapshot_list(t: Target, vmid: str) -> Any:
-    node = await t.node()
-    return await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/snapshot", json_out=True))
+async def snapshot_list(t: Target, vmid: str) -> list[pve.Snapshot]:
+    return await pve.snapshots(t.steps(), await t.node(), vmid)
 
 
-async def snapshot_delete(t: Target, vmid: str, name: str) -> Any:
+async def snapshot_delete(t: Target, vmid: str, name: str) -> HostResult:
     async with t.locked([vmid]):
         await t.steps().run(cmd.pct("delsnapshot", vmid, name))
     return R(f"Snapshot '{name}' of instance {vmid} deleted.")
 
 
-async def volume_attach(t: Target, vmid: str, storage: str, size: str, mount_point: str) -> Any:
+async def volume_attach(t: Target, vmid: str, storage: str, size: str, mount_point: str) -> HostResult:
     gib = max(1, round(v.size_in_gib(size)))
     async with t.locked([vmid]):
         await t.steps().run(cmd.pct_set(vmid, {"mp0": f"{storage}:{gib},mp={mount_point}"}))
     return R(f"Volume {storage}:{gib}G attached to instance {vmid} at {mount_point} (mp0).")
 
 
-async def volume_detach(t: Target, vmid: str) -> Any:
+async def volume_detach(t: Target, vmid: str) -> HostResult:
     async with t.locked([vmid]):
         await t.steps().run(cmd.pct_set(vmid, {"delete": "mp0"}))
     return R(f"Volume mp0 detached from instance {vmid}.")
 
 
-async def service(t: Target, vmid: str, action: str, name: str) -> Any:
+async def service(t: Target, vmid: str, action: str, name: str) -> HostResult:
     result = await t.run(cmd.pct_exec(vmid, ["systemctl", action, name]))
     if not result.ok:
         raise CommandFailed(result.stderr, result.stdout, result.rc)
     return R(result.stdout or f"systemctl {action} {name}: done in instance {vmid}.")
 
 
-async def migrate(t: Target, vmid: str, node: str, restart: bool, target_storage: str | None) -> Any:
+async def migrate(t: Target, vmid: str, node: str, restart: bool, target_storage: str | None) -> HostResult:
     extra = (["--restart"] if restart else []) + (["--target-storage", target_storage] if target_storage else [])
     async with t.locked([vmid]):
         steps = t.steps()
@@ -343,7 +341,7 @@ async def migrate(t: Target, vmid: str, node: str, restart: bool, target_storage
 
 async def restore(
     t: Target, config: LxcConfig, vmid: str, backup_file: str, storage: str | None, no_start: bool
-) -> Any:
+) -> HostResult:
     store = storage or config.default_storage
     steps = t.steps()
     async with t.locked([vmid]):
@@ -367,7 +365,7 @@ async def backup(
     mode: str,
     compress: str,
     download: bool,
-) -> Any:
+) -> BackupDone:
     steps = t.steps()
     async with t.locked([vmid]):
         result = await steps.run(
@@ -377,7 +375,7 @@ async def backup(
             keep_stderr=True,
         )
     archive = cmd.archive_name(result.stdout + result.stderr)
-    body: dict[str, Any] = {"output": steps.text(), "archive": archive}
+    body = BackupDone(output=steps.text(), archive=archive)
     if download and archive:
         local_dir = Path(config.download_dir)
         local_dir.mkdir(parents=True, exist_ok=True)
@@ -386,5 +384,5 @@ async def backup(
             await pool_get(archive, str(local))
         except Exception as exc:
             raise CommandFailed(f"download of {archive} failed: {exc}", steps.text(), 1) from None
-        body["downloaded_to"] = str(local)
+        body.downloaded_to = str(local)
     return body

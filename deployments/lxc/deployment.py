@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import FastAPI
+
 from rayfleet.serving import ingress_app
 
 
-def build(args: dict) -> Any:
+def build(args: dict[str, Any]) -> Any:
     config_path = args.get("config", "config/lxc.yaml")
 
-    def factory() -> Any:
+    def factory() -> FastAPI:
         from deployments.lxc.app import create_app
         from deployments.lxc.config import load
 

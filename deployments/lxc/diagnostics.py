@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
 
 from . import commands as cmd
+from . import pve
 from .config import LxcConfig
 from .errors import CommandFailed
 from .hosts import Target
-from .service import R
+from .responses import (
+    Discovered,
+    HealthCheck,
+    Info,
+    Listening,
+    NetCheck,
+    Report,
+    Resources,
+    ScaleCheck,
+    SecurityScan,
+)
+from .service import HostResult, R
 
 DNS_PROBE = "one.one.one.one"
 
@@ -22,7 +33,7 @@ async def _exec(t: Target, vmid: str, words: list[str]) -> str:
     return result.stdout
 
 
-async def storage(t: Target, vmid: str) -> Any:
+async def storage(t: Target, vmid: str) -> HostResult:
     return R(await _exec(t, vmid, ["df", "-h"]))
 
 
@@ -34,16 +45,13 @@ def _disk_percent(df_text: str) -> int | None:
     return None
 
 
-async def _current(t: Target, vmid: str) -> dict[str, Any]:
-    node = await t.node()
-    return await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/status/current", json_out=True))
+async def _current(t: Target, vmid: str) -> pve.ContainerStatus:
+    return await pve.status(t.steps(), await t.node(), vmid)
 
 
-async def scale_check(t: Target, config: LxcConfig, vmid: str) -> Any:
+async def scale_check(t: Target, config: LxcConfig, vmid: str) -> ScaleCheck:
     node = await t.node()
-    current, cfg = await asyncio.gather(
-        _current(t, vmid), t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True))
-    )
+    current, cfg = await asyncio.gather(_current(t, vmid), pve.config(t.steps(), node, vmid))
     s = config.scaling
     cpu = float(current.get("cpu", 0)) * 100
     mem = 100 * current.get("mem", 0) / current["maxmem"] if current.get("maxmem") else 0.0
@@ -63,31 +71,31 @@ async def scale_check(t: Target, config: LxcConfig, vmid: str) -> Any:
         recs.append(f"memory usage {mem:.0f}% < {s.memory_low:.0f}%: {max(256, memory // 2)} MB would do")
     if disk > s.storage_high:
         recs.append(f"grow the root disk (usage {disk:.0f}% > {s.storage_high:.0f}%): storage_size +8G")
-    return {
-        "instance_id": vmid,
-        "status": current.get("status"),
-        "usage": {"cpu_percent": round(cpu, 1), "memory_percent": round(mem, 1), "disk_percent": round(disk, 1)},
-        "current": {"cores": cores, "memory_mb": memory},
-        "thresholds": s.model_dump(),
-        "recommendations": recs or ["no change needed"],
-    }
+    return ScaleCheck(
+        instance_id=vmid,
+        status=current.get("status"),
+        usage={"cpu_percent": round(cpu, 1), "memory_percent": round(mem, 1), "disk_percent": round(disk, 1)},
+        current={"cores": cores, "memory_mb": memory},
+        thresholds=s.model_dump(),
+        recommendations=recs or ["no change needed"],
+    )
 
 
-async def net_check(t: Target, vmid: str, protocol: str, port: int) -> Any:
+async def net_check(t: Target, vmid: str, protocol: str, port: int) -> NetCheck:
     flags = "-zvu" if protocol == "udp" else "-zv"
     result = await t.run(cmd.pct_exec(vmid, ["nc", flags, "-w", "3", "127.0.0.1", str(port)]))
     if result.rc not in (0, 1):
         raise CommandFailed(result.stderr, result.stdout, result.rc)
-    return {
-        "instance_id": vmid,
-        "protocol": protocol,
-        "port": port,
-        "open": result.rc == 0,
-        "output": (result.stdout + result.stderr).strip(),
-    }
+    return NetCheck(
+        instance_id=vmid,
+        protocol=protocol,
+        port=port,
+        open=result.rc == 0,
+        output=(result.stdout + result.stderr).strip(),
+    )
 
 
-async def info(t: Target, vmid: str) -> Any:
+async def info(t: Target, vmid: str) -> Info:
     ips, name, resolv, node = await asyncio.gather(
         _exec(t, vmid, ["hostname", "-I"]),
         _exec(t, vmid, ["hostname"]),
@@ -95,26 +103,20 @@ async def info(t: Target, vmid: str) -> Any:
         t.node(),
     )
     dns = [line.split()[1] for line in resolv.splitlines() if line.startswith("nameserver ") and len(line.split()) > 1]
-    return {
-        "instance_id": vmid,
-        "ip_addresses": ips.split(),
-        "hostname": name.strip(),
-        "dns_servers": dns,
-        "host_node": node,
-    }
+    return Info(instance_id=vmid, ip_addresses=ips.split(), hostname=name.strip(), dns_servers=dns, host_node=node)
 
 
-async def public_ip(t: Target, vmid: str) -> Any:
+async def public_ip(t: Target, vmid: str) -> HostResult:
     return R(await _exec(t, vmid, ["curl", "-s", "--max-time", "10", "https://ifconfig.io"]))
 
 
-async def health_check(t: Target, vmid: str, fix: bool) -> Any:
+async def health_check(t: Target, vmid: str, fix: bool) -> HealthCheck:
     status = await t.run(cmd.pct("status", vmid))
     if not status.ok:
         raise CommandFailed(status.stderr, status.stdout, status.rc)
     if "running" not in status.stdout:
-        return {"instance_id": vmid, "healthy": False, "checks": {"running": False}, "actions": []}
-    checks: dict[str, Any] = {"running": True}
+        return HealthCheck(instance_id=vmid, healthy=False, checks={"running": False}, actions=[])
+    checks: dict[str, bool | int | None] = {"running": True}
     actions: list[str] = []
     disk_pct = _disk_percent(await _exec(t, vmid, ["df", "-h", "/"]))
     dns = await t.run(cmd.pct_exec(vmid, ["getent", "hosts", DNS_PROBE]))
@@ -129,12 +131,12 @@ async def health_check(t: Target, vmid: str, fix: bool) -> Any:
         actions.append("restarted networking")
         checks["dns"] = (await t.run(cmd.pct_exec(vmid, ["getent", "hosts", DNS_PROBE]))).ok
     healthy = bool(checks["dns"]) and (checks["disk_percent"] is None or checks["disk_percent"] <= 80)
-    return {"instance_id": vmid, "healthy": healthy, "checks": checks, "actions": actions}
+    return HealthCheck(instance_id=vmid, healthy=healthy, checks=checks, actions=actions)
 
 
-async def resources(t: Target, vmid: str) -> Any:
+async def resources(t: Target, vmid: str) -> Resources:
     current = await _current(t, vmid)
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "instance_id": vmid,
         "status": current.get("status"),
         "cpu": current.get("cpu"),
@@ -151,17 +153,15 @@ async def resources(t: Target, vmid: str) -> Any:
     }
     if current.get("status") == "running":
         out["free"] = (await _exec(t, vmid, ["free", "-m"])).strip()
-    return out
+    return Resources.model_validate(out)
 
 
-async def report(t: Target, config: LxcConfig, vmid: str) -> Any:
+async def report(t: Target, config: LxcConfig, vmid: str) -> Report:
     node = await t.node()
     cfg, current, snaps = await asyncio.gather(
-        t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/config", json_out=True)),
-        _current(t, vmid),
-        t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc/{vmid}/snapshot", json_out=True)),
+        pve.config(t.steps(), node, vmid), _current(t, vmid), pve.snapshots(t.steps(), node, vmid)
     )
-    body: dict[str, Any] = {
+    body: dict[str, object] = {
         "instance_id": vmid,
         "node": node,
         "config": cfg,
@@ -177,54 +177,54 @@ async def report(t: Target, config: LxcConfig, vmid: str) -> Any:
         )
         body.update(disk=df.strip(), memory=free.strip(), processes=top.strip(), listening=_listening(listening))
         body["scale_check"] = await scale_check(t, config, vmid)
-    return body
+    return Report.model_validate(body)
 
 
-def _listening(ss_text: str) -> list[dict[str, Any]]:
+def _listening(ss_text: str) -> list[Listening]:
     rows = []
     for line in ss_text.splitlines()[1:]:
         parts = line.split()
         if len(parts) >= 5 and ":" in parts[4]:
             address, _, port = parts[4].rpartition(":")
             if port.isdigit():
-                rows.append({"protocol": parts[0], "address": address, "port": int(port)})
+                rows.append(Listening(protocol=parts[0], address=address, port=int(port)))
     return rows
 
 
-async def discovery(t: Target, vmid: str | None) -> Any:
+async def discovery(t: Target, vmid: str | None) -> list[Discovered]:
     node = await t.node()
-    listing = await t.steps().json(cmd.pvesh("get", f"/nodes/{node}/lxc", json_out=True))
+    listing = await pve.containers(t.steps(), node)
     rows = [c for c in listing if vmid is None or str(c["vmid"]) == vmid]
     if vmid is not None and not rows:
         raise CommandFailed(f"Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist", "", 255)
 
-    async def one(c: dict[str, Any]) -> dict[str, Any]:
-        entry = {"instance_id": str(c["vmid"]), "name": c.get("name"), "status": c.get("status")}
+    async def one(c: pve.ContainerEntry) -> Discovered:
+        entry = Discovered(instance_id=str(c["vmid"]), name=c.get("name"), status=c.get("status"))
         if c.get("status") == "running":
-            entry["listening"] = _listening(await _exec(t, str(c["vmid"]), ["ss", "-tuln"]))
+            entry.listening = _listening(await _exec(t, str(c["vmid"]), ["ss", "-tuln"]))
         return entry
 
     return list(await asyncio.gather(*(one(c) for c in rows)))
 
 
-async def security_scan(t: Target, vmid: str, scan_type: str) -> Any:
+async def security_scan(t: Target, vmid: str, scan_type: str) -> SecurityScan:
     listening = _listening(await _exec(t, vmid, ["ss", "-tuln"]))
-    body: dict[str, Any] = {"instance_id": vmid, "scan_type": scan_type, "listening": listening}
+    body = SecurityScan(instance_id=vmid, scan_type=scan_type, listening=listening, findings=[])
     findings = [
-        f"port {p['port']}/{p['protocol']} listens on all addresses"
+        f"port {p.port}/{p.protocol} listens on all addresses"
         for p in listening
-        if p["address"] in ("0.0.0.0", "*", "[::]")
+        if p.address in ("0.0.0.0", "*", "[::]")
     ]
     if scan_type == "full":
         upgradable, os_release = await asyncio.gather(
             _exec(t, vmid, ["apt", "list", "--upgradable"]), _exec(t, vmid, ["cat", "/etc/os-release"])
         )
         pending = [line.split("/")[0] for line in upgradable.splitlines() if "/" in line]
-        body["pending_updates"] = pending
-        body["os"] = next(
+        body.pending_updates = pending
+        body.os = next(
             (line.split("=", 1)[1].strip('"') for line in os_release.splitlines() if line.startswith("PRETTY_NAME=")),
             None,
         )
         findings += [f"package {p} has a pending update" for p in pending]
-    body["findings"] = findings
+    body.findings = findings
     return body

@@ -17,8 +17,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any
 
 from fastapi.responses import JSONResponse
 
@@ -108,9 +108,14 @@ def bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=400)
 
 
-def problem(status: int, description: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    name = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
-    return JSONResponse({"code": status, "name": name, "description": description}, status_code=status, headers=headers)
+def _phrase(status: int) -> str:
+    return HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+
+
+def problem(status: int, description: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(
+        {"code": status, "name": _phrase(status), "description": description}, status_code=status, headers=headers
+    )
 
 
 def bad_instance_id() -> JSONResponse:
@@ -122,21 +127,19 @@ def not_found(path: str) -> JSONResponse:
 
 
 def missing(message: str) -> JSONResponse:
-    return JSONResponse({"error": "Not Found", "message": message}, status_code=404)
+    return message_error(404, message)
 
 
 def too_large(limit: int) -> JSONResponse:
     return problem(413, f"The request body is larger than the limit of {limit} bytes (api.max_body_bytes).")
 
 
-def internal_error() -> JSONResponse:
-    return JSONResponse(
-        {
-            "error": "Internal Server Error",
-            "message": "The server encountered an unexpected condition; see the server log.",
-        },
-        status_code=500,
-    )
+INTERNAL_MESSAGE = "The server encountered an unexpected condition; see the server log."
+
+
+def message_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """{error: <status phrase>, message}: unknown routes, missing objects, the unhandled-exception 500."""
+    return JSONResponse({"error": _phrase(status), "message": message}, status_code=status, headers=headers)
 
 
 def from_command(exc: CommandFailed) -> JSONResponse:
@@ -152,7 +155,7 @@ def from_command(exc: CommandFailed) -> JSONResponse:
 
 
 def command_failed(details: str, output: str, return_code: int) -> JSONResponse:
-    body: dict[str, Any] = {
+    body: dict[str, str | int] = {
         "error": "Command execution failed",
         "details": details,
         "output": output,

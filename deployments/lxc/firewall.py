@@ -3,29 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from . import commands as cmd
+from . import pve
 from .errors import BadRequest, NotFound
 from .hosts import Target
-from .service import R
+from .pve import GROUPS
+from .responses import SecurityGroup
+from .service import HostResult, R
 
-GROUPS = "/cluster/firewall/groups"
 RULE_KEYS = ("type", "action", "proto", "sport", "dport", "source", "dest")
 
 
-async def list_groups(t: Target) -> Any:
-    steps = t.steps()
-    groups = await steps.json(cmd.pvesh("get", GROUPS, json_out=True))
+async def list_groups(t: Target) -> list[SecurityGroup]:
+    groups = await pve.groups(t.steps())
 
-    async def with_rules(group: dict[str, Any]) -> dict[str, Any]:
-        rules = await t.steps().json(cmd.pvesh("get", f"{GROUPS}/{group['group']}", json_out=True))
-        return {"group": group["group"], "comment": group.get("comment", ""), "rules": rules}
+    async def with_rules(group: pve.FirewallGroup) -> SecurityGroup:
+        rules = await pve.group_rules(t.steps(), group["group"])
+        return SecurityGroup(
+            group=group["group"], comment=group.get("comment", ""), rules=[dict(rule) for rule in rules]
+        )
 
     return list(await asyncio.gather(*(with_rules(g) for g in groups)))
 
 
-async def create_group(t: Target, name: str, description: str | None) -> Any:
+async def create_group(t: Target, name: str, description: str | None) -> HostResult:
     steps = t.steps()
     opts = {"group": name}
     if description:
@@ -34,10 +36,10 @@ async def create_group(t: Target, name: str, description: str | None) -> Any:
     return R(f"Security group '{name}' created.")
 
 
-async def delete_group(t: Target, name: str, force: bool) -> Any:
+async def delete_group(t: Target, name: str, force: bool) -> HostResult:
     steps = t.steps()
     async with t.locked([f"fwgroup-{name}"]):
-        rules = await steps.json(cmd.pvesh("get", f"{GROUPS}/{name}", json_out=True))
+        rules = await pve.group_rules(steps, name)
         if rules and not force:
             raise BadRequest(
                 f"security group '{name}' still has {len(rules)} rule(s); pass force=true to delete them first"
@@ -48,7 +50,7 @@ async def delete_group(t: Target, name: str, force: bool) -> Any:
     return R(f"Security group '{name}' deleted" + (f" with {len(rules)} rule(s)." if rules else "."))
 
 
-async def add_rule(t: Target, name: str, fields: dict[str, str | None]) -> Any:
+async def add_rule(t: Target, name: str, fields: dict[str, str | None]) -> HostResult:
     steps = t.steps()
     opts = cmd.firewall_rule_options(
         fields.get("type") or "in",
@@ -64,7 +66,7 @@ async def add_rule(t: Target, name: str, fields: dict[str, str | None]) -> Any:
     return R(f"Rule added to security group '{name}'.")
 
 
-def _matches(rule: dict[str, Any], fields: dict[str, str | None]) -> bool:
+def _matches(rule: pve.FirewallRule, fields: dict[str, str | None]) -> bool:
     for key in RULE_KEYS:
         wanted = fields.get(key)
         have = rule.get(key)
@@ -76,10 +78,10 @@ def _matches(rule: dict[str, Any], fields: dict[str, str | None]) -> bool:
     return True
 
 
-async def remove_rules(t: Target, name: str, fields: dict[str, str | None]) -> Any:
+async def remove_rules(t: Target, name: str, fields: dict[str, str | None]) -> HostResult:
     steps = t.steps()
     async with t.locked([f"fwgroup-{name}"]):
-        rules = await steps.json(cmd.pvesh("get", f"{GROUPS}/{name}", json_out=True))
+        rules = await pve.group_rules(steps, name)
         hits = sorted((int(r["pos"]) for r in rules if _matches(r, fields)), reverse=True)
         if not hits:
             raise BadRequest(f"no rule of security group '{name}' matches the given fields exactly")
@@ -88,16 +90,16 @@ async def remove_rules(t: Target, name: str, fields: dict[str, str | None]) -> A
     return R(f"Removed {len(hits)} rule(s) from security group '{name}'.")
 
 
-async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> Any:
+async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> HostResult:
     steps = t.steps()
     node = await t.node()
     base = f"/nodes/{node}/lxc/{vmid}"
     messages: list[str] = []
     async with t.locked([vmid]):
-        groups = await steps.json(cmd.pvesh("get", GROUPS, json_out=True))
+        groups = await pve.groups(steps)
         if name not in {g["group"] for g in groups}:
             raise NotFound(f"no such security group '{name}'")
-        rules = await steps.json(cmd.pvesh("get", f"{base}/firewall/rules", json_out=True))
+        rules = await pve.container_rules(steps, node, vmid)
         refs = [r for r in rules if r.get("type") == "group" and r.get("action") == name]
         if not refs:
             await steps.run(
@@ -111,31 +113,31 @@ async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> Any:
             messages.append(f"Security group '{name}' was already attached to CT {vmid}; reference enabled.")
         if enable_firewall:
             await steps.run(cmd.pvesh("set", f"{base}/firewall/options", {"enable": "1"}))
-            config = await steps.json(cmd.pvesh("get", f"{base}/config", json_out=True))
+            config = await pve.config(steps, node, vmid)
             for key in sorted(k for k in config if k.startswith("net") and k[3:].isdigit()):
-                value = str(config[key])
+                value = str(config.get(key))
                 parts = [p for p in value.split(",") if not p.startswith("firewall=")]
                 await steps.run(cmd.pct_set(vmid, {key: ",".join([*parts, "firewall=1"])}))
             messages.append(f"Firewall enabled for CT {vmid} and firewall=1 set on its interfaces.")
         else:
-            options = await steps.json(cmd.pvesh("get", f"{base}/firewall/options", json_out=True))
+            options = await pve.container_firewall(steps, node, vmid)
             if not int(options.get("enable", 0)):
                 messages.append(
                     f"warning: the firewall of CT {vmid} is off, so the group's rules do not apply "
                     "yet (attach with enable_firewall: true to turn it on)."
                 )
-        cluster = await steps.json(cmd.pvesh("get", "/cluster/firewall/options", json_out=True))
+        cluster = await pve.cluster_firewall(steps)
         if not int(cluster.get("enable", 0)):
             messages.append("warning: the datacenter firewall (/cluster/firewall/options enable) is off.")
     return R("\n".join(messages))
 
 
-async def detach(t: Target, name: str, vmid: str) -> Any:
+async def detach(t: Target, name: str, vmid: str) -> HostResult:
     steps = t.steps()
     node = await t.node()
     base = f"/nodes/{node}/lxc/{vmid}"
     async with t.locked([vmid]):
-        rules = await steps.json(cmd.pvesh("get", f"{base}/firewall/rules", json_out=True))
+        rules = await pve.container_rules(steps, node, vmid)
         hits = sorted(
             (int(r["pos"]) for r in rules if r.get("type") == "group" and r.get("action") == name), reverse=True
         )

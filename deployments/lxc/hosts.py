@@ -8,22 +8,24 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
 
 from actors.lxc.locks import HostLocks
 from rayfleet.ssh import CommandResult, SSHPool
+from rayfleet.state import ActorHandle, actor, call
 
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
 from .errors import CommandFailed, HTTPProblem
 
-LockFactory = Callable[[str], Any]
+LockFactory = Callable[[str], ActorHandle[HostLocks]]
 
 
 class Target:
     """One (region, az) host with the pool, lock actor and timeout it uses."""
 
-    def __init__(self, config: LxcConfig, pool: SSHPool, locks: Any, region: str, az: str, zone: ZoneConfig) -> None:
+    def __init__(
+        self, config: LxcConfig, pool: SSHPool, locks: ActorHandle[HostLocks], region: str, az: str, zone: ZoneConfig
+    ) -> None:
         self.config = config
         self.pool = pool
         self.locks = locks
@@ -56,7 +58,7 @@ class Target:
         owner = uuid.uuid4().hex
         deadline = time.monotonic() + self.timeout
         delay = 0.02
-        while not await self.locks.try_acquire.remote(keys, owner, self.config.lock_ttl):
+        while not await call(self.locks, HostLocks.try_acquire, keys, owner, self.config.lock_ttl):
             if time.monotonic() > deadline:
                 raise HTTPProblem(409, f"container {', '.join(vmids)} is busy with another operation")
             await asyncio.sleep(delay)
@@ -64,7 +66,7 @@ class Target:
         try:
             yield
         finally:
-            await self.locks.release.remote(keys, owner)
+            await call(self.locks, HostLocks.release, keys, owner)
 
     async def allocate_vmid(self, owner: str) -> int:
         """A VMID from `pvesh get /cluster/nextid`, reserved against concurrent creations."""
@@ -73,7 +75,7 @@ class Target:
             raise CommandFailed(result.stderr or "pvesh returned no id", result.stdout, result.rc or 1)
         candidate = int(result.stdout.strip())
         for _ in range(100):
-            if await self.locks.reserve_vmid.remote(candidate, owner, self.config.lock_ttl):
+            if await call(self.locks, HostLocks.reserve_vmid, candidate, owner, self.config.lock_ttl):
                 return candidate
             candidate += 1
             while True:
@@ -86,7 +88,7 @@ class Target:
         raise HTTPProblem(409, "could not reserve a free VMID")
 
     async def release_vmid(self, vmid: int, owner: str) -> None:
-        await self.locks.release_vmid.remote(vmid, owner)
+        await call(self.locks, HostLocks.release_vmid, vmid, owner)
 
 
 class Steps:
@@ -112,12 +114,13 @@ class Steps:
             self.note(result.stderr)
         return result
 
-    async def json(self, argv: Sequence[str]) -> Any:
+    async def json(self, argv: Sequence[str]) -> object:
         result = await self.target.run(argv)
         if not result.ok:
             raise CommandFailed(result.stderr, result.stdout, result.rc)
         try:
-            return json.loads(result.stdout)
+            parsed: object = json.loads(result.stdout)
+            return parsed
         except ValueError:
             raise CommandFailed("the host answered with malformed JSON", result.stdout, 1) from None
 
@@ -133,9 +136,7 @@ class Steps:
         return self._joined()
 
 
-def default_lock_factory(name: str) -> Any:
-    from rayfleet.state import actor
-
+def default_lock_factory(name: str) -> ActorHandle[HostLocks]:
     return actor(HostLocks, name)
 
 

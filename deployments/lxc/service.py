@@ -7,34 +7,50 @@ import gzip
 import json
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import asyncssh
 import yaml
 
+from actors.lxc.locks import HostLocks
 from rayfleet.config import masked
 from rayfleet.logs import get_logger
 from rayfleet.ssh import SSHPool
+from rayfleet.state import ActorHandle
 
 from . import commands as cmd
 from . import validate as v
 from .config import LxcConfig
 from .errors import BadRequest, CommandFailed
-from .hosts import Target, default_lock_factory, lock_actor_name
+from .hosts import LockFactory, Target, default_lock_factory, lock_actor_name
+from .responses import HostEntry, TemplateEntry
 
 log = get_logger("lxc")
 
 
-def R(text: str) -> Any:
+class OutputBody(TypedDict):
+    """The result envelope for text: ``{"output": text}``."""
+
+    output: str
+
+
+HostResult = OutputBody | dict[str, object] | list[object]
+"""What `R` answers: the command's JSON object or array, else its text as ``{"output": ...}``."""
+
+
+def R(text: str) -> HostResult:
     """The command result envelope: parsed JSON when stdout is JSON, else {"output": text}."""
     stripped = (text or "").strip()
     if stripped[:1] in ("{", "["):
         try:
-            return json.loads(stripped)
+            parsed = json.loads(stripped)
         except ValueError:
             pass
+        else:
+            if isinstance(parsed, dict | list):
+                return parsed
     return {"output": stripped}
 
 
@@ -49,15 +65,15 @@ def confined(base: str | Path, relative: str, field: str) -> Path:
 
 class LxcService:
     def __init__(
-        self, config: LxcConfig, lock_factory: Callable[[str], Any] | None = None, pool: SSHPool | None = None
+        self, config: LxcConfig, lock_factory: LockFactory = default_lock_factory, pool: SSHPool | None = None
     ) -> None:
         self.config = config
         self.pool = pool or SSHPool()
-        self._lock_factory = lock_factory or default_lock_factory
-        self._locks: dict[str, Any] = {}
+        self._lock_factory = lock_factory
+        self._locks: dict[str, ActorHandle[HostLocks]] = {}
 
     # ------------------------------------------------------------ targets
-    def target(self, region: Any = None, az: Any = None) -> Target:
+    def target(self, region: object = None, az: object = None) -> Target:
         if region is not None and not isinstance(region, str):
             raise BadRequest("'region' must be a string")
         if az is not None and not isinstance(az, str):
@@ -71,7 +87,7 @@ class LxcService:
             self._locks[name] = self._lock_factory(name)
         return Target(self.config, self.pool, self._locks[name], region_name, az_name, zone)
 
-    def targets(self, region: Any = None, az: Any = None) -> list[Target]:
+    def targets(self, region: object = None, az: object = None) -> list[Target]:
         """Every host when nothing is given; a region's hosts; or one zone."""
         if region is None and az is None:
             return [self.target(r, a) for r, reg in self.config.regions.items() for a in reg.availability_zones]
@@ -85,9 +101,10 @@ class LxcService:
 
     # ------------------------------------------------------------- config
     def masked_config(self) -> dict[str, Any]:
-        return masked(self.config)
+        shown: dict[str, Any] = masked(self.config)
+        return shown
 
-    def validate_config(self) -> dict[str, Any]:
+    def validate_config(self) -> HostResult:
         problems: list[str] = []
         try:
             LxcConfig.model_validate(self.config.model_dump())
@@ -109,7 +126,7 @@ class LxcService:
         lines += [f"warning: {w}" for w in warnings]
         return R("\n".join(lines))
 
-    def backup_config(self, destination: Any, timestamp: bool, compress: bool) -> dict[str, Any]:
+    def backup_config(self, destination: object, timestamp: bool, compress: bool) -> HostResult:
         base = Path(self.config.conf_backup_dir)
         base.mkdir(parents=True, exist_ok=True)
         name = "lxc-config.yaml"
@@ -132,7 +149,7 @@ class LxcService:
         return R(f"Configuration backed up to {target} (secrets masked).")
 
     # ------------------------------------------------------------ audit
-    def audit(self, event: dict[str, Any]) -> None:
+    def audit(self, event: Mapping[str, object]) -> None:
         path = Path(self.config.audit_log)
         path.parent.mkdir(parents=True, exist_ok=True)
         record = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **event}
@@ -141,31 +158,32 @@ class LxcService:
         log.warning("host exec", extra={"audit": record})
 
     # -------------------------------------------------------------- hosts
-    async def hosts(self, region: Any) -> Any:
+    async def hosts(self, region: object) -> list[HostEntry]:
         if region is not None:
             targets = self.targets(region)
         else:
             targets = self.targets()
 
-        async def probe(t: Target) -> dict[str, Any]:
+        async def probe(t: Target) -> HostEntry:
             port = t.zone.effective_port()
-            entry: dict[str, Any] = {"region": t.region, "az": t.az, "host": t.zone.host, "port": port}
+            entry = HostEntry(region=t.region, az=t.az, host=t.zone.host, port=port, reachable=False)
             try:
                 infos = await asyncio.get_running_loop().getaddrinfo(t.zone.host, port, type=socket.SOCK_STREAM)
-                entry["addresses"] = sorted({i[4][0] for i in infos})
+                entry.addresses = sorted({str(i[4][0]) for i in infos})
             except OSError as exc:
-                return entry | {"reachable": False, "error": f"DNS lookup failed: {exc}"}
+                entry.error = f"DNS lookup failed: {exc}"
+                return entry
             result = await t.pool.run(t.key, t.zone, ["hostname"], min(t.timeout, 30))
-            entry["reachable"] = result.ok
+            entry.reachable = result.ok
             if result.ok:
-                entry["node"] = result.stdout.strip()
+                entry.node = result.stdout.strip()
             else:
-                entry["error"] = result.stderr.strip()
+                entry.error = result.stderr.strip()
             return entry
 
         return list(await asyncio.gather(*(probe(t) for t in targets)))
 
-    async def host_status(self, t: Target) -> Any:
+    async def host_status(self, t: Target) -> HostResult:
         steps = t.steps()
         files, disk = await asyncio.gather(t.run(["cat", *cmd.HOST_STATUS_FILES]), t.run(["df", "-h", "/"]))
         for result in (files, disk):
@@ -175,29 +193,29 @@ class LxcService:
         steps.note(disk.stdout)
         return R(steps.text())
 
-    async def reboot(self, t: Target, confirm: bool) -> Any:
+    async def reboot(self, t: Target, confirm: bool) -> HostResult:
         if not confirm:
             raise BadRequest("rebooting a host needs 'confirm': true")
         steps = t.steps()
         await steps.run(["reboot"])
         return R(f"Reboot of {t.zone.host} ({t.key}) initiated.")
 
-    async def templates(self, t: Target) -> Any:
+    async def templates(self, t: Target) -> list[TemplateEntry]:
         steps = t.steps()
         result = await steps.run(["pveam", "list", self.config.template_storage])
         rows = []
         for line in result.stdout.splitlines()[1:]:
             parts = line.split()
             if len(parts) >= 2:
-                rows.append({"volid": parts[0], "size": parts[1]})
+                rows.append(TemplateEntry(volid=parts[0], size=parts[1]))
         return rows
 
-    async def clusters(self, t: Target) -> Any:
+    async def clusters(self, t: Target) -> HostResult:
         steps = t.steps()
         await steps.run(["pvecm", "status"])
         return R(steps.text())
 
-    async def update(self, targets: list[Target]) -> Any:
+    async def update(self, targets: list[Target]) -> HostResult:
         async def one(t: Target) -> tuple[Target, str | CommandFailed]:
             steps = t.steps()
             try:
@@ -218,26 +236,26 @@ class LxcService:
             )
         return R(text)
 
-    async def cluster_services(self, t: Target, verb: str) -> Any:
+    async def cluster_services(self, t: Target, verb: str) -> HostResult:
         steps = t.steps()
         await steps.run(cmd.cluster_services(verb))
         return R(steps.text() or f"pve-cluster and corosync: {verb} done on {t.zone.host}.")
 
-    async def backup_lxc(self, t: Target, vmid: str, storage: str, mode: str) -> Any:
+    async def backup_lxc(self, t: Target, vmid: str, storage: str, mode: str) -> HostResult:
         steps = t.steps()
         async with t.locked([vmid]):
             result = await steps.run(cmd.vzdump(vmid, mode, storage=storage), keep_stderr=True)
         archive = cmd.archive_name(result.stdout + result.stderr)
         return R(steps.text() + (f"\nArchive: {archive}" if archive else ""))
 
-    async def host_backup(self, t: Target, backup_dir: str) -> Any:
+    async def host_backup(self, t: Target, backup_dir: str) -> HostResult:
         steps = t.steps()
         archive = f"{backup_dir}/proxmox-backup-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz"
         await steps.run(["mkdir", "-p", backup_dir])
         await steps.run(["tar", "-czf", archive, "/etc/pve"])
         return R(f"Host configuration backed up to {archive} on {t.zone.host}.")
 
-    async def create_image(self, t: Target, vmid: str, name: str) -> Any:
+    async def create_image(self, t: Target, vmid: str, name: str) -> HostResult:
         filename = name if ".tar." in name else f"{name}.tar.gz"
         staging = f"/var/tmp/rayfleet-image-{vmid}-{int(time.time())}"
         steps = t.steps()
@@ -253,13 +271,13 @@ class LxcService:
                 await t.run(["rm", "-rf", staging])
         return R(f"Template image {self.config.template_storage}:vztmpl/{filename} created from CT {vmid}.")
 
-    async def delete_image(self, t: Target, name: str) -> Any:
+    async def delete_image(self, t: Target, name: str) -> HostResult:
         filename = name if ".tar." in name else f"{name}.tar.gz"
         steps = t.steps()
         await steps.run(["pveam", "remove", f"{self.config.template_storage}:vztmpl/{filename}"])
         return R(steps.text())
 
-    async def upload(self, t: Target, local_path: str, remote_name: str) -> Any:
+    async def upload(self, t: Target, local_path: str, remote_name: str) -> HostResult:
         source = confined(self.config.upload_dir, local_path, "local_path")
         if not source.is_file():
             raise BadRequest(f"'local_path' {local_path} is not a file in the upload directory")
@@ -271,7 +289,7 @@ class LxcService:
             raise CommandFailed(f"upload failed: {exc}", "", 1) from None
         return R(f"Uploaded {source.name} as {self.config.template_storage}:vztmpl/{remote_name} on {t.zone.host}.")
 
-    async def host_exec(self, t: Target, words: list[str], who: dict[str, Any]) -> Any:
+    async def host_exec(self, t: Target, words: list[str], who: Mapping[str, str]) -> HostResult:
         where = {"region": t.region, "az": t.az, "host": t.zone.host, "argv": words, **who}
         self.audit({"event": "px.exec.start", **where})
         result = await t.run(words)

@@ -30,23 +30,23 @@ def _asset(name: str) -> str:
     return resources.files("deployments.lxc").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
-def router() -> APIRouter:
-    r = APIRouter(include_in_schema=False)
-    page = _asset("index.html")
-    script = _asset("app.js")
-    style = _asset("app.css")
+router = APIRouter(include_in_schema=False)
+PAGE = _asset("index.html")
+SCRIPT = _asset("app.js")
+STYLE = _asset("app.css")
 
-    @r.get("/")
-    async def index(request: Request) -> HTMLResponse:
-        prefix = html.escape(request.scope.get("root_path", "").rstrip("/"), quote=True)
-        return HTMLResponse(page.replace("{{PREFIX}}", prefix), headers=SECURITY_HEADERS)
 
-    @r.get("/static/app.js")
-    async def app_js() -> Response:
-        return Response(script, media_type="text/javascript", headers=SECURITY_HEADERS)
+@router.get("/")
+async def index(request: Request) -> HTMLResponse:
+    prefix = html.escape(request.scope.get("root_path", "").rstrip("/"), quote=True)
+    return HTMLResponse(PAGE.replace("{{PREFIX}}", prefix), headers=SECURITY_HEADERS)
 
-    @r.get("/static/app.css")
-    async def app_css() -> Response:
-        return Response(style, media_type="text/css", headers=SECURITY_HEADERS)
 
-    return r
+@router.get("/static/app.js")
+async def app_js() -> Response:
+    return Response(SCRIPT, media_type="text/javascript", headers=SECURITY_HEADERS)
+
+
+@router.get("/static/app.css")
+async def app_css() -> Response:
+    return Response(STYLE, media_type="text/css", headers=SECURITY_HEADERS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable
-from typing import Any
 
 EXEC_FORBIDDEN = set(";&|`$(){}")
 EXEC_ALSO_FORBIDDEN = set("<>\n\r\x00")
@@ -49,13 +48,13 @@ class Invalid(ValueError):
     """A value refused by an allow-list; the message is safe to return."""
 
 
-def _text(value: Any, field: str) -> str:
+def _text(value: object, field: str) -> str:
     if not isinstance(value, str):
         raise Invalid(f"'{field}' must be a string")
     return value
 
 
-def _match(value: Any, field: str, pattern: re.Pattern[str], rule: str) -> str:
+def _match(value: object, field: str, pattern: re.Pattern[str], rule: str) -> str:
     """`value` as a string that `pattern` matches whole, else 400 "'field' must <rule>"."""
     text = _text(value, field)
     if not pattern.fullmatch(text):
@@ -63,7 +62,7 @@ def _match(value: Any, field: str, pattern: re.Pattern[str], rule: str) -> str:
     return text
 
 
-def vmid(value: Any, field: str = "instance_id") -> str:
+def vmid(value: object, field: str = "instance_id") -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     text = _text(value, field)
@@ -80,7 +79,7 @@ def _in_range(digits: str, field: str) -> str:
     return str(number)
 
 
-def vmids(value: Any, field: str = "instance_ids") -> list[str]:
+def vmids(value: object, field: str = "instance_ids") -> list[str]:
     if not isinstance(value, list) or not value:
         raise Invalid(f"'{field}' must be a non-empty list of digit-only strings")
     if len(value) > MAX_BULK_IDS:
@@ -95,25 +94,25 @@ def vmids(value: Any, field: str = "instance_ids") -> list[str]:
     return out
 
 
-def hostname(value: Any, field: str = "hostname") -> str:
+def hostname(value: object, field: str = "hostname") -> str:
     return _match(value, field, _HOSTNAME, "be letters, digits and inner hyphens (at most 50 characters)")
 
 
-def node(value: Any, field: str = "target_host") -> str:
+def node(value: object, field: str = "target_host") -> str:
     return _match(value, field, _NODE, "be a cluster node name")
 
 
-def storage(value: Any, field: str = "storage") -> str:
+def storage(value: object, field: str = "storage") -> str:
     return _match(value, field, _STORAGE, "be a storage identifier")
 
 
-def volid(value: Any, field: str = "image_id") -> str:
+def volid(value: object, field: str = "image_id") -> str:
     return _match(
         value, field, _VOLID, "be a template volume id such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
     )
 
 
-def disk_size(value: Any, field: str = "storage_size", relative_ok: bool = True) -> str:
+def disk_size(value: object, field: str = "storage_size", relative_ok: bool = True) -> str:
     """`64G` (absolute) or `+8G` (relative); a bare number means GiB."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
@@ -137,22 +136,22 @@ def size_in_gib(text: str) -> float:
     return _size_number(m) * {"M": 1 / 1024, "G": 1.0, "T": 1024.0}[m.group(4) or "G"]
 
 
-def snapshot_name(value: Any, field: str = "snapshot_name") -> str:
+def snapshot_name(value: object, field: str = "snapshot_name") -> str:
     text = _text(value, field)
     if not _SNAPSHOT.fullmatch(text) or text == "current":
         raise Invalid(f"'{field}' must start with a letter and hold 2-40 letters, digits, '_' or '-'")
     return text
 
 
-def group_name(value: Any, field: str = "group_name") -> str:
+def group_name(value: object, field: str = "group_name") -> str:
     return _match(value, field, _GROUP, "start with a letter and hold 2-18 letters, digits, '_' or '-'")
 
 
-def service_name(value: Any, field: str = "service_name") -> str:
+def service_name(value: object, field: str = "service_name") -> str:
     return _match(value, field, _SERVICE, "be a systemd unit name")
 
 
-def choice(value: Any, field: str, allowed: Iterable[str], upper: bool = False) -> str:
+def choice(value: object, field: str, allowed: Iterable[str], upper: bool = False) -> str:
     text = _text(value, field)
     text = text.upper() if upper else text.lower()
     allowed = tuple(allowed)
@@ -161,14 +160,14 @@ def choice(value: Any, field: str, allowed: Iterable[str], upper: bool = False) 
     return text
 
 
-def protocol(value: Any, field: str = "protocol") -> str:
+def protocol(value: object, field: str = "protocol") -> str:
     text = _text(value, field).lower()
     if text in PROTOCOLS or (text.isdigit() and 0 <= int(text) <= 255):
         return text
     raise Invalid(f"'{field}' must be one of: {', '.join(PROTOCOLS)} (or an IP protocol number)")
 
 
-def port_spec(value: Any, field: str) -> str:
+def port_spec(value: object, field: str) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     text = _text(value, field)
@@ -180,7 +179,7 @@ def port_spec(value: Any, field: str) -> str:
     return text
 
 
-def port(value: Any, field: str = "port") -> int:
+def port(value: object, field: str = "port") -> int:
     if isinstance(value, str) and value.isdigit():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 65535:
@@ -188,7 +187,7 @@ def port(value: Any, field: str = "port") -> int:
     return value
 
 
-def address_spec(value: Any, field: str) -> str:
+def address_spec(value: object, field: str) -> str:
     """An IP address, a CIDR, or a comma-separated list of them (as PVE accepts)."""
     text = _text(value, field)
     parts = text.split(",")
@@ -205,7 +204,7 @@ def address_spec(value: Any, field: str) -> str:
     return text
 
 
-def ipv4(value: Any, field: str) -> str:
+def ipv4(value: object, field: str) -> str:
     text = _text(value, field)
     try:
         return str(ipaddress.IPv4Address(text))
@@ -213,7 +212,7 @@ def ipv4(value: Any, field: str) -> str:
         raise Invalid(f"'{field}' must be an IPv4 address") from None
 
 
-def netmask_bits(value: Any, field: str = "netmask") -> int:
+def netmask_bits(value: object, field: str = "netmask") -> int:
     if isinstance(value, str) and value.isdigit():
         value = int(value)
     if isinstance(value, str):
@@ -226,7 +225,7 @@ def netmask_bits(value: Any, field: str = "netmask") -> int:
     return value
 
 
-def dns_servers(value: Any, field: str = "dns") -> str:
+def dns_servers(value: object, field: str = "dns") -> str:
     text = _text(value, field)
     servers = [s for s in re.split(r"[\s,]+", text.strip()) if s]
     if not servers or len(servers) > 3:
@@ -239,7 +238,7 @@ def dns_servers(value: Any, field: str = "dns") -> str:
     return " ".join(servers)
 
 
-def features(value: Any, field: str = "features") -> str:
+def features(value: object, field: str = "features") -> str:
     text = _text(value, field)
     items = [i.strip() for i in text.split(",") if i.strip()]
     if not items:
@@ -253,32 +252,32 @@ def features(value: Any, field: str = "features") -> str:
     return ",".join(out)
 
 
-def password(value: Any, field: str = "password") -> str:
+def password(value: object, field: str = "password") -> str:
     text = _text(value, field)
     if not 5 <= len(text) <= 128 or any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise Invalid(f"'{field}' must be 5-128 printable characters")
     return text
 
 
-def abs_path(value: Any, field: str) -> str:
+def abs_path(value: object, field: str) -> str:
     text = _text(value, field)
     if not _ABS_PATH.fullmatch(text) or "/../" in text + "/" or "/./" in text + "/" or len(text) > 255:
         raise Invalid(f"'{field}' must be an absolute path of letters, digits, '.', '_', '+', '-' and '/'")
     return text.rstrip("/") or "/"
 
 
-def template_name(value: Any, field: str = "template_name") -> str:
+def template_name(value: object, field: str = "template_name") -> str:
     text = _text(value, field)
     if not _TEMPLATE_NAME.fullmatch(text) or ".." in text:
         raise Invalid(f"'{field}' must be a file name of letters, digits, '.', '_', '+' and '-'")
     return text
 
 
-def container_name(value: Any, field: str = "container_name") -> str:
+def container_name(value: object, field: str = "container_name") -> str:
     return _match(value, field, _CONTAINER_NAME, "be a container name")
 
 
-def positive_int(value: Any, field: str, low: int = 1, high: int = 2**31) -> int:
+def positive_int(value: object, field: str, low: int = 1, high: int = 2**31) -> int:
     if isinstance(value, str) and value.isdigit():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
@@ -286,7 +285,7 @@ def positive_int(value: Any, field: str, low: int = 1, high: int = 2**31) -> int
     return value
 
 
-def positive_number(value: Any, field: str, low: float = 0.0, high: float = 8192.0) -> str:
+def positive_number(value: object, field: str, low: float = 0.0, high: float = 8192.0) -> str:
     if isinstance(value, str):
         try:
             value = float(value) if "." in value else int(value)
@@ -297,7 +296,7 @@ def positive_number(value: Any, field: str, low: float = 0.0, high: float = 8192
     return f"{value:g}"
 
 
-def boolean(value: Any, field: str) -> bool:
+def boolean(value: object, field: str) -> bool:
     if isinstance(value, bool):
         return value
     raise Invalid(f"'{field}' must be true or false")
@@ -315,7 +314,7 @@ def query_flag(value: str | None, field: str) -> bool:
     raise Invalid(f"query parameter '{field}' must be true or false")
 
 
-def exec_words(value: Any, field: str = "command") -> list[str]:
+def exec_words(value: object, field: str = "command") -> list[str]:
     """A command given as a string (split shell-style) or a list of words.
 
     Sizes are capped first (EXEC_MAX_CHARS characters in all, EXEC_MAX_WORDS words), then

@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from .. import apps
 from .. import validate as v
 from ..models import AppDeployBody, AppRemoveBody, AppRunBody, AppSetupBody, AppUpdateBody
 from ..responses import Output, Result
+from ..service import HostResult
 from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["applications"])
 
 
 @router.post(f"{INSTANCE}/app/setup", response_model=Result)
-async def app_setup(svc: Svc, instance_id: InstanceId, body: AppSetupBody | None = body_opt) -> Any:
+async def app_setup(svc: Svc, instance_id: InstanceId, body: AppSetupBody | None = body_opt) -> HostResult:
     """Install the runtime and compose tool; `enable_nesting` sets nesting (and keyctl) and restarts first."""
     body = body or AppSetupBody()
     return await apps.setup(located(svc, body), v.vmid(instance_id), body.enable_nesting)
 
 
 @router.post(f"{INSTANCE}/app/run", response_model=Result)
-async def app_run(svc: Svc, instance_id: InstanceId, body: AppRunBody | None = body_opt) -> Any:
+async def app_run(svc: Svc, instance_id: InstanceId, body: AppRunBody | None = body_opt) -> HostResult:
     """`docker run <docker_command>`: same checks and limits as exec."""
     body = body or AppRunBody()
     words = await command_words(body.docker_command, "docker_command")
@@ -31,7 +30,7 @@ async def app_run(svc: Svc, instance_id: InstanceId, body: AppRunBody | None = b
 
 
 @router.post(f"{INSTANCE}/app/deploy", response_model=Result)
-async def app_deploy(svc: Svc, instance_id: InstanceId, body: AppDeployBody | None = body_opt) -> Any:
+async def app_deploy(svc: Svc, instance_id: InstanceId, body: AppDeployBody | None = body_opt) -> HostResult:
     """Compose `action` on the app named by the file's first service, under /opt/lws/apps/<app>/."""
     body = body or AppDeployBody()
     action = v.choice(body.action, "action", v.APP_ACTIONS)
@@ -40,7 +39,7 @@ async def app_deploy(svc: Svc, instance_id: InstanceId, body: AppDeployBody | No
 
 
 @router.post(f"{INSTANCE}/app/update", response_model=Result)
-async def app_update(svc: Svc, instance_id: InstanceId, body: AppUpdateBody | None = body_opt) -> Any:
+async def app_update(svc: Svc, instance_id: InstanceId, body: AppUpdateBody | None = body_opt) -> HostResult:
     """Copy the new compose file, pull images, recreate changed services."""
     body = body or AppUpdateBody()
     compose_file = need(body.compose_file, "compose_file")
@@ -55,18 +54,18 @@ async def app_logs(
     tail: str | None = None,
     region: Region = None,
     az: Az = None,
-) -> Any:
+) -> HostResult:
     """The container's log as at request time (`tail`: a number or `all`, the default)."""
     return await apps.logs(svc.target(region, az), v.vmid(instance_id), v.container_name(container_name), v.tail(tail))
 
 
 @router.get(f"{INSTANCE}/app/containers", response_model=Result)
-async def app_containers(svc: Svc, instance_id: InstanceId, region: Region = None, az: Az = None) -> Any:
+async def app_containers(svc: Svc, instance_id: InstanceId, region: Region = None, az: Az = None) -> HostResult:
     return await apps.containers(svc.target(region, az), v.vmid(instance_id))
 
 
 @router.post("/lxc/instances/app/remove", response_model=Output)
-async def app_remove(svc: Svc, body: AppRemoveBody | None = body_opt) -> Any:
+async def app_remove(svc: Svc, body: AppRemoveBody | None = body_opt) -> HostResult:
     """Remove the runtime; `purge: true` first removes all its containers, images, volumes and networks."""
     body = body or AppRemoveBody()
     return await apps.remove(located(svc, body), v.vmids(body.instance_ids), body.purge)

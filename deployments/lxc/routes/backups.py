@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from fastapi import APIRouter
 
@@ -12,6 +11,7 @@ from .. import validate as v
 from ..errors import BadRequest
 from ..models import BackupBody, RestoreBody
 from ..responses import BackupDone, Result
+from ..service import HostResult
 from .common import INSTANCE, InstanceId, Svc, body_opt, located, need
 
 router = APIRouter(tags=["backups"])
@@ -19,7 +19,7 @@ router = APIRouter(tags=["backups"])
 _BACKUP_VOLID = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*:backup/[A-Za-z0-9][A-Za-z0-9._\-]*")
 
 
-def _backup_source(value: Any) -> str:
+def _backup_source(value: object) -> str:
     """An absolute host path, or a backup volume id (storage:backup/name)."""
     if isinstance(value, str) and value.startswith("/"):
         return v.abs_path(value, "backup_file")
@@ -29,7 +29,7 @@ def _backup_source(value: Any) -> str:
 
 
 @router.post(f"{INSTANCE}/restore", response_model=Result)
-async def instance_restore(svc: Svc, instance_id: InstanceId, body: RestoreBody | None = body_opt) -> Any:
+async def instance_restore(svc: Svc, instance_id: InstanceId, body: RestoreBody | None = body_opt) -> HostResult:
     """Replace the container from a backup; refused unless `force: true`. The backup file is kept."""
     body = body or RestoreBody()
     source = _backup_source(need(body.backup_file, "backup_file"))
@@ -40,7 +40,7 @@ async def instance_restore(svc: Svc, instance_id: InstanceId, body: RestoreBody 
 
 
 @router.post(f"{INSTANCE}/backup", response_model=BackupDone)
-async def instance_backup(svc: Svc, instance_id: InstanceId, body: BackupBody | None = body_opt) -> Any:
+async def instance_backup(svc: Svc, instance_id: InstanceId, body: BackupBody | None = body_opt) -> BackupDone:
     """vzdump to `destination` (default /var/lib/vz/dump) or `storage`; the answer names the archive."""
     body = body or BackupBody()
     if body.destination and body.storage:

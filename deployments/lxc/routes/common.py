@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Body, Depends, Path, Query, Request
+from fastapi import Body, Depends, Path, Query
+
+from rayfleet.appstate import state_of
 
 from .. import validate as v
 from ..errors import BadRequest
 from ..hosts import Target
 from ..models import Located
 from ..service import LxcService
+from ..state import LxcState
+
+Ctx = Annotated[LxcState, Depends(state_of(LxcState))]
 
 
-def _service(request: Request) -> LxcService:
-    service: LxcService = request.app.state.service
-    return service
+def _service(state: Ctx) -> LxcService:
+    return state.service
 
 
 Svc = Annotated[LxcService, Depends(_service)]
@@ -29,10 +33,12 @@ Flag = Annotated[str | None, Query(description="`true` adds the flag, `false` or
 # per-instance route and 405 answers list the right methods.
 INSTANCE = "/lxc/instances/{instance_id:int}"
 
+T = TypeVar("T")
+
 body_opt: Any = Body(default=None)
 
 
-def need(value: Any, field: str) -> Any:
+def need(value: T | None, field: str) -> T:
     """A required body field: 400 {"error"} when missing or blank."""
     if value is None or (isinstance(value, str) and not value.strip()):
         raise BadRequest(f"'{field}' is required")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request
 
@@ -13,47 +13,48 @@ from .. import validate as v
 from ..errors import HTTPProblem
 from ..models import BackupLxcBody, HostBackupBody, HostExecBody, Located, RebootBody, UpdateBody
 from ..responses import EXEC_ERRORS, HostEntry, Output, Result, TemplateEntry
+from ..service import HostResult
 from .common import Az, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["hosts"])
 
 
 @router.get("/px/hosts", response_model=list[HostEntry])
-async def px_hosts(svc: Svc, region: Region = None) -> Any:
+async def px_hosts(svc: Svc, region: Region = None) -> list[HostEntry]:
     """Every configured host (or a region's): DNS lookup and an SSH `hostname` probe."""
     return await svc.hosts(region)
 
 
 @router.get("/px/status", response_model=Result)
-async def px_status(svc: Svc, region: Region = None, az: Az = None) -> Any:
+async def px_status(svc: Svc, region: Region = None, az: Az = None) -> HostResult:
     return await svc.host_status(svc.target(region, az))
 
 
 @router.post("/px/reboot", response_model=Output)
-async def px_reboot(svc: Svc, body: RebootBody | None = body_opt) -> Any:
+async def px_reboot(svc: Svc, body: RebootBody | None = body_opt) -> HostResult:
     body = body or RebootBody()
     return await svc.reboot(located(svc, body), body.confirm)
 
 
 @router.get("/px/templates", response_model=list[TemplateEntry])
-async def px_templates(svc: Svc, region: Region = None, az: Az = None) -> Any:
+async def px_templates(svc: Svc, region: Region = None, az: Az = None) -> list[TemplateEntry]:
     return await svc.templates(svc.target(region, az))
 
 
 @router.get("/px/clusters", response_model=Result)
-async def px_clusters(svc: Svc, region: Region = None, az: Az = None) -> Any:
+async def px_clusters(svc: Svc, region: Region = None, az: Az = None) -> HostResult:
     return await svc.clusters(svc.target(region, az))
 
 
 @router.post("/px/update", response_model=Result)
-async def px_update(svc: Svc, body: UpdateBody | None = body_opt) -> Any:
+async def px_update(svc: Svc, body: UpdateBody | None = body_opt) -> HostResult:
     """Package update and dist-upgrade: every host, a region's hosts, or one zone."""
     region, az = (body.region, body.az) if body is not None else (None, None)
     return await svc.update(svc.targets(region, az))
 
 
-def _cluster_action(verb: str) -> Any:
-    async def cluster_action(svc: Svc, body: Located | None = body_opt) -> Any:
+def _cluster_action(verb: str) -> Callable[..., Awaitable[HostResult]]:
+    async def cluster_action(svc: Svc, body: Located | None = body_opt) -> HostResult:
         return await svc.cluster_services(located(svc, body), verb)
 
     cluster_action.__name__ = f"px_cluster_{verb}"
@@ -66,7 +67,7 @@ for _verb in ("start", "stop", "restart"):
 
 
 @router.post("/px/backup-lxc", response_model=Result)
-async def px_backup_lxc(svc: Svc, body: BackupLxcBody | None = body_opt) -> Any:
+async def px_backup_lxc(svc: Svc, body: BackupLxcBody | None = body_opt) -> HostResult:
     body = body or BackupLxcBody()
     vmid = v.vmid(need(body.vmid, "vmid"), "vmid")
     storage = v.storage(need(body.storage, "storage"))
@@ -75,14 +76,14 @@ async def px_backup_lxc(svc: Svc, body: BackupLxcBody | None = body_opt) -> Any:
 
 
 @router.post("/px/backup", response_model=Output)
-async def px_backup(svc: Svc, body: HostBackupBody | None = body_opt) -> Any:
+async def px_backup(svc: Svc, body: HostBackupBody | None = body_opt) -> HostResult:
     """`tar -czf <backup_dir>/proxmox-backup-<ts>.tar.gz /etc/pve` on the host."""
     body = body or HostBackupBody()
     return await svc.host_backup(located(svc, body), v.abs_path(body.backup_dir, "backup_dir"))
 
 
 @router.post("/px/exec", response_model=Result, responses=EXEC_ERRORS)
-async def px_exec(request: Request, svc: Svc, body: HostExecBody | None = body_opt) -> Any:
+async def px_exec(request: Request, svc: Svc, body: HostExecBody | None = body_opt) -> HostResult:
     """Run a command as root on the host (no shell); audited. Other body fields are ignored."""
     if not svc.config.api.host_exec_enabled:
         raise HTTPProblem(403, "host command execution is disabled (api.host_exec_enabled: false)")

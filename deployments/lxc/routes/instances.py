@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter
 
-from .. import containers
+from .. import containers, pve
 from .. import validate as v
 from ..config import LxcConfig
 from ..errors import BadRequest
 from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
 from ..responses import Cloned, Created, InstanceStatus, JsonList, JsonObject, Output, Result
+from ..service import HostResult
 from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["instances"])
@@ -47,7 +48,7 @@ def _create_request(config: LxcConfig, body: CreateBody) -> containers.CreateReq
 
 
 @router.post("/lxc/instances", response_model=Created)
-async def create(svc: Svc, body: CreateBody | None = body_opt) -> Any:
+async def create(svc: Svc, body: CreateBody | None = body_opt) -> Created:
     """Create and start `count` containers (VMIDs from `pvesh get /cluster/nextid`, reserved)."""
     body = body or CreateBody()
     req = _create_request(svc.config, body)
@@ -55,18 +56,18 @@ async def create(svc: Svc, body: CreateBody | None = body_opt) -> Any:
 
 
 @router.get("/lxc/instances", response_model=JsonList)
-async def list_instances(svc: Svc, region: Region = None, az: Az = None) -> Any:
+async def list_instances(svc: Svc, region: Region = None, az: Az = None) -> list[pve.ContainerEntry]:
     return await containers.list_instances(svc.target(region, az))
 
 
 @router.get(INSTANCE, response_model=JsonObject)
-async def get_instance(svc: Svc, instance_id: InstanceId, region: Region = None, az: Az = None) -> Any:
+async def get_instance(svc: Svc, instance_id: InstanceId, region: Region = None, az: Az = None) -> pve.ContainerConfig:
     """The container's configuration (`pvesh get /nodes/<node>/lxc/<id>/config`)."""
     return await containers.get_instance(svc.target(region, az), v.vmid(instance_id))
 
 
-def _bulk_action(action: str) -> Any:
-    async def bulk_action(svc: Svc, body: BulkBody | None = body_opt) -> Any:
+def _bulk_action(action: str) -> Callable[..., Awaitable[HostResult]]:
+    async def bulk_action(svc: Svc, body: BulkBody | None = body_opt) -> HostResult:
         body = body or BulkBody()
         ids = v.vmids(body.instance_ids)
         return await containers.bulk(located(svc, body), action, ids)
@@ -81,7 +82,7 @@ for _action in ("start", "stop", "terminate", "reboot"):
 
 
 @router.post("/lxc/instances/status", response_model=dict[str, InstanceStatus])
-async def instances_status(svc: Svc, body: BulkBody | None = body_opt) -> Any:
+async def instances_status(svc: Svc, body: BulkBody | None = body_opt) -> dict[str, InstanceStatus]:
     """A one-shot snapshot of load average, memory, disk and swap per container."""
     body = body or BulkBody()
     return await containers.status(located(svc, body), v.vmids(body.instance_ids))
@@ -103,7 +104,7 @@ def _scale_request(body: ScaleBody) -> containers.ScaleRequest:
 
 
 @router.post("/lxc/instances/scale", response_model=Result)
-async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> Any:
+async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> HostResult:
     """Memory, CPU limit, cores, root disk (`64G` or `+8G`; never shrinks), network rate."""
     body = body or ScaleBody()
     ids = v.vmids(body.instance_ids)
@@ -111,7 +112,7 @@ async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> Any:
 
 
 @router.post("/lxc/instances/clone", response_model=Cloned)
-async def instances_clone(svc: Svc, body: CloneBody | None = body_opt) -> Any:
+async def instances_clone(svc: Svc, body: CloneBody | None = body_opt) -> Cloned:
     body = body or CloneBody()
     source = v.vmid(need(body.source_instance_id, "source_instance_id"), "source_instance_id")
     target = v.vmid(body.target_instance_id, "target_instance_id") if body.target_instance_id else None
@@ -121,7 +122,7 @@ async def instances_clone(svc: Svc, body: CloneBody | None = body_opt) -> Any:
 
 
 @router.post(f"{INSTANCE}/exec", response_model=Result)
-async def instance_exec(svc: Svc, instance_id: InstanceId, body: ExecBody | None = body_opt) -> Any:
+async def instance_exec(svc: Svc, instance_id: InstanceId, body: ExecBody | None = body_opt) -> HostResult:
     """`pct exec <id> -- <words>`: no shell; metacharacters refused; at most 16384 characters and 1024 words."""
     body = body or ExecBody()
     words = await command_words(body.command)
@@ -129,7 +130,7 @@ async def instance_exec(svc: Svc, instance_id: InstanceId, body: ExecBody | None
 
 
 @router.post(f"{INSTANCE}/service", response_model=Result)
-async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody | None = body_opt) -> Any:
+async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody | None = body_opt) -> HostResult:
     body = body or ServiceBody()
     action = v.choice(need(body.action, "action"), "action", v.SERVICE_ACTIONS)
     name = v.service_name(need(body.service_name, "service_name"))
@@ -137,7 +138,7 @@ async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody 
 
 
 @router.post(f"{INSTANCE}/migrate", response_model=Result)
-async def instance_migrate(svc: Svc, instance_id: InstanceId, body: MigrateBody | None = body_opt) -> Any:
+async def instance_migrate(svc: Svc, instance_id: InstanceId, body: MigrateBody | None = body_opt) -> HostResult:
     body = body or MigrateBody()
     node = v.node(need(body.target_host, "target_host"))
     storage = v.storage(body.target_storage, "target_storage") if body.target_storage else None

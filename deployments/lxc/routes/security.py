@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -20,7 +20,7 @@ async def sec_discovery(
     lxc_id: Annotated[str | None, Query(description="one container id")] = None,
     region: Region = None,
     az: Az = None,
-) -> Any:
+) -> list[Discovered]:
     """Containers and, for running ones, their listening sockets."""
     return await diagnostics.discovery(svc.target(region, az), v.vmid(lxc_id, "lxc_id") if lxc_id else None)
 
@@ -32,6 +32,6 @@ async def sec_scan(
     scan_type: Annotated[str, Query(description="quick or full")] = "quick",
     region: Region = None,
     az: Az = None,
-) -> Any:
+) -> SecurityScan:
     kind = v.choice(scan_type, "scan_type", ("quick", "full"))
     return await diagnostics.security_scan(svc.target(region, az), v.vmid(instance_id), kind)

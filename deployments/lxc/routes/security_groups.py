@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
 
 from fastapi import APIRouter
 
@@ -11,18 +12,21 @@ from .. import validate as v
 from ..errors import BadRequest
 from ..models import AttachBody, DetachBody, GroupBody, RuleBody
 from ..responses import Output, SecurityGroup
+from ..service import HostResult
 from .common import Az, Flag, Region, Svc, body_opt, located, need
 
 router = APIRouter(tags=["security groups"])
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @router.get("/px/security-groups", response_model=list[SecurityGroup])
-async def sg_list(svc: Svc, region: Region = None, az: Az = None) -> Any:
+async def sg_list(svc: Svc, region: Region = None, az: Az = None) -> list[SecurityGroup]:
     return await firewall.list_groups(svc.target(region, az))
 
 
 @router.post("/px/security-groups", response_model=Output)
-async def sg_create(svc: Svc, body: GroupBody | None = body_opt) -> Any:
+async def sg_create(svc: Svc, body: GroupBody | None = body_opt) -> HostResult:
     body = body or GroupBody()
     name = v.group_name(need(body.group_name, "group_name"))
     description = body.description
@@ -32,12 +36,14 @@ async def sg_create(svc: Svc, body: GroupBody | None = body_opt) -> Any:
 
 
 @router.delete("/px/security-groups/{group_name}", response_model=Output)
-async def sg_delete(svc: Svc, group_name: str, region: Region = None, az: Az = None, force: Flag = None) -> Any:
+async def sg_delete(svc: Svc, group_name: str, region: Region = None, az: Az = None, force: Flag = None) -> HostResult:
     """A group that still has rules is deleted only with `force=true` (rules first, highest position first)."""
     return await firewall.delete_group(svc.target(region, az), v.group_name(group_name), v.query_flag(force, "force"))
 
 
-def _optional(value: Any, check: Any, *args: Any, **kwargs: Any) -> Any:
+def _optional(
+    value: T | None, check: Callable[Concatenate[T, P], str], *args: P.args, **kwargs: P.kwargs
+) -> str | None:
     return check(value, *args, **kwargs) if value is not None else None
 
 
@@ -55,7 +61,7 @@ def rule_fields(body: RuleBody) -> dict[str, str | None]:
 
 
 @router.post("/px/security-groups/{group_name}/rules", response_model=Output)
-async def sg_rule_add(svc: Svc, group_name: str, body: RuleBody | None = body_opt) -> Any:
+async def sg_rule_add(svc: Svc, group_name: str, body: RuleBody | None = body_opt) -> HostResult:
     """Add a rule (defaults: in, ACCEPT, tcp)."""
     body = body or RuleBody()
     fields = rule_fields(body)
@@ -66,14 +72,14 @@ async def sg_rule_add(svc: Svc, group_name: str, body: RuleBody | None = body_op
 
 
 @router.delete("/px/security-groups/{group_name}/rules", response_model=Output)
-async def sg_rule_remove(svc: Svc, group_name: str, body: RuleBody | None = body_opt) -> Any:
+async def sg_rule_remove(svc: Svc, group_name: str, body: RuleBody | None = body_opt) -> HostResult:
     """Remove every rule whose fields match exactly (fields left out must be unset in the rule)."""
     body = body or RuleBody()
     return await firewall.remove_rules(located(svc, body), v.group_name(group_name), rule_fields(body))
 
 
 @router.post("/px/security-groups/attach", response_model=Output)
-async def sg_attach(svc: Svc, body: AttachBody | None = body_opt) -> Any:
+async def sg_attach(svc: Svc, body: AttachBody | None = body_opt) -> HostResult:
     body = body or AttachBody()
     name = v.group_name(need(body.group_name, "group_name"))
     vmid = v.vmid(need(body.vmid, "vmid"), "vmid")
@@ -81,7 +87,7 @@ async def sg_attach(svc: Svc, body: AttachBody | None = body_opt) -> Any:
 
 
 @router.post("/px/security-groups/detach", response_model=Output)
-async def sg_detach(svc: Svc, body: DetachBody | None = body_opt) -> Any:
+async def sg_detach(svc: Svc, body: DetachBody | None = body_opt) -> HostResult:
     body = body or DetachBody()
     name = v.group_name(need(body.group_name, "group_name"))
     vmid = v.vmid(need(body.vmid, "vmid"), "vmid")

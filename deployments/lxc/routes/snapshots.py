@@ -2,33 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
-from .. import containers
+from .. import containers, pve
 from .. import validate as v
 from ..models import SnapshotBody
 from ..responses import JsonList, Output
+from ..service import HostResult
 from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, located, need
 
 router = APIRouter(tags=["snapshots"])
 
 
 @router.post(f"{INSTANCE}/snapshots", response_model=Output)
-async def snapshot_create(svc: Svc, instance_id: InstanceId, body: SnapshotBody | None = body_opt) -> Any:
+async def snapshot_create(svc: Svc, instance_id: InstanceId, body: SnapshotBody | None = body_opt) -> HostResult:
     body = body or SnapshotBody()
     name = v.snapshot_name(need(body.snapshot_name, "snapshot_name"))
     return await containers.snapshot_create(located(svc, body), v.vmid(instance_id), name)
 
 
 @router.get(f"{INSTANCE}/snapshots", response_model=JsonList)
-async def snapshot_list(svc: Svc, instance_id: InstanceId, region: Region = None, az: Az = None) -> Any:
+async def snapshot_list(svc: Svc, instance_id: InstanceId, region: Region = None, az: Az = None) -> list[pve.Snapshot]:
     return await containers.snapshot_list(svc.target(region, az), v.vmid(instance_id))
 
 
 @router.delete(f"{INSTANCE}/snapshots/{{snapshot_name}}", response_model=Output)
 async def snapshot_delete(
     svc: Svc, instance_id: InstanceId, snapshot_name: str, region: Region = None, az: Az = None
-) -> Any:
+) -> HostResult:
     return await containers.snapshot_delete(svc.target(region, az), v.vmid(instance_id), v.snapshot_name(snapshot_name))

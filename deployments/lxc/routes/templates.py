@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from .. import validate as v
 from ..models import ImageBody, UploadBody
 from ..responses import Output, Result
+from ..service import HostResult
 from .common import Az, Region, Svc, body_opt, located, need
 
 router = APIRouter(tags=["templates"])
 
 
 @router.post("/px/image", response_model=Output)
-async def px_image(svc: Svc, body: ImageBody | None = body_opt) -> Any:
+async def px_image(svc: Svc, body: ImageBody | None = body_opt) -> HostResult:
     """vzdump of the (stopped) container, stored in the template cache as `<template_name>.tar.gz`."""
     body = body or ImageBody()
     vmid = v.vmid(need(body.instance_id, "instance_id"))
@@ -24,13 +23,13 @@ async def px_image(svc: Svc, body: ImageBody | None = body_opt) -> Any:
 
 
 @router.delete("/px/image/{template_name}", response_model=Result)
-async def px_image_delete(svc: Svc, template_name: str, region: Region = None, az: Az = None) -> Any:
+async def px_image_delete(svc: Svc, template_name: str, region: Region = None, az: Az = None) -> HostResult:
     """`pveam remove`; 404 when the template is not in the cache."""
     return await svc.delete_image(svc.target(region, az), v.template_name(template_name))
 
 
 @router.post("/px/upload", response_model=Output)
-async def px_upload(svc: Svc, body: UploadBody | None = body_opt) -> Any:
+async def px_upload(svc: Svc, body: UploadBody | None = body_opt) -> HostResult:
     """Copy a file of the upload directory into the host's template cache."""
     body = body or UploadBody()
     local = need(body.local_path, "local_path")

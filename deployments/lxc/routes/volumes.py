@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from .. import containers
@@ -11,13 +9,14 @@ from .. import validate as v
 from ..errors import BadRequest
 from ..models import VolumeAttachBody, VolumeDetachBody
 from ..responses import Output
+from ..service import HostResult
 from .common import INSTANCE, InstanceId, Svc, body_opt, located, need
 
 router = APIRouter(tags=["volumes"])
 
 
 @router.post(f"{INSTANCE}/volumes/attach", response_model=Output)
-async def volume_attach(svc: Svc, instance_id: InstanceId, body: VolumeAttachBody | None = body_opt) -> Any:
+async def volume_attach(svc: Svc, instance_id: InstanceId, body: VolumeAttachBody | None = body_opt) -> HostResult:
     """`pct set <id> --mp0 <volume_name>:<GiB>,mp=<mount_point>`."""
     body = body or VolumeAttachBody()
     storage = v.storage(need(body.volume_name, "volume_name"), "volume_name")
@@ -29,7 +28,7 @@ async def volume_attach(svc: Svc, instance_id: InstanceId, body: VolumeAttachBod
 
 
 @router.post(f"{INSTANCE}/volumes/detach", response_model=Output)
-async def volume_detach(svc: Svc, instance_id: InstanceId, body: VolumeDetachBody | None = body_opt) -> Any:
+async def volume_detach(svc: Svc, instance_id: InstanceId, body: VolumeDetachBody | None = body_opt) -> HostResult:
     """Always removes the container's `mp0` mount, whatever the name (spec)."""
     body = body or VolumeDetachBody()
     if body.volume_name is not None:

@@ -12,12 +12,15 @@ import uvicorn
 
 from actors.autoscale.monitor import MonitorActor
 from actors.autoscale.scaler import ScalerActor
-from deployments.lxc.sim.load import Curve, LoadModel, ManualClock
-from deployments.lxc.sim.scenario import day_scenario, install
+from deployments.autoscale.app import create_app
+from deployments.autoscale.state import AutoscaleState
 from rayfleet.ssh import SSHHost
-from rayfleet.state import local_state
+from rayfleet.state import LocalActorHandle, local_state
+from sims.pve.load import Curve, LoadModel, ManualClock
+from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
-from tests.deployments.lxc.simenv import SimEnv
+from tests.polling import eventually
+from tests.sims.pve.simenv import SimEnv
 
 FAST = {
     "window_seconds": 5,
@@ -78,15 +81,13 @@ def _free_port() -> int:
 
 
 async def _serve(env: SimEnv, monkeypatch) -> tuple[uvicorn.Server, asyncio.Task, int]:
-    from deployments.autoscale.app import create_app
-
     monkeypatch.setenv("AUTOSCALE_API_KEY", API_KEY)
     port = _free_port()
-    app = create_app(make_config(env), state={})
+    config = make_config(env)
+    app = create_app(config, AutoscaleState.from_ray(config, background=False))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.05)
+    await eventually(lambda: server.started, timeout=10, what="the API server started")
     return server, task, port
 
 
@@ -98,14 +99,8 @@ async def test_the_scaler_decides_and_applies_through_the_api_with_its_key(loade
         try:
             monitor = MonitorActor("pve1", _ssh(env))
 
-            class Handle:  # the `.method.remote()` surface the scaler calls, over a plain object
-                class histories:
-                    @staticmethod
-                    async def remote():
-                        return await monitor.histories()
-
             scaler = ScalerActor(
-                {"pve1": Handle()},
+                {"pve1": LocalActorHandle(monitor)},
                 {"pve1": (32, 32768)},
                 f"http://127.0.0.1:{port}",
                 "AUTOSCALE_API_KEY",

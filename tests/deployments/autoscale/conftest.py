@@ -9,9 +9,12 @@ from typing import Any
 import httpx
 import pytest
 
+from deployments.autoscale.app import create_app
 from deployments.autoscale.config import AutoscaleConfig
-from deployments.lxc.sim.scenario import day_scenario, install
-from tests.deployments.lxc.simenv import SimEnv
+from deployments.autoscale.state import AutoscaleState
+from rayfleet.state import local_state
+from sims.pve.scenario import day_scenario, install
+from tests.sims.pve.simenv import SimEnv
 
 API_KEY = "autoscale-test-key-0123456789abcdef"
 
@@ -38,11 +41,8 @@ def make_config(sim: SimEnv, **overrides: Any) -> AutoscaleConfig:
 async def open_client(
     config: AutoscaleConfig, client_ip: str = "127.0.0.1", key: str | None = API_KEY
 ) -> AsyncIterator[httpx.AsyncClient]:
-    from deployments.autoscale.app import create_app
-    from rayfleet.state import local_state
-
     with local_state():
-        app = create_app(config, state={})
+        app = create_app(config, AutoscaleState.from_ray(config, background=False))
         transport = httpx.ASGITransport(app=app, client=(client_ip, 4321))
         headers = {"X-API-Key": key} if key else {}
         async with httpx.AsyncClient(transport=transport, base_url="http://test", headers=headers) as client:

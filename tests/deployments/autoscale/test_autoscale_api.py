@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from deployments.autoscale import app as app_module
+from deployments.autoscale.routes import public as public_routes
 from tests.deployments.autoscale.conftest import open_client
 
 FAMILIES = (
@@ -48,7 +48,7 @@ async def test_metrics_exposes_exactly_the_six_families_without_a_key(client):
 
 
 async def test_metrics_answers_501_when_the_library_is_missing(client, monkeypatch):
-    monkeypatch.setattr(app_module, "metrics_library_available", lambda: False)
+    monkeypatch.setattr(public_routes, "metrics_library_available", lambda: False)
     response = await client.get("/metrics")
     assert response.status_code == 501
     assert "prometheus_client" in response.json()["message"]
@@ -207,7 +207,7 @@ async def test_the_413_is_documented_on_every_operation(client):
 async def test_the_501_of_metrics_is_documented(client, monkeypatch):
     doc = (await client.get("/openapi.json")).json()
     assert documented(doc, "/metrics", "get", 501) == "#/components/schemas/ErrorBody"
-    monkeypatch.setattr(app_module, "metrics_library_available", lambda: False)
+    monkeypatch.setattr(public_routes, "metrics_library_available", lambda: False)
     response = await client.get("/metrics")
     assert response.status_code == 501 and set(response.json()) == {"status", "message"}
 

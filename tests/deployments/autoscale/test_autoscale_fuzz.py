@@ -20,11 +20,12 @@ import pytest
 from schemathesis.python.asgi import shutdown_lifespans
 
 from deployments.autoscale.app import create_app
-from deployments.lxc.sim.scenario import day_scenario, install
+from deployments.autoscale.state import AutoscaleState
 from rayfleet.state import local_state
+from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
-from tests.deployments.lxc.simenv import SimEnv
 from tests.fuzzing import fuzz_asgi
+from tests.sims.pve.simenv import SimEnv
 
 MAX_EXAMPLES = 60  # 422 requests: ~5 s idle, ~23 s at load average 20 on 2 cores; nothing skipped
 
@@ -37,7 +38,8 @@ def test_no_generated_request_breaks_the_autoscale_api(tmp_path: Path, monkeypat
         rate = {"max_requests_per_minute": 1_000_000, "actor_name": "autoscale-fuzz-rate-limit"}
         started = time.monotonic()
         with local_state():
-            app = create_app(make_config(sim, rate_limit=rate), state={})
+            config = make_config(sim, rate_limit=rate)
+            app = create_app(config, AutoscaleState.from_ray(config, background=False))
             try:
                 report = fuzz_asgi(app, "/openapi.json", headers={"X-API-Key": API_KEY}, max_examples=MAX_EXAMPLES)
             finally:

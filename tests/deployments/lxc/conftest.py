@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import httpx
 import pytest
 
 from tests.deployments.lxc.simenv import SimEnv, make_client
+from tests.sims.pve.simenv import own_sim
 
 
 @pytest.fixture(scope="session")
@@ -22,10 +22,7 @@ def sim_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimEnv]:
 @pytest.fixture
 def fresh_sim(tmp_path: Path) -> Iterator[SimEnv]:
     """A simulator of its own (tests that count commands or need a clean model)."""
-    env = SimEnv(tmp_path / "sim")
-    yield env
-    env.stop()
-    shutil.rmtree(tmp_path / "sim", ignore_errors=True)
+    yield from own_sim(SimEnv, tmp_path)
 
 
 async def _client(env: SimEnv, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
@@ -35,7 +32,7 @@ async def _client(env: SimEnv, tmp_path: Path) -> AsyncIterator[httpx.AsyncClien
         client, app = make_client(env.config(tmp_path))
         async with client:
             yield client
-        await app.state.service.pool.close()
+        await app.state.component.service.pool.close()
 
 
 @pytest.fixture

@@ -104,7 +104,7 @@ async def test_unknown_host_key_is_refused(fresh_sim, tmp_path):
         )
         async with client:
             response = await client.get("/api/v1/lxc/instances")
-        await app.state.service.pool.close()
+        await app.state.component.service.pool.close()
     assert response.status_code == 500
     assert response.json()["return_code"] == 255 and "Host key" in response.json()["details"]
     assert fresh_sim.commands() == []
@@ -116,7 +116,7 @@ async def test_password_auth_and_one_pooled_connection(tmp_path, monkeypatch):
 
     env = SimEnv(tmp_path / "pw")
     env.stop()
-    from deployments.lxc.sim import ThreadedSim
+    from sims.pve import ThreadedSim
 
     sim = ThreadedSim(
         tmp_path / "pw" / "state",
@@ -143,7 +143,7 @@ async def test_password_auth_and_one_pooled_connection(tmp_path, monkeypatch):
                 for _ in range(5):
                     assert (await client.get("/api/v1/lxc/instances")).status_code == 200
                 conf = (await client.get("/api/v1/conf")).text
-            pool = app.state.service.pool
+            pool = app.state.component.service.pool
             assert len(pool._hosts) == 1
             await pool.close()
         assert "s3cret-pass" not in conf

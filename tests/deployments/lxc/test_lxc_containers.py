@@ -218,7 +218,7 @@ async def test_one_operation_at_a_time_per_container(tmp_path):
                 created = await asyncio.gather(
                     *(client.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE}) for _ in range(3))
                 )
-            await app.state.service.pool.close()
+            await app.state.component.service.pool.close()
         assert [r.status_code for r in results] == [200, 200, 200], [r.text for r in results]
         assert set(sim.model.containers[vmid]["snapshots"]) == {"s0", "s1", "s2"}
         ids = [r.json()["instance_ids"][0] for r in created]

@@ -12,6 +12,7 @@ import shlex
 import shutil
 import tarfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from .cli import Result, ToolError, check_vmid, parse_options
@@ -23,6 +24,18 @@ from .pvesh import Pvesh
 
 COMPRESS_EXT = {"0": "tar", "gzip": "tar.gz", "1": "tar.lzo", "lzo": "tar.lzo", "zstd": "tar.zst"}
 HOST_MEMORY_KB = 65_843_216
+VZDUMP_OPTIONS = {
+    "mode": "str",
+    "compress": "str",
+    "storage": "str",
+    "dumpdir": "str",
+    "remove": "bool",
+    "notes-template": "str",
+    "quiet": "bool",
+    "stdout": "bool",
+    "all": "bool",
+    "node": "str",
+}
 
 
 class Host:
@@ -45,7 +58,9 @@ class Host:
 
     async def run_argv(self, argv: list[str], stdin: bytes = b"") -> Result:
         name = argv[0].rsplit("/", 1)[-1]
-        handler = getattr(self, "t_" + name.replace("-", "_"), None)
+        handler: Callable[[list[str], bytes], Awaitable[Result]] | None = getattr(
+            self, "t_" + name.replace("-", "_"), None
+        )
         if handler is None:
             return Result("", f"bash: line 1: {argv[0]}: command not found\n", 127)
         try:
@@ -136,21 +151,25 @@ class Host:
         raise ToolError(f"unknown command 'pveam {args[0]}'")
 
     async def t_vzdump(self, args: list[str], stdin: bytes) -> Result:
-        pos, opts = parse_options(
-            args,
-            {
-                "mode": "str",
-                "compress": "str",
-                "storage": "str",
-                "dumpdir": "str",
-                "remove": "bool",
-                "notes-template": "str",
-                "quiet": "bool",
-                "stdout": "bool",
-                "all": "bool",
-                "node": "str",
-            },
-        )
+        pos, opts = parse_options(args, VZDUMP_OPTIONS)
+        mode, compress, dumpdir = self._vzdump_settings(opts)
+        log: list[str] = [f"INFO: starting new backup job: vzdump {' '.join(args)}"]
+        failed = False
+        for raw in pos:
+            vmid = check_vmid(raw)
+            error = await self._dump_one(vmid, mode, compress, dumpdir, log)
+            if error is not None:
+                log.append(f"ERROR: Backup of VM {vmid} failed - {error}")
+                failed = True
+        if not pos:
+            raise ToolError("400 Parameter verification failed.\nvmid: property is missing and it is not optional")
+        log.append("INFO: Backup job finished with errors" if failed else "INFO: Backup job finished successfully")
+        if failed:
+            log.append("job errors")
+        return Result("", "\n".join(log) + "\n", 255 if failed else 0)
+
+    def _vzdump_settings(self, opts: dict[str, str]) -> tuple[str, str, str]:
+        """(mode, compress, dump directory) of a vzdump call, refused as PVE refuses them."""
         mode = opts.get("mode", "snapshot")
         if mode not in ("snapshot", "suspend", "stop"):
             raise ToolError(
@@ -163,65 +182,54 @@ class Host:
             )
         if "storage" in opts and "dumpdir" in opts:
             raise ToolError("400 Parameter verification failed.\ndumpdir: option conflicts with option 'storage'")
-        if "storage" in opts:
-            storage = self.model.storages.get(opts["storage"])
-            if storage is None:
-                raise ToolError(
-                    f"could not get storage information for '{opts['storage']}': storage '{opts['storage']}' does not exist"
-                )
-            if "backup" not in storage["content"]:
-                raise ToolError(f"storage '{opts['storage']}' does not support vzdump backups")
-            dumpdir = DUMP_DIR
-        else:
-            dumpdir = opts.get("dumpdir", DUMP_DIR)
-        log: list[str] = [f"INFO: starting new backup job: vzdump {' '.join(args)}"]
-        failed = False
-        for raw in pos:
-            vmid = check_vmid(raw)
-            ct = self.model.containers.get(vmid)
-            if ct is None:
-                log.append(f"ERROR: Backup of VM {vmid} failed - unable to find VM '{vmid}'")
-                failed = True
-                continue
-            if ct.get("lock"):
-                log.append(f"ERROR: Backup of VM {vmid} failed - CT is locked ({ct['lock']})")
-                failed = True
-                continue
-            stamp = time.strftime("%Y_%m_%d-%H_%M_%S")
-            name = f"vzdump-lxc-{vmid}-{stamp}.{COMPRESS_EXT[compress]}"
-            target_dir = self.model.host_path(dumpdir)
-            target_dir.mkdir(parents=True, exist_ok=True)
-            log.append(f"INFO: Starting Backup of VM {vmid} (lxc)")
-            log.append(f"INFO: Backup started at {time.strftime('%Y-%m-%d %H:%M:%S')}")
-            log.append(f"INFO: status = {ct['status']}")
-            log.append(f"INFO: CT Name: {ct['config'].get('hostname', 'CT' + vmid)}")
-            log.append("INFO: including mount point rootfs ('/') in backup")
-            log.append(f"INFO: backup mode: {mode}")
-            log.append(f"INFO: creating vzdump archive '{dumpdir.rstrip('/')}/{name}'")
-            previous = ct["status"]
-            lock_wait = self.op_delay
-            ct["lock"] = "backup"
-            if mode == "stop" and previous == "running":
-                ct["status"] = "stopped"
+        if "storage" not in opts:
+            return mode, compress, opts.get("dumpdir", DUMP_DIR)
+        storage = self.model.storages.get(opts["storage"])
+        if storage is None:
+            raise ToolError(
+                f"could not get storage information for '{opts['storage']}': storage '{opts['storage']}' does not exist"
+            )
+        if "backup" not in storage["content"]:
+            raise ToolError(f"storage '{opts['storage']}' does not support vzdump backups")
+        return mode, compress, DUMP_DIR
+
+    async def _dump_one(self, vmid: str, mode: str, compress: str, dumpdir: str, log: list[str]) -> str | None:
+        """Back up one container into `dumpdir`, logging as vzdump does; the failure reason, if any."""
+        ct = self.model.containers.get(vmid)
+        if ct is None:
+            return f"unable to find VM '{vmid}'"
+        if ct.get("lock"):
+            return f"CT is locked ({ct['lock']})"
+        stamp = time.strftime("%Y_%m_%d-%H_%M_%S")
+        name = f"vzdump-lxc-{vmid}-{stamp}.{COMPRESS_EXT[compress]}"
+        target_dir = self.model.host_path(dumpdir)
+        target_dir.mkdir(parents=True, exist_ok=True)
+        log.append(f"INFO: Starting Backup of VM {vmid} (lxc)")
+        log.append(f"INFO: Backup started at {time.strftime('%Y-%m-%d %H:%M:%S')}")
+        log.append(f"INFO: status = {ct['status']}")
+        log.append(f"INFO: CT Name: {ct['config'].get('hostname', 'CT' + vmid)}")
+        log.append("INFO: including mount point rootfs ('/') in backup")
+        log.append(f"INFO: backup mode: {mode}")
+        log.append(f"INFO: creating vzdump archive '{dumpdir.rstrip('/')}/{name}'")
+        previous = ct["status"]
+        lock_wait = self.op_delay
+        ct["lock"] = "backup"
+        if mode == "stop" and previous == "running":
+            ct["status"] = "stopped"
+        self.model.save()
+        try:
+            if lock_wait > 0:
+                await asyncio.sleep(lock_wait)
+            data = archive_bytes(vmid, ct["config"], compress)
+            (target_dir / name).write_bytes(data)
+        finally:
+            ct["lock"] = None
+            ct["status"] = previous
             self.model.save()
-            try:
-                if lock_wait > 0:
-                    await asyncio.sleep(lock_wait)
-                data = archive_bytes(vmid, ct["config"], compress)
-                (target_dir / name).write_bytes(data)
-            finally:
-                ct["lock"] = None
-                ct["status"] = previous
-                self.model.save()
-            log.append(f"INFO: Total bytes written: {len(data)}")
-            log.append(f"INFO: archive file size: {len(data) / 1024:.2f}KB")
-            log.append(f"INFO: Finished Backup of VM {vmid} (00:00:01)")
-        if not pos:
-            raise ToolError("400 Parameter verification failed.\nvmid: property is missing and it is not optional")
-        log.append("INFO: Backup job finished with errors" if failed else "INFO: Backup job finished successfully")
-        if failed:
-            log.append("job errors")
-        return Result("", "\n".join(log) + "\n", 255 if failed else 0)
+        log.append(f"INFO: Total bytes written: {len(data)}")
+        log.append(f"INFO: archive file size: {len(data) / 1024:.2f}KB")
+        log.append(f"INFO: Finished Backup of VM {vmid} (00:00:01)")
+        return None
 
     async def t_pvecm(self, args: list[str], stdin: bytes) -> Result:
         if args[:1] == ["status"]:

@@ -7,14 +7,24 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import asyncssh
 
 from .server import ensure_host_key
 
 DEFAULT_PORT = 2222
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+FILES = {
+    "host_key": "ssh_host_ed25519_key",
+    "client_key": "client_key",
+    "authorized": "authorized_keys",
+    "known_hosts": "known_hosts",
+    "pid": "sim.pid",
+    "log": "sim.log",
+}
 
 
 def _port_open(port: int) -> bool:
@@ -29,7 +39,7 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     try:
-        return b"deployments.lxc.sim" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"sims.pve" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return True
 
@@ -43,6 +53,35 @@ def _client_key(path: Path) -> None:
     key.write_public_key(str(path) + ".pub")
 
 
+class DemoHost(TypedDict):
+    """How to reach a demo simulator (what `ensure_demo_host` returns)."""
+
+    host: str
+    port: int
+    user: str
+    key_file: str
+    known_hosts: str
+    state_dir: str
+    log: str
+    pid: int | None
+    started: bool
+
+
+@dataclass(frozen=True)
+class _Names:
+    """Where one demo host keeps its files, and the variables that publish it."""
+
+    base: Path
+    port_env: str
+    dir_env: str
+
+    def file(self, name: str) -> Path:
+        return self.base / FILES[name]
+
+    def publish(self, port: int, public_key: str) -> None:
+        _publish(self.base, port, public_key, self.file("known_hosts"), self.port_env, self.dir_env)
+
+
 def ensure_demo_host(
     var_dir: str | os.PathLike[str],
     *,
@@ -51,7 +90,7 @@ def ensure_demo_host(
     dir_env: str = "LXC_SIM_DIR",
     default_port: int = DEFAULT_PORT,
     node: str = "pve",
-) -> dict[str, Any]:
+) -> DemoHost:
     """Start (once) the demo pve-sim and return how to reach it.
 
     Keys, known_hosts, the model and the log live in ``<var_dir>/lxc-sim/``.
@@ -62,60 +101,77 @@ def ensure_demo_host(
     the demo config's ``${LXC_SIM_DIR}`` paths) find it. The simulator exits with
     the process that started it.
     """
-    base = Path(var_dir) / name
-    base.mkdir(parents=True, exist_ok=True)
+    names = _Names(Path(var_dir) / name, port_env, dir_env)
+    names.base.mkdir(parents=True, exist_ok=True)
     explicit = os.environ.get(port_env)
     port = int(explicit) if explicit else default_port
-    host_key_path = base / "ssh_host_ed25519_key"
-    client_key = base / "client_key"
-    authorized = base / "authorized_keys"
-    known_hosts = base / "known_hosts"
-    host_key = ensure_host_key(host_key_path)
-    _client_key(client_key)
-    authorized.write_text(Path(str(client_key) + ".pub").read_text())
-    public = host_key.export_public_key("openssh").decode().strip()
-    info: dict[str, Any] = {
-        "host": "127.0.0.1",
-        "port": port,
-        "user": "root",
-        "key_file": str(client_key),
-        "known_hosts": str(known_hosts),
-        "state_dir": str(base / "state"),
-        "log": str(base / "sim.log"),
-        "pid": None,
-        "started": False,
-    }
-    pid_file = base / "sim.pid"
-    if pid_file.exists():
-        try:
-            pid, _, recorded = pid_file.read_text().strip().partition(":")
-            pid_num, recorded_port = int(pid), int(recorded or port)
-        except ValueError:
-            pid_num, recorded_port = 0, port
-        if pid_num and _alive(pid_num) and _port_open(recorded_port):
-            info.update(pid=pid_num, port=recorded_port)
-            _publish(base, recorded_port, public, known_hosts, port_env, dir_env)
-            return info
+    public = _prepare_keys(names)
+    info = DemoHost(
+        host="127.0.0.1",
+        port=port,
+        user="root",
+        key_file=str(names.file("client_key")),
+        known_hosts=str(names.file("known_hosts")),
+        state_dir=str(names.base / "state"),
+        log=str(names.file("log")),
+        pid=None,
+        started=False,
+    )
+    running = _running(names, port)
+    if running is not None:
+        info["pid"], info["port"] = running
+        names.publish(running[1], public)
+        return info
     if _port_open(port):
         if explicit:
             raise RuntimeError(f"{port_env} {port} is taken by another process; choose a free port")
         port = _free_port()
         info["port"] = port
-    log = open(base / "sim.log", "ab")
-    project_root = Path(__file__).resolve().parents[3]
+    pid = _spawn(names, port, node)
+    names.file("pid").write_text(f"{pid}:{port}")
+    names.publish(port, public)
+    info["pid"], info["started"] = pid, True
+    return info
+
+
+def _prepare_keys(names: _Names) -> str:
+    """The host key (made when missing), the client key authorized; returns the host's public key."""
+    host_key = ensure_host_key(names.file("host_key"))
+    _client_key(names.file("client_key"))
+    names.file("authorized").write_text(Path(str(names.file("client_key")) + ".pub").read_text())
+    return host_key.export_public_key("openssh").decode().strip()
+
+
+def _running(names: _Names, port: int) -> tuple[int, int] | None:
+    """(pid, port) of the simulator a previous call started, when it still runs and listens."""
+    if not names.file("pid").exists():
+        return None
+    try:
+        pid, _, recorded = names.file("pid").read_text().strip().partition(":")
+        pid_num, recorded_port = int(pid), int(recorded or port)
+    except ValueError:
+        pid_num, recorded_port = 0, port
+    if pid_num and _alive(pid_num) and _port_open(recorded_port):
+        return pid_num, recorded_port
+    return None
+
+
+def _spawn(names: _Names, port: int, node: str) -> int:
+    """Start ``python -m sims.pve`` on `port` and wait until it listens; returns its pid."""
+    log = open(names.file("log"), "ab")
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "deployments.lxc.sim",
+            "sims.pve",
             "--port",
             str(port),
             "--state",
-            str(base / "state"),
+            str(names.base / "state"),
             "--authorized-keys",
-            str(authorized),
+            str(names.file("authorized")),
             "--host-key",
-            str(host_key_path),
+            str(names.file("host_key")),
             "--exit-with-parent",
             str(os.getpid()),
             "--node",
@@ -125,24 +181,19 @@ def ensure_demo_host(
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
-        cwd=str(project_root),
-        env={**os.environ, "PYTHONPATH": str(project_root)},
+        cwd=str(PROJECT_ROOT),
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
     )
     log.close()
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"pve-sim exited with {proc.returncode}; see {base / 'sim.log'}")
+            raise RuntimeError(f"pve-sim exited with {proc.returncode}; see {names.file('log')}")
         if _port_open(port):
-            break
+            return proc.pid
         time.sleep(0.1)
-    else:
-        proc.terminate()
-        raise RuntimeError(f"pve-sim did not listen on port {port} within 20 s; see {base / 'sim.log'}")
-    pid_file.write_text(f"{proc.pid}:{port}")
-    _publish(base, port, public, known_hosts, port_env, dir_env)
-    info.update(pid=proc.pid, started=True)
-    return info
+    proc.terminate()
+    raise RuntimeError(f"pve-sim did not listen on port {port} within 20 s; see {names.file('log')}")
 
 
 def _publish(
@@ -163,7 +214,8 @@ def _publish(
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def stop_demo_host(var_dir: str | os.PathLike[str], name: str = "lxc-sim") -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncssh
 
-from deployments.lxc.sim.demo import ensure_demo_host, stop_demo_host
+from sims.pve.demo import ensure_demo_host, stop_demo_host
 from tests.conftest import free_port
 
 

@@ -1,6 +1,6 @@
 """pve-sim: an SSH server answering the Proxmox VE commands the container API uses.
 
-Run it with ``python -m deployments.lxc.sim --port N --state DIR --authorized-keys FILE``.
+Run it with ``python -m sims.pve --port N --state DIR --authorized-keys FILE``.
 """
 
 from .host import Host, make_host

@@ -9,19 +9,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable
-from typing import Any
-
-import yaml
+from collections.abc import Awaitable, Callable
 
 from .cli import Result
+from .docker import Docker
 from .load import LoadModel
+from .model import Container
 
 OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n'
 SERVICE_ACTIONS = ("start", "stop", "restart", "reload", "status", "enable", "disable", "is-active")
 
 
-def _ip_of(ct: dict[str, Any]) -> str:
+def _ip_of(ct: Container) -> str:
     net0 = str(ct["config"].get("net0", ""))
     for part in net0.split(","):
         if part.startswith("ip="):
@@ -43,7 +42,7 @@ class Guest:
     def __init__(self, loads: Callable[[], LoadModel | None] | None = None) -> None:
         self.loads = loads or (lambda: None)
 
-    async def run(self, vmid: str, ct: dict[str, Any], argv: list[str], stdin: bytes) -> Result:
+    async def run(self, vmid: str, ct: Container, argv: list[str], stdin: bytes) -> Result:
         name = argv[0].rsplit("/", 1)[-1]
         if name == "env":
             rest = list(argv[1:])
@@ -59,13 +58,15 @@ class Guest:
                 f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "{argv[0]}": No such file or directory\n',
                 127,
             )
-        result = handler(vmid, ct, argv[1:], stdin) if name == "chpasswd" else handler(vmid, ct, argv[1:])
-        if asyncio.iscoroutine(result):
-            result = await result
-        return result
+        result: Result | Awaitable[Result] = (
+            handler(vmid, ct, argv[1:], stdin) if name == "chpasswd" else handler(vmid, ct, argv[1:])
+        )
+        if isinstance(result, Result):
+            return result
+        return await result
 
     # ----------------------------------------------------------------- files
-    def c_cat(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_cat(self, vmid: str, ct: Container, args: list[str]) -> Result:
         out: list[str] = []
         for path in args:
             content = self._file(vmid, ct, path)
@@ -74,7 +75,7 @@ class Guest:
             out.append(content)
         return Result("".join(out))
 
-    def _file(self, vmid: str, ct: dict[str, Any], path: str) -> str | None:
+    def _file(self, vmid: str, ct: Container, path: str) -> str | None:
         load = self.loads()
         if load is not None and (path != "/proc/meminfo" or load.has(vmid)):
             content = load.file(vmid, ct, path)
@@ -105,9 +106,10 @@ class Guest:
             return "".join(f"nameserver {s}\n" for s in servers)
         if path == "/etc/os-release":
             return OS_RELEASE
-        return ct["files"].get(path)
+        found: str | None = ct["files"].get(path)
+        return found
 
-    def c_ls(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_ls(self, vmid: str, ct: Container, args: list[str]) -> Result:
         target = next((a for a in args if not a.startswith("-")), "/")
         prefix = target.rstrip("/") + "/"
         names = sorted({p[len(prefix) :].split("/")[0] for p in ct["files"] if p.startswith(prefix)})
@@ -115,7 +117,7 @@ class Guest:
             return Result("", f"ls: cannot access '{target}': No such file or directory\n", 2)
         return Result("".join(n + "\n" for n in names))
 
-    def c_find(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_find(self, vmid: str, ct: Container, args: list[str]) -> Result:
         roots = [a for a in args if a.startswith("/")]
         age = None
         if "-mtime" in args:
@@ -138,7 +140,7 @@ class Guest:
         return Result("".join(p + "\n" for p in hits))
 
     # ------------------------------------------------------------ resources
-    def c_df(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_df(self, vmid: str, ct: Container, args: list[str]) -> Result:
         size = str(ct["config"].get("rootfs", "size=8G")).rsplit("size=", 1)[-1]
         total = float(size.rstrip("GMT") or 8)
         used = total * ct["disk_used_pct"] / 100
@@ -148,7 +150,7 @@ class Guest:
             f"/dev/mapper/pve-{volid:<16} {total:>4.1f}G {used:>4.1f}G {total - used:>4.1f}G {ct['disk_used_pct']:>3}% /\n"
         )
 
-    def c_free(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_free(self, vmid: str, ct: Container, args: list[str]) -> Result:
         mem = int(ct["config"].get("memory", 512))
         swap = int(ct["config"].get("swap", 512))
         used = min(mem, 48 + 32 * len(ct["docker"]["containers"]))
@@ -158,7 +160,7 @@ class Guest:
             f"Swap:   {swap:>12} {0:>11} {swap:>11}\n"
         )
 
-    def c_top(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_top(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result(
             f"top - {time.strftime('%H:%M:%S')} up 0 min,  0 user,  load average: 0.08, 0.03, 0.01\n"
             "Tasks:  12 total,   1 running,  11 sleeping,   0 stopped,   0 zombie\n"
@@ -167,19 +169,19 @@ class Guest:
             "      1 root      20   0  167744  11264   8320 S   0.0   2.1   0:00.41 systemd\n"
         )
 
-    def c_uptime(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_uptime(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result(f" {time.strftime('%H:%M:%S')} up 0 min,  0 users,  load average: 0.08, 0.03, 0.01\n")
 
-    def c_nproc(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_nproc(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result(f"{ct['config'].get('cores', 2)}\n")
 
     # ---------------------------------------------------------------- network
-    def c_hostname(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_hostname(self, vmid: str, ct: Container, args: list[str]) -> Result:
         if "-I" in args:
             return Result(f"{_ip_of(ct)} \n")
         return Result(f"{ct['config'].get('hostname', 'CT' + vmid)}\n")
 
-    def c_ip(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_ip(self, vmid: str, ct: Container, args: list[str]) -> Result:
         ip = _ip_of(ct)
         return Result(
             "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
@@ -190,7 +192,7 @@ class Guest:
             )
         )
 
-    def c_getent(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_getent(self, vmid: str, ct: Container, args: list[str]) -> Result:
         if len(args) != 2 or args[0] not in ("hosts", "ahosts"):
             return Result("", "Unknown database\n", 1)
         if not ct.get("dns_ok", True):
@@ -198,7 +200,7 @@ class Guest:
         digest = hashlib.sha1(args[1].encode()).digest()
         return Result(f"93.184.{digest[0]}.{digest[1]}    {args[1]}\n")
 
-    def c_nc(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_nc(self, vmid: str, ct: Container, args: list[str]) -> Result:
         flags, rest = "", []
         words = iter(args)
         for word in words:
@@ -222,7 +224,7 @@ class Guest:
             return Result("", f"Connection to {rest[0]} {port} port [{proto}/*] succeeded!\n", 0)
         return Result("", f"nc: connect to {rest[0]} port {port} ({proto}) failed: Connection refused\n", 1)
 
-    def c_ss(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_ss(self, vmid: str, ct: Container, args: list[str]) -> Result:
         lines = ["Netid State  Recv-Q Send-Q Local Address:Port Peer Address:Port"]
         for proto, port in ct["listening"]:
             lines.append(f"{proto:<5} LISTEN 0      128          0.0.0.0:{port:<5}      0.0.0.0:*")
@@ -232,7 +234,7 @@ class Guest:
                     lines.append(f"tcp   LISTEN 0      4096         0.0.0.0:{p['host_port']:<5}      0.0.0.0:*")
         return Result("\n".join(lines) + "\n")
 
-    def c_curl(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_curl(self, vmid: str, ct: Container, args: list[str]) -> Result:
         urls, words = [], iter(args)
         for word in words:
             if word in ("--max-time", "-m", "-o", "--connect-timeout", "-H", "-A"):
@@ -250,7 +252,7 @@ class Guest:
         )
 
     # ---------------------------------------------------------------- services
-    def c_systemctl(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_systemctl(self, vmid: str, ct: Container, args: list[str]) -> Result:
         words = [a for a in args if not a.startswith("-")]
         if len(words) < 2 or words[0] not in (*SERVICE_ACTIONS, "daemon-reload"):
             if words and words[0] == "daemon-reload":
@@ -287,7 +289,7 @@ class Guest:
                 )
         return Result()
 
-    def c_apt_get(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_apt_get(self, vmid: str, ct: Container, args: list[str]) -> Result:
         words = [a for a in args if not a.startswith("-") and a not in ("Dpkg::Options::=--force-confdef",)]
         if not words:
             return Result("", "E: Invalid operation\n", 100)
@@ -320,7 +322,7 @@ class Guest:
             return Result("Reading package lists...\n0 upgraded, 0 newly installed, 0 to remove and 0 not upgraded.\n")
         return Result("", f"E: Invalid operation {op}\n", 100)
 
-    def c_apt(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_apt(self, vmid: str, ct: Container, args: list[str]) -> Result:
         if args[:2] == ["list", "--upgradable"]:
             return Result(
                 "Listing...\nopenssl/stable-security 3.0.15-1~deb12u1 amd64 [upgradable from: 3.0.14-1~deb12u2]\n",
@@ -328,11 +330,11 @@ class Guest:
             )
         return self.c_apt_get(vmid, ct, args)
 
-    def c_dpkg(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_dpkg(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result("".join(f"ii  {p:<30} 1.0  amd64  {p}\n" for p in sorted(ct["packages"])))
 
     # ------------------------------------------------------------------ misc
-    def c_chpasswd(self, vmid: str, ct: dict[str, Any], args: list[str], stdin: bytes = b"") -> Result:
+    def c_chpasswd(self, vmid: str, ct: Container, args: list[str], stdin: bytes = b"") -> Result:
         line = stdin.decode(errors="replace").strip()
         user, sep, password = line.partition(":")
         if not sep or not user or not password:
@@ -340,53 +342,40 @@ class Guest:
         ct["password_hash"] = hashlib.sha256(password.encode()).hexdigest()
         return Result()
 
-    def c_echo(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_echo(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result(" ".join(args) + "\n")
 
-    def c_true(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_true(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result()
 
-    def c_false(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_false(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result("", "", 1)
 
-    def c_whoami(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_whoami(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result("root\n")
 
-    def c_uname(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_uname(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result("Linux 6.8.12-4-pve\n" if "-r" not in args else "6.8.12-4-pve\n")
 
-    def c_mkdir(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_mkdir(self, vmid: str, ct: Container, args: list[str]) -> Result:
         return Result()
 
-    def c_rm(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_rm(self, vmid: str, ct: Container, args: list[str]) -> Result:
         for path in (a for a in args if not a.startswith("-")):
             if ct["files"].pop(path, None) is None and "-f" not in args and "-rf" not in args:
                 return Result("", f"rm: cannot remove '{path}': No such file or directory\n", 1)
         return Result()
 
-    async def c_sleep(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    async def c_sleep(self, vmid: str, ct: Container, args: list[str]) -> Result:
         await asyncio.sleep(float(args[0]) if args else 0)
         return Result()
 
     # ---------------------------------------------------------------- docker
-    def c_docker(self, vmid: str, ct: dict[str, Any], args: list[str]) -> Result:
+    def c_docker(self, vmid: str, ct: Container, args: list[str]) -> Result:
         if "docker.io" not in ct["packages"]:
             return Result(
                 "",
                 f'lxc-attach: {vmid}: attach.c: lxc_attach_run_command: Failed to exec "docker": No such file or directory\n',
                 127,
             )
-        from .docker import Docker
-
         return Docker(ct).run(args)
-
-
-def parse_compose(text: str) -> dict[str, Any]:
-    """The services of a compose file (raises ValueError on bad YAML)."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc)) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("services"), dict) or not doc["services"]:
-        raise ValueError("services must be a mapping")
-    return doc["services"]

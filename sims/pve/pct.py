@@ -8,10 +8,14 @@ import re
 import tarfile
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from .cli import Result, ToolError, check_vmid, param_error, parse_options, table
+from .guest import Guest
 from .model import (
+    Config,
+    Container,
     NodeModel,
     clone_config,
     format_size,
@@ -68,7 +72,7 @@ Handler = Callable[[NodeModel, list[str], bytes], Awaitable[Result]]
 class Pct:
     """Command handlers; `guest` runs commands inside a container for `pct exec`."""
 
-    def __init__(self, model: NodeModel, guest: Any, op_delay: float = 0.0) -> None:
+    def __init__(self, model: NodeModel, guest: Guest, op_delay: float = 0.0) -> None:
         self.model = model
         self.guest = guest
         self.op_delay = op_delay
@@ -77,13 +81,15 @@ class Pct:
         if not args:
             raise ToolError("ERROR: no command specified\nUSAGE: pct <COMMAND> [ARGS] [OPTIONS]")
         sub, rest = args[0], args[1:]
-        handler = getattr(self, "cmd_" + sub.replace("-", "_"), None)
+        handler: Callable[[list[str], bytes], Awaitable[Result]] | None = getattr(
+            self, "cmd_" + sub.replace("-", "_"), None
+        )
         if handler is None:
             raise ToolError(f"unknown command 'pct {sub}'\nUSAGE: pct <COMMAND> [ARGS] [OPTIONS]")
         return await handler(rest, stdin)
 
     # ------------------------------------------------------------- helpers
-    def _get(self, vmid: str) -> dict[str, Any]:
+    def _get(self, vmid: str) -> Container:
         vmid = check_vmid(vmid)
         ct = self.model.containers.get(vmid)
         if ct is None:
@@ -91,11 +97,11 @@ class Pct:
         return ct
 
     @staticmethod
-    def _check_lock(ct: dict[str, Any]) -> None:
+    def _check_lock(ct: Container) -> None:
         if ct.get("lock"):
             raise ToolError(f"CT is locked ({ct['lock']})")
 
-    async def _locked(self, ct: dict[str, Any], lock: str) -> None:
+    async def _locked(self, ct: Container, lock: str) -> None:
         """Hold `lock` on the container for the configured operation delay."""
         if self.op_delay <= 0:
             return
@@ -106,9 +112,9 @@ class Pct:
         finally:
             ct["lock"] = None
 
-    def _validate_config(self, vmid: str, opts: dict[str, str], ct_config: dict[str, Any]) -> dict[str, Any]:
+    def _validate_config(self, vmid: str, opts: dict[str, str], ct_config: Config) -> Config:
         """Turn `pct create/set` options into config entries (allocating volumes)."""
-        changes: dict[str, Any] = {}
+        changes: Config = {}
         for key, value in opts.items():
             if key in ("memory", "swap") and int(value) < (16 if key == "memory" else 0):
                 raise param_error(key, f"value must have a minimum value of {16 if key == 'memory' else 0}")
@@ -247,7 +253,7 @@ class Pct:
         for dropped in ("storage", "ssh-public-keys", "pool", "restore", "force"):
             opts.pop(dropped, None)
         opts.setdefault("rootfs", "local-lvm:4")
-        config: dict[str, Any] = {
+        config: Config = {
             "arch": "amd64",
             "hostname": f"CT{vmid}",
             "memory": 512,
@@ -358,7 +364,7 @@ class Pct:
         return Result()
 
     @staticmethod
-    def _park_unused(config: dict[str, Any], value: str) -> None:
+    def _park_unused(config: Config, value: str) -> None:
         n = 0
         while f"unused{n}" in config:
             n += 1
@@ -626,7 +632,7 @@ class Pct:
             raise ToolError(f"CT {vmid} not running")
         if not command:
             raise ToolError("missing command")
-        result = await self.guest.run(vmid, ct, command, stdin)
+        result: Result = await self.guest.run(vmid, ct, command, stdin)
         if command[0] not in READ_ONLY_EXEC:
             self.model.save()
         return result
@@ -668,7 +674,7 @@ class Pct:
                 conf_text = member.read().decode() if member else ""
         except (tarfile.TarError, KeyError) as exc:
             raise ToolError(f"unable to restore CT {vmid} - unable to read archive '{source}': {exc}") from None
-        config: dict[str, Any] = {}
+        config: Config = {}
         for line in conf_text.splitlines():
             if ": " in line and not line.startswith("#"):
                 k, v = line.split(": ", 1)
@@ -692,7 +698,7 @@ class Pct:
             f"restoring '{source}' now..\nTotal bytes read: {archive_path.stat().st_size}\n"
         )
 
-    def _archive_path(self, source: str) -> Any:
+    def _archive_path(self, source: str) -> Path:
         if source.startswith("/"):
             path = self.model.host_path(source)
         else:
@@ -713,7 +719,7 @@ def _ostype(volname: str) -> str:
     return "unmanaged"
 
 
-def archive_bytes(vmid: str, config: dict[str, Any], compress: str) -> bytes:
+def archive_bytes(vmid: str, config: Config, compress: str) -> bytes:
     """A vzdump-like archive: a tar holding ./etc/vzdump/pct.conf (and a marker)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz" if compress == "gzip" else "w") as tar:

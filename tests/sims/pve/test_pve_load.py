@@ -9,9 +9,9 @@ import pytest
 
 from actors.autoscale.history import RingHistory
 from actors.autoscale.sampling import parse_counters, sample_argv
-from deployments.lxc.sim import make_host
-from deployments.lxc.sim.load import Curve, LoadModel, ManualClock
-from deployments.lxc.sim.scenario import day_scenario, install
+from sims.pve import make_host
+from sims.pve.load import Curve, LoadModel, ManualClock
+from sims.pve.scenario import day_scenario, install
 
 
 def _host(tmp_path, curves: dict[str, dict], cores: int = 2, memory: int = 1024):

@@ -8,7 +8,7 @@ import tarfile
 import asyncssh
 import pytest
 
-from tests.deployments.lxc.simenv import TEMPLATE, SimEnv
+from tests.sims.pve.simenv import TEMPLATE, SimEnv
 
 CREATE = (
     f"pct create {{vmid}} {TEMPLATE} --memory 512 --cpulimit 1 "

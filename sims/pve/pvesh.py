@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from .cli import Result, ToolError, check_vmid, param_error, parse_options
-from .model import NodeModel, volume_options
+from .model import Container, NodeModel, volume_options
 
 GROUP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9\-_]+$")
 RULE_OPTIONS = {
@@ -253,7 +253,7 @@ class Pvesh:
         raise ToolError(f"No '{verb}' handler defined for rule {pos}")
 
     # ------------------------------------------------------------- containers
-    def _ct_summary(self, vmid: str, ct: dict[str, Any]) -> dict[str, Any]:
+    def _ct_summary(self, vmid: str, ct: Container) -> dict[str, Any]:
         cfg = ct["config"]
         _, ropts = volume_options(str(cfg.get("rootfs", "")))
         size = ropts.get("size", "0G")
@@ -270,7 +270,7 @@ class Pvesh:
             "maxdisk": int(gib * 1024**3),
             "disk": int(gib * 1024**3 * ct.get("disk_used_pct", 0) / 100) if running else 0,
             "maxswap": int(cfg.get("swap", 512)) * 1024**2,
-            "uptime": int(time.time() - ct["started_at"]) if running and ct.get("started_at") else 0,
+            "uptime": int(time.time() - started) if running and (started := ct.get("started_at")) else 0,
             "netin": 0,
             "netout": 0,
             "diskread": 0,

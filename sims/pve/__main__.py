@@ -1,4 +1,4 @@
-"""Command line: ``python -m deployments.lxc.sim --port N --state DIR --authorized-keys FILE``."""
+"""Command line: ``python -m sims.pve --port N --state DIR --authorized-keys FILE``."""
 
 from __future__ import annotations
 

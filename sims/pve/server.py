@@ -12,7 +12,6 @@ import asyncio
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 import asyncssh
 
@@ -70,12 +69,12 @@ class SimServer:
     def __init__(self, host: Host, state_dir: Path) -> None:
         self.host = host
         self.state_dir = state_dir
-        self.server: Any = None
+        self.server: asyncssh.SSHAcceptor | None = None
         self.port = 0
         self.connections = 0
         self._log_path = state_dir / "commands.log"
 
-    async def _process(self, process: asyncssh.SSHServerProcess) -> None:
+    async def _process(self, process: asyncssh.SSHServerProcess[str]) -> None:
         command = process.command or ""
         with self._log_path.open("a") as fh:
             fh.write(command.replace("\n", "\\n") + "\n")
@@ -158,7 +157,8 @@ class ThreadedSim:
     def stop(self) -> None:
         async def _close() -> None:
             self.sim.close()
-            await self.sim.server.wait_closed()
+            if self.sim.server is not None:
+                await self.sim.server.wait_closed()
 
         try:
             asyncio.run_coroutine_threadsafe(_close(), self.loop).result(5)

@@ -43,6 +43,8 @@ from typing import Any
 
 import yaml
 
+from .model import Config, Container
+
 DAY = 86_400.0
 STEP = 10.0
 USER_HZ = 100
@@ -202,7 +204,7 @@ class LoadModel:
             meter = self.meters[vmid] = Meter(t=now, leak_origin=now)
         return meter
 
-    def advance(self, vmid: str, config: dict[str, Any], running: bool = True) -> Meter:
+    def advance(self, vmid: str, config: Config, running: bool = True) -> Meter:
         """Integrate `vmid` up to now with the allocation in `config`."""
         now = self.clock()
         meter = self._meter(vmid, now)
@@ -250,7 +252,7 @@ class LoadModel:
         return {k: float(getattr(m, k)) if m is not None else 0.0 for k in keys}
 
     # ----------------------------------------------------------------- files
-    def file(self, vmid: str, ct: dict[str, Any], path: str) -> str | None:
+    def file(self, vmid: str, ct: Container, path: str) -> str | None:
         """The content of a load-driven /proc or cgroup file, or None when not one of them."""
         render = FILES.get(path)
         if render is None:
@@ -259,7 +261,7 @@ class LoadModel:
         return render(meter, ct["config"])
 
 
-def _proc_stat(m: Meter, config: dict[str, Any]) -> str:
+def _proc_stat(m: Meter, config: Config) -> str:
     cores = max(1, int(config.get("cores", 1) or 1))
     user, idle = int(m.user), int(m.idle)
     lines = [f"cpu  {user} 0 0 {idle} 0 0 0 0 0 0"]
@@ -269,7 +271,7 @@ def _proc_stat(m: Meter, config: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _meminfo(m: Meter, config: dict[str, Any]) -> str:
+def _meminfo(m: Meter, config: Config) -> str:
     total = int(float(config.get("memory", 512)) * 1024)
     swap = int(float(config.get("swap", 0) or 0) * 1024)
     used = int(m.mem_used * 1024)
@@ -281,12 +283,12 @@ def _meminfo(m: Meter, config: dict[str, Any]) -> str:
     )
 
 
-def _diskstats(m: Meter, config: dict[str, Any]) -> str:
+def _diskstats(m: Meter, config: Config) -> str:
     r, w = int(m.io_sectors_read), int(m.io_sectors_written)
     return f"   8       0 sda {r // 8} 0 {r} 0 {w // 8} 0 {w} 0 0 0 0 0 0 0 0 0 0\n"
 
 
-def _net_dev(m: Meter, config: dict[str, Any]) -> str:
+def _net_dev(m: Meter, config: Config) -> str:
     rx, tx = int(m.rx_bytes), int(m.tx_bytes)
     return (
         "Inter-|   Receive                                                |  Transmit\n"
@@ -296,11 +298,11 @@ def _net_dev(m: Meter, config: dict[str, Any]) -> str:
     )
 
 
-def _memory_events(m: Meter, config: dict[str, Any]) -> str:
+def _memory_events(m: Meter, config: Config) -> str:
     return f"low 0\nhigh 0\nmax {m.oom_kills}\noom {m.oom_kills}\noom_kill {m.oom_kills}\n"
 
 
-FILES: dict[str, Callable[[Meter, dict[str, Any]], str]] = {
+FILES: dict[str, Callable[[Meter, Config], str]] = {
     "/proc/stat": _proc_stat,
     "/proc/meminfo": _meminfo,
     "/proc/diskstats": _diskstats,

@@ -7,6 +7,8 @@ import time
 from typing import Any
 
 from .cli import Result
+from .compose import parse_compose
+from .model import Container
 
 
 def _cid(name: str) -> str:
@@ -26,7 +28,7 @@ def _ports(spec: Any) -> list[dict[str, int]]:
 class Docker:
     """Interprets one docker argv against ``ct["docker"]``."""
 
-    def __init__(self, ct: dict[str, Any]) -> None:
+    def __init__(self, ct: Container) -> None:
         self.ct = ct
         self.state = ct["docker"]
 
@@ -159,8 +161,6 @@ class Docker:
         return Result(cid + "\n")
 
     def compose(self, args: list[str]) -> Result:
-        from .guest import parse_compose
-
         project = None
         file = None
         i = 0

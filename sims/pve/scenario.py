@@ -10,15 +10,25 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
-from .model import NodeModel
+from .model import Config, NodeModel
+
+CurveSpec = dict[str, float | str]
+"""A demand curve as a load file writes it (`kind` and its parameters; see load.py)."""
+
+
+class ScenarioContainer(TypedDict):
+    config: Config
+    curve: CurveSpec
+
 
 FIRST_CORES = 2
 FIRST_MEMORY_MB = 1024
 
 
-def _curve(kind: str, rng: random.Random) -> dict[str, Any]:
+def _curve(kind: str, rng: random.Random) -> CurveSpec:
     if kind == "daily":
         return {
             "kind": "daily",
@@ -48,10 +58,10 @@ def _curve(kind: str, rng: random.Random) -> dict[str, Any]:
 KINDS = ["daily"] * 8 + ["steady"] * 4 + ["spikes"] * 4 + ["runaway"] * 2 + ["leak"] * 2
 
 
-def day_scenario(seed: int = 7, nodes: tuple[str, ...] = ("pve1", "pve2")) -> dict[str, dict[str, dict[str, Any]]]:
+def day_scenario(seed: int = 7, nodes: tuple[str, ...] = ("pve1", "pve2")) -> dict[str, dict[str, ScenarioContainer]]:
     """{node: {vmid: {"config": {...}, "curve": {...}}}}: 20 containers dealt over the nodes."""
     rng = random.Random(seed)
-    out: dict[str, dict[str, dict[str, Any]]] = {node: {} for node in nodes}
+    out: dict[str, dict[str, ScenarioContainer]] = {node: {} for node in nodes}
     for i, kind in enumerate(KINDS):
         vmid = str(101 + i)
         node = nodes[i % len(nodes)]
@@ -71,7 +81,7 @@ def day_scenario(seed: int = 7, nodes: tuple[str, ...] = ("pve1", "pve2")) -> di
     return out
 
 
-def install(model: NodeModel, containers: dict[str, dict[str, Any]]) -> None:
+def install(model: NodeModel, containers: Mapping[str, ScenarioContainer]) -> None:
     """Create the containers (running) in a node's model; existing ones are left as they are."""
     for vmid, spec in containers.items():
         if vmid in model.containers:
@@ -82,5 +92,5 @@ def install(model: NodeModel, containers: dict[str, dict[str, Any]]) -> None:
     model.save()
 
 
-def load_document(containers: dict[str, dict[str, Any]], seed: int, speed: float) -> dict[str, Any]:
+def load_document(containers: Mapping[str, ScenarioContainer], seed: int, speed: float) -> dict[str, object]:
     return {"seed": seed, "speed": speed, "containers": {vmid: spec["curve"] for vmid, spec in containers.items()}}

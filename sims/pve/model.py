@@ -17,7 +17,7 @@ import posixpath
 import random
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 TEMPLATE_CACHE = "/var/lib/vz/template/cache"
 DUMP_DIR = "/var/lib/vz/dump"
@@ -27,6 +27,58 @@ DEFAULT_TEMPLATES = (
     "ubuntu-24.04-standard_24.04-2_amd64.tar.zst",
     "alpine-3.20-default_20240908_amd64.tar.xz",
 )
+
+
+Config = dict[str, Any]
+"""A container's configuration: option name → value, as PVE writes it in ``<vmid>.conf``."""
+
+
+class SnapshotRecord(TypedDict):
+    config: Config
+    snaptime: int
+    description: str
+    parent: str | None
+
+
+class DockerContainer(TypedDict):
+    id: str
+    image: str
+    status: str
+    ports: list[dict[str, int]]
+    logs: list[str]
+    project: str | None
+
+
+class DockerState(TypedDict):
+    containers: dict[str, DockerContainer]
+    images: list[str]
+
+
+class FirewallState(TypedDict):
+    options: dict[str, int | str]
+    rules: list[dict[str, Any]]
+
+
+class Container(TypedDict):
+    """One container of the node: its configuration and what runs inside it."""
+
+    status: str
+    lock: str | None
+    config: Config
+    snapshots: dict[str, SnapshotRecord]
+    parent: str | None
+    files: dict[str, str]
+    services: dict[str, str]
+    packages: list[str]
+    docker: DockerState
+    tmp_files: dict[str, int]
+    disk_used_pct: float
+    dns_ok: bool
+    listening: list[list[str | int]]
+    started_at: float | None
+    password_hash: NotRequired[str]
+    firewall: NotRequired[FirewallState]
+    apt_fresh: NotRequired[bool]
 
 
 def _default_state(node: str) -> dict[str, Any]:
@@ -114,15 +166,17 @@ class NodeModel:
     # -------------------------------------------------------------- accessors
     @property
     def node(self) -> str:
-        return self.data["node"]
+        node: str = self.data["node"]
+        return node
 
     @property
-    def containers(self) -> dict[str, dict[str, Any]]:
-        return self.data["containers"]
+    def containers(self) -> dict[str, Container]:
+        return cast(dict[str, Container], self.data["containers"])
 
     @property
     def storages(self) -> dict[str, dict[str, Any]]:
-        return self.data["storages"]
+        storages: dict[str, dict[str, Any]] = self.data["storages"]
+        return storages
 
     def conf_path(self, vmid: str) -> str:
         return f"nodes/{self.node}/lxc/{vmid}.conf"
@@ -139,8 +193,8 @@ class NodeModel:
             vmid += 1
         return vmid
 
-    def new_container(self, vmid: str, config: dict[str, Any]) -> dict[str, Any]:
-        ct: dict[str, Any] = {
+    def new_container(self, vmid: str, config: Config) -> Container:
+        ct: Container = {
             "status": "stopped",
             "lock": None,
             "config": config,
@@ -180,7 +234,7 @@ def random_mac() -> str:
     return ":".join(f"{o:02X}" for o in octets)
 
 
-def format_conf(config: dict[str, Any], snapshots: dict[str, Any]) -> str:
+def format_conf(config: Config, snapshots: dict[str, SnapshotRecord]) -> str:
     """The on-disk `<vmid>.conf` text: current section, then one per snapshot."""
     lines = [f"{k}: {v}" for k, v in sorted(config.items()) if k != "description"]
     if "description" in config:
@@ -193,7 +247,7 @@ def format_conf(config: dict[str, Any], snapshots: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def clone_config(config: dict[str, Any]) -> dict[str, Any]:
+def clone_config(config: Config) -> Config:
     return copy.deepcopy(config)
 
 

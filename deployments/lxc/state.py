@@ -1,0 +1,21 @@
+"""What the container API's routes share: its configuration and the service (SSH pool, host lock actors)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import LxcConfig
+from .hosts import default_lock_factory
+from .service import LxcService
+
+
+@dataclass
+class LxcState:
+    config: LxcConfig
+    service: LxcService
+
+    @classmethod
+    def from_ray(cls, config: LxcConfig) -> LxcState:
+        """The default: one SSH pool per replica, per-host lock actors named through `rayfleet.state.actor`
+        (in-process stand-ins without Ray)."""
+        return cls(config, LxcService(config, lock_factory=default_lock_factory))

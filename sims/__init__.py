@@ -1,0 +1,1 @@
+"""Simulators shared by components and tests (pve-sim: a Proxmox VE host over SSH)."""

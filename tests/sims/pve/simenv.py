@@ -1,0 +1,67 @@
+"""A real pve-sim over real SSH on loopback, with the client material to reach it."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncssh
+
+from sims.pve import ThreadedSim
+from sims.pve.model import NodeModel
+
+TEMPLATE = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+
+
+class SimEnv:
+    """A running simulator plus the client material to reach it."""
+
+    def __init__(self, root: Path, op_delay: float = 0.0) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.client_key = root / "client_key"
+        if not self.client_key.exists():
+            key = asyncssh.generate_private_key("ssh-ed25519")
+            key.write_private_key(str(self.client_key))
+            key.write_public_key(str(self.client_key) + ".pub")
+        self.authorized_keys = root / "authorized_keys"
+        self.authorized_keys.write_text((root / "client_key.pub").read_text())
+        self.sim = ThreadedSim(root / "state", self.authorized_keys, op_delay=op_delay)
+        self.port = self.sim.start()
+        public = asyncssh.read_private_key(str(self.sim.host_key)).export_public_key().decode().strip()
+        self.known_hosts = root / "known_hosts"
+        self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {public}\n")
+
+    @property
+    def model(self) -> NodeModel:
+        return self.sim.host.model
+
+    def commands(self) -> list[str]:
+        return self.sim.commands()
+
+    def zone(self, **overrides: Any) -> dict[str, Any]:
+        """The SSH coordinates of the simulator, as a config's host entry spells them."""
+        return {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "user": "root",
+            "key_file": str(self.client_key),
+            "known_hosts": str(self.known_hosts),
+            **overrides,
+        }
+
+    def stop(self) -> None:
+        self.sim.stop()
+
+
+E = TypeVar("E", bound=SimEnv)
+
+
+def own_sim(kind: type[E], tmp_path: Path) -> Iterator[E]:
+    """A simulator of its own under `tmp_path` for one test (the `fresh_sim` fixtures), removed after it."""
+    env = kind(tmp_path / "sim")
+    yield env
+    env.stop()
+    shutil.rmtree(tmp_path / "sim", ignore_errors=True)

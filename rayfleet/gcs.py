@@ -259,6 +259,7 @@ class FaultTolerantHead:
             "redis": f"{self.storage.host}:{self.storage.port}",
             "namespace": self.storage.namespace,
             "address": self.address,
+            "folder": str(self.node.temp_dir),
             "gcs": dict(self.keeper.status()),
         }
 

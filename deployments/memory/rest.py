@@ -98,7 +98,7 @@ _state = state_of(RestState)
 async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
     """Host check, CORS (browser extensions only), the token (all but /health), and
     unexpected errors answered 500 naming their class."""
-    state = _state(request)
+    state = await _state(request)
     origin = request.headers.get("origin") or ""
     extension = is_extension_origin(origin)
     host = request.headers.get("host", "").lower()

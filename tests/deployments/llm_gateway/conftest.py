@@ -19,11 +19,10 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-
 from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
-from deployments.llm_gateway.testing.oidc_issuer import OidcIssuer
 from tests.conftest import ROOT, free_port
+from tests.doubles.oidc_issuer import OidcIssuer
 
 INFER_KEY = "sk-test-inference-0123456789"
 ADMIN_KEY = "sk-test-admin-0123456789"
@@ -66,7 +65,7 @@ def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
     cmd = [
         sys.executable,
         "-m",
-        "deployments.llm_gateway.testing.upstream_double",
+        "tests.doubles.llm_upstream",
         "--port",
         str(port),
         "--name",

@@ -1,6 +1,6 @@
 """Identity (``identity.*``) and control-plane sessions, against a real OIDC issuer on loopback.
 
-The issuer (``deployments.llm_gateway.testing.oidc_issuer``) serves discovery, JWKS,
+The issuer (``tests.doubles.oidc_issuer``) serves discovery, JWKS,
 authorize and token endpoints over HTTP and signs with real RSA and P-256 keys; the gateway
 is the real app served by uvicorn. Every request goes over a socket.
 """
@@ -17,13 +17,13 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import jwt
 import pytest
-from pydantic import ValidationError
-
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.oidc import OidcProvider, ProviderSettings
 from deployments.llm_gateway.sessions import COOKIE, SessionSigner
-from deployments.llm_gateway.testing.oidc_issuer import OidcIssuer, SigningKey
+from pydantic import ValidationError
+from tests.doubles.oidc_issuer import OidcIssuer, SigningKey
+
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, CLIENT_ENV, INFER_KEY, base_config, identity_config
 
 ENTRY = {"name": "idp-test", "base_url": "http://127.0.0.1:9/v1", "provider": "openai_compat", "priority": 0}

@@ -18,11 +18,12 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from actors.llm_gateway.registry import VERIFIED
+from actors.llm_gateway.registry import VERIFIED, RegistryBoard
 from deployments.llm_gateway.config import EndpointConfig, Provider
 from deployments.llm_gateway.providers import adapter_for
 from deployments.llm_gateway.routing import Router
 from rayfleet.logs import get_logger
+from rayfleet.state import ActorHandle, call
 
 log = get_logger("llm_gateway")
 
@@ -148,7 +149,7 @@ def public_view(entry: dict[str, Any], breaker: dict[str, Any] | None) -> dict[s
 class RegistryClient:
     """Keeps this replica's router in step with the registry actor."""
 
-    def __init__(self, handle: Any, router: Router, refresh_interval: float = 1.0) -> None:
+    def __init__(self, handle: ActorHandle[RegistryBoard], router: Router, refresh_interval: float = 1.0) -> None:
         self.handle = handle
         self.router = router
         self.refresh_interval = refresh_interval
@@ -171,7 +172,7 @@ class RegistryClient:
         self.router.set_dynamic(live)
 
     async def refresh(self, force: bool = False) -> None:
-        self.apply(await self.handle.snapshot.remote(-1 if force else self.version))
+        self.apply(await call(self.handle, RegistryBoard.snapshot, -1 if force else self.version))
 
     async def run(self) -> None:
         while True:

@@ -13,14 +13,17 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import uvicorn
+
 from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
+from deployments.llm_gateway.state import GatewayState, Handles
 from tests.conftest import ROOT, free_port
 from tests.doubles.oidc_issuer import OidcIssuer
 
@@ -165,11 +168,20 @@ def base_config(tmp_path: Path, endpoints: dict[str, Any], **overrides: Any) -> 
     return cfg
 
 
+def gateway_state(config: GatewayConfig, replicas: int = 1, overrides: dict[str, Any] | None = None) -> GatewayState:
+    """A replica's state with some of its actor handles (``Handles`` fields) or its ``clock`` replaced."""
+    handles = dict(overrides or {})
+    clock = handles.pop("clock", time.time)
+    return GatewayState.from_ray(
+        config, replicas=replicas, handles=replace(Handles.from_ray(config), **handles), clock=clock
+    )
+
+
 class Served:
     def __init__(self, app: Any, url: str) -> None:
         self.app = app
         self.url = url
-        self.gateway = app.state.gateway
+        self.gateway: GatewayState = app.state.component
 
     def client(self, key: str | None = INFER_KEY, **kw: Any) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -181,7 +193,8 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
     servers: list[tuple[uvicorn.Server, asyncio.Task[Any]]] = []
 
     async def start(cfg: dict[str, Any], replicas: int = 1, state: dict[str, Any] | None = None) -> Served:
-        app = create_app(GatewayConfig.model_validate(cfg), state=state, replicas=replicas)
+        config = GatewayConfig.model_validate(cfg)
+        app = create_app(config, gateway_state(config, replicas, state))
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         task = asyncio.get_running_loop().create_task(server.serve())
@@ -209,8 +222,8 @@ def chat(model: str = "gpt-4o-mini", content: str = "hello there", **extra: Any)
 async def flush(served: Served) -> None:
     """Push this replica's batched state (budget, leases, records, cache) to its stores."""
     gw = served.gateway
-    await gw.budget.flush()
-    await gw.leases.flush()
-    await gw.records.flush()
-    if gw.cache is not None:
-        await gw.cache.flush()
+    await gw.views.budget.flush()
+    await gw.views.leases.flush()
+    await gw.stores.records.flush()
+    if gw.stores.cache is not None:
+        await gw.stores.cache.flush()

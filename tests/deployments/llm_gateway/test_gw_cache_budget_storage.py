@@ -132,7 +132,7 @@ async def test_budget_402_and_charges_priced_model(serve, up1, tmp_path, auth_en
     assert codes == [200, 200, 200, 200, 402, 402]
     assert 'llm_proxy_cost_total{endpoint="a",model="gpt-4o"}' in text
     assert 'llm_proxy_token_usage_total{endpoint="a",role="completion"} 8.0' in text
-    spent = gw.gateway.budget_handle.instance.state()["spent"]
+    spent = gw.gateway.handles.budget.instance.state()["spent"]
     assert abs(spent - 4 * 0.00023) < 1e-9
     assert f"llm_proxy_budget_consumed_usd {spent}" in text
 
@@ -154,7 +154,7 @@ async def test_budget_never_overspent_under_concurrency_across_replicas(serve, u
         await flush(r)
     ok = sum(1 for r in results if r.status_code == 200)
     assert {r.status_code for r in results} == {200, 402}
-    spent = replicas[0].gateway.budget_handle.instance.state()["spent"]
+    spent = replicas[0].gateway.handles.budget.instance.state()["spent"]
     assert ok * 0.00023 <= 0.01 + 1e-12 and spent <= 0.01 + 1e-12
     assert ok >= 30  # leases left idle in one replica must not starve the others for long
 
@@ -185,9 +185,9 @@ async def spent_after_settling(gw) -> float:
     for _ in range(50):
         await asyncio.sleep(0.1)
         await flush(gw)
-        if gw.gateway.budget_handle.instance.state()["spent"] > 0:
+        if gw.gateway.handles.budget.instance.state()["spent"] > 0:
             break
-    return gw.gateway.budget_handle.instance.state()["spent"]
+    return gw.gateway.handles.budget.instance.state()["spent"]
 
 
 async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, tmp_path, auth_env):
@@ -306,4 +306,4 @@ async def test_serves_while_postgres_is_down(serve, up1, tmp_path, auth_env, mon
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
         await flush(gw)
         health = (await c.get("/health")).json()
-    assert health["records_store"] == "unavailable" and len(gw.gateway.records.queue) == 3
+    assert health["records_store"] == "unavailable" and len(gw.gateway.stores.records.queue) == 3

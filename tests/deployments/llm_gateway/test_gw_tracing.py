@@ -69,7 +69,7 @@ async def otlp_receiver():
 
 
 async def wait_for(spans: list[dict], gw, count: int) -> None:
-    await asyncio.to_thread(gw.gateway.tracer.provider.force_flush)
+    await asyncio.to_thread(gw.gateway.stores.tracer.provider.force_flush)
     for _ in range(100):
         if len(spans) >= count:
             return
@@ -157,13 +157,13 @@ def test_tracing_off_installs_nothing(tmp_path, auth_env, monkeypatch):
     off = create_app(
         GatewayConfig.model_validate(base_config(tmp_path, {}, observability={"tracing": {"enabled": False}}))
     )
-    assert not off.state.gateway.tracer.active
+    assert not off.state.component.stores.tracer.active
     assert TracingMiddleware not in [m.cls for m in off.user_middleware]
     on = create_app(
         GatewayConfig.model_validate(base_config(tmp_path, {}, observability={"tracing": {"console_exporter": True}}))
     )
     assert TracingMiddleware in [m.cls for m in on.user_middleware]
-    on.state.gateway.tracer.shutdown()
+    on.state.component.stores.tracer.shutdown()
     # the OpenTelemetry SDK missing: tracing is a no-op, the gateway still starts
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)
     assert not RequestTracer(Tracing(enabled=True, console_exporter=True)).active
@@ -209,7 +209,7 @@ async def test_unexpected_errors_reach_the_error_tracker(serve, up1, tmp_path, a
     async with gw.client() as c:
         r = await c.post("/v1/chat/completions", json=chat("m", content="private words"))
     assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"
-    await asyncio.to_thread(gw.gateway.error_tracker.flush)
+    await asyncio.to_thread(gw.gateway.stores.error_tracker.flush)
     for _ in range(100):
         if events:
             break

@@ -26,6 +26,7 @@ from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.state import GatewayState, Handles
 from tests.conftest import ROOT, free_port
 from tests.doubles.oidc_issuer import OidcIssuer
+from tests.polling import NotYet, eventually, eventually_sync
 
 INFER_KEY = "sk-test-inference-0123456789"
 ADMIN_KEY = "sk-test-admin-0123456789"
@@ -79,17 +80,19 @@ def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
     if keys:
         cmd += ["--keys", keys]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def listening() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f"upstream double exited: {proc.stderr.read().decode() if proc.stderr else ''}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return Double(name, port, proc)
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("upstream double did not start")
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+
+    try:
+        eventually_sync(listening, timeout=20, what=f"upstream double {name} listening", ignore=(OSError,))
+    except NotYet:
+        proc.kill()
+        raise
+    return Double(name, port, proc)
 
 
 @pytest.fixture(scope="session")
@@ -199,10 +202,7 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         task = asyncio.get_running_loop().create_task(server.serve())
         servers.append((server, task))
-        for _ in range(200):
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: server.started, interval=0.02, what="the gateway serving")
         return Served(app, f"http://127.0.0.1:{port}")
 
     yield start

@@ -9,6 +9,7 @@ import sqlite3
 import uuid
 
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config, chat, flush
+from tests.polling import eventually
 
 
 def one(up1, model="m", **ep):
@@ -182,12 +183,12 @@ async def test_budget_falls_back_to_local_model(serve, up1, up2, tmp_path, auth_
 
 async def spent_after_settling(gw) -> float:
     """Today's spend once the replica has settled it with the ledger (a stream settles after it ends)."""
-    for _ in range(50):
-        await asyncio.sleep(0.1)
+
+    async def spent() -> float:
         await flush(gw)
-        if gw.gateway.handles.budget.instance.state()["spent"] > 0:
-            break
-    return gw.gateway.handles.budget.instance.state()["spent"]
+        return float(gw.gateway.handles.budget.instance.state()["spent"])
+
+    return await eventually(spent, timeout=5, interval=0.1, what="today's spend settled with the ledger")
 
 
 async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, tmp_path, auth_env):
@@ -261,8 +262,16 @@ async def test_records_in_sqlite_with_ttft(serve, up1, tmp_path, auth_env):
     async with gw.client() as c:
         await c.post("/v1/chat/completions", json=chat("m"))
         await c.post("/v1/chat/completions", json=chat("m", stream=True))
-        await asyncio.sleep(0.1)
-        await flush(gw)
+
+        async def recorded() -> bool:  # the stream's record is written once the stream has settled
+            await flush(gw)
+            db = sqlite3.connect(tmp_path / "gateway.db")
+            try:
+                return db.execute("SELECT COUNT(*) FROM llm_requests").fetchone()[0] == 2
+            finally:
+                db.close()
+
+        await eventually(recorded, what="both requests recorded")
         timeline = await c.get("/api/v1/metrics/ring-timeline", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
         latency = (await c.get("/api/v1/metrics/latency", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).json()
     rows = (

@@ -15,7 +15,7 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -467,7 +467,9 @@ def _json_bytes(body: dict[str, Any]) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-async def _read_first(endpoint: str, iterator: Any, parser: SSEParser, translator: StreamTranslator) -> list[bytes]:
+async def _read_first(
+    endpoint: str, iterator: AsyncIterator[bytes], parser: SSEParser, translator: StreamTranslator
+) -> list[bytes]:
     """Read upstream bytes until the first client event (or the end marker); a cut before it is retryable."""
     first: list[bytes] = []
     while not first and not translator.done:
@@ -487,12 +489,12 @@ async def _read_first(endpoint: str, iterator: Any, parser: SSEParser, translato
 class _Releaser:
     """Holds the per-host slot and the raw iterator of a committed stream."""
 
-    def __init__(self, release: Any, iterator: Any) -> None:
+    def __init__(self, release: Callable[[], None], iterator: AsyncIterator[bytes]) -> None:
         self.release = release
         self.iterator = iterator
 
 
-async def stream_rest(result: UpstreamResult) -> Any:
+async def stream_rest(result: UpstreamResult) -> AsyncIterator[bytes]:
     """Yield the client bytes of the rest of a committed stream; raises on upstream failure."""
     translator, parser = result.translator, result.parser
     assert translator is not None and parser is not None and result.handle is not None

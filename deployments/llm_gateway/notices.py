@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.llm_gateway.breaker import BreakerEvent, BreakerView
 from deployments.llm_gateway.events import EventLog
 from deployments.llm_gateway.reload import LiveConfig
 from deployments.llm_gateway.routing import Router
@@ -32,13 +33,14 @@ class Notices:
         self.auth_failures: dict[str, int] = {}
         self._budget_alerted_day = ""
 
-    def breaker_event(self, event: dict[str, Any]) -> None:
+    def breaker_event(self, event: BreakerEvent) -> None:
         self.events.emit(event["event"], event_id=f"evt_breaker_{event['seq']}", endpoint=event["endpoint"])
 
-    def circuit_gauges(self, states: dict[str, dict[str, Any]]) -> None:
+    def circuit_gauges(self, states: dict[str, BreakerView]) -> None:
         for name in set(self.router.endpoints) | set(states):
-            view = states.get(name) or {}
-            self.metrics.circuit.labels(endpoint=name).set(0.0 if view.get("state", "CLOSED") == "CLOSED" else 1.0)
+            view = states.get(name)
+            closed = view is None or view["state"] == "CLOSED"
+            self.metrics.circuit.labels(endpoint=name).set(0.0 if closed else 1.0)
 
     def budget_state(self, state: dict[str, Any]) -> None:
         """The ledger's answer: the spend gauge, and the soft-limit event once per day."""

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from actors.llm_gateway.breaker import BreakerView
 from actors.llm_gateway.registry import VERIFIED, RegistryBoard
 from deployments.llm_gateway.config import EndpointConfig, Provider
 from deployments.llm_gateway.providers import adapter_for
@@ -119,9 +120,8 @@ def routing_models(entry: dict[str, Any]) -> list[str]:
     return list(entry["models"] or entry.get("probed_models") or [])
 
 
-def public_view(entry: dict[str, Any], breaker: dict[str, Any] | None) -> dict[str, Any]:
+def public_view(entry: dict[str, Any], breaker: BreakerView | None) -> dict[str, Any]:
     """An entry as the API shows it: never the API key, only whether one is set."""
-    view = breaker or {"state": "CLOSED", "failures": 0}
     has_key = bool(entry.get("api_key")) or bool(entry.get("api_key_error"))
     return {
         "id": entry["id"],
@@ -135,8 +135,8 @@ def public_view(entry: dict[str, Any], breaker: dict[str, Any] | None) -> dict[s
         "api_key_error": entry.get("api_key_error"),
         "status": entry["status"],
         "routable": entry["status"] == VERIFIED,
-        "circuit_state": view["state"],
-        "failure_count": view.get("failures", 0),
+        "circuit_state": breaker["state"] if breaker else "CLOSED",
+        "failure_count": breaker["failures"] if breaker else 0,
         "latency_ms": entry["latency_ms"],
         "probed_models": entry.get("probed_models"),
         "last_probe_at": entry["last_probe_at"],

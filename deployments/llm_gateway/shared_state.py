@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actors.llm_gateway.breaker import BreakerBoard
+from actors.llm_gateway.breaker import BreakerBoard, BreakerEvent, BreakerView
 from actors.llm_gateway.budget import BudgetLedger, utc_day
 from actors.llm_gateway.ratelimit import RateLimiter
 from rayfleet.logs import get_logger
@@ -39,15 +39,15 @@ class BreakerClient:
         self,
         handle: ActorHandle[BreakerBoard],
         refresh_interval: float = 0.25,
-        on_event: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
+        on_event: Callable[[BreakerEvent], Awaitable[None] | None] | None = None,
     ) -> None:
         self.handle = handle
         self.refresh_interval = refresh_interval
         self.version = -1
-        self.states: dict[str, dict[str, Any]] = {}
+        self.states: dict[str, BreakerView] = {}
         self._seq = 0
         self.on_event = on_event
-        self.on_snapshot: Callable[[dict[str, dict[str, Any]]], None] | None = None
+        self.on_snapshot: Callable[[dict[str, BreakerView]], None] | None = None
 
     def decision(self, endpoint: str, now: float) -> str:
         """``ok`` (closed), ``probe`` (recovery due: try to acquire the probe) or ``skip``."""
@@ -60,7 +60,8 @@ class BreakerClient:
         return "skip"
 
     def retry_after(self, endpoints: list[str], now: float) -> float:
-        times = [(self.states.get(e) or {}).get("retry_at") or now for e in endpoints]
+        views = [self.states.get(e) for e in endpoints]
+        times = [(view["retry_at"] if view else None) or now for view in views]
         return max(0.0, min(times, default=now) - now)
 
     async def acquire_probe(self, endpoint: str) -> str | None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actors.llm_gateway.control import POLL_INTERVAL, ControlBoard
+from actors.llm_gateway.control import POLL_INTERVAL, ControlBoard, ControlState, Panic
 from actors.llm_gateway.latency import LatencyBoard
 from actors.llm_gateway.threats import ThreatLedger
 from rayfleet.state import ActorHandle, call
@@ -29,12 +29,12 @@ class ControlView:
     def __init__(self, handle: ActorHandle[ControlBoard]) -> None:
         self.handle = handle
         self.version = 0
-        self.panic: dict[str, Any] = {"active": False, "since": None, "reason": ""}
+        self.panic: Panic = {"active": False, "since": None, "reason": ""}
         self.disabled: frozenset[str] = frozenset()
         self.config_version = 0
         self.on_config: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
-    async def apply(self, view: dict[str, Any] | None) -> None:
+    async def apply(self, view: ControlState | None) -> None:
         if view is None:
             return
         self.version = view["version"]

@@ -22,6 +22,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from actors.llm_gateway import BreakerBoard, ControlBoard, ThreatLedger
+from actors.llm_gateway.control import Panic
 from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.masking import masked_config
@@ -87,13 +88,13 @@ async def disable(name: str, gateway: Gateway) -> dict[str, Any]:
 
 
 @router.get("/admin/panic", response_model=PanicView)
-async def panic_state(gateway: Gateway) -> dict[str, Any]:
+async def panic_state(gateway: Gateway) -> Panic:
     """Whether the panic switch is on."""
     return gateway.views.control.panic
 
 
 @router.post("/admin/panic", response_model=PanicView)
-async def panic_on(request: Request, gateway: Gateway) -> dict[str, Any]:
+async def panic_on(request: Request, gateway: Gateway) -> Panic:
     """Stop all forwarding cluster-wide (every replica within a second). Body: ``{"reason": str}`` (optional)."""
     raw = await request.body()
     body = json_object(raw) if raw.strip() else {}
@@ -107,7 +108,7 @@ async def panic_on(request: Request, gateway: Gateway) -> dict[str, Any]:
 
 
 @router.delete("/admin/panic", response_model=PanicView)
-async def panic_off(gateway: Gateway) -> dict[str, Any]:
+async def panic_off(gateway: Gateway) -> Panic:
     """Resume forwarding."""
     control = gateway.views.control
     await control.apply(await state_mod.call(gateway.handles.control, ControlBoard.set_panic, False))

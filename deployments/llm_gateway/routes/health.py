@@ -16,7 +16,7 @@ NO_ENDPOINT = "no upstream endpoint configured: add one under endpoints in confi
 def _endpoints(gateway: GatewayState) -> list[dict[str, Any]]:
     out = []
     for name, ep in gateway.router.endpoints.items():
-        view = gateway.views.breakers.states.get(name) or {"state": "CLOSED", "failures": 0}
+        view = gateway.views.breakers.states.get(name)
         ring = gateway.router.keyrings.get(name)
         out.append(
             {
@@ -24,8 +24,8 @@ def _endpoints(gateway: GatewayState) -> list[dict[str, Any]]:
                 "provider": ep.provider,
                 "base_url": ep.base_url,
                 "models": ep.models,
-                "circuit_state": view["state"],
-                "failure_count": view.get("failures", 0),
+                "circuit_state": view["state"] if view else "CLOSED",
+                "failure_count": view["failures"] if view else 0,
                 "keys": len(ring.keys) if ring else 0,
             }
         )

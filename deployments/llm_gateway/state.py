@@ -211,11 +211,25 @@ class Stores:
         )
 
 
+@dataclass
+class Parts:
+    """What the stages are built from (the state before its pipeline exists)."""
+
+    router: Router
+    inference_guard: Guard
+    admission: Admission
+    metrics: GatewayMetrics
+    views: Views
+    stores: Stores
+    local: LocalServers
+
+
 def build_pipeline(
     live: LiveConfig, parts: Parts, security: SecurityStages, forward: routing.Forward, prices: PriceTable
 ) -> Pipeline:
     """The rings' plugins, in order (``/admin/plugins`` lists them)."""
     v, s = parts.views, parts.stores
+    charge = postflight.Charge(prices, parts.metrics, forward.forwarder, v.budget)
     stages = [
         Stage("panic", "INGRESS", security.panic, required=True),
         Stage("auth", "INGRESS", ingress.Authenticate(parts.inference_guard).run, required=True),
@@ -229,7 +243,7 @@ def build_pipeline(
         Stage("cache_check", "PRE_FLIGHT", preflight.CacheCheck(s.cache).run),
         Stage("budget_guard", "PRE_FLIGHT", preflight.BudgetGuard(live, prices, v.budget, parts.local).run),
         Stage("router", "ROUTING", forward.run, required=True),
-        Stage("charge", "POST_FLIGHT", postflight.Charge(prices, parts.metrics, forward.forwarder, v.budget).run, True),
+        Stage("charge", "POST_FLIGHT", charge.run, required=True),
         Stage("records", "BACKGROUND", background.Records(s.records).run),
         Stage("audit", "BACKGROUND", background.Audit(s.audit).run, required=True),
         Stage("export", "BACKGROUND", background.Export(s.export).run),
@@ -239,19 +253,6 @@ def build_pipeline(
     pipeline = Pipeline(stages, on_trace=background.Trace(s.tracer, v.latency).run, disabled=lambda: control.disabled)
     forward.settle = pipeline.finish
     return pipeline
-
-
-@dataclass
-class Parts:
-    """What the stages are built from (the state before its pipeline exists)."""
-
-    router: Router
-    inference_guard: Guard
-    admission: Admission
-    metrics: GatewayMetrics
-    views: Views
-    stores: Stores
-    local: LocalServers
 
 
 @dataclass

@@ -17,9 +17,35 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 CLOSED, OPEN, HALF = "CLOSED", "OPEN", "HALF"
+
+
+class BreakerView(TypedDict):
+    """One endpoint's breaker as replicas see it."""
+
+    state: str  # CLOSED, OPEN or HALF
+    failures: int
+    failure_threshold: int
+    opened_at: float | None
+    retry_at: float | None
+    probe_out: bool
+
+
+class BreakerSnapshot(TypedDict):
+    version: int
+    taken_at: float
+    breakers: dict[str, BreakerView]
+
+
+class BreakerEvent(TypedDict):
+    """``circuit_open`` or ``endpoint_recovered``, numbered by the board."""
+
+    seq: int
+    event: str
+    endpoint: str
+    timestamp: float
 
 
 @dataclass
@@ -81,7 +107,7 @@ class CircuitBreaker:
         self.opened_at = now
         self.probe_token = None
 
-    def view(self, now: float) -> dict[str, Any]:
+    def view(self, now: float) -> BreakerView:
         return {
             "state": self.peek(now),
             "failures": self.failures,
@@ -107,7 +133,7 @@ class BreakerBoard:
         self._breakers: dict[str, CircuitBreaker] = {}
         self._version = 0
         self._tokens = itertools.count(1)
-        self._events: deque[dict[str, Any]] = deque(maxlen=1000)
+        self._events: deque[BreakerEvent] = deque(maxlen=1000)
         self._seq = 0
 
     def configure(self, failure_threshold: int, recovery_timeout: float, probe_timeout: float) -> None:
@@ -130,7 +156,7 @@ class BreakerBoard:
             self._events.append({"seq": self._seq, "event": name, "endpoint": endpoint, "timestamp": self._clock()})
         br.events.clear()
 
-    def snapshot(self, since_version: int = -1) -> dict[str, Any] | None:
+    def snapshot(self, since_version: int = -1) -> BreakerSnapshot | None:
         """All breakers' views with the version; ``None`` when nothing changed since."""
         if since_version == self._version:
             return None
@@ -141,7 +167,7 @@ class BreakerBoard:
             "breakers": {name: br.view(now) for name, br in self._breakers.items()},
         }
 
-    def peek(self, endpoint: str) -> dict[str, Any]:
+    def peek(self, endpoint: str) -> BreakerView:
         return self._get(endpoint).view(self._clock())
 
     def acquire_probe(self, endpoint: str) -> str | None:
@@ -152,7 +178,7 @@ class BreakerBoard:
             return token
         return None
 
-    def record(self, endpoint: str, ok: bool, token: str | None = None) -> dict[str, Any]:
+    def record(self, endpoint: str, ok: bool, token: str | None = None) -> BreakerView:
         br = self._get(endpoint)
         before = (br.state, br.failures)
         br.record(ok, self._clock(), token)
@@ -166,11 +192,11 @@ class BreakerBoard:
             self.record(endpoint, ok)
         return self._version
 
-    def reset(self, endpoint: str) -> dict[str, Any]:
+    def reset(self, endpoint: str) -> BreakerView:
         br = self._get(endpoint)
         br.reset()
         self._version += 1
         return br.view(self._clock())
 
-    def events(self, since_seq: int = 0) -> list[dict[str, Any]]:
+    def events(self, since_seq: int = 0) -> list[BreakerEvent]:
         return [e for e in self._events if e["seq"] > since_seq]

@@ -14,7 +14,8 @@ else 401 ``invalid_session``; its role must allow the method (``identity.role_al
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec
 
 from starlette.requests import Request
 
@@ -38,6 +39,7 @@ from rayfleet.logs import get_logger
 from rayfleet.state import ActorHandle
 
 log = get_logger("llm_gateway")
+P = ParamSpec("P")
 
 
 def _invalid_session(why: str) -> GatewayError:
@@ -54,22 +56,24 @@ class ControlAccess:
         self.identity = identity
         self._key_guard = auth.guard("admin")
 
-    async def _board(self, method: str, *args: Any) -> bool:
+    async def _board(
+        self, method: Callable[Concatenate[SessionBoard, P], bool], *args: P.args, **kwargs: P.kwargs
+    ) -> bool:
         try:
-            return bool(await getattr(self.revocations, method).remote(*args))
+            return bool(await state_mod.call(self.revocations, method, *args, **kwargs))
         except Exception as exc:
-            log.warning("session board unreachable", extra={"method": method, "error": type(exc).__name__})
+            log.warning("session board unreachable", extra={"method": method.__name__, "error": type(exc).__name__})
             raise GatewayError(503, "sessions cannot be checked right now", code="session_store_unavailable") from None
 
     async def revoke(self, session: Session) -> bool:
         """Sign `session` out on every replica; False if it already was."""
-        return await self._board("revoke", session.sid, session.expires_at)
+        return await self._board(SessionBoard.revoke, session.sid, session.expires_at)
 
     async def _live(self, token: str) -> Session:
         session = self.signer.verify(token)
         if session is None:
             raise _invalid_session("forged, malformed or expired")
-        if await self._board("is_revoked", session.sid):
+        if await self._board(SessionBoard.is_revoked, session.sid):
             raise _invalid_session("signed out")
         return session
 
@@ -104,7 +108,9 @@ class ControlAccess:
         return session.subject
 
 
-def control_access(config: GatewayConfig, auth: Authenticator, revocations: Any = None) -> ControlAccess:
+def control_access(
+    config: GatewayConfig, auth: Authenticator, revocations: ActorHandle[SessionBoard] | None = None
+) -> ControlAccess:
     """The replica's access check: its session key, the shared ``SessionBoard`` and ``identity.*``."""
     signer = SessionSigner.from_env(config.data_path(SESSION_KEY_FILE))
     board = revocations or state_mod.actor(SessionBoard, "llm_gateway.sessions")

@@ -1,91 +1,98 @@
 """HTTP surface of the gateway: ``/v1/*`` inference, ``/health``, ``/metrics`` and the control plane.
 
-Routes live in ``deployments.llm_gateway.routes``, one ``APIRouter`` per resource; this
-module builds the gateway, ties it to the app's lifespan and renders every error in the
-one error shape (``errors.py``).
+Routes live in ``deployments.llm_gateway.routes``, one module-level ``APIRouter`` per
+resource; this module attaches the replica's ``GatewayState``, ties its background work
+(``lifecycle``) to the app's lifespan, applies the guards known only at build time, and
+renders every error in the one error shape (``errors.py``).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
+from deployments.llm_gateway import lifecycle
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError, error_body, error_response
-from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.routes import admin, auth, health, inference, metrics, models, registry, ui
+from deployments.llm_gateway.state import GatewayState, Listener
 from deployments.llm_gateway.tracing import TracingMiddleware
+from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
+from rayfleet.errors import install_error_handlers
 from rayfleet.http import RequestIdMiddleware
 
 
-def _error_handlers(app: FastAPI, gateway: Gateway) -> None:
-    @app.exception_handler(GatewayError)
-    async def _gateway_error(request: Request, exc: GatewayError) -> JSONResponse:
+def _render(request: Request, status: int, message: str, headers: Mapping[str, str] | None) -> Response:
+    return JSONResponse(error_body(status, message), status_code=status, headers=headers)
+
+
+def _install_errors(app: FastAPI, state: GatewayState) -> None:
+    def gateway_error(request: Request, exc: GatewayError) -> Response:
         if exc.status == 401 or exc.code == "wrong_key_scope":
-            gateway.note_auth_failure(exc.error_class)
+            state.notices.auth_failure(exc.error_class)
         return error_response(exc)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse(
-            error_body(exc.status_code, str(exc.detail)),
-            status_code=exc.status_code,
-            headers=getattr(exc, "headers", None),
-        )
+    def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return _render(request, exc.status_code, str(exc.detail), getattr(exc, "headers", None))
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    def validation(request: Request, exc: RequestValidationError) -> Response:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
-        return JSONResponse(error_body(422, f"{where}: {first.get('msg', 'invalid request')}"), status_code=422)
+        return _render(request, 422, f"{where}: {first.get('msg', 'invalid request')}", None)
+
+    install_error_handlers(
+        app,
+        _render,
+        component="llm_gateway",
+        handlers={GatewayError: gateway_error},
+        http=http_error,
+        validation=validation,
+        internal_message="Internal error",
+    )
 
 
 def create_app(
-    config: GatewayConfig, state: dict[str, Any] | None = None, replicas: int | None = None, listener: Any = None
+    config: GatewayConfig,
+    state: GatewayState | None = None,
+    *,
+    replicas: int | None = None,
+    listener: Listener | None = None,
 ) -> FastAPI:
-    """Build the app. ``state`` may hold the actor handles (``breakers``, ``budget``, ``ratelimit``,
-    ``registry``, ``control``, ``threats``, ``latency``) and ``metrics``; missing ones are the named
-    actors (or their in-process stand-ins).
+    """Build the app of one replica. ``state`` defaults to ``GatewayState.from_ray(config)`` (the named
+    actors, or their in-process stand-ins); ``replicas`` splits the admission limits.
 
-    ``listener`` is what ``/health`` reports about the direct listener: an object with
-    ``view() -> dict`` and, when it runs a background task, ``start()``/``close()``
-    coroutines tied to the app's lifespan (``deployments.llm_gateway.listener``).
+    ``listener`` is what ``/health`` reports about the direct listener (``rayfleet.direct.ActiveView``).
     """
-    if replicas is None:
-        replicas = int(os.environ.get("LLM_GATEWAY_REPLICAS", "1") or 1)
-    gateway = Gateway(config, state, replicas=replicas)
+    state = state or GatewayState.from_ray(config, replicas=replicas)
+    if listener is not None:
+        state.listener = listener
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await gateway.start()
-        if hasattr(listener, "start"):
-            await listener.start()
+        await lifecycle.start(state)
         yield
-        if hasattr(listener, "close"):
-            await listener.close()
-        await gateway.close()
+        await lifecycle.stop(state)
 
     app = FastAPI(title="rayfleet LLM gateway", version="1.0", lifespan=lifespan)
-    app.state.gateway = gateway
-    if gateway.tracer.active:  # off: no middleware at all
-        app.add_middleware(TracingMiddleware, tracer=gateway.tracer)
+    attach(app, state)
+    if state.stores.tracer.active:  # off: no middleware at all
+        app.add_middleware(TracingMiddleware, tracer=state.stores.tracer)
     app.add_middleware(RequestIdMiddleware)  # outside the tracing, so spans carry the request id
-    _error_handlers(app, gateway)
-    app.include_router(inference.router(gateway))
-    app.include_router(models.router(gateway))
-    app.include_router(health.router(gateway, listener))
-    app.include_router(metrics.router(gateway))
-    app.include_router(registry.router(gateway))
-    app.include_router(admin.router(gateway))
-    app.include_router(auth.router(gateway.access))
-    app.include_router(ui.router())
+    _install_errors(app, state)
+    admin_only = [Depends(state.access.guard)]
+    app.include_router(inference.router)
+    app.include_router(models.router, dependencies=[Depends(state.inference_guard)])
+    app.include_router(health.router)
+    app.include_router(metrics.router, dependencies=admin_only)
+    app.include_router(registry.router, dependencies=admin_only)
+    app.include_router(admin.router, dependencies=admin_only)
+    app.include_router(auth.router)
+    app.include_router(ui.router)
     use_local_docs_assets(app)
     return app

@@ -11,18 +11,25 @@ the same app object, so keys, limits, breakers, budget and metrics are shared.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rayfleet.direct import DirectSpec
 from rayfleet.serving import ingress_app
 
+if TYPE_CHECKING:  # the Serve controller imports this module: no heavy imports at run time
+    from fastapi import FastAPI
 
-def direct(args: dict) -> DirectSpec | None:
+    from deployments.llm_gateway.config import GatewayConfig
+
+
+def direct(args: dict[str, Any]) -> DirectSpec | None:
     """The gateway's direct listener, from its config's ``server`` section (None when disabled)."""
     from deployments.llm_gateway.config import load
 
     return direct_spec(load(args.get("config", "config/llm_gateway.yaml")))
 
 
-def direct_spec(config) -> DirectSpec | None:
+def direct_spec(config: GatewayConfig) -> DirectSpec | None:
     """``server.listener.enabled``: ``server.host:server.port``, TLS from ``server.tls``."""
     server = config.server
     if not server.listener.enabled:
@@ -38,12 +45,12 @@ def direct_spec(config) -> DirectSpec | None:
     )
 
 
-def build(args: dict):
+def build(args: dict[str, Any]) -> Any:
     config_path = args.get("config", "config/llm_gateway.yaml")
     replicas = int(args.get("replicas", 1))
     spec = direct(args)
 
-    def factory():
+    def factory() -> FastAPI:
         from deployments.llm_gateway.app import create_app
         from deployments.llm_gateway.config import load
         from rayfleet.direct import ActiveView

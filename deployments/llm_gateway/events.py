@@ -14,8 +14,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from actors.llm_gateway.webhooks import WebhookQueue
 from deployments.llm_gateway.config import WEBHOOK_EVENTS
 from rayfleet.logs import get_logger
+from rayfleet.state import ActorHandle, call
 
 log = get_logger("llm_gateway")
 
@@ -49,7 +51,7 @@ class WebhookFeed:
 
     interval = 0.5
 
-    def __init__(self, handle: Any, max_pending: int = 10_000) -> None:
+    def __init__(self, handle: ActorHandle[WebhookQueue], max_pending: int = 10_000) -> None:
         self.handle = handle
         self.max_pending = max_pending
         self.pending: list[dict[str, Any]] = []
@@ -61,4 +63,4 @@ class WebhookFeed:
     async def flush(self) -> None:
         if self.pending:
             batch, self.pending = self.pending, []
-            await self.handle.enqueue.remote(batch)
+            await call(self.handle, WebhookQueue.enqueue, batch)

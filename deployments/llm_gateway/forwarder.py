@@ -15,7 +15,7 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,7 +25,7 @@ import aiohttp
 from deployments.llm_gateway.config import ConnectionPoolConfig, GatewayConfig
 from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.providers import Adapter, UpstreamStreamError, Usage, adapter_for
-from deployments.llm_gateway.providers.base import StreamTranslator
+from deployments.llm_gateway.providers.base import StreamTranslator, UpstreamRequest
 from deployments.llm_gateway.routing import Router, Target
 from deployments.llm_gateway.shared_state import BreakerClient, TokenLeases
 from deployments.llm_gateway.sse import SSEEvent, SSEParser
@@ -159,7 +159,7 @@ class Forwarder:
         self,
         config: GatewayConfig,
         router: Router,
-        session: aiohttp.ClientSession,
+        session: aiohttp.ClientSession | None,
         breakers: BreakerClient,
         leases: TokenLeases,
         clock: Callable[[], float] = time.time,
@@ -363,34 +363,18 @@ class Forwarder:
         client_wants_usage: bool,
         headers: dict[str, str],
     ) -> UpstreamResult:
+        """One upstream request: its host slot held until the answer is read (or the stream ends)."""
         target = attempt.target
-        ring = self.router.keyrings.get(target.endpoint)
-        key = ring.keys[attempt.key_index] if ring is not None and attempt.key_index is not None else None
-        req = attempt.adapter.build(
-            kind,  # type: ignore[arg-type]
-            body,
-            target.model,
-            key,
-            target.config.base_url,
-            stream_usage=True,
-        )
+        session = self.session
+        assert session is not None, "the upstream session opens in the app's lifespan"
+        req = self._request(kind, body, attempt)
         slot = self._slot(target.config.base_url)
         await slot.acquire()
-        self.router.in_flight[target.endpoint] = self.router.in_flight.get(target.endpoint, 0) + 1
-        released = False
-
-        def release() -> None:
-            nonlocal released
-            if not released:
-                released = True
-                slot.release()
-                self.router.in_flight[target.endpoint] -= 1
-                self.router.served[target.endpoint] = self.router.served.get(target.endpoint, 0) + 1
-
+        release = self._occupy(target.endpoint, slot)
         resp: aiohttp.ClientResponse | None = None
         committed = False
         try:
-            resp = await self.session.post(
+            resp = await session.post(
                 req.url,
                 data=_json_bytes(req.body),
                 headers={**headers, **req.headers, "Content-Type": "application/json"},
@@ -398,37 +382,9 @@ class Forwarder:
                 allow_redirects=False,
             )
             if resp.status >= 300:
-                raw = await resp.read()
-                message = f"{target.endpoint} returned {resp.status}: {_upstream_message(raw)}"
-                retry_after = _retry_after(resp)
-                if resp.status in self.config.rotation.failover.switch_on_status or resp.status >= 500:
-                    raise _Retryable(
-                        resp.status,
-                        message,
-                        f"upstream_{resp.status}",
-                        retry_after,
-                        breaker_failure=resp.status >= 500,
-                    )
-                status = resp.status if resp.status < 500 else 502
-                raise GatewayError(
-                    status,
-                    message,
-                    code="upstream_error" if status >= 500 else None,
-                    error_class=f"upstream_{resp.status}",
-                )
+                raise self._refusal(target, resp, await resp.read())
             if not stream:
-                raw = await resp.read()
-                try:
-                    data = json.loads(raw)
-                except ValueError:
-                    raise _Retryable(None, f"{target.endpoint} returned invalid JSON", "malformed") from None
-                out, usage = attempt.adapter.parse(kind, data, target.model)  # type: ignore[arg-type]
-                upstream_ms = (time.perf_counter() - attempt.started) * 1000
-                self.router.observe_latency(target.endpoint, target.model, upstream_ms / 1000)
-                passthrough = raw if out is data else None
-                return UpstreamResult(
-                    attempt, resp.status, body=out, raw=passthrough, usage=usage, upstream_ms=upstream_ms
-                )
+                return self._parsed(kind, attempt, resp.status, await resp.read())
             result = await self._first_events(kind, attempt, resp, client_wants_usage)
             assert result.handle is not None
             result.handle.release = release
@@ -446,12 +402,74 @@ class Forwarder:
                     resp.release()  # back to the pool when read in full, else the connection is closed
                 release()
 
+    def _request(self, kind: str, body: dict[str, Any], attempt: Attempt) -> UpstreamRequest:
+        target = attempt.target
+        ring = self.router.keyrings.get(target.endpoint)
+        key = ring.keys[attempt.key_index] if ring is not None and attempt.key_index is not None else None
+        return attempt.adapter.build(
+            kind,  # type: ignore[arg-type]
+            body,
+            target.model,
+            key,
+            target.config.base_url,
+            stream_usage=True,
+        )
+
+    def _occupy(self, endpoint: str, slot: asyncio.Semaphore) -> Callable[[], None]:
+        """Count the request in flight on ``endpoint``; the returned ``release`` (idempotent) frees the slot."""
+        self.router.in_flight[endpoint] = self.router.in_flight.get(endpoint, 0) + 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                slot.release()
+                self.router.in_flight[endpoint] -= 1
+                self.router.served[endpoint] = self.router.served.get(endpoint, 0) + 1
+
+        return release
+
+    def _refusal(self, target: Target, resp: aiohttp.ClientResponse, raw: bytes) -> Exception:
+        """An upstream status of 300 or more: retryable (failover) or the client's error, passed on."""
+        message = f"{target.endpoint} returned {resp.status}: {_upstream_message(raw)}"
+        if resp.status in self.config.rotation.failover.switch_on_status or resp.status >= 500:
+            return _Retryable(
+                resp.status,
+                message,
+                f"upstream_{resp.status}",
+                _retry_after(resp),
+                breaker_failure=resp.status >= 500,
+            )
+        status = resp.status if resp.status < 500 else 502
+        return GatewayError(
+            status,
+            message,
+            code="upstream_error" if status >= 500 else None,
+            error_class=f"upstream_{resp.status}",
+        )
+
+    def _parsed(self, kind: str, attempt: Attempt, status: int, raw: bytes) -> UpstreamResult:
+        """A whole (non-streamed) answer in the OpenAI shape; invalid JSON is retryable."""
+        target = attempt.target
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise _Retryable(None, f"{target.endpoint} returned invalid JSON", "malformed") from None
+        out, usage = attempt.adapter.parse(kind, data, target.model)  # type: ignore[arg-type]
+        upstream_ms = (time.perf_counter() - attempt.started) * 1000
+        self.router.observe_latency(target.endpoint, target.model, upstream_ms / 1000)
+        passthrough = raw if out is data else None
+        return UpstreamResult(attempt, status, body=out, raw=passthrough, usage=usage, upstream_ms=upstream_ms)
+
 
 def _json_bytes(body: dict[str, Any]) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-async def _read_first(endpoint: str, iterator: Any, parser: SSEParser, translator: StreamTranslator) -> list[bytes]:
+async def _read_first(
+    endpoint: str, iterator: AsyncIterator[bytes], parser: SSEParser, translator: StreamTranslator
+) -> list[bytes]:
     """Read upstream bytes until the first client event (or the end marker); a cut before it is retryable."""
     first: list[bytes] = []
     while not first and not translator.done:
@@ -471,12 +489,12 @@ async def _read_first(endpoint: str, iterator: Any, parser: SSEParser, translato
 class _Releaser:
     """Holds the per-host slot and the raw iterator of a committed stream."""
 
-    def __init__(self, release: Any, iterator: Any) -> None:
+    def __init__(self, release: Callable[[], None], iterator: AsyncIterator[bytes]) -> None:
         self.release = release
         self.iterator = iterator
 
 
-async def stream_rest(result: UpstreamResult) -> Any:
+async def stream_rest(result: UpstreamResult) -> AsyncIterator[bytes]:
     """Yield the client bytes of the rest of a committed stream; raises on upstream failure."""
     translator, parser = result.translator, result.parser
     assert translator is not None and parser is not None and result.handle is not None

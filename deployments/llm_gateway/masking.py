@@ -56,4 +56,5 @@ def mask(data: Any, name: str = "") -> Any:
 
 
 def masked_config(config: BaseModel) -> dict[str, Any]:
-    return mask(config.model_dump(mode="json"))
+    masked: dict[str, Any] = mask(config.model_dump(mode="json"))
+    return masked

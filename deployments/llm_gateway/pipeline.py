@@ -22,6 +22,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deployments.llm_gateway.errors import GatewayError
+from deployments.llm_gateway.forwarder import UpstreamResult
+from deployments.llm_gateway.providers.base import Usage
+from deployments.llm_gateway.routing import Target
 from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
@@ -46,17 +49,17 @@ class Context:
     client_wants_usage: bool = False
     requested_model: str = ""
     model: str = ""
-    targets: list[Any] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
     prompt_estimate: int = 0
     output_estimate: int = 0
     cache_key: str | None = None
     cache_status: str = "OFF"
     reserved: float = 0.0
     fallback: str = ""
-    result: Any = None
+    result: UpstreamResult | None = None
     response: Response | None = None
     status: int = 0
-    usage: Any = None
+    usage: Usage | None = None
     cost: float = 0.0
     endpoint: str = ""
     ttft: float | None = None

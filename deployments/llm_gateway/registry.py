@@ -18,11 +18,13 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from actors.llm_gateway.registry import VERIFIED
+from actors.llm_gateway.breaker import BreakerView
+from actors.llm_gateway.registry import VERIFIED, RegistryBoard
 from deployments.llm_gateway.config import EndpointConfig, Provider
 from deployments.llm_gateway.providers import adapter_for
 from deployments.llm_gateway.routing import Router
 from rayfleet.logs import get_logger
+from rayfleet.state import ActorHandle, call
 
 log = get_logger("llm_gateway")
 
@@ -118,9 +120,8 @@ def routing_models(entry: dict[str, Any]) -> list[str]:
     return list(entry["models"] or entry.get("probed_models") or [])
 
 
-def public_view(entry: dict[str, Any], breaker: dict[str, Any] | None) -> dict[str, Any]:
+def public_view(entry: dict[str, Any], breaker: BreakerView | None) -> dict[str, Any]:
     """An entry as the API shows it: never the API key, only whether one is set."""
-    view = breaker or {"state": "CLOSED", "failures": 0}
     has_key = bool(entry.get("api_key")) or bool(entry.get("api_key_error"))
     return {
         "id": entry["id"],
@@ -134,8 +135,8 @@ def public_view(entry: dict[str, Any], breaker: dict[str, Any] | None) -> dict[s
         "api_key_error": entry.get("api_key_error"),
         "status": entry["status"],
         "routable": entry["status"] == VERIFIED,
-        "circuit_state": view["state"],
-        "failure_count": view.get("failures", 0),
+        "circuit_state": breaker["state"] if breaker else "CLOSED",
+        "failure_count": breaker["failures"] if breaker else 0,
         "latency_ms": entry["latency_ms"],
         "probed_models": entry.get("probed_models"),
         "last_probe_at": entry["last_probe_at"],
@@ -148,7 +149,7 @@ def public_view(entry: dict[str, Any], breaker: dict[str, Any] | None) -> dict[s
 class RegistryClient:
     """Keeps this replica's router in step with the registry actor."""
 
-    def __init__(self, handle: Any, router: Router, refresh_interval: float = 1.0) -> None:
+    def __init__(self, handle: ActorHandle[RegistryBoard], router: Router, refresh_interval: float = 1.0) -> None:
         self.handle = handle
         self.router = router
         self.refresh_interval = refresh_interval
@@ -171,7 +172,7 @@ class RegistryClient:
         self.router.set_dynamic(live)
 
     async def refresh(self, force: bool = False) -> None:
-        self.apply(await self.handle.snapshot.remote(-1 if force else self.version))
+        self.apply(await call(self.handle, RegistryBoard.snapshot, -1 if force else self.version))
 
     async def run(self) -> None:
         while True:

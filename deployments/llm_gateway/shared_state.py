@@ -15,8 +15,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actors.llm_gateway.budget import utc_day
+from actors.llm_gateway.breaker import BreakerBoard, BreakerEvent, BreakerView
+from actors.llm_gateway.budget import BudgetLedger, utc_day
+from actors.llm_gateway.ratelimit import RateLimiter
 from rayfleet.logs import get_logger
+from rayfleet.state import ActorHandle, call
 
 log = get_logger("llm_gateway")
 
@@ -34,17 +37,17 @@ async def flush_forever(flush: Callable[[], Awaitable[None]], interval: float, f
 class BreakerClient:
     def __init__(
         self,
-        handle: Any,
+        handle: ActorHandle[BreakerBoard],
         refresh_interval: float = 0.25,
-        on_event: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
+        on_event: Callable[[BreakerEvent], Awaitable[None] | None] | None = None,
     ) -> None:
         self.handle = handle
         self.refresh_interval = refresh_interval
         self.version = -1
-        self.states: dict[str, dict[str, Any]] = {}
+        self.states: dict[str, BreakerView] = {}
         self._seq = 0
-        self._on_event = on_event
-        self.on_snapshot: Callable[[dict[str, dict[str, Any]]], None] | None = None
+        self.on_event = on_event
+        self.on_snapshot: Callable[[dict[str, BreakerView]], None] | None = None
 
     def decision(self, endpoint: str, now: float) -> str:
         """``ok`` (closed), ``probe`` (recovery due: try to acquire the probe) or ``skip``."""
@@ -57,12 +60,13 @@ class BreakerClient:
         return "skip"
 
     def retry_after(self, endpoints: list[str], now: float) -> float:
-        times = [(self.states.get(e) or {}).get("retry_at") or now for e in endpoints]
+        views = [self.states.get(e) for e in endpoints]
+        times = [(view["retry_at"] if view else None) or now for view in views]
         return max(0.0, min(times, default=now) - now)
 
     async def acquire_probe(self, endpoint: str) -> str | None:
-        token = await self.handle.acquire_probe.remote(endpoint)
-        view = await self.handle.peek.remote(endpoint)
+        token = await call(self.handle, BreakerBoard.acquire_probe, endpoint)
+        view = await call(self.handle, BreakerBoard.peek, endpoint)
         self.states[endpoint] = view
         return token
 
@@ -71,23 +75,23 @@ class BreakerClient:
         if ok and token is None and (view is None or (view["state"] == "CLOSED" and not view["failures"])):
             return
         try:
-            self.states[endpoint] = await self.handle.record.remote(endpoint, ok, token)
+            self.states[endpoint] = await call(self.handle, BreakerBoard.record, endpoint, ok, token)
         except Exception:
             log.warning("breaker report failed", extra={"endpoint": endpoint})
 
     async def refresh(self) -> None:
-        snap = await self.handle.snapshot.remote(self.version)
+        snap = await call(self.handle, BreakerBoard.snapshot, self.version)
         if snap is not None:
             self.version = snap["version"]
             self.states = snap["breakers"]
             if self.on_snapshot is not None:
                 self.on_snapshot(self.states)
-        events = await self.handle.events.remote(self._seq)
+        events = await call(self.handle, BreakerBoard.events, self._seq)
         for event in events:
             self._seq = max(self._seq, event["seq"])
             log.warning("breaker event", extra={"event": event["event"], "endpoint": event["endpoint"]})
-            if self._on_event is not None:
-                result = self._on_event(event)
+            if self.on_event is not None:
+                result = self.on_event(event)
                 if asyncio.iscoroutine(result):
                     await result
 
@@ -102,7 +106,7 @@ class BreakerClient:
             await asyncio.sleep(self.refresh_interval)
 
     async def _skip_old_events(self) -> None:
-        events = await self.handle.events.remote(0)
+        events = await call(self.handle, BreakerBoard.events, 0)
         if events:
             self._seq = events[-1]["seq"]
 
@@ -110,7 +114,7 @@ class BreakerClient:
 class TokenLeases:
     """Local share of the shared token buckets (client rpm, endpoint rpm and tpm)."""
 
-    def __init__(self, handle: Any, idle_release: float = 1.0) -> None:
+    def __init__(self, handle: ActorHandle[RateLimiter], idle_release: float = 1.0) -> None:
         self.handle = handle
         self.idle_release = idle_release
         self._held: dict[str, list[float]] = {}  # key -> [tokens, last_used]
@@ -133,7 +137,7 @@ class TokenLeases:
                 return True, 0.0
             need = amount - slot[0]
             want = max(need, capacity / 20.0)
-            granted, retry = await self.handle.acquire.remote(key, capacity, period, need, want)
+            granted, retry = await call(self.handle, RateLimiter.acquire, key, capacity, period, need, want)
             slot[0] += granted
             if slot[0] >= amount:
                 slot[0] -= amount
@@ -161,12 +165,12 @@ class TokenLeases:
     async def flush(self) -> None:
         debits, self._debits = self._debits, {}
         for key, (capacity, period, amount) in debits.items():
-            await self.handle.debit.remote(key, capacity, period, amount)
+            await call(self.handle, RateLimiter.debit, key, capacity, period, amount)
         now = time.monotonic()
         for key, slot in list(self._held.items()):
             if slot[0] > 0 and now - slot[1] >= self.idle_release:
                 amount, slot[0] = slot[0], 0.0
-                await self.handle.release.remote(key, amount)
+                await call(self.handle, RateLimiter.release, key, amount)
 
     async def run(self, interval: float = 0.25) -> None:
         await flush_forever(self.flush, interval, "rate-limit lease flush failed")
@@ -175,7 +179,7 @@ class TokenLeases:
 class BudgetLeases:
     """Local slice of today's budget: reserve worst-case cost, settle actual cost."""
 
-    def __init__(self, handle: Any, daily_limit: float, idle_release: float = 1.0) -> None:
+    def __init__(self, handle: ActorHandle[BudgetLedger], daily_limit: float, idle_release: float = 1.0) -> None:
         self.handle = handle
         self.replica = uuid.uuid4().hex[:12]
         self.daily_limit = daily_limit
@@ -215,7 +219,9 @@ class BudgetLeases:
                 self.allowance -= amount
                 return True
             need = amount - self.allowance
-            granted, state = await self.handle.lease.remote(self.replica, self.day, max(need, self.chunk), need)
+            granted, state = await call(
+                self.handle, BudgetLedger.lease, self.replica, self.day, max(need, self.chunk), need
+            )
             self._apply(state)
             self.allowance += granted
             if self.allowance >= amount:
@@ -247,7 +253,7 @@ class BudgetLeases:
             release, self.allowance = self.allowance, 0.0
         spent, self.pending = self.pending, 0.0
         try:
-            state = await self.handle.settle.remote(self.replica, self.day, spent, release)
+            state = await call(self.handle, BudgetLedger.settle, self.replica, self.day, spent, release)
         except Exception:
             self.pending += spent
             self.allowance += release

@@ -14,13 +14,19 @@ import os
 import sqlite3
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rayfleet.logs import get_logger
 from rayfleet.sqlite import connect
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+T = TypeVar("T")
 
 log = get_logger("llm_gateway")
 
@@ -138,9 +144,9 @@ class PostgresBackend:
     def __init__(self, dsn: str, connect_timeout: float = 3.0) -> None:
         self.dsn = dsn
         self.connect_timeout = connect_timeout
-        self._conn: Any = None
+        self._conn: AsyncConnection[Any] | None = None
 
-    async def _connection(self):
+    async def _connection(self) -> AsyncConnection[Any]:
         import psycopg
 
         if self._conn is None or self._conn.closed:
@@ -152,7 +158,7 @@ class PostgresBackend:
             self._conn = conn
         return self._conn
 
-    async def _run(self, fn):
+    async def _run(self, fn: Callable[[AsyncConnection[Any]], Awaitable[T]]) -> T:
         try:
             conn = await self._connection()
             return await fn(conn)
@@ -165,21 +171,23 @@ class PostgresBackend:
     async def write(self, rows: list[Record]) -> None:
         sql = f"INSERT INTO llm_requests VALUES ({','.join(['%s'] * len(COLUMNS))})"
 
-        async def go(conn):
+        async def go(conn: AsyncConnection[Any]) -> None:
             async with conn.cursor() as cur:
                 await cur.executemany(sql, [astuple(r) for r in rows])
 
         await self._run(go)
 
     async def spent_since(self, since: float) -> float:
-        async def go(conn):
+        async def go(conn: AsyncConnection[Any]) -> float:
             cur = await conn.execute("SELECT COALESCE(SUM(cost_usd),0) FROM llm_requests WHERE ts>=%s", (since,))
-            return float((await cur.fetchone())[0])
+            row = await cur.fetchone()
+            assert row is not None
+            return float(row[0])
 
         return await self._run(go)
 
     async def purge(self, before: float) -> int:
-        async def go(conn):
+        async def go(conn: AsyncConnection[Any]) -> int:
             cur = await conn.execute("DELETE FROM llm_requests WHERE ts<%s", (before,))
             return cur.rowcount
 

@@ -15,7 +15,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actors.llm_gateway.control import POLL_INTERVAL
+from actors.llm_gateway.control import POLL_INTERVAL, ControlBoard, ControlState, Panic
+from actors.llm_gateway.latency import LatencyBoard
+from actors.llm_gateway.threats import ThreatLedger
+from rayfleet.state import ActorHandle, call
 
 MAX_PENDING = 10_000
 
@@ -23,15 +26,15 @@ MAX_PENDING = 10_000
 class ControlView:
     interval = POLL_INTERVAL
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: ActorHandle[ControlBoard]) -> None:
         self.handle = handle
         self.version = 0
-        self.panic: dict[str, Any] = {"active": False, "since": None, "reason": ""}
+        self.panic: Panic = {"active": False, "since": None, "reason": ""}
         self.disabled: frozenset[str] = frozenset()
         self.config_version = 0
         self.on_config: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
-    async def apply(self, view: dict[str, Any] | None) -> None:
+    async def apply(self, view: ControlState | None) -> None:
         if view is None:
             return
         self.version = view["version"]
@@ -43,13 +46,13 @@ class ControlView:
         self.config_version = config["version"]
 
     async def refresh(self) -> None:
-        await self.apply(await self.handle.state.remote(self.version))
+        await self.apply(await call(self.handle, ControlBoard.state, self.version))
 
 
 class ThreatView:
     interval = 0.2
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: ActorHandle[ThreatLedger]) -> None:
         self.handle = handle
         self.blocked: dict[str, float] = {}
         self.pending: list[tuple[str, float]] = []
@@ -66,13 +69,17 @@ class ThreatView:
 
     async def flush(self) -> None:
         batch, self.pending = self.pending, []
-        self.blocked = await self.handle.record.remote(batch) if batch else await self.handle.blocked.remote()
+        self.blocked = (
+            await call(self.handle, ThreatLedger.record, batch)
+            if batch
+            else await call(self.handle, ThreatLedger.blocked)
+        )
 
 
 class LatencyFeed:
     interval = 0.5
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: ActorHandle[LatencyBoard]) -> None:
         self.handle = handle
         self.pending: list[dict[str, Any]] = []
 
@@ -83,12 +90,12 @@ class LatencyFeed:
     async def flush(self) -> None:
         if self.pending:
             batch, self.pending = self.pending, []
-            await self.handle.add.remote(batch)
+            await call(self.handle, LatencyBoard.add, batch)
 
     async def latency(self) -> dict[str, Any]:
         await self.flush()
-        return await self.handle.latency.remote()
+        return await call(self.handle, LatencyBoard.latency)
 
     async def timeline(self) -> list[dict[str, Any]]:
         await self.flush()
-        return await self.handle.timeline.remote()
+        return await call(self.handle, LatencyBoard.timeline)

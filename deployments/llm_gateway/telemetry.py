@@ -5,6 +5,7 @@ Ring and plugin latencies live in the ``LatencyBoard`` actor (``actors/llm_gatew
 
 from __future__ import annotations
 
+from deployments.llm_gateway.shared_state import BudgetLeases
 from rayfleet.metrics import Metrics
 
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -38,3 +39,15 @@ class GatewayMetrics:
         self.export_dropped.inc(0)
         self.load_shed.inc(0)
         self.budget.set(0.0)
+
+
+class MetricsText:
+    """The cluster-wide Prometheus text (``/metrics`` and the standalone exporter), today's spend pushed first."""
+
+    def __init__(self, metrics: Metrics, budget: BudgetLeases) -> None:
+        self.metrics = metrics
+        self.budget = budget
+
+    async def render(self) -> bytes:
+        await self.budget.flush()
+        return await self.metrics.render()

@@ -44,7 +44,7 @@ def _double_on(name: str, port: int) -> Double:
         [
             sys.executable,
             "-m",
-            "deployments.llm_gateway.testing.upstream_double",
+            "tests.doubles.llm_upstream",
             "--port",
             str(port),
             "--name",

@@ -18,14 +18,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
+from actors.llm_gateway import BreakerBoard, ControlBoard, ThreatLedger
+from actors.llm_gateway.control import Panic
 from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.errors import GatewayError, json_object
-from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.masking import masked_config
+from deployments.llm_gateway.routes.common import Gateway
 from deployments.llm_gateway.routes.schemas import RELOAD_BODY, body
+from deployments.llm_gateway.state import GatewayState
+from rayfleet import state as state_mod
 
 
 class BreakerView(BaseModel):
@@ -40,138 +44,131 @@ class PanicView(BaseModel):
     reason: str
 
 
-def _breakers(api: APIRouter, gateway: Gateway) -> None:
-    @api.post("/api/v1/circuit-breaker/{id}/reset", tags=["control plane"], response_model=BreakerView)
-    async def reset_breaker(id: str) -> BreakerView:
-        """Force the endpoint's breaker to CLOSED."""
-        await gateway.start()
-        if id not in gateway.router.endpoints:
-            raise GatewayError(404, f"Unknown endpoint {id!r}", code="endpoint_not_found")
-        view = await gateway.breaker_handle.reset.remote(id)
-        gateway.breakers.states[id] = view
-        gateway.metrics.circuit.labels(endpoint=id).set(0.0)
-        return BreakerView(id=id, circuit_state=view["state"], failure_count=view["failures"])
+router = APIRouter(tags=["admin"])
 
 
-def _plugins(api: APIRouter, gateway: Gateway) -> None:
-    @api.get("/admin/plugins")
-    async def plugins() -> dict[str, Any]:
-        """Every plugin of the request rings, in order, with its enabled flag (cluster-wide)."""
-        await gateway.start()
-        return {"plugins": gateway.plugin_list()}
-
-    async def switch(name: str, enabled: bool) -> dict[str, Any]:
-        await gateway.start()
-        stage = gateway.pipeline.stage(name)
-        if stage is None:
-            raise GatewayError(404, f"Unknown plugin {name!r}", code="plugin_not_found")
-        if not enabled and stage.required:
-            raise GatewayError(409, f"Plugin {name!r} is required and cannot be disabled", code="plugin_required")
-        await gateway.control.apply(await gateway.control_handle.set_plugin.remote(name, enabled))
-        return {"plugins": gateway.plugin_list()}
-
-    @api.post("/admin/plugins/{name}/enable")
-    async def enable(name: str) -> dict[str, Any]:
-        """Turn a plugin back on, on every replica."""
-        return await switch(name, True)
-
-    @api.post("/admin/plugins/{name}/disable")
-    async def disable(name: str) -> dict[str, Any]:
-        """Turn a plugin off on every replica (required plugins refuse with 409)."""
-        return await switch(name, False)
+@router.post("/api/v1/circuit-breaker/{id}/reset", tags=["control plane"], response_model=BreakerView)
+async def reset_breaker(id: str, gateway: Gateway) -> BreakerView:
+    """Force the endpoint's breaker to CLOSED."""
+    if id not in gateway.router.endpoints:
+        raise GatewayError(404, f"Unknown endpoint {id!r}", code="endpoint_not_found")
+    view = await state_mod.call(gateway.handles.breakers, BreakerBoard.reset, id)
+    gateway.views.breakers.states[id] = view
+    gateway.metrics.circuit.labels(endpoint=id).set(0.0)
+    return BreakerView(id=id, circuit_state=view["state"], failure_count=view["failures"])
 
 
-def _panic(api: APIRouter, gateway: Gateway) -> None:
-    @api.get("/admin/panic", response_model=PanicView)
-    async def panic_state() -> dict[str, Any]:
-        """Whether the panic switch is on."""
-        await gateway.start()
-        return gateway.control.panic
-
-    @api.post("/admin/panic", response_model=PanicView)
-    async def panic_on(request: Request) -> dict[str, Any]:
-        """Stop all forwarding cluster-wide (every replica within a second). Body: ``{"reason": str}`` (optional)."""
-        raw = await request.body()
-        body = json_object(raw) if raw.strip() else {}
-        reason = body.get("reason", "")
-        if not isinstance(reason, str) or len(reason) > 500:
-            raise GatewayError(400, "'reason' must be a string of at most 500 characters", code="invalid_reason")
-        await gateway.start()
-        view = await gateway.control_handle.set_panic.remote(True, reason)
-        await gateway.control.apply(view)
-        gateway.events.emit("panic_activated", reason=reason)
-        return gateway.control.panic
-
-    @api.delete("/admin/panic", response_model=PanicView)
-    async def panic_off() -> dict[str, Any]:
-        """Resume forwarding."""
-        await gateway.start()
-        await gateway.control.apply(await gateway.control_handle.set_panic.remote(False))
-        return gateway.control.panic
+@router.get("/admin/plugins")
+async def plugins(gateway: Gateway) -> dict[str, Any]:
+    """Every plugin of the request rings, in order, with its enabled flag (cluster-wide)."""
+    return {"plugins": gateway.plugin_list()}
 
 
-def _threats(api: APIRouter, gateway: Gateway) -> None:
-    @api.get("/admin/threats")
-    async def threats() -> dict[str, Any]:
-        """The threat ledger: tracked actors, their summed scores and blocks."""
-        await gateway.start()
-        return await gateway.threat_handle.view.remote()
-
-    @api.delete("/admin/threats")
-    async def clear_threats() -> dict[str, Any]:
-        """Forget every actor (lifts every block)."""
-        await gateway.start()
-        removed = await gateway.threat_handle.clear.remote(None)
-        await gateway.threats.flush()
-        return {"cleared": removed}
-
-    @api.delete("/admin/threats/{actor}")
-    async def clear_actor(actor: str) -> dict[str, Any]:
-        """Forget one actor (lifts its block)."""
-        await gateway.start()
-        if not await gateway.threat_handle.clear.remote(actor):
-            raise GatewayError(404, f"Actor {actor!r} is not tracked", code="actor_not_found")
-        await gateway.threats.flush()
-        return {"cleared": 1}
+async def _switch(gateway: GatewayState, name: str, enabled: bool) -> dict[str, Any]:
+    stage = gateway.pipeline.stage(name)
+    if stage is None:
+        raise GatewayError(404, f"Unknown plugin {name!r}", code="plugin_not_found")
+    if not enabled and stage.required:
+        raise GatewayError(409, f"Plugin {name!r} is required and cannot be disabled", code="plugin_required")
+    control = gateway.views.control
+    await control.apply(await state_mod.call(gateway.handles.control, ControlBoard.set_plugin, name, enabled))
+    return {"plugins": gateway.plugin_list()}
 
 
-def router(gateway: Gateway) -> APIRouter:
-    api = APIRouter(tags=["admin"], dependencies=[Depends(gateway.admin_guard)])
-    _breakers(api, gateway)
-    _plugins(api, gateway)
-    _panic(api, gateway)
-    _threats(api, gateway)
+@router.post("/admin/plugins/{name}/enable")
+async def enable(name: str, gateway: Gateway) -> dict[str, Any]:
+    """Turn a plugin back on, on every replica."""
+    return await _switch(gateway, name, True)
 
-    @api.get("/admin/config")
-    async def config() -> dict[str, Any]:
-        """The running configuration, with every secret-bearing value masked."""
-        return masked_config(gateway.config)
 
-    @api.post("/admin/config/reload", openapi_extra=body(RELOAD_BODY))
-    async def reload_config(request: Request) -> dict[str, Any]:
-        """Replace reloadable sections on every replica, or refuse the whole body.
+@router.post("/admin/plugins/{name}/disable")
+async def disable(name: str, gateway: Gateway) -> dict[str, Any]:
+    """Turn a plugin off on every replica (required plugins refuse with 409)."""
+    return await _switch(gateway, name, False)
 
-        Body: ``{section: {...}}`` for sections in ``RELOADABLE`` (merged into the running
-        values). The merged configuration is validated first; 409 ``not_reloadable`` names any
-        other section, 422 ``invalid_config`` the first invalid value. Nothing is applied on an error.
-        """
-        body = json_object(await read_capped(request, 256 * 1024))
-        await gateway.start()
-        sections = gateway.validate_reload(body)
-        view = await gateway.control_handle.set_config.remote(sections)
-        await gateway.control.apply(view)
-        return {"version": gateway.control.config_version, "sections": sorted(sections)}
 
-    @api.get("/admin/audit/verify")
-    async def verify_audit() -> dict[str, Any]:
-        """Walk the audit trail's hash chain: ``{ok, records, first_bad_seq, anchored_after}``."""
-        if gateway.audit is None:
-            raise GatewayError(404, "The audit trail is off (logging.audit_trail.enabled)", code="audit_disabled")
-        return await gateway.audit.verify()
+@router.get("/admin/panic", response_model=PanicView)
+async def panic_state(gateway: Gateway) -> Panic:
+    """Whether the panic switch is on."""
+    return gateway.views.control.panic
 
-    @api.get("/admin/events")
-    async def events() -> dict[str, Any]:
-        """The most recent gateway events (newest first)."""
-        return {"events": gateway.events.recent()}
 
-    return api
+@router.post("/admin/panic", response_model=PanicView)
+async def panic_on(request: Request, gateway: Gateway) -> Panic:
+    """Stop all forwarding cluster-wide (every replica within a second). Body: ``{"reason": str}`` (optional)."""
+    raw = await request.body()
+    body = json_object(raw) if raw.strip() else {}
+    reason = body.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > 500:
+        raise GatewayError(400, "'reason' must be a string of at most 500 characters", code="invalid_reason")
+    control = gateway.views.control
+    await control.apply(await state_mod.call(gateway.handles.control, ControlBoard.set_panic, True, reason))
+    gateway.views.events.emit("panic_activated", reason=reason)
+    return control.panic
+
+
+@router.delete("/admin/panic", response_model=PanicView)
+async def panic_off(gateway: Gateway) -> Panic:
+    """Resume forwarding."""
+    control = gateway.views.control
+    await control.apply(await state_mod.call(gateway.handles.control, ControlBoard.set_panic, False))
+    return control.panic
+
+
+@router.get("/admin/threats")
+async def threats(gateway: Gateway) -> dict[str, Any]:
+    """The threat ledger: tracked actors, their summed scores and blocks."""
+    return await state_mod.call(gateway.handles.threats, ThreatLedger.view)
+
+
+@router.delete("/admin/threats")
+async def clear_threats(gateway: Gateway) -> dict[str, Any]:
+    """Forget every actor (lifts every block)."""
+    removed = await state_mod.call(gateway.handles.threats, ThreatLedger.clear, None)
+    await gateway.views.threats.flush()
+    return {"cleared": removed}
+
+
+@router.delete("/admin/threats/{actor}")
+async def clear_actor(actor: str, gateway: Gateway) -> dict[str, Any]:
+    """Forget one actor (lifts its block)."""
+    if not await state_mod.call(gateway.handles.threats, ThreatLedger.clear, actor):
+        raise GatewayError(404, f"Actor {actor!r} is not tracked", code="actor_not_found")
+    await gateway.views.threats.flush()
+    return {"cleared": 1}
+
+
+@router.get("/admin/config")
+async def config(gateway: Gateway) -> dict[str, Any]:
+    """The running configuration, with every secret-bearing value masked."""
+    return masked_config(gateway.config)
+
+
+@router.post("/admin/config/reload", openapi_extra=body(RELOAD_BODY))
+async def reload_config(request: Request, gateway: Gateway) -> dict[str, Any]:
+    """Replace reloadable sections on every replica, or refuse the whole body.
+
+    Body: ``{section: {...}}`` for sections in ``RELOADABLE`` (merged into the running
+    values). The merged configuration is validated first; 409 ``not_reloadable`` names any
+    other section, 422 ``invalid_config`` the first invalid value. Nothing is applied on an error.
+    """
+    data = json_object(await read_capped(request, 256 * 1024))
+    sections = gateway.reload.validate(data)
+    control = gateway.views.control
+    await control.apply(await state_mod.call(gateway.handles.control, ControlBoard.set_config, sections))
+    return {"version": control.config_version, "sections": sorted(sections)}
+
+
+@router.get("/admin/audit/verify")
+async def verify_audit(gateway: Gateway) -> dict[str, Any]:
+    """Walk the audit trail's hash chain: ``{ok, records, first_bad_seq, anchored_after}``."""
+    audit = gateway.stores.audit
+    if audit is None:
+        raise GatewayError(404, "The audit trail is off (logging.audit_trail.enabled)", code="audit_disabled")
+    return await audit.verify()
+
+
+@router.get("/admin/events")
+async def events(gateway: Gateway) -> dict[str, Any]:
+    """The most recent gateway events (newest first)."""
+    return {"events": gateway.views.events.recent()}

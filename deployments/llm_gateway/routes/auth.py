@@ -14,16 +14,17 @@
 from __future__ import annotations
 
 import hmac
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from deployments.llm_gateway.access import ControlAccess
 from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.identity import ADMIN, FLOW_TTL, Flow
+from deployments.llm_gateway.routes.common import Gateway
 from deployments.llm_gateway.sessions import COOKIE, Session, clear_cookie, gateway_path, set_cookie
 from rayfleet.auth import fingerprint, match_key
 from rayfleet.http import client_ip
@@ -46,136 +47,149 @@ def _flow_path(request: Request) -> str:
     return gateway_path(request) + "auth/oidc/"
 
 
-def router(access: ControlAccess) -> APIRouter:
-    api = APIRouter(tags=["sign-in"])
-    identity, signer = access.identity, access.signer
+def _access(gateway: Gateway) -> ControlAccess:
+    return gateway.access
 
-    def signed_in(session: Session) -> dict[str, Any]:
-        return {**session.view(), "csrf_token": signer.csrf_token(session)}
 
-    def with_cookie(request: Request, body: dict[str, Any], token: str) -> JSONResponse:
-        response = JSONResponse(body)
-        set_cookie(response, request, COOKIE, token, identity.ttl)
-        return response
+Access = Annotated[ControlAccess, Depends(_access)]
 
-    @api.get("/auth/providers")
-    async def providers() -> dict[str, Any]:
-        names = sorted(identity.providers) if identity.enabled else []
-        return {"enabled": identity.enabled, "providers": [{"name": n, "login": f"auth/oidc/{n}/login"} for n in names]}
+router = APIRouter(tags=["sign-in"])
 
-    @api.post("/auth/key")
-    async def key_sign_in(request: Request) -> JSONResponse:
-        data = json_object(await read_capped(request, MAX_BODY))
-        key = _text(data, "admin_key", 4096)
-        auth = access.auth
-        if auth.enabled and match_key(key, auth.admin) is None:
-            log.warning("sign-in with a wrong key", extra={"client_ip": client_ip(request), "path": request.url.path})
-            if match_key(key, auth.inference) is not None:
-                raise GatewayError(403, "This key is not valid for admin routes", code="wrong_key_scope")
-            raise GatewayError(401, "Invalid API key", code="invalid_api_key", error_class="invalid")
-        token, session = signer.issue("key:" + fingerprint(key), ADMIN, identity.ttl)
-        return with_cookie(request, signed_in(session), token)
 
-    @api.get("/auth/session")
-    async def current(request: Request) -> dict[str, Any]:
+def _signed_in(access: ControlAccess, session: Session) -> dict[str, Any]:
+    return {**session.view(), "csrf_token": access.signer.csrf_token(session)}
+
+
+def _with_cookie(access: ControlAccess, request: Request, body: dict[str, Any], token: str) -> JSONResponse:
+    response = JSONResponse(body)
+    set_cookie(response, request, COOKIE, token, access.identity.ttl)
+    return response
+
+
+@router.get("/auth/providers")
+async def providers(access: Access) -> dict[str, Any]:
+    identity = access.identity
+    names = sorted(identity.providers) if identity.enabled else []
+    return {"enabled": identity.enabled, "providers": [{"name": n, "login": f"auth/oidc/{n}/login"} for n in names]}
+
+
+@router.post("/auth/key")
+async def key_sign_in(request: Request, access: Access) -> JSONResponse:
+    data = json_object(await read_capped(request, MAX_BODY))
+    key = _text(data, "admin_key", 4096)
+    auth = access.auth
+    if auth.enabled and match_key(key, auth.admin) is None:
+        log.warning("sign-in with a wrong key", extra={"client_ip": client_ip(request), "path": request.url.path})
+        if match_key(key, auth.inference) is not None:
+            raise GatewayError(403, "This key is not valid for admin routes", code="wrong_key_scope")
+        raise GatewayError(401, "Invalid API key", code="invalid_api_key", error_class="invalid")
+    token, session = access.signer.issue("key:" + fingerprint(key), ADMIN, access.identity.ttl)
+    return _with_cookie(access, request, _signed_in(access, session), token)
+
+
+@router.get("/auth/session")
+async def current(request: Request, access: Access) -> dict[str, Any]:
+    found = await access.session(request)
+    if found is None:
+        raise GatewayError(401, "Not signed in", code="invalid_session", error_class="session")
+    return _signed_in(access, found[0])
+
+
+@router.post("/auth/logout")
+async def logout(request: Request, access: Access) -> Response:
+    found = None
+    try:
         found = await access.session(request)
-        if found is None:
-            raise GatewayError(401, "Not signed in", code="invalid_session", error_class="session")
-        return signed_in(found[0])
+    except GatewayError as exc:
+        if exc.code != "invalid_session":
+            raise
+    revoked = False
+    if found is not None:
+        session, from_cookie = found
+        if from_cookie:
+            access.check_csrf(request, session)
+        revoked = await access.revoke(session)
+    response = JSONResponse({"signed_out": True, "revoked": revoked})
+    clear_cookie(response, request, COOKIE)
+    return response
 
-    @api.post("/auth/logout")
-    async def logout(request: Request) -> Response:
-        found = None
-        try:
-            found = await access.session(request)
-        except GatewayError as exc:
-            if exc.code != "invalid_session":
-                raise
-        revoked = False
-        if found is not None:
-            session, from_cookie = found
-            if from_cookie:
-                access.check_csrf(request, session)
-            revoked = await access.revoke(session)
-        response = JSONResponse({"signed_out": True, "revoked": revoked})
-        clear_cookie(response, request, COOKIE)
-        return response
 
-    @api.post("/auth/token")
-    async def token_sign_in(request: Request) -> dict[str, Any]:
-        data = json_object(await read_capped(request, MAX_BODY))
-        provider = _text(data, "provider", 64)
-        subject, role = await identity.sign_in(provider, _text(data, "id_token"))
-        token, session = signer.issue(subject, role, identity.ttl)
-        return {
-            "token": token,
-            "token_type": "session",
-            "expires_in": identity.ttl,
-            **session.view(),
+@router.post("/auth/token")
+async def token_sign_in(request: Request, access: Access) -> dict[str, Any]:
+    data = json_object(await read_capped(request, MAX_BODY))
+    provider = _text(data, "provider", 64)
+    identity = access.identity
+    subject, role = await identity.sign_in(provider, _text(data, "id_token"))
+    token, session = access.signer.issue(subject, role, identity.ttl)
+    return {
+        "token": token,
+        "token_type": "session",
+        "expires_in": identity.ttl,
+        **session.view(),
+    }
+
+
+@router.get("/auth/oidc/{provider}/login")
+async def login(request: Request, provider: str, access: Access) -> Response:
+    oidc = access.identity.provider(provider)
+    meta = await oidc.metadata()
+    flow = Flow.new(provider)
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": oidc.settings.client_id,
+            "redirect_uri": redirect_uri(request, provider),
+            "scope": "openid email profile",
+            "state": flow.state,
+            "nonce": flow.nonce,
+            "code_challenge": flow.challenge,
+            "code_challenge_method": "S256",
         }
+    )
+    sep = "&" if "?" in meta["authorization_endpoint"] else "?"
+    response = RedirectResponse(meta["authorization_endpoint"] + sep + query, status_code=302)
+    sealed = access.signer.seal(
+        "oidc-flow",
+        {"provider": flow.provider, "state": flow.state, "nonce": flow.nonce, "verifier": flow.verifier},
+        FLOW_TTL,
+    )
+    # Lax, not Strict: the callback is a top-level navigation coming back from the provider's site.
+    set_cookie(response, request, FLOW_COOKIE, sealed, FLOW_TTL, path=_flow_path(request), samesite="lax")
+    return response
 
-    @api.get("/auth/oidc/{provider}/login")
-    async def login(request: Request, provider: str) -> Response:
-        oidc = identity.provider(provider)
-        meta = await oidc.metadata()
-        flow = Flow.new(provider)
-        query = urlencode(
-            {
-                "response_type": "code",
-                "client_id": oidc.settings.client_id,
-                "redirect_uri": redirect_uri(request, provider),
-                "scope": "openid email profile",
-                "state": flow.state,
-                "nonce": flow.nonce,
-                "code_challenge": flow.challenge,
-                "code_challenge_method": "S256",
-            }
-        )
-        sep = "&" if "?" in meta["authorization_endpoint"] else "?"
-        response = RedirectResponse(meta["authorization_endpoint"] + sep + query, status_code=302)
-        sealed = signer.seal(
-            "oidc-flow",
-            {
-                "provider": flow.provider,
-                "state": flow.state,
-                "nonce": flow.nonce,
-                "verifier": flow.verifier,
-            },
-            FLOW_TTL,
-        )
-        # Lax, not Strict: the callback is a top-level navigation coming back from the provider's site.
-        set_cookie(response, request, FLOW_COOKIE, sealed, FLOW_TTL, path=_flow_path(request), samesite="lax")
-        return response
 
-    @api.get("/auth/oidc/{provider}/callback")
-    async def callback(request: Request, provider: str) -> Response:
-        oidc = identity.provider(provider)
-        params = request.query_params
-        if params.get("error"):
-            raise GatewayError(
-                401, f"the provider refused the sign-in ({params['error'][:100]})", code="sign_in_refused"
-            )
-        flow = signer.open("oidc-flow", request.cookies.get(FLOW_COOKIE, ""))
-        state = params.get("state", "")
-        if (
-            flow is None
-            or flow.get("provider") != provider
-            or not state
-            or not hmac.compare_digest(state.encode(), str(flow.get("state")).encode())
-        ):
-            raise GatewayError(400, "sign-in state is missing, expired or does not match", code="invalid_state")
-        code = params.get("code", "")
-        if not code or len(code) > 4096:
-            raise GatewayError(400, "the callback has no authorization code", code="invalid_state")
-        id_token = await oidc.exchange(code, redirect_uri(request, provider), str(flow["verifier"]))
-        subject, role = await identity.sign_in(provider, id_token, nonce=str(flow["nonce"]))
-        token, _ = signer.issue(subject, role, identity.ttl)
-        response = RedirectResponse(gateway_path(request) + "ui/registry", status_code=303)
-        set_cookie(response, request, COOKIE, token, identity.ttl)
-        clear_cookie(response, request, FLOW_COOKIE, path=_flow_path(request), samesite="lax")
-        return response
+def _flow_of(request: Request, provider: str, access: ControlAccess) -> tuple[dict[str, Any], str]:
+    """The sealed sign-in flow this callback answers, checked against its state, and the code."""
+    params = request.query_params
+    if params.get("error"):
+        raise GatewayError(401, f"the provider refused the sign-in ({params['error'][:100]})", code="sign_in_refused")
+    flow = access.signer.open("oidc-flow", request.cookies.get(FLOW_COOKIE, ""))
+    state = params.get("state", "")
+    if (
+        flow is None
+        or flow.get("provider") != provider
+        or not state
+        or not hmac.compare_digest(state.encode(), str(flow.get("state")).encode())
+    ):
+        raise GatewayError(400, "sign-in state is missing, expired or does not match", code="invalid_state")
+    code = params.get("code", "")
+    if not code or len(code) > 4096:
+        raise GatewayError(400, "the callback has no authorization code", code="invalid_state")
+    return flow, code
 
-    return api
+
+@router.get("/auth/oidc/{provider}/callback")
+async def callback(request: Request, provider: str, access: Access) -> Response:
+    identity = access.identity
+    oidc = identity.provider(provider)
+    flow, code = _flow_of(request, provider, access)
+    id_token = await oidc.exchange(code, redirect_uri(request, provider), str(flow["verifier"]))
+    subject, role = await identity.sign_in(provider, id_token, nonce=str(flow["nonce"]))
+    token, _ = access.signer.issue(subject, role, identity.ttl)
+    response = RedirectResponse(gateway_path(request) + "ui/registry", status_code=303)
+    set_cookie(response, request, COOKIE, token, identity.ttl)
+    clear_cookie(response, request, FLOW_COOKIE, path=_flow_path(request), samesite="lax")
+    return response
 
 
 def redirect_uri(request: Request, provider: str) -> str:

@@ -1,13 +1,13 @@
-"""``GET /v1/models``: served models, aliases and groups (inference keys)."""
+"""``GET /v1/models``: served models, aliases and groups (inference keys; the guard is applied by ``app``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel
 
-from deployments.llm_gateway.gateway import Gateway
+from deployments.llm_gateway.routes.common import Gateway
 
 
 class ModelList(BaseModel):
@@ -15,13 +15,10 @@ class ModelList(BaseModel):
     data: list[dict[str, Any]]
 
 
-def router(gateway: Gateway) -> APIRouter:
-    api = APIRouter(tags=["inference"])
+router = APIRouter(tags=["inference"])
 
-    @api.get("/v1/models", response_model=ModelList, dependencies=[Depends(gateway.inference_guard)])
-    async def models() -> ModelList:
-        """Served models, model aliases and model groups."""
-        await gateway.start()
-        return ModelList(data=gateway.router.list_models())
 
-    return api
+@router.get("/v1/models", response_model=ModelList)
+async def models(gateway: Gateway) -> ModelList:
+    """Served models, model aliases and model groups."""
+    return ModelList(data=gateway.router.list_models())

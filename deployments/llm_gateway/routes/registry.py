@@ -15,19 +15,23 @@ Unknown ids answer 404 ``registry_entry_not_found``; an unavailable store 503.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ValidationError
 from starlette.responses import JSONResponse
 
+from actors.llm_gateway import RegistryBoard
 from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.discovery import discover
 from deployments.llm_gateway.errors import GatewayError, json_object
-from deployments.llm_gateway.gateway import Gateway
 from deployments.llm_gateway.registry import EntryIn, PriorityIn, ProbeFailed, entry_id, probe, public_view
+from deployments.llm_gateway.routes.common import Gateway
 from deployments.llm_gateway.routes.schemas import body
+from deployments.llm_gateway.state import GatewayState
+from rayfleet import state as state_mod
 from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
@@ -58,136 +62,133 @@ def _check(result: dict[str, Any]) -> dict[str, Any]:
     raise GatewayError(503, message, code="registry_unavailable")
 
 
-class _Registry:
-    """Actor calls of the registry routes: refused with one error shape, refreshed on this replica at once."""
-
-    def __init__(self, gateway: Gateway) -> None:
-        self.gateway = gateway
-
-    async def call(self, method: str, *args: Any) -> dict[str, Any]:
-        try:
-            result = await getattr(self.gateway.registry_handle, method).remote(*args)
-        except Exception as exc:
-            log.warning("registry actor call failed", extra={"method": method, "error": type(exc).__name__})
-            raise GatewayError(503, "the registry is unavailable", code="registry_unavailable") from None
-        result = _check(result)
-        try:
-            await self.gateway.registry.refresh()  # this replica sees its own change at once
-        except Exception:
-            log.warning("registry refresh after a change failed", exc_info=True)
-        return result
-
-    def view(self, entry: dict[str, Any]) -> dict[str, Any]:
-        return public_view(entry, self.gateway.breakers.states.get(entry["id"]))
-
-    def reserved(self) -> list[str]:
-        return sorted(self.gateway.router.static_names() | set(self.gateway.config.endpoints))
+P = ParamSpec("P")
 
 
-def _entries(app: APIRouter, gateway: Gateway, reg: _Registry) -> None:
-    @app.get("/api/v1/registry")
-    async def list_registry(request: Request) -> JSONResponse:
-        """Every registry entry with its status, breaker state, stored latency and priority."""
-        await gateway.start()
-        try:
-            await gateway.registry.refresh()
-        except Exception as exc:
-            raise GatewayError(
-                503, f"the registry is unavailable ({type(exc).__name__})", code="registry_unavailable"
-            ) from None
-        entries = sorted(gateway.registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
-        return JSONResponse({"data": [reg.view(e) for e in entries], "total": len(entries)})
-
-    @app.post("/api/v1/registry", status_code=201, openapi_extra=body(EntryIn.model_json_schema()))
-    async def add_entry(request: Request) -> JSONResponse:
-        """Add an endpoint. It starts as ``FOUND``; toggle it (or probe it successfully) to make it Live.
-
-        Body: ``name``, ``base_url``, ``provider``, ``priority`` (integer), ``api_key`` (optional),
-        ``models`` (list of strings or one comma-separated string).
-        """
-        body = await _body(request, EntryIn)
-        await gateway.start()
-        fields = body.model_dump()
-        fields["id"] = entry_id(body.name)
-        result = await reg.call("add", fields, reg.reserved())
-        return JSONResponse(reg.view(result["entry"]), status_code=201)
-
-    @app.post("/api/v1/registry/{id}/toggle")
-    async def toggle(id: str, request: Request) -> JSONResponse:
-        """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
-        await gateway.start()
-        return JSONResponse(reg.view((await reg.call("toggle", id))["entry"]))
-
-    @app.post("/api/v1/registry/{id}/priority", openapi_extra=body(PriorityIn.model_json_schema()))
-    async def set_priority(id: str, request: Request) -> JSONResponse:
-        """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
-        body = await _body(request, PriorityIn)
-        await gateway.start()
-        return JSONResponse(reg.view((await reg.call("set_priority", id, body.priority))["entry"]))
-
-    @app.delete("/api/v1/registry/{id}")
-    async def delete(id: str, request: Request) -> JSONResponse:
-        """Remove the entry; it stops receiving traffic."""
-        await gateway.start()
-        await reg.call("remove", id)
-        return JSONResponse({"id": id, "deleted": True})
+async def _call(
+    gateway: GatewayState,
+    method: Callable[Concatenate[RegistryBoard, P], dict[str, Any]],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> dict[str, Any]:
+    """A registry actor call refused in the one error shape; this replica sees its own change at once."""
+    try:
+        result = await state_mod.call(gateway.handles.registry, method, *args, **kwargs)
+    except Exception as exc:
+        log.warning("registry actor call failed", extra={"method": method.__name__, "error": type(exc).__name__})
+        raise GatewayError(503, "the registry is unavailable", code="registry_unavailable") from None
+    result = _check(result)
+    try:
+        await gateway.views.registry.refresh()
+    except Exception:
+        log.warning("registry refresh after a change failed", exc_info=True)
+    return result
 
 
-def _discovery(app: APIRouter, gateway: Gateway, reg: _Registry) -> None:
-    @app.post("/api/v1/registry/scan")
-    async def scan(request: Request) -> JSONResponse:
-        """Probe the configured well-known local ports; what answers is added as ``DISCOVERED``."""
-        await gateway.start()
-        settings = gateway.config.registry
-        found = await discover(settings.scan_host, settings.scan_timeout, gateway.scan_targets())
-        servers = [
-            {
-                "id": entry_id(f"local-{s.provider}-{urlsplit(s.base_url).port}"),
-                "provider": s.provider,
-                "base_url": s.base_url,
-                "models": s.models,
-            }
-            for s in found
-        ]
-        result = await reg.call("add_discovered", servers, reg.reserved())
-        candidates = result["candidates"]
-        return JSONResponse(
-            {
-                "candidates": candidates,
-                "total": len(candidates),
-                "added": sum(1 for c in candidates if c["added"]),
-                "scanned": [f"{settings.scan_host}:{t.port}" for t in settings.scan_ports],
-            }
+def _view(gateway: GatewayState, entry: dict[str, Any]) -> dict[str, Any]:
+    return public_view(entry, gateway.views.breakers.states.get(entry["id"]))
+
+
+def _reserved(gateway: GatewayState) -> list[str]:
+    return sorted(gateway.router.static_names() | set(gateway.config.endpoints))
+
+
+router = APIRouter(tags=["control plane"])
+
+
+@router.get("/api/v1/registry")
+async def list_registry(gateway: Gateway) -> JSONResponse:
+    """Every registry entry with its status, breaker state, stored latency and priority."""
+    registry = gateway.views.registry
+    try:
+        await registry.refresh()
+    except Exception as exc:
+        raise GatewayError(
+            503, f"the registry is unavailable ({type(exc).__name__})", code="registry_unavailable"
+        ) from None
+    entries = sorted(registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
+    return JSONResponse({"data": [_view(gateway, e) for e in entries], "total": len(entries)})
+
+
+@router.post("/api/v1/registry", status_code=201, openapi_extra=body(EntryIn.model_json_schema()))
+async def add_entry(request: Request, gateway: Gateway) -> JSONResponse:
+    """Add an endpoint. It starts as ``FOUND``; toggle it (or probe it successfully) to make it Live.
+
+    Body: ``name``, ``base_url``, ``provider``, ``priority`` (integer), ``api_key`` (optional),
+    ``models`` (list of strings or one comma-separated string).
+    """
+    entry = await _body(request, EntryIn)
+    fields = entry.model_dump()
+    fields["id"] = entry_id(entry.name)
+    result = await _call(gateway, RegistryBoard.add, fields, _reserved(gateway))
+    return JSONResponse(_view(gateway, result["entry"]), status_code=201)
+
+
+@router.post("/api/v1/registry/{id}/toggle")
+async def toggle(id: str, gateway: Gateway) -> JSONResponse:
+    """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
+    return JSONResponse(_view(gateway, (await _call(gateway, RegistryBoard.toggle, id))["entry"]))
+
+
+@router.post("/api/v1/registry/{id}/priority", openapi_extra=body(PriorityIn.model_json_schema()))
+async def set_priority(id: str, request: Request, gateway: Gateway) -> JSONResponse:
+    """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
+    change = await _body(request, PriorityIn)
+    result = await _call(gateway, RegistryBoard.set_priority, id, change.priority)
+    return JSONResponse(_view(gateway, result["entry"]))
+
+
+@router.delete("/api/v1/registry/{id}")
+async def delete(id: str, gateway: Gateway) -> JSONResponse:
+    """Remove the entry; it stops receiving traffic."""
+    await _call(gateway, RegistryBoard.remove, id)
+    return JSONResponse({"id": id, "deleted": True})
+
+
+@router.post("/api/v1/registry/scan")
+async def scan(gateway: Gateway) -> JSONResponse:
+    """Probe the configured well-known local ports; what answers is added as ``DISCOVERED``."""
+    settings = gateway.config.registry
+    found = await discover(settings.scan_host, settings.scan_timeout, gateway.local.scan_targets())
+    servers = [
+        {
+            "id": entry_id(f"local-{s.provider}-{urlsplit(s.base_url).port}"),
+            "provider": s.provider,
+            "base_url": s.base_url,
+            "models": s.models,
+        }
+        for s in found
+    ]
+    result = await _call(gateway, RegistryBoard.add_discovered, servers, _reserved(gateway))
+    candidates = result["candidates"]
+    return JSONResponse(
+        {
+            "candidates": candidates,
+            "total": len(candidates),
+            "added": sum(1 for c in candidates if c["added"]),
+            "scanned": [f"{settings.scan_host}:{t.port}" for t in settings.scan_ports],
+        }
+    )
+
+
+@router.post("/api/v1/registry/{id}/probe")
+async def probe_entry(id: str, gateway: Gateway) -> JSONResponse:
+    """List the entry's models (no inference) and store the measured latency."""
+    entry = (await _call(gateway, RegistryBoard.get, id))["entry"]
+    assert gateway.client is not None
+    try:
+        latency_ms, models = await probe(
+            gateway.client,
+            entry["provider"],
+            entry["base_url"],
+            entry.get("api_key"),
+            gateway.config.registry.probe_timeout,
         )
-
-    @app.post("/api/v1/registry/{id}/probe")
-    async def probe_entry(id: str, request: Request) -> JSONResponse:
-        """List the entry's models (no inference) and store the measured latency."""
-        await gateway.start()
-        entry = (await reg.call("get", id))["entry"]
-        assert gateway.client is not None
-        try:
-            latency_ms, models = await probe(
-                gateway.client,
-                entry["provider"],
-                entry["base_url"],
-                entry.get("api_key"),
-                gateway.config.registry.probe_timeout,
-            )
-        except ProbeFailed as exc:
-            await reg.call("record_probe", id, False, None, None, str(exc))
-            gateway.events.emit("endpoint_down", endpoint=id, reason=str(exc)[:200])
-            raise GatewayError(502, f"probe of {id!r} failed: {exc}", code="probe_failed") from None
-        result = await reg.call("record_probe", id, True, latency_ms, models, None)
-        return JSONResponse(
-            {"ok": True, "id": id, "latency_ms": latency_ms, "models": models, "entry": reg.view(result["entry"])}
-        )
-
-
-def router(gateway: Gateway) -> APIRouter:
-    """The registry routes (admin keys)."""
-    app = APIRouter(tags=["control plane"], dependencies=[Depends(gateway.admin_guard)])
-    reg = _Registry(gateway)
-    _entries(app, gateway, reg)
-    _discovery(app, gateway, reg)
-    return app
+    except ProbeFailed as exc:
+        await _call(gateway, RegistryBoard.record_probe, id, False, None, None, str(exc))
+        gateway.views.events.emit("endpoint_down", endpoint=id, reason=str(exc)[:200])
+        raise GatewayError(502, f"probe of {id!r} failed: {exc}", code="probe_failed") from None
+    result = await _call(gateway, RegistryBoard.record_probe, id, True, latency_ms, models, None)
+    return JSONResponse(
+        {"ok": True, "id": id, "latency_ms": latency_ms, "models": models, "entry": _view(gateway, result["entry"])}
+    )

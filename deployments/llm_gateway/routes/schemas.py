@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployments.llm_gateway.gateway import RELOADABLE
+from deployments.llm_gateway.reload import RELOADABLE
 
 _NUMBERS: dict[str, Any] = {
     "temperature": {"type": "number", "minimum": 0, "maximum": 2},

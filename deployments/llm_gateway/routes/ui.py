@@ -30,19 +30,27 @@ ASSETS = {
 }
 
 
-def router() -> APIRouter:
-    api = APIRouter(include_in_schema=False)
-    folder = resources.files("deployments.llm_gateway").joinpath("ui")
-    loaded = {path: (folder.joinpath(name).read_bytes(), media) for path, (name, media) in ASSETS.items()}
+_FOLDER = resources.files("deployments.llm_gateway").joinpath("ui")
+LOADED = {path: (_FOLDER.joinpath(name).read_bytes(), media) for path, (name, media) in ASSETS.items()}
 
-    def serve(path: str) -> None:
-        body, media = loaded[path]
+router = APIRouter(include_in_schema=False)
 
-        async def asset() -> Response:
-            return Response(body, media_type=media, headers=HEADERS)
 
-        api.add_api_route(f"/ui/{path}", asset, methods=["GET"], name=f"ui_{path}")
+def _asset(path: str) -> Response:
+    body, media = LOADED[path]
+    return Response(body, media_type=media, headers=HEADERS)
 
-    for path in loaded:
-        serve(path)
-    return api
+
+@router.get("/ui/registry", name="ui_registry")
+async def registry_page() -> Response:
+    return _asset("registry")
+
+
+@router.get("/ui/registry.js", name="ui_registry.js")
+async def registry_script() -> Response:
+    return _asset("registry.js")
+
+
+@router.get("/ui/registry.css", name="ui_registry.css")
+async def registry_style() -> Response:
+    return _asset("registry.css")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ import uvicorn
 
 from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
-from deployments.llm_gateway.testing.oidc_issuer import OidcIssuer
+from deployments.llm_gateway.state import GatewayState, Handles
 from tests.conftest import ROOT, free_port
+from tests.doubles.oidc_issuer import OidcIssuer
+from tests.polling import NotYet, eventually, eventually_sync
 
 INFER_KEY = "sk-test-inference-0123456789"
 ADMIN_KEY = "sk-test-admin-0123456789"
@@ -66,7 +69,7 @@ def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
     cmd = [
         sys.executable,
         "-m",
-        "deployments.llm_gateway.testing.upstream_double",
+        "tests.doubles.llm_upstream",
         "--port",
         str(port),
         "--name",
@@ -77,17 +80,19 @@ def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
     if keys:
         cmd += ["--keys", keys]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def listening() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f"upstream double exited: {proc.stderr.read().decode() if proc.stderr else ''}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return Double(name, port, proc)
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("upstream double did not start")
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+
+    try:
+        eventually_sync(listening, timeout=20, what=f"upstream double {name} listening", ignore=(OSError,))
+    except NotYet:
+        proc.kill()
+        raise
+    return Double(name, port, proc)
 
 
 @pytest.fixture(scope="session")
@@ -166,11 +171,20 @@ def base_config(tmp_path: Path, endpoints: dict[str, Any], **overrides: Any) -> 
     return cfg
 
 
+def gateway_state(config: GatewayConfig, replicas: int = 1, overrides: dict[str, Any] | None = None) -> GatewayState:
+    """A replica's state with some of its actor handles (``Handles`` fields) or its ``clock`` replaced."""
+    handles = dict(overrides or {})
+    clock = handles.pop("clock", time.time)
+    return GatewayState.from_ray(
+        config, replicas=replicas, handles=replace(Handles.from_ray(config), **handles), clock=clock
+    )
+
+
 class Served:
     def __init__(self, app: Any, url: str) -> None:
         self.app = app
         self.url = url
-        self.gateway = app.state.gateway
+        self.gateway: GatewayState = app.state.component
 
     def client(self, key: str | None = INFER_KEY, **kw: Any) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -182,15 +196,13 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
     servers: list[tuple[uvicorn.Server, asyncio.Task[Any]]] = []
 
     async def start(cfg: dict[str, Any], replicas: int = 1, state: dict[str, Any] | None = None) -> Served:
-        app = create_app(GatewayConfig.model_validate(cfg), state=state, replicas=replicas)
+        config = GatewayConfig.model_validate(cfg)
+        app = create_app(config, gateway_state(config, replicas, state))
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         task = asyncio.get_running_loop().create_task(server.serve())
         servers.append((server, task))
-        for _ in range(200):
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: server.started, interval=0.02, what="the gateway serving")
         return Served(app, f"http://127.0.0.1:{port}")
 
     yield start
@@ -210,8 +222,8 @@ def chat(model: str = "gpt-4o-mini", content: str = "hello there", **extra: Any)
 async def flush(served: Served) -> None:
     """Push this replica's batched state (budget, leases, records, cache) to its stores."""
     gw = served.gateway
-    await gw.budget.flush()
-    await gw.leases.flush()
-    await gw.records.flush()
-    if gw.cache is not None:
-        await gw.cache.flush()
+    await gw.views.budget.flush()
+    await gw.views.leases.flush()
+    await gw.stores.records.flush()
+    if gw.stores.cache is not None:
+        await gw.stores.cache.flush()

@@ -34,7 +34,7 @@ async def test_panic_stops_forwarding_on_every_replica(serve, up1, tmp_path, aut
         assert (await c1.post("/admin/panic", json={"reason": "leak"})).status_code == 403
         on = await c1.post("/admin/panic", json={"reason": "key leak"}, headers=ADMIN)
         assert on.status_code == 200 and on.json()["active"] and on.json()["reason"] == "key leak"
-        await gw2.gateway.control.refresh()  # what replica 2's 0.25 s poll does
+        await gw2.gateway.views.control.refresh()  # what replica 2's 0.25 s poll does
         refused = await c2.post("/v1/chat/completions", json=chat("m"))
         assert refused.status_code == 503 and refused.json()["error"]["code"] == "panic_active"
         health = (await c2.get("/health")).json()
@@ -42,9 +42,9 @@ async def test_panic_stops_forwarding_on_every_replica(serve, up1, tmp_path, aut
         events = (await c1.get("/admin/events", headers=ADMIN)).json()["events"]
         assert events[0]["type"] == "panic_activated"
         assert (await c1.delete("/admin/panic", headers=ADMIN)).json()["active"] is False
-        await gw2.gateway.control.refresh()
+        await gw2.gateway.views.control.refresh()
         assert (await c2.post("/v1/chat/completions", json=chat("m"))).status_code == 200
-        await gw2.gateway.latency.flush()  # what replica 2's 0.5 s batch push does
+        await gw2.gateway.views.latency.flush()  # what replica 2's 0.5 s batch push does
         latency = (await c1.get("/api/v1/metrics/latency", headers=ADMIN)).json()
         timeline = (await c1.get("/api/v1/metrics/ring-timeline", headers=ADMIN)).json()["traces"]
     # requests answered by replica 2 show in replica 1's view: the board is cluster-wide
@@ -146,11 +146,11 @@ async def test_config_reload_reaches_every_replica_or_is_refused_whole(serve, up
         assert (await c1.post("/admin/config/reload", json={"security": {"max_messages": 2}})).status_code == 403
         ok = await c1.post("/admin/config/reload", json={"security": {"max_messages": 2}}, headers=ADMIN)
         assert ok.status_code == 200 and ok.json()["sections"] == ["security"]
-        await gw2.gateway.control.refresh()  # replica 2's 0.25 s poll
+        await gw2.gateway.views.control.refresh()  # replica 2's 0.25 s poll
         r = await c2.post("/v1/chat/completions", json=three)
         assert r.status_code == 400 and r.json()["error"]["code"] == "too_many_messages"
         await c1.post("/admin/config/reload", json={"budget": {"soft_limit": 1.0}}, headers=ADMIN)
-        await gw2.gateway.control.refresh()
+        await gw2.gateway.views.control.refresh()
         view = (await c2.get("/admin/config", headers=ADMIN)).json()
     assert view["security"]["max_messages"] == 2 and view["budget"]["soft_limit"] == 1.0
     assert view["security"]["max_payload_size_kb"] == 512  # merged, not replaced

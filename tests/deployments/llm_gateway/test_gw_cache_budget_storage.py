@@ -9,6 +9,7 @@ import sqlite3
 import uuid
 
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config, chat, flush
+from tests.polling import eventually
 
 
 def one(up1, model="m", **ep):
@@ -132,7 +133,7 @@ async def test_budget_402_and_charges_priced_model(serve, up1, tmp_path, auth_en
     assert codes == [200, 200, 200, 200, 402, 402]
     assert 'llm_proxy_cost_total{endpoint="a",model="gpt-4o"}' in text
     assert 'llm_proxy_token_usage_total{endpoint="a",role="completion"} 8.0' in text
-    spent = gw.gateway.budget_handle.instance.state()["spent"]
+    spent = gw.gateway.handles.budget.instance.state()["spent"]
     assert abs(spent - 4 * 0.00023) < 1e-9
     assert f"llm_proxy_budget_consumed_usd {spent}" in text
 
@@ -154,7 +155,7 @@ async def test_budget_never_overspent_under_concurrency_across_replicas(serve, u
         await flush(r)
     ok = sum(1 for r in results if r.status_code == 200)
     assert {r.status_code for r in results} == {200, 402}
-    spent = replicas[0].gateway.budget_handle.instance.state()["spent"]
+    spent = replicas[0].gateway.handles.budget.instance.state()["spent"]
     assert ok * 0.00023 <= 0.01 + 1e-12 and spent <= 0.01 + 1e-12
     assert ok >= 30  # leases left idle in one replica must not starve the others for long
 
@@ -182,12 +183,12 @@ async def test_budget_falls_back_to_local_model(serve, up1, up2, tmp_path, auth_
 
 async def spent_after_settling(gw) -> float:
     """Today's spend once the replica has settled it with the ledger (a stream settles after it ends)."""
-    for _ in range(50):
-        await asyncio.sleep(0.1)
+
+    async def spent() -> float:
         await flush(gw)
-        if gw.gateway.budget_handle.instance.state()["spent"] > 0:
-            break
-    return gw.gateway.budget_handle.instance.state()["spent"]
+        return float(gw.gateway.handles.budget.instance.state()["spent"])
+
+    return await eventually(spent, timeout=5, interval=0.1, what="today's spend settled with the ledger")
 
 
 async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, tmp_path, auth_env):
@@ -261,8 +262,16 @@ async def test_records_in_sqlite_with_ttft(serve, up1, tmp_path, auth_env):
     async with gw.client() as c:
         await c.post("/v1/chat/completions", json=chat("m"))
         await c.post("/v1/chat/completions", json=chat("m", stream=True))
-        await asyncio.sleep(0.1)
-        await flush(gw)
+
+        async def recorded() -> bool:  # the stream's record is written once the stream has settled
+            await flush(gw)
+            db = sqlite3.connect(tmp_path / "gateway.db")
+            try:
+                return db.execute("SELECT COUNT(*) FROM llm_requests").fetchone()[0] == 2
+            finally:
+                db.close()
+
+        await eventually(recorded, what="both requests recorded")
         timeline = await c.get("/api/v1/metrics/ring-timeline", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
         latency = (await c.get("/api/v1/metrics/latency", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).json()
     rows = (
@@ -306,4 +315,4 @@ async def test_serves_while_postgres_is_down(serve, up1, tmp_path, auth_env, mon
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
         await flush(gw)
         health = (await c.get("/health")).json()
-    assert health["records_store"] == "unavailable" and len(gw.gateway.records.queue) == 3
+    assert health["records_store"] == "unavailable" and len(gw.gateway.stores.records.queue) == 3

@@ -20,6 +20,7 @@ from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.export import RequestExport
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config, chat
+from tests.polling import eventually
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 DAY1, DAY2 = "2030-03-01", "2030-03-02"
@@ -80,7 +81,7 @@ async def test_each_request_is_one_json_line_without_its_text_and_with_pii_scrub
         assert missing.status_code == 404
         streamed = await c.post("/v1/chat/completions", json=chat("m", stream=True))
         assert streamed.status_code == 200
-    await gw.gateway.export.flush()
+    await gw.gateway.stores.export.flush()
     path = tmp_path / "exports" / f"requests-{DAY1}-{WRITER}.jsonl"
     raw = path.read_bytes()
     assert b"secret plan" not in raw and INFER_KEY.encode() not in raw
@@ -106,7 +107,7 @@ async def test_each_request_is_one_json_line_without_its_text_and_with_pii_scrub
 async def test_the_day_is_gzipped_at_midnight(serve, up1, tmp_path, auth_env):
     clock = Clock(BEFORE_MIDNIGHT)
     gw = await serve(export_config(tmp_path, up1), state={"clock": clock})
-    export = gw.gateway.export
+    export = gw.gateway.stores.export
     async with gw.client() as c:
         day1 = [(await c.post("/v1/chat/completions", json=chat("m"))).headers["x-request-id"] for _ in range(3)]
         await export.flush()
@@ -151,14 +152,11 @@ async def test_a_restart_compresses_what_a_crash_left(serve, up1, tmp_path, auth
         fcntl.flock(live.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         gw = await serve(export_config(tmp_path, up1), state={"clock": Clock(AFTER_MIDNIGHT)})
         gz = crashed.with_name(crashed.name + ".gz")
-        for _ in range(200):
-            if gz.exists() and not crashed.exists():
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: gz.exists() and not crashed.exists(), what="the crashed file compressed")
         assert gzip.decompress(gz.read_bytes()) == complete
         assert held.exists() and today.exists()  # a held file, and today's, are left alone
         assert not list(exports.glob(".*.tmp"))
-    await gw.gateway.export.recover()  # once the holder is gone, the next pass compresses it
+    await gw.gateway.stores.export.recover()  # once the holder is gone, the next pass compresses it
     assert not held.exists() and gzip.decompress(held.with_name(held.name + ".gz").read_bytes()) == complete
 
 
@@ -172,16 +170,16 @@ def test_an_unwritable_output_dir_stops_the_start(tmp_path, auth_env):
 
 async def test_a_full_queue_drops_and_counts_instead_of_blocking(serve, up1, tmp_path, auth_env):
     gw = await serve(export_config(tmp_path, up1), state={"clock": Clock(BEFORE_MIDNIGHT)})
-    gw.gateway.export.max_pending = 1
+    gw.gateway.stores.export.max_pending = 1
     async with gw.client() as c:
-        await gw.gateway.export.flush()
+        await gw.gateway.stores.export.flush()
         for _ in range(3):
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
         metrics = (await c.get("/metrics", headers=ADMIN)).text
-    dropped = gw.gateway.export.dropped
+    dropped = gw.gateway.stores.export.dropped
     assert dropped >= 1  # a flush in between may have emptied the queue once
     assert f"llm_proxy_export_dropped_total {float(dropped)}" in metrics
-    await gw.gateway.export.flush()
+    await gw.gateway.stores.export.flush()
     written = lines((tmp_path / "exports" / f"requests-{DAY1}-{WRITER}.jsonl").read_bytes())
     assert len(written) + dropped == 3
     async with gw.client() as c:

@@ -104,10 +104,10 @@ async def test_breaker_opens_skips_endpoint_and_resets(serve, up1, up2, tmp_path
         for _ in range(4):
             assert (await c.post("/v1/chat/completions", json=chat())).status_code == 200
         assert len(up1.requests()) == 2  # opened after two failures, then left out
-        board = gw.gateway.breaker_handle.instance
+        board = gw.gateway.handles.breakers.instance
         assert board.peek("a")["state"] == "OPEN"
         assert [e["event"] for e in board.events()] == ["circuit_open"]
-        await gw.gateway.breakers.refresh()
+        await gw.gateway.views.breakers.refresh()
         metrics = await gw.gateway.metrics_client.render()
         assert b'llm_proxy_circuit_open{endpoint="a"} 1.0' in metrics
         health = (await c.get("/health")).json()
@@ -142,7 +142,7 @@ async def test_half_open_single_probe_under_concurrency(serve, up1, tmp_path, au
         for _ in range(2):
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 500
         clock.now += 0.3  # past recovery_timeout: the next request may probe
-        await gw.gateway.breakers.refresh()
+        await gw.gateway.views.breakers.refresh()
         up1.reset()
         up1.faults({"latency_ms": 300, "times": 1})
         results = await asyncio.gather(*(c.post("/v1/chat/completions", json=chat("m")) for _ in range(10)))
@@ -150,7 +150,7 @@ async def test_half_open_single_probe_under_concurrency(serve, up1, tmp_path, au
     others = [(r.status_code, r.headers.get("Retry-After"), r.text) for r in results if r.status_code != 200]
     assert all(s == 503 and ra for s, ra, _ in others), others
     assert len(up1.requests()) == 1
-    assert gw.gateway.breaker_handle.instance.peek("a")["state"] == "CLOSED"
+    assert gw.gateway.handles.breakers.instance.peek("a")["state"] == "CLOSED"
 
 
 async def test_stream_fails_over_before_first_byte(serve, up1, up2, tmp_path, auth_env):

@@ -1,6 +1,6 @@
 """Identity (``identity.*``) and control-plane sessions, against a real OIDC issuer on loopback.
 
-The issuer (``deployments.llm_gateway.testing.oidc_issuer``) serves discovery, JWKS,
+The issuer (``tests.doubles.oidc_issuer``) serves discovery, JWKS,
 authorize and token endpoints over HTTP and signs with real RSA and P-256 keys; the gateway
 is the real app served by uvicorn. Every request goes over a socket.
 """
@@ -23,8 +23,8 @@ from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.oidc import OidcProvider, ProviderSettings
 from deployments.llm_gateway.sessions import COOKIE, SessionSigner
-from deployments.llm_gateway.testing.oidc_issuer import OidcIssuer, SigningKey
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, CLIENT_ENV, INFER_KEY, base_config, identity_config
+from tests.doubles.oidc_issuer import OidcIssuer, SigningKey
 
 ENTRY = {"name": "idp-test", "base_url": "http://127.0.0.1:9/v1", "provider": "openai_compat", "priority": 0}
 
@@ -80,7 +80,7 @@ async def test_code_flow_with_pkce_sets_a_strict_cookie_and_gates_changes_with_c
         assert error(r)[:2] == (403, "csrf_failed")
         r = await browser.post("/api/v1/registry", json=ENTRY, headers={"X-CSRF-Token": me["csrf_token"]})
         assert r.status_code == 201
-        assert (await gw.gateway.registry_handle.get.remote("idp-test"))["ok"]
+        assert (await gw.gateway.handles.registry.get.remote("idp-test"))["ok"]
 
 
 async def test_logout_revokes_the_session_on_every_replica(serve, issuer, tmp_path, auth_env):

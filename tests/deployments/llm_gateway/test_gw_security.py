@@ -152,10 +152,10 @@ async def test_threat_ledger_blocks_a_repeat_offender_until_cleared(serve, up1, 
     async with gw.client() as c:
         for _ in range(2):
             assert (await c.post("/v1/chat/completions", json=chat("m", content=ATTACK))).status_code == 403
-        await gw.gateway.threats.flush()
+        await gw.gateway.views.threats.flush()
         assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200  # 2 events: never blocks
         await c.post("/v1/chat/completions", json=chat("m", content=ATTACK))
-        await gw.gateway.threats.flush()
+        await gw.gateway.views.threats.flush()
         blocked = await c.post("/v1/chat/completions", json=chat("m"))
         assert blocked.status_code == 403 and code(blocked) == "threat_blocked"
         assert 590 <= int(blocked.headers["retry-after"]) <= 600

@@ -2,7 +2,7 @@
 
 Run it as its own process::
 
-    python -m deployments.llm_gateway.testing.upstream_double --port 9100 --name up1
+    python -m tests.doubles.llm_upstream --port 9100 --name up1
 
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``/v1/completions``,
 ``/v1/embeddings`` (OpenAI) and ``POST /v1/messages`` (Anthropic), all streaming-capable

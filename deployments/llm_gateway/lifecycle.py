@@ -1,0 +1,168 @@
+"""A replica's background work, started and stopped by the app's lifespan (never from a request).
+
+``start`` opens the clients (the aiohttp session of the data plane, the httpx client of
+registry probes), applies the configuration to the shared actors, takes their first
+snapshots and starts the loops; ``stop`` ends the loops and flushes what is batched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+import httpx
+
+from actors.llm_gateway import BudgetLedger, RegistryBoard, WebhookQueue
+from deployments.llm_gateway.cache import RedisCache, SQLiteCache
+from deployments.llm_gateway.forwarder import upstream_session
+from deployments.llm_gateway.notices import AUTH_FAILURE_WINDOW
+from deployments.llm_gateway.state import GatewayState, registry_store
+from rayfleet import state as state_mod
+from rayfleet.logs import get_logger
+
+log = get_logger("llm_gateway")
+
+
+async def start(state: GatewayState) -> None:
+    pool = state.config.connection_pool
+    state.client = httpx.AsyncClient(
+        limits=httpx.Limits(
+            max_connections=pool.max_connections,
+            max_keepalive_connections=pool.max_connections,
+            keepalive_expiry=pool.keepalive_timeout,
+        ),
+        trust_env=False,
+        follow_redirects=False,
+    )
+    state.forwarder.session = upstream_session(pool)
+    state.views.budget.on_ledger_restart = lambda: _restore_budget_soon(state)
+    await _configure_actors(state)
+    try:
+        await state.views.breakers.refresh()
+    except Exception:
+        log.warning("initial breaker snapshot failed", exc_info=True)
+    try:
+        await state_mod.call(state.handles.registry, RegistryBoard.configure, registry_store(state.config))
+        await state.views.registry.refresh()
+    except Exception as exc:
+        log.warning("initial registry snapshot failed", extra={"error": type(exc).__name__})
+    _start_loops(state)
+
+
+async def _configure_actors(state: GatewayState) -> None:
+    """Apply this config to the shared actors (they outlive redeploys), then any reloaded sections."""
+    await state.handles.configure(state.config)
+    try:
+        await state.views.control.refresh()
+    except Exception:
+        log.warning("initial control snapshot failed", exc_info=True)
+    webhooks = state.handles.webhooks
+    if webhooks is not None:
+        hooks = [ep.model_dump() for ep in state.config.webhooks.endpoints]
+        if not await state_mod.call(webhooks, WebhookQueue.configure, hooks):
+            log.warning("webhooks.enabled but no endpoint has its URL variable set: nothing will be delivered")
+
+
+def _start_loops(state: GatewayState) -> None:
+    tasks, v, s, config = state.tasks, state.views, state.stores, state.config
+    tasks.start(v.breakers.run(), name="breaker-snapshot")
+    tasks.start(v.registry.run(), name="registry-refresh")
+    tasks.every(0.25, v.leases.flush, name="lease-flush")
+    tasks.every(0.25, v.budget.flush, name="budget-flush")
+    tasks.start(s.records.run(), name="records-flush")
+    tasks.every(v.control.interval, v.control.refresh, name="control-refresh")
+    tasks.every(v.threats.interval, v.threats.flush, name="threat-ledger-flush")
+    tasks.every(v.latency.interval, v.latency.flush, name="latency-flush")
+    tasks.start(_restore_budget(state), name="budget-restore")
+    if s.cache is not None:
+        tasks.every(0.2, CacheMaintenance(s.cache, config.caching.eviction_interval).run, name="cache-maintenance")
+    if config.discovery:
+        tasks.start(state.local.run(), name="discovery")
+    tasks.every(AUTH_FAILURE_WINDOW, state.notices.report_auth_failures, name="auth-failure-events")
+    if state.exporter is not None:
+        tasks.start(state.exporter.run(), name="metrics-exporter")
+    if v.webhook_feed is not None:
+        tasks.every(v.webhook_feed.interval, v.webhook_feed.flush, name="webhook-feed")
+    if s.audit is not None:
+        tasks.every(0.5, s.audit.flush, name="audit-flush")
+        if config.gdpr.auto_purge:
+            tasks.every(86400.0, lambda: _purge_audit(state), name="audit-purge", first_delay=1.0)
+    if s.export is not None:
+        tasks.start(s.export.recover(), name="export-recover")
+        tasks.every(0.5, s.export.flush, name="export-flush")
+
+
+class CacheMaintenance:
+    """Push the cache's batched writes; evict expired entries every ``eviction_interval`` seconds."""
+
+    def __init__(self, cache: SQLiteCache | RedisCache, eviction_interval: float) -> None:
+        self.cache = cache
+        self.eviction_interval = eviction_interval
+        self._last_evict = time.monotonic()
+
+    async def run(self) -> None:
+        await self.cache.flush()
+        if time.monotonic() - self._last_evict >= self.eviction_interval:
+            self._last_evict = time.monotonic()
+            await self.cache.evict()
+
+
+def _restore_budget_soon(state: GatewayState) -> None:
+    """The ledger's actor restarted (its epoch changed): restore today's spend from the records."""
+    state.tasks.start(_restore_budget(state), name="budget-restore")
+
+
+async def _restore_budget(state: GatewayState) -> None:
+    try:
+        spent = await state.stores.records.today_spend()
+        await state_mod.call(state.handles.budget, BudgetLedger.restore, state.views.budget.day, spent)
+    except Exception as exc:
+        log.warning("could not restore today's spend from the store", extra={"error": type(exc).__name__})
+
+
+async def _purge_audit(state: GatewayState) -> None:
+    audit, days = state.stores.audit, state.config.gdpr.retention_days
+    assert audit is not None
+    removed = await audit.purge(days)
+    if removed:
+        log.info("audit records purged", extra={"purged": removed, "retention_days": days})
+
+
+async def stop(state: GatewayState) -> None:
+    await state.tasks.stop()
+    s, v = state.stores, state.views
+    try:
+        await asyncio.to_thread(s.error_tracker.flush)
+        await asyncio.to_thread(s.tracer.shutdown)
+    except Exception:
+        log.warning("tracing shutdown failed", exc_info=True)
+    if v.webhook_feed is not None:
+        try:
+            await state.notices.report_auth_failures()
+            await v.webhook_feed.flush()
+        except Exception:
+            log.warning("final webhook feed flush failed", exc_info=True)
+    await _final("final audit flush failed", s.audit.close() if s.audit is not None else None)
+    await _final("final export flush failed", s.export.close() if s.export is not None else None)
+    await _final("final latency flush failed", v.latency.flush())
+    await _final("final flush failed", v.budget.flush())
+    await _final("final flush failed", v.leases.flush())
+    if s.cache is not None:
+        await s.cache.close()
+    await s.records.close()
+    await state.metrics_client.close()
+    if state.client is not None:
+        await state.client.aclose()
+    if state.forwarder.session is not None:
+        await state.forwarder.session.close()
+
+
+async def _final(failure: str, step: Coroutine[Any, Any, Any] | None) -> None:
+    if step is None:
+        return
+    try:
+        await step
+    except Exception:
+        log.warning(failure, exc_info=True)

@@ -1,1 +1,0 @@
-"""Test and benchmark support that ships with the gateway (the upstream double)."""

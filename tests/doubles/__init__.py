@@ -1,0 +1,1 @@
+"""Test doubles: stand-ins for services the product talks to (upstream LLM APIs, an OIDC issuer)."""

@@ -118,7 +118,18 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
     (tmp_path / "rayfleet.json").write_text(json.dumps(state))
     assert cli.main(["status", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert list(out) == ["running", "pid", "phase", "ingress", "base_url", "console_url", "placement_at", "components"]
+    assert list(out) == [
+        "running",
+        "pid",
+        "phase",
+        "head",
+        "ingress",
+        "base_url",
+        "console_url",
+        "placement_at",
+        "components",
+    ]
+    assert out["head"] is None  # the GCS in memory: no RAYFLEET_GCS_REDIS
     assert out["running"] is True and out["pid"] == os.getpid() and out["console_url"] == nothing + "/"
     assert out["components"]["asn"]["health_status"] == {"serve": 0, "direct": 0}
     assert out["components"]["asn"]["direct_urls"] == ["http://127.0.0.2:1/", "http://127.0.0.3:1/"]

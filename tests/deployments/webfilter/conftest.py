@@ -109,7 +109,7 @@ async def running_service(root: Path, origin: Origin, **overrides: Any) -> Async
         state.reset_local_state()
         app = create_app(make_config(root, **overrides))
         async with app.router.lifespan_context(app):
-            status = await app.state.ctx.proxy.status.remote()
+            status = await app.state.component.proxy.status.remote()
             api = httpx.AsyncClient(
                 transport=httpx.ASGITransport(app), base_url="http://webfilter", auth=("admin", ADMIN_PASSWORD)
             )
@@ -119,8 +119,8 @@ async def running_service(root: Path, origin: Origin, **overrides: Any) -> Async
             finally:
                 await api.aclose()
                 await proxy.aclose()
-                await app.state.ctx.logs.stop.remote()
-                await app.state.ctx.proxy.stop.remote()
+                await app.state.component.logs.stop.remote()
+                await app.state.component.proxy.stop.remote()
         state.reset_local_state()
     shutil.rmtree(root, ignore_errors=True)
 

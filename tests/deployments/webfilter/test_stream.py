@@ -85,7 +85,7 @@ async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf,
     slow = await websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}", sock=sock, max_queue=1)
     try:
         await asyncio.sleep(0.3)
-        store = wf.app.state.ctx.logs.instance
+        store = wf.app.state.component.logs.instance
         from actors.webfilter.logparse import parse_line
 
         lines = [f"{1.7e9 + i:.3f} 127.0.0.5 GET 200 TCP_MISS 1 1 1 - http://burst.test/{i} -" for i in range(6000)]
@@ -112,7 +112,8 @@ async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf,
 
 
 async def test_a_full_client_queue_drops_and_then_says_how_many():
-    from deployments.webfilter.routes.ws import QUEUE_SIZE, Client, _sender
+    from deployments.webfilter.routes.ws import _sender
+    from deployments.webfilter.stream import QUEUE_SIZE, Client
 
     client = Client()
     for n in range(QUEUE_SIZE + 5):

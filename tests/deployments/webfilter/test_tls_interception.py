@@ -157,7 +157,7 @@ def served_certificate(proxy_port: int, host: str) -> x509.Certificate:
 
 async def tls_key_copy(wf: Service) -> Path:
     """Squid's copy of the interception CA key (in its state folder)."""
-    status = await wf.app.state.ctx.proxy.status.remote()
+    status = await wf.app.state.component.proxy.status.remote()
     return Path(status["access_log"]).parent.parent / "tls" / "ca.key"
 
 
@@ -259,7 +259,7 @@ async def test_the_setting_takes_effect_and_the_score_counts_it_only_when_squid_
             assert report["interception_enabled"] is True and report["ok"] is True
 
             # the setting alone earns nothing: with Squid down, nothing is bumped
-            context = tlswf.app.state.ctx
+            context = tlswf.app.state.component
             await context.proxy.stop.remote()
             try:
                 down = (await tlswf.api.get("/api/security/score")).json()["data"]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
+from actors.mitigation import node as node_module
 from actors.mitigation.node import FOLDER_PREFIX, NodeError, source_key, sweep_stale_folders
 
 
@@ -33,19 +32,19 @@ def test_anything_else_is_a_422():
     assert caught.value.status == 422 and "not an IP address" in caught.value.message
 
 
-def test_folders_of_dead_owners_are_swept_and_live_ones_kept():
+def test_folders_of_dead_owners_are_swept_and_live_ones_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(node_module.tempfile, "gettempdir", lambda: str(tmp_path))
     dead = subprocess.Popen(["true"])
     dead.wait()
-    gone = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+    gone, alive, unowned = (tmp_path / f"{FOLDER_PREFIX}{n}" for n in ("gone", "alive", "unowned"))
+    for folder in (gone, alive, unowned):
+        folder.mkdir()
     (gone / "owner.pid").write_text(str(dead.pid))
-    alive = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
     (alive / "owner.pid").write_text(str(os.getpid()))
-    unowned = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))  # no owner file yet: a node starting up
-    try:
-        sweep_stale_folders()
-        assert not gone.exists()
-        assert alive.exists() and unowned.exists()
-    finally:
-        for folder in (alive, unowned):
-            (folder / "owner.pid").unlink(missing_ok=True)
-            folder.rmdir()
+    # no owner file yet (a node starting up), and a folder that is not a node's: both left alone
+    other = tmp_path / "not-a-node"
+    other.mkdir()
+    (other / "owner.pid").write_text(str(dead.pid))
+    sweep_stale_folders()
+    assert not gone.exists()
+    assert alive.exists() and unowned.exists() and other.exists()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -96,15 +95,3 @@ async def test_a_repeat_flooder_is_blacklisted_longer_each_time(make_fleet):
     # expires = (whole second the ban was set) + duration, set between `before` and `after`:
     # the duration is ban_seconds x 3 = 3 whatever the machine's speed
     assert entry["expires"] - after <= 3 <= entry["expires"] - before
-
-
-def test_folders_of_dead_node_processes_are_swept(tmp_path, monkeypatch):
-    from actors.mitigation import node as node_module
-
-    monkeypatch.setattr(node_module.tempfile, "gettempdir", lambda: str(tmp_path))
-    dead, alive = tmp_path / "rf-mit-dead", tmp_path / "rf-mit-alive"
-    for folder, pid in ((dead, 2**22 + 1), (alive, os.getpid())):
-        folder.mkdir()
-        (folder / "owner.pid").write_text(str(pid))
-    node_module.sweep_stale_folders()
-    assert not dead.exists() and alive.exists()

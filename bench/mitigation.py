@@ -226,6 +226,7 @@ async def propagate(origin: str) -> None:
     from actors.mitigation.settings import FleetSettings, NodeSettings
     from deployments.mitigation.app import create_app
     from deployments.mitigation.config import MitigationConfig
+    from deployments.mitigation.state import MitigationState
     from rayfleet import state
     from rayfleet.state import LocalActorHandle
 
@@ -233,7 +234,8 @@ async def propagate(origin: str) -> None:
     settings = FleetSettings(initial_nodes=3, node=NodeSettings(origin=origin, log_sample_percent=0))
     fleet = MitigationFleet(settings, name="bench-fleet")
     handle = LocalActorHandle(fleet)
-    app = create_app(MitigationConfig(fleet=settings, api_key=SecretStr(key)), state={"fleet": handle})
+    config = MitigationConfig(fleet=settings, api_key=SecretStr(key))
+    app = create_app(config, MitigationState(config, handle))
     timings = []
     with state.local_state():
         await handle.ensure_started.remote()

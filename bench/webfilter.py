@@ -358,7 +358,7 @@ async def main(args: argparse.Namespace) -> None:
             state.reset_local_state()
             app = create_app(config)
             async with app.router.lifespan_context(app):
-                ctx = app.state.ctx
+                ctx = app.state.component
                 proxy_status = await ctx.proxy.status.remote()
                 proxy_port, squid_pid = proxy_status["port"], proxy_status["squid_pid"]
                 api = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://wf", timeout=300)

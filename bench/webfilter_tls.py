@@ -161,7 +161,7 @@ async def main() -> None:
             )
             app = create_app(config)
             async with app.router.lifespan_context(app):
-                status = await app.state.ctx.proxy.status.remote()
+                status = await app.state.component.proxy.status.remote()
                 proxy = f"http://127.0.0.1:{status['port']}"
                 transport = httpx.ASGITransport(app)
                 async with httpx.AsyncClient(transport=transport, base_url="http://w", auth=("admin", PASSWORD)) as api:
@@ -187,8 +187,8 @@ async def main() -> None:
                                     )
                                 )
                     await api.put("/api/settings/ssl_bump_enabled", json={"value": False})
-                await app.state.ctx.logs.stop.remote()
-                await app.state.ctx.proxy.stop.remote()
+                await app.state.component.logs.stop.remote()
+                await app.state.component.proxy.stop.remote()
             state.reset_local_state()
     finally:
         origin.kill()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, source_key
@@ -19,6 +19,7 @@ from actors.mitigation.settings import FleetSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet import state as rf_state
 from rayfleet.logs import get_logger
+from rayfleet.state import ActorHandle, call
 from rayfleet.tasks import BackgroundTasks
 
 log = get_logger("mitigation")
@@ -37,7 +38,7 @@ async def _within(awaitable: Any, seconds: float) -> Any:
 
 
 class NodeEntry:
-    def __init__(self, node_id: str, handle: Any) -> None:
+    def __init__(self, node_id: str, handle: ActorHandle[MitigationNode]) -> None:
         self.id = node_id
         self.handle = handle
         self.address = ""
@@ -108,7 +109,7 @@ class MitigationFleet:
         )
         entry = NodeEntry(node_id, handle)
         self.nodes[node_id] = entry
-        info = await _within(handle.start.remote(), CALL_TIMEOUT)
+        info = await _within(call(handle, MitigationNode.start), CALL_TIMEOUT)
         entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
         entry.actor_pid = info.get("actor_pid")
         entry.last_heartbeat = time.time()
@@ -119,20 +120,22 @@ class MitigationFleet:
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
         """A node added after a policy, a fleet rule or a fleet blacklist entry gets them too."""
         if self.geo_prefixes:
-            await entry.handle.apply_settings.remote({}, self.geo_prefixes)
+            await call(entry.handle, MitigationNode.apply_settings, {}, self.geo_prefixes)
         if entry.mode == "l7":
             for rule in self.rules.values():
-                await entry.handle.add_rule.remote(rule["pattern"], rule["action"], rule["severity"], rule["id"])
+                await call(
+                    entry.handle, MitigationNode.add_rule, rule["pattern"], rule["action"], rule["severity"], rule["id"]
+                )
         now = time.time()
         for item in self.blacklist.values():
             remaining = int(item["expires"] - now)
             if remaining > 0:
-                await entry.handle.add_blacklist.remote(item["ip"], item["reason"], remaining)
+                await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining)
 
     async def _remove(self, entry: NodeEntry) -> None:
         entry.status = "draining"
         try:
-            await _within(entry.handle.stop.remote(), CALL_TIMEOUT)
+            await _within(call(entry.handle, MitigationNode.stop), CALL_TIMEOUT)
         except Exception:  # a dead node has nothing left to stop
             log.warning("node did not stop cleanly", extra={"node": entry.id})
         _kill(entry.handle)
@@ -161,7 +164,7 @@ class MitigationFleet:
 
     async def _beat(self, entry: NodeEntry) -> dict[str, Any]:
         beat: dict[str, Any] = await _within(
-            entry.handle.heartbeat.remote(), max(2.0, self.settings.heartbeat_interval_s)
+            call(entry.handle, MitigationNode.heartbeat), max(2.0, self.settings.heartbeat_interval_s)
         )
         return beat
 
@@ -183,6 +186,7 @@ class MitigationFleet:
         if entry.status == "dead":
             return {"ok": False, "status": 503, "message": f"node {node_id} is dead (missed heartbeats)"}
         try:
+            # the API names the node method at run time (status, add_rule, ...): the one untyped call
             value = await _within(getattr(entry.handle, method).remote(*args), CALL_TIMEOUT)
         except NodeError as exc:
             return {"ok": False, "status": exc.status, "message": exc.message}
@@ -301,12 +305,12 @@ class MitigationFleet:
         return {"active_threats": active, "top_attackers": top, "attack_types": dict(types), "nodes": len(results)}
 
 
-def _kill(handle: Any) -> None:
+def _kill(handle: ActorHandle[MitigationNode]) -> None:
     if isinstance(handle, rf_state.LocalActorHandle):
         return
     import ray
 
     try:
-        ray.kill(handle, no_restart=True)
+        ray.kill(cast(Any, handle), no_restart=True)  # a Ray actor handle here (stand-ins returned above)
     except Exception:  # already gone
         log.info("node actor already gone")

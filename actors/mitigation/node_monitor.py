@@ -6,14 +6,16 @@ import os
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import BACKEND, FRONTEND
+from actors.mitigation.haproxy_process import HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_info, parse_stat, parse_table
+from actors.mitigation.node_metrics import NodeMetrics
+from actors.mitigation.rules import CustomRule
+from actors.mitigation.settings import NodeSettings
 from actors.mitigation.waf_rules import category_of
-
-if TYPE_CHECKING:
-    from actors.mitigation.node import MitigationNode
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SLOWLORIS_TIMEOUTS = 3  # header timeouts from one source before it counts as a slowloris attack
@@ -40,8 +42,36 @@ def _proc_usage(pids: list[int]) -> tuple[float, int]:
     return cpu, rss
 
 
+class MonitoredNode(Protocol):
+    """What the monitor reads and drives on its node (`MitigationNode` is the one implementation).
+
+    The monitor depends on this surface, not on the node module, so the two files import one way."""
+
+    node_id: str
+    settings: NodeSettings
+    started: float
+    draining: bool
+    proc: HAProxyProcess
+    rules: dict[str, CustomRule]
+    builtin_hits: dict[str, int]
+    threats: ThreatBook
+    counters: dict[str, Monotonic]
+    metrics: NodeMetrics
+
+    @property
+    def address(self) -> str: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def expire_blacklist(self) -> None: ...
+
+    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]: ...
+
+    def raise_event(self, event: str, data: dict[str, Any]) -> None: ...
+
+
 class Monitor:
-    def __init__(self, node: MitigationNode) -> None:
+    def __init__(self, node: MonitoredNode) -> None:
         self.node = node
         self.frontend: dict[str, str] = {}
         self.backend: dict[str, str] = {}

@@ -22,7 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from actors.webfilter import squidconf, tlsfiles
 
@@ -43,6 +43,22 @@ class ProxySettings:
     tls_outgoing_cafile: str = ""  # extra CA file Squid verifies origins with (besides the system CAs)
     ca_cert: str = ""  # the interception CA (copied into tls/ while ssl_bump is on)
     ca_key: str = ""
+
+
+class PlaneStatus(TypedDict):
+    """What `DataPlane.status()` reports (also the answer of the proxy actor's start, restart, reconfigure)."""
+
+    running: bool
+    proxy: str | None  # 127.0.0.1:<port> once started
+    port: int
+    dns: str  # dnsmasq's loopback address
+    dns_running: bool
+    squid_pid: int | None
+    started_at: float
+    access_log: str
+    last_apply: dict[str, Any]  # timings of the last apply (empty before the first one)
+    ssl_bump: bool  # Squid runs a bumping configuration now
+    ssl_bump_ca_sha256: str | None
 
 
 _PR_SET_PDEATHSIG = 1
@@ -161,7 +177,7 @@ class DataPlane:
                 argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
             )
 
-    def start(self, policy: squidconf.Policy) -> dict[str, Any]:
+    def start(self, policy: squidconf.Policy) -> PlaneStatus:
         """Start dnsmasq then Squid with `policy`; returns `status()`."""
         self._acl_entries, self._sinkhole, self._pages = {}, None, set()  # render everything once
         self._prepare()
@@ -326,7 +342,7 @@ class DataPlane:
         self.dnsmasq.send_signal(signal.SIGHUP)
         return True
 
-    def restart_squid(self) -> dict[str, Any]:
+    def restart_squid(self) -> PlaneStatus:
         """Stop and start Squid: the only way to empty its memory cache at once."""
         self._stop_squid()
         self._check_parse()
@@ -342,7 +358,7 @@ class DataPlane:
     def running(self) -> bool:
         return self.squid is not None and self.squid.poll() is None
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> PlaneStatus:
         bumping = self.bumping and self.running()
         return {
             "running": self.running(),

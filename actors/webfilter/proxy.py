@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from actors.webfilter.dataplane import DataPlane, ProxySettings
+from actors.webfilter.dataplane import DataPlane, PlaneStatus, ProxySettings
 from actors.webfilter.squidconf import Policy
 from actors.webfilter.tlsfiles import tls_capable
 
@@ -20,7 +20,7 @@ class ProxyOwner:
     def __init__(self, root: str, settings: ProxySettings) -> None:
         self.plane = DataPlane(Path(root), settings)
 
-    def ensure(self, policy: Policy) -> dict[str, Any]:
+    def ensure(self, policy: Policy) -> PlaneStatus:
         """Start the data plane if it is not running, else apply `policy`; returns the status."""
         if not self.plane.running():
             self.plane.stop()
@@ -33,21 +33,21 @@ class ProxyOwner:
             return self.ensure(policy)["last_apply"] or {"changed": True, "started": True}
         return self.plane.apply(policy)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> PlaneStatus:
         return self.plane.status()
 
     def tls_capable(self) -> bool:
         """Whether the installed Squid can bump TLS (OpenSSL build with its certificate generator)."""
         return tls_capable(self.plane.config.squid_bin, self.plane.config.certgen_bin)
 
-    def reconfigure(self) -> dict[str, Any]:
+    def reconfigure(self) -> PlaneStatus:
         self.plane.reconfigure()
         return self.plane.status()
 
     def reload_dns(self) -> bool:
         return self.plane.reload_dns()
 
-    def restart(self) -> dict[str, Any]:
+    def restart(self) -> PlaneStatus:
         return self.plane.restart_squid()
 
     def manager(self, action: str) -> str:

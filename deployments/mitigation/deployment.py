@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from fastapi import FastAPI
+
 from rayfleet.serving import ingress_app
 
 
-def build(args: dict):
+def build(args: dict[str, Any]) -> Any:
     config_path = args.get("config", "config/mitigation.yaml")
 
-    def factory():
+    def factory() -> FastAPI:
         from deployments.mitigation.app import create_app
         from deployments.mitigation.config import load
 

@@ -2,21 +2,19 @@
 
 Spec 002 §7 leaves D's error bodies open; every error of this component, including
 validation and routing errors, leaves as `{"error": {"code": "<code>", "message": "..."}}`
-with `code` one of the names in CODES.
+with `code` one of the names in CODES. `rayfleet.errors.install_error_handlers` routes
+every exception here (see `app.py`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
-
-from rayfleet.logs import get_logger
-
-log = get_logger("mitigation")
 
 CODES = {
     400: "bad_request",
@@ -51,24 +49,30 @@ def too_large(limit: int) -> JSONResponse:
     return error_response(413, f"request body above {limit} bytes")
 
 
-def install_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.message)
+def unwrap(envelope: Mapping[str, Any]) -> Any:
+    """The value of the fleet actor's envelope `{ok, value}`; `{ok: False, status, message}` → ApiError."""
+    if not envelope["ok"]:
+        raise ApiError(envelope["status"], envelope["message"])
+    return envelope["value"]
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        message = exc.detail if isinstance(exc.detail, str) else "request failed"
-        if exc.status_code == 404 and message == "Not Found":
-            message = f"no route for {request.method} {request.url.path}"
-        return error_response(exc.status_code, message)
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected error", extra={"path": request.url.path, "error": type(exc).__name__})
-        return error_response(500, "internal error")
+# -- handlers for rayfleet.errors.install_error_handlers ------------------------------------------
+def render(request: Request, status: int, message: str, headers: Mapping[str, str] | None) -> JSONResponse:
+    """Every error in the component's shape (headers such as 405's Allow are not passed on)."""
+    return error_response(status, message)
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in exc.errors()]
-        return error_response(422, "request validation failed", details=details)
+
+def api_error(request: Request, exc: ApiError) -> JSONResponse:
+    return error_response(exc.status, exc.message)
+
+
+def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"no route for {request.method} {request.url.path}"
+    return error_response(exc.status_code, message)
+
+
+def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in exc.errors()]
+    return error_response(422, "request validation failed", details=details)

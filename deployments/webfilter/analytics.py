@@ -11,7 +11,11 @@ import datetime as dt
 import time
 from typing import Any
 
-from deployments.webfilter.context import Context
+from actors.webfilter.logstore import LogStore
+from deployments.webfilter.state import WebfilterState
+from rayfleet.state import call
+
+Rows = list[tuple[Any, ...]]
 
 SHADOW_IT: dict[str, tuple[str, str]] = {
     "dropbox.com": ("Dropbox", "File sharing"),
@@ -83,20 +87,18 @@ def _iso(value: Any) -> str | None:
     return str(value)
 
 
-async def run(context: Context, *items: tuple[str, list[Any]]) -> list[list[tuple]]:
-    result: list[list[tuple]] = await context.logs.queries.remote(list(items))
-    return result
+async def run(context: WebfilterState, *items: tuple[str, list[Any]]) -> list[Rows]:
+    return await call(context.logs, LogStore.queries, list(items))
 
 
-async def answer(context: Context, *items: tuple[str, list[Any]]) -> list[list[tuple]]:
+async def answer(context: WebfilterState, *items: tuple[str, list[Any]]) -> list[Rows]:
     """Rollup questions with bucket-aligned parameters: one snapshot, memoised until the next batch."""
-    result: list[list[tuple]] = await context.logs.answer.remote(list(items))
-    return result
+    return await call(context.logs, LogStore.answer, list(items))
 
 
 async def logs_page(
-    context: Context, limit: int, offset: int, blocked: bool | None, client: str | None, search: str | None
-) -> tuple[list[dict], int]:
+    context: WebfilterState, limit: int, offset: int, blocked: bool | None, client: str | None, search: str | None
+) -> tuple[list[dict[str, Any]], int]:
     where: list[str] = ["1=1"]
     args: list[Any] = []
     if blocked is not None:
@@ -139,7 +141,7 @@ async def logs_page(
     return items, int(total[0][0])
 
 
-async def stats(context: Context) -> dict:
+async def stats(context: WebfilterState) -> dict[str, Any]:
     totals, rules = await answer(
         context,
         ("SELECT coalesce(sum(requests), 0), coalesce(sum(blocked), 0) FROM r_minute", []),
@@ -157,7 +159,7 @@ async def stats(context: Context) -> dict:
     }
 
 
-async def timeline(context: Context, hours: int) -> list[dict]:
+async def timeline(context: WebfilterState, hours: int) -> list[dict[str, Any]]:
     now = int(time.time())
     start = _micros((now // 3600 - hours + 1) * 3600)
     (rows,) = await answer(
@@ -181,7 +183,7 @@ PERIODS: dict[str, tuple[str, int, int]] = {
 }
 
 
-async def traffic(context: Context, period: str) -> dict:
+async def traffic(context: WebfilterState, period: str) -> dict[str, Any]:
     unit, buckets, seconds = PERIODS[period]
     now = int(time.time())
     start = _micros((now // seconds - buckets + 1) * seconds)
@@ -206,7 +208,7 @@ async def traffic(context: Context, period: str) -> dict:
     }
 
 
-async def clients(context: Context, hours: int, limit: int) -> dict:
+async def clients(context: WebfilterState, hours: int, limit: int) -> dict[str, Any]:
     since = _since_hour(hours)
     rows, total = await answer(
         context,
@@ -221,7 +223,7 @@ async def clients(context: Context, hours: int, limit: int) -> dict:
     return {"clients": items, "total_clients": int(total[0][0])}
 
 
-async def domains(context: Context, hours: int, limit: int, blocked_only: bool = False) -> dict:
+async def domains(context: WebfilterState, hours: int, limit: int, blocked_only: bool = False) -> dict[str, Any]:
     since = _since_hour(hours)
     having = "HAVING sum(blocked) > 0" if blocked_only else ""
     order = "b DESC" if blocked_only else "n DESC"
@@ -238,7 +240,7 @@ async def domains(context: Context, hours: int, limit: int, blocked_only: bool =
     return {"domains": items, "total_domains": int(total[0][0])}
 
 
-async def top_domains(context: Context, hours: int, limit: int) -> list[dict]:
+async def top_domains(context: WebfilterState, hours: int, limit: int) -> list[dict[str, Any]]:
     """Grouped by registrable domain (the last two labels; no public-suffix list)."""
     (rows,) = await answer(
         context,
@@ -252,7 +254,7 @@ async def top_domains(context: Context, hours: int, limit: int) -> list[dict]:
     return [{"domain": d, "requests": int(n), "blocked": int(b), "hosts": int(h)} for d, n, b, h in rows]
 
 
-async def shadow_it(context: Context, hours: int) -> list[dict]:
+async def shadow_it(context: WebfilterState, hours: int) -> list[dict[str, Any]]:
     (rows,) = await answer(
         context,
         (
@@ -260,7 +262,7 @@ async def shadow_it(context: Context, hours: int) -> list[dict]:
             [_since_hour(hours)],
         ),
     )
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for host, count in rows:
         for domain, (name, category) in SHADOW_IT.items():
             if host == domain or host.endswith("." + domain):
@@ -269,7 +271,7 @@ async def shadow_it(context: Context, hours: int) -> list[dict]:
     return sorted(found.values(), key=lambda e: -e["requests"])
 
 
-async def user_agents(context: Context, hours: int) -> dict:
+async def user_agents(context: WebfilterState, hours: int) -> dict[str, Any]:
     since = _since_hour(hours)
     agents, methods = await answer(
         context,
@@ -289,7 +291,7 @@ async def user_agents(context: Context, hours: int) -> dict:
     }
 
 
-async def file_extensions(context: Context, hours: int) -> list[dict]:
+async def file_extensions(context: WebfilterState, hours: int) -> list[dict[str, Any]]:
     (rows,) = await run(
         context,
         (
@@ -309,7 +311,7 @@ def _threat(rule: str) -> str:
     return THREAT_LABELS.get(rule, rule)
 
 
-async def dashboard(context: Context) -> dict:
+async def dashboard(context: WebfilterState) -> dict[str, Any]:
     day = _since_hour(24)
     midnight = _bucket(86400)
     totals, today, blocked_domains, top_clients, rules, recent = await answer(
@@ -350,7 +352,7 @@ async def dashboard(context: Context) -> dict:
     }
 
 
-async def waf_counts(context: Context, since_epoch: float) -> dict[str, int]:
+async def waf_counts(context: WebfilterState, since_epoch: float) -> dict[str, int]:
     (rows,) = await run(
         context,
         (
@@ -361,7 +363,7 @@ async def waf_counts(context: Context, since_epoch: float) -> dict[str, int]:
     return {r[4:]: int(n) for r, n in rows}
 
 
-async def recent_destinations(context: Context, hours: int, limit: int) -> list[str]:
+async def recent_destinations(context: WebfilterState, hours: int, limit: int) -> list[str]:
     (rows,) = await run(
         context,
         ("SELECT url FROM logs WHERE ts >= make_timestamp(?) ORDER BY id DESC LIMIT ?", [_since(hours), limit]),

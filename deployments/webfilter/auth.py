@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import jwt
-from fastapi import Depends, Request
 
-from deployments.webfilter.context import Context, ctx, peer
+from actors.webfilter.authstate import AuthState
 from deployments.webfilter.errors import ApiError
+from deployments.webfilter.state import WebfilterState
 from deployments.webfilter.store import verify_password
 from rayfleet.auth import match_key
+from rayfleet.state import call
 
 ALGORITHM = "HS256"
 
@@ -57,11 +58,11 @@ def password_problem(password: str, username: str) -> str | None:
     return None
 
 
-def _secret(context: Context) -> str:
+def _secret(context: WebfilterState) -> str:
     return context.store.meta("jwt_secret")
 
 
-def issue_pair(context: Context, username: str) -> dict[str, Any]:
+def issue_pair(context: WebfilterState, username: str) -> dict[str, Any]:
     now = int(time.time())
     cfg = context.config.auth
     secret = _secret(context)
@@ -78,14 +79,14 @@ def issue_pair(context: Context, username: str) -> dict[str, Any]:
     }
 
 
-async def _locked(context: Context, ip: str) -> None:
-    wait = await context.auth.retry_after.remote(ip)
+async def refuse_if_locked(context: WebfilterState, ip: str) -> None:
+    wait = await call(context.auth, AuthState.retry_after, ip)
     if wait:
         raise ApiError(429, "too many failed authentication attempts", {"Retry-After": str(wait)})
 
 
-async def _fail(context: Context, ip: str, username: str | None, reason: str) -> ApiError:
-    wait = await context.auth.record_failure.remote(ip)
+async def _fail(context: WebfilterState, ip: str, username: str | None, reason: str) -> ApiError:
+    wait = await call(context.auth, AuthState.record_failure, ip)
     await context.db(context.store.audit, username, ip, "login_failure", reason)
     if wait:
         return ApiError(429, "too many failed authentication attempts", {"Retry-After": str(wait)})
@@ -102,10 +103,10 @@ def _verified_key(username: str, password: str, row: Any) -> str:
     return hashlib.sha256(material).hexdigest()
 
 
-async def check_password(context: Context, ip: str, username: str, password: str) -> None:
+async def check_password(context: WebfilterState, ip: str, username: str, password: str) -> None:
     """scrypt-verify (about 50 ms, off the event loop); a success is remembered for a minute so HTTP Basic
     clients do not pay scrypt on every request. A password change alters the key (new hash)."""
-    await _locked(context, ip)
+    await refuse_if_locked(context, ip)
     row = await context.db(context.store.user, username)
     if row is not None:
         key = _verified_key(username, password, row)
@@ -123,7 +124,7 @@ def _stale(message: str) -> ApiError:
     return ApiError(401, message, {"WWW-Authenticate": 'Bearer error="invalid_token"'})
 
 
-async def decode_token(context: Context, ip: str, token: str, kind: str) -> dict[str, Any]:
+async def decode_token(context: WebfilterState, ip: str, token: str, kind: str) -> dict[str, Any]:
     """Claims of a valid token of `kind`. Forged or malformed tokens count against the client's address;
     expired, revoked or superseded (password changed) ones only get 401."""
     try:
@@ -139,7 +140,7 @@ async def decode_token(context: Context, ip: str, token: str, kind: str) -> dict
     row = await context.db(context.store.user, claims["sub"])
     if row is None or claims["iat"] < int(row["updated_at"]):
         raise _stale("token issued before the last password change")
-    if await context.auth.is_revoked.remote(claims["jti"]):
+    if await call(context.auth, AuthState.is_revoked, claims["jti"]):
         raise _stale(f"revoked {kind} token")
     return claims
 
@@ -153,12 +154,10 @@ def _basic(header: str) -> tuple[str, str] | None:
     return (user, password) if sep else None
 
 
-async def authenticate(request: Request) -> Principal:
-    context = ctx(request)
-    ip = peer(request)
-    header = request.headers.get("authorization", "")
+async def authenticate(context: WebfilterState, ip: str, header: str) -> Principal:
+    """The user behind an `Authorization` header (HTTP Basic or a bearer access token) from `ip`."""
     scheme, _, value = header.partition(" ")
-    await _locked(context, ip)
+    await refuse_if_locked(context, ip)
     if scheme.lower() == "basic":
         pair = _basic(value.strip())
         if pair is None:
@@ -171,17 +170,12 @@ async def authenticate(request: Request) -> Principal:
     raise ApiError(401, "authentication required", {"WWW-Authenticate": 'Basic realm="webfilter", Bearer'})
 
 
-async def authenticate_alert(request: Request) -> Principal:
+async def authenticate_alert(context: WebfilterState, ip: str, header: str) -> Principal:
     """INTERNAL_ALERT_TOKEN as a bearer (this route only); unset: normal admin authentication."""
-    context = ctx(request)
     token = context.config.internal_alert_token
     if token is None:
-        return await authenticate(request)
-    header = request.headers.get("authorization", "")
+        return await authenticate(context, ip, header)
     supplied = header[7:].strip() if header[:7].lower() == "bearer " else None
     if match_key(supplied, [token.get_secret_value()]) is not None:
         return Principal("internal", "internal")
     raise ApiError(401, "invalid internal alert token")
-
-
-User = Depends(authenticate)

@@ -7,18 +7,17 @@ Errors: `{status: "error", detail}` (+ `code: "internal_error"` on 500). Collect
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deployments.webfilter.schemas import ErrorBody
-from rayfleet.logs import get_logger
 
-log = get_logger("webfilter")
 API_VERSION = "1"
 
 
@@ -91,25 +90,24 @@ class ApiVersionMiddleware:
         await self.app(scope, receive, tagged)
 
 
-def install_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.detail, exc.headers)
+# -- handlers for rayfleet.errors.install_error_handlers (app.py) ----------------------------------
+def render(request: Request, status: int, detail: str, headers: Mapping[str, str] | None) -> JSONResponse:
+    return error_response(status, detail, dict(headers) if headers else None)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = exc.detail if isinstance(exc.detail, str) else "request failed"
-        if exc.status_code == 404 and detail == "Not Found":
-            detail = f"no route for {request.method} {request.url.path}"
-        return error_response(exc.status_code, detail, dict(exc.headers or {}))
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return error_response(422, f"invalid request: {where}: {first.get('msg', 'validation failed')}".strip())
+def api_error(request: Request, exc: ApiError) -> JSONResponse:
+    return error_response(exc.status, exc.detail, exc.headers)
 
-    @app.exception_handler(Exception)
-    async def _internal(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error", extra={"path": request.url.path, "error": type(exc).__name__})
-        return error_response(500, "internal error")
+
+def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    detail = exc.detail if isinstance(exc.detail, str) else "request failed"
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = f"no route for {request.method} {request.url.path}"
+    return error_response(exc.status_code, detail, dict(exc.headers or {}))
+
+
+def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """The first problem only: `invalid request: <where>: <message>`."""
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    return error_response(422, f"invalid request: {where}: {first.get('msg', 'validation failed')}".strip())

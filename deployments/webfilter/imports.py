@@ -7,14 +7,16 @@ from typing import Any
 
 import httpx
 
-from deployments.webfilter.context import Context
 from deployments.webfilter.entries import parse_list
 from deployments.webfilter.errors import ApiError
 from deployments.webfilter.fetch import FetchError, fetch_text, is_public
+from deployments.webfilter.state import WebfilterState
 from deployments.webfilter.store import LISTS, utc_now
 
 
-async def import_list(context: Context, kind: str, url: str | None, content: str | None, description: str) -> dict:
+async def import_list(
+    context: WebfilterState, kind: str, url: str | None, content: str | None, description: str
+) -> dict[str, Any]:
     """Parse and add a list of `kind` ('ip' | 'domain'); returns the counts and the proxy sync result."""
     if bool(url) == bool(content):
         raise ApiError(400, "give exactly one of url or content")
@@ -40,7 +42,7 @@ async def import_list(context: Context, kind: str, url: str | None, content: str
     }
 
 
-async def country_prefixes(context: Context, country: str) -> list[str]:
+async def country_prefixes(context: WebfilterState, country: str) -> list[str]:
     """`GET {asn_url}/api/v1/country/{cc}/prefixes` with the ASN API key, over HTTP."""
     key = context.config.asn_api_key
     headers = {"X-API-Key": key.get_secret_value()} if key else {}

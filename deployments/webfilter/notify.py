@@ -53,7 +53,9 @@ def targets(settings: dict[str, Any]) -> list[str]:
     return names
 
 
-async def send_all(settings: dict[str, Any], title: str, message: str, event: dict[str, Any]) -> dict[str, dict]:
+async def send_all(
+    settings: dict[str, Any], title: str, message: str, event: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
     """Send to every configured target at once; `{target: {ok, ...}}`."""
     s = settings
     async with httpx.AsyncClient(timeout=TIMEOUT, trust_env=False) as client:

@@ -144,7 +144,9 @@ class Store:
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     # lists -------------------------------------------------------------------------------------------
-    def list_entries(self, spec: ListSpec, limit: int, offset: int, search: str | None) -> tuple[list[dict], int]:
+    def list_entries(
+        self, spec: ListSpec, limit: int, offset: int, search: str | None
+    ) -> tuple[list[dict[str, Any]], int]:
         where, args = "", []
         if search:
             where, args = f"WHERE {spec.column} LIKE ?", [f"%{search}%"]
@@ -155,7 +157,7 @@ class Store:
         ).fetchall()
         return [dict(r) for r in rows], int(total)
 
-    def add_entry(self, spec: ListSpec, value: str, description: str, kind: str | None = None) -> dict | None:
+    def add_entry(self, spec: ListSpec, value: str, description: str, kind: str | None = None) -> dict[str, Any] | None:
         """The new row, or None when the value is already listed."""
         with self._conn() as conn:
             if spec.kind == "egress":
@@ -276,7 +278,7 @@ class Store:
                 (utc_now(), username, client_ip, action, detail[:1000]),
             )
 
-    def audit_log(self, limit: int, offset: int) -> tuple[list[dict], int]:
+    def audit_log(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
         conn = self._conn()
         total = conn.execute("SELECT COUNT(*) FROM audit_log").fetchone()[0]
         rows = conn.execute("SELECT * FROM audit_log ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
@@ -289,10 +291,10 @@ class Store:
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
 
-    def export(self) -> dict[str, list[dict]]:
+    def export(self) -> dict[str, list[dict[str, Any]]]:
         """Every table; password hashes, the JWT secret and secret settings redacted."""
         conn = self._conn()
-        out: dict[str, list[dict]] = {}
+        out: dict[str, list[dict[str, Any]]] = {}
         secret_settings = {k for k, s in settings_mod.SETTINGS.items() if s.secret}
         for table in EXPORTED_TABLES:
             rows = [dict(r) for r in conn.execute(f"SELECT * FROM {table}")]
@@ -354,7 +356,7 @@ class Store:
         cats = config.get("waf_categories", {})
         if not isinstance(cats, dict) or not set(cats) <= set(waf.CATEGORIES):
             raise ValueError("waf_categories must map known categories to booleans")
-        rows: dict[str, list[tuple]] = {}
+        rows: dict[str, list[tuple[Any, ...]]] = {}
         lists = config.get("lists", {})
         if not isinstance(lists, dict) or not set(lists) <= set(LISTS):
             raise ValueError("lists must map list names to entries")

@@ -5,24 +5,30 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import re
+from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Query
 from fastapi.responses import Response
 
-from deployments.webfilter import auth, ca, dnsprobe, notify
-from deployments.webfilter.context import Context, ctx, peer
+from actors.webfilter.authstate import AuthState
+from actors.webfilter.logstore import LogStore
+from actors.webfilter.proxy import ProxyOwner
+from deployments.webfilter import ca, dnsprobe, notify
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
+from deployments.webfilter.routes.common import SIGNED_IN, Ctx, Peer
 from deployments.webfilter.schemas import TEST_MESSAGE, DnsDetectBody, Envelope, NotifyBody, RestoreBody
 from deployments.webfilter.secretbox import SecretUnreadable
 from deployments.webfilter.settings import MASK, PROXY_SETTINGS, SettingError, parse_setting, redacted
+from deployments.webfilter.state import WebfilterState
+from rayfleet.state import call
 
-router = APIRouter(tags=["settings and maintenance"], dependencies=[auth.User], responses=AUTH_ERRORS)
+router = APIRouter(tags=["settings and maintenance"], dependencies=[SIGNED_IN], responses=AUTH_ERRORS)
 
 
-async def _check_bump(context: Context, values: dict[str, Any]) -> None:
+async def _check_bump(context: WebfilterState, values: dict[str, Any]) -> None:
     """ssl_bump_enabled on is refused (400, nothing written) when this Squid cannot bump."""
-    if values.get("ssl_bump_enabled") is True and not await context.proxy.tls_capable.remote():
+    if values.get("ssl_bump_enabled") is True and not await call(context.proxy, ProxyOwner.tls_capable):
         raise ApiError(
             400,
             "ssl_bump_enabled: the installed Squid cannot bump TLS (Debian's GnuTLS build); "
@@ -30,8 +36,7 @@ async def _check_bump(context: Context, values: dict[str, Any]) -> None:
         )
 
 
-async def _apply_settings(request: Request, raw: dict[str, Any]) -> dict:
-    context = ctx(request)
+async def _apply_settings(context: WebfilterState, ip: str, raw: dict[str, Any]) -> dict[str, Any]:
     if not raw:
         raise ApiError(400, "no settings given")
     try:
@@ -40,35 +45,33 @@ async def _apply_settings(request: Request, raw: dict[str, Any]) -> dict:
         raise ApiError(400, str(exc)) from None
     await _check_bump(context, values)
     await context.db(context.store.put_settings, values)
-    await context.db(context.store.audit, None, peer(request), "settings", ",".join(sorted(values)))
+    await context.db(context.store.audit, None, ip, "settings", ",".join(sorted(values)))
     sync = await context.sync_proxy() if set(values) & set(PROXY_SETTINGS) else None
     current = await context.db(context.store.settings)
     return ok(redacted({k: current[k] for k in values}), proxy=sync)
 
 
 @router.get("/api/settings", response_model=Envelope, summary="Every setting (flat name -> value; secrets masked)")
-async def get_settings(request: Request) -> dict:
-    context = ctx(request)
+async def get_settings(context: Ctx) -> dict[str, Any]:
     return ok(redacted(await context.db(context.store.settings)))
 
 
 @router.put(
     "/api/settings/{name}", response_model=Envelope, responses=errors(400), summary="Set one setting: body {value}"
 )
-async def put_setting(request: Request, name: str, value: Any = Body(..., embed=True)) -> dict:
-    return await _apply_settings(request, {name: value})
+async def put_setting(context: Ctx, ip: Peer, name: str, value: Any = Body(..., embed=True)) -> dict[str, Any]:
+    return await _apply_settings(context, ip, {name: value})
 
 
 @router.post(
     "/api/settings", response_model=Envelope, responses=errors(400), summary="Set several settings (all or nothing)"
 )
-async def post_settings(request: Request, body: dict[str, Any] = Body(...)) -> dict:
-    return await _apply_settings(request, body)
+async def post_settings(context: Ctx, ip: Peer, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+    return await _apply_settings(context, ip, body)
 
 
 @router.get("/api/database/size", response_model=Envelope, summary="Bytes on disk")
-async def database_size(request: Request) -> dict:
-    context = ctx(request)
+async def database_size(context: Ctx) -> dict[str, Any]:
     sqlite_bytes = await context.db(context.store.size_bytes)
     duck = context.config.root / "logs.duckdb"
     log_bytes = duck.stat().st_size if duck.exists() else 0
@@ -76,32 +79,28 @@ async def database_size(request: Request) -> dict:
 
 
 @router.get("/api/database/export", response_model=Envelope, summary="Every table, secrets redacted")
-async def database_export(request: Request) -> dict:
-    context = ctx(request)
+async def database_export(context: Ctx) -> dict[str, Any]:
     return ok(await context.db(context.store.export))
 
 
 @router.get("/api/database/stats", response_model=Envelope, summary="Rows per table")
-async def database_stats(request: Request) -> dict:
-    context = ctx(request)
+async def database_stats(context: Ctx) -> dict[str, Any]:
     counts = await context.db(context.store.table_counts)
-    (rows,) = await context.logs.queries.remote([("SELECT count(*) FROM logs", [])])
+    (rows,) = await call(context.logs, LogStore.queries, [("SELECT count(*) FROM logs", [])])
     return ok({"tables": counts, "log_rows": int(rows[0][0])})
 
 
 @router.post("/api/database/optimize", response_model=Envelope, summary="VACUUM, REINDEX, checkpoint")
-async def database_optimize(request: Request) -> dict:
-    context = ctx(request)
+async def database_optimize(context: Ctx) -> dict[str, Any]:
     before = await context.db(context.store.size_bytes)
     await context.db(context.store.optimize)
     return ok({"bytes_before": before, "bytes_after": await context.db(context.store.size_bytes)})
 
 
 @router.post("/api/database/reset", response_model=Envelope, summary="Empty every table except users")
-async def database_reset(request: Request) -> dict:
-    context = ctx(request)
+async def database_reset(context: Ctx, ip: Peer) -> dict[str, Any]:
     cleared = await context.db(context.store.reset)
-    await context.db(context.store.audit, None, peer(request), "database.reset")
+    await context.db(context.store.audit, None, ip, "database.reset")
     return ok({"cleared": cleared, "kept": ["users"]}, proxy=await context.sync_proxy())
 
 
@@ -117,9 +116,9 @@ _MGR_FIELDS = {
 }
 
 
-async def _cache_stats(request: Request) -> dict[str, Any]:
+async def _cache_stats(context: WebfilterState) -> dict[str, Any]:
     try:
-        text = await ctx(request).proxy.manager.remote("info")
+        text = await call(context.proxy, ProxyOwner.manager, "info")
     except Exception as exc:
         raise ApiError(503, f"squid cache manager unavailable: {type(exc).__name__}") from None
     out: dict[str, Any] = {"source": "squid mgr:info"}
@@ -132,15 +131,14 @@ async def _cache_stats(request: Request) -> dict[str, Any]:
 @router.get(
     "/api/cache/statistics", response_model=Envelope, responses=errors(503), summary="Squid cache manager figures"
 )
-async def cache_statistics(request: Request) -> dict:
-    return ok(await _cache_stats(request))
+async def cache_statistics(context: Ctx) -> dict[str, Any]:
+    return ok(await _cache_stats(context))
 
 
 @router.post("/api/maintenance/reload-config", response_model=Envelope, summary="Re-render and reconfigure Squid")
-async def reload_config(request: Request) -> dict:
-    context = ctx(request)
+async def reload_config(context: Ctx) -> dict[str, Any]:
     await context.sync_proxy()
-    return ok(await context.proxy.reconfigure.remote())
+    return ok(await call(context.proxy, ProxyOwner.reconfigure))
 
 
 @router.post(
@@ -149,8 +147,8 @@ async def reload_config(request: Request) -> dict:
     responses=errors(503),
     summary="SIGHUP dnsmasq (re-read hosts)",
 )
-async def reload_dns(request: Request) -> dict:
-    if not await ctx(request).proxy.reload_dns.remote():
+async def reload_dns(context: Ctx) -> dict[str, Any]:
+    if not await call(context.proxy, ProxyOwner.reload_dns):
         raise ApiError(503, "dnsmasq is not running")
     return ok({"reloaded": True})
 
@@ -161,18 +159,17 @@ async def reload_dns(request: Request) -> dict:
     responses=errors(503),
     summary="Empty Squid's cache (restart)",
 )
-async def clear_cache(request: Request) -> dict:
-    before = await _cache_stats(request)
-    await ctx(request).proxy.restart.remote()
-    after = await _cache_stats(request)
+async def clear_cache(context: Ctx) -> dict[str, Any]:
+    before = await _cache_stats(context)
+    await call(context.proxy, ProxyOwner.restart)
+    after = await _cache_stats(context)
     return ok(
         {"method": "squid restart", "entries_before": before["store_entries"], "entries_after": after["store_entries"]}
     )
 
 
 @router.get("/api/maintenance/backup-config", response_model=Envelope, summary="Settings, WAF and lists")
-async def backup_config(request: Request) -> dict:
-    context = ctx(request)
+async def backup_config(context: Ctx) -> dict[str, Any]:
     return ok(await context.db(context.store.backup))
 
 
@@ -182,8 +179,7 @@ async def backup_config(request: Request) -> dict:
     responses=errors(400),
     summary="Restore a backup (all or nothing)",
 )
-async def restore_config(request: Request, body: RestoreBody) -> dict:
-    context = ctx(request)
+async def restore_config(context: Ctx, ip: Peer, body: RestoreBody) -> dict[str, Any]:
     raw = body.config.get("settings")
     if isinstance(raw, dict) and raw.get("ssl_bump_enabled", MASK) != MASK:
         try:
@@ -194,18 +190,17 @@ async def restore_config(request: Request, body: RestoreBody) -> dict:
         summary = await context.db(context.store.restore, body.config)
     except (SettingError, ValueError) as exc:
         raise ApiError(400, f"backup refused: {exc}") from None
-    await context.db(context.store.audit, None, peer(request), "restore-config")
+    await context.db(context.store.audit, None, ip, "restore-config")
     return ok(summary, proxy=await context.sync_proxy())
 
 
-def _ca_paths(request: Request) -> tuple[Any, Any]:
-    return ca.ensure_ca(ctx(request).ca_cert.parent)
+def _ca_paths(context: WebfilterState) -> tuple[Path, Path]:
+    return ca.ensure_ca(context.ca_cert.parent)
 
 
 @router.get("/api/maintenance/check-cert-security", response_model=Envelope, summary="Findings about the CA")
-async def check_cert_security(request: Request) -> dict:
-    context = ctx(request)
-    cert, key = await asyncio.to_thread(_ca_paths, request)
+async def check_cert_security(context: Ctx) -> dict[str, Any]:
+    cert, key = await asyncio.to_thread(_ca_paths, context)
     report = await asyncio.to_thread(ca.check, cert, key)
     state = await context.interception()
     setting = (await context.db(context.store.settings))["ssl_bump_enabled"]
@@ -221,8 +216,8 @@ async def check_cert_security(request: Request) -> dict:
 
 
 @router.get("/api/security/download-ca", summary="The interception CA certificate (PEM)", response_class=Response)
-async def download_ca(request: Request) -> Response:
-    cert, _ = await asyncio.to_thread(_ca_paths, request)
+async def download_ca(context: Ctx) -> Response:
+    cert, _ = await asyncio.to_thread(_ca_paths, context)
     return Response(
         cert.read_bytes(),
         media_type="application/x-pem-file",
@@ -231,11 +226,10 @@ async def download_ca(request: Request) -> Response:
 
 
 @router.get("/api/security/rate-limits", response_model=Envelope, summary="Addresses with failed logins")
-async def rate_limits(request: Request) -> dict:
-    context = ctx(request)
+async def rate_limits(context: Ctx) -> dict[str, Any]:
     cfg = context.config.auth
     return ok(
-        await context.auth.locked.remote(),
+        await call(context.auth, AuthState.locked),
         meta={"max_attempts": cfg.lockout_attempts, "window_seconds": cfg.lockout_window_seconds},
     )
 
@@ -246,12 +240,12 @@ async def rate_limits(request: Request) -> dict:
     responses=errors(400, 404),
     summary="Clear an address's failures",
 )
-async def clear_rate_limit(request: Request, ip: str) -> dict:
+async def clear_rate_limit(context: Ctx, ip: str) -> dict[str, Any]:
     try:
         ipaddress.ip_address(ip)
     except ValueError:
         raise ApiError(400, f"not an IP address: {ip[:100]!r}") from None
-    if not await ctx(request).auth.clear.remote(ip):
+    if not await call(context.auth, AuthState.clear, ip):
         raise ApiError(404, f"no failed attempts recorded for {ip}")
     return ok({"ip": ip, "cleared": True})
 
@@ -262,8 +256,7 @@ async def clear_rate_limit(request: Request, ip: str) -> dict:
     responses=errors(400, 409, 502),
     summary="Send a test to every configured target",
 )
-async def notifications_test(request: Request, body: NotifyBody | None = None) -> dict:
-    context = ctx(request)
+async def notifications_test(context: Ctx, body: NotifyBody | None = None) -> dict[str, Any]:
     try:
         settings = await context.db(context.store.settings, True)
     except SecretUnreadable as exc:
@@ -284,8 +277,7 @@ async def notifications_test(request: Request, body: NotifyBody | None = None) -
     responses=errors(400, 429),
     summary="Probe given addresses for DNS filters",
 )
-async def dns_detect(request: Request, body: DnsDetectBody, timeout: float = Query(1.0, gt=0, le=5)) -> dict:
-    context = ctx(request)
+async def dns_detect(context: Ctx, body: DnsDetectBody, timeout: float = Query(1.0, gt=0, le=5)) -> dict[str, Any]:
     subnet = ipaddress.ip_network(context.config.dns_detect_subnet)
     for address in body.addresses:
         try:
@@ -294,12 +286,12 @@ async def dns_detect(request: Request, body: DnsDetectBody, timeout: float = Que
             raise ApiError(400, f"not an IP address: {address[:100]!r}") from None
         if not (ip.is_loopback or ip in subnet):
             raise ApiError(400, f"{address} is neither loopback nor in the configured subnet {subnet}")
-    if not await context.auth.acquire_scan.remote():
+    if not await call(context.auth, AuthState.acquire_scan):
         raise ApiError(429, "two DNS scans are already running", {"Retry-After": "5"})
     try:
         found = await asyncio.gather(
             *(asyncio.to_thread(dnsprobe.probe, a, body.port, timeout) for a in body.addresses)
         )
     finally:
-        await context.auth.release_scan.remote()
+        await call(context.auth, AuthState.release_scan)
     return ok(list(found))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Any
 
+from fastapi import APIRouter
+
+from actors.webfilter.authstate import AuthState
+from actors.webfilter.proxy import ProxyOwner
 from deployments.webfilter import auth
-from deployments.webfilter.context import ctx, peer
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors
+from deployments.webfilter.routes.common import Ctx, Peer, User
 from deployments.webfilter.schemas import ChangePasswordBody, Flat, LoginBody, LogoutBody, RefreshBody, Tokens
+from rayfleet.state import call
 
 router = APIRouter(tags=["auth"])
 
@@ -18,8 +23,7 @@ router = APIRouter(tags=["auth"])
     responses=AUTH_ERRORS,
     summary="Exchange credentials for access and refresh JWTs",
 )
-async def login(body: LoginBody, request: Request) -> dict:
-    context, ip = ctx(request), peer(request)
+async def login(body: LoginBody, context: Ctx, ip: Peer) -> dict[str, Any]:
     await auth.check_password(context, ip, body.username, body.password)
     await context.db(context.store.audit, body.username, ip, "login")
     return {"status": "success", **auth.issue_pair(context, body.username)}
@@ -28,31 +32,29 @@ async def login(body: LoginBody, request: Request) -> dict:
 @router.post(
     "/api/auth/refresh", response_model=Tokens, responses=AUTH_ERRORS, summary="Rotate a refresh token (single use)"
 )
-async def refresh(body: RefreshBody, request: Request) -> dict:
-    context, ip = ctx(request), peer(request)
-    await auth._locked(context, ip)
+async def refresh(body: RefreshBody, context: Ctx, ip: Peer) -> dict[str, Any]:
+    await auth.refuse_if_locked(context, ip)
     claims = await auth.decode_token(context, ip, body.refresh_token, "refresh")
-    if not await context.auth.revoke.remote(claims["jti"], float(claims["exp"])):
+    if not await call(context.auth, AuthState.revoke, claims["jti"], float(claims["exp"])):
         raise ApiError(401, "refresh token already used")
     return {"status": "success", **auth.issue_pair(context, claims["sub"])}
 
 
 @router.post("/api/logout", response_model=Flat, responses=AUTH_ERRORS, summary="Revoke the JWT used for this request")
-async def logout(request: Request, body: LogoutBody | None = None, user: auth.Principal = auth.User) -> dict:
-    context = ctx(request)
+async def logout(context: Ctx, ip: Peer, user: User, body: LogoutBody | None = None) -> dict[str, Any]:
     revoked = []
     if user.claims:
-        await context.auth.revoke.remote(user.claims["jti"], float(user.claims["exp"]))
+        await call(context.auth, AuthState.revoke, user.claims["jti"], float(user.claims["exp"]))
         revoked.append("access")
     if body and body.refresh_token:
         try:
-            claims = await auth.decode_token(context, peer(request), body.refresh_token, "refresh")
+            claims = await auth.decode_token(context, ip, body.refresh_token, "refresh")
         except ApiError:
             claims = None
         if claims and claims["sub"] == user.username:
-            await context.auth.revoke.remote(claims["jti"], float(claims["exp"]))
+            await call(context.auth, AuthState.revoke, claims["jti"], float(claims["exp"]))
             revoked.append("refresh")
-    await context.db(context.store.audit, user.username, peer(request), "logout")
+    await context.db(context.store.audit, user.username, ip, "logout")
     return {"status": "success", "message": "logged out", "revoked": revoked}
 
 
@@ -62,8 +64,7 @@ async def logout(request: Request, body: LogoutBody | None = None, user: auth.Pr
     responses=errors(400, 401, 429),
     summary="Change the password (strength policy)",
 )
-async def change_password(body: ChangePasswordBody, request: Request, user: auth.Principal = auth.User) -> dict:
-    context, ip = ctx(request), peer(request)
+async def change_password(body: ChangePasswordBody, context: Ctx, ip: Peer, user: User) -> dict[str, Any]:
     await auth.check_password(context, ip, user.username, body.current_password)
     problem = auth.password_problem(body.new_password, user.username)
     if problem is None and body.new_password == body.current_password:
@@ -78,14 +79,13 @@ async def change_password(body: ChangePasswordBody, request: Request, user: auth
 @router.get(
     "/api/ws-token", response_model=Flat, responses=AUTH_ERRORS, summary="Single-use token for /api/ws/logs (2 minutes)"
 )
-async def ws_token(request: Request, user: auth.Principal = auth.User) -> dict:
-    issued = await ctx(request).auth.issue_ws_token.remote()
+async def ws_token(context: Ctx, user: User) -> dict[str, Any]:
+    issued = await call(context.auth, AuthState.issue_ws_token)
     return {"status": "success", **issued}
 
 
-async def _health(request: Request) -> dict:
-    context = ctx(request)
-    proxy = await context.proxy.status.remote()
+async def _health(context: Ctx) -> dict[str, Any]:
+    proxy = await call(context.proxy, ProxyOwner.status)
     return {
         "status": "healthy" if proxy["running"] else "degraded",
         "version": context.config.version,

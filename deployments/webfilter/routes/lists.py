@@ -1,17 +1,19 @@
-"""Blacklists, whitelists and the egress allowlist: every change is rendered into Squid at once."""
+"""Blacklists, whitelists and the egress allowlist: every change is rendered into Squid at once.
+
+The five lists share their routes: `ListRoutes` holds one list's spec, and its handlers are bound
+methods added to the module's router (the list is the handler's explicit state, not a closure).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 
-from deployments.webfilter import auth
-from deployments.webfilter.context import ctx, peer
 from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry, parse_list
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok, page
 from deployments.webfilter.imports import country_prefixes, import_list
+from deployments.webfilter.routes.common import SIGNED_IN, Ctx, Peer
 from deployments.webfilter.schemas import (
     SQLITE_MAX_INT,
     DomainBody,
@@ -23,17 +25,19 @@ from deployments.webfilter.schemas import (
     IpBody,
     UnifiedImportBody,
 )
-from deployments.webfilter.store import LISTS, ListSpec
+from deployments.webfilter.state import WebfilterState
+from deployments.webfilter.store import LISTS
 
-router = APIRouter(tags=["lists"], dependencies=[auth.User], responses=AUTH_ERRORS)
+router = APIRouter(tags=["lists"], dependencies=[SIGNED_IN], responses=AUTH_ERRORS)
 IMPORT_ERRORS = errors(400, 413, 502)
+Responses = dict[int | str, dict[str, Any]]
 
 
-def _normalise(spec: ListSpec, body: Any) -> tuple[str, str | None]:
+def _normalise(body: IpBody | DomainBody | EgressBody) -> tuple[str, str | None]:
     try:
-        if spec.kind == "ip":
+        if isinstance(body, IpBody):
             return ip_entry(body.ip), None
-        if spec.kind == "domain":
+        if isinstance(body, DomainBody):
             return domain_entry(body.domain), None
         kind, value = classify(body.entry)
         return value, kind
@@ -41,98 +45,135 @@ def _normalise(spec: ListSpec, body: Any) -> tuple[str, str | None]:
         raise ApiError(400, str(exc)) from None
 
 
-async def _changed(request: Request, action: str, detail: str) -> dict:
-    context = ctx(request)
-    await context.db(context.store.audit, None, peer(request), action, detail)
+async def _changed(context: WebfilterState, ip: str, action: str, detail: str) -> dict[str, Any]:
+    await context.db(context.store.audit, None, ip, action, detail)
     return await context.sync_proxy()
 
 
-def _register(name: str, body_model: type, bulk: bool) -> None:
-    spec = LISTS[name]
-    base = f"/api/{name}"
+class ListRoutes:
+    """The routes of one list `/api/{name}`; `bulk` adds bulk-delete and clear-all. Subclasses name the
+    body of an addition (IpBody, DomainBody or EgressBody)."""
+
+    def __init__(self, name: str, bulk: bool) -> None:
+        self.name = name
+        self.spec = LISTS[name]
+        self.bulk = bulk
 
     async def list_entries(
-        request: Request,
+        self,
+        context: Ctx,
         limit: int = Query(100, ge=1, le=1000),
         offset: int = Query(0, ge=0, le=SQLITE_MAX_INT),
         search: str | None = Query(None, max_length=200),
-    ) -> dict:
-        context = ctx(request)
-        items, total = await context.db(context.store.list_entries, spec, limit, offset, search)
+    ) -> dict[str, Any]:
+        items, total = await context.db(context.store.list_entries, self.spec, limit, offset, search)
         return page(items, total, limit, offset)
 
-    async def add_entry(request: Request, body: Any) -> dict:
-        context = ctx(request)
-        value, kind = _normalise(spec, body)
-        row = await context.db(context.store.add_entry, spec, value, body.description, kind)
+    async def _add(self, context: WebfilterState, ip: str, body: IpBody | DomainBody | EgressBody) -> dict[str, Any]:
+        value, kind = _normalise(body)
+        row = await context.db(context.store.add_entry, self.spec, value, body.description, kind)
         if row is None:
-            raise ApiError(409, f"{value} is already on the {name}")
-        return ok(row, proxy=await _changed(request, f"{name}.add", value))
+            raise ApiError(409, f"{value} is already on the {self.name}")
+        return ok(row, proxy=await _changed(context, ip, f"{self.name}.add", value))
 
-    add_entry.__annotations__["body"] = body_model
+    async def delete_entry(
+        self, context: Ctx, ip: Peer, id: int = Path(..., ge=1, le=SQLITE_MAX_INT)
+    ) -> dict[str, Any]:
+        if not await context.db(context.store.delete_entries, self.spec, [id]):
+            raise ApiError(404, f"no {self.name} entry with id {id}")
+        return ok({"deleted": 1}, proxy=await _changed(context, ip, f"{self.name}.delete", str(id)))
 
-    async def delete_entry(request: Request, id: int = Path(..., ge=1, le=SQLITE_MAX_INT)) -> dict:
-        context = ctx(request)
-        if not await context.db(context.store.delete_entries, spec, [id]):
-            raise ApiError(404, f"no {name} entry with id {id}")
-        return ok({"deleted": 1}, proxy=await _changed(request, f"{name}.delete", str(id)))
+    async def bulk_delete(self, context: Ctx, ip: Peer, body: IdsBody) -> dict[str, Any]:
+        deleted = await context.db(context.store.delete_entries, self.spec, body.ids)
+        return ok({"deleted": deleted}, proxy=await _changed(context, ip, f"{self.name}.bulk_delete", str(deleted)))
 
-    routes: list[tuple[str, str, Callable[..., Any], str, dict[int | str, dict[str, Any]]]] = [
-        ("GET", base, list_entries, f"List the {name} (paginated)", {}),
-        ("POST", base, add_entry, f"Add to the {name}", errors(400, 409)),
-        ("DELETE", base + "/{id}", delete_entry, f"Delete one {name} entry", errors(404)),
-    ]
-    if bulk:
+    async def clear_all(self, context: Ctx, ip: Peer) -> dict[str, Any]:
+        deleted = await context.db(context.store.clear, self.spec)
+        return ok({"deleted": deleted}, proxy=await _changed(context, ip, f"{self.name}.clear", str(deleted)))
 
-        async def bulk_delete(request: Request, body: IdsBody) -> dict:
-            context = ctx(request)
-            deleted = await context.db(context.store.delete_entries, spec, body.ids)
-            return ok({"deleted": deleted}, proxy=await _changed(request, f"{name}.bulk_delete", str(deleted)))
+    async def add_entry(self, context: Ctx, ip: Peer, body: Any) -> dict[str, Any]:
+        raise NotImplementedError  # each subclass declares its body model
 
-        async def clear_all(request: Request) -> dict:
-            context = ctx(request)
-            deleted = await context.db(context.store.clear, spec)
-            return ok({"deleted": deleted}, proxy=await _changed(request, f"{name}.clear", str(deleted)))
-
-        routes[:0] = [
-            ("POST", base + "/bulk-delete", bulk_delete, f"Delete several {name} entries by id", {}),
-            ("DELETE", base + "/clear-all", clear_all, f"Empty the {name}", {}),
+    def register(self) -> None:
+        """Add this list's routes to the router (bulk routes first: `/clear-all` is not an `{id}`)."""
+        base = f"/api/{self.name}"
+        routes: list[tuple[str, str, Any, str, Responses]] = [
+            ("GET", base, self.list_entries, f"List the {self.name} (paginated)", {}),
+            ("POST", base, self.add_entry, f"Add to the {self.name}", errors(400, 409)),
+            ("DELETE", base + "/{id}", self.delete_entry, f"Delete one {self.name} entry", errors(404)),
         ]
-    for method, path, endpoint, summary, responses in routes:
+        if self.bulk:
+            routes[:0] = [
+                ("POST", base + "/bulk-delete", self.bulk_delete, f"Delete several {self.name} entries by id", {}),
+                ("DELETE", base + "/clear-all", self.clear_all, f"Empty the {self.name}", {}),
+            ]
+        for method, path, endpoint, summary, responses in routes:
+            router.add_api_route(
+                path,
+                endpoint,
+                methods=[method],
+                name=endpoint.__name__,
+                response_model=Envelope,
+                summary=summary,
+                responses=responses,
+            )
+
+
+class IpList(ListRoutes):
+    async def add_entry(self, context: Ctx, ip: Peer, body: IpBody) -> dict[str, Any]:
+        return await self._add(context, ip, body)
+
+
+class DomainList(ListRoutes):
+    async def add_entry(self, context: Ctx, ip: Peer, body: DomainBody) -> dict[str, Any]:
+        return await self._add(context, ip, body)
+
+
+class EgressList(ListRoutes):
+    async def add_entry(self, context: Ctx, ip: Peer, body: EgressBody) -> dict[str, Any]:
+        return await self._add(context, ip, body)
+
+
+class ListImport:
+    """`POST /api/{name}/import` of a list of `kind` ('ip' or 'domain')."""
+
+    def __init__(self, name: str, kind: str) -> None:
+        self.name = name
+        self.kind = kind
+
+    async def import_entries(self, context: Ctx, body: ImportBody) -> dict[str, Any]:
+        return ok(await import_list(context, self.kind, body.url, body.content, body.description))
+
+    def register(self) -> None:
         router.add_api_route(
-            path, endpoint, methods=[method], response_model=Envelope, summary=summary, responses=responses
+            f"/api/{self.name}/import",
+            self.import_entries,
+            methods=["POST"],
+            name="import_entries",
+            response_model=Envelope,
+            responses=IMPORT_ERRORS,
+            summary=f"Import into the {self.name} from a URL or inline content (hosts, plain, adblock, CIDR)",
         )
 
 
-def _register_import(name: str, kind: str) -> None:
-    async def import_entries(request: Request, body: ImportBody) -> dict:
-        result = await import_list(ctx(request), kind, body.url, body.content, body.description)
-        return ok(result)
-
-    router.add_api_route(
-        f"/api/{name}/import",
-        import_entries,
-        methods=["POST"],
-        response_model=Envelope,
-        responses=IMPORT_ERRORS,
-        summary=f"Import into the {name} from a URL or inline content (hosts, plain, adblock, CIDR)",
-    )
-
-
-_register("ip-blacklist", IpBody, bulk=True)
-_register("domain-blacklist", DomainBody, bulk=True)
-_register("ip-whitelist", IpBody, bulk=False)
-_register("domain-whitelist", DomainBody, bulk=False)
-_register("egress-allowlist", EgressBody, bulk=True)
-_register_import("ip-blacklist", "ip")
-_register_import("domain-blacklist", "domain")
+LIST_ROUTES: tuple[ListRoutes | ListImport, ...] = (
+    IpList("ip-blacklist", bulk=True),
+    DomainList("domain-blacklist", bulk=True),
+    IpList("ip-whitelist", bulk=False),
+    DomainList("domain-whitelist", bulk=False),
+    EgressList("egress-allowlist", bulk=True),
+    ListImport("ip-blacklist", "ip"),
+    ListImport("domain-blacklist", "domain"),
+)
+for _routes in LIST_ROUTES:
+    _routes.register()
 
 
 @router.post(
     "/api/blacklists/import", response_model=Envelope, responses=IMPORT_ERRORS, summary="Import an IP or domain list"
 )
-async def import_unified(request: Request, body: UnifiedImportBody) -> dict:
-    return ok(await import_list(ctx(request), body.type, body.url, body.content, body.description))
+async def import_unified(context: Ctx, body: UnifiedImportBody) -> dict[str, Any]:
+    return ok(await import_list(context, body.type, body.url, body.content, body.description))
 
 
 @router.post(
@@ -141,8 +182,7 @@ async def import_unified(request: Request, body: UnifiedImportBody) -> dict:
     responses=errors(400, 502),
     summary="Blacklist every prefix of the given countries (from the ASN API over HTTP)",
 )
-async def import_geo(request: Request, body: GeoImportBody) -> dict:
-    context = ctx(request)
+async def import_geo(context: Ctx, ip: Peer, body: GeoImportBody) -> dict[str, Any]:
     codes = [c.strip().upper() for c in body.countries]
     if not all(len(c) == 2 and c.isascii() and c.isalpha() for c in codes):
         raise ApiError(400, "countries must be ISO 3166 alpha-2 codes")
@@ -155,5 +195,5 @@ async def import_geo(request: Request, body: GeoImportBody) -> dict:
         count = await context.db(context.store.add_many, LISTS["ip-blacklist"], parsed.entries, f"GeoIP: {code}")
         per_country[code] = count
         added += count
-    sync = await _changed(request, "blacklists.import_geo", ",".join(codes))
+    sync = await _changed(context, ip, "blacklists.import_geo", ",".join(codes))
     return ok({"added": added, "countries": per_country, "bogon_skipped": bogons, "source": "asn-api", "proxy": sync})

@@ -4,31 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import duckdb
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 
 from actors.webfilter import waf
-from deployments.webfilter import analytics, auth, notify
-from deployments.webfilter.context import ctx, peer
+from deployments.webfilter import analytics, notify
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
+from deployments.webfilter.routes.common import AlertSender, Ctx, Peer, User
 from deployments.webfilter.schemas import AlertBody, Envelope, TestRuleBody, WafToggleBody
 from deployments.webfilter.secretbox import SecretUnreadable
+from deployments.webfilter.state import WebfilterState
 from rayfleet.logs import get_logger
 
 router = APIRouter(tags=["waf"], responses=AUTH_ERRORS)
 log = get_logger("webfilter")
-User = auth.User
 
 
-def _reset_at(request: Request) -> float:
-    return float(ctx(request).store.meta("counters_reset_at", "0") or 0)
+def _reset_at(context: WebfilterState) -> float:
+    return float(context.store.meta("counters_reset_at", "0") or 0)
 
 
 @router.get("/api/waf/stats", response_model=Envelope, summary="Blocks per WAF category since the last reset")
-async def waf_stats(request: Request, user: auth.Principal = User) -> dict:
-    context = ctx(request)
-    since = await asyncio.to_thread(_reset_at, request)
+async def waf_stats(context: Ctx, user: User) -> dict[str, Any]:
+    since = await asyncio.to_thread(_reset_at, context)
     counts = await analytics.waf_counts(context, since)
     enabled = await context.db(context.store.waf_categories)
     settings = await context.db(context.store.settings)
@@ -46,8 +46,7 @@ async def waf_stats(request: Request, user: auth.Principal = User) -> dict:
 
 
 @router.get("/api/waf/categories", response_model=Envelope, summary="WAF categories and their state")
-async def waf_categories(request: Request, user: auth.Principal = User) -> dict:
-    context = ctx(request)
+async def waf_categories(context: Ctx, user: User) -> dict[str, Any]:
     enabled = await context.db(context.store.waf_categories)
     return ok(
         [
@@ -60,13 +59,12 @@ async def waf_categories(request: Request, user: auth.Principal = User) -> dict:
 @router.post(
     "/api/waf/categories/toggle", response_model=Envelope, responses=errors(404), summary="Enable or disable a category"
 )
-async def waf_toggle(request: Request, body: WafToggleBody, user: auth.Principal = User) -> dict:
-    context = ctx(request)
+async def waf_toggle(context: Ctx, ip: Peer, body: WafToggleBody, user: User) -> dict[str, Any]:
     name = body.category.upper()
     if name not in waf.CATEGORIES:
         raise ApiError(404, f"unknown WAF category {body.category!r}")
     await context.db(context.store.set_waf_category, name, body.enabled)
-    await context.db(context.store.audit, user.username, peer(request), "waf.toggle", f"{name}={body.enabled}")
+    await context.db(context.store.audit, user.username, ip, "waf.toggle", f"{name}={body.enabled}")
     return ok({"category": name, "enabled": body.enabled}, proxy=await context.sync_proxy())
 
 
@@ -81,8 +79,7 @@ def _check_regex(regex: str) -> None:
 @router.post(
     "/api/waf/test-rule", response_model=Envelope, responses=errors(400), summary="Evaluate a regex over recent traffic"
 )
-async def waf_test_rule(request: Request, body: TestRuleBody, user: auth.Principal = User) -> dict:
-    context = ctx(request)
+async def waf_test_rule(context: Ctx, body: TestRuleBody, user: User) -> dict[str, Any]:
     await asyncio.to_thread(_check_regex, body.regex)
     (rows,) = await analytics.run(
         context,
@@ -108,22 +105,18 @@ async def waf_test_rule(request: Request, body: TestRuleBody, user: auth.Princip
 
 
 @router.post("/api/counters/reset", response_model=Envelope, summary="Reset the WAF block counters")
-async def counters_reset(request: Request, user: auth.Principal = User) -> dict:
-    context = ctx(request)
+async def counters_reset(context: Ctx, ip: Peer, user: User) -> dict[str, Any]:
     now = time.time()
     await context.db(context.store.set_meta, "counters_reset_at", repr(now))
-    await context.db(context.store.audit, user.username, peer(request), "counters.reset")
+    await context.db(context.store.audit, user.username, ip, "counters.reset")
     return ok({"reset_at": now})
 
 
 @router.post("/api/internal/alert", response_model=Envelope, summary="WAF block notification (scoped token)")
-async def internal_alert(
-    request: Request, body: AlertBody, who: auth.Principal = Depends(auth.authenticate_alert)
-) -> dict:
-    context = ctx(request)
+async def internal_alert(context: Ctx, ip: Peer, body: AlertBody, who: AlertSender) -> dict[str, Any]:
     detail = f"{body.category}: {body.message} client={body.client_ip} url={body.url}"
-    await context.db(context.store.audit, who.username, peer(request), "internal.alert", detail)
-    sent: dict[str, dict] = {}
+    await context.db(context.store.audit, who.username, ip, "internal.alert", detail)
+    sent: dict[str, dict[str, Any]] = {}
     try:
         settings = await context.db(context.store.settings, True)
     except SecretUnreadable as exc:

@@ -14,67 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
 
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
-from actors.webfilter.logparse import mask_ip
-from deployments.webfilter.context import Context
+from actors.webfilter.authstate import AuthState
 from deployments.webfilter.errors import ApiError, error_response
+from deployments.webfilter.routes.common import WsCtx
+from deployments.webfilter.stream import Client
+from rayfleet.state import call
 
-router = APIRouter(tags=["stream"])
-QUEUE_SIZE = 1024
-POLL_SECONDS = 0.1
-
-
-class Client:
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[str] = asyncio.Queue(QUEUE_SIZE)
-        self.dropped = 0
-
-    def offer(self, text: str) -> None:
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
-            self.dropped += 1
-
-
-class Fanout:
-    """One poller per replica feeding every connected client's queue."""
-
-    def __init__(self, context: Context) -> None:
-        self.context = context
-        self.clients: set[Client] = set()
-        self.task: asyncio.Task[None] | None = None
-        self.seq = -1
-
-    def join(self) -> Client:
-        client = Client()
-        self.clients.add(client)
-        if self.task is None or self.task.done():
-            self.task = asyncio.get_running_loop().create_task(self._run())
-        return client
-
-    def leave(self, client: Client) -> None:
-        self.clients.discard(client)
-
-    async def _run(self) -> None:
-        if self.seq < 0:
-            self.seq, _ = await self.context.logs.since.remote(1 << 62)
-        while self.clients:
-            seq, rows = await self.context.logs.since.remote(self.seq)
-            self.seq = seq
-            if rows:
-                gdpr = (await asyncio.to_thread(self.context.store.settings))["gdpr_mode"]
-                for row in rows:
-                    data: dict[str, Any] = dict(row)
-                    if gdpr:
-                        data["client_ip"] = mask_ip(data["client_ip"])
-                    text = json.dumps({"type": "log", "data": data})
-                    for client in list(self.clients):
-                        client.offer(text)
-            await asyncio.sleep(POLL_SECONDS)
+router = APIRouter(tags=["stream"])  # the fan-out behind the stream: deployments/webfilter/stream.py
 
 
 async def _sender(websocket: WebSocket, client: Client) -> None:
@@ -87,19 +37,18 @@ async def _sender(websocket: WebSocket, client: Client) -> None:
 
 
 @router.websocket("/api/ws/logs")
-async def ws_logs(websocket: WebSocket) -> None:
-    context: Context = websocket.app.state.ctx
+async def ws_logs(websocket: WebSocket, context: WsCtx) -> None:
     token = websocket.query_params.get("token", "")
     protocols = websocket.headers.get("sec-websocket-protocol", "")
     for proto in protocols.split(","):
         if proto.strip().startswith("spm-ws-token."):
             token = token or proto.strip().split(".", 1)[1]
-    if not token or len(token) > 200 or not await context.auth.consume_ws_token.remote(token):
+    if not token or len(token) > 200 or not await call(context.auth, AuthState.consume_ws_token, token):
         response = error_response(401, "invalid or expired stream token")
         await websocket.send_denial_response(response)
         return
     await websocket.accept()
-    fanout: Fanout = websocket.app.state.fanout
+    fanout = context.fanout
     client = fanout.join()
     sender = asyncio.create_task(_sender(websocket, client))
     try:

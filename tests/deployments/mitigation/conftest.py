@@ -18,6 +18,7 @@ from actors.mitigation.fleet import MitigationFleet
 from actors.mitigation.settings import FleetSettings, NodeSettings, WebhookSettings
 from deployments.mitigation.app import create_app
 from deployments.mitigation.config import MitigationConfig
+from deployments.mitigation.state import MitigationState
 from rayfleet.state import LocalActorHandle
 from tests.actors.mitigation.origin import static_origin
 
@@ -53,7 +54,7 @@ class Fleet:
         self.fleet = MitigationFleet(settings, name=f"fleet-{next(_FLEETS)}")
         self.handle = LocalActorHandle(self.fleet)
         config = MitigationConfig(fleet=settings, api_key=SecretStr(API_KEY))
-        self.app = create_app(config, state={"fleet": self.handle})
+        self.app = create_app(config, MitigationState(config, self.handle))
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app), base_url="http://mitigation", headers=HEADERS
         )

@@ -6,7 +6,9 @@ import pytest
 
 from deployments.mitigation.app import create_app
 from deployments.mitigation.config import load
+from deployments.mitigation.state import MitigationState
 from rayfleet.config import ConfigError
+from rayfleet.state import LocalActorHandle
 from tests.conftest import ROOT
 from tests.deployments.mitigation.conftest import API_KEY
 
@@ -25,8 +27,9 @@ CONFIG = ROOT / "config" / "mitigation.yaml"
 )
 def test_the_app_refuses_to_start_without_a_real_key(key, problem):
     environ = {} if key is None else {"MANAGEMENT_API_KEY": key}
+    config = load(CONFIG, environ)
     with pytest.raises(ConfigError, match=problem):
-        create_app(load(CONFIG, environ), state={"fleet": object()})
+        create_app(config, MitigationState(config, LocalActorHandle(object())))
 
 
 def test_serve_origin_and_asn_url_resolve_to_this_machines_serve_address():

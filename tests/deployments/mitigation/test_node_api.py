@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
-import asyncio
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.deployments.mitigation.conftest import HEADERS
+from tests.polling import eventually
 
 NODE = "/nodes/node-1/api/v1"
 
 
+async def _equal(value: Any, expected: Any) -> bool:
+    return await value == expected
+
+
+async def _fleet_counted(fleet: Any) -> bool:
+    text = (await fleet.client.get("/metrics", headers=HEADERS)).text
+    return 'service_packets_processed_total{node="node-1"} 5.0' in text
+
+
 async def test_status_reports_the_real_mode_uptime_and_connections(fleet, data_plane):
     await data_plane.get(fleet.node_url() + "/")
-    await asyncio.sleep(0.4)
-    response = await fleet.client.get(f"{NODE}/status")
-    assert response.status_code == 200
-    body = response.json()
+
+    async def counted() -> dict | None:
+        body = (await fleet.client.get(f"{NODE}/status")).json()
+        return body if body["connections"]["total"] >= 1 else None
+
+    body = await eventually(counted, what="the connection counted")
     assert body["status"] == "running"
     assert body["mode"] == "l7"
     assert 0 <= body["uptime_seconds"] < 600
@@ -37,8 +49,12 @@ async def test_a_rule_takes_effect_on_the_data_plane_and_counts_hits(fleet, data
     assert body["status"] == "active" and body["id"].startswith("rule-") and body["created_at"]
     assert (await data_plane.get(url)).status_code == 403
     assert (await data_plane.get(fleet.node_url() + "/download/other.pdf")).status_code == 200
-    await asyncio.sleep(0.3)
-    rules = (await fleet.client.get(f"{NODE}/rules")).json()
+
+    async def hit() -> dict | None:
+        rules = (await fleet.client.get(f"{NODE}/rules")).json()
+        return rules if rules["rules"] and rules["rules"][0]["hits"] >= 1 else None
+
+    rules = await eventually(hit, what="the rule's hit read from the log stream")
     assert rules["total"] == 1
     assert rules["rules"][0]["id"] == body["id"] and rules["rules"][0]["hits"] == 1
     deleted = await fleet.client.delete(f"{NODE}/rules/{body['id']}")
@@ -63,9 +79,13 @@ async def test_log_rules_count_without_blocking_and_score_rules_add_up(fleet, da
     # medium (3) alone stays under the threshold of 5; medium + low = 5 blocks
     assert (await data_plane.get(fleet.node_url() + "/half-bad")).status_code == 200
     assert (await data_plane.get(fleet.node_url() + "/half-bad/other-half")).status_code == 403
-    await asyncio.sleep(0.3)
-    hits = {r["pattern"]: r["hits"] for r in (await fleet.client.get(f"{NODE}/rules")).json()["rules"]}
-    assert hits == {"watch-me": 1, "half-bad": 2, "other-half": 1}
+    expected = {"watch-me": 1, "half-bad": 2, "other-half": 1}
+
+    async def hits() -> dict[str, int]:
+        return {r["pattern"]: r["hits"] for r in (await fleet.client.get(f"{NODE}/rules")).json()["rules"]}
+
+    await eventually(lambda: _equal(hits(), expected), what="every hit counted")
+    assert await hits() == expected  # and no more
 
 
 @pytest.mark.parametrize(
@@ -102,20 +122,13 @@ async def test_blacklist_blocks_the_source_then_expires(fleet, data_plane):
     assert response.json()["ip"] == "127.0.0.1" and response.json()["expires_at"]
     with pytest.raises(httpx.TransportError):  # rejected at connection time
         await data_plane.get(fleet.node_url() + "/")
-    for _ in range(40):
-        await asyncio.sleep(0.25)
-        try:
-            if (await data_plane.get(fleet.node_url() + "/")).status_code == 200:
-                break
-        except Exception:
-            continue
-    else:
-        pytest.fail("the blacklist entry never expired")
-    for _ in range(20):  # the node's sweep drops the expired entry from its map file too
-        if "127.0.0.1" not in fleet.node().blacklist:
-            break
-        await asyncio.sleep(0.1)
-    assert "127.0.0.1" not in fleet.node().blacklist
+
+    async def served() -> bool:
+        return (await data_plane.get(fleet.node_url() + "/")).status_code == 200
+
+    await eventually(served, ignore=(httpx.TransportError,), what="the blacklist entry expired")
+    # the node's sweep drops the expired entry from its map file too
+    await eventually(lambda: "127.0.0.1" not in fleet.node().blacklist, timeout=2, what="the entry swept")
     assert "127.0.0.1" not in fleet.node().paths.blacklist.read_text()
 
 
@@ -144,8 +157,12 @@ async def test_stats_are_counters_of_the_data_plane(fleet, data_plane):
     for _ in range(5):
         await data_plane.get(fleet.node_url() + "/")
     await data_plane.get(fleet.node_url() + "/?q=%3Cscript%3Ealert(1)%3C/script%3E")
-    await asyncio.sleep(0.5)
-    stats = (await fleet.client.get(f"{NODE}/stats")).json()
+
+    async def counted() -> dict | None:
+        stats = (await fleet.client.get(f"{NODE}/stats")).json()
+        return stats if stats["packets_processed"] >= 6 and stats["attacks_blocked"] >= 1 else None
+
+    stats = await eventually(counted, what="the requests counted")
     assert stats["packets_processed"] >= 6
     assert stats["attacks_blocked"] >= 1
     assert stats["memory_mb"] > 1
@@ -185,18 +202,21 @@ async def test_every_node_route_needs_the_key(fleet, method, path):
 
 async def test_node_metrics_need_the_key_and_carry_the_six_families(fleet, data_plane):
     await data_plane.get(fleet.node_url() + "/")
-    await asyncio.sleep(0.4)
     assert (await fleet.client.get("/nodes/node-1/metrics", headers={"X-Service-API-Key": ""})).status_code == 401
-    text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
-    for family in (
+    families = (
         "service_packets_processed_total",
         "service_attacks_blocked_total",
         "service_latency_seconds",
         "service_connections_active",
         "service_cpu_usage_percent",
         "service_memory_usage_bytes",
-    ):
-        assert family in text
+    )
+
+    async def rendered() -> list[str]:
+        text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
+        return [family for family in families if family not in text]
+
+    await eventually(lambda: _equal(rendered(), []), what="every family rendered")
 
 
 async def test_node_metrics_are_documented_as_prometheus_text(fleet):
@@ -211,10 +231,14 @@ async def test_latency_histogram_is_fed_from_the_log_stream(make_fleet, data_pla
     fleet = await make_fleet(log_sample_percent=100)
     for _ in range(5):
         await data_plane.get(fleet.node_url() + "/")
-    await asyncio.sleep(0.5)
-    text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
-    count = next(line for line in text.splitlines() if line.startswith("service_latency_seconds_count"))
-    assert float(count.split()[-1]) == 5
+
+    async def latency_count() -> float:
+        text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
+        lines = [line for line in text.splitlines() if line.startswith("service_latency_seconds_count")]
+        return float(lines[0].split()[-1]) if lines else 0.0
+
+    await eventually(lambda: _equal(latency_count(), 5.0), what="five latencies observed")
+    await eventually(lambda: _fleet_counted(fleet), what="the poll counted the requests")
     fleet_text = (await fleet.client.get("/metrics", headers=HEADERS)).text
     assert 'service_packets_processed_total{node="node-1"} 5.0' in fleet_text
 

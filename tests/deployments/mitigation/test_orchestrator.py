@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
 
 import httpx
@@ -13,6 +13,7 @@ from tests.deployments.asn.conftest import API_KEY as ASN_KEY
 from tests.deployments.asn.conftest import tiny_config
 from tests.deployments.asn.tinydata import PREFIX_ROWS, write_dataset
 from tests.deployments.mitigation.receivers import serve_in_thread
+from tests.polling import eventually
 
 API = "/api/v1"
 
@@ -20,6 +21,10 @@ API = "/api/v1"
 def from_source(address: str) -> httpx.AsyncClient:
     transport = httpx.AsyncHTTPTransport(local_address=address)
     return httpx.AsyncClient(transport=transport, trust_env=False, timeout=5.0)
+
+
+async def _is(value: Awaitable[str], expected: str) -> bool:
+    return await value == expected
 
 
 async def test_nodes_lists_every_registered_node(fleet):
@@ -113,11 +118,12 @@ def asn_api(tmp_path: Path):
 
 async def test_geo_block_uses_the_asn_apis_country_prefixes(make_fleet, asn_api):
     async with httpx.AsyncClient(trust_env=False) as probe:  # the dataset loads in the background
-        for _ in range(100):
+
+        async def loaded() -> bool:
             answer = await probe.get(f"{asn_api}/api/v1/country/DK/prefixes", headers={"X-API-Key": ASN_KEY})
-            if answer.status_code == 200:
-                break
-            await asyncio.sleep(0.1)
+            return answer.status_code == 200
+
+        await eventually(loaded, what="the ASN dataset loaded")
     fleet = await make_fleet(asn_api_url=asn_api)
     fleet.fleet.settings = fleet.fleet.settings.model_copy(update={"asn_api_key": ASN_KEY})
     body = {"name": "no-dk", "rules": [{"type": "geo_block", "countries": ["dk"]}]}
@@ -166,8 +172,12 @@ async def test_threats_sum_floods_across_the_fleet(make_fleet):
         for node_id in ("node-1", "node-2"):
             codes = [(await attacker.get(fleet.node_url(node_id) + "/")).status_code for _ in range(30)]
             assert codes[-1] == 429
-    await asyncio.sleep(0.8)
-    threats = (await fleet.client.get(f"{API}/threats")).json()
+
+    async def both_nodes() -> dict | None:
+        threats = (await fleet.client.get(f"{API}/threats")).json()
+        return threats if threats["active_threats"] == 2 and threats["attack_types"]["http_flood"] >= 40 else None
+
+    threats = await eventually(both_nodes, what="the flood seen by both nodes' polls")
     assert threats["active_threats"] == 2  # the same source, active on two nodes
     assert threats["attack_types"]["http_flood"] >= 40
     top = threats["top_attackers"][0]
@@ -185,12 +195,11 @@ async def test_health_needs_no_key_and_the_api_does(fleet):
 
 async def test_a_node_whose_data_plane_died_is_reported_unhealthy(fleet):
     fleet.node().proc.stop()
-    for _ in range(30):
-        await asyncio.sleep(0.2)
-        nodes = (await fleet.client.get(f"{API}/nodes")).json()["nodes"]
-        if nodes[0]["status"] != "healthy":
-            break
-    assert nodes[0]["status"] == "unhealthy"
+
+    async def status() -> str:
+        return str((await fleet.client.get(f"{API}/nodes")).json()["nodes"][0]["status"])
+
+    await eventually(lambda: _is(status(), "unhealthy"), what="the node reported unhealthy")
     degraded = await fleet.client.get("/health")
     assert degraded.status_code == 503 and degraded.json()["status"] == "degraded"
     # found by the fuzzer's review: the degraded 503 was missing from the OpenAPI

@@ -126,7 +126,7 @@ async def test_an_allowed_receiver_is_fetched_but_its_redirects_are_rechecked(wf
 
     receiver = await Receiver([("GET", "/list", serve_list), ("GET", "/redirect", redirect)]).start()
     port = receiver.port
-    context = wf.app.state.ctx
+    context = wf.app.state.component
     context.public_check = lambda address: address == "127.0.0.1"
     try:
         r = await wf.api.post("/api/domain-blacklist/import", json={"url": f"http://127.0.0.1:{port}/list"})
@@ -154,7 +154,7 @@ async def test_geo_import_takes_the_country_prefixes_from_the_asn_api_over_http(
 
     receiver = await Receiver([("GET", "/asn/api/v1/country/{cc}/prefixes", prefixes)]).start()
     port = receiver.port
-    context = wf.app.state.ctx
+    context = wf.app.state.component
     original = context.config
     from pydantic import SecretStr
 
@@ -211,7 +211,7 @@ async def test_the_openapi_documents_the_error_answers_in_the_error_shape(wf):
 
 
 async def test_concurrent_list_edits_share_reconfigurations_and_all_take_effect(wf):
-    applies = wf.app.state.ctx.applies
+    applies = wf.app.state.component.applies
     before = applies.runs
     domains = [f"c{i}.concurrent.test" for i in range(6)]
     added = await asyncio.gather(*(wf.api.post("/api/domain-blacklist", json={"domain": d}) for d in domains))

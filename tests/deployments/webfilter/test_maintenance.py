@@ -166,7 +166,7 @@ async def test_dns_detect_probes_only_loopback_or_the_configured_subnet(wf):
     assert found[1]["address"] == "127.0.0.1"
     outside = await wf.api.post("/api/dns/detect", json={"addresses": ["8.8.8.8"]})
     assert outside.status_code == 400
-    auth_state = wf.app.state.ctx.auth.instance
+    auth_state = wf.app.state.component.auth.instance
     auth_state.scans = 2
     try:
         busy = await wf.api.post("/api/dns/detect", json={"addresses": ["127.0.0.1"]})

@@ -112,7 +112,7 @@ async def test_gdpr_mode_masks_client_addresses_in_the_logs(wf):
 
 
 async def test_log_retention_days_is_what_clear_old_honours(wf):
-    store = wf.app.state.ctx.logs.instance
+    store = wf.app.state.component.logs.instance
     from actors.webfilter.logparse import parse_line
 
     old = time.time() - 10 * 86400

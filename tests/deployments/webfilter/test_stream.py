@@ -12,6 +12,7 @@ import uvicorn
 import websockets
 
 from tests.conftest import free_port
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 
@@ -21,13 +22,16 @@ async def ws_base(wf):
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(wf.app, host="127.0.0.1", port=port, lifespan="off", log_level="error"))
     task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: server.started, timeout=4, what="uvicorn started")
     yield f"ws://127.0.0.1:{port}"
     server.should_exit = True
     await task
+
+
+async def streaming(wf, clients: int) -> None:
+    """The replica's poller has its starting point and `clients` connected clients."""
+    fanout = wf.app.state.component.fanout
+    await eventually(lambda: fanout.seq >= 0 and len(fanout.clients) >= clients, what="the stream's poller")
 
 
 async def token(wf) -> str:
@@ -65,7 +69,7 @@ async def test_proxied_requests_arrive_on_the_stream_with_the_deciding_rule(wf, 
     await wf.api.post("/api/domain-blacklist", json={"domain": "tracker.test"})
     try:
         async with websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}") as ws:
-            await asyncio.sleep(0.3)
+            await streaming(wf, clients=1)
             await wf.fetch(wf.url("allowed.test", "/stream-ok"))
             await wf.fetch(wf.url("ads.tracker.test", "/stream-blocked"))
             ok = await next_log(ws, "/stream-ok")
@@ -84,8 +88,8 @@ async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf,
     sock.setblocking(False)
     slow = await websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}", sock=sock, max_queue=1)
     try:
-        await asyncio.sleep(0.3)
-        store = wf.app.state.ctx.logs.instance
+        await streaming(wf, clients=2)
+        store = wf.app.state.component.logs.instance
         from actors.webfilter.logparse import parse_line
 
         lines = [f"{1.7e9 + i:.3f} 127.0.0.5 GET 200 TCP_MISS 1 1 1 - http://burst.test/{i} -" for i in range(6000)]
@@ -112,7 +116,8 @@ async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf,
 
 
 async def test_a_full_client_queue_drops_and_then_says_how_many():
-    from deployments.webfilter.routes.ws import QUEUE_SIZE, Client, _sender
+    from deployments.webfilter.routes.ws import _sender
+    from deployments.webfilter.stream import QUEUE_SIZE, Client
 
     client = Client()
     for n in range(QUEUE_SIZE + 5):
@@ -128,10 +133,7 @@ async def test_a_full_client_queue_drops_and_then_says_how_many():
 
     recorder = Recorder()
     task = asyncio.create_task(_sender(recorder, client))
-    for _ in range(100):
-        if len(recorder.sent) > QUEUE_SIZE:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(recorder.sent) > QUEUE_SIZE, timeout=1, what="the queue sent")
     task.cancel()
     assert recorder.sent[0] == {"type": "dropped", "count": 5}
     assert [m["data"]["n"] for m in recorder.sent[1:]] == list(range(QUEUE_SIZE))

@@ -17,7 +17,6 @@ import shutil
 import socket
 import ssl
 import stat
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from tests.deployments.webfilter.conftest import (
     running_service,
     state_folder,
 )
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 
@@ -157,18 +157,17 @@ def served_certificate(proxy_port: int, host: str) -> x509.Certificate:
 
 async def tls_key_copy(wf: Service) -> Path:
     """Squid's copy of the interception CA key (in its state folder)."""
-    status = await wf.app.state.ctx.proxy.status.remote()
+    status = await wf.app.state.component.proxy.status.remote()
     return Path(status["access_log"]).parent.parent / "tls" / "ca.key"
 
 
 async def blocked_row(wf: Service, search: str, timeout: float = 10.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def newest() -> dict | None:
         r = await wf.api.get("/api/logs", params={"search": search, "blocked": True, "limit": 1})
-        if r.status_code == 200 and r.json()["data"]:
-            return dict(r.json()["data"][0])
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no blocked log row for {search}")
+        return dict(r.json()["data"][0]) if r.status_code == 200 and r.json()["data"] else None
+
+    row: dict = await eventually(newest, timeout=timeout, what=f"a blocked log row for {search}")
+    return row
 
 
 async def test_with_bumping_off_https_is_tunnelled_with_the_origins_certificate(tlswf, tls_origins):
@@ -259,7 +258,7 @@ async def test_the_setting_takes_effect_and_the_score_counts_it_only_when_squid_
             assert report["interception_enabled"] is True and report["ok"] is True
 
             # the setting alone earns nothing: with Squid down, nothing is bumped
-            context = tlswf.app.state.ctx
+            context = tlswf.app.state.component
             await context.proxy.stop.remote()
             try:
                 down = (await tlswf.api.get("/api/security/score")).json()["data"]

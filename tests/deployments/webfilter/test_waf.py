@@ -22,7 +22,7 @@ async def test_categories_are_listed_and_a_toggle_persists_and_takes_effect(wf):
     r = await wf.api.post("/api/waf/categories/toggle", json={"category": "xss", "enabled": False})
     assert r.status_code == 200 and r.json()["data"] == {"category": "XSS", "enabled": False}
     assert (await wf.fetch(wf.url("allowed.test", XSS))).status_code == 200
-    stored = wf.app.state.ctx.store.waf_categories()
+    stored = wf.app.state.component.store.waf_categories()
     assert stored["XSS"] is False
     await wf.api.post("/api/waf/categories/toggle", json={"category": "XSS", "enabled": True})
     assert (await wf.fetch(wf.url("allowed.test", XSS))).status_code == 403
@@ -66,7 +66,7 @@ async def test_internal_alert_token_is_scoped_to_the_alert_route_and_notifies(wf
 
     receiver = await Receiver([("POST", "/hook", hook)]).start()
     port = receiver.port
-    context = wf.app.state.ctx
+    context = wf.app.state.component
     original = context.config
     context.config = original.model_copy(update={"internal_alert_token": SecretStr("alert-" + "x" * 30)})
     bearer = {"Authorization": "Bearer alert-" + "x" * 30}

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import shutil
 import time
+from dataclasses import replace
 
 from aiohttp import web
 from starlette.testclient import TestClient
 
 from deployments.webfilter.app import create_app
 from deployments.webfilter.config import AuthConfig
+from deployments.webfilter.state import WebfilterState
 from rayfleet import state
 from tests.deployments.webfilter.conftest import (
     ADMIN_PASSWORD,
@@ -45,7 +47,7 @@ def test_no_generated_request_breaks_the_webfilter_api():
     started = time.monotonic()
     with state.local_state():
         state.reset_local_state()
-        app = create_app(config, {"public_check": lambda address: False})
+        app = create_app(config, replace(WebfilterState.from_ray(config), public_check=lambda address: False))
         try:
             with TestClient(app) as client:
                 try:
@@ -58,8 +60,8 @@ def test_no_generated_request_breaks_the_webfilter_api():
                     finally:
                         client.portal.call(asn.stop)
                 finally:  # Squid and dnsmasq stop whatever happened
-                    client.portal.call(app.state.ctx.logs.stop.remote)
-                    client.portal.call(app.state.ctx.proxy.stop.remote)
+                    client.portal.call(app.state.component.logs.stop.remote)
+                    client.portal.call(app.state.component.proxy.stop.remote)
         finally:
             state.reset_local_state()
             shutil.rmtree(root, ignore_errors=True)

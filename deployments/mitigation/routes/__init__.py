@@ -1,0 +1,1 @@
+"""The mitigation routers, one module per resource: the fleet (orchestrator) and one node."""

@@ -1,0 +1,165 @@
+"""The fleet actor's bookkeeping over node handles that are fakes (no HAProxy): envelopes, health,
+policy fan-out, scaling choices and threat sums."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from actors.mitigation.fleet import MitigationFleet, NodeEntry
+from actors.mitigation.node import NodeError
+from actors.mitigation.settings import FleetSettings
+from rayfleet.state import LocalActorHandle
+
+
+class FakeNode:
+    """A node actor's surface: records calls, answers heartbeats unless `down`."""
+
+    def __init__(self, load: float = 0.0) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.down = False
+        self.load = load
+        self.stopped = False
+
+    async def heartbeat(self) -> dict[str, Any]:
+        if self.down:
+            raise ConnectionError("node gone")
+        return {"status": "healthy", "load": self.load}
+
+    async def apply_settings(self, changes: dict[str, Any], geo: Any = None) -> dict[str, Any]:
+        self.calls.append(("apply_settings", (changes, geo)))
+        return {}
+
+    async def add_rule(self, pattern: str, action: str, severity: str, rule_id: str | None = None) -> dict[str, Any]:
+        self.calls.append(("add_rule", (pattern, action, severity, rule_id)))
+        return {"id": rule_id}
+
+    async def delete_rule(self, rule_id: str) -> dict[str, Any]:
+        raise NodeError(404, f"rule {rule_id} not found")
+
+    async def add_blacklist(self, ip: str, reason: str, duration: int) -> dict[str, Any]:
+        self.calls.append(("add_blacklist", (ip, reason, duration)))
+        return {}
+
+    def threat_summary(self) -> dict[str, Any]:
+        return {
+            "active_threats": 1,
+            "sources": {"10.0.0.1": {"attacks": 3, "type": "waf"}, "10.0.0.2": {"attacks": 0, "type": "waf"}},
+            "attack_types": {"waf": 3},
+        }
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+
+def _fleet(count: int = 2, **settings: Any) -> tuple[MitigationFleet, list[FakeNode]]:
+    fleet = MitigationFleet(FleetSettings(initial_nodes=0, **settings), name="fleet-unit")
+    fakes = []
+    for n in range(1, count + 1):
+        fake = FakeNode()
+        entry = NodeEntry(f"node-{n}", LocalActorHandle(fake))
+        entry.status, entry.mode = "healthy", "l7"
+        fleet.nodes[entry.id] = entry
+        fakes.append(fake)
+    return fleet, fakes
+
+
+async def test_calls_to_unknown_or_dead_nodes_and_refusals_come_back_as_envelopes():
+    fleet, _ = _fleet(1)
+    assert await fleet.call_node("node-9", "status") == {"ok": False, "status": 404, "message": "node node-9 not found"}
+    assert await fleet.call_node("node-1", "delete_rule", "r1") == {
+        "ok": False,
+        "status": 404,
+        "message": "rule r1 not found",
+    }
+    assert (await fleet.call_node("node-1", "heartbeat"))["ok"] is True
+    fleet.nodes["node-1"].status = "dead"
+    assert (await fleet.call_node("node-1", "heartbeat"))["status"] == 503
+
+
+async def test_a_node_is_dead_after_the_missed_heartbeats_and_recovers_when_it_answers():
+    fleet, (_, second) = _fleet(2, dead_after_missed=2)
+    second.down = True
+    await fleet.check_health()
+    assert fleet.nodes["node-2"].status == "healthy" and fleet.nodes["node-2"].missed == 1
+    await fleet.check_health()
+    assert fleet.nodes["node-2"].status == "dead" and fleet.nodes["node-2"].load == 0.0
+    assert fleet.nodes["node-1"].status == "healthy" and fleet.nodes["node-1"].last_heartbeat is not None
+    second.down, second.load = False, 0.4
+    await fleet.check_health()
+    assert fleet.nodes["node-2"].status == "healthy" and fleet.nodes["node-2"].missed == 0
+    assert fleet.nodes["node-2"].load == 0.4
+
+
+async def test_a_rate_limit_policy_reaches_every_live_node_and_later_nodes_inherit_it():
+    fleet, (first, second) = _fleet(2)
+    fleet.nodes["node-2"].status = "dead"
+    result = await fleet.apply_policy({"name": "p", "rules": [{"type": "rate_limit", "value": 30}]})
+    assert result["ok"] and result["value"]["nodes"] == ["node-1"]
+    assert first.calls == [("apply_settings", ({"rate_limit_rps": 30}, None))]
+    assert second.calls == []
+    assert fleet.policy_changes == {"rate_limit_rps": 30}  # what _add_node gives new nodes
+
+
+async def test_geo_block_without_an_asn_api_is_refused_before_any_node_changes():
+    fleet, (first,) = _fleet(1)
+    result = await fleet.apply_policy({"name": "g", "rules": [{"type": "geo_block", "countries": ["us"]}]})
+    assert result == {"ok": False, "status": 503, "message": result["message"]}
+    assert "ASN API" in result["message"] and first.calls == []
+
+
+async def test_fleet_rules_and_blacklist_reach_each_node_and_are_remembered():
+    fleet, (first, _) = _fleet(2)
+    added = await fleet.add_rule("evil", "block", "high")
+    rule_id = added["value"]["id"]
+    assert added["value"]["nodes"] == ["node-1", "node-2"]
+    assert first.calls[0] == ("add_rule", ("evil", "block", "high", rule_id))
+    assert (await fleet.add_rule("(", "block", "high"))["status"] == 422
+    bad = await fleet.add_blacklist("not-an-ip", "x", 60)
+    assert bad["status"] == 422
+    listed = await fleet.add_blacklist("10.0.0.0/8", "abuse", 60)
+    assert listed["value"]["ip"] == "10.0.0.0/8"
+    assert ("add_blacklist", ("10.0.0.0/8", "abuse", 60)) in first.calls
+    assert set(fleet.blacklist) == {"10.0.0.0/8"}
+    assert (await fleet.delete_rule("nope"))["status"] == 404
+    # a node added later gets the rule and the remaining blacklist time
+    late = FakeNode()
+    entry = NodeEntry("node-3", LocalActorHandle(late))
+    entry.mode = "l7"
+    await fleet._bring_up_to_date(entry)
+    assert late.calls[0] == ("add_rule", ("evil", "block", "high", rule_id))
+    assert late.calls[1][0] == "add_blacklist" and 55 <= late.calls[1][1][2] <= 60
+
+
+async def test_scale_up_is_bounded_by_max_nodes():
+    fleet, _ = _fleet(2, max_nodes=3)
+    refused = await fleet.scale("scale_up", 2)
+    assert refused == {"ok": False, "status": 409, "message": "max_nodes is 3: room for 1"}
+
+
+@pytest.mark.parametrize(
+    "statuses,loads,drained",
+    [
+        (["healthy", "dead", "healthy"], [0.1, 0.9, 0.1], ["node-2"]),  # the dead one first
+        (["healthy", "healthy", "healthy"], [0.5, 0.1, 0.9], ["node-2"]),  # then the least loaded
+        (["healthy", "healthy", "healthy"], [0.2, 0.2, 0.2], ["node-3"]),  # then the newest
+    ],
+)
+async def test_scale_down_drains_dead_then_idle_then_new_nodes(statuses, loads, drained):
+    fleet, fakes = _fleet(3)
+    for n, entry in enumerate(fleet.nodes.values()):
+        entry.status, entry.load = statuses[n], loads[n]
+        entry.registered_at = 1000.0 + n
+    result = await fleet.scale("scale_down", 1)
+    assert result["value"]["nodes"] == drained and result["value"]["total"] == 2
+    assert fakes[int(drained[0][-1]) - 1].stopped
+    assert (await fleet.scale("scale_down", 5))["status"] == 409
+
+
+async def test_threats_are_summed_over_the_fleet():
+    fleet, _ = _fleet(2)
+    summary = await fleet.threats()
+    assert summary["active_threats"] == 2 and summary["nodes"] == 2
+    assert summary["top_attackers"] == [{"ip": "10.0.0.1", "attacks": 6}]  # sources without attacks left out
+    assert summary["attack_types"] == {"syn_flood": 0, "http_flood": 0, "slowloris": 0, "waf": 6}

@@ -1,0 +1,306 @@
+"""The I/O shell around Squid and dnsmasq: what it writes, which files change, how it signals, restarts
+and fails.
+
+The behaviour that depends on Squid (reconfiguring, enforcing, logging) runs against the real Squid and
+dnsmasq on loopback; the failure paths use small scripts in their place, whose behaviour the test decides.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import dns.message
+import dns.query
+import dns.rdatatype
+import httpx
+import pytest
+
+from actors.webfilter.dataplane import DataPlane, DataPlaneError, ProxySettings, _write_atomic, free_dns_address
+from actors.webfilter.squidconf import Policy
+from tests.conftest import free_port
+from tests.deployments.webfilter.conftest import require_dataplane
+from tests.polling import eventually_sync
+
+HOSTS = {"allowed.test": "127.0.0.1"}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (ended, not yet reaped by its parent) counts as gone
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _resolve(server: str, name: str) -> list[str]:
+    answer = dns.query.udp(dns.message.make_query(name, dns.rdatatype.A), server, timeout=2)
+    return [item.address for rrset in answer.answer for item in rrset]
+
+
+def _script(folder: Path, name: str, body: str) -> str:
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + textwrap.dedent(body))
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def origin() -> Iterator[int]:
+    """A static origin on loopback (a child process of this test)."""
+    port = free_port()
+    folder = tempfile.mkdtemp(prefix="rf-dp-origin-")
+    (Path(folder) / "page.txt").write_text("origin page\n")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", folder],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        eventually_sync(
+            lambda: httpx.get(f"http://127.0.0.1:{port}/page.txt", trust_env=False), ignore=(httpx.HTTPError,)
+        )
+        yield port
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DataPlane]:
+    require_dataplane()
+    running = DataPlane(tmp_path_factory.mktemp("dataplane"), ProxySettings(hosts=HOSTS))
+    running.start(_policy())
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _policy(**changes: object) -> Policy:
+    """The policy the shared plane runs between tests, with `changes`."""
+    return replace(Policy(domain_blacklist=["sinkholed.test"], ip_blacklist=["192.0.2.1"]), **changes)
+
+
+def _proxy(plane: DataPlane) -> httpx.Client:
+    return httpx.Client(proxy=f"http://127.0.0.1:{plane.port}", trust_env=False, timeout=10)
+
+
+def test_start_lays_out_the_state_folder_and_runs_squid_and_dnsmasq(plane):
+    status = plane.status()
+    assert status["running"] and status["dns_running"]
+    assert status["proxy"] == f"127.0.0.1:{plane.port}" and status["ssl_bump"] is False
+    assert _alive(status["squid_pid"]) and plane.watchdog is not None and plane.watchdog.poll() is None
+    root = plane.root
+    for path in ("squid.conf", "acl/domain_blacklist.txt", "dns/dnsmasq.conf", "dns/hosts", "run/squid.pid"):
+        assert (root / path).is_file(), path
+    assert (root / "acl" / "domain_blacklist.txt").read_text() == ".sinkholed.test\n"
+    assert f"listen-address={plane.dns}" in (root / "dns" / "dnsmasq.conf").read_text()
+    assert (root / "errors" / "ERR_ACCESS_DENIED").is_file()  # Squid's templates are copied once
+    assert status["access_log"] == str(root / "logs" / "access.log")
+    if os.geteuid() == 0:  # Squid drops to its own user and must write its logs and pid file
+        assert (root / "logs").stat().st_uid == (root / "run").stat().st_uid != 0
+
+
+def test_dnsmasq_answers_the_configured_names_and_sinkholes_the_blacklist(plane):
+    assert _resolve(plane.dns, "allowed.test") == ["127.0.0.1"]
+    assert _resolve(plane.dns, "sinkholed.test") == ["0.0.0.0"]
+
+
+def test_squid_proxies_and_denies_by_the_policy_and_logs_each_request(plane, origin):
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").text == "origin page\n"
+        denied = client.get(f"http://sinkholed.test:{origin}/page.txt")
+    assert denied.status_code == 403
+    log = plane.access_log
+    eventually_sync(lambda: "sinkholed.test" in log.read_text(), what="the denied request in access.log")
+    line = next(ln for ln in log.read_text().splitlines() if "sinkholed.test" in ln)
+    assert " 403 " in line and "domain_blacklist" in line
+
+
+def test_an_acl_edit_rewrites_one_file_and_reconfigures_squid_without_a_restart(plane, origin):
+    pid = plane.squid.pid
+    conf_before = plane.conf_path.stat().st_mtime_ns
+    cache_log = plane.root / "logs" / "cache.log"
+    accepting_before = cache_log.read_text(errors="replace").count("HTTP Socket connections at")
+    result = plane.apply(_policy(ip_blacklist=["192.0.2.1", "127.0.0.1"]))
+    assert result["changed"] is True and result["parse_checked"] is False and result["reconfigure_ms"] > 0
+    assert plane.conf_path.stat().st_mtime_ns == conf_before  # squid.conf itself did not change
+    assert (plane.root / "acl" / "ip_blacklist.txt").read_text().split() == ["127.0.0.1", "192.0.2.1"]
+    assert plane.squid.pid == pid and plane.running()  # SIGHUP, not a new process
+    assert cache_log.read_text(errors="replace").count("HTTP Socket connections at") > accepting_before
+    with _proxy(plane) as client:  # in effect when apply returns
+        assert client.get(f"http://127.0.0.1:{origin}/page.txt").status_code == 403
+    plane.apply(_policy())
+    with _proxy(plane) as client:
+        assert client.get(f"http://127.0.0.1:{origin}/page.txt").status_code == 200
+
+
+def test_the_same_policy_again_changes_nothing_and_signals_nobody(plane):
+    policy = _policy()
+    plane.apply(policy)
+    mark = (plane.root / "logs" / "cache.log").stat().st_size
+    result = plane.apply(policy)
+    assert result["changed"] is False and result["reconfigure_ms"] == 0
+    assert (plane.root / "logs" / "cache.log").stat().st_size == mark
+
+
+def test_a_changed_squid_conf_is_parse_checked_before_the_signal(plane):
+    result = plane.apply(_policy(block_direct_ip=True))
+    assert result["changed"] and result["parse_checked"] is True
+    assert "direct" in plane.conf_path.read_text()
+    plane.apply(_policy())
+
+
+def test_a_blacklist_edit_reloads_dnsmasqs_hosts(plane):
+    assert _resolve(plane.dns, "late.test") == []  # not a name dnsmasq knows
+    plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
+    assert plane.hosts_changed
+    eventually_sync(lambda: _resolve(plane.dns, "late.test") == ["0.0.0.0"], what="dnsmasq re-read its hosts")
+    plane.apply(_policy(domain_whitelist=["late.test"], domain_blacklist=["sinkholed.test", "late.test"]))
+    eventually_sync(lambda: _resolve(plane.dns, "late.test") == [], what="the whitelisted name's sinkhole lifted")
+    plane.apply(_policy())
+    assert not plane.hosts_changed  # the same sinkhole as the last one written: hosts untouched
+
+
+def test_a_restart_is_a_new_squid_on_the_same_port(plane, origin):
+    before = plane.status()
+    after = plane.restart_squid()
+    assert after["squid_pid"] != before["squid_pid"] and after["port"] == before["port"]
+    assert after["started_at"] > before["started_at"]
+    assert not _alive(before["squid_pid"])
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
+
+
+def test_stop_ends_both_processes_and_the_watchdog(tmp_path):
+    require_dataplane()
+    plane = DataPlane(tmp_path, ProxySettings(hosts=HOSTS))
+    plane.start(Policy())
+    squid, dnsmasq, watchdog = plane.squid.pid, plane.dnsmasq.pid, plane.watchdog
+    plane.stop()
+    assert not _alive(squid) and not _alive(dnsmasq) and watchdog.poll() is not None
+    assert plane.status()["running"] is False and plane.reload_dns() is False
+    with pytest.raises(DataPlaneError, match="not running"):
+        plane.reconfigure(check=False)
+
+
+def test_the_watchdog_stops_squid_and_dnsmasq_when_their_owner_is_killed(tmp_path):
+    """Squid and dnsmasq change credentials, which clears PR_SET_PDEATHSIG: the watchdog covers a SIGKILL."""
+    require_dataplane()
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path\n"
+            "from actors.webfilter.dataplane import DataPlane, ProxySettings\n"
+            "from actors.webfilter.squidconf import Policy\n"
+            "plane = DataPlane(Path(sys.argv[1]), ProxySettings())\n"
+            "plane.start(Policy())\n"
+            "print(plane.squid.pid, plane.dnsmasq.pid, flush=True)\n"
+            "time.sleep(120)\n",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
+        text=True,
+    )
+    try:
+        assert owner.stdout is not None
+        squid, dnsmasq = (int(p) for p in owner.stdout.readline().split())
+        assert _alive(squid) and _alive(dnsmasq)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(timeout=10)
+        eventually_sync(lambda: not _alive(squid) and not _alive(dnsmasq), timeout=15, what="squid and dnsmasq gone")
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+
+
+def test_a_configuration_squid_refuses_is_an_error_with_squids_words(tmp_path):
+    require_dataplane()
+    squid = _script(tmp_path, "squid", 'echo "2026/11/26 FATAL: Bungled squid.conf line 3" >&2\nexit 1\n')
+    plane = DataPlane(tmp_path / "state", ProxySettings(squid_bin=squid))
+    try:
+        with pytest.raises(DataPlaneError, match="refused the configuration: .*FATAL: Bungled squid.conf line 3"):
+            plane.start(Policy())
+        assert plane.squid is None  # never spawned
+    finally:
+        plane.stop()
+    assert plane.dnsmasq is None
+
+
+def test_a_squid_that_dies_at_start_is_an_error_and_leaves_nothing_running(tmp_path):
+    require_dataplane()
+    squid = _script(tmp_path, "squid", 'case "$*" in *parse*) exit 0 ;; esac\nexit 3\n')
+    plane = DataPlane(tmp_path / "state", ProxySettings(squid_bin=squid))
+    with pytest.raises(DataPlaneError, match="squid did not start"):
+        plane.start(Policy())
+    assert plane.squid is None and plane.dnsmasq is None and plane.watchdog is None
+
+
+def test_a_squid_that_never_listens_again_after_the_signal_fails_the_reconfigure(tmp_path):
+    """A stand-in Squid that listens, then dies on SIGHUP: the reconfigure reports it."""
+    require_dataplane()
+    listener = tmp_path / "listen.py"
+    listener.write_text(
+        "import signal, socket, sys\n"
+        "conf = open(sys.argv[sys.argv.index('-f') + 1]).read()\n"
+        "open(conf.split('cache_log ')[1].split()[0], 'a').close()\n"
+        "port = int(conf.split('http_port 127.0.0.1:')[1].split()[0])\n"
+        "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+        "s.bind(('127.0.0.1', port)); s.listen()\n"
+        "signal.signal(signal.SIGHUP, lambda *_: sys.exit(4))\n"
+        "while True: s.accept()[0].close()\n"
+    )
+    squid = _script(tmp_path, "squid", f'case "$*" in *parse*) exit 0 ;; esac\nexec {sys.executable} {listener} "$@"\n')
+    plane = DataPlane(tmp_path / "state", ProxySettings(squid_bin=squid))
+    try:
+        plane.start(Policy())
+        started = time.monotonic()
+        with pytest.raises(DataPlaneError, match="did not come back after reconfigure"):
+            plane.reconfigure(check=True)
+        assert time.monotonic() - started < 10  # a dead Squid ends the wait at once, not after 30 s
+        assert not plane.running()
+    finally:
+        plane.stop()
+
+
+def test_atomic_writes_report_whether_the_content_changed(tmp_path):
+    path = tmp_path / "f.txt"
+    assert _write_atomic(path, "a\n") is True
+    assert _write_atomic(path, "a\n") is False
+    assert _write_atomic(path, "b\n") is True and path.read_text() == "b\n"
+    assert oct(path.stat().st_mode & 0o777) == "0o644"  # readable by Squid's user
+    assert not (tmp_path / "f.txt.tmp").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root process hands the folder to Squid's user")
+def test_a_folder_squids_user_cannot_reach_moves_to_a_private_one_that_stop_removes(tmp_path):
+    hidden = tmp_path / "private"
+    hidden.mkdir(mode=0o700)
+    os.chmod(hidden, 0o700)
+    plane = DataPlane(hidden / "proxy", ProxySettings())
+    assert plane.fallback and plane.root != hidden / "proxy"
+    assert "rayfleet-webfilter" in str(plane.root) and plane.root.is_dir()
+    assert str(plane.root) in (hidden / "proxy" / "MOVED").read_text()
+    plane.stop()
+    assert not plane.root.exists()
+
+
+def test_dnsmasq_gets_a_loopback_address_whose_port_53_is_free():
+    address = free_dns_address()
+    assert address.startswith("127.53.")

@@ -18,6 +18,7 @@ from rayfleet.ssh import SSHHost
 from rayfleet.state import local_state
 from tests.deployments.autoscale.conftest import API_KEY, make_config
 from tests.deployments.lxc.simenv import SimEnv
+from tests.polling import eventually
 
 FAST = {
     "window_seconds": 5,
@@ -85,8 +86,7 @@ async def _serve(env: SimEnv, monkeypatch) -> tuple[uvicorn.Server, asyncio.Task
     app = create_app(make_config(env), state={})
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.05)
+    await eventually(lambda: server.started, what="uvicorn started")
     return server, task, port
 
 

@@ -7,12 +7,12 @@ import asyncio
 import os
 import sys
 import tempfile
-import time
 
 import ray
 
 from deployments.tasknet.config import TasknetConfig
 from deployments.tasknet.network import Network
+from tests.polling import eventually
 
 
 async def scenario(data_dir: str) -> None:
@@ -24,15 +24,14 @@ async def scenario(data_dir: str) -> None:
     n1, n2 = network.handles["n1"], network.handles["n2"]
     before = (await n1.submit.remote("task_create", {"title": "before", "reward": 5}, "general"))["result"]["id"]
     ray.kill(n2, no_restart=False)
-    deadline = time.time() + 60
-    while "result" not in await n2.view.remote("task", task_id=before):
-        assert time.time() < deadline, "the restarted node did not recover its log"
-        await asyncio.sleep(0.2)
+
+    async def known(task_id: str) -> bool:
+        return "result" in await n2.view.remote("task", task_id=task_id)
+
+    await eventually(lambda: known(before), timeout=60, what="the restarted node recovered its log")
     print("recovered")
     after = (await n1.submit.remote("task_create", {"title": "after", "reward": 5}, "general"))["result"]["id"]
-    while "result" not in await n2.view.remote("task", task_id=after):
-        assert time.time() < deadline, "the restarted node did not rejoin the gossip"
-        await asyncio.sleep(0.1)
+    await eventually(lambda: known(after), timeout=60, what="the restarted node rejoined the gossip")
     print("rewired", (await n2.view.remote("network_stats"))["result"]["total_peers"])
     for handle in network.handles.values():
         ray.kill(handle, no_restart=True)

@@ -52,7 +52,7 @@ async def test_reset_and_retry_after_come_from_the_oldest_entry(redis_url, prefi
     limiter = RedisLimiter(redis_url, 2, 30, key_prefix=prefix)
     try:
         first = await limiter.hit("ip")
-        await asyncio.sleep(1.2)
+        await asyncio.sleep(1.2)  # the behaviour: a later hit, so the oldest entry is visibly the first
         second = await limiter.hit("ip")
         denied = await limiter.hit("ip")
     finally:
@@ -69,7 +69,7 @@ async def test_window_slides(redis_url, prefix):
     try:
         assert (await limiter.hit("ip")).allowed
         assert not (await limiter.hit("ip")).allowed
-        await asyncio.sleep(0.6)
+        await asyncio.sleep(0.6)  # the behaviour: the 0.5 s window slides past the first hit
         assert (await limiter.hit("ip")).allowed
     finally:
         await limiter.close()

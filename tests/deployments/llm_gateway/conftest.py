@@ -11,7 +11,6 @@ import asyncio
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.testing.oidc_issuer import OidcIssuer
 from tests.conftest import ROOT, free_port
+from tests.polling import NotYet, eventually, eventually_sync
 
 INFER_KEY = "sk-test-inference-0123456789"
 ADMIN_KEY = "sk-test-admin-0123456789"
@@ -77,17 +77,19 @@ def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
     if keys:
         cmd += ["--keys", keys]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def listening() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f"upstream double exited: {proc.stderr.read().decode() if proc.stderr else ''}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return Double(name, port, proc)
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("upstream double did not start")
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+
+    try:
+        eventually_sync(listening, timeout=20, ignore=(OSError,), what="the upstream double listening")
+    except NotYet:
+        proc.kill()
+        raise
+    return Double(name, port, proc)
 
 
 @pytest.fixture(scope="session")
@@ -187,10 +189,7 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         task = asyncio.get_running_loop().create_task(server.serve())
         servers.append((server, task))
-        for _ in range(200):
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: server.started or task.done(), what="the gateway started (or gave up)")
         return Served(app, f"http://127.0.0.1:{port}")
 
     yield start

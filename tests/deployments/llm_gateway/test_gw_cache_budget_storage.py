@@ -9,6 +9,7 @@ import sqlite3
 import uuid
 
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config, chat, flush
+from tests.polling import eventually
 
 
 def one(up1, model="m", **ep):
@@ -182,12 +183,12 @@ async def test_budget_falls_back_to_local_model(serve, up1, up2, tmp_path, auth_
 
 async def spent_after_settling(gw) -> float:
     """Today's spend once the replica has settled it with the ledger (a stream settles after it ends)."""
-    for _ in range(50):
-        await asyncio.sleep(0.1)
+
+    async def spent() -> float:
         await flush(gw)
-        if gw.gateway.budget_handle.instance.state()["spent"] > 0:
-            break
-    return gw.gateway.budget_handle.instance.state()["spent"]
+        return float(gw.gateway.budget_handle.instance.state()["spent"])
+
+    return await eventually(spent, what="the spend settled with the ledger")
 
 
 async def test_streamed_usage_charged_even_when_client_disconnects(serve, up1, tmp_path, auth_env):
@@ -239,7 +240,7 @@ async def test_stream_settled_when_the_client_leaves_before_the_first_chunk(serv
     async def receive() -> dict:
         if incoming:
             return incoming.pop(0)
-        await asyncio.sleep(3600)
+        await asyncio.sleep(3600)  # a client that never says more: the send below breaks first
         return {"type": "http.disconnect"}
 
     async def send(message: dict) -> None:
@@ -261,8 +262,13 @@ async def test_records_in_sqlite_with_ttft(serve, up1, tmp_path, auth_env):
     async with gw.client() as c:
         await c.post("/v1/chat/completions", json=chat("m"))
         await c.post("/v1/chat/completions", json=chat("m", stream=True))
-        await asyncio.sleep(0.1)
-        await flush(gw)
+
+        async def recorded() -> bool:  # a stream is recorded once it has ended
+            await flush(gw)
+            with contextlib.closing(sqlite3.connect(tmp_path / "gateway.db")) as db:
+                return bool(db.execute("SELECT COUNT(*) FROM llm_requests").fetchone()[0] == 2)
+
+        await eventually(recorded, ignore=(sqlite3.OperationalError,), what="both requests recorded")
         timeline = await c.get("/api/v1/metrics/ring-timeline", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
         latency = (await c.get("/api/v1/metrics/latency", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).json()
     rows = (

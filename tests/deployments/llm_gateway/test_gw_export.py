@@ -20,6 +20,7 @@ from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.export import RequestExport
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config, chat
+from tests.polling import eventually
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 DAY1, DAY2 = "2030-03-01", "2030-03-02"
@@ -151,10 +152,7 @@ async def test_a_restart_compresses_what_a_crash_left(serve, up1, tmp_path, auth
         fcntl.flock(live.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         gw = await serve(export_config(tmp_path, up1), state={"clock": Clock(AFTER_MIDNIGHT)})
         gz = crashed.with_name(crashed.name + ".gz")
-        for _ in range(200):
-            if gz.exists() and not crashed.exists():
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: gz.exists() and not crashed.exists(), what="the cut export compressed")
         assert gzip.decompress(gz.read_bytes()) == complete
         assert held.exists() and today.exists()  # a held file, and today's, are left alone
         assert not list(exports.glob(".*.tmp"))

@@ -7,7 +7,6 @@ PostgreSQL server.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
 import uuid
@@ -19,6 +18,7 @@ import pytest
 from rayfleet import state
 from tests.conftest import free_port
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config, chat, start_double
+from tests.polling import eventually
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
@@ -221,20 +221,13 @@ async def test_change_reaches_every_replica(serve, up1, up2, tmp_path, auth_env)
     async with gw1.client(key=ADMIN_KEY) as admin, gw2.client() as c2:
         await admin.post("/api/v1/registry", json=entry("shared", up2.base_url, models=["sm"], priority=0))
         await admin.post("/api/v1/registry/shared/toggle")
-        codes = []
-        for _ in range(50):
-            codes.append((await c2.post("/v1/chat/completions", json=chat("sm"))).status_code)
-            if codes[-1] == 200:
-                break
-            await asyncio.sleep(0.1)
-        assert codes[-1] == 200
+
+        async def answers(code: int) -> bool:
+            return (await c2.post("/v1/chat/completions", json=chat("sm"))).status_code == code
+
+        await eventually(lambda: answers(200), what="the second replica routes the new entry")
         await admin.post("/api/v1/registry/shared/toggle")
-        for _ in range(50):
-            if (await c2.post("/v1/chat/completions", json=chat("sm"))).status_code == 404:
-                break
-            await asyncio.sleep(0.1)
-        else:
-            pytest.fail("IGNORED entry still routed by the second replica")
+        await eventually(lambda: answers(404), what="the IGNORED entry no longer routed by the second replica")
 
 
 async def test_key_is_used_encrypted_at_rest_and_survives_restart(serve, up1, tmp_path, auth_env):

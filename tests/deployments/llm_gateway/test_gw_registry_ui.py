@@ -7,7 +7,6 @@ browser reports and requires none (and checks that the recorder does see one).
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -25,6 +24,7 @@ from tests.deployments.llm_gateway.conftest import (
     identity_config,
     start_double,
 )
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -237,8 +237,7 @@ async def test_every_action_in_chromium(serve, up1, up2, issuer, tmp_path, auth_
                     "() => { const s = document.createElement('script'); s.textContent = 'window.__ran = 1';"
                     " document.body.append(s); }"
                 )
-                await asyncio.sleep(0.2)
-                seen = await page.evaluate("window.__csp")
+                seen = await eventually(lambda: page.evaluate("window.__csp"), what="the CSP violation recorded")
                 assert seen and seen[0]["directive"].startswith("script-src")
                 assert await page.evaluate("window.__ran") is None
             finally:

@@ -20,6 +20,7 @@ from deployments.llm_gateway.config import GatewayConfig, Tracing
 from deployments.llm_gateway.tracing import RequestTracer, TracingMiddleware
 from tests.conftest import free_port
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
+from tests.polling import eventually
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
@@ -59,8 +60,7 @@ async def otlp_receiver():
         uvicorn.Config(Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])]), port=port, log_level="error")
     )
     task = asyncio.get_running_loop().create_task(receiver.serve())
-    while not receiver.started:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: receiver.started, what="the OTLP receiver started")
     try:
         yield f"http://127.0.0.1:{port}", spans, services
     finally:
@@ -68,12 +68,14 @@ async def otlp_receiver():
         await task
 
 
-async def wait_for(spans: list[dict], gw, count: int) -> None:
-    await asyncio.to_thread(gw.gateway.tracer.provider.force_flush)
-    for _ in range(100):
-        if len(spans) >= count:
-            return
-        await asyncio.sleep(0.05)
+async def wait_for(spans: list[dict], gw, requests: int) -> None:
+    """Until the server spans of `requests` requests are exported (a stream's ends after its body)."""
+
+    async def exported() -> bool:
+        await asyncio.to_thread(gw.gateway.tracer.provider.force_flush)
+        return len([s for s in spans if s["kind"] == 2]) >= requests  # SPAN_KIND_SERVER
+
+    await eventually(exported, what=f"the spans of {requests} requests exported")
 
 
 async def test_requests_are_exported_over_otlp(serve, up1, tmp_path, auth_env):
@@ -90,7 +92,7 @@ async def test_requests_are_exported_over_otlp(serve, up1, tmp_path, auth_env):
             assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
             assert (await c.post("/v1/chat/completions", json=chat("nope"))).status_code == 404
             assert (await c.post("/v1/chat/completions", json=chat("m", stream=True))).status_code == 200
-        await wait_for(spans, gw, 3 * 6)
+        await wait_for(spans, gw, 3)
     assert services == {"gw-test"}
     roots = [s for s in spans if not s["parent"]]
     assert [r["name"] for r in roots] == ["POST /v1/chat/completions"] * 3
@@ -192,8 +194,7 @@ async def test_unexpected_errors_reach_the_error_tracker(serve, up1, tmp_path, a
         )
     )
     task = asyncio.get_running_loop().create_task(receiver.serve())
-    while not receiver.started:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: receiver.started, what="the Sentry receiver started")
     monkeypatch.setenv("GW_TEST_SENTRY_DSN", f"http://publickey@127.0.0.1:{port}/42")
     cfg = base_config(
         tmp_path,
@@ -210,10 +211,7 @@ async def test_unexpected_errors_reach_the_error_tracker(serve, up1, tmp_path, a
         r = await c.post("/v1/chat/completions", json=chat("m", content="private words"))
     assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"
     await asyncio.to_thread(gw.gateway.error_tracker.flush)
-    for _ in range(100):
-        if events:
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: events, what="the error reached the tracker")
     receiver.should_exit = True
     await task
     import sentry_sdk

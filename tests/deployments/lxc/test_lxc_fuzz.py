@@ -15,7 +15,6 @@ return_code}`; there a 500 must be exactly that shape with a non-zero return cod
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +29,7 @@ from deployments.lxc.app import create_app
 from deployments.lxc.config import LxcConfig
 from tests.deployments.lxc.simenv import API_KEY, TEMPLATE, SimEnv
 from tests.fuzzing import CHECKS
+from tests.polling import eventually_sync
 
 USER_COMMANDS = ("/exec", "/app/run")
 MAX_EXAMPLES = 3
@@ -61,10 +61,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(500):
-        if server.started:
-            break
-        time.sleep(0.02)
+    eventually_sync(lambda: server.started, what="uvicorn started")
     port = server.servers[0].sockets[0].getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     with httpx.Client(base_url=base, headers={"X-API-Key": API_KEY}, timeout=60) as client:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import uvicorn
 
 from tests.conftest import free_port, in_ci
 from tests.deployments.lxc.simenv import API_KEY, SimEnv
+from tests.polling import eventually_sync
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -45,12 +45,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, SimEnv]]:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            if httpx.get(base + "/api/v1/health").status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
+    health = base + "/api/v1/health"
+    eventually_sync(lambda: httpx.get(health).status_code == 200, ignore=(httpx.HTTPError,), what="the API answers")
     yield base, sim
     server.should_exit = True
     thread.join(10)

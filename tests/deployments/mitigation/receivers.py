@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 import json
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
 
 from actors.mitigation.node import free_port
+from tests.polling import eventually_sync
 
 
 class WebhookReceiver:
@@ -67,10 +67,7 @@ def serve_in_thread(app: Any) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
+    eventually_sync(lambda: server.started, what="uvicorn started")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -9,6 +9,8 @@ import time
 
 import httpx
 
+from tests.polling import eventually
+
 NODE = "/nodes/node-1/api/v1"
 
 
@@ -24,7 +26,13 @@ async def test_syn_mode_limits_new_connections_per_source(make_fleet):
             except httpx.TransportError:
                 refused += 1
     assert served == 5 and refused == 15
-    await asyncio.sleep(0.5)
+
+    async def counted() -> bool:
+        stats = (await fleet.client.get(f"{NODE}/stats")).json()
+        threats = (await fleet.client.get("/api/v1/threats")).json()
+        return stats["attacks_blocked"] >= 15 and threats["attack_types"].get("syn_flood", 0) >= 15
+
+    await eventually(counted, what="the refused connections counted as attacks")
     stats = (await fleet.client.get(f"{NODE}/stats")).json()
     assert stats["attacks_blocked"] >= 15
     threats = (await fleet.client.get("/api/v1/threats")).json()
@@ -48,10 +56,10 @@ async def test_slow_headers_are_cut_and_a_repeat_offender_is_reported(make_fleet
         assert answer.startswith(b"HTTP/1.1 408")
         writer.close()
     assert (await data_plane.get(fleet.node_url() + "/")).status_code == 200
-    for _ in range(20):
-        await asyncio.sleep(0.1)
-        if any(e["data"]["attack_type"] == "slowloris" for e in fleet.node().events()):
-            break
+    await eventually(
+        lambda: any(e["data"]["attack_type"] == "slowloris" for e in fleet.node().events()),
+        what="a slowloris event",
+    )
     event = next(e for e in fleet.node().events() if e["data"]["attack_type"] == "slowloris")
     assert event["event"] == "attack_detected" and event["data"]["source_ip"] == "127.0.0.44"
 
@@ -68,15 +76,12 @@ async def test_a_repeat_flooder_is_blacklisted_longer_each_time(make_fleet):
                     await attacker.get(fleet.node_url() + "/")
 
     await burst()
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(0.5)  # a quiet period: the blacklist entry must NOT come (no moment to wait for)
     assert "127.0.0.91" not in fleet.node().blacklist  # first offence: the stick-table ban only
     await asyncio.sleep(2.0)  # the stick-table entry expires
     before = int(time.time())
     await burst()
-    for _ in range(20):
-        await asyncio.sleep(0.1)
-        if "127.0.0.91" in fleet.node().blacklist:
-            break
+    await eventually(lambda: "127.0.0.91" in fleet.node().blacklist, what="the repeat offender blacklisted")
     after = int(time.time()) + 1
     entry = fleet.node().blacklist["127.0.0.91"]
     assert entry["reason"].startswith("repeat http_flood (offence 2)")

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import httpx
 import pytest
 
 from tests.deployments.mitigation.conftest import HEADERS
+from tests.polling import eventually
 
 NODE = "/nodes/node-1/api/v1"
 
 
 async def test_status_reports_the_real_mode_uptime_and_connections(fleet, data_plane):
     await data_plane.get(fleet.node_url() + "/")
-    await asyncio.sleep(0.4)
+
+    async def connections() -> int:
+        return int((await fleet.client.get(f"{NODE}/status")).json()["connections"]["total"])
+
+    await eventually(connections, what="the request counted in the node's status")
     response = await fleet.client.get(f"{NODE}/status")
     assert response.status_code == 200
     body = response.json()
@@ -37,7 +40,11 @@ async def test_a_rule_takes_effect_on_the_data_plane_and_counts_hits(fleet, data
     assert body["status"] == "active" and body["id"].startswith("rule-") and body["created_at"]
     assert (await data_plane.get(url)).status_code == 403
     assert (await data_plane.get(fleet.node_url() + "/download/other.pdf")).status_code == 200
-    await asyncio.sleep(0.3)
+
+    async def hits() -> int:
+        return int((await fleet.client.get(f"{NODE}/rules")).json()["rules"][0]["hits"])
+
+    await eventually(hits, what="the rule's hit counted")
     rules = (await fleet.client.get(f"{NODE}/rules")).json()
     assert rules["total"] == 1
     assert rules["rules"][0]["id"] == body["id"] and rules["rules"][0]["hits"] == 1
@@ -63,9 +70,13 @@ async def test_log_rules_count_without_blocking_and_score_rules_add_up(fleet, da
     # medium (3) alone stays under the threshold of 5; medium + low = 5 blocks
     assert (await data_plane.get(fleet.node_url() + "/half-bad")).status_code == 200
     assert (await data_plane.get(fleet.node_url() + "/half-bad/other-half")).status_code == 403
-    await asyncio.sleep(0.3)
-    hits = {r["pattern"]: r["hits"] for r in (await fleet.client.get(f"{NODE}/rules")).json()["rules"]}
-    assert hits == {"watch-me": 1, "half-bad": 2, "other-half": 1}
+
+    async def counted() -> bool:
+        hits = {r["pattern"]: r["hits"] for r in (await fleet.client.get(f"{NODE}/rules")).json()["rules"]}
+        assert hits == {"watch-me": 1, "half-bad": 2, "other-half": 1}
+        return True
+
+    await eventually(counted, ignore=(AssertionError,), what="every rule hit counted")
 
 
 @pytest.mark.parametrize(
@@ -102,20 +113,13 @@ async def test_blacklist_blocks_the_source_then_expires(fleet, data_plane):
     assert response.json()["ip"] == "127.0.0.1" and response.json()["expires_at"]
     with pytest.raises(httpx.TransportError):  # rejected at connection time
         await data_plane.get(fleet.node_url() + "/")
-    for _ in range(40):
-        await asyncio.sleep(0.25)
-        try:
-            if (await data_plane.get(fleet.node_url() + "/")).status_code == 200:
-                break
-        except Exception:
-            continue
-    else:
-        pytest.fail("the blacklist entry never expired")
-    for _ in range(20):  # the node's sweep drops the expired entry from its map file too
-        if "127.0.0.1" not in fleet.node().blacklist:
-            break
-        await asyncio.sleep(0.1)
-    assert "127.0.0.1" not in fleet.node().blacklist
+
+    async def served() -> bool:
+        return (await data_plane.get(fleet.node_url() + "/")).status_code == 200
+
+    await eventually(served, timeout=10, ignore=(httpx.TransportError,), what="the blacklist entry expired")
+    # the node's sweep drops the expired entry from its map file too
+    await eventually(lambda: "127.0.0.1" not in fleet.node().blacklist, what="the sweep dropped the entry")
     assert "127.0.0.1" not in fleet.node().paths.blacklist.read_text()
 
 
@@ -144,7 +148,12 @@ async def test_stats_are_counters_of_the_data_plane(fleet, data_plane):
     for _ in range(5):
         await data_plane.get(fleet.node_url() + "/")
     await data_plane.get(fleet.node_url() + "/?q=%3Cscript%3Ealert(1)%3C/script%3E")
-    await asyncio.sleep(0.5)
+
+    async def counted() -> bool:
+        stats = (await fleet.client.get(f"{NODE}/stats")).json()
+        return stats["packets_processed"] >= 6 and stats["attacks_blocked"] >= 1
+
+    await eventually(counted, what="the requests counted in the node's stats")
     stats = (await fleet.client.get(f"{NODE}/stats")).json()
     assert stats["packets_processed"] >= 6
     assert stats["attacks_blocked"] >= 1
@@ -185,7 +194,12 @@ async def test_every_node_route_needs_the_key(fleet, method, path):
 
 async def test_node_metrics_need_the_key_and_carry_the_six_families(fleet, data_plane):
     await data_plane.get(fleet.node_url() + "/")
-    await asyncio.sleep(0.4)
+
+    async def packets() -> bool:
+        text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
+        return "service_packets_processed_total" in text
+
+    await eventually(packets, what="the node's metrics")
     assert (await fleet.client.get("/nodes/node-1/metrics", headers={"X-Service-API-Key": ""})).status_code == 401
     text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
     for family in (
@@ -211,7 +225,15 @@ async def test_latency_histogram_is_fed_from_the_log_stream(make_fleet, data_pla
     fleet = await make_fleet(log_sample_percent=100)
     for _ in range(5):
         await data_plane.get(fleet.node_url() + "/")
-    await asyncio.sleep(0.5)
+
+    async def observed() -> bool:
+        text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
+        counts = [line for line in text.splitlines() if line.startswith("service_latency_seconds_count")]
+        fleet_text = (await fleet.client.get("/metrics", headers=HEADERS)).text
+        in_fleet = 'service_packets_processed_total{node="node-1"} 5.0' in fleet_text
+        return bool(counts) and float(counts[0].split()[-1]) >= 5 and in_fleet
+
+    await eventually(observed, what="five requests in the latency histogram")
     text = (await fleet.client.get("/nodes/node-1/metrics", headers=HEADERS)).text
     count = next(line for line in text.splitlines() if line.startswith("service_latency_seconds_count"))
     assert float(count.split()[-1]) == 5

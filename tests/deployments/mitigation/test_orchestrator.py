@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx
@@ -13,6 +12,7 @@ from tests.deployments.asn.conftest import API_KEY as ASN_KEY
 from tests.deployments.asn.conftest import tiny_config
 from tests.deployments.asn.tinydata import PREFIX_ROWS, write_dataset
 from tests.deployments.mitigation.receivers import serve_in_thread
+from tests.polling import eventually
 
 API = "/api/v1"
 
@@ -113,11 +113,12 @@ def asn_api(tmp_path: Path):
 
 async def test_geo_block_uses_the_asn_apis_country_prefixes(make_fleet, asn_api):
     async with httpx.AsyncClient(trust_env=False) as probe:  # the dataset loads in the background
-        for _ in range(100):
+
+        async def loaded() -> bool:
             answer = await probe.get(f"{asn_api}/api/v1/country/DK/prefixes", headers={"X-API-Key": ASN_KEY})
-            if answer.status_code == 200:
-                break
-            await asyncio.sleep(0.1)
+            return answer.status_code == 200
+
+        await eventually(loaded, what="the ASN dataset loaded")
     fleet = await make_fleet(asn_api_url=asn_api)
     fleet.fleet.settings = fleet.fleet.settings.model_copy(update={"asn_api_key": ASN_KEY})
     body = {"name": "no-dk", "rules": [{"type": "geo_block", "countries": ["dk"]}]}
@@ -166,7 +167,12 @@ async def test_threats_sum_floods_across_the_fleet(make_fleet):
         for node_id in ("node-1", "node-2"):
             codes = [(await attacker.get(fleet.node_url(node_id) + "/")).status_code for _ in range(30)]
             assert codes[-1] == 429
-    await asyncio.sleep(0.8)
+
+    async def summed() -> bool:
+        threats = (await fleet.client.get(f"{API}/threats")).json()
+        return threats["active_threats"] == 2 and threats["attack_types"].get("http_flood", 0) >= 40
+
+    await eventually(summed, what="both nodes' floods in the fleet's threats")
     threats = (await fleet.client.get(f"{API}/threats")).json()
     assert threats["active_threats"] == 2  # the same source, active on two nodes
     assert threats["attack_types"]["http_flood"] >= 40
@@ -185,11 +191,13 @@ async def test_health_needs_no_key_and_the_api_does(fleet):
 
 async def test_a_node_whose_data_plane_died_is_reported_unhealthy(fleet):
     fleet.node().proc.stop()
-    for _ in range(30):
-        await asyncio.sleep(0.2)
+
+    async def reported() -> bool:
         nodes = (await fleet.client.get(f"{API}/nodes")).json()["nodes"]
-        if nodes[0]["status"] != "healthy":
-            break
+        return nodes[0]["status"] != "healthy"
+
+    await eventually(reported, what="the node reported as not healthy")
+    nodes = (await fleet.client.get(f"{API}/nodes")).json()["nodes"]
     assert nodes[0]["status"] == "unhealthy"
     degraded = await fleet.client.get("/health")
     assert degraded.status_code == 503 and degraded.json()["status"] == "degraded"

@@ -6,6 +6,7 @@ import pytest
 
 from actors.mitigation.waf_rules import BUILTIN_RULES, CATEGORIES, validate_pattern
 from tests.actors.mitigation.waf_eval import evaluate, load_corpus
+from tests.polling import eventually
 
 
 def test_the_corpus_is_big_enough_and_labelled():
@@ -61,8 +62,11 @@ async def test_higher_paranoia_levels_add_broader_rules(make_fleet, data_plane):
 
 async def test_a_builtin_hit_is_counted_per_rule(fleet, data_plane):
     await data_plane.get(fleet.node_url() + "/?f=..%2F..%2Fetc%2Fpasswd")
-    import asyncio
 
-    await asyncio.sleep(0.3)
+    async def counted() -> bool:
+        body = (await fleet.client.get("/nodes/node-1/api/v1/rules")).json()
+        return bool(body["builtin_hits"].get("crs-lfi-dotdot"))
+
+    await eventually(counted, what="the built-in rule's hit counted")
     body = (await fleet.client.get("/nodes/node-1/api/v1/rules")).json()
     assert body["builtin_hits"].get("crs-lfi-dotdot") == 1

@@ -9,15 +9,9 @@ import httpx
 
 from actors.mitigation.settings import WebhookSettings
 from tests.deployments.mitigation.receivers import WebhookReceiver
+from tests.polling import eventually
 
 SPEC_DATA_KEYS = {"attack_type", "source_ip", "packets_per_second", "action"}
-
-
-async def wait_for(predicate, seconds: float = 10.0) -> None:
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return
-        await asyncio.sleep(0.1)
 
 
 def hooks(receiver: WebhookReceiver, **kw) -> WebhookSettings:
@@ -31,7 +25,7 @@ async def test_attack_detected_and_rule_triggered_reach_the_receiver(make_fleet,
         for _ in range(30):  # once flagged, the source is refused at connection time
             with contextlib.suppress(httpx.TransportError):
                 await data_plane.get(fleet.node_url() + "/")
-        await wait_for(lambda: receiver.events("attack_detected") and receiver.events("rule_triggered"))
+        await eventually(lambda: receiver.events("attack_detected") and receiver.events("rule_triggered"))
     rule = receiver.events("rule_triggered")[0]
     assert set(rule) == {"event", "timestamp", "node_id", "data"}
     assert rule["node_id"] == "node-1" and set(rule["data"]) >= SPEC_DATA_KEYS
@@ -47,7 +41,7 @@ async def test_node_health_events_for_registration_and_removal(make_fleet):
         fleet = await make_fleet(webhooks=hooks(receiver))
         await fleet.client.post("/api/v1/scale", json={"action": "scale_up", "count": 1})
         await fleet.client.post("/api/v1/scale", json={"action": "scale_down", "count": 1})
-        await wait_for(lambda: len(receiver.events("node_health")) >= 3)
+        await eventually(lambda: len(receiver.events("node_health")) >= 3)
     actions = [e["data"]["action"] for e in receiver.events("node_health")]
     assert actions.count("registered") == 2 and actions.count("removed") == 1
 
@@ -56,7 +50,7 @@ async def test_failed_deliveries_are_retried_with_backoff(make_fleet, data_plane
     async with WebhookReceiver(fail_first=2) as receiver:
         fleet = await make_fleet(webhooks=hooks(receiver, max_retries=3, events=["rule_triggered"]))
         await data_plane.get(fleet.node_url() + "/?q=;cat%20/etc/passwd")
-        await wait_for(lambda: receiver.received)
+        await eventually(lambda: receiver.received)
     assert receiver.attempts == 3 and len(receiver.received) == 1
     assert receiver.received[0]["event"] == "rule_triggered"
 
@@ -65,7 +59,7 @@ async def test_delivery_gives_up_after_max_retries(make_fleet, data_plane):
     async with WebhookReceiver(fail_first=100) as receiver:
         fleet = await make_fleet(webhooks=hooks(receiver, max_retries=2, events=["rule_triggered"]))
         await data_plane.get(fleet.node_url() + "/?q=;cat%20/etc/passwd")
-        await wait_for(lambda: fleet.node().webhooks.failed == 1)
+        await eventually(lambda: fleet.node().webhooks.failed == 1)
     assert receiver.attempts == 3 and receiver.received == []
 
 
@@ -73,5 +67,5 @@ async def test_events_not_subscribed_are_not_sent(make_fleet, data_plane):
     async with WebhookReceiver() as receiver:
         fleet = await make_fleet(webhooks=hooks(receiver, events=["node_health"]))
         await data_plane.get(fleet.node_url() + "/?q=%3Cscript%3E")
-        await asyncio.sleep(0.6)
+        await asyncio.sleep(0.6)  # a quiet period: an event that is never sent has no moment to wait for
     assert {e["event"] for e in receiver.received} == {"node_health"}

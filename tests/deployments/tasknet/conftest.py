@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from deployments.tasknet.app import create_app
 from deployments.tasknet.config import TasknetConfig
 from rayfleet.state import local_state, reset_local_state
+from tests.polling import eventually
 
 TOKENS = {"n1": "t1-" + "a" * 40, "n2": "t2-" + "b" * 40, "n3": "t3-" + "c" * 40}
 
@@ -36,10 +36,7 @@ class Net:
 
     async def settle(self, check: Any, timeout: float = 5.0) -> None:
         """Wait until `check()` (async) is true: gossip is asynchronous."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not await check():
-            assert asyncio.get_running_loop().time() < deadline, "network did not converge"
-            await asyncio.sleep(0.05)
+        await eventually(check, timeout=timeout, what="the network converged")
 
 
 def make_config(tmp_path: Any, **overrides: Any) -> TasknetConfig:

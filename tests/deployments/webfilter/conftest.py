@@ -3,11 +3,9 @@ dnsmasq on loopback, and a local origin on two loopback addresses. Everything st
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from deployments.webfilter.app import create_app
 from deployments.webfilter.config import ProxyConfig, WebfilterConfig
 from rayfleet import state
 from tests.conftest import free_port, in_ci
+from tests.polling import eventually
 
 ADMIN_PASSWORD = "Test-Admin-pass-42!"
 HOSTS = {
@@ -63,13 +62,12 @@ class Service:
 
     async def wait_logged(self, url_part: str, timeout: float = 10.0) -> dict:
         """The newest log row whose URL contains `url_part` (polls the API; bounded)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        async def row() -> dict | None:
             r = await self.api.get("/api/logs", params={"search": url_part, "limit": 1})
-            if r.status_code == 200 and r.json()["data"]:
-                return dict(r.json()["data"][0])
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"no log row for {url_part} within {timeout} s")
+            return dict(r.json()["data"][0]) if r.status_code == 200 and r.json()["data"] else None
+
+        return await eventually(row, timeout=timeout, what=f"a log row for {url_part}")
 
     async def fetch(self, url: str) -> httpx.Response:
         return await self.proxy.get(url)

@@ -12,6 +12,7 @@ import uvicorn
 import websockets
 
 from tests.conftest import free_port
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 
@@ -21,10 +22,7 @@ async def ws_base(wf):
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(wf.app, host="127.0.0.1", port=port, lifespan="off", log_level="error"))
     task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: server.started, what="uvicorn started")
     yield f"ws://127.0.0.1:{port}"
     server.should_exit = True
     await task
@@ -64,8 +62,10 @@ async def test_the_token_is_single_use(wf, ws_base):
 async def test_proxied_requests_arrive_on_the_stream_with_the_deciding_rule(wf, ws_base):
     await wf.api.post("/api/domain-blacklist", json={"domain": "tracker.test"})
     try:
+        fanout = wf.app.state.fanout
+        earlier = set(fanout.clients)
         async with websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}") as ws:
-            await asyncio.sleep(0.3)
+            await eventually(lambda: fanout.clients - earlier and fanout.seq >= 0, what="the stream's poller started")
             await wf.fetch(wf.url("allowed.test", "/stream-ok"))
             await wf.fetch(wf.url("ads.tracker.test", "/stream-blocked"))
             ok = await next_log(ws, "/stream-ok")
@@ -77,6 +77,8 @@ async def test_proxied_requests_arrive_on_the_stream_with_the_deciding_rule(wf, 
 
 
 async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf, ws_base):
+    fanout = wf.app.state.fanout
+    earlier = set(fanout.clients)
     fast = await websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}")
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
@@ -84,7 +86,7 @@ async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf,
     sock.setblocking(False)
     slow = await websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}", sock=sock, max_queue=1)
     try:
-        await asyncio.sleep(0.3)
+        await eventually(lambda: len(fanout.clients - earlier) == 2 and fanout.seq >= 0, what="both clients joined")
         store = wf.app.state.ctx.logs.instance
         from actors.webfilter.logparse import parse_line
 
@@ -101,7 +103,7 @@ async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf,
         drainer = asyncio.create_task(drain())
         for start in range(0, 6000, 200):
             store.ingest([parse_line(line) for line in lines[start : start + 200]], publish=True)
-            await asyncio.sleep(0.15)
+            await asyncio.sleep(0.15)  # pacing: bursts the fast client can drain, that fill the slow one's buffers
         await asyncio.wait({drainer}, timeout=30)
         drainer.cancel()
         assert got == 6000, got
@@ -128,10 +130,7 @@ async def test_a_full_client_queue_drops_and_then_says_how_many():
 
     recorder = Recorder()
     task = asyncio.create_task(_sender(recorder, client))
-    for _ in range(100):
-        if len(recorder.sent) > QUEUE_SIZE:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(recorder.sent) > QUEUE_SIZE, what="the queue sent")
     task.cancel()
     assert recorder.sent[0] == {"type": "dropped", "count": 5}
     assert [m["data"]["n"] for m in recorder.sent[1:]] == list(range(QUEUE_SIZE))

@@ -17,6 +17,7 @@ import uvicorn
 
 from tests.conftest import free_port, in_ci
 from tests.deployments.webfilter.conftest import ADMIN_PASSWORD
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 
@@ -82,11 +83,7 @@ async def http_base(wf) -> AsyncIterator[str]:
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(wf.app, host="127.0.0.1", port=port, lifespan="off", log_level="error"))
     task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.02)
-    assert server.started
+    await eventually(lambda: server.started, what="uvicorn started")
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     await task
@@ -119,7 +116,8 @@ async def test_the_stream_in_chromium(wf, http_base):
                 stream = await page.evaluate(OPEN, f"?token={token}")
                 assert stream["opened"] is True and stream["closed"] is None
                 index = stream["index"]
-                await asyncio.sleep(0.3)  # the replica's poller has its starting point
+                fanout = wf.app.state.fanout  # the replica's poller has its starting point
+                await eventually(lambda: fanout.clients and fanout.seq >= 0, what="the stream's poller started")
                 before = time.time()
                 ok_url = wf.url("allowed.test", "/browser-ok?q=1")
                 blocked_url = wf.url("ads.tracker.test", "/browser-blocked")

@@ -17,7 +17,6 @@ import shutil
 import socket
 import ssl
 import stat
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from tests.deployments.webfilter.conftest import (
     running_service,
     state_folder,
 )
+from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
 
@@ -162,13 +162,11 @@ async def tls_key_copy(wf: Service) -> Path:
 
 
 async def blocked_row(wf: Service, search: str, timeout: float = 10.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def row() -> dict | None:
         r = await wf.api.get("/api/logs", params={"search": search, "blocked": True, "limit": 1})
-        if r.status_code == 200 and r.json()["data"]:
-            return dict(r.json()["data"][0])
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no blocked log row for {search}")
+        return dict(r.json()["data"][0]) if r.status_code == 200 and r.json()["data"] else None
+
+    return await eventually(row, timeout=timeout, what=f"a blocked log row for {search}")
 
 
 async def test_with_bumping_off_https_is_tunnelled_with_the_origins_certificate(tlswf, tls_origins):

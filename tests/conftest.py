@@ -35,7 +35,7 @@ DATAPLANE = ("realserver", "dataplane")
 BROWSER = ("realserver", "browser")
 
 # Fixtures that start (or need) a real server: HAProxy, Squid, dnsmasq, Chromium, the SSH
-# simulator, Redis, PostgreSQL. A bare name is defined once outside tests/e2e; a name defined
+# simulator, Redis, PostgreSQL; or a real toolchain or dataset. A bare name is defined once outside tests/e2e; a name defined
 # in several places is qualified with its file under tests/.
 FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "redis_url": REAL,  # Redis on 127.0.0.1:6379
@@ -50,6 +50,9 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "wf": DATAPLANE,  # Squid and dnsmasq
     "svc": DATAPLANE,
     "tlswf": DATAPLANE,
+    # not servers, but as heavy and as external: out of the inner loop with them
+    "real_pkg": REAL,  # the real ASN dataset (scripts/fetch-asn-data.sh, DuckDB build)
+    "editors/test_vscode_extension.py::built": REAL,  # node/npm: type-check, build, package (~1 min)
 }
 
 # Helpers (functions, classes, attributes) whose call starts such a server, found by name in a

@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import FIXTURE_MARKS, ROOT, STARTER_MARKS, TESTS, starter_marks
 
 # third-party names among the starters (Playwright's entry points)
-THIRD_PARTY = {"async_playwright": "playwright.async_api", "sync_playwright": "playwright.sync_api"}
+THIRD_PARTY = {"async_playwright", "sync_playwright"}
 # a command line naming one of these, run by a helper under tests/, starts a tier-2 server
 SERVER_BINARIES = re.compile(r"^(?:.*/)?(haproxy|squid|dnsmasq|chromium|sshd|redis-server|postgres|ray)$")
 SPAWNERS = {"Popen", "run", "check_call", "check_output", "create_subprocess_exec", "call"}
@@ -80,7 +80,19 @@ def _sources() -> list[Path]:
     return [p for p in sorted(TESTS.rglob("*.py")) if "e2e" not in p.relative_to(TESTS).parts]
 
 
+def _imports(path: Path) -> dict[str, Path]:
+    """The names `path` imports from modules under tests/, with the file that defines each."""
+    found: dict[str, Path] = {}
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "tests":
+            module = ROOT.joinpath(*node.module.split("."))
+            file = module.with_suffix(".py") if module.with_suffix(".py").exists() else module / "__init__.py"
+            found.update({alias.asname or alias.name: file for alias in node.names})
+    return found
+
+
 FUNCS = [f for path in _sources() for f in _functions(path)]
+IMPORTS = {path: _imports(path) for path in _sources()}
 FIXTURES = [f for f in FUNCS if f.fixture]
 
 
@@ -114,15 +126,13 @@ def _covered(f: Func, seen: frozenset[str] = frozenset()) -> bool:
 
 
 def _starts(f: Func, seen: frozenset[str] = frozenset()) -> bool:
-    """`f` refers to a starter, or to a helper of its own file (or of tests/) that does."""
+    """`f` refers to a starter, or to a helper (of its own file, or imported from tests/) that does."""
     if f.names & STARTER_MARKS.keys() or f.spawns_server:
         return True
-    for other in FUNCS:
-        if other.name in f.names and not other.fixture and _key(other) not in seen:
-            if (other.file == f.file or other.name.startswith(("start_", "running_"))) and _starts(
-                other, seen | {_key(f)}
-            ):
-                return True
+    helpers = [g for g in FUNCS if g.name in f.names and not g.fixture and _key(g) not in seen]
+    for other in helpers:
+        if other.file in (f.file, IMPORTS[f.file].get(other.name)) and _starts(other, seen | {_key(f)}):
+            return True
     return False
 
 
@@ -180,3 +190,9 @@ def test_a_test_that_calls_a_starter_is_marked() -> None:
     assert starter_marks(SAMPLES["helper"]) == {"realserver"}  # followed through helpers under tests/
     assert starter_marks(SAMPLES["browser"]) == {"realserver", "browser"}
     assert starter_marks(test_every_starter_exists) == set()
+
+
+def test_the_fixture_check_sees_an_entry_go_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(FIXTURE_MARKS, "redis_url")
+    unmarked = {_key(f) for f in FIXTURES if _starts(f) and not _covered(f)}
+    assert unmarked == {"conftest.py::redis_url"}

@@ -35,8 +35,9 @@ DATAPLANE = ("realserver", "dataplane")
 BROWSER = ("realserver", "browser")
 
 # Fixtures that start (or need) a real server: HAProxy, Squid, dnsmasq, Chromium, the SSH
-# simulator, Redis, PostgreSQL; or a real toolchain or dataset. A bare name is defined once outside tests/e2e; a name defined
-# in several places is qualified with its file under tests/.
+# simulator, Redis, PostgreSQL; or a real toolchain or dataset. A bare name is defined once
+# outside tests/e2e; a name defined in several places is qualified with its file under tests/.
+# (Ray: tests/e2e by path; tests/actors/tasknet/test_node_actor_restart.py is marked e2e.)
 FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "redis_url": REAL,  # Redis on 127.0.0.1:6379
     "postgres_dsn": REAL,  # PostgreSQL on 127.0.0.1:5432

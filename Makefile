@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: up down status lint test bench install system-deps clean
+.PHONY: up down status lint test test-fast bench install system-deps clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -33,6 +33,13 @@ lint: install
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# the inner loop: ruff, then the tests that need no real server and no cluster (tiers 2 and 3
+# are marked from the fixtures they use: tests/conftest.py); `make test` still runs everything
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest -m "not e2e and not realserver" $(PYTEST_ARGS)
 
 bench: install
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -1,13 +1,23 @@
-"""Fixtures shared by every tier.
+"""Fixtures shared by every tier, and the tier marks.
 
 Tier 2 needs real servers on loopback. A test that needs a server the machine
 lacks fails in CI (CI=true) and is skipped, with the reason, elsewhere.
+
+Tiers are marked from what a test uses, never by hand: a test that uses a fixture of
+FIXTURE_MARKS (directly or through other fixtures), or whose code calls one of
+STARTER_MARKS (directly or through helpers under tests/), gets that entry's marks; every
+test under tests/e2e is `e2e`. tests/test_tiers.py checks the tables against the code.
+`make test-fast` runs `-m "not e2e and not realserver"`.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import socket
+import sys
+import types
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -16,7 +26,51 @@ from rayfleet import state
 from rayfleet.launcher import free_port  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data"
+TESTS = Path(__file__).resolve().parent
+_TESTS_PREFIX = str(TESTS) + os.sep
+DATA = TESTS / "data"
+
+REAL = ("realserver",)
+DATAPLANE = ("realserver", "dataplane")
+BROWSER = ("realserver", "browser")
+
+# Fixtures that start (or need) a real server: HAProxy, Squid, dnsmasq, Chromium, the SSH
+# simulator, Redis, PostgreSQL; or a real toolchain or dataset. A bare name is defined once
+# outside tests/e2e; a name defined in several places is qualified with its file under tests/.
+# (Ray: tests/e2e by path; tests/actors/tasknet/test_node_actor_restart.py is marked e2e.)
+FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
+    "redis_url": REAL,  # Redis on 127.0.0.1:6379
+    "postgres_dsn": REAL,  # PostgreSQL on 127.0.0.1:5432
+    "sim_env": REAL,  # pve-sim over real SSH (tests/deployments/lxc)
+    "fresh_sim": REAL,
+    "loaded_sim": REAL,
+    "deployments/autoscale/conftest.py::sim": REAL,
+    "deployments/lxc/test_lxc_fuzz.py::served": REAL,
+    "deployments/lxc/test_lxc_ui.py::served": REAL,
+    "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
+    "wf": DATAPLANE,  # Squid and dnsmasq
+    "svc": DATAPLANE,
+    "tlswf": DATAPLANE,
+    # not servers, but as heavy and as external: out of the inner loop with them
+    "real_pkg": REAL,  # the real ASN dataset (scripts/fetch-asn-data.sh, DuckDB build)
+    "editors/test_vscode_extension.py::built": REAL,  # node/npm: type-check, build, package (~1 min)
+}
+
+# Helpers (functions, classes, attributes) whose call starts such a server, found by name in a
+# test's code and in the code of the tests/ helpers it calls.
+STARTER_MARKS: dict[str, tuple[str, ...]] = {
+    "require_server": REAL,
+    "SimEnv": REAL,
+    "ThreadedSim": REAL,
+    "require_dataplane": DATAPLANE,
+    "running_service": DATAPLANE,
+    "static_origin": DATAPLANE,
+    "static_origin_process": DATAPLANE,
+    "MitigationFleet": DATAPLANE,
+    "require_chromium": BROWSER,
+    "async_playwright": BROWSER,
+    "sync_playwright": BROWSER,
+}
 
 
 def in_ci() -> bool:
@@ -55,9 +109,89 @@ def _isolated_local_state():
     state.reset_local_state()
 
 
+def is_e2e(item: pytest.Item) -> bool:
+    return "tests/e2e/" in str(item.fspath).replace(os.sep, "/")
+
+
+def fixture_key(name: str, func: object) -> str:
+    """`name`, qualified as `<file under tests/>::name` (the form FIXTURE_MARKS uses for
+    a name defined in several places); a plugin's fixture keeps its bare name."""
+    filename = getattr(getattr(func, "__code__", None), "co_filename", "")
+    if not filename.startswith(_TESTS_PREFIX):
+        return name
+    return f"{Path(filename).relative_to(TESTS).as_posix()}::{name}"
+
+
+def fixture_marks(item: pytest.Item) -> set[str]:
+    marks: set[str] = set()
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        defs = info.name2fixturedefs.get(name, ()) if info is not None else ()
+        keys = {name} | {fixture_key(name, d.func) for d in defs[-1:]}
+        for key in keys:
+            marks.update(FIXTURE_MARKS.get(key, ()))
+    return marks
+
+
+def _code_names(code: types.CodeType) -> Iterable[str]:
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_names(const)
+
+
+def _under_tests(obj: object) -> bool:
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        filename = code.co_filename
+    else:
+        filename = getattr(sys.modules.get(getattr(obj, "__module__", "") or ""), "__file__", None) or ""
+    return filename.startswith(_TESTS_PREFIX)
+
+
+_STARTS: dict[types.CodeType, set[str]] = {}
+
+
+def starter_marks(func: object, seen: set[int] | None = None) -> set[str]:
+    """The marks of STARTER_MARKS names in `func`'s code, following the functions and
+    classes of tests/ it names (not third-party or product code: that is what starts)."""
+    top = seen is None
+    seen = set() if seen is None else seen
+    func = inspect.unwrap(func)  # type: ignore[arg-type]
+    code = getattr(func, "__code__", None)
+    if code is None or id(func) in seen or not _under_tests(func):
+        return set()
+    if top and code in _STARTS:
+        return _STARTS[code]
+    seen.add(id(func))
+    marks: set[str] = set()
+    scope = getattr(func, "__globals__", {})
+    for name in set(_code_names(code)):
+        marks.update(STARTER_MARKS.get(name, ()))
+        target = scope.get(name)
+        if isinstance(target, type) and _under_tests(target):
+            for member in vars(target).values():
+                marks |= starter_marks(member, seen)
+        elif callable(target):
+            marks |= starter_marks(target, seen)
+    if top:  # a nested result may miss what a cycle back to a caller holds
+        _STARTS[code] = marks
+    return marks
+
+
+def tier_marks(item: pytest.Item) -> set[str]:
+    if is_e2e(item):
+        return {"e2e"}
+    marks = fixture_marks(item)
+    function = getattr(item, "function", None)
+    if function is not None:
+        marks |= starter_marks(function)
+    return marks
+
+
 def pytest_collection_modifyitems(config, items):
-    """Run tier 3 last, so the expensive cluster starts once after the fast tiers."""
-    items.sort(key=lambda item: "tests/e2e/" in str(item.fspath).replace(os.sep, "/"))
+    """Mark each test's tier; run tier 3 last, so the expensive cluster starts once after the fast tiers."""
+    items.sort(key=is_e2e)
     for item in items:
-        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.e2e)
+        for mark in sorted(tier_marks(item)):
+            item.add_marker(mark)

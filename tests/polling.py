@@ -5,7 +5,10 @@
 
 The check is called until it returns something truthy (that value is returned) or
 the timeout passes; then the test fails with the last value (or the last exception)
-the check produced, so the failure says what was seen. A check may be async.
+the check produced, so the failure says what was seen. A check may be async. The
+pause between checks starts at FIRST_INTERVAL and doubles up to `interval`: what holds
+almost at once (a server that is starting) costs milliseconds, and a slow condition
+is not polled in a tight loop.
 """
 
 from __future__ import annotations
@@ -13,13 +16,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_INTERVAL = 0.05
+FIRST_INTERVAL = 0.005
+
+
+def _pauses(interval: float) -> Iterator[float]:
+    pause = min(FIRST_INTERVAL, interval)
+    while True:
+        yield pause
+        pause = min(pause * 2, interval)
 
 
 class NotYet(AssertionError):
@@ -38,9 +49,11 @@ async def eventually(
     what: str = "condition",
     ignore: tuple[type[BaseException], ...] = (),
 ) -> T:
-    """Poll ``check`` (sync or async) until it is truthy; return its value. Exceptions in
+    """Poll ``check`` (sync or async) until it is truthy; return its value. ``interval`` is the
+    longest pause between checks. Exceptions in
     ``ignore`` count as "not yet" (e.g. a server that is not listening yet)."""
     deadline = time.monotonic() + timeout
+    pauses = _pauses(interval)
     last: Any = None
     error: BaseException | None = None
     while True:
@@ -55,7 +68,7 @@ async def eventually(
             error = exc
         if time.monotonic() >= deadline:
             raise _failure(what, timeout, last, error)
-        await asyncio.sleep(interval)
+        await asyncio.sleep(next(pauses))
 
 
 def eventually_sync(
@@ -67,6 +80,7 @@ def eventually_sync(
 ) -> T:
     """:func:`eventually` for synchronous tests (tier 3 uses blocking clients)."""
     deadline = time.monotonic() + timeout
+    pauses = _pauses(interval)
     last: Any = None
     error: BaseException | None = None
     while True:
@@ -78,4 +92,4 @@ def eventually_sync(
             error = exc
         if time.monotonic() >= deadline:
             raise _failure(what, timeout, last, error)
-        time.sleep(interval)
+        time.sleep(next(pauses))

@@ -49,3 +49,12 @@ def test_eventually_sync():
     assert eventually_sync(lambda: next(seen), interval=0) == "ready"
     with pytest.raises(NotYet, match="last returned 0"):
         eventually_sync(lambda: 0, timeout=0.05)
+
+
+def test_the_pauses_start_short_and_grow_to_the_interval():
+    from itertools import islice
+
+    from tests.polling import _pauses
+
+    assert list(islice(_pauses(0.05), 6)) == [0.005, 0.01, 0.02, 0.04, 0.05, 0.05]
+    assert list(islice(_pauses(0), 2)) == [0, 0]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.conftest import needs_app
+from tests.polling import eventually_sync
 
 PREFIX = "/autoscale"
 FAMILIES = {
@@ -70,23 +69,28 @@ def test_metrics_are_cluster_wide_and_monotonic(api: httpx.Client) -> None:
     for _ in range(12):
         r = api.get(PREFIX + "/resource/lxc/status", params={"lxc_id": 103})
         replicas.add(r.headers.get("x-rayfleet-replica"))
-    values = []
-    for _ in range(6):
+    values: list[float] = []
+
+    def read() -> float:
         values.append(
             _total(api.get(PREFIX + "/metrics").text, "autoscale_api_requests", endpoint="/resource/lxc/status")
         )
+        return values[-1]
+
+    # each replica flushes its counters to the hub in batches (every second): wait for all 12
+    eventually_sync(lambda: read() >= before + 12, timeout=30, interval=0.25, what="12 more requests counted")
+    for _ in range(3):
+        read()
     assert values[-1] >= before + 12
     assert values == sorted(values)
 
 
 def test_the_model_scales_containers_through_the_api(api: httpx.Client) -> None:
     """The monitors sample, the model decides and POSTs /scale/* with its key: the counters move."""
-    deadline = time.monotonic() + 150
-    actions = 0.0
-    while time.monotonic() < deadline:
-        text = api.get(PREFIX + "/metrics").text
-        actions = _total(text, "autoscale_api_scaling_actions", action="set")
-        if actions >= 3:
-            break
-        time.sleep(3)
-    assert actions >= 3, "the scaling model applied no decision through the API"
+
+    def actions() -> float:
+        return _total(api.get(PREFIX + "/metrics").text, "autoscale_api_scaling_actions", action="set")
+
+    eventually_sync(
+        lambda: actions() >= 3, timeout=150, interval=3, what="the model's decisions applied through the API"
+    )

@@ -20,6 +20,7 @@ import pytest
 from tests.conftest import DATA, free_port
 from tests.deployments.llm_gateway.conftest import Double
 from tests.e2e.conftest import needs_app
+from tests.polling import eventually_sync
 
 _PORTS = (free_port(), free_port())
 for _i, _port in enumerate(_PORTS):
@@ -56,13 +57,13 @@ def _double_on(name: str, port: int) -> Double:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    for _ in range(200):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return Double(name, port, proc)
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("double did not start")
+
+    def listening() -> bool:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+
+    eventually_sync(listening, timeout=20, ignore=(OSError,), what="the upstream double listening")
+    return Double(name, port, proc)
 
 
 @pytest.fixture(scope="module")
@@ -180,27 +181,27 @@ def test_registry_round_trip(serve_url, doubles, keys):
             listed = c.get("/api/v1/registry", headers=admin)
             assert name in [e["id"] for e in listed.json()["data"]] and "sk-e2e-registry-secret" not in listed.text
             assert c.post(f"/api/v1/registry/{name}/toggle", headers=admin).json()["status"] == "verified"
-            served_by = ""
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline:
+
+            def served_by() -> str:
                 r = c.post("/v1/chat/completions", headers={**infer, "Cache-Control": "no-cache"}, json=body)
                 assert r.status_code == 200, r.text
-                served_by = r.headers["x-llm-endpoint"]
-                if served_by == name:
-                    break
-                time.sleep(0.2)
-            assert served_by == name, "the verified registry entry (priority -5) never received traffic"
+                return str(r.headers["x-llm-endpoint"])
+
+            eventually_sync(
+                lambda: served_by() == name,
+                timeout=15,
+                interval=0.2,
+                what="the verified registry entry (priority -5) receiving traffic",
+            )
             assert c.post(f"/api/v1/registry/{name}/toggle", headers=admin).json()["status"] == "IGNORED"
             # every replica drops it on its next registry refresh (refresh_interval 1 s);
             # then six requests in a row are served elsewhere
-            clean, deadline = 0, time.monotonic() + 20
-            while clean < 6 and time.monotonic() < deadline:
-                r = c.post("/v1/chat/completions", headers={**infer, "Cache-Control": "no-cache"}, json=body)
-                assert r.status_code == 200, r.text
-                clean = clean + 1 if r.headers["x-llm-endpoint"] != name else 0
-                if not clean:
-                    time.sleep(0.2)
-            assert clean >= 6, "an IGNORED registry entry still received traffic"
+            eventually_sync(
+                lambda: all(served_by() != name for _ in range(6)),
+                timeout=20,
+                interval=0.2,
+                what="six requests in a row served elsewhere than the IGNORED registry entry",
+            )
         finally:
             assert c.delete(f"/api/v1/registry/{name}", headers=admin).status_code == 200
         assert name not in [e["id"] for e in c.get("/api/v1/registry", headers=admin).json()["data"]]
@@ -223,13 +224,12 @@ def test_direct_listener_shares_keys_metrics_and_budget(serve_url, doubles, keys
     admin = {"Authorization": f"Bearer {keys[1]}"}
     body = {"model": "e2e-model", "messages": [{"role": "user", "content": "direct listener"}]}
     with httpx.Client(timeout=30, trust_env=False) as c:
-        view: dict = {}
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            view = c.get(serve_url + "/llm/health").json()["listener"]
-            if view["state"] == "serving":
-                break
-            time.sleep(0.5)
+
+        def listener() -> dict:
+            return dict(c.get(serve_url + "/llm/health").json()["listener"])
+
+        eventually_sync(lambda: listener()["state"] == "serving", timeout=30, interval=0.5, what="the listener serving")
+        view = listener()
         assert view == {"enabled": True, "url": listener_url, "state": "serving", "error": None}
         assert c.get(listener_url + "/health").json()["listener"]["url"] == listener_url
 
@@ -258,17 +258,15 @@ def test_direct_listener_shares_keys_metrics_and_budget(serve_url, doubles, keys
         )
         assert "Hello from the upstream double" in text
 
-        requests_after = spent_after = 0.0
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        def counted() -> bool:  # replicas flush their counters and spend in batches
             after = c.get(serve_url + "/llm/metrics", headers=admin).text
             requests_after = _series_sum(after, "llm_proxy_requests_total")
             spent_after = _series_sum(after, "llm_proxy_budget_consumed_usd")
-            if requests_after >= requests_before + 4 and spent_after > spent_before:
-                break
-            time.sleep(0.5)
-        assert requests_after >= requests_before + 4, (requests_before, requests_after)
-        assert spent_after > spent_before, (spent_before, spent_after)
+            assert requests_after >= requests_before + 4, (requests_before, requests_after)
+            assert spent_after > spent_before, (spent_before, spent_after)
+            return True
+
+        eventually_sync(counted, timeout=20, interval=0.5, ignore=(AssertionError,), what="the cluster-wide metrics")
 
 
 RESTART_ACTOR = """
@@ -333,15 +331,14 @@ def test_registry_entries_survive_a_restart_of_the_registry_actor(cluster, serve
         assert c.post("/api/v1/registry", headers=admin, json=entry).status_code == 201
         try:
             _restart_actor(cluster, "llm_gateway.registry")
-            listed: list = []
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
+
+            def listed() -> list[str]:
                 r = c.get("/api/v1/registry", headers=admin)
-                listed = [e["id"] for e in r.json()["data"]] if r.status_code == 200 else []
-                if name in listed:
-                    break
-                time.sleep(0.5)
-            assert name in listed, "the registry forgot an entry when its actor restarted"
+                return [e["id"] for e in r.json()["data"]] if r.status_code == 200 else []
+
+            eventually_sync(
+                lambda: name in listed(), timeout=30, interval=0.5, what="the entry listed after the actor's restart"
+            )
         finally:
             c.delete(f"/api/v1/registry/{name}", headers=admin)
 
@@ -353,27 +350,32 @@ def test_the_budget_ledger_keeps_todays_spend_across_a_restart(cluster, serve_ur
     with httpx.Client(base_url=serve_url + "/llm", timeout=30, trust_env=False) as c:
         for _ in range(3):
             assert c.post("/v1/chat/completions", headers=infer, json=body).status_code == 200
-    time.sleep(3)  # replicas settle their spend with the ledger in batches
+
+    def ledger() -> dict:
+        return dict(_restart_actor(cluster, "llm_gateway.budget", "state", kill=False)["after"])
+
+    # replicas settle their spend with the ledger in batches
+    eventually_sync(lambda: ledger()["spent"] > 0, timeout=30, interval=0.5, what="the spend settled with the ledger")
     seen = _restart_actor(cluster, "llm_gateway.budget", "state")
     assert seen["before"]["spent"] > 0, seen
     assert seen["after"]["epoch"] != seen["before"]["epoch"], seen
     floor = seen["before"]["spent"] * (1 - 1e-9)  # the store sums the same costs in another order
-    deadline, after = time.monotonic() + 30, seen["after"]
-    while time.monotonic() < deadline and after["spent"] < floor:
-        time.sleep(0.5)
-        after = _restart_actor(cluster, "llm_gateway.budget", "state", kill=False)["after"]
-    assert after["spent"] >= floor, (seen, after)
+    if seen["after"]["spent"] < floor:
+        eventually_sync(
+            lambda: ledger()["spent"] >= floor, timeout=30, interval=0.5, what=f"today's spend restored ({seen})"
+        )
 
 
 def test_registry_ui_and_a_session_through_serve_and_the_listener(serve_url, doubles, keys):
     """The UI and the session cookie work under Serve's /llm prefix and on the direct listener: the
     cookie's Path is the gateway's, and a logout on one replica holds on all of them."""
     listener_url = f"http://127.0.0.1:{int(os.environ['LLM_GATEWAY__SERVER__PORT'])}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if httpx.get(serve_url + "/llm/health", trust_env=False).json()["listener"]["state"] == "serving":
-            break
-        time.sleep(0.5)
+    eventually_sync(
+        lambda: httpx.get(serve_url + "/llm/health", trust_env=False).json()["listener"]["state"] == "serving",
+        timeout=30,
+        interval=0.5,
+        what="the listener serving",
+    )
     for base, path in ((serve_url + "/llm", "/llm/"), (listener_url, "/")):
         with httpx.Client(base_url=base, timeout=30, trust_env=False) as c:
             page = c.get("/ui/registry")

@@ -10,13 +10,13 @@ import csv
 import os
 import re
 import signal
-import time
 
 import httpx
 import pytest
 
 from tests.conftest import DATA
 from tests.e2e.conftest import needs_app
+from tests.polling import eventually_sync
 
 PREFIX = "/mitigation"
 API = f"{PREFIX}/api/v1"
@@ -36,13 +36,7 @@ def key(cluster_secrets) -> dict[str, str]:
 
 
 def wait_until(probe, seconds: float = 20.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.25)
-    return probe()
+    return eventually_sync(probe, timeout=seconds, interval=0.25)
 
 
 def node_address(mit: httpx.Client, key: dict[str, str], node_id: str = "node-1") -> str:

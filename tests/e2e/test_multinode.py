@@ -29,6 +29,7 @@ import yaml
 from rayfleet import nodes
 from rayfleet.launcher import Launched, launch
 from tests.conftest import ROOT
+from tests.polling import NotYet, eventually_sync
 
 HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"
 
@@ -116,12 +117,11 @@ def two_nodes() -> Iterator[Cluster]:
 
 
 def wait_for(predicate, timeout: float, interval: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
+    """`predicate()` once truthy, else its value at the timeout (the caller's assert shows what it saw)."""
+    try:
+        return eventually_sync(predicate, timeout=timeout, interval=interval)
+    except NotYet:
+        return predicate()
 
 
 def test_joining_needs_the_cluster_token_by_value_or_by_file(two_nodes):
@@ -219,7 +219,7 @@ def test_killing_the_worker_under_load_only_fails_requests_in_flight(two_nodes):
     stop, results = threading.Event(), new_results()
     threads = _load(serve, clients, stop, results)
     try:
-        time.sleep(3)
+        eventually_sync(lambda: results["ok"] >= 2 * clients, timeout=60, interval=0.1, what="the load flowing")
         ok_before, failed_before = results["ok"], len(results["failed_at"])
         killed_at = time.monotonic()
         two_nodes.worker.kill()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.conftest import needs_app
+from tests.polling import eventually_sync
 
 
 def healthz_count(body: str) -> float:
@@ -37,13 +36,12 @@ def test_counters_are_monotonic_whichever_of_two_replicas_answers(cluster, http)
         seen.append(healthz_count(scrape.text))
     assert len(replicas) >= 2, "the test needs two replicas answering"
     assert seen == sorted(seen), f"a counter went backwards between scrapes: {seen}"
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        final = healthz_count(http.get("/ignore/metrics").text)
-        if final - before >= sent:
-            break
-        time.sleep(0.5)
-    assert final - before >= sent, f"expected {sent} new /healthz requests counted, got {final - before}"
+    eventually_sync(
+        lambda: healthz_count(http.get("/ignore/metrics").text) - before >= sent,
+        timeout=15,
+        interval=0.5,
+        what=f"{sent} new /healthz requests counted",
+    )
 
 
 def test_health_table_and_replica_header(cluster, http):
@@ -124,12 +122,13 @@ def test_status_json_lists_urls_health_replicas_and_nodes_and_direct_urls_answer
 
     from rayfleet.catalog import COMPONENTS
 
-    deadline = time.monotonic() + 30
-    while True:  # the placement snapshot is refreshed every 2 s after `up`
-        report = status_json(cluster)
-        if all(c["replicas"] for c in report["components"].values()) or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    eventually_sync(  # the placement snapshot is refreshed every 2 s after `up`
+        lambda: all(c["replicas"] for c in status_json(cluster)["components"].values()),
+        timeout=30,
+        interval=1,
+        what="every component placed",
+    )
+    report = status_json(cluster)
     assert report["running"] is True and report["phase"] == "up"
     assert set(report["components"]) == set(cluster.apps)
     for name, comp in report["components"].items():
@@ -155,11 +154,12 @@ def test_direct_ingress_serves_the_same_app_with_shared_metrics_and_the_client_a
         assert r.status_code == 200
         replicas.add(r.headers["x-rayfleet-replica"])
     assert len(replicas) >= 2, "SO_REUSEPORT should spread new connections over both replicas"
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:  # counted in the same cluster-wide metrics as the Serve path
-        if healthz_count(http.get("/ignore/metrics").text) - before >= 30:
-            break
-        time.sleep(0.5)
+    eventually_sync(  # counted in the same cluster-wide metrics as the Serve path
+        lambda: healthz_count(http.get("/ignore/metrics").text) - before >= 30,
+        timeout=15,
+        interval=0.5,
+        what="the direct requests counted",
+    )
     assert healthz_count(http.get("/ignore/metrics").text) - before >= 30
     assert httpx.get(direct + "/openapi.json").json()["paths"], "the direct path serves the whole app"
 

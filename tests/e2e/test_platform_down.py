@@ -6,12 +6,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import httpx
 
 from rayfleet.launcher import free_port
 from tests.conftest import ROOT
+from tests.polling import eventually_sync
 
 
 def _answers(url: str, ok_only: bool = False) -> bool:
@@ -37,11 +37,12 @@ def test_down_right_after_the_first_app_answers_stops_everything(tmp_path):
         up = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         state_file = tmp_path / "rayfleet.json"
-        deadline = time.monotonic() + 300
-        while not _answers(f"http://127.0.0.1:{port}/ignore/healthz", ok_only=True):
+
+        def answering() -> bool:
             assert up.poll() is None, (tmp_path / "up.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "ignore_gen never answered"
-            time.sleep(0.2)
+            return bool(_answers(f"http://127.0.0.1:{port}/ignore/healthz", ok_only=True))
+
+        eventually_sync(answering, timeout=300, interval=0.2, what="ignore_gen answering")
         assert json.loads(state_file.read_text())["pid"] == up.pid
         down = subprocess.run(
             [sys.executable, "-m", "rayfleet.cli", "down", "--timeout", "120"],

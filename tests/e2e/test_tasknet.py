@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import httpx
 import pytest
 import websockets
 
 from tests.e2e.conftest import needs_app
+from tests.polling import eventually_sync
 
 PREFIX = "/tasknet"
 NODES = ("n1", "n2", "n3")
@@ -29,13 +29,7 @@ def tokens(cluster_secrets) -> dict[str, dict[str, str]]:
 
 
 def wait_for(check, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "the network did not converge in time"
-        time.sleep(0.1)
+    return eventually_sync(check, timeout=timeout, interval=0.1, what="the network converged")
 
 
 def test_three_nodes_with_their_own_identity(tn: httpx.Client):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 import websockets
 
 from tests.e2e.conftest import needs_app
+from tests.polling import eventually, eventually_sync
 
 PREFIX = "/webfilter"
 
@@ -55,12 +55,10 @@ def proxy_client(wf: httpx.Client) -> httpx.Client:
 
 
 def wait_logged(wf: httpx.Client, part: str) -> dict:
-    for _ in range(200):
-        rows = wf.get(PREFIX + "/api/logs", params={"search": part, "limit": 1}).json()["data"]
-        if rows:
-            return dict(rows[0])
-        time.sleep(0.05)
-    raise AssertionError(f"{part} not logged")
+    def rows() -> list:
+        return list(wf.get(PREFIX + "/api/logs", params={"search": part, "limit": 1}).json()["data"])
+
+    return dict(eventually_sync(rows, what=f"{part} logged")[0])
 
 
 def test_health_and_version_header(wf: httpx.Client) -> None:
@@ -109,12 +107,20 @@ def test_the_stream_carries_live_proxied_requests(wf: httpx.Client, origin_port:
 
     async def run() -> dict:
         async with websockets.connect(ws_url) as ws:
-            await asyncio.sleep(0.5)
-            await asyncio.to_thread(lambda: proxy_client(wf).get(f"http://allowed.test:{origin_port}/e2e-stream"))
-            while True:
-                message = json.loads(await asyncio.wait_for(ws.recv(), 15))
-                if message["type"] == "log" and "/e2e-stream" in message["data"]["destination"]:
-                    return dict(message["data"])
+
+            async def streamed() -> dict | None:
+                # the replica's poller starts at "now" once this client has joined: a request logged
+                # before that is not streamed, so proxy one until one arrives
+                await asyncio.to_thread(lambda: proxy_client(wf).get(f"http://allowed.test:{origin_port}/e2e-stream"))
+                try:
+                    while True:
+                        message = json.loads(await asyncio.wait_for(ws.recv(), 2))
+                        if message["type"] == "log" and "/e2e-stream" in message["data"]["destination"]:
+                            return dict(message["data"])
+                except TimeoutError:
+                    return None
+
+            return await eventually(streamed, timeout=30, what="a proxied request on the stream")
 
     row = asyncio.run(run())
     assert row["status"] == 200 and row["blocked"] is False

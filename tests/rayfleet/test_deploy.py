@@ -5,6 +5,7 @@ import yaml
 from rayfleet import cli, deploy
 from rayfleet.catalog import COMPONENTS, PLATFORM, application
 from tests.conftest import ROOT
+from tests.polling import eventually_sync
 
 
 def test_serve_yaml_is_a_valid_serve_config_with_fractional_cpus():
@@ -112,13 +113,11 @@ def test_a_node_bound_direct_port_gets_one_url_per_node():
 def test_an_exited_but_unreaped_up_counts_as_stopped():
     import subprocess
     import sys
-    import time
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
-    deadline = time.monotonic() + 10
-    while cli._alive(child.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not cli._alive(child.pid)  # a zombie until reaped
+    eventually_sync(
+        lambda: not cli._alive(child.pid), what="the exited child counts as stopped"
+    )  # a zombie until reaped
     child.wait()
     assert cli._alive(os.getpid())
 

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request, WebSocket
 from rayfleet.autoscaling import direct_aware_policy
 from rayfleet.direct import DirectServer, DirectSpec, attach
 from rayfleet.launcher import free_port
+from tests.polling import eventually
 
 
 def make_app(tag: str = "a") -> FastAPI:
@@ -36,7 +37,7 @@ def make_app(tag: str = "a") -> FastAPI:
 
     @app.get("/slow")
     async def slow() -> dict:
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the behaviour: a handler that takes a while
         return {"ok": True}
 
     return app
@@ -186,11 +187,7 @@ async def test_tls_with_the_minimum_version_honoured(servers, tmp_path):
 
 
 async def wait_for_count(server: DirectServer, expected: int) -> None:
-    for _ in range(200):
-        if server.ongoing == expected:
-            return
-        await asyncio.sleep(0.01)
-    assert server.ongoing == expected
+    await eventually(lambda: server.ongoing == expected, what=f"{expected} requests counted as ongoing")
 
 
 async def test_direct_load_counts_requests_received_and_not_yet_answered(servers):
@@ -258,8 +255,7 @@ async def test_the_listener_lives_in_the_app_lifespan_and_counts_direct_load():
         async with httpx.AsyncClient() as client:
             calls = [client.get(f"http://127.0.0.1:{port}/slow") for _ in range(5)]
             gathered = asyncio.gather(*calls)
-            await asyncio.sleep(0.2)
-            assert server.ongoing == 5
+            await wait_for_count(server, 5)  # all five in /slow's half second
             await gathered
         assert server.ongoing == 0
     assert server.state == "stopped"

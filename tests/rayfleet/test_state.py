@@ -9,7 +9,7 @@ class Counter:
 
     async def add_slowly(self, n: int) -> int:
         current = self.value
-        await asyncio.sleep(0.001)
+        await asyncio.sleep(0.001)  # the behaviour: a yield between read and write (calls must not interleave)
         self.value = current + n
         return self.value
 

@@ -8,11 +8,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from actors.mitigation.node import free_port
+from tests.polling import eventually_sync
 
 CONFIG = """global
   maxconn 8000
@@ -49,10 +49,11 @@ def static_origin_process() -> Iterator[tuple[str, int]]:
     try:
         import socket
 
-        for _ in range(100):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            time.sleep(0.05)
+        def listening() -> bool:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+
+        eventually_sync(listening, ignore=(OSError,), what="the HAProxy origin listening")
         yield f"127.0.0.1:{port}", proc.pid
     finally:
         with contextlib.suppress(ProcessLookupError):

@@ -240,7 +240,7 @@ async def test_stream_settled_when_the_client_leaves_before_the_first_chunk(serv
     async def receive() -> dict:
         if incoming:
             return incoming.pop(0)
-        await asyncio.sleep(3600)
+        await asyncio.sleep(3600)  # a client that never says more: the send below breaks first
         return {"type": "http.disconnect"}
 
     async def send(message: dict) -> None:

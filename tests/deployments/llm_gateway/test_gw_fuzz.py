@@ -11,7 +11,6 @@ Bounded: a fixed number of examples per operation, no deadline per example.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
 from tests.conftest import free_port
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, INFER_KEY, base_config
+from tests.polling import eventually_sync
 
 SKIPPED = ("/admin/panic", "/api/v1/registry/scan", "/api/v1/registry/{id}/probe")
 
@@ -43,10 +43,7 @@ def gateway_url(up1: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.02)
+    eventually_sync(lambda: server.started, what="uvicorn started")
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(10)

@@ -46,7 +46,7 @@ class EmbeddingServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append({"path": self.path, "body": body})
                 if server.mode == "stall":
-                    time.sleep(server.stall_seconds)
+                    time.sleep(server.stall_seconds)  # the behaviour: a server that stalls (timeout tests)
                 if server.mode == "error":
                     payload = json.dumps({"error": {"message": "model overloaded", "type": "server_error"}})
                     self._send(500, payload.encode())

@@ -126,7 +126,8 @@ async def test_blacklist_blocks_the_source_then_expires(fleet, data_plane):
     async def served() -> bool:
         return (await data_plane.get(fleet.node_url() + "/")).status_code == 200
 
-    await eventually(served, ignore=(httpx.TransportError,), what="the blacklist entry expired")
+    expired = "the blacklist entry expired"  # polled at a slow pace: the data plane counts what it refuses
+    await eventually(served, timeout=10, interval=0.25, ignore=(httpx.TransportError,), what=expired)
     # the node's sweep drops the expired entry from its map file too
     await eventually(lambda: "127.0.0.1" not in fleet.node().blacklist, timeout=2, what="the entry swept")
     assert "127.0.0.1" not in fleet.node().paths.blacklist.read_text()

@@ -219,4 +219,4 @@ async def test_raft_http_messages_must_be_signed(net: Net):
     assert r.status_code == 403
     r = await net.req("n1", "POST", "/raft/append_entries", json={"term": 1})
     assert r.status_code == 400
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one event-loop turn, not a wait for time

@@ -105,7 +105,7 @@ async def test_a_slow_client_loses_messages_while_a_fast_one_gets_everything(wf,
         drainer = asyncio.create_task(drain())
         for start in range(0, 6000, 200):
             store.ingest([parse_line(line) for line in lines[start : start + 200]], publish=True)
-            await asyncio.sleep(0.15)
+            await asyncio.sleep(0.15)  # pacing: bursts the fast client can drain, that fill the slow one's buffers
         await asyncio.wait({drainer}, timeout=30)
         drainer.cancel()
         assert got == 6000, got

@@ -42,13 +42,15 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "redis_url": REAL,  # Redis on 127.0.0.1:6379
     "postgres_dsn": REAL,  # PostgreSQL on 127.0.0.1:5432
     "sim_env": REAL,  # pve-sim over real SSH (tests/deployments/lxc)
-    "fresh_sim": REAL,
+    "deployments/lxc/conftest.py::fresh_sim": REAL,
+    "sims/pve/conftest.py::fresh_sim": REAL,
     "loaded_sim": REAL,
     "deployments/autoscale/conftest.py::sim": REAL,
     "deployments/lxc/test_lxc_fuzz.py::served": REAL,
     "deployments/lxc/test_lxc_ui.py::served": REAL,
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
     "wf": DATAPLANE,  # Squid and dnsmasq
+    "actors/webfilter/test_dataplane.py::plane": DATAPLANE,
     "svc": DATAPLANE,
     "tlswf": DATAPLANE,
     # not servers, but as heavy and as external: out of the inner loop with them

@@ -3,6 +3,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+# tiers 1 and 2 run on this many pytest-xdist workers, a test file per worker (tier 3 shares one
+# cluster and runs in one process after them)
+WORKERS ?= 2
 
 .PHONY: up down status lint test test-fast bench install system-deps clean
 

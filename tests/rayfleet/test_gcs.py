@@ -69,7 +69,7 @@ def fake_gcs(tmp_path):
 
 def test_the_keeper_restarts_a_killed_gcs_with_its_arguments_and_environment(fake_gcs):
     proc, marker = fake_gcs
-    assert find_gcs(marker) == proc.pid
+    eventually_sync(lambda: find_gcs(marker) == proc.pid, what="the fake gcs_server found by its folder")
     keeper = GcsKeeper(marker, policy=RestartPolicy(initial_backoff=0.05, probe_interval=0.05))
     keeper.start()
     try:

@@ -22,7 +22,6 @@ import contextlib
 import os
 import shutil
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -30,7 +29,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from rayfleet.logs import get_logger, register_secret
 from rayfleet.nodes import Node, start_node
-from rayfleet.supervisor import RestartPolicy, Status, Supervised
+from rayfleet.supervisor import RestartPolicy, Status, Supervised, SupervisorThread
 
 log = get_logger("gcs")
 
@@ -187,8 +186,7 @@ class GcsKeeper:
             self._spawn,
             policy=policy or RestartPolicy(initial_backoff=0.2, max_backoff=10.0, burst=5, window=300.0),
         )
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="gcs-keeper", daemon=True)
+        self._thread: SupervisorThread | None = None
 
     async def _spawn(self) -> _Adopted | asyncio.subprocess.Process:
         if self._first is not None:
@@ -204,18 +202,18 @@ class GcsKeeper:
         )
 
     def start(self) -> None:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.supervised.start(), self._loop).result(timeout=10)
+        self._thread = SupervisorThread("gcs-keeper")
+        self._thread.start(self.supervised)
 
     def stop(self) -> None:
         """Stop watching (the GCS itself is stopped with its node)."""
-        if not self._thread.is_alive():
+        thread, self._thread = self._thread, None
+        if thread is None:
             return
-        future = asyncio.run_coroutine_threadsafe(self.supervised.detach(), self._loop)
         with contextlib.suppress(Exception):
-            future.result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
+            thread.run(self.supervised.detach(), timeout=10)
+        thread.children.clear()
+        thread.close()
 
     def status(self) -> Status:
         return self.supervised.status()

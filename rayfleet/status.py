@@ -134,6 +134,7 @@ class ComponentStatus(TypedDict):
     replicas: int | None
     nodes: list[str]
     data_planes: list[DataPlane]
+    children: list[dict[str, Any]]
 
 
 class FleetReport(TypedDict):
@@ -165,6 +166,15 @@ def data_planes(name: str, health_body: object) -> list[DataPlane]:
     return out
 
 
+def children(health_body: object) -> list[dict[str, Any]]:
+    """The supervised child processes a component's health body lists (``children``): name,
+    state, pid, restarts and last exit (`rayfleet.supervisor.Status`)."""
+    listed = health_body.get("children") if isinstance(health_body, dict) else None
+    if not isinstance(listed, list):
+        return []
+    return [c for c in listed if isinstance(c, dict) and isinstance(c.get("name"), str)]
+
+
 async def _no_direct() -> None:
     return None
 
@@ -193,6 +203,7 @@ async def component_status(fleet: Fleet, name: str, where: Placement | None, pro
         "replicas": where["replicas"] if where else None,
         "nodes": nodes,
         "data_planes": data_planes(name, serve.body),
+        "children": children(serve.body),
     }
 
 

@@ -16,15 +16,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar
 
 from rayfleet.logs import get_logger
 
+if TYPE_CHECKING:
+    from rayfleet.metrics import Metrics
+
 log = get_logger("supervisor")
+
+T = TypeVar("T")
 
 State = Literal["starting", "running", "backoff", "failed", "stopped"]
 
@@ -264,3 +270,64 @@ def _exit_reason(code: int) -> str:
         return f"killed by {signal.Signals(-code).name}"
     except ValueError:
         return f"killed by signal {-code}"
+
+
+class SupervisorThread:
+    """Supervised children for an owner without an event loop (a threaded actor, a CLI):
+    the supervisors run on a loop in a daemon thread, and the owner calls in from its own.
+    :meth:`run` runs any coroutine there, so a ``spawn`` or ``on_restart`` coroutine and the
+    owner's calls never share state across loops."""
+
+    def __init__(self, name: str) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"supervisor-{name}", daemon=True)
+        self._thread.start()
+        self.children: dict[str, Supervised] = {}
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)
+
+    def start(self, child: Supervised) -> None:
+        """Start ``child`` on this thread's loop (the first spawn's failure is raised here)."""
+        self.children[child.name] = child
+        self.run(child.start())
+
+    def stop(self, name: str) -> None:
+        child = self.children.pop(name, None)
+        if child is not None:
+            self.run(child.stop())
+
+    def statuses(self) -> list[Status]:
+        return [child.status() for child in self.children.values()]
+
+    def close(self) -> None:
+        """Stop every child, then the loop."""
+        for name in list(self.children):
+            with contextlib.suppress(Exception):
+                self.stop(name)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+
+class ChildMetrics:
+    """The supervised children of a component in its ``/metrics``: one series per child.
+
+    A component's health body lists the same :class:`Status` dicts under ``children``, which
+    ``rayfleet status --json`` passes through."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.restarts = metrics.gauge(
+            "rayfleet_child_restarts", "Times the supervisor restarted this child process", ("child",)
+        )
+        self.up = metrics.gauge("rayfleet_child_up", "1 while the child process runs", ("child",))
+        self.last_exit = metrics.gauge(
+            "rayfleet_child_last_exit_code", "Exit code of the child's last exit (negative: signal)", ("child",)
+        )
+
+    def update(self, statuses: Iterable[Status]) -> None:
+        for status in statuses:
+            name = status["name"]
+            self.restarts.labels(name).set(status["restarts"])
+            self.up.labels(name).set(1 if status["state"] == "running" else 0)
+            if status["last_exit"] is not None:
+                self.last_exit.labels(name).set(status["last_exit"])

@@ -6,7 +6,7 @@ import json
 import os
 
 from rayfleet import cli, deploy
-from rayfleet.status import Fleet, Probe, data_planes, direct_urls, fleet_report, hand_to_platform
+from rayfleet.status import Fleet, Probe, children, data_planes, direct_urls, fleet_report, hand_to_platform
 from tests.conftest import ROOT
 from tests.rayfleet.fleet_fakes import BASE, FLEET, FakeHealth, placed
 
@@ -30,6 +30,7 @@ async def test_the_report_lists_urls_health_placement_and_data_planes():
         "replicas": 2,
         "nodes": ["127.0.0.2", "127.0.0.3"],
         "data_planes": [],
+        "children": [],
     }
     lxc = report["components"]["lxc"]
     assert lxc["ui"] == BASE + "/lxc/" and lxc["docs"] == BASE + "/lxc/api/v1/docs"
@@ -137,3 +138,9 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
     assert cli.main(["status"]) == 1
     text = capsys.readouterr().out
     assert "webfilter    unhealthy" in text and f"console: {nothing}/" in text
+
+
+def test_children_pass_through_only_named_entries():
+    squid = {"name": "squid", "state": "running", "pid": 7, "restarts": 2, "last_exit": -9}
+    assert children({"children": [squid, {"state": "x"}, "squid", None]}) == [squid]
+    assert children({"children": "squid"}) == [] and children(None) == [] and children({}) == []

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from rayfleet.supervisor import RestartBudget, RestartPolicy, Supervised
-from tests.polling import eventually
+from rayfleet.metrics import Metrics
+from rayfleet.supervisor import ChildMetrics, RestartBudget, RestartPolicy, Supervised, SupervisorThread
+from tests.polling import eventually, eventually_sync
 
 FAST = RestartPolicy(initial_backoff=0.05, max_backoff=0.2, burst=3, window=5.0, probe_interval=0.05, probe_failures=2)
 
@@ -131,3 +132,57 @@ def test_a_child_that_ran_a_whole_window_starts_the_backoff_over():
 def test_a_nonsense_policy_is_refused(bad):
     with pytest.raises(ValueError):
         RestartPolicy(**bad)
+
+
+def test_a_supervisor_thread_restarts_a_child_for_an_owner_without_a_loop():
+    """A threaded actor starts its child through SupervisorThread and sees it restarted."""
+
+    async def spawn() -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec("sleep", "60")
+
+    thread = SupervisorThread("test")
+    try:
+        child = Supervised("sleeper", spawn, policy=RestartPolicy(initial_backoff=0.05, probe_interval=0.05))
+        thread.start(child)
+        first = thread.statuses()[0]["pid"]
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        eventually_sync(lambda: thread.statuses()[0]["restarts"] == 1 and thread.statuses()[0]["state"] == "running")
+        status = thread.statuses()[0]
+        assert status["pid"] not in (None, first) and status["last_exit"] == -signal.SIGKILL
+    finally:
+        thread.close()
+    assert thread.statuses() == []
+
+
+def test_child_metrics_show_restarts_up_and_last_exit():
+    metrics = Metrics("test-children")
+    exported = ChildMetrics(metrics)
+    exported.update(
+        [
+            {
+                "name": "squid",
+                "state": "running",
+                "pid": 1,
+                "restarts": 3,
+                "last_exit": -9,
+                "last_exit_reason": "killed by SIGKILL",
+                "last_exit_at": 1.0,
+                "since": 1.0,
+            },
+            {
+                "name": "dnsmasq",
+                "state": "failed",
+                "pid": None,
+                "restarts": 5,
+                "last_exit": 2,
+                "last_exit_reason": "exited with 2",
+                "last_exit_at": 1.0,
+                "since": 1.0,
+            },
+        ]
+    )
+    series = metrics._gauge_sets
+    assert series[("rayfleet_child_restarts", ("squid",))] == 3
+    assert series[("rayfleet_child_up", ("squid",))] == 1 and series[("rayfleet_child_up", ("dnsmasq",))] == 0
+    assert series[("rayfleet_child_last_exit_code", ("dnsmasq",))] == 2

@@ -125,6 +125,9 @@ def _print_data_planes(report: FleetReport) -> None:
     for name, c in report["components"].items():
         if c["data_planes"]:
             print(f"{name} data plane: " + ", ".join(f"{d['kind']} {d['address']}" for d in c["data_planes"]))
+        for child in c["children"]:
+            exit_note = f", last exit {child.get('last_exit_reason')}" if child.get("last_exit_reason") else ""
+            print(f"{name} child {child['name']}: {child.get('state')}, {child.get('restarts', 0)} restarts{exit_note}")
 
 
 def _gcs_address() -> str | None:

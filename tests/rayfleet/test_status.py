@@ -144,3 +144,17 @@ def test_children_pass_through_only_named_entries():
     squid = {"name": "squid", "state": "running", "pid": 7, "restarts": 2, "last_exit": -9}
     assert children({"children": [squid, {"state": "x"}, "squid", None]}) == [squid]
     assert children({"children": "squid"}) == [] and children(None) == [] and children({}) == []
+
+
+def test_the_text_status_names_each_child_its_state_and_restarts(capsys):
+    from rayfleet.cli import _print_data_planes
+
+    row = {
+        "data_planes": [{"kind": "squid", "address": "127.0.0.1:3128"}],
+        "children": [{"name": "squid", "state": "running", "restarts": 2, "last_exit_reason": "killed by SIGKILL"}],
+    }
+    _print_data_planes({"components": {"webfilter": row}})  # type: ignore[typeddict-item]
+    assert capsys.readouterr().out.splitlines() == [
+        "webfilter data plane: squid 127.0.0.1:3128",
+        "webfilter child squid: running, 2 restarts, last exit killed by SIGKILL",
+    ]

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from deployments.ignore_gen.fingerprint import Fingerprint, resolve
+from deployments.ignore_gen.globs import Coverage
 from deployments.ignore_gen.rules_table import RulesTable
 from deployments.ignore_gen.templates import TemplateSet
 
@@ -44,6 +45,25 @@ class Rule:
 
     def as_dict(self) -> dict[str, str | None]:
         return {"pattern": self.pattern, "source": self.source, "feature": self.feature}
+
+
+@dataclass(frozen=True)
+class Covered:
+    """A pattern of one side (`generated` or `existing`) that the other side's `by` patterns cover."""
+
+    pattern: str
+    side: str
+    by: list[str]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"pattern": self.pattern, "side": self.side, "by": self.by}
+
+
+@dataclass(frozen=True)
+class Diff:
+    added: list[str]
+    removed: list[str]
+    covered: list[Covered]
 
 
 @dataclass(frozen=True)
@@ -147,19 +167,33 @@ class Engine:
             features=names,
         )
 
-    def diff(
-        self, existing: str, tree: Sequence[str] | None, features: Sequence[str] | None, options: Options
-    ) -> tuple[list[str], list[str]]:
-        """(added, removed) as sets of patterns; comments and blank lines are not patterns.
+    def diff(self, existing: str, tree: Sequence[str] | None, features: Sequence[str] | None, options: Options) -> Diff:
+        """Patterns to add and to remove, as sets; comments and blank lines are not patterns.
 
-        `added` = what the generator emits (templates, mined rules and the
-        request's extras) that `existing` lacks; `removed` = patterns of
-        `existing` the generator would not emit. Both sorted by code point.
+        `added` = what the generator emits (templates, mined rules and the request's extras)
+        that `existing` neither has nor already covers with broader globs; `removed` =
+        patterns of `existing` the generator neither emits nor covers; `covered` = the
+        patterns of either side left out of those two because the other side's globs
+        ignore everything they do (`*.pyc` under `*.py[cod]`). Sorted by code point.
         """
         generated = self.generate(tree, features, options)
         proposed = {rule.pattern for rule in generated.rules}
         current = set(existing_patterns(existing))
-        return sorted(proposed - current), sorted(current - proposed)
+        mine, theirs = Coverage(proposed), Coverage(current)
+        added: list[str] = []
+        removed: list[str] = []
+        covered: list[Covered] = []
+        for side, patterns, other, plain in (
+            ("generated", proposed - current, theirs, added),
+            ("existing", current - proposed, mine, removed),
+        ):
+            for pattern in sorted(patterns):
+                by = other.covering(pattern)
+                if by:
+                    covered.append(Covered(pattern, side, by))
+                else:
+                    plain.append(pattern)
+        return Diff(added, removed, covered)
 
 
 def existing_patterns(text: str) -> list[str]:

@@ -16,6 +16,7 @@ used only when the rest of the tree yields none (a tree of just tests).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -249,6 +250,57 @@ FIXTURE_DIRS = frozenset(
 )
 
 
+# Folder names whose tracked files are test material or examples: a rule that would ignore
+# such a file (a `node_modules/` fixture, a sample `build/` folder) is answered with a
+# negation that keeps it (engine.keep); never for the secrets rules.
+SAMPLE_DIRS = frozenset(
+    {
+        "test",
+        "tests",
+        "__tests__",
+        "spec",
+        "specs",
+        "testdata",
+        "test-data",
+        "test_data",
+        "fixture",
+        "fixtures",
+        "__fixtures__",
+        "example",
+        "examples",
+        "sample",
+        "samples",
+        "demo",
+        "demos",
+        "playground",
+    }
+)
+
+
+def _sample_folder(folder: str) -> bool:
+    for segment in folder.lower().split("/"):
+        if segment in SAMPLE_DIRS or segment.startswith("test") or segment.endswith(("test", "tests")):
+            return True
+    return False
+
+
+def sample_paths(tree: Iterable[str]) -> list[str]:
+    """The paths of `tree` (normalised) that lie in a test, fixture or example folder."""
+    memo: dict[str, bool] = {}
+    out: list[str] = []
+    for path in _normalised(tree):
+        slash = path.rfind("/")
+        if slash <= 0:
+            continue
+        folder = path[:slash]
+        inside = memo.get(folder)
+        if inside is None:
+            inside = memo[folder] = _sample_folder(folder)
+        if inside:
+            out.append(path)
+    return out
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """Detected features, sorted by name, each with its witness path."""
@@ -278,8 +330,16 @@ def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
             found[feature] = path
 
 
-def _needs_normalising(path: str) -> bool:
-    return "\\" in path or path[:1] in ("/", ".") or "//" in path or "/./" in path
+_ODD = re.compile(r"\\|//|/\./|(?:^|\n)\.?/")  # what `normalise` would change
+
+
+def _normalised(tree: Iterable[str]) -> list[str]:
+    """The tree with `normalise` applied, checked once over the joined text (a C-level scan)
+    instead of once per path; most trees need nothing."""
+    paths = list(tree)
+    if _ODD.search("\n".join(paths)):
+        return [normalise(p) for p in paths]
+    return paths
 
 
 def fingerprint(tree: Iterable[str]) -> Fingerprint:
@@ -294,8 +354,7 @@ def fingerprint(tree: Iterable[str]) -> Fingerprint:
     top_dirs: dict[str, str] = {}
     folders: dict[str, bool] = {}
     markers, extensions, stems, fixture_dirs = MARKERS, EXTENSIONS, STEMS, FIXTURE_DIRS
-    for raw in tree:
-        path = normalise(raw) if _needs_normalising(raw) else raw
+    for path in _normalised(tree):
         slash = path.rfind("/")
         name = path[slash + 1 :].lower()
         if slash > 0 and path[0] in "aAiI":

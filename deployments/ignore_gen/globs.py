@@ -155,3 +155,117 @@ class Coverage:
                 return []
             used.add(cover.text)
         return sorted(used)
+
+
+def _regex(glob: str) -> str:
+    """A gitignore glob (no leading/trailing `/`) as a regex over a slash-separated path."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("/**", i) and i + 3 == len(glob):
+            out.append("/.*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[" and (end := glob.find("]", i + 2)) != -1:
+            inner = glob[i + 1 : end]
+            negate = inner[:1] in ("!", "^")
+            body = inner[1:] if negate else inner
+            out.append("[" + ("^/" if negate else "") + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        elif glob[i] == "\\" and i + 1 < len(glob):
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    text: str
+    negated: bool
+    dir_only: bool
+    anchored: bool
+    regex: re.Pattern[str]
+
+
+def _compile(text: str) -> _Compiled:
+    negated = text.startswith("!")
+    body = text[1:] if negated else text
+    dir_only = body.endswith("/")
+    body = body.rstrip("/")
+    anchored = "/" in body
+    return _Compiled(text, negated, dir_only, anchored, re.compile(_regex(body.lstrip("/")), re.DOTALL))
+
+
+class Matcher:
+    """Which paths a list of gitignore patterns ignores, as git decides it (last match wins;
+    nothing inside an ignored folder can be re-included).
+
+    The positive patterns are also joined into one regex per kind (by name or by path, for
+    files or folders), so a path no pattern matches is cleared in a couple of C-level
+    regex calls; folder decisions are memoised."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.rules = [_compile(p) for p in patterns]
+        self._folders: dict[str, _Compiled | None] = {}
+        self._any: dict[tuple[bool, bool], re.Pattern[str] | None] = {}
+        for anchored in (False, True):
+            for is_dir in (False, True):
+                parts = [
+                    r.regex.pattern
+                    for r in self.rules
+                    if not r.negated and r.anchored == anchored and (is_dir or not r.dir_only)
+                ]
+                self._any[anchored, is_dir] = re.compile("|".join(parts), re.DOTALL) if parts else None
+
+    def _maybe(self, path: str, name: str, is_dir: bool) -> bool:
+        by_name, by_path = self._any[False, is_dir], self._any[True, is_dir]
+        return (by_name is not None and by_name.fullmatch(name) is not None) or (
+            by_path is not None and by_path.fullmatch(path) is not None
+        )
+
+    def _decide(self, path: str, is_dir: bool) -> _Compiled | None:
+        name = path.rsplit("/", 1)[-1]
+        if not self._maybe(path, name, is_dir):
+            return None
+        last = None
+        for rule in self.rules:
+            if rule.dir_only and not is_dir:
+                continue
+            if (rule.regex.fullmatch(path) if rule.anchored else rule.regex.fullmatch(name)) is not None:
+                last = rule
+        return last
+
+    def _folder(self, prefix: str) -> _Compiled | None:
+        if prefix not in self._folders:
+            self._folders[prefix] = self._decide(prefix, True)
+        return self._folders[prefix]
+
+    def ignored_by(self, path: str) -> tuple[str, str] | None:
+        """(what is ignored: the path or its first ignored folder + `/`, the pattern), or None."""
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            rule = self._folder(prefix)
+            if rule is not None and not rule.negated:
+                return prefix + "/", rule.text
+        rule = self._decide(path, False)
+        return (path, rule.text) if rule is not None and not rule.negated else None
+
+
+def escape(path: str) -> str:
+    """A literal path as a gitignore pattern anchored at the root."""
+    return "/" + re.sub(r"([*?\[\]\\!# ])", r"\\\1", path)

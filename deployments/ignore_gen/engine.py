@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from deployments.ignore_gen.fingerprint import Fingerprint, resolve, sample_paths
+from deployments.ignore_gen.fingerprint import Fingerprint, Tree, prepare, resolve, sample_paths
 from deployments.ignore_gen.globs import Coverage, Matcher, escape
 from deployments.ignore_gen.rules_table import RulesTable
 from deployments.ignore_gen.templates import TemplateSet
@@ -133,7 +133,7 @@ class Engine:
         unique.sort(key=_order)
         return unique
 
-    def keep(self, rules: Sequence[Rule], tree: Sequence[str]) -> list[Rule]:
+    def keep(self, rules: Sequence[Rule], tree: Sequence[str] | Tree) -> list[Rule]:
         """Negations for the tree's files in test, fixture and example folders that `rules`
         would ignore (a fixture `node_modules/`, an example's `build/`): the project tracks
         them on purpose. Never for the secrets rules or the user's own extras. The negation
@@ -189,10 +189,11 @@ class Engine:
     def generate(self, tree: Sequence[str] | None, features: Sequence[str] | None, options: Options) -> Generated:
         if features:
             self.check_features(features)
-        fp = resolve(tree, features)
+        prepared = prepare(tree) if tree is not None else None  # read the tree once for both passes
+        fp = resolve(prepared, features)
         rules = self.select(fp, options.extras)
-        if tree:
-            kept = self.keep(rules, tree)
+        if prepared is not None and prepared.paths:
+            kept = self.keep(rules, prepared)
             rules = sorted(rules + kept, key=_order) if kept else rules
         names = fp.features
         content = self.render(rules, names, options)

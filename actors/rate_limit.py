@@ -72,8 +72,14 @@ class RateLimitWindow:
             log.popleft()
         return log
 
-    def _decision(self, allowed: bool, limit: int, log: deque[int], window_us: int, now_us: int) -> WindowDecision:
+    def _decision(
+        self, allowed: bool, limit: int, log: deque[int], window_us: int, now_us: int, cost: int = 1
+    ) -> WindowDecision:
         reset = (log[0] if log else now_us) + window_us
+        if not allowed and cost > 1 and log:
+            # a refused weighted hit fits once enough of the oldest hits have left the window
+            need = min(len(log), len(log) + cost - limit)
+            reset = log[max(need, 1) - 1] + window_us
         return WindowDecision(allowed=allowed, limit=limit, count=len(log), now_us=now_us, reset_us=reset)
 
     def _maybe_sweep(self, now_us: int, window_us: int) -> None:
@@ -86,25 +92,34 @@ class RateLimitWindow:
         for key in [k for k, log in self._logs.items() if not log or log[-1] <= horizon]:
             del self._logs[key]
 
-    def hit(self, key: str, limit: int, window_seconds: float) -> WindowDecision:
-        """Record a hit if fewer than `limit` are in the window; say whether it was accepted."""
-        if limit < 0 or window_seconds <= 0:
-            raise ValueError("limit must be >= 0 and window_seconds > 0")
+    def hit(self, key: str, limit: int, window_seconds: float, cost: int = 1) -> WindowDecision:
+        """Record `cost` hits if they all fit under `limit` in the window (all or none).
+
+        A bulk request of N items costs N, exactly as N single requests would; when it
+        is refused, `reset_us` is the moment all N fit (never, if N exceeds `limit`:
+        callers refuse such requests before asking).
+        """
+        if limit < 0 or window_seconds <= 0 or cost < 1:
+            raise ValueError("limit must be >= 0, window_seconds > 0 and cost >= 1")
         now = self._now_us()
         window_us = int(window_seconds * US)
         log = self._log(key, window_us, now)
-        allowed = len(log) < limit
+        allowed = len(log) + cost <= limit
         if allowed:
-            log.append(now)
-        decision = self._decision(allowed, limit, log, window_us, now)
+            log.extend([now] * cost)
+        decision = self._decision(allowed, limit, log, window_us, now, cost)
         if not log:
             del self._logs[key]
         self._maybe_sweep(now, window_us)
         return decision
 
-    def hit_many(self, keys: list[str], limit: int, window_seconds: float) -> list[WindowDecision]:
-        """`hit` for each key in order: one actor call for a batch of requests (see ActorLimiter)."""
-        return [self.hit(key, limit, window_seconds) for key in keys]
+    def hit_many(
+        self, keys: list[str], limit: int, window_seconds: float, costs: list[int] | None = None
+    ) -> list[WindowDecision]:
+        """`hit` for each key in order (with its cost, 1 by default): one actor call for a batch."""
+        if costs is None:
+            return [self.hit(key, limit, window_seconds) for key in keys]
+        return [self.hit(key, limit, window_seconds, cost) for key, cost in zip(keys, costs, strict=True)]
 
     def peek(self, key: str, limit: int, window_seconds: float) -> WindowDecision:
         """The state of `key` without recording anything (`allowed`: would a hit be accepted)."""

@@ -142,11 +142,30 @@ def through_serve(base_url: str) -> list[tuple[int, tuple[float, float], tuple[f
     return rows
 
 
+def precision(engine: Engine, show: int) -> None:
+    """Tracked files ignored and build-output recall, development vs held-out repositories."""
+    from tests.deployments.ignore_gen.precision import measure, split
+
+    print("precision (real git check-ignore on each repository's tracked files) and recall of build outputs")
+    for label, repos in split().items():
+        figures = measure(engine, repos)
+        print(figures.line(label))
+        for line in figures.examples[:show]:
+            print("   ignored:", line)
+        for line in figures.missed[:show]:
+            print("   missed: ", line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-serve", action="store_true")
+    parser.add_argument("--precision", action="store_true", help="only the precision/recall figures per split")
+    parser.add_argument("--show", type=int, default=0, help="with --precision: list this many ignored/missed paths")
     args = parser.parse_args()
     engine = Engine(load_templates(), load_rules_table())
+    if args.precision:
+        precision(engine, args.show)
+        return
     print(
         "in-process: generate (ours, dict lookups) vs BASELINE (original's linear-scan fingerprinting, re-implemented)"
     )

@@ -78,6 +78,10 @@ class AsnConfig(BaseModel):
     pkg_dir: Path | None = Field(None, description="extracted package; default <data_dir>/pkg")
     prefix_file: str = "ipasn6_20151101.dat.gz"
     fetch_on_start: bool = True
+    prefix_path: Path | None = Field(
+        None, description="operator's pyasn-format prefix file (.dat or .dat.gz); replaces the package's"
+    )
+    names_path: Path | None = Field(None, description="operator's asnames.json; default the package's")
     search_max_results: int = Field(100, ge=1, le=1000)
     trusted_proxies: list[str] = Field(
         default_factory=list, description="addresses/CIDRs whose X-Forwarded-For is used"
@@ -97,6 +101,14 @@ class AsnConfig(BaseModel):
     @property
     def db_path(self) -> Path:
         return resolve(self.data_dir) / "asn.duckdb"
+
+    @property
+    def operator_prefixes(self) -> Path | None:
+        return resolve(self.prefix_path) if self.prefix_path else None
+
+    @property
+    def operator_names(self) -> Path | None:
+        return resolve(self.names_path) if self.names_path else None
 
     @property
     def package_dir(self) -> Path:

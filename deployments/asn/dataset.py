@@ -30,14 +30,9 @@ class DatasetFiles:
 
     @property
     def snapshot_date(self) -> str | None:
-        """ISO date of the routing-table snapshot, from the file name (`ipasn6_20151101`)."""
-        match = re.search(r"(\d{4})(\d{2})(\d{2})", self.prefixes.name)
-        if not match:
-            return None
-        try:
-            return date(int(match[1]), int(match[2]), int(match[3])).isoformat()
-        except ValueError:
-            return None
+        """ISO date of the routing-table snapshot: from the file name (`ipasn6_20151101`), else
+        from the RIB named in its header (`; Original file : rib.20240301.0000.bz2`)."""
+        return _date_in(self.prefixes.name) or _date_in(self.header().get("Original file", ""))
 
     def header(self) -> dict[str, str]:
         """The `; Key : value` comment header of the IPASN file (source RIB, conversion time)."""
@@ -61,6 +56,16 @@ class DatasetFiles:
         return ";".join(parts)
 
 
+def _date_in(text: str) -> str | None:
+    """The first plausible YYYYMMDD in `text` as an ISO date."""
+    for match in re.finditer(r"(?<!\d)((?:19|20)\d{2})(\d{2})(\d{2})(?!\d)", text):
+        try:
+            return date(int(match[1]), int(match[2]), int(match[3])).isoformat()
+        except ValueError:
+            continue
+    return None
+
+
 def data_directory(pkg_dir: Path) -> Path:
     """The directory holding asnames.json: `pkg_dir` itself or the extracted package layout under it."""
     if (pkg_dir / NAMES_FILE).is_file():
@@ -68,17 +73,28 @@ def data_directory(pkg_dir: Path) -> Path:
     return pkg_dir / PACKAGE_DATA_REL
 
 
-def locate(pkg_dir: Path, prefix_file: str = DEFAULT_PREFIX_FILE) -> DatasetFiles:
-    """The dataset files under `pkg_dir`, or DatasetError naming what is missing."""
+def locate(
+    pkg_dir: Path,
+    prefix_file: str = DEFAULT_PREFIX_FILE,
+    prefix_path: Path | None = None,
+    names_path: Path | None = None,
+) -> DatasetFiles:
+    """The dataset files, or DatasetError naming what is missing.
+
+    By default both come from the package under `pkg_dir`. An operator's own pyasn-format
+    prefix file (`prefix_path`, e.g. from `pyasn_util_convert.py` on a newer RIB) and AS
+    names file (`names_path`) replace the package's; a missing one is an error, never a
+    silent fallback to the old snapshot.
+    """
     directory = data_directory(pkg_dir)
-    names = directory / NAMES_FILE
-    prefixes = directory / prefix_file
+    names = names_path or directory / NAMES_FILE
+    prefixes = prefix_path or directory / prefix_file
     missing = [str(p) for p in (names, prefixes) if not p.is_file()]
     if missing:
         raise DatasetError(f"ASN dataset files missing: {', '.join(missing)}")
     package = None
     info = directory / "PACKAGE-INFO"
-    if info.is_file():
+    if info.is_file() and prefix_path is None:  # an operator's snapshot is not the package's
         fields = dict(line.split(":", 1) for line in info.read_text(encoding="utf-8").splitlines() if ":" in line)
         package = " ".join(v.strip() for k, v in fields.items() if k in ("Package", "Version")) or None
     return DatasetFiles(names=names, prefixes=prefixes, package=package)

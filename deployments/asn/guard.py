@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from actors.rate_limit import WindowDecision
+from deployments.asn import bulk
 from deployments.asn.errors import error_body, new_request_id
 from deployments.asn.limiter import Limiter, LimiterUnavailable
 from rayfleet.http import Network, client_ip
@@ -56,6 +57,38 @@ async def send_json(send: Send, status: int, body: dict[str, Any], headers: list
     await send({"type": "http.response.body", "body": payload})
 
 
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or None once it grows past `limit` bytes (413)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replay(raw: bytes) -> Receive:
+    """A `receive` that hands the app the body already read, then waits like the server would."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
 class GuardMiddleware:
     def __init__(
         self,
@@ -80,8 +113,15 @@ class GuardMiddleware:
         ip = client_ip(Request(scope), self.trusted_proxies)
         state["client_ip"] = ip
 
+        cost, too_large = 1, False
+        if scope["method"] == "POST" and get_route_path(scope) == bulk.PATH:
+            raw = await read_body(receive, bulk.MAX_BODY_BYTES)
+            too_large = raw is None
+            if raw is not None:
+                cost = bulk.cost(raw)
+                receive = replay(raw)
         began = time.perf_counter()
-        decision = await self._decide(ip)
+        decision = await self._decide(ip, cost)
         limiter_ms = (time.perf_counter() - began) * 1000
         if decision is None and get_route_path(scope) == HEALTH_PATH:
             await self.app(scope, receive, send)  # so operators see which dependency is down
@@ -95,10 +135,21 @@ class GuardMiddleware:
             )
             return
         headers = [*rate_headers(decision), (b"server-timing", f"ratelimit;dur={limiter_ms:.2f}".encode())]
+        if cost > decision.limit:  # can never fit in one window: retrying would not help
+            message = f"{cost} addresses exceed the rate limit of {decision.limit} per window; send smaller batches"
+            await send_json(send, 413, error_body(413, message, rid), headers)
+            return
         if not decision.allowed:
             log.info("rate limited", extra={"client_ip": ip, "path": scope.get("path"), "request_id": rid})
             message = f"rate limit of {decision.limit} requests exceeded; retry after {decision.retry_after} s"
+            if cost > 1:
+                message = (
+                    f"{cost} addresses exceed what is left of the rate limit; retry after {decision.retry_after} s"
+                )
             await send_json(send, 429, error_body(429, message, rid), headers)
+            return
+        if too_large:
+            await send_json(send, 413, error_body(413, f"body over {bulk.MAX_BODY_BYTES} bytes", rid), headers)
             return
 
         started = False
@@ -118,10 +169,10 @@ class GuardMiddleware:
                 raise
             await send_json(send, 500, error_body(500, "internal error", rid), headers)
 
-    async def _decide(self, ip: str) -> WindowDecision | None:
+    async def _decide(self, ip: str, cost: int) -> WindowDecision | None:
         """The limiter's decision; None means answer 503 (store down and failing closed)."""
         try:
-            return await self.limiter.hit(ip)
+            return await self.limiter.hit(ip, cost) if cost > 1 else await self.limiter.hit(ip)
         except LimiterUnavailable:
             return None
         except Exception as exc:  # the actor (or its node) failed: apply the same policy as Redis

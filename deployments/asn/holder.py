@@ -22,8 +22,12 @@ class DatasetHolder:
         pkg_dir: Path,
         prefix_file: str,
         fetch_on_start: bool,
+        prefix_path: Path | None = None,
+        names_path: Path | None = None,
     ) -> None:
         self.db_path = db_path
+        self.prefix_path = prefix_path
+        self.names_path = names_path
         self.pkg_dir = pkg_dir
         self.prefix_file = prefix_file
         self.fetch_on_start = fetch_on_start
@@ -41,7 +45,9 @@ class DatasetHolder:
         started = time.monotonic()
         try:
             self.phase = "preparing"  # fetch when missing, build when missing or stale
-            loader.prepare(self.db_path, self.pkg_dir, self.prefix_file, self.fetch_on_start)
+            loader.prepare(
+                self.db_path, self.pkg_dir, self.prefix_file, self.fetch_on_start, self.prefix_path, self.names_path
+            )
             self.phase = "opening"
             self.store = AsnStore(self.db_path)
             self.phase = "ready"

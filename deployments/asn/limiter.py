@@ -28,25 +28,41 @@ from rayfleet.state import ActorHandle, call
 
 log = get_logger("asn")
 
-# KEYS[1] = log key; ARGV = limit, window in µs, unique member.
+# KEYS[1] = log key; ARGV = limit, window in µs, unique member prefix, cost (hits to record).
 # Sliding-window log on a sorted set scored by Redis' own clock (µs): drop expired
-# entries, count, add if under the limit, report the oldest entry for the reset time.
+# entries, count, add `cost` entries if they all fit under the limit, and report when the
+# window resets (a refused hit: when enough of the oldest entries leave for it to fit).
 SLIDING_WINDOW_LUA = """
 local key = KEYS[1]
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local cost = tonumber(ARGV[4] or '1')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 local allowed = 0
-if count < limit then
-  redis.call('ZADD', key, now, ARGV[3])
-  count = count + 1
+if count + cost <= limit then
+  local i = 1
+  while i <= cost do
+    local args = {}
+    local last = math.min(cost, i + 999)
+    for j = i, last do
+      args[#args + 1] = now
+      args[#args + 1] = ARGV[3] .. ':' .. j
+    end
+    redis.call('ZADD', key, unpack(args))
+    i = last + 1
+  end
+  count = count + cost
   allowed = 1
 end
 local reset = now + window
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+local index = 0
+if allowed == 0 and cost > 1 then
+  index = math.max(math.min(count, count + cost - limit), 1) - 1
+end
+local oldest = redis.call('ZRANGE', key, index, index, 'WITHSCORES')
 if oldest[2] then
   reset = tonumber(oldest[2]) + window
 end
@@ -73,7 +89,7 @@ class Limiter(Protocol):
 
     def open_decision(self) -> WindowDecision: ...
 
-    async def hit(self, client: str) -> WindowDecision: ...
+    async def hit(self, client: str, cost: int = 1) -> WindowDecision: ...
 
     async def ping(self) -> dict[str, Any]: ...
 
@@ -115,12 +131,13 @@ class RedisLimiter:
         self._down_until = 0.0
         self.last_error: str | None = None
 
-    async def hit(self, client: str) -> WindowDecision:
+    async def hit(self, client: str, cost: int = 1) -> WindowDecision:
+        """Record `cost` hits (a bulk request's items) if all fit; `cost` is 1 for a plain request."""
         if time.monotonic() < self._down_until:
             return self._unavailable()
         try:
             allowed, count, now, reset = await self._script(
-                keys=[self.key_prefix + client], args=[self.limit, self.window_us, uuid.uuid4().hex]
+                keys=[self.key_prefix + client], args=[self.limit, self.window_us, uuid.uuid4().hex, cost]
             )
         except (RedisError, OSError) as exc:
             self._down_until = time.monotonic() + self.retry_interval
@@ -177,15 +194,15 @@ class ActorLimiter:
         self.key_prefix = key_prefix
         self.max_batch = max_batch
         self._handle = handle
-        self._pending: list[tuple[str, asyncio.Future[WindowDecision]]] = []
+        self._pending: list[tuple[str, int, asyncio.Future[WindowDecision]]] = []
         self._flushing = False
 
     def open_decision(self) -> WindowDecision:
         return open_decision(self.limit, self.window_us)
 
-    async def hit(self, client: str) -> WindowDecision:
+    async def hit(self, client: str, cost: int = 1) -> WindowDecision:
         future: asyncio.Future[WindowDecision] = asyncio.get_running_loop().create_future()
-        self._pending.append((self.key_prefix + client, future))
+        self._pending.append((self.key_prefix + client, cost, future))
         if not self._flushing:
             self._flushing = True
             asyncio.get_running_loop().create_task(self._flush())
@@ -199,16 +216,17 @@ class ActorLimiter:
                     decisions = await call(
                         self._handle,
                         RateLimitWindow.hit_many,
-                        [key for key, _ in batch],
+                        [key for key, _, _ in batch],
                         self.limit,
                         self.window_seconds,
+                        [cost for _, cost, _ in batch],
                     )
                 except Exception as exc:  # each waiting request applies the store-error policy
-                    for _, future in batch:
+                    for _, _, future in batch:
                         if not future.done():
                             future.set_exception(exc)
                     continue
-                for (_, future), decision in zip(batch, decisions, strict=False):
+                for (_, _, future), decision in zip(batch, decisions, strict=False):
                     if not future.done():
                         future.set_result(decision)
         finally:

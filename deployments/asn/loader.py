@@ -73,20 +73,30 @@ def ensure_database(db_path: Path, files: DatasetFiles) -> bool:
         return _build_if_stale(db_path, files)
 
 
-def prepare(db_path: Path, pkg_dir: Path, prefix_file: str, fetch: bool) -> bool:
+def prepare(
+    db_path: Path,
+    pkg_dir: Path,
+    prefix_file: str,
+    fetch: bool,
+    prefix_path: Path | None = None,
+    names_path: Path | None = None,
+) -> bool:
     """First start of a replica: fetch the package if missing (when allowed), then build.
 
     Fetching and building happen under one lock, so replicas starting together
-    neither extract the package twice nor build the database twice.
+    neither extract the package twice nor build the database twice. With an operator's
+    `prefix_path` (and `names_path`) the database is built from those; the package is
+    fetched only when the names still have to come from it.
     """
     with build_lock(db_path):
         try:
-            files = dataset.locate(pkg_dir, prefix_file)
+            files = dataset.locate(pkg_dir, prefix_file, prefix_path, names_path)
         except DatasetError:
-            if not fetch:
+            operator_files = [p for p in (prefix_path, names_path) if p is not None]
+            if not fetch or any(not p.is_file() for p in operator_files):
                 raise
             dataset.fetch(pkg_dir)
-            files = dataset.locate(pkg_dir, prefix_file)
+            files = dataset.locate(pkg_dir, prefix_file, prefix_path, names_path)
         return _build_if_stale(db_path, files)
 
 

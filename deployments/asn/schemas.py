@@ -17,6 +17,7 @@ class Dataset(BaseModel):
     date: str | None = Field(description="ISO date of the routing snapshot")
     package: str | None = Field(description="Debian package and version the files came from")
     source: str | None = Field(description="original RIB file named in the snapshot header")
+    age_days: int | None = Field(description="days between the snapshot date and today (UTC)")
     live: bool = Field(description="always false: this is a historical snapshot")
     notice: str
 
@@ -86,6 +87,30 @@ class CountryPrefixes(BaseModel):
     dataset: Dataset
 
 
+class BulkRequest(BaseModel):
+    addresses: list[str] = Field(min_length=1, max_length=10_000, examples=[["8.8.8.8", "2606:4700::1111"]])
+
+
+class BulkItem(BaseModel):
+    ip: str = Field(description="canonical form of the address")
+    prefix: str | None = Field(description="longest matching prefix; null when none covers the address")
+    asn: int | None
+
+
+class AsnBrief(BaseModel):
+    name: str | None
+    organisation: str | None
+    country: str | None
+
+
+class BulkResult(BaseModel):
+    count: int = Field(description="addresses looked up (the request's, in order)")
+    found: int = Field(description="addresses some announced prefix covers")
+    results: list[BulkItem]
+    asns: dict[str, AsnBrief] = Field(description="each origin AS once, by number")
+    dataset: Dataset
+
+
 class ErrorBody(BaseModel):
     error: str
     code: str = Field(examples=["HTTP_403"])
@@ -96,4 +121,6 @@ class Health(BaseModel):
     status: str = Field(examples=["healthy"])
     timestamp: str
     version: str
+    dataset_date: str | None = Field(description="ISO date of the routing snapshot; null while loading")
+    dataset_age_days: int | None
     dependencies: dict[str, dict[str, Any]]

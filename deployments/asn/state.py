@@ -26,7 +26,14 @@ class AsnState:
 
 def start_dataset(config: AsnConfig) -> DatasetHolder:
     """A holder loading the dataset in the background (lookups answer 503 until it is ready)."""
-    return DatasetHolder(config.db_path, config.package_dir, config.prefix_file, config.fetch_on_start).start()
+    return DatasetHolder(
+        config.db_path,
+        config.package_dir,
+        config.prefix_file,
+        config.fetch_on_start,
+        config.operator_prefixes,
+        config.operator_names,
+    ).start()
 
 
 def build_limiter(config: AsnConfig, handle: ActorHandle[RateLimitWindow] | None = None) -> Limiter:

@@ -16,10 +16,12 @@ import threading
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -68,18 +70,23 @@ class AsnStore:
         self._lock = threading.Lock()
         self.meta: dict[str, str] = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
         self._v4 = self._load_v4()
+        self._v4_arrays = tuple(
+            np.asarray(a, dtype=np.uint64) for a in (self._v4.starts, self._v4.stops, self._v4.prefix_ids)
+        )
         self._v6 = self._load_v6()
         self._prefix_text, self._prefix_asn = self._load_prefixes()
         self._records = self._load_records()
         self._country_cache: dict[tuple[str, int | None], list[str]] = {}
-        date = self.meta.get("dataset_date") or None
-        self._dataset = {
+        self._dataset_day: date | None = None
+        snapshot = self.meta.get("dataset_date") or None
+        self._dataset: dict[str, Any] = {
             "name": self.meta.get("dataset_name"),
-            "date": date,
+            "date": snapshot,
             "package": self.meta.get("package") or None,
             "source": self.meta.get("source_rib") or None,
+            "age_days": None,
             "live": False,
-            "notice": f"historical routing snapshot of {date or 'unknown date'}; not live BGP data",
+            "notice": f"historical routing snapshot of {snapshot or 'unknown date'}; not live BGP data",
         }
 
     def _load_v4(self) -> _FamilyIndex:
@@ -137,7 +144,13 @@ class AsnStore:
             }
 
     def dataset(self) -> dict[str, Any]:
-        """What every response says about the data's origin, so nobody mistakes it for live data."""
+        """What every response says about the data's origin and age, so nobody mistakes it for live data."""
+        today = datetime.now(UTC).date()
+        if self._dataset_day != today:
+            snapshot = self._dataset["date"]
+            age = (today - date.fromisoformat(snapshot)).days if snapshot else None
+            self._dataset = {**self._dataset, "age_days": age}
+            self._dataset_day = today
         return self._dataset
 
     def get_asn(self, asn: int) -> dict[str, Any] | None:
@@ -156,6 +169,13 @@ class AsnStore:
         """The record without its prefix lists (IP lookups)."""
         row = self._records.get(asn)
         return None if row is None else self._summary(asn, row)
+
+    def brief(self, asn: int) -> dict[str, Any]:
+        """Name, organisation and country of an AS (bulk answers list each origin once)."""
+        row = self._records.get(asn)
+        if row is None:
+            return {"name": None, "organisation": None, "country": None}
+        return {"name": row[0], "organisation": row[1], "country": row[2]}
 
     @staticmethod
     def _summary(asn: int, row: tuple[Any, ...]) -> dict[str, Any]:
@@ -201,6 +221,39 @@ class AsnStore:
         if prefix_id is None:
             return None
         return IpMatch(prefix=self._prefix_text[prefix_id], asn=self._prefix_asn[prefix_id])
+
+    @property
+    def prefix_texts(self) -> list[str]:
+        """Prefix id → prefix text (what `match_ids` returns ids into)."""
+        return self._prefix_text
+
+    @property
+    def prefix_origins(self) -> array[int]:
+        """Prefix id → origin AS number."""
+        return self._prefix_asn
+
+    def match_ids(self, families: list[int], values: list[int]) -> list[int]:
+        """Longest-prefix match of many addresses: the prefix id of each, -1 where none covers it.
+
+        IPv4 addresses go through one `numpy.searchsorted` over the same sorted range arrays
+        the single lookup bisects; IPv6 (128-bit, outside numpy's integers) are bisected one by one.
+        """
+        out = [-1] * len(values)
+        v4_at = [i for i, family in enumerate(families) if family == 4]
+        if v4_at:
+            starts, stops, ids = self._v4_arrays
+            wanted = np.fromiter((values[i] for i in v4_at), dtype=np.uint64, count=len(v4_at))
+            pos = np.searchsorted(starts, wanted, side="right") - 1
+            clipped = np.maximum(pos, 0)
+            hit = (pos >= 0) & (stops[clipped] >= wanted)
+            found = np.where(hit, ids[clipped].astype(np.int64), -1).tolist()
+            for i, pid in zip(v4_at, found, strict=True):
+                out[i] = pid
+        for i, family in enumerate(families):
+            if family == 6:
+                pid = self._v6.find(values[i])
+                out[i] = -1 if pid is None else pid
+        return out
 
     def search(self, text: str, country: str | None, limit: int) -> list[dict[str, Any]]:
         """Case-insensitive substring search over name, organisation and description.

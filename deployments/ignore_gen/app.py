@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from deployments.ignore_gen.config import IgnoreGenConfig
 from deployments.ignore_gen.errors import INTERNAL_MESSAGE, ApiError, api_error, http_error, render, validation_error
-from deployments.ignore_gen.routes import generate, info, metrics
+from deployments.ignore_gen.routes import compat, generate, info, metrics
 from deployments.ignore_gen.state import IgnoreGenState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
@@ -63,8 +63,11 @@ then `extras`; first occurrence wins; negations last within each section.
 every emitted pattern (templates, mined, extras); the existing set is every
 line of `existing` after trimming, minus blank lines and `#` comments.
 `added` = generated − existing, `removed` = existing − generated, each sorted
-by code point. Order and duplicates in `existing` are ignored;
-`include_comments` and `include_provenance` do not change the sets.
+by code point, except that globs are understood: a pattern whose every match the
+other side's patterns already ignore (`*.pyc` under `*.py[cod]`, `/build/` under
+`build/`) is in neither list but in `covered` (`{pattern, side, by}`). Order and
+duplicates in `existing` are ignored; `include_comments` and `include_provenance`
+do not change the sets.
 
 **Errors** are `{"detail": "<sentence>"}`: 400 when both `tree` and
 `features` are missing, 404 for an unknown feature, 413 above a configured
@@ -93,7 +96,7 @@ def create_app(config: IgnoreGenConfig, state: IgnoreGenState | None = None) -> 
         internal_message=INTERNAL_MESSAGE,
     )
     app.add_middleware(RequestCounter, counter=state.requests_total)
-    for router in (info.router, generate.router, metrics.router):
+    for router in (info.router, generate.router, metrics.router, compat.router):
         app.include_router(router)
     use_local_docs_assets(app)
     return app

@@ -16,8 +16,10 @@ used only when the rest of the tree yields none (a tree of just tests).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # Features added to every generation, whatever the input: OS/editor junk and
 # secrets are a risk for every stack, including when `features` bypasses
@@ -249,6 +251,63 @@ FIXTURE_DIRS = frozenset(
 )
 
 
+# Folder names whose tracked files are test material or examples: a rule that would ignore
+# such a file (a `node_modules/` fixture, a sample `build/` folder) is answered with a
+# negation that keeps it (engine.keep); never for the secrets rules.
+SAMPLE_DIRS = frozenset(
+    {
+        "test",
+        "tests",
+        "__tests__",
+        "spec",
+        "specs",
+        "testdata",
+        "test-data",
+        "test_data",
+        "fixture",
+        "fixtures",
+        "__fixtures__",
+        "example",
+        "examples",
+        "sample",
+        "samples",
+        "demo",
+        "demos",
+        "playground",
+    }
+)
+
+
+def _sample_folder(folder: str) -> bool:
+    for segment in folder.lower().split("/"):
+        if segment in SAMPLE_DIRS or segment.startswith("test") or segment.endswith(("test", "tests")):
+            return True
+    return False
+
+
+_SAMPLE_HINT = re.compile("test|spec|fixture|example|sample|demo|playground")
+
+
+def sample_paths(tree: Iterable[str] | Tree) -> list[str]:
+    """The paths of `tree` (normalised) that lie in a test, fixture or example folder."""
+    prepared = tree if isinstance(tree, Tree) else prepare(tree)
+    if _SAMPLE_HINT.search(prepared.text) is None:
+        return []  # one C-level scan rules out most trees without a per-path loop
+    memo: dict[str, bool] = {}
+    out: list[str] = []
+    for path, low in zip(prepared.paths, prepared.lows, strict=True):
+        slash = low.rfind("/")
+        if slash <= 0:
+            continue
+        folder = low[:slash]
+        inside = memo.get(folder)
+        if inside is None:
+            inside = memo[folder] = _sample_folder(folder)
+        if inside:
+            out.append(path)
+    return out
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """Detected features, sorted by name, each with its witness path."""
@@ -278,60 +337,115 @@ def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
             found[feature] = path
 
 
-def _needs_normalising(path: str) -> bool:
-    return "\\" in path or path[:1] in ("/", ".") or "//" in path or "/./" in path
+_ODD = ("\\", "//", "/./", "\n/", "\n./")  # what `normalise` would change (with a leading / or ./)
 
 
-def fingerprint(tree: Iterable[str]) -> Fingerprint:
+def _normalised(tree: Iterable[str]) -> list[str]:
+    """The tree with `normalise` applied, checked once over the joined text (a C-level scan)
+    instead of once per path; most trees need nothing."""
+    paths = list(tree)
+    text = "\n".join(paths)
+    if text.startswith(("/", "./")) or any(odd in text for odd in _ODD):  # substring scans, in C
+        return [normalise(p) for p in paths]
+    return paths
+
+
+_STEM_WORDS = (*STEMS, "requirements")
+
+
+class Tree(NamedTuple):
+    """A tree read once: its normalised paths, their joined lower-case text, each in lower case."""
+
+    paths: list[str]
+    text: str
+    lows: list[str]
+
+
+def prepare(tree: Iterable[str]) -> Tree:
+    """Normalise the paths and lower-case them with one C-level `lower` and `split` (one
+    `lower` per path when a path holds a newline or lower-casing changes a length)."""
+    paths = _normalised(tree)
+    text = "\n".join(paths).lower()
+    if text.count("\n") == len(paths) - 1 and len(text) == sum(map(len, paths)) + len(paths) - 1:
+        return Tree(paths, text, text.split("\n") if paths else [])
+    return Tree(paths, text, [p.lower() for p in paths])
+
+
+def _stem_hits(name: str, dot: int) -> tuple[str, ...]:
+    """Features from the part of a dotted basename before its first dot (Dockerfile.dev,
+    compose.override.yaml, tsconfig.build.json, requirements-dev.txt)."""
+    first = name.find(".")
+    stem = STEMS.get(name[:first])
+    if stem is not None and (stem[0] is None or name[dot:] in stem[0]):
+        return stem[1]
+    if first == dot == len(name) - 4 and name.endswith(".txt") and name.startswith("requirements"):
+        return ("python",)
+    return ()
+
+
+def _in_fixture(path: str) -> bool:
+    slash = path.rfind("/")
+    return slash > 0 and not FIXTURE_DIRS.isdisjoint(path[:slash].lower().split("/"))
+
+
+def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
     """Detect features from path names (case-insensitive on the basename).
 
-    Per path: a few string slices and two or three dict probes (marker,
-    extension, stem). Folders repeat across a tree, so the fixture-folder test
-    is memoised per call.
+    One pass over the tree with two `rfind`s and two dict probes per path (extension,
+    basename); paths that produce features are grouped by what they produce. Everything
+    else is decided once per tree or per group: the stem rules only run when a stem word
+    occurs in the joined tree, a group's witness is the `min` of its paths (in C), and the
+    fixture-folder test runs only when that minimum lies in a fixture folder.
     """
-    found: dict[str, str] = {}
-    fixtures: dict[str, str] = {}
-    top_dirs: dict[str, str] = {}
-    folders: dict[str, bool] = {}
-    markers, extensions, stems, fixture_dirs = MARKERS, EXTENSIONS, STEMS, FIXTURE_DIRS
-    for raw in tree:
-        path = normalise(raw) if _needs_normalising(raw) else raw
-        slash = path.rfind("/")
-        name = path[slash + 1 :].lower()
-        if slash > 0 and path[0] in "aAiI":
-            top = path[: path.find("/")].lower()
-            if top in ("android", "ios") and (top not in top_dirs or path < top_dirs[top]):
-                top_dirs[top] = path
-        dot = name.rfind(".")
+    paths, text, lows = tree if isinstance(tree, Tree) else prepare(tree)
+    extensions, markers = EXTENSIONS, MARKERS
+    stems_on = any(word in text for word in _STEM_WORDS)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for path, low in zip(paths, lows, strict=True):
+        slash = low.rfind("/")
+        dot = low.rfind(".") - slash - 1  # the last dot's index in the basename
+        name = low[slash + 1 :]
         hits = extensions.get(name[dot:]) if dot > 0 else None
         marker = markers.get(name)
-        if dot > 0:
-            first = name.find(".")
-            stem = stems.get(name[:first])
-            if stem is not None and (stem[0] is None or name[dot:] in stem[0]):
-                marker = (marker or ()) + stem[1]
-            elif first == dot == len(name) - 4 and name.endswith(".txt") and name.startswith("requirements"):
-                marker = (marker or ()) + ("python",)
+        if stems_on and dot > 0 and name.startswith(_STEM_WORDS):
+            stem = _stem_hits(name, dot)
+            marker = (marker or ()) + stem if stem else marker
         if marker:
             hits = hits + marker if hits else marker
-        if not hits or not path:
-            continue
+        if hits and path:
+            group = groups.get(hits)
+            if group is None:
+                groups[hits] = [path]
+            else:
+                group.append(path)
+    found: dict[str, str] = {}
+    fixtures: dict[str, str] = {}
+    for hits, group in groups.items():
+        witness = min(group)
         target = found
-        if slash > 0:
-            folder = path[:slash]
-            fixture = folders.get(folder)
-            if fixture is None:
-                fixture = folders[folder] = not fixture_dirs.isdisjoint(folder.lower().split("/"))
-            if fixture:
-                target = fixtures
-        for feature in hits:
-            current = target.get(feature)
-            if current is None or path < current:
-                target[feature] = path
+        if _in_fixture(witness):
+            clean = [p for p in group if not _in_fixture(p)]
+            for feature in hits:
+                _note(fixtures, (feature,), witness)
+            if not clean:
+                continue
+            witness = min(clean)
+        _note(target, hits, witness)
     if not found:
         found = fixtures
-    _derive(found, top_dirs)
+    if "dart" in found:
+        _derive(found, _platform_dirs(paths, lows))
     return Fingerprint(witnesses=found)
+
+
+def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:
+    """The smallest path under a top-level `android/` and `ios/` folder (Flutter's platforms)."""
+    out: dict[str, str] = {}
+    for top in ("android", "ios"):
+        under = [p for p, low in zip(paths, lows, strict=True) if low.startswith(top + "/") and len(low) > len(top) + 1]
+        if under:
+            out[top] = min(under)
+    return out
 
 
 def _derive(found: dict[str, str], top_dirs: Mapping[str, str]) -> None:
@@ -340,7 +454,7 @@ def _derive(found: dict[str, str], top_dirs: Mapping[str, str]) -> None:
         _note(found, ("flutter",), min(top_dirs.values()))
 
 
-def resolve(tree: Iterable[str] | None, requested: Iterable[str] | None) -> Fingerprint:
+def resolve(tree: Iterable[str] | Tree | None, requested: Iterable[str] | None) -> Fingerprint:
     """Fingerprint of `tree` plus the `requested` features plus ALWAYS.
 
     The always-on features are added the same way for both inputs, so the

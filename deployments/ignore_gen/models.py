@@ -89,9 +89,18 @@ class GenerateResponse(BaseModel):
     )
 
 
+class CoveredOut(BaseModel):
+    pattern: str
+    side: Literal["generated", "existing"] = Field(description="the side the pattern comes from")
+    by: list[str] = Field(description="the other side's patterns that ignore everything it does")
+
+
 class DiffResponse(BaseModel):
-    added: list[str]
-    removed: list[str]
+    added: list[str] = Field(description="generated patterns that existing neither has nor covers")
+    removed: list[str] = Field(description="existing patterns that the generated file neither has nor covers")
+    covered: list[CoveredOut] = Field(
+        default_factory=list, description="patterns left out of added/removed because the other side covers them"
+    )
 
 
 class VersionResponse(BaseModel):

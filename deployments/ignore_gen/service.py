@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deployments.ignore_gen.config import IgnoreGenConfig
-from deployments.ignore_gen.engine import Engine, Generated, Options, UnknownFeatureError
+from deployments.ignore_gen.engine import Diff, Engine, Generated, Options, UnknownFeatureError
 from deployments.ignore_gen.errors import ApiError
 from deployments.ignore_gen.models import DiffRequest, GenerateOptions
 from deployments.ignore_gen.rules_table import load_rules_table
@@ -48,7 +48,7 @@ class Service:
         except UnknownFeatureError as exc:
             raise ApiError(404, str(exc)) from None
 
-    def diff(self, body: DiffRequest) -> tuple[list[str], list[str]]:
+    def diff(self, body: DiffRequest) -> Diff:
         options = self.options(body)
         size = len(body.existing.encode("utf-8"))
         if size > self.config.limits.max_existing_bytes:

@@ -34,6 +34,7 @@ class TemplateSet:
     patterns: Mapping[str, tuple[str, ...]]
     descriptions: Mapping[str, str]
     version: str
+    texts: Mapping[str, str] | None = None  # each template as written, comments included
 
     def names(self) -> list[str]:
         return sorted(self.patterns)
@@ -56,6 +57,7 @@ def load_templates(directory: Path | None = None) -> TemplateSet:
     digest = hashlib.sha256()
     patterns: dict[str, tuple[str, ...]] = {}
     descriptions: dict[str, str] = {}
+    texts: dict[str, str] = {}
     for path in files:
         raw = path.read_bytes()
         digest.update(path.name.encode("utf-8") + b"\0" + raw + b"\0")
@@ -63,4 +65,5 @@ def load_templates(directory: Path | None = None) -> TemplateSet:
         feature = path.name[: -len(SUFFIX)]
         patterns[feature] = tuple(parse_patterns(text))
         descriptions[feature] = _description(text)
-    return TemplateSet(patterns, descriptions, "sha256:" + digest.hexdigest()[:12])
+        texts[feature] = text
+    return TemplateSet(patterns, descriptions, "sha256:" + digest.hexdigest()[:12], texts)

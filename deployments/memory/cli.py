@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--include-archived", action="store_true", help="also walk through archived memories")
     p = cmd("reembed", "compute vectors for memories without one (all with --force)")
     p.add_argument("--force", action="store_true")
+    _add_transfer(cmd)
     cmd("path", "print the database path")
     p = cmd("serve", "REST server for the web clipper, on 127.0.0.1")
     p.add_argument("port", nargs="?", type=_int, default=None, help="default MEM_SERVE_PORT or 8080")
@@ -122,6 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("hook", "print the recall context for an agent's session-start hook")
     p.add_argument("--limit", type=_int, default=6, help="memories to include besides pinned (default 6)")
     return parser
+
+
+def _add_transfer(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    p = cmd("export", "every memory and link of the scope (all scopes with --all) as JSON Lines")
+    p.add_argument("--all", action="store_true", help="every scope")
+    p.add_argument("-o", "--output", default="-", help="file to write (mode 0600; default standard output)")
+    p = cmd("import", "memories and links from a `mem export` file ('-': standard input), all or nothing")
+    p.add_argument("file")
+    p.add_argument("--on-conflict", choices=("fail", "skip", "replace"), default="fail")
 
 
 def _read_value(value: str) -> str:
@@ -200,11 +210,40 @@ def run(args: argparse.Namespace, settings: Settings) -> tuple[Any, int]:
             args.to_key,
             to_scope=_resolve_scope(args.to_scope) if args.to_scope else None,
         ), EXIT_OK
+    if command in ("export", "import"):
+        return _transfer(args, store, raw_scope)
     if command == "traverse":
         return store.traverse(
             scope, args.key, args.depth, args.direction, args.rel, include_archived=args.include_archived
         ), EXIT_OK
     raise UsageError(f"unknown command {command!r}")
+
+
+def _transfer(args: argparse.Namespace, store: Any, raw_scope: str) -> tuple[Any, int]:
+    """`mem export` (to a file, or streamed to standard output) and `mem import`."""
+    from deployments.memory import transfer
+
+    if args.command == "import":
+        if args.file == "-":
+            return transfer.import_lines(store, sys.stdin, args.on_conflict), EXIT_OK
+        try:
+            with open(args.file, encoding="utf-8") as handle:
+                return transfer.import_lines(store, handle, args.on_conflict), EXIT_OK
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    lines = transfer.export_lines(store, None if args.all else raw_scope)
+    if args.output == "-":
+        sys.stdout.writelines(lines)
+        return None, EXIT_OK
+    import os
+
+    try:
+        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            count = sum(1 for line in lines if handle.write(line))
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    return {"exported": args.output, "lines": count}, EXIT_OK
 
 
 def _progress_bar() -> Callable[[int, int], None] | None:
@@ -240,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         settings = load_settings()
-        debuglog.configure(settings.debug, settings.log_file, (settings.serve_token,))
+        debuglog.configure(settings.debug, settings.log_file, (settings.serve_token, settings.embedding_api_key))
         debuglog.debug(f"command={args.command} db={settings.db_path}")
         fmt = getattr(args, "format", None) or "json"
         if args.version:
@@ -263,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return mcp_main(settings)
         data, code = run(args, settings)
-        _emit(args.command, data, fmt)
+        if data is not None:  # None: the command wrote its own output (export to stdout)
+            _emit(args.command, data, fmt)
         return code
     except MemError as exc:
         sys.stderr.write(f"mem: error: {exc.message}\n")

@@ -15,6 +15,8 @@ from deployments.memory.errors import UsageError
 DEFAULT_DB = "~/.long-term-memory/memories.db"
 DEFAULT_SCOPE = "user"
 DEFAULT_EMBED_TIMEOUT = "5s"
+HOSTED_URL = "https://api.openai.com/v1"  # MEM_EMBEDDING_API_KEY without MEM_EMBEDDING_URL
+HOSTED_MODEL = "text-embedding-3-small"
 DEFAULT_SERVE_PORT = 8080
 DEFAULT_RRF_K = 60.0
 
@@ -84,8 +86,9 @@ class Settings(NamedTuple):
     rrf_text_weight: float = 1.0
     rrf_vector_weight: float = 1.0
     vector_min_similarity: float = 0.25
+    embedding_api_key: str = ""  # MEM_EMBEDDING_API_KEY, sent as a bearer token; never shown
 
-    def __repr__(self) -> str:  # never show the token
+    def __repr__(self) -> str:  # never show the token or the API key
         return f"Settings(db_path={self.db_path!r}, scope={self.scope!r}, embedding_url={self.embedding_url!r})"
 
     @property
@@ -110,6 +113,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise UsageError(f"MEM_SERVE_PORT must be an integer, got {port_raw!r}") from None
     if not 1 <= port <= 65535:
         raise UsageError(f"MEM_SERVE_PORT out of range: {port}")
+    api_key = env.get("MEM_EMBEDDING_API_KEY", "").strip()
+    url = env.get("MEM_EMBEDDING_URL", "").strip()
+    model = env.get("MEM_EMBEDDING_MODEL", "").strip()
+    if api_key and not url:  # a key alone means OpenAI's hosted endpoint
+        url, model = HOSTED_URL, model or HOSTED_MODEL
     rrf_k = _float(env, "MEM_RRF_K", DEFAULT_RRF_K)
     if rrf_k < 0:
         raise UsageError("MEM_RRF_K must be >= 0")
@@ -118,8 +126,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         scope=env.get("MEM_SCOPE", "").strip() or DEFAULT_SCOPE,
         debug=_flag(env, "MEM_DEBUG") or bool(log_file),
         log_file=log_file,
-        embedding_url=env.get("MEM_EMBEDDING_URL", "").strip(),
-        embedding_model=env.get("MEM_EMBEDDING_MODEL", "").strip(),
+        embedding_url=url,
+        embedding_model=model,
+        embedding_api_key=api_key,
         embed_disable=_flag(env, "MEM_EMBED_DISABLE"),
         embed_timeout=parse_duration(env.get("MEM_EMBED_TIMEOUT", "").strip() or DEFAULT_EMBED_TIMEOUT),
         conflict_disable=_flag(env, "MEM_CONFLICT_DISABLE"),

@@ -35,24 +35,21 @@ def endpoint_url(base: str) -> str:
     return url + "/v1/embeddings"
 
 
-def _post(url: str, body: bytes, timeout: float) -> tuple[int, bytes]:
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def _post(url: str, body: bytes, timeout: float, api_key: str = "") -> tuple[int, bytes]:
     import http.client
 
     parts = urlsplit(url)
     conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     conn = conn_cls(parts.hostname or "", parts.port, timeout=timeout)
+    headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "mem"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     try:
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        conn.request(
-            "POST",
-            path,
-            body=body,
-            headers={
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                "User-Agent": "mem",
-            },
-        )
+        conn.request("POST", path, body=body, headers=headers)
         response = conn.getresponse()
         return response.status, response.read()
     finally:
@@ -60,10 +57,20 @@ def _post(url: str, body: bytes, timeout: float) -> tuple[int, bytes]:
 
 
 class EmbeddingClient:
-    def __init__(self, base_url: str, model: str, timeout: float) -> None:
+    """OpenAI's embeddings request (`model`, `input`, `encoding_format: float`), with
+    `MEM_EMBEDDING_API_KEY` as a bearer token when set. The key only travels over https,
+    or over http to this machine's loopback (a local server or test double)."""
+
+    def __init__(self, base_url: str, model: str, timeout: float, api_key: str = "") -> None:
         self.url = endpoint_url(base_url)
         self.model = model
         self.timeout = timeout
+        self._api_key = api_key
+        parts = urlsplit(self.url)
+        if api_key and parts.scheme != "https" and parts.hostname not in LOOPBACK:
+            raise EmbeddingError(
+                f"refusing to send MEM_EMBEDDING_API_KEY over plain http to {parts.hostname}; use an https URL"
+            )
 
     @property
     def model_id(self) -> str:
@@ -71,7 +78,7 @@ class EmbeddingClient:
         return self.model or f"default@{urlsplit(self.url).netloc}"
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        payload: dict[str, object] = {"input": texts}
+        payload: dict[str, object] = {"input": texts, "encoding_format": "float"}
         if self.model:
             payload["model"] = self.model
         body = json.dumps(payload).encode()
@@ -79,7 +86,7 @@ class EmbeddingClient:
 
         def run() -> None:
             try:
-                outcome["result"] = _post(self.url, body, self.timeout)
+                outcome["result"] = _post(self.url, body, self.timeout, self._api_key)
             except BaseException as exc:  # reported to the waiting caller
                 outcome["error"] = exc
 
@@ -92,9 +99,22 @@ class EmbeddingClient:
             exc = outcome["error"]
             raise EmbeddingError(f"embedding endpoint unreachable: {type(exc).__name__}: {exc}")
         status, raw = cast(tuple[int, bytes], outcome["result"])
+        if status in (401, 403):
+            which = "rejected the API key" if self._api_key else "needs an API key (set MEM_EMBEDDING_API_KEY)"
+            raise EmbeddingError(f"embedding endpoint {which} (HTTP {status})")
         if status != 200:
-            raise EmbeddingError(f"embedding endpoint answered HTTP {status}")
+            raise EmbeddingError(f"embedding endpoint answered HTTP {status}{_reason(raw)}")
         return _parse(raw, len(texts))
+
+
+def _reason(raw: bytes) -> str:
+    """OpenAI's `error.code` or `error.type` (never its message, which may quote the key)."""
+    try:
+        error = json.loads(raw)["error"]
+        label = error.get("code") or error.get("type")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return ""
+    return f" ({str(label)[:60]})" if label else ""
 
 
 def _parse(raw: bytes, expected: int) -> list[list[float]]:
@@ -139,4 +159,6 @@ def client_for(settings: Settings) -> EmbeddingClient | None:
     """The configured client, or None when hybrid retrieval is off."""
     if not settings.embeddings_enabled:
         return None
-    return EmbeddingClient(settings.embedding_url, settings.embedding_model, settings.embed_timeout)
+    return EmbeddingClient(
+        settings.embedding_url, settings.embedding_model, settings.embed_timeout, settings.embedding_api_key
+    )

@@ -103,3 +103,37 @@ def test_hit_many_decides_in_order(clocked):
     window, _ = clocked
     decisions = window.hit_many(["a", "b", "a", "a"], 2, 60)
     assert [(d.allowed, d.count) for d in decisions] == [(True, 1), (True, 1), (True, 2), (False, 2)]
+
+
+def test_a_weighted_hit_counts_as_that_many_hits_all_or_none(clocked):
+    window, clock = clocked
+    first = window.hit("bulk", 10, 60, cost=4)
+    assert (first.allowed, first.count, first.remaining) == (True, 4, 6)
+    clock.advance(10)
+    second = window.hit("bulk", 10, 60, cost=3)
+    assert (second.allowed, second.count) == (True, 7)
+    refused = window.hit("bulk", 10, 60, cost=5)  # 3 left: nothing is recorded
+    assert (refused.allowed, refused.count) == (False, 7)
+    # 5 fit once 2 leave the window; the first four left together at t0 + 60
+    assert refused.reset_us == first.now_us + 60 * US
+    assert window.hit("bulk", 10, 60, cost=3).allowed  # exactly what was left
+    assert not window.hit("bulk", 10, 60).allowed
+
+
+def test_weighted_refusal_waits_for_enough_of_the_oldest_hits(clocked):
+    window, clock = clocked
+    stamps = []
+    for _ in range(5):
+        stamps.append(window.hit("k", 5, 60).now_us)
+        clock.advance(1)
+    refused = window.hit("k", 5, 60, cost=3)
+    assert not refused.allowed and refused.reset_us == stamps[2] + 60 * US
+    with pytest.raises(ValueError):
+        window.hit("k", 5, 60, cost=0)
+
+
+def test_hit_many_carries_costs(clocked):
+    window, _ = clocked
+    decisions = window.hit_many(["a", "a", "b"], 5, 60, [3, 3, 5])
+    assert [d.allowed for d in decisions] == [True, False, True]
+    assert [d.count for d in decisions] == [3, 3, 5]

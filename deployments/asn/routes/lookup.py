@@ -7,7 +7,7 @@ import asyncio
 from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import JSONResponse, Response
 
-from deployments.asn import schemas
+from deployments.asn import bulk, schemas
 from deployments.asn.errors import ApiError
 from deployments.asn.parsing import parse_asn, parse_ip
 from deployments.asn.routes.common import CACHE_CONTROL, ERRORS, Ctx, etag, ready_store
@@ -62,6 +62,33 @@ async def get_ip(address: str, state: Ctx) -> JSONResponse:
         "dataset": db.dataset(),
     }
     return JSONResponse(body, headers={"Cache-Control": CACHE_CONTROL})
+
+
+@router.post(
+    "/ip/bulk",
+    summary="Look up to 10 000 IP addresses at once",
+    response_model=schemas.BulkResult,
+    description=(
+        'Body `{"addresses": ["8.8.8.8", ...]}` (1 to 10 000 entries). Each address counts as one '
+        "request against the rate limit, all or none: a batch larger than what is left of the "
+        "window gets 429 with `Retry-After` set to when it fits. 413 beyond 10 000 addresses "
+        "or 1 MiB; 422 for a malformed body or address (the first few are named)."
+    ),
+    responses={
+        413: {"model": schemas.ErrorBody, "description": "too many addresses or too large a body"},
+        422: {"model": schemas.ErrorBody, "description": "malformed body or address"},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": schemas.BulkRequest.model_json_schema()}},
+        }
+    },
+)
+async def bulk_ip(request: Request, state: Ctx) -> JSONResponse:
+    parsed = bulk.parse(await request.body())
+    db = ready_store(state)
+    return JSONResponse(bulk.lookup(db, parsed), headers={"Cache-Control": "no-store"})
 
 
 @router.get(

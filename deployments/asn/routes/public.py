@@ -18,6 +18,7 @@ PUBLIC_ROUTES = ["/api/", "/api/health", "/api/docs", "/api/redoc", "/api/openap
 PROTECTED_ROUTES = [
     "/api/v1/asn/{asn}",
     "/api/v1/ip/{address}",
+    "/api/v1/ip/bulk",
     "/api/v1/search?q=&country=&limit=",
     "/api/v1/country/{country}/prefixes?family=",
 ]
@@ -59,10 +60,13 @@ async def health(state: Ctx) -> JSONResponse:
     store_key = "redis" if state.config.rate_limit.redis_url else "rate_limit_actor"
     dependencies = {"dataset": dataset_status, store_key: store_status}
     healthy = all(d["status"] == "up" for d in dependencies.values())
+    meta = state.dataset.store.dataset() if state.dataset.store else {}
     body = {
         "status": "healthy" if healthy else "degraded",
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "version": VERSION,
+        "dataset_date": meta.get("date"),
+        "dataset_age_days": meta.get("age_days"),
         "dependencies": dependencies,
     }
     return JSONResponse(body, status_code=200 if healthy else 503)

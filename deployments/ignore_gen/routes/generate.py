@@ -51,5 +51,7 @@ async def generate(body: GenerateRequest, request: Request, state: Ctx) -> Respo
     summary="Patterns to add to / remove from an existing ignore file",
 )
 async def diff_against(body: DiffRequest, state: Ctx) -> DiffResponse:
-    added, removed = state.service.diff(body)
-    return DiffResponse(added=added, removed=removed)
+    diff = state.service.diff(body)
+    return DiffResponse.model_validate(
+        {"added": diff.added, "removed": diff.removed, "covered": [c.as_dict() for c in diff.covered]}
+    )

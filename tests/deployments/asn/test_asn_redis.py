@@ -166,3 +166,33 @@ async def test_health_with_redis_up(tmp_path, tiny_pkg, redis_url, prefix):
     await app.state.component.limiter.close()
     assert health.status_code == 200
     assert health.json()["dependencies"]["redis"] == {"status": "up", "backend": "redis"}
+
+
+async def test_a_weighted_hit_is_all_or_none_in_redis(redis_url, prefix):
+    """A bulk request's addresses go into the window as that many entries, or none at all."""
+    limiter = RedisLimiter(redis_url, 10, 60, key_prefix=prefix, timeout=15.0)
+    try:
+        first = await limiter.hit("203.0.113.2", 4)
+        second = await limiter.hit("203.0.113.2", 5)
+        refused = await limiter.hit("203.0.113.2", 3)
+        last = await limiter.hit("203.0.113.2")
+        big = await limiter.hit("203.0.113.3", 2500)  # more members than one ZADD chunk
+    finally:
+        await limiter.close()
+    assert (first.allowed, first.count, second.allowed, second.count) == (True, 4, True, 9)
+    assert (refused.allowed, refused.count) == (False, 9)
+    # 3 fit once 2 entries leave: the first batch's, at first.now_us + window
+    assert refused.reset_us == first.now_us + 60_000_000
+    assert (last.allowed, last.count, last.remaining) == (True, 10, 0)
+    assert not big.allowed and big.count == 0
+    client = aioredis.Redis.from_url(redis_url)
+    assert await client.zcard(prefix + "203.0.113.2") == 10
+    await client.aclose()
+    wide = RedisLimiter(redis_url, 5000, 60, key_prefix=prefix, timeout=15.0)
+    try:
+        many = await wide.hit("203.0.113.4", 2500)
+    finally:
+        await wide.close()
+    client = aioredis.Redis.from_url(redis_url)
+    assert many.allowed and await client.zcard(prefix + "203.0.113.4") == 2500
+    await client.aclose()

@@ -194,7 +194,7 @@ async def test_diff_against(client: httpx.AsyncClient) -> None:
     gen = (await client.post("/generate", json={"features": ["go"], "extras": ["tmp/"]})).json()
     existing = gen["content"] + "my-local-file\n"
     r = await client.post("/diff_against", json={"features": ["go"], "extras": ["tmp/"], "existing": existing})
-    assert r.json() == {"added": [], "removed": ["my-local-file"]}
+    assert r.json() == {"added": [], "removed": ["my-local-file"], "covered": []}
     r = await client.post("/diff_against", json={"features": ["go"], "existing": "*.test\n# note\n\nold/\n"})
     body = r.json()
     assert body["removed"] == ["old/"]

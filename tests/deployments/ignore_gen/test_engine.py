@@ -216,15 +216,17 @@ def test_no_comments_gives_patterns_only(engine: Engine) -> None:
 
 def test_diff_set_semantics(engine: Engine) -> None:
     existing = "# mine\n\n  .venv/  \nlocal-notes.txt\n.venv/\n__pycache__/\n"
-    added, removed = engine.diff(existing, None, ["python"], Options(extras=("scratch/",)))
+    diff = engine.diff(existing, None, ["python"], Options(extras=("scratch/",)))
+    added, removed = diff.added, diff.removed
     proposed = {r.pattern for r in engine.generate(None, ["python"], Options(extras=("scratch/",))).rules}
     assert removed == ["local-notes.txt"]
     assert added == sorted(proposed - {".venv/", "__pycache__/"})
     assert "scratch/" in added
     # options that only change rendering do not change the sets
-    assert engine.diff(existing, None, ["python"], Options(False, True, ("scratch/",))) == (added, removed)
+    assert engine.diff(existing, None, ["python"], Options(False, True, ("scratch/",))) == diff
     generated = engine.generate(None, ["python"], Options(extras=("scratch/",))).content
-    assert engine.diff(generated, None, ["python"], Options(extras=("scratch/",))) == ([], [])
+    again = engine.diff(generated, None, ["python"], Options(extras=("scratch/",)))
+    assert (again.added, again.removed, again.covered) == ([], [], [])
 
 
 def test_existing_patterns() -> None:

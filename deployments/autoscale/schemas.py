@@ -109,3 +109,7 @@ class Check(BaseModel):
 class HealthBody(BaseModel):
     status: str
     checks: dict[str, Check]
+    children: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="supervised host processes (name, state, pid, restarts, last_exit), when configured",
+    )

@@ -17,6 +17,10 @@ class Out(BaseModel):
 
 class Health(BaseModel):
     status: str = Field(examples=["ok"])
+    children: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="supervised host processes (name, state, pid, restarts, last_exit), when configured",
+    )
 
 
 class Output(BaseModel):

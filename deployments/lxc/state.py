@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from rayfleet.metrics import Metrics
+from rayfleet.supervisor import ChildMetrics
 
 from .config import LxcConfig
 from .hosts import default_lock_factory
@@ -13,6 +16,11 @@ from .service import LxcService
 class LxcState:
     config: LxcConfig
     service: LxcService
+    metrics: Metrics = field(default_factory=lambda: Metrics("lxc"))
+    child_metrics: ChildMetrics = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.child_metrics = ChildMetrics(self.metrics)
 
     @classmethod
     def from_ray(cls, config: LxcConfig) -> LxcState:

@@ -209,3 +209,36 @@ async def test_cors_only_for_configured_origins(fresh_sim, tmp_path):
                 evil = await client.get("/api/v1/health", headers={"Origin": "https://evil.example"})
             assert ok.headers.get("access-control-allow-origin") == expected
             assert "access-control-allow-origin" not in evil.headers
+
+
+HOSTILE_PATHS = {
+    "a NUL byte": "nightly/\x00backup.yaml",
+    "a control character": "nightly/\x1bbackup.yaml",
+    "a name over 255 bytes": "n" * 300 + ".yaml",
+    "a path over 4096 bytes": "/".join(["d" * 200] * 25),
+    "a path over 4096 bytes with the configured folder": "/".join(["d" * 200] * 20) + "/" + "e" * 90,
+}
+
+
+async def test_hostile_conf_backup_paths_get_400_and_write_nothing(api, tmp_path):
+    before = sorted(p for p in (tmp_path / "conf-backups").rglob("*")) if (tmp_path / "conf-backups").exists() else []
+    for what, path in HOSTILE_PATHS.items():
+        response = await api.post("/api/v1/conf/backup", json={"destination_path": path})
+        assert response.status_code == 400, (what, response.status_code, response.text)
+        assert "destination_path" in response.json()["error"], what
+        assert "\x00" not in response.text and "Errno" not in response.text, what
+    after = sorted(p for p in (tmp_path / "conf-backups").rglob("*")) if (tmp_path / "conf-backups").exists() else []
+    assert after == before
+
+
+async def test_a_conf_backup_path_through_a_file_gets_400(api, tmp_path):
+    (tmp_path / "conf-backups").mkdir(exist_ok=True)
+    (tmp_path / "conf-backups" / "plain").write_text("a file, not a folder")
+    response = await api.post("/api/v1/conf/backup", json={"destination_path": "plain/inside.yaml"})
+    assert response.status_code == 400 and "cannot be written" in response.json()["error"]
+
+
+async def test_hostile_upload_and_compose_paths_get_400(api):
+    for what, path in HOSTILE_PATHS.items():
+        upload = await api.post("/api/v1/px/upload", json={"local_path": path, "remote_template_name": "x.tar.gz"})
+        assert upload.status_code == 400 and "local_path" in upload.json()["error"], (what, upload.text)

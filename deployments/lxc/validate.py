@@ -160,9 +160,17 @@ def choice(value: object, field: str, allowed: Iterable[str], upper: bool = Fals
     return text
 
 
+def _ascii_int(value: object) -> object:
+    """A string of at most 12 ASCII digits as its int; anything else unchanged (str.isdigit and
+    int() also take other scripts' digits, and int() fails past 4,300 digits)."""
+    if isinstance(value, str) and len(value) <= 12 and _DIGITS.fullmatch(value):
+        return int(value)
+    return value
+
+
 def protocol(value: object, field: str = "protocol") -> str:
     text = _text(value, field).lower()
-    if text in PROTOCOLS or (text.isdigit() and 0 <= int(text) <= 255):
+    if text in PROTOCOLS or (isinstance(number := _ascii_int(text), int) and 0 <= number <= 255):
         return text
     raise Invalid(f"'{field}' must be one of: {', '.join(PROTOCOLS)} (or an IP protocol number)")
 
@@ -180,8 +188,7 @@ def port_spec(value: object, field: str) -> str:
 
 
 def port(value: object, field: str = "port") -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
+    value = _ascii_int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 65535:
         raise Invalid(f"'{field}' must be a port number between 1 and 65535")
     return value
@@ -213,8 +220,7 @@ def ipv4(value: object, field: str) -> str:
 
 
 def netmask_bits(value: object, field: str = "netmask") -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
+    value = _ascii_int(value)
     if isinstance(value, str):
         try:
             return ipaddress.IPv4Network(f"0.0.0.0/{value}").prefixlen
@@ -278,8 +284,7 @@ def container_name(value: object, field: str = "container_name") -> str:
 
 
 def positive_int(value: object, field: str, low: int = 1, high: int = 2**31) -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
+    value = _ascii_int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise Invalid(f"'{field}' must be an integer between {low} and {high}")
     return value

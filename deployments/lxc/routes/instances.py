@@ -11,7 +11,7 @@ from .. import validate as v
 from ..config import LxcConfig
 from ..errors import BadRequest
 from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
-from ..responses import Cloned, Created, InstanceStatus, JsonList, JsonObject, Output, Result
+from ..responses import BulkDone, Cloned, Created, InstanceStatus, JsonList, JsonObject, Result
 from ..service import HostResult
 from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
 
@@ -66,24 +66,29 @@ async def get_instance(svc: Svc, instance_id: InstanceId, region: Region = None,
     return await containers.get_instance(svc.target(region, az), v.vmid(instance_id))
 
 
-def _bulk_action(action: str) -> Callable[..., Awaitable[HostResult]]:
-    async def bulk_action(svc: Svc, body: BulkBody | None = body_opt) -> HostResult:
+def _bulk_action(action: str) -> Callable[..., Awaitable[BulkDone]]:
+    async def bulk_action(svc: Svc, body: BulkBody | None = body_opt) -> BulkDone:
         body = body or BulkBody()
         ids = v.vmids(body.instance_ids)
         return await containers.bulk(located(svc, body), action, ids)
 
     bulk_action.__name__ = f"instances_{action}"
-    bulk_action.__doc__ = f"{action.capitalize()} every listed container; 404 (nothing done) if one does not exist."
+    bulk_action.__doc__ = (
+        f"{action.capitalize()} every listed container; 404 (nothing done) if one does not exist. "
+        "Each container is reported under `results` (a container already in the wanted state, or stopped "
+        "for reboot, is an outcome, not an error); the answer is an error only when every container failed."
+    )
     return bulk_action
 
 
 for _action in ("start", "stop", "terminate", "reboot"):
-    router.add_api_route(f"/lxc/instances/{_action}", _bulk_action(_action), methods=["POST"], response_model=Output)
+    router.add_api_route(f"/lxc/instances/{_action}", _bulk_action(_action), methods=["POST"], response_model=BulkDone)
 
 
 @router.post("/lxc/instances/status", response_model=dict[str, InstanceStatus])
 async def instances_status(svc: Svc, body: BulkBody | None = body_opt) -> dict[str, InstanceStatus]:
-    """A one-shot snapshot of load average, memory, disk and swap per container."""
+    """Per container: its state, and for a running one a snapshot of load average, memory, disk and swap
+    (a stopped container is a state, not an error)."""
     body = body or BulkBody()
     return await containers.status(located(svc, body), v.vmids(body.instance_ids))
 

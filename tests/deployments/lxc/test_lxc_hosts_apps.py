@@ -116,6 +116,11 @@ async def test_security_groups_lifecycle(fresh_api, fresh_sim):
         },
     )
     assert exact.status_code == 200 and len(fresh_sim.model.data["firewall"]["groups"]["web"]["rules"]) == 1
+    for body in ({"destination_port": 8443}, {"protocol": "udp", "destination_port": "53", "action": "drop"}):
+        assert (await fresh_api.post(f"{base}/web/rules", json=body)).status_code == 200
+        same = await fresh_api.request("DELETE", f"{base}/web/rules", json=body)
+        assert same.status_code == 200, (body, same.text)  # the body that created a rule deletes it
+        assert len(fresh_sim.model.data["firewall"]["groups"]["web"]["rules"]) == 1
     warn = await fresh_api.post(f"{base}/attach", json={"group_name": "web", "vmid": vmid})
     assert warn.status_code == 200 and "firewall of CT" in warn.json()["output"]
     on = await fresh_api.post(f"{base}/attach", json={"group_name": "web", "vmid": vmid, "enable_firewall": True})

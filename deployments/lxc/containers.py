@@ -103,7 +103,7 @@ async def get_instance(t: Target, vmid: str) -> pve.ContainerConfig:
     return await pve.config(t.steps(), await t.node(), vmid)
 
 
-BulkOp = Callable[[Target, str, Steps, str], Awaitable[tuple[str, str]]]
+BulkOp = Callable[[Target, str, Steps, str], Awaitable[tuple[str, str | None]]]
 """One container's bulk action, given its current state: (outcome, state after)."""
 
 
@@ -113,28 +113,28 @@ async def _current(t: Target, vmid: str, steps: Steps) -> str:
     return result.stdout.partition(":")[2].strip() or "unknown"
 
 
-async def _start(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str]:
+async def _start(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
     if now == "running":
         return "already running", now
     await steps.run(cmd.pct("start", vmid))
     return "started", "running"
 
 
-async def _stop(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str]:
+async def _stop(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
     if now != "running":
         return "already stopped", now
     await steps.run(cmd.pct("shutdown", vmid))
     return "stopped", "stopped"
 
 
-async def _reboot(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str]:
+async def _reboot(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
     if now != "running":
         return f"not rebooted: {now}", now
     await steps.run(cmd.pct("reboot", vmid))
     return "rebooted", "running"
 
 
-async def _terminate(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str]:
+async def _terminate(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
     if now == "running":
         await steps.run(cmd.pct("stop", vmid))
     await steps.run(cmd.pct("destroy", vmid, "--purge"))
@@ -156,16 +156,27 @@ async def require_existing(t: Target, vmids: list[str]) -> None:
 
 async def bulk(t: Target, action: str, vmids: list[str]) -> BulkDone:
     """`action` on each container under its lock, reported per container: a container already in
-    the wanted state (or stopped, for reboot) is an outcome, not an error; a host failure is that
-    container's `error`. Only when every container failed is the answer an error (its status)."""
+    the wanted state (or stopped, for reboot) is an outcome, not an error."""
     op = BULK[action]
+
+    async def one(vmid: str, steps: Steps) -> tuple[str, str | None]:
+        return await op(t, vmid, steps, await _current(t, vmid, steps))
+
+    return await each_container(t, vmids, one)
+
+
+async def each_container(
+    t: Target, vmids: list[str], work: Callable[[str, Steps], Awaitable[tuple[str, str | None]]]
+) -> BulkDone:
+    """Run `work` (-> outcome, state afterwards) on every container under its lock, after a 404 for
+    an unknown id; a host failure is that container's `error`. Only when every container failed is
+    the answer an error (the combined failure's status)."""
     await require_existing(t, vmids)
 
     async def one(vmid: str) -> tuple[str, BulkResult | CommandFailed]:
-        steps = t.steps()
         try:
             async with t.locked([vmid]):
-                outcome, state = await op(t, vmid, steps, await _current(t, vmid, steps))
+                outcome, state = await work(vmid, t.steps())
                 return vmid, BulkResult(outcome=outcome, status=state, error=None)
         except CommandFailed as exc:
             return vmid, exc

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from .. import apps
 from .. import validate as v
 from ..models import AppDeployBody, AppRemoveBody, AppRunBody, AppSetupBody, AppUpdateBody
-from ..responses import Output, Result
+from ..responses import BulkDone, Result
 from ..service import HostResult
 from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
 
@@ -64,8 +64,10 @@ async def app_containers(svc: Svc, instance_id: InstanceId, region: Region = Non
     return await apps.containers(svc.target(region, az), v.vmid(instance_id))
 
 
-@router.post("/lxc/instances/app/remove", response_model=Output)
-async def app_remove(svc: Svc, body: AppRemoveBody | None = body_opt) -> HostResult:
-    """Remove the runtime; `purge: true` first removes all its containers, images, volumes and networks."""
+@router.post("/lxc/instances/app/remove", response_model=BulkDone)
+async def app_remove(svc: Svc, body: AppRemoveBody | None = body_opt) -> BulkDone:
+    """Remove the runtime packages that are installed (`dpkg-query` first; apt is never asked for one it
+    cannot find). `purge: true` first removes every Docker container (running ones too), volume, image
+    and network, then purges the packages with their conffiles. Reported per container."""
     body = body or AppRemoveBody()
     return await apps.remove(located(svc, body), v.vmids(body.instance_ids), body.purge)

@@ -179,7 +179,49 @@ async def test_compose_application_flow(fresh_api, fresh_sim, tmp_path):
     down = await fresh_api.post(f"{base}/deploy", json={"action": "uninstall", "compose_file": "web.yml"})
     assert down.status_code == 200 and "web-web-1" not in ct["docker"]["containers"]
     removed = await fresh_api.post("/api/v1/lxc/instances/app/remove", json={"instance_ids": [vmid], "purge": True})
-    assert removed.status_code == 200 and "docker.io" not in ct["packages"] and ct["docker"]["containers"] == {}
+    assert removed.status_code == 200, removed.text
+    assert "docker.io" not in ct["packages"] and ct["docker"]["containers"] == {}
+
+
+async def test_app_remove_purges_running_containers_and_volumes_and_only_installed_packages(fresh_api, fresh_sim):
+    used = await create_ct(fresh_api)
+    bare = await create_ct(fresh_api)
+    base = f"/api/v1/lxc/instances/{used}/app"
+    assert (await fresh_api.post(f"{base}/setup", json={"enable_nesting": True})).status_code == 200
+    for args in (["-d", "--name", "db", "-v", "dbdata:/var/lib/db", "postgres:16"], ["-d", "-v", "/cache", "redis:7"]):
+        assert (await fresh_api.post(f"{base}/run", json={"docker_command": args})).status_code == 200
+    ct = fresh_sim.model.containers[used]
+    assert len(ct["docker"]["volumes"]) == 2 and all(
+        c["status"] == "running" for c in ct["docker"]["containers"].values()
+    )
+    before = len(fresh_sim.commands())
+
+    removed = await fresh_api.post(
+        "/api/v1/lxc/instances/app/remove", json={"instance_ids": [used, bare], "purge": True}
+    )
+    assert removed.status_code == 200, removed.text
+    results = removed.json()["results"]
+    assert results[used]["error"] is None and "docker-compose" in results[used]["outcome"]
+    assert results[bare] == {"outcome": "nothing installed", "status": None, "error": None}
+    assert ct["docker"]["containers"] == {} and ct["docker"]["volumes"] == {} and ct["docker"]["images"] == []
+    assert not {"docker.io", "docker-compose"} & set(ct["packages"]) and not ct.get("package_configs")
+    sent = fresh_sim.commands()[before:]
+    assert not any("apt-get" in c and "docker-compose-v2" in c for c in sent)  # never installed: not named to apt
+    assert not any(f"pct exec {bare} -- env" in c or ("apt-get" in c and f" {bare} " in c) for c in sent)
+
+
+async def test_app_remove_without_purge_keeps_conffiles_and_data(fresh_api, fresh_sim):
+    vmid = await create_ct(fresh_api)
+    base = f"/api/v1/lxc/instances/{vmid}/app"
+    assert (await fresh_api.post(f"{base}/setup", json={"enable_nesting": True})).status_code == 200
+    assert (
+        await fresh_api.post(f"{base}/run", json={"docker_command": ["-d", "-v", "keep:/d", "busybox"]})
+    ).status_code == 200
+    removed = await fresh_api.post("/api/v1/lxc/instances/app/remove", json={"instance_ids": [vmid]})
+    assert removed.status_code == 200, removed.text
+    ct = fresh_sim.model.containers[vmid]
+    assert "docker.io" not in ct["packages"] and ct["package_configs"]["docker.io"] is True
+    assert list(ct["docker"]["volumes"]) == ["keep"]  # without purge the data stays
 
 
 async def test_compose_url_refuses_private_addresses(fresh_sim, tmp_path):

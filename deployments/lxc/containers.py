@@ -34,6 +34,7 @@ class CreateRequest:
     gateway: str | None
     dns: str | None
     dhcp: bool
+    ipv6: str | None  # net0's `ip6=...[,gw6=...]`
     storage_size: str | None
     features: str | None
     unprivileged: bool
@@ -45,7 +46,7 @@ async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Created:
         rootfs = f"{config.default_storage}:{max(1, round(v.size_in_gib(req.storage_size)))}"
     else:
         rootfs = size.storage
-    net = cmd.net0(config.default_network, req.ip, req.netmask, req.gateway, req.dhcp)
+    net = cmd.net0(config.default_network, req.ip, req.netmask, req.gateway, req.dhcp, ipv6=req.ipv6)
     steps = t.steps()
     created: list[str] = []
     owner = uuid.uuid4().hex
@@ -356,13 +357,6 @@ async def snapshot_delete(t: Target, vmid: str, name: str) -> HostResult:
     async with t.locked([vmid]):
         await t.steps().run(cmd.pct("delsnapshot", vmid, name))
     return R(f"Snapshot '{name}' of instance {vmid} deleted.")
-
-
-async def volume_attach(t: Target, vmid: str, storage: str, size: str, mount_point: str) -> HostResult:
-    gib = max(1, round(v.size_in_gib(size)))
-    async with t.locked([vmid]):
-        await t.steps().run(cmd.pct_set(vmid, {"mp0": f"{storage}:{gib},mp={mount_point}"}))
-    return R(f"Volume {storage}:{gib}G attached to instance {vmid} at {mount_point} (mp0).")
 
 
 async def volume_detach(t: Target, vmid: str) -> HostResult:

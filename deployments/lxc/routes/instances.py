@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter
 
-from .. import containers, pve
+from .. import containers, guestconfig, pve
 from .. import validate as v
 from ..config import LxcConfig
 from ..errors import BadRequest
@@ -41,6 +41,7 @@ def _create_request(config: LxcConfig, body: CreateBody) -> containers.CreateReq
         gateway=gateway,
         dns=v.dns_servers(body.dns) if body.dns is not None else None,
         dhcp=body.dhcp,
+        ipv6=guestconfig.ipv6_fields(body.ipv6, body.gateway6),
         storage_size=v.disk_size(body.storage_size, relative_ok=False) if body.storage_size is not None else None,
         features=v.features(body.features) if body.features is not None else None,
         unprivileged=body.unprivileged,

@@ -245,3 +245,21 @@ async def test_docker_rm_prune_and_volumes_are_as_strict_as_docker(ssh):
     assert (await ssh("pct exec 100 -- docker volume rm webdata")).exit_status == 0
     missing = await ssh("pct exec 100 -- docker volume rm webdata")
     assert missing.exit_status == 1 and "no such volume" in missing.stderr
+
+
+async def test_pct_set_checks_tags_startup_and_addresses_like_pct(ssh):
+    assert (await ssh(CREATE.format(vmid=100))).exit_status == 0
+    for option in (
+        "--tags 'bad tag!'",
+        "--startup sometime",
+        "--net0 name=eth0,bridge=vmbr0,ip6=2001:db8::1",
+        "--net0 name=eth0,bridge=vmbr0,ip=10.0.0.5",
+        "--net0 name=eth0,bridge=vmbr0,gw6=10.0.0.1",
+    ):
+        refused = await ssh(f"pct set 100 {option}")
+        assert refused.exit_status != 0 and "400 Parameter verification failed" in refused.stderr, option
+    ok = await ssh("pct set 100 --tags 'web;prod' --startup order=1,up=5 --net0 name=eth0,bridge=vmbr0,ip6=auto")
+    assert ok.exit_status == 0, ok.stderr
+    config = (await ssh("pct config 100")).stdout
+    assert "tags: web;prod" in config and "startup: order=1,up=5" in config and "ip6=auto" in config
+    assert (await ssh("pct rollback 100")).exit_status != 0  # needs a snapshot name

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from .. import containers, guestconfig, pve
+from .. import containers, guestconfig, jobs, pve
 from .. import validate as v
 from ..config import LxcConfig
 from ..errors import BadRequest
 from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
 from ..responses import BulkDone, Cloned, Created, InstanceStatus, JsonList, JsonObject, Result
 from ..service import HostResult
-from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
+from .common import INSTANCE, Az, Ctx, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["instances"])
 
@@ -144,8 +145,18 @@ async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody 
 
 
 @router.post(f"{INSTANCE}/migrate", response_model=Result)
-async def instance_migrate(svc: Svc, instance_id: InstanceId, body: MigrateBody | None = body_opt) -> HostResult:
+async def instance_migrate(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: MigrateBody | None = body_opt
+) -> Any:
+    """`pct migrate`; with `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     body = body or MigrateBody()
     node = v.node(need(body.target_host, "target_host"))
     storage = v.storage(body.target_storage, "target_storage") if body.target_storage else None
-    return await containers.migrate(located(svc, body), v.vmid(instance_id), node, body.restart, storage)
+    t, vmid = located(svc, body), v.vmid(instance_id)
+
+    def work() -> Any:
+        return containers.migrate(t, vmid, node, body.restart, storage)
+
+    if jobs.wants_job(request):
+        return await jobs.start(state.jobs, request, "migrate", {"instance_id": vmid, "key": t.key}, work)
+    return await work()

@@ -33,6 +33,15 @@ def wants_job(request: Request) -> bool:
     return any(p.strip().lower() == "respond-async" for p in request.headers.get("prefer", "").split(","))
 
 
+async def answer(
+    jobs: ActorHandle[JobBook], request: Request, kind: str, target: dict[str, Any], work: Callable[[], Awaitable[Any]]
+) -> Any:
+    """A job (202) when the request prefers `respond-async`, else `work`'s answer now."""
+    if wants_job(request):
+        return await start(jobs, request, kind, target, work)
+    return await work()
+
+
 async def start(
     jobs: ActorHandle[JobBook], request: Request, kind: str, target: dict[str, Any], work: Callable[[], Awaitable[Any]]
 ) -> JSONResponse:

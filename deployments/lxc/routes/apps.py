@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
 
-from .. import apps
+from fastapi import APIRouter, Request
+
+from .. import apps, jobs
 from .. import validate as v
 from ..models import AppDeployBody, AppRemoveBody, AppRunBody, AppSetupBody, AppUpdateBody
 from ..responses import BulkDone, Result
 from ..service import HostResult
-from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
+from .common import INSTANCE, Az, Ctx, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["applications"])
 
 
 @router.post(f"{INSTANCE}/app/setup", response_model=Result)
-async def app_setup(svc: Svc, instance_id: InstanceId, body: AppSetupBody | None = body_opt) -> HostResult:
-    """Install the runtime and compose tool; `enable_nesting` sets nesting (and keyctl) and restarts first."""
+async def app_setup(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: AppSetupBody | None = body_opt
+) -> Any:
+    """Install the runtime and compose tool; `enable_nesting` sets nesting (and keyctl) and restarts first.
+    With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     body = body or AppSetupBody()
-    return await apps.setup(located(svc, body), v.vmid(instance_id), body.enable_nesting)
+    t, vmid, nesting = located(svc, body), v.vmid(instance_id), body.enable_nesting
+    target = {"instance_id": vmid, "key": t.key}
+    return await jobs.answer(state.jobs, request, "app/setup", target, lambda: apps.setup(t, vmid, nesting))
 
 
 @router.post(f"{INSTANCE}/app/run", response_model=Result)

@@ -44,9 +44,7 @@ async def instance_restore(
     def work() -> Any:
         return containers.restore(t, svc.config, vmid, source, storage, body.no_start)
 
-    if jobs.wants_job(request):
-        return await jobs.start(state.jobs, request, "restore", {"instance_id": vmid, "key": t.key}, work)
-    return await work()
+    return await jobs.answer(state.jobs, request, "restore", {"instance_id": vmid, "key": t.key}, work)
 
 
 @router.post(f"{INSTANCE}/backup", response_model=BackupDone)
@@ -72,6 +70,4 @@ async def instance_backup(
     def work() -> Any:
         return containers.backup(t, svc.config, fetch, vmid, destination, storage, mode, compress, body.download)
 
-    if jobs.wants_job(request):
-        return await jobs.start(state.jobs, request, "backup", {"instance_id": vmid, "key": t.key}, work)
-    return await work()
+    return await jobs.answer(state.jobs, request, "backup", {"instance_id": vmid, "key": t.key}, work)

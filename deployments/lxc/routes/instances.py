@@ -157,6 +157,4 @@ async def instance_migrate(
     def work() -> Any:
         return containers.migrate(t, vmid, node, body.restart, storage)
 
-    if jobs.wants_job(request):
-        return await jobs.start(state.jobs, request, "migrate", {"instance_id": vmid, "key": t.key}, work)
-    return await work()
+    return await jobs.answer(state.jobs, request, "migrate", {"instance_id": vmid, "key": t.key}, work)

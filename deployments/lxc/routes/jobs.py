@@ -1,4 +1,5 @@
-"""Jobs of long operations started with `Prefer: respond-async` (backup, restore, migrate)."""
+"""Jobs of long operations started with `Prefer: respond-async` (backup, restore, migrate, px/update,
+app/setup)."""
 
 from __future__ import annotations
 

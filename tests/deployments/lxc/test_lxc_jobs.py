@@ -71,3 +71,27 @@ async def test_a_failing_job_records_the_status_the_route_would_answer(fresh_sim
             assert (await client.get("/api/v1/jobs/" + "0" * 32)).status_code == 404
             assert (await client.get("/api/v1/jobs/not-an-id")).status_code == 400
         await app.state.component.service.pool.close()
+
+
+async def test_host_update_and_app_setup_as_jobs(fresh_sim, tmp_path):
+    with local_state():
+        client, app = make_client(fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
+        async with client:
+            vmid = await create_ct(client)
+            update = await client.post("/api/v1/px/update", json={}, headers=ASYNC)
+            setup = await client.post(
+                f"/api/v1/lxc/instances/{vmid}/app/setup", json={"enable_nesting": True}, headers=ASYNC
+            )
+            assert update.status_code == setup.status_code == 202
+
+            async def done(url):
+                job = (await client.get(url)).json()
+                return job if job["state"] != "running" else None
+
+            updated = await eventually(lambda: done(update.headers["location"]), timeout=30, what="px/update job")
+            assert updated["state"] == "succeeded" and "upgraded" in updated["result"]["output"]
+            assert updated["target"] == {"hosts": ["eu-south-1/az1"]}
+            installed = await eventually(lambda: done(setup.headers["location"]), timeout=60, what="app/setup job")
+            assert installed["state"] == "succeeded", installed
+            assert "docker.io" in fresh_sim.model.containers[vmid]["packages"]
+        await app.state.component.service.pool.close()

@@ -64,6 +64,7 @@ STARTER_MARKS: dict[str, tuple[str, ...]] = {
     "require_server": REAL,
     "SimEnv": REAL,
     "ThreadedSim": REAL,
+    "ensure_demo_host": REAL,  # the demo pve-sim process, supervised
     "require_dataplane": DATAPLANE,
     "running_service": DATAPLANE,
     "static_origin": DATAPLANE,

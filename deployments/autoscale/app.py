@@ -25,6 +25,7 @@ from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
 from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import register_secret
+from rayfleet.tasks import BackgroundTasks
 
 from .background import ensure_background
 from .config import AutoscaleConfig
@@ -35,6 +36,7 @@ from .state import AutoscaleState
 from .telemetry import RequestMetrics
 
 MAX_BODY = 16 * 1024
+BACKGROUND_RECHECK = 15.0  # seconds between a replica's checks that the monitors and the model run
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "validation failed"},
     401: {"model": ErrorBody, "description": "missing X-API-Key"},
@@ -68,9 +70,14 @@ def create_app(config: AutoscaleConfig, state: AutoscaleState | None = None) -> 
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tasks = BackgroundTasks("autoscale")
         if shared.background:
             await ensure_background(config)
+            # Ray restarts a lost monitor or scaler actor from its constructor, which does not start
+            # its loop: every replica starts them again (idempotent) until it stops.
+            tasks.every(BACKGROUND_RECHECK, lambda: ensure_background(config), name="autoscale-background")
         yield
+        await tasks.stop()
         await shared.fleet.close()
 
     app = FastAPI(title="rayfleet autoscale API", version="1", lifespan=lifespan, responses=ERRORS)

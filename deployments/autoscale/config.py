@@ -113,6 +113,16 @@ class AutoscaleConfig(_Strict):
     rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     scaler: ScalerConfig = Field(default_factory=ScalerConfig)
+    supervised_children: list[str] = Field(
+        default_factory=list,
+        description="status files a supervisor of the hosts publishes (the demo pve-sims' children.json); "
+        "listed in /health/check under children and in /metrics",
+    )
+
+    @field_validator("supervised_children")
+    @classmethod
+    def _status_files(cls, value: list[str]) -> list[str]:
+        return [expand_path(path) for path in value]
 
     @field_validator("hosts")
     @classmethod

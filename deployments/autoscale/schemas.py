@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MIN_ID, MAX_ID = 100, 999_999
+# ASCII digits only (str.isdigit and int() also take Arabic-Indic, full-width and superscript
+# digits), and few enough that int() never meets its 4,300-digit limit
+ID_TEXT = re.compile(r"[0-9]{1,12}", re.ASCII)
 
 
 def normalise_id(value: Any) -> str:
-    """A container id as digits only, whatever type it was sent as (100-999999)."""
-    if isinstance(value, bool):
-        raise ValueError("container id must be digits")
-    text = str(value).strip()
-    if not text.isdigit() or not MIN_ID <= int(text) <= MAX_ID:
-        raise ValueError(f"container id must be digits in {MIN_ID}-{MAX_ID}")
-    return str(int(text))
+    """A container id as ASCII digits (100-999999), sent as a JSON integer or a string of digits;
+    a float (101.0), a bool, a sign, an exponent or any other digit script is refused."""
+    message = f"container id must be ASCII digits in {MIN_ID}-{MAX_ID}"
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(message)
+    if isinstance(value, int):
+        number = value
+    else:
+        text = value.strip()
+        if not ID_TEXT.fullmatch(text):
+            raise ValueError(message)
+        number = int(text)
+    if not MIN_ID <= number <= MAX_ID:
+        raise ValueError(message)
+    return str(number)
 
 
 class Target(BaseModel):
@@ -27,6 +39,12 @@ class Target(BaseModel):
     lxc_id: int | str | None = None
     vm_id: int | str | None = None
     container_id: int | str | None = None
+
+    @field_validator("lxc_id", "vm_id", "container_id", mode="before")
+    @classmethod
+    def _strict_id(cls, value: Any) -> str | None:
+        """Checked before pydantic's lax int would turn 101.0 into 101."""
+        return None if value is None else normalise_id(value)
 
     @model_validator(mode="after")
     def _one_id(self) -> Target:
@@ -109,3 +127,7 @@ class Check(BaseModel):
 class HealthBody(BaseModel):
     status: str
     checks: dict[str, Check]
+    children: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="supervised host processes (name, state, pid, restarts, last_exit), when configured",
+    )

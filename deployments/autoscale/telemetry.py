@@ -15,6 +15,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rayfleet.metrics import Metrics
+from rayfleet.supervisor import ChildMetrics
 
 METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 RESOURCES = ("cpu", "ram", "storage")
@@ -43,6 +44,14 @@ class ApiMetrics:
         )
         self.cores = m.gauge("autoscale_api_container_cpu_cores", "Allocated CPU cores", ("container_id",))
         self.memory = m.gauge("autoscale_api_container_memory_mb", "Allocated memory (MB)", ("container_id",))
+        self._children: ChildMetrics | None = None
+
+    def children(self) -> ChildMetrics:
+        """The supervised children's families, declared on first use (only when children are configured,
+        so a fleet without them exposes exactly the spec's six families)."""
+        if self._children is None:
+            self._children = ChildMetrics(self.registry)
+        return self._children
 
     def action(self, vmid: str, resource: str, action: str) -> None:
         self.actions.labels(container_id=vmid, resource=resource, action=action).inc()

@@ -19,9 +19,10 @@ import yaml
 
 from . import commands as cmd
 from .config import LxcConfig
-from .containers import combined_failure, require_existing
+from .containers import each_container
 from .errors import BadRequest, CommandFailed
 from .hosts import Steps, Target
+from .responses import BulkDone
 from .service import HostResult, R, confined
 
 APP_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -194,41 +195,50 @@ async def containers(t: Target, vmid: str) -> HostResult:
     return R(result.stdout)
 
 
-async def remove(t: Target, vmids: list[str], purge: bool) -> HostResult:
-    await require_existing(t, vmids)
+RUNTIME_PACKAGES = ("docker.io", "docker-compose", "docker-compose-v2")
+INSTALLED = "install ok installed"
 
-    async def one(vmid: str) -> tuple[str, str | CommandFailed]:
-        steps = t.steps()
-        try:
-            async with t.locked([vmid]):
-                if purge:
-                    await steps.run(cmd.pct_exec(vmid, ["docker", "system", "prune", "-a", "-f", "--volumes"]))
-                await steps.run(
-                    cmd.pct_exec(
-                        vmid,
-                        [
-                            "env",
-                            "DEBIAN_FRONTEND=noninteractive",
-                            "apt-get",
-                            "remove",
-                            "-y",
-                            "docker.io",
-                            "docker-compose-v2",
-                            "docker-compose",
-                        ],
-                    )
-                )
-        except CommandFailed as exc:
-            return vmid, exc
-        return vmid, "removed"
 
-    results = await asyncio.gather(*(one(x) for x in vmids))
-    failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
-    done = [
-        f"Container runtime removed from instance {vmid}" + (" (purged)." if purge else ".")
-        for vmid, r in results
-        if not isinstance(r, CommandFailed)
-    ]
-    if failed:
-        raise combined_failure(failed, "\n".join(done))
-    return R("\n".join(done))
+async def installed_runtime(steps: Steps, vmid: str, purge: bool) -> list[str]:
+    """The runtime packages dpkg has installed in the container (with `purge`, also those removed
+    with their conffiles left). `dpkg-query` exits 1 when it names a package it never saw."""
+    query = ["dpkg-query", "-W", "-f", "${Package} ${Status}\\n", *RUNTIME_PACKAGES]
+    result = await steps.run(cmd.pct_exec(vmid, query), ok=(0, 1))
+    found = []
+    for line in result.stdout.splitlines():
+        package, _, status = line.partition(" ")
+        if status == INSTALLED or (purge and status.endswith("config-files")):
+            found.append(package)
+    return found
+
+
+async def _purge_docker(steps: Steps, vmid: str) -> str:
+    """Every Docker container (running ones too) with its anonymous volumes, then every volume,
+    then unused images and networks; returns what went."""
+    ids = (await steps.run(cmd.pct_exec(vmid, ["docker", "ps", "-a", "-q"]))).stdout.split()
+    if ids:
+        await steps.run(cmd.pct_exec(vmid, ["docker", "rm", "-f", "-v", *ids]))
+    volumes = (await steps.run(cmd.pct_exec(vmid, ["docker", "volume", "ls", "-q"]))).stdout.split()
+    if volumes:
+        await steps.run(cmd.pct_exec(vmid, ["docker", "volume", "rm", "-f", *volumes]))
+    await steps.run(cmd.pct_exec(vmid, ["docker", "system", "prune", "-a", "-f"]))
+    return f"{len(ids)} container(s) and {len(volumes)} volume(s) removed"
+
+
+async def remove(t: Target, vmids: list[str], purge: bool) -> BulkDone:
+    """Remove the runtime packages that are installed (only those: apt fails on a name it cannot
+    find). With `purge`: first every Docker container, volume, image and network, then
+    `apt-get purge` (conffiles too); without, `apt-get remove` and the data stays."""
+
+    async def one(vmid: str, steps: Steps) -> tuple[str, str | None]:
+        packages = await installed_runtime(steps, vmid, purge)
+        if not packages:
+            return "nothing installed", None
+        done = []
+        if purge and "docker.io" in packages:
+            done.append(await _purge_docker(steps, vmid))
+        verb = "purge" if purge else "remove"
+        await steps.run(cmd.pct_exec(vmid, ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", verb, "-y", *packages]))
+        return f"{'purged' if purge else 'removed'} {', '.join(packages)}" + (f"; {done[0]}" if done else ""), None
+
+    return await each_container(t, vmids, one)

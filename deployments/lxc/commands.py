@@ -29,7 +29,9 @@ def net0(
     gateway: str | None = None,
     dhcp: bool = False,
     rate: str | None = None,
+    ipv6: str | None = None,
 ) -> str:
+    """net0 for `pct create`: IPv4 static or dhcp; `ipv6` is `ip6=...[,gw6=...]` when given."""
     value = f"name=eth0,bridge={bridge}"
     if ip and not dhcp:
         value += f",ip={ip}/{netmask}"
@@ -37,6 +39,8 @@ def net0(
             value += f",gw={gateway}"
     else:
         value += ",ip=dhcp"
+    if ipv6:
+        value += f",{ipv6}"
     if rate:
         value += f",rate={rate}"
     return value

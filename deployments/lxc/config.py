@@ -123,6 +123,16 @@ class LxcConfig(_Strict):
     download_dir: str = "var/lxc/downloads"
     audit_log: str = "var/lxc/audit.log"
     lock_ttl: float = Field(default=7300, gt=0, description="seconds a container lock may be held before it lapses")
+    jobs_store: str | None = Field(
+        default=None,
+        description="DSN of the jobs' durable store (sqlite:///path or postgresql://...); "
+        "default RAYFLEET_DURABLE_DSN, else var/durable/state.sqlite3",
+    )
+    supervised_children: list[str] = Field(
+        default_factory=list,
+        description="status files a supervisor of the hosts publishes (the demo pve-sim's children.json); "
+        "listed in /api/v1/health under children and in /api/v1/metrics",
+    )
 
     @field_validator("regions", "instance_sizes")
     @classmethod
@@ -135,6 +145,11 @@ class LxcConfig(_Strict):
     @classmethod
     def _dirs(cls, value: str) -> str:
         return expand_path(value)
+
+    @field_validator("supervised_children")
+    @classmethod
+    def _status_files(cls, value: list[str]) -> list[str]:
+        return [expand_path(path) for path in value]
 
     @field_validator("default_storage", "template_storage")
     @classmethod

@@ -15,7 +15,7 @@ from . import validate as v
 from .config import LxcConfig
 from .errors import BadRequest, CommandFailed, NotFound, combined_status
 from .hosts import Steps, Target
-from .responses import BackupDone, Cloned, Created, InstanceStatus
+from .responses import BackupDone, BulkDone, BulkResult, Cloned, Created, InstanceStatus
 from .service import HostResult, R
 
 LOCK_POLL_TRIES = 10
@@ -34,6 +34,7 @@ class CreateRequest:
     gateway: str | None
     dns: str | None
     dhcp: bool
+    ipv6: str | None  # net0's `ip6=...[,gw6=...]`
     storage_size: str | None
     features: str | None
     unprivileged: bool
@@ -45,7 +46,7 @@ async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Created:
         rootfs = f"{config.default_storage}:{max(1, round(v.size_in_gib(req.storage_size)))}"
     else:
         rootfs = size.storage
-    net = cmd.net0(config.default_network, req.ip, req.netmask, req.gateway, req.dhcp)
+    net = cmd.net0(config.default_network, req.ip, req.netmask, req.gateway, req.dhcp, ipv6=req.ipv6)
     steps = t.steps()
     created: list[str] = []
     owner = uuid.uuid4().hex
@@ -103,30 +104,42 @@ async def get_instance(t: Target, vmid: str) -> pve.ContainerConfig:
     return await pve.config(t.steps(), await t.node(), vmid)
 
 
-BulkOp = Callable[[Target, str, Steps], Awaitable[str]]
+BulkOp = Callable[[Target, str, Steps, str], Awaitable[tuple[str, str | None]]]
+"""One container's bulk action, given its current state: (outcome, state after)."""
 
 
-async def _start(t: Target, vmid: str, steps: Steps) -> str:
+async def _current(t: Target, vmid: str, steps: Steps) -> str:
+    """`pct status` as its word: running, stopped (or what the host says)."""
+    result = await steps.run(cmd.pct("status", vmid))
+    return result.stdout.partition(":")[2].strip() or "unknown"
+
+
+async def _start(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
+    if now == "running":
+        return "already running", now
     await steps.run(cmd.pct("start", vmid))
-    return "started"
+    return "started", "running"
 
 
-async def _stop(t: Target, vmid: str, steps: Steps) -> str:
+async def _stop(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
+    if now != "running":
+        return "already stopped", now
     await steps.run(cmd.pct("shutdown", vmid))
-    return "stopped"
+    return "stopped", "stopped"
 
 
-async def _reboot(t: Target, vmid: str, steps: Steps) -> str:
+async def _reboot(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
+    if now != "running":
+        return f"not rebooted: {now}", now
     await steps.run(cmd.pct("reboot", vmid))
-    return "rebooted"
+    return "rebooted", "running"
 
 
-async def _terminate(t: Target, vmid: str, steps: Steps) -> str:
-    status = await steps.run(cmd.pct("status", vmid))
-    if "running" in status.stdout:
+async def _terminate(t: Target, vmid: str, steps: Steps, now: str) -> tuple[str, str | None]:
+    if now == "running":
         await steps.run(cmd.pct("stop", vmid))
     await steps.run(cmd.pct("destroy", vmid, "--purge"))
-    return "destroyed"
+    return "destroyed", "destroyed"
 
 
 BULK: dict[str, BulkOp] = {"start": _start, "stop": _stop, "reboot": _reboot, "terminate": _terminate}
@@ -142,28 +155,52 @@ async def require_existing(t: Target, vmids: list[str]) -> None:
         raise NotFound(f"no container {', '.join(unknown)} on {t.key} (node {node}); nothing was done")
 
 
-async def bulk(t: Target, action: str, vmids: list[str]) -> HostResult:
+async def bulk(t: Target, action: str, vmids: list[str]) -> BulkDone:
+    """`action` on each container under its lock, reported per container: a container already in
+    the wanted state (or stopped, for reboot) is an outcome, not an error."""
     op = BULK[action]
+
+    async def one(vmid: str, steps: Steps) -> tuple[str, str | None]:
+        return await op(t, vmid, steps, await _current(t, vmid, steps))
+
+    return await each_container(t, vmids, one)
+
+
+async def each_container(
+    t: Target, vmids: list[str], work: Callable[[str, Steps], Awaitable[tuple[str, str | None]]]
+) -> BulkDone:
+    """Run `work` (-> outcome, state afterwards) on every container under its lock, after a 404 for
+    an unknown id; a host failure is that container's `error`. Only when every container failed is
+    the answer an error (the combined failure's status)."""
     await require_existing(t, vmids)
 
-    async def one(vmid: str) -> tuple[str, str | CommandFailed]:
-        steps = t.steps()
+    async def one(vmid: str) -> tuple[str, BulkResult | CommandFailed]:
         try:
             async with t.locked([vmid]):
-                return vmid, await op(t, vmid, steps)
+                outcome, state = await work(vmid, t.steps())
+                return vmid, BulkResult(outcome=outcome, status=state, error=None)
         except CommandFailed as exc:
             return vmid, exc
 
-    results = await asyncio.gather(*(one(x) for x in vmids))
-    return _bulk_outcome(results, lambda vmid, word: f"Instance {vmid} {word}.")
+    results = dict(await asyncio.gather(*(one(x) for x in vmids)))
+    failed = [(vmid, r) for vmid, r in results.items() if isinstance(r, CommandFailed)]
+    if len(failed) == len(vmids):
+        raise combined_failure(failed, "")
+    report = {vmid: _reported(r) for vmid, r in results.items()}
+    lines = [_line(vmid, r) for vmid, r in report.items()]
+    return BulkDone(output="\n".join(lines), results=report)
 
 
-def _bulk_outcome(results: list[tuple[str, str | CommandFailed]], fmt: Callable[[str, str], str]) -> HostResult:
-    done = [fmt(vmid, r) for vmid, r in results if isinstance(r, str)]
-    failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
-    if failed:
-        raise combined_failure(failed, "\n".join(done))
-    return R("\n".join(done))
+def _reported(result: BulkResult | CommandFailed) -> BulkResult:
+    if isinstance(result, BulkResult):
+        return result
+    return BulkResult(outcome="failed", status=None, error=result.details.strip() or f"exit {result.return_code}")
+
+
+def _line(vmid: str, r: BulkResult) -> str:
+    if r.error is not None:
+        return f"Instance {vmid} failed: {r.error}"
+    return f"Instance {vmid} {r.outcome}."
 
 
 def combined_failure(failed: list[tuple[str, CommandFailed]], done: str) -> CommandFailed:
@@ -173,19 +210,27 @@ def combined_failure(failed: list[tuple[str, CommandFailed]], done: str) -> Comm
 
 
 async def status(t: Target, vmids: list[str]) -> dict[str, InstanceStatus]:
+    """Each container's state; load, memory, disk and swap for the running ones. A stopped
+    container is reported as such; a failure is that container's `error`."""
     await require_existing(t, vmids)
 
     async def one(vmid: str) -> tuple[str, InstanceStatus | CommandFailed]:
+        try:
+            state = await _current(t, vmid, t.steps())
+        except CommandFailed as exc:
+            return vmid, exc
+        if state != "running":
+            return vmid, InstanceStatus(state=state)
         files, disk = await asyncio.gather(
             t.run(cmd.pct_exec(vmid, ["cat", *cmd.HOST_STATUS_FILES])), t.run(cmd.pct_exec(vmid, ["df", "-h", "/"]))
         )
         for result in (files, disk):
             if not result.ok:
-                return vmid, CommandFailed(result.stderr, result.stdout, result.rc)
-        text = files.stdout
-        load, _, rest = text.partition("\n")
+                return vmid, InstanceStatus(state=state, error=result.stderr.strip() or f"exit {result.rc}")
+        load, _, rest = files.stdout.partition("\n")
         meminfo, _, swaps = rest.partition("Filename")
         return vmid, InstanceStatus(
+            state=state,
             loadavg=load.strip(),
             memory=_meminfo(meminfo),
             disk=disk.stdout.strip(),
@@ -194,9 +239,12 @@ async def status(t: Target, vmids: list[str]) -> dict[str, InstanceStatus]:
 
     results = await asyncio.gather(*(one(x) for x in vmids))
     failed = [(vmid, r) for vmid, r in results if isinstance(r, CommandFailed)]
-    if failed:
+    if len(failed) == len(vmids):
         raise combined_failure(failed, "")
-    return {vmid: r for vmid, r in results if isinstance(r, InstanceStatus)}
+    return {
+        vmid: r if isinstance(r, InstanceStatus) else InstanceStatus(state="unknown", error=r.details.strip())
+        for vmid, r in results
+    }
 
 
 def _meminfo(text: str) -> dict[str, int]:
@@ -309,13 +357,6 @@ async def snapshot_delete(t: Target, vmid: str, name: str) -> HostResult:
     async with t.locked([vmid]):
         await t.steps().run(cmd.pct("delsnapshot", vmid, name))
     return R(f"Snapshot '{name}' of instance {vmid} deleted.")
-
-
-async def volume_attach(t: Target, vmid: str, storage: str, size: str, mount_point: str) -> HostResult:
-    gib = max(1, round(v.size_in_gib(size)))
-    async with t.locked([vmid]):
-        await t.steps().run(cmd.pct_set(vmid, {"mp0": f"{storage}:{gib},mp={mount_point}"}))
-    return R(f"Volume {storage}:{gib}G attached to instance {vmid} at {mount_point} (mp0).")
 
 
 async def volume_detach(t: Target, vmid: str) -> HostResult:

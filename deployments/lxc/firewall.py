@@ -50,12 +50,22 @@ async def delete_group(t: Target, name: str, force: bool) -> HostResult:
     return R(f"Security group '{name}' deleted" + (f" with {len(rules)} rule(s)." if rules else "."))
 
 
+RULE_DEFAULTS = {"type": "in", "action": "ACCEPT", "proto": "tcp"}
+
+
+def with_defaults(fields: dict[str, str | None]) -> dict[str, str | None]:
+    """A rule's fields with what a left-out direction, action and protocol mean (in, ACCEPT, tcp):
+    the same for creating a rule and for finding it again to delete it."""
+    return {**fields, **{key: fields.get(key) or default for key, default in RULE_DEFAULTS.items()}}
+
+
 async def add_rule(t: Target, name: str, fields: dict[str, str | None]) -> HostResult:
     steps = t.steps()
+    fields = with_defaults(fields)
     opts = cmd.firewall_rule_options(
-        fields.get("type") or "in",
-        fields.get("action") or "ACCEPT",
-        fields.get("proto") or "tcp",
+        fields["type"] or "in",
+        fields["action"] or "ACCEPT",
+        fields["proto"] or "tcp",
         fields.get("sport"),
         fields.get("dport"),
         fields.get("source"),
@@ -79,7 +89,10 @@ def _matches(rule: pve.FirewallRule, fields: dict[str, str | None]) -> bool:
 
 
 async def remove_rules(t: Target, name: str, fields: dict[str, str | None]) -> HostResult:
+    """Delete every rule matching `fields` exactly, after the creation defaults are applied (so the
+    body that created a rule deletes it); fields left out otherwise must be unset in the rule."""
     steps = t.steps()
+    fields = with_defaults(fields)
     async with t.locked([f"fwgroup-{name}"]):
         rules = await pve.group_rules(steps, name)
         hits = sorted((int(r["pos"]) for r in rules if _matches(r, fields)), reverse=True)

@@ -98,6 +98,8 @@ class CreateBody(Located):
     gateway: str | None = None
     dns: str | None = None
     dhcp: StrictBool = False
+    ipv6: str | None = Field(default=None, description="auto (SLAAC), dhcp, manual or an address/prefix")
+    gateway6: str | None = None
     storage_size: str | int | None = None
     features: str | None = None
     unprivileged: StrictBool = False
@@ -131,14 +133,35 @@ class SnapshotBody(Located):
     snapshot_name: str | None = None
 
 
+class RollbackBody(Located):
+    start: StrictBool = Field(default=False, description="start the container after the rollback")
+
+
+class ConfigEditBody(Located):
+    """Fields left out stay as they are; `tags: []`, `description: ""` and `startup_order: null` with
+    `clear_startup: true` remove the setting."""
+
+    onboot: StrictBool | None = None
+    tags: list[Any] | None = None
+    description: str | None = None
+    startup_order: Any = None
+    startup_up: Any = None
+    startup_down: Any = None
+    clear_startup: StrictBool = False
+    ipv6: str | None = Field(default=None, description="net0's IPv6: auto, dhcp, manual or address/prefix")
+    gateway6: str | None = None
+
+
 class VolumeAttachBody(Located):
     volume_name: str | None = None
     volume_size: str | None = None
     mount_point: str | None = None
+    slot: str | None = Field(default=None, description="mp0-mp9; default: the first free one")
 
 
 class VolumeDetachBody(Located):
     volume_name: str | None = None
+    slot: str | None = Field(default=None, description="mp0-mp9; default mp0 (spec)")
 
 
 class ServiceBody(Located):

@@ -17,6 +17,10 @@ class Out(BaseModel):
 
 class Health(BaseModel):
     status: str = Field(examples=["ok"])
+    children: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="supervised host processes (name, state, pid, restarts, last_exit), when configured",
+    )
 
 
 class Output(BaseModel):
@@ -61,10 +65,27 @@ class Cloned(BaseModel):
 
 
 class InstanceStatus(BaseModel):
-    loadavg: str
-    memory: dict[str, int] = Field(description="/proc/meminfo fields in kB, keys suffixed _kb")
-    disk: str
-    swap: str
+    state: str = Field(description="`pct status`: running, stopped")
+    loadavg: str | None = Field(default=None, description="running containers only")
+    memory: dict[str, int] | None = Field(
+        default=None, description="/proc/meminfo fields in kB, keys suffixed _kb (running containers only)"
+    )
+    disk: str | None = None
+    swap: str | None = None
+    error: str | None = Field(default=None, description="why this container's figures could not be read")
+
+
+class BulkResult(BaseModel):
+    outcome: str = Field(
+        description="started, stopped, rebooted, destroyed; already running, already stopped, "
+        "not rebooted: <state>; failed"
+    )
+    status: str | None = Field(description="the container's state afterwards (null when the action failed)")
+    error: str | None = Field(description="the host's words when this container's action failed")
+
+
+class BulkDone(Output):
+    results: dict[str, BulkResult] = Field(description="per container id")
 
 
 class BackupDone(BaseModel):

@@ -54,12 +54,25 @@ def R(text: str) -> HostResult:
     return {"output": stripped}
 
 
+PATH_MAX = 4096  # Linux: the longest path a system call takes
+NAME_MAX = 255  # and the longest name in it
+
+
 def confined(base: str | Path, relative: str, field: str) -> Path:
-    """`relative` resolved inside `base`; anything escaping it is refused."""
+    """`relative` resolved inside `base`; anything escaping it is refused, and so is what no
+    filesystem call would take (a NUL or other control character, a name over 255 bytes,
+    a path over 4096 bytes), before the path is resolved or touched."""
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in relative):
+        raise BadRequest(f"'{field}' must not contain NUL or other control characters")
+    encoded = relative.encode("utf-8", "surrogateescape")
+    if len(encoded) > PATH_MAX or any(len(part) > NAME_MAX for part in encoded.split(b"/")):
+        raise BadRequest(f"'{field}' is too long (names up to {NAME_MAX} bytes, paths up to {PATH_MAX})")
     root = Path(base).resolve()
     candidate = (root / relative).resolve() if not Path(relative).is_absolute() else Path(relative).resolve()
     if candidate != root and root not in candidate.parents:
         raise BadRequest(f"'{field}' must be inside the configured directory {root}")
+    if len(str(candidate).encode("utf-8", "surrogateescape")) > PATH_MAX:
+        raise BadRequest(f"'{field}' is too long (paths up to {PATH_MAX} bytes with the configured directory)")
     return candidate
 
 
@@ -135,7 +148,6 @@ class LxcService:
                 raise BadRequest("'destination_path' must be a non-empty string")
             target = confined(base, destination, "destination_path")
             if target.is_dir() or destination.endswith("/"):
-                target.mkdir(parents=True, exist_ok=True)
                 target = target / name
         else:
             target = base / name
@@ -143,9 +155,12 @@ class LxcService:
             target = target.with_name(f"{target.stem}-{time.strftime('%Y%m%d-%H%M%S')}{target.suffix}")
         if compress:
             target = target.with_name(target.name + ".gz")
-        target.parent.mkdir(parents=True, exist_ok=True)
         text = yaml.safe_dump(self.masked_config(), sort_keys=False).encode()
-        target.write_bytes(gzip.compress(text) if compress else text)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(gzip.compress(text) if compress else text)
+        except OSError as exc:  # e.g. a file where the path needs a folder
+            raise BadRequest(f"'destination_path' cannot be written: {exc.strerror}") from None
         return R(f"Configuration backed up to {target} (secrets masked).")
 
     # ------------------------------------------------------------ audit

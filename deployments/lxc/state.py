@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from actors.lxc.jobs import JobBook
+from rayfleet.metrics import Metrics
+from rayfleet.state import ActorHandle, actor
+from rayfleet.supervisor import ChildMetrics
 
 from .config import LxcConfig
 from .hosts import default_lock_factory
 from .service import LxcService
+
+JOBS_ACTOR = "lxc-jobs"
 
 
 @dataclass
 class LxcState:
     config: LxcConfig
     service: LxcService
+    metrics: Metrics = field(default_factory=lambda: Metrics("lxc"))
+    child_metrics: ChildMetrics = field(init=False)
+    _jobs: ActorHandle[JobBook] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.child_metrics = ChildMetrics(self.metrics)
+
+    @property
+    def jobs(self) -> ActorHandle[JobBook]:
+        """The named `lxc-jobs` actor (made on first use)."""
+        if self._jobs is None:
+            self._jobs = actor(JobBook, JOBS_ACTOR, self.config.jobs_store)
+        return self._jobs
 
     @classmethod
     def from_ray(cls, config: LxcConfig) -> LxcState:

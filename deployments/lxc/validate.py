@@ -160,9 +160,17 @@ def choice(value: object, field: str, allowed: Iterable[str], upper: bool = Fals
     return text
 
 
+def _ascii_int(value: object) -> object:
+    """A string of at most 12 ASCII digits as its int; anything else unchanged (str.isdigit and
+    int() also take other scripts' digits, and int() fails past 4,300 digits)."""
+    if isinstance(value, str) and len(value) <= 12 and _DIGITS.fullmatch(value):
+        return int(value)
+    return value
+
+
 def protocol(value: object, field: str = "protocol") -> str:
     text = _text(value, field).lower()
-    if text in PROTOCOLS or (text.isdigit() and 0 <= int(text) <= 255):
+    if text in PROTOCOLS or (isinstance(number := _ascii_int(text), int) and 0 <= number <= 255):
         return text
     raise Invalid(f"'{field}' must be one of: {', '.join(PROTOCOLS)} (or an IP protocol number)")
 
@@ -180,8 +188,7 @@ def port_spec(value: object, field: str) -> str:
 
 
 def port(value: object, field: str = "port") -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
+    value = _ascii_int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 65535:
         raise Invalid(f"'{field}' must be a port number between 1 and 65535")
     return value
@@ -205,16 +212,21 @@ def address_spec(value: object, field: str) -> str:
 
 
 def ipv4(value: object, field: str) -> str:
+    return _address(value, field, 4)
+
+
+def _address(value: object, field: str, version: int) -> str:
+    """An IPv4 or IPv6 address (no prefix), in its canonical form."""
     text = _text(value, field)
+    parse = ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address
     try:
-        return str(ipaddress.IPv4Address(text))
+        return str(parse(text))
     except ValueError:
-        raise Invalid(f"'{field}' must be an IPv4 address") from None
+        raise Invalid(f"'{field}' must be an IPv{version} address") from None
 
 
 def netmask_bits(value: object, field: str = "netmask") -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
+    value = _ascii_int(value)
     if isinstance(value, str):
         try:
             return ipaddress.IPv4Network(f"0.0.0.0/{value}").prefixlen
@@ -278,8 +290,7 @@ def container_name(value: object, field: str = "container_name") -> str:
 
 
 def positive_int(value: object, field: str, low: int = 1, high: int = 2**31) -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
+    value = _ascii_int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise Invalid(f"'{field}' must be an integer between {low} and {high}")
     return value
@@ -404,3 +415,64 @@ def tail(value: str | None) -> str:
     if value.isdigit() and int(value) <= 1_000_000:
         return str(int(value))
     raise Invalid("'tail' must be a non-negative integer or 'all'")
+
+
+_TAG = re.compile(r"[a-z0-9_][a-z0-9_+.-]{0,63}", re.ASCII)
+MOUNT_SLOTS = tuple(f"mp{i}" for i in range(10))
+DESCRIPTION_MAX = 8192
+
+
+def tags(value: object, field: str = "tags") -> str:
+    """A list of Proxmox tags (lower-case letters, digits, `_ + . -`), as pct stores them: `a;b`."""
+    if not isinstance(value, list) or len(value) > 32:
+        raise Invalid(f"'{field}' must be a list of at most 32 tags")
+    out: list[str] = []
+    for item in value:
+        text = _text(item, field)
+        if not _TAG.fullmatch(text):
+            raise Invalid(f"'{field}' entries must be 1-64 lower-case letters, digits, '_', '+', '.' or '-'")
+        if text not in out:
+            out.append(text)
+    return ";".join(out)
+
+
+def description(value: object, field: str = "description") -> str:
+    """Free text for the container's notes: printable characters, newlines and tabs, 8 KiB at most."""
+    text = _text(value, field)
+    if len(text.encode()) > DESCRIPTION_MAX or any((ord(c) < 32 and c not in "\n\t") or ord(c) == 127 for c in text):
+        raise Invalid(f"'{field}' must be at most {DESCRIPTION_MAX} bytes of printable text (newlines allowed)")
+    return text
+
+
+def startup(order: object, up: object, down: object) -> str:
+    """`order=N[,up=S][,down=S]` (pct's startup format) from its parts; an order is required."""
+    parts = [f"order={positive_int(order, 'startup_order', 0, 9999)}"]
+    if up is not None:
+        parts.append(f"up={positive_int(up, 'startup_up', 0, 86400)}")
+    if down is not None:
+        parts.append(f"down={positive_int(down, 'startup_down', 0, 86400)}")
+    return ",".join(parts)
+
+
+def ipv6_setting(value: object, field: str = "ipv6") -> str:
+    """`auto` (SLAAC), `dhcp`, `manual`, or an address with its prefix (`2001:db8::10/64`)."""
+    text = _text(value, field)
+    if text in ("auto", "dhcp", "manual"):
+        return text
+    try:
+        if "/" not in text:
+            raise ValueError(text)
+        return str(ipaddress.IPv6Interface(text))
+    except ValueError:
+        raise Invalid(f"'{field}' must be auto, dhcp, manual or an IPv6 address with its prefix length") from None
+
+
+def ipv6(value: object, field: str) -> str:
+    return _address(value, field, 6)
+
+
+def mount_slot(value: object, field: str = "slot") -> str:
+    text = _text(value, field)
+    if text not in MOUNT_SLOTS:
+        raise Invalid(f"'{field}' must be one of mp0-mp9")
+    return text

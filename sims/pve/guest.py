@@ -17,6 +17,12 @@ from .load import LoadModel
 from .model import Container
 
 OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n'
+# What `apt-get update` makes findable in a Debian 12 container: the packages our commands name
+# (bookworm ships docker.io 20.10 and docker-compose 1.29; docker-compose-v2 is Ubuntu's, the
+# plugin and docker-ce are Docker's own repository, so apt cannot locate them here).
+BOOKWORM_PACKAGES = frozenset(
+    {"bash", "coreutils", "curl", "openssh-server", "docker.io", "docker-compose", "containerd", "runc", "nginx"}
+)
 SERVICE_ACTIONS = ("start", "stop", "restart", "reload", "status", "enable", "disable", "is-active")
 
 
@@ -298,29 +304,92 @@ class Guest:
             ct["apt_fresh"] = True
             return Result("Hit:1 http://deb.debian.org/debian bookworm InRelease\nReading package lists...\n")
         if op == "install":
-            if not ct.get("apt_fresh"):
-                return Result(
-                    "Reading package lists...\n", f"E: Unable to locate package {pkgs[0] if pkgs else ''}\n", 100
-                )
-            for pkg in pkgs:
-                if pkg == "docker-compose-v2":
-                    return Result("Reading package lists...\n", "E: Unable to locate package docker-compose-v2\n", 100)
-            for pkg in pkgs:
-                if pkg not in ct["packages"]:
-                    ct["packages"].append(pkg)
-                if pkg == "docker.io":
-                    ct["services"]["docker"] = "active"
-            return Result("Reading package lists...\nSetting up " + ", ".join(pkgs) + " ...\n")
+            return self._apt_install(ct, pkgs)
         if op in ("remove", "purge"):
-            for pkg in pkgs:
-                if pkg in ct["packages"]:
-                    ct["packages"].remove(pkg)
-                if pkg == "docker.io":
-                    ct["services"].pop("docker", None)
-            return Result("Reading package lists...\nRemoving " + ", ".join(pkgs) + " ...\n")
+            return self._apt_remove(ct, pkgs, purge=op == "purge")
         if op in ("upgrade", "dist-upgrade"):
             return Result("Reading package lists...\n0 upgraded, 0 newly installed, 0 to remove and 0 not upgraded.\n")
         return Result("", f"E: Invalid operation {op}\n", 100)
+
+    @staticmethod
+    def _unknown(ct: Container, pkgs: list[str]) -> str | None:
+        """The first package apt cannot find: not installed and not in the package lists
+        (empty until `apt-get update`; Debian 12's archive has no docker-compose-v2)."""
+        for pkg in pkgs:
+            if pkg in ct["packages"]:
+                continue
+            if not ct.get("apt_fresh") or pkg not in BOOKWORM_PACKAGES:
+                return pkg
+        return None
+
+    def _apt_install(self, ct: Container, pkgs: list[str]) -> Result:
+        missing = self._unknown(ct, pkgs)
+        if missing is not None:
+            return Result("Reading package lists...\n", f"E: Unable to locate package {missing}\n", 100)
+        for pkg in pkgs:
+            if pkg not in ct["packages"]:
+                ct["packages"].append(pkg)
+            ct.setdefault("package_configs", {}).pop(pkg, None)
+            if pkg == "docker.io":
+                ct["services"]["docker"] = "active"
+        return Result("Reading package lists...\nSetting up " + ", ".join(pkgs) + " ...\n")
+
+    def _apt_remove(self, ct: Container, pkgs: list[str], purge: bool) -> Result:
+        """As apt on Debian 12: an unknown package fails the whole command (100, nothing removed);
+        a known one that is not installed is only noted; `remove` leaves conffiles (rc state)."""
+        missing = self._unknown(ct, pkgs)
+        if missing is not None:
+            return Result("Reading package lists...\n", f"E: Unable to locate package {missing}\n", 100)
+        lines = ["Reading package lists..."]
+        removed = []
+        configs: dict[str, bool] = ct.setdefault("package_configs", {})
+        for pkg in pkgs:
+            if pkg in ct["packages"]:
+                ct["packages"].remove(pkg)
+                removed.append(pkg)
+                if purge:
+                    configs.pop(pkg, None)
+                else:
+                    configs[pkg] = True
+                if pkg == "docker.io":
+                    ct["services"].pop("docker", None)
+            elif purge and configs.pop(pkg, False):
+                removed.append(pkg)
+            else:
+                lines.append(f"Package '{pkg}' is not installed, so not removed")
+        verb = "Purging configuration files for" if purge else "Removing"
+        lines += [f"{verb} {pkg} ..." for pkg in removed]
+        lines.append(f"0 upgraded, 0 newly installed, {len(removed)} to remove and 0 not upgraded.")
+        return Result("\n".join(lines) + "\n")
+
+    def c_dpkg_query(self, vmid: str, ct: Container, args: list[str]) -> Result:
+        """`dpkg-query -W [-f FORMAT] PKG...`: ${Package}, ${Version} and ${Status} per package dpkg
+        knows (installed, or removed with its conffiles left); exit 1 when one is unknown."""
+        if not args or args[0] not in ("-W", "--show"):
+            return Result("", "dpkg-query: error: need an action option\n", 2)
+        rest = args[1:]
+        fmt = "${Package}\t${Version}\n"
+        if rest[:1] == ["-f"] and len(rest) > 1:
+            fmt, rest = rest[1], rest[2:]
+        elif rest and rest[0].startswith("--showformat="):
+            fmt, rest = rest[0].partition("=")[2], rest[1:]
+        out, err = [], []
+        configs = ct.get("package_configs", {})
+        for pkg in rest:
+            if pkg in ct["packages"]:
+                status = "install ok installed"
+            elif pkg in configs:
+                status = "deinstall ok config-files"
+            else:
+                err.append(f"dpkg-query: no packages found matching {pkg}")
+                continue
+            out.append(
+                fmt.replace("${Package}", pkg)
+                .replace("${Version}", "1.0")
+                .replace("${Status}", status)
+                .replace("\\n", "\n")
+            )
+        return Result("".join(out), "".join(line + "\n" for line in err), 1 if err else 0)
 
     def c_apt(self, vmid: str, ct: Container, args: list[str]) -> Result:
         if args[:2] == ["list", "--upgradable"]:

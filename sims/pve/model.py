@@ -47,11 +47,17 @@ class DockerContainer(TypedDict):
     ports: list[dict[str, int]]
     logs: list[str]
     project: str | None
+    volumes: NotRequired[list[str]]
+
+
+class DockerVolume(TypedDict):
+    anonymous: bool
 
 
 class DockerState(TypedDict):
     containers: dict[str, DockerContainer]
     images: list[str]
+    volumes: NotRequired[dict[str, DockerVolume]]
 
 
 class FirewallState(TypedDict):
@@ -79,6 +85,7 @@ class Container(TypedDict):
     password_hash: NotRequired[str]
     firewall: NotRequired[FirewallState]
     apt_fresh: NotRequired[bool]
+    package_configs: NotRequired[dict[str, bool]]  # removed, conffiles left (dpkg state rc)
 
 
 def _default_state(node: str) -> dict[str, Any]:

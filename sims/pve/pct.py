@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import ipaddress
 import re
 import tarfile
 import time
@@ -31,6 +32,9 @@ HOSTNAME = re.compile(
 )
 NET_KEY = re.compile(r"^net(\d)$")
 MP_KEY = re.compile(r"^mp(\d{1,3})$")
+TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$", re.IGNORECASE)  # PVE's pve-tag format
+STARTUP = re.compile(r"^(?:order=)?\d+(?:,(?:up|down)=\d+)*$|^(?:up|down)=\d+(?:,(?:up|down)=\d+)?$")
+DESCRIPTION_MAX = 8192
 
 CONFIG_OPTIONS = {
     "memory": "int",
@@ -49,6 +53,7 @@ CONFIG_OPTIONS = {
     "arch": "str",
     "ostype": "str",
     "tags": "str",
+    "startup": "str",
     "protection": "bool",
     **{f"net{i}": "str" for i in range(10)},
     **{f"mp{i}": "str" for i in range(10)},
@@ -136,6 +141,7 @@ class Pct:
                             key,
                             f"invalid format - format error\n{key}.{name}: property is not defined in schema and the schema does not allow additional properties",
                         )
+            self._check_text_option(key, value)
             if NET_KEY.match(key):
                 value = self._net_value(key, value, ct_config.get(key))
             if key == "rootfs" or MP_KEY.match(key):
@@ -147,6 +153,44 @@ class Pct:
                 typed = float(value) if "." in value else int(value)
             changes[key] = typed
         return changes
+
+    @staticmethod
+    def _check_text_option(key: str, value: str) -> None:
+        """tags (pve-tag list, `;`, `,` or space separated), startup (`[order=]N[,up=N][,down=N]`),
+        description (8 KiB at most)."""
+        if key == "tags":
+            for tag in re.split(r"[;, ]+", value.strip()):
+                if tag and not TAG.match(tag):
+                    raise param_error(key, f"invalid format - invalid tag '{tag}'")
+        if key == "startup" and not STARTUP.match(value):
+            raise param_error(key, "invalid format - format error\nstartup: value does not match the regex pattern")
+        if key == "description" and len(value.encode()) > DESCRIPTION_MAX:
+            raise param_error(key, f"value may only be {DESCRIPTION_MAX} characters long")
+
+    @staticmethod
+    def _check_addresses(key: str, fields: dict[str, str]) -> None:
+        """ip: dhcp, manual or an IPv4 CIDR; gw an IPv4 address; ip6: auto, dhcp, manual or an
+        IPv6 CIDR; gw6 an IPv6 address (pct's format checks)."""
+        checks = (
+            ("ip", ipaddress.IPv4Interface, ("dhcp", "manual"), True),
+            ("gw", ipaddress.IPv4Address, (), False),
+            ("ip6", ipaddress.IPv6Interface, ("auto", "dhcp", "manual"), True),
+            ("gw6", ipaddress.IPv6Address, (), False),
+        )
+        for name, parse, words, cidr in checks:
+            value = fields.get(name)
+            if value is None or value in words:
+                continue
+            try:
+                if cidr and "/" not in value:
+                    raise ValueError(value)
+                parse(value)
+            except ValueError:
+                kind = "CIDR" if cidr else "address"
+                raise param_error(
+                    key,
+                    f"invalid format - format error\n{key}.{name}: invalid format - value does not look like a valid {'IPv6' if '6' in name else 'IPv4'} {kind}",
+                ) from None
 
     def _net_value(self, key: str, value: str, current: Any) -> str:
         fields: dict[str, str] = {}
@@ -177,6 +221,7 @@ class Pct:
             fields[k] = v
         if "name" not in fields:
             raise param_error(key, "invalid format - format error\nname: property is missing and it is not optional")
+        self._check_addresses(key, fields)
         if current and "hwaddr" not in fields:
             _, cur = volume_options("x," + str(current))
             if "hwaddr" in cur:
@@ -444,15 +489,22 @@ class Pct:
         return Result()
 
     async def cmd_rollback(self, args: list[str], stdin: bytes) -> Result:
-        pos, _ = parse_options(args, {"start": "bool"})
+        """As pct: a running container is stopped, its configuration is the snapshot's; `--start 1`
+        starts it again afterwards."""
+        pos, opts = parse_options(args, {"start": "bool"})
+        if len(pos) != 2:
+            raise ToolError("400 not enough arguments\npct rollback <vmid> <snapname> [OPTIONS]")
         vmid, name = check_vmid(pos[0]), pos[1]
         ct = self._get(vmid)
         self._check_lock(ct)
         if name not in ct["snapshots"]:
             raise ToolError(f"snapshot '{name}' does not exist")
+        await self._locked(ct, "rollback")
         ct["config"] = clone_config(ct["snapshots"][name]["config"])
         ct["parent"] = name
-        ct["status"] = "stopped"
+        start = opts.get("start") in ("1", "true", "yes", "on")
+        ct["status"] = "running" if start else "stopped"
+        ct["started_at"] = time.time() if start else None
         self.model.save()
         return Result()
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends
 from starlette.responses import JSONResponse, Response
 
 from rayfleet.metrics import CONTENT_TYPE
+from sims.pve.demo import published_children
 
 from ..errors import ErrorBody
 from ..schemas import HealthBody
@@ -30,6 +33,8 @@ async def scrape(state: Ctx) -> Response:
             },
             status_code=501,
         )
+    if state.config.supervised_children:
+        state.metrics.children().update(_children(state.config.supervised_children))  # type: ignore[arg-type]
     return Response(await state.metrics.registry.render(), media_type=CONTENT_TYPE)
 
 
@@ -42,5 +47,14 @@ async def scrape(state: Ctx) -> Response:
 )
 async def health(state: Ctx) -> JSONResponse:
     ok, detail = await state.probe.check()
-    body = {"status": "healthy" if ok else "unhealthy", "checks": {"lxc_commands": {"ok": ok, "detail": detail}}}
+    body: dict[str, Any] = {
+        "status": "healthy" if ok else "unhealthy",
+        "checks": {"lxc_commands": {"ok": ok, "detail": detail}},
+    }
+    if state.config.supervised_children:
+        body["children"] = _children(state.config.supervised_children)
     return JSONResponse(body, status_code=200 if ok else 503)
+
+
+def _children(paths: list[str]) -> list[dict[str, Any]]:
+    return [status for path in paths for status in published_children(path)]

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
 
-from .. import apps
+from fastapi import APIRouter, Request
+
+from .. import apps, jobs
 from .. import validate as v
 from ..models import AppDeployBody, AppRemoveBody, AppRunBody, AppSetupBody, AppUpdateBody
-from ..responses import Output, Result
+from ..responses import BulkDone, Result
 from ..service import HostResult
-from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
+from .common import INSTANCE, Az, Ctx, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["applications"])
 
 
 @router.post(f"{INSTANCE}/app/setup", response_model=Result)
-async def app_setup(svc: Svc, instance_id: InstanceId, body: AppSetupBody | None = body_opt) -> HostResult:
-    """Install the runtime and compose tool; `enable_nesting` sets nesting (and keyctl) and restarts first."""
+async def app_setup(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: AppSetupBody | None = body_opt
+) -> Any:
+    """Install the runtime and compose tool; `enable_nesting` sets nesting (and keyctl) and restarts first.
+    With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     body = body or AppSetupBody()
-    return await apps.setup(located(svc, body), v.vmid(instance_id), body.enable_nesting)
+    t, vmid, nesting = located(svc, body), v.vmid(instance_id), body.enable_nesting
+    target = {"instance_id": vmid, "key": t.key}
+    return await jobs.answer(state.jobs, request, "app/setup", target, lambda: apps.setup(t, vmid, nesting))
 
 
 @router.post(f"{INSTANCE}/app/run", response_model=Result)
@@ -64,8 +71,10 @@ async def app_containers(svc: Svc, instance_id: InstanceId, region: Region = Non
     return await apps.containers(svc.target(region, az), v.vmid(instance_id))
 
 
-@router.post("/lxc/instances/app/remove", response_model=Output)
-async def app_remove(svc: Svc, body: AppRemoveBody | None = body_opt) -> HostResult:
-    """Remove the runtime; `purge: true` first removes all its containers, images, volumes and networks."""
+@router.post("/lxc/instances/app/remove", response_model=BulkDone)
+async def app_remove(svc: Svc, body: AppRemoveBody | None = body_opt) -> BulkDone:
+    """Remove the runtime packages that are installed (`dpkg-query` first; apt is never asked for one it
+    cannot find). `purge: true` first removes every Docker container (running ones too), volume, image
+    and network, then purges the packages with their conffiles. Reported per container."""
     body = body or AppRemoveBody()
     return await apps.remove(located(svc, body), v.vmids(body.instance_ids), body.purge)

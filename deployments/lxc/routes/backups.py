@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from .. import containers
+from .. import containers, jobs
 from .. import validate as v
 from ..errors import BadRequest
 from ..models import BackupBody, RestoreBody
 from ..responses import BackupDone, Result
-from ..service import HostResult
-from .common import INSTANCE, InstanceId, Svc, body_opt, located, need
+from .common import INSTANCE, Ctx, InstanceId, Svc, body_opt, located, need
 
 router = APIRouter(tags=["backups"])
 
@@ -29,19 +29,30 @@ def _backup_source(value: object) -> str:
 
 
 @router.post(f"{INSTANCE}/restore", response_model=Result)
-async def instance_restore(svc: Svc, instance_id: InstanceId, body: RestoreBody | None = body_opt) -> HostResult:
-    """Replace the container from a backup; refused unless `force: true`. The backup file is kept."""
+async def instance_restore(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: RestoreBody | None = body_opt
+) -> Any:
+    """Replace the container from a backup; refused unless `force: true`. The backup file is kept.
+    With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     body = body or RestoreBody()
     source = _backup_source(need(body.backup_file, "backup_file"))
     storage = v.storage(body.storage) if body.storage else None
     if not body.force:
         raise BadRequest("restore replaces the container: pass 'force': true to confirm")
-    return await containers.restore(located(svc, body), svc.config, v.vmid(instance_id), source, storage, body.no_start)
+    t, vmid = located(svc, body), v.vmid(instance_id)
+
+    def work() -> Any:
+        return containers.restore(t, svc.config, vmid, source, storage, body.no_start)
+
+    return await jobs.answer(state.jobs, request, "restore", {"instance_id": vmid, "key": t.key}, work)
 
 
 @router.post(f"{INSTANCE}/backup", response_model=BackupDone)
-async def instance_backup(svc: Svc, instance_id: InstanceId, body: BackupBody | None = body_opt) -> BackupDone:
-    """vzdump to `destination` (default /var/lib/vz/dump) or `storage`; the answer names the archive."""
+async def instance_backup(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: BackupBody | None = body_opt
+) -> Any:
+    """vzdump to `destination` (default /var/lib/vz/dump) or `storage`; the answer names the archive.
+    With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`) whose result is this answer."""
     body = body or BackupBody()
     if body.destination and body.storage:
         raise BadRequest("give either 'destination' or 'storage', not both")
@@ -54,6 +65,9 @@ async def instance_backup(svc: Svc, instance_id: InstanceId, body: BackupBody | 
     async def fetch(remote: str, local: str) -> None:
         await svc.pool.get_file(t.key, t.zone, remote, local)
 
-    return await containers.backup(
-        t, svc.config, fetch, v.vmid(instance_id), destination, storage, mode, compress, body.download
-    )
+    vmid = v.vmid(instance_id)
+
+    def work() -> Any:
+        return containers.backup(t, svc.config, fetch, vmid, destination, storage, mode, compress, body.download)
+
+    return await jobs.answer(state.jobs, request, "backup", {"instance_id": vmid, "key": t.key}, work)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import APIRouter, Request
 
 from rayfleet.auth import fingerprint, presented_key
 from rayfleet.http import client_ip, request_id
 
+from .. import jobs
 from .. import validate as v
 from ..errors import HTTPProblem
 from ..models import BackupLxcBody, HostBackupBody, HostExecBody, Located, RebootBody, UpdateBody
 from ..responses import EXEC_ERRORS, HostEntry, Output, Result, TemplateEntry
 from ..service import HostResult
-from .common import Az, Region, Svc, body_opt, command_words, located, need
+from .common import Az, Ctx, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["hosts"])
 
@@ -47,10 +49,13 @@ async def px_clusters(svc: Svc, region: Region = None, az: Az = None) -> HostRes
 
 
 @router.post("/px/update", response_model=Result)
-async def px_update(svc: Svc, body: UpdateBody | None = body_opt) -> HostResult:
-    """Package update and dist-upgrade: every host, a region's hosts, or one zone."""
+async def px_update(svc: Svc, state: Ctx, request: Request, body: UpdateBody | None = body_opt) -> Any:
+    """Package update and dist-upgrade: every host, a region's hosts, or one zone.
+    With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     region, az = (body.region, body.az) if body is not None else (None, None)
-    return await svc.update(svc.targets(region, az))
+    targets = svc.targets(region, az)
+    hosts = {"hosts": [t.key for t in targets]}
+    return await jobs.answer(state.jobs, request, "px/update", hosts, lambda: svc.update(targets))
 
 
 def _cluster_action(verb: str) -> Callable[..., Awaitable[HostResult]]:

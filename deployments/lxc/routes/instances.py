@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from .. import containers, pve
+from .. import containers, guestconfig, jobs, pve
 from .. import validate as v
 from ..config import LxcConfig
 from ..errors import BadRequest
 from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
-from ..responses import Cloned, Created, InstanceStatus, JsonList, JsonObject, Output, Result
+from ..responses import BulkDone, Cloned, Created, InstanceStatus, JsonList, JsonObject, Result
 from ..service import HostResult
-from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, command_words, located, need
+from .common import INSTANCE, Az, Ctx, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["instances"])
 
@@ -41,6 +42,7 @@ def _create_request(config: LxcConfig, body: CreateBody) -> containers.CreateReq
         gateway=gateway,
         dns=v.dns_servers(body.dns) if body.dns is not None else None,
         dhcp=body.dhcp,
+        ipv6=guestconfig.ipv6_fields(body.ipv6, body.gateway6),
         storage_size=v.disk_size(body.storage_size, relative_ok=False) if body.storage_size is not None else None,
         features=v.features(body.features) if body.features is not None else None,
         unprivileged=body.unprivileged,
@@ -66,24 +68,29 @@ async def get_instance(svc: Svc, instance_id: InstanceId, region: Region = None,
     return await containers.get_instance(svc.target(region, az), v.vmid(instance_id))
 
 
-def _bulk_action(action: str) -> Callable[..., Awaitable[HostResult]]:
-    async def bulk_action(svc: Svc, body: BulkBody | None = body_opt) -> HostResult:
+def _bulk_action(action: str) -> Callable[..., Awaitable[BulkDone]]:
+    async def bulk_action(svc: Svc, body: BulkBody | None = body_opt) -> BulkDone:
         body = body or BulkBody()
         ids = v.vmids(body.instance_ids)
         return await containers.bulk(located(svc, body), action, ids)
 
     bulk_action.__name__ = f"instances_{action}"
-    bulk_action.__doc__ = f"{action.capitalize()} every listed container; 404 (nothing done) if one does not exist."
+    bulk_action.__doc__ = (
+        f"{action.capitalize()} every listed container; 404 (nothing done) if one does not exist. "
+        "Each container is reported under `results` (a container already in the wanted state, or stopped "
+        "for reboot, is an outcome, not an error); the answer is an error only when every container failed."
+    )
     return bulk_action
 
 
 for _action in ("start", "stop", "terminate", "reboot"):
-    router.add_api_route(f"/lxc/instances/{_action}", _bulk_action(_action), methods=["POST"], response_model=Output)
+    router.add_api_route(f"/lxc/instances/{_action}", _bulk_action(_action), methods=["POST"], response_model=BulkDone)
 
 
 @router.post("/lxc/instances/status", response_model=dict[str, InstanceStatus])
 async def instances_status(svc: Svc, body: BulkBody | None = body_opt) -> dict[str, InstanceStatus]:
-    """A one-shot snapshot of load average, memory, disk and swap per container."""
+    """Per container: its state, and for a running one a snapshot of load average, memory, disk and swap
+    (a stopped container is a state, not an error)."""
     body = body or BulkBody()
     return await containers.status(located(svc, body), v.vmids(body.instance_ids))
 
@@ -138,8 +145,16 @@ async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody 
 
 
 @router.post(f"{INSTANCE}/migrate", response_model=Result)
-async def instance_migrate(svc: Svc, instance_id: InstanceId, body: MigrateBody | None = body_opt) -> HostResult:
+async def instance_migrate(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: MigrateBody | None = body_opt
+) -> Any:
+    """`pct migrate`; with `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     body = body or MigrateBody()
     node = v.node(need(body.target_host, "target_host"))
     storage = v.storage(body.target_storage, "target_storage") if body.target_storage else None
-    return await containers.migrate(located(svc, body), v.vmid(instance_id), node, body.restart, storage)
+    t, vmid = located(svc, body), v.vmid(instance_id)
+
+    def work() -> Any:
+        return containers.migrate(t, vmid, node, body.restart, storage)
+
+    return await jobs.answer(state.jobs, request, "migrate", {"instance_id": vmid, "key": t.key}, work)

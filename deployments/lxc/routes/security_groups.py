@@ -65,7 +65,7 @@ async def sg_rule_add(svc: Svc, group_name: str, body: RuleBody | None = body_op
     """Add a rule (defaults: in, ACCEPT, tcp)."""
     body = body or RuleBody()
     fields = rule_fields(body)
-    proto = fields["proto"] or "tcp"
+    proto = firewall.with_defaults(fields)["proto"]
     if (fields["sport"] or fields["dport"]) and proto not in ("tcp", "udp", "sctp"):
         raise BadRequest(f"ports need protocol tcp, udp or sctp, not {proto}")
     return await firewall.add_rule(located(svc, body), v.group_name(group_name), fields)
@@ -73,7 +73,9 @@ async def sg_rule_add(svc: Svc, group_name: str, body: RuleBody | None = body_op
 
 @router.delete("/px/security-groups/{group_name}/rules", response_model=Output)
 async def sg_rule_remove(svc: Svc, group_name: str, body: RuleBody | None = body_opt) -> HostResult:
-    """Remove every rule whose fields match exactly (fields left out must be unset in the rule)."""
+    """Remove every rule whose fields match exactly, with the creation defaults (in, ACCEPT, tcp) for a
+    left-out direction, action or protocol, so the body that created a rule deletes it; other fields
+    left out must be unset in the rule."""
     body = body or RuleBody()
     return await firewall.remove_rules(located(svc, body), v.group_name(group_name), rule_fields(body))
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from .. import containers, pve
+from .. import containers, guestconfig, pve
 from .. import validate as v
-from ..models import SnapshotBody
+from ..models import RollbackBody, SnapshotBody
 from ..responses import JsonList, Output
 from ..service import HostResult
 from .common import INSTANCE, Az, InstanceId, Region, Svc, body_opt, located, need
@@ -31,3 +31,14 @@ async def snapshot_delete(
     svc: Svc, instance_id: InstanceId, snapshot_name: str, region: Region = None, az: Az = None
 ) -> HostResult:
     return await containers.snapshot_delete(svc.target(region, az), v.vmid(instance_id), v.snapshot_name(snapshot_name))
+
+
+@router.post(f"{INSTANCE}/snapshots/{{snapshot_name}}/rollback", response_model=Output)
+async def snapshot_rollback(
+    svc: Svc, instance_id: InstanceId, snapshot_name: str, body: RollbackBody | None = body_opt
+) -> HostResult:
+    """`pct rollback`: the container's disks and configuration go back to the snapshot; a running
+    container is stopped first, and started again with `start: true`. 404 for an unknown snapshot."""
+    body = body or RollbackBody()
+    name = v.snapshot_name(snapshot_name)
+    return await guestconfig.rollback(located(svc, body), v.vmid(instance_id), name, body.start)

@@ -220,3 +220,44 @@ async def test_the_query_parameters_of_the_resource_routes_are_documented(client
         assert all(p["in"] == "query" and not p["required"] for p in params.values())
     response = await client.get("/resource/vm/status", params={"lxc_id": 101, "vm_id": 102})
     assert response.status_code == 400 and response.json()["errors"] == ["lxc_id, vm_id and container_id disagree"]
+
+
+HOSTILE_IDS = {
+    "a float": 101.0,
+    "a float string": "101.0",
+    "Arabic-Indic digits": "\u0661\u0660\u0661",
+    "full-width digits": "\uff11\uff10\uff11",
+    "superscript digits": "\u00b9\u2070\u00b9",
+    "5,000 digits": "1" * 5000,
+    "an exponent": "1e2",
+    "a sign": "+101",
+    "underscores": "1_01",
+}
+
+
+@pytest.mark.parametrize("what", list(HOSTILE_IDS))
+async def test_container_ids_are_ascii_digits_only_in_bodies(client, what):
+    response = await client.post("/scale/cores", json={"lxc_id": HOSTILE_IDS[what], "cores": 2})
+    _refused(response, what)
+
+
+async def test_a_5000_digit_json_number_is_a_body_error_not_echoed(client):
+    raw = '{"lxc_id": ' + "1" * 5000 + ', "cores": 2}'
+    response = await client.post("/scale/cores", content=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and response.json()["status"] == "error"
+    assert len(response.text) < 1000 and "integer string conversion" not in response.text
+
+
+@pytest.mark.parametrize("what", list(HOSTILE_IDS))
+async def test_container_ids_are_ascii_digits_only_in_queries(client, what):
+    response = await client.get("/resource/lxc/config", params={"lxc_id": str(HOSTILE_IDS[what])})
+    _refused(response, what)
+
+
+def _refused(response, what):
+    assert response.status_code == 400, (what, response.status_code, response.text[:300])
+    body = response.json()
+    assert body["status"] == "error" and body["message"] == "Validation failed", what
+    assert len(response.text) < 1000, what  # the id is not echoed back
+    assert "integer string conversion" not in response.text and "4300" not in response.text, what
+    assert any("digits" in e for e in body["errors"]), (what, body["errors"])

@@ -68,14 +68,19 @@ async def test_list_get_and_bulk_lifecycle(fresh_api, fresh_sim):
     detail = await fresh_api.get(f"/api/v1/lxc/instances/{a}")
     assert detail.status_code == 200 and detail.json()["hostname"] == f"CT{a}"
     stop = await fresh_api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [a, b]})
-    assert stop.status_code == 200 and stop.json() == {"output": f"Instance {a} stopped.\nInstance {b} stopped."}
+    assert stop.status_code == 200 and stop.json() == {
+        "output": f"Instance {a} stopped.\nInstance {b} stopped.",
+        "results": {
+            a: {"outcome": "stopped", "status": "stopped", "error": None},
+            b: {"outcome": "stopped", "status": "stopped", "error": None},
+        },
+    }
     start = await fresh_api.post("/api/v1/lxc/instances/start", json={"instance_ids": [a, b]})
     assert start.status_code == 200
     again = await fresh_api.post("/api/v1/lxc/instances/start", json={"instance_ids": [a]})
-    assert again.status_code == 409 and again.json() == {
-        "code": 409,
-        "name": "Conflict",
-        "description": f"{a}: CT {a} already running",
+    assert again.status_code == 200 and again.json() == {
+        "output": f"Instance {a} already running.",
+        "results": {a: {"outcome": "already running", "status": "running", "error": None}},
     }
     reboot = await fresh_api.post("/api/v1/lxc/instances/reboot", json={"instance_ids": [a]})
     assert reboot.status_code == 200
@@ -83,6 +88,7 @@ async def test_list_get_and_bulk_lifecycle(fresh_api, fresh_sim):
     snap = status.json()
     assert snap[a]["loadavg"].count(" ") == 4 and snap[a]["memory"]["MemTotal_kb"] == 512 * 1024
     assert "Use%" in snap[b]["disk"] and snap[b]["swap"].startswith("Filename")
+    assert snap[a]["state"] == "running" and snap[a]["error"] is None
     gone = await fresh_api.post("/api/v1/lxc/instances/terminate", json={"instance_ids": [b]})
     assert gone.status_code == 200 and b not in fresh_sim.model.containers
     assert any(c.endswith(f"pct destroy {b} --purge") for c in fresh_sim.commands())
@@ -225,3 +231,51 @@ async def test_one_operation_at_a_time_per_container(tmp_path):
         assert len(set(ids)) == 3, ids
     finally:
         sim.stop()
+
+
+async def test_bulk_actions_report_each_container_and_stopped_is_a_status(fresh_api, fresh_sim):
+    """One stopped container in a batch is reported as stopped; the others are still acted on."""
+    up = await create_ct(fresh_api)
+    down = await create_ct(fresh_api)
+    assert (await fresh_api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [down]})).status_code == 200
+    before = len(fresh_sim.commands())
+
+    reboot = await fresh_api.post("/api/v1/lxc/instances/reboot", json={"instance_ids": [up, down]})
+    assert reboot.status_code == 200, reboot.text
+    assert reboot.json()["results"] == {
+        up: {"outcome": "rebooted", "status": "running", "error": None},
+        down: {"outcome": "not rebooted: stopped", "status": "stopped", "error": None},
+    }
+    sent = fresh_sim.commands()[before:]
+    assert any(c.endswith(f"pct reboot {up}") for c in sent) and not any(f"pct reboot {down}" in c for c in sent)
+
+    status = await fresh_api.post("/api/v1/lxc/instances/status", json={"instance_ids": [up, down]})
+    assert status.status_code == 200, status.text
+    body = status.json()
+    assert body[down] == {
+        "state": "stopped",
+        "loadavg": None,
+        "memory": None,
+        "disk": None,
+        "swap": None,
+        "error": None,
+    }
+    assert body[up]["state"] == "running" and body[up]["memory"]["MemTotal_kb"] == 512 * 1024
+
+    stop = await fresh_api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [up, down]})
+    assert stop.json()["results"][down]["outcome"] == "already stopped"
+    assert fresh_sim.model.containers[up]["status"] == "stopped"
+
+
+async def test_a_bulk_failure_is_reported_for_its_container_only(fresh_api, fresh_sim):
+    ok = await create_ct(fresh_api)
+    locked = await create_ct(fresh_api)
+    fresh_sim.model.containers[locked]["lock"] = "backup"
+    fresh_sim.model.save()
+    response = await fresh_api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [ok, locked]})
+    assert response.status_code == 200, response.text
+    results = response.json()["results"]
+    assert results[ok] == {"outcome": "stopped", "status": "stopped", "error": None}
+    assert results[locked]["outcome"] == "failed" and "locked" in results[locked]["error"]
+    only_failures = await fresh_api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [locked]})
+    assert only_failures.status_code == 409 and "locked" in only_failures.json()["description"]

@@ -116,6 +116,11 @@ async def test_security_groups_lifecycle(fresh_api, fresh_sim):
         },
     )
     assert exact.status_code == 200 and len(fresh_sim.model.data["firewall"]["groups"]["web"]["rules"]) == 1
+    for body in ({"destination_port": 8443}, {"protocol": "udp", "destination_port": "53", "action": "drop"}):
+        assert (await fresh_api.post(f"{base}/web/rules", json=body)).status_code == 200
+        same = await fresh_api.request("DELETE", f"{base}/web/rules", json=body)
+        assert same.status_code == 200, (body, same.text)  # the body that created a rule deletes it
+        assert len(fresh_sim.model.data["firewall"]["groups"]["web"]["rules"]) == 1
     warn = await fresh_api.post(f"{base}/attach", json={"group_name": "web", "vmid": vmid})
     assert warn.status_code == 200 and "firewall of CT" in warn.json()["output"]
     on = await fresh_api.post(f"{base}/attach", json={"group_name": "web", "vmid": vmid, "enable_firewall": True})
@@ -174,7 +179,49 @@ async def test_compose_application_flow(fresh_api, fresh_sim, tmp_path):
     down = await fresh_api.post(f"{base}/deploy", json={"action": "uninstall", "compose_file": "web.yml"})
     assert down.status_code == 200 and "web-web-1" not in ct["docker"]["containers"]
     removed = await fresh_api.post("/api/v1/lxc/instances/app/remove", json={"instance_ids": [vmid], "purge": True})
-    assert removed.status_code == 200 and "docker.io" not in ct["packages"] and ct["docker"]["containers"] == {}
+    assert removed.status_code == 200, removed.text
+    assert "docker.io" not in ct["packages"] and ct["docker"]["containers"] == {}
+
+
+async def test_app_remove_purges_running_containers_and_volumes_and_only_installed_packages(fresh_api, fresh_sim):
+    used = await create_ct(fresh_api)
+    bare = await create_ct(fresh_api)
+    base = f"/api/v1/lxc/instances/{used}/app"
+    assert (await fresh_api.post(f"{base}/setup", json={"enable_nesting": True})).status_code == 200
+    for args in (["-d", "--name", "db", "-v", "dbdata:/var/lib/db", "postgres:16"], ["-d", "-v", "/cache", "redis:7"]):
+        assert (await fresh_api.post(f"{base}/run", json={"docker_command": args})).status_code == 200
+    ct = fresh_sim.model.containers[used]
+    assert len(ct["docker"]["volumes"]) == 2 and all(
+        c["status"] == "running" for c in ct["docker"]["containers"].values()
+    )
+    before = len(fresh_sim.commands())
+
+    removed = await fresh_api.post(
+        "/api/v1/lxc/instances/app/remove", json={"instance_ids": [used, bare], "purge": True}
+    )
+    assert removed.status_code == 200, removed.text
+    results = removed.json()["results"]
+    assert results[used]["error"] is None and "docker-compose" in results[used]["outcome"]
+    assert results[bare] == {"outcome": "nothing installed", "status": None, "error": None}
+    assert ct["docker"]["containers"] == {} and ct["docker"]["volumes"] == {} and ct["docker"]["images"] == []
+    assert not {"docker.io", "docker-compose"} & set(ct["packages"]) and not ct.get("package_configs")
+    sent = fresh_sim.commands()[before:]
+    assert not any("apt-get" in c and "docker-compose-v2" in c for c in sent)  # never installed: not named to apt
+    assert not any(f"pct exec {bare} -- env" in c or ("apt-get" in c and f" {bare} " in c) for c in sent)
+
+
+async def test_app_remove_without_purge_keeps_conffiles_and_data(fresh_api, fresh_sim):
+    vmid = await create_ct(fresh_api)
+    base = f"/api/v1/lxc/instances/{vmid}/app"
+    assert (await fresh_api.post(f"{base}/setup", json={"enable_nesting": True})).status_code == 200
+    assert (
+        await fresh_api.post(f"{base}/run", json={"docker_command": ["-d", "-v", "keep:/d", "busybox"]})
+    ).status_code == 200
+    removed = await fresh_api.post("/api/v1/lxc/instances/app/remove", json={"instance_ids": [vmid]})
+    assert removed.status_code == 200, removed.text
+    ct = fresh_sim.model.containers[vmid]
+    assert "docker.io" not in ct["packages"] and ct["package_configs"]["docker.io"] is True
+    assert list(ct["docker"]["volumes"]) == ["keep"]  # without purge the data stays
 
 
 async def test_compose_url_refuses_private_addresses(fresh_sim, tmp_path):
@@ -209,3 +256,36 @@ async def test_cors_only_for_configured_origins(fresh_sim, tmp_path):
                 evil = await client.get("/api/v1/health", headers={"Origin": "https://evil.example"})
             assert ok.headers.get("access-control-allow-origin") == expected
             assert "access-control-allow-origin" not in evil.headers
+
+
+HOSTILE_PATHS = {
+    "a NUL byte": "nightly/\x00backup.yaml",
+    "a control character": "nightly/\x1bbackup.yaml",
+    "a name over 255 bytes": "n" * 300 + ".yaml",
+    "a path over 4096 bytes": "/".join(["d" * 200] * 25),
+    "a path over 4096 bytes with the configured folder": "/".join(["d" * 200] * 20) + "/" + "e" * 90,
+}
+
+
+async def test_hostile_conf_backup_paths_get_400_and_write_nothing(api, tmp_path):
+    before = sorted(p for p in (tmp_path / "conf-backups").rglob("*")) if (tmp_path / "conf-backups").exists() else []
+    for what, path in HOSTILE_PATHS.items():
+        response = await api.post("/api/v1/conf/backup", json={"destination_path": path})
+        assert response.status_code == 400, (what, response.status_code, response.text)
+        assert "destination_path" in response.json()["error"], what
+        assert "\x00" not in response.text and "Errno" not in response.text, what
+    after = sorted(p for p in (tmp_path / "conf-backups").rglob("*")) if (tmp_path / "conf-backups").exists() else []
+    assert after == before
+
+
+async def test_a_conf_backup_path_through_a_file_gets_400(api, tmp_path):
+    (tmp_path / "conf-backups").mkdir(exist_ok=True)
+    (tmp_path / "conf-backups" / "plain").write_text("a file, not a folder")
+    response = await api.post("/api/v1/conf/backup", json={"destination_path": "plain/inside.yaml"})
+    assert response.status_code == 400 and "cannot be written" in response.json()["error"]
+
+
+async def test_hostile_upload_and_compose_paths_get_400(api):
+    for what, path in HOSTILE_PATHS.items():
+        upload = await api.post("/api/v1/px/upload", json={"local_path": path, "remote_template_name": "x.tar.gz"})
+        assert upload.status_code == 400 and "local_path" in upload.json()["error"], (what, upload.text)

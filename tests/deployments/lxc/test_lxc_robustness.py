@@ -140,11 +140,15 @@ async def test_a_command_that_really_fails_stays_500(fresh_api):
     assert response.status_code == 500 and response.json()["error"] == "Command execution failed"
 
 
-async def test_state_conflicts_are_409(fresh_api):
+async def test_state_conflicts_are_409(fresh_api, fresh_sim):
     vmid = await create_ct(fresh_api)
-    response = await fresh_api.post("/api/v1/lxc/instances/start", json={"instance_ids": [vmid]})
+    running = await fresh_api.post("/api/v1/lxc/instances/start", json={"instance_ids": [vmid]})
+    assert running.status_code == 200 and running.json()["results"][vmid]["outcome"] == "already running"
+    fresh_sim.model.containers[vmid]["lock"] = "backup"
+    fresh_sim.model.save()
+    response = await fresh_api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [vmid]})
     assert response.status_code == 409
-    assert response.json() == {"code": 409, "name": "Conflict", "description": f"{vmid}: CT {vmid} already running"}
+    assert response.json() == {"code": 409, "name": "Conflict", "description": f"{vmid}: CT is locked (backup)"}
 
 
 # ------------------------------------------------------------------ 405 names every method of the path

@@ -115,3 +115,15 @@ def test_features_password_paths_flags():
     assert v.tail(None) == "all" and v.tail("20") == "20"
     with pytest.raises(v.Invalid):
         v.tail("-5")
+
+
+NUMBER_TRICKS = ["\u0661\u0660", "\uff18\uff10", "\u00b9\u2070", "1" * 5000, "+80", "8_0"]
+
+
+@pytest.mark.parametrize("text", NUMBER_TRICKS)
+def test_numbers_are_ascii_digits_only(text):
+    """str.isdigit and int() take other scripts' digits (and stop at 4,300 digits with a
+    ValueError naming the limit): each numeric field refuses them as Invalid."""
+    for check in (v.port, v.protocol, v.netmask_bits, lambda t: v.positive_int(t, "count")):
+        with pytest.raises(v.Invalid):
+            check(text)

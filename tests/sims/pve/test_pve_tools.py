@@ -190,3 +190,76 @@ async def test_unknown_key_is_refused(fresh_sim: SimEnv, tmp_path):
             client_keys=[str(tmp_path / "other")],
             known_hosts=str(fresh_sim.known_hosts),
         )
+
+
+async def _running_ct(ssh, vmid: int = 100, nesting: bool = False) -> None:
+    assert (await ssh(CREATE.format(vmid=vmid))).exit_status == 0
+    if nesting:
+        assert (await ssh(f"pct set {vmid} --features nesting=1,keyctl=1")).exit_status == 0
+    assert (await ssh(f"pct start {vmid}")).exit_status == 0
+
+
+async def test_apt_get_is_as_strict_as_debian_12(ssh):
+    """Unknown package (no lists yet, or not in bookworm): 100 and nothing done; a known package
+    that is not installed is only noted; remove leaves conffiles, which purge takes."""
+    await _running_ct(ssh)
+    before_update = await ssh("pct exec 100 -- apt-get remove -y docker.io")
+    assert before_update.exit_status == 100 and "Unable to locate package docker.io" in before_update.stderr
+    assert (await ssh("pct exec 100 -- apt-get update")).exit_status == 0
+    v2 = await ssh("pct exec 100 -- apt-get remove -y docker-compose-v2 curl")
+    assert v2.exit_status == 100 and "Unable to locate package docker-compose-v2" in v2.stderr
+    query = await ssh("pct exec 100 -- dpkg-query -W -f '${Package} ${Status}\\n' curl")
+    assert query.exit_status == 0 and query.stdout == "curl install ok installed\n"  # nothing was removed
+    noted = await ssh("pct exec 100 -- apt-get remove -y docker.io")
+    assert noted.exit_status == 0 and "Package 'docker.io' is not installed, so not removed" in noted.stdout
+    assert (await ssh("pct exec 100 -- apt-get install -y docker.io")).exit_status == 0
+    assert (await ssh("pct exec 100 -- apt-get remove -y docker.io")).exit_status == 0
+    left = await ssh("pct exec 100 -- dpkg-query -W -f '${Package} ${Status}\\n' docker.io nosuch")
+    assert left.exit_status == 1 and left.stdout == "docker.io deinstall ok config-files\n"
+    assert "dpkg-query: no packages found matching nosuch" in left.stderr
+    assert (await ssh("pct exec 100 -- apt-get purge -y docker.io")).exit_status == 0
+    gone = await ssh("pct exec 100 -- dpkg-query -W docker.io")
+    assert gone.exit_status == 1 and gone.stdout == ""
+
+
+async def test_docker_rm_prune_and_volumes_are_as_strict_as_docker(ssh):
+    await _running_ct(ssh, nesting=True)
+    assert (await ssh("pct exec 100 -- apt-get update")).exit_status == 0
+    assert (await ssh("pct exec 100 -- apt-get install -y docker.io")).exit_status == 0
+    run = "pct exec 100 -- docker run -d --name {name} -v {volume} nginx:1.27"
+    assert (await ssh(run.format(name="web", volume="webdata:/srv"))).exit_status == 0
+    assert (await ssh(run.format(name="tmp", volume="/scratch"))).exit_status == 0
+    ids = (await ssh("pct exec 100 -- docker ps -aq")).stdout.split()
+    assert len(ids) == 2 and all(len(i) == 12 for i in ids)
+    refused = await ssh("pct exec 100 -- docker rm web")
+    assert refused.exit_status == 1 and "You cannot remove a running container" in refused.stderr
+    pruned = await ssh("pct exec 100 -- docker system prune -a -f --volumes")
+    assert pruned.exit_status == 0  # running containers and their volumes are untouched
+    assert len((await ssh("pct exec 100 -- docker ps -aq")).stdout.split()) == 2
+    volumes = (await ssh("pct exec 100 -- docker volume ls -q")).stdout.split()
+    assert "webdata" in volumes and len(volumes) == 2
+    in_use = await ssh("pct exec 100 -- docker volume rm -f webdata")
+    assert in_use.exit_status == 1 and "volume is in use" in in_use.stderr
+    assert (await ssh("pct exec 100 -- docker rm -f -v " + " ".join(ids))).exit_status == 0
+    assert (await ssh("pct exec 100 -- docker volume ls -q")).stdout.split() == ["webdata"]  # -v: anonymous only
+    assert (await ssh("pct exec 100 -- docker volume rm webdata")).exit_status == 0
+    missing = await ssh("pct exec 100 -- docker volume rm webdata")
+    assert missing.exit_status == 1 and "no such volume" in missing.stderr
+
+
+async def test_pct_set_checks_tags_startup_and_addresses_like_pct(ssh):
+    assert (await ssh(CREATE.format(vmid=100))).exit_status == 0
+    for option in (
+        "--tags 'bad tag!'",
+        "--startup sometime",
+        "--net0 name=eth0,bridge=vmbr0,ip6=2001:db8::1",
+        "--net0 name=eth0,bridge=vmbr0,ip=10.0.0.5",
+        "--net0 name=eth0,bridge=vmbr0,gw6=10.0.0.1",
+    ):
+        refused = await ssh(f"pct set 100 {option}")
+        assert refused.exit_status != 0 and "400 Parameter verification failed" in refused.stderr, option
+    ok = await ssh("pct set 100 --tags 'web;prod' --startup order=1,up=5 --net0 name=eth0,bridge=vmbr0,ip6=auto")
+    assert ok.exit_status == 0, ok.stderr
+    config = (await ssh("pct config 100")).stdout
+    assert "tags: web;prod" in config and "startup: order=1,up=5" in config and "ip6=auto" in config
+    assert (await ssh("pct rollback 100")).exit_status != 0  # needs a snapshot name

@@ -1,0 +1,97 @@
+"""Long operations as jobs: `Prefer: respond-async` -> 202 and `/api/v1/jobs/{id}`, the container
+lease held until the host command ends, the record kept by the JobBook actor."""
+
+from __future__ import annotations
+
+from rayfleet.state import local_state
+from tests.deployments.lxc.simenv import SimEnv, create_ct, make_client
+from tests.polling import eventually
+
+ASYNC = {"Prefer": "respond-async"}
+
+
+async def test_backup_as_a_job_answers_202_and_records_the_result(tmp_path):
+    sim = SimEnv(tmp_path / "sim", op_delay=1.0)  # vzdump holds the container lock for 1 s
+    try:
+        with local_state():
+            client, app = make_client(sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
+            async with client:
+                vmid = await create_ct(client)
+                accepted = await client.post(f"/api/v1/lxc/instances/{vmid}/backup", json={}, headers=ASYNC)
+                assert accepted.status_code == 202, accepted.text
+                assert accepted.headers["preference-applied"] == "respond-async"
+                job_url = accepted.headers["location"]
+                assert job_url == f"/api/v1/jobs/{accepted.json()['job_id']}"
+                running = (await client.get(job_url)).json()
+                assert running["state"] == "running" and running["kind"] == "backup"
+                assert running["target"]["instance_id"] == vmid
+
+                # the container's lease is held by the job: a stop waits until vzdump has ended
+                stop = await client.post("/api/v1/lxc/instances/stop", json={"instance_ids": [vmid]})
+                assert stop.status_code == 200 and stop.json()["results"][vmid]["outcome"] == "stopped"
+
+                async def finished():
+                    job = (await client.get(job_url)).json()
+                    return job if job["state"] != "running" else None
+
+                job = await eventually(finished, timeout=30, what="the backup job finished")
+                assert job["state"] == "succeeded" and job["error"] is None, job
+                assert job["result"]["archive"].startswith("/var/lib/vz/dump/vzdump-lxc-")
+                assert job["finished"] >= job["started"]
+                listed = (await client.get("/api/v1/jobs")).json()
+                assert [j["id"] for j in listed] == [job["id"]]
+            await app.state.component.service.pool.close()
+    finally:
+        sim.stop()
+
+
+async def test_a_failing_job_records_the_status_the_route_would_answer(fresh_sim, tmp_path):
+    with local_state():
+        client, app = make_client(fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
+        async with client:
+            vmid = await create_ct(client)
+            sync = await client.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "nowhere"})
+            accepted = await client.post(
+                f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "nowhere"}, headers=ASYNC
+            )
+            assert accepted.status_code == 202
+
+            async def finished():
+                job = (await client.get(accepted.headers["location"])).json()
+                return job if job["state"] != "running" else None
+
+            job = await eventually(finished, timeout=30, what="the migrate job finished")
+            assert job["state"] == "failed" and job["error"]["status"] == sync.status_code != 200
+            # bad input is still refused before any job is made
+            both = await client.post(
+                f"/api/v1/lxc/instances/{vmid}/backup", json={"destination": "/x", "storage": "local"}, headers=ASYNC
+            )
+            assert both.status_code == 400
+            assert len((await client.get("/api/v1/jobs")).json()) == 1
+            assert (await client.get("/api/v1/jobs/" + "0" * 32)).status_code == 404
+            assert (await client.get("/api/v1/jobs/not-an-id")).status_code == 400
+        await app.state.component.service.pool.close()
+
+
+async def test_host_update_and_app_setup_as_jobs(fresh_sim, tmp_path):
+    with local_state():
+        client, app = make_client(fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
+        async with client:
+            vmid = await create_ct(client)
+            update = await client.post("/api/v1/px/update", json={}, headers=ASYNC)
+            setup = await client.post(
+                f"/api/v1/lxc/instances/{vmid}/app/setup", json={"enable_nesting": True}, headers=ASYNC
+            )
+            assert update.status_code == setup.status_code == 202
+
+            async def done(url):
+                job = (await client.get(url)).json()
+                return job if job["state"] != "running" else None
+
+            updated = await eventually(lambda: done(update.headers["location"]), timeout=30, what="px/update job")
+            assert updated["state"] == "succeeded" and "upgraded" in updated["result"]["output"]
+            assert updated["target"] == {"hosts": ["eu-south-1/az1"]}
+            installed = await eventually(lambda: done(setup.headers["location"]), timeout=60, what="app/setup job")
+            assert installed["state"] == "succeeded", installed
+            assert "docker.io" in fresh_sim.model.containers[vmid]["packages"]
+        await app.state.component.service.pool.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,15 @@ class Watch:
             ok,
             failed,
         )
+
+    def wait(self, what: str, check: Callable[[Sample], bool], timeout: float) -> Sample:
+        """Look every ``interval`` until ``check`` holds for a fresh sample; TimeoutError naming ``what``."""
+        deadline = time.monotonic() + timeout
+        while not check(last := self.sample()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{what} did not happen within {timeout:g}s (last look: {last})")
+            time.sleep(self.interval)
+        return last
 
     def worker_ips(self) -> list[str]:
         return sorted({n["ip"] for n in self.state().get("nodes") or [] if n.get("worker")})

@@ -100,10 +100,10 @@ def scale_up(fleet: Fleet, watch: Watch) -> str:
         eventually_sync(lambda: watch.worker_ips(), timeout=NODE_UP_S, interval=1.0, what="a worker node added")
         worker_ip = watch.worker_ips()[0]
         eventually_sync(
-            lambda: worker_ip in watch.sample().replica_ips,
+            lambda: (s := watch.sample()) and worker_ip in s.replica_ips and s.replicas > 2,
             timeout=NODE_UP_S,
             interval=1.0,
-            what="replicas on the worker node",
+            what="more replicas than the head holds running, on the worker node too",
         )
         return worker_ip
     finally:

@@ -65,6 +65,17 @@ def head_resources(config: dict[str, Any]) -> tuple[int, dict[str, float]]:
     return int(cpus), {k: float(v) for k, v in resources.items()}
 
 
+def monitor_env() -> dict[str, str]:
+    """What the head's autoscaler (its ``monitor`` process) needs: the fake provider switched on,
+    a quick update loop, and a metrics port of its own (Ray's fixed default, 44217, is taken by
+    any other Ray cluster on the machine, and the monitor then runs without its metrics)."""
+    return {
+        "RAY_FAKE_CLUSTER": "1",
+        "AUTOSCALER_UPDATE_INTERVAL_S": UPDATE_INTERVAL_S,
+        "AUTOSCALER_METRIC_PORT": str(free_port()),
+    }
+
+
 @dataclass
 class AutoscalingHead:
     """A head node started with Ray's cluster autoscaler and the fake multi-node provider."""
@@ -91,7 +102,7 @@ class AutoscalingHead:
                 node_ip=HEAD_IP,
                 num_cpus=cpus,
                 resources=resources,
-                env={**env, "RAY_FAKE_CLUSTER": "1", "AUTOSCALER_UPDATE_INTERVAL_S": UPDATE_INTERVAL_S},
+                env={**env, **monitor_env()},
                 extra_args=[f"--autoscaling-config={written}"],
             )
         except Exception:
@@ -149,13 +160,16 @@ def needs_slots(serve_config: dict[str, Any], app: str, slots: float = 1.0) -> d
 
 
 # Serve's side of the demonstration: quick to scale, so a test or a notebook sees it in minutes.
+# Half a request in progress per replica: on a loaded 2-core machine the clients cannot keep
+# many requests in flight, yet two in progress already ask for four replicas; one client
+# alone (at most one in progress) stays within the two the head holds.
 DEMO_AUTOSCALING = {
     "min_replicas": 2,
     "initial_replicas": 2,
     "max_replicas": 4,
-    "target_ongoing_requests": 1,
+    "target_ongoing_requests": 0.5,
     "upscale_delay_s": 2,
-    "downscale_delay_s": 10,
+    "downscale_delay_s": 20,
     "look_back_period_s": 2,
     "metrics_interval_s": 0.5,
 }

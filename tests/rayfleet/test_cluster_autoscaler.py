@@ -13,6 +13,7 @@ from rayfleet.cluster_autoscaler import (
     demo_serve_config,
     head_resources,
     load_config,
+    monitor_env,
     needs_slots,
 )
 from tests.conftest import ROOT
@@ -87,3 +88,9 @@ def test_autoscale_takes_the_shipped_variant_by_default_or_a_path(monkeypatch):
     for argv in (["up"], ["up", "--autoscale"], ["up", "--autoscale", "my.yaml"]):
         main(argv)
     assert seen == [None, DEFAULT_CONFIG, "my.yaml"]
+
+
+def test_the_monitor_gets_the_fake_provider_and_a_metrics_port_of_its_own():
+    env = monitor_env()
+    assert env["RAY_FAKE_CLUSTER"] == "1" and float(env["AUTOSCALER_UPDATE_INTERVAL_S"]) <= 5
+    assert int(env["AUTOSCALER_METRIC_PORT"]) != 44217

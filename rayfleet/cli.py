@@ -381,19 +381,27 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 class StatusJson(FleetReport):
-    """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, and the
-    head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit)."""
+    """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, the
+    head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit)
+    or its cluster autoscaler (``head.autoscaling``), and the live nodes under the autoscaler."""
 
     pid: int
     phase: str
     head: dict[str, Any] | None
+    nodes: list[dict[str, Any]] | None
 
 
 def status_report(state: dict[str, Any]) -> StatusJson:
     """What `rayfleet status --json` prints: `rayfleet.status.fleet_report` of what `up` recorded
     (its placement snapshot included), with `up`'s pid and phase."""
     report = asyncio.run(probed_report(Fleet.from_state(state), state.get("serve") or {}, state.get("serve_at")))
-    return {"pid": int(state["pid"]), "phase": str(state.get("phase", "up")), "head": state.get("head"), **report}
+    return {
+        "pid": int(state["pid"]),
+        "phase": str(state.get("phase", "up")),
+        "head": state.get("head"),
+        "nodes": state.get("nodes"),  # the live nodes, under the cluster autoscaler
+        **report,
+    }
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -94,9 +94,10 @@ def fleet() -> Iterator[Fleet]:
 def scale_up(fleet: Fleet, watch: Watch) -> tuple[str, Load]:
     """Heavy load on the head's direct listener until a worker node runs a replica; returns its
     address and the load (still running: the caller stops it)."""
-    heavy = Load(f"http://{HEAD_IP}:{fleet.direct_port}/generate", clients=24).start()
+    heavy = Load(f"http://{HEAD_IP}:{fleet.direct_port}/generate", clients=24)
     watch.loads.append(heavy)
     watch.set_phase("load")
+    heavy.start()
     eventually_sync(lambda: watch.worker_ips(), timeout=NODE_UP_S, interval=1.0, what="a worker node added")
     worker_ip = watch.worker_ips()[0]
     eventually_sync(
@@ -122,6 +123,8 @@ def answers_on_the_worker(fleet: Fleet, worker_ip: str) -> None:
         what="rayfleet status listing the worker",
     )
     assert url + "/" in report["direct_urls"], report
+    status = fleet.status()
+    assert status["head"]["autoscaling"] and worker_ip in [n["ip"] for n in status["nodes"] if n["worker"]], status
 
 
 def test_load_adds_a_node_replicas_answer_on_it_and_idle_time_removes_it(fleet):

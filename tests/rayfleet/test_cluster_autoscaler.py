@@ -94,3 +94,18 @@ def test_the_monitor_gets_the_fake_provider_and_a_metrics_port_of_its_own():
     env = monitor_env()
     assert env["RAY_FAKE_CLUSTER"] == "1" and float(env["AUTOSCALER_UPDATE_INTERVAL_S"]) <= 5
     assert int(env["AUTOSCALER_METRIC_PORT"]) != 44217
+
+
+def test_the_variant_is_what_rays_autoscaler_accepts():
+    """Ray's own checks, as its monitor applies them to the file it reads: the schema shipped in ray
+    and validate_config (`ray up`'s prepare_config is not run: the monitor reads the file as is)."""
+    import json
+    from pathlib import Path
+
+    import jsonschema
+    import ray
+    from ray.autoscaler._private.util import validate_config
+
+    config = load_config(ROOT / DEFAULT_CONFIG)
+    jsonschema.validate(config, json.loads((Path(ray.__file__).parent / "autoscaler" / "ray-schema.json").read_text()))
+    validate_config(config)

@@ -426,6 +426,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
     if report["console_url"]:
         print(f"console: {report['console_url']}")
+    if report["nodes"] is not None:
+        nodes = ", ".join(f"{n['ip']} ({'worker' if n['worker'] else 'head'})" for n in report["nodes"])
+        print(f"nodes under the cluster autoscaler: {nodes}")
     _print_data_planes(report)
     return worst
 

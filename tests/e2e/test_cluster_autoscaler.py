@@ -109,11 +109,21 @@ def scale_up(fleet: Fleet, watch: Watch) -> tuple[str, Load]:
     return worker_ip, heavy
 
 
+def healthz(client: httpx.Client, url: str) -> httpx.Response | None:
+    try:
+        return client.get(url + "/healthz")
+    except httpx.ConnectError:  # not listening yet
+        return None
+
+
 def answers_on_the_worker(fleet: Fleet, worker_ip: str) -> None:
     """The worker's own direct listener answers, from a replica of its own, and status lists it."""
     url = f"http://{worker_ip}:{fleet.direct_port}"
     with httpx.Client(timeout=30, trust_env=False) as client:
-        health = client.get(url + "/healthz")
+        # the replica's actor is alive before its listener is bound: wait until it listens
+        health = eventually_sync(
+            lambda: healthz(client, url), timeout=NODE_UP_S, interval=1.0, what="the worker's direct listener"
+        )
         answer = client.post(url + "/generate", json={"features": ["python"]})
     assert health.status_code == 200 and health.headers["x-rayfleet-replica"], health.text
     assert answer.status_code == 200 and "__pycache__" in answer.text, answer.text[:300]

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rayfleet.cluster_autoscaler import AUTOSCALE_ENV, DEFAULT_CONFIG, AutoscalingHead
 from rayfleet.gcs import FaultTolerantHead
 from rayfleet.status import Fleet, FleetReport, all_healthy, hand_to_platform, probed_report
 
@@ -196,7 +197,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     ray_started = False
-    head: FaultTolerantHead | None = None
+    head: FaultTolerantHead | AutoscalingHead | None = None
     try:
         run_prestart_hooks(names, state_dir())
         env_vars = dict(secrets)
@@ -209,7 +210,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         started = time.monotonic()
         stop.check()
         ray_started = True
-        head = _start_cluster(state)
+        head = _start_cluster(state, args.autoscale)
         stop.check()
         prepared = deploy.prepare(config, env_vars, project, host, port)
         fleet = Fleet.from_config(prepared, base, args.ingress)
@@ -240,17 +241,25 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_cluster(state: dict[str, Any]) -> FaultTolerantHead | None:
+def _start_cluster(state: dict[str, Any], autoscale: str | None = None) -> FaultTolerantHead | AutoscalingHead | None:
     """Join ``RAY_ADDRESS``; or start a head whose GCS keeps its tables in Redis
-    (``RAYFLEET_GCS_REDIS``: it survives the GCS's death); or a private in-process cluster."""
+    (``RAYFLEET_GCS_REDIS``: it survives the GCS's death); or a head under Ray's cluster
+    autoscaler (``autoscale``: a cluster config with the fake multi-node provider); or a
+    private in-process cluster."""
     from rayfleet import gcs
+    from rayfleet.paths import home
 
     joining = os.environ.get("RAY_ADDRESS")
+    if autoscale and joining:
+        raise SystemExit("rayfleet up: --autoscale starts its own head; unset RAY_ADDRESS")
     state["ray_auth_token_path"] = ray_auth(joining, state_dir())
-    storage = None if joining else gcs.storage_from_env()
-    head = None
+    storage = None if joining or autoscale else gcs.storage_from_env()
+    head: FaultTolerantHead | AutoscalingHead | None = None
     if storage is not None:
         head = gcs.FaultTolerantHead.start(storage, env={})
+    elif autoscale:
+        head = AutoscalingHead.start(home() / autoscale, env={})
+    if head is not None:
         state["head"] = head.status()
     start_ray(head.address if head is not None else joining)
     state["ray_address"] = _gcs_address()
@@ -261,7 +270,9 @@ def _announce(state: dict[str, Any], urls: dict[str, dict[str, str | None]], fle
     """What `up` prints once everything is healthy."""
     _print_table(urls, state["direct"])
     _print_data_planes(asyncio.run(probed_report(fleet, {})))
-    if "head" in state:
+    if state.get("head", {}).get("autoscaling"):
+        print(f"head node: Ray's cluster autoscaler with {state['head']['config']} (fake multi-node provider)")
+    elif "head" in state:
         head = state["head"]
         print(f"head node: GCS tables in Redis {head['redis']} (namespace {head['namespace']}), restarted if it dies")
     print(f"keys and tokens: {secrets} (mode 0600)")
@@ -269,9 +280,10 @@ def _announce(state: dict[str, Any], urls: dict[str, dict[str, str | None]], fle
     sys.stdout.flush()
 
 
-def _watch(state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | None = None) -> None:
+def _watch(state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | AutoscalingHead | None = None) -> None:
     """Until stopped: refresh the state file with Serve's view (replicas, nodes) every 2 s,
-    and the head's GCS keeper's view when there is one."""
+    the head's GCS keeper's view when there is one, and the live nodes under the autoscaler."""
+    from rayfleet.cluster_autoscaler import cluster_nodes
     from rayfleet.placement import snapshot
 
     while not stop.set:
@@ -279,6 +291,8 @@ def _watch(state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | Non
             state["head"] = head.status()
         try:
             state["serve"] = snapshot(state["apps"])
+            if isinstance(head, AutoscalingHead):
+                state["nodes"] = cluster_nodes()
             state["serve_at"] = time.time()
         except Exception as exc:  # Ray busy or restarting: keep the last snapshot
             state["serve_error"] = f"{type(exc).__name__}: {exc}"
@@ -370,19 +384,27 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 class StatusJson(FleetReport):
-    """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, and the
-    head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit)."""
+    """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, the
+    head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit)
+    or its cluster autoscaler (``head.autoscaling``), and the live nodes under the autoscaler."""
 
     pid: int
     phase: str
     head: dict[str, Any] | None
+    nodes: list[dict[str, Any]] | None
 
 
 def status_report(state: dict[str, Any]) -> StatusJson:
     """What `rayfleet status --json` prints: `rayfleet.status.fleet_report` of what `up` recorded
     (its placement snapshot included), with `up`'s pid and phase."""
     report = asyncio.run(probed_report(Fleet.from_state(state), state.get("serve") or {}, state.get("serve_at")))
-    return {"pid": int(state["pid"]), "phase": str(state.get("phase", "up")), "head": state.get("head"), **report}
+    return {
+        "pid": int(state["pid"]),
+        "phase": str(state.get("phase", "up")),
+        "head": state.get("head"),
+        "nodes": state.get("nodes"),  # the live nodes, under the cluster autoscaler
+        **report,
+    }
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -407,6 +429,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
     if report["console_url"]:
         print(f"console: {report['console_url']}")
+    if report["nodes"] is not None:
+        nodes = ", ".join(f"{n['ip']} ({'worker' if n['worker'] else 'head'})" for n in report["nodes"])
+        print(f"nodes under the cluster autoscaler: {nodes}")
     _print_data_planes(report)
     return worst
 
@@ -419,6 +444,14 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--only", nargs="*", help="deploy only these applications")
     up.add_argument("--ingress", choices=INGRESS_MODES, default=os.environ.get("RAYFLEET_INGRESS", "proxy"))
     up.add_argument("--timeout", type=float, default=240.0)
+    up.add_argument(
+        "--autoscale",
+        nargs="?",
+        const=DEFAULT_CONFIG,
+        default=os.environ.get(AUTOSCALE_ENV) or None,
+        metavar="CLUSTER_YAML",
+        help=f"start the head under Ray's cluster autoscaler (fake multi-node provider; default {DEFAULT_CONFIG})",
+    )
     up.set_defaults(func=cmd_up)
     down = sub.add_parser("down", help="stop the running `rayfleet up`")
     down.add_argument("--timeout", type=float, default=60.0)

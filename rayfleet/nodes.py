@@ -108,8 +108,8 @@ def _ports_args() -> list[str]:
 def start_node(name: str, root: Path, *, attempts: int = 3, **options: Any) -> tuple[Node, str]:
     """`ray start` a head (no ``head_address``) or a worker joining it; returns (node, GCS address).
 
-    ``options``: ``head_address``, ``num_cpus``, ``node_ip``, ``resources``, ``env``, ``extra_args``,
-    ``timeout`` (see `_start_node_once`). `ray start` gives a raylet 30 s to register
+    ``options``: ``head_address``, ``port`` (a head's GCS port; a free one by default), ``num_cpus``,
+    ``node_ip``, ``resources``, ``env``, ``extra_args``, ``timeout`` (see `_start_node_once`). `ray start` gives a raylet 30 s to register
     (fixed in Ray 2.60); on a loaded machine that can run out, so a failed start is
     cleaned up and retried.
     """
@@ -127,6 +127,7 @@ def _start_node_once(
     root: Path,
     *,
     head_address: str | None = None,
+    port: int | None = None,
     num_cpus: float = 1,
     node_ip: str = "127.0.0.1",
     resources: dict[str, float] | None = None,
@@ -142,7 +143,7 @@ def _start_node_once(
     cmd += ["--resources", json.dumps(resources or {}), "--disable-usage-stats", "--temp-dir", str(temp_dir)]
     cmd += _ports_args() + list(extra_args or [])
     if head_address is None:
-        port = free_port()
+        port = port or free_port()
         address = f"{node_ip}:{port}"
         cmd += ["--head", "--port", str(port), "--include-dashboard", "false"]
         cmd += ["--ray-client-server-port", str(free_port()), "--dashboard-port", str(free_port())]

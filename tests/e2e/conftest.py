@@ -8,7 +8,11 @@ applications deployed while developing one component.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -63,3 +67,12 @@ def needs_app(cluster: Launched, name: str) -> None:
 def http(serve_url: str):
     with httpx.Client(base_url=serve_url, timeout=30.0, trust_env=False) as client:
         yield client
+
+
+def status_json(state_dir: Path) -> dict:
+    """`rayfleet status --json` of the `rayfleet up` whose state folder is ``state_dir``."""
+    env = {**os.environ, "RAYFLEET_STATE_DIR": str(state_dir)}
+    out = subprocess.run(
+        [sys.executable, "-m", "rayfleet.cli", "status", "--json"], env=env, capture_output=True, text=True, timeout=60
+    )
+    return json.loads(out.stdout)

@@ -29,6 +29,7 @@ import yaml
 from rayfleet import nodes
 from rayfleet.launcher import Launched, launch
 from tests.conftest import ROOT
+from tests.e2e.conftest import status_json
 from tests.polling import NotYet, eventually_sync
 
 HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"
@@ -61,15 +62,7 @@ class Cluster:
         self.head, self.worker, self.address, self.env, self.up = head, worker, address, env, up
 
     def status(self) -> dict:
-        env = {**os.environ, "RAYFLEET_STATE_DIR": str(self.up.state_dir)}
-        out = subprocess.run(
-            [sys.executable, "-m", "rayfleet.cli", "status", "--json"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        return json.loads(out.stdout)
+        return status_json(self.up.state_dir)
 
     def placement(self) -> dict:
         """The placement snapshot `rayfleet up` keeps in its state file (refreshed every 2 s)."""

@@ -124,6 +124,7 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
         "pid",
         "phase",
         "head",
+        "nodes",
         "ingress",
         "base_url",
         "console_url",
@@ -131,6 +132,7 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
         "components",
     ]
     assert out["head"] is None  # the GCS in memory: no RAYFLEET_GCS_REDIS
+    assert out["nodes"] is None  # no cluster autoscaler
     assert out["running"] is True and out["pid"] == os.getpid() and out["console_url"] == nothing + "/"
     assert out["components"]["asn"]["health_status"] == {"serve": 0, "direct": 0}
     assert out["components"]["asn"]["direct_urls"] == ["http://127.0.0.2:1/", "http://127.0.0.3:1/"]
@@ -138,6 +140,16 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
     assert cli.main(["status"]) == 1
     text = capsys.readouterr().out
     assert "webfilter    unhealthy" in text and f"console: {nothing}/" in text
+    assert "cluster autoscaler" not in text
+    state["nodes"] = [
+        {"node_id": "h", "ip": "127.0.0.2", "worker": False},
+        {"node_id": "w", "ip": "192.0.2.2", "worker": True},
+    ]
+    (tmp_path / "rayfleet.json").write_text(json.dumps(state))
+    cli.main(["status", "--json"])
+    assert [n["ip"] for n in json.loads(capsys.readouterr().out)["nodes"]] == ["127.0.0.2", "192.0.2.2"]
+    cli.main(["status"])
+    assert "nodes under the cluster autoscaler: 127.0.0.2 (head), 192.0.2.2 (worker)" in capsys.readouterr().out
 
 
 def test_children_pass_through_only_named_entries():

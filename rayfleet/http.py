@@ -189,12 +189,15 @@ class BodyTooLarge(HTTPException):
 
 
 class BodyLimitMiddleware:
-    """A cap on request bodies, checked before anything parses them.
+    """A cap on request bodies, checked before anything parses them, whatever the framing.
 
-    A declared ``Content-Length`` over `limit` is refused at once, without reading;
-    a body without one is counted as it arrives and refused the moment it passes the
-    cap. `refuse(limit)` builds the component's own 413 answer (any ASGI app, e.g. a
-    ``JSONResponse`` in the component's error shape).
+    A declared ``Content-Length`` over `limit` is refused at once, without reading; a
+    body without one (``Transfer-Encoding: chunked``) is counted as it arrives and
+    refused the moment it passes the cap, so it is never held whole. `refuse(limit)`
+    builds the component's own 413 answer (any ASGI app, e.g. a ``JSONResponse`` in the
+    component's error shape; `rayfleet.errors.install_body_cap` renders it with the
+    app's own handlers). A refused answer carries ``Connection: close``: the server
+    stops reading the rest of the body instead of draining it.
     """
 
     def __init__(self, app: ASGIApp, limit: int, refuse: Callable[[int], ASGIApp]) -> None:
@@ -208,7 +211,7 @@ class BodyLimitMiddleware:
             return
         declared = next((v for k, v in scope.get("headers", ()) if k == b"content-length"), None)
         if declared is not None and declared.isdigit() and (len(declared) > 18 or int(declared) > self.limit):
-            await self.refuse(self.limit)(scope, receive, send)
+            await self.refuse(self.limit)(scope, receive, _closing(send))
             return
         seen = 0
         started = False
@@ -225,11 +228,23 @@ class BodyLimitMiddleware:
         async def tracked(message: Message) -> None:
             nonlocal started
             started = started or message["type"] == "http.response.start"
-            await send(message)
+            await (_closing(send) if seen > self.limit else send)(message)
 
         try:
             await self.app(scope, counted, tracked)
         except BodyTooLarge:
             if started:
                 raise
-            await self.refuse(self.limit)(scope, receive, send)
+            await self.refuse(self.limit)(scope, receive, _closing(send))
+
+
+def _closing(send: Send) -> Send:
+    """``send`` with ``Connection: close`` on the response start."""
+
+    async def closing(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [h for h in message.get("headers", []) if h[0].lower() != b"connection"]
+            message["headers"] = [*headers, (b"connection", b"close")]
+        await send(message)
+
+    return closing

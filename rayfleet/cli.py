@@ -17,6 +17,7 @@ from rayfleet.gcs import FaultTolerantHead
 from rayfleet.status import Fleet, FleetReport, all_healthy, hand_to_platform, probed_report
 
 INGRESS_MODES = ("proxy", "haproxy")
+FRONT_MODES = ("haproxy", "none")
 
 
 def state_dir() -> Path:
@@ -34,6 +35,37 @@ def _host_port() -> tuple[str, int]:
     return os.environ.get("RAYFLEET_HOST", "127.0.0.1"), int(os.environ.get("RAYFLEET_PORT", "8000"))
 
 
+def _default_front() -> str:
+    """``RAYFLEET_FRONT``, else ``config/front.yaml``'s ``enabled`` (HAProxy by default)."""
+    from rayfleet.front import FrontSpec
+    from rayfleet.paths import home
+
+    if os.environ.get("RAYFLEET_FRONT"):
+        return os.environ["RAYFLEET_FRONT"]
+    return "haproxy" if FrontSpec.load(home() / "config/front.yaml").enabled else "none"
+
+
+def _start_front(args: argparse.Namespace, host: str, port: int, state: dict[str, Any]) -> tuple[Any, str, int]:
+    """HAProxy on ``host:port`` in front of Serve, which moves to a loopback port of its own
+    (`rayfleet.front`); returns (the front or None, Serve's host, Serve's port). Only with
+    Serve's own proxy: in ``--ingress haproxy`` mode Serve's HAProxy holds the port."""
+    from rayfleet.front import BACKEND_HOST, Front, FrontSpec
+    from rayfleet.launcher import free_port
+    from rayfleet.paths import home
+
+    if args.front == "none" or args.ingress != "proxy":
+        return None, host, port
+    serve_port = free_port()
+    # Serve's proxy takes the client address from X-Forwarded-For only when HAProxy (loopback) sent it;
+    # HAProxy replaces whatever the client put there with the socket peer
+    os.environ["FORWARDED_ALLOW_IPS"] = BACKEND_HOST
+    front = Front(FrontSpec.load(home() / "config/front.yaml"), (host, port), serve_port, state_dir())
+    front.start()
+    state["front_status"] = front.view()
+    _write_state(state)
+    return front, BACKEND_HOST, serve_port
+
+
 def _apply_ingress_mode(mode: str) -> None:
     """Serve reads these at start: they must be in the environment before Ray starts.
 
@@ -47,8 +79,14 @@ def _apply_ingress_mode(mode: str) -> None:
     """
     os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     if mode == "haproxy":
+        from rayfleet.front import FrontSpec
+        from rayfleet.paths import home
+
         os.environ["RAY_SERVE_ENABLE_HA_PROXY"] = "1"
         os.environ["RAY_SERVE_ENABLE_DIRECT_INGRESS"] = "1"
+        # Serve's HAProxy: only its client timeout is settable (default 3600 s); ours bounds it
+        spec = FrontSpec.load(home() / "config/front.yaml")
+        os.environ.setdefault("RAY_SERVE_HAPROXY_TIMEOUT_CLIENT_S", str(max(1, round(spec.client_timeout))))
     else:
         os.environ.pop("RAY_SERVE_ENABLE_HA_PROXY", None)
 
@@ -155,6 +193,23 @@ class _StopFlag:
             raise _Stop
 
 
+def _initial_state(args: argparse.Namespace, base: str, names: list[str], secrets_path: Path) -> dict[str, Any]:
+    """The state file as `up` first writes it (before anything starts)."""
+    from rayfleet.catalog import PLATFORM
+
+    return {
+        "pid": os.getpid(),
+        "phase": "starting",
+        "base_url": base,
+        "apps": [n for n in names if n not in PLATFORM],  # the components
+        "platform": [n for n in names if n in PLATFORM],  # the console
+        "ingress": args.ingress,
+        "front": args.front if args.ingress == "proxy" else "none",
+        "secrets": str(secrets_path),
+        "started": time.time(),
+    }
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     """Deploy, wait until healthy, then serve until `down` (SIGTERM) or Ctrl-C.
 
@@ -178,22 +233,14 @@ def cmd_up(args: argparse.Namespace) -> int:
         print("no built application in serve.yaml", file=sys.stderr)
         return 2
     base = deploy.base_url(host, port)
-    state = {
-        "pid": os.getpid(),
-        "phase": "starting",
-        "base_url": base,
-        "apps": [n for n in names if n not in PLATFORM],  # the components
-        "platform": [n for n in names if n in PLATFORM],  # the console
-        "ingress": args.ingress,
-        "secrets": str(secrets_path),
-        "started": time.time(),
-    }
+    state = _initial_state(args, base, names, secrets_path)
     _write_state(state)
     stop = _StopFlag()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     ray_started = False
     head: FaultTolerantHead | None = None
+    front = None
     try:
         run_prestart_hooks(names, state_dir())
         env_vars = dict(secrets)
@@ -204,11 +251,12 @@ def cmd_up(args: argparse.Namespace) -> int:
         env_vars["RAYFLEET_HOST"], env_vars["RAYFLEET_PORT"] = host, str(port)
         _apply_ingress_mode(args.ingress)
         started = time.monotonic()
+        front, serve_host, serve_port = _start_front(args, host, port, state)
         stop.check()
         ray_started = True
         head = _start_cluster(state)
         stop.check()
-        prepared = deploy.prepare(config, env_vars, project, host, port)
+        prepared = deploy.prepare(config, env_vars, project, serve_host, serve_port)
         fleet = Fleet.from_config(prepared, base, args.ingress)
         hand_to_platform(prepared, fleet)
         state["direct"] = fleet.direct
@@ -224,7 +272,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         _write_state(state)
         print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
         _announce(state, deploy.app_urls(base, names), fleet, secrets_path)
-        _watch(state, stop, head)
+        _watch(state, stop, head, front)
     except _Stop:
         pass
     finally:
@@ -234,6 +282,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         _shutdown(ray_started, joined=bool(os.environ.get("RAY_ADDRESS")))
         if head is not None:
             head.stop(forget=True)
+        if front is not None:
+            front.stop()
     return 0
 
 
@@ -266,14 +316,16 @@ def _announce(state: dict[str, Any], urls: dict[str, dict[str, str | None]], fle
     sys.stdout.flush()
 
 
-def _watch(state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | None = None) -> None:
+def _watch(state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | None = None, front: Any = None) -> None:
     """Until stopped: refresh the state file with Serve's view (replicas, nodes) every 2 s,
-    and the head's GCS keeper's view when there is one."""
+    the head's GCS keeper's view when there is one, and the front's (HAProxy) supervision."""
     from rayfleet.placement import snapshot
 
     while not stop.set:
         if head is not None:
             state["head"] = head.status()
+        if front is not None:
+            state["front_status"] = front.view()
         try:
             state["serve"] = snapshot(state["apps"])
             state["serve_at"] = time.time()
@@ -367,19 +419,27 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 class StatusJson(FleetReport):
-    """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, and the
-    head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit)."""
+    """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, the
+    head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit),
+    and the front (``front``: HAProxy's address, Serve's internal port, its supervision)."""
 
     pid: int
     phase: str
     head: dict[str, Any] | None
+    front: dict[str, Any] | None
 
 
 def status_report(state: dict[str, Any]) -> StatusJson:
     """What `rayfleet status --json` prints: `rayfleet.status.fleet_report` of what `up` recorded
     (its placement snapshot included), with `up`'s pid and phase."""
     report = asyncio.run(probed_report(Fleet.from_state(state), state.get("serve") or {}, state.get("serve_at")))
-    return {"pid": int(state["pid"]), "phase": str(state.get("phase", "up")), "head": state.get("head"), **report}
+    return {
+        "pid": int(state["pid"]),
+        "phase": str(state.get("phase", "up")),
+        "head": state.get("head"),
+        "front": state.get("front_status"),
+        **report,
+    }
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -404,6 +464,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
     if report["console_url"]:
         print(f"console: {report['console_url']}")
+    if report["front"]:
+        front = report["front"]
+        states = ",".join(f"{c['state']} restarts={c['restarts']}" for c in front["children"])
+        print(f"front: {front['kind']} {front['address']} -> Serve 127.0.0.1:{front['serve_port']} ({states})")
     _print_data_planes(report)
     return worst
 
@@ -415,6 +479,12 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--config", default="serve.yaml")
     up.add_argument("--only", nargs="*", help="deploy only these applications")
     up.add_argument("--ingress", choices=INGRESS_MODES, default=os.environ.get("RAYFLEET_INGRESS", "proxy"))
+    up.add_argument(
+        "--front",
+        choices=FRONT_MODES,
+        default=None,
+        help="HAProxy on the public port, closing idle and slow clients (config/front.yaml); default: haproxy",
+    )
     up.add_argument("--timeout", type=float, default=240.0)
     up.set_defaults(func=cmd_up)
     down = sub.add_parser("down", help="stop the running `rayfleet up`")
@@ -424,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     status.add_argument("--json", action="store_true", help="machine-readable: URLs, health, replicas, nodes")
     status.set_defaults(func=cmd_status)
     args = parser.parse_args(argv)
+    if getattr(args, "front", "") is None:
+        args.front = _default_front()
     return int(args.func(args))
 
 

@@ -36,6 +36,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+LINGER = 1.0
+"""Seconds a rejected connection is still read (and dropped) after its answer, before it is closed."""
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
 
@@ -144,7 +146,14 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if cycle is not None:
             cycle.disconnected = True
             cycle.message_event.set()
-        self.transport.close()
+        if self.transport.can_write_eof() and not self.transport.is_closing():
+            # a lingering close: the answer is followed by FIN, what the client still sends is
+            # read and dropped for a moment, so its kernel does not discard the answer on a reset
+            self.flow.resume_reading()
+            self.transport.write_eof()
+            self.loop.call_later(LINGER, self.transport.close)
+        else:
+            self.transport.close()
 
     def _on_read_timeout(self) -> None:
         self._read_timer = None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import ipaddress
 import socket
@@ -19,6 +18,7 @@ from rayfleet.autoscaling import direct_aware_policy
 from rayfleet.direct import DirectServer, DirectSpec, attach
 from rayfleet.launcher import free_port
 from tests.polling import eventually
+from tests.rayfleet.slow_client import trickle
 
 
 def make_app(tag: str = "a") -> FastAPI:
@@ -131,31 +131,6 @@ async def test_a_body_shorter_than_announced_gets_408(servers):
         port, b"POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 11\r\n\r\n" + b"x" * 11, wait=1.0
     )
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"size":11}')
-
-
-async def trickle(port: int, head: bytes, piece: bytes, every: float, give_up: float = 5.0) -> tuple[bytes, bool]:
-    """Send `head`, then `piece` every `every` seconds (a slow client) until the server closes
-    the connection; returns what it answered and whether it closed within `give_up` seconds."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    answer = asyncio.ensure_future(reader.read(-1))
-    try:
-        writer.write(head)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + give_up
-        while not answer.done() and loop.time() < deadline:
-            with contextlib.suppress(ConnectionError):
-                writer.write(piece)
-                await writer.drain()
-            await asyncio.wait([answer], timeout=every)
-        if not answer.done():
-            return b"", False
-        try:
-            return answer.result(), True
-        except ConnectionError:  # reset: closed as well
-            return b"", True
-    finally:
-        answer.cancel()
-        writer.close()
 
 
 TIGHT = {"idle_timeout": 0.4, "read_timeout": 0.6, "keep_alive": 0.4, "body_timeout": 0.6, "body_min_rate": 64.0}

@@ -35,23 +35,27 @@ def _host_port() -> tuple[str, int]:
     return os.environ.get("RAYFLEET_HOST", "127.0.0.1"), int(os.environ.get("RAYFLEET_PORT", "8000"))
 
 
-def _default_front() -> str:
-    """``RAYFLEET_FRONT``, else ``config/front.yaml``'s ``enabled`` (HAProxy by default)."""
+def _front_spec() -> Any:
+    """The front's settings: ``RAYFLEET_FRONT_CONFIG``, default ``config/front.yaml``."""
     from rayfleet.front import FrontSpec
     from rayfleet.paths import home
 
+    return FrontSpec.load(os.environ.get("RAYFLEET_FRONT_CONFIG") or home() / "config/front.yaml")
+
+
+def _default_front() -> str:
+    """``RAYFLEET_FRONT``, else the front config's ``enabled`` (HAProxy by default)."""
     if os.environ.get("RAYFLEET_FRONT"):
         return os.environ["RAYFLEET_FRONT"]
-    return "haproxy" if FrontSpec.load(home() / "config/front.yaml").enabled else "none"
+    return "haproxy" if _front_spec().enabled else "none"
 
 
 def _start_front(args: argparse.Namespace, host: str, port: int, state: dict[str, Any]) -> tuple[Any, str, int]:
     """HAProxy on ``host:port`` in front of Serve, which moves to a loopback port of its own
     (`rayfleet.front`); returns (the front or None, Serve's host, Serve's port). Only with
     Serve's own proxy: in ``--ingress haproxy`` mode Serve's HAProxy holds the port."""
-    from rayfleet.front import BACKEND_HOST, Front, FrontSpec
+    from rayfleet.front import BACKEND_HOST, Front
     from rayfleet.launcher import free_port
-    from rayfleet.paths import home
 
     if args.front == "none" or args.ingress != "proxy":
         return None, host, port
@@ -59,7 +63,7 @@ def _start_front(args: argparse.Namespace, host: str, port: int, state: dict[str
     # Serve's proxy takes the client address from X-Forwarded-For only when HAProxy (loopback) sent it;
     # HAProxy replaces whatever the client put there with the socket peer
     os.environ["FORWARDED_ALLOW_IPS"] = BACKEND_HOST
-    front = Front(FrontSpec.load(home() / "config/front.yaml"), (host, port), serve_port, state_dir())
+    front = Front(_front_spec(), (host, port), serve_port, state_dir())
     front.start()
     state["front_status"] = front.view()
     _write_state(state)
@@ -79,13 +83,10 @@ def _apply_ingress_mode(mode: str) -> None:
     """
     os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     if mode == "haproxy":
-        from rayfleet.front import FrontSpec
-        from rayfleet.paths import home
-
         os.environ["RAY_SERVE_ENABLE_HA_PROXY"] = "1"
         os.environ["RAY_SERVE_ENABLE_DIRECT_INGRESS"] = "1"
         # Serve's HAProxy: only its client timeout is settable (default 3600 s); ours bounds it
-        spec = FrontSpec.load(home() / "config/front.yaml")
+        spec = _front_spec()
         os.environ.setdefault("RAY_SERVE_HAPROXY_TIMEOUT_CLIENT_S", str(max(1, round(spec.client_timeout))))
     else:
         os.environ.pop("RAY_SERVE_ENABLE_HA_PROXY", None)

@@ -54,11 +54,11 @@ class FrontSpec:
     enabled: bool = True
     request_timeout: float = 15.0  # no request, or headers (+ first body buffer) not complete: 408
     keep_alive: float = 10.0  # idle between two requests
-    client_timeout: float = 30.0  # any client silence (a trickled body past its first buffer)
-    server_timeout: float = 310.0  # Serve's silence; above serve.yaml's request_timeout_s
+    client_timeout: float = 30.0  # client silence while HAProxy waits on it (answer being sent, closing)
+    server_timeout: float = 310.0  # Serve's silence (504), and a body stopped after its first buffer
     connect_timeout: float = 5.0
     max_connections: int = 4096
-    max_connections_per_client: int = 256  # open at once from one address; more are refused
+    max_connections_per_client: int = 1024  # open at once from one address; more are refused
 
     def __post_init__(self) -> None:
         timeouts = (self.request_timeout, self.keep_alive, self.client_timeout, self.server_timeout)

@@ -114,6 +114,16 @@ backend serve
 """
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the thread that started it ends (`rayfleet up`
+    killed outright must not leave HAProxy holding the public port)."""
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 async def _listening(host: str, port: int) -> bool:
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 2)
@@ -137,7 +147,14 @@ class Front:
     async def _spawn(self) -> Child:
         with open(self.log, "ab") as out:
             proc = await asyncio.create_subprocess_exec(
-                HAPROXY, "-db", "-f", str(self.config), stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL
+                HAPROXY,
+                "-db",
+                "-f",
+                str(self.config),
+                stdout=out,
+                stderr=out,
+                stdin=asyncio.subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
             )
         host = "127.0.0.1" if self.bind[0] in ("0.0.0.0", "::", "") else self.bind[0]
         for _ in range(100):
@@ -165,6 +182,8 @@ class Front:
         """Write the config, check it (``haproxy -c``), start HAProxy and supervise it."""
         import subprocess
 
+        if not Path(HAPROXY).exists():
+            raise RuntimeError("haproxy is not installed: run scripts/system-deps.sh, or start with --front none")
         self.config.parent.mkdir(parents=True, exist_ok=True)
         self.config.write_text(render(self.spec, self.bind, self.backend_port))
         check = subprocess.run([HAPROXY, "-c", "-q", "-f", str(self.config)], capture_output=True, text=True)

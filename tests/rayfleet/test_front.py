@@ -160,3 +160,32 @@ def test_config_front_yaml_is_valid_and_checked_by_haproxy(tmp_path):
         bad = tmp_path / "bad.yaml"
         bad.write_text("request_timout: 3\n")
         FrontSpec.load(bad)
+
+
+def test_haproxy_does_not_outlive_a_killed_owner(front, tmp_path):
+    import subprocess
+    import sys
+
+    _, backend = front
+    script = (
+        "import sys, time; from pathlib import Path; from rayfleet.front import Front, FrontSpec; "
+        "from rayfleet.launcher import free_port; "
+        f"f = Front(FrontSpec(), ('127.0.0.1', free_port()), {backend}, Path({str(tmp_path)!r})); f.start(); "
+        "print(f.statuses()[0]['pid'], flush=True); time.sleep(60)"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        pid = int(owner.stdout.readline())
+        os.kill(pid, 0)  # HAProxy runs
+    finally:
+        owner.kill()  # SIGKILL: no cleanup of its own
+        owner.wait()
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z"
+
+    eventually_sync(gone, timeout=10, what="haproxy ended with its owner")

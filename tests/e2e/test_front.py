@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -39,7 +40,7 @@ def test_requests_go_through_the_front_and_status_shows_it_supervised(fronted: L
     assert httpx.get(f"http://127.0.0.1:{public}/ignore/healthz").status_code == 200
     status = subprocess.run(
         [sys.executable, "-m", "rayfleet.cli", "status", "--json"],
-        env={**__import__("os").environ, "RAYFLEET_STATE_DIR": str(fronted.state_dir)},
+        env={**os.environ, "RAYFLEET_STATE_DIR": str(fronted.state_dir)},
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -36,6 +36,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from rayfleet.http import declares_body
+
 LINGER = 1.0
 """Seconds a rejected connection is still read (and dropped) after its answer, before it is closed."""
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
@@ -197,18 +199,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm()
         super().on_headers_complete()
-        if not self._rejected and self._expects_body():
+        if not self._rejected and declares_body(self.headers):
             self._body_received = 0
             self._body_deadline = self.loop.time() + self.limits.body_timeout
             self._arm()
-
-    def _expects_body(self) -> bool:
-        for name, value in self.headers:
-            if name == b"content-length":
-                return value.strip() not in (b"0", b"")
-            if name == b"transfer-encoding":
-                return True
-        return False
 
     def on_body(self, body: bytes) -> None:
         if self._read_timer is not None:

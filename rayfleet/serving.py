@@ -113,11 +113,27 @@ def replica_id() -> str:
         return "local"
 
 
+PROXY_BODY_SETTINGS = {
+    "read_timeout": "RAYFLEET_PROXY_READ_TIMEOUT",
+    "body_timeout": "RAYFLEET_PROXY_BODY_TIMEOUT",
+    "min_rate": "RAYFLEET_PROXY_BODY_MIN_RATE",
+}
+"""`BodyPaceMiddleware`'s settings in Serve's proxy: environment variables (serve.yaml
+``controller_options.runtime_env``), seconds and bytes per second; unset ones keep the defaults."""
+
+
 def proxy_middlewares() -> list[Any]:
-    """Middleware for Serve's HTTP proxy: the replica's ``X-Request-ID`` wins over the proxy's."""
+    """Middleware for Serve's HTTP proxy: a request body must keep coming (`BodyPaceMiddleware`,
+    408 and the connection closed otherwise: Serve's uvicorn has no body timeout), and the
+    replica's ``X-Request-ID`` wins over the proxy's."""
+    import os
+
     from starlette.middleware import Middleware
 
-    return [Middleware(FirstRequestIdMiddleware)]
+    from rayfleet.http import BodyPaceMiddleware
+
+    pace = {key: float(os.environ[env]) for key, env in PROXY_BODY_SETTINGS.items() if os.environ.get(env)}
+    return [Middleware(BodyPaceMiddleware, **pace), Middleware(FirstRequestIdMiddleware)]
 
 
 def with_request_ids(app: Any) -> Any:

@@ -1,5 +1,6 @@
-"""The front (rayfleet.front): a real HAProxy in front of a plain uvicorn app, as Serve's proxy
-is (uvicorn, keep-alive its only connection knob), closing silent and slow clients."""
+"""The front (rayfleet.front): a real HAProxy in front of uvicorn running the app inside the
+middleware Serve's proxy runs (Ray's stack and rayfleet.serving.proxy_middlewares, whose
+BodyPaceMiddleware bounds a body's pace): silent and slow clients are closed."""
 
 from __future__ import annotations
 
@@ -22,9 +23,7 @@ from tests.conftest import ROOT, in_ci
 from tests.polling import eventually, eventually_sync
 from tests.rayfleet.slow_client import trickle
 
-QUICK = FrontSpec(
-    request_timeout=0.5, keep_alive=0.5, client_timeout=0.8, server_timeout=2.0, max_connections_per_client=3
-)
+QUICK = FrontSpec(request_timeout=0.5, keep_alive=0.5, client_timeout=0.8, server_timeout=2.0)
 
 
 def backend_app() -> FastAPI:
@@ -44,11 +43,22 @@ def backend_app() -> FastAPI:
     return app
 
 
+PACE = {
+    "RAYFLEET_PROXY_READ_TIMEOUT": "0.6",
+    "RAYFLEET_PROXY_BODY_TIMEOUT": "0.6",
+    "RAYFLEET_PROXY_BODY_MIN_RATE": "65536",
+}
+
+
 @contextlib.contextmanager
 def plain_uvicorn() -> Iterator[int]:
-    """uvicorn as Serve's proxy runs it: default protocol, keep-alive only."""
+    """uvicorn as Serve's proxy runs it (default protocol, keep-alive its only knob), with the
+    proxy's middleware stack around the app (PACE must be in the environment)."""
+    from tests.rayfleet.servestack import through_proxy
+
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(backend_app(), host="127.0.0.1", port=port, log_level="warning"))
+    app = through_proxy(backend_app())
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     eventually_sync(lambda: server.started, what="uvicorn started")
@@ -60,7 +70,9 @@ def plain_uvicorn() -> Iterator[int]:
 
 
 @pytest.fixture
-def front(tmp_path: Path) -> Iterator[tuple[Front, int]]:
+def front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Front, int]]:
+    for name, value in PACE.items():
+        monkeypatch.setenv(name, value)
     if not Path(HAPROXY).exists():
         message = "haproxy not installed; run scripts/system-deps.sh"
         if in_ci():
@@ -106,33 +118,60 @@ async def test_a_trickled_body_never_reaches_the_app_and_gets_408(front):
     assert closed and answer.startswith(b"HTTP/1.1 408")
 
 
-async def test_a_body_that_stops_after_its_first_buffer_is_cut_at_the_server_timeout(front):
+async def test_a_body_that_stops_after_its_first_buffer_gets_408_from_the_proxy(front):
     f, _ = front
     head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n"
     answer, closed = await trickle(f.bind[1], head + b"x" * 200_000, b"", 0.1, 6.0)
-    assert closed and answer.startswith(b"HTTP/1.1 504")
+    assert closed and answer.startswith(b"HTTP/1.1 408")
 
 
-async def test_one_address_cannot_hold_more_than_its_share_of_connections(front):
+async def test_a_body_sent_fast_past_the_first_buffer_then_trickled_gets_408_from_the_proxy(front):
     f, _ = front
-    held = [await asyncio.open_connection("127.0.0.1", f.bind[1]) for _ in range(3)]
+    head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n"
+    # HAProxy forwards it once its buffer is full; then at 10 B/s the body falls behind 64 KiB/s
+    answer, closed = await trickle(f.bind[1], head + b"x" * 32_000, b"x", 0.1, 15.0)
+    assert closed and answer.startswith(b"HTTP/1.1 408")
+
+
+async def test_the_proxy_middleware_alone_bounds_a_trickled_body_and_passes_a_steady_one(front):
+    _, backend = front
+    head = b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer, closed = await trickle(backend, head, b"1\r\nx\r\n", 0.1)
+    # uvicorn closes without lingering: the client's next byte can draw a reset that wipes the
+    # 408 out of its socket before it is read (through the front, HAProxy delivers it whole)
+    assert closed
+    assert answer == b"" or (answer.startswith(b"HTTP/1.1 408") and b"connection: close" in answer.lower())
+
+    async def steady():
+        for _ in range(8):
+            yield b"x" * 8192
+            await asyncio.sleep(0.1)  # the behaviour: 80 KB/s, above the 64 KiB/s minimum
+
+    async with httpx.AsyncClient() as client:
+        r = await client.post(f"http://127.0.0.1:{backend}/echo", content=steady())
+    assert r.json() == {"size": 8 * 8192}
+
+
+async def test_one_address_cannot_hold_more_than_its_share_of_connections(front, tmp_path):
+    _, backend = front
+    # its own front, whose request timeout outlasts the test: the held connections stay open
+    f = Front(
+        FrontSpec(request_timeout=30, max_connections_per_client=3), ("127.0.0.1", free_port()), backend, tmp_path
+    )
+    f.start()
     try:
+        held = [await asyncio.open_connection("127.0.0.1", f.bind[1]) for _ in range(3)]
         try:
-            answer, closed = await trickle(f.bind[1], b"GET /who HTTP/1.1\r\nHost: x\r\n\r\n", b"", 0.05, 0.4)
+            answer, closed = await trickle(f.bind[1], b"GET /who HTTP/1.1\r\nHost: x\r\n\r\n", b"", 0.05, 3.0)
         except ConnectionError:  # reset as it connects
             answer, closed = b"", True
-        assert closed and answer == b""  # refused at accept, before the 408 of request_timeout
-    finally:
+        assert closed and answer == b""  # refused at accept, no answer
         for _, writer in held:
             writer.close()
-    async with httpx.AsyncClient() as client:  # the held ones gone, the address is served again
-        await eventually(lambda: client.get(f"http://127.0.0.1:{f.bind[1]}/who"), timeout=5, what="served again")
-
-
-async def test_an_idle_keep_alive_connection_is_closed(front):
-    f, _ = front
-    answer, closed = await trickle(f.bind[1], b"GET /who HTTP/1.1\r\nHost: x\r\n\r\n", b"", 0.1, 5.0)
-    assert closed and answer.startswith(b"HTTP/1.1 200") and answer.count(b"HTTP/1.1 ") == 1
+        async with httpx.AsyncClient() as client:  # the held ones gone, the address is served again
+            await eventually(lambda: client.get(f"http://127.0.0.1:{f.bind[1]}/who"), timeout=5, what="served again")
+    finally:
+        f.stop()
 
 
 async def test_haproxy_is_restarted_when_it_dies(front):

@@ -68,13 +68,19 @@ async def test_first_request_id_keeps_the_first_and_other_headers() -> None:
     assert request_ids(r) == ["a"] and r.headers["etag"] == '"t"'
 
 
-def test_serve_yaml_installs_the_proxy_callback() -> None:
+def test_serve_yaml_installs_the_proxy_callback(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rayfleet.http import BodyPaceMiddleware
+    from rayfleet.serving import PROXY_BODY_SETTINGS
+
     config = deploy.read_serve_config(ROOT / "serve.yaml")
     env = config["controller_options"]["runtime_env"]["env_vars"]
     assert env["RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH"] == PROXY_CALLBACK
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)  # what the proxy's process gets
     module, name = PROXY_CALLBACK.split(":")
     middlewares = getattr(__import__(module, fromlist=[name]), name)()
-    assert [m.cls for m in middlewares] == [FirstRequestIdMiddleware]
+    assert [m.cls for m in middlewares] == [BodyPaceMiddleware, FirstRequestIdMiddleware]
+    assert middlewares[0].kwargs == {key: float(env[var]) for key, var in PROXY_BODY_SETTINGS.items()}
 
 
 # --- the platform body cap (rayfleet.errors.install_body_cap, installed by rayfleet.serving.build_app)

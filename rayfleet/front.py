@@ -19,11 +19,9 @@ own; HAProxy closes, within bounded times (`FrontSpec`, ``config/front.yaml``):
 - more than ``max_connections_per_client`` connections open at once from one address:
   the extra ones are refused at accept.
 
-What HAProxy 2.6 cannot do: a minimum body rate. A client that sends the first 16 KiB of
-a large body quickly and then a byte every few seconds is held until it stops (a body
-that stops altogether ends at ``timeout server``, 504). The per-address connection cap
-bounds how many such connections one address can hold; the direct listeners
-(`rayfleet.direct_protocol`) do enforce a minimum rate.
+What HAProxy 2.6 cannot do: a minimum body rate. Past its first buffer it forwards a body
+at the client's pace; Serve's proxy bounds that part (`rayfleet.http.BodyPaceMiddleware`
+in the proxy callback: 408 and ``Connection: close``, which HAProxy passes on).
 
 HAProxy replaces any ``X-Forwarded-For`` the client sent with the socket peer, and Serve's
 proxy is told to trust that header from HAProxy's loopback address only
@@ -55,7 +53,7 @@ class FrontSpec:
     request_timeout: float = 15.0  # no request, or headers (+ first body buffer) not complete: 408
     keep_alive: float = 10.0  # idle between two requests
     client_timeout: float = 30.0  # client silence while HAProxy waits on it (answer being sent, closing)
-    server_timeout: float = 310.0  # Serve's silence (504), and a body stopped after its first buffer
+    server_timeout: float = 310.0  # Serve's silence (504)
     connect_timeout: float = 5.0
     max_connections: int = 4096
     max_connections_per_client: int = 1024  # open at once from one address; more are refused

@@ -221,3 +221,8 @@ def test_serve_yaml_body_caps_are_numbers() -> None:
     assert all(cap > 0 for cap in caps.values())
     # webfilter imports lists of up to import_max_bytes (20 MiB) in a JSON body
     assert caps["webfilter"] > 20 * 1024 * 1024
+    # lxc's own api.max_body_bytes may go up to its bound: the platform cap must not undercut it
+    from deployments.lxc.config import ApiConfig
+
+    bound = next(m.le for m in ApiConfig.model_fields["max_body_bytes"].metadata if hasattr(m, "le"))
+    assert caps["lxc"] >= bound

@@ -17,14 +17,32 @@ from tests.conftest import ROOT
 from tests.rayfleet.slow_client import trickle
 
 QUICK_FRONT = "request_timeout: 1\nkeep_alive: 1\nclient_timeout: 2\nserver_timeout: 20\n"
+# Serve's proxy: a body gap over 2 s, or behind 2 s + 1 s per 64 KiB, is a 408
+QUICK_PACE = {
+    "RAYFLEET_PROXY_READ_TIMEOUT": "2",
+    "RAYFLEET_PROXY_BODY_TIMEOUT": "2",
+    "RAYFLEET_PROXY_BODY_MIN_RATE": "65536",
+}
 
 
 @pytest.fixture(scope="module")
 def fronted(tmp_path_factory) -> Launched:
+    import yaml
+
     state_dir = tmp_path_factory.mktemp("rayfleet-front")
-    config = state_dir / "front.yaml"
-    config.write_text(QUICK_FRONT)
-    launched = launch(state_dir, ["ignore_gen"], env={"RAYFLEET_FRONT_CONFIG": str(config)}, cwd=ROOT, timeout=300)
+    front = state_dir / "front.yaml"
+    front.write_text(QUICK_FRONT)
+    serve = yaml.safe_load((ROOT / "serve.yaml").read_text())
+    serve["controller_options"]["runtime_env"]["env_vars"].update(QUICK_PACE)
+    (state_dir / "serve.yaml").write_text(yaml.safe_dump(serve))
+    launched = launch(
+        state_dir,
+        ["ignore_gen"],
+        config=str(state_dir / "serve.yaml"),
+        env={"RAYFLEET_FRONT_CONFIG": str(front)},
+        cwd=ROOT,
+        timeout=300,
+    )
     yield launched
     launched.stop()
 
@@ -74,3 +92,11 @@ async def test_a_chunked_body_over_the_cap_is_refused_413_through_the_front(fron
     async with httpx.AsyncClient(timeout=30) as client:
         r = await client.post(fronted.base_url + "/ignore/generate", content=chunks())
     assert r.status_code == 413
+
+
+async def test_a_body_trickled_past_the_fronts_buffer_gets_408_from_serves_proxy(fronted: Launched) -> None:
+    public, _ = ports(fronted)
+    head = b"POST /ignore/generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head += b"Content-Length: 1000000\r\n\r\n" + b" " * 32_000  # past HAProxy's 16 KiB buffer, then 5 B/s
+    answer, closed = await trickle(public, head, b" ", 0.2, give_up=15.0)
+    assert closed and answer.startswith(b"HTTP/1.1 408")

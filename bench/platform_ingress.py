@@ -1,11 +1,12 @@
 """Ingress candidates, measured in one run: Serve's proxy, rayfleet's direct ingress, plain uvicorn.
 
 For one application (default ignore_gen, 2 replicas) it measures, at 16 and 64 clients:
-- ``proxy``: Serve's HTTP proxy (``rayfleet up``, the Serve route);
+- ``front``: the public Serve port, HAProxy in front of Serve's proxy (rayfleet.front);
+- ``proxy``: Serve's HTTP proxy straight, on its loopback port behind the front;
 - ``direct``: the same cluster, each replica's SO_REUSEPORT listener (rayfleet.direct);
 - ``uvicorn``: the same app under plain ``uvicorn --workers 2`` (as many processes as replicas);
 - ``haproxy`` (``--with-haproxy``): Serve's own direct-ingress mode behind its HAProxy.
-and prints direct/uvicorn (target >= 0.7; direct and uvicorn alternate over --rounds with the
+and prints front/proxy (what the front's connection limits cost), direct/uvicorn (target >= 0.7; direct and uvicorn alternate over --rounds with the
 cluster up during both, and the median ratio is reported) and direct/proxy. Two routes: the cheap
 ``/healthz`` and a real ``/generate``.
 With ``--multinode``: a head and a worker node (`ray start`, token auth, rayfleet.nodes)
@@ -63,6 +64,15 @@ def measure(label: str, base: str, seconds: float, results: dict) -> None:
             r = wrk_run(base + path, c, seconds, method=method, body=payload, headers=headers)
             results.setdefault((label, route, c), []).append(r)
             print(r.row(f"{label} {route}", c), flush=True)
+
+
+def serve_port(launched) -> int:
+    """Serve's own port behind the front (`rayfleet up` records it in its state file)."""
+    state = json.loads((launched.state_dir / "rayfleet.json").read_text())
+    front = state.get("front_status")
+    if not front:
+        raise SystemExit("rayfleet up ran without its front (config/front.yaml enabled: false?)")
+    return int(front["serve_port"])
 
 
 def start_uvicorn(port: int, workers: int) -> subprocess.Popen:
@@ -272,7 +282,10 @@ def main() -> None:
         port = free_port()
         uv = start_uvicorn(port, workers=2)
         try:
-            measure("proxy", launched.base_url + "/ignore", args.seconds, results)
+            # the front and Serve's proxy behind it alternate too, on the same cluster
+            for _ in range(args.rounds):
+                measure("front", launched.base_url + "/ignore", args.seconds, results)
+                measure("proxy", f"http://127.0.0.1:{serve_port(launched)}/ignore", args.seconds, results)
             # direct and uvicorn alternate, round after round, with the cluster up during both:
             # the machine's other load then weighs on both alike, and the median ratio is reported
             for _ in range(args.rounds):
@@ -295,8 +308,14 @@ def main() -> None:
         for c in CLIENTS:
             direct, uvicorn = results[("direct", route, c)], results[("uvicorn", route, c)]
             rounds = [d.rps / u.rps for d, u in zip(direct, uvicorn, strict=True) if u.rps]
-            proxy = results[("proxy", route, c)][0].rps
+            proxies = results[("proxy", route, c)]
+            proxy = statistics.median(p.rps for p in proxies)
+            fronts = [f.rps / p.rps for f, p in zip(results[("front", route, c)], proxies, strict=True) if p.rps]
             line = (
+                f"  {route:<9} c={c:<3} front/proxy {statistics.median(fronts):.2f}x "
+                f"(rounds {' '.join(f'{r:.2f}' for r in fronts)})\n"
+            )
+            line += (
                 f"  {route:<9} c={c:<3} direct/uvicorn {statistics.median(rounds):.2f}x "
                 f"(rounds {' '.join(f'{r:.2f}' for r in rounds)}; target >= 0.7)  "
                 f"direct/proxy {ratio(statistics.median(d.rps for d in direct), proxy)}"

@@ -18,6 +18,7 @@ from rayfleet.gcs import FaultTolerantHead
 from rayfleet.status import Fleet, FleetReport, all_healthy, hand_to_platform, probed_report
 
 INGRESS_MODES = ("proxy", "haproxy")
+FRONT_MODES = ("haproxy", "none")
 
 
 def state_dir() -> Path:
@@ -35,6 +36,41 @@ def _host_port() -> tuple[str, int]:
     return os.environ.get("RAYFLEET_HOST", "127.0.0.1"), int(os.environ.get("RAYFLEET_PORT", "8000"))
 
 
+def _front_spec() -> Any:
+    """The front's settings: ``RAYFLEET_FRONT_CONFIG``, default ``config/front.yaml``."""
+    from rayfleet.front import FrontSpec
+    from rayfleet.paths import home
+
+    return FrontSpec.load(os.environ.get("RAYFLEET_FRONT_CONFIG") or home() / "config/front.yaml")
+
+
+def _default_front() -> str:
+    """``RAYFLEET_FRONT``, else the front config's ``enabled`` (HAProxy by default)."""
+    if os.environ.get("RAYFLEET_FRONT"):
+        return os.environ["RAYFLEET_FRONT"]
+    return "haproxy" if _front_spec().enabled else "none"
+
+
+def _start_front(args: argparse.Namespace, host: str, port: int, state: dict[str, Any]) -> tuple[Any, str, int]:
+    """HAProxy on ``host:port`` in front of Serve, which moves to a loopback port of its own
+    (`rayfleet.front`); returns (the front or None, Serve's host, Serve's port). Only with
+    Serve's own proxy: in ``--ingress haproxy`` mode Serve's HAProxy holds the port."""
+    from rayfleet.front import BACKEND_HOST, Front
+    from rayfleet.launcher import free_port
+
+    if args.front == "none" or args.ingress != "proxy":
+        return None, host, port
+    serve_port = free_port()
+    # Serve's proxy takes the client address from X-Forwarded-For only when HAProxy (loopback) sent it;
+    # HAProxy replaces whatever the client put there with the socket peer
+    os.environ["FORWARDED_ALLOW_IPS"] = BACKEND_HOST
+    front = Front(_front_spec(), (host, port), serve_port, state_dir())
+    front.start()
+    state["front_status"] = front.view()
+    _write_state(state)
+    return front, BACKEND_HOST, serve_port
+
+
 def _apply_ingress_mode(mode: str) -> None:
     """Serve reads these at start: they must be in the environment before Ray starts.
 
@@ -50,6 +86,9 @@ def _apply_ingress_mode(mode: str) -> None:
     if mode == "haproxy":
         os.environ["RAY_SERVE_ENABLE_HA_PROXY"] = "1"
         os.environ["RAY_SERVE_ENABLE_DIRECT_INGRESS"] = "1"
+        # Serve's HAProxy: only its client timeout is settable (default 3600 s); ours bounds it
+        spec = _front_spec()
+        os.environ.setdefault("RAY_SERVE_HAPROXY_TIMEOUT_CLIENT_S", str(max(1, round(spec.client_timeout))))
     else:
         os.environ.pop("RAY_SERVE_ENABLE_HA_PROXY", None)
 
@@ -159,6 +198,23 @@ class _StopFlag:
             raise _Stop
 
 
+def _initial_state(args: argparse.Namespace, base: str, names: list[str], secrets_path: Path) -> dict[str, Any]:
+    """The state file as `up` first writes it (before anything starts)."""
+    from rayfleet.catalog import PLATFORM
+
+    return {
+        "pid": os.getpid(),
+        "phase": "starting",
+        "base_url": base,
+        "apps": [n for n in names if n not in PLATFORM],  # the components
+        "platform": [n for n in names if n in PLATFORM],  # the console
+        "ingress": args.ingress,
+        "front": args.front if args.ingress == "proxy" else "none",
+        "secrets": str(secrets_path),
+        "started": time.time(),
+    }
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     """Deploy, wait until healthy, then serve until `down` (SIGTERM) or Ctrl-C.
 
@@ -182,22 +238,14 @@ def cmd_up(args: argparse.Namespace) -> int:
         print("no built application in serve.yaml", file=sys.stderr)
         return 2
     base = deploy.base_url(host, port)
-    state = {
-        "pid": os.getpid(),
-        "phase": "starting",
-        "base_url": base,
-        "apps": [n for n in names if n not in PLATFORM],  # the components
-        "platform": [n for n in names if n in PLATFORM],  # the console
-        "ingress": args.ingress,
-        "secrets": str(secrets_path),
-        "started": time.time(),
-    }
+    state = _initial_state(args, base, names, secrets_path)
     _write_state(state)
     stop = _StopFlag()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     ray_started = False
     head: FaultTolerantHead | AutoscalingHead | None = None
+    front = None
     try:
         run_prestart_hooks(names, state_dir())
         env_vars = dict(secrets)
@@ -208,11 +256,12 @@ def cmd_up(args: argparse.Namespace) -> int:
         env_vars["RAYFLEET_HOST"], env_vars["RAYFLEET_PORT"] = host, str(port)
         _apply_ingress_mode(args.ingress)
         started = time.monotonic()
+        front, serve_host, serve_port = _start_front(args, host, port, state)
         stop.check()
         ray_started = True
         head = _start_cluster(state, args.autoscale)
         stop.check()
-        prepared = deploy.prepare(config, env_vars, project, host, port)
+        prepared = deploy.prepare(config, env_vars, project, serve_host, serve_port)
         fleet = Fleet.from_config(prepared, base, args.ingress)
         hand_to_platform(prepared, fleet)
         state["direct"] = fleet.direct
@@ -228,7 +277,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         _write_state(state)
         print(f"rayfleet is up in {time.monotonic() - started:.1f}s ({args.ingress} ingress)")
         _announce(state, deploy.app_urls(base, names), fleet, secrets_path)
-        _watch(state, stop, head)
+        _watch(state, stop, head, front)
     except _Stop:
         pass
     finally:
@@ -238,6 +287,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         _shutdown(ray_started, joined=bool(os.environ.get("RAY_ADDRESS")))
         if head is not None:
             head.stop(forget=True)
+        if front is not None:
+            front.stop()
     return 0
 
 
@@ -280,15 +331,20 @@ def _announce(state: dict[str, Any], urls: dict[str, dict[str, str | None]], fle
     sys.stdout.flush()
 
 
-def _watch(state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | AutoscalingHead | None = None) -> None:
+def _watch(
+    state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | AutoscalingHead | None = None, front: Any = None
+) -> None:
     """Until stopped: refresh the state file with Serve's view (replicas, nodes) every 2 s,
-    the head's GCS keeper's view when there is one, and the live nodes under the autoscaler."""
+    the head's GCS keeper's view when there is one, the live nodes under the autoscaler,
+    and the front's (HAProxy) supervision."""
     from rayfleet.cluster_autoscaler import cluster_nodes
     from rayfleet.placement import snapshot
 
     while not stop.set:
         if head is not None:
             state["head"] = head.status()
+        if front is not None:
+            state["front_status"] = front.view()
         try:
             state["serve"] = snapshot(state["apps"])
             if isinstance(head, AutoscalingHead):
@@ -386,12 +442,14 @@ def cmd_down(args: argparse.Namespace) -> int:
 class StatusJson(FleetReport):
     """`rayfleet status --json` (``running`` aside): the fleet report, `up`'s pid and phase, the
     head node's GCS fault tolerance (``head``: Redis, namespace, the GCS's restarts and last exit)
-    or its cluster autoscaler (``head.autoscaling``), and the live nodes under the autoscaler."""
+    or its cluster autoscaler (``head.autoscaling``), the live nodes under the autoscaler, and the
+    front (``front``: HAProxy's address, Serve's internal port, its supervision)."""
 
     pid: int
     phase: str
     head: dict[str, Any] | None
     nodes: list[dict[str, Any]] | None
+    front: dict[str, Any] | None
 
 
 def status_report(state: dict[str, Any]) -> StatusJson:
@@ -403,6 +461,7 @@ def status_report(state: dict[str, Any]) -> StatusJson:
         "phase": str(state.get("phase", "up")),
         "head": state.get("head"),
         "nodes": state.get("nodes"),  # the live nodes, under the cluster autoscaler
+        "front": state.get("front_status"),
         **report,
     }
 
@@ -432,6 +491,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if report["nodes"] is not None:
         nodes = ", ".join(f"{n['ip']} ({'worker' if n['worker'] else 'head'})" for n in report["nodes"])
         print(f"nodes under the cluster autoscaler: {nodes}")
+    if report["front"]:
+        front = report["front"]
+        states = ",".join(f"{c['state']} restarts={c['restarts']}" for c in front["children"])
+        print(f"front: {front['kind']} {front['address']} -> Serve 127.0.0.1:{front['serve_port']} ({states})")
     _print_data_planes(report)
     return worst
 
@@ -443,6 +506,12 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--config", default="serve.yaml")
     up.add_argument("--only", nargs="*", help="deploy only these applications")
     up.add_argument("--ingress", choices=INGRESS_MODES, default=os.environ.get("RAYFLEET_INGRESS", "proxy"))
+    up.add_argument(
+        "--front",
+        choices=FRONT_MODES,
+        default=None,
+        help="HAProxy on the public port, closing idle and slow clients (config/front.yaml); default: haproxy",
+    )
     up.add_argument("--timeout", type=float, default=240.0)
     up.add_argument(
         "--autoscale",
@@ -460,6 +529,8 @@ def main(argv: list[str] | None = None) -> int:
     status.add_argument("--json", action="store_true", help="machine-readable: URLs, health, replicas, nodes")
     status.set_defaults(func=cmd_status)
     args = parser.parse_args(argv)
+    if getattr(args, "front", "") is None:
+        args.front = _default_front()
     return int(args.func(args))
 
 

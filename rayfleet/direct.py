@@ -10,10 +10,13 @@ budgets, metrics). Serve keeps owning the replicas (placement, health, autoscali
 rolling updates): the direct server starts in the app's lifespan startup and stops in
 its shutdown, so it lives and dies with its replica.
 
-Listener limits (every direct listener): request line + headers are capped
-(``max_header_bytes``, 431 above it) and must arrive within ``read_timeout`` of the
-first byte (408 otherwise); a request body that stalls longer than ``read_timeout``
-between two chunks gets a 408 and the connection is closed.
+Listener limits (every direct listener, `rayfleet.direct_protocol`): a connection that
+starts no request within ``idle_timeout`` (or ``keep_alive`` after an answer) is closed;
+request line + headers are capped (``max_header_bytes``, 431 above it) and must arrive
+within ``read_timeout`` of the first byte (408 otherwise); a request body that stalls
+longer than ``read_timeout`` between two chunks, or is not complete ``body_timeout``
+seconds after the headers plus one second per ``body_min_rate`` bytes received, gets a
+408. Every rejection closes the connection.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 
 import uvicorn
 
-from rayfleet.direct_protocol import Pending, guarded_protocol
+from rayfleet.direct_protocol import Limits, Pending, guarded_protocol
 from rayfleet.logs import get_logger
 
 log = get_logger("rayfleet")
@@ -53,6 +56,9 @@ class DirectSpec:
     max_header_bytes: int = 65536
     read_timeout: float = 30.0
     keep_alive: float = 5.0
+    idle_timeout: float = 15.0
+    body_timeout: float = 30.0
+    body_min_rate: float = 1024.0
 
     @classmethod
     def from_args(cls, value: Any) -> DirectSpec | None:
@@ -71,6 +77,21 @@ class DirectSpec:
             max_header_bytes=int(value.get("max_header_bytes", 65536)),
             read_timeout=float(value.get("read_timeout", 30.0)),
             keep_alive=float(value.get("keep_alive", 5.0)),
+            idle_timeout=float(value.get("idle_timeout", 15.0)),
+            body_timeout=float(value.get("body_timeout", 30.0)),
+            body_min_rate=float(value.get("body_min_rate", 1024.0)),
+        )
+
+    @property
+    def limits(self) -> Limits:
+        """The per-connection limits the listener's protocol enforces."""
+        return Limits(
+            max_header_bytes=self.max_header_bytes,
+            read_timeout=self.read_timeout,
+            idle_timeout=self.idle_timeout,
+            keep_alive=self.keep_alive,
+            body_timeout=self.body_timeout,
+            body_min_rate=self.body_min_rate,
         )
 
     @property
@@ -84,6 +105,7 @@ class DirectSpec:
             raise ValueError(f"tls min_version must be one of {sorted(TLS_VERSIONS)}, got {self.tls_min_version!r}")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ValueError("tls needs both cert_file and key_file")
+        self.limits  # noqa: B018 - validates the limits at load time
 
 
 def node_address() -> str:
@@ -114,7 +136,7 @@ def bind_reuseport(host: str, port: int) -> socket.socket:
 
 
 def _protocol_class(spec: DirectSpec, pending: Pending) -> Any:
-    return guarded_protocol(spec.max_header_bytes, spec.read_timeout, pending)
+    return guarded_protocol(spec.limits, pending)
 
 
 def _ssl_factory(spec: DirectSpec) -> Any:

@@ -12,19 +12,25 @@ logged with the request id and answered 500 without its text.
         component="asn",
         handlers={ApiError: lambda request, exc: my_body(exc.status, exc.message, exc.headers)},
     )
+
+The platform's body cap (`install_body_cap`, every app gets one in `rayfleet.serving`)
+answers its 413 through the same handlers, so it too leaves in the component's shape.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
+from starlette.middleware import Middleware
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from rayfleet.http import request_id
+from rayfleet.http import BodyLimitMiddleware, BodyTooLarge, RequestIdMiddleware, request_id
 from rayfleet.logs import get_logger
 
 Render = Callable[[Request, int, str, Mapping[str, str] | None], Response]
@@ -92,3 +98,38 @@ def _adapt(handler: Handler) -> Callable[[Request, Exception], Any]:
         return handler(request, exc)
 
     return handle
+
+
+def answer_as(app: FastAPI, exc: StarletteHTTPException) -> ASGIApp:
+    """An ASGI app answering `exc` the way `app`'s own exception handlers do (its error shape)."""
+
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        handler = _handler_for(app, exc)
+        response = handler(request, exc) if handler else None
+        if inspect.isawaitable(response):
+            response = await response
+        if not isinstance(response, Response):
+            response = JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        await response(scope, receive, send)
+
+    return answer
+
+
+def _handler_for(app: FastAPI, exc: Exception) -> Callable[..., Any] | None:
+    handlers = app.exception_handlers
+    if isinstance(exc, StarletteHTTPException) and exc.status_code in handlers:
+        return handlers[exc.status_code]
+    return next((handlers[cls] for cls in type(exc).__mro__ if cls in handlers), None)
+
+
+def install_body_cap(app: FastAPI, limit: int) -> None:
+    """Cap `app`'s request bodies at `limit` bytes (Content-Length or chunked: `BodyLimitMiddleware`),
+    refusing with 413 in the app's own error shape. The cap sits just inside the app's
+    `RequestIdMiddleware`, so the refusal carries the request id like every other answer."""
+    if limit < 1:
+        raise ValueError(f"max_body_bytes must be positive, got {limit}")
+    cap = Middleware(BodyLimitMiddleware, limit=limit, refuse=lambda n: answer_as(app, BodyTooLarge(n)))
+    stack: list[Any] = app.user_middleware  # outermost first
+    ids = [i for i, m in enumerate(stack) if m.cls is RequestIdMiddleware]
+    stack.insert(ids[0] + 1 if ids else 0, cap)

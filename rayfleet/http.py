@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import re
 import uuid
@@ -15,6 +16,7 @@ from rayfleet.security import constant_time_equals, matches_any
 
 __all__ = [
     "BodyLimitMiddleware",
+    "BodyPaceMiddleware",
     "BodyTooLarge",
     "FirstRequestIdMiddleware",
     "RequestIdMiddleware",
@@ -189,12 +191,15 @@ class BodyTooLarge(HTTPException):
 
 
 class BodyLimitMiddleware:
-    """A cap on request bodies, checked before anything parses them.
+    """A cap on request bodies, checked before anything parses them, whatever the framing.
 
-    A declared ``Content-Length`` over `limit` is refused at once, without reading;
-    a body without one is counted as it arrives and refused the moment it passes the
-    cap. `refuse(limit)` builds the component's own 413 answer (any ASGI app, e.g. a
-    ``JSONResponse`` in the component's error shape).
+    A declared ``Content-Length`` over `limit` is refused at once, without reading; a
+    body without one (``Transfer-Encoding: chunked``) is counted as it arrives and
+    refused the moment it passes the cap, so it is never held whole. `refuse(limit)`
+    builds the component's own 413 answer (any ASGI app, e.g. a ``JSONResponse`` in the
+    component's error shape; `rayfleet.errors.install_body_cap` renders it with the
+    app's own handlers). A refused answer carries ``Connection: close``: the server
+    stops reading the rest of the body instead of draining it.
     """
 
     def __init__(self, app: ASGIApp, limit: int, refuse: Callable[[int], ASGIApp]) -> None:
@@ -208,7 +213,7 @@ class BodyLimitMiddleware:
             return
         declared = next((v for k, v in scope.get("headers", ()) if k == b"content-length"), None)
         if declared is not None and declared.isdigit() and (len(declared) > 18 or int(declared) > self.limit):
-            await self.refuse(self.limit)(scope, receive, send)
+            await self.refuse(self.limit)(scope, receive, _closing(send))
             return
         seen = 0
         started = False
@@ -225,11 +230,105 @@ class BodyLimitMiddleware:
         async def tracked(message: Message) -> None:
             nonlocal started
             started = started or message["type"] == "http.response.start"
-            await send(message)
+            await (_closing(send) if seen > self.limit else send)(message)
 
         try:
             await self.app(scope, counted, tracked)
         except BodyTooLarge:
             if started:
                 raise
-            await self.refuse(self.limit)(scope, receive, send)
+            await self.refuse(self.limit)(scope, receive, _closing(send))
+
+
+def _closing(send: Send) -> Send:
+    """``send`` with ``Connection: close`` on the response start."""
+
+    async def closing(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [h for h in message.get("headers", []) if h[0].lower() != b"connection"]
+            message["headers"] = [*headers, (b"connection", b"close")]
+        await send(message)
+
+    return closing
+
+
+_TIMEOUT_BODY = b"Request Timeout: the request body arrived too slowly\n"
+
+
+class BodyPaceMiddleware:
+    """A request body must keep coming: 408 and ``Connection: close`` when it does not.
+
+    For Serve's HTTP proxy (installed by ``rayfleet.serving.proxy_middlewares``), whose
+    uvicorn has no body timeout: the proxy pulls the body from the client as it arrives
+    (whether the replica reads it yet or not), so a pause here is the client's. The body
+    must not stall longer than ``read_timeout`` between two chunks and must be complete
+    ``body_timeout`` seconds after the request reached the app plus one second per
+    ``min_rate`` bytes received, the rule of the direct listeners
+    (`rayfleet.direct_protocol`). On a miss the client gets 408 with
+    ``Connection: close`` (uvicorn then closes the socket), the app's ``receive`` gets
+    ``http.disconnect`` (Serve cancels the replica's call), and whatever the app still
+    sends is dropped.
+    """
+
+    def __init__(
+        self, app: ASGIApp, read_timeout: float = 30.0, body_timeout: float = 30.0, min_rate: float = 1024.0
+    ) -> None:
+        if min(read_timeout, body_timeout, min_rate) <= 0:
+            raise ValueError("read_timeout, body_timeout and min_rate must be positive")
+        self.app = app
+        self.read_timeout = read_timeout
+        self.body_timeout = body_timeout
+        self.min_rate = min_rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not declares_body(scope.get("headers", ())):
+            await self.app(scope, receive, send)
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
+        complete = timed_out = started = False
+
+        async def paced() -> Message:
+            nonlocal deadline, complete, timed_out
+            if complete or timed_out:
+                return await receive() if not timed_out else {"type": "http.disconnect"}
+            wait = min(self.read_timeout, deadline - loop.time())
+            try:
+                message = await asyncio.wait_for(receive(), max(wait, 0.0))
+            except TimeoutError:
+                timed_out = True
+                if not started:
+                    await send({"type": "http.response.start", "status": 408, "headers": _TIMEOUT_HEADERS})
+                    await send({"type": "http.response.body", "body": _TIMEOUT_BODY})
+                return {"type": "http.disconnect"}
+            if message["type"] == "http.request":
+                deadline += len(message.get("body", b"")) / self.min_rate
+                complete = not message.get("more_body", False)
+            return message
+
+        async def guarded(message: Message) -> None:
+            nonlocal started
+            if timed_out:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        await self.app(scope, paced, guarded)
+
+
+_TIMEOUT_HEADERS = [
+    (b"content-type", b"text/plain; charset=utf-8"),
+    (b"content-length", str(len(_TIMEOUT_BODY)).encode()),
+    (b"connection", b"close"),
+]
+
+
+def declares_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether raw (lower-case) request headers announce a body: a non-zero
+    ``Content-Length`` or any ``Transfer-Encoding``."""
+    for name, value in headers:
+        if name == b"content-length":
+            return value.strip() not in (b"0", b"")
+        if name == b"transfer-encoding":
+            return True
+    return False

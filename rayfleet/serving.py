@@ -11,6 +11,11 @@ component's own, with its id format, or the default one added here), which sets
 ``X-Request-ID`` on both paths. Serve's proxy appends an id of its own to every answer;
 ``proxy_middlewares`` (the proxy callback serve.yaml names in ``controller_options``)
 keeps the first one, the app's.
+
+One body cap for every app: `rayfleet.errors.install_body_cap` with serve.yaml's
+``args.max_body_bytes`` (default `DEFAULT_MAX_BODY_BYTES`) refuses a larger body with
+413 in the component's error shape, on both paths, whether the body declares its length
+or is chunked; a component's own tighter caps apply inside it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from rayfleet.direct import DirectSpec
 from rayfleet.http import FirstRequestIdMiddleware, RequestIdMiddleware
 
 DEFAULT_REPLICA_CPUS = 0.05
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+"""The platform's body cap when serve.yaml's ``args.max_body_bytes`` does not set one."""
 PROXY_CALLBACK = "rayfleet.serving:proxy_middlewares"
 """Import path of the Serve proxy callback (``RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH``)."""
 
@@ -56,7 +63,8 @@ def ingress_app(
         """Replica wrapper; the routes are the ASGI app's."""
 
     Ingress.__name__ = Ingress.__qualname__ = f"{name.title().replace('_', '')}Ingress"
-    wrapped = serve.ingress(_build(factory, direct))(Ingress)
+    max_body = int((args or {}).get("max_body_bytes", DEFAULT_MAX_BODY_BYTES))
+    wrapped = serve.ingress(build_app(factory, direct, max_body))(Ingress)
     return serve.deployment(**options)(wrapped).bind()
 
 
@@ -105,11 +113,27 @@ def replica_id() -> str:
         return "local"
 
 
+PROXY_BODY_SETTINGS = {
+    "read_timeout": "RAYFLEET_PROXY_READ_TIMEOUT",
+    "body_timeout": "RAYFLEET_PROXY_BODY_TIMEOUT",
+    "min_rate": "RAYFLEET_PROXY_BODY_MIN_RATE",
+}
+"""`BodyPaceMiddleware`'s settings in Serve's proxy: environment variables (serve.yaml
+``controller_options.runtime_env``), seconds and bytes per second; unset ones keep the defaults."""
+
+
 def proxy_middlewares() -> list[Any]:
-    """Middleware for Serve's HTTP proxy: the replica's ``X-Request-ID`` wins over the proxy's."""
+    """Middleware for Serve's HTTP proxy: a request body must keep coming (`BodyPaceMiddleware`,
+    408 and the connection closed otherwise: Serve's uvicorn has no body timeout), and the
+    replica's ``X-Request-ID`` wins over the proxy's."""
+    import os
+
     from starlette.middleware import Middleware
 
-    return [Middleware(FirstRequestIdMiddleware)]
+    from rayfleet.http import BodyPaceMiddleware
+
+    pace = {key: float(os.environ[env]) for key, env in PROXY_BODY_SETTINGS.items() if os.environ.get(env)}
+    return [Middleware(BodyPaceMiddleware, **pace), Middleware(FirstRequestIdMiddleware)]
 
 
 def with_request_ids(app: Any) -> Any:
@@ -119,9 +143,16 @@ def with_request_ids(app: Any) -> Any:
     return app
 
 
-def _build(factory: Callable[[], Any], direct: DirectSpec | None) -> Callable[[], Any]:
+def build_app(
+    factory: Callable[[], Any], direct: DirectSpec | None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> Callable[[], Any]:
+    """What each replica runs to build its app: the component's app with the platform's
+    request ids, body cap, replica header and (``direct``) direct listener."""
+    from rayfleet.errors import install_body_cap
+
     def build() -> Any:
         app = with_request_ids(factory())
+        install_body_cap(app, max_body_bytes)
         app.add_middleware(ReplicaHeaderMiddleware, replica=replica_id())
         if direct is not None:
             from rayfleet.direct import attach

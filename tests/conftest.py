@@ -53,6 +53,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "actors/webfilter/test_dataplane.py::plane": DATAPLANE,
     "svc": DATAPLANE,
     "tlswf": DATAPLANE,
+    "rayfleet/test_front.py::front": DATAPLANE,  # HAProxy in front of uvicorn
     # not servers, but as heavy and as external: out of the inner loop with them
     "real_pkg": REAL,  # the real ASN dataset (scripts/fetch-asn-data.sh, DuckDB build)
     "editors/test_vscode_extension.py::built": REAL,  # node/npm: type-check, build, package (~1 min)

@@ -18,6 +18,7 @@ from rayfleet.autoscaling import direct_aware_policy
 from rayfleet.direct import DirectServer, DirectSpec, attach
 from rayfleet.launcher import free_port
 from tests.polling import eventually
+from tests.rayfleet.slow_client import trickle
 
 
 def make_app(tag: str = "a") -> FastAPI:
@@ -132,6 +133,85 @@ async def test_a_body_shorter_than_announced_gets_408(servers):
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"size":11}')
 
 
+TIGHT = {"idle_timeout": 0.4, "read_timeout": 0.6, "keep_alive": 0.4, "body_timeout": 0.6, "body_min_rate": 64.0}
+
+
+async def test_a_connection_that_sends_nothing_is_closed_after_idle_timeout(servers):
+    port = free_port()
+    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
+    assert await raw(port, b"") == b""  # closed by the server, without an answer
+
+
+async def test_bare_line_breaks_do_not_keep_an_idle_connection_open(servers):
+    port = free_port()
+    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
+    answer, closed = await trickle(port, b"", b"\r\n", every=0.1)
+    assert closed and answer == b""
+
+
+async def test_headers_trickled_a_line_at_a_time_get_408_at_read_timeout(servers):
+    port = free_port()
+    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
+    answer, closed = await trickle(port, b"GET /who HTTP/1.1\r\nHost: x\r\n", b"X-Slow: 1\r\n", every=0.1)
+    assert closed and answer.startswith(b"HTTP/1.1 408 ")
+
+
+async def test_a_body_trickled_below_the_minimum_rate_gets_408(servers):
+    port = free_port()
+    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
+    head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+    # a byte every 0.1 s never stalls for read_timeout, but 10 B/s is far below body_min_rate
+    answer, closed = await trickle(port, head, b"x", every=0.1)
+    assert closed and answer.startswith(b"HTTP/1.1 408 ")
+
+
+async def test_a_chunked_body_trickled_below_the_minimum_rate_gets_408(servers):
+    port = free_port()
+    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
+    head = b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer, closed = await trickle(port, head, b"1\r\nx\r\n", every=0.1)
+    assert closed and answer.startswith(b"HTTP/1.1 408 ")
+
+
+async def test_a_body_sent_faster_than_the_minimum_rate_may_take_longer_than_body_timeout(servers):
+    port = free_port()
+    # 4 KiB at 2 KiB/s takes ~2 s: over body_timeout (0.6 s), but each byte buys 1/64 s
+    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
+    head = b"POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 4096\r\n\r\n"
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(head)
+    for _ in range(16):
+        writer.write(b"x" * 256)
+        await writer.drain()
+        await asyncio.sleep(0.125)  # the behaviour: a client sending 2 KiB/s
+    answer = await asyncio.wait_for(reader.read(-1), 5)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"size":4096}')
+
+
+async def test_an_idle_keep_alive_connection_is_closed_even_if_it_sends_line_breaks(servers):
+    port = free_port()
+    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
+    answer, closed = await trickle(port, b"GET /who HTTP/1.1\r\nHost: x\r\n\r\n", b"\r\n", every=0.1)
+    assert closed and answer.startswith(b"HTTP/1.1 200 ") and answer.count(b"HTTP/1.1") == 1
+
+
+async def test_a_body_the_app_is_slow_to_read_is_not_the_clients_fault(servers):
+    app = make_app()
+
+    @app.post("/later")
+    async def later(request: Request) -> dict:
+        await asyncio.sleep(1.5)  # the behaviour: an app that reads its body late
+        return {"size": len(await request.body())}
+
+    port = free_port()
+    await start(servers, app, DirectSpec(port=port, **TIGHT))
+    size = 4 * 1024 * 1024  # past uvicorn's high-water mark: it stops reading until the app does
+    head = b"POST /later HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % size
+    answer = await raw(port, head + b"x" * size, wait=10.0)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"size":%d}' % size)
+
+
 async def test_a_slow_handler_is_not_a_read_timeout(servers):
     port = free_port()
     await start(servers, make_app(), DirectSpec(port=port, read_timeout=0.2))
@@ -244,6 +324,10 @@ def test_spec_from_serve_yaml_args():
         DirectSpec(port=9001, tls_min_version="1.0")
     with pytest.raises(ValueError):
         DirectSpec(port=9001, tls_cert="c")
+    limits = {"idle_timeout": 12, "body_timeout": 20, "body_min_rate": 512}
+    assert DirectSpec.from_args({"port": 9001, **limits}) == DirectSpec(port=9001, **limits)
+    with pytest.raises(ValueError):
+        DirectSpec(port=9001, idle_timeout=0)
 
 
 async def test_the_listener_lives_in_the_app_lifespan_and_counts_direct_load():

@@ -125,6 +125,7 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
         "phase",
         "head",
         "nodes",
+        "front",
         "ingress",
         "base_url",
         "console_url",
@@ -133,6 +134,7 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
     ]
     assert out["head"] is None  # the GCS in memory: no RAYFLEET_GCS_REDIS
     assert out["nodes"] is None  # no cluster autoscaler
+    assert out["front"] is None  # no front recorded: Serve's proxy on the public port
     assert out["running"] is True and out["pid"] == os.getpid() and out["console_url"] == nothing + "/"
     assert out["components"]["asn"]["health_status"] == {"serve": 0, "direct": 0}
     assert out["components"]["asn"]["direct_urls"] == ["http://127.0.0.2:1/", "http://127.0.0.3:1/"]

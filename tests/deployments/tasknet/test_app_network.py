@@ -111,3 +111,17 @@ async def test_webrtc_data_channels_carry_gossip(rtc_net: Net):
     await net.settle(arrived)
     conns = (await net.ok("n1", "GET", "/webrtc/connections"))["connections"]
     assert sum(c["messages_sent"] for c in conns) >= 2
+
+
+async def test_a_body_over_max_body_bytes_is_refused_413_declared_or_chunked(net: Net):
+    limit = net.app.state.component.config.max_body_bytes
+
+    async def chunks():
+        for _ in range(limit // 4096 + 2):
+            yield b"x" * 4096
+
+    declared = await net.req("n1", "POST", "/tasks", content=b"{" + b" " * limit + b"}")
+    chunked = await net.req("n1", "POST", "/tasks", content=chunks())
+    for r in (declared, chunked):
+        assert r.status_code == 413
+        assert r.json() == {"detail": f"the request body is larger than the limit of {limit} bytes"}

@@ -22,7 +22,7 @@ from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
 from actors.tasknet.raft import HardState, RaftCore
 from actors.tasknet.records import Event, NetworkState, Notification, Payload, Result, ZkpProof
 from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
-from actors.tasknet.rules_governance import anonymous_message, proposal, ring_for
+from actors.tasknet.rules_governance import anonymous_message, proposal, public_message, ring_for
 from actors.tasknet.sealing import SealKey
 
 MAX_NOTIFICATIONS = 2000
@@ -30,7 +30,13 @@ MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy of
 
 
 class NodeCore:
-    def __init__(self, name: str, data_dir: Path | None, genesis_author: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        data_dir: Path | None,
+        genesis_author: str | None = None,
+        now_ms: Callable[[], int] | None = None,
+    ) -> None:
         self.name = name
         self.data_dir = data_dir
         if data_dir is not None:
@@ -41,7 +47,8 @@ class NodeCore:
         self.node_id = self.identity.node_id
         self.ring_key = ring.RingKey.from_seed(self.identity.secret_seed("ring"))
         self.seal_key = SealKey(self.identity.secret_seed("seal"))
-        self.clock = HybridClock()
+        self.now_ms = now_ms or (lambda: int(time.time() * 1000))
+        self.clock = HybridClock(self.now_ms)
         self.log = EventLog()
         self.genesis_author = genesis_author
         self.reducer = Reducer(genesis_author)
@@ -165,7 +172,7 @@ class NodeCore:
         """Accept gossiped events (any order, duplicates allowed); the ones that were new."""
         fresh: list[Event] = []
         conflicts = len(self.log.conflicts)
-        horizon = int(time.time() * 1000) + MAX_CLOCK_SKEW_MS
+        horizon = self.now_ms() + MAX_CLOCK_SKEW_MS
         for raw in events:
             hlc = raw.get("hlc") if isinstance(raw, dict) else None
             if isinstance(hlc, list) and hlc and isinstance(hlc[0], int) and hlc[0] > horizon:
@@ -208,6 +215,17 @@ class NodeCore:
             "tier": tier,
             "tier_weight": weight,
         }
+
+    def public_vote_payload(self, proposal_id: str, value: str) -> Payload:
+        """A public vote with its key image and the proof that the image is this node's (a ring of one)."""
+        signature = ring.sign(
+            self.ring_key,
+            [self.ring_key.public],
+            proposal_id.encode(),
+            public_message(proposal_id, value, self.node_id),
+        )
+        proof = {"challenge": signature["c0"], "response": signature["s"]}
+        return {"proposal_id": proposal_id, "vote": value, "key_image": signature["key_image"], "proof": proof}
 
     def submit_anonymous(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> Result:
         event = make_anonymous(

@@ -75,6 +75,8 @@ class NetworkConfig(TypedDict):
     reputation_reward_per_sp: int
     tiers: dict[str, list[float]]
     max_auction_deadline_hours: int
+    proposal_quorum: float
+    min_anonymity_set: int
 
 
 class ConfigChange(TypedDict):
@@ -172,6 +174,7 @@ class Ballot(TypedDict):
     weight: float
     anonymous: bool
     at: int
+    key_image: NotRequired[str]
 
 
 class AnonymousBallot(TypedDict):
@@ -209,6 +212,8 @@ class Proposal(TypedDict):
     channel: str
     ratified_at: NotRequired[int]
     ratified_by: NotRequired[str]
+    turnout: NotRequired[float]
+    quorum_reached: NotRequired[bool]
 
 
 class Ratification(TypedDict):

@@ -80,11 +80,12 @@ class NodeServices:
         self, actor: Host, proposal_id: str, vote: str, anonymous: bool, zkp_proof: ZkpProof | None
     ) -> dict[str, Any]:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
-        if not anonymous:
-            _, result = self.core.submit("vote", {"proposal_id": proposal_id, "vote": vote}, prop["channel"])
-            return result
         if vote not in ("yes", "no"):
             raise Reject("vote must be yes or no")
+        if not anonymous:
+            payload = self.core.public_vote_payload(proposal_id, vote)
+            _, result = self.core.submit("vote", payload, prop["channel"])
+            return result
         proof = (
             zkp_proof
             if zkp_proof is not None

@@ -30,6 +30,8 @@ class NetworkParams(TypedDict, total=False):
     faucet_sp: int
     task_completion_tax: float
     proposal_voting_period: int
+    proposal_quorum: float
+    min_anonymity_set: int
 
 
 class LlmParams(TypedDict, total=False):

@@ -19,7 +19,14 @@ from actors.tasknet.rules_governance import proposal as find_proposal
 from actors.tasknet.rules_governance import tally
 from actors.tasknet.services import NodeServices
 
-PUBLIC_CONFIG = ("task_completion_tax", "proposal_voting_period", "validator_set", "updated_at")
+PUBLIC_CONFIG = (
+    "task_completion_tax",
+    "proposal_voting_period",
+    "proposal_quorum",
+    "min_anonymity_set",
+    "validator_set",
+    "updated_at",
+)
 
 
 class Host(Protocol):

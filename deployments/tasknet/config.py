@@ -12,7 +12,7 @@ from typing import cast
 
 from pydantic import BaseModel, Field
 
-from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NodeSettings, UpgradeParams, WebrtcParams
+from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NetworkParams, NodeSettings, UpgradeParams, WebrtcParams
 from rayfleet.config import load_yaml
 from rayfleet.paths import resolve
 
@@ -47,7 +47,13 @@ class NetworkSettings(BaseModel):
 
     faucet_sp: int = Field(default=1000, ge=0)
     task_completion_tax: float = Field(default=0.02, ge=0, le=0.5)
-    proposal_voting_period: int = Field(default=86_400, ge=60)
+    proposal_voting_period: int = Field(
+        default=86_400, ge=1, description="seconds a proposal stays open; nobody closes it earlier"
+    )
+    proposal_quorum: float = Field(
+        default=0.5, ge=0, le=1, description="share of the snapshot weight that must vote for an approval"
+    )
+    min_anonymity_set: int = Field(default=3, ge=1, description="smallest ring an anonymous vote may hide in")
 
 
 class TasknetConfig(BaseModel):
@@ -78,11 +84,7 @@ class TasknetConfig(BaseModel):
     def actor_settings(self) -> NodeSettings:
         """What a node actor needs (plain data: it crosses the Ray boundary)."""
         return {
-            "network": {
-                "faucet_sp": self.network.faucet_sp,
-                "task_completion_tax": self.network.task_completion_tax,
-                "proposal_voting_period": self.network.proposal_voting_period,
-            },
+            "network": cast(NetworkParams, self.network.model_dump()),
             "anti_entropy_interval_s": self.anti_entropy_interval_s,
             "raft_tick_s": self.raft_tick_s,
             "ratify_timeout_s": self.ratify_timeout_s,

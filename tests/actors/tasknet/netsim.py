@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from actors.tasknet.canonical import digest
@@ -13,12 +14,32 @@ def comparable(state: dict[str, Any]) -> str:
     return digest({k: v for k, v in state.items() if k not in ("applied", "rejected")})
 
 
-def make_network(size: int, faucet: int = 1000, data_dirs: list | None = None) -> list[NodeCore]:
-    nodes = [NodeCore(f"n{i + 1}", data_dirs[i] if data_dirs else None) for i in range(size)]
+class ManualClock:
+    """A wall clock (ms) the test moves forward; every node of a network reads the same one."""
+
+    def __init__(self) -> None:
+        self.ms = int(time.time() * 1000)
+
+    def __call__(self) -> int:
+        return self.ms
+
+    def advance(self, seconds: float) -> None:
+        self.ms += int(seconds * 1000)
+
+
+def make_network(
+    size: int,
+    faucet: int = 1000,
+    data_dirs: list | None = None,
+    clock: ManualClock | None = None,
+    config: dict[str, Any] | None = None,
+) -> list[NodeCore]:
+    nodes = [NodeCore(f"n{i + 1}", data_dirs[i] if data_dirs else None, now_ms=clock) for i in range(size)]
     boot = nodes[0]
     for node in nodes:
         node.set_genesis_author(boot.node_id)
-    boot.submit("genesis", {"validators": [n.node_id for n in nodes], "config": {"faucet_sp": faucet}})
+    genesis_config = {"faucet_sp": faucet, **(config or {})}
+    boot.submit("genesis", {"validators": [n.node_id for n in nodes], "config": genesis_config})
     for node in nodes[1:]:
         node.receive(boot.outbox)
     for node in nodes:

@@ -41,7 +41,7 @@ def run(nodes, op, actor, target, amount, pool):
         "bid": ("task_bid", {"task_id": task, "amount": amount % 50 + 1, "estimated_days": 1}),
         "select": ("task_select_bid", {"task_id": task, "bidder_id": other}),
         "propose": ("proposal_create", {"title": "p"}),
-        "vote": ("vote", {"proposal_id": prop, "vote": "yes" if amount % 2 else "no"}),
+        "vote": ("vote", node.public_vote_payload(prop, "yes" if amount % 2 else "no")),
         "close": ("proposal_close", {"proposal_id": prop}),
     }
     type_, payload = payloads[op]

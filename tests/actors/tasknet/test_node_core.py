@@ -6,7 +6,7 @@ import pytest
 
 from actors.tasknet.events import EventError
 from actors.tasknet.ledger import Reject
-from tests.actors.tasknet.netsim import comparable, make_network, sync
+from tests.actors.tasknet.netsim import ManualClock, comparable, make_network, sync
 
 
 @pytest.fixture()
@@ -139,13 +139,15 @@ def test_composite_team_subtasks_assigned_and_paid(net):
     assert balance(c, b) == 1059 and balance(c, c) == 1029
 
 
-def test_public_and_anonymous_votes_and_nullifiers(net):
+def test_public_and_anonymous_votes_and_nullifiers():
+    clock = ManualClock()
+    net = make_network(3, clock=clock, config={"proposal_voting_period": 60})
     a, b, c = net
     _, prop = a.submit("proposal_create", {"title": "p", "proposal_type": "generic"})
     sync(net)
-    b.submit("vote", {"proposal_id": prop["id"], "vote": "yes"})
+    b.submit("vote", b.public_vote_payload(prop["id"], "yes"))
     with pytest.raises(Reject):
-        b.submit("vote", {"proposal_id": prop["id"], "vote": "no"})
+        b.submit("vote", b.public_vote_payload(prop["id"], "no"))
     proof = c.anonymous_proof(prop["id"], "no")
     c.submit_anonymous(prop["id"], "no", proof, "general")
     with pytest.raises(Reject, match="nullifier"):
@@ -158,6 +160,7 @@ def test_public_and_anonymous_votes_and_nullifiers(net):
             prop["id"], "no", {**a.anonymous_proof(prop["id"], "no"), "tier": "expert", "tier_weight": 2.0}, "general"
         )
     sync(net)
+    clock.advance(60)
     _, closed = a.submit("proposal_close", {"proposal_id": prop["id"]})
     assert closed["yes_votes"] == 1.0 and closed["no_votes"] == 1.0 and closed["result"] == "rejected"
     sync(net)

@@ -13,6 +13,7 @@ from deployments.tasknet.config import TasknetConfig
 from rayfleet.state import local_state, reset_local_state
 from tests.polling import eventually
 
+VOTING_PERIOD_S = 4  # long enough to vote in, short enough to wait for before closing
 TOKENS = {"n1": "t1-" + "a" * 40, "n2": "t2-" + "b" * 40, "n3": "t3-" + "c" * 40}
 
 
@@ -34,6 +35,18 @@ class Net:
         assert response.status_code == 200, response.text
         return response.json()
 
+    async def close(self, node: str, pid: str) -> Any:
+        """Close `pid` as soon as its voting period is over (nobody may close it earlier)."""
+        answers: list[Any] = []
+
+        async def closed() -> bool:
+            response = await self.req(node, "POST", f"/proposals/{pid}/close")
+            answers.append(response)
+            return response.status_code == 200
+
+        await eventually(closed, timeout=VOTING_PERIOD_S + 5, what="the end of the voting period")
+        return answers[-1].json()
+
     async def settle(self, check: Any, timeout: float = 5.0) -> None:
         """Wait until `check()` (async) is true: gossip is asynchronous."""
         await eventually(check, timeout=timeout, what="network convergence")
@@ -46,6 +59,7 @@ def make_config(tmp_path: Any, **overrides: Any) -> TasknetConfig:
         "raft_tick_s": 0.02,
         "webrtc": {"enabled": False},
         "llm": {"base_url": None},
+        "network": {"proposal_voting_period": VOTING_PERIOD_S},
     }
     base.update(overrides)
     return TasknetConfig.model_validate(base)

@@ -116,7 +116,7 @@ async def test_upgrade_tested_ratified_applied_and_rolled_back(net: Net):
             return (await net.req(node, "POST", f"/proposals/{pid}/vote", json={"vote": "yes"})).status_code == 200
 
         await net.settle(voted)
-    await net.ok("n1", "POST", f"/proposals/{pid}/close")
+    await net.close("n1", pid)
     assert (await net.ok("n1", "POST", f"/governance/ratify/{pid}"))["executed"] is True
     history = await net.ok("n1", "GET", "/upgrades/history")
     assert [(u["version"], u["status"]) for u in history["upgrades"]] == [("1.1.0", "applied")]

@@ -64,8 +64,9 @@ async def test_public_and_anonymous_votes_then_close(net: Net):
         return len(d["anonymous_votes"]) == 2 and net.ids["n2"] in d["votes"]
 
     await net.settle(all_votes)
-    assert await _status(net, "n2", "POST", f"/proposals/{pid}/close") == 403
-    closed = await net.ok("n1", "POST", f"/proposals/{pid}/close")
+    early = await net.req("n2", "POST", f"/proposals/{pid}/close")
+    assert early.status_code == 403 and "voting period" in early.json()["detail"]
+    closed = await net.close("n1", pid)
     assert closed["result"] == "approved" and closed["yes_votes"] == 2.0 and closed["no_votes"] == 1.0
     details = await net.ok("n1", "GET", f"/proposals/{pid}/details")
     assert details["status"] == "closed" and details["closed_at"] is not None
@@ -86,7 +87,7 @@ async def test_config_change_is_ratified_through_raft_by_validators_only(net: Ne
             lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"})
         )
     assert await _status(net, "n2", "POST", f"/governance/ratify/{pid}") == 400  # still open
-    await net.ok("n1", "POST", f"/proposals/{pid}/close")
+    await net.close("n1", pid)
     await net.settle(lambda: _detail_status(net, "n3", pid, "pending_ratification"))
     ratified = await net.ok("n3", "POST", f"/governance/ratify/{pid}")
     assert ratified["executed"] is True and ratified["proposal_id"] == pid
@@ -182,7 +183,7 @@ async def test_tool_acquired_sealed_and_executed_billed_to_treasury(net: Net):
             await net.settle(
                 lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"})
             )
-        await net.ok("n1", "POST", f"/proposals/{pid}/close")
+        await net.close("n1", pid)
         await net.settle(lambda: _detail_status(net, "n2", pid, "pending_ratification"))
         assert (await net.ok("n2", "POST", f"/governance/ratify/{pid}"))["executed"] is True
         for node in ("n1", "n2", "n3"):
@@ -220,3 +221,12 @@ async def test_raft_http_messages_must_be_signed(net: Net):
     r = await net.req("n1", "POST", "/raft/append_entries", json={"term": 1})
     assert r.status_code == 400
     await asyncio.sleep(0)  # one event-loop turn, not a wait for time
+
+
+async def test_the_proposer_withdraws_and_nobody_else(net: Net):
+    pid = await propose(net, {"title": "never mind", "proposal_type": "generic"})
+    assert await _status(net, "n2", "POST", f"/proposals/{pid}/withdraw") == 403
+    withdrawn = await net.ok("n1", "POST", f"/proposals/{pid}/withdraw")
+    assert withdrawn == {"message": "proposal withdrawn", "proposal_id": pid, "status": "withdrawn"}
+    await net.settle(lambda: _detail_status(net, "n3", pid, "withdrawn"))
+    assert await _status(net, "n3", "POST", f"/proposals/{pid}/vote", json={"vote": "yes"}) == 400

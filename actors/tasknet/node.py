@@ -17,12 +17,12 @@ from actors.tasknet import ring
 from actors.tasknet.eventlog import EventLog
 from actors.tasknet.events import EventError, make_anonymous, make_event, order_key
 from actors.tasknet.hlc import HybridClock
-from actors.tasknet.identity import Identity
+from actors.tasknet.identity import Identity, verify
 from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
 from actors.tasknet.raft import HardState, RaftCore
-from actors.tasknet.records import Event, NetworkState, Notification, Payload, Result, ZkpProof
+from actors.tasknet.records import Attestation, Event, NetworkState, Notification, Payload, Result, ZkpProof
 from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
-from actors.tasknet.rules_governance import anonymous_message, proposal, public_message, ring_for
+from actors.tasknet.rules_governance import anonymous_message, proposal, public_message, ratify_message, ring_for
 from actors.tasknet.sealing import SealKey
 
 MAX_NOTIFICATIONS = 2000
@@ -66,6 +66,8 @@ class NodeCore:
             "refolds": 0,
         }
         self.raft: RaftCore | None = None
+        self.attestations: dict[str, Attestation] = {}
+        self._attest_out: list[Attestation] = []
         self._load()
 
     # ----- persistence
@@ -268,18 +270,64 @@ class NodeCore:
             tmp.replace(self.data_dir / "raft.json")
 
     def apply_committed(self) -> None:
-        """Turn newly committed Raft entries into signed `ratified` events (duplicates are refused by the fold)."""
+        """Sign an attestation for each newly committed Raft entry; ratify once a majority signed."""
         if self.raft is None:
             return
         for index, data in self.raft.take_committed():
             pid = data.get("proposal_id")
-            if not pid or index <= self.state["last_ratified_index"]:
+            if not isinstance(pid, str) or index <= self.state["last_ratified_index"]:
                 continue
-            try:
-                self.submit(
-                    "ratified",
-                    {"proposal_id": pid, "raft_index": index, "ratified_by": data.get("by", "")},
-                    data.get("channel", DEFAULT_CHANNEL),
-                )
-            except Reject:
-                continue
+            term = self.raft.term_at(index)
+            signature = self.identity.sign(ratify_message(pid, index, term))
+            attestation: Attestation = {
+                "proposal_id": pid,
+                "raft_index": index,
+                "term": term,
+                "channel": str(data.get("channel", DEFAULT_CHANNEL)),
+                "by": str(data.get("by", "")),
+                "signatures": {self.node_id: signature},
+            }
+            self._attest_out.append(attestation)
+            self.add_attestation(attestation)
+
+    def take_attestations(self) -> list[Attestation]:
+        """Attestations to send to the other validators (own ones, once each)."""
+        out, self._attest_out = self._attest_out, []
+        return out
+
+    def unratified_attestations(self) -> list[Attestation]:
+        """Every attestation held for entries not ratified yet (re-sent while they wait)."""
+        floor = self.state["last_ratified_index"]
+        return [a for a in self.attestations.values() if a["raft_index"] > floor]
+
+    def add_attestation(self, raw: Any) -> bool:
+        """Merge a validator's attestation (signatures checked); True when it ratified the entry."""
+        try:
+            pid, index, term = str(raw["proposal_id"]), int(raw["raft_index"]), int(raw["term"])
+            incoming = dict(raw["signatures"])
+            channel, by = str(raw.get("channel", DEFAULT_CHANNEL))[:64], str(raw.get("by", ""))[:64]
+        except (KeyError, TypeError, ValueError):
+            return False
+        floor = self.state["last_ratified_index"]
+        if index <= floor:
+            return False
+        message = ratify_message(pid, index, term)
+        nodes, validators = self.state["nodes"], self.state["config"]["validator_set"]
+        key = f"{index}:{term}:{pid}"
+        held = self.attestations.setdefault(
+            key,
+            {"proposal_id": pid, "raft_index": index, "term": term, "channel": channel, "by": by, "signatures": {}},
+        )
+        for signer, sig in incoming.items():
+            if signer in validators and signer in nodes and signer not in held["signatures"]:
+                if isinstance(sig, str) and verify(nodes[signer]["public_key"], message, sig):
+                    held["signatures"][signer] = sig
+        if len(held["signatures"]) <= len(validators) // 2:
+            return False
+        payload = {"proposal_id": pid, "raft_index": index, "term": term, "ratified_by": by or self.node_id}
+        try:
+            self.submit("ratified", {**payload, "signatures": dict(held["signatures"])}, held["channel"])
+        except Reject:
+            return False
+        self.attestations = {k: a for k, a in self.attestations.items() if a["raft_index"] > index}
+        return True

@@ -21,7 +21,7 @@ from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.raft import LEADER, RaftMessage, RaftReply
-from actors.tasknet.records import Event, Notification, Payload
+from actors.tasknet.records import Attestation, Event, Notification, Payload
 from actors.tasknet.services import Host as ServiceHost
 from actors.tasknet.services import NodeServices
 from actors.tasknet.settings import NodeSettings
@@ -207,6 +207,7 @@ class TaskNode:
         await self._connect_webrtc()
         while await self._anti_entropy_once() >= 2000:
             pass
+        self._send_attestations(self.core.unratified_attestations())
         await self._push()
 
     async def _connect_webrtc(self) -> None:
@@ -248,9 +249,30 @@ class TaskNode:
                 )
         committed_before = self.core.state["last_ratified_index"]
         self.core.apply_committed()
+        self._send_attestations(self.core.take_attestations())
         if self.core.state["last_ratified_index"] != committed_before or self.core.outbox:
             self.services.observe_commits(self._raft_waiters)
             await self._push()
+
+    def _send_attestations(self, attestations: list[Attestation]) -> None:
+        validators = set(self.core.state["config"]["validator_set"])
+        for name, handle in self._reachable().items():
+            if attestations and self.peer_ids.get(name) in validators:
+                self.tasks.start(
+                    self._send(name, handle, TaskNode.attest, attestations, self.core.name), name="attest-send"
+                )
+
+    async def attest(self, attestations: list[Any], sender: str) -> int:
+        """Validators' signatures over committed Raft entries; a majority makes the `ratified` event."""
+        await self._rewire()
+        if sender in self.blocked:
+            return 0
+        self.messages_received += 1
+        ratified = sum(1 for att in attestations[:64] if self.core.add_attestation(att))
+        if ratified:
+            self.services.observe_commits(self._raft_waiters)
+            await self._push()
+        return ratified
 
     async def raft_step(self, msg: RaftMessage, sender: str) -> RaftReply | None:
         await self._rewire()

@@ -221,6 +221,18 @@ class Ratification(TypedDict):
     proposal_id: str
     executed: bool
     at: int
+    signers: list[str]
+
+
+class Attestation(TypedDict):
+    """A validator's signature that the Raft entry (index, term) ratifying `proposal_id` committed."""
+
+    proposal_id: str
+    raft_index: int
+    term: int
+    channel: str
+    by: str
+    signatures: dict[str, str]
 
 
 class Tool(TypedDict):

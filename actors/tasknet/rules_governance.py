@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from actors.tasknet import ring
 from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import verify
 from actors.tasknet.ledger import (
     CHANGEABLE_CONFIG,
     DEFAULT_CHANNEL,
@@ -400,11 +401,42 @@ def bill_tool(state: NetworkState, tool: Tool, at: int) -> None:
     tool["status"] = "active"
 
 
+def ratify_message(proposal_id: str, raft_index: int, term: int) -> bytes:
+    """What each validator signs once the Raft entry for `proposal_id` committed at (index, term)."""
+    return canonical(
+        {"purpose": "tasknet-ratify-v1", "proposal_id": proposal_id, "raft_index": raft_index, "term": term}
+    )
+
+
+def majority_signers(state: NetworkState, message: bytes, signatures: dict[str, Any]) -> list[str]:
+    """The validators whose signature over `message` verifies; Reject unless they are a majority."""
+    validators = state["config"]["validator_set"]
+    signers = sorted(
+        v
+        for v, sig in signatures.items()
+        if v in validators
+        and v in state["nodes"]
+        and isinstance(sig, str)
+        and verify(state["nodes"][v]["public_key"], message, sig)
+    )
+    if len(signers) <= len(validators) // 2:
+        raise Reject(
+            f"a ratification needs signatures of a majority of the {len(validators)} validators; "
+            f"{len(signers)} verified",
+            403,
+        )
+    return signers
+
+
 def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
+    p = ev["payload"]
     if ev["author"] not in state["config"]["validator_set"]:
         raise Reject("only validators write ratifications", 403)
-    index = need(ev["payload"], "raft_index", int)
-    prop = proposal(state, ev["payload"])
+    index = need(p, "raft_index", int)
+    term = need(p, "term", int)
+    signatures = need(p, "signatures", dict, limit=256)
+    prop = proposal(state, p)
+    signers = majority_signers(state, ratify_message(prop["id"], index, term), signatures)
     if index <= state["last_ratified_index"]:
         raise Reject("this Raft entry was already applied")
     if prop["status"] != "pending_ratification":
@@ -416,7 +448,9 @@ def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
     prop["status"] = ("ratified" if prop["proposal_type"] == "code_upgrade" else "executed") if executed else "failed"
     prop["ratified_at"] = ev["hlc"][0]
     prop["ratified_by"] = ev["payload"].get("ratified_by", ev["author"])
-    state["ratified"].append({"raft_index": index, "proposal_id": prop["id"], "executed": executed, "at": ev["hlc"][0]})
+    state["ratified"].append(
+        {"raft_index": index, "proposal_id": prop["id"], "executed": executed, "at": ev["hlc"][0], "signers": signers}
+    )
     return {"proposal_id": prop["id"], "executed": executed}
 
 

@@ -6,7 +6,9 @@ import time
 from typing import Any
 
 from actors.tasknet.canonical import digest
+from actors.tasknet.events import make_event
 from actors.tasknet.node import NodeCore
+from actors.tasknet.records import Event
 
 
 def comparable(state: dict[str, Any]) -> str:
@@ -56,3 +58,10 @@ def sync(nodes: list[NodeCore]) -> None:
                 if a is not b:
                     vector, anon, heads = b.log.version_vector(), set(b.log.anonymous), b.log.heads()
                     b.receive(a.log.missing_for(vector, anon, limit=10**9, heads=heads))
+
+
+def forge(node: NodeCore, type_: str, payload: dict[str, Any]) -> Event:
+    """An event signed by `node` that skips its own validation (what a dishonest node gossips)."""
+    chain = node.log.chains[node.node_id]
+    hlc = [max(chain[-1]["hlc"][0] + 1, node.clock.tick()[0]), 0]
+    return make_event(node.identity, len(chain) + 1, chain[-1]["id"], hlc, "general", type_, payload)

@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from actors.tasknet.events import make_anonymous, make_event
+from actors.tasknet.events import make_anonymous
 from actors.tasknet.ledger import DEFAULT_CONFIG, Reject
-from tests.actors.tasknet.netsim import ManualClock, comparable, make_network, sync
+from tests.actors.tasknet.netsim import comparable, forge, make_network, sync
 
 PERIOD_S = 120
-
-
-@pytest.fixture()
-def clock():
-    return ManualClock()
 
 
 @pytest.fixture()
@@ -35,13 +30,6 @@ def _vote(node, pid, value="yes"):
 
 def _anon(node, pid, value="yes"):
     return node.submit_anonymous(pid, value, node.anonymous_proof(pid, value), "general")
-
-
-def _forge(node, type_, payload):
-    """An event signed by `node` that skips its own validation (what a dishonest node gossips)."""
-    chain = node.log.chains[node.node_id]
-    hlc = [max(chain[-1]["hlc"][0] + 1, node.clock.tick()[0]), 0]
-    return make_event(node.identity, len(chain) + 1, chain[-1]["id"], hlc, "general", type_, payload)
 
 
 def test_the_quorum_and_the_anonymity_floor_are_config_items_with_defaults(net):
@@ -69,7 +57,7 @@ def test_every_reducer_refuses_the_second_vote_of_either_kind(net):
     pid = _propose(net)
     _anon(net[2], pid, "no")
     sync(net)
-    forged = _forge(net[2], "vote", net[2].public_vote_payload(pid, "yes"))
+    forged = forge(net[2], "vote", net[2].public_vote_payload(pid, "yes"))
     for node in net:
         node.receive([forged])
         assert "already voted" in node.reducer.outcomes[forged["id"]]
@@ -123,7 +111,7 @@ def test_a_forged_early_close_is_refused_by_every_reducer(net):
     pid = _propose(net)
     _vote(net[0], pid)
     sync(net)
-    forged = _forge(net[0], "proposal_close", {"proposal_id": pid})
+    forged = forge(net[0], "proposal_close", {"proposal_id": pid})
     for node in net[1:]:
         node.receive([forged])
         assert "voting period" in node.reducer.outcomes[forged["id"]]

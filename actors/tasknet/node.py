@@ -15,7 +15,7 @@ from typing import Any
 
 from actors.tasknet import ring
 from actors.tasknet.eventlog import EventLog
-from actors.tasknet.events import EventError, make_anonymous, make_event, order_key
+from actors.tasknet.events import MAX_EVENT_BYTES, EventError, make_anonymous, make_event, order_key
 from actors.tasknet.hlc import HybridClock
 from actors.tasknet.identity import Identity, verify
 from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
@@ -156,13 +156,21 @@ class NodeCore:
         prev = chain[-1]["id"] if chain else ""
         event = make_event(self.identity, len(chain) + 1, prev, hlc, channel, type_, payload)
         validate(self.state, event)
-        self.log.add(event)
+        self._add_own(event)
         self._persist([event])
         self._apply_new([event])
         result = self._result_of(event)
         self.stats["events_created"] += 1
         self.outbox.append(event)
         return event, result
+
+    def _add_own(self, event: Event) -> None:
+        """Append an event this node made; one the network would refuse (too large) is a 413, never stored."""
+        try:
+            self.log.add(event)
+        except EventError as exc:
+            limit = MAX_EVENT_BYTES // 1024
+            raise Reject(f"the event would be refused by the network ({exc}; at most {limit} KiB)", 413) from exc
 
     def _result_of(self, event: Event) -> Result:
         outcome = self.reducer.outcomes.get(event["id"], "event was not applied")
@@ -237,7 +245,7 @@ class NodeCore:
             {"proposal_id": proposal_id, "vote": value, "zkp_proof": proof},
         )
         result = validate(self.state, event)
-        self.log.add(event)
+        self._add_own(event)
         self._persist([event])
         self._apply_new([event])
         self.outbox.append(event)

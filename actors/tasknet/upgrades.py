@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -74,12 +75,20 @@ def _limits(cpu_s: int, memory_mb: int) -> Callable[[], None]:
     return apply
 
 
+# what zipfile raises on a damaged or exotic archive: bad CRC or headers, truncated or
+# corrupt deflate data, an unsupported compression method, an encrypted member
+BROKEN_ZIP = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError, OSError)
+
+
 def unpack(package: bytes, into: Path, max_files: int = 64, max_unpacked: int = 1 << 20) -> list[Path]:
     """Extract a zip safely: Python files only, no absolute or parent paths, bounded size."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(package))
-    except zipfile.BadZipFile as exc:
-        raise Reject("package is not a zip archive") from exc
+        return _unpack(zipfile.ZipFile(io.BytesIO(package)), into, max_files, max_unpacked)
+    except BROKEN_ZIP as exc:
+        raise Reject(f"package is not a readable zip archive ({type(exc).__name__}: {exc})"[:300]) from exc
+
+
+def _unpack(archive: zipfile.ZipFile, into: Path, max_files: int, max_unpacked: int) -> list[Path]:
     infos = [i for i in archive.infolist() if not i.is_dir()]
     if len(infos) > max_files or sum(i.file_size for i in infos) > max_unpacked:
         raise Reject("package has too many files or unpacks too large")
@@ -90,7 +99,10 @@ def unpack(package: bytes, into: Path, max_files: int = 64, max_unpacked: int = 
             raise Reject(f"package entry {info.filename!r} is not a relative .py path")
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(archive.read(info))
+        data = archive.read(info)
+        if len(data) != info.file_size:
+            raise zipfile.BadZipFile(f"{info.filename} unpacks to another size than declared")
+        target.write_bytes(data)
         out.append(target)
     return out
 
@@ -156,6 +168,8 @@ class Upgrades:
             package = base64.b64decode(package_b64, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise Reject("package_b64 is not base64") from exc
+        with tempfile.TemporaryDirectory(prefix="tasknet-check-") as tmp:
+            unpack(package, Path(tmp))  # a broken archive is refused here, before anyone votes on it
         digest = self.store(package)
         if claimed_hash is not None and claimed_hash != digest:
             raise Reject("package_hash does not match the package's sha256")
@@ -185,7 +199,10 @@ class Upgrades:
 
     def _package_of(self, prop: Proposal) -> bytes:
         params = prop["params"]
-        package = base64.b64decode(params["package_b64"])
+        try:
+            package = base64.b64decode(params["package_b64"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise Reject("package_b64 is not base64") from exc
         if hashlib.sha256(package).hexdigest() != params["package_hash"]:
             raise Reject("package content does not match its hash")
         self.store(package)
@@ -236,8 +253,19 @@ class Upgrades:
 
     async def test(self, proposal_id: str) -> dict[str, Any]:
         prop = self._upgrade(proposal_id)
-        self.tests[proposal_id] = {"status": "testing", "progress": 10, "version": prop["params"]["version"]}
-        results = await asyncio.to_thread(self._run_tests, self._package_of(prop))
+        version = prop["params"]["version"]
+        self.tests[proposal_id] = {"status": "testing", "progress": 10, "version": version}
+        try:
+            results = await asyncio.to_thread(self._run_tests, self._package_of(prop))
+        except Reject as exc:  # a package that cannot be read fails its test, it does not stay "testing"
+            self.tests[proposal_id] = {
+                "status": "test_failed",
+                "progress": 0,
+                "version": version,
+                "results": {"error": exc.message},
+            }
+            self._save()
+            raise
         ok = (
             results["syntax_valid"]
             and results["security_checks"]["passed"]
@@ -259,7 +287,10 @@ class Upgrades:
             return None
         run = self.tests.get(pid)
         if run is None or run["status"] != "tested":
-            await self.test(pid)
+            try:
+                await self.test(pid)
+            except Reject:  # recorded as test_failed: the upgrade is not installed here
+                pass
         if self.tests[pid]["status"] != "tested":
             self.history.append(
                 {

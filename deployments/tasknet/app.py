@@ -3,10 +3,9 @@ bootstrap node's API at the root as well (so `{base_url}` is `/tasknet` or `/tas
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from fastapi import FastAPI, Request
-from starlette.responses import JSONResponse, Response
+from fastapi import FastAPI
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp
 
 from deployments.tasknet import errors
 from deployments.tasknet.config import TasknetConfig
@@ -15,6 +14,7 @@ from deployments.tasknet.state import TasknetState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
+from rayfleet.http import BodyLimitMiddleware
 
 DESCRIPTION = """Decentralized task network node API (spec 002 §E).
 
@@ -22,19 +22,10 @@ Every node of the demo network has its own base URL: `/tasknet/<node>` through S
 (`/tasknet` itself is the bootstrap node). Reads are public; acting as a node requires its
 token in `X-Node-Token` (or `Authorization: Bearer`). Errors are `{detail}`."""
 
-Next = Callable[[Request], Awaitable[Response]]
 
-
-def body_cap(limit: int) -> Callable[[Request, Next], Awaitable[Response]]:
-    """400 for a request whose declared body is larger than `limit` bytes (or whose length is not a number)."""
-
-    async def cap_body(request: Request, call_next: Next) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > limit):
-            return JSONResponse({"detail": f"request body larger than {limit} bytes"}, status_code=400)
-        return await call_next(request)
-
-    return cap_body
+def too_large(limit: int) -> ASGIApp:
+    """The 413 of a body over the cap, declared or streamed (chunked), in the task network's shape."""
+    return JSONResponse({"detail": f"request body larger than {limit} bytes"}, status_code=413)
 
 
 def create_node_app(state: TasknetState) -> FastAPI:
@@ -49,7 +40,7 @@ def create_node_app(state: TasknetState) -> FastAPI:
         validation=errors.validation_error,
         http=errors.http_error,
     )
-    app.middleware("http")(body_cap(state.config.max_body_bytes))
+    app.add_middleware(BodyLimitMiddleware, limit=state.config.max_body_bytes, refuse=too_large)
     for router in ROUTERS:
         app.include_router(router)
     use_local_docs_assets(app)

@@ -7,6 +7,7 @@ the LLM gateway key from `llm.api_key_env`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import cast
 
@@ -14,12 +15,18 @@ from pydantic import BaseModel, Field
 
 from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NetworkParams, NodeSettings, UpgradeParams, WebrtcParams
 from rayfleet.config import load_yaml
+from rayfleet.deploy import base_url
 from rayfleet.paths import resolve
+
+FLEET_GATEWAY = "fleet"
 
 
 class LlmSettings(BaseModel):
     base_url: str | None = Field(
-        default="http://127.0.0.1:8000/llm/v1", description="OpenAI-compatible API base (the gateway)"
+        default=FLEET_GATEWAY,
+        description="OpenAI-compatible API base; `fleet` (the default) is this fleet's own LLM gateway, "
+        "at /llm/v1 on the Serve address the fleet runs on ($RAYFLEET_HOST:$RAYFLEET_PORT); null turns the agent's "
+        "LLM off",
     )
     api_key_env: str = "LLM_PROXY_API_KEYS"
     model: str = "tasknet-agent"
@@ -27,7 +34,12 @@ class LlmSettings(BaseModel):
     max_tokens: int = 512
 
     def params(self) -> LlmParams:
-        return cast(LlmParams, self.model_dump())
+        params = cast(LlmParams, self.model_dump())
+        if self.base_url == FLEET_GATEWAY:
+            env = os.environ
+            serve = base_url(env.get("RAYFLEET_HOST", "127.0.0.1"), env.get("RAYFLEET_PORT", "8000"))
+            params["base_url"] = serve + "/llm/v1"
+        return params
 
 
 class UpgradeSettings(BaseModel):

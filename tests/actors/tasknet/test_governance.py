@@ -8,9 +8,11 @@ import pytest
 
 from actors.tasknet.events import make_anonymous
 from actors.tasknet.ledger import DEFAULT_CONFIG, Reject
-from tests.actors.tasknet.netsim import comparable, forge, make_network, sync
+from tests.actors.tasknet.netsim import ManualClock, comparable, forge, make_network, sync
 
 PERIOD_S = 120
+
+clock = pytest.fixture(lambda: ManualClock(), name="clock")  # one wall clock for the network, moved by the test
 
 
 @pytest.fixture()

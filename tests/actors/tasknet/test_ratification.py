@@ -7,9 +7,11 @@ import pytest
 
 from actors.tasknet.ledger import Reject
 from actors.tasknet.rules_governance import ratify_message
-from tests.actors.tasknet.netsim import comparable, forge, make_network, sync
+from tests.actors.tasknet.netsim import ManualClock, comparable, forge, make_network, sync
 
 PERIOD_S = 60
+
+clock = pytest.fixture(lambda: ManualClock(), name="clock")  # one wall clock for the network, moved by the test
 
 
 @pytest.fixture()

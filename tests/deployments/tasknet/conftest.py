@@ -28,7 +28,8 @@ class Net:
         self.ids: dict[str, str] = {}
 
     async def req(self, node: str, method: str, path: str, *, auth: bool = True, **kw: Any) -> httpx.Response:
-        return await self.client.request(method, f"/{node}{path}", headers=headers(node) if auth else {}, **kw)
+        sent = {**(headers(node) if auth else {}), **kw.pop("headers", {})}
+        return await self.client.request(method, f"/{node}{path}", headers=sent, **kw)
 
     async def ok(self, node: str, method: str, path: str, **kw: Any) -> Any:
         response = await self.req(node, method, path, **kw)

@@ -64,7 +64,7 @@ async def test_task_errors_follow_the_error_table(net: Net):
     r = await net.req("n1", "POST", f"/tasks/{task['id']}/claim")
     assert r.status_code == 403
     r = await net.client.post("/n1/tasks", content=b"x" * 300_000, headers={"X-Node-Token": "t1-" + "a" * 40})
-    assert r.status_code == 400
+    assert r.status_code == 413
 
 
 async def test_delete_only_by_creator_and_only_unclaimed(net: Net):

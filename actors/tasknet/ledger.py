@@ -26,6 +26,9 @@ DEFAULT_CONFIG: NetworkConfig = {
     "max_auction_deadline_hours": 720,
     "proposal_quorum": 0.5,
     "min_anonymity_set": 3,
+    "claim_timeout_hours": 168,
+    "completion_auto_accept_hours": 72,
+    "auction_select_window_hours": 72,
 }
 CHANGEABLE_CONFIG = {
     "task_completion_tax": (float, 0.0, 0.5),
@@ -34,6 +37,9 @@ CHANGEABLE_CONFIG = {
     "reputation_reward_per_sp": (int, 1, 1_000_000),
     "proposal_quorum": (float, 0.0, 1.0),
     "min_anonymity_set": (int, 1, 100_000),
+    "claim_timeout_hours": (int, 1, 8760),
+    "completion_auto_accept_hours": (int, 1, 8760),
+    "auction_select_window_hours": (int, 1, 8760),
 }
 
 

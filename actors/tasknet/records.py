@@ -77,6 +77,9 @@ class NetworkConfig(TypedDict):
     max_auction_deadline_hours: int
     proposal_quorum: float
     min_anonymity_set: int
+    claim_timeout_hours: int
+    completion_auto_accept_hours: int
+    auction_select_window_hours: int
 
 
 class ConfigChange(TypedDict):
@@ -112,6 +115,11 @@ class ProgressNote(TypedDict):
     at: int
 
 
+class Dispute(TypedDict):
+    reason: str
+    at: int
+
+
 class Task(TypedDict):
     id: str
     title: str
@@ -133,6 +141,9 @@ class Task(TypedDict):
     updated_at: int
     is_deleted: bool
     completed_at: NotRequired[int]
+    claimed_at: NotRequired[int]
+    submitted_at: NotRequired[int]
+    disputes: NotRequired[list[Dispute]]
 
 
 class Subtask(TypedDict):

@@ -65,3 +65,11 @@ def forge(node: NodeCore, type_: str, payload: dict[str, Any]) -> Event:
     chain = node.log.chains[node.node_id]
     hlc = [max(chain[-1]["hlc"][0] + 1, node.clock.tick()[0]), 0]
     return make_event(node.identity, len(chain) + 1, chain[-1]["id"], hlc, "general", type_, payload)
+
+
+def schedules(ops: list[str], actors: int, max_size: int) -> Any:
+    """A hypothesis strategy of random schedules: (op, actor, target, amount) tuples."""
+    from hypothesis import strategies as st
+
+    step = st.tuples(st.sampled_from(ops), st.integers(0, actors - 1), st.integers(0, 50), st.integers(0, 300))
+    return st.lists(step, min_size=5, max_size=max_size)

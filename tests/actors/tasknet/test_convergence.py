@@ -9,19 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actors.tasknet.ledger import Reject
-from tests.actors.tasknet.netsim import comparable, make_network, sync
+from tests.actors.tasknet.netsim import comparable, make_network, schedules, sync
 
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(
-            ["create", "claim", "complete", "delete", "auction", "bid", "select", "propose", "vote", "close"]
-        ),
-        st.integers(0, 4),
-        st.integers(0, 50),
-        st.integers(0, 300),
-    ),
-    min_size=5,
-    max_size=40,
+OPS = schedules(
+    ["create", "claim", "complete", "delete", "auction", "bid", "select", "propose", "vote", "close"], 5, 40
 )
 
 

@@ -25,8 +25,10 @@ def test_escrow_claim_complete_and_tax(net):
     sync(net)
     b.submit("task_claim", {"task_id": task["id"]})
     b.submit("task_progress", {"task_id": task["id"], "progress_note": "half"})
-    _, done = b.submit("task_complete", {"task_id": task["id"]})
-    assert done == {"task_id": task["id"], "reward_transferred": 98, "tax_collected": 2}
+    b.submit("task_complete", {"task_id": task["id"]})
+    sync(net)
+    _, done = a.submit("task_accept", {"task_id": task["id"]})
+    assert done == {"task_id": task["id"], "reward_transferred": 98, "tax_collected": 2, "accepted_by": "creator"}
     sync(net)
     for node in net:
         assert balance(node, b) == 1098
@@ -94,6 +96,8 @@ def test_auction_escrows_max_reward_and_refunds_the_difference(net):
     assert balance(a, a) == 880
     sync(net)
     c.submit("task_complete", {"task_id": task["id"]})
+    sync(net)
+    a.submit("task_accept", {"task_id": task["id"]})
     sync(net)
     assert balance(a, c) == 1000 + 120 - 2
 

@@ -53,6 +53,19 @@ class Net:
         await eventually(check, timeout=timeout, what="network convergence")
 
 
+async def accept(net: Net, task_id: str) -> Any:
+    """The creator (n1) accepts a submitted completion once the submission reached it."""
+    answers: list[Any] = []
+
+    async def accepted() -> bool:
+        response = await net.req("n1", "POST", f"/tasks/{task_id}/accept")
+        answers.append(response)
+        return response.status_code == 200
+
+    await eventually(accepted, timeout=5, what="the submitted completion")
+    return answers[-1].json()
+
+
 def make_config(tmp_path: Any, **overrides: Any) -> TasknetConfig:
     base: dict[str, Any] = {
         "data_dir": tmp_path,

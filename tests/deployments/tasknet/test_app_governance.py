@@ -8,7 +8,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-from tests.deployments.tasknet.conftest import Net
+from tests.deployments.tasknet.conftest import Net, accept
 
 
 async def _status(net: Net, node: str, method: str, path: str, **kw) -> int:
@@ -164,6 +164,7 @@ async def test_tool_acquired_sealed_and_executed_billed_to_treasury(net: Net):
             task = await net.ok("n1", "POST", "/tasks", json={"title": f"fund {i}", "reward": 100})
             await net.settle(lambda t=task: _code(net, "n2", "POST", f"/tasks/{t['id']}/claim", 200))
             await net.ok("n2", "POST", f"/tasks/{task['id']}/complete")
+            await accept(net, task["id"])
         secret = "sk-tool-" + "z" * 24
         command = {
             "operation": "acquire_common_tool",

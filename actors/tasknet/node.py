@@ -24,6 +24,7 @@ from actors.tasknet.records import Attestation, Event, NetworkState, Notificatio
 from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
 from actors.tasknet.rules_governance import anonymous_message, proposal, public_message, ratify_message, ring_for
 from actors.tasknet.sealing import SealKey
+from actors.tasknet.wal import RecordLog, write_atomic
 
 MAX_NOTIFICATIONS = 2000
 MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)
@@ -66,35 +67,43 @@ class NodeCore:
             "refolds": 0,
         }
         self.raft: RaftCore | None = None
+        self.events_file: RecordLog | None = None
+        self.raft_file: RecordLog | None = None
+        self._raft_saved: tuple[int, str | None, list[int]] = (0, None, [])
+        self._raft_records = 0
         self.attestations: dict[str, Attestation] = {}
         self._attest_out: list[Attestation] = []
         self._load()
 
-    # ----- persistence
-    def _events_path(self) -> Path | None:
-        return self.data_dir / "events.jsonl" if self.data_dir else None
-
+    # ----- persistence: events.log and raft.log are fsynced append-only record files (wal.py)
     def _load(self) -> None:
-        path = self._events_path()
-        meta = self.data_dir / "meta.json" if self.data_dir else None
-        if meta and meta.exists() and self.genesis_author is None:
-            self.set_genesis_author(json.loads(meta.read_text())["genesis_author"])
-        if not path or not path.exists():
+        if self.data_dir is None:
             return
-        for line in path.read_text(encoding="utf-8").splitlines():
+        meta = self.data_dir / "meta.json"
+        if meta.exists() and self.genesis_author is None:
+            self.set_genesis_author(json.loads(meta.read_text())["genesis_author"])
+        self.events_file = RecordLog(self.data_dir / "events.log")
+        self.stats["torn_bytes_dropped"] = self.events_file.torn_bytes
+        stored, self.events_file.records = self.events_file.records, []
+        legacy = self.data_dir / "events.jsonl"  # the format before the fsynced log
+        if legacy.exists():
+            lines = legacy.read_text(encoding="utf-8").splitlines()
+            stored.extend(json.loads(line) for line in lines if line.startswith("{") and line.endswith("}"))
+        for raw in stored:
             try:
-                self.log.add(json.loads(line))
-            except (EventError, ValueError):
+                self.log.add(raw)
+            except EventError:
                 continue
+        if legacy.exists():
+            self.events_file.rewrite(self.log.all_events())
+            legacy.unlink()
         for event in self.log.all_events():
             self.clock.observe(event["hlc"])
         self.reducer.refold(self.log.all_events())
 
     def _persist(self, events: list[Event]) -> None:
-        path = self._events_path()
-        if path and events:
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+        if self.events_file is not None:
+            self.events_file.append(events)
 
     def set_genesis_author(self, author: str) -> None:
         """Pin the bootstrap node whose genesis this node accepts (trust on first use)."""
@@ -103,7 +112,7 @@ class NodeCore:
         self.genesis_author = author
         self.reducer.genesis_author = author
         if self.data_dir:
-            (self.data_dir / "meta.json").write_text(json.dumps({"genesis_author": author}))
+            write_atomic(self.data_dir / "meta.json", json.dumps({"genesis_author": author}).encode())
         self._refold()
 
     # ----- state
@@ -259,23 +268,61 @@ class NodeCore:
     def ensure_raft(self, seed: int | None = None) -> RaftCore | None:
         validators = self.state["config"]["validator_set"]
         if self.raft is None and self.node_id in validators:
-            hard = HardState()
-            path = self.data_dir / "raft.json" if self.data_dir else None
-            if path and path.exists():
-                raw = json.loads(path.read_text())
-                hard = HardState(raw["term"], raw["voted_for"], raw["log"])
+            hard = self._load_raft()
             self.raft = RaftCore(self.node_id, validators, hard=hard, seed=seed)
         return self.raft
 
+    def _load_raft(self) -> HardState:
+        """Replay raft.log: `{hard: [term, voted_for]}` and `{from: i, entries}` (truncate at i, append)."""
+        hard = HardState()
+        if self.data_dir is None:
+            return hard
+        self.raft_file = RecordLog(self.data_dir / "raft.log")
+        records, self.raft_file.records = self.raft_file.records, []
+        legacy = self.data_dir / "raft.json"  # the format before the fsynced log
+        if legacy.exists() and not records:
+            raw = json.loads(legacy.read_text())
+            records = [{"hard": [raw["term"], raw["voted_for"]]}, {"from": 0, "entries": raw["log"]}]
+        for record in records:
+            if "hard" in record:
+                hard.term, hard.voted_for = record["hard"]
+            else:
+                del hard.log[record["from"] :]
+                hard.log.extend(record["entries"])
+        self._raft_saved = (hard.term, hard.voted_for, [e["term"] for e in hard.log])
+        self._raft_records = len(records)
+        if legacy.exists():
+            self._compact_raft(hard)
+            legacy.unlink()
+        return hard
+
+    def _compact_raft(self, hard: HardState) -> None:
+        if self.raft_file is not None:
+            self.raft_file.rewrite([{"hard": [hard.term, hard.voted_for]}, {"from": 0, "entries": hard.log}])
+            self._raft_records = 2
+
     def persist_raft(self) -> None:
+        """Append what changed since the last call (term and vote, the log from the first changed entry), fsynced."""
         if self.raft is None or not self.raft.dirty:
             return
         self.raft.dirty = False
-        if self.data_dir:
-            tmp = self.data_dir / "raft.json.tmp"
-            hard = self.raft.hard
-            tmp.write_text(json.dumps({"term": hard.term, "voted_for": hard.voted_for, "log": hard.log}))
-            tmp.replace(self.data_dir / "raft.json")
+        hard = self.raft.hard
+        term, voted_for, terms = self._raft_saved
+        records: list[dict[str, Any]] = []
+        if (term, voted_for) != (hard.term, hard.voted_for):
+            records.append({"hard": [hard.term, hard.voted_for]})
+        same = 0  # Raft's log matching: the same index and term hold the same entry
+        while same < min(len(terms), len(hard.log)) and terms[same] == hard.log[same]["term"]:
+            same += 1
+        if same < len(terms) or same < len(hard.log):
+            records.append({"from": same, "entries": hard.log[same:]})
+        self._raft_saved = (hard.term, hard.voted_for, [e["term"] for e in hard.log])
+        if self.raft_file is None or not records:
+            return
+        self.raft_file.append(records)
+        self._raft_records += len(records)
+        if self._raft_records > 2 * len(hard.log) + 1000:
+            self._compact_raft(hard)
 
     def apply_committed(self) -> None:
         """Sign an attestation for each newly committed Raft entry; ratify once a majority signed."""

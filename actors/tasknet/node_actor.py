@@ -26,6 +26,7 @@ from actors.tasknet.services import Host as ServiceHost
 from actors.tasknet.services import NodeServices
 from actors.tasknet.settings import NodeSettings
 from actors.tasknet.views import VIEWS, Host
+from actors.tasknet.wal import write_atomic
 from rayfleet.state import NAMESPACE, ActorHandle, call
 from rayfleet.tasks import BackgroundTasks
 
@@ -73,7 +74,7 @@ class TaskNode:
         """
         if actor_names and self.core.data_dir is not None:
             wiring = {"actors": actor_names, "ids": peer_ids, "genesis": genesis_author}
-            (self.core.data_dir / "wiring.json").write_text(json.dumps(wiring))
+            write_atomic(self.core.data_dir / "wiring.json", json.dumps(wiring).encode())
         self.peers = {n: h for n, h in peers.items() if n != self.core.name}
         self.peer_ids = {n: i for n, i in peer_ids.items() if n != self.core.name}
         self.core.set_genesis_author(genesis_author)

@@ -51,6 +51,8 @@ class UpgradeParams(TypedDict, total=False):
     test_timeout_s: float
     memory_mb: int
     allowed_imports: list[str]
+    python: str
+    sandbox_uid: int
 
 
 class WebrtcParams(TypedDict, total=False):

@@ -23,7 +23,6 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import zipfile
@@ -64,15 +63,58 @@ class UpgradeRecord(TypedDict):
     previous: NotRequired[str | None]
 
 
-def _limits(cpu_s: int, memory_mb: int) -> Callable[[], None]:
+def _limits(cpu_s: int, memory_mb: int, uid: int) -> Callable[[], None]:
+    """In the child before bwrap runs: rlimits, a new session, and (when root) an unprivileged uid."""
+
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
         resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
         resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
         os.setsid()
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
 
     return apply
+
+
+def sandbox_command(package_dir: Path, python: str, argv: list[str]) -> list[str]:
+    """`python argv` under bubblewrap: only /usr read-only, the package read-only at /pkg, a tmpfs
+    workspace at /work (the cwd) and /tmp, fresh namespaces (no network, no other process),
+    an empty environment; bwrap run by an unprivileged user sets no-new-privileges."""
+    return [
+        *("bwrap", "--ro-bind", "/usr", "/usr"),
+        *("--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin"),
+        *("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"),
+        *("--ro-bind", str(package_dir), "/pkg", "--tmpfs", "/work", "--chdir", "/work"),
+        *("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"),
+        *("--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/work"),
+        python,
+        *argv,
+    ]
+
+
+def run_sandboxed(package_dir: Path, settings: UpgradeParams, timeout: float) -> tuple[bool, str]:
+    """Run the package's own `test_*.py` with unittest inside the sandbox: (passed, output tail)."""
+    if shutil.which("bwrap") is None:
+        return False, "bubblewrap (bwrap) is not installed: upgrade tests never run outside the sandbox"
+    package_dir.chmod(0o755)  # the unprivileged sandbox user reads the unpacked files, nothing else
+    python = str(settings.get("python", "/usr/bin/python3"))
+    argv = ["-I", "-m", "unittest", "discover", "-s", "/pkg", "-t", "/pkg", "-p", "test_*.py"]
+    limits = _limits(int(timeout), int(settings.get("memory_mb", 512)), int(settings.get("sandbox_uid", 65534)))
+    try:
+        proc = subprocess.run(
+            sandbox_command(package_dir, python, argv),
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            timeout=timeout,
+            preexec_fn=limits,
+        )
+    except subprocess.TimeoutExpired:
+        return False, "tests timed out"
+    return proc.returncode == 0, (proc.stdout + proc.stderr).decode(errors="replace")[-2000:]
 
 
 # what zipfile raises on a damaged or exotic archive: bad CRC or headers, truncated or
@@ -231,18 +273,7 @@ class Upgrades:
                 return result
             timeout = float(self.settings.get("test_timeout_s", 20))
             started = time.perf_counter()
-            try:
-                proc = subprocess.run(
-                    [sys.executable, "-I", "-m", "unittest", "discover", "-s", str(root), "-p", "test_*.py"],
-                    cwd=root,
-                    env={"PATH": "/usr/bin:/bin"},
-                    capture_output=True,
-                    timeout=timeout,
-                    preexec_fn=_limits(int(timeout), int(self.settings.get("memory_mb", 512))),
-                )
-                passed, output = proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
-            except subprocess.TimeoutExpired:
-                passed, output = False, "tests timed out"
+            passed, output = run_sandboxed(root, self.settings, timeout)
             result["performance_impact"] = {
                 "tests_run": True,
                 "tests_passed": passed,

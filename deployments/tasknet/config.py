@@ -47,6 +47,12 @@ class UpgradeSettings(BaseModel):
     test_timeout_s: float = 20.0
     memory_mb: int = 512
     allowed_imports: list[str] = Field(default_factory=lambda: list(DEFAULT_IMPORTS))
+    python: str = Field(
+        default="/usr/bin/python3", description="interpreter inside the sandbox (only /usr is visible there)"
+    )
+    sandbox_uid: int = Field(
+        default=65534, ge=1, description="the unprivileged user tests run as when the node is root"
+    )
 
 
 class WebrtcSettings(BaseModel):

@@ -86,6 +86,9 @@ async def test_agent_actions_run_through_the_node_api_with_its_token(net: Net):
     executed = await _execute(node_app, node_app.state.component.token(), actions)
     assert [a["status"] for a in executed] == ["executed", "invalid"]
     assert parse_actions("no json here") == []
+    # the creator's side of the escrow lifecycle is an action too
+    review = parse_actions('{"action": "dispute_task", "params": {"task_id": "t1", "reason": "no tests"}}')
+    assert review == [{"action": "dispute_task", "params": {"task_id": "t1", "reason": "no tests"}, "reasoning": ""}]
 
 
 async def test_objectives(net: Net):

@@ -72,6 +72,7 @@ class NodeCore:
         self._raft_saved: tuple[int, str | None, list[int]] = (0, None, [])
         self._raft_records = 0
         self.attestations: dict[str, Attestation] = {}
+        self.relayed_images: set[str] = set()
         self._attest_out: list[Attestation] = []
         self._load()
 
@@ -246,14 +247,26 @@ class NodeCore:
         proof = {"challenge": signature["c0"], "response": signature["s"]}
         return {"proposal_id": proposal_id, "vote": value, "key_image": signature["key_image"], "proof": proof}
 
-    def submit_anonymous(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> Result:
+    def anonymous_event(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> tuple[Event, Result]:
+        """A validated anonymous vote not yet in this node's log (to hand to a relay); its key image
+        is remembered so this node refuses a second one before the first comes back by gossip."""
         event = make_anonymous(
             list(self.clock.tick()),
             channel,
             "anon_vote",
             {"proposal_id": proposal_id, "vote": value, "zkp_proof": proof},
         )
+        if proof.get("commitment") in self.relayed_images:
+            raise Reject("this key already voted on the proposal (nullifier used)", 403)
         result = validate(self.state, event)
+        if len(self.relayed_images) > 10_000:
+            self.relayed_images.clear()
+        self.relayed_images.add(str(proof["commitment"]))
+        return event, result
+
+    def submit_anonymous(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> Result:
+        """An anonymous vote entered into the network by this node itself (tests; no relay)."""
+        event, result = self.anonymous_event(proposal_id, value, proof, channel)
         self._add_own(event)
         self._persist([event])
         self._apply_new([event])

@@ -57,6 +57,7 @@ class TaskNode:
         self.blocked: set[str] = set()
         self.messages_sent = 0
         self.messages_received = 0
+        self.anonymous_relayed = 0
         self.tasks = BackgroundTasks("tasknet")
         self._raft_waiters: dict[str, float] = {}
 
@@ -228,6 +229,29 @@ class TaskNode:
                     await rtc.connect(self, peer_id)
                 except Exception:  # retried next round
                     rtc.pcs.pop(peer_id, None)
+
+    # ----- anonymous votes enter the network elsewhere
+    async def relay_anonymous(self, event: Event) -> str:
+        """Hand an anonymous vote to a random reachable peer, which gossips it after a random delay,
+        so the first node seen gossiping it is not the voter's; the relay's name (for the voter only)."""
+        reachable = self._reachable()
+        for name in random.sample(sorted(reachable), k=len(reachable)):
+            if await self._send(name, reachable[name], TaskNode.inject_anonymous, event) is True:
+                return name
+        await self.inject_anonymous(event)  # alone: this node enters it itself, after the delay
+        return self.core.name
+
+    async def inject_anonymous(self, event: Event) -> bool:
+        self.anonymous_relayed += 1
+        delay = random.uniform(0, float(self.settings.get("anonymous_relay_max_delay_s", 2.0)))
+        self.tasks.start(self._enter_later(event, delay), name="anonymous-relay")
+        return True
+
+    async def _enter_later(self, event: Event, delay: float) -> None:
+        await asyncio.sleep(delay)
+        fresh = self.core.receive([event])
+        if fresh:
+            await self._push(fresh)
 
     # ----- Raft
     async def _raft_step(self) -> None:

@@ -43,6 +43,8 @@ class Host(Transport, Protocol):
 
     async def raft_propose(self, data: dict[str, Any]) -> dict[str, Any]: ...
 
+    async def relay_anonymous(self, event: Event) -> str: ...
+
 
 class NodeServices:
     def __init__(self, core: NodeCore, settings: NodeSettings) -> None:
@@ -91,7 +93,8 @@ class NodeServices:
             if zkp_proof is not None
             else await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
         )
-        return self.core.submit_anonymous(proposal_id, vote, proof, prop["channel"])
+        event, result = self.core.anonymous_event(proposal_id, vote, proof, prop["channel"])
+        return {**result, "relayed_through": await actor.relay_anonymous(event)}
 
     async def zkp_proof(self, actor: Host, proposal_id: str, vote: str) -> dict[str, Any]:
         if vote not in ("yes", "no"):

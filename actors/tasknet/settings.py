@@ -72,3 +72,4 @@ class NodeSettings(TypedDict, total=False):
     upgrades: UpgradeParams
     webrtc: WebrtcParams
     push_gossip: bool
+    anonymous_relay_max_delay_s: float

@@ -91,6 +91,12 @@ class TasknetConfig(BaseModel):
     upgrades: UpgradeSettings = UpgradeSettings()
     webrtc: WebrtcSettings = WebrtcSettings()
     ws_poll_s: float = 1.0
+    anonymous_relay_max_delay_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=60,
+        description="an anonymous vote enters the network through a random peer after 0..this s",
+    )
 
     @property
     def default_node(self) -> str:
@@ -104,6 +110,7 @@ class TasknetConfig(BaseModel):
         return {
             "network": cast(NetworkParams, self.network.model_dump()),
             "anti_entropy_interval_s": self.anti_entropy_interval_s,
+            "anonymous_relay_max_delay_s": self.anonymous_relay_max_delay_s,
             "raft_tick_s": self.raft_tick_s,
             "ratify_timeout_s": self.ratify_timeout_s,
             "tool_allowed_hosts": self.tool_allowed_hosts,

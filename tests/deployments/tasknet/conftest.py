@@ -74,6 +74,7 @@ def make_config(tmp_path: Any, **overrides: Any) -> TasknetConfig:
         "webrtc": {"enabled": False},
         "llm": {"base_url": None},
         "network": {"proposal_voting_period": VOTING_PERIOD_S},
+        "anonymous_relay_max_delay_s": 0.3,
     }
     base.update(overrides)
     return TasknetConfig.model_validate(base)

@@ -34,6 +34,10 @@ async def test_public_and_anonymous_votes_then_close(net: Net):
     assert await _status(net, "n2", "POST", f"/proposals/{pid}/vote", json={"vote": "no"}) == 400
     anon = await net.ok("n3", "POST", f"/proposals/{pid}/vote", json={"vote": "no", "anonymous": True})
     assert anon["voter"] == "anonymous"
+    # it enters the network through another node, after a delay: the voter's node is not its first gossiper
+    assert anon["relayed_through"] in ("n1", "n2")
+    stats = await net.ok(anon["relayed_through"], "GET", "/network/stats")
+    assert stats["anonymous_votes_relayed"] == 1
     again = await net.req("n3", "POST", f"/proposals/{pid}/vote", json={"vote": "no", "anonymous": True})
     assert again.status_code == 403 and "nullifier" in again.json()["detail"]
     proof = (await net.ok("n1", "GET", f"/zkp/generate_proof?proposal_id={pid}&vote=yes"))["proof"]

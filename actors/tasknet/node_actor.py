@@ -58,6 +58,7 @@ class TaskNode:
         self.messages_sent = 0
         self.messages_received = 0
         self.anonymous_relayed = 0
+        self._installing: asyncio.Task[int] | None = None
         self.tasks = BackgroundTasks("tasknet")
         self._raft_waiters: dict[str, float] = {}
 
@@ -211,6 +212,8 @@ class TaskNode:
             pass
         self._send_attestations(self.core.unratified_attestations())
         await self._push()
+        if self._installing is None or self._installing.done():
+            self._installing = self.tasks.start(self.services.upgrades.install_ratified(), name="install-upgrades")
 
     async def _connect_webrtc(self) -> None:
         """The node with the smaller id offers a data channel to each reachable peer lacking one."""

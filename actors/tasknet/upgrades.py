@@ -188,6 +188,7 @@ class Upgrades:
         self.tests: dict[str, TestRun] = saved.get("tests", {})
         self.history: list[UpgradeRecord] = saved.get("history", [])
         self.current: str | None = saved.get("current")
+        self._lock = asyncio.Lock()
 
     def _save(self) -> None:
         tmp = self.ledger_path.with_suffix(".tmp")
@@ -311,8 +312,29 @@ class Upgrades:
         self._save()
         return {"message": "tests passed" if ok else "tests failed", "test_results": results}
 
+    async def install_ratified(self) -> int:
+        """Install every ratified upgrade this node has not handled yet (each node, from its own fold,
+        after its own sandboxed test run); how many it handled."""
+        ratified = [
+            prop
+            for chan in self.core.state["channels"].values()
+            for prop in chan["proposals"].values()
+            if prop["proposal_type"] == "code_upgrade" and prop["status"] == "ratified"
+        ]
+        done = {h["proposal_id"] for h in self.history}
+        handled = 0
+        for prop in sorted(ratified, key=lambda p: p.get("ratified_at", 0)):
+            if prop["id"] not in done:
+                await self.apply_ratified(prop)
+                handled += 1
+        return handled
+
     async def apply_ratified(self, prop: Proposal) -> UpgradeRecord | None:
         """Install a ratified upgrade once (tests are run first when this node has not run them)."""
+        async with self._lock:
+            return await self._apply_ratified(prop)
+
+    async def _apply_ratified(self, prop: Proposal) -> UpgradeRecord | None:
         pid = prop["id"]
         if any(h["proposal_id"] == pid for h in self.history):
             return None

@@ -123,6 +123,15 @@ async def test_upgrade_tested_ratified_applied_and_rolled_back(net: Net):
     assert (await net.ok("n1", "POST", f"/governance/ratify/{pid}"))["executed"] is True
     history = await net.ok("n1", "GET", "/upgrades/history")
     assert [(u["version"], u["status"]) for u in history["upgrades"]] == [("1.1.0", "applied")]
+
+    async def installed_everywhere() -> bool:
+        for node in ("n2", "n3"):  # they never called ratify or test: each tests and installs it itself
+            upgrades = (await net.ok(node, "GET", "/upgrades/history"))["upgrades"]
+            if [(u["version"], u["status"]) for u in upgrades] != [("1.1.0", "applied")]:
+                return False
+        return True
+
+    await net.settle(installed_everywhere, timeout=30)
     rolled = await net.ok("n1", "POST", f"/upgrades/{pid}/rollback")
     assert rolled["restored_version"] == "base"
     assert (await net.req("n1", "POST", f"/upgrades/{pid}/rollback")).status_code == 404

@@ -32,4 +32,5 @@ want squid-openssl  # webfilter data plane, OpenSSL build (ssl_bump, security_fi
 want dnsmasq  # webfilter DNS sinkhole (no upstream; loopback only)
 want haproxy   # mitigation nodes: the data plane of every node (the system service stays off)
 want wrk       # bench/mitigation.py: clean-traffic load generator
+want bubblewrap  # tasknet: upgrade packages' tests run under bwrap (no network, read-only /usr, tmpfs workspace)
 want c-icap    # bench/webfilter.py: the ICAP REQMOD hop (echo service) measured against the url_regex WAF; bench only, the system service stays off

@@ -21,6 +21,8 @@ ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "claim_task": ("POST", "/tasks/{task_id}/claim", ()),
     "progress_task": ("POST", "/tasks/{task_id}/progress", ("progress_note",)),
     "complete_task": ("POST", "/tasks/{task_id}/complete", ()),
+    "accept_task": ("POST", "/tasks/{task_id}/accept", ()),
+    "dispute_task": ("POST", "/tasks/{task_id}/dispute", ("reason",)),
     "bid_on_task": ("POST", "/tasks/{task_id}/bid", ("amount", "estimated_days")),
     "vote": ("POST", "/proposals/{proposal_id}/vote", ("vote",)),
     "update_skills": ("POST", "/skills/profile", ("skills", "bio")),

@@ -24,12 +24,22 @@ DEFAULT_CONFIG: NetworkConfig = {
     "reputation_reward_per_sp": 10,
     "tiers": {"novice": [0, 1.0], "intermediate": [50, 1.5], "expert": [150, 2.0]},
     "max_auction_deadline_hours": 720,
+    "proposal_quorum": 0.5,
+    "min_anonymity_set": 3,
+    "claim_timeout_hours": 168,
+    "completion_auto_accept_hours": 72,
+    "auction_select_window_hours": 72,
 }
 CHANGEABLE_CONFIG = {
     "task_completion_tax": (float, 0.0, 0.5),
     "proposal_voting_period": (int, 60, 30 * 86_400),
     "task_completion_reputation_reward": (int, 0, 100),
     "reputation_reward_per_sp": (int, 1, 1_000_000),
+    "proposal_quorum": (float, 0.0, 1.0),
+    "min_anonymity_set": (int, 1, 100_000),
+    "claim_timeout_hours": (int, 1, 8760),
+    "completion_auto_accept_hours": (int, 1, 8760),
+    "auction_select_window_hours": (int, 1, 8760),
 }
 
 

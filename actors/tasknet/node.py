@@ -15,22 +15,29 @@ from typing import Any
 
 from actors.tasknet import ring
 from actors.tasknet.eventlog import EventLog
-from actors.tasknet.events import EventError, make_anonymous, make_event, order_key
+from actors.tasknet.events import MAX_EVENT_BYTES, EventError, make_anonymous, make_event, order_key
 from actors.tasknet.hlc import HybridClock
-from actors.tasknet.identity import Identity
+from actors.tasknet.identity import Identity, verify
 from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
 from actors.tasknet.raft import HardState, RaftCore
-from actors.tasknet.records import Event, NetworkState, Notification, Payload, Result, ZkpProof
+from actors.tasknet.records import Attestation, Event, NetworkState, Notification, Payload, Result, ZkpProof
 from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
-from actors.tasknet.rules_governance import anonymous_message, proposal, ring_for
+from actors.tasknet.rules_governance import anonymous_message, proposal, public_message, ratify_message, ring_for
 from actors.tasknet.sealing import SealKey
+from actors.tasknet.wal import RecordLog, write_atomic
 
 MAX_NOTIFICATIONS = 2000
 MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)
 
 
 class NodeCore:
-    def __init__(self, name: str, data_dir: Path | None, genesis_author: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        data_dir: Path | None,
+        genesis_author: str | None = None,
+        now_ms: Callable[[], int] | None = None,
+    ) -> None:
         self.name = name
         self.data_dir = data_dir
         if data_dir is not None:
@@ -41,7 +48,8 @@ class NodeCore:
         self.node_id = self.identity.node_id
         self.ring_key = ring.RingKey.from_seed(self.identity.secret_seed("ring"))
         self.seal_key = SealKey(self.identity.secret_seed("seal"))
-        self.clock = HybridClock()
+        self.now_ms = now_ms or (lambda: int(time.time() * 1000))
+        self.clock = HybridClock(self.now_ms)
         self.log = EventLog()
         self.genesis_author = genesis_author
         self.reducer = Reducer(genesis_author)
@@ -59,33 +67,44 @@ class NodeCore:
             "refolds": 0,
         }
         self.raft: RaftCore | None = None
+        self.events_file: RecordLog | None = None
+        self.raft_file: RecordLog | None = None
+        self._raft_saved: tuple[int, str | None, list[int]] = (0, None, [])
+        self._raft_records = 0
+        self.attestations: dict[str, Attestation] = {}
+        self.relayed_images: set[str] = set()
+        self._attest_out: list[Attestation] = []
         self._load()
 
-    # ----- persistence
-    def _events_path(self) -> Path | None:
-        return self.data_dir / "events.jsonl" if self.data_dir else None
-
+    # ----- persistence: events.log and raft.log are fsynced append-only record files (wal.py)
     def _load(self) -> None:
-        path = self._events_path()
-        meta = self.data_dir / "meta.json" if self.data_dir else None
-        if meta and meta.exists() and self.genesis_author is None:
-            self.set_genesis_author(json.loads(meta.read_text())["genesis_author"])
-        if not path or not path.exists():
+        if self.data_dir is None:
             return
-        for line in path.read_text(encoding="utf-8").splitlines():
+        meta = self.data_dir / "meta.json"
+        if meta.exists() and self.genesis_author is None:
+            self.set_genesis_author(json.loads(meta.read_text())["genesis_author"])
+        self.events_file = RecordLog(self.data_dir / "events.log")
+        self.stats["torn_bytes_dropped"] = self.events_file.torn_bytes
+        stored, self.events_file.records = self.events_file.records, []
+        legacy = self.data_dir / "events.jsonl"  # the format before the fsynced log
+        if legacy.exists():
+            lines = legacy.read_text(encoding="utf-8").splitlines()
+            stored.extend(json.loads(line) for line in lines if line.startswith("{") and line.endswith("}"))
+        for raw in stored:
             try:
-                self.log.add(json.loads(line))
-            except (EventError, ValueError):
+                self.log.add(raw)
+            except EventError:
                 continue
+        if legacy.exists():
+            self.events_file.rewrite(self.log.all_events())
+            legacy.unlink()
         for event in self.log.all_events():
             self.clock.observe(event["hlc"])
         self.reducer.refold(self.log.all_events())
 
     def _persist(self, events: list[Event]) -> None:
-        path = self._events_path()
-        if path and events:
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+        if self.events_file is not None:
+            self.events_file.append(events)
 
     def set_genesis_author(self, author: str) -> None:
         """Pin the bootstrap node whose genesis this node accepts (trust on first use)."""
@@ -94,7 +113,7 @@ class NodeCore:
         self.genesis_author = author
         self.reducer.genesis_author = author
         if self.data_dir:
-            (self.data_dir / "meta.json").write_text(json.dumps({"genesis_author": author}))
+            write_atomic(self.data_dir / "meta.json", json.dumps({"genesis_author": author}).encode())
         self._refold()
 
     # ----- state
@@ -147,13 +166,21 @@ class NodeCore:
         prev = chain[-1]["id"] if chain else ""
         event = make_event(self.identity, len(chain) + 1, prev, hlc, channel, type_, payload)
         validate(self.state, event)
-        self.log.add(event)
+        self._add_own(event)
         self._persist([event])
         self._apply_new([event])
         result = self._result_of(event)
         self.stats["events_created"] += 1
         self.outbox.append(event)
         return event, result
+
+    def _add_own(self, event: Event) -> None:
+        """Append an event this node made; one the network would refuse (too large) is a 413, never stored."""
+        try:
+            self.log.add(event)
+        except EventError as exc:
+            limit = MAX_EVENT_BYTES // 1024
+            raise Reject(f"the event would be refused by the network ({exc}; at most {limit} KiB)", 413) from exc
 
     def _result_of(self, event: Event) -> Result:
         outcome = self.reducer.outcomes.get(event["id"], "event was not applied")
@@ -165,7 +192,7 @@ class NodeCore:
         """Accept gossiped events (any order, duplicates allowed); the ones that were new."""
         fresh: list[Event] = []
         conflicts = len(self.log.conflicts)
-        horizon = int(time.time() * 1000) + MAX_CLOCK_SKEW_MS
+        horizon = self.now_ms() + MAX_CLOCK_SKEW_MS
         for raw in events:
             hlc = raw.get("hlc") if isinstance(raw, dict) else None
             if isinstance(hlc, list) and hlc and isinstance(hlc[0], int) and hlc[0] > horizon:
@@ -209,15 +236,38 @@ class NodeCore:
             "tier_weight": weight,
         }
 
-    def submit_anonymous(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> Result:
+    def public_vote_payload(self, proposal_id: str, value: str) -> Payload:
+        """A public vote with its key image and the proof that the image is this node's (a ring of one)."""
+        signature = ring.sign(
+            self.ring_key,
+            [self.ring_key.public],
+            proposal_id.encode(),
+            public_message(proposal_id, value, self.node_id),
+        )
+        proof = {"challenge": signature["c0"], "response": signature["s"]}
+        return {"proposal_id": proposal_id, "vote": value, "key_image": signature["key_image"], "proof": proof}
+
+    def anonymous_event(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> tuple[Event, Result]:
+        """A validated anonymous vote not yet in this node's log (to hand to a relay); its key image
+        is remembered so this node refuses a second one before the first comes back by gossip."""
         event = make_anonymous(
             list(self.clock.tick()),
             channel,
             "anon_vote",
             {"proposal_id": proposal_id, "vote": value, "zkp_proof": proof},
         )
+        if proof.get("commitment") in self.relayed_images:
+            raise Reject("this key already voted on the proposal (nullifier used)", 403)
         result = validate(self.state, event)
-        self.log.add(event)
+        if len(self.relayed_images) > 10_000:
+            self.relayed_images.clear()
+        self.relayed_images.add(str(proof["commitment"]))
+        return event, result
+
+    def submit_anonymous(self, proposal_id: str, value: str, proof: ZkpProof, channel: str) -> Result:
+        """An anonymous vote entered into the network by this node itself (tests; no relay)."""
+        event, result = self.anonymous_event(proposal_id, value, proof, channel)
+        self._add_own(event)
         self._persist([event])
         self._apply_new([event])
         self.outbox.append(event)
@@ -231,37 +281,121 @@ class NodeCore:
     def ensure_raft(self, seed: int | None = None) -> RaftCore | None:
         validators = self.state["config"]["validator_set"]
         if self.raft is None and self.node_id in validators:
-            hard = HardState()
-            path = self.data_dir / "raft.json" if self.data_dir else None
-            if path and path.exists():
-                raw = json.loads(path.read_text())
-                hard = HardState(raw["term"], raw["voted_for"], raw["log"])
+            hard = self._load_raft()
             self.raft = RaftCore(self.node_id, validators, hard=hard, seed=seed)
         return self.raft
 
+    def _load_raft(self) -> HardState:
+        """Replay raft.log: `{hard: [term, voted_for]}` and `{from: i, entries}` (truncate at i, append)."""
+        hard = HardState()
+        if self.data_dir is None:
+            return hard
+        self.raft_file = RecordLog(self.data_dir / "raft.log")
+        records, self.raft_file.records = self.raft_file.records, []
+        legacy = self.data_dir / "raft.json"  # the format before the fsynced log
+        if legacy.exists() and not records:
+            raw = json.loads(legacy.read_text())
+            records = [{"hard": [raw["term"], raw["voted_for"]]}, {"from": 0, "entries": raw["log"]}]
+        for record in records:
+            if "hard" in record:
+                hard.term, hard.voted_for = record["hard"]
+            else:
+                del hard.log[record["from"] :]
+                hard.log.extend(record["entries"])
+        self._raft_saved = (hard.term, hard.voted_for, [e["term"] for e in hard.log])
+        self._raft_records = len(records)
+        if legacy.exists():
+            self._compact_raft(hard)
+            legacy.unlink()
+        return hard
+
+    def _compact_raft(self, hard: HardState) -> None:
+        if self.raft_file is not None:
+            self.raft_file.rewrite([{"hard": [hard.term, hard.voted_for]}, {"from": 0, "entries": hard.log}])
+            self._raft_records = 2
+
     def persist_raft(self) -> None:
+        """Append what changed since the last call (term and vote, the log from the first changed entry), fsynced."""
         if self.raft is None or not self.raft.dirty:
             return
         self.raft.dirty = False
-        if self.data_dir:
-            tmp = self.data_dir / "raft.json.tmp"
-            hard = self.raft.hard
-            tmp.write_text(json.dumps({"term": hard.term, "voted_for": hard.voted_for, "log": hard.log}))
-            tmp.replace(self.data_dir / "raft.json")
+        hard = self.raft.hard
+        term, voted_for, terms = self._raft_saved
+        records: list[dict[str, Any]] = []
+        if (term, voted_for) != (hard.term, hard.voted_for):
+            records.append({"hard": [hard.term, hard.voted_for]})
+        same = 0  # Raft's log matching: the same index and term hold the same entry
+        while same < min(len(terms), len(hard.log)) and terms[same] == hard.log[same]["term"]:
+            same += 1
+        if same < len(terms) or same < len(hard.log):
+            records.append({"from": same, "entries": hard.log[same:]})
+        self._raft_saved = (hard.term, hard.voted_for, [e["term"] for e in hard.log])
+        if self.raft_file is None or not records:
+            return
+        self.raft_file.append(records)
+        self._raft_records += len(records)
+        if self._raft_records > 2 * len(hard.log) + 1000:
+            self._compact_raft(hard)
 
     def apply_committed(self) -> None:
-        """Turn newly committed Raft entries into signed `ratified` events (duplicates are refused by the fold)."""
+        """Sign an attestation for each newly committed Raft entry; ratify once a majority signed."""
         if self.raft is None:
             return
         for index, data in self.raft.take_committed():
             pid = data.get("proposal_id")
-            if not pid or index <= self.state["last_ratified_index"]:
+            if not isinstance(pid, str) or index <= self.state["last_ratified_index"]:
                 continue
-            try:
-                self.submit(
-                    "ratified",
-                    {"proposal_id": pid, "raft_index": index, "ratified_by": data.get("by", "")},
-                    data.get("channel", DEFAULT_CHANNEL),
-                )
-            except Reject:
-                continue
+            term = self.raft.term_at(index)
+            signature = self.identity.sign(ratify_message(pid, index, term))
+            attestation: Attestation = {
+                "proposal_id": pid,
+                "raft_index": index,
+                "term": term,
+                "channel": str(data.get("channel", DEFAULT_CHANNEL)),
+                "by": str(data.get("by", "")),
+                "signatures": {self.node_id: signature},
+            }
+            self._attest_out.append(attestation)
+            self.add_attestation(attestation)
+
+    def take_attestations(self) -> list[Attestation]:
+        """Attestations to send to the other validators (own ones, once each)."""
+        out, self._attest_out = self._attest_out, []
+        return out
+
+    def unratified_attestations(self) -> list[Attestation]:
+        """Every attestation held for entries not ratified yet (re-sent while they wait)."""
+        floor = self.state["last_ratified_index"]
+        return [a for a in self.attestations.values() if a["raft_index"] > floor]
+
+    def add_attestation(self, raw: Any) -> bool:
+        """Merge a validator's attestation (signatures checked); True when it ratified the entry."""
+        try:
+            pid, index, term = str(raw["proposal_id"]), int(raw["raft_index"]), int(raw["term"])
+            incoming = dict(raw["signatures"])
+            channel, by = str(raw.get("channel", DEFAULT_CHANNEL))[:64], str(raw.get("by", ""))[:64]
+        except (KeyError, TypeError, ValueError):
+            return False
+        floor = self.state["last_ratified_index"]
+        if index <= floor:
+            return False
+        message = ratify_message(pid, index, term)
+        nodes, validators = self.state["nodes"], self.state["config"]["validator_set"]
+        key = f"{index}:{term}:{pid}"
+        held = self.attestations.setdefault(
+            key,
+            {"proposal_id": pid, "raft_index": index, "term": term, "channel": channel, "by": by, "signatures": {}},
+        )
+        for signer, sig in incoming.items():
+            if signer in validators and signer in nodes and signer not in held["signatures"]:
+                if isinstance(sig, str) and verify(nodes[signer]["public_key"], message, sig):
+                    held["signatures"][signer] = sig
+        if len(held["signatures"]) <= len(validators) // 2:
+            return False
+        payload = {"proposal_id": pid, "raft_index": index, "term": term, "ratified_by": by or self.node_id}
+        try:
+            self.submit("ratified", {**payload, "signatures": dict(held["signatures"])}, held["channel"])
+        except Reject:
+            return False
+        self.attestations = {k: a for k, a in self.attestations.items() if a["raft_index"] > index}
+        return True

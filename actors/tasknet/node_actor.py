@@ -21,11 +21,12 @@ from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.raft import LEADER, RaftMessage, RaftReply
-from actors.tasknet.records import Event, Notification, Payload
+from actors.tasknet.records import Attestation, Event, Notification, Payload
 from actors.tasknet.services import Host as ServiceHost
 from actors.tasknet.services import NodeServices
 from actors.tasknet.settings import NodeSettings
 from actors.tasknet.views import VIEWS, Host
+from actors.tasknet.wal import write_atomic
 from rayfleet.state import NAMESPACE, ActorHandle, call
 from rayfleet.tasks import BackgroundTasks
 
@@ -56,6 +57,8 @@ class TaskNode:
         self.blocked: set[str] = set()
         self.messages_sent = 0
         self.messages_received = 0
+        self.anonymous_relayed = 0
+        self._installing: asyncio.Task[int] | None = None
         self.tasks = BackgroundTasks("tasknet")
         self._raft_waiters: dict[str, float] = {}
 
@@ -73,7 +76,7 @@ class TaskNode:
         """
         if actor_names and self.core.data_dir is not None:
             wiring = {"actors": actor_names, "ids": peer_ids, "genesis": genesis_author}
-            (self.core.data_dir / "wiring.json").write_text(json.dumps(wiring))
+            write_atomic(self.core.data_dir / "wiring.json", json.dumps(wiring).encode())
         self.peers = {n: h for n, h in peers.items() if n != self.core.name}
         self.peer_ids = {n: i for n, i in peer_ids.items() if n != self.core.name}
         self.core.set_genesis_author(genesis_author)
@@ -207,7 +210,10 @@ class TaskNode:
         await self._connect_webrtc()
         while await self._anti_entropy_once() >= 2000:
             pass
+        self._send_attestations(self.core.unratified_attestations())
         await self._push()
+        if self._installing is None or self._installing.done():
+            self._installing = self.tasks.start(self.services.upgrades.install_ratified(), name="install-upgrades")
 
     async def _connect_webrtc(self) -> None:
         """The node with the smaller id offers a data channel to each reachable peer lacking one."""
@@ -226,6 +232,29 @@ class TaskNode:
                     await rtc.connect(self, peer_id)
                 except Exception:  # retried next round
                     rtc.pcs.pop(peer_id, None)
+
+    # ----- anonymous votes enter the network elsewhere
+    async def relay_anonymous(self, event: Event) -> str:
+        """Hand an anonymous vote to a random reachable peer, which gossips it after a random delay,
+        so the first node seen gossiping it is not the voter's; the relay's name (for the voter only)."""
+        reachable = self._reachable()
+        for name in random.sample(sorted(reachable), k=len(reachable)):
+            if await self._send(name, reachable[name], TaskNode.inject_anonymous, event) is True:
+                return name
+        await self.inject_anonymous(event)  # alone: this node enters it itself, after the delay
+        return self.core.name
+
+    async def inject_anonymous(self, event: Event) -> bool:
+        self.anonymous_relayed += 1
+        delay = random.uniform(0, float(self.settings.get("anonymous_relay_max_delay_s", 2.0)))
+        self.tasks.start(self._enter_later(event, delay), name="anonymous-relay")
+        return True
+
+    async def _enter_later(self, event: Event, delay: float) -> None:
+        await asyncio.sleep(delay)
+        fresh = self.core.receive([event])
+        if fresh:
+            await self._push(fresh)
 
     # ----- Raft
     async def _raft_step(self) -> None:
@@ -248,9 +277,30 @@ class TaskNode:
                 )
         committed_before = self.core.state["last_ratified_index"]
         self.core.apply_committed()
+        self._send_attestations(self.core.take_attestations())
         if self.core.state["last_ratified_index"] != committed_before or self.core.outbox:
             self.services.observe_commits(self._raft_waiters)
             await self._push()
+
+    def _send_attestations(self, attestations: list[Attestation]) -> None:
+        validators = set(self.core.state["config"]["validator_set"])
+        for name, handle in self._reachable().items():
+            if attestations and self.peer_ids.get(name) in validators:
+                self.tasks.start(
+                    self._send(name, handle, TaskNode.attest, attestations, self.core.name), name="attest-send"
+                )
+
+    async def attest(self, attestations: list[Any], sender: str) -> int:
+        """Validators' signatures over committed Raft entries; a majority makes the `ratified` event."""
+        await self._rewire()
+        if sender in self.blocked:
+            return 0
+        self.messages_received += 1
+        ratified = sum(1 for att in attestations[:64] if self.core.add_attestation(att))
+        if ratified:
+            self.services.observe_commits(self._raft_waiters)
+            await self._push()
+        return ratified
 
     async def raft_step(self, msg: RaftMessage, sender: str) -> RaftReply | None:
         await self._rewire()

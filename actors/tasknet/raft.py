@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
-FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
+FOLLOWER, PRE_CANDIDATE, CANDIDATE, LEADER = "follower", "pre_candidate", "candidate", "leader"
 NOOP: dict[str, Any] = {"noop": True}
 
 
@@ -97,6 +97,8 @@ class RaftCore:
         self._next: dict[str, int] = {}
         self._match: dict[str, int] = {}
         self._outbox: list[RaftMessage] = []
+        self._recent: set[str] = set()  # peers heard from since the leader's last quorum check
+        self._since_check = 0
         self.dirty = False
 
     # ----- helpers
@@ -126,27 +128,35 @@ class RaftCore:
         self.role, self.leader_id = FOLLOWER, leader
         self._elapsed, self._timeout = 0, self._new_timeout()
 
+    def _solicit(self, role: str, msg_type: str, term: int) -> bool:
+        """Become `role` and ask every peer for its vote in `term`; True when this node alone is a quorum."""
+        self.role, self.leader_id = role, None
+        self._votes = {self.id}
+        self._elapsed, self._timeout = 0, self._new_timeout()
+        if len(self._votes) >= self._quorum():
+            return True
+        last = {"last_log_index": self.last_index(), "last_log_term": self.term_at(self.last_index())}
+        for peer in self.peers:
+            body = {"type": msg_type, "from": self.id, "to": peer, "term": term, "candidate_id": self.id, **last}
+            self._outbox.append(cast(RaftMessage, body))
+        return False
+
+    def _pre_campaign(self) -> None:
+        """Pre-vote: ask whether a campaign could win before raising the term, so a node that was
+        cut off does not come back with an inflated term and depose a working leader."""
+        if self._solicit(PRE_CANDIDATE, "pre_vote", self.term + 1):
+            self._campaign()
+
     def _campaign(self) -> None:
         self.hard.term += 1
         self.hard.voted_for = self.id
         self.dirty = True
-        self.role, self.leader_id = CANDIDATE, None
-        self._votes = {self.id}
-        self._elapsed, self._timeout = 0, self._new_timeout()
-        if len(self._votes) >= self._quorum():
+        if self._solicit(CANDIDATE, "request_vote", self.term):
             self._become_leader()
-            return
-        for peer in self.peers:
-            self._send(
-                peer,
-                "request_vote",
-                candidate_id=self.id,
-                last_log_index=self.last_index(),
-                last_log_term=self.term_at(self.last_index()),
-            )
 
     def _become_leader(self) -> None:
         self.role, self.leader_id = LEADER, self.id
+        self._recent, self._since_check = set(), 0
         self._next = {p: self.last_index() + 1 for p in self.peers}
         self._match = {p: 0 for p in self.peers}
         self.hard.log.append({"term": self.term, "data": NOOP})
@@ -185,11 +195,18 @@ class RaftCore:
     def tick(self) -> None:
         self._elapsed += 1
         if self.role == LEADER:
+            self._since_check += 1
+            if self._since_check >= self.election_ticks:  # check-quorum
+                self._since_check = 0
+                if len(self._recent) + 1 < self._quorum():
+                    self._become_follower(self.term, None)
+                    return
+                self._recent = set()
             if self._elapsed >= self.heartbeat_ticks:
                 self._elapsed = 0
                 self._broadcast()
         elif self._elapsed >= self._timeout:
-            self._campaign()
+            self._pre_campaign()
 
     def propose(self, data: dict[str, Any]) -> int | None:
         """Append `data` when leader; the index it will commit at, else None."""
@@ -204,7 +221,8 @@ class RaftCore:
     def step(self, msg: RaftMessage) -> RaftReply | None:
         """Handle one message; the reply for request/response transports (also queued in the outbox)."""
         term = int(msg["term"])
-        if term > self.term:
+        prevote = msg["type"] == "pre_vote" or (msg["type"] == "pre_vote_response" and msg.get("vote_granted"))
+        if term > self.term and not prevote:
             leader = msg.get("leader_id") if msg["type"] == "append_entries" else None
             self._become_follower(term, leader)
         handler = getattr(self, "_on_" + msg["type"])
@@ -226,6 +244,37 @@ class RaftCore:
             self._elapsed = 0
         self._send(msg["from"], "request_vote_response", vote_granted=granted)
         return {"term": self.term, "vote_granted": granted}
+
+    def _on_pre_vote(self, msg: RaftMessage) -> RaftReply:
+        """Grant when the campaign could win: a later term, a log at least as up to date, and no
+        leader heard from within the election timeout (its lease)."""
+        up_to_date = (msg["last_log_term"], msg["last_log_index"]) >= (
+            self.term_at(self.last_index()),
+            self.last_index(),
+        )
+        in_lease = self.role == LEADER or (self.leader_id is not None and self._elapsed < self.election_ticks)
+        granted = int(msg["term"]) > self.term and up_to_date and not in_lease
+        term = int(msg["term"]) if granted else self.term
+        self._outbox.append(
+            cast(
+                RaftMessage,
+                {
+                    "type": "pre_vote_response",
+                    "from": self.id,
+                    "to": msg["from"],
+                    "term": term,
+                    "vote_granted": granted,
+                },
+            )
+        )
+        return {"term": term, "vote_granted": granted}
+
+    def _on_pre_vote_response(self, msg: RaftMessage) -> None:
+        if self.role != PRE_CANDIDATE or msg["term"] != self.term + 1 or not msg["vote_granted"]:
+            return
+        self._votes.add(msg["from"])
+        if len(self._votes) >= self._quorum():
+            self._campaign()
 
     def _on_request_vote_response(self, msg: RaftMessage) -> None:
         if self.role != CANDIDATE or msg["term"] != self.term or not msg["vote_granted"]:
@@ -261,6 +310,7 @@ class RaftCore:
         if self.role != LEADER or msg["term"] != self.term:
             return
         peer = msg["from"]
+        self._recent.add(peer)
         if msg["success"]:
             self._match[peer] = max(self._match.get(peer, 0), int(msg["match_index"]))
             self._next[peer] = self._match[peer] + 1

@@ -75,6 +75,11 @@ class NetworkConfig(TypedDict):
     reputation_reward_per_sp: int
     tiers: dict[str, list[float]]
     max_auction_deadline_hours: int
+    proposal_quorum: float
+    min_anonymity_set: int
+    claim_timeout_hours: int
+    completion_auto_accept_hours: int
+    auction_select_window_hours: int
 
 
 class ConfigChange(TypedDict):
@@ -110,6 +115,11 @@ class ProgressNote(TypedDict):
     at: int
 
 
+class Dispute(TypedDict):
+    reason: str
+    at: int
+
+
 class Task(TypedDict):
     id: str
     title: str
@@ -131,6 +141,9 @@ class Task(TypedDict):
     updated_at: int
     is_deleted: bool
     completed_at: NotRequired[int]
+    claimed_at: NotRequired[int]
+    submitted_at: NotRequired[int]
+    disputes: NotRequired[list[Dispute]]
 
 
 class Subtask(TypedDict):
@@ -172,6 +185,7 @@ class Ballot(TypedDict):
     weight: float
     anonymous: bool
     at: int
+    key_image: NotRequired[str]
 
 
 class AnonymousBallot(TypedDict):
@@ -209,6 +223,8 @@ class Proposal(TypedDict):
     channel: str
     ratified_at: NotRequired[int]
     ratified_by: NotRequired[str]
+    turnout: NotRequired[float]
+    quorum_reached: NotRequired[bool]
 
 
 class Ratification(TypedDict):
@@ -216,6 +232,18 @@ class Ratification(TypedDict):
     proposal_id: str
     executed: bool
     at: int
+    signers: list[str]
+
+
+class Attestation(TypedDict):
+    """A validator's signature that the Raft entry (index, term) ratifying `proposal_id` committed."""
+
+    proposal_id: str
+    raft_index: int
+    term: int
+    channel: str
+    by: str
+    signatures: dict[str, str]
 
 
 class Tool(TypedDict):

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from actors.tasknet import ring
 from actors.tasknet.canonical import canonical
+from actors.tasknet.identity import verify
 from actors.tasknet.ledger import (
     CHANGEABLE_CONFIG,
     DEFAULT_CHANNEL,
@@ -200,24 +201,67 @@ def _vote_value(payload: Payload) -> str:
     return str(vote)
 
 
-def vote(state: NetworkState, ev: Event, commit: bool) -> Result:
-    prop = proposal(state, ev["payload"])
-    value = _vote_value(ev["payload"])
-    voter = ev["author"]
+def _open(prop: Proposal) -> None:
     if prop["status"] != "open":
         raise Reject(f"proposal is {prop['status']}")
+
+
+def _in_period(prop: Proposal, ev: Event) -> None:
+    _open(prop)
+    if ev["hlc"][0] >= prop["closes_at"]:
+        raise Reject("the voting period is over", 403)
+
+
+def _fresh_image(state: NetworkState, prop: Proposal, image: str) -> None:
+    """One identity, one vote: a key image (public or anonymous) is used once per proposal."""
+    if image in state["nullifiers"][prop["id"]]:
+        raise Reject("this key already voted on the proposal (nullifier used)", 403)
+
+
+def _verified_ring(key: str, members: list[str], context: str, message: bytes, signature: dict[str, Any]) -> bool:
+    ok = _verified.get(key)
+    if ok is None:
+        ok = bool(members) and ring.verify(members, context.encode(), message, signature)
+        if len(_verified) > 100_000:
+            _verified.clear()
+        _verified[key] = ok
+    return ok
+
+
+def vote(state: NetworkState, ev: Event, commit: bool) -> Result:
+    """A public vote: it carries the voter's key image for the proposal and a ring-of-one proof
+    that the image is the voter's, so an anonymous vote by the same key is refused and vice versa."""
+    p = ev["payload"]
+    prop = proposal(state, p)
+    value = _vote_value(p)
+    voter = ev["author"]
+    _in_period(prop, ev)
     weight = prop["snapshot"]["weights"].get(voter)
     if weight is None:
         raise Reject("only nodes known when the proposal opened may vote", 403)
     if voter in prop["votes"]:
         raise Reject("already voted")
+    image = need(p, "key_image", str, limit=70)
+    proof = need(p, "proof", dict)
+    if image in state["nullifiers"][prop["id"]]:
+        raise Reject("already voted on this proposal (its key image is used)", 403)
+    signature = {"key_image": image, "c0": need(proof, "challenge", str), "s": need(proof, "response", list)}
+    own = [state["nodes"][voter]["ring_key"]]
+    if not _verified_ring(ev["id"], own, prop["id"], public_message(prop["id"], value, voter), signature):
+        raise Reject("the key image proof does not verify for this voter and vote", 403)
     if commit:
-        prop["votes"][voter] = {"vote": value, "weight": weight, "anonymous": False, "at": ev["hlc"][0]}
+        state["nullifiers"][prop["id"]].append(image)
+        ballot: Ballot = {"vote": value, "weight": weight, "anonymous": False, "at": ev["hlc"][0], "key_image": image}
+        prop["votes"][voter] = ballot
     return {"proposal_id": prop["id"], "voter": voter, "vote": value}
 
 
 def anonymous_message(proposal_id: str, value: str, tier: str) -> bytes:
     return canonical({"proposal_id": proposal_id, "vote": value, "tier": tier})
+
+
+def public_message(proposal_id: str, value: str, voter: str) -> bytes:
+    return canonical({"proposal_id": proposal_id, "vote": value, "voter": voter, "public": True})
 
 
 def ring_for(prop: Proposal, tier: str) -> list[str]:
@@ -229,8 +273,7 @@ def anon_vote(state: NetworkState, ev: Event, commit: bool) -> Result:
     value = _vote_value(ev["payload"])
     proof = need(ev["payload"], "zkp_proof", dict)
     tier = need(proof, "tier", str, limit=32)
-    if prop["status"] != "open":
-        raise Reject(f"proposal is {prop['status']}")
+    _in_period(prop, ev)
     if tier not in state["config"]["tiers"]:
         raise Reject("unknown tier")
     weight = float(state["config"]["tiers"][tier][1])
@@ -238,18 +281,13 @@ def anon_vote(state: NetworkState, ev: Event, commit: bool) -> Result:
         raise Reject("tier_weight does not match the tier", 403)
     image = need(proof, "commitment", str, limit=70)
     if image in state["nullifiers"][prop["id"]]:
-        raise Reject("this key already voted on the proposal (nullifier used)", 403)
-    ok = _verified.get(ev["id"])
-    if ok is None:
-        signature = {"key_image": image, "c0": need(proof, "challenge", str), "s": need(proof, "response", list)}
-        members = ring_for(prop, tier)
-        ok = bool(members) and ring.verify(
-            members, prop["id"].encode(), anonymous_message(prop["id"], value, tier), signature
-        )
-        if len(_verified) > 100_000:
-            _verified.clear()
-        _verified[ev["id"]] = ok
-    if not ok:
+        raise Reject("already voted on this proposal (nullifier used)", 403)
+    members = ring_for(prop, tier)
+    floor = int(state["config"]["min_anonymity_set"])
+    if len(members) < floor:
+        raise Reject(f"the anonymity set of the {tier} tier has {len(members)} members, fewer than {floor}", 403)
+    signature = {"key_image": image, "c0": need(proof, "challenge", str), "s": need(proof, "response", list)}
+    if not _verified_ring(ev["id"], members, prop["id"], anonymous_message(prop["id"], value, tier), signature):
         raise Reject("the zero-knowledge proof does not verify for that tier", 403)
     if commit:
         state["nullifiers"][prop["id"]].append(image)
@@ -264,22 +302,43 @@ def tally(prop: Proposal) -> tuple[float, float]:
     return round(yes, 6), round(no, 6)
 
 
-def proposal_close(state: NetworkState, ev: Event, commit: bool) -> Result:
-    prop = proposal(state, ev["payload"])
-    if prop["status"] != "open":
-        raise Reject(f"proposal is {prop['status']}")
-    if ev["author"] != prop["proposer"] and ev["hlc"][0] < prop["closes_at"]:
-        raise Reject("only the proposer closes before the voting period ends", 403)
+def turnout(prop: Proposal) -> float:
+    """The weight of the ballots cast, as a share of the proposal's snapshot weight."""
+    total = sum(prop["snapshot"]["weights"].values())
     yes, no = tally(prop)
-    result = "approved" if yes > no else "rejected"
+    return round((yes + no) / total, 6) if total > 0 else 0.0
+
+
+def proposal_close(state: NetworkState, ev: Event, commit: bool) -> Result:
+    """Anyone closes once the voting period is over, the proposer included, nobody before it.
+    Approval needs the quorum (a share of the snapshot weight) and more yes than no."""
+    prop = proposal(state, ev["payload"])
+    node(state, ev["author"])
+    _open(prop)
+    if ev["hlc"][0] < prop["closes_at"]:
+        raise Reject("the voting period is not over; nobody closes a proposal early (the proposer may withdraw)", 403)
+    yes, no = tally(prop)
+    share = turnout(prop)
+    quorum = share >= float(state["config"]["proposal_quorum"])
+    result = "approved" if quorum and yes > no else "rejected"
     if commit:
-        prop["outcome"] = result
-        prop["closed_at"] = ev["hlc"][0]
+        prop.update({"outcome": result, "closed_at": ev["hlc"][0], "turnout": share, "quorum_reached": quorum})
         if prop["proposal_type"] == "generic":
             prop["status"] = "closed"
         else:
             prop["status"] = "pending_ratification" if result == "approved" else "rejected"
-    return {"proposal_id": prop["id"], "result": result, "yes_votes": yes, "no_votes": no}
+    out: Result = {"proposal_id": prop["id"], "result": result, "yes_votes": yes, "no_votes": no}
+    return {**out, "turnout": share, "quorum_reached": quorum}
+
+
+def proposal_withdraw(state: NetworkState, ev: Event, commit: bool) -> Result:
+    prop = proposal(state, ev["payload"])
+    if ev["author"] != prop["proposer"]:
+        raise Reject("only the proposer withdraws a proposal", 403)
+    _open(prop)
+    if commit:
+        prop.update({"status": "withdrawn", "closed_at": ev["hlc"][0], "outcome": "withdrawn"})
+    return {"proposal_id": prop["id"], "status": "withdrawn"}
 
 
 def _execute(state: NetworkState, prop: Proposal, at: int) -> bool:
@@ -342,11 +401,42 @@ def bill_tool(state: NetworkState, tool: Tool, at: int) -> None:
     tool["status"] = "active"
 
 
+def ratify_message(proposal_id: str, raft_index: int, term: int) -> bytes:
+    """What each validator signs once the Raft entry for `proposal_id` committed at (index, term)."""
+    return canonical(
+        {"purpose": "tasknet-ratify-v1", "proposal_id": proposal_id, "raft_index": raft_index, "term": term}
+    )
+
+
+def majority_signers(state: NetworkState, message: bytes, signatures: dict[str, Any]) -> list[str]:
+    """The validators whose signature over `message` verifies; Reject unless they are a majority."""
+    validators = state["config"]["validator_set"]
+    signers = sorted(
+        v
+        for v, sig in signatures.items()
+        if v in validators
+        and v in state["nodes"]
+        and isinstance(sig, str)
+        and verify(state["nodes"][v]["public_key"], message, sig)
+    )
+    if len(signers) <= len(validators) // 2:
+        raise Reject(
+            f"a ratification needs signatures of a majority of the {len(validators)} validators; "
+            f"{len(signers)} verified",
+            403,
+        )
+    return signers
+
+
 def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
+    p = ev["payload"]
     if ev["author"] not in state["config"]["validator_set"]:
         raise Reject("only validators write ratifications", 403)
-    index = need(ev["payload"], "raft_index", int)
-    prop = proposal(state, ev["payload"])
+    index = need(p, "raft_index", int)
+    term = need(p, "term", int)
+    signatures = need(p, "signatures", dict, limit=256)
+    prop = proposal(state, p)
+    signers = majority_signers(state, ratify_message(prop["id"], index, term), signatures)
     if index <= state["last_ratified_index"]:
         raise Reject("this Raft entry was already applied")
     if prop["status"] != "pending_ratification":
@@ -358,7 +448,9 @@ def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
     prop["status"] = ("ratified" if prop["proposal_type"] == "code_upgrade" else "executed") if executed else "failed"
     prop["ratified_at"] = ev["hlc"][0]
     prop["ratified_by"] = ev["payload"].get("ratified_by", ev["author"])
-    state["ratified"].append({"raft_index": index, "proposal_id": prop["id"], "executed": executed, "at": ev["hlc"][0]})
+    state["ratified"].append(
+        {"raft_index": index, "proposal_id": prop["id"], "executed": executed, "at": ev["hlc"][0], "signers": signers}
+    )
     return {"proposal_id": prop["id"], "executed": executed}
 
 

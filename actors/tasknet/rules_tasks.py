@@ -111,7 +111,7 @@ def task_claim(state: NetworkState, ev: Event, commit: bool) -> Result:
     if task["creator"] == who and task["reward"] > 0:
         raise Reject("nobody claims their own rewarded task", 403)
     if commit:
-        task.update({"status": "claimed", "assignee": who, "updated_at": ev["hlc"][0]})
+        task.update({"status": "claimed", "assignee": who, "updated_at": ev["hlc"][0], "claimed_at": ev["hlc"][0]})
         join_channel(state, chan, who)
     return {"task_id": task["id"], "assignee": who}
 
@@ -130,18 +130,86 @@ def task_progress(state: NetworkState, ev: Event, commit: bool) -> Result:
     return {"task_id": task["id"]}
 
 
+def _hours(state: NetworkState, key: str) -> int:
+    value: int = state["config"][key]  # type: ignore[literal-required]
+    return int(value) * HOUR_MS
+
+
 def task_complete(state: NetworkState, ev: Event, commit: bool) -> Result:
-    task, chan = _task(state, ev["payload"])
+    """The assignee submits the work; the creator accepts or disputes it (silence accepts, later)."""
+    task, _ = _task(state, ev["payload"])
     if task["assignee"] != ev["author"]:
         raise Reject("only the assignee completes the task", 403)
     if task["status"] not in ("claimed", "in_progress"):
         raise Reject(f"task is {task['status']}")
-    if not commit:
-        return {"task_id": task["id"], "reward_transferred": 0, "tax_collected": 0}
-    paid, tax = pay_out(state, "task:" + task["id"], task["reward"], ev["author"], chan)
-    reward_reputation(state, ev["author"], task["reward"], task["tags"], ev["hlc"][0])
-    task.update({"status": "completed", "updated_at": ev["hlc"][0], "completed_at": ev["hlc"][0]})
-    return {"task_id": task["id"], "reward_transferred": paid, "tax_collected": tax}
+    auto_at = ev["hlc"][0] + _hours(state, "completion_auto_accept_hours")
+    if commit:
+        task.update({"status": "submitted", "updated_at": ev["hlc"][0], "submitted_at": ev["hlc"][0]})
+    return {"task_id": task["id"], "status": "submitted", "reward_transferred": 0, "tax_collected": 0} | {
+        "auto_accept_at": auto_at
+    }
+
+
+def _submitted(state: NetworkState, ev: Event) -> tuple[Task, str, bool]:
+    """A submitted task, its channel, and whether its auto-accept time has come."""
+    task, chan = _task(state, ev["payload"])
+    if task["status"] != "submitted":
+        raise Reject(f"task is {task['status']}, not submitted")
+    due = ev["hlc"][0] >= task.get("submitted_at", 0) + _hours(state, "completion_auto_accept_hours")
+    return task, chan, due
+
+
+def task_accept(state: NetworkState, ev: Event, commit: bool) -> Result:
+    task, chan, due = _submitted(state, ev)
+    by_creator = ev["author"] == task["creator"]
+    if not by_creator and not due:
+        raise Reject("only the creator accepts before the auto-accept time", 403)
+    node(state, ev["author"])
+    assignee = task["assignee"] or ""
+    result: Result = {"task_id": task["id"], "reward_transferred": 0, "tax_collected": 0}
+    result["accepted_by"] = "creator" if by_creator else "auto"
+    if commit:
+        paid, tax = pay_out(state, "task:" + task["id"], task["reward"], assignee, chan)
+        reward_reputation(state, assignee, task["reward"], task["tags"], ev["hlc"][0])
+        task.update({"status": "completed", "updated_at": ev["hlc"][0], "completed_at": ev["hlc"][0]})
+        result.update({"reward_transferred": paid, "tax_collected": tax})
+    return result
+
+
+def task_dispute(state: NetworkState, ev: Event, commit: bool) -> Result:
+    """The creator refuses the submitted work before the auto-accept time: back to the assignee."""
+    task, _, due = _submitted(state, ev)
+    reason = need(ev["payload"], "reason", str, default="", limit=2000)
+    if ev["author"] != task["creator"]:
+        raise Reject("only the creator disputes a completion", 403)
+    if due:
+        raise Reject("the auto-accept time has passed; the completion stands")
+    if commit:
+        task.setdefault("disputes", []).append({"reason": reason, "at": ev["hlc"][0]})
+        task.update({"status": "claimed", "updated_at": ev["hlc"][0], "claimed_at": ev["hlc"][0]})
+    return {"task_id": task["id"], "status": "claimed"}
+
+
+def task_expire(state: NetworkState, ev: Event, commit: bool) -> Result:
+    """Anyone refunds the creator of a claim left unfinished, or an auction left unselected, too long."""
+    task, _ = _task(state, ev["payload"])
+    node(state, ev["author"])
+    now = ev["hlc"][0]
+    if task["status"] in ("claimed", "in_progress"):
+        expired = now >= task.get("claimed_at", task["updated_at"]) + _hours(state, "claim_timeout_hours")
+    elif task["status"] == "auction_open" and task["auction"] is not None:
+        expired = now > task["auction"]["deadline"] + _hours(state, "auction_select_window_hours")
+    else:
+        raise Reject(f"task is {task['status']}: nothing to expire")
+    if not expired:
+        raise Reject("the task has not expired yet")
+    if commit:
+        key = "task:" + task["id"]
+        release(state, key, state["escrow"].get(key, 0), task["creator"], None)
+        task.update({"status": "expired", "updated_at": now})
+        if task["auction"] is not None:
+            task["auction"]["status"] = "expired"
+    return {"task_id": task["id"], "status": "expired"}
 
 
 def task_delete(state: NetworkState, ev: Event, commit: bool) -> Result:
@@ -184,6 +252,16 @@ def task_bid(state: NetworkState, ev: Event, commit: bool) -> Result:
     return {"task_id": task["id"], "bidder": bidder, "amount": amount}
 
 
+def task_bid_withdraw(state: NetworkState, ev: Event, commit: bool) -> Result:
+    task, _ = _task(state, ev["payload"])
+    auction = _open_auction(task)
+    if ev["author"] not in auction["bids"]:
+        raise Reject("no bid of yours on this task", 404)
+    if commit:
+        del auction["bids"][ev["author"]]
+    return {"task_id": task["id"], "bidder": ev["author"], "withdrawn": True}
+
+
 def task_select_bid(state: NetworkState, ev: Event, commit: bool) -> Result:
     task, _ = _task(state, ev["payload"])
     bidder = need(ev["payload"], "bidder_id", str, limit=64)
@@ -193,11 +271,14 @@ def task_select_bid(state: NetworkState, ev: Event, commit: bool) -> Result:
     bid = auction["bids"].get(bidder)
     if bid is None:
         raise Reject(f"no bid from {bidder}", 404)
+    if ev["hlc"][0] > auction["deadline"] + _hours(state, "auction_select_window_hours"):
+        raise Reject("the selection window of this auction is over (it can only expire)")
     if commit:
         key = "task:" + task["id"]
         release(state, key, task["max_reward"] - bid["amount"], task["creator"], None)
         auction.update({"status": "finalized", "selected_bid": {"bidder_id": bidder, **bid}})
         task.update({"status": "claimed", "assignee": bidder, "reward": bid["amount"], "updated_at": ev["hlc"][0]})
+        task["claimed_at"] = ev["hlc"][0]
     return {"winner": bidder, "amount": bid["amount"], "task_status": "claimed"}
 
 
@@ -275,6 +356,20 @@ def composite_apply(state: NetworkState, ev: Event, commit: bool) -> Result:
     if commit:
         task["applicants"][who] = {"message": message, "at": ev["hlc"][0]}
     return {"task_id": task["id"], "applicant_id": who}
+
+
+def composite_cancel(state: NetworkState, ev: Event, commit: bool) -> Result:
+    """The creator calls off a team task that has not started: the whole escrow goes back."""
+    task, _ = _composite(state, ev["payload"])
+    if task["creator"] != ev["author"]:
+        raise Reject("only the creator cancels a composite task", 403)
+    if task["status"] != "forming_team":
+        raise Reject(f"composite task is {task['status']}; only a forming team can be cancelled")
+    if commit:
+        key = "composite:" + task["id"]
+        release(state, key, state["escrow"].get(key, 0), task["creator"], None)
+        task["status"] = "cancelled"
+    return {"task_id": task["id"], "status": "cancelled"}
 
 
 def _skill_score(state: NetworkState, member: str, required: list[str]) -> int:

@@ -43,6 +43,8 @@ class Host(Transport, Protocol):
 
     async def raft_propose(self, data: dict[str, Any]) -> dict[str, Any]: ...
 
+    async def relay_anonymous(self, event: Event) -> str: ...
+
 
 class NodeServices:
     def __init__(self, core: NodeCore, settings: NodeSettings) -> None:
@@ -80,17 +82,19 @@ class NodeServices:
         self, actor: Host, proposal_id: str, vote: str, anonymous: bool, zkp_proof: ZkpProof | None
     ) -> dict[str, Any]:
         prop = find_proposal(self.core.state, {"proposal_id": proposal_id})
-        if not anonymous:
-            _, result = self.core.submit("vote", {"proposal_id": proposal_id, "vote": vote}, prop["channel"])
-            return result
         if vote not in ("yes", "no"):
             raise Reject("vote must be yes or no")
+        if not anonymous:
+            payload = self.core.public_vote_payload(proposal_id, vote)
+            _, result = self.core.submit("vote", payload, prop["channel"])
+            return result
         proof = (
             zkp_proof
             if zkp_proof is not None
             else await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
         )
-        return self.core.submit_anonymous(proposal_id, vote, proof, prop["channel"])
+        event, result = self.core.anonymous_event(proposal_id, vote, proof, prop["channel"])
+        return {**result, "relayed_through": await actor.relay_anonymous(event)}
 
     async def zkp_proof(self, actor: Host, proposal_id: str, vote: str) -> dict[str, Any]:
         if vote not in ("yes", "no"):

@@ -30,6 +30,8 @@ class NetworkParams(TypedDict, total=False):
     faucet_sp: int
     task_completion_tax: float
     proposal_voting_period: int
+    proposal_quorum: float
+    min_anonymity_set: int
 
 
 class LlmParams(TypedDict, total=False):
@@ -49,6 +51,8 @@ class UpgradeParams(TypedDict, total=False):
     test_timeout_s: float
     memory_mb: int
     allowed_imports: list[str]
+    python: str
+    sandbox_uid: int
 
 
 class WebrtcParams(TypedDict, total=False):
@@ -68,3 +72,4 @@ class NodeSettings(TypedDict, total=False):
     upgrades: UpgradeParams
     webrtc: WebrtcParams
     push_gossip: bool
+    anonymous_relay_max_delay_s: float

@@ -8,6 +8,7 @@ leaves the machine. Connection and ICE statistics come from the live connections
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Mapping
@@ -22,6 +23,18 @@ from actors.tasknet.settings import WebrtcParams
 from rayfleet.tasks import BackgroundTasks
 
 SIGNAL_TYPES = ("offer", "answer")
+MAX_HANDSHAKES = 256  # strangers remembered at once (joined nodes are known from the state)
+HANDSHAKE_TTL_S = 600.0
+MAX_PEER_CONNECTIONS = 64
+CONNECT_TIMEOUT_S = 30.0  # a peer connection not connected by then is closed and forgotten
+SDP_NEEDS = ("m=application", "a=ice-ufrag:", "a=ice-pwd:", "a=fingerprint:")
+
+
+def check_sdp(sdp: str) -> None:
+    """Refuse what is not a WebRTC data-channel session description before any connection exists."""
+    lines = [line.strip() for line in sdp.splitlines()]
+    if not lines or lines[0] != "v=0" or not all(any(line.startswith(n) for line in lines) for n in SDP_NEEDS):
+        raise Reject("sdp is not a WebRTC data channel session description (v=0, m=application, ICE, fingerprint)")
 
 
 class Transport(Protocol):
@@ -70,7 +83,13 @@ class Signalling:
             raise Reject("public_key is not base64") from exc
         if derived != node_id:
             raise Reject("node_id does not derive from public_key", 403)
-        self.known[node_id] = {"public_key": public_key, "at": time.time()}
+        now = time.time()
+        self.known = {n: k for n, k in self.known.items() if now - k["at"] < HANDSHAKE_TTL_S}
+        if node_id not in self.core.state["nodes"]:
+            self.known.pop(node_id, None)
+            while len(self.known) >= MAX_HANDSHAKES:
+                self.known.pop(next(iter(self.known)))  # the oldest handshake goes first
+            self.known[node_id] = {"public_key": public_key, "at": now}
         peers = sorted((set(self.core.state["nodes"]) | set(self.known)) - {node_id})
         return {"message": "handshake accepted", "peers": peers}
 
@@ -103,12 +122,17 @@ class Signalling:
             raise Reject("signal signature invalid", 403)
         if not self.enabled:
             raise Reject("WebRTC is disabled on this node", 503)
+        check_sdp(body["sdp"])
         from aiortc import RTCSessionDescription
 
         if body["type"] == "offer":
             pc = self._new_pc(actor, from_peer_id)
-            await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
-            await pc.setLocalDescription(await pc.createAnswer())
+            try:
+                await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
+                await pc.setLocalDescription(await pc.createAnswer())
+            except Exception as exc:  # aiortc refuses it: nothing of the attempt is kept
+                await self._forget(from_peer_id, pc)
+                raise Reject(f"the offer cannot be answered: {type(exc).__name__}") from exc
             reply = self._sign(
                 {"from": self.core.node_id, "to": from_peer_id, "type": "answer", "sdp": pc.localDescription.sdp}
             )
@@ -120,6 +144,17 @@ class Signalling:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="answer"))
         return {"message": "answer accepted", "from_peer_id": from_peer_id}
 
+    async def _forget(self, peer_id: str, pc: Any) -> None:
+        if self.pcs.get(peer_id) is pc:
+            del self.pcs[peer_id]
+            self.channels.pop(peer_id, None)
+        await pc.close()
+
+    async def _expire(self, peer_id: str, pc: Any) -> None:
+        await asyncio.sleep(CONNECT_TIMEOUT_S)
+        if pc.connectionState != "connected":
+            await self._forget(peer_id, pc)
+
     def _new_pc(self, actor: Transport, peer_id: str) -> Any:
         from aiortc import RTCConfiguration, RTCPeerConnection
 
@@ -127,8 +162,11 @@ class Signalling:
         old = self.pcs.pop(peer_id, None)
         if old is not None:
             actor.tasks.start(old.close(), name="webrtc-close")
+        if len(self.pcs) >= MAX_PEER_CONNECTIONS:
+            raise Reject(f"this node holds {MAX_PEER_CONNECTIONS} peer connections already", 503)
         pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         self.pcs[peer_id] = pc
+        actor.tasks.start(self._expire(peer_id, pc), name="webrtc-expire")
 
         @pc.on("datachannel")
         def on_datachannel(channel: Any) -> None:

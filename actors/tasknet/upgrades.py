@@ -23,10 +23,10 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -63,23 +63,74 @@ class UpgradeRecord(TypedDict):
     previous: NotRequired[str | None]
 
 
-def _limits(cpu_s: int, memory_mb: int) -> Callable[[], None]:
+def _limits(cpu_s: int, memory_mb: int, uid: int) -> Callable[[], None]:
+    """In the child before bwrap runs: rlimits, a new session, and (when root) an unprivileged uid."""
+
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
         resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
         resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
         os.setsid()
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
 
     return apply
+
+
+def sandbox_command(package_dir: Path, python: str, argv: list[str]) -> list[str]:
+    """`python argv` under bubblewrap: only /usr read-only, the package read-only at /pkg, a tmpfs
+    workspace at /work (the cwd) and /tmp, fresh namespaces (no network, no other process),
+    an empty environment; bwrap run by an unprivileged user sets no-new-privileges."""
+    return [
+        *("bwrap", "--ro-bind", "/usr", "/usr"),
+        *("--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin"),
+        *("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"),
+        *("--ro-bind", str(package_dir), "/pkg", "--tmpfs", "/work", "--chdir", "/work"),
+        *("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"),
+        *("--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/work"),
+        python,
+        *argv,
+    ]
+
+
+def run_sandboxed(package_dir: Path, settings: UpgradeParams, timeout: float) -> tuple[bool, str]:
+    """Run the package's own `test_*.py` with unittest inside the sandbox: (passed, output tail)."""
+    if shutil.which("bwrap") is None:
+        return False, "bubblewrap (bwrap) is not installed: upgrade tests never run outside the sandbox"
+    package_dir.chmod(0o755)  # the unprivileged sandbox user reads the unpacked files, nothing else
+    python = str(settings.get("python", "/usr/bin/python3"))
+    argv = ["-I", "-m", "unittest", "discover", "-s", "/pkg", "-t", "/pkg", "-p", "test_*.py"]
+    limits = _limits(int(timeout), int(settings.get("memory_mb", 512)), int(settings.get("sandbox_uid", 65534)))
+    try:
+        proc = subprocess.run(
+            sandbox_command(package_dir, python, argv),
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            timeout=timeout,
+            preexec_fn=limits,
+        )
+    except subprocess.TimeoutExpired:
+        return False, "tests timed out"
+    return proc.returncode == 0, (proc.stdout + proc.stderr).decode(errors="replace")[-2000:]
+
+
+# what zipfile raises on a damaged or exotic archive: bad CRC or headers, truncated or
+# corrupt deflate data, an unsupported compression method, an encrypted member
+BROKEN_ZIP = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError, OSError)
 
 
 def unpack(package: bytes, into: Path, max_files: int = 64, max_unpacked: int = 1 << 20) -> list[Path]:
     """Extract a zip safely: Python files only, no absolute or parent paths, bounded size."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(package))
-    except zipfile.BadZipFile as exc:
-        raise Reject("package is not a zip archive") from exc
+        return _unpack(zipfile.ZipFile(io.BytesIO(package)), into, max_files, max_unpacked)
+    except BROKEN_ZIP as exc:
+        raise Reject(f"package is not a readable zip archive ({type(exc).__name__}: {exc})"[:300]) from exc
+
+
+def _unpack(archive: zipfile.ZipFile, into: Path, max_files: int, max_unpacked: int) -> list[Path]:
     infos = [i for i in archive.infolist() if not i.is_dir()]
     if len(infos) > max_files or sum(i.file_size for i in infos) > max_unpacked:
         raise Reject("package has too many files or unpacks too large")
@@ -90,7 +141,10 @@ def unpack(package: bytes, into: Path, max_files: int = 64, max_unpacked: int = 
             raise Reject(f"package entry {info.filename!r} is not a relative .py path")
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(archive.read(info))
+        data = archive.read(info)
+        if len(data) != info.file_size:
+            raise zipfile.BadZipFile(f"{info.filename} unpacks to another size than declared")
+        target.write_bytes(data)
         out.append(target)
     return out
 
@@ -134,6 +188,7 @@ class Upgrades:
         self.tests: dict[str, TestRun] = saved.get("tests", {})
         self.history: list[UpgradeRecord] = saved.get("history", [])
         self.current: str | None = saved.get("current")
+        self._lock = asyncio.Lock()
 
     def _save(self) -> None:
         tmp = self.ledger_path.with_suffix(".tmp")
@@ -156,6 +211,8 @@ class Upgrades:
             package = base64.b64decode(package_b64, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise Reject("package_b64 is not base64") from exc
+        with tempfile.TemporaryDirectory(prefix="tasknet-check-") as tmp:
+            unpack(package, Path(tmp))  # a broken archive is refused here, before anyone votes on it
         digest = self.store(package)
         if claimed_hash is not None and claimed_hash != digest:
             raise Reject("package_hash does not match the package's sha256")
@@ -185,7 +242,10 @@ class Upgrades:
 
     def _package_of(self, prop: Proposal) -> bytes:
         params = prop["params"]
-        package = base64.b64decode(params["package_b64"])
+        try:
+            package = base64.b64decode(params["package_b64"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise Reject("package_b64 is not base64") from exc
         if hashlib.sha256(package).hexdigest() != params["package_hash"]:
             raise Reject("package content does not match its hash")
         self.store(package)
@@ -214,18 +274,7 @@ class Upgrades:
                 return result
             timeout = float(self.settings.get("test_timeout_s", 20))
             started = time.perf_counter()
-            try:
-                proc = subprocess.run(
-                    [sys.executable, "-I", "-m", "unittest", "discover", "-s", str(root), "-p", "test_*.py"],
-                    cwd=root,
-                    env={"PATH": "/usr/bin:/bin"},
-                    capture_output=True,
-                    timeout=timeout,
-                    preexec_fn=_limits(int(timeout), int(self.settings.get("memory_mb", 512))),
-                )
-                passed, output = proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
-            except subprocess.TimeoutExpired:
-                passed, output = False, "tests timed out"
+            passed, output = run_sandboxed(root, self.settings, timeout)
             result["performance_impact"] = {
                 "tests_run": True,
                 "tests_passed": passed,
@@ -236,8 +285,19 @@ class Upgrades:
 
     async def test(self, proposal_id: str) -> dict[str, Any]:
         prop = self._upgrade(proposal_id)
-        self.tests[proposal_id] = {"status": "testing", "progress": 10, "version": prop["params"]["version"]}
-        results = await asyncio.to_thread(self._run_tests, self._package_of(prop))
+        version = prop["params"]["version"]
+        self.tests[proposal_id] = {"status": "testing", "progress": 10, "version": version}
+        try:
+            results = await asyncio.to_thread(self._run_tests, self._package_of(prop))
+        except Reject as exc:  # a package that cannot be read fails its test, it does not stay "testing"
+            self.tests[proposal_id] = {
+                "status": "test_failed",
+                "progress": 0,
+                "version": version,
+                "results": {"error": exc.message},
+            }
+            self._save()
+            raise
         ok = (
             results["syntax_valid"]
             and results["security_checks"]["passed"]
@@ -252,14 +312,38 @@ class Upgrades:
         self._save()
         return {"message": "tests passed" if ok else "tests failed", "test_results": results}
 
+    async def install_ratified(self) -> int:
+        """Install every ratified upgrade this node has not handled yet (each node, from its own fold,
+        after its own sandboxed test run); how many it handled."""
+        ratified = [
+            prop
+            for chan in self.core.state["channels"].values()
+            for prop in chan["proposals"].values()
+            if prop["proposal_type"] == "code_upgrade" and prop["status"] == "ratified"
+        ]
+        done = {h["proposal_id"] for h in self.history}
+        handled = 0
+        for prop in sorted(ratified, key=lambda p: p.get("ratified_at", 0)):
+            if prop["id"] not in done:
+                await self.apply_ratified(prop)
+                handled += 1
+        return handled
+
     async def apply_ratified(self, prop: Proposal) -> UpgradeRecord | None:
         """Install a ratified upgrade once (tests are run first when this node has not run them)."""
+        async with self._lock:
+            return await self._apply_ratified(prop)
+
+    async def _apply_ratified(self, prop: Proposal) -> UpgradeRecord | None:
         pid = prop["id"]
         if any(h["proposal_id"] == pid for h in self.history):
             return None
         run = self.tests.get(pid)
         if run is None or run["status"] != "tested":
-            await self.test(pid)
+            try:
+                await self.test(pid)
+            except Reject:  # recorded as test_failed: the upgrade is not installed here
+                pass
         if self.tests[pid]["status"] != "tested":
             self.history.append(
                 {

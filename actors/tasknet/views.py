@@ -19,7 +19,14 @@ from actors.tasknet.rules_governance import proposal as find_proposal
 from actors.tasknet.rules_governance import tally
 from actors.tasknet.services import NodeServices
 
-PUBLIC_CONFIG = ("task_completion_tax", "proposal_voting_period", "validator_set", "updated_at")
+PUBLIC_CONFIG = (
+    "task_completion_tax",
+    "proposal_voting_period",
+    "proposal_quorum",
+    "min_anonymity_set",
+    "validator_set",
+    "updated_at",
+)
 
 
 class Host(Protocol):
@@ -35,6 +42,8 @@ class Host(Protocol):
     def messages_sent(self) -> int: ...
     @property
     def messages_received(self) -> int: ...
+    @property
+    def anonymous_relayed(self) -> int: ...
     def _reachable(self) -> Mapping[str, object]: ...
 
 
@@ -132,6 +141,7 @@ def network_stats(actor: Host) -> dict[str, float]:
         "reachable_peers": len(actor._reachable()),
         "messages_sent": actor.messages_sent,
         "messages_received": actor.messages_received,
+        "anonymous_votes_relayed": actor.anonymous_relayed,
         "uptime_seconds": round(time.time() - actor.core.started, 3),
         "events_in_log": len(actor.core.log),
         "pending_out_of_order": len(actor.core.log.pending),

@@ -7,19 +7,26 @@ the LLM gateway key from `llm.api_key_env`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import cast
 
 from pydantic import BaseModel, Field
 
-from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NodeSettings, UpgradeParams, WebrtcParams
+from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NetworkParams, NodeSettings, UpgradeParams, WebrtcParams
 from rayfleet.config import load_yaml
+from rayfleet.deploy import base_url
 from rayfleet.paths import resolve
+
+FLEET_GATEWAY = "fleet"
 
 
 class LlmSettings(BaseModel):
     base_url: str | None = Field(
-        default="http://127.0.0.1:8000/llm/v1", description="OpenAI-compatible API base (the gateway)"
+        default=FLEET_GATEWAY,
+        description="OpenAI-compatible API base; `fleet` (the default) is this fleet's own LLM gateway, "
+        "at /llm/v1 on the Serve address the fleet runs on ($RAYFLEET_HOST:$RAYFLEET_PORT); null turns the agent's "
+        "LLM off",
     )
     api_key_env: str = "LLM_PROXY_API_KEYS"
     model: str = "tasknet-agent"
@@ -27,7 +34,12 @@ class LlmSettings(BaseModel):
     max_tokens: int = 512
 
     def params(self) -> LlmParams:
-        return cast(LlmParams, self.model_dump())
+        params = cast(LlmParams, self.model_dump())
+        if self.base_url == FLEET_GATEWAY:
+            env = os.environ
+            serve = base_url(env.get("RAYFLEET_HOST", "127.0.0.1"), env.get("RAYFLEET_PORT", "8000"))
+            params["base_url"] = serve + "/llm/v1"
+        return params
 
 
 class UpgradeSettings(BaseModel):
@@ -35,6 +47,12 @@ class UpgradeSettings(BaseModel):
     test_timeout_s: float = 20.0
     memory_mb: int = 512
     allowed_imports: list[str] = Field(default_factory=lambda: list(DEFAULT_IMPORTS))
+    python: str = Field(
+        default="/usr/bin/python3", description="interpreter inside the sandbox (only /usr is visible there)"
+    )
+    sandbox_uid: int = Field(
+        default=65534, ge=1, description="the unprivileged user tests run as when the node is root"
+    )
 
 
 class WebrtcSettings(BaseModel):
@@ -47,7 +65,13 @@ class NetworkSettings(BaseModel):
 
     faucet_sp: int = Field(default=1000, ge=0)
     task_completion_tax: float = Field(default=0.02, ge=0, le=0.5)
-    proposal_voting_period: int = Field(default=86_400, ge=60)
+    proposal_voting_period: int = Field(
+        default=86_400, ge=1, description="seconds a proposal stays open; nobody closes it earlier"
+    )
+    proposal_quorum: float = Field(
+        default=0.5, ge=0, le=1, description="share of the snapshot weight that must vote for an approval"
+    )
+    min_anonymity_set: int = Field(default=3, ge=1, description="smallest ring an anonymous vote may hide in")
 
 
 class TasknetConfig(BaseModel):
@@ -67,6 +91,12 @@ class TasknetConfig(BaseModel):
     upgrades: UpgradeSettings = UpgradeSettings()
     webrtc: WebrtcSettings = WebrtcSettings()
     ws_poll_s: float = 1.0
+    anonymous_relay_max_delay_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=60,
+        description="an anonymous vote enters the network through a random peer after 0..this s",
+    )
 
     @property
     def default_node(self) -> str:
@@ -78,12 +108,9 @@ class TasknetConfig(BaseModel):
     def actor_settings(self) -> NodeSettings:
         """What a node actor needs (plain data: it crosses the Ray boundary)."""
         return {
-            "network": {
-                "faucet_sp": self.network.faucet_sp,
-                "task_completion_tax": self.network.task_completion_tax,
-                "proposal_voting_period": self.network.proposal_voting_period,
-            },
+            "network": cast(NetworkParams, self.network.model_dump()),
             "anti_entropy_interval_s": self.anti_entropy_interval_s,
+            "anonymous_relay_max_delay_s": self.anonymous_relay_max_delay_s,
             "raft_tick_s": self.raft_tick_s,
             "ratify_timeout_s": self.ratify_timeout_s,
             "tool_allowed_hosts": self.tool_allowed_hosts,

@@ -36,6 +36,7 @@ def cluster(tmp_path_factory) -> Launched:
         "LXC__AUDIT_LOG": str(state_dir / "lxc" / "audit.log"),
         "LXC__CONF_BACKUP_DIR": str(state_dir / "lxc" / "conf-backups"),
         "TASKNET__DATA_DIR": str(state_dir / "tasknet"),
+        "TASKNET__NETWORK__PROPOSAL_VOTING_PERIOD": "10",  # nobody closes a proposal before it ends
         "WEBFILTER__DATA_DIR": str(state_dir / "webfilter"),
     }
     launched = launch(state_dir, apps.split(",") if apps else None, env=env, cwd=ROOT, timeout=300)

@@ -65,8 +65,12 @@ def test_a_task_is_paid_across_nodes_and_streamed(tn: httpx.Client, tokens, serv
     task = got["task"]
     assert got["event"]["data"]["task_id"] == task["id"] and got["event"]["data"]["title"] == "e2e task"
     wait_for(lambda: tn.post(f"{PREFIX}/n2/tasks/{task['id']}/claim", headers=tokens["n2"]).status_code == 200)
-    done = tn.post(f"{PREFIX}/n2/tasks/{task['id']}/complete", headers=tokens["n2"])
-    assert done.status_code == 200 and done.json()["reward_transferred"] == 49 and done.json()["tax_collected"] == 1
+    submitted = tn.post(f"{PREFIX}/n2/tasks/{task['id']}/complete", headers=tokens["n2"])
+    assert submitted.status_code == 200 and submitted.json()["status"] == "submitted"
+    accepted = wait_for(
+        lambda: (r := tn.post(f"{PREFIX}/n1/tasks/{task['id']}/accept", headers=tokens["n1"])).status_code == 200 and r
+    )
+    assert accepted.json()["reward_transferred"] == 49 and accepted.json()["tax_collected"] == 1
     n2_id = tn.get(f"{PREFIX}/n2/whoami").json()["node_id"]
     wait_for(
         lambda: tn.get(f"{PREFIX}/n3/state").json()["general"]["tasks"].get(task["id"], {}).get("status") == "completed"
@@ -90,8 +94,16 @@ def test_config_change_ratified_through_raft_on_every_node(tn: httpx.Client, tok
                 == 200
             )
         )
-    closed = tn.post(f"{PREFIX}/n1/proposals/{pid}/close", headers=tokens["n1"]).json()
-    assert closed["result"] == "approved" and closed["yes_votes"] >= 3.0 and closed["no_votes"] == 0
+    closing = wait_for(  # after the voting period (10 s in these tests)
+        lambda: (r := tn.post(f"{PREFIX}/n1/proposals/{pid}/close", headers=tokens["n1"])).status_code == 200 and r
+    )
+    closed = closing.json()
+    assert (
+        closed["result"] == "approved"
+        and closed["quorum_reached"] is True
+        and closed["yes_votes"] >= 3.0
+        and closed["no_votes"] == 0
+    )
     wait_for(lambda: tn.get(f"{PREFIX}/n2/proposals/{pid}/details").json()["status"] == "pending_ratification")
     ratified = tn.post(f"{PREFIX}/n2/governance/ratify/{pid}", headers=tokens["n2"])
     assert ratified.status_code == 200 and ratified.json()["executed"] is True

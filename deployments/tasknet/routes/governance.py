@@ -97,6 +97,14 @@ async def close(node: Writer, proposal_id: str) -> Any:
     return {"message": f"proposal closed: {result['result']}", **result}
 
 
+@router.post("/proposals/{proposal_id}/withdraw", response_model=Message)
+async def withdraw(node: Writer, proposal_id: str) -> Any:
+    """The proposer takes back an open proposal (nobody closes one before its voting period ends)."""
+    details = await view(node, "proposal_details", proposal_id=proposal_id)
+    result = await submit(node, "proposal_withdraw", {"proposal_id": proposal_id}, details["channel"])
+    return {"message": "proposal withdrawn", **result}
+
+
 @router.get("/proposals/{proposal_id}/details", response_model=Open)
 async def details(node: Reader, proposal_id: str) -> Any:
     return await view(node, "proposal_details", proposal_id=proposal_id)

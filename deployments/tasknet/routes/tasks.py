@@ -55,6 +55,10 @@ class BidIn(Strict):
     estimated_days: int = Field(ge=1, le=3650)
 
 
+class DisputeIn(Strict):
+    reason: str = Field("", max_length=2000)
+
+
 class SelectBidIn(Strict):
     bidder_id: str = Field(min_length=1, max_length=64)
 
@@ -95,47 +99,75 @@ async def create_task(node: Writer, body: TaskIn, channel: str = Query("general"
     return await submit(node, "task_create", data, channel_name(channel))
 
 
-@router.post("/tasks/{task_id}/claim", response_model=Message)
-async def claim_task(node: Writer, task_id: str) -> Any:
-    result = await submit(node, "task_claim", {"task_id": task_id}, await _task_channel(node, task_id))
-    return {"message": "task claimed", **result}
-
-
 @router.post("/tasks/{task_id}/progress", response_model=Message)
 async def progress_task(node: Writer, task_id: str, body: ProgressIn) -> Any:
     payload = {"task_id": task_id, "progress_note": body.progress_note}
-    result = await submit(node, "task_progress", payload, await _task_channel(node, task_id))
-    return {"message": "progress recorded", **result}
+    return await _on_task(node, "task_progress", task_id, "progress recorded", payload)
 
 
-@router.post("/tasks/{task_id}/complete", response_model=Message)
-async def complete_task(node: Writer, task_id: str) -> Any:
-    result = await submit(node, "task_complete", {"task_id": task_id}, await _task_channel(node, task_id))
-    return {"message": "task completed", **result}
-
-
-@router.delete("/tasks/{task_id}", response_model=Message)
-async def delete_task(node: Writer, task_id: str) -> Any:
-    result = await submit(node, "task_delete", {"task_id": task_id}, await _task_channel(node, task_id))
-    return {"message": "task deleted; escrow refunded", **result}
+@router.post("/tasks/{task_id}/dispute", response_model=Message)
+async def dispute_task(node: Writer, task_id: str, body: DisputeIn) -> Any:
+    """The creator refuses a submitted completion: the task goes back to its assignee."""
+    payload = {"task_id": task_id, "reason": body.reason}
+    return await _on_task(node, "task_dispute", task_id, "completion disputed", payload)
 
 
 @router.post("/tasks/{task_id}/bid", response_model=Message)
 async def bid(node: Writer, task_id: str, body: BidIn) -> Any:
     payload = {"task_id": task_id, **body.model_dump()}
-    result = await submit(node, "task_bid", payload, await _task_channel(node, task_id))
-    return {"message": "bid placed", **result}
+    return await _on_task(node, "task_bid", task_id, "bid placed", payload)
 
 
 @router.post("/tasks/{task_id}/select_bid", response_model=Message)
 async def select_bid(node: Writer, task_id: str, body: SelectBidIn) -> Any:
     payload = {"task_id": task_id, "bidder_id": body.bidder_id}
-    result = await submit(node, "task_select_bid", payload, await _task_channel(node, task_id))
-    return {"message": "bid selected", **result}
+    return await _on_task(node, "task_select_bid", task_id, "bid selected", payload)
 
 
 async def _task_channel(node: Node, task_id: str) -> str:
     return str((await view(node, "task", task_id=task_id))["channel"])
+
+
+SIMPLE_ACTIONS = (
+    # method, path, event type, message, description
+    ("POST", "/tasks/{task_id}/claim", "task_claim", "task claimed", ""),
+    (
+        "POST",
+        "/tasks/{task_id}/complete",
+        "task_complete",
+        "completion submitted; the creator accepts or disputes it",
+        "The assignee submits the work; the reward moves when the creator accepts (or nobody disputes in time).",
+    ),
+    (
+        "POST",
+        "/tasks/{task_id}/accept",
+        "task_accept",
+        "task completed",
+        "The creator accepts a submitted completion; anyone may once `completion_auto_accept_hours` passed.",
+    ),
+    (
+        "POST",
+        "/tasks/{task_id}/expire",
+        "task_expire",
+        "task expired; escrow refunded",
+        "Anyone refunds a claim left unfinished past `claim_timeout_hours`, or an auction left unselected.",
+    ),
+    ("DELETE", "/tasks/{task_id}", "task_delete", "task deleted; escrow refunded", ""),
+    ("DELETE", "/tasks/{task_id}/bid", "task_bid_withdraw", "bid withdrawn", ""),
+)
+
+
+def _task_action(method: str, path: str, type_: str, message: str, doc: str) -> None:
+    async def action(node: Writer, task_id: str) -> Any:
+        return await _on_task(node, type_, task_id, message)
+
+    router.add_api_route(path, action, methods=[method], response_model=Message, description=doc, name=type_)
+
+
+async def _on_task(node: Node, type_: str, task_id: str, message: str, payload: dict[str, Any] | None = None) -> Any:
+    """Submit the event `type_` about `task_id` in the task's channel; the rule's result with `message`."""
+    result = await submit(node, type_, payload or {"task_id": task_id}, await _task_channel(node, task_id))
+    return {"message": message, **result}
 
 
 @router.post("/tasks/composite/create", response_model=Open, summary="Create a team task; total_reward is escrowed")
@@ -163,6 +195,13 @@ async def accept_applicant(node: Writer, task_id: str, applicant_id: str) -> Any
     return {"message": "applicant accepted", **result}
 
 
+@router.post("/tasks/composite/{task_id}/cancel", response_model=Message)
+async def cancel_composite(node: Writer, task_id: str) -> Any:
+    """The creator calls off a team task still forming: the whole reward is refunded."""
+    result = await submit(node, "composite_cancel", {"task_id": task_id}, "general")
+    return {"message": "composite task cancelled; escrow refunded", **result}
+
+
 @router.post("/tasks/composite/{task_id}/subtask/{subtask_id}/complete", response_model=Message)
 async def complete_subtask(node: Writer, task_id: str, subtask_id: str) -> Any:
     result = await submit(node, "subtask_complete", {"task_id": task_id, "subtask_id": subtask_id}, "general")
@@ -188,3 +227,7 @@ async def set_skills(node: Writer, body: SkillsIn) -> Any:
 @router.get("/skills/profile", response_model=Open, tags=["skills"])
 async def get_skills(node: Reader, node_id: str | None = Query(None, max_length=64)) -> Any:
     return await view(node, "skills", node_id=node_id)
+
+
+for _row in SIMPLE_ACTIONS:
+    _task_action(*_row)

@@ -9,19 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actors.tasknet.ledger import Reject
-from tests.actors.tasknet.netsim import comparable, make_network, sync
+from tests.actors.tasknet.netsim import comparable, make_network, schedules, sync
 
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(
-            ["create", "claim", "complete", "delete", "auction", "bid", "select", "propose", "vote", "close"]
-        ),
-        st.integers(0, 4),
-        st.integers(0, 50),
-        st.integers(0, 300),
-    ),
-    min_size=5,
-    max_size=40,
+OPS = schedules(
+    ["create", "claim", "complete", "delete", "auction", "bid", "select", "propose", "vote", "close"], 5, 40
 )
 
 
@@ -41,7 +32,7 @@ def run(nodes, op, actor, target, amount, pool):
         "bid": ("task_bid", {"task_id": task, "amount": amount % 50 + 1, "estimated_days": 1}),
         "select": ("task_select_bid", {"task_id": task, "bidder_id": other}),
         "propose": ("proposal_create", {"title": "p"}),
-        "vote": ("vote", {"proposal_id": prop, "vote": "yes" if amount % 2 else "no"}),
+        "vote": ("vote", node.public_vote_payload(prop, "yes" if amount % 2 else "no")),
         "close": ("proposal_close", {"proposal_id": prop}),
     }
     type_, payload = payloads[op]

@@ -6,7 +6,7 @@ import pytest
 
 from actors.tasknet.events import EventError
 from actors.tasknet.ledger import Reject
-from tests.actors.tasknet.netsim import comparable, make_network, sync
+from tests.actors.tasknet.netsim import ManualClock, comparable, make_network, sync
 
 
 @pytest.fixture()
@@ -25,8 +25,10 @@ def test_escrow_claim_complete_and_tax(net):
     sync(net)
     b.submit("task_claim", {"task_id": task["id"]})
     b.submit("task_progress", {"task_id": task["id"], "progress_note": "half"})
-    _, done = b.submit("task_complete", {"task_id": task["id"]})
-    assert done == {"task_id": task["id"], "reward_transferred": 98, "tax_collected": 2}
+    b.submit("task_complete", {"task_id": task["id"]})
+    sync(net)
+    _, done = a.submit("task_accept", {"task_id": task["id"]})
+    assert done == {"task_id": task["id"], "reward_transferred": 98, "tax_collected": 2, "accepted_by": "creator"}
     sync(net)
     for node in net:
         assert balance(node, b) == 1098
@@ -95,6 +97,8 @@ def test_auction_escrows_max_reward_and_refunds_the_difference(net):
     sync(net)
     c.submit("task_complete", {"task_id": task["id"]})
     sync(net)
+    a.submit("task_accept", {"task_id": task["id"]})
+    sync(net)
     assert balance(a, c) == 1000 + 120 - 2
 
 
@@ -139,13 +143,15 @@ def test_composite_team_subtasks_assigned_and_paid(net):
     assert balance(c, b) == 1059 and balance(c, c) == 1029
 
 
-def test_public_and_anonymous_votes_and_nullifiers(net):
+def test_public_and_anonymous_votes_and_nullifiers():
+    clock = ManualClock()
+    net = make_network(3, clock=clock, config={"proposal_voting_period": 60})
     a, b, c = net
     _, prop = a.submit("proposal_create", {"title": "p", "proposal_type": "generic"})
     sync(net)
-    b.submit("vote", {"proposal_id": prop["id"], "vote": "yes"})
+    b.submit("vote", b.public_vote_payload(prop["id"], "yes"))
     with pytest.raises(Reject):
-        b.submit("vote", {"proposal_id": prop["id"], "vote": "no"})
+        b.submit("vote", b.public_vote_payload(prop["id"], "no"))
     proof = c.anonymous_proof(prop["id"], "no")
     c.submit_anonymous(prop["id"], "no", proof, "general")
     with pytest.raises(Reject, match="nullifier"):
@@ -158,6 +164,7 @@ def test_public_and_anonymous_votes_and_nullifiers(net):
             prop["id"], "no", {**a.anonymous_proof(prop["id"], "no"), "tier": "expert", "tier_weight": 2.0}, "general"
         )
     sync(net)
+    clock.advance(60)
     _, closed = a.submit("proposal_close", {"proposal_id": prop["id"]})
     assert closed["yes_votes"] == 1.0 and closed["no_votes"] == 1.0 and closed["result"] == "rejected"
     sync(net)

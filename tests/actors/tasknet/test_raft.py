@@ -158,3 +158,44 @@ def test_a_stale_term_is_refused():
         }
     )
     assert reply == {"term": 5, "success": False}
+
+
+def _quiet(cluster: Cluster, rounds: int, isolated: str | None = None) -> None:
+    """Tick everyone and deliver every message, except those to or from `isolated`."""
+    for _ in range(rounds):
+        for i in cluster.ids:
+            cluster.nodes[i].tick()
+            cluster.flush(cluster.nodes[i])
+        while cluster.wire:
+            msg = cluster.wire.pop(0)
+            if isolated not in (msg["to"], msg["from"]):
+                cluster.nodes[msg["to"]].step(msg)
+                cluster.flush(cluster.nodes[msg["to"]])
+        cluster.check()
+
+
+def _leader(cluster: Cluster) -> RaftCore:
+    (leader,) = [n for n in cluster.nodes.values() if n.role == LEADER]
+    return leader
+
+
+def test_pre_vote_an_isolated_follower_does_not_inflate_its_term_nor_depose_the_leader():
+    cluster = Cluster(7, 3)
+    _quiet(cluster, 60)
+    leader = _leader(cluster)
+    term = leader.term
+    follower = next(i for i in cluster.ids if i != leader.id)
+    _quiet(cluster, 200, isolated=follower)  # ten election timeouts alone
+    assert cluster.nodes[follower].term == term
+    _quiet(cluster, 20)
+    assert _leader(cluster).id == leader.id and leader.term == term
+
+
+def test_check_quorum_a_leader_cut_off_from_the_majority_steps_down():
+    cluster = Cluster(8, 3)
+    _quiet(cluster, 60)
+    leader = _leader(cluster)
+    _quiet(cluster, 60, isolated=leader.id)
+    assert leader.role != LEADER
+    others = [cluster.nodes[i] for i in cluster.ids if i != leader.id]
+    assert sum(1 for n in others if n.role == LEADER) == 1

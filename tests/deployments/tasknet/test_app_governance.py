@@ -8,7 +8,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-from tests.deployments.tasknet.conftest import Net
+from tests.deployments.tasknet.conftest import Net, accept
 
 
 async def _status(net: Net, node: str, method: str, path: str, **kw) -> int:
@@ -34,6 +34,10 @@ async def test_public_and_anonymous_votes_then_close(net: Net):
     assert await _status(net, "n2", "POST", f"/proposals/{pid}/vote", json={"vote": "no"}) == 400
     anon = await net.ok("n3", "POST", f"/proposals/{pid}/vote", json={"vote": "no", "anonymous": True})
     assert anon["voter"] == "anonymous"
+    # it enters the network through another node, after a delay: the voter's node is not its first gossiper
+    assert anon["relayed_through"] in ("n1", "n2")
+    stats = await net.ok(anon["relayed_through"], "GET", "/network/stats")
+    assert stats["anonymous_votes_relayed"] == 1
     again = await net.req("n3", "POST", f"/proposals/{pid}/vote", json={"vote": "no", "anonymous": True})
     assert again.status_code == 403 and "nullifier" in again.json()["detail"]
     proof = (await net.ok("n1", "GET", f"/zkp/generate_proof?proposal_id={pid}&vote=yes"))["proof"]
@@ -64,8 +68,9 @@ async def test_public_and_anonymous_votes_then_close(net: Net):
         return len(d["anonymous_votes"]) == 2 and net.ids["n2"] in d["votes"]
 
     await net.settle(all_votes)
-    assert await _status(net, "n2", "POST", f"/proposals/{pid}/close") == 403
-    closed = await net.ok("n1", "POST", f"/proposals/{pid}/close")
+    early = await net.req("n2", "POST", f"/proposals/{pid}/close")
+    assert early.status_code == 403 and "voting period" in early.json()["detail"]
+    closed = await net.close("n1", pid)
     assert closed["result"] == "approved" and closed["yes_votes"] == 2.0 and closed["no_votes"] == 1.0
     details = await net.ok("n1", "GET", f"/proposals/{pid}/details")
     assert details["status"] == "closed" and details["closed_at"] is not None
@@ -86,7 +91,7 @@ async def test_config_change_is_ratified_through_raft_by_validators_only(net: Ne
             lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"})
         )
     assert await _status(net, "n2", "POST", f"/governance/ratify/{pid}") == 400  # still open
-    await net.ok("n1", "POST", f"/proposals/{pid}/close")
+    await net.close("n1", pid)
     await net.settle(lambda: _detail_status(net, "n3", pid, "pending_ratification"))
     ratified = await net.ok("n3", "POST", f"/governance/ratify/{pid}")
     assert ratified["executed"] is True and ratified["proposal_id"] == pid
@@ -163,6 +168,7 @@ async def test_tool_acquired_sealed_and_executed_billed_to_treasury(net: Net):
             task = await net.ok("n1", "POST", "/tasks", json={"title": f"fund {i}", "reward": 100})
             await net.settle(lambda t=task: _code(net, "n2", "POST", f"/tasks/{t['id']}/claim", 200))
             await net.ok("n2", "POST", f"/tasks/{task['id']}/complete")
+            await accept(net, task["id"])
         secret = "sk-tool-" + "z" * 24
         command = {
             "operation": "acquire_common_tool",
@@ -182,7 +188,7 @@ async def test_tool_acquired_sealed_and_executed_billed_to_treasury(net: Net):
             await net.settle(
                 lambda node=node: _code(net, node, "POST", f"/proposals/{pid}/vote", 200, json={"vote": "yes"})
             )
-        await net.ok("n1", "POST", f"/proposals/{pid}/close")
+        await net.close("n1", pid)
         await net.settle(lambda: _detail_status(net, "n2", pid, "pending_ratification"))
         assert (await net.ok("n2", "POST", f"/governance/ratify/{pid}"))["executed"] is True
         for node in ("n1", "n2", "n3"):
@@ -220,3 +226,12 @@ async def test_raft_http_messages_must_be_signed(net: Net):
     r = await net.req("n1", "POST", "/raft/append_entries", json={"term": 1})
     assert r.status_code == 400
     await asyncio.sleep(0)  # one event-loop turn, not a wait for time
+
+
+async def test_the_proposer_withdraws_and_nobody_else(net: Net):
+    pid = await propose(net, {"title": "never mind", "proposal_type": "generic"})
+    assert await _status(net, "n2", "POST", f"/proposals/{pid}/withdraw") == 403
+    withdrawn = await net.ok("n1", "POST", f"/proposals/{pid}/withdraw")
+    assert withdrawn == {"message": "proposal withdrawn", "proposal_id": pid, "status": "withdrawn"}
+    await net.settle(lambda: _detail_status(net, "n3", pid, "withdrawn"))
+    assert await _status(net, "n3", "POST", f"/proposals/{pid}/vote", json={"vote": "yes"}) == 400

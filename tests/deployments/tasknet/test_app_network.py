@@ -125,3 +125,35 @@ async def test_a_body_over_max_body_bytes_is_refused_413_declared_or_chunked(net
     for r in (declared, chunked):
         assert r.status_code == 413
         assert r.json() == {"detail": f"the request body is larger than the limit of {limit} bytes"}
+
+
+def _offer(stranger: Identity, to: str, sdp: str) -> dict:
+    from actors.tasknet.canonical import canonical
+
+    body = {"from": stranger.node_id, "to": to, "type": "offer", "sdp": sdp}
+    return {"from_peer_id": stranger.node_id, "signal_data": {**body, "signature": stranger.sign(canonical(body))}}
+
+
+async def test_a_self_signed_offer_with_garbage_sdp_is_refused_and_leaves_no_connection(tmp_path, monkeypatch):
+    async for net in open_net(
+        monkeypatch, make_config(tmp_path, webrtc={"enabled": True, "host_addresses": ["127.0.0.1"]})
+    ):
+        stranger = Identity.generate()
+        hello = {"node_id": stranger.node_id, "public_key": stranger.public_key}
+        await net.ok("n1", "POST", "/bootstrap/handshake", json=hello)
+        for sdp in ("v=0\r\nthis is not a session description\r\n", "x" * 5000, ""):
+            r = await net.req(
+                "n1", "POST", "/p2p/signal/receive", auth=False, json=_offer(stranger, net.ids["n1"], sdp)
+            )
+            assert r.status_code == 400, r.text
+        conns = (await net.ok("n1", "GET", "/webrtc/connections"))["connections"]
+        assert stranger.node_id not in {c["peer_id"] for c in conns}
+
+
+async def test_the_handshake_registry_is_bounded(net: Net):
+    for _ in range(300):
+        stranger = Identity.generate()
+        hello = {"node_id": stranger.node_id, "public_key": stranger.public_key}
+        await net.ok("n1", "POST", "/bootstrap/handshake", json=hello)
+    peers = (await net.ok("n1", "POST", "/bootstrap/handshake", json=hello))["peers"]
+    assert len(peers) <= 256 + len(net.ids)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.deployments.tasknet.conftest import Net
+from tests.deployments.tasknet.conftest import Net, accept
 
 
 async def balance(net: Net, viewer: str, node: str) -> int:
@@ -41,8 +41,11 @@ async def test_task_lifecycle_pays_the_assignee_minus_tax_and_streams_events(net
     r = await net.req("n3", "POST", f"/tasks/{task['id']}/progress", json={"progress_note": "x"})
     assert r.status_code in (403, 404)
     await net.ok("n2", "POST", f"/tasks/{task['id']}/progress", json={"progress_note": "half"})
-    done = await net.ok("n2", "POST", f"/tasks/{task['id']}/complete")
-    assert done["reward_transferred"] == 98 and done["tax_collected"] == 2
+    submitted = await net.ok("n2", "POST", f"/tasks/{task['id']}/complete")
+    assert submitted["status"] == "submitted" and submitted["reward_transferred"] == 0
+    assert (await net.req("n2", "POST", f"/tasks/{task['id']}/accept")).status_code == 403  # not the creator
+    done = await accept(net, task["id"])
+    assert done["reward_transferred"] == 98 and done["tax_collected"] == 2 and done["accepted_by"] == "creator"
 
     async def paid() -> bool:
         return await balance(net, "n3", "n2") == 1098
@@ -187,3 +190,39 @@ def test_websocket_streams_task_created_to_subscribers(tmp_path, monkeypatch):
                 assert ws.receive_json()["type"] == "error"
             client.portal.call(app.state.component.network.stop)
         reset_local_state()
+
+
+async def test_dispute_then_accept_withdraw_a_bid_and_cancel_a_forming_team(net: Net):
+    task = await net.ok("n1", "POST", "/tasks", json={"title": "review", "reward": 10})
+    await net.settle(lambda: _claimed(net, task["id"]))
+    await net.ok("n2", "POST", f"/tasks/{task['id']}/complete")
+
+    async def disputed() -> bool:
+        r = await net.req("n1", "POST", f"/tasks/{task['id']}/dispute", json={"reason": "missing tests"})
+        return r.status_code == 200
+
+    await net.settle(disputed)
+    assert (await net.ok("n1", "GET", "/state"))["general"]["tasks"][task["id"]]["status"] == "claimed"
+    assert (await net.req("n1", "POST", f"/tasks/{task['id']}/expire")).status_code == 400  # not yet
+    auction = await net.ok("n1", "POST", "/tasks", json={"title": "a", "enable_auction": True, "max_reward": 30})
+
+    async def bid() -> bool:
+        r = await net.req("n3", "POST", f"/tasks/{auction['id']}/bid", json={"amount": 20, "estimated_days": 1})
+        return r.status_code == 200
+
+    await net.settle(bid)
+    assert (await net.ok("n3", "DELETE", f"/tasks/{auction['id']}/bid"))["withdrawn"] is True
+    assert (await net.req("n3", "DELETE", f"/tasks/{auction['id']}/bid")).status_code == 404
+    subtasks = [{"title": "s", "required_skills": [], "reward_percentage": 100}]
+    comp = await net.ok(
+        "n1",
+        "POST",
+        "/tasks/composite/create",
+        json={"title": "c", "total_reward": 40, "required_team_size": 2, "subtasks": subtasks},
+    )
+    cancelled = await net.ok("n1", "POST", f"/tasks/composite/{comp['task_id']}/cancel")
+    assert cancelled["status"] == "cancelled"
+
+
+async def _claimed(net: Net, task_id: str) -> bool:
+    return (await net.req("n2", "POST", f"/tasks/{task_id}/claim")).status_code == 200

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, source_key
+from actors.mitigation.node_state import FleetState
 from actors.mitigation.rules import RuleError, new_rule
 from actors.mitigation.settings import FleetSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
@@ -67,12 +68,14 @@ class MitigationFleet:
         self.name = name
         self.settings = settings if isinstance(settings, FleetSettings) else FleetSettings.model_validate(settings)
         self.nodes: dict[str, NodeEntry] = {}
-        self.counter = 0
-        self.policy: dict[str, Any] | None = None
-        self.policy_changes: dict[str, Any] = {}
-        self.geo_prefixes: dict[str, list[str]] = {}
-        self.rules: dict[str, dict[str, Any]] = {}
-        self.blacklist: dict[str, dict[str, Any]] = {}
+        # what the fleet kept from before a restart (node_state.FleetState)
+        self.kept = FleetState(name)
+        self.counter: int = self.kept.fleet.get("counter", 0)
+        self.policy: dict[str, Any] | None = self.kept.fleet.get("policy")
+        self.policy_changes: dict[str, Any] = dict(self.kept.fleet.get("changes") or {})
+        self.geo_prefixes: dict[str, list[str]] = dict(self.kept.fleet.get("geo") or {})
+        self.rules: dict[str, dict[str, Any]] = dict(self.kept.rules.items())
+        self.blacklist: dict[str, dict[str, Any]] = self.kept.live_bans()
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.tasks = BackgroundTasks("mitigation")
         self._start_lock: asyncio.Lock | None = None
@@ -85,7 +88,11 @@ class MitigationFleet:
         async with self._start_lock:
             if not self.started:
                 self.started = True
-                for _ in range(self.settings.initial_nodes):
+                kept = list(self.kept.fleet.get("nodes") or [])
+                # a restarted fleet brings back the nodes it ran (each replays its own state)
+                for node_id in kept:
+                    await self._add_node(node_id)
+                for _ in range(self.settings.initial_nodes if not kept else 0):
                     await self._add_node()
                 self.tasks.every(self.settings.heartbeat_interval_s, self.check_health, name="fleet-heartbeat")
         return len(self.nodes)
@@ -93,29 +100,45 @@ class MitigationFleet:
     async def shutdown(self) -> None:
         await self.tasks.stop()
         for entry in list(self.nodes.values()):
-            await self._remove(entry)
+            await self._remove(entry, forget=False)  # a shutdown is not a scale-down: the nodes come back
         await self.webhooks.close()
 
-    async def _add_node(self) -> NodeEntry:
-        self.counter += 1
-        node_id = f"node-{self.counter}"
+    def _node_handle(self, node_id: str) -> ActorHandle[MitigationNode]:
         settings = self.settings.node.model_copy(update={**self.policy_changes, "webhooks": self.settings.webhooks})
-        handle = rf_state.actor(
-            MitigationNode,
-            node_actor_name(self.name, node_id),
-            node_id,
-            settings.model_dump(),
-            max_restarts=0,
-        )
-        entry = NodeEntry(node_id, handle)
+        name = node_actor_name(self.name, node_id)
+        return rf_state.actor(MitigationNode, name, node_id, settings.model_dump(), self.name, max_restarts=0)
+
+    async def _add_node(self, node_id: str | None = None) -> NodeEntry:
+        if node_id is None:
+            self.counter += 1
+            node_id = f"node-{self.counter}"
+            self.kept.fleet.set_many({"counter": self.counter, "nodes": [*self.nodes, node_id]})
+        entry = NodeEntry(node_id, self._node_handle(node_id))
         self.nodes[node_id] = entry
-        info = await _within(call(handle, MitigationNode.start), CALL_TIMEOUT)
+        await self._start(entry)
+        self._health_event(entry, "registered")
+        return entry
+
+    async def _start(self, entry: NodeEntry) -> None:
+        info = await _within(call(entry.handle, MitigationNode.start), CALL_TIMEOUT)
         entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
         entry.actor_pid = info.get("actor_pid")
         entry.last_heartbeat = time.time()
+        entry.missed = 0
         await self._bring_up_to_date(entry)
-        self._health_event(entry, "registered")
-        return entry
+
+    async def _replace(self, entry: NodeEntry) -> None:
+        """A dead node's actor gives way to a new one with the same id, which replays its own
+        rules, bans and policy into a new HAProxy on the same port."""
+        _kill(entry.handle, node_actor_name(self.name, entry.id))
+        entry.handle = self._node_handle(entry.id)
+        try:
+            await self._start(entry)
+        except Exception as exc:  # tried again at the next heartbeat
+            entry.status = "dead"
+            log.warning("replacing a dead node failed", extra={"node": entry.id, "error": repr(exc)})
+            return
+        self._health_event(entry, "replaced")
 
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
         """A node added after a policy, a fleet rule or a fleet blacklist entry gets them too."""
@@ -130,16 +153,19 @@ class MitigationFleet:
         for item in self.blacklist.values():
             remaining = int(item["expires"] - now)
             if remaining > 0:
-                await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining)
+                await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining, "fleet")
 
-    async def _remove(self, entry: NodeEntry) -> None:
+    async def _remove(self, entry: NodeEntry, forget: bool = True) -> None:
+        """Stop a node; with `forget` (scale-down) its durable state and its place in the fleet go too."""
         entry.status = "draining"
         try:
-            await _within(call(entry.handle, MitigationNode.stop), CALL_TIMEOUT)
+            await _within(call(entry.handle, MitigationNode.stop, forget), CALL_TIMEOUT)
         except Exception:  # a dead node has nothing left to stop
             log.warning("node did not stop cleanly", extra={"node": entry.id})
-        _kill(entry.handle)
+        _kill(entry.handle, node_actor_name(self.name, entry.id))
         self.nodes.pop(entry.id, None)
+        if forget:
+            self.kept.fleet.set("nodes", list(self.nodes))
         self._health_event(entry, "removed")
 
     # -- health ----------------------------------------------------------------
@@ -153,6 +179,8 @@ class MitigationFleet:
                     entry.status = "dead"
                     entry.load = 0.0
                     self._health_event(entry, "dead")
+                if entry.status == "dead" and self.settings.replace_dead_nodes:
+                    await self._replace(entry)
                 continue
             was = entry.status
             entry.missed = 0
@@ -215,6 +243,10 @@ class MitigationFleet:
                 except GeoError as exc:
                     return {"ok": False, "status": exc.status, "message": exc.message}
                 changes["blocked_countries"] = countries
+        kept: dict[str, Any] = {"policy": policy, "changes": {**self.policy_changes, **changes}}
+        if geo is not None:
+            kept["geo"] = geo
+        self.kept.fleet.set_many(kept)
         if geo is not None:
             self.geo_prefixes = geo
         self.policy = policy
@@ -239,13 +271,16 @@ class MitigationFleet:
             rule = new_rule(pattern, action, severity)
         except RuleError as exc:
             return {"ok": False, "status": 422, "message": str(exc)}
+        self.kept.rules.set(rule.id, rule.as_dict())
         self.rules[rule.id] = rule.as_dict()
         results = await self._each("add_rule", pattern, action, severity, rule.id)
         return {"ok": True, "value": {**rule.as_dict(), "nodes": sorted(n for n, r in results.items() if r["ok"])}}
 
     async def delete_rule(self, rule_id: str) -> dict[str, Any]:
-        if self.rules.pop(rule_id, None) is None:
+        if rule_id not in self.rules:
             return {"ok": False, "status": 404, "message": f"rule {rule_id} not found"}
+        self.kept.rules.delete(rule_id)
+        del self.rules[rule_id]
         await self._each("delete_rule", rule_id)
         return {"ok": True, "value": {"id": rule_id, "status": "deleted"}}
 
@@ -257,9 +292,11 @@ class MitigationFleet:
             key = source_key(ip)
         except NodeError as exc:
             return {"ok": False, "status": exc.status, "message": exc.message}
-        results = await self._each("add_blacklist", key, reason, duration)
-        self.blacklist[key] = {"ip": key, "reason": reason, "expires": time.time() + duration}
-        self.blacklist = {k: v for k, v in self.blacklist.items() if v["expires"] > time.time()}
+        entry = {"ip": key, "reason": reason, "source": "fleet", "expires": time.time() + duration}
+        self.kept.bans.set(key, entry)
+        self.blacklist[key] = entry
+        results = await self._each("add_blacklist", key, reason, duration, "fleet")
+        self.blacklist = self.kept.live_bans()
         applied = sorted(node_id for node_id, r in results.items() if r["ok"])
         body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied}
         return {"ok": True, "value": body}
@@ -305,12 +342,20 @@ class MitigationFleet:
         return {"active_threats": active, "top_attackers": top, "attack_types": dict(types), "nodes": len(results)}
 
 
-def _kill(handle: ActorHandle[MitigationNode]) -> None:
-    if isinstance(handle, rf_state.LocalActorHandle):
+def _kill(handle: ActorHandle[MitigationNode], name: str) -> None:
+    """End the node actor `name`; a stand-in is dropped, so the next actor of that name is a new one."""
+    if rf_state.is_local(handle) or not _is_ray_handle(handle):
+        rf_state.kill_actor(name)
         return
     import ray
 
     try:
-        ray.kill(cast(Any, handle), no_restart=True)  # a Ray actor handle here (stand-ins returned above)
+        ray.kill(cast(Any, handle), no_restart=True)
     except Exception:  # already gone
         log.info("node actor already gone")
+
+
+def _is_ray_handle(handle: object) -> bool:
+    import ray
+
+    return isinstance(handle, ray.actor.ActorHandle)

@@ -26,6 +26,7 @@ from actors.mitigation.haproxy_process import HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import Monitor
+from actors.mitigation.node_state import NodeState, stream_prefix
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
@@ -67,9 +68,13 @@ def sweep_stale_folders() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
+    """`wanted` when it can be bound (a restarted node keeps its address), else a free port."""
     with socket.socket() as s:
-        s.bind((host, 0))
+        try:
+            s.bind((host, wanted))
+        except OSError:
+            s.bind((host, 0))
         return int(s.getsockname()[1])
 
 
@@ -84,19 +89,23 @@ class _LogProtocol(asyncio.DatagramProtocol):
 
 
 class MitigationNode:
-    def __init__(self, node_id: str, settings: dict[str, Any] | NodeSettings) -> None:
+    def __init__(self, node_id: str, settings: dict[str, Any] | NodeSettings, fleet: str = "") -> None:
         self.node_id = node_id
-        self.settings = settings if isinstance(settings, NodeSettings) else NodeSettings.model_validate(settings)
+        base = settings if isinstance(settings, NodeSettings) else NodeSettings.model_validate(settings)
+        # what this node kept from before a restart: rules, bans, allowlist, policy (node_state.py)
+        self.state = NodeState(stream_prefix(fleet, node_id))
+        changes = self.state.policy.get("changes") or {}
+        self.settings = NodeSettings.model_validate({**base.model_dump(), **changes}) if changes else base
         self.started = time.time()
         self.port = 0
         sweep_stale_folders()
         self.paths = NodePaths(Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)))
         (self.paths.root / "owner.pid").write_text(str(os.getpid()))
         self.proc = HAProxyProcess(self.paths)
-        self.rules: dict[str, CustomRule] = {}
+        self.rules: dict[str, CustomRule] = self.state.replay_rules()
         self.builtin_hits: dict[str, int] = {}
-        self.blacklist: dict[str, dict[str, Any]] = {}
-        self.geo_prefixes: dict[str, list[str]] = {}
+        self.blacklist: dict[str, dict[str, Any]] = self.state.replay_bans()
+        self.geo_prefixes: dict[str, list[str]] = dict(self.state.policy.get("geo") or {})
         self.threats = ThreatBook()
         self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
         self.webhooks = WebhookSender(self.settings.webhooks)
@@ -116,7 +125,9 @@ class MitigationNode:
         transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
         self._log_transport = transport
         self.log_port = transport.get_extra_info("sockname")[1]
-        self.port = self.settings.listen_port or free_port(self.settings.listen_host)
+        self.port = self.settings.listen_port or free_port(self.settings.listen_host, self.state.policy.get("port", 0))
+        if not self.settings.listen_port and self.state.policy.get("port") != self.port:
+            self.state.policy.set("port", self.port)
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
         await self.proc.start()
@@ -124,8 +135,11 @@ class MitigationNode:
         log.info("mitigation node started", extra={"node": self.node_id, "address": self.address})
         return self.describe()
 
-    async def stop(self) -> None:
+    async def stop(self, forget: bool = False) -> None:
+        """Stop HAProxy; with `forget` (scale-down) the node's durable state goes too."""
         self.draining = True
+        if forget:
+            self.state.forget()
         await self.tasks.stop()
         await self.webhooks.close()
         if self._log_transport is not None:
@@ -177,6 +191,7 @@ class MitigationNode:
             rule = new_rule(pattern, action, severity, rule_id)
         except RuleError as exc:
             raise NodeError(422, str(exc)) from None
+        self.state.rules.set(rule.id, rule.as_dict())
         self.rules[rule.id] = rule
         self._write_maps()
         key = next(k for k, v in map_contents([rule], 0)[rule.map_kind])
@@ -185,6 +200,7 @@ class MitigationNode:
         try:
             await self._runtime(f"add map {self.paths.waf(rule.map_kind)}", f"{key} {rule.id}", strict=True)
         except NodeError:
+            self.state.rules.delete(rule.id)
             del self.rules[rule.id]
             self._write_maps()
             raise
@@ -204,6 +220,7 @@ class MitigationNode:
             for line in (await self._runtime(f"show map {path}")).splitlines()
             if line.split()[-1:] == [rule_id]
         ]
+        self.state.rules.delete(rule_id)
         for ref in refs:
             await self._runtime(f"del map {path} #{ref}")
         del self.rules[rule_id]
@@ -211,10 +228,13 @@ class MitigationNode:
         return {"id": rule_id, "status": "deleted"}
 
     # -- blacklist -----------------------------------------------------------
-    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]:
+    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int, source: str = "api") -> dict[str, Any]:
+        """Ban a source; `source` says who asked (api, fleet, or the rule that escalated it)."""
         key = source_key(ip)
         expires = int(time.time()) + duration_seconds
-        self.blacklist[key] = {"ip": key, "reason": reason, "expires": expires}
+        entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
+        self.state.bans.set(key, entry)
+        self.blacklist[key] = entry
         self._write_maps()
         await self._runtime(f"del map {self.paths.blacklist} {key}")
         await self._runtime(f"add map {self.paths.blacklist} {key} {expires}", strict=True)
@@ -224,6 +244,7 @@ class MitigationNode:
         now = time.time()
         expired = [ip for ip, entry in self.blacklist.items() if entry["expires"] <= now]
         for ip in expired:
+            self.state.bans.delete(ip)
             del self.blacklist[ip]
             await self._runtime(f"del map {self.paths.blacklist} {ip}")
         if expired:
@@ -237,7 +258,9 @@ class MitigationNode:
         self, changes: dict[str, Any], geo_prefixes: dict[str, list[str]] | None = None
     ) -> dict[str, Any]:
         updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
+        self.state.policy.set("changes", {**(self.state.policy.get("changes") or {}), **changes})
         if geo_prefixes is not None:
+            self.state.policy.set("geo", geo_prefixes)
             self.geo_prefixes = geo_prefixes
         self.settings = updated
         self._write_maps()

@@ -65,7 +65,9 @@ class MonitoredNode(Protocol):
 
     async def expire_blacklist(self) -> None: ...
 
-    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]: ...
+    async def add_blacklist(
+        self, ip: str, reason: str, duration_seconds: int, source: str = "api"
+    ) -> dict[str, Any]: ...
 
     def raise_event(self, event: str, data: dict[str, Any]) -> None: ...
 
@@ -161,7 +163,7 @@ class Monitor:
             return
         seconds = settings.ban_seconds * settings.escalation_multiplier ** (offences - 1)
         duration = int(min(settings.max_ban_seconds, seconds))
-        await self.node.add_blacklist(src, f"repeat {kind} (offence {offences})", duration)
+        await self.node.add_blacklist(src, f"repeat {kind} (offence {offences})", duration, f"escalation/{kind}")
 
     # -- log stream ------------------------------------------------------------
     def on_log(self, record: LogRecord) -> None:

@@ -85,7 +85,7 @@ class FakeNode:
     async def expire_blacklist(self) -> None:
         self.expiries += 1
 
-    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]:
+    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int, source: str = "api") -> dict[str, Any]:
         self.blacklisted.append((ip, reason, duration_seconds))
         return {}
 

@@ -20,6 +20,7 @@ from deployments.mitigation.app import create_app
 from deployments.mitigation.config import MitigationConfig
 from deployments.mitigation.state import MitigationState
 from rayfleet.state import LocalActorHandle
+from tests.actors.mitigation.durable_store import _own_durable_store  # noqa: F401 - autouse: a store per test
 from tests.actors.mitigation.origin import static_origin
 
 _FLEETS = itertools.count(1)

@@ -50,6 +50,7 @@ class NodeEntry:
         self.last_heartbeat: float | None = None
         self.registered_at = time.time()
         self.actor_pid: int | None = None
+        self.children: list[dict[str, Any]] = []
 
     def view(self) -> dict[str, Any]:
         return {
@@ -60,6 +61,7 @@ class NodeEntry:
             "load": self.load,
             "last_heartbeat": self.last_heartbeat,
             "actor_pid": self.actor_pid,
+            "children": self.children,
         }
 
 
@@ -187,6 +189,7 @@ class MitigationFleet:
             entry.last_heartbeat = time.time()
             entry.status = result.get("status", "healthy")
             entry.load = float(result.get("load", 0.0))
+            entry.children = list(result.get("children", []))
             if was == "dead":
                 self._health_event(entry, "recovered")
 

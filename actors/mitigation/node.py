@@ -31,6 +31,7 @@ from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rul
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet.logs import get_logger
+from rayfleet.supervisor import ChildMetrics, Status
 from rayfleet.tasks import BackgroundTasks
 
 log = get_logger("mitigation")
@@ -101,7 +102,7 @@ class MitigationNode:
         sweep_stale_folders()
         self.paths = NodePaths(Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)))
         (self.paths.root / "owner.pid").write_text(str(os.getpid()))
-        self.proc = HAProxyProcess(self.paths)
+        self.proc = HAProxyProcess(self.paths, f"haproxy-{node_id}", on_restart=self._reapply)
         self.rules: dict[str, CustomRule] = self.state.replay_rules()
         self.builtin_hits: dict[str, int] = {}
         self.blacklist: dict[str, dict[str, Any]] = self.state.replay_bans()
@@ -110,6 +111,7 @@ class MitigationNode:
         self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.metrics = NodeMetrics(node_id)
+        self.child_metrics = (ChildMetrics(self.metrics.own), ChildMetrics(self.metrics.fleet))
         self.monitor = Monitor(self)
         self.tasks = BackgroundTasks("mitigation")
         self._log_transport: asyncio.DatagramTransport | None = None
@@ -119,7 +121,7 @@ class MitigationNode:
     # -- lifecycle -----------------------------------------------------------
     async def start(self) -> dict[str, Any]:
         """Start HAProxy (idempotent) and the watch loop; return the node's address."""
-        if self.proc.running:
+        if self.proc.supervised.state != "stopped":  # started already (running, or being restarted)
             return self.describe()
         loop = asyncio.get_running_loop()
         transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
@@ -144,11 +146,32 @@ class MitigationNode:
         await self.webhooks.close()
         if self._log_transport is not None:
             self._log_transport.close()
-        self.proc.stop()
+        await self.proc.stop()
 
     def __del__(self) -> None:  # the actor's process ending also ends HAProxy (PDEATHSIG covers a kill)
         with contextlib.suppress(Exception):
-            self.proc.stop()
+            self.proc.kill()
+
+    async def _reapply(self) -> None:
+        """After the supervisor restarted HAProxy: put the current rules, bans and geo prefixes into
+        the new process through the runtime API (each map replaced in one step), whatever the map
+        files held when it started; the policy is in the configuration it was started with."""
+        self._write_maps()
+        for path, lines in self._map_lines().items():
+            await self.proc.replace_map(path, lines)
+        self.monitor.restarted()
+        self.update_child_metrics()
+        log.warning(
+            "haproxy restarted: rules, bans and policy re-applied",
+            extra={"node": self.node_id, "restarts": self.proc.supervised.restarts, "pid": self.proc.pid},
+        )
+
+    def children(self) -> list[Status]:
+        return [self.proc.status()]
+
+    def update_child_metrics(self) -> None:
+        for metrics in self.child_metrics:
+            metrics.update(self.children())
 
     @property
     def address(self) -> str:
@@ -164,12 +187,19 @@ class MitigationNode:
         }
 
     # -- map files -------------------------------------------------------------
+    def _map_lines(self) -> dict[Path, list[str]]:
+        """Every map file's lines, from the node's current rules, bans and geo prefixes."""
+        out = {
+            self.paths.waf(kind): [f"{key} {value}" for key, value in lines]
+            for kind, lines in map_contents(list(self.rules.values()), self.settings.paranoia).items()
+        }
+        out[self.paths.blacklist] = [f"{ip} {e['expires']}" for ip, e in self.blacklist.items()]
+        out[self.paths.geo] = [f"{p} {cc}" for cc, prefixes in self.geo_prefixes.items() for p in prefixes]
+        return out
+
     def _write_maps(self) -> None:
-        for kind, lines in map_contents(list(self.rules.values()), self.settings.paranoia).items():
-            _atomic_write(self.paths.waf(kind), "".join(f"{key} {value}\n" for key, value in lines))
-        _atomic_write(self.paths.blacklist, "".join(f"{ip} {e['expires']}\n" for ip, e in self.blacklist.items()))
-        geo = "".join(f"{p} {cc}\n" for cc, prefixes in self.geo_prefixes.items() for p in prefixes)
-        _atomic_write(self.paths.geo, geo)
+        for path, lines in self._map_lines().items():
+            _atomic_write(path, "".join(line + "\n" for line in lines))
 
     async def _runtime(self, command: str, payload: str | None = None, strict: bool = False) -> str:
         """One runtime API command; with `strict`, any answer is HAProxy refusing it."""
@@ -294,6 +324,7 @@ class MitigationNode:
         return self.monitor.recent_events(limit)
 
     async def metrics_text(self) -> bytes:
+        self.update_child_metrics()
         return await self.metrics.render()
 
 

@@ -21,6 +21,19 @@ class Connections(BaseModel):
     total: int
 
 
+class Child(BaseModel):
+    """A process the node supervises (its HAProxy), as `rayfleet.supervisor.Status`."""
+
+    name: str
+    state: str = Field(description="starting, running, backoff, failed (restart burst spent) or stopped")
+    pid: int | None
+    restarts: int
+    last_exit: int | None = Field(description="exit code of the last exit (negative: killed by that signal)")
+    last_exit_reason: str | None
+    last_exit_at: float | None
+    since: float
+
+
 class Status(BaseModel):
     status: str
     mode: str
@@ -30,6 +43,7 @@ class Status(BaseModel):
     node_id: str
     address: str
     syn_cookies: str = Field(description="the kernel's net.ipv4.tcp_syncookies setting")
+    children: list[Child] = Field(description="the node's supervised HAProxy")
 
 
 class RuleIn(BaseModel):
@@ -104,6 +118,7 @@ class Node(BaseModel):
     load: float = Field(description="CPU of the node's HAProxy, as a fraction of one core")
     last_heartbeat: float | None = Field(None, description="Unix time of the last answered heartbeat")
     actor_pid: int | None = Field(None, description="process id of the node's Ray actor")
+    children: list[Child] = Field(default_factory=list, description="its supervised HAProxy (last heartbeat)")
 
 
 class NodeList(BaseModel):
@@ -173,3 +188,10 @@ class Health(BaseModel):
     nodes: int
     healthy_nodes: int
     data_plane: list[str] = Field(description="host:port of every healthy node: where protected traffic goes")
+    children: list[Child] = Field(default_factory=list, description="every node's supervised HAProxy")
+
+
+class NodeHealth(BaseModel):
+    status: str
+    node_id: str
+    children: list[Child]

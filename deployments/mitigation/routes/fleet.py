@@ -41,6 +41,7 @@ async def health(state: State) -> JSONResponse:
         "nodes": len(nodes),
         "healthy_nodes": healthy,
         "data_plane": [n["address"] for n in nodes if n["status"] == "healthy"],
+        "children": [child for n in nodes for child in n.get("children", [])],
     }
     return JSONResponse(body, status_code=200 if body["status"] == "healthy" else 503)
 

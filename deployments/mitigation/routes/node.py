@@ -26,10 +26,10 @@ router = APIRouter(responses=ERRORS, tags=["node"])
 api = APIRouter(prefix="/api/v1")
 
 
-@public_router.get("/health", summary="Liveness of this node (no key)")
+@public_router.get("/health", response_model=schemas.NodeHealth, summary="Liveness of this node (no key)")
 async def health(state: State, node_id: NodeId) -> dict[str, Any]:
     status = await state.node(node_id, "status")
-    return {"status": status["health"], "node_id": status["node_id"]}
+    return {"status": status["health"], "node_id": status["node_id"], "children": status["children"]}
 
 
 @router.get("/metrics", summary="This node's service_* metrics", **METRICS_ROUTE)

@@ -92,6 +92,12 @@ class FakeNode:
     def raise_event(self, event: str, data: dict[str, Any]) -> None:
         self.events.append((event, data))
 
+    def update_child_metrics(self) -> None:
+        pass
+
+    def children(self) -> list[Any]:
+        return []
+
 
 def _record(src: str = "10.0.0.9", **fields: Any) -> LogRecord:
     values: dict[str, Any] = {"status": 200, "reason": None, "rules": {}, "score": 0, "time_ms": 3, "term": "----"}

@@ -25,6 +25,7 @@ async def crash(fleet: Fleet, node_id: str = "node-1") -> int:
     and every later call on its handle fails. Returns the dead HAProxy master's pid."""
     node = fleet.node(node_id)
     pids = node.proc.process_ids()
+    await node.proc.supervised.detach()  # its supervisor was a task of the dead process
     await node.tasks.stop()
     for pid in pids:
         os.kill(pid, signal.SIGKILL)

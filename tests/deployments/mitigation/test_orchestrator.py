@@ -194,7 +194,7 @@ async def test_health_needs_no_key_and_the_api_does(fleet):
 
 
 async def test_a_node_whose_data_plane_died_is_reported_unhealthy(fleet):
-    fleet.node().proc.stop()
+    await fleet.node().proc.stop()  # stopped for good: its supervisor does not restart it
 
     async def status() -> str:
         return str((await fleet.client.get(f"{API}/nodes")).json()["nodes"][0]["status"])

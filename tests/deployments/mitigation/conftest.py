@@ -38,8 +38,10 @@ def fleet_settings(origin: str, **node: Any) -> FleetSettings:
     webhooks = node.pop("webhooks", None)
     asn = node.pop("asn_api_url", "")
     initial = node.pop("initial_nodes", 1)
+    replace = node.pop("replace_dead_nodes", True)
     return FleetSettings(
         initial_nodes=initial,
+        replace_dead_nodes=replace,
         heartbeat_interval_s=0.3,
         node=NodeSettings(origin=origin, **node),
         webhooks=webhooks or WebhookSettings(),

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, source_key
-from actors.mitigation.node_state import FleetState
+from actors.mitigation.node_state import FleetState, put
 from actors.mitigation.rules import RuleError, new_rule
 from actors.mitigation.settings import FleetSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
@@ -78,6 +78,7 @@ class MitigationFleet:
         self.geo_prefixes: dict[str, list[str]] = dict(self.kept.fleet.get("geo") or {})
         self.rules: dict[str, dict[str, Any]] = dict(self.kept.rules.items())
         self.blacklist: dict[str, dict[str, Any]] = self.kept.live_bans()
+        self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.tasks = BackgroundTasks("mitigation")
         self._start_lock: asyncio.Lock | None = None
@@ -142,10 +143,20 @@ class MitigationFleet:
             return
         self._health_event(entry, "replaced")
 
+    async def _resync(self, entry: NodeEntry) -> None:
+        """A node that missed a change while it did not answer gets the fleet's policy, rules and bans."""
+        try:
+            await _within(self._bring_up_to_date(entry), CALL_TIMEOUT)
+        except Exception as exc:  # tried again at the next heartbeat
+            log.warning("resync of a node failed", extra={"node": entry.id, "error": repr(exc)})
+            return
+        self._stale.discard(entry.id)
+
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
-        """A node added after a policy, a fleet rule or a fleet blacklist entry gets them too."""
-        if self.geo_prefixes:
-            await call(entry.handle, MitigationNode.apply_settings, {}, self.geo_prefixes)
+        """A node added (or back) after a policy, a fleet rule or a fleet blacklist entry gets them too."""
+        if self.policy_changes or self.geo_prefixes:
+            changes = dict(self.policy_changes)
+            await call(entry.handle, MitigationNode.apply_settings, changes, self.geo_prefixes or None)
         if entry.mode == "l7":
             for rule in self.rules.values():
                 await call(
@@ -190,6 +201,8 @@ class MitigationFleet:
             entry.status = result.get("status", "healthy")
             entry.load = float(result.get("load", 0.0))
             entry.children = list(result.get("children", []))
+            if entry.id in self._stale and entry.status == "healthy":
+                await self._resync(entry)
             if was == "dead":
                 self._health_event(entry, "recovered")
 
@@ -228,12 +241,29 @@ class MitigationFleet:
             return {"ok": False, "status": 503, "message": f"node {node_id} unavailable: {type(exc).__name__}"}
         return {"ok": True, "value": value}
 
-    async def _each(self, method: str, *args: Any) -> dict[str, Any]:
+    async def _each(self, method: str, *args: Any, only: list[str] | None = None) -> dict[str, Any]:
         live = [e for e in self.nodes.values() if e.status not in ("dead", "draining")]
+        live = [e for e in live if only is None or e.id in only]
         results = await asyncio.gather(*(self.call_node(e.id, method, *args) for e in live))
         return {e.id: r for e, r in zip(live, results, strict=True)}
 
+    def _outcome(self, results: dict[str, Any], what: str) -> tuple[list[str], dict[str, str], dict[str, Any] | None]:
+        """(nodes that applied, failures by node, refusal): the refusal is an error envelope when
+        any node refused the change itself (422) or when nodes were asked and none applied it.
+        A node that could not be reached gets it again once it answers (`_stale`)."""
+        applied = sorted(n for n, r in results.items() if r["ok"])
+        failed = {n: r["message"] for n, r in results.items() if not r["ok"]}
+        refused = {n: m for n, m in failed.items() if results[n]["status"] == 422}
+        if refused or (results and not applied):
+            status = 422 if refused else 503
+            detail = "; ".join(f"{n}: {m}" for n, m in sorted((refused or failed).items()))
+            return applied, failed, {"ok": False, "status": status, "message": f"{what}: {detail}"}
+        self._stale.update(failed)
+        return applied, failed, None
+
     async def apply_policy(self, policy: dict[str, Any]) -> dict[str, Any]:
+        """Deploy a policy: recorded (and given to later nodes) once a node has applied it; a
+        policy no node applied, or one a node's HAProxy refused, is answered as an error."""
         changes: dict[str, Any] = {}
         geo: dict[str, list[str]] | None = None
         for rule in policy["rules"]:
@@ -246,6 +276,23 @@ class MitigationFleet:
                 except GeoError as exc:
                     return {"ok": False, "status": exc.status, "message": exc.message}
                 changes["blocked_countries"] = countries
+        results = await self._each("apply_settings", changes, geo)
+        applied, failed, refusal = self._outcome(results, f"policy {policy['name']!r} not deployed")
+        if refusal is not None:
+            previous = (self.policy_changes, self.geo_prefixes or None)
+            await self._each("apply_settings", *previous, only=applied)  # put the nodes that took it back
+            return refusal
+        self._record_policy(policy, changes, geo)
+        value = {
+            "name": policy["name"],
+            "status": "partial" if failed else "deployed",
+            "nodes": applied,
+            "failed": failed,
+            "geo_prefixes": sum(len(v) for v in self.geo_prefixes.values()),
+        }
+        return {"ok": True, "value": value}
+
+    def _record_policy(self, policy: dict[str, Any], changes: dict[str, Any], geo: dict[str, list[str]] | None) -> None:
         kept: dict[str, Any] = {"policy": policy, "changes": {**self.policy_changes, **changes}}
         if geo is not None:
             kept["geo"] = geo
@@ -254,20 +301,6 @@ class MitigationFleet:
             self.geo_prefixes = geo
         self.policy = policy
         self.policy_changes.update(changes)
-        results = await self._each("apply_settings", changes, geo)
-        applied = [nid for nid, r in results.items() if r["ok"]]
-        prefixes = sum(len(v) for v in self.geo_prefixes.values())
-        failed = {nid: r["message"] for nid, r in results.items() if not r["ok"]}
-        return {
-            "ok": True,
-            "value": {
-                "name": policy["name"],
-                "status": "deployed",
-                "nodes": applied,
-                "failed": failed,
-                "geo_prefixes": prefixes,
-            },
-        }
 
     async def add_rule(self, pattern: str, action: str, severity: str) -> dict[str, Any]:
         try:
@@ -277,7 +310,14 @@ class MitigationFleet:
         self.kept.rules.set(rule.id, rule.as_dict())
         self.rules[rule.id] = rule.as_dict()
         results = await self._each("add_rule", pattern, action, severity, rule.id)
-        return {"ok": True, "value": {**rule.as_dict(), "nodes": sorted(n for n, r in results.items() if r["ok"])}}
+        l7 = {n: r for n, r in results.items() if r["ok"] or r["status"] != 409}  # syn nodes have no WAF
+        applied, failed, refusal = self._outcome(l7, "rule not added")
+        if refusal is not None:
+            self.kept.rules.delete(rule.id)
+            del self.rules[rule.id]
+            await self._each("delete_rule", rule.id, only=applied)
+            return refusal
+        return {"ok": True, "value": {**rule.as_dict(), "nodes": applied, "failed": failed}}
 
     async def delete_rule(self, rule_id: str) -> dict[str, Any]:
         if rule_id not in self.rules:
@@ -296,12 +336,15 @@ class MitigationFleet:
         except NodeError as exc:
             return {"ok": False, "status": exc.status, "message": exc.message}
         entry = {"ip": key, "reason": reason, "source": "fleet", "expires": time.time() + duration}
-        self.kept.bans.set(key, entry)
-        self.blacklist[key] = entry
+        previous = self.blacklist.get(key)
+        put(self.kept.bans, self.blacklist, key, entry)
         results = await self._each("add_blacklist", key, reason, duration, "fleet")
+        applied, failed, refusal = self._outcome(results, "ban not applied")
+        if refusal is not None:
+            put(self.kept.bans, self.blacklist, key, previous)
+            return refusal
         self.blacklist = self.kept.live_bans()
-        applied = sorted(node_id for node_id, r in results.items() if r["ok"])
-        body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied}
+        body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied, "failed": failed}
         return {"ok": True, "value": body}
 
     async def scale(self, action: str, count: int) -> dict[str, Any]:

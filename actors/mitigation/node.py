@@ -22,11 +22,11 @@ from typing import Any
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import NodePaths, render
-from actors.mitigation.haproxy_process import HAProxyProcess
+from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import Monitor
-from actors.mitigation.node_state import NodeState, stream_prefix
+from actors.mitigation.node_state import NodeState, put, stream_prefix
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
@@ -47,7 +47,10 @@ class NodeError(Exception):
 
 
 def source_key(ip: str) -> str:
-    """The blacklist key of an address or CIDR (`127.0.0.1`, `10.0.0.0/8`); NodeError 422 otherwise."""
+    """The blacklist key of an address or CIDR (`127.0.0.1`, `10.0.0.0/8`); NodeError 422 otherwise,
+    also for what Python reads but HAProxy's maps cannot hold (an IPv6 zone: `fe80::1%eth0`)."""
+    if "%" in ip:
+        raise NodeError(422, f"ip: {ip!r} has a zone (%...): a map holds addresses and prefixes without zones")
     try:
         network = ipaddress.ip_network(ip.strip(), strict=False)
     except ValueError:
@@ -202,11 +205,20 @@ class MitigationNode:
             _atomic_write(path, "".join(line + "\n" for line in lines))
 
     async def _runtime(self, command: str, payload: str | None = None, strict: bool = False) -> str:
-        """One runtime API command; with `strict`, any answer is HAProxy refusing it."""
-        answer = await self.proc.command(command, payload)
+        """One runtime API command; with `strict`, any answer is HAProxy refusing it. A data plane
+        that does not answer (being restarted by its supervisor) is NodeError 503."""
+        try:
+            answer = await self.proc.command(command, payload)
+        except (OSError, TimeoutError):
+            raise NodeError(503, f"HAProxy is not answering (supervisor: {self.proc.supervised.state})") from None
         if strict and answer.strip():
             raise NodeError(422, f"HAProxy refused the change: {answer.strip()[:300]}")
         return answer
+
+    def _require_running(self) -> None:
+        """A change the data plane cannot take now is refused before anything is recorded."""
+        if not self.proc.running:
+            raise NodeError(503, f"HAProxy is not running (supervisor: {self.proc.supervised.state})")
 
     # -- rules ---------------------------------------------------------------
     def _require_l7(self) -> None:
@@ -215,6 +227,7 @@ class MitigationNode:
 
     async def add_rule(self, pattern: str, action: str, severity: str, rule_id: str | None = None) -> dict[str, Any]:
         self._require_l7()
+        self._require_running()
         if rule_id is not None and rule_id in self.rules:
             return self.rules[rule_id].as_dict()
         try:
@@ -261,14 +274,26 @@ class MitigationNode:
     async def add_blacklist(self, ip: str, reason: str, duration_seconds: int, source: str = "api") -> dict[str, Any]:
         """Ban a source; `source` says who asked (api, fleet, or the rule that escalated it)."""
         key = source_key(ip)
+        self._require_running()
         expires = int(time.time()) + duration_seconds
         entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
-        self.state.bans.set(key, entry)
-        self.blacklist[key] = entry
-        self._write_maps()
-        await self._runtime(f"del map {self.paths.blacklist} {key}")
-        await self._runtime(f"add map {self.paths.blacklist} {key} {expires}", strict=True)
+        previous = self.blacklist.get(key)
+        self._set_ban(key, entry)
+        try:
+            await self._runtime(f"del map {self.paths.blacklist} {key}")
+            await self._runtime(f"add map {self.paths.blacklist} {key} {expires}", strict=True)
+        except NodeError:  # refused or not answering: the node keeps what it had
+            self._set_ban(key, previous)
+            with contextlib.suppress(NodeError):
+                if previous is not None:
+                    await self._runtime(f"add map {self.paths.blacklist} {key} {previous['expires']}")
+            raise
         return {"ip": key, "reason": reason, "duration_seconds": duration_seconds, "expires_at": _iso(expires)}
+
+    def _set_ban(self, key: str, entry: dict[str, Any] | None) -> None:
+        """Record, hold and write one ban (None: no ban on `key`)."""
+        put(self.state.bans, self.blacklist, key, entry)
+        self._write_maps()
 
     async def expire_blacklist(self) -> None:
         now = time.time()
@@ -276,7 +301,8 @@ class MitigationNode:
         for ip in expired:
             self.state.bans.delete(ip)
             del self.blacklist[ip]
-            await self._runtime(f"del map {self.paths.blacklist} {ip}")
+            with contextlib.suppress(NodeError):  # an expired entry no longer blocks in HAProxy either
+                await self._runtime(f"del map {self.paths.blacklist} {ip}")
         if expired:
             self._write_maps()
 
@@ -287,16 +313,35 @@ class MitigationNode:
     async def apply_settings(
         self, changes: dict[str, Any], geo_prefixes: dict[str, list[str]] | None = None
     ) -> dict[str, Any]:
+        """Apply a policy's settings (a hitless reload). What HAProxy refuses, or a data plane that
+        does not answer, leaves the node as it was: settings, geo prefixes, record, files."""
+        self._require_running()
         updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
-        self.state.policy.set("changes", {**(self.state.policy.get("changes") or {}), **changes})
-        if geo_prefixes is not None:
-            self.state.policy.set("geo", geo_prefixes)
-            self.geo_prefixes = geo_prefixes
-        self.settings = updated
+        before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
+        kept = {"changes": {**(before[2] or {}), **changes}}
+        self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
+        try:
+            await self.proc.reload()
+        except (HAProxyError, OSError, TimeoutError) as exc:
+            self._set_policy(before[0], before[1], {"changes": before[2], "geo": before[3]})
+            with contextlib.suppress(HAProxyError, OSError, TimeoutError):
+                await self.proc.reload()
+            status = 422 if isinstance(exc, HAProxyError) else 503
+            raise NodeError(
+                status, f"HAProxy did not take the policy: {str(exc)[:300] or type(exc).__name__}"
+            ) from None
+        return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
+
+    def _set_policy(self, settings: NodeSettings, geo: dict[str, list[str]] | None, kept: dict[str, Any]) -> None:
+        """Record the policy's keys (None: not set), then hold it and render the files HAProxy reads."""
+        self.state.policy.set_many({k: v for k, v in kept.items() if v is not None})
+        for key in [k for k, v in kept.items() if v is None]:
+            self.state.policy.delete(key)
+        self.settings = settings
+        if geo is not None:
+            self.geo_prefixes = geo
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
-        await self.proc.reload()
-        return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
 
     # -- events from the log stream -------------------------------------------
     def on_log(self, record: LogRecord) -> None:

@@ -37,6 +37,16 @@ def live_bans(bans: DurableMap, now: float | None = None) -> dict[str, dict[str,
     return live
 
 
+def put(durable: DurableMap, memory: dict[str, Any], key: str, value: Any | None) -> None:
+    """Record `key` (None: its deletion), then hold it in `memory`, the actor's working copy."""
+    if value is None:
+        durable.delete(key)
+        memory.pop(key, None)
+    else:
+        durable.set(key, value)
+        memory[key] = value
+
+
 def stream_prefix(fleet: str, node_id: str) -> str:
     return f"mitigation/{fleet}/{node_id}" if fleet else f"mitigation/{node_id}"
 

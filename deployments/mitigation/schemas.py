@@ -47,7 +47,7 @@ class Status(BaseModel):
 
 
 class RuleIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
 
     pattern: str = Field(..., min_length=1, max_length=1024, description="regular expression (PCRE), case-insensitive")
     action: Literal["block", "log", "score"] = Field(
@@ -86,7 +86,7 @@ class Deleted(BaseModel):
 
 
 class BlacklistIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
 
     ip: str = Field(..., min_length=2, max_length=64, description="IPv4/IPv6 address or CIDR")
     reason: str = Field("", max_length=500)
@@ -99,6 +99,7 @@ class BlacklistEntry(BaseModel):
     duration_seconds: int
     expires_at: str | None = None
     nodes: list[str] | None = None
+    failed: dict[str, str] | None = Field(None, description="fleet: nodes that could not be reached (resynced later)")
 
 
 class Stats(BaseModel):
@@ -126,13 +127,13 @@ class NodeList(BaseModel):
 
 
 class RateLimitRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     type: Literal["rate_limit"]
     value: int = Field(..., ge=1, le=1_000_000, description="requests per second per source; excess gets 429")
 
 
 class GeoBlockRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     type: Literal["geo_block"]
     countries: list[str] = Field(..., min_length=1, max_length=250)
 
@@ -141,7 +142,7 @@ PolicyRule = Annotated[RateLimitRule | GeoBlockRule, Field(discriminator="type")
 
 
 class PolicyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     name: str = Field(..., min_length=1, max_length=200)
     rules: list[PolicyRule] = Field(..., min_length=1, max_length=20)
 
@@ -155,7 +156,7 @@ class PolicyDeployed(BaseModel):
 
 
 class ScaleIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     action: Literal["scale_up", "scale_down"]
     count: int = Field(..., ge=1, le=16)
 
@@ -181,6 +182,7 @@ class Threats(BaseModel):
 
 class FleetRule(Rule):
     nodes: list[str]
+    failed: dict[str, str] = Field(default_factory=dict, description="nodes not reached (resynced when they answer)")
 
 
 class Health(BaseModel):

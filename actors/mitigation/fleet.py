@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any, cast
 
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
-from actors.mitigation.node import MitigationNode, NodeError, source_key
+from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
 from actors.mitigation.rules import RuleError, new_rule
 from actors.mitigation.settings import FleetSettings
@@ -78,6 +78,8 @@ class MitigationFleet:
         self.geo_prefixes: dict[str, list[str]] = dict(self.kept.fleet.get("geo") or {})
         self.rules: dict[str, dict[str, Any]] = dict(self.kept.rules.items())
         self.blacklist: dict[str, dict[str, Any]] = self.kept.live_bans()
+        self.allowlist: dict[str, dict[str, Any]] = dict(self.kept.allow.items())
+        self._geo_pending = False  # node.blocked_countries not applied yet (the ASN API did not answer)
         self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.tasks = BackgroundTasks("mitigation")
@@ -97,6 +99,8 @@ class MitigationFleet:
                     await self._add_node(node_id)
                 for _ in range(self.settings.initial_nodes if not kept else 0):
                     await self._add_node()
+                self._geo_pending = bool(self.settings.node.blocked_countries) and "geo" not in self.kept.fleet
+                await self._configured_geo()
                 self.tasks.every(self.settings.heartbeat_interval_s, self.check_health, name="fleet-heartbeat")
         return len(self.nodes)
 
@@ -143,6 +147,17 @@ class MitigationFleet:
             return
         self._health_event(entry, "replaced")
 
+    async def _configured_geo(self) -> None:
+        """`node.blocked_countries` from the configuration, deployed as a geo_block policy once
+        (later policies replace it); retried at each heartbeat while the ASN API does not answer."""
+        if not self._geo_pending or not any(e.status == "healthy" for e in self.nodes.values()):
+            return
+        rules = [{"type": "geo_block", "countries": list(self.settings.node.blocked_countries)}]
+        result = await self.apply_policy({"name": "config: node.blocked_countries", "rules": rules})
+        self._geo_pending = not result["ok"]
+        if self._geo_pending:
+            log.error("node.blocked_countries not applied yet", extra={"error": result["message"]})
+
     async def _resync(self, entry: NodeEntry) -> None:
         """A node that missed a change while it did not answer gets the fleet's policy, rules and bans."""
         try:
@@ -162,6 +177,8 @@ class MitigationFleet:
                 await call(
                     entry.handle, MitigationNode.add_rule, rule["pattern"], rule["action"], rule["severity"], rule["id"]
                 )
+        for item in self.allowlist.values():
+            await call(entry.handle, MitigationNode.add_allow, item["ip"], item["reason"])
         now = time.time()
         for item in self.blacklist.values():
             remaining = int(item["expires"] - now)
@@ -183,6 +200,7 @@ class MitigationFleet:
 
     # -- health ----------------------------------------------------------------
     async def check_health(self) -> None:
+        await self._configured_geo()
         entries = [e for e in self.nodes.values() if e.status != "draining"]
         results = await asyncio.gather(*(self._beat(e) for e in entries), return_exceptions=True)
         for entry, result in zip(entries, results, strict=True):
@@ -292,7 +310,9 @@ class MitigationFleet:
         }
         return {"ok": True, "value": value}
 
-    def _record_policy(self, policy: dict[str, Any], changes: dict[str, Any], geo: dict[str, list[str]] | None) -> None:
+    def _record_policy(
+        self, policy: dict[str, Any] | None, changes: dict[str, Any], geo: dict[str, list[str]] | None
+    ) -> None:
         kept: dict[str, Any] = {"policy": policy, "changes": {**self.policy_changes, **changes}}
         if geo is not None:
             kept["geo"] = geo
@@ -346,6 +366,84 @@ class MitigationFleet:
         self.blacklist = self.kept.live_bans()
         body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied, "failed": failed}
         return {"ok": True, "value": body}
+
+    def list_blacklist(self) -> dict[str, Any]:
+        return ban_list(self.blacklist.values())
+
+    async def delete_blacklist(self, ip: str) -> dict[str, Any]:
+        """Lift a fleet ban everywhere."""
+        return await self._lift("bans", ip)
+
+    async def _lift(self, kind: str, ip: str) -> dict[str, Any]:
+        """Remove a fleet ban (`bans`) or allowlist entry (`allow`) everywhere; a node that no
+        longer had it (an expired ban) answers 404, which counts as done."""
+        durable, memory, method, what = (
+            (self.kept.bans, self.blacklist, "delete_blacklist", "banned fleet-wide")
+            if kind == "bans"
+            else (self.kept.allow, self.allowlist, "delete_allow", "on the fleet's allowlist")
+        )
+        try:
+            key = source_key(ip)
+        except NodeError as exc:
+            return {"ok": False, "status": exc.status, "message": exc.message}
+        if key not in memory:
+            return {"ok": False, "status": 404, "message": f"{key} is not {what}"}
+        put(durable, memory, key, None)
+        results = await self._each(method, key)
+        done = sorted(n for n, r in results.items() if r["ok"] or r["status"] == 404)
+        failed = {n: r["message"] for n, r in results.items() if n not in done}
+        return {"ok": True, "value": {"ip": key, "status": "deleted", "nodes": done, "failed": failed}}
+
+    async def add_allow(self, ip: str, reason: str) -> dict[str, Any]:
+        try:
+            key = source_key(ip)
+        except NodeError as exc:
+            return {"ok": False, "status": exc.status, "message": exc.message}
+        previous = self.allowlist.get(key)
+        entry = {"ip": key, "reason": reason, "created_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())}
+        put(self.kept.allow, self.allowlist, key, entry)
+        results = await self._each("add_allow", key, reason)
+        applied, failed, refusal = self._outcome(results, "allowlist entry not applied")
+        if refusal is not None:
+            put(self.kept.allow, self.allowlist, key, previous)
+            return refusal
+        return {"ok": True, "value": {**entry, "nodes": applied, "failed": failed}}
+
+    async def delete_allow(self, ip: str) -> dict[str, Any]:
+        return await self._lift("allow", ip)
+
+    def list_allow(self) -> dict[str, Any]:
+        entries = sorted(self.allowlist.values(), key=lambda e: str(e["ip"]))
+        return {"entries": entries, "total": len(entries)}
+
+    def get_policy(self) -> dict[str, Any]:
+        """What the fleet enforces: the last policy deployed and the settings in force from it."""
+        node = self.settings.node.model_copy(update=self.policy_changes)
+        return {
+            "policy": self.policy,
+            "rate_limit_rps": node.rate_limit_rps,
+            "blocked_countries": node.blocked_countries,
+            "geo_prefixes": sum(len(v) for v in self.geo_prefixes.values()),
+        }
+
+    async def remove_policy(self, kind: str) -> dict[str, Any]:
+        """Remove the rate limit (`rate_limit`) or the geo block (`geo_block`) from every node."""
+        view = self.get_policy()
+        if (kind == "rate_limit" and view["rate_limit_rps"] is None) or (
+            kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes
+        ):
+            return {"ok": False, "status": 404, "message": f"no {kind} in force"}
+        changes: dict[str, Any] = {"rate_limit_rps": None} if kind == "rate_limit" else {"blocked_countries": []}
+        geo: dict[str, list[str]] | None = None if kind == "rate_limit" else {}
+        results = await self._each("apply_settings", changes, geo)
+        applied, failed, refusal = self._outcome(results, f"{kind} not removed")
+        if refusal is not None:
+            return refusal
+        policy = self.policy
+        rules = [r for r in policy["rules"] if r["type"] != kind] if policy is not None else []
+        policy = {**policy, "rules": rules} if policy is not None and rules else None  # nothing left: no policy
+        self._record_policy(policy, changes, geo)
+        return {"ok": True, "value": {**self.get_policy(), "nodes": applied, "failed": failed}}
 
     async def scale(self, action: str, count: int) -> dict[str, Any]:
         if action == "scale_up":

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import NodePaths, render
+from actors.mitigation.haproxy_config import FRONTEND, NodePaths, render
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line
 from actors.mitigation.node_metrics import NodeMetrics
@@ -30,6 +30,7 @@ from actors.mitigation.node_state import NodeState, put, stream_prefix
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
+from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import ChildMetrics, Status
 from rayfleet.tasks import BackgroundTasks
@@ -109,6 +110,7 @@ class MitigationNode:
         self.rules: dict[str, CustomRule] = self.state.replay_rules()
         self.builtin_hits: dict[str, int] = {}
         self.blacklist: dict[str, dict[str, Any]] = self.state.replay_bans()
+        self.allowlist: dict[str, dict[str, Any]] = dict(self.state.allow.items())
         self.geo_prefixes: dict[str, list[str]] = dict(self.state.policy.get("geo") or {})
         self.threats = ThreatBook()
         self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
@@ -197,6 +199,7 @@ class MitigationNode:
             for kind, lines in map_contents(list(self.rules.values()), self.settings.paranoia).items()
         }
         out[self.paths.blacklist] = [f"{ip} {e['expires']}" for ip, e in self.blacklist.items()]
+        out[self.paths.allow] = [f"{ip} 1" for ip in self.allowlist]
         out[self.paths.geo] = [f"{p} {cc}" for cc, prefixes in self.geo_prefixes.items() for p in prefixes]
         return out
 
@@ -277,23 +280,63 @@ class MitigationNode:
         self._require_running()
         expires = int(time.time()) + duration_seconds
         entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
-        previous = self.blacklist.get(key)
-        self._set_ban(key, entry)
-        try:
-            await self._runtime(f"del map {self.paths.blacklist} {key}")
-            await self._runtime(f"add map {self.paths.blacklist} {key} {expires}", strict=True)
-        except NodeError:  # refused or not answering: the node keeps what it had
-            self._set_ban(key, previous)
-            with contextlib.suppress(NodeError):
-                if previous is not None:
-                    await self._runtime(f"add map {self.paths.blacklist} {key} {previous['expires']}")
-            raise
+        await self._put_source("bans", key, entry)
         return {"ip": key, "reason": reason, "duration_seconds": duration_seconds, "expires_at": _iso(expires)}
 
-    def _set_ban(self, key: str, entry: dict[str, Any] | None) -> None:
-        """Record, hold and write one ban (None: no ban on `key`)."""
-        put(self.state.bans, self.blacklist, key, entry)
+    def _source_list(self, kind: str) -> tuple[DurableMap, dict[str, dict[str, Any]], Path]:
+        if kind == "bans":
+            return self.state.bans, self.blacklist, self.paths.blacklist
+        return self.state.allow, self.allowlist, self.paths.allow
+
+    async def _put_source(self, kind: str, key: str, entry: dict[str, Any] | None) -> None:
+        """Record and apply one entry of the `bans` or `allow` list (None: remove it). What HAProxy
+        refuses, or a data plane that does not answer, leaves the list as it was."""
+        durable, memory, path = self._source_list(kind)
+        previous = memory.get(key)
+        put(durable, memory, key, entry)
         self._write_maps()
+        try:
+            await self._runtime(f"del map {path} {key}")
+            if entry is not None:
+                await self._runtime(f"add map {path} {key} {entry.get('expires', 1)}", strict=True)
+        except NodeError:
+            put(durable, memory, key, previous)
+            self._write_maps()
+            with contextlib.suppress(NodeError):
+                if previous is not None:
+                    await self._runtime(f"add map {path} {key} {previous.get('expires', 1)}")
+            raise
+
+    async def delete_blacklist(self, ip: str) -> dict[str, Any]:
+        """Lift a ban: out of the map, and the source's stick-table entry (flood flag) cleared."""
+        key = await self._remove_source("bans", ip)
+        if "/" not in key:
+            with contextlib.suppress(NodeError):
+                await self._runtime(f"clear table {FRONTEND} key {key}")
+        return {"ip": key, "status": "deleted"}
+
+    async def _remove_source(self, kind: str, ip: str) -> str:
+        key = source_key(ip)
+        if key not in self._source_list(kind)[1]:
+            raise NodeError(404, f"{key} is not {'banned' if kind == 'bans' else 'allowed'} on this node")
+        self._require_running()
+        await self._put_source(kind, key, None)
+        return key
+
+    async def add_allow(self, ip: str, reason: str) -> dict[str, Any]:
+        """Allow a source: checked before every other check, so bans, limits and the WAF skip it."""
+        key = source_key(ip)
+        self._require_running()
+        entry = {"ip": key, "reason": reason, "created_at": _iso(time.time())}
+        await self._put_source("allow", key, entry)
+        return entry
+
+    async def delete_allow(self, ip: str) -> dict[str, Any]:
+        return {"ip": await self._remove_source("allow", ip), "status": "deleted"}
+
+    def list_allow(self) -> dict[str, Any]:
+        entries = sorted(self.allowlist.values(), key=lambda e: str(e["ip"]))
+        return {"entries": entries, "total": len(entries)}
 
     async def expire_blacklist(self) -> None:
         now = time.time()
@@ -306,8 +349,9 @@ class MitigationNode:
         if expired:
             self._write_maps()
 
-    def list_blacklist(self) -> list[dict[str, Any]]:
-        return [{**e, "expires_at": _iso(e["expires"])} for e in self.blacklist.values()]
+    def list_blacklist(self) -> dict[str, Any]:
+        """Bans in force, soonest expiry first, with reason, source (api, fleet, escalation/<kind>) and expiry."""
+        return ban_list(self.blacklist.values())
 
     # -- policy (configuration changes: hitless reload) ------------------------
     async def apply_settings(
@@ -371,6 +415,14 @@ class MitigationNode:
     async def metrics_text(self) -> bytes:
         self.update_child_metrics()
         return await self.metrics.render()
+
+
+def ban_list(entries: Any) -> dict[str, Any]:
+    """`{entries, total}` of bans, soonest expiry first, each with its expiry as ISO time."""
+    now = time.time()
+    live = sorted((e for e in entries if e["expires"] > now), key=lambda e: e["expires"])
+    out = [{**e, "source": e.get("source", "api"), "expires_at": _iso(e["expires"])} for e in live]
+    return {"entries": out, "total": len(out)}
 
 
 def _iso(epoch: float) -> str:

@@ -102,6 +102,46 @@ class BlacklistEntry(BaseModel):
     failed: dict[str, str] | None = Field(None, description="fleet: nodes that could not be reached (resynced later)")
 
 
+class Ban(BaseModel):
+    ip: str
+    reason: str
+    source: str = Field(description="who banned it: api, fleet, or escalation/<attack kind> (the repeat-flooder rule)")
+    expires: int | float = Field(description="Unix time the ban ends")
+    expires_at: str
+
+
+class BanList(BaseModel):
+    entries: list[Ban]
+    total: int
+
+
+class AllowIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    ip: str = Field(..., min_length=2, max_length=64, description="IPv4/IPv6 address or CIDR")
+    reason: str = Field("", max_length=500)
+
+
+class AllowEntry(BaseModel):
+    ip: str
+    reason: str
+    created_at: str
+    nodes: list[str] | None = None
+    failed: dict[str, str] | None = None
+
+
+class AllowList(BaseModel):
+    entries: list[AllowEntry]
+    total: int
+
+
+class Removed(BaseModel):
+    ip: str
+    status: str
+    nodes: list[str] | None = Field(None, description="fleet: nodes it was removed from")
+    failed: dict[str, str] | None = Field(None, description="fleet: nodes that could not be reached")
+
+
 class Stats(BaseModel):
     packets_processed: int
     attacks_blocked: int
@@ -145,6 +185,15 @@ class PolicyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     name: str = Field(..., min_length=1, max_length=200)
     rules: list[PolicyRule] = Field(..., min_length=1, max_length=20)
+
+
+class PolicyView(BaseModel):
+    policy: PolicyIn | None = Field(description="the last policy deployed (without what was removed since)")
+    rate_limit_rps: int | None = Field(description="in force on every node (None: no rate limit)")
+    blocked_countries: list[str]
+    geo_prefixes: int
+    nodes: list[str] | None = None
+    failed: dict[str, str] | None = None
 
 
 class PolicyDeployed(BaseModel):

@@ -63,6 +63,10 @@ async def protect(fleet: Fleet) -> dict[str, Any]:
         )
         assert response.status_code == 201
     assert (await client.post(f"{API}/blacklist", json={"ip": "127.0.0.5", "duration_seconds": 600})).status_code == 201
+    assert (
+        await client.post(f"{NODE}/blacklist", json={"ip": "127.0.0.10", "duration_seconds": 600})
+    ).status_code == 201
+    assert (await client.post(f"{NODE}/allowlist", json={"ip": "127.0.0.10", "reason": "kept"})).status_code == 201
     policy = {"name": "kept", "rules": [{"type": "rate_limit", "value": 7}]}
     assert (await client.post(f"{API}/policy", json=policy)).status_code == 200
     return {"rule": rule.json()["id"], "policy": policy}
@@ -74,6 +78,7 @@ async def assert_enforced(url: str) -> None:
     assert await get(url + "/?q=kept-evil-42", "127.0.0.4") == 403  # the rule
     assert await get(url + "/", "127.0.0.4") == 200
     assert await get(url + "/", "127.0.0.3") == 200  # the expired ban was not brought back
+    assert await get(url + "/", "127.0.0.10") == 200  # allowed: the allowlist still comes first
     assert 429 in await statuses(url + "/", "127.0.0.6", 20)  # the policy's rate limit
 
 

@@ -257,20 +257,21 @@ class MitigationNode:
         return {"rules": rules, "total": len(rules), "builtin_hits": dict(self.builtin_hits)}
 
     async def delete_rule(self, rule_id: str) -> dict[str, Any]:
+        """Remove a rule: from the record, the node and the map files first, then from the running
+        HAProxy (a HAProxy being restarted gets the maps without it from `_reapply`)."""
         rule = self.rules.get(rule_id)
         if rule is None:
             raise NodeError(404, f"rule {rule_id} not found")
-        path = self.paths.waf(rule.map_kind)
-        refs = [
-            line.split()[0]
-            for line in (await self._runtime(f"show map {path}")).splitlines()
-            if line.split()[-1:] == [rule_id]
-        ]
         self.state.rules.delete(rule_id)
-        for ref in refs:
-            await self._runtime(f"del map {path} #{ref}")
         del self.rules[rule_id]
         self._write_maps()
+        path = self.paths.waf(rule.map_kind)
+        try:
+            shown = await self._runtime(f"show map {path}")
+            for ref in [line.split()[0] for line in shown.splitlines() if line.split()[-1:] == [rule_id]]:
+                await self._runtime(f"del map {path} #{ref}")
+        except NodeError:
+            log.warning("rule deleted while HAProxy did not answer", extra={"node": self.node_id, "rule": rule_id})
         return {"id": rule_id, "status": "deleted"}
 
     # -- blacklist -----------------------------------------------------------

@@ -88,3 +88,16 @@ async def test_a_restart_reapplies_what_changed_after_the_map_files_were_read(fl
     shown = await node.proc.command(f"show map {node.paths.blacklist}")
     assert "127.0.0.8 2000000000" in shown
     assert await get(f"http://{node.address}/", "127.0.0.8") == 0
+
+
+async def test_a_rule_deleted_while_haproxy_is_down_stays_deleted_after_the_restart(fleet):
+    node = fleet.node()
+    url = f"http://{node.address}"
+    created = await fleet.client.post(f"{NODE}/rules", json={"pattern": "gone-soon", "action": "block"})
+    assert await get(url + "/?q=gone-soon", "127.0.0.5") == 403
+    os.killpg(node.proc.pid, signal.SIGKILL)
+    deleted = await fleet.client.delete(f"{NODE}/rules/{created.json()['id']}")
+    assert deleted.status_code == 200
+    await eventually(lambda: node.proc.supervised.restarts == 1 and node.proc.running, timeout=15)
+    assert await get(url + "/?q=gone-soon", "127.0.0.5") == 200
+    assert (await fleet.client.get(f"{NODE}/rules")).json()["total"] == 0

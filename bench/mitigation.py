@@ -69,7 +69,7 @@ async def clean(origin: str, origin_pid: int) -> None:
         through = await asyncio.to_thread(wrk_run, f"http://{node.address}/", 32, 5)
         node_cpu, origin_cpu = _proc_usage(node_pids)[0] - n0, _proc_usage([origin_pid])[0] - o0
     finally:
-        await node.stop()
+        await node.stop(forget=True)
     node_us = 1e6 * node_cpu / max(1, through.requests)
     origin_us = 1e6 * origin_cpu / max(1, through.requests)
     print("clean traffic (wrk, 32 connections, 5 s each, one source)")
@@ -109,7 +109,7 @@ async def flood(origin: str) -> None:
         await asyncio.sleep(0.6)
         events = [e for e in node.events(500) if e["event"] == "attack_detected"]
     finally:
-        await node.stop()
+        await node.stop(forget=True)
     legit_sent = sum(s.sent for s in legit_stats.values())
     legit_ok = sum(s.ok for s in legit_stats.values())
     sent = sum(s.sent for s in attack.values())
@@ -154,7 +154,7 @@ async def slowloris(origin: str) -> None:
         await asyncio.sleep(0.5)
         detected = node.threat_summary()["attack_types"].get("slowloris", 0)
     finally:
-        await node.stop()
+        await node.stop(forget=True)
 
     def summary(stats: dict[str, SourceStats]) -> str:
         sent, ok = sum(s.sent for s in stats.values()), sum(s.ok for s in stats.values())
@@ -188,7 +188,7 @@ async def syn(origin: str) -> None:
         )
         stats = await node.stats()
     finally:
-        await node.stop()
+        await node.stop(forget=True)
     attempts = sum(s.sent for s in attack_stats.values())
     served = [s.ok / 6 for s in attack_stats.values()]
     legit_sent, legit_ok = sum(s.sent for s in legit_stats.values()), sum(s.ok for s in legit_stats.values())
@@ -211,7 +211,7 @@ async def waf(origin: str) -> None:
         try:
             result = await evaluate(node.address)
         finally:
-            await node.stop()
+            await node.stop(forget=True)
         print(
             f"  paranoia {level}: detection {100 * result.detection_rate:.2f}% ({result.detected}/{result.attacks}), "
             f"false positives {100 * result.false_positive_rate:.2f}% ({result.false_positives}/{result.benign})"

@@ -13,7 +13,8 @@ from collections import Counter
 from typing import Any, cast
 
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
-from actors.mitigation.node import MitigationNode, NodeError, source_key
+from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
+from actors.mitigation.node_state import FleetState, put
 from actors.mitigation.rules import RuleError, new_rule
 from actors.mitigation.settings import FleetSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
@@ -49,6 +50,7 @@ class NodeEntry:
         self.last_heartbeat: float | None = None
         self.registered_at = time.time()
         self.actor_pid: int | None = None
+        self.children: list[dict[str, Any]] = []
 
     def view(self) -> dict[str, Any]:
         return {
@@ -59,6 +61,7 @@ class NodeEntry:
             "load": self.load,
             "last_heartbeat": self.last_heartbeat,
             "actor_pid": self.actor_pid,
+            "children": self.children,
         }
 
 
@@ -67,12 +70,17 @@ class MitigationFleet:
         self.name = name
         self.settings = settings if isinstance(settings, FleetSettings) else FleetSettings.model_validate(settings)
         self.nodes: dict[str, NodeEntry] = {}
-        self.counter = 0
-        self.policy: dict[str, Any] | None = None
-        self.policy_changes: dict[str, Any] = {}
-        self.geo_prefixes: dict[str, list[str]] = {}
-        self.rules: dict[str, dict[str, Any]] = {}
-        self.blacklist: dict[str, dict[str, Any]] = {}
+        # what the fleet kept from before a restart (node_state.FleetState)
+        self.kept = FleetState(name)
+        self.counter: int = self.kept.fleet.get("counter", 0)
+        self.policy: dict[str, Any] | None = self.kept.fleet.get("policy")
+        self.policy_changes: dict[str, Any] = dict(self.kept.fleet.get("changes") or {})
+        self.geo_prefixes: dict[str, list[str]] = dict(self.kept.fleet.get("geo") or {})
+        self.rules: dict[str, dict[str, Any]] = dict(self.kept.rules.items())
+        self.blacklist: dict[str, dict[str, Any]] = self.kept.live_bans()
+        self.allowlist: dict[str, dict[str, Any]] = dict(self.kept.allow.items())
+        self._geo_pending = False  # node.blocked_countries not applied yet (the ASN API did not answer)
+        self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.tasks = BackgroundTasks("mitigation")
         self._start_lock: asyncio.Lock | None = None
@@ -85,65 +93,114 @@ class MitigationFleet:
         async with self._start_lock:
             if not self.started:
                 self.started = True
-                for _ in range(self.settings.initial_nodes):
+                kept = list(self.kept.fleet.get("nodes") or [])
+                # a restarted fleet brings back the nodes it ran (each replays its own state)
+                for node_id in kept:
+                    await self._add_node(node_id)
+                for _ in range(self.settings.initial_nodes if not kept else 0):
                     await self._add_node()
+                self._geo_pending = bool(self.settings.node.blocked_countries) and "geo" not in self.kept.fleet
+                await self._configured_geo()
                 self.tasks.every(self.settings.heartbeat_interval_s, self.check_health, name="fleet-heartbeat")
         return len(self.nodes)
 
     async def shutdown(self) -> None:
         await self.tasks.stop()
         for entry in list(self.nodes.values()):
-            await self._remove(entry)
+            await self._remove(entry, forget=False)  # a shutdown is not a scale-down: the nodes come back
         await self.webhooks.close()
 
-    async def _add_node(self) -> NodeEntry:
-        self.counter += 1
-        node_id = f"node-{self.counter}"
+    def _node_handle(self, node_id: str) -> ActorHandle[MitigationNode]:
         settings = self.settings.node.model_copy(update={**self.policy_changes, "webhooks": self.settings.webhooks})
-        handle = rf_state.actor(
-            MitigationNode,
-            node_actor_name(self.name, node_id),
-            node_id,
-            settings.model_dump(),
-            max_restarts=0,
-        )
-        entry = NodeEntry(node_id, handle)
+        name = node_actor_name(self.name, node_id)
+        return rf_state.actor(MitigationNode, name, node_id, settings.model_dump(), self.name, max_restarts=0)
+
+    async def _add_node(self, node_id: str | None = None) -> NodeEntry:
+        if node_id is None:
+            self.counter += 1
+            node_id = f"node-{self.counter}"
+            self.kept.fleet.set_many({"counter": self.counter, "nodes": [*self.nodes, node_id]})
+        entry = NodeEntry(node_id, self._node_handle(node_id))
         self.nodes[node_id] = entry
-        info = await _within(call(handle, MitigationNode.start), CALL_TIMEOUT)
-        entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
-        entry.actor_pid = info.get("actor_pid")
-        entry.last_heartbeat = time.time()
-        await self._bring_up_to_date(entry)
+        await self._start(entry)
         self._health_event(entry, "registered")
         return entry
 
+    async def _start(self, entry: NodeEntry) -> None:
+        info = await _within(call(entry.handle, MitigationNode.start), CALL_TIMEOUT)
+        entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
+        entry.actor_pid = info.get("actor_pid")
+        entry.last_heartbeat = time.time()
+        entry.missed = 0
+        await self._bring_up_to_date(entry)
+
+    async def _replace(self, entry: NodeEntry) -> None:
+        """A dead node's actor gives way to a new one with the same id, which replays its own
+        rules, bans and policy into a new HAProxy on the same port."""
+        _kill(entry.handle, node_actor_name(self.name, entry.id))
+        entry.handle = self._node_handle(entry.id)
+        try:
+            await self._start(entry)
+        except Exception as exc:  # tried again at the next heartbeat
+            entry.status = "dead"
+            log.warning("replacing a dead node failed", extra={"node": entry.id, "error": repr(exc)})
+            return
+        self._health_event(entry, "replaced")
+
+    async def _configured_geo(self) -> None:
+        """`node.blocked_countries` from the configuration, deployed as a geo_block policy once
+        (later policies replace it); retried at each heartbeat while the ASN API does not answer."""
+        if not self._geo_pending or not any(e.status == "healthy" for e in self.nodes.values()):
+            return
+        rules = [{"type": "geo_block", "countries": list(self.settings.node.blocked_countries)}]
+        result = await self.apply_policy({"name": "config: node.blocked_countries", "rules": rules})
+        self._geo_pending = not result["ok"]
+        if self._geo_pending:
+            log.error("node.blocked_countries not applied yet", extra={"error": result["message"]})
+
+    async def _resync(self, entry: NodeEntry) -> None:
+        """A node that missed a change while it did not answer gets the fleet's policy, rules and bans."""
+        try:
+            await _within(self._bring_up_to_date(entry), CALL_TIMEOUT)
+        except Exception as exc:  # tried again at the next heartbeat
+            log.warning("resync of a node failed", extra={"node": entry.id, "error": repr(exc)})
+            return
+        self._stale.discard(entry.id)
+
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
-        """A node added after a policy, a fleet rule or a fleet blacklist entry gets them too."""
-        if self.geo_prefixes:
-            await call(entry.handle, MitigationNode.apply_settings, {}, self.geo_prefixes)
+        """A node added (or back) after a policy, a fleet rule or a fleet blacklist entry gets them too."""
+        if self.policy_changes or self.geo_prefixes:
+            changes = dict(self.policy_changes)
+            await call(entry.handle, MitigationNode.apply_settings, changes, self.geo_prefixes or None)
         if entry.mode == "l7":
             for rule in self.rules.values():
                 await call(
                     entry.handle, MitigationNode.add_rule, rule["pattern"], rule["action"], rule["severity"], rule["id"]
                 )
+        for item in self.allowlist.values():
+            await call(entry.handle, MitigationNode.add_allow, item["ip"], item["reason"])
         now = time.time()
         for item in self.blacklist.values():
             remaining = int(item["expires"] - now)
             if remaining > 0:
-                await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining)
+                await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining, "fleet")
 
-    async def _remove(self, entry: NodeEntry) -> None:
+    async def _remove(self, entry: NodeEntry, forget: bool = True) -> None:
+        """Stop a node; with `forget` (scale-down) its durable state and its place in the fleet go too."""
         entry.status = "draining"
         try:
-            await _within(call(entry.handle, MitigationNode.stop), CALL_TIMEOUT)
+            await _within(call(entry.handle, MitigationNode.stop, forget), CALL_TIMEOUT)
         except Exception:  # a dead node has nothing left to stop
             log.warning("node did not stop cleanly", extra={"node": entry.id})
-        _kill(entry.handle)
+        _kill(entry.handle, node_actor_name(self.name, entry.id))
         self.nodes.pop(entry.id, None)
+        if forget:
+            self.kept.fleet.set("nodes", list(self.nodes))
         self._health_event(entry, "removed")
 
     # -- health ----------------------------------------------------------------
     async def check_health(self) -> None:
+        await self._configured_geo()
         entries = [e for e in self.nodes.values() if e.status != "draining"]
         results = await asyncio.gather(*(self._beat(e) for e in entries), return_exceptions=True)
         for entry, result in zip(entries, results, strict=True):
@@ -153,12 +210,17 @@ class MitigationFleet:
                     entry.status = "dead"
                     entry.load = 0.0
                     self._health_event(entry, "dead")
+                if entry.status == "dead" and self.settings.replace_dead_nodes:
+                    await self._replace(entry)
                 continue
             was = entry.status
             entry.missed = 0
             entry.last_heartbeat = time.time()
             entry.status = result.get("status", "healthy")
             entry.load = float(result.get("load", 0.0))
+            entry.children = list(result.get("children", []))
+            if entry.id in self._stale and entry.status == "healthy":
+                await self._resync(entry)
             if was == "dead":
                 self._health_event(entry, "recovered")
 
@@ -197,12 +259,29 @@ class MitigationFleet:
             return {"ok": False, "status": 503, "message": f"node {node_id} unavailable: {type(exc).__name__}"}
         return {"ok": True, "value": value}
 
-    async def _each(self, method: str, *args: Any) -> dict[str, Any]:
+    async def _each(self, method: str, *args: Any, only: list[str] | None = None) -> dict[str, Any]:
         live = [e for e in self.nodes.values() if e.status not in ("dead", "draining")]
+        live = [e for e in live if only is None or e.id in only]
         results = await asyncio.gather(*(self.call_node(e.id, method, *args) for e in live))
         return {e.id: r for e, r in zip(live, results, strict=True)}
 
+    def _outcome(self, results: dict[str, Any], what: str) -> tuple[list[str], dict[str, str], dict[str, Any] | None]:
+        """(nodes that applied, failures by node, refusal): the refusal is an error envelope when
+        any node refused the change itself (422) or when nodes were asked and none applied it.
+        A node that could not be reached gets it again once it answers (`_stale`)."""
+        applied = sorted(n for n, r in results.items() if r["ok"])
+        failed = {n: r["message"] for n, r in results.items() if not r["ok"]}
+        refused = {n: m for n, m in failed.items() if results[n]["status"] == 422}
+        if refused or (results and not applied):
+            status = 422 if refused else 503
+            detail = "; ".join(f"{n}: {m}" for n, m in sorted((refused or failed).items()))
+            return applied, failed, {"ok": False, "status": status, "message": f"{what}: {detail}"}
+        self._stale.update(failed)
+        return applied, failed, None
+
     async def apply_policy(self, policy: dict[str, Any]) -> dict[str, Any]:
+        """Deploy a policy: recorded (and given to later nodes) once a node has applied it; a
+        policy no node applied, or one a node's HAProxy refused, is answered as an error."""
         changes: dict[str, Any] = {}
         geo: dict[str, list[str]] | None = None
         for rule in policy["rules"]:
@@ -215,37 +294,56 @@ class MitigationFleet:
                 except GeoError as exc:
                     return {"ok": False, "status": exc.status, "message": exc.message}
                 changes["blocked_countries"] = countries
+        results = await self._each("apply_settings", changes, geo)
+        applied, failed, refusal = self._outcome(results, f"policy {policy['name']!r} not deployed")
+        if refusal is not None:
+            previous = (self.policy_changes, self.geo_prefixes or None)
+            await self._each("apply_settings", *previous, only=applied)  # put the nodes that took it back
+            return refusal
+        self._record_policy(policy, changes, geo)
+        value = {
+            "name": policy["name"],
+            "status": "partial" if failed else "deployed",
+            "nodes": applied,
+            "failed": failed,
+            "geo_prefixes": sum(len(v) for v in self.geo_prefixes.values()),
+        }
+        return {"ok": True, "value": value}
+
+    def _record_policy(
+        self, policy: dict[str, Any] | None, changes: dict[str, Any], geo: dict[str, list[str]] | None
+    ) -> None:
+        kept: dict[str, Any] = {"policy": policy, "changes": {**self.policy_changes, **changes}}
+        if geo is not None:
+            kept["geo"] = geo
+        self.kept.fleet.set_many(kept)
         if geo is not None:
             self.geo_prefixes = geo
         self.policy = policy
         self.policy_changes.update(changes)
-        results = await self._each("apply_settings", changes, geo)
-        applied = [nid for nid, r in results.items() if r["ok"]]
-        prefixes = sum(len(v) for v in self.geo_prefixes.values())
-        failed = {nid: r["message"] for nid, r in results.items() if not r["ok"]}
-        return {
-            "ok": True,
-            "value": {
-                "name": policy["name"],
-                "status": "deployed",
-                "nodes": applied,
-                "failed": failed,
-                "geo_prefixes": prefixes,
-            },
-        }
 
     async def add_rule(self, pattern: str, action: str, severity: str) -> dict[str, Any]:
         try:
             rule = new_rule(pattern, action, severity)
         except RuleError as exc:
             return {"ok": False, "status": 422, "message": str(exc)}
+        self.kept.rules.set(rule.id, rule.as_dict())
         self.rules[rule.id] = rule.as_dict()
         results = await self._each("add_rule", pattern, action, severity, rule.id)
-        return {"ok": True, "value": {**rule.as_dict(), "nodes": sorted(n for n, r in results.items() if r["ok"])}}
+        l7 = {n: r for n, r in results.items() if r["ok"] or r["status"] != 409}  # syn nodes have no WAF
+        applied, failed, refusal = self._outcome(l7, "rule not added")
+        if refusal is not None:
+            self.kept.rules.delete(rule.id)
+            del self.rules[rule.id]
+            await self._each("delete_rule", rule.id, only=applied)
+            return refusal
+        return {"ok": True, "value": {**rule.as_dict(), "nodes": applied, "failed": failed}}
 
     async def delete_rule(self, rule_id: str) -> dict[str, Any]:
-        if self.rules.pop(rule_id, None) is None:
+        if rule_id not in self.rules:
             return {"ok": False, "status": 404, "message": f"rule {rule_id} not found"}
+        self.kept.rules.delete(rule_id)
+        del self.rules[rule_id]
         await self._each("delete_rule", rule_id)
         return {"ok": True, "value": {"id": rule_id, "status": "deleted"}}
 
@@ -257,12 +355,95 @@ class MitigationFleet:
             key = source_key(ip)
         except NodeError as exc:
             return {"ok": False, "status": exc.status, "message": exc.message}
-        results = await self._each("add_blacklist", key, reason, duration)
-        self.blacklist[key] = {"ip": key, "reason": reason, "expires": time.time() + duration}
-        self.blacklist = {k: v for k, v in self.blacklist.items() if v["expires"] > time.time()}
-        applied = sorted(node_id for node_id, r in results.items() if r["ok"])
-        body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied}
+        entry = {"ip": key, "reason": reason, "source": "fleet", "expires": time.time() + duration}
+        previous = self.blacklist.get(key)
+        put(self.kept.bans, self.blacklist, key, entry)
+        results = await self._each("add_blacklist", key, reason, duration, "fleet")
+        applied, failed, refusal = self._outcome(results, "ban not applied")
+        if refusal is not None:
+            put(self.kept.bans, self.blacklist, key, previous)
+            return refusal
+        self.blacklist = self.kept.live_bans()
+        body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied, "failed": failed}
         return {"ok": True, "value": body}
+
+    def list_blacklist(self) -> dict[str, Any]:
+        return ban_list(self.blacklist.values())
+
+    async def delete_blacklist(self, ip: str) -> dict[str, Any]:
+        """Lift a fleet ban everywhere."""
+        return await self._lift("bans", ip)
+
+    async def _lift(self, kind: str, ip: str) -> dict[str, Any]:
+        """Remove a fleet ban (`bans`) or allowlist entry (`allow`) everywhere; a node that no
+        longer had it (an expired ban) answers 404, which counts as done."""
+        durable, memory, method, what = (
+            (self.kept.bans, self.blacklist, "delete_blacklist", "banned fleet-wide")
+            if kind == "bans"
+            else (self.kept.allow, self.allowlist, "delete_allow", "on the fleet's allowlist")
+        )
+        try:
+            key = source_key(ip)
+        except NodeError as exc:
+            return {"ok": False, "status": exc.status, "message": exc.message}
+        if key not in memory:
+            return {"ok": False, "status": 404, "message": f"{key} is not {what}"}
+        put(durable, memory, key, None)
+        results = await self._each(method, key)
+        done = sorted(n for n, r in results.items() if r["ok"] or r["status"] == 404)
+        failed = {n: r["message"] for n, r in results.items() if n not in done}
+        return {"ok": True, "value": {"ip": key, "status": "deleted", "nodes": done, "failed": failed}}
+
+    async def add_allow(self, ip: str, reason: str) -> dict[str, Any]:
+        try:
+            key = source_key(ip)
+        except NodeError as exc:
+            return {"ok": False, "status": exc.status, "message": exc.message}
+        previous = self.allowlist.get(key)
+        entry = {"ip": key, "reason": reason, "created_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())}
+        put(self.kept.allow, self.allowlist, key, entry)
+        results = await self._each("add_allow", key, reason)
+        applied, failed, refusal = self._outcome(results, "allowlist entry not applied")
+        if refusal is not None:
+            put(self.kept.allow, self.allowlist, key, previous)
+            return refusal
+        return {"ok": True, "value": {**entry, "nodes": applied, "failed": failed}}
+
+    async def delete_allow(self, ip: str) -> dict[str, Any]:
+        return await self._lift("allow", ip)
+
+    def list_allow(self) -> dict[str, Any]:
+        entries = sorted(self.allowlist.values(), key=lambda e: str(e["ip"]))
+        return {"entries": entries, "total": len(entries)}
+
+    def get_policy(self) -> dict[str, Any]:
+        """What the fleet enforces: the last policy deployed and the settings in force from it."""
+        node = self.settings.node.model_copy(update=self.policy_changes)
+        return {
+            "policy": self.policy,
+            "rate_limit_rps": node.rate_limit_rps,
+            "blocked_countries": node.blocked_countries,
+            "geo_prefixes": sum(len(v) for v in self.geo_prefixes.values()),
+        }
+
+    async def remove_policy(self, kind: str) -> dict[str, Any]:
+        """Remove the rate limit (`rate_limit`) or the geo block (`geo_block`) from every node."""
+        view = self.get_policy()
+        if (kind == "rate_limit" and view["rate_limit_rps"] is None) or (
+            kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes
+        ):
+            return {"ok": False, "status": 404, "message": f"no {kind} in force"}
+        changes: dict[str, Any] = {"rate_limit_rps": None} if kind == "rate_limit" else {"blocked_countries": []}
+        geo: dict[str, list[str]] | None = None if kind == "rate_limit" else {}
+        results = await self._each("apply_settings", changes, geo)
+        applied, failed, refusal = self._outcome(results, f"{kind} not removed")
+        if refusal is not None:
+            return refusal
+        policy = self.policy
+        rules = [r for r in policy["rules"] if r["type"] != kind] if policy is not None else []
+        policy = {**policy, "rules": rules} if policy is not None and rules else None  # nothing left: no policy
+        self._record_policy(policy, changes, geo)
+        return {"ok": True, "value": {**self.get_policy(), "nodes": applied, "failed": failed}}
 
     async def scale(self, action: str, count: int) -> dict[str, Any]:
         if action == "scale_up":
@@ -305,12 +486,20 @@ class MitigationFleet:
         return {"active_threats": active, "top_attackers": top, "attack_types": dict(types), "nodes": len(results)}
 
 
-def _kill(handle: ActorHandle[MitigationNode]) -> None:
-    if isinstance(handle, rf_state.LocalActorHandle):
+def _kill(handle: ActorHandle[MitigationNode], name: str) -> None:
+    """End the node actor `name`; a stand-in is dropped, so the next actor of that name is a new one."""
+    if rf_state.is_local(handle) or not _is_ray_handle(handle):
+        rf_state.kill_actor(name)
         return
     import ray
 
     try:
-        ray.kill(cast(Any, handle), no_restart=True)  # a Ray actor handle here (stand-ins returned above)
+        ray.kill(cast(Any, handle), no_restart=True)
     except Exception:  # already gone
         log.info("node actor already gone")
+
+
+def _is_ray_handle(handle: object) -> bool:
+    import ray
+
+    return isinstance(handle, ray.actor.ActorHandle)

@@ -1,6 +1,7 @@
 """Render a node's HAProxy configuration and map files (the data plane's whole policy).
 
 Runtime state lives in map files so the runtime API can change it without a reload:
+  allow.map       source IP/CIDR → 1: checked first; an allowed source skips every other check
   blacklist.map   source IP/CIDR → expiry (Unix seconds); HAProxy compares with `date`
   geo.map         CIDR → country code (geo_block policy; prefixes from the ASN API)
   waf_<kind>.map  regex → rule id; kinds: block, log and one score map per severity
@@ -46,6 +47,10 @@ class NodePaths:
         return self.root / "blacklist.map"
 
     @property
+    def allow(self) -> Path:
+        return self.root / "allow.map"
+
+    @property
     def geo(self) -> Path:
         return self.root / "geo.map"
 
@@ -53,7 +58,7 @@ class NodePaths:
         return self.root / f"waf_{kind}.map"
 
     def all_maps(self) -> list[Path]:
-        return [self.blacklist, self.geo, *(self.waf(k) for k in WAF_MAPS)]
+        return [self.allow, self.blacklist, self.geo, *(self.waf(k) for k in WAF_MAPS)]
 
 
 def log_format() -> str:
@@ -90,6 +95,8 @@ def _source_checks(settings: NodeSettings, paths: NodePaths) -> list[str]:
         store = "http_req_rate(1s),http_err_rate(10s)," + store
     lines = [
         f"  stick-table type ip size 200k expire {settings.ban_seconds}s store {store}",
+        # the allowlist first: an allowed source is neither tracked nor checked
+        f"  tcp-request connection accept if {{ src,map_ip({paths.allow}) -m found }}",
         "  tcp-request connection track-sc0 src",
         "  tcp-request connection set-var(sess.now) date",
         f"  tcp-request connection set-var(sess.bl) src,map_ip({paths.blacklist},0)",
@@ -106,7 +113,10 @@ def _source_checks(settings: NodeSettings, paths: NodePaths) -> list[str]:
 
 
 def _l7_rules(settings: NodeSettings, paths: NodePaths) -> list[str]:
+    allowed = f"{{ src,map_ip({paths.allow}) -m found }}"
     lines = [
+        f"  http-request set-log-level silent if {allowed}",
+        f"  http-request allow if {allowed}",
         # a source blacklisted while its keep-alive connection is open
         "  http-request set-var(txn.now) date",
         f"  http-request set-var(txn.bl) src,map_ip({paths.blacklist},0)",

@@ -1,7 +1,10 @@
 """One HAProxy master-worker process owned by its node: start, runtime API, hitless reload, stop.
 
-The master is a child of the node's process and gets SIGTERM when that process dies
-(PR_SET_PDEATHSIG), so a killed actor never leaves an HAProxy behind.
+The process is a `rayfleet.supervisor.Supervised` child: when the master exits (or is killed,
+workers and all) or its admin socket stops answering `show info`, the supervisor starts a new
+one after a backoff, and the node's `on_restart` re-applies its current maps through the
+runtime API. The master is a child of the node's process and gets SIGTERM when that process
+dies (PR_SET_PDEATHSIG), so a killed actor never leaves an HAProxy behind.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from actors.mitigation.haproxy_config import NodePaths
+from rayfleet.supervisor import RestartPolicy, Status, Supervised
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 _PR_SET_PDEATHSIG = 1
@@ -57,44 +62,68 @@ async def socket_command(path: Path, command: str, payload: str | None = None, t
 
 
 class HAProxyProcess:
-    def __init__(self, paths: NodePaths) -> None:
+    """The node's HAProxy, owned by its supervisor (the only owner of the process)."""
+
+    def __init__(
+        self,
+        paths: NodePaths,
+        name: str = "haproxy",
+        on_restart: Callable[[], Awaitable[None]] | None = None,
+        policy: RestartPolicy | None = None,
+    ) -> None:
         self.paths = paths
-        self._proc: subprocess.Popen[bytes] | None = None
         self.log_file = paths.root / "haproxy.out"
+        self.supervised = Supervised(name, self._spawn, probe=self._probe, on_restart=on_restart, policy=policy)
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
+        child = self.supervised.child
+        return child.pid if child is not None and child.returncode is None else None
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self.supervised.state == "running" and self.pid is not None
+
+    def status(self) -> Status:
+        return self.supervised.status()
 
     async def start(self) -> None:
-        check_config(self.paths.config)
-        out = open(self.log_file, "ab")
-        try:
-            self._proc = subprocess.Popen(
-                [HAPROXY, "-W", "-db", "-S", f"{self.paths.master_socket},mode,600", "-f", str(self.paths.config)],
+        """Start HAProxy under its supervisor (a configuration HAProxy refuses is raised here)."""
+        await self.supervised.start()
+
+    async def _spawn(self) -> asyncio.subprocess.Process:
+        await asyncio.to_thread(check_config, self.paths.config)
+        with open(self.log_file, "ab") as out:
+            proc = await asyncio.create_subprocess_exec(
+                HAPROXY,
+                *("-W", "-db", "-S", f"{self.paths.master_socket},mode,600", "-f", str(self.paths.config)),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent,
                 start_new_session=True,
             )
-        finally:
-            out.close()
-        for _ in range(100):
-            if self._proc.poll() is not None:
+        try:
+            await self._until_answering(proc)
+        except BaseException:
+            _kill_group(proc.pid)
+            await proc.wait()
+            raise
+        return proc
+
+    async def _until_answering(self, proc: asyncio.subprocess.Process) -> None:
+        for _ in range(200):
+            if proc.returncode is not None:
                 raise HAProxyError(f"haproxy exited at start: {self.tail()}")
-            if self.paths.admin_socket.exists():
-                try:
-                    await self.command("show info")
-                    return
-                except OSError:
-                    pass
-            await asyncio.sleep(0.05)
+            try:
+                await self.command("show info")
+                return
+            except OSError:  # no socket yet, or the dead predecessor's file
+                await asyncio.sleep(0.05)
         raise HAProxyError(f"haproxy did not open its admin socket: {self.tail()}")
+
+    async def _probe(self) -> bool:
+        return "Pid:" in await self.command("show info", timeout=2.0)
 
     def tail(self) -> str:
         try:
@@ -102,12 +131,27 @@ class HAProxyProcess:
         except OSError:
             return ""
 
-    async def command(self, command: str, payload: str | None = None) -> str:
-        return await socket_command(self.paths.admin_socket, command, payload)
+    async def command(self, command: str, payload: str | None = None, timeout: float = 5.0) -> str:
+        return await socket_command(self.paths.admin_socket, command, payload, timeout)
+
+    async def replace_map(self, path: Path, lines: list[str]) -> None:
+        """Make the map `path` hold exactly `lines` in one step (prepare, fill, commit a new version)."""
+        answer = (await self.command(f"prepare map {path}")).strip()
+        version = answer.rsplit(" ", 1)[-1]
+        if not version.isdigit():
+            raise HAProxyError(f"prepare map {path.name}: {answer[:200]}")
+        for start in range(0, len(lines), 1000):  # keep each payload well under the CLI's buffer
+            chunk = "\n".join(lines[start : start + 1000])
+            refused = (await self.command(f"add map @{version} {path}", chunk)).strip()
+            if refused:
+                raise HAProxyError(f"add map {path.name}: {refused[:200]}")
+        refused = (await self.command(f"commit map @{version} {path}")).strip()
+        if refused:
+            raise HAProxyError(f"commit map {path.name}: {refused[:200]}")
 
     async def reload(self) -> None:
         """Hitless reload through the master socket: new workers take over, old ones finish their requests."""
-        check_config(self.paths.config)
+        await asyncio.to_thread(check_config, self.paths.config)
         await socket_command(self.paths.master_socket, "reload")
         for _ in range(100):
             await asyncio.sleep(0.05)
@@ -120,28 +164,29 @@ class HAProxyProcess:
 
     def process_ids(self) -> list[int]:
         """The master and its workers (for CPU and memory figures)."""
-        if not self.running or self._proc is None:
+        master = self.pid
+        if master is None:
             return []
-        master = self._proc.pid
-        pids = [master]
         try:
             children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
         except OSError:
             children = []
-        return pids + [int(p) for p in children]
+        return [master] + [int(p) for p in children]
 
-    def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
+    async def stop(self) -> None:
+        """Stop supervising, end HAProxy (SIGTERM, then SIGKILL) and remove the node's folder."""
+        await self.supervised.stop()
         shutil.rmtree(self.paths.root, ignore_errors=True)
+
+    def kill(self) -> None:
+        """From a finaliser (no loop): end the process group at once."""
+        pid = self.pid
+        if pid is not None:
+            _kill_group(pid, signal.SIGTERM)
+
+
+def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass

@@ -21,15 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import NodePaths, render
-from actors.mitigation.haproxy_process import HAProxyProcess
+from actors.mitigation.haproxy_config import FRONTEND, NodePaths, render
+from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import Monitor
+from actors.mitigation.node_state import NodeState, put, stream_prefix
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
+from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
+from rayfleet.supervisor import ChildMetrics, Status
 from rayfleet.tasks import BackgroundTasks
 
 log = get_logger("mitigation")
@@ -45,7 +48,10 @@ class NodeError(Exception):
 
 
 def source_key(ip: str) -> str:
-    """The blacklist key of an address or CIDR (`127.0.0.1`, `10.0.0.0/8`); NodeError 422 otherwise."""
+    """The blacklist key of an address or CIDR (`127.0.0.1`, `10.0.0.0/8`); NodeError 422 otherwise,
+    also for what Python reads but HAProxy's maps cannot hold (an IPv6 zone: `fe80::1%eth0`)."""
+    if "%" in ip:
+        raise NodeError(422, f"ip: {ip!r} has a zone (%...): a map holds addresses and prefixes without zones")
     try:
         network = ipaddress.ip_network(ip.strip(), strict=False)
     except ValueError:
@@ -67,9 +73,13 @@ def sweep_stale_folders() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
+    """`wanted` when it can be bound (a restarted node keeps its address), else a free port."""
     with socket.socket() as s:
-        s.bind((host, 0))
+        try:
+            s.bind((host, wanted))
+        except OSError:
+            s.bind((host, 0))
         return int(s.getsockname()[1])
 
 
@@ -84,23 +94,29 @@ class _LogProtocol(asyncio.DatagramProtocol):
 
 
 class MitigationNode:
-    def __init__(self, node_id: str, settings: dict[str, Any] | NodeSettings) -> None:
+    def __init__(self, node_id: str, settings: dict[str, Any] | NodeSettings, fleet: str = "") -> None:
         self.node_id = node_id
-        self.settings = settings if isinstance(settings, NodeSettings) else NodeSettings.model_validate(settings)
+        base = settings if isinstance(settings, NodeSettings) else NodeSettings.model_validate(settings)
+        # what this node kept from before a restart: rules, bans, allowlist, policy (node_state.py)
+        self.state = NodeState(stream_prefix(fleet, node_id))
+        changes = self.state.policy.get("changes") or {}
+        self.settings = NodeSettings.model_validate({**base.model_dump(), **changes}) if changes else base
         self.started = time.time()
         self.port = 0
         sweep_stale_folders()
         self.paths = NodePaths(Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)))
         (self.paths.root / "owner.pid").write_text(str(os.getpid()))
-        self.proc = HAProxyProcess(self.paths)
-        self.rules: dict[str, CustomRule] = {}
+        self.proc = HAProxyProcess(self.paths, f"haproxy-{node_id}", on_restart=self._reapply)
+        self.rules: dict[str, CustomRule] = self.state.replay_rules()
         self.builtin_hits: dict[str, int] = {}
-        self.blacklist: dict[str, dict[str, Any]] = {}
-        self.geo_prefixes: dict[str, list[str]] = {}
+        self.blacklist: dict[str, dict[str, Any]] = self.state.replay_bans()
+        self.allowlist: dict[str, dict[str, Any]] = dict(self.state.allow.items())
+        self.geo_prefixes: dict[str, list[str]] = dict(self.state.policy.get("geo") or {})
         self.threats = ThreatBook()
         self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.metrics = NodeMetrics(node_id)
+        self.child_metrics = (ChildMetrics(self.metrics.own), ChildMetrics(self.metrics.fleet))
         self.monitor = Monitor(self)
         self.tasks = BackgroundTasks("mitigation")
         self._log_transport: asyncio.DatagramTransport | None = None
@@ -110,13 +126,15 @@ class MitigationNode:
     # -- lifecycle -----------------------------------------------------------
     async def start(self) -> dict[str, Any]:
         """Start HAProxy (idempotent) and the watch loop; return the node's address."""
-        if self.proc.running:
+        if self.proc.supervised.state != "stopped":  # started already (running, or being restarted)
             return self.describe()
         loop = asyncio.get_running_loop()
         transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
         self._log_transport = transport
         self.log_port = transport.get_extra_info("sockname")[1]
-        self.port = self.settings.listen_port or free_port(self.settings.listen_host)
+        self.port = self.settings.listen_port or free_port(self.settings.listen_host, self.state.policy.get("port", 0))
+        if not self.settings.listen_port and self.state.policy.get("port") != self.port:
+            self.state.policy.set("port", self.port)
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
         await self.proc.start()
@@ -124,17 +142,41 @@ class MitigationNode:
         log.info("mitigation node started", extra={"node": self.node_id, "address": self.address})
         return self.describe()
 
-    async def stop(self) -> None:
+    async def stop(self, forget: bool = False) -> None:
+        """Stop HAProxy; with `forget` (scale-down) the node's durable state goes too."""
         self.draining = True
+        if forget:
+            self.state.forget()
         await self.tasks.stop()
         await self.webhooks.close()
         if self._log_transport is not None:
             self._log_transport.close()
-        self.proc.stop()
+        await self.proc.stop()
 
     def __del__(self) -> None:  # the actor's process ending also ends HAProxy (PDEATHSIG covers a kill)
         with contextlib.suppress(Exception):
-            self.proc.stop()
+            self.proc.kill()
+
+    async def _reapply(self) -> None:
+        """After the supervisor restarted HAProxy: put the current rules, bans and geo prefixes into
+        the new process through the runtime API (each map replaced in one step), whatever the map
+        files held when it started; the policy is in the configuration it was started with."""
+        self._write_maps()
+        for path, lines in self._map_lines().items():
+            await self.proc.replace_map(path, lines)
+        self.monitor.restarted()
+        self.update_child_metrics()
+        log.warning(
+            "haproxy restarted: rules, bans and policy re-applied",
+            extra={"node": self.node_id, "restarts": self.proc.supervised.restarts, "pid": self.proc.pid},
+        )
+
+    def children(self) -> list[Status]:
+        return [self.proc.status()]
+
+    def update_child_metrics(self) -> None:
+        for metrics in self.child_metrics:
+            metrics.update(self.children())
 
     @property
     def address(self) -> str:
@@ -150,19 +192,36 @@ class MitigationNode:
         }
 
     # -- map files -------------------------------------------------------------
+    def _map_lines(self) -> dict[Path, list[str]]:
+        """Every map file's lines, from the node's current rules, bans and geo prefixes."""
+        out = {
+            self.paths.waf(kind): [f"{key} {value}" for key, value in lines]
+            for kind, lines in map_contents(list(self.rules.values()), self.settings.paranoia).items()
+        }
+        out[self.paths.blacklist] = [f"{ip} {e['expires']}" for ip, e in self.blacklist.items()]
+        out[self.paths.allow] = [f"{ip} 1" for ip in self.allowlist]
+        out[self.paths.geo] = [f"{p} {cc}" for cc, prefixes in self.geo_prefixes.items() for p in prefixes]
+        return out
+
     def _write_maps(self) -> None:
-        for kind, lines in map_contents(list(self.rules.values()), self.settings.paranoia).items():
-            _atomic_write(self.paths.waf(kind), "".join(f"{key} {value}\n" for key, value in lines))
-        _atomic_write(self.paths.blacklist, "".join(f"{ip} {e['expires']}\n" for ip, e in self.blacklist.items()))
-        geo = "".join(f"{p} {cc}\n" for cc, prefixes in self.geo_prefixes.items() for p in prefixes)
-        _atomic_write(self.paths.geo, geo)
+        for path, lines in self._map_lines().items():
+            _atomic_write(path, "".join(line + "\n" for line in lines))
 
     async def _runtime(self, command: str, payload: str | None = None, strict: bool = False) -> str:
-        """One runtime API command; with `strict`, any answer is HAProxy refusing it."""
-        answer = await self.proc.command(command, payload)
+        """One runtime API command; with `strict`, any answer is HAProxy refusing it. A data plane
+        that does not answer (being restarted by its supervisor) is NodeError 503."""
+        try:
+            answer = await self.proc.command(command, payload)
+        except (OSError, TimeoutError):
+            raise NodeError(503, f"HAProxy is not answering (supervisor: {self.proc.supervised.state})") from None
         if strict and answer.strip():
             raise NodeError(422, f"HAProxy refused the change: {answer.strip()[:300]}")
         return answer
+
+    def _require_running(self) -> None:
+        """A change the data plane cannot take now is refused before anything is recorded."""
+        if not self.proc.running:
+            raise NodeError(503, f"HAProxy is not running (supervisor: {self.proc.supervised.state})")
 
     # -- rules ---------------------------------------------------------------
     def _require_l7(self) -> None:
@@ -171,12 +230,14 @@ class MitigationNode:
 
     async def add_rule(self, pattern: str, action: str, severity: str, rule_id: str | None = None) -> dict[str, Any]:
         self._require_l7()
+        self._require_running()
         if rule_id is not None and rule_id in self.rules:
             return self.rules[rule_id].as_dict()
         try:
             rule = new_rule(pattern, action, severity, rule_id)
         except RuleError as exc:
             raise NodeError(422, str(exc)) from None
+        self.state.rules.set(rule.id, rule.as_dict())
         self.rules[rule.id] = rule
         self._write_maps()
         key = next(k for k, v in map_contents([rule], 0)[rule.map_kind])
@@ -185,6 +246,7 @@ class MitigationNode:
         try:
             await self._runtime(f"add map {self.paths.waf(rule.map_kind)}", f"{key} {rule.id}", strict=True)
         except NodeError:
+            self.state.rules.delete(rule.id)
             del self.rules[rule.id]
             self._write_maps()
             raise
@@ -195,55 +257,136 @@ class MitigationNode:
         return {"rules": rules, "total": len(rules), "builtin_hits": dict(self.builtin_hits)}
 
     async def delete_rule(self, rule_id: str) -> dict[str, Any]:
+        """Remove a rule: from the record, the node and the map files first, then from the running
+        HAProxy (a HAProxy being restarted gets the maps without it from `_reapply`)."""
         rule = self.rules.get(rule_id)
         if rule is None:
             raise NodeError(404, f"rule {rule_id} not found")
-        path = self.paths.waf(rule.map_kind)
-        refs = [
-            line.split()[0]
-            for line in (await self._runtime(f"show map {path}")).splitlines()
-            if line.split()[-1:] == [rule_id]
-        ]
-        for ref in refs:
-            await self._runtime(f"del map {path} #{ref}")
+        self.state.rules.delete(rule_id)
         del self.rules[rule_id]
         self._write_maps()
+        path = self.paths.waf(rule.map_kind)
+        try:
+            shown = await self._runtime(f"show map {path}")
+            for ref in [line.split()[0] for line in shown.splitlines() if line.split()[-1:] == [rule_id]]:
+                await self._runtime(f"del map {path} #{ref}")
+        except NodeError:
+            log.warning("rule deleted while HAProxy did not answer", extra={"node": self.node_id, "rule": rule_id})
         return {"id": rule_id, "status": "deleted"}
 
     # -- blacklist -----------------------------------------------------------
-    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]:
+    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int, source: str = "api") -> dict[str, Any]:
+        """Ban a source; `source` says who asked (api, fleet, or the rule that escalated it)."""
         key = source_key(ip)
+        self._require_running()
         expires = int(time.time()) + duration_seconds
-        self.blacklist[key] = {"ip": key, "reason": reason, "expires": expires}
-        self._write_maps()
-        await self._runtime(f"del map {self.paths.blacklist} {key}")
-        await self._runtime(f"add map {self.paths.blacklist} {key} {expires}", strict=True)
+        entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
+        await self._put_source("bans", key, entry)
         return {"ip": key, "reason": reason, "duration_seconds": duration_seconds, "expires_at": _iso(expires)}
+
+    def _source_list(self, kind: str) -> tuple[DurableMap, dict[str, dict[str, Any]], Path]:
+        if kind == "bans":
+            return self.state.bans, self.blacklist, self.paths.blacklist
+        return self.state.allow, self.allowlist, self.paths.allow
+
+    async def _put_source(self, kind: str, key: str, entry: dict[str, Any] | None) -> None:
+        """Record and apply one entry of the `bans` or `allow` list (None: remove it). What HAProxy
+        refuses, or a data plane that does not answer, leaves the list as it was."""
+        durable, memory, path = self._source_list(kind)
+        previous = memory.get(key)
+        put(durable, memory, key, entry)
+        self._write_maps()
+        try:
+            await self._runtime(f"del map {path} {key}")
+            if entry is not None:
+                await self._runtime(f"add map {path} {key} {entry.get('expires', 1)}", strict=True)
+        except NodeError:
+            put(durable, memory, key, previous)
+            self._write_maps()
+            with contextlib.suppress(NodeError):
+                if previous is not None:
+                    await self._runtime(f"add map {path} {key} {previous.get('expires', 1)}")
+            raise
+
+    async def delete_blacklist(self, ip: str) -> dict[str, Any]:
+        """Lift a ban: out of the map, and the source's stick-table entry (flood flag) cleared."""
+        key = await self._remove_source("bans", ip)
+        if "/" not in key:
+            with contextlib.suppress(NodeError):
+                await self._runtime(f"clear table {FRONTEND} key {key}")
+        return {"ip": key, "status": "deleted"}
+
+    async def _remove_source(self, kind: str, ip: str) -> str:
+        key = source_key(ip)
+        if key not in self._source_list(kind)[1]:
+            raise NodeError(404, f"{key} is not {'banned' if kind == 'bans' else 'allowed'} on this node")
+        self._require_running()
+        await self._put_source(kind, key, None)
+        return key
+
+    async def add_allow(self, ip: str, reason: str) -> dict[str, Any]:
+        """Allow a source: checked before every other check, so bans, limits and the WAF skip it."""
+        key = source_key(ip)
+        self._require_running()
+        entry = {"ip": key, "reason": reason, "created_at": _iso(time.time())}
+        await self._put_source("allow", key, entry)
+        return entry
+
+    async def delete_allow(self, ip: str) -> dict[str, Any]:
+        return {"ip": await self._remove_source("allow", ip), "status": "deleted"}
+
+    def list_allow(self) -> dict[str, Any]:
+        entries = sorted(self.allowlist.values(), key=lambda e: str(e["ip"]))
+        return {"entries": entries, "total": len(entries)}
 
     async def expire_blacklist(self) -> None:
         now = time.time()
         expired = [ip for ip, entry in self.blacklist.items() if entry["expires"] <= now]
         for ip in expired:
+            self.state.bans.delete(ip)
             del self.blacklist[ip]
-            await self._runtime(f"del map {self.paths.blacklist} {ip}")
+            with contextlib.suppress(NodeError):  # an expired entry no longer blocks in HAProxy either
+                await self._runtime(f"del map {self.paths.blacklist} {ip}")
         if expired:
             self._write_maps()
 
-    def list_blacklist(self) -> list[dict[str, Any]]:
-        return [{**e, "expires_at": _iso(e["expires"])} for e in self.blacklist.values()]
+    def list_blacklist(self) -> dict[str, Any]:
+        """Bans in force, soonest expiry first, with reason, source (api, fleet, escalation/<kind>) and expiry."""
+        return ban_list(self.blacklist.values())
 
     # -- policy (configuration changes: hitless reload) ------------------------
     async def apply_settings(
         self, changes: dict[str, Any], geo_prefixes: dict[str, list[str]] | None = None
     ) -> dict[str, Any]:
+        """Apply a policy's settings (a hitless reload). What HAProxy refuses, or a data plane that
+        does not answer, leaves the node as it was: settings, geo prefixes, record, files."""
+        self._require_running()
         updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
-        if geo_prefixes is not None:
-            self.geo_prefixes = geo_prefixes
-        self.settings = updated
+        before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
+        kept = {"changes": {**(before[2] or {}), **changes}}
+        self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
+        try:
+            await self.proc.reload()
+        except (HAProxyError, OSError, TimeoutError) as exc:
+            self._set_policy(before[0], before[1], {"changes": before[2], "geo": before[3]})
+            with contextlib.suppress(HAProxyError, OSError, TimeoutError):
+                await self.proc.reload()
+            status = 422 if isinstance(exc, HAProxyError) else 503
+            raise NodeError(
+                status, f"HAProxy did not take the policy: {str(exc)[:300] or type(exc).__name__}"
+            ) from None
+        return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
+
+    def _set_policy(self, settings: NodeSettings, geo: dict[str, list[str]] | None, kept: dict[str, Any]) -> None:
+        """Record the policy's keys (None: not set), then hold it and render the files HAProxy reads."""
+        self.state.policy.set_many({k: v for k, v in kept.items() if v is not None})
+        for key in [k for k, v in kept.items() if v is None]:
+            self.state.policy.delete(key)
+        self.settings = settings
+        if geo is not None:
+            self.geo_prefixes = geo
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
-        await self.proc.reload()
-        return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
 
     # -- events from the log stream -------------------------------------------
     def on_log(self, record: LogRecord) -> None:
@@ -271,7 +414,16 @@ class MitigationNode:
         return self.monitor.recent_events(limit)
 
     async def metrics_text(self) -> bytes:
+        self.update_child_metrics()
         return await self.metrics.render()
+
+
+def ban_list(entries: Any) -> dict[str, Any]:
+    """`{entries, total}` of bans, soonest expiry first, each with its expiry as ISO time."""
+    now = time.time()
+    live = sorted((e for e in entries if e["expires"] > now), key=lambda e: e["expires"])
+    out = [{**e, "source": e.get("source", "api"), "expires_at": _iso(e["expires"])} for e in live]
+    return {"entries": out, "total": len(out)}
 
 
 def _iso(epoch: float) -> str:

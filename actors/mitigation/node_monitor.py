@@ -16,6 +16,10 @@ from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.rules import CustomRule
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.waf_rules import category_of
+from rayfleet.logs import get_logger
+from rayfleet.supervisor import Status
+
+log = get_logger("mitigation")
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SLOWLORIS_TIMEOUTS = 3  # header timeouts from one source before it counts as a slowloris attack
@@ -65,9 +69,15 @@ class MonitoredNode(Protocol):
 
     async def expire_blacklist(self) -> None: ...
 
-    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]: ...
+    async def add_blacklist(
+        self, ip: str, reason: str, duration_seconds: int, source: str = "api"
+    ) -> dict[str, Any]: ...
 
     def raise_event(self, event: str, data: dict[str, Any]) -> None: ...
+
+    def update_child_metrics(self) -> None: ...
+
+    def children(self) -> list[Status]: ...
 
 
 class Monitor:
@@ -88,8 +98,22 @@ class Monitor:
     # -- polling ---------------------------------------------------------------
     async def poll(self) -> None:
         node = self.node
+        node.update_child_metrics()
         if not node.proc.running:
             return
+        try:
+            await self._read()
+        except (OSError, TimeoutError):  # HAProxy died between two polls: its supervisor restarts it
+            log.info("haproxy did not answer the poll", extra={"node": node.node_id})
+            return
+        self.polls += 1
+
+    def restarted(self) -> None:
+        """A new HAProxy: its counters start at zero again (Monotonic absorbs that), its CPU too."""
+        self._cpu_mark = None
+
+    async def _read(self) -> None:
+        node = self.node
         self.info = parse_info(await node.proc.command("show info"))
         stats = parse_stat(await node.proc.command("show stat"))
         self.frontend = stats.get((FRONTEND, "FRONTEND"), {})
@@ -98,7 +122,6 @@ class Monitor:
         self._update_usage()
         await self._scan_table()
         await node.expire_blacklist()
-        self.polls += 1
 
     def _update_counters(self) -> None:
         node, fe = self.node, self.frontend
@@ -161,7 +184,7 @@ class Monitor:
             return
         seconds = settings.ban_seconds * settings.escalation_multiplier ** (offences - 1)
         duration = int(min(settings.max_ban_seconds, seconds))
-        await self.node.add_blacklist(src, f"repeat {kind} (offence {offences})", duration)
+        await self.node.add_blacklist(src, f"repeat {kind} (offence {offences})", duration, f"escalation/{kind}")
 
     # -- log stream ------------------------------------------------------------
     def on_log(self, record: LogRecord) -> None:
@@ -244,6 +267,7 @@ class Monitor:
             "node_id": node.node_id,
             "address": node.address,
             "syn_cookies": _syncookies(),
+            "children": node.children(),
         }
 
     async def stats(self) -> dict[str, Any]:
@@ -267,6 +291,7 @@ class Monitor:
             "load": round(self.cpu_percent / 100.0, 3),
             "connections_active": _int(self.frontend, "scur"),
             "stats": stats,
+            "children": self.node.children(),
         }
 
     def threat_summary(self) -> dict[str, Any]:

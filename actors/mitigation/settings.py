@@ -65,6 +65,9 @@ class FleetSettings(BaseModel):
     max_nodes: int = Field(8, ge=1, le=64)
     heartbeat_interval_s: float = Field(1.0, gt=0)
     dead_after_missed: int = Field(3, ge=1, description="missed heartbeats before a node is declared dead")
+    replace_dead_nodes: bool = Field(
+        True, description="a dead node's actor is replaced by a new one (same id, port and kept state)"
+    )
     node: NodeSettings = Field(default_factory=NodeSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     asn_api_url: str = Field("", description="base URL of the ASN API (e.g. http://127.0.0.1:8000/asn)")

@@ -21,6 +21,19 @@ class Connections(BaseModel):
     total: int
 
 
+class Child(BaseModel):
+    """A process the node supervises (its HAProxy), as `rayfleet.supervisor.Status`."""
+
+    name: str
+    state: str = Field(description="starting, running, backoff, failed (restart burst spent) or stopped")
+    pid: int | None
+    restarts: int
+    last_exit: int | None = Field(description="exit code of the last exit (negative: killed by that signal)")
+    last_exit_reason: str | None
+    last_exit_at: float | None
+    since: float
+
+
 class Status(BaseModel):
     status: str
     mode: str
@@ -30,10 +43,11 @@ class Status(BaseModel):
     node_id: str
     address: str
     syn_cookies: str = Field(description="the kernel's net.ipv4.tcp_syncookies setting")
+    children: list[Child] = Field(description="the node's supervised HAProxy")
 
 
 class RuleIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
 
     pattern: str = Field(..., min_length=1, max_length=1024, description="regular expression (PCRE), case-insensitive")
     action: Literal["block", "log", "score"] = Field(
@@ -72,7 +86,7 @@ class Deleted(BaseModel):
 
 
 class BlacklistIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
 
     ip: str = Field(..., min_length=2, max_length=64, description="IPv4/IPv6 address or CIDR")
     reason: str = Field("", max_length=500)
@@ -85,6 +99,47 @@ class BlacklistEntry(BaseModel):
     duration_seconds: int
     expires_at: str | None = None
     nodes: list[str] | None = None
+    failed: dict[str, str] | None = Field(None, description="fleet: nodes that could not be reached (resynced later)")
+
+
+class Ban(BaseModel):
+    ip: str
+    reason: str
+    source: str = Field(description="who banned it: api, fleet, or escalation/<attack kind> (the repeat-flooder rule)")
+    expires: int | float = Field(description="Unix time the ban ends")
+    expires_at: str
+
+
+class BanList(BaseModel):
+    entries: list[Ban]
+    total: int
+
+
+class AllowIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    ip: str = Field(..., min_length=2, max_length=64, description="IPv4/IPv6 address or CIDR")
+    reason: str = Field("", max_length=500)
+
+
+class AllowEntry(BaseModel):
+    ip: str
+    reason: str
+    created_at: str
+    nodes: list[str] | None = None
+    failed: dict[str, str] | None = None
+
+
+class AllowList(BaseModel):
+    entries: list[AllowEntry]
+    total: int
+
+
+class Removed(BaseModel):
+    ip: str
+    status: str
+    nodes: list[str] | None = Field(None, description="fleet: nodes it was removed from")
+    failed: dict[str, str] | None = Field(None, description="fleet: nodes that could not be reached")
 
 
 class Stats(BaseModel):
@@ -104,6 +159,7 @@ class Node(BaseModel):
     load: float = Field(description="CPU of the node's HAProxy, as a fraction of one core")
     last_heartbeat: float | None = Field(None, description="Unix time of the last answered heartbeat")
     actor_pid: int | None = Field(None, description="process id of the node's Ray actor")
+    children: list[Child] = Field(default_factory=list, description="its supervised HAProxy (last heartbeat)")
 
 
 class NodeList(BaseModel):
@@ -111,13 +167,13 @@ class NodeList(BaseModel):
 
 
 class RateLimitRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     type: Literal["rate_limit"]
     value: int = Field(..., ge=1, le=1_000_000, description="requests per second per source; excess gets 429")
 
 
 class GeoBlockRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     type: Literal["geo_block"]
     countries: list[str] = Field(..., min_length=1, max_length=250)
 
@@ -126,9 +182,18 @@ PolicyRule = Annotated[RateLimitRule | GeoBlockRule, Field(discriminator="type")
 
 
 class PolicyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     name: str = Field(..., min_length=1, max_length=200)
     rules: list[PolicyRule] = Field(..., min_length=1, max_length=20)
+
+
+class PolicyView(BaseModel):
+    policy: PolicyIn | None = Field(description="the last policy deployed (without what was removed since)")
+    rate_limit_rps: int | None = Field(description="in force on every node (None: no rate limit)")
+    blocked_countries: list[str]
+    geo_prefixes: int
+    nodes: list[str] | None = None
+    failed: dict[str, str] | None = None
 
 
 class PolicyDeployed(BaseModel):
@@ -140,7 +205,7 @@ class PolicyDeployed(BaseModel):
 
 
 class ScaleIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not a number
     action: Literal["scale_up", "scale_down"]
     count: int = Field(..., ge=1, le=16)
 
@@ -166,6 +231,7 @@ class Threats(BaseModel):
 
 class FleetRule(Rule):
     nodes: list[str]
+    failed: dict[str, str] = Field(default_factory=dict, description="nodes not reached (resynced when they answer)")
 
 
 class Health(BaseModel):
@@ -173,3 +239,10 @@ class Health(BaseModel):
     nodes: int
     healthy_nodes: int
     data_plane: list[str] = Field(description="host:port of every healthy node: where protected traffic goes")
+    children: list[Child] = Field(default_factory=list, description="every node's supervised HAProxy")
+
+
+class NodeHealth(BaseModel):
+    status: str
+    node_id: str
+    children: list[Child]

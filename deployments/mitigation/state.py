@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,10 @@ class MitigationState:
             await call(self.fleet, MitigationFleet.ensure_started)
             self.started = True
         return self.fleet
+
+    async def fleet_call(self, method: Callable[..., Awaitable[dict[str, Any]]], *args: Any) -> Any:
+        """A fleet method's value (its error envelope becomes an ApiError)."""
+        return unwrap(await call(await self.ready(), method, *args))
 
     async def node(self, node_id: str, method: str, *args: Any) -> Any:
         """A node method's value through the fleet (whose envelope becomes an ApiError on refusal)."""

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from starlette.responses import JSONResponse, Response
@@ -21,6 +21,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     **KEY_ERRORS,
     422: {"model": schemas.ErrorBody, "description": "invalid body"},
 }
+
+
+def refusal(status: int, description: str) -> dict[int | str, dict[str, Any]]:
+    """An error answer for an operation's OpenAPI `responses`."""
+    return {status: {"model": schemas.ErrorBody, "description": description}}
+
+
+NO_NODE = refusal(503, "no node could apply it")
 
 public_router = APIRouter(tags=["fleet"])
 router = APIRouter(tags=["orchestrator"], responses=ERRORS)
@@ -41,6 +49,7 @@ async def health(state: State) -> JSONResponse:
         "nodes": len(nodes),
         "healthy_nodes": healthy,
         "data_plane": [n["address"] for n in nodes if n["status"] == "healthy"],
+        "children": [child for n in nodes for child in n.get("children", [])],
     }
     return JSONResponse(body, status_code=200 if body["status"] == "healthy" else 503)
 
@@ -60,10 +69,12 @@ async def nodes(state: State) -> dict[str, Any]:
     "/policy",
     response_model=schemas.PolicyDeployed,
     summary="Deploy a policy to every node (and to nodes added later)",
-    responses={503: {"model": schemas.ErrorBody, "description": "geo_block: the ASN API is unreachable"}},
+    responses={
+        503: {"model": schemas.ErrorBody, "description": "geo_block: the ASN API is unreachable; or no node applied it"}
+    },
 )
 async def policy(state: State, body: schemas.PolicyIn) -> Any:
-    return unwrap(await call(await state.ready(), MitigationFleet.apply_policy, body.model_dump()))
+    return await state.fleet_call(MitigationFleet.apply_policy, body.model_dump())
 
 
 @api.post(
@@ -73,7 +84,7 @@ async def policy(state: State, body: schemas.PolicyIn) -> Any:
     responses={409: {"model": schemas.ErrorBody, "description": "beyond max_nodes or the nodes there are"}},
 )
 async def scale(state: State, body: schemas.ScaleIn) -> Any:
-    return unwrap(await call(await state.ready(), MitigationFleet.scale, body.action, body.count))
+    return await state.fleet_call(MitigationFleet.scale, body.action, body.count)
 
 
 @api.get("/threats", response_model=schemas.Threats, summary="Threats summed over the fleet")
@@ -81,9 +92,15 @@ async def threats(state: State) -> dict[str, Any]:
     return await call(await state.ready(), MitigationFleet.threats)
 
 
-@api.post("/rules", response_model=schemas.FleetRule, status_code=201, summary="Add a WAF rule on every node")
+@api.post(
+    "/rules",
+    response_model=schemas.FleetRule,
+    status_code=201,
+    summary="Add a WAF rule on every node",
+    responses=NO_NODE,
+)
 async def add_rule(state: State, body: schemas.RuleIn) -> Any:
-    return unwrap(await call(await state.ready(), MitigationFleet.add_rule, body.pattern, body.action, body.severity))
+    return await state.fleet_call(MitigationFleet.add_rule, body.pattern, body.action, body.severity)
 
 
 @api.get("/rules", response_model=schemas.RuleList, summary="Fleet-wide rules")
@@ -95,16 +112,78 @@ async def list_rules(state: State) -> dict[str, Any]:
     "/rules/{rule_id}",
     response_model=schemas.Deleted,
     summary="Remove a fleet-wide rule everywhere",
-    responses={404: {"model": schemas.ErrorBody, "description": "no such fleet-wide rule"}},
+    responses=refusal(404, "no such fleet-wide rule"),
 )
 async def delete_rule(state: State, rule_id: str) -> Any:
-    return unwrap(await call(await state.ready(), MitigationFleet.delete_rule, rule_id))
+    return await state.fleet_call(MitigationFleet.delete_rule, rule_id)
 
 
-@api.post("/blacklist", response_model=schemas.BlacklistEntry, status_code=201, summary="Block a source fleet-wide")
+@api.post(
+    "/blacklist",
+    response_model=schemas.BlacklistEntry,
+    status_code=201,
+    summary="Block a source fleet-wide",
+    responses=NO_NODE,
+)
 async def blacklist(state: State, body: schemas.BlacklistIn) -> Any:
     fleet = await state.ready()
     return unwrap(await call(fleet, MitigationFleet.add_blacklist, body.ip, body.reason, body.duration_seconds))
+
+
+@api.get("/blacklist", response_model=schemas.BanList, summary="Fleet-wide bans, with reason, source and expiry")
+async def list_blacklist(state: State) -> dict[str, Any]:
+    return await call(await state.ready(), MitigationFleet.list_blacklist)
+
+
+@api.delete(
+    "/blacklist/{ip:path}",
+    response_model=schemas.Removed,
+    summary="Lift a fleet-wide ban on every node",
+    responses=refusal(404, "not banned fleet-wide"),
+)
+async def delete_blacklist(state: State, ip: str) -> Any:
+    return await state.fleet_call(MitigationFleet.delete_blacklist, ip)
+
+
+@api.post(
+    "/allowlist",
+    response_model=schemas.AllowEntry,
+    status_code=201,
+    summary="Allow a source on every node (and on nodes added later)",
+    responses=NO_NODE,
+)
+async def add_allow(state: State, body: schemas.AllowIn) -> Any:
+    return await state.fleet_call(MitigationFleet.add_allow, body.ip, body.reason)
+
+
+@api.get("/allowlist", response_model=schemas.AllowList, summary="The fleet's allowlist")
+async def list_allow(state: State) -> dict[str, Any]:
+    return await call(await state.ready(), MitigationFleet.list_allow)
+
+
+@api.delete(
+    "/allowlist/{ip:path}",
+    response_model=schemas.Removed,
+    summary="Remove a source from the fleet's allowlist",
+    responses=refusal(404, "not on the fleet's allowlist"),
+)
+async def delete_allow(state: State, ip: str) -> Any:
+    return await state.fleet_call(MitigationFleet.delete_allow, ip)
+
+
+@api.get("/policy", response_model=schemas.PolicyView, summary="The policy in force")
+async def get_policy(state: State) -> dict[str, Any]:
+    return await call(await state.ready(), MitigationFleet.get_policy)
+
+
+@api.delete(
+    "/policy/{kind}",
+    response_model=schemas.PolicyView,
+    summary="Remove the rate limit or the geo block from every node",
+    responses=refusal(404, "none in force"),
+)
+async def remove_policy(state: State, kind: Literal["rate_limit", "geo_block"]) -> Any:
+    return await state.fleet_call(MitigationFleet.remove_policy, kind)
 
 
 router.include_router(api)

@@ -26,10 +26,10 @@ router = APIRouter(responses=ERRORS, tags=["node"])
 api = APIRouter(prefix="/api/v1")
 
 
-@public_router.get("/health", summary="Liveness of this node (no key)")
+@public_router.get("/health", response_model=schemas.NodeHealth, summary="Liveness of this node (no key)")
 async def health(state: State, node_id: NodeId) -> dict[str, Any]:
     status = await state.node(node_id, "status")
-    return {"status": status["health"], "node_id": status["node_id"]}
+    return {"status": status["health"], "node_id": status["node_id"], "children": status["children"]}
 
 
 @router.get("/metrics", summary="This node's service_* metrics", **METRICS_ROUTE)
@@ -72,6 +72,36 @@ async def delete_rule(state: State, node_id: NodeId, rule_id: str) -> Any:
 )
 async def blacklist(state: State, node_id: NodeId, body: schemas.BlacklistIn) -> Any:
     return await state.node(node_id, "add_blacklist", body.ip, body.reason, body.duration_seconds)
+
+
+@api.get("/blacklist", response_model=schemas.BanList, summary="Bans in force, with reason, source and expiry")
+async def list_blacklist(state: State, node_id: NodeId) -> Any:
+    return await state.node(node_id, "list_blacklist")
+
+
+@api.delete("/blacklist/{ip:path}", response_model=schemas.Removed, summary="Lift a ban (an IP or a CIDR)")
+async def delete_blacklist(state: State, node_id: NodeId, ip: str) -> Any:
+    return await state.node(node_id, "delete_blacklist", ip)
+
+
+@api.post(
+    "/allowlist",
+    response_model=schemas.AllowEntry,
+    status_code=201,
+    summary="Allow a source: checked first, it skips bans, limits and the WAF",
+)
+async def add_allow(state: State, node_id: NodeId, body: schemas.AllowIn) -> Any:
+    return await state.node(node_id, "add_allow", body.ip, body.reason)
+
+
+@api.get("/allowlist", response_model=schemas.AllowList, summary="Allowed sources")
+async def list_allow(state: State, node_id: NodeId) -> Any:
+    return await state.node(node_id, "list_allow")
+
+
+@api.delete("/allowlist/{ip:path}", response_model=schemas.Removed, summary="Remove a source from the allowlist")
+async def delete_allow(state: State, node_id: NodeId, ip: str) -> Any:
+    return await state.node(node_id, "delete_allow", ip)
 
 
 @api.get("/stats", response_model=schemas.Stats, summary="Counters read from the data plane")

@@ -11,6 +11,7 @@ from actors.mitigation.fleet import MitigationFleet, NodeEntry
 from actors.mitigation.node import NodeError
 from actors.mitigation.settings import FleetSettings
 from rayfleet.state import LocalActorHandle
+from tests.actors.mitigation.durable_store import _own_durable_store  # noqa: F401 - autouse: a store per test
 
 
 class FakeNode:
@@ -38,7 +39,7 @@ class FakeNode:
     async def delete_rule(self, rule_id: str) -> dict[str, Any]:
         raise NodeError(404, f"rule {rule_id} not found")
 
-    async def add_blacklist(self, ip: str, reason: str, duration: int) -> dict[str, Any]:
+    async def add_blacklist(self, ip: str, reason: str, duration: int, source: str = "api") -> dict[str, Any]:
         self.calls.append(("add_blacklist", (ip, reason, duration)))
         return {}
 
@@ -49,7 +50,7 @@ class FakeNode:
             "attack_types": {"waf": 3},
         }
 
-    async def stop(self) -> None:
+    async def stop(self, forget: bool = False) -> None:
         self.stopped = True
 
 
@@ -79,7 +80,7 @@ async def test_calls_to_unknown_or_dead_nodes_and_refusals_come_back_as_envelope
 
 
 async def test_a_node_is_dead_after_the_missed_heartbeats_and_recovers_when_it_answers():
-    fleet, (_, second) = _fleet(2, dead_after_missed=2)
+    fleet, (_, second) = _fleet(2, dead_after_missed=2, replace_dead_nodes=False)
     second.down = True
     await fleet.check_health()
     assert fleet.nodes["node-2"].status == "healthy" and fleet.nodes["node-2"].missed == 1

@@ -85,12 +85,18 @@ class FakeNode:
     async def expire_blacklist(self) -> None:
         self.expiries += 1
 
-    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int) -> dict[str, Any]:
+    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int, source: str = "api") -> dict[str, Any]:
         self.blacklisted.append((ip, reason, duration_seconds))
         return {}
 
     def raise_event(self, event: str, data: dict[str, Any]) -> None:
         self.events.append((event, data))
+
+    def update_child_metrics(self) -> None:
+        pass
+
+    def children(self) -> list[Any]:
+        return []
 
 
 def _record(src: str = "10.0.0.9", **fields: Any) -> LogRecord:

@@ -20,6 +20,7 @@ from deployments.mitigation.app import create_app
 from deployments.mitigation.config import MitigationConfig
 from deployments.mitigation.state import MitigationState
 from rayfleet.state import LocalActorHandle
+from tests.actors.mitigation.durable_store import _own_durable_store  # noqa: F401 - autouse: a store per test
 from tests.actors.mitigation.origin import static_origin
 
 _FLEETS = itertools.count(1)
@@ -37,8 +38,10 @@ def fleet_settings(origin: str, **node: Any) -> FleetSettings:
     webhooks = node.pop("webhooks", None)
     asn = node.pop("asn_api_url", "")
     initial = node.pop("initial_nodes", 1)
+    replace = node.pop("replace_dead_nodes", True)
     return FleetSettings(
         initial_nodes=initial,
+        replace_dead_nodes=replace,
         heartbeat_interval_s=0.3,
         node=NodeSettings(origin=origin, **node),
         webhooks=webhooks or WebhookSettings(),

@@ -92,6 +92,8 @@ async def test_a_repeat_flooder_is_blacklisted_longer_each_time(make_fleet):
     after = int(time.time()) + 1
     entry = fleet.node().blacklist["127.0.0.91"]
     assert entry["reason"].startswith("repeat http_flood (offence 2)")
+    listed = (await fleet.client.get("/nodes/node-1/api/v1/blacklist")).json()["entries"]
+    assert [(e["ip"], e["source"]) for e in listed] == [("127.0.0.91", "escalation/http_flood")]  # the rule
     # expires = (whole second the ban was set) + duration, set between `before` and `after`:
     # the duration is ban_seconds x 3 = 3 whatever the machine's speed
     assert entry["expires"] - after <= 3 <= entry["expires"] - before

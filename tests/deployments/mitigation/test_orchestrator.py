@@ -12,6 +12,7 @@ from deployments.asn.app import create_app as create_asn_app
 from tests.deployments.asn.conftest import API_KEY as ASN_KEY
 from tests.deployments.asn.conftest import tiny_config
 from tests.deployments.asn.tinydata import PREFIX_ROWS, write_dataset
+from tests.deployments.mitigation.conftest import Fleet, fleet_settings
 from tests.deployments.mitigation.receivers import serve_in_thread
 from tests.polling import eventually
 
@@ -116,7 +117,7 @@ def asn_api(tmp_path: Path):
         yield url
 
 
-async def test_geo_block_uses_the_asn_apis_country_prefixes(make_fleet, asn_api):
+async def asn_loaded(asn_api: str) -> None:
     async with httpx.AsyncClient(trust_env=False) as probe:  # the dataset loads in the background
 
         async def loaded() -> bool:
@@ -124,6 +125,10 @@ async def test_geo_block_uses_the_asn_apis_country_prefixes(make_fleet, asn_api)
             return answer.status_code == 200
 
         await eventually(loaded, what="the ASN dataset loaded")
+
+
+async def test_geo_block_uses_the_asn_apis_country_prefixes(make_fleet, asn_api):
+    await asn_loaded(asn_api)
     fleet = await make_fleet(asn_api_url=asn_api)
     fleet.fleet.settings = fleet.fleet.settings.model_copy(update={"asn_api_key": ASN_KEY})
     body = {"name": "no-dk", "rules": [{"type": "geo_block", "countries": ["dk"]}]}
@@ -135,6 +140,30 @@ async def test_geo_block_uses_the_asn_apis_country_prefixes(make_fleet, asn_api)
         with pytest.raises(httpx.TransportError):
             await danish.get(fleet.node_url() + "/")
         assert (await other.get(fleet.node_url() + "/")).status_code == 200
+
+    removed = await fleet.client.delete(f"{API}/policy/geo_block")  # lifted again
+    assert removed.status_code == 200 and removed.json()["blocked_countries"] == []
+    assert removed.json()["geo_prefixes"] == 0 and fleet.node().paths.geo.read_text() == ""
+    async with from_source("127.0.0.70") as danish:
+        assert (await danish.get(fleet.node_url() + "/")).status_code == 200
+    assert (await fleet.client.delete(f"{API}/policy/geo_block")).status_code == 404
+
+
+async def test_blocked_countries_in_the_config_are_applied_at_start(origin, asn_api):
+    await asn_loaded(asn_api)
+    settings = fleet_settings(origin, asn_api_url=asn_api, blocked_countries=["dk"])
+    fleet = Fleet(settings.model_copy(update={"asn_api_key": ASN_KEY}))
+    try:
+        await fleet.handle.ensure_started.remote()
+        shown = (await fleet.client.get(f"{API}/policy")).json()
+        assert shown["blocked_countries"] == ["DK"] and shown["geo_prefixes"] == 1
+        assert shown["policy"]["name"] == "config: node.blocked_countries"
+        async with from_source("127.0.0.70") as danish, from_source("127.0.0.20") as other:
+            with pytest.raises(httpx.TransportError):
+                await danish.get(fleet.node_url() + "/")
+            assert (await other.get(fleet.node_url() + "/")).status_code == 200
+    finally:
+        await fleet.close()
 
 
 async def test_fleet_blacklist_reaches_every_node_and_later_ones(fleet):
@@ -194,7 +223,7 @@ async def test_health_needs_no_key_and_the_api_does(fleet):
 
 
 async def test_a_node_whose_data_plane_died_is_reported_unhealthy(fleet):
-    fleet.node().proc.stop()
+    await fleet.node().proc.stop()  # stopped for good: its supervisor does not restart it
 
     async def status() -> str:
         return str((await fleet.client.get(f"{API}/nodes")).json()["nodes"][0]["status"])

@@ -1,0 +1,141 @@
+"""State that survives (issue 23): a node actor that dies is replaced by one that replays its rules,
+bans and policy into a new HAProxy on the same address; a restarted fleet brings back its nodes,
+policy, rules and bans. Checked with real traffic through HAProxy from distinct loopback sources."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import httpx
+
+from actors.mitigation.fleet import MitigationFleet
+from rayfleet.state import LocalActorHandle
+from tests.deployments.mitigation.conftest import Fleet
+from tests.doubles.dead_actor import DeadActorHandle
+from tests.polling import eventually
+
+NODE = "/nodes/node-1/api/v1"
+API = "/api/v1"
+
+
+async def crash(fleet: Fleet, node_id: str = "node-1") -> int:
+    """Kill a node actor: its loops end, PR_SET_PDEATHSIG takes its HAProxy (master and workers),
+    and every later call on its handle fails. Returns the dead HAProxy master's pid."""
+    node = fleet.node(node_id)
+    pids = node.proc.process_ids()
+    await node.proc.supervised.detach()  # its supervisor was a task of the dead process
+    await node.tasks.stop()
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    if node._log_transport is not None:
+        node._log_transport.close()
+    fleet.fleet.nodes[node_id].handle = DeadActorHandle(f"{fleet.fleet.name}-{node_id}")
+    return pids[0]
+
+
+async def get(url: str, source: str, keepalive: bool = False) -> int:
+    """The status of GET `url` from the loopback address `source` (0: the connection was refused)."""
+    transport = httpx.AsyncHTTPTransport(local_address=source)
+    async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=5.0) as client:
+        try:
+            return (await client.get(url)).status_code
+        except httpx.TransportError:
+            return 0
+
+
+async def statuses(url: str, source: str, count: int) -> list[int]:
+    """`count` requests on one keep-alive connection from `source`."""
+    transport = httpx.AsyncHTTPTransport(local_address=source)
+    async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=5.0) as client:
+        return [(await client.get(url)).status_code for _ in range(count)]
+
+
+async def protect(fleet: Fleet) -> dict[str, Any]:
+    """A rule, node and fleet bans (one about to expire) and a rate-limit policy."""
+    client = fleet.client
+    rule = await client.post(f"{NODE}/rules", json={"pattern": "kept-evil-[0-9]+", "action": "block"})
+    assert rule.status_code == 201
+    for ip, seconds in (("127.0.0.2", 600), ("127.0.0.3", 1)):
+        response = await client.post(
+            f"{NODE}/blacklist", json={"ip": ip, "reason": "kept", "duration_seconds": seconds}
+        )
+        assert response.status_code == 201
+    assert (await client.post(f"{API}/blacklist", json={"ip": "127.0.0.5", "duration_seconds": 600})).status_code == 201
+    assert (
+        await client.post(f"{NODE}/blacklist", json={"ip": "127.0.0.10", "duration_seconds": 600})
+    ).status_code == 201
+    assert (await client.post(f"{NODE}/allowlist", json={"ip": "127.0.0.10", "reason": "kept"})).status_code == 201
+    policy = {"name": "kept", "rules": [{"type": "rate_limit", "value": 7}]}
+    assert (await client.post(f"{API}/policy", json=policy)).status_code == 200
+    return {"rule": rule.json()["id"], "policy": policy}
+
+
+async def assert_enforced(url: str) -> None:
+    assert await get(url + "/", "127.0.0.2") == 0  # node ban: refused at connection time
+    assert await get(url + "/", "127.0.0.5") == 0  # fleet ban
+    assert await get(url + "/?q=kept-evil-42", "127.0.0.4") == 403  # the rule
+    assert await get(url + "/", "127.0.0.4") == 200
+    assert await get(url + "/", "127.0.0.3") == 200  # the expired ban was not brought back
+    assert await get(url + "/", "127.0.0.10") == 200  # allowed: the allowlist still comes first
+    assert 429 in await statuses(url + "/", "127.0.0.6", 20)  # the policy's rate limit
+
+
+async def test_a_killed_node_actor_is_replaced_with_its_rules_bans_and_policy(fleet):
+    kept = await protect(fleet)
+    old = fleet.node()
+    address = old.address
+    dead_master = await crash(fleet)
+
+    def replaced() -> bool:
+        entry = fleet.fleet.nodes["node-1"]
+        return isinstance(entry.handle, LocalActorHandle) and entry.status == "healthy"
+
+    await eventually(replaced, timeout=20, what="the dead node replaced by the fleet's health check")
+    node = fleet.node()
+    assert node is not old  # a new actor, which knew nothing but what it replayed
+    assert node.proc.pid != dead_master and node.address == address  # a new HAProxy, the same address
+    await eventually(lambda: "127.0.0.3" not in node.blacklist, timeout=5, what="the short ban expired")
+    await assert_enforced(f"http://{address}")
+    assert "127.0.0.3" not in node.paths.blacklist.read_text()
+    listed = (await fleet.client.get(f"{NODE}/rules")).json()
+    assert [r["id"] for r in listed["rules"]] == [kept["rule"]]
+    assert node.settings.rate_limit_rps == 7
+
+
+async def test_a_restarted_fleet_brings_back_its_nodes_policy_rules_and_bans(make_fleet):
+    fleet = await make_fleet()
+    kept = await protect(fleet)
+    fleet_rule = (await fleet.client.post(f"{API}/rules", json={"pattern": "fleet-evil", "action": "block"})).json()
+    settings, name = fleet.fleet.settings, fleet.fleet.name
+    await fleet.fleet.shutdown()  # every actor gone (a head restart): nothing in memory is left
+
+    again = MitigationFleet(settings, name=name)
+    try:
+        assert await again.ensure_started() == 1
+        assert again.policy == kept["policy"] and again.policy_changes == {"rate_limit_rps": 7}
+        assert set(again.rules) == {fleet_rule["id"]} and set(again.blacklist) == {"127.0.0.5"}
+        url = f"http://{again.nodes['node-1'].address}"
+        await eventually(lambda: "127.0.0.3" not in again.nodes["node-1"].handle.instance.blacklist, timeout=5)
+        await assert_enforced(url)
+        assert await get(url + "/?x=fleet-evil", "127.0.0.4") == 403
+    finally:
+        await again.shutdown()
+
+
+async def test_a_node_scaled_down_is_forgotten(make_fleet):
+    fleet = await make_fleet(initial_nodes=2)
+    await fleet.client.post("/nodes/node-2/api/v1/blacklist", json={"ip": "127.0.0.7", "duration_seconds": 600})
+    scaled = await fleet.client.post(f"{API}/scale", json={"action": "scale_down", "count": 1})
+    assert scaled.json()["nodes"] == ["node-2"]
+    settings, name = fleet.fleet.settings, fleet.fleet.name
+    await fleet.fleet.shutdown()
+    again = MitigationFleet(settings, name=name)
+    try:
+        assert await again.ensure_started() == 1 and list(again.nodes) == ["node-1"]
+        added = await again.scale("scale_up", 1)  # a new node gets a new id and none of node-2's bans
+        node = again.nodes[added["value"]["nodes"][0]].handle.instance
+        assert node.node_id == "node-3" and node.blacklist == {}
+    finally:
+        await again.shutdown()

@@ -411,12 +411,12 @@ def _chaos(launched: Launched, faults: Faults, rng: random.Random, args: argpars
     kinds = schedule(rng)
     deadline = time.monotonic() + args.minutes * 60
     while not stop.wait(args.fault_every) and time.monotonic() < deadline:
-        kind = next(kinds)
+        kind, at = next(kinds), time.time()  # the fault's time is when it strikes, not when the call returns
         try:
             what = faults.kinds()[kind]()
         except Exception as exc:  # nothing of that kind to kill right now
             what = f"skipped ({type(exc).__name__}: {exc})"
-        injected.append((time.time(), kind, what))
+        injected.append((at, kind, what))
         print(f"{time.strftime('%H:%M:%S')} fault {kind}: {what}", flush=True)
     stop.set()
     for t in threads:

@@ -100,7 +100,11 @@ class WebfilterState:
             config=config,
             store=store,
             auth=rf_state.actor(
-                AuthState, "webfilter_auth", lockout.lockout_attempts, float(lockout.lockout_window_seconds)
+                AuthState,
+                "webfilter_auth",
+                lockout.lockout_attempts,
+                float(lockout.lockout_window_seconds),
+                durable_dsn=config.durable_store,
             ),
             logs=rf_state.actor(
                 LogStore, "webfilter_logs", str(root / "logs.duckdb"), None, config.tail_interval_seconds

@@ -1,8 +1,10 @@
 """The named actor that owns the data plane: one Squid and one dnsmasq for every replica.
 
-Squid and dnsmasq die with this actor's process (PR_SET_PDEATHSIG), so stopping the Ray
-cluster (or the test process, for the in-process stand-in) leaves nothing running.
-Calls are serialised like any actor's, so reconfigurations never interleave.
+Squid and dnsmasq are supervised children (`rayfleet.supervisor`): a child that dies is restarted on
+the same port with the policy last applied. They die with this actor's process (PR_SET_PDEATHSIG and
+the data plane's watchdog), so stopping the Ray cluster (or the test process, for the in-process
+stand-in) leaves nothing running; a restarted actor ends what its predecessor left and takes the same
+port. Calls are serialised like any actor's, so reconfigurations never interleave.
 """
 
 from __future__ import annotations
@@ -21,15 +23,15 @@ class ProxyOwner:
         self.plane = DataPlane(Path(root), settings)
 
     def ensure(self, policy: Policy) -> PlaneStatus:
-        """Start the data plane if it is not running, else apply `policy`; returns the status."""
-        if not self.plane.running():
-            self.plane.stop()
+        """Start the data plane if it was not started, else apply `policy`; returns the status. (A child that
+        died is its supervisor's to restart, not this call's.)"""
+        if self.plane.supervisor is None:
             return self.plane.start(policy)
         self.plane.apply(policy)
         return self.plane.status()
 
     def apply(self, policy: Policy) -> dict[str, Any]:
-        if not self.plane.running():
+        if self.plane.supervisor is None:
             return self.ensure(policy)["last_apply"] or {"changed": True, "started": True}
         return self.plane.apply(policy)
 

@@ -27,7 +27,9 @@ from rayfleet import state as rf_state
 from rayfleet.config import ConfigError
 from rayfleet.http import Network, parse_networks
 from rayfleet.logs import register_secret
+from rayfleet.metrics import Metrics
 from rayfleet.state import ActorHandle, call
+from rayfleet.supervisor import ChildMetrics
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -76,10 +78,13 @@ class WebfilterState:
     ca_key: Path
     public_check: Callable[[str], bool] | None = None  # is an import URL's address public; injectable in tests
     applies: Coalesced = field(default_factory=Coalesced)
+    metrics: Metrics = field(default_factory=lambda: Metrics("webfilter"))
     fanout: Fanout = field(init=False)
+    children: ChildMetrics = field(init=False)  # Squid's and dnsmasq's supervisors in /metrics
 
     def __post_init__(self) -> None:
         self.fanout = Fanout(self.logs, self.store)
+        self.children = ChildMetrics(self.metrics)
 
     @classmethod
     def from_ray(cls, config: WebfilterConfig) -> WebfilterState:

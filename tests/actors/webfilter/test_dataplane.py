@@ -7,6 +7,7 @@ dnsmasq on loopback; the failure paths use small scripts in their place, whose b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,6 +27,7 @@ import pytest
 
 from actors.webfilter.dataplane import DataPlane, DataPlaneError, ProxySettings, _write_atomic, free_dns_address
 from actors.webfilter.squidconf import Policy
+from rayfleet.supervisor import RestartPolicy
 from tests.conftest import free_port
 from tests.deployments.webfilter.conftest import require_dataplane
 from tests.polling import eventually_sync
@@ -304,3 +306,102 @@ def test_a_folder_squids_user_cannot_reach_moves_to_a_private_one_that_stop_remo
 def test_dnsmasq_gets_a_loopback_address_whose_port_53_is_free():
     address = free_dns_address()
     assert address.startswith("127.53.")
+
+
+# --- supervision: Squid and dnsmasq are children of rayfleet.supervisor ---------------------------------
+
+
+@contextlib.contextmanager
+def supervised(folder: Path) -> Iterator[DataPlane]:
+    """A plane of its own whose children wait a second before a restart (time to act while one is down)."""
+    require_dataplane()
+    slow = RestartPolicy(initial_backoff=1.0, max_backoff=1.0, burst=10, window=60.0, probe_interval=0.5)
+    running = DataPlane(folder, ProxySettings(hosts=HOSTS), policy=slow)
+    running.start(_policy())
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _child(plane: DataPlane, name: str) -> dict:
+    return dict(next(c for c in plane.children() if c["name"] == name))
+
+
+def test_a_squid_killed_with_sigkill_is_restarted_on_the_same_port_with_the_policy_applied_meanwhile(tmp_path, origin):
+    with supervised(tmp_path) as plane:
+        _squid_comes_back(plane, origin)
+
+
+def _squid_comes_back(plane: DataPlane, origin: int) -> None:
+    port, pid = plane.port, plane.squid.pid
+    os.kill(pid, signal.SIGKILL)
+    eventually_sync(lambda: _child(plane, "squid")["state"] == "backoff", what="the supervisor saw Squid die")
+    assert not plane.running()
+    # an edit while Squid is down is written, and the restarted Squid enforces it
+    plane.apply(_policy(domain_blacklist=["sinkholed.test", "allowed.test"]))
+    eventually_sync(plane.running, timeout=10, what="Squid restarted by its supervisor")
+    status = plane.status()
+    assert status["port"] == port and status["squid_pid"] != pid
+    child = _child(plane, "squid")
+    assert child["restarts"] == 1 and child["last_exit"] == -signal.SIGKILL
+    assert child["last_exit_reason"] == "killed by SIGKILL"
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 403
+        assert client.get(f"http://127.0.0.1:{origin}/page.txt").status_code == 200
+
+
+def test_a_killed_dnsmasq_comes_back_on_its_address_with_the_current_sinkhole(tmp_path):
+    with supervised(tmp_path) as plane:
+        _dnsmasq_comes_back(plane)
+
+
+def _dnsmasq_comes_back(plane: DataPlane) -> None:
+    address, pid = plane.dns, plane.dnsmasq.pid
+    os.kill(pid, signal.SIGKILL)
+    eventually_sync(lambda: _child(plane, "dnsmasq")["state"] == "backoff", what="the supervisor saw dnsmasq die")
+    plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
+    eventually_sync(lambda: plane.dnsmasq is not None, timeout=10, what="dnsmasq restarted")
+    assert plane.dns == address and plane.dnsmasq.pid != pid
+    assert _child(plane, "dnsmasq")["restarts"] == 1
+    eventually_sync(lambda: _resolve(address, "late.test") == ["0.0.0.0"], what="the new sinkhole answered")
+    assert _resolve(address, "allowed.test") == ["127.0.0.1"]
+
+
+def test_a_restarted_owner_ends_what_its_killed_predecessor_left_and_takes_the_same_port(tmp_path):
+    """The proxy actor restarted (its process killed): the new one must not get a new port."""
+    require_dataplane()
+    folder = tmp_path / "plane"
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path\n"
+            "from actors.webfilter.dataplane import DataPlane, ProxySettings\n"
+            "from actors.webfilter.squidconf import Policy\n"
+            "plane = DataPlane(Path(sys.argv[1]), ProxySettings())\n"
+            "plane.start(Policy())\n"
+            "print(plane.port, plane.dns, plane.squid.pid, plane.root, flush=True)\n"
+            "sys.stdin.read()\n",
+            str(folder),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
+        text=True,
+    )
+    assert owner.stdout is not None
+    port, dns, squid, root = owner.stdout.readline().split()
+    old_watchdog = int((Path(root) / "run" / "watchdog.pid").read_text())
+    owner.send_signal(signal.SIGKILL)
+    owner.wait(timeout=10)
+    successor = DataPlane(folder, ProxySettings())
+    try:
+        successor.start(Policy())  # at once: before the old watchdog's next look
+        assert successor.root == Path(root)  # the same folder, even when it is the private fallback
+        assert (successor.port, successor.dns) == (int(port), dns)
+        assert not _alive(int(squid)) and successor.running()
+        assert successor.squid.pid != int(squid)
+        assert not _alive(old_watchdog)  # ended, so it cannot kill the new Squid by the shared pid file
+    finally:
+        successor.stop()

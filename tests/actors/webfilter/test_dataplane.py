@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,10 +27,11 @@ import httpx
 import pytest
 
 from actors.webfilter.dataplane import DataPlane, DataPlaneError, ProxySettings, _write_atomic, free_dns_address
+from actors.webfilter.proxy import ProxyOwner
 from actors.webfilter.squidconf import Policy
 from rayfleet.supervisor import RestartPolicy
 from tests.conftest import free_port
-from tests.deployments.webfilter.conftest import require_dataplane
+from tests.deployments.webfilter.conftest import require_dataplane, state_folder
 from tests.polling import eventually_sync
 
 HOSTS = {"allowed.test": "127.0.0.1"}
@@ -405,3 +407,41 @@ def test_a_restarted_owner_ends_what_its_killed_predecessor_left_and_takes_the_s
         assert not _alive(old_watchdog)  # ended, so it cannot kill the new Squid by the shared pid file
     finally:
         successor.stop()
+
+
+def test_a_restarted_proxy_actor_serves_the_last_policy_on_the_same_port_before_any_call(tmp_path):
+    """Ray restarts the proxy actor after its process died: it must not wait for the next edit."""
+    require_dataplane()
+    folder = state_folder()
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from actors.webfilter.dataplane import ProxySettings\n"
+            "from actors.webfilter.proxy import ProxyOwner\n"
+            "from actors.webfilter.squidconf import Policy\n"
+            "owner = ProxyOwner(sys.argv[1], ProxySettings(hosts={'allowed.test': '127.0.0.1'}))\n"
+            "status = owner.ensure(Policy(domain_blacklist=['sinkholed.test']))\n"
+            "print(status['port'], status['dns'], flush=True)\n"
+            "sys.stdin.read()\n",
+            str(folder),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
+        text=True,
+    )
+    assert owner.stdout is not None
+    port, dns = owner.stdout.readline().split()
+    owner.send_signal(signal.SIGKILL)
+    owner.wait(timeout=10)
+    restarted = ProxyOwner(str(folder), ProxySettings(hosts=HOSTS))
+    try:
+        status = restarted.status()
+        assert status["running"] and status["dns_running"]
+        assert (status["port"], status["dns"]) == (int(port), dns)
+        assert _resolve(dns, "sinkholed.test") == ["0.0.0.0"]
+    finally:
+        restarted.stop()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -370,33 +370,41 @@ def _dnsmasq_comes_back(plane: DataPlane) -> None:
     assert _resolve(address, "allowed.test") == ["127.0.0.1"]
 
 
-def test_a_restarted_owner_ends_what_its_killed_predecessor_left_and_takes_the_same_port(tmp_path):
-    """The proxy actor restarted (its process killed): the new one must not get a new port."""
-    require_dataplane()
-    folder = tmp_path / "plane"
+def _killed_owner(
+    code: str, folder: Path, before_kill: Callable[[str], str] = lambda line: ""
+) -> tuple[list[str], str]:
+    """Run `code` (an owner of `folder`, which prints one line) in a process of its own, then SIGKILL it as
+    Ray's restart of a dead actor would find it; returns the printed line's words and what `before_kill`
+    read (given the line) while the owner was still alive."""
     owner = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from pathlib import Path\n"
-            "from actors.webfilter.dataplane import DataPlane, ProxySettings\n"
-            "from actors.webfilter.squidconf import Policy\n"
-            "plane = DataPlane(Path(sys.argv[1]), ProxySettings())\n"
-            "plane.start(Policy())\n"
-            "print(plane.port, plane.dns, plane.squid.pid, plane.root, flush=True)\n"
-            "sys.stdin.read()\n",
-            str(folder),
-        ],
+        [sys.executable, "-c", f"import sys\n{code}sys.stdin.read()\n", str(folder)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
         text=True,
     )
     assert owner.stdout is not None
-    port, dns, squid, root = owner.stdout.readline().split()
-    old_watchdog = int((Path(root) / "run" / "watchdog.pid").read_text())
+    line = owner.stdout.readline()
+    read = before_kill(line)
     owner.send_signal(signal.SIGKILL)
     owner.wait(timeout=10)
+    return line.split(), read
+
+
+def test_a_restarted_owner_ends_what_its_killed_predecessor_left_and_takes_the_same_port(tmp_path):
+    """The proxy actor restarted (its process killed): the new one must not get a new port."""
+    require_dataplane()
+    folder = tmp_path / "plane"
+    (port, dns, squid, root), old_watchdog = _killed_owner(
+        "from pathlib import Path\n"
+        "from actors.webfilter.dataplane import DataPlane, ProxySettings\n"
+        "from actors.webfilter.squidconf import Policy\n"
+        "plane = DataPlane(Path(sys.argv[1]), ProxySettings())\n"
+        "plane.start(Policy())\n"
+        "print(plane.port, plane.dns, plane.squid.pid, plane.root, flush=True)\n",
+        folder,
+        before_kill=lambda line: (Path(line.split()[3]) / "run" / "watchdog.pid").read_text(),
+    )
     successor = DataPlane(folder, ProxySettings())
     try:
         successor.start(Policy())  # at once: before the old watchdog's next look
@@ -404,7 +412,7 @@ def test_a_restarted_owner_ends_what_its_killed_predecessor_left_and_takes_the_s
         assert (successor.port, successor.dns) == (int(port), dns)
         assert not _alive(int(squid)) and successor.running()
         assert successor.squid.pid != int(squid)
-        assert not _alive(old_watchdog)  # ended, so it cannot kill the new Squid by the shared pid file
+        assert not _alive(int(old_watchdog))  # ended, so it cannot kill the new Squid by the shared pid file
     finally:
         successor.stop()
 
@@ -413,29 +421,15 @@ def test_a_restarted_proxy_actor_serves_the_last_policy_on_the_same_port_before_
     """Ray restarts the proxy actor after its process died: it must not wait for the next edit."""
     require_dataplane()
     folder = state_folder()
-    owner = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys\n"
-            "from actors.webfilter.dataplane import ProxySettings\n"
-            "from actors.webfilter.proxy import ProxyOwner\n"
-            "from actors.webfilter.squidconf import Policy\n"
-            "owner = ProxyOwner(sys.argv[1], ProxySettings(hosts={'allowed.test': '127.0.0.1'}))\n"
-            "status = owner.ensure(Policy(domain_blacklist=['sinkholed.test']))\n"
-            "print(status['port'], status['dns'], flush=True)\n"
-            "sys.stdin.read()\n",
-            str(folder),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
-        text=True,
+    (port, dns), _ = _killed_owner(
+        "from actors.webfilter.dataplane import ProxySettings\n"
+        "from actors.webfilter.proxy import ProxyOwner\n"
+        "from actors.webfilter.squidconf import Policy\n"
+        "owner = ProxyOwner(sys.argv[1], ProxySettings(hosts={'allowed.test': '127.0.0.1'}))\n"
+        "status = owner.ensure(Policy(domain_blacklist=['sinkholed.test']))\n"
+        "print(status['port'], status['dns'], flush=True)\n",
+        folder,
     )
-    assert owner.stdout is not None
-    port, dns = owner.stdout.readline().split()
-    owner.send_signal(signal.SIGKILL)
-    owner.wait(timeout=10)
     restarted = ProxyOwner(str(folder), ProxySettings(hosts=HOSTS))
     try:
         status = restarted.status()

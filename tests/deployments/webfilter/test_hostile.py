@@ -1,0 +1,69 @@
+"""Hostile input (issue 22 §6): every way found to smuggle something past validation is refused with a
+clear 4xx in the component's error shape, and nothing is half-written."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.realserver
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/domain-whitelist", {"domain": "bank.example\n.com"}),
+        ("/api/domain-blacklist", {"domain": "ads.example\n.example"}),
+        ("/api/egress-allowlist", {"entry": "ok.example\r\n.net"}),
+        ("/api/ip-blacklist", {"ip": "192.0.2.1\n0.0.0.0/0"}),
+    ],
+)
+async def test_an_entry_with_a_newline_is_refused_and_nothing_is_stored(wf, path, body):
+    before = (await wf.api.get(path)).json()["meta"]["total"] if "meta" in (await wf.api.get(path)).json() else None
+    r = await wf.api.post(path, json=body)
+    assert r.status_code == 400 and r.json()["status"] == "error"
+    after = (await wf.api.get(path)).json()
+    assert after.get("meta", {}).get("total") == before
+
+
+async def test_an_import_with_a_smuggled_line_keeps_only_the_valid_entries(wf):
+    content = "fine.example\nsneaky.example\x0b.com\n"
+    r = await wf.api.post("/api/domain-blacklist/import", json={"content": content})
+    assert r.status_code == 200, r.text
+    rows = (await wf.api.get("/api/domain-blacklist", params={"limit": 1000})).json()["data"]
+    domains = {row["domain"] for row in rows}
+    assert "fine.example" in domains and not any("sneaky" in d or "\x0b" in d for d in domains)
+    await wf.api.delete("/api/domain-blacklist/clear-all")
+
+
+async def test_restore_config_applies_the_checks_of_a_post(wf):
+    backup = (await wf.api.get("/api/maintenance/backup-config")).json()["data"]
+    cases = {
+        "a newline in an entry": {"domain_whitelist": [{"domain": "bank.example\n.com", "description": ""}]},
+        "the same entry twice": {
+            "domain_blacklist": [
+                {"domain": "dup.example", "description": ""},
+                {"domain": "DUP.example.", "description": ""},
+            ]
+        },
+        "a description over the POST limit": {"ip_blacklist": [{"ip": "192.0.2.9", "description": "x" * 501}]},
+        "an unknown field": {"ip_blacklist": [{"ip": "192.0.2.9", "description": "", "extra": 1}]},
+    }
+    for case, lists in cases.items():
+        r = await wf.api.post("/api/maintenance/restore-config", json={"config": {**backup, "lists": lists}})
+        assert r.status_code == 400, case
+        assert r.json()["status"] == "error" and "backup refused" in r.json()["detail"], case
+    r = await wf.api.post(
+        "/api/maintenance/restore-config", json={"config": {**backup, "waf_categories": {"XSS": "no"}}}
+    )
+    assert r.status_code == 400 and "boolean" in r.json()["detail"]
+    assert (await wf.api.get("/api/maintenance/backup-config")).json()["data"] == backup  # nothing written
+
+
+async def test_a_toggle_with_enabled_no_is_refused_not_read_as_false(wf):
+    before = {c["name"]: c["enabled"] for c in (await wf.api.get("/api/waf/categories")).json()["data"]}
+    for value in ("no", "yes", "off", 0, 1, "false", None):
+        r = await wf.api.post("/api/waf/categories/toggle", json={"category": "XSS", "enabled": value})
+        assert r.status_code == 422, value
+        assert r.json()["status"] == "error"
+    after = {c["name"]: c["enabled"] for c in (await wf.api.get("/api/waf/categories")).json()["data"]}
+    assert after == before

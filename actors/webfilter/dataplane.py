@@ -173,6 +173,7 @@ class DataPlane:
         self._acl_entries: dict[str, list[str]] = {}
         self._sinkhole: list[str] | None = None
         self._pages: set[str] = set()
+        self._undo: dict[Path, str | None] = {}  # what the files of the candidate being applied held before
 
     def _reachable(self, root: Path) -> Path:
         """`root`, or a private folder under the system temporary folder when Squid's own user could not
@@ -291,6 +292,7 @@ class DataPlane:
                 self.reconfigure(check=True)
             if self.hosts_changed:
                 self.reload_dns()
+            self._undo = {}
             log.info("re-applied the policy to a restarted child", extra={"root": str(self.root)})
 
     def _listen(self) -> tuple[int, str]:
@@ -315,6 +317,7 @@ class DataPlane:
             self.port, self.dns = self._listen()
             self._write_dnsmasq_conf()
             self._write(policy)
+            self._undo = {}
             self.policy = policy
             self.supervisor = SupervisorThread("webfilter-dataplane")
             try:
@@ -375,6 +378,24 @@ class DataPlane:
         )
         (run / "watchdog.pid").write_text(str(self.watchdog.pid))
 
+    def _put(self, path: Path, text: str) -> bool:
+        """`_write_atomic`, remembering what `path` held before, so a candidate Squid refuses can be undone."""
+        before = path.read_text() if path.exists() else None
+        if not _write_atomic(path, text):
+            return False
+        self._undo.setdefault(path, before)
+        return True
+
+    def _rollback(self) -> None:
+        """Put back every file the refused candidate changed; the next apply renders everything again."""
+        for path, before in self._undo.items():
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                _write_atomic(path, before)
+        self._undo = {}
+        self._acl_entries, self._sinkhole = {}, None
+
     def _write(self, policy: squidconf.Policy) -> bool:
         """Render what changed since the last call: an ACL file whose entries are the same is neither
         rendered nor read back nor written (a list edit renders one file, not all of them)."""
@@ -394,7 +415,7 @@ class DataPlane:
             entries = list(source[1])
             if self._acl_entries.get(name) == entries:
                 continue
-            changed |= _write_atomic(self.root / "acl" / name, squidconf.render_acl(source))
+            changed |= self._put(self.root / "acl" / name, squidconf.render_acl(source))
             self._acl_entries[name] = entries
         for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories)]:
             if rule not in self._pages:
@@ -409,14 +430,14 @@ class DataPlane:
             user=self.user,
             tls=self.tls,
         )
-        self.conf_changed = _write_atomic(self.conf_path, conf)
+        self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
         sinkhole = policy.domain_blacklist if policy.enable_domain_blacklist else []
         exempt = set(policy.domain_whitelist)
         sinkhole = [d for d in sinkhole if d not in exempt]
         self.hosts_changed = False
         if sinkhole != self._sinkhole:
-            self.hosts_changed = _write_atomic(
+            self.hosts_changed = self._put(
                 self.root / "dns" / "hosts", squidconf.hosts_file(self.config.hosts, sinkhole)
             )
             self._sinkhole = sinkhole
@@ -431,25 +452,36 @@ class DataPlane:
             raise DataPlaneError("squid refused the configuration: " + "; ".join(lines[-3:]))
 
     def apply(self, policy: squidconf.Policy) -> dict[str, Any]:
-        """Render `policy`; reconfigure Squid and reload dnsmasq when something changed. A changed squid.conf
-        is checked with `squid -k parse` first; changed ACL files alone are not (their entries are validated
-        before they are stored), which halves the propagation time of a list edit. While a child is being
-        restarted the files are still written: the restarted process reads them."""
+        """Render `policy` as a candidate; when something changed, have Squid parse the candidate (`squid -k
+        parse`) before any signal. A candidate Squid refuses is undone file by file and DataPlaneError is
+        raised: the running Squid (and a supervised restart of it) keeps the last good configuration. Then
+        reconfigure Squid and reload dnsmasq. While a child is being restarted the files are still written:
+        the restarted process reads them."""
         with self._lock:
             started = time.perf_counter()
+            self._undo = {}
             changed = self._write(policy)
-            self.policy = policy
             rendered = time.perf_counter()
+            if changed:
+                try:
+                    self._check_parse()
+                except DataPlaneError as exc:
+                    self._rollback()
+                    raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
+            self._undo = {}
+            self.policy = policy
+            checked = time.perf_counter()
             reconfigure_s = 0.0
             if changed and self.running():
-                reconfigure_s = self.reconfigure(check=self.conf_changed)
+                reconfigure_s = self.reconfigure(check=False)
                 self.bumping = policy.ssl_bump
             if self.hosts_changed:
                 self.reload_dns()
             self.last_apply = {
                 "changed": changed,
                 "render_ms": round((rendered - started) * 1000, 2),
-                "parse_checked": self.conf_changed,
+                "parse_checked": changed,
+                "parse_ms": round((checked - rendered) * 1000, 2),
                 "reconfigure_ms": round(reconfigure_s * 1000, 2),
                 "total_ms": round((time.perf_counter() - started) * 1000, 2),
                 "at": time.time(),

@@ -140,7 +140,7 @@ def test_an_acl_edit_rewrites_one_file_and_reconfigures_squid_without_a_restart(
     cache_log = plane.root / "logs" / "cache.log"
     accepting_before = cache_log.read_text(errors="replace").count("HTTP Socket connections at")
     result = plane.apply(_policy(ip_blacklist=["192.0.2.1", "127.0.0.1"]))
-    assert result["changed"] is True and result["parse_checked"] is False and result["reconfigure_ms"] > 0
+    assert result["changed"] is True and result["parse_checked"] is True and result["reconfigure_ms"] > 0
     assert plane.conf_path.stat().st_mtime_ns == conf_before  # squid.conf itself did not change
     assert (plane.root / "acl" / "ip_blacklist.txt").read_text().split() == ["127.0.0.1", "192.0.2.1"]
     assert plane.squid.pid == pid and plane.running()  # SIGHUP, not a new process
@@ -150,6 +150,28 @@ def test_an_acl_edit_rewrites_one_file_and_reconfigures_squid_without_a_restart(
     plane.apply(_policy())
     with _proxy(plane) as client:
         assert client.get(f"http://127.0.0.1:{origin}/page.txt").status_code == 200
+
+
+def test_a_candidate_squid_refuses_is_undone_and_the_last_good_configuration_keeps_running(plane, origin):
+    """An entry that passed validation but that Squid cannot hold never reaches the running Squid, nor a
+    Squid its supervisor restarts."""
+    acl = plane.root / "acl"
+    before = {name: (acl / name).read_text() for name in ("ip_blacklist.txt", "domain_blacklist.txt")}
+    conf, pid = plane.conf_path.read_text(), plane.squid.pid
+    refused = _policy(ip_blacklist=["192.0.2.1", "1.2.3.4/99"], domain_blacklist=["sinkholed.test", "allowed.test"])
+    with pytest.raises(DataPlaneError, match="refused the configuration.*the last good configuration keeps running"):
+        plane.apply(refused)
+    assert {name: (acl / name).read_text() for name in before} == before and plane.conf_path.read_text() == conf
+    assert plane.squid.pid == pid and plane.running()
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
+    os.kill(pid, signal.SIGKILL)  # what a restarted Squid reads is the last good configuration too
+    eventually_sync(lambda: plane.squid is not None and plane.squid.pid != pid, timeout=10, what="Squid restarted")
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
+        assert client.get(f"http://sinkholed.test:{origin}/page.txt").status_code == 403
+    assert plane.apply(_policy(ip_blacklist=["192.0.2.1", "192.0.2.2"]))["changed"] is True  # edits go on
+    plane.apply(_policy())
 
 
 def test_the_same_policy_again_changes_nothing_and_signals_nobody(plane):

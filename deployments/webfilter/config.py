@@ -64,6 +64,12 @@ class WebfilterConfig(BaseModel):
     dns_detect_subnet: str = Field(default="127.0.0.0/24", description="the only subnet dns/detect may probe")
     tail_interval_seconds: float = Field(default=0.2, gt=0)
     import_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="cap on a request body (declared or chunked); the import routes and restore-config may take "
+        "twice import_max_bytes (a list inside JSON)",
+    )
     version: str = "1.0.0"
     durable_dsn: str = Field(
         default="",

@@ -67,3 +67,26 @@ async def test_a_toggle_with_enabled_no_is_refused_not_read_as_false(wf):
         assert r.json()["status"] == "error"
     after = {c["name"]: c["enabled"] for c in (await wf.api.get("/api/waf/categories")).json()["data"]}
     assert after == before
+
+
+async def test_an_authenticated_route_refuses_a_body_over_the_cap_declared_or_chunked(wf):
+    cap = wf.app.state.component.config.max_body_bytes
+    big = b'{"enable_waf": true, "pad": "' + b"x" * (cap + 10) + b'"}'
+    r = await wf.api.post("/api/settings", content=big, headers={"content-type": "application/json"})
+    assert r.headers["x-api-version"] == "1"
+    assert r.status_code == 413 and r.json() == {
+        "status": "error",
+        "detail": f"the request body is larger than the limit of {cap} bytes",
+    }
+
+    async def chunks():  # no Content-Length: the cap is counted as the body arrives
+        for start in range(0, len(big), 65536):
+            yield big[start : start + 65536]
+
+    r = await wf.api.post("/api/settings", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["status"] == "error"
+    # an import may be larger than the cap (up to its own limit)
+    content = "".join(f"d{i}.example\n" for i in range(cap // 10))
+    r = await wf.api.post("/api/domain-blacklist/import", json={"content": content})
+    assert r.status_code == 200, r.text
+    await wf.api.delete("/api/domain-blacklist/clear-all")

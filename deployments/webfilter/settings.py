@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,11 +48,16 @@ def _networks(value: Any) -> list[str]:
         raise SettingError(str(exc)) from None
 
 
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")  # a line break in a URL or token could become a header or a path
+
+
 def _url(value: Any) -> str:
     if value in (None, ""):
         return ""
     if not isinstance(value, str) or len(value) > 2000:
         raise SettingError("expected a URL")
+    if _UNSAFE.search(value):
+        raise SettingError("a URL may not contain whitespace or control characters")
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SettingError("expected an http(s) URL")
@@ -64,6 +70,19 @@ def _text(value: Any) -> str:
     if not isinstance(value, str | int) or len(str(value)) > 500:
         raise SettingError("expected a short string")
     return str(value)
+
+
+def _matching(pattern: str, what: str) -> Callable[[Any], str]:
+    """A text setting that must match `pattern` whole (a token that goes into a request path or header)."""
+    compiled = re.compile(pattern)
+
+    def parse(value: Any) -> str:
+        text = _text(value)
+        if text and not compiled.fullmatch(text):
+            raise SettingError(f"expected {what}")
+        return text
+
+    return parse
 
 
 def _host_port(value: Any) -> str:
@@ -111,12 +130,36 @@ SETTINGS: dict[str, Setting] = {
         Setting("notify_webhook_url", "", _url, "webhook target (raw JSON POST)"),
         Setting("notify_ntfy_url", "", _url, "ntfy topic URL (text POST)"),
         Setting("notify_gotify_url", "", _url, "Gotify server URL (POST /message)"),
-        Setting("notify_gotify_token", "", _text, "Gotify application token", secret=True),
+        Setting(
+            "notify_gotify_token",
+            "",
+            _matching(r"[\x21-\x7e]{1,500}", "a token of visible ASCII characters"),
+            "Gotify application token",
+            secret=True,
+        ),
         Setting("notify_telegram_url", "", _url, "bot API base URL (POST /bot<token>/sendMessage)"),
-        Setting("notify_telegram_token", "", _text, "bot token", secret=True),
-        Setting("notify_telegram_chat_id", "", _text, "chat id"),
+        Setting(
+            "notify_telegram_token",
+            "",
+            _matching(r"[0-9]{1,20}:[A-Za-z0-9_-]{1,200}", "a bot token <digits>:<letters, digits, _ or ->"),
+            "bot token",
+            secret=True,
+        ),
+        Setting(
+            "notify_telegram_chat_id",
+            "",
+            _matching(r"-?[0-9]{1,20}|@[A-Za-z0-9_]{1,64}", "a chat id (a number or @name)"),
+            "chat id",
+        ),
         Setting("notify_teams_url", "", _url, "team chat incoming-webhook URL (MessageCard)"),
         Setting("notify_syslog_address", "", _host_port, "SIEM syslog receiver ip:port (RFC 5424 over UDP)"),
+        Setting(
+            "notify_allow_private_targets",
+            False,
+            _bool,
+            "notification targets may resolve to loopback or private addresses (an operator's own receiver); "
+            "otherwise only public addresses are called, checked at each send",
+        ),
     )
 }
 

@@ -4,6 +4,9 @@ clear 4xx in the component's error shape, and nothing is half-written."""
 from __future__ import annotations
 
 import pytest
+from aiohttp import web
+
+from tests.deployments.webfilter.conftest import Receiver
 
 pytestmark = pytest.mark.realserver
 
@@ -90,3 +93,50 @@ async def test_an_authenticated_route_refuses_a_body_over_the_cap_declared_or_ch
     r = await wf.api.post("/api/domain-blacklist/import", json={"content": content})
     assert r.status_code == 200, r.text
     await wf.api.delete("/api/domain-blacklist/clear-all")
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("notify_webhook_url", "http://198.18.0.1/hook\r\nX-Injected: 1"),
+        ("notify_ntfy_url", "http://198.18.0.1/topic\nmore"),
+        ("notify_teams_url", "http://198.18.0.1/a b"),
+        ("notify_gotify_url", "ftp://198.18.0.1/"),
+        ("notify_telegram_token", "123:abc/../../admin?x="),
+        ("notify_telegram_token", "123:abc#frag"),
+        ("notify_telegram_token", "not-a-token"),
+        ("notify_telegram_chat_id", "42\r\n"),
+        ("notify_gotify_token", "tok\r\nX-Evil: 1"),
+    ],
+)
+async def test_a_notification_target_with_a_line_break_or_a_path_steering_token_is_refused(wf, name, value):
+    before = (await wf.api.get("/api/settings")).json()["data"][name]
+    r = await wf.api.put(f"/api/settings/{name}", json={"value": value})
+    assert r.status_code == 400 and r.json()["status"] == "error", r.text
+    assert (await wf.api.get("/api/settings")).json()["data"][name] == before
+
+
+async def test_a_loopback_target_is_not_called_unless_the_operator_allows_private_targets(wf):
+    """A target on loopback could call our own admin API: refused at send time (the name is resolved and
+    checked as an import URL's is), unless `notify_allow_private_targets` says so."""
+    got: list[str] = []
+
+    async def hook(request):
+        got.append(await request.text())
+        return web.json_response({})
+
+    receiver = await Receiver([("POST", "/hook", hook)]).start()
+    try:
+        assert (
+            await wf.api.post("/api/settings", json={"notify_webhook_url": f"http://127.0.0.1:{receiver.port}/hook"})
+        ).status_code == 200
+        r = await wf.api.post("/api/notifications/test", json={"message": "m1"})
+        assert r.status_code == 502 and r.json()["detail"] == "notification failed for: webhook"
+        assert got == []
+        assert (await wf.api.put("/api/settings/notify_allow_private_targets", json={"value": True})).status_code == 200
+        r = await wf.api.post("/api/notifications/test", json={"message": "m2"})
+        assert r.status_code == 200, r.text
+        assert len(got) == 1 and "m2" in got[0]
+    finally:
+        await receiver.stop()
+        await wf.api.post("/api/settings", json={"notify_webhook_url": "", "notify_allow_private_targets": False})

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import hashlib
 import json
 import os
@@ -166,6 +167,7 @@ class DataPlane:
         self.started_at = 0.0
         self.last_apply: dict[str, Any] = {}
         self.hosts_changed = False
+        self.dns_conf_changed = False
         self.tls: squidconf.TlsFiles | None = None
         self.bumping = False  # the configuration Squid runs has ssl-bump
         self._lock = threading.RLock()
@@ -315,7 +317,6 @@ class DataPlane:
             self._prepare()
             _reap_previous_owner(self.root)
             self.port, self.dns = self._listen()
-            self._write_dnsmasq_conf()
             self._write(policy)
             self._undo = {}
             self.policy = policy
@@ -338,25 +339,6 @@ class DataPlane:
         probe: Callable[[], Awaitable[bool]],
     ) -> Supervised:
         return Supervised(name, spawn, probe=probe, on_restart=self._reapply, policy=self.restart_policy)
-
-    def _write_dnsmasq_conf(self) -> None:
-        dns_dir = self.root / "dns"
-        (dns_dir / "dnsmasq.conf").write_text(
-            "\n".join(
-                [
-                    "port=53",
-                    f"listen-address={self.dns}",
-                    "bind-interfaces",
-                    "no-resolv",
-                    "no-hosts",
-                    "local-ttl=5",
-                    f"addn-hosts={dns_dir / 'hosts'}",
-                    f"pid-file={self.root / 'run' / 'dnsmasq.pid'}",
-                    "user=root" if os.geteuid() == 0 else "",
-                ]
-            )
-            + "\n"
-        )
 
     def _start_watchdog(self) -> None:
         """Squid and dnsmasq change credentials, which clears PR_SET_PDEATHSIG: a small shell loop ends them
@@ -432,6 +414,18 @@ class DataPlane:
         )
         self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
+        dns_dir = self.root / "dns"
+        self.dns_conf_changed = self._put(
+            dns_dir / "dnsmasq.conf",
+            squidconf.dnsmasq_conf(
+                policy,
+                own=self.dns,
+                hosts=dns_dir / "hosts",
+                pid_file=self.root / "run" / "dnsmasq.pid",
+                as_root=os.geteuid() == 0,
+            ),
+        )
+        changed |= self.dns_conf_changed
         sinkhole = policy.domain_blacklist if policy.enable_domain_blacklist else []
         exempt = set(policy.domain_whitelist)
         sinkhole = [d for d in sinkhole if d not in exempt]
@@ -464,7 +458,10 @@ class DataPlane:
             rendered = time.perf_counter()
             if changed:
                 try:
+                    self._check_listeners(policy)
                     self._check_parse()
+                    if self.dns_conf_changed:
+                        self._check_dnsmasq()
                 except DataPlaneError as exc:
                     self._rollback()
                     raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
@@ -475,7 +472,9 @@ class DataPlane:
             if changed and self.running():
                 reconfigure_s = self.reconfigure(check=False)
                 self.bumping = policy.ssl_bump
-            if self.hosts_changed:
+            if self.dns_conf_changed:
+                self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
+            elif self.hosts_changed:
                 self.reload_dns()
             self.last_apply = {
                 "changed": changed,
@@ -527,16 +526,41 @@ class DataPlane:
     def restart_squid(self) -> PlaneStatus:
         """Stop and start Squid (same port, its supervisor kept): the only way to empty its memory cache."""
         with self._lock:
-            if self.supervisor is None or "squid" not in self.supervisor.children:
-                raise DataPlaneError("squid is not running")
             self._check_parse()
-            child = self.supervisor.children["squid"]
+            self._restart_child("squid")
+            return self.status()
+
+    def _restart_child(self, name: str) -> None:
+        """Stop and start the supervised child `name` (its supervisor, restart count and address kept)."""
+        with self._lock:
+            if self.supervisor is None or name not in self.supervisor.children:
+                raise DataPlaneError(f"{name} is not running")
+            child = self.supervisor.children[name]
             self.supervisor.run(child.stop())
             try:
                 self.supervisor.run(child.start())
             except Exception as exc:
-                raise DataPlaneError("squid did not restart") from exc
-            return self.status()
+                raise DataPlaneError(f"{name} did not restart") from exc
+
+    def _check_listeners(self, policy: squidconf.Policy) -> None:
+        """Every address Squid or dnsmasq would newly listen on must be one of this node's, and free: a
+        listener that cannot bind would take the process down on reconfigure or restart."""
+        last = self.policy or squidconf.Policy()
+        for address in sorted(set(policy.proxy_listen) - set(last.proxy_listen)):
+            host, _, port = address.rpartition(":")
+            _bindable(socket.SOCK_STREAM, host.strip("[]"), int(port), f"proxy_listen {address}")
+        for host in sorted(set(policy.dns_listen) - set(last.dns_listen)):
+            _bindable(socket.SOCK_DGRAM, host, 53, f"dns_listen {host}")
+
+    def _check_dnsmasq(self) -> None:
+        done = subprocess.run(
+            [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")],
+            capture_output=True,
+            timeout=30,
+        )
+        if done.returncode != 0:
+            words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
+            raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
     def running(self) -> bool:
         return self.squid is not None
@@ -577,6 +601,17 @@ class DataPlane:
             self.watchdog = None
         if self.fallback:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _bindable(kind: int, host: str, port: int, what: str) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, kind) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            reason = "is not an address of this node" if exc.errno == errno.EADDRNOTAVAIL else "is taken"
+            raise DataPlaneError(f"{what} {reason} ({exc.strerror})") from None
 
 
 def _pid_of(path: Path) -> int | None:

@@ -51,6 +51,62 @@ def _networks(value: Any) -> list[str]:
 _UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")  # a line break in a URL or token could become a header or a path
 
 
+def _address_list(value: Any, most: int, what: str) -> list[str]:
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    if not isinstance(value, list) or len(value) > most or not all(isinstance(v, str) for v in value):
+        raise SettingError(f"expected a list of at most {most} {what}")
+    for item in value:
+        if _UNSAFE.search(item) or len(item) > 100:
+            raise SettingError(f"not {what}: {item[:100]!r}")
+    return value
+
+
+def _host_and_port(item: str, default_port: int | None) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    """`1.2.3.4:53`, `[2001:db8::1]:53`, or with a default port `1.2.3.4` / `2001:db8::1`."""
+    host, port = item, default_port
+    if item.startswith("["):
+        host, _, rest = item[1:].partition("]")
+        port = int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None if rest else default_port
+    elif item.count(":") == 1:
+        host, _, text = item.partition(":")
+        port = int(text) if text.isdigit() else None
+    address = ipaddress.ip_address(host)  # ValueError for anything but an address
+    if port is None or not 0 < port < 65536:
+        raise ValueError(item)
+    return address, port
+
+
+def _proxy_listen(value: Any) -> list[str]:
+    out = []
+    for item in _address_list(value, 16, "ip:port listeners"):
+        try:
+            address, port = _host_and_port(item, None)
+        except ValueError:
+            raise SettingError(f"expected ip:port or [ipv6]:port, got {item[:100]!r}") from None
+        out.append(f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}")
+    return list(dict.fromkeys(out))
+
+
+def _dns_listen(value: Any) -> list[str]:
+    try:
+        return list(dict.fromkeys(str(ipaddress.ip_address(v)) for v in _address_list(value, 16, "addresses")))
+    except ValueError as exc:
+        raise SettingError(f"expected IP addresses (dnsmasq answers on port 53): {exc}") from None
+
+
+def _dns_upstreams(value: Any) -> list[str]:
+    """Resolvers dnsmasq forwards to, as its `server=` values (`addr` or `addr#port`)."""
+    out = []
+    for item in _address_list(value, 8, "resolvers"):
+        try:
+            address, port = _host_and_port(item, 53)
+        except ValueError:
+            raise SettingError(f"expected a resolver ip, ip:port or [ipv6]:port, got {item[:100]!r}") from None
+        out.append(str(address) if port == 53 else f"{address}#{port}")
+    return list(dict.fromkeys(out))
+
+
 def _url(value: Any) -> str:
     if value in (None, ""):
         return ""
@@ -124,6 +180,19 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("allowed_networks", ["127.0.0.0/8", "::1/128"], _networks, "clients allowed to use the proxy"),
         Setting("blocked_sources", [], _networks, "clients refused whatever they ask for"),
+        Setting(
+            "proxy_listen",
+            [],
+            _proxy_listen,
+            "ip:port addresses Squid listens on besides its loopback port (LAN clients; allowed_networks decides who)",
+        ),
+        Setting("dns_listen", [], _dns_listen, "addresses our dnsmasq answers clients on (port 53), besides Squid's"),
+        Setting(
+            "dns_upstreams",
+            [],
+            _dns_upstreams,
+            "resolvers dnsmasq forwards names it does not know to (plain DNS); none: nothing leaves the machine",
+        ),
         Setting("log_retention_days", 30, _days, "POST /api/logs/clear-old deletes older log rows"),
         Setting("gdpr_mode", False, _bool, "client addresses in /api/logs and the stream lose their last octet"),
         Setting("enable_notifications", False, _bool, "WAF alerts are forwarded to every configured target"),
@@ -164,6 +233,9 @@ SETTINGS: dict[str, Setting] = {
 }
 
 PROXY_SETTINGS = (
+    "proxy_listen",
+    "dns_listen",
+    "dns_upstreams",
     "enable_domain_blacklist",
     "enable_ip_blacklist",
     "block_direct_ip",

@@ -254,6 +254,9 @@ class Store:
             egress_default_deny=cfg["egress_default_deny"],
             enable_waf=cfg["enable_waf"],
             ssl_bump=cfg["ssl_bump_enabled"],
+            proxy_listen=list(cfg["proxy_listen"]),
+            dns_listen=list(cfg["dns_listen"]),
+            dns_upstreams=list(cfg["dns_upstreams"]),
             waf_categories=[name for name, on in self.waf_categories().items() if on],
         )
 

@@ -168,12 +168,14 @@ class DataPlane:
         self.last_apply: dict[str, Any] = {}
         self.hosts_changed = False
         self.dns_conf_changed = False
+        self.squid_changed = False
         self.tls: squidconf.TlsFiles | None = None
         self.bumping = False  # the configuration Squid runs has ssl-bump
         self._lock = threading.RLock()
         # what the files on disk were last rendered from (the entries, in the policy's order)
         self._acl_entries: dict[str, list[str]] = {}
         self._sinkhole: list[str] | None = None
+        self._blocklist: str | None = None  # the DNS blocklist last rendered
         self._pages: set[str] = set()
         self._undo: dict[Path, str | None] = {}  # what the files of the candidate being applied held before
 
@@ -289,7 +291,7 @@ class DataPlane:
         with self._lock:
             if self.policy is None:
                 return
-            self._acl_entries, self._sinkhole = {}, None
+            self._acl_entries, self._sinkhole, self._blocklist = {}, None, None
             if self._write(self.policy) and self.running():
                 self.reconfigure(check=True)
             if self.hosts_changed:
@@ -313,7 +315,7 @@ class DataPlane:
     def start(self, policy: squidconf.Policy) -> PlaneStatus:
         """Start dnsmasq then Squid with `policy`, both supervised; returns `status()`."""
         with self._lock:
-            self._acl_entries, self._sinkhole, self._pages = {}, None, set()  # render everything once
+            self._acl_entries, self._sinkhole, self._blocklist, self._pages = {}, None, None, set()  # render all once
             self._prepare()
             _reap_previous_owner(self.root)
             self.port, self.dns = self._listen()
@@ -376,7 +378,7 @@ class DataPlane:
             else:
                 _write_atomic(path, before)
         self._undo = {}
-        self._acl_entries, self._sinkhole = {}, None
+        self._acl_entries, self._sinkhole, self._blocklist = {}, None, None
 
     def _write(self, policy: squidconf.Policy) -> bool:
         """Render what changed since the last call: an ACL file whose entries are the same is neither
@@ -425,16 +427,16 @@ class DataPlane:
                 as_root=os.geteuid() == 0,
             ),
         )
-        changed |= self.dns_conf_changed
-        sinkhole = policy.domain_blacklist if policy.enable_domain_blacklist else []
-        exempt = set(policy.domain_whitelist)
-        sinkhole = [d for d in sinkhole if d not in exempt]
+        self.squid_changed = changed  # Squid's files (squid.conf, ACLs); dnsmasq's follow
         self.hosts_changed = False
-        if sinkhole != self._sinkhole:
-            self.hosts_changed = self._put(
-                self.root / "dns" / "hosts", squidconf.hosts_file(self.config.hosts, sinkhole)
-            )
-            self._sinkhole = sinkhole
+        if self._sinkhole is None:  # the static names, once per start (blocking is in blocklist.conf)
+            self.hosts_changed = self._put(dns_dir / "hosts", squidconf.hosts_file(self.config.hosts, []))
+            self._sinkhole = []
+        blocklist = squidconf.dns_blocklist(policy)
+        if blocklist != self._blocklist:
+            self.dns_conf_changed |= self._put(dns_dir / "blocklist.conf", blocklist)
+            self._blocklist = blocklist
+        changed |= self.dns_conf_changed
         return changed
 
     def _check_parse(self) -> None:
@@ -459,7 +461,8 @@ class DataPlane:
             if changed:
                 try:
                     self._check_listeners(policy)
-                    self._check_parse()
+                    if self.squid_changed:
+                        self._check_parse()
                     if self.dns_conf_changed:
                         self._check_dnsmasq()
                 except DataPlaneError as exc:
@@ -469,7 +472,7 @@ class DataPlane:
             self.policy = policy
             checked = time.perf_counter()
             reconfigure_s = 0.0
-            if changed and self.running():
+            if self.squid_changed and self.running():
                 reconfigure_s = self.reconfigure(check=False)
                 self.bumping = policy.ssl_bump
             if self.dns_conf_changed:
@@ -479,7 +482,8 @@ class DataPlane:
             self.last_apply = {
                 "changed": changed,
                 "render_ms": round((rendered - started) * 1000, 2),
-                "parse_checked": changed,
+                "parse_checked": self.squid_changed,
+                "dns_restarted": self.dns_conf_changed,
                 "parse_ms": round((checked - rendered) * 1000, 2),
                 "reconfigure_ms": round(reconfigure_s * 1000, 2),
                 "total_ms": round((time.perf_counter() - started) * 1000, 2),

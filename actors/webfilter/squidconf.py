@@ -53,6 +53,7 @@ class Policy:
     proxy_listen: list[str] = field(default_factory=list)  # "addr:port" Squid also listens on (LAN clients)
     dns_listen: list[str] = field(default_factory=list)  # addresses dnsmasq also answers clients on (port 53)
     dns_upstreams: list[str] = field(default_factory=list)  # dnsmasq `server=` values ("addr" or "addr#port")
+    dns_block_mode: str = "sinkhole"  # a blocked name answers 0.0.0.0 and :: ("sinkhole") or NXDOMAIN
 
 
 @dataclass(frozen=True)
@@ -261,12 +262,31 @@ def dnsmasq_conf(policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_ro
         "no-hosts",
         "local-ttl=5",
         f"addn-hosts={hosts}",
+        f"conf-file={hosts.parent / 'blocklist.conf'}",
         f"pid-file={pid_file}",
         *(f"server={upstream}" for upstream in policy.dns_upstreams),
     ]
     if as_root:
         lines.append("user=root")
     return "\n".join(lines) + "\n"
+
+
+def dns_blocklist(policy: Policy) -> str:
+    """DNS-level blocking from the same lists as the proxy, for clients that use our resolver (and for Squid):
+    each blacklisted domain and its subdomains answer the null addresses (0.0.0.0, ::) or NXDOMAIN
+    (`dns_block_mode`). Whitelists win: an exactly whitelisted name is not blocked, and a whitelisted name
+    under a blocked domain is resolved normally (`server=/name/#`: the upstreams)."""
+    if not policy.enable_domain_blacklist:
+        return ""
+    exact_white = {d.lower().strip(".") for d in policy.domain_whitelist}
+    blocked = [d.lstrip(".") for d in dstdomain_entries([d for d in policy.domain_blacklist if d not in exact_white])]
+    blocked_set = set(blocked)
+    exempt = sorted(
+        w for w in exact_white if any(".".join(w.split(".")[i:]) in blocked_set for i in range(1, w.count(".") + 1))
+    )
+    answer = "" if policy.dns_block_mode == "nxdomain" else "#"
+    lines = [f"address=/{d}/{answer}" for d in blocked] + [f"server=/{w}/#" for w in exempt]
+    return "".join(line + "\n" for line in lines)
 
 
 def hosts_file(static: dict[str, str], sinkhole: list[str]) -> str:

@@ -107,6 +107,12 @@ def _dns_upstreams(value: Any) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _block_mode(value: Any) -> str:
+    if value not in ("sinkhole", "nxdomain"):
+        raise SettingError('expected "sinkhole" (0.0.0.0 and ::) or "nxdomain"')
+    return str(value)
+
+
 def _url(value: Any) -> str:
     if value in (None, ""):
         return ""
@@ -188,6 +194,13 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("dns_listen", [], _dns_listen, "addresses our dnsmasq answers clients on (port 53), besides Squid's"),
         Setting(
+            "dns_block_mode",
+            "sinkhole",
+            _block_mode,
+            "what our dnsmasq answers for a blacklisted name and its subdomains: 0.0.0.0 and :: (sinkhole), "
+            "or NXDOMAIN",
+        ),
+        Setting(
             "dns_upstreams",
             [],
             _dns_upstreams,
@@ -236,6 +249,7 @@ PROXY_SETTINGS = (
     "proxy_listen",
     "dns_listen",
     "dns_upstreams",
+    "dns_block_mode",
     "enable_domain_blacklist",
     "enable_ip_blacklist",
     "block_direct_ip",

@@ -257,6 +257,7 @@ class Store:
             proxy_listen=list(cfg["proxy_listen"]),
             dns_listen=list(cfg["dns_listen"]),
             dns_upstreams=list(cfg["dns_upstreams"]),
+            dns_block_mode=cfg["dns_block_mode"],
             waf_categories=[name for name, on in self.waf_categories().items() if on],
         )
 

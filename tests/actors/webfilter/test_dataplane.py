@@ -22,6 +22,7 @@ from pathlib import Path
 
 import dns.message
 import dns.query
+import dns.rcode
 import dns.rdatatype
 import httpx
 import pytest
@@ -190,15 +191,24 @@ def test_a_changed_squid_conf_is_parse_checked_before_the_signal(plane):
     plane.apply(_policy())
 
 
-def test_a_blacklist_edit_reloads_dnsmasqs_hosts(plane):
+def test_a_blacklist_edit_blocks_the_name_and_its_subdomains_in_dns_and_whitelists_win(plane):
     assert _resolve(plane.dns, "late.test") == []  # not a name dnsmasq knows
-    plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
-    assert plane.hosts_changed
-    eventually_sync(lambda: _resolve(plane.dns, "late.test") == ["0.0.0.0"], what="dnsmasq re-read its hosts")
+    address, pid = plane.dns, plane.dnsmasq.pid
+    result = plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
+    assert result["dns_restarted"] is True  # dnsmasq reads `address=` lines only at start
+    assert plane.dns == address and plane.dnsmasq.pid != pid
+    assert _resolve(address, "late.test") == ["0.0.0.0"]
+    assert _resolve(address, "deep.sub.late.test") == ["0.0.0.0"]  # subdomains too
+    aaaa = dns.query.udp(dns.message.make_query("late.test", dns.rdatatype.AAAA), address, timeout=2)
+    assert [i.address for r in aaaa.answer for i in r] == ["::"]
     plane.apply(_policy(domain_whitelist=["late.test"], domain_blacklist=["sinkholed.test", "late.test"]))
-    eventually_sync(lambda: _resolve(plane.dns, "late.test") == [], what="the whitelisted name's sinkhole lifted")
+    assert _resolve(address, "late.test") == []  # whitelisted: not blocked (and no upstream knows it)
+    assert _resolve(address, "sinkholed.test") == ["0.0.0.0"]
+    plane.apply(_policy(dns_block_mode="nxdomain"))
+    answer = dns.query.udp(dns.message.make_query("sinkholed.test", dns.rdatatype.A), address, timeout=2)
+    assert answer.rcode() == dns.rcode.NXDOMAIN
     plane.apply(_policy())
-    assert not plane.hosts_changed  # the same sinkhole as the last one written: hosts untouched
+    assert plane.apply(_policy())["dns_restarted"] is False  # the same blocklist: dnsmasq untouched
 
 
 def test_a_restart_is_a_new_squid_on_the_same_port(plane, origin):
@@ -383,12 +393,11 @@ def test_a_killed_dnsmasq_comes_back_on_its_address_with_the_current_sinkhole(tm
 def _dnsmasq_comes_back(plane: DataPlane) -> None:
     address, pid = plane.dns, plane.dnsmasq.pid
     os.kill(pid, signal.SIGKILL)
-    eventually_sync(lambda: _child(plane, "dnsmasq")["state"] == "backoff", what="the supervisor saw dnsmasq die")
-    plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
-    eventually_sync(lambda: plane.dnsmasq is not None, timeout=10, what="dnsmasq restarted")
+    eventually_sync(lambda: _child(plane, "dnsmasq")["restarts"] == 1, timeout=10, what="dnsmasq restarted")
+    eventually_sync(lambda: plane.dnsmasq is not None, timeout=10, what="dnsmasq running again")
     assert plane.dns == address and plane.dnsmasq.pid != pid
-    assert _child(plane, "dnsmasq")["restarts"] == 1
-    eventually_sync(lambda: _resolve(address, "late.test") == ["0.0.0.0"], what="the new sinkhole answered")
+    assert _child(plane, "dnsmasq")["last_exit"] == -signal.SIGKILL
+    assert _resolve(address, "sinkholed.test") == ["0.0.0.0"]  # the current blocklist
     assert _resolve(address, "allowed.test") == ["127.0.0.1"]
 
 

@@ -105,7 +105,7 @@ async def lan_resolve(lan: Side, server: str, name: str) -> list[str]:
     script = (
         "import sys, dns.message, dns.query, dns.rdatatype\n"
         "a = dns.query.udp(dns.message.make_query(sys.argv[2], dns.rdatatype.A), sys.argv[1], timeout=3)\n"
-        "print(' '.join(sorted(i.address for r in a.answer for i in r)))\n"
+        "print('NXDOMAIN' if a.rcode() == 3 else ' '.join(sorted(i.address for r in a.answer for i in r)))\n"
     )
     return (await _run(lan.run(sys.executable, "-c", script, server, name))).split()
 
@@ -115,7 +115,8 @@ async def test_a_lan_client_is_served_filtered_refused_and_sinkholed_through_our
     k = random.randint(2, 250)
     with namespace("lan", f"198.18.{k}") as lan, namespace("up", f"198.19.{k}") as up:
         origin = wf.origin.port
-        async with upstream_resolver(up, {"shop.lan.test": "127.0.0.1", "ads.lan.test": "127.0.0.1"}):
+        records = {"shop.lan.test": "127.0.0.1", "ads.lan.test": "127.0.0.1", "ok.ads.lan.test": "127.0.0.1"}
+        async with upstream_resolver(up, records):
             port = free_port()
             proxy = f"{lan.host}:{port}"
             lan_net = f"198.18.{k}.0/24"
@@ -129,6 +130,7 @@ async def test_a_lan_client_is_served_filtered_refused_and_sinkholed_through_our
                 },
             )
             assert r.status_code == 200, r.text
+            cleanup: list[str] = ["/api/domain-blacklist/clear-all"]
             try:
                 # allowed: a name only the upstream knows, resolved by Squid through our dnsmasq
                 status, body = await lan_get(lan, proxy, f"http://shop.lan.test:{origin}/lan-1")
@@ -139,6 +141,14 @@ async def test_a_lan_client_is_served_filtered_refused_and_sinkholed_through_our
                 status, body = await lan_get(lan, proxy, f"http://ads.lan.test:{origin}/lan-2")
                 assert status == 403 and "domain_blacklist" in body
                 assert await lan_resolve(lan, lan.host, "ads.lan.test") == ["0.0.0.0"]
+                assert await lan_resolve(lan, lan.host, "x.ads.lan.test") == ["0.0.0.0"]  # subdomains too
+                # the whitelist wins in DNS as in the proxy
+                white = await wf.api.post("/api/domain-whitelist", json={"domain": "ok.ads.lan.test"})
+                assert white.status_code == 200
+                cleanup.append(f"/api/domain-whitelist/{white.json()['data']['id']}")
+                assert await lan_resolve(lan, lan.host, "ok.ads.lan.test") == ["127.0.0.1"]
+                assert (await wf.api.put("/api/settings/dns_block_mode", json={"value": "nxdomain"})).status_code == 200
+                assert await lan_resolve(lan, lan.host, "ads.lan.test") == ["NXDOMAIN"]
                 # a network outside allowed_networks gets a refusal that says why
                 r = await wf.api.put("/api/settings/allowed_networks", json={"value": ["127.0.0.0/8", "::1/128"]})
                 assert r.status_code == 200
@@ -149,13 +159,15 @@ async def test_a_lan_client_is_served_filtered_refused_and_sinkholed_through_our
                 assert r.status_code == 400 and "not an address of this node" in r.json()["detail"]
                 assert (await wf.api.get("/api/settings")).json()["data"]["dns_listen"] == [lan.host]
             finally:
-                await wf.api.delete("/api/domain-blacklist/clear-all")
+                for path in cleanup:
+                    await wf.api.delete(path)
                 r = await wf.api.post(
                     "/api/settings",
                     json={
                         "proxy_listen": [],
                         "dns_listen": [],
                         "dns_upstreams": [],
+                        "dns_block_mode": "sinkhole",
                         "allowed_networks": ["127.0.0.0/8", "::1/128"],
                     },
                 )

@@ -194,12 +194,19 @@ async def restore_config(context: Ctx, ip: Peer, body: RestoreBody) -> dict[str,
             await _check_bump(context, {"ssl_bump_enabled": parse_setting("ssl_bump_enabled", raw["ssl_bump_enabled"])})
         except SettingError as exc:
             raise ApiError(400, f"backup refused: {exc}") from None
+    previous = await context.db(context.store.backup)
     try:
         summary = await context.db(context.store.restore, body.config)
     except (SettingError, ValueError) as exc:
         raise ApiError(400, f"backup refused: {exc}") from None
     await context.db(context.store.audit, None, ip, "restore-config")
-    return ok(summary, proxy=await context.sync_proxy())
+    try:
+        proxy = await context.sync_proxy()
+    except DataPlaneError as exc:  # Squid (or a listener) refused it: the previous configuration comes back
+        await context.db(context.store.restore, previous)
+        await context.sync_proxy()
+        raise ApiError(400, f"backup refused, nothing changed: {exc}") from None
+    return ok(summary, proxy=proxy)
 
 
 def _ca_paths(context: WebfilterState) -> tuple[Path, Path]:

@@ -3,10 +3,23 @@ clear 4xx in the component's error shape, and nothing is half-written."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
 import pytest
 from aiohttp import web
 
-from tests.deployments.webfilter.conftest import Receiver
+from deployments.webfilter.config import ProxyConfig
+from tests.deployments.webfilter.conftest import (
+    HOSTS,
+    Receiver,
+    Service,
+    require_dataplane,
+    running_service,
+    start_origin,
+    state_folder,
+)
 
 pytestmark = pytest.mark.realserver
 
@@ -140,3 +153,51 @@ async def test_a_loopback_target_is_not_called_unless_the_operator_allows_privat
     finally:
         await receiver.stop()
         await wf.api.post("/api/settings", json={"notify_webhook_url": "", "notify_allow_private_targets": False})
+
+
+@contextlib.asynccontextmanager
+async def refusing_service(tmp_path: Path) -> AsyncIterator[Service]:
+    """The web filter over a wrapper around the real Squid whose parse refuses any ACL holding the name
+    `refused-by-squid` (as Squid 5.7 refused overlapping or oversized lists): a valid entry it cannot hold."""
+    require_dataplane()
+    wrapper = tmp_path / "squid"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *"-k parse"*) if grep -rqs "refused-by-squid" "$(dirname "$4")/acl"; then\n'
+        '  echo "FATAL: Bungled acl line (test)" >&2; exit 1; fi ;; esac\n'
+        'exec /usr/sbin/squid "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    origin_runner, origin = await start_origin()
+    try:
+        proxy = ProxyConfig(hosts=HOSTS, squid_bin=str(wrapper))
+        async for svc in running_service(state_folder(), origin, proxy=proxy):
+            yield svc
+    finally:
+        await origin_runner.cleanup()
+
+
+async def test_an_entry_squid_refuses_is_not_kept_and_the_answer_says_why(tmp_path):
+    """A valid entry this Squid cannot hold (here: a wrapper around the real Squid whose parse refuses one
+    name, as Squid 5.7 refused overlapping or oversized lists): 400 with Squid's words, the row is not kept,
+    and the proxy goes on enforcing the last good policy."""
+    async with refusing_service(tmp_path) as svc:
+        assert (await svc.api.post("/api/domain-blacklist", json={"domain": "kept.example"})).status_code == 200
+        r = await svc.api.post("/api/domain-blacklist", json={"domain": "refused-by-squid.example"})
+        assert r.status_code == 400 and r.json()["status"] == "error"
+        assert "refused-by-squid.example not added" in r.json()["detail"] and "Bungled" in r.json()["detail"]
+        rows = (await svc.api.get("/api/domain-blacklist")).json()["data"]
+        assert [row["domain"] for row in rows] == ["kept.example"]
+        assert (await svc.fetch(svc.url("allowed.test", "/still-served"))).status_code == 200
+        assert (await svc.api.post("/api/domain-blacklist", json={"domain": "next.example"})).status_code == 200
+
+
+async def test_a_backup_squid_refuses_is_not_kept(tmp_path):
+    async with refusing_service(tmp_path) as svc:
+        assert (await svc.api.post("/api/domain-blacklist", json={"domain": "kept.example"})).status_code == 200
+        backup = (await svc.api.get("/api/maintenance/backup-config")).json()["data"]
+        bad = {**backup, "lists": {"domain-blacklist": [{"domain": "refused-by-squid.example"}]}}
+        r = await svc.api.post("/api/maintenance/restore-config", json={"config": bad})
+        assert r.status_code == 400 and "nothing changed" in r.json()["detail"]
+        assert (await svc.api.get("/api/maintenance/backup-config")).json()["data"] == backup
+        assert (await svc.fetch(svc.url("kept.example", "/x"))).status_code == 403

@@ -6,11 +6,21 @@ policy pages), ``logs/`` (access.log, cache.log), ``run/`` (pid files), ``dns/``
 drops to its own user when started as root, so ``logs/``, ``run/`` and the TLS folders belong
 to that user. dnsmasq has no upstream (`no-resolv`): it answers the configured test names and
 the sinkholed blacklist, nothing leaves the machine.
+
+Both processes are supervised (`rayfleet.supervisor`, on a `SupervisorThread`, since the owning
+actor is synchronous): killed, or failing their probe (a TCP connect to Squid's port, to dnsmasq's
+port 53), each is restarted with backoff on the same port and address, and the current policy is
+re-applied to it. ``run/listen.json`` keeps the port and address for the next owner of the folder.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ctypes
+import errno
+import hashlib
+import json
 import os
 import pwd
 import random
@@ -19,12 +29,21 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
 from actors.webfilter import squidconf, tlsfiles
+from rayfleet.logs import get_logger
+from rayfleet.supervisor import RestartPolicy, Status, Supervised, SupervisorThread
+
+log = get_logger("webfilter.dataplane")
+# Squid starts in well under a second: the first restart comes 0.2 s after a death, so a killed Squid
+# serves again within about a second; ten deaths in a minute give up (state `failed`) rather than spin
+RESTART_POLICY = RestartPolicy(initial_backoff=0.2, max_backoff=5.0, burst=10, window=60.0, probe_interval=2.0)
 
 TEMPLATES = Path("/usr/share/squid/errors/templates")
 
@@ -59,6 +78,7 @@ class PlaneStatus(TypedDict):
     last_apply: dict[str, Any]  # timings of the last apply (empty before the first one)
     ssl_bump: bool  # Squid runs a bumping configuration now
     ssl_bump_ca_sha256: str | None
+    children: list[Status]  # the supervised Squid and dnsmasq: state, restarts, last exit
 
 
 _PR_SET_PDEATHSIG = 1
@@ -83,13 +103,8 @@ def free_dns_address() -> str:
     """A 127.x address whose UDP and TCP port 53 are free (Squid's resolver only speaks port 53)."""
     for _ in range(50):
         addr = f"127.53.{random.randint(1, 254)}.{random.randint(1, 254)}"
-        try:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, socket.socket() as tcp:
-                udp.bind((addr, 53))
-                tcp.bind((addr, 53))
-        except OSError:
-            continue
-        return addr
+        if _dns_free(addr):
+            return addr
     raise DataPlaneError("no free loopback address for dnsmasq on port 53")
 
 
@@ -104,16 +119,40 @@ def _write_atomic(path: Path, text: str) -> bool:
     return True
 
 
-def _port_open(port: int) -> bool:
+def _port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.3)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+        return sock.connect_ex((host, port)) == 0
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _dns_free(addr: str) -> bool:
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, socket.socket() as tcp:
+            udp.bind((addr, 53))
+            tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            tcp.bind((addr, 53))
+    except OSError:
+        return False
+    return True
 
 
 class DataPlane:
-    """One Squid and one dnsmasq for a state folder."""
+    """One Squid and one dnsmasq for a state folder, each a child of `rayfleet.supervisor`: killed or
+    unhealthy, it is restarted (with backoff) on the same address and port, and the current policy is
+    re-applied to the new process. Calls come from the owning actor's thread; the supervisors run on
+    their own thread (`SupervisorThread`); `_lock` keeps their renders and signals from interleaving."""
 
-    def __init__(self, root: Path, config: ProxySettings) -> None:
+    def __init__(self, root: Path, config: ProxySettings, policy: RestartPolicy | None = None) -> None:
         self.config = config
         self.user = config.user if os.geteuid() == 0 else None
         self.fallback = False
@@ -122,17 +161,23 @@ class DataPlane:
         self.root = self._reachable(Path(root))
         self.port = 0
         self.dns = ""
-        self.squid: subprocess.Popen[bytes] | None = None
-        self.dnsmasq: subprocess.Popen[bytes] | None = None
+        self.restart_policy = policy or RESTART_POLICY
+        self.supervisor: SupervisorThread | None = None
+        self.policy: squidconf.Policy | None = None  # the policy last applied: what a restarted child gets
         self.started_at = 0.0
         self.last_apply: dict[str, Any] = {}
         self.hosts_changed = False
+        self.dns_conf_changed = False
+        self.squid_changed = False
         self.tls: squidconf.TlsFiles | None = None
         self.bumping = False  # the configuration Squid runs has ssl-bump
+        self._lock = threading.RLock()
         # what the files on disk were last rendered from (the entries, in the policy's order)
         self._acl_entries: dict[str, list[str]] = {}
         self._sinkhole: list[str] | None = None
+        self._blocklist: str | None = None  # the DNS blocklist last rendered
         self._pages: set[str] = set()
+        self._undo: dict[Path, str | None] = {}  # what the files of the candidate being applied held before
 
     def _reachable(self, root: Path) -> Path:
         """`root`, or a private folder under the system temporary folder when Squid's own user could not
@@ -143,7 +188,9 @@ class DataPlane:
         base = Path(tempfile.gettempdir()) / "rayfleet-webfilter"
         base.mkdir(mode=0o711, exist_ok=True)
         os.chmod(base, 0o711)
-        folder = Path(tempfile.mkdtemp(prefix=root.parent.name + "-", dir=base))
+        # named after `root`, so the next owner of `root` (a restarted actor) finds the same folder
+        folder = base / f"{root.parent.name}-{hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]}"
+        folder.mkdir(mode=0o711, exist_ok=True)
         os.chmod(folder, 0o711)
         self.fallback = True
         (root / "MOVED").write_text(f"Squid's state lives in {folder} ({root} is not reachable by {self.user})\n")
@@ -156,6 +203,20 @@ class DataPlane:
     @property
     def access_log(self) -> Path:
         return self.root / "logs" / "access.log"
+
+    def _child(self, name: str) -> Any:
+        """The running process of the supervised child `name` (an asyncio Process), or None."""
+        child = self.supervisor.children.get(name) if self.supervisor else None
+        process = child.child if child is not None else None
+        return process if process is not None and process.returncode is None else None
+
+    @property
+    def squid(self) -> Any:
+        return self._child("squid")
+
+    @property
+    def dnsmasq(self) -> Any:
+        return self._child("dnsmasq")
 
     def _prepare(self) -> None:
         for sub in ("acl", "errors", "logs", "run", "dns"):
@@ -171,53 +232,120 @@ class DataPlane:
                 for child in (self.root / sub).iterdir():
                     os.chown(child, entry.pw_uid, entry.pw_gid)
 
-    def _spawn(self, argv: list[str], log_name: str) -> subprocess.Popen[bytes]:
+    async def _exec(self, argv: list[str], log_name: str) -> asyncio.subprocess.Process:
         with open(self.root / "logs" / log_name, "ab") as log:
-            return subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+            return await asyncio.create_subprocess_exec(
+                *argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
             )
+
+    async def _spawn_listening(
+        self, argv: list[str], log_name: str, host: str, port: int, timeout: float
+    ) -> asyncio.subprocess.Process:
+        """Start `argv` and return it once it accepts connections on host:port (DataPlaneError if it dies or
+        does not listen within `timeout` seconds)."""
+        process = await self._exec(argv, log_name)
+        deadline = time.monotonic() + timeout
+        while not await asyncio.to_thread(_port_open, port, host):
+            if process.returncode is not None or time.monotonic() > deadline:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                name = Path(argv[0]).name
+                raise DataPlaneError(f"{name} did not start; see {self.root / 'logs'}")
+            await asyncio.sleep(0.02)
+        return process
+
+    async def _spawn_squid(self) -> asyncio.subprocess.Process:
+        """Squid on `self.port` (the same one every time), returned once it accepts connections."""
+        argv = [self.config.squid_bin, "-N", "-f", str(self.conf_path)]
+        process = await self._spawn_listening(argv, "squid.out", "127.0.0.1", self.port, 20)
+        self.started_at = time.time()
+        return process
+
+    async def _spawn_dnsmasq(self) -> asyncio.subprocess.Process:
+        argv = [self.config.dnsmasq_bin, "-k", "-C", str(self.root / "dns" / "dnsmasq.conf")]
+        return await self._spawn_listening(argv, "dnsmasq.log", self.dns, 53, 10)
+
+    async def _probe_squid(self) -> bool:
+        return await asyncio.to_thread(self._probe, self.port, "127.0.0.1")
+
+    async def _probe_dnsmasq(self) -> bool:
+        return await asyncio.to_thread(self._probe, 53, self.dns)
+
+    def _probe(self, port: int, host: str) -> bool:
+        """Does the child accept a connection? While the owner applies a policy (Squid closes its port
+        while it reconfigures) the answer is yes: the apply itself reports a child that does not come back."""
+        if not self._lock.acquire(blocking=False):
+            return True
+        try:
+            return _port_open(port, host)
+        finally:
+            self._lock.release()
+
+    async def _reapply(self) -> None:
+        await asyncio.to_thread(self._reapply_sync)
+
+    def _reapply_sync(self) -> None:
+        """After a supervised restart: render the current policy again (every file, in case one changed
+        under us) and hand it to the new process when it differs from what it read at start."""
+        with self._lock:
+            if self.policy is None:
+                return
+            self._acl_entries, self._sinkhole, self._blocklist = {}, None, None
+            if self._write(self.policy) and self.running():
+                self.reconfigure(check=True)
+            if self.hosts_changed:
+                self.reload_dns()
+            self._undo = {}
+            log.info("re-applied the policy to a restarted child", extra={"root": str(self.root)})
+
+    def _listen(self) -> tuple[int, str]:
+        """Squid's port and dnsmasq's address: the configured port, else those of the previous owner of
+        this folder (kept in run/listen.json) while they are free, else fresh ones."""
+        saved = self.root / "run" / "listen.json"
+        port, dns = self.config.port, ""
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            last = json.loads(saved.read_text())
+            port = port or (int(last["port"]) if _port_free(int(last["port"])) else 0)
+            dns = str(last["dns"]) if _dns_free(str(last["dns"])) else ""
+        port, dns = port or free_tcp_port(), dns or free_dns_address()
+        saved.write_text(json.dumps({"port": port, "dns": dns}))
+        return port, dns
 
     def start(self, policy: squidconf.Policy) -> PlaneStatus:
-        """Start dnsmasq then Squid with `policy`; returns `status()`."""
-        self._acl_entries, self._sinkhole, self._pages = {}, None, set()  # render everything once
-        self._prepare()
-        self.dns = free_dns_address()
-        self.port = self.config.port or free_tcp_port()
-        dns_dir = self.root / "dns"
-        (dns_dir / "dnsmasq.conf").write_text(
-            "\n".join(
-                [
-                    "port=53",
-                    f"listen-address={self.dns}",
-                    "bind-interfaces",
-                    "no-resolv",
-                    "no-hosts",
-                    "local-ttl=5",
-                    f"addn-hosts={dns_dir / 'hosts'}",
-                    f"pid-file={self.root / 'run' / 'dnsmasq.pid'}",
-                    "user=root" if os.geteuid() == 0 else "",
-                ]
-            )
-            + "\n"
-        )
-        self._write(policy)
-        self.dnsmasq = self._spawn([self.config.dnsmasq_bin, "-k", "-C", str(dns_dir / "dnsmasq.conf")], "dnsmasq.log")
-        self._check_parse()
-        self.squid = self._spawn([self.config.squid_bin, "-N", "-f", str(self.conf_path)], "squid.out")
-        deadline = time.monotonic() + 20
-        while not _port_open(self.port):
-            if self.squid.poll() is not None or time.monotonic() > deadline:
+        """Start dnsmasq then Squid with `policy`, both supervised; returns `status()`."""
+        with self._lock:
+            self._acl_entries, self._sinkhole, self._blocklist, self._pages = {}, None, None, set()  # render all once
+            self._prepare()
+            _reap_previous_owner(self.root)
+            self.port, self.dns = self._listen()
+            self._write(policy)
+            self._undo = {}
+            self.policy = policy
+            self.supervisor = SupervisorThread("webfilter-dataplane")
+            try:
+                self.supervisor.start(self._supervised("dnsmasq", self._spawn_dnsmasq, self._probe_dnsmasq))
+                self._check_parse()
+                self.supervisor.start(self._supervised("squid", self._spawn_squid, self._probe_squid))
+            except Exception:
                 self.stop()
-                raise DataPlaneError(f"squid did not start; see {self.root / 'logs' / 'cache.log'}")
-            time.sleep(0.05)
-        self.started_at = time.time()
-        self.bumping = policy.ssl_bump
-        self._start_watchdog()
-        return self.status()
+                raise
+            self.bumping = policy.ssl_bump
+            self._start_watchdog()
+            return self.status()
+
+    def _supervised(
+        self,
+        name: str,
+        spawn: Callable[[], Awaitable[asyncio.subprocess.Process]],
+        probe: Callable[[], Awaitable[bool]],
+    ) -> Supervised:
+        return Supervised(name, spawn, probe=probe, on_restart=self._reapply, policy=self.restart_policy)
 
     def _start_watchdog(self) -> None:
-        """Squid and dnsmasq change credentials, which clears PR_SET_PDEATHSIG: a small shell loop stops them
-        (by their pid files) when this process is gone."""
+        """Squid and dnsmasq change credentials, which clears PR_SET_PDEATHSIG: a small shell loop ends them
+        (by their pid files, which follow every supervised restart) when this process is gone. It only reaps;
+        starting and restarting is the supervisors' job."""
         if self.watchdog is not None and self.watchdog.poll() is None:
             return
         run = self.root / "run"
@@ -232,6 +360,25 @@ class DataPlane:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
+        (run / "watchdog.pid").write_text(str(self.watchdog.pid))
+
+    def _put(self, path: Path, text: str) -> bool:
+        """`_write_atomic`, remembering what `path` held before, so a candidate Squid refuses can be undone."""
+        before = path.read_text() if path.exists() else None
+        if not _write_atomic(path, text):
+            return False
+        self._undo.setdefault(path, before)
+        return True
+
+    def _rollback(self) -> None:
+        """Put back every file the refused candidate changed; the next apply renders everything again."""
+        for path, before in self._undo.items():
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                _write_atomic(path, before)
+        self._undo = {}
+        self._acl_entries, self._sinkhole, self._blocklist = {}, None, None
 
     def _write(self, policy: squidconf.Policy) -> bool:
         """Render what changed since the last call: an ACL file whose entries are the same is neither
@@ -252,7 +399,7 @@ class DataPlane:
             entries = list(source[1])
             if self._acl_entries.get(name) == entries:
                 continue
-            changed |= _write_atomic(self.root / "acl" / name, squidconf.render_acl(source))
+            changed |= self._put(self.root / "acl" / name, squidconf.render_acl(source))
             self._acl_entries[name] = entries
         for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories)]:
             if rule not in self._pages:
@@ -267,17 +414,29 @@ class DataPlane:
             user=self.user,
             tls=self.tls,
         )
-        self.conf_changed = _write_atomic(self.conf_path, conf)
+        self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
-        sinkhole = policy.domain_blacklist if policy.enable_domain_blacklist else []
-        exempt = set(policy.domain_whitelist)
-        sinkhole = [d for d in sinkhole if d not in exempt]
+        dns_dir = self.root / "dns"
+        self.dns_conf_changed = self._put(
+            dns_dir / "dnsmasq.conf",
+            squidconf.dnsmasq_conf(
+                policy,
+                own=self.dns,
+                hosts=dns_dir / "hosts",
+                pid_file=self.root / "run" / "dnsmasq.pid",
+                as_root=os.geteuid() == 0,
+            ),
+        )
+        self.squid_changed = changed  # Squid's files (squid.conf, ACLs); dnsmasq's follow
         self.hosts_changed = False
-        if sinkhole != self._sinkhole:
-            self.hosts_changed = _write_atomic(
-                self.root / "dns" / "hosts", squidconf.hosts_file(self.config.hosts, sinkhole)
-            )
-            self._sinkhole = sinkhole
+        if self._sinkhole is None:  # the static names, once per start (blocking is in blocklist.conf)
+            self.hosts_changed = self._put(dns_dir / "hosts", squidconf.hosts_file(self.config.hosts, []))
+            self._sinkhole = []
+        blocklist = squidconf.dns_blocklist(policy)
+        if blocklist != self._blocklist:
+            self.dns_conf_changed |= self._put(dns_dir / "blocklist.conf", blocklist)
+            self._blocklist = blocklist
+        changed |= self.dns_conf_changed
         return changed
 
     def _check_parse(self) -> None:
@@ -289,110 +448,208 @@ class DataPlane:
             raise DataPlaneError("squid refused the configuration: " + "; ".join(lines[-3:]))
 
     def apply(self, policy: squidconf.Policy) -> dict[str, Any]:
-        """Render `policy`; reconfigure Squid and reload dnsmasq when something changed. A changed squid.conf
-        is checked with `squid -k parse` first; changed ACL files alone are not (their entries are validated
-        before they are stored), which halves the propagation time of a list edit."""
-        started = time.perf_counter()
-        changed = self._write(policy)
-        rendered = time.perf_counter()
-        reconfigure_s = 0.0
-        if changed and self.running():
-            reconfigure_s = self.reconfigure(check=self.conf_changed)
-            self.bumping = policy.ssl_bump
-        if self.hosts_changed:
-            self.reload_dns()
-        self.last_apply = {
-            "changed": changed,
-            "render_ms": round((rendered - started) * 1000, 2),
-            "parse_checked": self.conf_changed,
-            "reconfigure_ms": round(reconfigure_s * 1000, 2),
-            "total_ms": round((time.perf_counter() - started) * 1000, 2),
-            "at": time.time(),
-        }
-        return self.last_apply
+        """Render `policy` as a candidate; when something changed, have Squid parse the candidate (`squid -k
+        parse`) before any signal. A candidate Squid refuses is undone file by file and DataPlaneError is
+        raised: the running Squid (and a supervised restart of it) keeps the last good configuration. Then
+        reconfigure Squid and reload dnsmasq. While a child is being restarted the files are still written:
+        the restarted process reads them."""
+        with self._lock:
+            started = time.perf_counter()
+            self._undo = {}
+            changed = self._write(policy)
+            rendered = time.perf_counter()
+            if changed:
+                try:
+                    self._check_listeners(policy)
+                    if self.squid_changed:
+                        self._check_parse()
+                    if self.dns_conf_changed:
+                        self._check_dnsmasq()
+                except DataPlaneError as exc:
+                    self._rollback()
+                    raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
+            self._undo = {}
+            self.policy = policy
+            checked = time.perf_counter()
+            reconfigure_s = 0.0
+            if self.squid_changed and self.running():
+                reconfigure_s = self.reconfigure(check=False)
+                self.bumping = policy.ssl_bump
+            if self.dns_conf_changed:
+                self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
+            elif self.hosts_changed:
+                self.reload_dns()
+            self.last_apply = {
+                "changed": changed,
+                "render_ms": round((rendered - started) * 1000, 2),
+                "parse_checked": self.squid_changed,
+                "dns_restarted": self.dns_conf_changed,
+                "parse_ms": round((checked - rendered) * 1000, 2),
+                "reconfigure_ms": round(reconfigure_s * 1000, 2),
+                "total_ms": round((time.perf_counter() - started) * 1000, 2),
+                "at": time.time(),
+            }
+            return self.last_apply
 
     def reconfigure(self, check: bool = True) -> float:
         """Check, signal, and wait until Squid listens again with the new configuration (it closes its
         port while reconfiguring). Returns the seconds the reconfiguration took."""
-        if check:
-            self._check_parse()
-        cache_log = self.root / "logs" / "cache.log"
-        mark = cache_log.stat().st_size if cache_log.exists() else 0
-        started = time.monotonic()
-        # SIGHUP is what `squid -k reconfigure` sends, but that command first parses the whole configuration
-        # (every ACL file) itself just to find the pid file: signalling our own child skips a second parse
-        if self.squid is None or not self.running():
-            raise DataPlaneError("squid is not running")
-        self.squid.send_signal(signal.SIGHUP)
-        deadline = started + 30
-        while time.monotonic() < deadline and self.running():
-            with open(cache_log, "rb") as fh:
-                fh.seek(mark)
-                # "Accepting HTTP Socket connections", or "Accepting SSL bumped HTTP ..." with ssl-bump
-                if b"HTTP Socket connections at" in fh.read() and _port_open(self.port):
-                    break
-            time.sleep(0.01)
-        else:
-            raise DataPlaneError("squid did not come back after reconfigure; see cache.log")
-        return time.monotonic() - started
+        with self._lock:
+            if check:
+                self._check_parse()
+            cache_log = self.root / "logs" / "cache.log"
+            mark = cache_log.stat().st_size if cache_log.exists() else 0
+            started = time.monotonic()
+            # SIGHUP is what `squid -k reconfigure` sends, but that command first parses the whole configuration
+            # (every ACL file) itself just to find the pid file: signalling our own child skips a second parse
+            squid = self.squid
+            if squid is None:
+                raise DataPlaneError("squid is not running")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(squid.pid, signal.SIGHUP)
+            deadline = started + 30
+            while time.monotonic() < deadline and self.running():
+                with open(cache_log, "rb") as fh:
+                    fh.seek(mark)
+                    # "Accepting HTTP Socket connections", or "Accepting SSL bumped HTTP ..." with ssl-bump
+                    if b"HTTP Socket connections at" in fh.read() and _port_open(self.port):
+                        break
+                time.sleep(0.01)
+            else:
+                raise DataPlaneError("squid did not come back after reconfigure; see cache.log")
+            return time.monotonic() - started
 
     def reload_dns(self) -> bool:
-        if self.dnsmasq is None or self.dnsmasq.poll() is not None:
+        dnsmasq = self.dnsmasq
+        if dnsmasq is None:
             return False
-        self.dnsmasq.send_signal(signal.SIGHUP)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(dnsmasq.pid, signal.SIGHUP)
         return True
 
     def restart_squid(self) -> PlaneStatus:
-        """Stop and start Squid: the only way to empty its memory cache at once."""
-        self._stop_squid()
-        self._check_parse()
-        self.squid = self._spawn([self.config.squid_bin, "-N", "-f", str(self.conf_path)], "squid.out")
-        deadline = time.monotonic() + 20
-        while not _port_open(self.port):
-            if self.squid.poll() is not None or time.monotonic() > deadline:
-                raise DataPlaneError("squid did not restart")
-            time.sleep(0.05)
-        self.started_at = time.time()
-        return self.status()
+        """Stop and start Squid (same port, its supervisor kept): the only way to empty its memory cache."""
+        with self._lock:
+            self._check_parse()
+            self._restart_child("squid")
+            return self.status()
+
+    def _restart_child(self, name: str) -> None:
+        """Stop and start the supervised child `name` (its supervisor, restart count and address kept)."""
+        with self._lock:
+            if self.supervisor is None or name not in self.supervisor.children:
+                raise DataPlaneError(f"{name} is not running")
+            child = self.supervisor.children[name]
+            self.supervisor.run(child.stop())
+            try:
+                self.supervisor.run(child.start())
+            except Exception as exc:
+                raise DataPlaneError(f"{name} did not restart") from exc
+
+    def _check_listeners(self, policy: squidconf.Policy) -> None:
+        """Every address Squid or dnsmasq would newly listen on must be one of this node's, and free: a
+        listener that cannot bind would take the process down on reconfigure or restart."""
+        last = self.policy or squidconf.Policy()
+        for address in sorted(set(policy.proxy_listen) - set(last.proxy_listen)):
+            host, _, port = address.rpartition(":")
+            _bindable(socket.SOCK_STREAM, host.strip("[]"), int(port), f"proxy_listen {address}")
+        for host in sorted(set(policy.dns_listen) - set(last.dns_listen)):
+            _bindable(socket.SOCK_DGRAM, host, 53, f"dns_listen {host}")
+
+    def _check_dnsmasq(self) -> None:
+        done = subprocess.run(
+            [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")],
+            capture_output=True,
+            timeout=30,
+        )
+        if done.returncode != 0:
+            words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
+            raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
     def running(self) -> bool:
-        return self.squid is not None and self.squid.poll() is None
+        return self.squid is not None
+
+    def children(self) -> list[Status]:
+        """The supervised children's status (restarts, last exit, state), for /metrics and /health."""
+        return self.supervisor.statuses() if self.supervisor is not None else []
 
     def status(self) -> PlaneStatus:
         bumping = self.bumping and self.running()
+        squid = self.squid
         return {
-            "running": self.running(),
+            "running": squid is not None,
             "proxy": f"127.0.0.1:{self.port}" if self.port else None,
             "port": self.port,
             "dns": self.dns,
-            "dns_running": self.dnsmasq is not None and self.dnsmasq.poll() is None,
-            "squid_pid": self.squid.pid if self.squid else None,
+            "dns_running": self.dnsmasq is not None,
+            "squid_pid": squid.pid if squid is not None else None,
             "started_at": self.started_at,
             "access_log": str(self.access_log),
             "last_apply": self.last_apply,
             "ssl_bump": bumping,
             "ssl_bump_ca_sha256": tlsfiles.ca_digest(self.tls) if self.tls and bumping else None,
+            "children": self.children(),
         }
 
-    def _stop_squid(self) -> None:
-        if self.squid is not None and self.squid.poll() is None:
-            self.squid.terminate()
-            try:
-                self.squid.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.squid.kill()
-                self.squid.wait()
-        self.squid = None
-
     def stop(self) -> None:
-        self._stop_squid()
-        if self.dnsmasq is not None and self.dnsmasq.poll() is None:
-            self.dnsmasq.terminate()
-            self.dnsmasq.wait(timeout=5)
-        self.dnsmasq = None
+        """End both children (their supervisors first, so nothing restarts them) and the watchdog."""
+        supervisor, self.supervisor = self.supervisor, None
+        if supervisor is not None:
+            for name in ("squid", "dnsmasq"):  # Squid first: it resolves through dnsmasq
+                with contextlib.suppress(Exception):
+                    supervisor.stop(name)
+            supervisor.close()
         if self.watchdog is not None:
             self.watchdog.kill()
             self.watchdog.wait()
             self.watchdog = None
         if self.fallback:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _bindable(kind: int, host: str, port: int, what: str) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, kind) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            reason = "is not an address of this node" if exc.errno == errno.EADDRNOTAVAIL else "is taken"
+            raise DataPlaneError(f"{what} {reason} ({exc.strerror})") from None
+
+
+def _pid_of(path: Path) -> int | None:
+    with contextlib.suppress(OSError, ValueError):
+        return int(path.read_text().split()[0])
+    return None
+
+
+def _reap_previous_owner(root: Path) -> None:
+    """A previous owner of this folder that was killed (its actor restarted) may have left its watchdog,
+    Squid and dnsmasq behind for up to a second: end them now, so this owner gets the same port and its
+    new children are not killed by the old watchdog. Only processes whose command line names this folder."""
+    run = root / "run"
+    for name in ("watchdog.pid", "squid.pid", "dnsmasq.pid"):
+        pid = _pid_of(run / name)
+        if pid is None or pid == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(root).encode() not in cmdline:
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline and not _zombie(pid):
+            time.sleep(0.01)
+        # an ended child of the dead owner stays a zombie until it is reaped, and Squid takes a zombie's pid
+        # file for a running instance: the pid file goes with the process
+        (run / name).unlink(missing_ok=True)
+
+
+def _zombie(pid: int) -> bool:
+    with contextlib.suppress(OSError, IndexError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    return True

@@ -50,6 +50,10 @@ class Policy:
     enable_waf: bool = True
     waf_categories: list[str] = field(default_factory=list)
     ssl_bump: bool = False
+    proxy_listen: list[str] = field(default_factory=list)  # "addr:port" Squid also listens on (LAN clients)
+    dns_listen: list[str] = field(default_factory=list)  # addresses dnsmasq also answers clients on (port 53)
+    dns_upstreams: list[str] = field(default_factory=list)  # dnsmasq `server=` values ("addr" or "addr#port")
+    dns_block_mode: str = "sinkhole"  # a blocked name answers 0.0.0.0 and :: ("sinkhole") or NXDOMAIN
 
 
 @dataclass(frozen=True)
@@ -213,14 +217,16 @@ def squid_conf(
     acl_dir = root / "acl"
     if policy.ssl_bump and tls is None:
         raise ValueError("policy.ssl_bump needs the interception CA and certificate generator")
-    listener = f"http_port 127.0.0.1:{port}"
+    bump = ""
     if policy.ssl_bump and tls is not None:
-        listener += (
+        bump = (
             f" ssl-bump tls-cert={tls.ca_cert} tls-key={tls.ca_key}"
             " generate-host-certificates=on dynamic_cert_mem_cache_size=4MB"
         )
+    # the loopback listener always (the API and the cache manager use it), then every `proxy_listen` address
+    listeners = [f"http_port {address}{bump}" for address in [f"127.0.0.1:{port}", *policy.proxy_listen]]
     base = [
-        listener,
+        *listeners,
         f"pid_filename {root / 'run' / 'squid.pid'}",
         f"cache_log {root / 'logs' / 'cache.log'}",
         "cache_store_log none",
@@ -242,6 +248,45 @@ def squid_conf(
     if user:
         base.append(f"cache_effective_user {user}")
     return "\n".join([*base, *tls_lines(tls, policy.ssl_bump), *access_rules(policy, acl_dir)]) + "\n"
+
+
+def dnsmasq_conf(policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_root: bool) -> str:
+    """dnsmasq's configuration: its loopback address for Squid plus `dns_listen`, the hosts file (test names
+    and the sinkhole), and `dns_upstreams` as `server=` lines; never /etc/resolv.conf (`no-resolv`), so with
+    no upstream nothing leaves the machine."""
+    lines = [
+        "port=53",
+        *(f"listen-address={address}" for address in [own, *policy.dns_listen]),
+        "bind-interfaces",
+        "no-resolv",
+        "no-hosts",
+        "local-ttl=5",
+        f"addn-hosts={hosts}",
+        f"conf-file={hosts.parent / 'blocklist.conf'}",
+        f"pid-file={pid_file}",
+        *(f"server={upstream}" for upstream in policy.dns_upstreams),
+    ]
+    if as_root:
+        lines.append("user=root")
+    return "\n".join(lines) + "\n"
+
+
+def dns_blocklist(policy: Policy) -> str:
+    """DNS-level blocking from the same lists as the proxy, for clients that use our resolver (and for Squid):
+    each blacklisted domain and its subdomains answer the null addresses (0.0.0.0, ::) or NXDOMAIN
+    (`dns_block_mode`). Whitelists win: an exactly whitelisted name is not blocked, and a whitelisted name
+    under a blocked domain is resolved normally (`server=/name/#`: the upstreams)."""
+    if not policy.enable_domain_blacklist:
+        return ""
+    exact_white = {d.lower().strip(".") for d in policy.domain_whitelist}
+    blocked = [d.lstrip(".") for d in dstdomain_entries([d for d in policy.domain_blacklist if d not in exact_white])]
+    blocked_set = set(blocked)
+    exempt = sorted(
+        w for w in exact_white if any(".".join(w.split(".")[i:]) in blocked_set for i in range(1, w.count(".") + 1))
+    )
+    answer = "" if policy.dns_block_mode == "nxdomain" else "#"
+    lines = [f"address=/{d}/{answer}" for d in blocked] + [f"server=/{w}/#" for w in exempt]
+    return "".join(line + "\n" for line in lines)
 
 
 def hosts_file(static: dict[str, str], sinkhole: list[str]) -> str:

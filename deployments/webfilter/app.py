@@ -18,6 +18,7 @@ from deployments.webfilter.config import WebfilterConfig
 from deployments.webfilter.errors import (
     ApiError,
     ApiVersionMiddleware,
+    BodyCaps,
     api_error,
     errors,
     http_error,
@@ -70,6 +71,7 @@ def create_app(config: WebfilterConfig, state: WebfilterState | None = None) -> 
     for module in (auth_routes, lists, logs, waf, admin, ws):
         app.include_router(module.router)
     use_local_docs_assets(app)
+    app.add_middleware(BodyCaps, small=config.max_body_bytes, large=2 * config.import_max_bytes + 65536)
     app.add_middleware(ApiVersionMiddleware)
     app.add_middleware(RequestIdMiddleware)
     return app

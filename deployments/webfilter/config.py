@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from rayfleet.config import load_yaml
+from rayfleet.durable import DSN_ENV
 from rayfleet.http import parse_networks
 from rayfleet.paths import resolve
 
@@ -63,7 +64,19 @@ class WebfilterConfig(BaseModel):
     dns_detect_subnet: str = Field(default="127.0.0.0/24", description="the only subnet dns/detect may probe")
     tail_interval_seconds: float = Field(default=0.2, gt=0)
     import_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="cap on a request body (declared or chunked); the import routes and restore-config may take "
+        "twice import_max_bytes (a list inside JSON)",
+    )
     version: str = "1.0.0"
+    durable_dsn: str = Field(
+        default="",
+        description="store of the revoked tokens and lockouts (rayfleet.durable): postgresql://... for a cluster "
+        "whose actors may restart on another node, or sqlite:///path; empty: RAYFLEET_DURABLE_DSN, else "
+        "<data_dir>/durable.sqlite3",
+    )
     admin_password: SecretStr | None = Field(default=None, exclude=True)
     internal_alert_token: SecretStr | None = Field(default=None, exclude=True)
     asn_api_key: SecretStr | None = Field(default=None, exclude=True)
@@ -77,6 +90,11 @@ class WebfilterConfig(BaseModel):
     @property
     def root(self) -> Path:
         return resolve(self.data_dir)
+
+    @property
+    def durable_store(self) -> str:
+        """The DSN the durable actor state opens (see `durable_dsn`)."""
+        return self.durable_dsn or os.environ.get(DSN_ENV) or f"sqlite:///{self.root / 'durable.sqlite3'}"
 
 
 def load(path: str | Path | None, environ: Mapping[str, str] | None = None) -> WebfilterConfig:

@@ -6,7 +6,11 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")  # always fullmatch: `$` also matches before a final newline
+# control characters and whitespace (Unicode too): one inside an entry could become a second ACL line
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+# the same in an imported line, where a tab may separate a hosts file's fields
+_UNSAFE_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 _ADBLOCK = re.compile(r"^\|\|([^\^/$]+)\^?(\$.*)?$")
 _HOSTS_NAMES = {"localhost", "localhost.localdomain", "local", "broadcasthost", "ip6-localhost", "ip6-loopback"}
 _BOGON_V4 = [
@@ -34,9 +38,17 @@ class EntryError(ValueError):
     """An entry that is not a valid address, network or domain."""
 
 
+def _clean(text: str, what: str) -> str:
+    """`text` without surrounding spaces; EntryError if a control character or whitespace is left in it."""
+    value = text.strip(" ")
+    if _UNSAFE.search(value):
+        raise EntryError(f"{what} contains a control character or whitespace: {value[:100]!r}")
+    return value
+
+
 def ip_entry(text: str) -> str:
     """`1.2.3.4` or `1.2.3.0/24` (host bits cleared) in canonical form."""
-    value = text.strip()
+    value = _clean(text, "an address")
     try:
         net = ipaddress.ip_network(value, strict=False)
     except ValueError:
@@ -63,7 +75,7 @@ def is_bogon(entry: str) -> bool:
 def domain_entry(text: str) -> str:
     """A lower-case ASCII (IDNA) domain with at least two labels; a leading `*.` or `.` is dropped
     (every entry covers its subdomains)."""
-    value = text.strip().lower().rstrip(".")
+    value = _clean(text, "a domain").lower().rstrip(".")
     for prefix in ("*.", "."):
         if value.startswith(prefix):
             value = value[len(prefix) :]
@@ -76,7 +88,7 @@ def domain_entry(text: str) -> str:
     except UnicodeError:
         raise EntryError(f"invalid internationalised domain: {text[:100]!r}") from None
     labels = ascii_name.split(".")
-    if len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
+    if len(labels) < 2 or not all(_LABEL.fullmatch(label) for label in labels):
         raise EntryError(f"not a domain: {text[:100]!r}")
     if labels[-1].isdigit():
         raise EntryError(f"an IP address is not a domain: {text[:100]!r}")
@@ -105,7 +117,10 @@ class ParsedList:
 
 
 def _candidate(line: str, kind: str) -> str | None:
-    """The entry of one line: comments (`#`, `!`, ` ;`) and hosts-file addresses removed."""
+    """The entry of one line: comments (`#`, `!`, ` ;`) and hosts-file addresses removed. A line with a
+    control character is returned whole, so the entry check refuses it (never split into two entries)."""
+    if _UNSAFE_LINE.search(line):
+        return line
     line = re.split(r"#|\s;", line, maxsplit=1)[0].strip()
     if not line or line.startswith(("!", ";", "[")):
         return None
@@ -127,7 +142,8 @@ def parse_list(text: str, kind: str) -> ParsedList:
     boilerplate are skipped; bogons are dropped and counted for IP lists."""
     out = ParsedList()
     seen: set[str] = set()
-    for raw in text.splitlines():
+    for raw in text.split("\n"):  # not splitlines(): it also splits at \v, \f, \x1c-\x1e, \x85, \u2028...
+        raw = raw.removesuffix("\r")
         token = _candidate(raw, kind)
         if token is None:
             continue

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deployments.webfilter.schemas import ErrorBody
+from rayfleet.http import BodyLimitMiddleware
 
 API_VERSION = "1"
 
@@ -26,7 +27,7 @@ ERROR_DESCRIPTIONS = {
     401: "authentication required or failed",
     404: "no such entry, category or address",
     409: "the entry is already on the list, or a stored secret does not open with the current key",
-    413: "import list too large",
+    413: "request body over the cap, or import list too large",
     422: "the request does not match its schema",
     429: "too many failed authentication attempts (Retry-After), or too many scans",
     500: "internal error (code: internal_error)",
@@ -111,3 +112,22 @@ def validation_error(request: Request, exc: RequestValidationError) -> JSONRespo
     first = exc.errors()[0] if exc.errors() else {}
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
     return error_response(422, f"invalid request: {where}: {first.get('msg', 'validation failed')}".strip())
+
+
+def too_large(limit: int) -> ASGIApp:
+    """The 413 of a body over the cap, in the component's error shape."""
+    return error_response(413, f"the request body is larger than the limit of {limit} bytes")
+
+
+class BodyCaps:
+    """`BodyLimitMiddleware` with two caps: `large` for the routes that take whole lists (imports,
+    restore-config), `small` for every other route."""
+
+    def __init__(self, app: ASGIApp, small: int, large: int) -> None:
+        self.small = BodyLimitMiddleware(app, small, too_large)
+        self.large = BodyLimitMiddleware(app, large, too_large)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        bulk = path.endswith(("/import", "/import-geo", "/restore-config"))
+        await (self.large if bulk else self.small)(scope, receive, send)

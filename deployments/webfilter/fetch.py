@@ -29,7 +29,8 @@ def is_public(address: str) -> bool:
     return bool(ip.is_global) and not ip.is_multicast
 
 
-async def _resolve(host: str, port: int) -> list[str]:
+async def resolve(host: str, port: int) -> list[str]:
+    """The addresses of `host` (itself when it is an address)."""
     try:
         ipaddress.ip_address(host)
         return [host]
@@ -48,7 +49,7 @@ async def fetch_text(url: str, max_bytes: int, is_allowed: Callable[[str], bool]
             raise FetchError(400, "import URL must be http(s) with a host")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
-            addresses = await _resolve(parts.hostname, port)
+            addresses = await resolve(parts.hostname, port)
         except OSError:
             raise FetchError(400, "import URL host does not resolve") from None
         if not addresses or not all(is_allowed(a) for a in addresses):

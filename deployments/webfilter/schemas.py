@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 SQLITE_MAX_INT = 2**63 - 1
 RowId = Annotated[int, Field(ge=1, le=SQLITE_MAX_INT)]  # a list entry's id (SQLite INTEGER range)
@@ -75,7 +75,7 @@ class GeoImportBody(Body):
 
 class WafToggleBody(Body):
     category: str = Field(..., min_length=1, max_length=100)
-    enabled: bool
+    enabled: StrictBool  # "no", "off", 0 are refused (422), never read as a boolean
 
 
 class TestRuleBody(Body):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,11 +48,78 @@ def _networks(value: Any) -> list[str]:
         raise SettingError(str(exc)) from None
 
 
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")  # a line break in a URL or token could become a header or a path
+
+
+def _address_list(value: Any, most: int, what: str) -> list[str]:
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    if not isinstance(value, list) or len(value) > most or not all(isinstance(v, str) for v in value):
+        raise SettingError(f"expected a list of at most {most} {what}")
+    for item in value:
+        if _UNSAFE.search(item) or len(item) > 100:
+            raise SettingError(f"not {what}: {item[:100]!r}")
+    return value
+
+
+def _host_and_port(item: str, default_port: int | None) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    """`1.2.3.4:53`, `[2001:db8::1]:53`, or with a default port `1.2.3.4` / `2001:db8::1`."""
+    host, port = item, default_port
+    if item.startswith("["):
+        host, _, rest = item[1:].partition("]")
+        port = int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None if rest else default_port
+    elif item.count(":") == 1:
+        host, _, text = item.partition(":")
+        port = int(text) if text.isdigit() else None
+    address = ipaddress.ip_address(host)  # ValueError for anything but an address
+    if port is None or not 0 < port < 65536:
+        raise ValueError(item)
+    return address, port
+
+
+def _proxy_listen(value: Any) -> list[str]:
+    out = []
+    for item in _address_list(value, 16, "ip:port listeners"):
+        try:
+            address, port = _host_and_port(item, None)
+        except ValueError:
+            raise SettingError(f"expected ip:port or [ipv6]:port, got {item[:100]!r}") from None
+        out.append(f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}")
+    return list(dict.fromkeys(out))
+
+
+def _dns_listen(value: Any) -> list[str]:
+    try:
+        return list(dict.fromkeys(str(ipaddress.ip_address(v)) for v in _address_list(value, 16, "addresses")))
+    except ValueError as exc:
+        raise SettingError(f"expected IP addresses (dnsmasq answers on port 53): {exc}") from None
+
+
+def _dns_upstreams(value: Any) -> list[str]:
+    """Resolvers dnsmasq forwards to, as its `server=` values (`addr` or `addr#port`)."""
+    out = []
+    for item in _address_list(value, 8, "resolvers"):
+        try:
+            address, port = _host_and_port(item, 53)
+        except ValueError:
+            raise SettingError(f"expected a resolver ip, ip:port or [ipv6]:port, got {item[:100]!r}") from None
+        out.append(str(address) if port == 53 else f"{address}#{port}")
+    return list(dict.fromkeys(out))
+
+
+def _block_mode(value: Any) -> str:
+    if value not in ("sinkhole", "nxdomain"):
+        raise SettingError('expected "sinkhole" (0.0.0.0 and ::) or "nxdomain"')
+    return str(value)
+
+
 def _url(value: Any) -> str:
     if value in (None, ""):
         return ""
     if not isinstance(value, str) or len(value) > 2000:
         raise SettingError("expected a URL")
+    if _UNSAFE.search(value):
+        raise SettingError("a URL may not contain whitespace or control characters")
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SettingError("expected an http(s) URL")
@@ -64,6 +132,19 @@ def _text(value: Any) -> str:
     if not isinstance(value, str | int) or len(str(value)) > 500:
         raise SettingError("expected a short string")
     return str(value)
+
+
+def _matching(pattern: str, what: str) -> Callable[[Any], str]:
+    """A text setting that must match `pattern` whole (a token that goes into a request path or header)."""
+    compiled = re.compile(pattern)
+
+    def parse(value: Any) -> str:
+        text = _text(value)
+        if text and not compiled.fullmatch(text):
+            raise SettingError(f"expected {what}")
+        return text
+
+    return parse
 
 
 def _host_port(value: Any) -> str:
@@ -105,22 +186,70 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("allowed_networks", ["127.0.0.0/8", "::1/128"], _networks, "clients allowed to use the proxy"),
         Setting("blocked_sources", [], _networks, "clients refused whatever they ask for"),
+        Setting(
+            "proxy_listen",
+            [],
+            _proxy_listen,
+            "ip:port addresses Squid listens on besides its loopback port (LAN clients; allowed_networks decides who)",
+        ),
+        Setting("dns_listen", [], _dns_listen, "addresses our dnsmasq answers clients on (port 53), besides Squid's"),
+        Setting(
+            "dns_block_mode",
+            "sinkhole",
+            _block_mode,
+            "what our dnsmasq answers for a blacklisted name and its subdomains: 0.0.0.0 and :: (sinkhole), "
+            "or NXDOMAIN",
+        ),
+        Setting(
+            "dns_upstreams",
+            [],
+            _dns_upstreams,
+            "resolvers dnsmasq forwards names it does not know to (plain DNS); none: nothing leaves the machine",
+        ),
         Setting("log_retention_days", 30, _days, "POST /api/logs/clear-old deletes older log rows"),
         Setting("gdpr_mode", False, _bool, "client addresses in /api/logs and the stream lose their last octet"),
         Setting("enable_notifications", False, _bool, "WAF alerts are forwarded to every configured target"),
         Setting("notify_webhook_url", "", _url, "webhook target (raw JSON POST)"),
         Setting("notify_ntfy_url", "", _url, "ntfy topic URL (text POST)"),
         Setting("notify_gotify_url", "", _url, "Gotify server URL (POST /message)"),
-        Setting("notify_gotify_token", "", _text, "Gotify application token", secret=True),
+        Setting(
+            "notify_gotify_token",
+            "",
+            _matching(r"[\x21-\x7e]{1,500}", "a token of visible ASCII characters"),
+            "Gotify application token",
+            secret=True,
+        ),
         Setting("notify_telegram_url", "", _url, "bot API base URL (POST /bot<token>/sendMessage)"),
-        Setting("notify_telegram_token", "", _text, "bot token", secret=True),
-        Setting("notify_telegram_chat_id", "", _text, "chat id"),
+        Setting(
+            "notify_telegram_token",
+            "",
+            _matching(r"[0-9]{1,20}:[A-Za-z0-9_-]{1,200}", "a bot token <digits>:<letters, digits, _ or ->"),
+            "bot token",
+            secret=True,
+        ),
+        Setting(
+            "notify_telegram_chat_id",
+            "",
+            _matching(r"-?[0-9]{1,20}|@[A-Za-z0-9_]{1,64}", "a chat id (a number or @name)"),
+            "chat id",
+        ),
         Setting("notify_teams_url", "", _url, "team chat incoming-webhook URL (MessageCard)"),
         Setting("notify_syslog_address", "", _host_port, "SIEM syslog receiver ip:port (RFC 5424 over UDP)"),
+        Setting(
+            "notify_allow_private_targets",
+            False,
+            _bool,
+            "notification targets may resolve to loopback or private addresses (an operator's own receiver); "
+            "otherwise only public addresses are called, checked at each send",
+        ),
     )
 }
 
 PROXY_SETTINGS = (
+    "proxy_listen",
+    "dns_listen",
+    "dns_upstreams",
+    "dns_block_mode",
     "enable_domain_blacklist",
     "enable_ip_blacklist",
     "block_direct_ip",

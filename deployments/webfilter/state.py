@@ -27,7 +27,9 @@ from rayfleet import state as rf_state
 from rayfleet.config import ConfigError
 from rayfleet.http import Network, parse_networks
 from rayfleet.logs import register_secret
+from rayfleet.metrics import Metrics
 from rayfleet.state import ActorHandle, call
+from rayfleet.supervisor import ChildMetrics
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -76,10 +78,13 @@ class WebfilterState:
     ca_key: Path
     public_check: Callable[[str], bool] | None = None  # is an import URL's address public; injectable in tests
     applies: Coalesced = field(default_factory=Coalesced)
+    metrics: Metrics = field(default_factory=lambda: Metrics("webfilter"))
     fanout: Fanout = field(init=False)
+    children: ChildMetrics = field(init=False)  # Squid's and dnsmasq's supervisors in /metrics
 
     def __post_init__(self) -> None:
         self.fanout = Fanout(self.logs, self.store)
+        self.children = ChildMetrics(self.metrics)
 
     @classmethod
     def from_ray(cls, config: WebfilterConfig) -> WebfilterState:
@@ -100,7 +105,11 @@ class WebfilterState:
             config=config,
             store=store,
             auth=rf_state.actor(
-                AuthState, "webfilter_auth", lockout.lockout_attempts, float(lockout.lockout_window_seconds)
+                AuthState,
+                "webfilter_auth",
+                lockout.lockout_attempts,
+                float(lockout.lockout_window_seconds),
+                durable_dsn=config.durable_store,
             ),
             logs=rf_state.actor(
                 LogStore, "webfilter_logs", str(root / "logs.duckdb"), None, config.tail_interval_seconds

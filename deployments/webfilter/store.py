@@ -254,6 +254,10 @@ class Store:
             egress_default_deny=cfg["egress_default_deny"],
             enable_waf=cfg["enable_waf"],
             ssl_bump=cfg["ssl_bump_enabled"],
+            proxy_listen=list(cfg["proxy_listen"]),
+            dns_listen=list(cfg["dns_listen"]),
+            dns_upstreams=list(cfg["dns_upstreams"]),
+            dns_block_mode=cfg["dns_block_mode"],
             waf_categories=[name for name, on in self.waf_categories().items() if on],
         )
 
@@ -347,8 +351,6 @@ class Store:
     def restore(self, config: dict[str, Any]) -> dict[str, int]:
         """Validate everything, then replace settings, WAF toggles and lists in one transaction.
         Masked secrets keep their current value. Raises ValueError (nothing written) on any bad value."""
-        from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry
-
         raw_settings = config.get("settings", {})
         if not isinstance(raw_settings, dict):
             raise ValueError("settings must be an object")
@@ -356,26 +358,12 @@ class Store:
         cats = config.get("waf_categories", {})
         if not isinstance(cats, dict) or not set(cats) <= set(waf.CATEGORIES):
             raise ValueError("waf_categories must map known categories to booleans")
-        rows: dict[str, list[tuple[Any, ...]]] = {}
+        if not all(isinstance(enabled, bool) for enabled in cats.values()):
+            raise ValueError("waf_categories values must be booleans (true or false)")
         lists = config.get("lists", {})
         if not isinstance(lists, dict) or not set(lists) <= set(LISTS):
             raise ValueError("lists must map list names to entries")
-        try:
-            for name, entries in lists.items():
-                spec = LISTS[name]
-                out: list[tuple[str, ...]] = []
-                for item in entries:
-                    desc = str(item.get("description", ""))[:500]
-                    if spec.kind == "egress":
-                        kind, value = classify(str(item["entry"]))
-                        out.append((value, kind, desc))
-                    elif spec.kind == "ip":
-                        out.append((ip_entry(str(item["ip"])), desc))
-                    else:
-                        out.append((domain_entry(str(item["domain"])), desc))
-                rows[name] = out
-        except (EntryError, KeyError, AttributeError, TypeError) as exc:
-            raise ValueError(f"bad list entry: {exc}") from None
+        rows = {name: _restored_rows(name, entries) for name, entries in lists.items()}
         now = utc_now()
         with self._conn() as conn:
             conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(values))
@@ -395,3 +383,45 @@ class Store:
                         [(*r, now) for r in out],
                     )
         return {"settings": len(values), "waf_categories": len(cats), **{k: len(v) for k, v in rows.items()}}
+
+
+def _restored_rows(name: str, entries: Any) -> list[tuple[str, ...]]:
+    """The rows of list `name` from a backup, each checked as a POST of it would be (the same body model,
+    the same canonical entry), and a duplicate refused as a POST refuses it (409 there). ValueError on the
+    first bad entry."""
+    from pydantic import ValidationError
+
+    from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry
+    from deployments.webfilter.schemas import DomainBody, EgressBody, IpBody
+
+    spec = LISTS[name]
+    if not isinstance(entries, list):
+        raise ValueError(f"{name} must be a list of entries")
+    out: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for item in entries:
+        try:
+            if spec.kind == "egress":  # a backup row also names its type, which the entry decides again
+                plain = {k: v for k, v in item.items() if k != "type"} if isinstance(item, dict) else item
+                egress = EgressBody.model_validate(plain)
+                kind, value = classify(egress.entry)
+                row: tuple[str, ...] = (value, kind, egress.description)
+            elif spec.kind == "ip":
+                body = IpBody.model_validate(item)
+                value = ip_entry(body.ip)
+                row = (value, body.description)
+            else:
+                domain = DomainBody.model_validate(item)
+                value = domain_entry(domain.domain)
+                row = (value, domain.description)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"])
+            raise ValueError(f"bad {name} entry ({where}: {problem['msg']})") from None
+        except EntryError as exc:
+            raise ValueError(f"bad {name} entry: {exc}") from None
+        if value in seen:
+            raise ValueError(f"{value} is twice on the {name}")
+        seen.add(value)
+        out.append(row)
+    return out

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Body, Query
 from fastapi.responses import Response
 
 from actors.webfilter.authstate import AuthState
+from actors.webfilter.dataplane import DataPlaneError
 from actors.webfilter.logstore import LogStore
 from actors.webfilter.proxy import ProxyOwner
 from deployments.webfilter import ca, dnsprobe, notify
@@ -44,9 +45,16 @@ async def _apply_settings(context: WebfilterState, ip: str, raw: dict[str, Any])
     except SettingError as exc:
         raise ApiError(400, str(exc)) from None
     await _check_bump(context, values)
+    before = await context.db(context.store.settings)  # secrets masked: they are put back only when unchanged
     await context.db(context.store.put_settings, values)
+    sync = None
+    if set(values) & set(PROXY_SETTINGS):
+        try:
+            sync = await context.sync_proxy()
+        except DataPlaneError as exc:  # e.g. a listen address that is not this node's: put the old values back
+            await context.db(context.store.put_settings, {k: before[k] for k in values if before[k] != MASK})
+            raise ApiError(400, f"not applied, nothing changed: {exc}") from None
     await context.db(context.store.audit, None, ip, "settings", ",".join(sorted(values)))
-    sync = await context.sync_proxy() if set(values) & set(PROXY_SETTINGS) else None
     current = await context.db(context.store.settings)
     return ok(redacted({k: current[k] for k in values}), proxy=sync)
 
@@ -186,12 +194,19 @@ async def restore_config(context: Ctx, ip: Peer, body: RestoreBody) -> dict[str,
             await _check_bump(context, {"ssl_bump_enabled": parse_setting("ssl_bump_enabled", raw["ssl_bump_enabled"])})
         except SettingError as exc:
             raise ApiError(400, f"backup refused: {exc}") from None
+    previous = await context.db(context.store.backup)
     try:
         summary = await context.db(context.store.restore, body.config)
     except (SettingError, ValueError) as exc:
         raise ApiError(400, f"backup refused: {exc}") from None
     await context.db(context.store.audit, None, ip, "restore-config")
-    return ok(summary, proxy=await context.sync_proxy())
+    try:
+        proxy = await context.sync_proxy()
+    except DataPlaneError as exc:  # Squid (or a listener) refused it: the previous configuration comes back
+        await context.db(context.store.restore, previous)
+        await context.sync_proxy()
+        raise ApiError(400, f"backup refused, nothing changed: {exc}") from None
+    return ok(summary, proxy=proxy)
 
 
 def _ca_paths(context: WebfilterState) -> tuple[Path, Path]:

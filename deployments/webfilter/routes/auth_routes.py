@@ -1,10 +1,10 @@
-"""Login, token refresh, logout, password change, WebSocket tokens, liveness."""
+"""Login, token refresh, logout, password change, WebSocket tokens, liveness, metrics."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from actors.webfilter.authstate import AuthState
 from actors.webfilter.proxy import ProxyOwner
@@ -12,6 +12,7 @@ from deployments.webfilter import auth
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors
 from deployments.webfilter.routes.common import Ctx, Peer, User
 from deployments.webfilter.schemas import ChangePasswordBody, Flat, LoginBody, LogoutBody, RefreshBody, Tokens
+from rayfleet.metrics import CONTENT_TYPE, METRICS_ROUTE
 from rayfleet.state import call
 
 router = APIRouter(tags=["auth"])
@@ -86,12 +87,23 @@ async def ws_token(context: Ctx, user: User) -> dict[str, Any]:
 
 async def _health(context: Ctx) -> dict[str, Any]:
     proxy = await call(context.proxy, ProxyOwner.status)
+    context.children.update(proxy["children"])
+    healthy = proxy["running"] and proxy["dns_running"]
     return {
-        "status": "healthy" if proxy["running"] else "degraded",
+        "status": "healthy" if healthy else "degraded",
         "version": context.config.version,
         "proxy": {"running": proxy["running"], "address": proxy["proxy"]},
+        "dns": {"running": proxy["dns_running"], "address": f"{proxy['dns']}:53" if proxy["dns"] else None},
         "data_plane": [proxy["proxy"]] if proxy["running"] else [],
+        "children": proxy["children"],
     }
+
+
+@router.get("/metrics", summary="Supervised children: restarts, up, last exit (Prometheus text)", **METRICS_ROUTE)
+async def metrics(context: Ctx, user: User) -> Response:
+    proxy = await call(context.proxy, ProxyOwner.status)
+    context.children.update(proxy["children"])
+    return Response(await context.metrics.render(), media_type=CONTENT_TYPE)
 
 
 router.add_api_route("/health", _health, methods=["GET"], response_model=Flat, summary="Liveness (no auth)")

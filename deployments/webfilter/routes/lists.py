@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Path, Query
 
+from actors.webfilter.dataplane import DataPlaneError
 from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry, parse_list
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok, page
 from deployments.webfilter.imports import country_prefixes, import_list
@@ -74,7 +75,12 @@ class ListRoutes:
         row = await context.db(context.store.add_entry, self.spec, value, body.description, kind)
         if row is None:
             raise ApiError(409, f"{value} is already on the {self.name}")
-        return ok(row, proxy=await _changed(context, ip, f"{self.name}.add", value))
+        try:
+            proxy = await _changed(context, ip, f"{self.name}.add", value)
+        except DataPlaneError as exc:  # Squid refused the candidate: it keeps the last good one, and so do we
+            await context.db(context.store.delete_entries, self.spec, [int(row["id"])])
+            raise ApiError(400, f"{value} not added: {exc}") from None
+        return ok(row, proxy=proxy)
 
     async def delete_entry(
         self, context: Ctx, ip: Peer, id: int = Path(..., ge=1, le=SQLITE_MAX_INT)

@@ -7,27 +7,32 @@ dnsmasq on loopback; the failure paths use small scripts in their place, whose b
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import dns.message
 import dns.query
+import dns.rcode
 import dns.rdatatype
 import httpx
 import pytest
 
 from actors.webfilter.dataplane import DataPlane, DataPlaneError, ProxySettings, _write_atomic, free_dns_address
+from actors.webfilter.proxy import ProxyOwner
 from actors.webfilter.squidconf import Policy
+from rayfleet.supervisor import RestartPolicy
 from tests.conftest import free_port
-from tests.deployments.webfilter.conftest import require_dataplane
+from tests.deployments.webfilter.conftest import require_dataplane, state_folder
 from tests.polling import eventually_sync
 
 HOSTS = {"allowed.test": "127.0.0.1"}
@@ -136,7 +141,7 @@ def test_an_acl_edit_rewrites_one_file_and_reconfigures_squid_without_a_restart(
     cache_log = plane.root / "logs" / "cache.log"
     accepting_before = cache_log.read_text(errors="replace").count("HTTP Socket connections at")
     result = plane.apply(_policy(ip_blacklist=["192.0.2.1", "127.0.0.1"]))
-    assert result["changed"] is True and result["parse_checked"] is False and result["reconfigure_ms"] > 0
+    assert result["changed"] is True and result["parse_checked"] is True and result["reconfigure_ms"] > 0
     assert plane.conf_path.stat().st_mtime_ns == conf_before  # squid.conf itself did not change
     assert (plane.root / "acl" / "ip_blacklist.txt").read_text().split() == ["127.0.0.1", "192.0.2.1"]
     assert plane.squid.pid == pid and plane.running()  # SIGHUP, not a new process
@@ -146,6 +151,28 @@ def test_an_acl_edit_rewrites_one_file_and_reconfigures_squid_without_a_restart(
     plane.apply(_policy())
     with _proxy(plane) as client:
         assert client.get(f"http://127.0.0.1:{origin}/page.txt").status_code == 200
+
+
+def test_a_candidate_squid_refuses_is_undone_and_the_last_good_configuration_keeps_running(plane, origin):
+    """An entry that passed validation but that Squid cannot hold never reaches the running Squid, nor a
+    Squid its supervisor restarts."""
+    acl = plane.root / "acl"
+    before = {name: (acl / name).read_text() for name in ("ip_blacklist.txt", "domain_blacklist.txt")}
+    conf, pid = plane.conf_path.read_text(), plane.squid.pid
+    refused = _policy(ip_blacklist=["192.0.2.1", "1.2.3.4/99"], domain_blacklist=["sinkholed.test", "allowed.test"])
+    with pytest.raises(DataPlaneError, match="refused the configuration.*the last good configuration keeps running"):
+        plane.apply(refused)
+    assert {name: (acl / name).read_text() for name in before} == before and plane.conf_path.read_text() == conf
+    assert plane.squid.pid == pid and plane.running()
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
+    os.kill(pid, signal.SIGKILL)  # what a restarted Squid reads is the last good configuration too
+    eventually_sync(lambda: plane.squid is not None and plane.squid.pid != pid, timeout=10, what="Squid restarted")
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
+        assert client.get(f"http://sinkholed.test:{origin}/page.txt").status_code == 403
+    assert plane.apply(_policy(ip_blacklist=["192.0.2.1", "192.0.2.2"]))["changed"] is True  # edits go on
+    plane.apply(_policy())
 
 
 def test_the_same_policy_again_changes_nothing_and_signals_nobody(plane):
@@ -164,15 +191,24 @@ def test_a_changed_squid_conf_is_parse_checked_before_the_signal(plane):
     plane.apply(_policy())
 
 
-def test_a_blacklist_edit_reloads_dnsmasqs_hosts(plane):
+def test_a_blacklist_edit_blocks_the_name_and_its_subdomains_in_dns_and_whitelists_win(plane):
     assert _resolve(plane.dns, "late.test") == []  # not a name dnsmasq knows
-    plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
-    assert plane.hosts_changed
-    eventually_sync(lambda: _resolve(plane.dns, "late.test") == ["0.0.0.0"], what="dnsmasq re-read its hosts")
+    address, pid = plane.dns, plane.dnsmasq.pid
+    result = plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
+    assert result["dns_restarted"] is True  # dnsmasq reads `address=` lines only at start
+    assert plane.dns == address and plane.dnsmasq.pid != pid
+    assert _resolve(address, "late.test") == ["0.0.0.0"]
+    assert _resolve(address, "deep.sub.late.test") == ["0.0.0.0"]  # subdomains too
+    aaaa = dns.query.udp(dns.message.make_query("late.test", dns.rdatatype.AAAA), address, timeout=2)
+    assert [i.address for r in aaaa.answer for i in r] == ["::"]
     plane.apply(_policy(domain_whitelist=["late.test"], domain_blacklist=["sinkholed.test", "late.test"]))
-    eventually_sync(lambda: _resolve(plane.dns, "late.test") == [], what="the whitelisted name's sinkhole lifted")
+    assert _resolve(address, "late.test") == []  # whitelisted: not blocked (and no upstream knows it)
+    assert _resolve(address, "sinkholed.test") == ["0.0.0.0"]
+    plane.apply(_policy(dns_block_mode="nxdomain"))
+    answer = dns.query.udp(dns.message.make_query("sinkholed.test", dns.rdatatype.A), address, timeout=2)
+    assert answer.rcode() == dns.rcode.NXDOMAIN
     plane.apply(_policy())
-    assert not plane.hosts_changed  # the same sinkhole as the last one written: hosts untouched
+    assert plane.apply(_policy())["dns_restarted"] is False  # the same blocklist: dnsmasq untouched
 
 
 def test_a_restart_is_a_new_squid_on_the_same_port(plane, origin):
@@ -304,3 +340,133 @@ def test_a_folder_squids_user_cannot_reach_moves_to_a_private_one_that_stop_remo
 def test_dnsmasq_gets_a_loopback_address_whose_port_53_is_free():
     address = free_dns_address()
     assert address.startswith("127.53.")
+
+
+# --- supervision: Squid and dnsmasq are children of rayfleet.supervisor ---------------------------------
+
+
+@contextlib.contextmanager
+def supervised(folder: Path) -> Iterator[DataPlane]:
+    """A plane of its own whose children wait a second before a restart (time to act while one is down)."""
+    require_dataplane()
+    slow = RestartPolicy(initial_backoff=1.0, max_backoff=1.0, burst=10, window=60.0, probe_interval=0.5)
+    running = DataPlane(folder, ProxySettings(hosts=HOSTS), policy=slow)
+    running.start(_policy())
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _child(plane: DataPlane, name: str) -> dict:
+    return dict(next(c for c in plane.children() if c["name"] == name))
+
+
+def test_a_squid_killed_with_sigkill_is_restarted_on_the_same_port_with_the_policy_applied_meanwhile(tmp_path, origin):
+    with supervised(tmp_path) as plane:
+        _squid_comes_back(plane, origin)
+
+
+def _squid_comes_back(plane: DataPlane, origin: int) -> None:
+    port, pid = plane.port, plane.squid.pid
+    os.kill(pid, signal.SIGKILL)
+    eventually_sync(lambda: _child(plane, "squid")["state"] == "backoff", what="the supervisor saw Squid die")
+    assert not plane.running()
+    # an edit while Squid is down is written, and the restarted Squid enforces it
+    plane.apply(_policy(domain_blacklist=["sinkholed.test", "allowed.test"]))
+    eventually_sync(plane.running, timeout=10, what="Squid restarted by its supervisor")
+    status = plane.status()
+    assert status["port"] == port and status["squid_pid"] != pid
+    child = _child(plane, "squid")
+    assert child["restarts"] == 1 and child["last_exit"] == -signal.SIGKILL
+    assert child["last_exit_reason"] == "killed by SIGKILL"
+    with _proxy(plane) as client:
+        assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 403
+        assert client.get(f"http://127.0.0.1:{origin}/page.txt").status_code == 200
+
+
+def test_a_killed_dnsmasq_comes_back_on_its_address_with_the_current_sinkhole(tmp_path):
+    with supervised(tmp_path) as plane:
+        _dnsmasq_comes_back(plane)
+
+
+def _dnsmasq_comes_back(plane: DataPlane) -> None:
+    address, pid = plane.dns, plane.dnsmasq.pid
+    os.kill(pid, signal.SIGKILL)
+    eventually_sync(lambda: _child(plane, "dnsmasq")["restarts"] == 1, timeout=10, what="dnsmasq restarted")
+    eventually_sync(lambda: plane.dnsmasq is not None, timeout=10, what="dnsmasq running again")
+    assert plane.dns == address and plane.dnsmasq.pid != pid
+    assert _child(plane, "dnsmasq")["last_exit"] == -signal.SIGKILL
+    assert _resolve(address, "sinkholed.test") == ["0.0.0.0"]  # the current blocklist
+    assert _resolve(address, "allowed.test") == ["127.0.0.1"]
+
+
+def _killed_owner(
+    code: str, folder: Path, before_kill: Callable[[str], str] = lambda line: ""
+) -> tuple[list[str], str]:
+    """Run `code` (an owner of `folder`, which prints one line) in a process of its own, then SIGKILL it as
+    Ray's restart of a dead actor would find it; returns the printed line's words and what `before_kill`
+    read (given the line) while the owner was still alive."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", f"import sys\n{code}sys.stdin.read()\n", str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
+        text=True,
+    )
+    assert owner.stdout is not None
+    line = owner.stdout.readline()
+    read = before_kill(line)
+    owner.send_signal(signal.SIGKILL)
+    owner.wait(timeout=10)
+    return line.split(), read
+
+
+def test_a_restarted_owner_ends_what_its_killed_predecessor_left_and_takes_the_same_port(tmp_path):
+    """The proxy actor restarted (its process killed): the new one must not get a new port."""
+    require_dataplane()
+    folder = tmp_path / "plane"
+    (port, dns, squid, root), old_watchdog = _killed_owner(
+        "from pathlib import Path\n"
+        "from actors.webfilter.dataplane import DataPlane, ProxySettings\n"
+        "from actors.webfilter.squidconf import Policy\n"
+        "plane = DataPlane(Path(sys.argv[1]), ProxySettings())\n"
+        "plane.start(Policy())\n"
+        "print(plane.port, plane.dns, plane.squid.pid, plane.root, flush=True)\n",
+        folder,
+        before_kill=lambda line: (Path(line.split()[3]) / "run" / "watchdog.pid").read_text(),
+    )
+    successor = DataPlane(folder, ProxySettings())
+    try:
+        successor.start(Policy())  # at once: before the old watchdog's next look
+        assert successor.root == Path(root)  # the same folder, even when it is the private fallback
+        assert (successor.port, successor.dns) == (int(port), dns)
+        assert not _alive(int(squid)) and successor.running()
+        assert successor.squid.pid != int(squid)
+        assert not _alive(int(old_watchdog))  # ended, so it cannot kill the new Squid by the shared pid file
+    finally:
+        successor.stop()
+
+
+def test_a_restarted_proxy_actor_serves_the_last_policy_on_the_same_port_before_any_call(tmp_path):
+    """Ray restarts the proxy actor after its process died: it must not wait for the next edit."""
+    require_dataplane()
+    folder = state_folder()
+    (port, dns), _ = _killed_owner(
+        "from actors.webfilter.dataplane import ProxySettings\n"
+        "from actors.webfilter.proxy import ProxyOwner\n"
+        "from actors.webfilter.squidconf import Policy\n"
+        "owner = ProxyOwner(sys.argv[1], ProxySettings(hosts={'allowed.test': '127.0.0.1'}))\n"
+        "status = owner.ensure(Policy(domain_blacklist=['sinkholed.test']))\n"
+        "print(status['port'], status['dns'], flush=True)\n",
+        folder,
+    )
+    restarted = ProxyOwner(str(folder), ProxySettings(hosts=HOSTS))
+    try:
+        status = restarted.status()
+        assert status["running"] and status["dns_running"]
+        assert (status["port"], status["dns"]) == (int(port), dns)
+        assert _resolve(dns, "sinkholed.test") == ["0.0.0.0"]
+    finally:
+        restarted.stop()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -120,10 +120,25 @@ def test_a_list_edit_rewrites_only_that_acl_file(tmp_path):
         policy.domain_blacklist.append("y.test")
         assert plane._write(policy)
         assert (root / "acl" / "domain_blacklist.txt").read_text() == ".x.test\n.y.test\n"
-        assert "0.0.0.0 y.test" in (root / "dns" / "hosts").read_text()
+        assert "address=/y.test/#" in (root / "dns" / "blocklist.conf").read_text()
         after = {p.name: p.stat().st_mtime_ns for p in (root / "acl").iterdir()}
         assert [n for n in stamps if stamps[n] != after[n]] == ["domain_blacklist.txt"]
         assert ip_file.read_text() == "edited by hand\n"
         assert not plane._write(policy)  # nothing changed: nothing to reconfigure
     finally:
         plane.stop()
+
+
+def test_the_dns_blocklist_covers_subdomains_and_whitelists_win():
+    from actors.webfilter.squidconf import dns_blocklist
+
+    policy = Policy(
+        domain_blacklist=["ads.test", "cdn.ads.test", "track.test", "kept.test"],
+        domain_whitelist=["ok.ads.test", "kept.test"],
+    )
+    # one line per blocked domain (a listed subdomain of a listed parent is covered by it); the exactly
+    # whitelisted name is not blocked, the whitelisted subdomain goes to the upstreams
+    assert dns_blocklist(policy) == "address=/track.test/#\naddress=/ads.test/#\nserver=/ok.ads.test/#\n"
+    nx = Policy(domain_blacklist=["ads.test"], dns_block_mode="nxdomain")
+    assert dns_blocklist(nx) == "address=/ads.test/\n"
+    assert dns_blocklist(Policy(domain_blacklist=["ads.test"], enable_domain_blacklist=False)) == ""

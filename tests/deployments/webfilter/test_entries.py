@@ -52,3 +52,34 @@ def test_parse_list_counts_what_it_skips():
     assert parsed.entries == ["a.test", "b.test"] and parsed.duplicates == 1 and parsed.invalid == 1
     ips = parse_list("1.2.3.0/24 ; SBL1\n10.0.0.0/8\nfoo\n", "ip")
     assert ips.entries == ["1.2.3.0/24"] and ips.bogon_skipped == 1 and ips.invalid == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "example.com\n.com",  # `$` matched before the newline: two ACL lines, one a whole TLD
+        "example.com\n",
+        "a.example\r\nb.example",
+        "exa\tmple.com",
+        "example.com\x00.evil",
+        "exam ple.com",
+        "example.com\x0b",
+        "ex\x7fample.com",
+    ],
+)
+def test_a_domain_with_a_control_character_or_inner_space_is_refused(text):
+    with pytest.raises(EntryError):
+        domain_entry(text)
+
+
+@pytest.mark.parametrize("text", ["1.2.3.4\n5.6.7.8", "10.0.0.0/8\n", "1.2.3.4\x00", "1.2.3.4 /24"])
+def test_an_address_with_a_control_character_or_inner_space_is_refused(text):
+    with pytest.raises(EntryError):
+        ip_entry(text)
+    with pytest.raises(EntryError):
+        classify(text)
+
+
+def test_an_imported_line_never_smuggles_a_second_entry():
+    parsed = parse_list("good.example\nevil.example\x0b.com\n0.0.0.0 also\x00.example\n", "domain")
+    assert parsed.entries == ["good.example"] and parsed.invalid == 2

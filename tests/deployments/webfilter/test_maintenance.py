@@ -128,6 +128,7 @@ async def test_notifications_test_sends_to_every_target_and_reports_failures(wf)
         await wf.api.post(
             "/api/settings",
             json={
+                "notify_allow_private_targets": True,  # the receivers are on loopback
                 "notify_webhook_url": f"{base}/webhook",
                 "notify_ntfy_url": f"{base}/ntfy/alerts",
                 "notify_gotify_url": f"{base}/gotify",

@@ -119,7 +119,11 @@ async def test_through_the_api_secrets_are_used_decrypted_and_a_new_key_answers_
         async with admin_api(root, "key-one") as api:
             r = await api.post(
                 "/api/settings",
-                json={"notify_gotify_url": f"http://127.0.0.1:{receiver.port}/gotify", "notify_gotify_token": TOKEN},
+                json={
+                    "notify_gotify_url": f"http://127.0.0.1:{receiver.port}/gotify",
+                    "notify_gotify_token": TOKEN,
+                    "notify_allow_private_targets": True,  # the receiver is on loopback
+                },
             )
             assert r.status_code == 200 and r.json()["data"]["notify_gotify_token"] == MASK
             assert (await api.post("/api/notifications/test")).status_code == 200

@@ -72,7 +72,12 @@ async def test_internal_alert_token_is_scoped_to_the_alert_route_and_notifies(wf
     bearer = {"Authorization": "Bearer alert-" + "x" * 30}
     try:
         await wf.api.post(
-            "/api/settings", json={"enable_notifications": True, "notify_webhook_url": f"http://127.0.0.1:{port}/hook"}
+            "/api/settings",
+            json={
+                "enable_notifications": True,
+                "notify_webhook_url": f"http://127.0.0.1:{port}/hook",
+                "notify_allow_private_targets": True,  # the receiver is on loopback
+            },
         )
         async with __import__("httpx").AsyncClient(
             transport=__import__("httpx").ASGITransport(wf.app, client=("10.2.0.1", 1)), base_url="http://w"
@@ -87,5 +92,8 @@ async def test_internal_alert_token_is_scoped_to_the_alert_route_and_notifies(wf
         assert (await wf.api.post("/api/internal/alert", json={"message": "m"})).status_code == 200
     finally:
         context.config = original
-        await wf.api.post("/api/settings", json={"enable_notifications": False, "notify_webhook_url": ""})
+        await wf.api.post(
+            "/api/settings",
+            json={"enable_notifications": False, "notify_webhook_url": "", "notify_allow_private_targets": False},
+        )
         await receiver.stop()

@@ -72,14 +72,16 @@ class Listener(Protocol):
     def view(self) -> dict[str, Any]: ...
 
 
+def durable_store(config: GatewayConfig) -> dict[str, str | None]:
+    """Where the durable actors keep their record (``actors/llm_gateway/durable_store.py``)."""
+    st = config.server.storage
+    return {"type": st.type, "sqlite_path": str(config.data_path(st.path)), "dsn_env": st.dsn_env, "dsn": st.dsn}
+
+
 def registry_store(config: GatewayConfig) -> dict[str, str | None]:
     """Where the registry actor keeps its entries and the key that seals their upstream keys."""
-    st = config.server.storage
     return {
-        "type": st.type,
-        "sqlite_path": str(config.data_path(st.path)),
-        "dsn_env": st.dsn_env,
-        "dsn": st.dsn,
+        **durable_store(config),
         "secret_env": config.registry.secret_env,
         "key_file": str(config.data_path(config.registry.key_file)),
     }
@@ -116,7 +118,11 @@ class Handles:
             ),
             latency=state_mod.actor(LatencyBoard, f"{p}.latency"),
             sessions=state_mod.actor(SessionBoard, f"{p}.sessions"),
-            webhooks=state_mod.actor(WebhookQueue, f"{p}.webhooks") if config.webhooks.enabled else None,
+            webhooks=(
+                state_mod.actor(WebhookQueue, f"{p}.webhooks", store=durable_store(config))
+                if config.webhooks.enabled
+                else None
+            ),
         )
 
     async def configure(self, config: GatewayConfig) -> None:

@@ -1,11 +1,20 @@
 """Webhooks through a real HTTP receiver: event types, per-endpoint filters, the four formats,
-event ids, retries with backoff until a 2xx (at-least-once), one delivery per event across replicas."""
+event ids, retries with backoff until a 2xx (at-least-once), one delivery per event across replicas,
+and a queue that survives its actor being killed."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 import pytest
 import uvicorn
 from starlette.applications import Starlette
@@ -16,7 +25,7 @@ from starlette.routing import Route
 from actors.llm_gateway import WebhookQueue
 from actors.llm_gateway.webhooks import formatted
 from rayfleet import state
-from tests.conftest import free_port
+from tests.conftest import ROOT, free_port
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
 from tests.polling import eventually
 
@@ -42,18 +51,30 @@ class Receiver:
         return [(h, body) for p, h, body in self.got if p == path]
 
 
-@pytest.fixture
-async def receiver():
+@asynccontextmanager
+async def receiving(port: int) -> AsyncIterator[Receiver]:
+    """A ``Receiver`` serving on 127.0.0.1:``port`` for the duration of the block."""
     rec = Receiver()
     app = Starlette(routes=[Route("/{name}", rec.hook, methods=["POST"])])
-    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     task = asyncio.get_running_loop().create_task(server.serve())
     await eventually(lambda: server.started, interval=0.01, what="the webhook receiver serving")
     rec.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
-    yield rec
-    server.should_exit = True
-    await task
+    try:
+        yield rec
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def receiver():
+    async with receiving(free_port()) as rec:
+        yield rec
+
+
+def hook_store(tmp_path) -> dict[str, str]:
+    return {"type": "sqlite", "sqlite_path": str(tmp_path / "hooks.db"), "dsn_env": "", "dsn": ""}
 
 
 async def until(predicate, gw_list) -> None:
@@ -69,7 +90,7 @@ async def until(predicate, gw_list) -> None:
 async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth_env, receiver, monkeypatch):
     for name in ("generic", "slack", "discord", "teams"):
         monkeypatch.setenv(f"HOOK_{name.upper()}", f"{receiver.url}/{name}")
-    hooks = state.actor(WebhookQueue, f"gw-test-hooks-{tmp_path.name}", 6, 0.05, 0.2)
+    hooks = state.actor(WebhookQueue, f"gw-test-hooks-{tmp_path.name}", 6, 0.05, 0.2, hook_store(tmp_path))
     cfg = base_config(
         tmp_path,
         {"a": {"base_url": up1.base_url, "models": ["m"]}},
@@ -123,6 +144,71 @@ async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth
 
     status = await eventually(delivered, ignore=(AssertionError,), what="every delivery done")
     assert status["duplicates"] >= 1
+
+
+QUEUER = """
+import asyncio, json, sys
+from actors.llm_gateway.webhooks import WebhookQueue
+
+async def main() -> None:
+    hooks = WebhookQueue(1000, 0.05, 0.2, json.loads(sys.argv[1]))
+    hooks.configure([{"name": "ops", "target": "generic", "url_env": "HOOK_OPS", "events": []}])
+    for i in range(int(sys.argv[2])):
+        event = {"id": f"evt_kill_{i}", "type": "endpoint_down", "timestamp": 1.0 + i, "data": {"endpoint": f"e{i}"}}
+        await hooks.enqueue([event])
+        print("queued", i, flush=True)
+    while hooks.status()["retried"] < 3:  # the receiver is down: deliveries fail and are retried
+        await asyncio.sleep(0.01)
+    print("retrying", flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+async def test_queued_events_survive_a_killed_actor_and_are_delivered_after_its_restart(tmp_path, monkeypatch):
+    """Acknowledged events outlive a SIGKILL of the actor holding them (receiver down meanwhile):
+    the restarted actor delivers each one, as queued, once."""
+    port = free_port()
+    monkeypatch.setenv("HOOK_OPS", f"http://127.0.0.1:{port}/ops")
+    store = hook_store(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", QUEUER, json.dumps(store), "20"], stdout=subprocess.PIPE, text=True, env=env
+    )
+    acknowledged = []
+    assert child.stdout is not None
+    for line in child.stdout:
+        if line.startswith("queued"):
+            acknowledged.append(f"evt_kill_{line.split()[1]}")
+        if line.startswith("retrying"):
+            break
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert len(acknowledged) == 20
+
+    async with receiving(port) as rec:
+        restarted = WebhookQueue(1000, 0.05, 0.2, store)
+        status = restarted.status()  # the first call after a restart starts the delivery loop
+        assert status["restored"] == 20 and status["endpoints"] == ["ops"]
+        await eventually(lambda: restarted.status()["pending"] == 0, what="the restored queue delivered")
+        got = rec.of("/ops")
+    assert [body["id"] for _, body in got] == acknowledged  # each once, in the order queued
+    assert [h["x-rayfleet-event-id"] for h, _ in got] == acknowledged
+    assert got[3][1] == {"id": "evt_kill_3", "type": "endpoint_down", "timestamp": 4.0, "data": {"endpoint": "e3"}}
+    assert restarted.status()["delivered"] == 20
+    assert WebhookQueue(1000, 0.05, 0.2, store).status()["pending"] == 0  # delivered entries left the record
+
+
+async def test_a_batch_the_actor_refuses_is_sent_again(tmp_path):
+    from deployments.llm_gateway.events import WebhookFeed
+
+    broken = {"type": "postgres", "sqlite_path": "", "dsn_env": "", "dsn": "postgresql://postgres@127.0.0.1:1/none"}
+    feed = WebhookFeed(state.actor(WebhookQueue, f"gw-test-hooks-down-{tmp_path.name}", 3, 0.05, 0.2, broken))
+    feed({"id": "evt_a", "type": "panic_activated", "timestamp": 1.0, "data": {}})
+    with pytest.raises(psycopg.OperationalError):  # the actor's store is down: not acknowledged
+        await feed.flush()
+    assert [e["id"] for e in feed.pending] == ["evt_a"]
 
 
 def test_unknown_event_types_and_missing_url_env_are_refused():

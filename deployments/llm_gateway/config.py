@@ -434,7 +434,8 @@ def _default_scan_ports() -> list[ScanTarget]:
 class RegistryConfig(_Model):
     """The endpoint registry of the control plane (``/api/v1/registry``).
 
-    Entries live in the ``storage`` store (table ``llm_registry``); their API keys are
+    Entries live in the registry actor's durable record (``storage``'s database, or
+    ``RAYFLEET_DURABLE_DSN``); their API keys are
     encrypted with the key in ``$secret_env`` (else a generated ``<data_dir>/<key_file>``,
     mode 0600). Replicas re-read the registry every ``refresh_interval``.
     """

@@ -39,3 +39,8 @@ def open_gateway_store(spec: dict[str, Any]) -> RecordStore:
     if spec.get("type") == "postgres":
         return PostgresStore(postgres_dsn(spec))
     return SqliteStore(durable_path(spec["sqlite_path"]))
+
+
+def record_store(spec: dict[str, Any] | None) -> RecordStore:
+    """The store of an actor given the gateway's storage ``spec``; ``None``: the platform's default store."""
+    return open_gateway_store(spec) if spec is not None else open_store()

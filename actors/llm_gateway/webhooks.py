@@ -30,8 +30,8 @@ from typing import Any
 
 import httpx
 
-from actors.llm_gateway.durable_store import open_gateway_store
-from rayfleet.durable import DurableState, Op, open_store
+from actors.llm_gateway.durable_store import record_store
+from rayfleet.durable import DurableState, Op
 from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
@@ -122,9 +122,14 @@ class WebhookQueue:
     def _record(self) -> DurableState[dict[str, Any]]:
         """The record, opened (and replayed) on first use; raises while the store is unavailable."""
         if self._durable is None:
-            store = open_gateway_store(self._store_spec) if self._store_spec is not None else open_store()
             durable = DurableState(
-                store, self._stream, initial=_initial, apply=_apply, dump=dict, load=dict, snapshot_every=500
+                record_store(self._store_spec),
+                self._stream,
+                initial=_initial,
+                apply=_apply,
+                dump=dict,
+                load=dict,
+                snapshot_every=500,
             )
             self._durable = durable
             self._resolve(durable.state["endpoints"])

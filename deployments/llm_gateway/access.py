@@ -108,10 +108,7 @@ class ControlAccess:
         return session.subject
 
 
-def control_access(
-    config: GatewayConfig, auth: Authenticator, revocations: ActorHandle[SessionBoard] | None = None
-) -> ControlAccess:
+def control_access(config: GatewayConfig, auth: Authenticator, revocations: ActorHandle[SessionBoard]) -> ControlAccess:
     """The replica's access check: its session key, the shared ``SessionBoard`` and ``identity.*``."""
     signer = SessionSigner.from_env(config.data_path(SESSION_KEY_FILE))
-    board = revocations or state_mod.actor(SessionBoard, "llm_gateway.sessions")
-    return ControlAccess(auth, signer, board, Identity(config.identity))
+    return ControlAccess(auth, signer, revocations, Identity(config.identity))

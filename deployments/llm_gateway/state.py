@@ -112,12 +112,12 @@ class Handles:
             budget=state_mod.actor(BudgetLedger, f"{p}.budget", budget.daily_limit, budget.soft_limit),
             ratelimit=state_mod.actor(RateLimiter, f"{p}.ratelimit"),
             registry=state_mod.actor(RegistryBoard, f"{p}.registry", registry_store(config)),
-            control=state_mod.actor(ControlBoard, f"{p}.control"),
+            control=state_mod.actor(ControlBoard, f"{p}.control", store=durable_store(config)),
             threats=state_mod.actor(
                 ThreatLedger, f"{p}.threats", tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors
             ),
             latency=state_mod.actor(LatencyBoard, f"{p}.latency"),
-            sessions=state_mod.actor(SessionBoard, f"{p}.sessions"),
+            sessions=state_mod.actor(SessionBoard, f"{p}.sessions", store=durable_store(config)),
             webhooks=(
                 state_mod.actor(WebhookQueue, f"{p}.webhooks", store=durable_store(config))
                 if config.webhooks.enabled

@@ -116,6 +116,12 @@ async def test_discovered_status_also_toggles_to_verified(serve, up1, tmp_path, 
         ({"name": "x", "base_url": "not a url", "provider": "openai", "priority": 0}, "base_url"),
         ({"name": "x", "base_url": "http://u:p@h:1/v1", "provider": "openai", "priority": 0}, "base_url"),
         ({"name": "x", "base_url": "http://h:1/v1?k=1", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\r\nX-Injected: 1", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\r\n", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\n/x", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v\x001", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/a b", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\x7f", "provider": "openai", "priority": 0}, "base_url"),
         ({"name": "x", "base_url": "http://h:1/v1", "provider": "gemini", "priority": 0}, "provider"),
         ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": "1"}, "priority"),
         ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 1.5}, "priority"),
@@ -322,6 +328,20 @@ async def test_probe_failure_keeps_status_and_says_why(serve, up1, up2, tmp_path
         assert r.status_code == 502 and "HTTP 401" in r.json()["error"]["message"]
         e = next(x for x in (await admin.get("/api/v1/registry")).json()["data"] if x["id"] == "denied")
         assert e["status"] == "verified"
+
+
+async def test_a_stored_entry_with_an_unusable_url_probes_to_a_json_502(serve, up1, tmp_path, auth_env):
+    """An entry recorded before base_url was checked for control characters (or imported) fails its probe
+    in the error shape, never as a plain-text 500."""
+    from actors.llm_gateway import RegistryBoard
+
+    gw = await serve(cfg(tmp_path, up1))
+    fields = {"id": "crlf", "name": "crlf", "base_url": "http://127.0.0.1:9/v1\r\nX-Injected: 1", "provider": "vllm"}
+    assert (await state.call(gw.gateway.handles.registry, RegistryBoard.add, fields))["ok"]
+    async with gw.client(key=ADMIN_KEY) as admin:
+        r = await admin.post("/api/v1/registry/crlf/probe")
+        assert r.status_code == 502 and r.headers["content-type"].startswith("application/json")
+        assert r.json()["error"]["code"] == "probe_failed" and "X-Injected" not in r.text
 
 
 async def test_scan_adds_discovered_once(serve, up1, up2, tmp_path, auth_env):

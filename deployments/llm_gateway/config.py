@@ -177,6 +177,8 @@ class IdentityConfig(_Model):
     providers: list[IdentityProvider] = []
     role_mappings: dict[str, str] = {}
     session_ttl: Annotated[int, Field(ge=60, le=30 * 86400)] = 3600
+    # failed-or-pending ``POST /auth/key`` attempts per client address per minute, cluster-wide (not in the spec)
+    key_sign_in_per_minute: Annotated[int, Field(ge=1, le=10_000)] = 10
 
     @model_validator(mode="after")
     def _providers(self) -> IdentityConfig:

@@ -25,6 +25,17 @@ from rayfleet.sqlite import connect
 
 log = get_logger("llm_gateway")
 _EXCLUDED = frozenset({"model", "stream", "stream_options"})
+OPT_IN_HEADER = "x-llm-cache"  # "allow": cache this request even though it samples
+
+
+def deterministic(kind: str, body: dict[str, Any]) -> bool:
+    """Whether the same body asks for the same answer: embeddings always; a generation when its
+    ``temperature`` is 0 or absent and it asks for one choice (``n`` 1 or absent). Anything else
+    samples, and a stored answer would replay one draw to every "regenerate"."""
+    if kind == "embeddings":
+        return True
+    temperature, n = body.get("temperature"), body.get("n")
+    return temperature in (None, 0) and n in (None, 1) and not isinstance(temperature, bool)
 
 
 def cache_key(tenant: str, kind: str, model: str, body: dict[str, Any]) -> str:

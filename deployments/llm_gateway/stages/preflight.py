@@ -7,7 +7,14 @@ from collections.abc import AsyncIterator
 from starlette.responses import JSONResponse, StreamingResponse
 
 from deployments.llm_gateway.body import read_capped
-from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
+from deployments.llm_gateway.cache import (
+    OPT_IN_HEADER,
+    RedisCache,
+    SQLiteCache,
+    cache_key,
+    deterministic,
+    replay_chunks,
+)
 from deployments.llm_gateway.discovery import LocalServers
 from deployments.llm_gateway.errors import GatewayError, json_object
 from deployments.llm_gateway.pipeline import Context
@@ -58,7 +65,11 @@ class ModelResolution:
 
 
 class CacheCheck:
-    """``cache_check``: a stored answer for the same tenant, kind, model and body answers at once."""
+    """``cache_check``: a stored answer for the same tenant, kind, model and body answers at once.
+
+    Only deterministic requests (``cache.deterministic``) are looked up and stored, unless the
+    client sends ``X-LLM-Cache: allow``; the others are ``SKIP``. ``Cache-Control: no-cache`` is ``BYPASS``.
+    """
 
     def __init__(self, cache: SQLiteCache | RedisCache | None) -> None:
         self.cache = cache
@@ -68,6 +79,10 @@ class CacheCheck:
             return
         if "no-cache" in ctx.request.headers.get("cache-control", "").lower():
             ctx.cache_status = "BYPASS"
+            return
+        opted_in = ctx.request.headers.get(OPT_IN_HEADER, "").strip().lower() == "allow"
+        if not opted_in and not deterministic(ctx.kind, ctx.body):
+            ctx.cache_status = "SKIP"
             return
         ctx.cache_key = cache_key(ctx.tenant, ctx.kind, ctx.model, ctx.body)
         hit = await self.cache.get(ctx.cache_key)

@@ -274,8 +274,10 @@ class LoggingConfig(_Model):
 
 
 class NegativeCache(_Model):
-    maxsize: int = 50000
-    ttl: int = 300
+    """Blocked prompts remembered per replica (``negative_cache.py``); 0 in either turns it off."""
+
+    maxsize: Annotated[int, Field(ge=0)] = 50000
+    ttl: Annotated[int, Field(ge=0)] = 300
 
 
 class CachingConfig(_Model):
@@ -459,11 +461,6 @@ def not_built(cfg: GatewayConfig) -> list[str]:
             "server.local_model.model_path (the gateway runs no model itself: serve the file with a local "
             "server such as Ollama, llama.cpp or vLLM, add it under endpoints, and name it in "
             "server.local_model.endpoint and .model)",
-        ),
-        (
-            "negative_cache" in cfg.caching.model_fields_set,
-            "caching.negative_cache (nothing here caches negative answers: unknown models and refusals are "
-            "decided locally, upstream failures go to the circuit breakers; remove the section)",
         ),
     ]
     return [name for on, name in checks if on]

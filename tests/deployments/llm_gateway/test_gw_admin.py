@@ -88,7 +88,6 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
     [
         ({"server": {"local_model": {"model_path": "models/x.gguf"}}}, "does not have.*server.local_model.endpoint"),
         ({"server": {"listener": {"poll_interval": "5s"}}}, "poll_interval is no longer used"),
-        ({"caching": {"negative_cache": {"maxsize": 10}}}, "does not have.*caching.negative_cache"),
     ],
 )
 def test_settings_of_unbuilt_features_are_refused(setting, message):

@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+
+from deployments.llm_gateway.cache import ExpiringMap
 
 _PROMPT_FIELDS = ("messages", "prompt", "input")
 
@@ -33,43 +34,24 @@ def block_key(body: dict[str, Any]) -> str:
 
 class NegativeCache:
     def __init__(self, maxsize: int, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.maxsize, self.ttl, self._clock = maxsize, ttl, clock
-        self._items: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._items: ExpiringMap[float] = ExpiringMap(ttl, maxsize, clock)
 
     @property
     def active(self) -> bool:
-        return self.maxsize > 0 and self.ttl > 0
+        return self._items.size > 0 and self._items.ttl > 0
 
     def __len__(self) -> int:
         return len(self._items)
 
     def resize(self, maxsize: int, ttl: float) -> None:
-        """Apply reloaded settings; entries beyond the new size go, the oldest first."""
-        self.maxsize, self.ttl = maxsize, ttl
-        self._trim()
-
-    def _trim(self) -> None:
-        while len(self._items) > max(0, self.maxsize):
-            self._items.popitem(last=False)
+        """Apply reloaded settings; entries beyond the new size go, the least recently used first."""
+        self._items.size, self._items.ttl = maxsize, ttl
+        self._items.trim()
 
     def add(self, body: dict[str, Any], score: float) -> None:
-        if not self.active:
-            return
-        key = block_key(body)
-        self._items[key] = (self._clock() + self.ttl, score)
-        self._items.move_to_end(key)
-        self._trim()
+        if self.active:
+            self._items.put(block_key(body), score)
 
     def get(self, body: dict[str, Any]) -> float | None:
         """The score of a remembered block of this model and prompt, or ``None``."""
-        if not self._items:
-            return None
-        key = block_key(body)
-        item = self._items.get(key)
-        if item is None:
-            return None
-        if item[0] <= self._clock():
-            del self._items[key]
-            return None
-        self._items.move_to_end(key)
-        return item[1]
+        return self._items.get(block_key(body)) if len(self._items) else None

@@ -11,6 +11,12 @@ seen (several replicas reporting the same breaker event) are queued once. Each
 endpoint's URL is read from its ``url_env`` variable here, in the actor, so it never
 travels as an argument or appears in a response.
 
+Every delivery is signed: ``X-Rayfleet-Timestamp`` (Unix seconds of the attempt) and
+``X-Rayfleet-Signature: v1=<hex HMAC-SHA256(secret, "<event id>.<timestamp>.<body>")>``
+over the exact body bytes sent, with the secret in the endpoint's ``secret_env`` variable
+(read here, like the URL). A receiver recomputes it, compares in constant time and
+refuses old timestamps (replays). An endpoint whose secret is not set is not delivered to.
+
 The queue is durable (``rayfleet.durable``, stream ``llm_gateway/webhooks``): the
 endpoints and every queued delivery are recorded before ``enqueue`` returns, each failed
 attempt and each removal (delivered or dead) is recorded too. A restarted actor replays
@@ -22,6 +28,9 @@ count; its loop starts on the first call it gets (replicas' feeds call at least 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import json
 import os
 import time
 from collections import OrderedDict
@@ -62,6 +71,12 @@ def formatted(target: str, event: dict[str, Any]) -> dict[str, Any]:
             "text": text,
         }
     return event
+
+
+def signature(secret: str, event_id: str, timestamp: str, body: bytes) -> str:
+    """``v1=`` and the hex HMAC-SHA256 of ``<event id>.<timestamp>.<body>`` under ``secret``."""
+    signed = f"{event_id}.{timestamp}.".encode() + body
+    return "v1=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
 
 
 def _initial() -> dict[str, Any]:
@@ -145,17 +160,29 @@ class WebhookQueue:
         self._endpoints = {}
         for ep in endpoints:
             url = os.environ.get(ep["url_env"], "").strip()
+            secret_env = ep.get("secret_env", "")
+            secret = os.environ.get(secret_env, "").strip() if secret_env else ""
             if not url:
                 log.warning("webhook endpoint has no URL", extra={"webhook": ep["name"], "url_env": ep["url_env"]})
                 continue
-            self._endpoints[ep["name"]] = {**ep, "url": url}
+            if not secret:
+                log.warning(
+                    "webhook endpoint has no signing secret: not delivered to",
+                    extra={"webhook": ep["name"], "secret_env": secret_env},
+                )
+                continue
+            self._endpoints[ep["name"]] = {**ep, "url": url, "secret": secret}
         return len(self._endpoints)
 
     # -- calls -----------------------------------------------------------------------
     def configure(self, endpoints: list[dict[str, Any]]) -> int:
         """``[{name, target, url_env, events}]``; returns how many endpoints have a URL."""
         record = self._record()
-        wanted = [{k: ep[k] for k in ("name", "target", "url_env", "events")} for ep in endpoints]
+        wanted = [
+            {"name": ep["name"], "target": ep["target"], "url_env": ep["url_env"], "events": ep["events"]}
+            | {"secret_env": ep.get("secret_env", "")}
+            for ep in endpoints
+        ]
         if wanted != record.state["endpoints"]:
             record.record({"op": "endpoints", "endpoints": wanted})
         resolved = self._resolve(wanted)
@@ -246,12 +273,18 @@ class WebhookQueue:
             self._remove(delivery, "dead")
             return
         delivery.attempts += 1
+        event_id = delivery.event["id"]
+        body = json.dumps(formatted(ep["target"], delivery.event), separators=(",", ":")).encode()
+        timestamp = str(int(time.time()))
+        headers = {
+            "Content-Type": "application/json",
+            "X-Rayfleet-Event-Id": event_id,
+            "X-Rayfleet-Event": delivery.event["type"],
+            "X-Rayfleet-Timestamp": timestamp,
+            "X-Rayfleet-Signature": signature(ep["secret"], event_id, timestamp, body),
+        }
         try:
-            response = await client.post(
-                ep["url"],
-                json=formatted(ep["target"], delivery.event),
-                headers={"X-Rayfleet-Event-Id": delivery.event["id"], "X-Rayfleet-Event": delivery.event["type"]},
-            )
+            response = await client.post(ep["url"], content=body, headers=headers)
             ok = 200 <= response.status_code < 300
         except httpx.HTTPError:
             ok = False

@@ -351,11 +351,13 @@ WEBHOOK_EVENTS = (
 
 
 class WebhookEndpoint(_Model):
-    """One receiver: ``url_env`` names the variable holding its URL; ``events`` empty means every type."""
+    """One receiver: ``url_env`` names the variable holding its URL, ``secret_env`` the one holding its
+    signing secret (empty: ``webhooks.secret_env``); ``events`` empty means every type."""
 
     name: str
     target: Literal["generic", "slack", "discord", "teams"] = "generic"
     url_env: str
+    secret_env: str = ""
     events: list[str] = []
 
     @field_validator("events")
@@ -369,6 +371,7 @@ class WebhookEndpoint(_Model):
 
 class WebhooksConfig(_Model):
     enabled: bool = False
+    secret_env: str = "LLM_PROXY_WEBHOOK_SECRET"  # the signing secret of endpoints that name none
     endpoints: list[WebhookEndpoint] = []
 
 

@@ -60,9 +60,14 @@ async def _configure_actors(state: GatewayState) -> None:
         log.warning("initial control snapshot failed", exc_info=True)
     webhooks = state.handles.webhooks
     if webhooks is not None:
-        hooks = [ep.model_dump() for ep in state.config.webhooks.endpoints]
+        default_secret = state.config.webhooks.secret_env
+        hooks = [
+            {**ep.model_dump(), "secret_env": ep.secret_env or default_secret} for ep in state.config.webhooks.endpoints
+        ]
         if not await state_mod.call(webhooks, WebhookQueue.configure, hooks):
-            log.warning("webhooks.enabled but no endpoint has its URL variable set: nothing will be delivered")
+            log.warning(
+                "webhooks.enabled but no endpoint has both its URL and its signing secret set: nothing will be delivered"
+            )
 
 
 def _start_loops(state: GatewayState) -> None:

@@ -5,11 +5,14 @@ and a queue that survives its actor being killed."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -38,13 +41,16 @@ class Receiver:
 
     def __init__(self) -> None:
         self.got: list[tuple[str, dict[str, str], Any]] = []
+        self.raw: list[tuple[dict[str, str], bytes]] = []
         self.fail_first = 0
 
     async def hook(self, request: Request) -> JSONResponse:
         if self.fail_first > 0:
             self.fail_first -= 1
             return JSONResponse({"error": "busy"}, status_code=503)
-        self.got.append((request.url.path, dict(request.headers), await request.json()))
+        raw = await request.body()
+        self.raw.append((dict(request.headers), raw))
+        self.got.append((request.url.path, dict(request.headers), json.loads(raw)))
         return JSONResponse({"ok": True})
 
     def of(self, path: str) -> list[Any]:
@@ -73,6 +79,17 @@ async def receiver():
         yield rec
 
 
+SECRET = "whsec-test-0123456789abcdef"
+
+
+def verified(headers: dict[str, str], raw: bytes, secret: str = SECRET) -> bool:
+    """What a receiver checks: HMAC-SHA256 over id, timestamp and the exact body, and a fresh timestamp."""
+    event_id, ts = headers["x-rayfleet-event-id"], headers["x-rayfleet-timestamp"]
+    expected = hmac.new(secret.encode(), f"{event_id}.{ts}.".encode() + raw, hashlib.sha256).hexdigest()
+    fresh = abs(time.time() - int(ts)) < 300
+    return fresh and hmac.compare_digest(headers["x-rayfleet-signature"], f"v1={expected}")
+
+
 def hook_store(tmp_path) -> dict[str, str]:
     return {"type": "sqlite", "sqlite_path": str(tmp_path / "hooks.db"), "dsn_env": "", "dsn": ""}
 
@@ -90,6 +107,8 @@ async def until(predicate, gw_list) -> None:
 async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth_env, receiver, monkeypatch):
     for name in ("generic", "slack", "discord", "teams"):
         monkeypatch.setenv(f"HOOK_{name.upper()}", f"{receiver.url}/{name}")
+    monkeypatch.setenv("LLM_PROXY_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("HOOK_TEAMS_SECRET", "whsec-teams-only")
     hooks = state.actor(WebhookQueue, f"gw-test-hooks-{tmp_path.name}", 6, 0.05, 0.2, hook_store(tmp_path))
     cfg = base_config(
         tmp_path,
@@ -102,7 +121,13 @@ async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth
                 {"name": "all", "target": "generic", "url_env": "HOOK_GENERIC"},
                 {"name": "s", "target": "slack", "url_env": "HOOK_SLACK", "events": ["injection_blocked"]},
                 {"name": "d", "target": "discord", "url_env": "HOOK_DISCORD", "events": ["panic_activated"]},
-                {"name": "t", "target": "teams", "url_env": "HOOK_TEAMS", "events": ["circuit_open", "auth_failure"]},
+                {
+                    "name": "t",
+                    "target": "teams",
+                    "url_env": "HOOK_TEAMS",
+                    "secret_env": "HOOK_TEAMS_SECRET",
+                    "events": ["circuit_open", "auth_failure"],
+                },
             ],
         },
     )
@@ -136,6 +161,13 @@ async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth
     assert "panic_activated" in receiver.of("/discord")[0][1]["content"]
     assert {b["summary"] for _, b in receiver.of("/teams")} == {"circuit_open", "auth_failure"}
     assert all(b["@type"] == "MessageCard" for _, b in receiver.of("/teams"))
+    teams_ids = {h["x-rayfleet-event-id"] for h, _ in receiver.of("/teams")}
+    for headers, raw in receiver.raw:  # every delivery signed, with its endpoint's secret
+        secret = "whsec-teams-only" if headers["x-rayfleet-event-id"] in teams_ids and b"MessageCard" in raw else SECRET
+        assert verified(headers, raw, secret), headers
+    headers, raw = receiver.raw[0]
+    assert not verified(headers, raw.replace(b"}", b" }", 1))  # a changed body fails the check
+    assert not verified({**headers, "x-rayfleet-timestamp": str(int(headers["x-rayfleet-timestamp"]) + 1)}, raw)
 
     def delivered() -> dict:  # a retry may still be waiting out its backoff
         status = hooks.instance.status()
@@ -152,7 +184,7 @@ from actors.llm_gateway.webhooks import WebhookQueue
 
 async def main() -> None:
     hooks = WebhookQueue(1000, 0.05, 0.2, json.loads(sys.argv[1]))
-    hooks.configure([{"name": "ops", "target": "generic", "url_env": "HOOK_OPS", "events": []}])
+    hooks.configure([{"name": "ops", "target": "generic", "url_env": "HOOK_OPS", "secret_env": "LLM_PROXY_WEBHOOK_SECRET", "events": []}])
     for i in range(int(sys.argv[2])):
         event = {"id": f"evt_kill_{i}", "type": "endpoint_down", "timestamp": 1.0 + i, "data": {"endpoint": f"e{i}"}}
         await hooks.enqueue([event])
@@ -171,6 +203,7 @@ async def test_queued_events_survive_a_killed_actor_and_are_delivered_after_its_
     the restarted actor delivers each one, as queued, once."""
     port = free_port()
     monkeypatch.setenv("HOOK_OPS", f"http://127.0.0.1:{port}/ops")
+    monkeypatch.setenv("LLM_PROXY_WEBHOOK_SECRET", SECRET)
     store = hook_store(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
@@ -196,6 +229,7 @@ async def test_queued_events_survive_a_killed_actor_and_are_delivered_after_its_
     assert [body["id"] for _, body in got] == acknowledged  # each once, in the order queued
     assert [h["x-rayfleet-event-id"] for h, _ in got] == acknowledged
     assert got[3][1] == {"id": "evt_kill_3", "type": "endpoint_down", "timestamp": 4.0, "data": {"endpoint": "e3"}}
+    assert all(verified(h, raw) for h, raw in rec.raw)
     assert restarted.status()["delivered"] == 20
     assert WebhookQueue(1000, 0.05, 0.2, store).status()["pending"] == 0  # delivered entries left the record
 
@@ -209,6 +243,18 @@ async def test_a_batch_the_actor_refuses_is_sent_again(tmp_path):
     with pytest.raises(psycopg.OperationalError):  # the actor's store is down: not acknowledged
         await feed.flush()
     assert [e["id"] for e in feed.pending] == ["evt_a"]
+
+
+def test_an_endpoint_without_a_signing_secret_is_not_delivered_to(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOOK_X", "http://127.0.0.1:9/x")
+    monkeypatch.delenv("NO_SUCH_SECRET", raising=False)
+    hooks = WebhookQueue(3, 0.05, 0.2, hook_store(tmp_path))
+    assert (
+        hooks.configure(
+            [{"name": "x", "target": "generic", "url_env": "HOOK_X", "secret_env": "NO_SUCH_SECRET", "events": []}]
+        )
+        == 0
+    )
 
 
 def test_unknown_event_types_and_missing_url_env_are_refused():

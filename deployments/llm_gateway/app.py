@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from deployments.llm_gateway import lifecycle
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError, error_body, error_response
-from deployments.llm_gateway.routes import admin, auth, health, inference, metrics, models, registry, ui
+from deployments.llm_gateway.routes import admin, auth, health, inference, keys, metrics, models, registry, ui
 from deployments.llm_gateway.state import GatewayState, Listener
 from deployments.llm_gateway.tracing import TracingMiddleware
 from rayfleet.appstate import attach
@@ -91,6 +91,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(metrics.router, dependencies=admin_only)
     app.include_router(registry.router, dependencies=admin_only)
+    app.include_router(keys.router, dependencies=admin_only)
     app.include_router(admin.router, dependencies=admin_only)
     app.include_router(auth.router)
     app.include_router(ui.router)

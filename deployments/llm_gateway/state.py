@@ -22,6 +22,7 @@ from actors.llm_gateway import (
     BreakerBoard,
     BudgetLedger,
     ControlBoard,
+    KeyBoard,
     LatencyBoard,
     RateLimiter,
     RegistryBoard,
@@ -56,6 +57,7 @@ from deployments.llm_gateway.storage import RecordWriter, build_backend
 from deployments.llm_gateway.switches import ControlView, LatencyFeed, ThreatView
 from deployments.llm_gateway.telemetry import GatewayMetrics, MetricsText
 from deployments.llm_gateway.tracing import RequestTracer
+from deployments.llm_gateway.virtual_keys import VirtualKeys
 from rayfleet import state as state_mod
 from rayfleet.metrics import Metrics
 from rayfleet.state import ActorHandle
@@ -99,6 +101,7 @@ class Handles:
     threats: ActorHandle[ThreatLedger]
     latency: ActorHandle[LatencyBoard]
     sessions: ActorHandle[SessionBoard]
+    keys: ActorHandle[KeyBoard]
     webhooks: ActorHandle[WebhookQueue] | None = None
 
     @classmethod
@@ -118,6 +121,7 @@ class Handles:
             ),
             latency=state_mod.actor(LatencyBoard, f"{p}.latency"),
             sessions=state_mod.actor(SessionBoard, f"{p}.sessions", store=durable_store(config)),
+            keys=state_mod.actor(KeyBoard, f"{p}.keys", durable_store(config)),
             webhooks=(
                 state_mod.actor(WebhookQueue, f"{p}.webhooks", store=durable_store(config))
                 if config.webhooks.enabled
@@ -148,6 +152,7 @@ class Views:
     threats: ThreatView
     latency: LatencyFeed
     registry: RegistryClient
+    keys: VirtualKeys
     events: EventLog
     webhook_feed: WebhookFeed | None
 
@@ -165,6 +170,7 @@ class Views:
             threats=ThreatView(handles.threats),
             latency=LatencyFeed(handles.latency),
             registry=RegistryClient(handles.registry, router, config.registry.refresh_interval),
+            keys=VirtualKeys(handles.keys),
             events=events,
             webhook_feed=feed,
         )
@@ -318,7 +324,7 @@ class GatewayState:
         views = Views.of(config, handles, router)
         parts = Parts(
             router=router,
-            inference_guard=auth.guard("inference"),
+            inference_guard=views.keys.guard(auth.guard("inference")),
             admission=Admission(*config.admission_limits(replicas)),
             metrics=gauges,
             views=views,

@@ -23,6 +23,7 @@ class Authenticate:
 
     async def run(self, ctx: Context) -> None:
         ctx.tenant = await self.guard(ctx.request)
+        ctx.virtual_key = getattr(ctx.request.state, "virtual_key", None)
 
 
 class ClientRateLimit:

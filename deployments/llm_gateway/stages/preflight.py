@@ -17,6 +17,7 @@ from deployments.llm_gateway.cache import (
 )
 from deployments.llm_gateway.discovery import LocalServers
 from deployments.llm_gateway.errors import GatewayError, json_object
+from deployments.llm_gateway.masking import bounded
 from deployments.llm_gateway.pipeline import Context
 from deployments.llm_gateway.pricing import PriceTable
 from deployments.llm_gateway.providers.base import estimate_tokens, prompt_text
@@ -25,6 +26,7 @@ from deployments.llm_gateway.routing import Router, Target
 from deployments.llm_gateway.shared_state import BudgetLeases
 from deployments.llm_gateway.stages.common import overhead
 from deployments.llm_gateway.validation import check_inference
+from deployments.llm_gateway.virtual_keys import allowed
 
 
 class RequestLimits:
@@ -53,6 +55,13 @@ class ModelResolution:
 
     async def run(self, ctx: Context) -> None:
         ctx.model, ctx.targets = self.router.plan(ctx.requested_model)
+        if ctx.virtual_key is not None and not allowed(ctx.virtual_key, ctx.requested_model, ctx.model):
+            raise GatewayError(
+                403,
+                f"This key may not use the model '{bounded(ctx.requested_model, 256)}'",
+                code="model_not_allowed",
+                error_class="model_not_allowed",
+            )
         ctx.prompt_estimate = estimate_tokens(prompt_text(ctx.body))
         if ctx.kind != "embeddings":
             max_tokens = ctx.body.get("max_tokens") or ctx.body.get("max_completion_tokens")

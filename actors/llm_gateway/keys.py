@@ -62,6 +62,17 @@ class KeyBoard:
             return {"ok": False, "error": "conflict", "message": "a key with this id or secret exists"}
         return self._put({**key, "created_at": self._clock(), "revoked_at": None})
 
+    def update(self, key_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change ``fields`` (validated by the caller: name, models, expires_at, team, metadata, or a
+        new ``hash``/``prefix`` when the key is rotated) of a key that is not revoked."""
+        keys = self._record().state
+        key = keys.get(key_id)
+        if key is None or key["revoked_at"] is not None:
+            return {"ok": False, "error": "not_found", "message": f"unknown or revoked key {key_id!r}"}
+        if "hash" in fields and any(k["hash"] == fields["hash"] for k in keys.values()):
+            return {"ok": False, "error": "conflict", "message": "a key with this secret exists"}
+        return self._put({**key, **fields})
+
     def revoke(self, key_id: str) -> dict[str, Any]:
         key = self._record().state.get(key_id)
         if key is None:

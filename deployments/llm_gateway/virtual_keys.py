@@ -76,16 +76,22 @@ class KeyIn(BaseModel):
         return v
 
 
-def new_key(fields: KeyIn) -> tuple[str, dict[str, Any]]:
-    """A fresh secret and the record the actor keeps of it (its hash, never the secret)."""
+class KeyUpdate(KeyIn):
+    """Body of ``PATCH /api/v1/keys/{id}``: any of the fields of a new key."""
+
+    name: str | None = Field(None, min_length=1, max_length=64)  # type: ignore[assignment]
+
+
+def new_secret() -> tuple[str, dict[str, str]]:
+    """A fresh secret and what the actor keeps of it: its hash and a display prefix, never the secret."""
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    record = {
-        "id": "key_" + secrets.token_hex(8),
-        "hash": hash_key(key),
-        "prefix": key[: len(KEY_PREFIX) + 4],
-        **fields.model_dump(),
-    }
-    return key, record
+    return key, {"hash": hash_key(key), "prefix": key[: len(KEY_PREFIX) + 4]}
+
+
+def new_key(fields: KeyIn) -> tuple[str, dict[str, Any]]:
+    """A fresh secret and the record of a new key."""
+    key, kept = new_secret()
+    return key, {"id": "key_" + secrets.token_hex(8), **kept, **fields.model_dump()}
 
 
 def public(record: dict[str, Any]) -> dict[str, Any]:

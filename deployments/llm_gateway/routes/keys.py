@@ -4,6 +4,8 @@
 |---|---|---|
 | GET | /api/v1/keys | ``{data: [key], total}`` (never a secret or its hash) |
 | POST | /api/v1/keys | 201, the new key with its secret in ``key`` (shown this once) |
+| PATCH | /api/v1/keys/{id} | the key with the fields given changed (name, models, expires_at, team, metadata) |
+| POST | /api/v1/keys/{id}/rotate | the key with a new secret in ``key`` (shown this once); the old one stops working |
 | DELETE | /api/v1/keys/{id} | the key with ``revoked_at`` set; 404 ``key_not_found`` |
 
 A change holds on this replica at once and on every other one within a second.
@@ -20,7 +22,7 @@ from actors.llm_gateway import KeyBoard
 from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.routes.common import Gateway, parsed_body
 from deployments.llm_gateway.routes.schemas import body
-from deployments.llm_gateway.virtual_keys import KeyIn, new_key, public
+from deployments.llm_gateway.virtual_keys import KeyIn, KeyUpdate, new_key, new_secret, public
 from rayfleet.logs import get_logger, register_secret
 from rayfleet.state import call
 
@@ -67,6 +69,25 @@ async def create_key(request: Request, gateway: Gateway) -> JSONResponse:
     register_secret(key)
     result = await _change(gateway, call(gateway.handles.keys, KeyBoard.create, record))
     return JSONResponse({**public(result["key"]), "key": key}, status_code=201)
+
+
+@router.patch("/api/v1/keys/{key_id}", openapi_extra=body(KeyUpdate.model_json_schema()))
+async def update_key(key_id: str, request: Request, gateway: Gateway) -> dict[str, Any]:
+    """Change a key's name, models, expiry, team or metadata (only the fields sent)."""
+    fields = (await parsed_body(request, KeyUpdate)).model_dump(exclude_unset=True)
+    if fields.get("name", "") is None:
+        raise GatewayError(422, "name: may not be null", code="validation_error")
+    result = await _change(gateway, call(gateway.handles.keys, KeyBoard.update, key_id, fields))
+    return public(result["key"])
+
+
+@router.post("/api/v1/keys/{key_id}/rotate")
+async def rotate_key(key_id: str, gateway: Gateway) -> JSONResponse:
+    """A new secret for the key (same id, models and limits); the old secret stops working."""
+    key, kept = new_secret()
+    register_secret(key)
+    result = await _change(gateway, call(gateway.handles.keys, KeyBoard.update, key_id, kept))
+    return JSONResponse({**public(result["key"]), "key": key})
 
 
 @router.delete("/api/v1/keys/{key_id}")

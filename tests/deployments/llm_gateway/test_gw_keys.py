@@ -61,6 +61,28 @@ async def test_a_key_is_made_used_limited_to_its_models_and_revoked_on_every_rep
     assert key["id"] in text and key["key"] not in text  # stored hashed
 
 
+async def test_a_key_is_updated_and_rotated(serve, up1, tmp_path, auth_env):
+    gw = await serve(cfg(tmp_path, up1))
+    async with gw.client(key=ADMIN_KEY) as admin:
+        key = (await admin.post("/api/v1/keys", json={"name": "svc", "models": ["m"]})).json()
+        async with gw.client(key=key["key"]) as holder:
+            assert code(await holder.post("/v1/chat/completions", json=chat("m2"))) == "model_not_allowed"
+            changed = await admin.patch(f"/api/v1/keys/{key['id']}", json={"models": ["m2"], "team": "ml"})
+            assert changed.status_code == 200 and changed.json()["models"] == ["m2"] and changed.json()["name"] == "svc"
+            assert (await holder.post("/v1/chat/completions", json=chat("m2"))).status_code == 200
+            assert (await admin.patch(f"/api/v1/keys/{key['id']}", json={"name": None})).status_code == 422
+            assert (await admin.patch(f"/api/v1/keys/{key['id']}", json={"models": "m"})).status_code == 422
+            rotated = await admin.post(f"/api/v1/keys/{key['id']}/rotate")
+            assert rotated.status_code == 200 and rotated.json()["key"] != key["key"]
+            assert rotated.json()["id"] == key["id"] and rotated.json()["models"] == ["m2"]
+            assert code(await holder.post("/v1/chat/completions", json=chat("m2"))) == "invalid_api_key"
+        async with gw.client(key=rotated.json()["key"]) as holder:
+            assert (await holder.post("/v1/chat/completions", json=chat("m2"))).status_code == 200
+        await admin.delete(f"/api/v1/keys/{key['id']}")
+        assert (await admin.patch(f"/api/v1/keys/{key['id']}", json={"team": "x"})).status_code == 404
+        assert (await admin.post(f"/api/v1/keys/{key['id']}/rotate")).status_code == 404
+
+
 async def test_an_expired_key_is_refused(serve, up1, tmp_path, auth_env):
     gw = await serve(cfg(tmp_path, up1))
     expired = {"id": "key_old", "hash": hashlib.sha256(b"sk-rf-old-key").hexdigest(), "prefix": "sk-rf-old"}

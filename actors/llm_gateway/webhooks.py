@@ -22,7 +22,8 @@ endpoints and every queued delivery are recorded before ``enqueue`` returns, eac
 attempt and each removal (delivered or dead) is recorded too. A restarted actor replays
 the record and delivers what was pending, in the order it was queued, with its attempt
 count; its loop starts on the first call it gets (replicas' feeds call at least every
-``WebhookFeed.tick`` seconds).
+``WebhookFeed.tick`` seconds). Each target has its own worker: targets are delivered to
+concurrently, each in queue order.
 """
 
 from __future__ import annotations
@@ -130,8 +131,8 @@ class WebhookQueue:
         self._queue: dict[str, Delivery] = {}
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._stats = {"queued": 0, "delivered": 0, "retried": 0, "dead": 0, "duplicates": 0, "restored": 0}
-        self._task: asyncio.Task[None] | None = None
-        self._wake: asyncio.Event | None = None
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._wakes: dict[str, asyncio.Event] = {}
 
     # -- the durable record --------------------------------------------------------
     def _record(self) -> DurableState[dict[str, Any]]:
@@ -231,34 +232,32 @@ class WebhookQueue:
 
     # -- delivery --------------------------------------------------------------------
     def _kick(self) -> None:
-        if not self._queue:
-            return
-        if self._wake is None:
-            self._wake = asyncio.Event()
-        self._wake.set()
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._deliver_forever())
+        """Wake (or start) one worker per target with something queued."""
+        for name in {d.endpoint for d in self._queue.values()}:
+            self._wakes.setdefault(name, asyncio.Event()).set()
+            worker = self._workers.get(name)
+            if worker is None or worker.done():
+                self._workers[name] = asyncio.get_running_loop().create_task(self._worker(name))
 
-    async def _deliver_forever(self) -> None:
-        assert self._wake is not None
+    async def _worker(self, name: str) -> None:
+        """Delivers one target's queue in order; targets run concurrently, so one that hangs
+        (until the 5 s client timeout) holds up only its own deliveries. Ends when its queue is empty."""
+        wake = self._wakes[name]
         async with httpx.AsyncClient(timeout=5.0, trust_env=False, follow_redirects=False) as client:
             while True:
                 now = time.monotonic()
-                due = [d for d in self._queue.values() if d.due <= now]
-                for delivery in due:
+                for delivery in [d for d in self._queue.values() if d.endpoint == name and d.due <= now]:
                     try:
                         await self._deliver(client, delivery)
                     except Exception as exc:  # the store refused a write: keep it queued, try again later
                         log.warning("webhook queue store failed", extra={"error": type(exc).__name__})
                         delivery.due = time.monotonic() + self.max_delay
-                if not self._queue:
-                    self._wake.clear()
-                    await self._wake.wait()
-                    continue
-                wait = max(0.01, min(d.due for d in self._queue.values()) - time.monotonic())
-                self._wake.clear()
+                pending = [d.due for d in self._queue.values() if d.endpoint == name]
+                if not pending:
+                    return
+                wake.clear()
                 try:
-                    await asyncio.wait_for(self._wake.wait(), wait)
+                    await asyncio.wait_for(wake.wait(), max(0.01, min(pending) - time.monotonic()))
                 except TimeoutError:
                     pass
 

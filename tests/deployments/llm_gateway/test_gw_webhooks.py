@@ -234,6 +234,51 @@ async def test_queued_events_survive_a_killed_actor_and_are_delivered_after_its_
     assert WebhookQueue(1000, 0.05, 0.2, store).status()["pending"] == 0  # delivered entries left the record
 
 
+async def test_a_hanging_receiver_does_not_hold_up_the_others(tmp_path, monkeypatch, receiver):
+    """Deliveries run concurrently per target (in order within one): while one receiver hangs on its
+    first request, the other gets every event, and the hanging one's attempt has not even timed out."""
+    release, hanging = asyncio.Event(), []
+
+    async def stall(request: Request) -> JSONResponse:
+        hanging.append(await request.body())
+        await release.wait()
+        return JSONResponse({"ok": True})
+
+    app = Starlette(routes=[Route("/slow", stall, methods=["POST"])])
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.get_running_loop().create_task(server.serve())
+    await eventually(lambda: server.started, interval=0.01, what="the stalling receiver serving")
+    monkeypatch.setenv("HOOK_SLOW", f"http://127.0.0.1:{port}/slow")
+    monkeypatch.setenv("HOOK_FAST", f"{receiver.url}/fast")
+    monkeypatch.setenv("LLM_PROXY_WEBHOOK_SECRET", SECRET)
+    hooks = WebhookQueue(3, 0.05, 0.2, hook_store(tmp_path))
+    hooks.configure(
+        [
+            {
+                "name": name,
+                "target": "generic",
+                "url_env": f"HOOK_{name.upper()}",
+                "secret_env": "LLM_PROXY_WEBHOOK_SECRET",
+                "events": [],
+            }
+            for name in ("slow", "fast")
+        ]
+    )
+    try:
+        for i in range(5):
+            await hooks.enqueue([{"id": f"evt_c{i}", "type": "panic_activated", "timestamp": 1.0, "data": {}}])
+        await eventually(lambda: len(receiver.of("/fast")) == 5, what="the fast receiver served")
+        assert [b["id"] for _, b in receiver.of("/fast")] == [f"evt_c{i}" for i in range(5)]
+        status = hooks.status()
+        assert len(hanging) == 1 and status["retried"] == 0 and status["pending"] == 5  # still on its first try
+    finally:
+        release.set()
+        await eventually(lambda: hooks.status()["pending"] == 0, what="the slow receiver served too")
+        server.should_exit = True
+        await task
+
+
 async def test_a_batch_the_actor_refuses_is_sent_again(tmp_path):
     from deployments.llm_gateway.events import WebhookFeed
 

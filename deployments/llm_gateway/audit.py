@@ -139,11 +139,12 @@ class AuditTrail:
         self.dropped = 0
         self._lock = asyncio.Lock()
 
-    def add(self, ts: float, record: dict[str, Any]) -> None:
+    def add(self, ts: float, record: dict[str, Any], kind: str = "request") -> None:
+        """Queue one record (``request``, or ``control`` for a control-plane change)."""
         if len(self.pending) >= self.max_pending:
             self.dropped += 1
             return
-        self.pending.append((ts, "request", record))
+        self.pending.append((ts, kind, record))
 
     def _write(self, batch: list[tuple[float, str, dict[str, Any]]]) -> None:
         """In the writer's thread: every string bounded (and masked with ``mask``), then appended."""

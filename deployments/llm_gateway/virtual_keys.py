@@ -91,7 +91,7 @@ def new_secret() -> tuple[str, dict[str, str]]:
 def new_key(fields: KeyIn) -> tuple[str, dict[str, Any]]:
     """A fresh secret and the record of a new key."""
     key, kept = new_secret()
-    return key, {"id": "key_" + secrets.token_hex(8), **kept, **fields.model_dump()}
+    return key, {"id": "vk_" + secrets.token_hex(8), **kept, **fields.model_dump()}
 
 
 def public(record: dict[str, Any]) -> dict[str, Any]:

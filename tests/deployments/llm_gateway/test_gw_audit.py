@@ -62,6 +62,40 @@ async def test_a_huge_model_name_is_recorded_bounded_and_masked_off_the_event_lo
     assert threads and not any(threads)  # masked in the writer's thread, never on the event loop
 
 
+async def test_control_plane_changes_are_audited_in_the_same_chain(serve, up1, tmp_path, auth_env):
+    """Keys, registry, config reload, panic and plugins: one ``control`` record per change that
+    succeeded (who, what, which id, status); reads and refused changes leave none."""
+    gw = await serve(base_config(tmp_path, one(up1)))
+    async with gw.client(key=ADMIN_KEY) as admin:
+        key = (await admin.post("/api/v1/keys", json={"name": "ci"})).json()
+        assert (await admin.delete(f"/api/v1/keys/{key['id']}")).status_code == 200
+        assert (await admin.delete("/api/v1/keys/key_missing")).status_code == 404
+        assert (await admin.get("/api/v1/keys")).status_code == 200
+        entry = {"name": "r1", "base_url": up1.base_url, "provider": "vllm", "priority": 0}
+        assert (await admin.post("/api/v1/registry", json=entry)).status_code == 201
+        assert (await admin.post("/admin/panic", json={"reason": "drill"})).status_code == 200
+        assert (await admin.delete("/admin/panic")).status_code == 200
+        assert (await admin.post("/admin/plugins/export/disable")).status_code == 200
+        reload = await admin.post("/admin/config/reload", json={"security": {"max_messages": 20}})
+        assert reload.status_code == 200, reload.text
+        assert (await admin.get("/admin/audit/verify")).json()["ok"]
+    db = sqlite3.connect(tmp_path / "audit.db")
+    rows = [json.loads(r[0]) for r in db.execute("SELECT record FROM audit_log WHERE kind = 'control' ORDER BY seq")]
+    assert [r["action"] for r in rows] == [
+        "POST /api/v1/keys",
+        "DELETE /api/v1/keys/{key_id}",
+        "POST /api/v1/registry",
+        "POST /admin/panic",
+        "DELETE /admin/panic",
+        "POST /admin/plugins/{name}/disable",
+        "POST /admin/config/reload",
+    ]
+    assert rows[1]["params"] == {"key_id": key["id"]} and rows[5]["params"] == {"name": "export"}
+    assert all(r["subject"].startswith("key:") or len(r["subject"]) >= 8 for r in rows)
+    assert all(r["status"] < 300 and r["client_ip"] == "127.0.0.1" for r in rows)
+    assert key["key"] not in json.dumps(rows) and ADMIN_KEY not in json.dumps(rows)
+
+
 def test_mask_pii():
     text = "mail bob.smith@example.test, call +1 415-555-0134, card 4111 1111 1111 1111, key sk-abcdef0123456789"
     masked = mask_pii(text)

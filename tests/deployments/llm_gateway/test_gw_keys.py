@@ -41,7 +41,9 @@ async def test_a_key_is_made_used_limited_to_its_models_and_revoked_on_every_rep
     sdk = openai.AsyncOpenAI(base_url=gw2.url + "/v1", api_key=key["key"], max_retries=0)
     out = await sdk.chat.completions.create(model="fast", messages=[{"role": "user", "content": "hi"}])
     assert out.choices[0].message.content.startswith("[up1]")
-    assert "m2" in {m.id for m in (await sdk.models.list()).data}
+    assert {m.id for m in (await sdk.models.list()).data} == {"m", "fast"}  # only what the key may use
+    with pytest.raises(openai.NotFoundError):
+        await sdk.models.retrieve("m2")
     with pytest.raises(openai.PermissionDeniedError) as refused:
         await sdk.chat.completions.create(model="m2", messages=[{"role": "user", "content": "hi"}])
     assert refused.value.body["code"] == "model_not_allowed"

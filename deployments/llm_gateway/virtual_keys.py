@@ -46,6 +46,7 @@ class KeyIn(BaseModel):
     expires_at: float | None = None
     team: str | None = Field(None, max_length=64)
     metadata: dict[str, str] = Field(default_factory=dict, max_length=32)
+    rpm: int | None = Field(None, ge=1, le=1_000_000)  # requests per minute, cluster-wide
 
     @field_validator("name", "team")
     @classmethod

@@ -85,6 +85,24 @@ async def test_a_key_is_updated_and_rotated(serve, up1, tmp_path, auth_env):
         assert (await admin.post(f"/api/v1/keys/{key['id']}/rotate")).status_code == 404
 
 
+async def test_a_keys_rpm_holds_across_replicas(serve, up1, tmp_path, auth_env):
+    gw1, gw2 = await serve(cfg(tmp_path, up1)), await serve(cfg(tmp_path, up1))
+    async with gw1.client(key=ADMIN_KEY) as admin:
+        made = await admin.post("/api/v1/keys", json={"name": "slow", "rpm": 2})
+        assert made.status_code == 201 and made.json()["rpm"] == 2
+        assert (await admin.post("/api/v1/keys", json={"name": "bad", "rpm": 0})).status_code == 422
+    secret = made.json()["key"]
+    await gw2.gateway.views.keys.refresh()
+    async with gw1.client(key=secret) as c1, gw2.client(key=secret) as c2:
+        assert (await c1.post("/v1/chat/completions", json=chat("m"))).status_code == 200
+        assert (await c2.post("/v1/chat/completions", json=chat("m"))).status_code == 200
+        third = await c1.post("/v1/chat/completions", json=chat("m"))
+    assert third.status_code == 429 and code(third) == "key_rate_limit_exceeded"
+    assert int(third.headers["retry-after"]) >= 1
+    async with gw1.client() as env_key:  # another key is not affected
+        assert (await env_key.post("/v1/chat/completions", json=chat("m"))).status_code == 200
+
+
 async def test_an_expired_key_is_refused(serve, up1, tmp_path, auth_env):
     gw = await serve(cfg(tmp_path, up1))
     expired = {"id": "key_old", "hash": hashlib.sha256(b"sk-rf-old-key").hexdigest(), "prefix": "sk-rf-old"}

@@ -1,10 +1,16 @@
 """The endpoint registry actor (spec 001 §A.1 and §3 "Registry status").
 
 One named actor holds every registry entry, serialises all changes (so a duplicate name
-is refused atomically) and writes each change through to the gateway's store before it
-is visible. Replicas poll ``snapshot(version)``, which returns ``None`` while nothing
-changed, and route to the entries whose status is ``verified``; they never call the
-actor per inference request. After a restart the actor reloads the store.
+is refused atomically) and records each change durably (``rayfleet.durable``, stream
+``llm_gateway/registry``, in the store ``durable_store.open_gateway_store`` picks) before
+it is visible; upstream API keys are recorded encrypted (``registry_store``). Replicas poll
+``snapshot(version)``, which returns ``None`` while nothing changed, and route to the
+entries whose status is ``verified``; they never call the actor per inference request.
+After a restart the actor replays the record. Versions only grow within a process and
+start above every version of an earlier instance (they begin at the record's epoch
+shifted left by 32 bits), so a replica never mistakes a restarted actor's state for the
+one it holds. A store of the old format (table ``llm_registry``) is imported once into a
+record that has never been written, then renamed ``llm_registry_migrated``.
 
 Statuses: ``verified`` (shown as Live, routable), ``FOUND`` (added by an operator, not
 verified yet), ``DISCOVERED`` (found by a scan), ``IGNORED`` (switched off). Toggle:
@@ -22,7 +28,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from actors.llm_gateway.registry_store import RegistryStore, open_store
+from cryptography.fernet import Fernet
+
+from actors.llm_gateway.durable_store import open_gateway_store
+from actors.llm_gateway.registry_store import decrypt, legacy_rows, load_cipher, retire_legacy
+from rayfleet.durable import DurableState, Op
 from rayfleet.logs import get_logger, register_secret
 
 log = get_logger("llm_gateway")
@@ -31,6 +41,7 @@ VERIFIED, FOUND, IGNORED, DISCOVERED = "verified", "FOUND", "IGNORED", "DISCOVER
 STATUSES = (VERIFIED, FOUND, IGNORED, DISCOVERED)
 PROMOTED_BY_PROBE = frozenset({FOUND, DISCOVERED})
 RETRY_AFTER_FAILURE = 2.0  # seconds before an unavailable store is tried again
+STREAM = "llm_gateway/registry"
 
 
 def toggled(status: str) -> str:
@@ -42,55 +53,87 @@ def _fail(error: str, message: str) -> dict[str, Any]:
     return {"ok": False, "error": error, "message": message}
 
 
-class RegistryBoard:
-    """The actor. ``store`` describes the gateway's store (see ``registry_store.open_store``); all I/O is there."""
+def _apply(state: dict[str, dict[str, Any]], op: Op) -> None:
+    """One recorded change: entries as stored (``api_key_enc``, never the key itself)."""
+    kind = op["op"]
+    if kind == "put":
+        state[op["entry"]["id"]] = op["entry"]
+    elif kind == "remove":
+        state.pop(op["id"], None)
+    elif kind == "import":
+        for entry in op["entries"]:
+            state[entry["id"]] = entry
+    else:
+        raise ValueError(f"not a registry operation: {kind!r}")
 
-    def __init__(self, store: dict[str, Any], clock: Callable[[], float] = time.time) -> None:
+
+class RegistryBoard:
+    """The actor. ``store`` describes the gateway's store and its key (``state.registry_store``)."""
+
+    def __init__(self, store: dict[str, Any], clock: Callable[[], float] = time.time, stream: str = STREAM) -> None:
         self._spec = store
         self._clock = clock
-        self._store: RegistryStore | None = None
+        self._stream = stream
+        self._durable: DurableState[dict[str, dict[str, Any]]] | None = None
+        self._cipher: Fernet | None = None
         self._entries: dict[str, dict[str, Any]] = {}
-        self._enc: dict[str, str | None] = {}
         self._version = 0
-        self._loaded = False
         self._failed_at: float | None = None
 
     def configure(self, store: dict[str, Any]) -> None:
         """Apply the store of the current config (the actor outlives redeploys); reloads if it changed."""
         if store != self._spec:
-            if self._store is not None:
-                self._store.close()
-            self._spec, self._store, self._loaded, self._failed_at = store, None, False, None
+            self._close()
+            self._spec, self._failed_at = store, None
 
     # -- persistence -----------------------------------------------------------
-    def _ensure(self) -> RegistryStore:
+    def _close(self) -> None:
+        if self._durable is not None:
+            self._durable.store.close()
+        self._durable, self._cipher = None, None
+
+    def _ensure(self) -> DurableState[dict[str, dict[str, Any]]]:
         if self._failed_at is not None and time.monotonic() - self._failed_at < RETRY_AFTER_FAILURE:
             raise ConnectionError("registry store unavailable (retrying shortly)")
         try:
             return self._load()
         except Exception:
+            self._close()
             self._failed_at = time.monotonic()
             raise
 
-    def _load(self) -> RegistryStore:
-        if self._store is None:
-            self._store = open_store(self._spec)
-        if not self._loaded:
-            rows = self._store.load()
-            self._entries, self._enc = {}, {}
-            for row in rows:
-                self._enc[row["id"]] = row.pop("api_key_enc")
-                register_secret(row.get("api_key"))
-                self._entries[row["id"]] = row
-            self._loaded = True
-            self._version += 1
+    def _load(self) -> DurableState[dict[str, dict[str, Any]]]:
+        if self._durable is None:
+            self._cipher = load_cipher(self._spec.get("secret_env", ""), self._spec["key_file"])
+            durable = DurableState(
+                open_gateway_store(self._spec), self._stream, initial=dict, apply=_apply, dump=dict, load=dict
+            )
+            if durable.seq == 0:
+                self._migrate(durable)
+            self._entries = {}
+            for stored in sorted(durable.state.values(), key=lambda e: (e["created_at"], e["id"])):
+                self._remember(stored)
+            self._durable = durable
+            self._version = max(self._version + 1, durable.epoch << 32)
         self._failed_at = None
-        return self._store
+        return self._durable
 
-    def _write(self, entry: dict[str, Any], enc: str | None) -> None:
-        assert self._store is not None
-        public = {k: v for k, v in entry.items() if k not in ("api_key", "api_key_error")}
-        self._store.upsert(public, enc)
+    def _migrate(self, durable: DurableState[dict[str, dict[str, Any]]]) -> None:
+        """Import the rows of an old-format store into a record that was never written."""
+        rows = legacy_rows(self._spec)
+        if rows:
+            durable.record({"op": "import", "entries": rows})
+            log.info("registry imported from the old store", extra={"entries": len(rows)})
+        if rows is not None:
+            retire_legacy(self._spec)
+
+    def _remember(self, stored: dict[str, Any]) -> None:
+        """The in-memory entry of a stored one: the API key decrypted for routing."""
+        assert self._cipher is not None
+        entry = {k: v for k, v in stored.items() if k != "api_key_enc"}
+        entry["api_key"], entry["api_key_error"] = decrypt(self._cipher, stored.get("api_key_enc"), stored["id"])
+        register_secret(entry["api_key"])
+        self._entries[entry["id"]] = entry
 
     def _guard(self, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
@@ -98,15 +141,21 @@ class RegistryBoard:
             return fn()
         except Exception as exc:
             log.warning("registry store unavailable", extra={"error": type(exc).__name__})
-            self._loaded = False
+            self._close()
             self._failed_at = time.monotonic()
             return _fail("store_unavailable", f"the registry store is unavailable ({type(exc).__name__})")
 
+    def _encrypted(self, entry_id: str) -> str | None:
+        assert self._durable is not None
+        stored = self._durable.state.get(entry_id)
+        return stored.get("api_key_enc") if stored else None
+
     def _commit(self, entry: dict[str, Any], enc: str | None) -> dict[str, Any]:
+        assert self._durable is not None
         entry["updated_at"] = self._clock()
-        self._write(entry, enc)
+        stored = {k: v for k, v in entry.items() if k not in ("api_key", "api_key_error")}
+        self._durable.record({"op": "put", "entry": {**stored, "api_key_enc": enc}})
         self._entries[entry["id"]] = entry
-        self._enc[entry["id"]] = enc
         self._version += 1
         return {"ok": True, "entry": dict(entry), "version": self._version}
 
@@ -155,8 +204,9 @@ class RegistryBoard:
                 "api_key_error": None,
             }
             register_secret(entry["api_key"])
-            assert self._store is not None
-            return self._commit(entry, self._store.encrypt(entry["api_key"]))
+            assert self._cipher is not None
+            enc = self._cipher.encrypt(entry["api_key"].encode()).decode() if entry["api_key"] else None
+            return self._commit(entry, enc)
 
         return self._guard(run)
 
@@ -192,7 +242,7 @@ class RegistryBoard:
                 return _fail("not_found", f"unknown registry entry {entry_id!r}")
             entry = dict(current)
             change(entry)
-            return self._commit(entry, self._enc.get(entry_id))
+            return self._commit(entry, self._encrypted(entry_id))
 
         return self._guard(run)
 
@@ -222,10 +272,9 @@ class RegistryBoard:
         def run() -> dict[str, Any]:
             if entry_id not in self._entries:
                 return _fail("not_found", f"unknown registry entry {entry_id!r}")
-            assert self._store is not None
-            self._store.delete(entry_id)
+            assert self._durable is not None
+            self._durable.record({"op": "remove", "id": entry_id})
             entry = self._entries.pop(entry_id)
-            self._enc.pop(entry_id, None)
             self._version += 1
             return {"ok": True, "entry": entry, "version": self._version}
 

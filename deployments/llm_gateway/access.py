@@ -92,7 +92,13 @@ class ControlAccess:
             raise GatewayError(403, f"Missing or wrong {CSRF_HEADER} header for a cookie session", code="csrf_failed")
 
     async def guard(self, request: Request) -> str:
-        """The control plane's FastAPI dependency; returns the caller's id (key fingerprint or subject)."""
+        """The control plane's FastAPI dependency; returns the caller's id (key fingerprint or subject),
+        also left on ``request.state.control_subject`` for the audit of the change (``control_audit``)."""
+        subject = await self._caller(request)
+        request.state.control_subject = subject
+        return subject
+
+    async def _caller(self, request: Request) -> str:
         if not self.auth.enabled:
             return await self._key_guard(request)
         found = await self.session(request)
@@ -108,10 +114,7 @@ class ControlAccess:
         return session.subject
 
 
-def control_access(
-    config: GatewayConfig, auth: Authenticator, revocations: ActorHandle[SessionBoard] | None = None
-) -> ControlAccess:
+def control_access(config: GatewayConfig, auth: Authenticator, revocations: ActorHandle[SessionBoard]) -> ControlAccess:
     """The replica's access check: its session key, the shared ``SessionBoard`` and ``identity.*``."""
     signer = SessionSigner.from_env(config.data_path(SESSION_KEY_FILE))
-    board = revocations or state_mod.actor(SessionBoard, "llm_gateway.sessions")
-    return ControlAccess(auth, signer, board, Identity(config.identity))
+    return ControlAccess(auth, signer, revocations, Identity(config.identity))

@@ -18,8 +18,9 @@ from starlette.responses import JSONResponse, Response
 
 from deployments.llm_gateway import lifecycle
 from deployments.llm_gateway.config import GatewayConfig
+from deployments.llm_gateway.control_audit import ControlAudit
 from deployments.llm_gateway.errors import GatewayError, error_body, error_response
-from deployments.llm_gateway.routes import admin, auth, health, inference, metrics, models, registry, ui
+from deployments.llm_gateway.routes import admin, auth, health, inference, keys, metrics, models, registry, ui
 from deployments.llm_gateway.state import GatewayState, Listener
 from deployments.llm_gateway.tracing import TracingMiddleware
 from rayfleet.appstate import attach
@@ -83,6 +84,8 @@ def create_app(
     attach(app, state)
     if state.stores.tracer.active:  # off: no middleware at all
         app.add_middleware(TracingMiddleware, tracer=state.stores.tracer)
+    if state.stores.audit is not None:
+        app.add_middleware(ControlAudit, trail=state.stores.audit)
     app.add_middleware(RequestIdMiddleware)  # outside the tracing, so spans carry the request id
     _install_errors(app, state)
     admin_only = [Depends(state.access.guard)]
@@ -91,6 +94,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(metrics.router, dependencies=admin_only)
     app.include_router(registry.router, dependencies=admin_only)
+    app.include_router(keys.router, dependencies=admin_only)
     app.include_router(admin.router, dependencies=admin_only)
     app.include_router(auth.router)
     app.include_router(ui.router)

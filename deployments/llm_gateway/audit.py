@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deployments.llm_gateway.masking import scrub
+from deployments.llm_gateway.masking import bound_all, scrub
 from deployments.llm_gateway.storage import SQLiteFile
 
 GENESIS = "0" * 64
@@ -139,17 +139,23 @@ class AuditTrail:
         self.dropped = 0
         self._lock = asyncio.Lock()
 
-    def add(self, ts: float, record: dict[str, Any]) -> None:
+    def add(self, ts: float, record: dict[str, Any], kind: str = "request") -> None:
+        """Queue one record (``request``, or ``control`` for a control-plane change)."""
         if len(self.pending) >= self.max_pending:
             self.dropped += 1
             return
-        self.pending.append((ts, "request", scrub(record) if self.mask else record))
+        self.pending.append((ts, kind, record))
+
+    def _write(self, batch: list[tuple[float, str, dict[str, Any]]]) -> None:
+        """In the writer's thread: every string bounded (and masked with ``mask``), then appended."""
+        prepare = scrub if self.mask else bound_all
+        self.log.append([(ts, kind, prepare(record)) for ts, kind, record in batch])
 
     async def flush(self) -> None:
         async with self._lock:
             batch, self.pending = self.pending, []
             if batch:
-                await asyncio.to_thread(self.log.append, batch)
+                await asyncio.to_thread(self._write, batch)
 
     async def verify(self) -> dict[str, Any]:
         await self.flush()

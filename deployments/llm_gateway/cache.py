@@ -17,14 +17,27 @@ import hashlib
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from rayfleet.logs import get_logger
 from rayfleet.sqlite import connect
 
 log = get_logger("llm_gateway")
+V = TypeVar("V")
 _EXCLUDED = frozenset({"model", "stream", "stream_options"})
+OPT_IN_HEADER = "x-llm-cache"  # "allow": cache this request even though it samples
+
+
+def deterministic(kind: str, body: dict[str, Any]) -> bool:
+    """Whether the same body asks for the same answer: embeddings always; a generation when its
+    ``temperature`` is 0 or absent and it asks for one choice (``n`` 1 or absent). Anything else
+    samples, and a stored answer would replay one draw to every "regenerate"."""
+    if kind == "embeddings":
+        return True
+    temperature, n = body.get("temperature"), body.get("n")
+    return temperature in (None, 0) and n in (None, 1) and not isinstance(temperature, bool)
 
 
 def cache_key(tenant: str, kind: str, model: str, body: dict[str, Any]) -> str:
@@ -33,27 +46,36 @@ def cache_key(tenant: str, kind: str, model: str, body: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class Recent:
-    """Answers stored by this replica and not yet read back from the store (bounded, oldest dropped)."""
+class ExpiringMap(Generic[V]):
+    """A bounded map whose entries expire ``ttl`` seconds after they were put; the least recently
+    used entry goes first when it is full (the cache's recent answers, the negative cache)."""
 
-    def __init__(self, ttl: int, size: int = 10_000) -> None:
+    def __init__(self, ttl: float, size: int = 10_000, clock: Callable[[], float] = time.time) -> None:
         self.ttl = ttl
         self.size = size
-        self._items: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._clock = clock
+        self._items: OrderedDict[str, tuple[float, V]] = OrderedDict()
 
-    def put(self, key: str, response: dict[str, Any]) -> None:
-        self._items[key] = (time.time() + self.ttl, response)
-        self._items.move_to_end(key)
-        while len(self._items) > self.size:
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def trim(self) -> None:
+        while len(self._items) > max(0, self.size):
             self._items.popitem(last=False)
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def put(self, key: str, value: V) -> None:
+        self._items[key] = (self._clock() + self.ttl, value)
+        self._items.move_to_end(key)
+        self.trim()
+
+    def get(self, key: str) -> V | None:
         item = self._items.get(key)
         if item is None:
             return None
-        if item[0] <= time.time():
+        if item[0] <= self._clock():
             del self._items[key]
             return None
+        self._items.move_to_end(key)
         return item[1]
 
 
@@ -62,7 +84,7 @@ class SQLiteCache:
         self.path = path
         self.ttl = ttl
         self.max_entries = max_entries
-        self.recent = Recent(ttl)
+        self.recent: ExpiringMap[dict[str, Any]] = ExpiringMap(ttl)
         self._db = connect(path, autocommit=True, row_factory=False)
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS response_cache (cache_key TEXT PRIMARY KEY, response TEXT NOT NULL,"
@@ -124,7 +146,7 @@ class RedisCache:
         import redis.asyncio as aioredis
 
         self.ttl = ttl
-        self.recent = Recent(ttl)
+        self.recent: ExpiringMap[dict[str, Any]] = ExpiringMap(ttl)
         self._client = aioredis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout)
         self._pending: list[tuple[str, str]] = []
         self._warned = False

@@ -177,6 +177,8 @@ class IdentityConfig(_Model):
     providers: list[IdentityProvider] = []
     role_mappings: dict[str, str] = {}
     session_ttl: Annotated[int, Field(ge=60, le=30 * 86400)] = 3600
+    # failed-or-pending ``POST /auth/key`` attempts per client address per minute, cluster-wide (not in the spec)
+    key_sign_in_per_minute: Annotated[int, Field(ge=1, le=10_000)] = 10
 
     @model_validator(mode="after")
     def _providers(self) -> IdentityConfig:
@@ -272,8 +274,10 @@ class LoggingConfig(_Model):
 
 
 class NegativeCache(_Model):
-    maxsize: int = 50000
-    ttl: int = 300
+    """Blocked prompts remembered per replica (``negative_cache.py``); 0 in either turns it off."""
+
+    maxsize: Annotated[int, Field(ge=0)] = 50000
+    ttl: Annotated[int, Field(ge=0)] = 300
 
 
 class CachingConfig(_Model):
@@ -347,11 +351,13 @@ WEBHOOK_EVENTS = (
 
 
 class WebhookEndpoint(_Model):
-    """One receiver: ``url_env`` names the variable holding its URL; ``events`` empty means every type."""
+    """One receiver: ``url_env`` names the variable holding its URL, ``secret_env`` the one holding its
+    signing secret (empty: ``webhooks.secret_env``); ``events`` empty means every type."""
 
     name: str
     target: Literal["generic", "slack", "discord", "teams"] = "generic"
     url_env: str
+    secret_env: str = ""
     events: list[str] = []
 
     @field_validator("events")
@@ -365,6 +371,7 @@ class WebhookEndpoint(_Model):
 
 class WebhooksConfig(_Model):
     enabled: bool = False
+    secret_env: str = "LLM_PROXY_WEBHOOK_SECRET"  # the signing secret of endpoints that name none
     endpoints: list[WebhookEndpoint] = []
 
 
@@ -434,7 +441,8 @@ def _default_scan_ports() -> list[ScanTarget]:
 class RegistryConfig(_Model):
     """The endpoint registry of the control plane (``/api/v1/registry``).
 
-    Entries live in the ``storage`` store (table ``llm_registry``); their API keys are
+    Entries live in the registry actor's durable record (``storage``'s database, or
+    ``RAYFLEET_DURABLE_DSN``); their API keys are
     encrypted with the key in ``$secret_env`` (else a generated ``<data_dir>/<key_file>``,
     mode 0600). Replicas re-read the registry every ``refresh_interval``.
     """
@@ -456,11 +464,6 @@ def not_built(cfg: GatewayConfig) -> list[str]:
             "server.local_model.model_path (the gateway runs no model itself: serve the file with a local "
             "server such as Ollama, llama.cpp or vLLM, add it under endpoints, and name it in "
             "server.local_model.endpoint and .model)",
-        ),
-        (
-            "negative_cache" in cfg.caching.model_fields_set,
-            "caching.negative_cache (nothing here caches negative answers: unknown models and refusals are "
-            "decided locally, upstream failures go to the circuit breakers; remove the section)",
         ),
     ]
     return [name for on, name in checks if on]

@@ -47,20 +47,34 @@ class EventLog:
 
 
 class WebhookFeed:
-    """Events of this replica, pushed to the webhook actor in batches (never one call per event)."""
+    """Events of this replica, pushed to the webhook actor in batches (never one call per event).
+
+    A batch the actor did not acknowledge (it was restarting, its store was down) is kept
+    and sent again with the next flush. With nothing to send the feed still calls the
+    actor every ``tick`` seconds, so a restarted actor resumes delivering what it had queued.
+    """
 
     interval = 0.5
+    tick = 2.0
 
     def __init__(self, handle: ActorHandle[WebhookQueue], max_pending: int = 10_000) -> None:
         self.handle = handle
         self.max_pending = max_pending
         self.pending: list[dict[str, Any]] = []
+        self._last_call = 0.0
 
     def __call__(self, event: dict[str, Any]) -> None:
         if len(self.pending) < self.max_pending:
             self.pending.append(event)
 
     async def flush(self) -> None:
-        if self.pending:
-            batch, self.pending = self.pending, []
+        now = time.monotonic()
+        if not self.pending and now - self._last_call < self.tick:
+            return
+        self._last_call = now
+        batch, self.pending = self.pending, []
+        try:
             await call(self.handle, WebhookQueue.enqueue, batch)
+        except Exception:
+            self.pending = (batch + self.pending)[: self.max_pending]
+            raise

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from actors.llm_gateway.budget import utc_day
-from deployments.llm_gateway.masking import scrub
+from deployments.llm_gateway.masking import bound_all, scrub
 from rayfleet.logs import get_logger
 from rayfleet.serving import replica_id
 
@@ -205,8 +205,8 @@ class RequestExport:
     # -- the worker thread's side ---------------------------------------------
     def _line(self, ts: float, record: dict[str, Any]) -> bytes:
         line: dict[str, Any] = {"time": utc_time(ts), **record}
-        if self.scrub_pii:
-            line = {k: v if k in _NOT_SCRUBBED else scrub(v) for k, v in line.items()}
+        prepare = scrub if self.scrub_pii else bound_all
+        line = {k: v if k in _NOT_SCRUBBED else prepare(v) for k, v in line.items()}
         return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
     def _write(self, batch: list[tuple[float, dict[str, Any]]], today: str) -> None:

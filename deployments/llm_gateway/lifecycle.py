@@ -19,6 +19,7 @@ from deployments.llm_gateway.cache import RedisCache, SQLiteCache
 from deployments.llm_gateway.forwarder import upstream_session
 from deployments.llm_gateway.notices import AUTH_FAILURE_WINDOW
 from deployments.llm_gateway.state import GatewayState, registry_store
+from deployments.llm_gateway.virtual_keys import REFRESH_INTERVAL
 from rayfleet import state as state_mod
 from rayfleet.logs import get_logger
 
@@ -46,6 +47,7 @@ async def start(state: GatewayState) -> None:
     try:
         await state_mod.call(state.handles.registry, RegistryBoard.configure, registry_store(state.config))
         await state.views.registry.refresh()
+        await state.views.keys.refresh()
     except Exception as exc:
         log.warning("initial registry snapshot failed", extra={"error": type(exc).__name__})
     _start_loops(state)
@@ -60,15 +62,21 @@ async def _configure_actors(state: GatewayState) -> None:
         log.warning("initial control snapshot failed", exc_info=True)
     webhooks = state.handles.webhooks
     if webhooks is not None:
-        hooks = [ep.model_dump() for ep in state.config.webhooks.endpoints]
+        default_secret = state.config.webhooks.secret_env
+        hooks = [
+            {**ep.model_dump(), "secret_env": ep.secret_env or default_secret} for ep in state.config.webhooks.endpoints
+        ]
         if not await state_mod.call(webhooks, WebhookQueue.configure, hooks):
-            log.warning("webhooks.enabled but no endpoint has its URL variable set: nothing will be delivered")
+            log.warning(
+                "webhooks.enabled but no endpoint has both its URL and its signing secret set: nothing will be delivered"
+            )
 
 
 def _start_loops(state: GatewayState) -> None:
     tasks, v, s, config = state.tasks, state.views, state.stores, state.config
     tasks.start(v.breakers.run(), name="breaker-snapshot")
     tasks.start(v.registry.run(), name="registry-refresh")
+    tasks.every(REFRESH_INTERVAL, v.keys.refresh, name="virtual-keys-refresh")
     tasks.every(0.25, v.leases.flush, name="lease-flush")
     tasks.every(0.25, v.budget.flush, name="budget-flush")
     tasks.start(s.records.run(), name="records-flush")

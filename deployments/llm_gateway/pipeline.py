@@ -45,6 +45,7 @@ class Context:
     body: dict[str, Any] = field(default_factory=dict)
     client_key: str | None = None
     tenant: str = "anonymous"
+    virtual_key: dict[str, Any] | None = None  # the record of a virtual key (``virtual_keys``)
     stream: bool = False
     client_wants_usage: bool = False
     requested_model: str = ""

@@ -77,7 +77,9 @@ class EntryIn(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
-        v = v.strip()
+        v = v.strip(" ")
+        if any(ord(c) <= 32 or ord(c) == 127 for c in v):  # CR/LF would split the request line of every probe
+            raise ValueError("base_url must not contain whitespace or control characters")
         parts = urlsplit(v)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("base_url must be an http:// or https:// URL with a host")
@@ -212,6 +214,10 @@ async def probe(
         body = await resp.aread()
     except httpx.TimeoutException:
         raise ProbeFailed(f"no answer within {timeout:g} s") from None
+    except httpx.InvalidURL:
+        raise ProbeFailed(
+            "the base URL is not a usable URL (it holds characters a request line cannot carry)"
+        ) from None
     except httpx.HTTPError as exc:
         raise ProbeFailed(f"connection failed ({type(exc).__name__})") from None
     latency_ms = round((time.perf_counter() - started) * 1000, 2)

@@ -8,7 +8,10 @@
 - ``injection_scan`` (PRE_FLIGHT, after the body limits): the prompt text is scored
   (``injection.py``); a score at or over ``security.injection.block_score`` is refused with
   403 ``injection_blocked``, counted in ``llm_proxy_injection_blocked_total`` and raised as
-  event ``injection_blocked``. Every non-zero score goes to the threat ledger.
+  event ``injection_blocked``. Every non-zero score goes to the threat ledger. A block is
+  remembered in the negative cache (``caching.negative_cache``): a repeat of the same model
+  and prompt is refused at once with the remembered score (counted as a block and in
+  ``llm_proxy_negative_cache_hits_total``, sent to the ledger, no second event).
 - ``link_sanitizer`` (PRE_FLIGHT): blocked links are replaced in the request; answers are
   cleaned by the router stage (``LinkSanitizer``/``StreamLinkFilter``).
 """
@@ -23,6 +26,7 @@ from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.events import EventLog
 from deployments.llm_gateway.injection import score
 from deployments.llm_gateway.links import LinkSanitizer
+from deployments.llm_gateway.negative_cache import NegativeCache
 from deployments.llm_gateway.pipeline import Context
 from deployments.llm_gateway.providers.base import prompt_text
 from deployments.llm_gateway.switches import ControlView, ThreatView
@@ -49,11 +53,15 @@ class SecurityStages:
         self.threats = threats
         self.metrics = metrics
         self.events = events
+        neg = config.caching.negative_cache
+        self.negative = NegativeCache(neg.maxsize, neg.ttl)
         self.reconfigure(config)
 
     def reconfigure(self, config: GatewayConfig) -> None:
         """Apply a (reloaded) configuration; the stages are bound methods, so they see it at once."""
         self.config = config
+        if hasattr(self, "negative"):
+            self.negative.resize(config.caching.negative_cache.maxsize, config.caching.negative_cache.ttl)
         links = config.security.link_sanitization
         self.links = LinkSanitizer(links.blocked_domains if config.security.enabled and links.enabled else [])
 
@@ -85,12 +93,13 @@ class SecurityStages:
         sec = self.config.security
         if not (sec.enabled and sec.injection.enabled):
             return
+        remembered = self.negative.get(ctx.body)
+        if remembered is not None:
+            self.metrics.negative_hits.inc()
+            self._refuse(ctx, remembered)
         verdict = score(prompt_text(ctx.body))
-        ctx.injection_score = verdict.score
-        if verdict.score > 0 and sec.threat_ledger.enabled:
-            self.threats.add(actor_of(ctx), verdict.score)
         if verdict.score >= sec.injection.block_score:
-            self.metrics.injection.inc()
+            self.negative.add(ctx.body, verdict.score)
             self.events.emit(
                 "injection_blocked",
                 request_id=ctx.request_id,
@@ -98,6 +107,16 @@ class SecurityStages:
                 score=verdict.score,
                 signals=list(verdict.signals),
             )
+        self._refuse(ctx, verdict.score)
+
+    def _refuse(self, ctx: Context, injection_score: float) -> None:
+        """Record the score (request, ledger); refuse with 403 when it reaches the block score."""
+        sec = self.config.security
+        ctx.injection_score = injection_score
+        if injection_score > 0 and sec.threat_ledger.enabled:
+            self.threats.add(actor_of(ctx), injection_score)
+        if injection_score >= sec.injection.block_score:
+            self.metrics.injection.inc()
             raise GatewayError(
                 403,
                 "Request refused by the security pipeline: the prompt looks like an injection attempt",

@@ -22,6 +22,7 @@ from actors.llm_gateway import (
     BreakerBoard,
     BudgetLedger,
     ControlBoard,
+    KeyBoard,
     LatencyBoard,
     RateLimiter,
     RegistryBoard,
@@ -56,6 +57,7 @@ from deployments.llm_gateway.storage import RecordWriter, build_backend
 from deployments.llm_gateway.switches import ControlView, LatencyFeed, ThreatView
 from deployments.llm_gateway.telemetry import GatewayMetrics, MetricsText
 from deployments.llm_gateway.tracing import RequestTracer
+from deployments.llm_gateway.virtual_keys import VirtualKeys
 from rayfleet import state as state_mod
 from rayfleet.metrics import Metrics
 from rayfleet.state import ActorHandle
@@ -72,14 +74,16 @@ class Listener(Protocol):
     def view(self) -> dict[str, Any]: ...
 
 
+def durable_store(config: GatewayConfig) -> dict[str, str | None]:
+    """Where the durable actors keep their record (``actors/llm_gateway/durable_store.py``)."""
+    st = config.server.storage
+    return {"type": st.type, "sqlite_path": str(config.data_path(st.path)), "dsn_env": st.dsn_env, "dsn": st.dsn}
+
+
 def registry_store(config: GatewayConfig) -> dict[str, str | None]:
     """Where the registry actor keeps its entries and the key that seals their upstream keys."""
-    st = config.server.storage
     return {
-        "type": st.type,
-        "sqlite_path": str(config.data_path(st.path)),
-        "dsn_env": st.dsn_env,
-        "dsn": st.dsn,
+        **durable_store(config),
         "secret_env": config.registry.secret_env,
         "key_file": str(config.data_path(config.registry.key_file)),
     }
@@ -97,6 +101,7 @@ class Handles:
     threats: ActorHandle[ThreatLedger]
     latency: ActorHandle[LatencyBoard]
     sessions: ActorHandle[SessionBoard]
+    keys: ActorHandle[KeyBoard]
     webhooks: ActorHandle[WebhookQueue] | None = None
 
     @classmethod
@@ -110,13 +115,18 @@ class Handles:
             budget=state_mod.actor(BudgetLedger, f"{p}.budget", budget.daily_limit, budget.soft_limit),
             ratelimit=state_mod.actor(RateLimiter, f"{p}.ratelimit"),
             registry=state_mod.actor(RegistryBoard, f"{p}.registry", registry_store(config)),
-            control=state_mod.actor(ControlBoard, f"{p}.control"),
+            control=state_mod.actor(ControlBoard, f"{p}.control", store=durable_store(config)),
             threats=state_mod.actor(
                 ThreatLedger, f"{p}.threats", tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors
             ),
             latency=state_mod.actor(LatencyBoard, f"{p}.latency"),
-            sessions=state_mod.actor(SessionBoard, f"{p}.sessions"),
-            webhooks=state_mod.actor(WebhookQueue, f"{p}.webhooks") if config.webhooks.enabled else None,
+            sessions=state_mod.actor(SessionBoard, f"{p}.sessions", store=durable_store(config)),
+            keys=state_mod.actor(KeyBoard, f"{p}.keys", durable_store(config)),
+            webhooks=(
+                state_mod.actor(WebhookQueue, f"{p}.webhooks", store=durable_store(config))
+                if config.webhooks.enabled
+                else None
+            ),
         )
 
     async def configure(self, config: GatewayConfig) -> None:
@@ -142,6 +152,7 @@ class Views:
     threats: ThreatView
     latency: LatencyFeed
     registry: RegistryClient
+    keys: VirtualKeys
     events: EventLog
     webhook_feed: WebhookFeed | None
 
@@ -159,6 +170,7 @@ class Views:
             threats=ThreatView(handles.threats),
             latency=LatencyFeed(handles.latency),
             registry=RegistryClient(handles.registry, router, config.registry.refresh_interval),
+            keys=VirtualKeys(handles.keys),
             events=events,
             webhook_feed=feed,
         )
@@ -312,7 +324,7 @@ class GatewayState:
         views = Views.of(config, handles, router)
         parts = Parts(
             router=router,
-            inference_guard=auth.guard("inference"),
+            inference_guard=views.keys.guard(auth.guard("inference")),
             admission=Admission(*config.admission_limits(replicas)),
             metrics=gauges,
             views=views,

@@ -30,12 +30,16 @@ class GatewayMetrics:
         self.budget = metrics.gauge("llm_proxy_budget_consumed_usd", "Budget consumed today (UTC), USD")
         self.circuit = metrics.gauge("llm_proxy_circuit_open", "1 when the endpoint's breaker is open", ("endpoint",))
         self.injection = metrics.counter("llm_proxy_injection_blocked_total", "Requests blocked as injections")
+        self.negative_hits = metrics.counter(
+            "llm_proxy_negative_cache_hits_total", "Blocked prompts refused again from the negative cache"
+        )
         self.auth_failures = metrics.counter("llm_proxy_auth_failures_total", "Authentication failures", ("reason",))
         self.load_shed = metrics.counter("llm_proxy_load_shed_total", "Requests refused by admission control")
         self.export_dropped = metrics.counter(
             "llm_proxy_export_dropped_total", "Request export lines dropped because the export queue was full"
         )
         self.injection.inc(0)
+        self.negative_hits.inc(0)
         self.export_dropped.inc(0)
         self.load_shed.inc(0)
         self.budget.set(0.0)

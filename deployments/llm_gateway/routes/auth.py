@@ -3,7 +3,7 @@
 | Method | Path | Answer |
 |---|---|---|
 | GET | /auth/providers | ``{enabled, providers: [{name, login}]}``, public |
-| POST | /auth/key | body ``{admin_key}``: an admin session in the cookie; ``{subject, role, expires_at, csrf_token}`` |
+| POST | /auth/key | body ``{admin_key}``: an admin session in the cookie; ``{subject, role, expires_at, csrf_token}``; rate-limited per client address |
 | GET | /auth/session | the caller's session (cookie or bearer) with its ``csrf_token``; 401 without one |
 | POST | /auth/logout | revokes the session on every replica and clears the cookie |
 | POST | /auth/token | body ``{provider, id_token}``: ``{token, token_type, role, subject, expires_at, expires_in}`` |
@@ -14,12 +14,14 @@
 from __future__ import annotations
 
 import hmac
+import math
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from actors.llm_gateway import RateLimiter
 from deployments.llm_gateway.access import ControlAccess
 from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.errors import GatewayError, json_object
@@ -29,11 +31,13 @@ from deployments.llm_gateway.sessions import COOKIE, Session, clear_cookie, gate
 from rayfleet.auth import fingerprint, match_key
 from rayfleet.http import client_ip
 from rayfleet.logs import get_logger
+from rayfleet.state import call
 
 log = get_logger("llm_gateway")
 
 FLOW_COOKIE = "llm_gateway_oidc"
 MAX_BODY = 64 * 1024
+SIGN_IN_PERIOD = 60.0  # seconds over which identity.key_sign_in_per_minute attempts refill
 
 
 def _text(data: dict[str, Any], field: str, limit: int = 16384) -> str:
@@ -73,16 +77,37 @@ async def providers(access: Access) -> dict[str, Any]:
     return {"enabled": identity.enabled, "providers": [{"name": n, "login": f"auth/oidc/{n}/login"} for n in names]}
 
 
+async def _attempt(gateway: Gateway, request: Request) -> str:
+    """Spend one sign-in attempt of the client's address (cluster-wide bucket in ``RateLimiter``),
+    or refuse with 429; returns the bucket, so a successful sign-in can give its attempt back."""
+    per_minute = gateway.config.identity.key_sign_in_per_minute
+    bucket = f"sign-in|{client_ip(request)}"
+    granted, retry_after = await call(
+        gateway.handles.ratelimit, RateLimiter.acquire, bucket, float(per_minute), SIGN_IN_PERIOD, 1.0, 1.0
+    )
+    if not granted:
+        log.warning("sign-in attempts rate-limited", extra={"client_ip": client_ip(request)})
+        raise GatewayError(
+            429,
+            "Too many sign-in attempts from this address; try again later",
+            code="sign_in_rate_limited",
+            headers={"Retry-After": str(max(1, math.ceil(retry_after)))},
+        )
+    return bucket
+
+
 @router.post("/auth/key")
-async def key_sign_in(request: Request, access: Access) -> JSONResponse:
+async def key_sign_in(request: Request, access: Access, gateway: Gateway) -> JSONResponse:
+    """Admin keys only. Any other key (an inference key included) gets the same 401 as an unknown one,
+    and every address has ``identity.key_sign_in_per_minute`` attempts (successes are given back)."""
     data = json_object(await read_capped(request, MAX_BODY))
     key = _text(data, "admin_key", 4096)
+    bucket = await _attempt(gateway, request)
     auth = access.auth
     if auth.enabled and match_key(key, auth.admin) is None:
         log.warning("sign-in with a wrong key", extra={"client_ip": client_ip(request), "path": request.url.path})
-        if match_key(key, auth.inference) is not None:
-            raise GatewayError(403, "This key is not valid for admin routes", code="wrong_key_scope")
-        raise GatewayError(401, "Invalid API key", code="invalid_api_key", error_class="invalid")
+        raise GatewayError(401, "Invalid admin key", code="invalid_api_key", error_class="invalid")
+    await call(gateway.handles.ratelimit, RateLimiter.release, bucket, 1.0)
     token, session = access.signer.issue("key:" + fingerprint(key), ADMIN, access.identity.ttl)
     return _with_cookie(access, request, _signed_in(access, session), token)
 

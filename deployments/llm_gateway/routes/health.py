@@ -1,4 +1,7 @@
-"""``GET /health``: liveness and a read-only view of endpoints, breakers and switches."""
+"""``GET /health``: liveness and a read-only view of endpoints, breakers and switches.
+
+Public, so it names endpoints and their states but never where they are (no upstream or
+local-server URL): the registry and ``/admin/config`` show those to admins."""
 
 from __future__ import annotations
 
@@ -22,7 +25,6 @@ def _endpoints(gateway: GatewayState) -> list[dict[str, Any]]:
             {
                 "name": name,
                 "provider": ep.provider,
-                "base_url": ep.base_url,
                 "models": ep.models,
                 "circuit_state": view["state"] if view else "CLOSED",
                 "failure_count": view["failures"] if view else 0,
@@ -72,7 +74,7 @@ def health_view(gateway: GatewayState) -> dict[str, Any]:
         "status": "ok" if healthy else "degraded",
         "panic": gateway.views.control.panic,
         "endpoints": endpoints,
-        "local_servers": [{"name": s.name, "base_url": s.base_url, "models": s.models} for s in gateway.local.found],
+        "local_servers": [{"name": s.name, "models": s.models} for s in gateway.local.found],
         "discovery": "done" if gateway.local.done else "running",
         "admission": {
             "max_in_flight": admission.max_in_flight,

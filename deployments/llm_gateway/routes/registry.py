@@ -20,15 +20,14 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.responses import JSONResponse
 
 from actors.llm_gateway import RegistryBoard
-from deployments.llm_gateway.body import read_capped
 from deployments.llm_gateway.discovery import discover
-from deployments.llm_gateway.errors import GatewayError, json_object
+from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.registry import EntryIn, PriorityIn, ProbeFailed, entry_id, probe, public_view
-from deployments.llm_gateway.routes.common import Gateway
+from deployments.llm_gateway.routes.common import Gateway, parsed_body
 from deployments.llm_gateway.routes.schemas import body
 from deployments.llm_gateway.state import GatewayState
 from rayfleet import state as state_mod
@@ -38,17 +37,6 @@ log = get_logger("llm_gateway")
 
 M = TypeVar("M", bound=BaseModel)
 MAX_BODY = 64 * 1024
-
-
-async def _body(request: Request, model: type[M]) -> M:
-    """Parse the JSON body after authentication, so a bad key is refused before bad input is."""
-    data = json_object(await read_capped(request, MAX_BODY))
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        raise GatewayError(422, f"{where}: {first.get('msg', 'invalid value')}", code="validation_error") from None
 
 
 def _check(result: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +105,7 @@ async def add_entry(request: Request, gateway: Gateway) -> JSONResponse:
     Body: ``name``, ``base_url``, ``provider``, ``priority`` (integer), ``api_key`` (optional),
     ``models`` (list of strings or one comma-separated string).
     """
-    entry = await _body(request, EntryIn)
+    entry = await parsed_body(request, EntryIn)
     fields = entry.model_dump()
     fields["id"] = entry_id(entry.name)
     result = await _call(gateway, RegistryBoard.add, fields, _reserved(gateway))
@@ -133,7 +121,7 @@ async def toggle(id: str, gateway: Gateway) -> JSONResponse:
 @router.post("/api/v1/registry/{id}/priority", openapi_extra=body(PriorityIn.model_json_schema()))
 async def set_priority(id: str, request: Request, gateway: Gateway) -> JSONResponse:
     """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
-    change = await _body(request, PriorityIn)
+    change = await parsed_body(request, PriorityIn)
     result = await _call(gateway, RegistryBoard.set_priority, id, change.priority)
     return JSONResponse(_view(gateway, result["entry"]))
 

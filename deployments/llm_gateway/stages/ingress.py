@@ -23,28 +23,34 @@ class Authenticate:
 
     async def run(self, ctx: Context) -> None:
         ctx.tenant = await self.guard(ctx.request)
+        ctx.virtual_key = getattr(ctx.request.state, "virtual_key", None)
 
 
 class ClientRateLimit:
-    """``client_rate_limit``: ``rate_limiting.requests_per_minute`` per key, cluster-wide (token leases)."""
+    """``client_rate_limit``: a virtual key's own ``rpm``, then ``rate_limiting.requests_per_minute`` per key,
+    cluster-wide (token leases)."""
 
     def __init__(self, live: LiveConfig, leases: TokenLeases) -> None:
         self.live = live
         self.leases = leases
 
     async def run(self, ctx: Context) -> None:
+        record = ctx.virtual_key
+        if record is not None and record.get("rpm"):
+            rpm = record["rpm"]
+            message = f"This key's limit of {rpm} requests per minute is exceeded"
+            await self._take(f"vkey:{record['id']}", rpm, message, "key_rate_limit_exceeded", "key_rate_limit")
         rl = self.live.current.rate_limiting
-        if not rl.enabled or rl.requests_per_minute <= 0:
-            return
-        ok, retry = await self.leases.take(f"client:{ctx.tenant}", rl.requests_per_minute, 60.0, 1.0)
+        if rl.enabled and rl.requests_per_minute > 0:
+            rpm = rl.requests_per_minute
+            message = f"Rate limit of {rpm} requests per minute exceeded"
+            await self._take(f"client:{ctx.tenant}", rpm, message, "rate_limit_exceeded", "client_rate_limit")
+
+    async def _take(self, bucket: str, rpm: int, message: str, code: str, error_class: str) -> None:
+        ok, retry = await self.leases.take(bucket, rpm, 60.0, 1.0)
         if not ok:
-            raise GatewayError(
-                429,
-                f"Rate limit of {rl.requests_per_minute} requests per minute exceeded",
-                code="rate_limit_exceeded",
-                headers={"Retry-After": str(max(1, math.ceil(retry)))},
-                error_class="client_rate_limit",
-            )
+            headers = {"Retry-After": str(max(1, math.ceil(retry)))}
+            raise GatewayError(429, message, code=code, headers=headers, error_class=error_class)
 
 
 class AdmissionControl:

@@ -7,9 +7,17 @@ from collections.abc import AsyncIterator
 from starlette.responses import JSONResponse, StreamingResponse
 
 from deployments.llm_gateway.body import read_capped
-from deployments.llm_gateway.cache import RedisCache, SQLiteCache, cache_key, replay_chunks
+from deployments.llm_gateway.cache import (
+    OPT_IN_HEADER,
+    RedisCache,
+    SQLiteCache,
+    cache_key,
+    deterministic,
+    replay_chunks,
+)
 from deployments.llm_gateway.discovery import LocalServers
 from deployments.llm_gateway.errors import GatewayError, json_object
+from deployments.llm_gateway.masking import bounded
 from deployments.llm_gateway.pipeline import Context
 from deployments.llm_gateway.pricing import PriceTable
 from deployments.llm_gateway.providers.base import estimate_tokens, prompt_text
@@ -18,6 +26,7 @@ from deployments.llm_gateway.routing import Router, Target
 from deployments.llm_gateway.shared_state import BudgetLeases
 from deployments.llm_gateway.stages.common import overhead
 from deployments.llm_gateway.validation import check_inference
+from deployments.llm_gateway.virtual_keys import allowed
 
 
 class RequestLimits:
@@ -46,6 +55,13 @@ class ModelResolution:
 
     async def run(self, ctx: Context) -> None:
         ctx.model, ctx.targets = self.router.plan(ctx.requested_model)
+        if ctx.virtual_key is not None and not allowed(ctx.virtual_key, ctx.requested_model, ctx.model):
+            raise GatewayError(
+                403,
+                f"This key may not use the model '{bounded(ctx.requested_model, 256)}'",
+                code="model_not_allowed",
+                error_class="model_not_allowed",
+            )
         ctx.prompt_estimate = estimate_tokens(prompt_text(ctx.body))
         if ctx.kind != "embeddings":
             max_tokens = ctx.body.get("max_tokens") or ctx.body.get("max_completion_tokens")
@@ -58,7 +74,11 @@ class ModelResolution:
 
 
 class CacheCheck:
-    """``cache_check``: a stored answer for the same tenant, kind, model and body answers at once."""
+    """``cache_check``: a stored answer for the same tenant, kind, model and body answers at once.
+
+    Only deterministic requests (``cache.deterministic``) are looked up and stored, unless the
+    client sends ``X-LLM-Cache: allow``; the others are ``SKIP``. ``Cache-Control: no-cache`` is ``BYPASS``.
+    """
 
     def __init__(self, cache: SQLiteCache | RedisCache | None) -> None:
         self.cache = cache
@@ -68,6 +88,10 @@ class CacheCheck:
             return
         if "no-cache" in ctx.request.headers.get("cache-control", "").lower():
             ctx.cache_status = "BYPASS"
+            return
+        opted_in = ctx.request.headers.get(OPT_IN_HEADER, "").strip().lower() == "allow"
+        if not opted_in and not deterministic(ctx.kind, ctx.body):
+            ctx.cache_status = "SKIP"
             return
         ctx.cache_key = cache_key(ctx.tenant, ctx.kind, ctx.model, ctx.body)
         hit = await self.cache.get(ctx.cache_key)

@@ -18,13 +18,17 @@ from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat,
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
+def control_store(tmp_path):
+    return {"type": "sqlite", "sqlite_path": str(tmp_path / "control.db"), "dsn_env": "", "dsn": ""}
+
+
 def one(up, model="m"):
     return {"a": {"base_url": up.base_url, "models": [model]}}
 
 
 async def test_panic_stops_forwarding_on_every_replica(serve, up1, tmp_path, auth_env):
     shared = {
-        "control": state.actor(ControlBoard, f"gw-test-control-{tmp_path.name}"),
+        "control": state.actor(ControlBoard, f"gw-test-control-{tmp_path.name}", store=control_store(tmp_path)),
         "latency": state.actor(LatencyBoard, f"gw-test-latency-{tmp_path.name}"),
     }
     gw1 = await serve(base_config(tmp_path, one(up1)), state=dict(shared))
@@ -84,7 +88,6 @@ async def test_config_view_masks_secrets(serve, up1, tmp_path, auth_env):
     [
         ({"server": {"local_model": {"model_path": "models/x.gguf"}}}, "does not have.*server.local_model.endpoint"),
         ({"server": {"listener": {"poll_interval": "5s"}}}, "poll_interval is no longer used"),
-        ({"caching": {"negative_cache": {"maxsize": 10}}}, "does not have.*caching.negative_cache"),
     ],
 )
 def test_settings_of_unbuilt_features_are_refused(setting, message):
@@ -130,7 +133,7 @@ def test_labelled_injection_set_detection_and_false_positives():
 
 
 async def test_config_reload_reaches_every_replica_or_is_refused_whole(serve, up1, tmp_path, auth_env):
-    shared = {"control": state.actor(ControlBoard, f"gw-test-reload-{tmp_path.name}")}
+    shared = {"control": state.actor(ControlBoard, f"gw-test-reload-{tmp_path.name}", store=control_store(tmp_path))}
     gw1 = await serve(base_config(tmp_path, one(up1)), state=dict(shared))
     gw2 = await serve(base_config(tmp_path, one(up1)), state=dict(shared))
     three = {"model": "m", "messages": [{"role": "user", "content": str(i)} for i in range(3)]}

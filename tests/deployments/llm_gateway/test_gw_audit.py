@@ -10,7 +10,7 @@ import sys
 import time
 
 from deployments.llm_gateway.audit import AuditLog
-from deployments.llm_gateway.masking import mask_pii
+from deployments.llm_gateway.masking import MAX_FIELD, mask_pii, scrub
 from tests.conftest import ROOT
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
 
@@ -19,6 +19,81 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 def one(up, model="m"):
     return {"a": {"base_url": up.base_url, "models": [model]}}
+
+
+def test_mask_pii_keeps_masking_inside_hostile_runs():
+    """Inputs that made the old patterns backtrack (long runs with no match) still mask what they hold."""
+    assert mask_pii("a" * 5000 + " bob@example.test") == "a" * 5000 + " [email]"
+    assert mask_pii("sk-" * 3000 + " sk-abcdef0123456789.").endswith(" [api-key].")
+    assert mask_pii("=" * 5000 + "bob@example.test") == "=" * 5000 + "[email]"
+    assert mask_pii("my-sk-abcdef0123456789--") == "my-[api-key]--"  # a key inside a run, trailing dashes kept
+    assert mask_pii("sk-short sk-sk-sk") == "sk-short sk-sk-sk"
+
+
+def test_long_fields_are_cut_before_masking():
+    long = "bob@example.test " + "m" * 100_000
+    cut = scrub({"model": long, "nested": [long]})
+    assert len(cut["model"]) <= MAX_FIELD + 40 and cut["model"].startswith("[email] mmm")
+    assert cut["model"].endswith("[cut 98993 chars]") and cut["nested"] == [cut["model"]]
+
+
+async def test_a_huge_model_name_is_recorded_bounded_and_masked_off_the_event_loop(
+    serve, up1, tmp_path, auth_env, monkeypatch
+):
+    """100k characters of `model` (once 34 s of masking on the event loop, freezing the replica)."""
+    import threading
+
+    from deployments.llm_gateway import audit as audit_mod
+
+    threads = []
+
+    def spy(value):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return scrub(value)
+
+    monkeypatch.setattr(audit_mod, "scrub", spy)
+    gw = await serve(base_config(tmp_path, one(up1)))
+    hostile = "sk-" * 33_334
+    async with gw.client() as c:
+        assert (await c.post("/v1/chat/completions", json=chat(hostile))).status_code == 404
+        assert (await c.get("/admin/audit/verify", headers=ADMIN)).json()["ok"]
+    [row] = [json.loads(r[0]) for r in sqlite3.connect(tmp_path / "audit.db").execute("SELECT record FROM audit_log")]
+    assert row["status"] == 404 and len(json.dumps(row)) < 4 * MAX_FIELD
+    assert threads and not any(threads)  # masked in the writer's thread, never on the event loop
+
+
+async def test_control_plane_changes_are_audited_in_the_same_chain(serve, up1, tmp_path, auth_env):
+    """Keys, registry, config reload, panic and plugins: one ``control`` record per change that
+    succeeded (who, what, which id, status); reads and refused changes leave none."""
+    gw = await serve(base_config(tmp_path, one(up1)))
+    async with gw.client(key=ADMIN_KEY) as admin:
+        key = (await admin.post("/api/v1/keys", json={"name": "ci"})).json()
+        assert (await admin.delete(f"/api/v1/keys/{key['id']}")).status_code == 200
+        assert (await admin.delete("/api/v1/keys/key_missing")).status_code == 404
+        assert (await admin.get("/api/v1/keys")).status_code == 200
+        entry = {"name": "r1", "base_url": up1.base_url, "provider": "vllm", "priority": 0}
+        assert (await admin.post("/api/v1/registry", json=entry)).status_code == 201
+        assert (await admin.post("/admin/panic", json={"reason": "drill"})).status_code == 200
+        assert (await admin.delete("/admin/panic")).status_code == 200
+        assert (await admin.post("/admin/plugins/export/disable")).status_code == 200
+        reload = await admin.post("/admin/config/reload", json={"security": {"max_messages": 20}})
+        assert reload.status_code == 200, reload.text
+        assert (await admin.get("/admin/audit/verify")).json()["ok"]
+    db = sqlite3.connect(tmp_path / "audit.db")
+    rows = [json.loads(r[0]) for r in db.execute("SELECT record FROM audit_log WHERE kind = 'control' ORDER BY seq")]
+    assert [r["action"] for r in rows] == [
+        "POST /api/v1/keys",
+        "DELETE /api/v1/keys/{key_id}",
+        "POST /api/v1/registry",
+        "POST /admin/panic",
+        "DELETE /admin/panic",
+        "POST /admin/plugins/{name}/disable",
+        "POST /admin/config/reload",
+    ]
+    assert rows[1]["params"] == {"key_id": key["id"]} and rows[5]["params"] == {"name": "export"}
+    assert all(r["subject"].startswith("key:") or len(r["subject"]) >= 8 for r in rows)
+    assert all(r["status"] < 300 and r["client_ip"] == "127.0.0.1" for r in rows)
+    assert key["key"] not in json.dumps(rows) and ADMIN_KEY not in json.dumps(rows)
 
 
 def test_mask_pii():

@@ -18,12 +18,12 @@ def one(up1, model="m", **ep):
 
 async def _cache_roundtrip(gw, up1):
     async with gw.client() as c:
-        first = await c.post("/v1/chat/completions", json=chat("m", temperature=0.1))
+        first = await c.post("/v1/chat/completions", json=chat("m", temperature=0))
         assert first.headers["x-cache"] == "MISS"
         await flush(gw)
-        hit = await c.post("/v1/chat/completions", json=chat("m", temperature=0.1))
+        hit = await c.post("/v1/chat/completions", json=chat("m", temperature=0))
         assert hit.headers["x-cache"] == "HIT" and hit.json()["choices"] == first.json()["choices"]
-        streamed = await c.post("/v1/chat/completions", json=chat("m", temperature=0.1, stream=True))
+        streamed = await c.post("/v1/chat/completions", json=chat("m", temperature=0, stream=True))
         assert streamed.headers["x-cache"] == "HIT"
         text = "".join(
             json.loads(e[6:])["choices"][0]["delta"].get("content") or ""
@@ -32,24 +32,49 @@ async def _cache_roundtrip(gw, up1):
         )
         assert text == first.json()["choices"][0]["message"]["content"]
         for variant in (
-            dict(temperature=0.2),
-            dict(temperature=0.1, max_tokens=3),
-            dict(temperature=0.1, seed=1),
-            dict(temperature=0.1, stop=["x"]),
-            dict(temperature=0.1, top_p=0.5),
-            dict(temperature=0.1, tools=[{"type": "function", "function": {"name": "f"}}]),
-            dict(temperature=0.1, response_format={"type": "json_object"}),
-            dict(temperature=0.1, n=2),
+            dict(temperature=0, presence_penalty=0.5),
+            dict(temperature=0, max_tokens=3),
+            dict(temperature=0, seed=1),
+            dict(temperature=0, stop=["x"]),
+            dict(temperature=0, top_p=0.5),
+            dict(temperature=0, tools=[{"type": "function", "function": {"name": "f"}}]),
+            dict(temperature=0, response_format={"type": "json_object"}),
+            dict(n=1),
         ):
             assert (await c.post("/v1/chat/completions", json=chat("m", **variant))).headers["x-cache"] == "MISS"
         bypass = await c.post(
-            "/v1/chat/completions", json=chat("m", temperature=0.1), headers={"Cache-Control": "no-cache"}
+            "/v1/chat/completions", json=chat("m", temperature=0), headers={"Cache-Control": "no-cache"}
         )
         assert bypass.headers["x-cache"] == "BYPASS"
     async with gw.client(key="sk-test-second-0123456789") as other:
-        r = await other.post("/v1/chat/completions", json=chat("m", temperature=0.1))
+        r = await other.post("/v1/chat/completions", json=chat("m", temperature=0))
         assert r.headers["x-cache"] == "MISS"  # another tenant never sees this tenant's entries
     assert len(up1.requests()) == 11
+
+
+async def test_only_deterministic_requests_are_cached_unless_the_client_opts_in(serve, up1, tmp_path, auth_env):
+    """Sampled requests (temperature > 0, n > 1) would replay one draw for an hour: "regenerate" must
+    reach the model. ``X-LLM-Cache: allow`` opts one request in; a fresh gateway stores its first answer."""
+    gw = await serve(base_config(tmp_path, one(up1), caching={"enabled": True}))
+    async with gw.client() as c:
+        for sampled in (dict(temperature=0.7), dict(n=2), dict(temperature=0, n=3)):
+            for _ in range(2):
+                r = await c.post("/v1/chat/completions", json=chat("m", **sampled))
+                assert r.status_code == 200 and r.headers["x-cache"] == "SKIP", (sampled, r.text)
+            await flush(gw)
+        sent = len(up1.requests())
+        assert sent == 6  # every sampled request went upstream
+        opt_in = {"X-LLM-Cache": "allow"}
+        first = await c.post("/v1/chat/completions", json=chat("m", temperature=0.9), headers=opt_in)
+        await flush(gw)
+        again = await c.post("/v1/chat/completions", json=chat("m", temperature=0.9), headers=opt_in)
+        assert (first.headers["x-cache"], again.headers["x-cache"]) == ("MISS", "HIT")
+        assert again.json()["choices"] == first.json()["choices"]
+        plain = await c.post("/v1/chat/completions", json=chat("m", content="fresh start"))
+        await flush(gw)
+        assert plain.headers["x-cache"] == "MISS"  # temperature absent and n 1: deterministic by default
+        assert (await c.post("/v1/chat/completions", json=chat("m", content="fresh start"))).headers["x-cache"] == "HIT"
+    assert len(up1.requests()) == sent + 2
 
 
 async def test_sqlite_cache(serve, up1, tmp_path, auth_env):

@@ -30,7 +30,9 @@ async def test_auth_table(serve, up1, tmp_path, auth_env):
         for path in ("/metrics", "/api/v1/metrics/latency", "/api/v1/metrics/ring-timeline"):
             assert (await c.get(path, headers={"Authorization": f"Bearer {INFER_KEY}"})).status_code == 403
             assert (await c.get(path, headers={"Authorization": f"Bearer {ADMIN_KEY}"})).status_code == 200
-        assert (await c.get("/health")).status_code == 200
+        health = await c.get("/health")  # public: it names endpoints and their states, never where they are
+        assert health.status_code == 200 and health.json()["endpoints"][0]["name"] == "a"
+        assert up1.base_url not in health.text and "127.0.0.1" not in health.text
         text = (await c.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})).text
     assert 'llm_proxy_auth_failures_total{reason="missing"} 1.0' in text
     assert 'llm_proxy_auth_failures_total{reason="scope"}' in text

@@ -333,12 +333,10 @@ async def test_unreachable_or_lying_provider_is_502(serve, issuer, tmp_path, aut
 async def test_admin_key_sign_in(serve, issuer, tmp_path, auth_env):
     gw = await serve(cfg(tmp_path, issuer))
     async with httpx.AsyncClient(base_url=gw.url, trust_env=False) as c:
-        assert error(await c.post("/auth/key", json={"admin_key": "wrong"})) == (
-            401,
-            "invalid_api_key",
-            "Invalid API key",
-        )
-        assert error(await c.post("/auth/key", json={"admin_key": INFER_KEY}))[:2] == (403, "wrong_key_scope")
+        wrong = await c.post("/auth/key", json={"admin_key": "wrong"})
+        assert error(wrong) == (401, "invalid_api_key", "Invalid admin key")
+        inference = await c.post("/auth/key", json={"admin_key": INFER_KEY})
+        assert (inference.status_code, inference.content) == (wrong.status_code, wrong.content)  # no key oracle
         assert COOKIE not in c.cookies
         r = await c.post("/auth/key", json={"admin_key": ADMIN_KEY})
         assert r.status_code == 200 and r.json()["role"] == "admin" and ADMIN_KEY not in r.text
@@ -347,6 +345,24 @@ async def test_admin_key_sign_in(serve, issuer, tmp_path, auth_env):
         # a cookie that was tampered with is refused
         c.cookies.set(COOKIE, c.cookies[COOKIE][:-2] + "AA")
         assert error(await c.get("/admin/plugins"))[:2] == (401, "invalid_session")
+
+
+async def test_key_sign_in_attempts_are_rate_limited_across_replicas(serve, issuer, tmp_path, auth_env):
+    """Guessing keys through /auth/key costs attempts: a client address gets
+    ``identity.key_sign_in_per_minute`` of them on all replicas together, then 429 with Retry-After."""
+    config = base_config(tmp_path, {}, identity={**identity_config(issuer), "key_sign_in_per_minute": 3})
+    gw1, gw2 = await serve(config), await serve(config)
+    async with httpx.AsyncClient(base_url=gw1.url, trust_env=False) as c1:
+        async with httpx.AsyncClient(base_url=gw2.url, trust_env=False) as c2:
+            assert (await c1.post("/auth/key", json={"admin_key": ADMIN_KEY})).status_code == 200  # not counted
+            assert [
+                (await c.post("/auth/key", json={"admin_key": f"guess-{i}"})).status_code
+                for i, c in enumerate((c1, c2, c1))
+            ] == [401, 401, 401]
+            limited = await c2.post("/auth/key", json={"admin_key": INFER_KEY})
+            assert error(limited)[:2] == (429, "sign_in_rate_limited") and int(limited.headers["retry-after"]) >= 1
+            refused = await c1.post("/auth/key", json={"admin_key": ADMIN_KEY})
+            assert refused.status_code == 429 and "set-cookie" not in refused.headers  # even the right key
 
 
 def test_session_tokens_expire_and_the_key_file_is_private(tmp_path, monkeypatch):

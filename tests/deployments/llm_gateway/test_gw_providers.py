@@ -151,6 +151,30 @@ async def test_openai_sdk_unmodified(serve, up1, tmp_path, auth_env):
         await client.chat.completions.create(model="nope", messages=[{"role": "user", "content": "hi"}])
 
 
+async def test_models_retrieve_answers_for_every_served_model_alias_and_group(serve, up1, tmp_path, auth_env):
+    """The SDK's ``models.retrieve`` (``GET /v1/models/{id}``): every id ``models.list`` shows, ids with a
+    slash included; an unknown id is the SDK's NotFoundError with the error shape."""
+    cfg = base_config(
+        tmp_path,
+        {"a": {"base_url": up1.base_url, "models": ["gpt-4o-mini", "meta-llama/Llama-3-8B"]}},
+        model_aliases={"fast": "gpt-4o-mini", "llama": "meta-llama/Llama-3-8B"},
+        model_groups={"grp": {"strategy": "random", "models": [{"model": "gpt-4o-mini"}]}},
+    )
+    gw = await serve(cfg)
+    client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key=INFER_KEY, max_retries=0)
+    listed = {m.id: m for m in (await client.models.list()).data}
+    assert set(listed) == {"gpt-4o-mini", "meta-llama/Llama-3-8B", "fast", "llama", "grp"}
+    for model_id, card in listed.items():
+        got = await client.models.retrieve(model_id)
+        assert (got.id, got.object, got.owned_by) == (model_id, "model", card.owned_by)
+    assert (await client.models.retrieve("llama")).model_extra["alias_of"] == "meta-llama/Llama-3-8B"
+    with pytest.raises(openai.NotFoundError) as missing:
+        await client.models.retrieve("nope")
+    assert missing.value.body["code"] == "model_not_found"
+    async with gw.client(key="wrong") as c:
+        assert (await c.get("/v1/models/fast")).status_code == 401
+
+
 async def test_groups_cheapest_and_fallback_chain(serve, up1, up2, tmp_path, auth_env):
     cfg = base_config(
         tmp_path,

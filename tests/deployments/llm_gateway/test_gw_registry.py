@@ -7,6 +7,7 @@ PostgreSQL server.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import uuid
@@ -115,6 +116,12 @@ async def test_discovered_status_also_toggles_to_verified(serve, up1, tmp_path, 
         ({"name": "x", "base_url": "not a url", "provider": "openai", "priority": 0}, "base_url"),
         ({"name": "x", "base_url": "http://u:p@h:1/v1", "provider": "openai", "priority": 0}, "base_url"),
         ({"name": "x", "base_url": "http://h:1/v1?k=1", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\r\nX-Injected: 1", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\r\n", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\n/x", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v\x001", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/a b", "provider": "openai", "priority": 0}, "base_url"),
+        ({"name": "x", "base_url": "http://h:1/v1\x7f", "provider": "openai", "priority": 0}, "base_url"),
         ({"name": "x", "base_url": "http://h:1/v1", "provider": "gemini", "priority": 0}, "provider"),
         ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": "1"}, "priority"),
         ({"name": "x", "base_url": "http://h:1/v1", "provider": "openai", "priority": 1.5}, "priority"),
@@ -323,6 +330,20 @@ async def test_probe_failure_keeps_status_and_says_why(serve, up1, up2, tmp_path
         assert e["status"] == "verified"
 
 
+async def test_a_stored_entry_with_an_unusable_url_probes_to_a_json_502(serve, up1, tmp_path, auth_env):
+    """An entry recorded before base_url was checked for control characters (or imported) fails its probe
+    in the error shape, never as a plain-text 500."""
+    from actors.llm_gateway import RegistryBoard
+
+    gw = await serve(cfg(tmp_path, up1))
+    fields = {"id": "crlf", "name": "crlf", "base_url": "http://127.0.0.1:9/v1\r\nX-Injected: 1", "provider": "vllm"}
+    assert (await state.call(gw.gateway.handles.registry, RegistryBoard.add, fields))["ok"]
+    async with gw.client(key=ADMIN_KEY) as admin:
+        r = await admin.post("/api/v1/registry/crlf/probe")
+        assert r.status_code == 502 and r.headers["content-type"].startswith("application/json")
+        assert r.json()["error"]["code"] == "probe_failed" and "X-Injected" not in r.text
+
+
 async def test_scan_adds_discovered_once(serve, up1, up2, tmp_path, auth_env):
     silent = free_port()
     gw = await serve(
@@ -363,7 +384,6 @@ async def test_default_scan_ports_are_the_spec_four(tmp_path):
 
 
 async def test_postgres_backed_registry(serve, up1, up2, tmp_path, auth_env, postgres_dsn, monkeypatch):
-    import psycopg
 
     name = "pg-" + uuid.uuid4().hex[:10]
     monkeypatch.setenv("LLM_GW_TEST_DSN", postgres_dsn)
@@ -377,9 +397,9 @@ async def test_postgres_backed_registry(serve, up1, up2, tmp_path, auth_env, pos
             )
             assert r.status_code == 201, r.text
             await admin.post(f"/api/v1/registry/{name}/toggle")
-        with psycopg.connect(postgres_dsn) as conn:
-            row = conn.execute("SELECT status, priority, api_key_enc FROM llm_registry WHERE id=%s", (name,)).fetchone()
-        assert row[0] == "verified" and row[1] == 2 and row[2] and "sk-pg-secret-77" not in row[2]
+        recorded = registry_record(postgres_dsn)
+        assert recorded[name]["status"] == "verified" and recorded[name]["priority"] == 2
+        assert recorded[name]["api_key_enc"] and "sk-pg-secret-77" not in json.dumps(recorded)
         state.reset_local_state()
         gw2 = await serve(config)
         async with gw2.client() as c, gw2.client(key=ADMIN_KEY) as admin:
@@ -388,11 +408,33 @@ async def test_postgres_backed_registry(serve, up1, up2, tmp_path, auth_env, pos
             r = await c.post("/v1/chat/completions", json=chat("pgm"))
             assert r.status_code == 200 and r.headers["x-llm-endpoint"] == name
             assert (await admin.delete(f"/api/v1/registry/{name}")).status_code == 200
-        with psycopg.connect(postgres_dsn) as conn:
-            assert conn.execute("SELECT count(*) FROM llm_registry WHERE id=%s", (name,)).fetchone()[0] == 0
+        assert name not in registry_record(postgres_dsn)
     finally:
-        with psycopg.connect(postgres_dsn) as conn:
-            conn.execute("DELETE FROM llm_registry WHERE id=%s", (name,))
+        state.reset_local_state()
+
+
+def registry_record(dsn: str) -> dict[str, dict]:
+    """The registry's entries as its durable record in PostgreSQL holds them (snapshot, then operations)."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT snapshot, snapshot_seq FROM rayfleet_durable_streams WHERE stream = 'llm_gateway/registry'"
+        ).fetchone()
+        ops = conn.execute(
+            "SELECT op FROM rayfleet_durable_records WHERE stream = 'llm_gateway/registry' AND seq > %s ORDER BY seq",
+            (row[1],),
+        ).fetchall()
+    entries = json.loads(row[0]) if row[0] else {}
+    for (op,) in ops:
+        change = json.loads(op)
+        if change["op"] == "put":
+            entries[change["entry"]["id"]] = change["entry"]
+        elif change["op"] == "remove":
+            entries.pop(change["id"], None)
+        else:
+            entries.update({e["id"]: e for e in change["entries"]})
+    return entries
 
 
 async def test_store_down_is_503_and_inference_still_served(serve, up1, tmp_path, auth_env, monkeypatch):

@@ -113,7 +113,7 @@ async def test_every_action_in_chromium(serve, up1, up2, issuer, tmp_path, auth_
                 await expect(page.locator("#providers a")).to_have_text("Sign in with local")
                 await page.fill("#admin-key", INFER_KEY)
                 await page.click("#key-submit")
-                await expect(page.locator("#status")).to_contain_text("403 wrong_key_scope")
+                await expect(page.locator("#status")).to_contain_text("401 invalid_api_key")
                 await page.fill("#admin-key", ADMIN_KEY)
                 await page.click("#key-submit")
                 await expect(page.locator("#registry")).to_be_visible()

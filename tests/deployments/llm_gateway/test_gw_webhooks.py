@@ -1,11 +1,23 @@
 """Webhooks through a real HTTP receiver: event types, per-endpoint filters, the four formats,
-event ids, retries with backoff until a 2xx (at-least-once), one delivery per event across replicas."""
+event ids, retries with backoff until a 2xx (at-least-once), one delivery per event across replicas,
+and a queue that survives its actor being killed."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 import pytest
 import uvicorn
 from starlette.applications import Starlette
@@ -16,7 +28,7 @@ from starlette.routing import Route
 from actors.llm_gateway import WebhookQueue
 from actors.llm_gateway.webhooks import formatted
 from rayfleet import state
-from tests.conftest import free_port
+from tests.conftest import ROOT, free_port
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, base_config, chat
 from tests.polling import eventually
 
@@ -29,31 +41,57 @@ class Receiver:
 
     def __init__(self) -> None:
         self.got: list[tuple[str, dict[str, str], Any]] = []
+        self.raw: list[tuple[dict[str, str], bytes]] = []
         self.fail_first = 0
 
     async def hook(self, request: Request) -> JSONResponse:
         if self.fail_first > 0:
             self.fail_first -= 1
             return JSONResponse({"error": "busy"}, status_code=503)
-        self.got.append((request.url.path, dict(request.headers), await request.json()))
+        raw = await request.body()
+        self.raw.append((dict(request.headers), raw))
+        self.got.append((request.url.path, dict(request.headers), json.loads(raw)))
         return JSONResponse({"ok": True})
 
     def of(self, path: str) -> list[Any]:
         return [(h, body) for p, h, body in self.got if p == path]
 
 
-@pytest.fixture
-async def receiver():
+@asynccontextmanager
+async def receiving(port: int) -> AsyncIterator[Receiver]:
+    """A ``Receiver`` serving on 127.0.0.1:``port`` for the duration of the block."""
     rec = Receiver()
     app = Starlette(routes=[Route("/{name}", rec.hook, methods=["POST"])])
-    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     task = asyncio.get_running_loop().create_task(server.serve())
     await eventually(lambda: server.started, interval=0.01, what="the webhook receiver serving")
     rec.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
-    yield rec
-    server.should_exit = True
-    await task
+    try:
+        yield rec
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def receiver():
+    async with receiving(free_port()) as rec:
+        yield rec
+
+
+SECRET = "whsec-test-0123456789abcdef"
+
+
+def verified(headers: dict[str, str], raw: bytes, secret: str = SECRET) -> bool:
+    """What a receiver checks: HMAC-SHA256 over id, timestamp and the exact body, and a fresh timestamp."""
+    event_id, ts = headers["x-rayfleet-event-id"], headers["x-rayfleet-timestamp"]
+    expected = hmac.new(secret.encode(), f"{event_id}.{ts}.".encode() + raw, hashlib.sha256).hexdigest()
+    fresh = abs(time.time() - int(ts)) < 300
+    return fresh and hmac.compare_digest(headers["x-rayfleet-signature"], f"v1={expected}")
+
+
+def hook_store(tmp_path) -> dict[str, str]:
+    return {"type": "sqlite", "sqlite_path": str(tmp_path / "hooks.db"), "dsn_env": "", "dsn": ""}
 
 
 async def until(predicate, gw_list) -> None:
@@ -69,7 +107,9 @@ async def until(predicate, gw_list) -> None:
 async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth_env, receiver, monkeypatch):
     for name in ("generic", "slack", "discord", "teams"):
         monkeypatch.setenv(f"HOOK_{name.upper()}", f"{receiver.url}/{name}")
-    hooks = state.actor(WebhookQueue, f"gw-test-hooks-{tmp_path.name}", 6, 0.05, 0.2)
+    monkeypatch.setenv("LLM_PROXY_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("HOOK_TEAMS_SECRET", "whsec-teams-only")
+    hooks = state.actor(WebhookQueue, f"gw-test-hooks-{tmp_path.name}", 6, 0.05, 0.2, hook_store(tmp_path))
     cfg = base_config(
         tmp_path,
         {"a": {"base_url": up1.base_url, "models": ["m"]}},
@@ -81,7 +121,13 @@ async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth
                 {"name": "all", "target": "generic", "url_env": "HOOK_GENERIC"},
                 {"name": "s", "target": "slack", "url_env": "HOOK_SLACK", "events": ["injection_blocked"]},
                 {"name": "d", "target": "discord", "url_env": "HOOK_DISCORD", "events": ["panic_activated"]},
-                {"name": "t", "target": "teams", "url_env": "HOOK_TEAMS", "events": ["circuit_open", "auth_failure"]},
+                {
+                    "name": "t",
+                    "target": "teams",
+                    "url_env": "HOOK_TEAMS",
+                    "secret_env": "HOOK_TEAMS_SECRET",
+                    "events": ["circuit_open", "auth_failure"],
+                },
             ],
         },
     )
@@ -115,6 +161,13 @@ async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth
     assert "panic_activated" in receiver.of("/discord")[0][1]["content"]
     assert {b["summary"] for _, b in receiver.of("/teams")} == {"circuit_open", "auth_failure"}
     assert all(b["@type"] == "MessageCard" for _, b in receiver.of("/teams"))
+    teams_ids = {h["x-rayfleet-event-id"] for h, _ in receiver.of("/teams")}
+    for headers, raw in receiver.raw:  # every delivery signed, with its endpoint's secret
+        secret = "whsec-teams-only" if headers["x-rayfleet-event-id"] in teams_ids and b"MessageCard" in raw else SECRET
+        assert verified(headers, raw, secret), headers
+    headers, raw = receiver.raw[0]
+    assert not verified(headers, raw.replace(b"}", b" }", 1))  # a changed body fails the check
+    assert not verified({**headers, "x-rayfleet-timestamp": str(int(headers["x-rayfleet-timestamp"]) + 1)}, raw)
 
     def delivered() -> dict:  # a retry may still be waiting out its backoff
         status = hooks.instance.status()
@@ -123,6 +176,130 @@ async def test_events_reach_their_receivers_once_each(serve, up1, tmp_path, auth
 
     status = await eventually(delivered, ignore=(AssertionError,), what="every delivery done")
     assert status["duplicates"] >= 1
+
+
+QUEUER = """
+import asyncio, json, sys
+from actors.llm_gateway.webhooks import WebhookQueue
+
+async def main() -> None:
+    hooks = WebhookQueue(1000, 0.05, 0.2, json.loads(sys.argv[1]))
+    hooks.configure([{"name": "ops", "target": "generic", "url_env": "HOOK_OPS", "secret_env": "LLM_PROXY_WEBHOOK_SECRET", "events": []}])
+    for i in range(int(sys.argv[2])):
+        event = {"id": f"evt_kill_{i}", "type": "endpoint_down", "timestamp": 1.0 + i, "data": {"endpoint": f"e{i}"}}
+        await hooks.enqueue([event])
+        print("queued", i, flush=True)
+    while hooks.status()["retried"] < 3:  # the receiver is down: deliveries fail and are retried
+        await asyncio.sleep(0.01)
+    print("retrying", flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+async def test_queued_events_survive_a_killed_actor_and_are_delivered_after_its_restart(tmp_path, monkeypatch):
+    """Acknowledged events outlive a SIGKILL of the actor holding them (receiver down meanwhile):
+    the restarted actor delivers each one, as queued, once."""
+    port = free_port()
+    monkeypatch.setenv("HOOK_OPS", f"http://127.0.0.1:{port}/ops")
+    monkeypatch.setenv("LLM_PROXY_WEBHOOK_SECRET", SECRET)
+    store = hook_store(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", QUEUER, json.dumps(store), "20"], stdout=subprocess.PIPE, text=True, env=env
+    )
+    acknowledged = []
+    assert child.stdout is not None
+    for line in child.stdout:
+        if line.startswith("queued"):
+            acknowledged.append(f"evt_kill_{line.split()[1]}")
+        if line.startswith("retrying"):
+            break
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert len(acknowledged) == 20
+
+    async with receiving(port) as rec:
+        restarted = WebhookQueue(1000, 0.05, 0.2, store)
+        status = restarted.status()  # the first call after a restart starts the delivery loop
+        assert status["restored"] == 20 and status["endpoints"] == ["ops"]
+        await eventually(lambda: restarted.status()["pending"] == 0, what="the restored queue delivered")
+        got = rec.of("/ops")
+    assert [body["id"] for _, body in got] == acknowledged  # each once, in the order queued
+    assert [h["x-rayfleet-event-id"] for h, _ in got] == acknowledged
+    assert got[3][1] == {"id": "evt_kill_3", "type": "endpoint_down", "timestamp": 4.0, "data": {"endpoint": "e3"}}
+    assert all(verified(h, raw) for h, raw in rec.raw)
+    assert restarted.status()["delivered"] == 20
+    assert WebhookQueue(1000, 0.05, 0.2, store).status()["pending"] == 0  # delivered entries left the record
+
+
+async def test_a_hanging_receiver_does_not_hold_up_the_others(tmp_path, monkeypatch, receiver):
+    """Deliveries run concurrently per target (in order within one): while one receiver hangs on its
+    first request, the other gets every event, and the hanging one's attempt has not even timed out."""
+    release, hanging = asyncio.Event(), []
+
+    async def stall(request: Request) -> JSONResponse:
+        hanging.append(await request.body())
+        await release.wait()
+        return JSONResponse({"ok": True})
+
+    app = Starlette(routes=[Route("/slow", stall, methods=["POST"])])
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.get_running_loop().create_task(server.serve())
+    await eventually(lambda: server.started, interval=0.01, what="the stalling receiver serving")
+    monkeypatch.setenv("HOOK_SLOW", f"http://127.0.0.1:{port}/slow")
+    monkeypatch.setenv("HOOK_FAST", f"{receiver.url}/fast")
+    monkeypatch.setenv("LLM_PROXY_WEBHOOK_SECRET", SECRET)
+    hooks = WebhookQueue(3, 0.05, 0.2, hook_store(tmp_path))
+    hooks.configure(
+        [
+            {
+                "name": name,
+                "target": "generic",
+                "url_env": f"HOOK_{name.upper()}",
+                "secret_env": "LLM_PROXY_WEBHOOK_SECRET",
+                "events": [],
+            }
+            for name in ("slow", "fast")
+        ]
+    )
+    try:
+        for i in range(5):
+            await hooks.enqueue([{"id": f"evt_c{i}", "type": "panic_activated", "timestamp": 1.0, "data": {}}])
+        await eventually(lambda: len(receiver.of("/fast")) == 5, what="the fast receiver served")
+        assert [b["id"] for _, b in receiver.of("/fast")] == [f"evt_c{i}" for i in range(5)]
+        status = hooks.status()
+        assert len(hanging) == 1 and status["retried"] == 0 and status["pending"] == 5  # still on its first try
+    finally:
+        release.set()
+        await eventually(lambda: hooks.status()["pending"] == 0, what="the slow receiver served too")
+        server.should_exit = True
+        await task
+
+
+async def test_a_batch_the_actor_refuses_is_sent_again(tmp_path):
+    from deployments.llm_gateway.events import WebhookFeed
+
+    broken = {"type": "postgres", "sqlite_path": "", "dsn_env": "", "dsn": "postgresql://postgres@127.0.0.1:1/none"}
+    feed = WebhookFeed(state.actor(WebhookQueue, f"gw-test-hooks-down-{tmp_path.name}", 3, 0.05, 0.2, broken))
+    feed({"id": "evt_a", "type": "panic_activated", "timestamp": 1.0, "data": {}})
+    with pytest.raises(psycopg.OperationalError):  # the actor's store is down: not acknowledged
+        await feed.flush()
+    assert [e["id"] for e in feed.pending] == ["evt_a"]
+
+
+def test_an_endpoint_without_a_signing_secret_is_not_delivered_to(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOOK_X", "http://127.0.0.1:9/x")
+    monkeypatch.delenv("NO_SUCH_SECRET", raising=False)
+    hooks = WebhookQueue(3, 0.05, 0.2, hook_store(tmp_path))
+    assert (
+        hooks.configure(
+            [{"name": "x", "target": "generic", "url_env": "HOOK_X", "secret_env": "NO_SUCH_SECRET", "events": []}]
+        )
+        == 0
+    )
 
 
 def test_unknown_event_types_and_missing_url_env_are_refused():

@@ -31,6 +31,7 @@ Usage: python bench/chaos.py [--minutes 10] [--seed 1] [--fault-every 15] [--jso
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -128,7 +129,8 @@ class Memory:
 def writers(secrets: dict[str, str], memory: Memory, client: httpx.Client) -> list[Writer]:
     wf_auth = ("admin", secrets["WEBFILTER_ADMIN_PASSWORD"])
     node_tokens = dict(item.split(":", 1) for item in secrets["TASKNET_NODE_TOKENS"].split(","))
-    tasknet = {"X-Node-Token": node_tokens["n1"]}
+    # every node's own balance pays for its tasks: the writer goes round the nodes
+    task_nodes = itertools.cycle(sorted(node_tokens))
     mitigation = {"X-Service-API-Key": secrets["MANAGEMENT_API_KEY"]}
     llm_admin = {"Authorization": f"Bearer {secrets['LLM_PROXY_ADMIN_KEYS'].split(',')[0]}"}
     node1 = "/mitigation/nodes/node-1/api/v1"
@@ -143,10 +145,19 @@ def writers(secrets: dict[str, str], memory: Memory, client: httpx.Client) -> li
             if len(page) < 1000:
                 return found
 
+    def task(c: httpx.Client, n: str) -> httpx.Response:
+        node = next(task_nodes)
+        return c.post(
+            f"/tasknet/{node}/tasks", json={"title": n, "reward": 1}, headers={"X-Node-Token": node_tokens[node]}
+        )
+
     def tasks(c: httpx.Client) -> set[str]:
-        state = c.get("/tasknet/n1/state").json()
-        channels = [c for c in state.values() if isinstance(c, dict) and "tasks" in c]
-        return {str(t.get("title")) for chan in channels for t in chan["tasks"].values()}
+        found: set[str] = set()
+        for node in node_tokens:
+            state = c.get(f"/tasknet/{node}/state").json()
+            channels = [c for c in state.values() if isinstance(c, dict) and "tasks" in c]
+            found |= {str(t.get("title")) for chan in channels for t in chan["tasks"].values()}
+        return found
 
     def ban(c: httpx.Client, n: str) -> httpx.Response:
         ip = ban_ips.setdefault(n, f"198.19.{len(ban_ips) // 250}.{len(ban_ips) % 250 + 1}")
@@ -166,11 +177,7 @@ def writers(secrets: dict[str, str], memory: Memory, client: httpx.Client) -> li
             lambda c, n: c.post("/webfilter/api/domain-blacklist", json={"domain": f"{n}.test"}, auth=wf_auth),
             domains,
         ),
-        Writer(
-            "tasknet task",
-            lambda c, n: c.post("/tasknet/n1/tasks", json={"title": n, "reward": 1}, headers=tasknet),
-            tasks,
-        ),
+        Writer("tasknet task", task, tasks),
         Writer(
             "mitigation rule",
             lambda c, n: c.post(

@@ -25,7 +25,7 @@ failed requests per fault kind (attributed to the fault before them, within 10 s
 recover per fault kind (from the fault to the first success of every writer it broke). The
 goal is 0 lost writes.
 
-Usage: python bench/chaos.py [--minutes 10] [--seed 1] [--fault-every 15] [--json out.json]
+Usage: python bench/chaos.py [--minutes 10 | --rounds N] [--seed 1] [--fault-every 15] [--json out.json]
 """
 
 from __future__ import annotations
@@ -417,7 +417,13 @@ def _chaos(launched: Launched, faults: Faults, rng: random.Random, args: argpars
     injected: list[tuple[float, str, str]] = []
     kinds = schedule(rng)
     deadline = time.monotonic() + args.minutes * 60
-    while not stop.wait(args.fault_every) and time.monotonic() < deadline:
+
+    def more() -> bool:
+        if args.rounds:
+            return len(injected) < args.rounds * len(KINDS)
+        return time.monotonic() < deadline
+
+    while not stop.wait(args.fault_every) and more():
         kind, at = next(kinds), time.time()  # the fault's time is when it strikes, not when the call returns
         try:
             what = faults.kinds()[kind]()
@@ -522,6 +528,9 @@ def print_summary(summary: dict[str, Any]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument(
+        "--rounds", type=int, default=0, help="run this many rounds of every fault kind instead of --minutes"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--fault-every", type=float, default=15.0)
     parser.add_argument("--recovery", type=float, default=120.0, help="how long a listing may take to answer again")

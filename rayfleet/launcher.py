@@ -82,6 +82,8 @@ def launch(
     child_env.update({"RAYFLEET_PORT": str(free_port()), "RAYFLEET_STATE_DIR": str(state_dir), "PYTHONUNBUFFERED": "1"})
     child_env.pop("RAY_ADDRESS", None)  # a private cluster unless the caller passes RAY_ADDRESS in `env`
     child_env.update(_free_direct_ports(cwd or Path.cwd(), config, apps))
+    # each launched fleet keeps its durable actor state in its own folder, not in the home's var/
+    child_env.setdefault("RAYFLEET_DURABLE_DSN", f"sqlite:///{state_dir.resolve() / 'durable.sqlite3'}")
     child_env.update(env or {})
     cmd = [sys.executable, "-m", "rayfleet.cli", "up", "--config", config, "--timeout", str(int(timeout))]
     if ingress:

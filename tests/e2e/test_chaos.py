@@ -29,7 +29,7 @@ def test_one_round_of_every_fault_loses_no_acknowledged_write(tmp_path):
         [
             sys.executable,
             "bench/chaos.py",
-            *("--minutes", "1.4", "--fault-every", "12", "--seed", "7"),
+            *("--rounds", "1", "--fault-every", "8", "--seed", "7"),
             *("--recovery", "180", "--json", str(out)),
         ],
         cwd=ROOT,

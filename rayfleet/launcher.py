@@ -18,6 +18,8 @@ from pathlib import Path
 
 from rayfleet.secrets import read_secrets
 
+DEMO_HOST_PORTS = ("LXC_SIM_PORT", "AUTOSCALE_SIM_PVE1_PORT", "AUTOSCALE_SIM_PVE2_PORT")
+
 
 def free_port() -> int:
     """A TCP port on loopback that nothing listens on right now."""
@@ -82,8 +84,11 @@ def launch(
     child_env.update({"RAYFLEET_PORT": str(free_port()), "RAYFLEET_STATE_DIR": str(state_dir), "PYTHONUNBUFFERED": "1"})
     child_env.pop("RAY_ADDRESS", None)  # a private cluster unless the caller passes RAY_ADDRESS in `env`
     child_env.update(_free_direct_ports(cwd or Path.cwd(), config, apps))
-    # each launched fleet keeps its durable actor state in its own folder, not in the home's var/
+    # each launched fleet keeps its durable actor state in its own folder, not in the home's var/,
+    # and its demo hosts (pve-sim) on ports of its own, so two fleets can run side by side
     child_env.setdefault("RAYFLEET_DURABLE_DSN", f"sqlite:///{state_dir.resolve() / 'durable.sqlite3'}")
+    for sim_port in DEMO_HOST_PORTS:
+        child_env.setdefault(sim_port, str(free_port()))
     child_env.update(env or {})
     cmd = [sys.executable, "-m", "rayfleet.cli", "up", "--config", config, "--timeout", str(int(timeout))]
     if ingress:

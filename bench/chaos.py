@@ -129,7 +129,9 @@ class Memory:
 def writers(secrets: dict[str, str], memory: Memory, client: httpx.Client) -> list[Writer]:
     wf_auth = ("admin", secrets["WEBFILTER_ADMIN_PASSWORD"])
     node_tokens = dict(item.split(":", 1) for item in secrets["TASKNET_NODE_TOKENS"].split(","))
-    # every node's own balance pays for its tasks: the writer goes round the nodes
+    # every node's own balance pays for its tasks: the writer goes round the nodes the fleet runs
+    # (the secrets hold tokens for five; config/tasknet.yaml runs three)
+    node_tokens = {n: t for n, t in node_tokens.items() if client.get(f"/tasknet/{n}/state").status_code == 200}
     task_nodes = itertools.cycle(sorted(node_tokens))
     mitigation = {"X-Service-API-Key": secrets["MANAGEMENT_API_KEY"]}
     llm_admin = {"Authorization": f"Bearer {secrets['LLM_PROXY_ADMIN_KEYS'].split(',')[0]}"}

@@ -29,10 +29,11 @@ class MitigationState:
         return cls(config=config, fleet=fleet)
 
     async def ready(self) -> ActorHandle[MitigationFleet]:
-        """The fleet handle, once the fleet has started its initial nodes (asked once per replica)."""
-        if not self.started:
-            await call(self.fleet, MitigationFleet.ensure_started)
-            self.started = True
+        """The fleet handle, once the fleet has started its nodes. Asked on every call, not once per
+        replica: a fleet actor that Ray restarted brings its kept nodes back on the first call that
+        reaches it (the chaos run found node-1 gone for good after a fleet restart)."""
+        await call(self.fleet, MitigationFleet.ensure_started)
+        self.started = True
         return self.fleet
 
     async def fleet_call(self, method: Callable[..., Awaitable[dict[str, Any]]], *args: Any) -> Any:

@@ -139,3 +139,16 @@ async def test_a_node_scaled_down_is_forgotten(make_fleet):
         assert node.node_id == "node-3" and node.blacklist == {}
     finally:
         await again.shutdown()
+
+
+async def test_a_replica_brings_a_fleet_actor_that_ray_restarted_back_with_its_nodes(make_fleet):
+    """Found by the chaos run: a replica asked the fleet to start once, so after Ray restarted the
+    fleet actor (same handle, new instance, nothing started) node-1 answered 404 for good."""
+    fleet = await make_fleet()
+    await fleet.client.post("/nodes/node-1/api/v1/blacklist", json={"ip": "127.0.0.8", "duration_seconds": 600})
+    settings, name = fleet.fleet.settings, fleet.fleet.name
+    await fleet.fleet.shutdown()
+    fleet.fleet = fleet.handle._instance = MitigationFleet(settings, name=name)  # what a Ray restart leaves
+    listed = await fleet.client.get("/nodes/node-1/api/v1/blacklist")
+    assert listed.status_code == 200, listed.text
+    assert "127.0.0.8" in {ban["ip"] for ban in listed.json()["entries"]}

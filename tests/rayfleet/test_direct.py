@@ -156,20 +156,17 @@ async def test_headers_trickled_a_line_at_a_time_get_408_at_read_timeout(servers
     assert closed and answer.startswith(b"HTTP/1.1 408 ")
 
 
-async def test_a_body_trickled_below_the_minimum_rate_gets_408(servers):
+@pytest.mark.parametrize(
+    ("framing", "piece"),
+    [(b"Content-Length: 100000", b"x"), (b"Transfer-Encoding: chunked", b"1\r\nx\r\n")],
+    ids=["content-length", "chunked"],
+)
+async def test_a_body_trickled_below_the_minimum_rate_gets_408(servers, framing, piece):
     port = free_port()
     await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
-    head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
-    # a byte every 0.1 s never stalls for read_timeout, but 10 B/s is far below body_min_rate
-    answer, closed = await trickle(port, head, b"x", every=0.1)
-    assert closed and answer.startswith(b"HTTP/1.1 408 ")
-
-
-async def test_a_chunked_body_trickled_below_the_minimum_rate_gets_408(servers):
-    port = free_port()
-    await start(servers, make_app(), DirectSpec(port=port, **TIGHT))
-    head = b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-    answer, closed = await trickle(port, head, b"1\r\nx\r\n", every=0.1)
+    head = b"POST /echo HTTP/1.1\r\nHost: x\r\n" + framing + b"\r\n\r\n"
+    # a piece every 0.1 s never stalls for read_timeout, but is far below body_min_rate
+    answer, closed = await trickle(port, head, piece, every=0.1)
     assert closed and answer.startswith(b"HTTP/1.1 408 ")
 
 

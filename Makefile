@@ -3,9 +3,11 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
-# tiers 1 and 2 run on this many pytest-xdist workers, a test file per worker (tier 3 shares one
-# cluster and runs in one process after them)
-WORKERS ?= 2
+# `make test` runs every tier at once on WORKERS pytest-xdist workers: a test file is a work unit,
+# tier 3 one unit (its session cluster starts once) and the chaos run another (tests/conftest.py);
+# `make test-fast` runs tier 1 on FAST_WORKERS, a file per worker
+WORKERS ?= 3
+FAST_WORKERS ?= 2
 
 .PHONY: up down status lint test test-fast bench install system-deps clean
 
@@ -34,17 +36,16 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# each lane may find nothing to run in the paths PYTEST_ARGS names (pytest's exit 5); a real failure stops make
+# the paths PYTEST_ARGS names may hold nothing to run (pytest's exit 5); a real failure stops make
 test: lint
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile -m "not e2e" $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	$(PY) -m pytest -m e2e $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # the inner loop: ruff, then the tests that need no real server and no cluster (tiers 2 and 3
 # are marked from the fixtures they use: tests/conftest.py); `make test` still runs everything
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile -m "not e2e and not realserver" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(FAST_WORKERS) --dist loadfile -m "not e2e and not realserver" $(PYTEST_ARGS)
 
 bench: install
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

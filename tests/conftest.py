@@ -194,9 +194,44 @@ def tier_marks(item: pytest.Item) -> set[str]:
     return marks
 
 
+# `make test` runs every tier at once on pytest-xdist's `loadgroup` scheduler: a test file is a
+# work unit (as with `loadfile`), except tier 3, which is two units that each start one Ray
+# cluster at a time (never more than two side by side): "tier3" holds the tests of the session
+# cluster (started once) and some that start their own, "tier3-own" the chaos run and the other
+# tests that start a cluster of their own, so the two take about as long. They come first: they
+# are the longest units.
+TIER3_OWN = (
+    "tests/e2e/test_chaos.py",
+    "tests/e2e/test_head_restart.py",
+    "tests/e2e/test_platform_down.py",
+    "tests/e2e/test_front.py",
+    "tests/actors/tasknet/test_node_actor_restart.py",
+)
+TIER3_UNITS = dict.fromkeys(TIER3_OWN, "tier3-own")
+TIER3_ORDER = ("tier3", "tier3-own")
+
+
+def xdist_unit(item: pytest.Item) -> str:
+    """The work unit of `item` under `--dist loadgroup`."""
+    path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+    if item.get_closest_marker("e2e") is not None:
+        return TIER3_UNITS.get(path, "tier3")
+    return path
+
+
+def _run_order(unit: str) -> int:
+    return TIER3_ORDER.index(unit) if unit in TIER3_ORDER else len(TIER3_ORDER)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark each test's tier; run tier 3 last, so the expensive cluster starts once after the fast tiers."""
-    items.sort(key=is_e2e)
+    """Mark each test's tier and its xdist work unit. In one process tier 3 runs last, so the
+    expensive cluster starts after the fast tiers have passed; under `loadgroup` it runs first,
+    beside them."""
     for item in items:
         for mark in sorted(tier_marks(item)):
             item.add_marker(mark)
+        item.add_marker(pytest.mark.xdist_group(xdist_unit(item)))
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        items.sort(key=lambda item: _run_order(xdist_unit(item)))
+    else:
+        items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURE_MARKS, ROOT, STARTER_MARKS, TESTS, starter_marks
+from tests.conftest import FIXTURE_MARKS, ROOT, STARTER_MARKS, TESTS, TIER3_OWN, starter_marks
 
 # third-party names among the starters (Playwright's entry points)
 THIRD_PARTY = {"async_playwright", "sync_playwright"}
@@ -196,3 +196,13 @@ def test_the_fixture_check_sees_an_entry_go_missing(monkeypatch: pytest.MonkeyPa
     monkeypatch.delitem(FIXTURE_MARKS, "redis_url")
     unmarked = {_key(f) for f in FIXTURES if _starts(f) and not _covered(f)}
     assert unmarked == {"conftest.py::redis_url"}
+
+
+@pytest.mark.parametrize("path", TIER3_OWN)
+def test_the_tier3_own_unit_never_starts_the_session_cluster(path: str) -> None:
+    """`make test` runs "tier3-own" beside the session cluster's unit: a test there that used the
+    `cluster` fixture would start a second session cluster on the same two cores."""
+    source = ROOT / path
+    assert source.is_file(), f"{path} is gone: update TIER3_OWN"
+    used = {param for func in _functions(source) if func.name.startswith("test") for param in func.params}
+    assert not used & {"cluster", "serve_url", "http", "cluster_secrets"}, used

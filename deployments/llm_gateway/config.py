@@ -199,8 +199,16 @@ class EndpointRateLimit(_Model):
     tpm: int | None = None
 
 
-Provider = Literal["openai", "openai_compat", "vllm", "ollama", "lmstudio", "llamacpp", "anthropic"]
+Provider = Literal["openai", "openai_compat", "vllm", "ollama", "lmstudio", "llamacpp", "anthropic", "azure", "gemini"]
 LOCAL_PROVIDERS = frozenset({"ollama", "vllm", "lmstudio", "llamacpp"})
+# providers that need endpoint settings the registry API does not take (config file only)
+CONFIG_ONLY_PROVIDERS = frozenset({"azure"})
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
+# headers the gateway itself sets for every upstream request: extra_headers cannot replace them
+_OWN_HEADERS = frozenset(
+    {"host", "content-length", "content-type", "transfer-encoding", "connection", "authorization", "api-key"}
+    | {"x-api-key", "x-goog-api-key", "anthropic-version", "traceparent"}
+)
 
 
 class EndpointConfig(_Model):
@@ -212,6 +220,10 @@ class EndpointConfig(_Model):
     weight: float = 1.0
     priority: int = 0
     enabled: bool = True
+    # Azure OpenAI's `api-version` query parameter (required for provider azure)
+    api_version: str = ""
+    # sent with every request to this endpoint (e.g. OpenRouter's HTTP-Referer, an org header)
+    extra_headers: dict[str, str] = {}
 
     @field_validator("base_url")
     @classmethod
@@ -219,6 +231,31 @@ class EndpointConfig(_Model):
         if not v.startswith(("http://", "https://")):
             raise ValueError("base_url must start with http:// or https://")
         return v.rstrip("/")
+
+    @field_validator("api_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        if v and not re.fullmatch(r"[0-9A-Za-z.-]{1,40}", v):
+            raise ValueError("api_version: letters, digits, '.' and '-' only (e.g. 2024-10-21)")
+        return v
+
+    @field_validator("extra_headers")
+    @classmethod
+    def _headers(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, value in v.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"extra_headers: {name!r} is not a header name")
+            if name.lower() in _OWN_HEADERS:
+                raise ValueError(f"extra_headers: {name} is set by the gateway (keys come from api_key_env)")
+            if any(c in value for c in "\r\n\0") or len(value) > 4096:
+                raise ValueError(f"extra_headers.{name}: no CR, LF or NUL, at most 4096 characters")
+        return v
+
+    @model_validator(mode="after")
+    def _azure_version(self) -> EndpointConfig:
+        if self.provider == "azure" and not self.api_version:
+            raise ValueError("an azure endpoint needs api_version (e.g. 2024-10-21)")
+        return self
 
     @property
     def is_local(self) -> bool:

@@ -266,7 +266,7 @@ class Forwarder:
 
     async def _admit(self, kind: str, target: Target, plan: _Plan, est_tokens: int) -> Attempt | None:
         """An attempt on ``target`` when its breaker, keys and limits let one through; else None (wait noted)."""
-        adapter = adapter_for(target.config.provider)
+        adapter = adapter_for(target.config.provider, target.config.api_version)
         if kind not in adapter.kinds:
             return None
         now = self.clock()
@@ -406,7 +406,7 @@ class Forwarder:
         target = attempt.target
         ring = self.router.keyrings.get(target.endpoint)
         key = ring.keys[attempt.key_index] if ring is not None and attempt.key_index is not None else None
-        return attempt.adapter.build(
+        request = attempt.adapter.build(
             kind,  # type: ignore[arg-type]
             body,
             target.model,
@@ -414,6 +414,8 @@ class Forwarder:
             target.config.base_url,
             stream_usage=True,
         )
+        request.headers.update(target.config.extra_headers)
+        return request
 
     def _occupy(self, endpoint: str, slot: asyncio.Semaphore) -> Callable[[], None]:
         """Count the request in flight on ``endpoint``; the returned ``release`` (idempotent) frees the slot."""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from actors.llm_gateway.breaker import BreakerView
 from actors.llm_gateway.registry import VERIFIED, RegistryBoard
-from deployments.llm_gateway.config import EndpointConfig, Provider
+from deployments.llm_gateway.config import CONFIG_ONLY_PROVIDERS, EndpointConfig, Provider
 from deployments.llm_gateway.providers import adapter_for
 from deployments.llm_gateway.routing import Router
 from rayfleet.logs import get_logger
@@ -28,7 +28,7 @@ from rayfleet.state import ActorHandle, call
 
 log = get_logger("llm_gateway")
 
-PROVIDERS: tuple[str, ...] = get_args(Provider)
+PROVIDERS: tuple[str, ...] = tuple(p for p in get_args(Provider) if p not in CONFIG_ONLY_PROVIDERS)
 PRIORITY_LIMIT = 1000
 _ID_CHARS = re.compile(r"[^a-z0-9._-]+")
 
@@ -190,7 +190,8 @@ class ProbeFailed(Exception):
 
 
 def models_of(data: Any) -> list[str]:
-    """Model ids of an OpenAI-style ``{data: [{id}]}`` or Ollama-style ``{models: [{name}]}`` listing."""
+    """Model ids of an OpenAI-style ``{data: [{id}]}``, Ollama-style ``{models: [{name}]}`` or Gemini-style
+    ``{models: [{name: "models/<id>"}]}`` listing."""
     if not isinstance(data, dict):
         return []
     items = data.get("data") if isinstance(data.get("data"), list) else data.get("models") or []
@@ -199,7 +200,7 @@ def models_of(data: Any) -> list[str]:
         if isinstance(item, dict):
             name = item.get("id") or item.get("name") or item.get("model")
             if isinstance(name, str) and name:
-                out.append(name)
+                out.append(name.removeprefix("models/"))
     return out
 
 

@@ -5,8 +5,9 @@ Run it as its own process::
     python -m tests.doubles.llm_upstream --port 9100 --name up1
 
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``/v1/completions``,
-``/v1/embeddings`` (OpenAI) and ``POST /v1/messages`` (Anthropic), all streaming-capable
-where the real APIs are. Fault injection through ``POST /_double/faults`` with
+``/v1/embeddings`` (OpenAI), ``POST /v1/messages`` (Anthropic), Azure OpenAI's deployment
+routes (``azure_openai_wire``) and Gemini's ``generateContent`` (``gemini_wire``), all
+streaming-capable where the real APIs are. Fault injection through ``POST /_double/faults`` with
 ``{"rules": [rule, ...]}``; a rule applies to the next ``times`` matching requests
 (``-1``: until cleared) and may set ``status`` (+ ``body``, ``retry_after``),
 ``latency_ms`` (before the status line), ``chunk_delay_ms``, ``cut_after`` (close the
@@ -31,6 +32,8 @@ from collections import deque
 from typing import Any
 
 from aiohttp import web
+
+from tests.doubles import azure_openai_wire, gemini_wire
 
 ECHO = "echo:"
 REPLY_WORDS = ["Hello", " from", " the", " upstream", " double", ".", " All", " good", "."]
@@ -111,6 +114,10 @@ def _record(double: Double, request: web.Request, body: Any) -> None:
             "time": time.time(),
             "authorization": request.headers.get("Authorization"),
             "x_api_key": request.headers.get("x-api-key"),
+            "api_key": request.headers.get("api-key"),
+            "x_goog_api_key": request.headers.get("x-goog-api-key"),
+            "query": dict(request.query),
+            "headers": {k.lower(): v for k, v in request.headers.items() if k.lower().startswith("x-extra")},
             "traceparent": request.headers.get("traceparent"),
         }
     )
@@ -175,6 +182,84 @@ async def _stream(
     return resp
 
 
+async def openai_answer(double: Double, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+    """OpenAI's answer to an authorised chat, completions or embeddings request (Azure's too)."""
+    rule = double.take_rule(request.path)
+    fault = await _fault_status(rule, False)
+    if fault is not None:
+        return fault
+    if double.latency:
+        await asyncio.sleep(double.latency)
+    model = body.get("model", "unknown")
+    created = int(time.time())
+    if request.path.endswith("/embeddings"):
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        data = [
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": [((hash(str(x)) >> (4 * d)) % 1000) / 1000.0 for d in range(8)],
+            }
+            for i, x in enumerate(inputs)
+        ]
+        tokens = _tokens(_prompt_text(body))
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+    chat = request.path.endswith("/chat/completions")
+    words, prompt_tokens, completion_tokens = double.reply(body)
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    cid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:12]
+    n = int(body.get("n") or 1)
+    if not body.get("stream"):
+        text = "".join(words)
+        if chat:
+            choices = [
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+                for i in range(n)
+            ]
+            obj = "chat.completion"
+        else:
+            choices = [{"index": i, "text": text, "finish_reason": "stop", "logprobs": None} for i in range(n)]
+            obj = "text_completion"
+        return web.json_response(
+            {"id": cid, "object": obj, "created": created, "model": model, "choices": choices, "usage": usage}
+        )
+    obj = "chat.completion.chunk" if chat else "text_completion"
+
+    def chunk(delta: dict[str, Any] | str, finish: str | None = None) -> bytes:
+        if chat:
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+        else:
+            choice = {"index": 0, "text": delta, "finish_reason": finish}
+        return _sse({"id": cid, "object": obj, "created": created, "model": model, "choices": [choice]})
+
+    events = [chunk({"role": "assistant", "content": ""})] if chat else []
+    events += [chunk({"content": w} if chat else w) for w in words]
+    events.append(chunk({} if chat else "", "stop"))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        events.append(
+            _sse({"id": cid, "object": obj, "created": created, "model": model, "choices": [], "usage": usage})
+        )
+    events.append(b"data: [DONE]\n\n")
+    return await _stream(request, events, rule, False)
+
+
 def make_app(double: Double) -> web.Application:
     app = web.Application()
 
@@ -204,80 +289,7 @@ def make_app(double: Double) -> web.Application:
                 {"error": {"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}},
                 status=401,
             )
-        rule = double.take_rule(request.path)
-        fault = await _fault_status(rule, False)
-        if fault is not None:
-            return fault
-        if double.latency:
-            await asyncio.sleep(double.latency)
-        model = body.get("model", "unknown")
-        created = int(time.time())
-        if request.path.endswith("/embeddings"):
-            inputs = body.get("input")
-            inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-            data = [
-                {
-                    "object": "embedding",
-                    "index": i,
-                    "embedding": [((hash(str(x)) >> (4 * d)) % 1000) / 1000.0 for d in range(8)],
-                }
-                for i, x in enumerate(inputs)
-            ]
-            tokens = _tokens(_prompt_text(body))
-            return web.json_response(
-                {
-                    "object": "list",
-                    "data": data,
-                    "model": model,
-                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-                }
-            )
-        chat = request.path.endswith("/chat/completions")
-        words, prompt_tokens, completion_tokens = double.reply(body)
-        usage = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        }
-        cid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:12]
-        n = int(body.get("n") or 1)
-        if not body.get("stream"):
-            text = "".join(words)
-            if chat:
-                choices = [
-                    {
-                        "index": i,
-                        "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop",
-                        "logprobs": None,
-                    }
-                    for i in range(n)
-                ]
-                obj = "chat.completion"
-            else:
-                choices = [{"index": i, "text": text, "finish_reason": "stop", "logprobs": None} for i in range(n)]
-                obj = "text_completion"
-            return web.json_response(
-                {"id": cid, "object": obj, "created": created, "model": model, "choices": choices, "usage": usage}
-            )
-        obj = "chat.completion.chunk" if chat else "text_completion"
-
-        def chunk(delta: dict[str, Any] | str, finish: str | None = None) -> bytes:
-            if chat:
-                choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
-            else:
-                choice = {"index": 0, "text": delta, "finish_reason": finish}
-            return _sse({"id": cid, "object": obj, "created": created, "model": model, "choices": [choice]})
-
-        events = [chunk({"role": "assistant", "content": ""})] if chat else []
-        events += [chunk({"content": w} if chat else w) for w in words]
-        events.append(chunk({} if chat else "", "stop"))
-        if (body.get("stream_options") or {}).get("include_usage"):
-            events.append(
-                _sse({"id": cid, "object": obj, "created": created, "model": model, "choices": [], "usage": usage})
-            )
-        events.append(b"data: [DONE]\n\n")
-        return await _stream(request, events, rule, False)
+        return await openai_answer(double, request, body)
 
     async def messages(request: web.Request) -> web.StreamResponse:
         try:
@@ -423,6 +435,8 @@ def make_app(double: Double) -> web.Application:
     for path in ("/v1/chat/completions", "/v1/completions", "/v1/embeddings"):
         app.router.add_post(path, openai)
     app.router.add_post("/v1/messages", messages)
+    azure_openai_wire.add_routes(app, double, _record, openai_answer)
+    gemini_wire.add_routes(app, double, _record, _stream)
     app.router.add_post("/_double/faults", set_faults)
     app.router.add_delete("/_double/faults", clear_faults)
     app.router.add_get("/_double/requests", get_requests)

@@ -18,12 +18,13 @@ from deployments.llm_gateway.providers.base import (
     Adapter,
     Kind,
     StreamTranslator,
+    TranslatedStream,
     UpstreamRequest,
     UpstreamStreamError,
     Usage,
     loads_event,
 )
-from deployments.llm_gateway.sse import SSEEvent, encode_data
+from deployments.llm_gateway.sse import SSEEvent
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -206,26 +207,13 @@ class AnthropicAdapter(Adapter):
         return _AnthropicStream(kind, model, client_wants_usage)
 
 
-class _AnthropicStream(StreamTranslator):
+class _AnthropicStream(TranslatedStream):
     def __init__(self, kind: Kind, model: str, client_wants_usage: bool) -> None:
         super().__init__(kind, model, client_wants_usage)
-        self._id = ""
-        self._created = int(time.time())
         self._input = 0
         self._output = 0
         self._finish: str | None = None
         self._tool_index: dict[int, int] = {}
-
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        obj = {
-            "id": self._id,
-            "object": "chat.completion.chunk",
-            "created": self._created,
-            "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        self.reassembler.add(obj)
-        return encode_data(json.dumps(obj, separators=(",", ":")))
 
     def feed(self, event: SSEEvent) -> list[bytes]:
         if not event.data.strip():
@@ -290,22 +278,7 @@ class _AnthropicStream(StreamTranslator):
         if etype == "message_stop":
             self.done = True
             self.usage = Usage(self._input, self._output)
-            out = [self._chunk({}, self._finish or "stop")]
-            if self.client_wants_usage:
-                usage_obj = {
-                    "id": self._id,
-                    "object": "chat.completion.chunk",
-                    "created": self._created,
-                    "model": self.model,
-                    "choices": [],
-                    "usage": {
-                        "prompt_tokens": self._input,
-                        "completion_tokens": self._output,
-                        "total_tokens": self._input + self._output,
-                    },
-                }
-                out.append(encode_data(json.dumps(usage_obj, separators=(",", ":"))))
-            return out
+            return [self._chunk({}, self._finish or "stop"), *self._usage_chunk(self.usage)]
         return []
 
 

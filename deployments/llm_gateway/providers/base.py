@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import abc
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from deployments.llm_gateway.sse import SSEEvent
+from deployments.llm_gateway.sse import SSEEvent, encode_data
 
 Kind = Literal["chat", "completions", "embeddings"]
 
@@ -180,6 +181,44 @@ class StreamTranslator(abc.ABC):
         if self.usage is not None:
             return self.usage
         return Usage(prompt_estimate, estimate_tokens(self.reassembler.text()), estimated=True)
+
+
+class TranslatedStream(StreamTranslator):
+    """A stream in another wire format, re-encoded as OpenAI chunks of one choice."""
+
+    def __init__(self, kind: Kind, model: str, client_wants_usage: bool) -> None:
+        super().__init__(kind, model, client_wants_usage)
+        self._id = ""
+        self._created = int(time.time())
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        obj = {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        self.reassembler.add(obj)
+        return encode_data(json.dumps(obj, separators=(",", ":")))
+
+    def _usage_chunk(self, usage: Usage) -> list[bytes]:
+        """The closing usage chunk (no choices), when the client asked for usage."""
+        if not self.client_wants_usage:
+            return []
+        obj = {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self.model,
+            "choices": [],
+            "usage": {
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "total_tokens": usage.total,
+            },
+        }
+        return [encode_data(json.dumps(obj, separators=(",", ":")))]
 
 
 def loads_event(data: str) -> dict[str, Any]:

@@ -64,7 +64,7 @@ class Double:
                 self.proc.wait()
 
 
-def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
+def start_double(name: str, keys: str = "", latency_ms: float = 0.0, models: str = "") -> Double:
     port = free_port()
     cmd = [
         sys.executable,
@@ -79,6 +79,8 @@ def start_double(name: str, keys: str = "", latency_ms: float = 0.0) -> Double:
     ]
     if keys:
         cmd += ["--keys", keys]
+    if models:
+        cmd += ["--models", models]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def listening() -> bool:
@@ -116,9 +118,17 @@ def keyed() -> Any:
     double.stop()
 
 
+@pytest.fixture(scope="session")
+def cloud() -> Any:
+    """A keyed double serving cloud model names (Azure deployments, Gemini models)."""
+    double = start_double("cloud", keys="ck-1", models="gpt-4o,gemini-2.0-flash,text-embedding-3-small")
+    yield double
+    double.stop()
+
+
 @pytest.fixture(autouse=True)
 def _reset_doubles(request: pytest.FixtureRequest) -> None:
-    for name in ("up1", "up2", "keyed"):
+    for name in ("up1", "up2", "keyed", "cloud"):
         if name in request.fixturenames:
             request.getfixturevalue(name).reset()
 

@@ -199,15 +199,17 @@ class EndpointRateLimit(_Model):
     tpm: int | None = None
 
 
-Provider = Literal["openai", "openai_compat", "vllm", "ollama", "lmstudio", "llamacpp", "anthropic", "azure", "gemini"]
+Provider = Literal[
+    "openai", "openai_compat", "vllm", "ollama", "lmstudio", "llamacpp", "anthropic", "azure", "gemini", "bedrock"
+]
 LOCAL_PROVIDERS = frozenset({"ollama", "vllm", "lmstudio", "llamacpp"})
 # providers that need endpoint settings the registry API does not take (config file only)
-CONFIG_ONLY_PROVIDERS = frozenset({"azure"})
+CONFIG_ONLY_PROVIDERS = frozenset({"azure", "bedrock"})
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
 # headers the gateway itself sets for every upstream request: extra_headers cannot replace them
 _OWN_HEADERS = frozenset(
     {"host", "content-length", "content-type", "transfer-encoding", "connection", "authorization", "api-key"}
-    | {"x-api-key", "x-goog-api-key", "anthropic-version", "traceparent"}
+    | {"x-api-key", "x-goog-api-key", "anthropic-version", "traceparent", "x-amz-date", "x-amz-security-token"}
 )
 
 
@@ -222,6 +224,8 @@ class EndpointConfig(_Model):
     enabled: bool = True
     # Azure OpenAI's `api-version` query parameter (required for provider azure)
     api_version: str = ""
+    # AWS region a Bedrock endpoint's requests are signed for (required for provider bedrock)
+    aws_region: str = ""
     # sent with every request to this endpoint (e.g. OpenRouter's HTTP-Referer, an org header)
     extra_headers: dict[str, str] = {}
 
@@ -251,10 +255,19 @@ class EndpointConfig(_Model):
                 raise ValueError(f"extra_headers.{name}: no CR, LF or NUL, at most 4096 characters")
         return v
 
+    @field_validator("aws_region")
+    @classmethod
+    def _region(cls, v: str) -> str:
+        if v and not re.fullmatch(r"[a-z]{2}(-[a-z0-9]+){1,3}", v):
+            raise ValueError("aws_region: an AWS region name such as us-east-1")
+        return v
+
     @model_validator(mode="after")
-    def _azure_version(self) -> EndpointConfig:
+    def _provider_settings(self) -> EndpointConfig:
         if self.provider == "azure" and not self.api_version:
             raise ValueError("an azure endpoint needs api_version (e.g. 2024-10-21)")
+        if self.provider == "bedrock" and not self.aws_region:
+            raise ValueError("a bedrock endpoint needs aws_region (e.g. us-east-1)")
         return self
 
     @property

@@ -21,14 +21,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+from yarl import URL
 
 from deployments.llm_gateway.config import ConnectionPoolConfig, GatewayConfig
 from deployments.llm_gateway.errors import GatewayError
-from deployments.llm_gateway.providers import Adapter, UpstreamStreamError, Usage, adapter_for
+from deployments.llm_gateway.providers import Adapter, EventReader, UpstreamStreamError, Usage, adapter_for
 from deployments.llm_gateway.providers.base import StreamTranslator, UpstreamRequest
 from deployments.llm_gateway.routing import Router, Target
 from deployments.llm_gateway.shared_state import BreakerClient, TokenLeases
-from deployments.llm_gateway.sse import SSEEvent, SSEParser
+from deployments.llm_gateway.sse import SSEEvent
 
 
 @dataclass
@@ -52,7 +53,7 @@ class UpstreamResult:
     upstream_ms: float = 0.0
     response: aiohttp.ClientResponse | None = None
     translator: StreamTranslator | None = None
-    parser: SSEParser | None = None
+    parser: EventReader | None = None
     first: list[bytes] = field(default_factory=list)
     first_byte_at: float = 0.0
     handle: _Releaser | None = None
@@ -266,7 +267,7 @@ class Forwarder:
 
     async def _admit(self, kind: str, target: Target, plan: _Plan, est_tokens: int) -> Attempt | None:
         """An attempt on ``target`` when its breaker, keys and limits let one through; else None (wait noted)."""
-        adapter = adapter_for(target.config.provider, target.config.api_version)
+        adapter = adapter_for(target.config.provider, target.config.api_version, target.config.aws_region)
         if kind not in adapter.kinds:
             return None
         now = self.clock()
@@ -337,7 +338,7 @@ class Forwarder:
         """A stream counts as started once its first event is read: this is where failover stops."""
         target = attempt.target
         translator = attempt.adapter.stream(kind, target.model, client_wants_usage)  # type: ignore[arg-type]
-        parser = SSEParser()
+        parser = attempt.adapter.event_reader()
         iterator = resp.content.iter_any()
         first = await _read_first(target.endpoint, iterator, parser, translator)
         first_at = time.perf_counter()
@@ -374,9 +375,10 @@ class Forwarder:
         resp: aiohttp.ClientResponse | None = None
         committed = False
         try:
+            signed = req.content is not None
             resp = await session.post(
-                req.url,
-                data=_json_bytes(req.body),
+                URL(req.url, encoded=True) if signed else req.url,  # a signed URL goes as it was signed
+                data=req.content if req.content is not None else _json_bytes(req.body),
                 headers={**headers, **req.headers, "Content-Type": "application/json"},
                 timeout=self.timeout,
                 allow_redirects=False,
@@ -470,7 +472,7 @@ def _json_bytes(body: dict[str, Any]) -> bytes:
 
 
 async def _read_first(
-    endpoint: str, iterator: AsyncIterator[bytes], parser: SSEParser, translator: StreamTranslator
+    endpoint: str, iterator: AsyncIterator[bytes], parser: EventReader, translator: StreamTranslator
 ) -> list[bytes]:
     """Read upstream bytes until the first client event (or the end marker); a cut before it is retryable."""
     first: list[bytes] = []

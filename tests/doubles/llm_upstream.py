@@ -6,7 +6,8 @@ Run it as its own process::
 
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``/v1/completions``,
 ``/v1/embeddings`` (OpenAI), ``POST /v1/messages`` (Anthropic), Azure OpenAI's deployment
-routes (``azure_openai_wire``) and Gemini's ``generateContent`` (``gemini_wire``), all
+routes (``azure_openai_wire``), Gemini's ``generateContent`` (``gemini_wire``) and Bedrock's
+Converse API with SigV4 (``bedrock_wire``), all
 streaming-capable where the real APIs are. Fault injection through ``POST /_double/faults`` with
 ``{"rules": [rule, ...]}``; a rule applies to the next ``times`` matching requests
 (``-1``: until cleared) and may set ``status`` (+ ``body``, ``retry_after``),
@@ -33,7 +34,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.doubles import azure_openai_wire, gemini_wire
+from tests.doubles import azure_openai_wire, bedrock_wire, gemini_wire
 
 ECHO = "echo:"
 REPLY_WORDS = ["Hello", " from", " the", " upstream", " double", ".", " All", " good", "."]
@@ -437,6 +438,7 @@ def make_app(double: Double) -> web.Application:
     app.router.add_post("/v1/messages", messages)
     azure_openai_wire.add_routes(app, double, _record, openai_answer)
     gemini_wire.add_routes(app, double, _record, _stream)
+    bedrock_wire.add_routes(app, double, _record, _stream)
     app.router.add_post("/_double/faults", set_faults)
     app.router.add_delete("/_double/faults", clear_faults)
     app.router.add_get("/_double/requests", get_requests)

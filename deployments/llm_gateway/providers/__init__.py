@@ -6,7 +6,8 @@ from functools import lru_cache
 
 from deployments.llm_gateway.providers.anthropic import AnthropicAdapter
 from deployments.llm_gateway.providers.azure import AzureOpenAIAdapter
-from deployments.llm_gateway.providers.base import Adapter, UpstreamStreamError, Usage
+from deployments.llm_gateway.providers.base import Adapter, EventReader, UpstreamStreamError, Usage
+from deployments.llm_gateway.providers.bedrock import BedrockAdapter
 from deployments.llm_gateway.providers.gemini import GeminiAdapter
 from deployments.llm_gateway.providers.openai_compat import OpenAICompatAdapter
 
@@ -20,9 +21,17 @@ def _azure(api_version: str) -> AzureOpenAIAdapter:
     return AzureOpenAIAdapter(api_version)
 
 
-def adapter_for(provider: str, api_version: str = "") -> Adapter:
+@lru_cache(maxsize=64)
+def _bedrock(region: str) -> BedrockAdapter:
+    return BedrockAdapter(region)
+
+
+def adapter_for(provider: str, api_version: str = "", region: str = "") -> Adapter:
     """``anthropic`` speaks the messages API, ``gemini`` generateContent, ``azure`` OpenAI's
-    format on deployment URLs at ``api_version``; every other provider is OpenAI-compatible."""
+    format on deployment URLs at ``api_version``, ``bedrock`` the Converse API signed for
+    ``region``; every other provider is OpenAI-compatible."""
+    if provider == "bedrock":
+        return _bedrock(region)
     if provider == "anthropic":
         return _ANTHROPIC
     if provider == "gemini":
@@ -32,4 +41,4 @@ def adapter_for(provider: str, api_version: str = "") -> Adapter:
     return _OPENAI
 
 
-__all__ = ["Adapter", "UpstreamStreamError", "Usage", "adapter_for"]
+__all__ = ["Adapter", "EventReader", "UpstreamStreamError", "Usage", "adapter_for"]

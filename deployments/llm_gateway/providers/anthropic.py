@@ -24,6 +24,7 @@ from deployments.llm_gateway.providers.base import (
     Usage,
     loads_event,
 )
+from deployments.llm_gateway.providers.parts import append_turn, call_arguments, convert_content, data_url
 from deployments.llm_gateway.sse import SSEEvent
 
 API_VERSION = "2023-06-01"
@@ -46,34 +47,15 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _image(url: str) -> dict[str, Any]:
+    found = data_url(url)
+    if found is not None:
+        return {"type": "image", "source": {"type": "base64", "media_type": found[0], "data": found[1]}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
 def _content_blocks(content: Any) -> list[dict[str, Any]]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    blocks: list[dict[str, Any]] = []
-    for part in content:
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind == "text":
-            blocks.append({"type": "text", "text": part.get("text", "")})
-        elif kind == "image_url":
-            url = (part.get("image_url") or {}).get("url", "")
-            if url.startswith("data:") and ";base64," in url:
-                media, data = url[5:].split(";base64,", 1)
-                blocks.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
-            else:
-                blocks.append({"type": "image", "source": {"type": "url", "url": url}})
-        else:
-            raise GatewayError(400, f"unsupported content part type {kind!r} for an anthropic endpoint")
-    return blocks
-
-
-def _append(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
-    """Anthropic wants alternating roles: merge consecutive same-role turns."""
-    if messages and messages[-1]["role"] == role:
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": role, "content": list(blocks)})
+    return convert_content(content, lambda text: {"type": "text", "text": text}, _image, "anthropic")
 
 
 def to_anthropic(body: dict[str, Any], model: str) -> dict[str, Any]:
@@ -84,19 +66,16 @@ def to_anthropic(body: dict[str, Any], model: str) -> dict[str, Any]:
         if role in ("system", "developer"):
             system.append(_text_of(msg.get("content")))
         elif role == "user":
-            _append(messages, "user", _content_blocks(msg.get("content")))
+            append_turn(messages, "user", _content_blocks(msg.get("content")))
         elif role == "assistant":
             blocks = _content_blocks(msg.get("content"))
             for call in msg.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except ValueError:
-                    raise GatewayError(400, "tool_calls arguments must be a JSON object") from None
-                blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": fn.get("name", ""), "input": args})
-            _append(messages, "assistant", blocks)
+                name = (call.get("function") or {}).get("name", "")
+                args = call_arguments(call, "anthropic")
+                blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": name, "input": args})
+            append_turn(messages, "assistant", blocks)
         elif role == "tool":
-            _append(
+            append_turn(
                 messages,
                 "user",
                 [

@@ -6,9 +6,9 @@ import abc
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from deployments.llm_gateway.sse import SSEEvent, encode_data
+from deployments.llm_gateway.sse import SSEEvent, SSEParser, encode_data
 
 Kind = Literal["chat", "completions", "embeddings"]
 
@@ -33,6 +33,16 @@ class UpstreamRequest:
     url: str
     headers: dict[str, str]
     body: dict[str, Any]
+    # the exact bytes to send, when a signature covers them; the URL is then sent as it is
+    content: bytes | None = None
+
+
+class EventReader(Protocol):
+    """Upstream stream bytes in, whole events out (SSE by default; AWS event-stream for Bedrock)."""
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]: ...
+
+    def flush(self) -> list[SSEEvent]: ...
 
 
 def estimate_tokens(text: str) -> int:
@@ -80,6 +90,9 @@ class Adapter(abc.ABC):
 
     def models_url(self, base_url: str) -> str:
         return f"{base_url}/models"
+
+    def event_reader(self) -> EventReader:
+        return SSEParser()
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}

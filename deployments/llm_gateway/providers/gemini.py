@@ -29,6 +29,7 @@ from deployments.llm_gateway.providers.base import (
     Usage,
     loads_event,
 )
+from deployments.llm_gateway.providers.parts import append_turn, call_arguments, convert_content, data_url, refuse
 from deployments.llm_gateway.sse import SSEEvent
 
 FINISH_REASONS = {
@@ -53,41 +54,22 @@ TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 
 
 def _bad(message: str) -> GatewayError:
-    return GatewayError(400, f"{message} (gemini endpoint)")
+    return refuse("gemini", message)
+
+
+def _inline(url: str) -> dict[str, Any]:
+    found = data_url(url)
+    if found is None:
+        raise _bad("images must be data URLs")
+    return {"inlineData": {"mimeType": found[0], "data": found[1]}}
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [{"text": content}] if content else []
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind == "text":
-            parts.append({"text": part.get("text", "")})
-        elif kind == "image_url":
-            url = (part.get("image_url") or {}).get("url", "")
-            if not (url.startswith("data:") and ";base64," in url):
-                raise _bad("images must be data URLs")
-            media, data = url[5:].split(";base64,", 1)
-            parts.append({"inlineData": {"mimeType": media, "data": data}})
-        else:
-            raise _bad(f"unsupported content part type {kind!r}")
-    return parts
+    return convert_content(content, lambda text: {"text": text}, _inline, "gemini")
 
 
 def _text(content: Any) -> str:
     return "".join(p.get("text", "") for p in _parts(content))
-
-
-def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:
-    if not parts:
-        return
-    if contents and contents[-1]["role"] == role:
-        contents[-1]["parts"].extend(parts)
-    else:
-        contents.append({"role": role, "parts": list(parts)})
 
 
 def _function_response(msg: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
@@ -112,22 +94,16 @@ def to_gemini(body: dict[str, Any]) -> dict[str, Any]:
         if role in ("system", "developer"):
             system.append(_text(msg.get("content")))
         elif role == "user":
-            _append(contents, "user", _parts(msg.get("content")))
+            append_turn(contents, "user", _parts(msg.get("content")), "parts")
         elif role == "assistant":
             parts = _parts(msg.get("content"))
             for call in msg.get("tool_calls") or []:
                 fn = call.get("function") or {}
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except ValueError:
-                    raise _bad("tool_calls arguments must be a JSON object") from None
-                if not isinstance(args, dict):
-                    raise _bad("tool_calls arguments must be a JSON object")
                 names[call.get("id", "")] = fn.get("name", "")
-                parts.append({"functionCall": {"name": fn.get("name", ""), "args": args}})
-            _append(contents, "model", parts)
+                parts.append({"functionCall": {"name": fn.get("name", ""), "args": call_arguments(call, "gemini")}})
+            append_turn(contents, "model", parts, "parts")
         elif role == "tool":
-            _append(contents, "user", [_function_response(msg, names)])
+            append_turn(contents, "user", [_function_response(msg, names)], "parts")
         else:
             raise _bad(f"unsupported message role {role!r}")
     if not contents:

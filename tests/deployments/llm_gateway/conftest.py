@@ -126,9 +126,22 @@ def cloud() -> Any:
     double.stop()
 
 
+BEDROCK_MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+AWS_KEY = "AKIDTESTKEY:test/secret+key"
+AWS_TEMPORARY_KEY = "ASIATESTKEY:temp-secret:session-token"
+
+
+@pytest.fixture(scope="session")
+def aws() -> Any:
+    """A double checking AWS SigV4 for a long-term and a temporary key (Bedrock)."""
+    double = start_double("aws", keys=f"{AWS_KEY},{AWS_TEMPORARY_KEY}", models=BEDROCK_MODEL)
+    yield double
+    double.stop()
+
+
 @pytest.fixture(autouse=True)
 def _reset_doubles(request: pytest.FixtureRequest) -> None:
-    for name in ("up1", "up2", "keyed", "cloud"):
+    for name in ("up1", "up2", "keyed", "cloud", "aws"):
         if name in request.fixturenames:
             request.getfixturevalue(name).reset()
 

@@ -137,6 +137,16 @@ async def screenshot(tab: Tab, name: str) -> Path:
     return path
 
 
+async def raw_get(proxy_port: int, url: str) -> bytes:
+    """GET `url` through Squid exactly as written (an HTTP client would percent-encode `<`, `>` and quotes)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", proxy_port)
+    writer.write(f"GET {url} HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer
+
+
 async def cells(row: Any) -> list[str]:
     return [t.strip() for t in await row.locator("td").all_text_contents()]
 
@@ -239,6 +249,15 @@ async def test_a_blacklisted_domain_is_refused_and_the_live_log_shows_the_row(wf
         )
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", time)
         assert "blocked" in (await live.get_attribute("class") or "")
+
+        # a URL that is markup (Squid logs it as sent) is shown as text in the live log too
+        markup = wf.url("allowed.test", '/ui-raw"><svg/onload=window.__xss=3>')
+        assert (await raw_get(wf.proxy_port, markup)).startswith(b"HTTP/1.1 403 ")  # the WAF's XSS category
+        shown = page.locator("#live-log tbody tr", has_text="/ui-raw")
+        await expect(shown).to_have_count(1, timeout=15_000)
+        assert (await cells(shown))[3:] == [markup, "403", "blocked", "waf:XSS"]
+        assert await page.locator("#live-log svg").count() == 0
+        assert await page.evaluate("() => window.__xss") is None
 
         # the figures follow the same traffic
         await page.click("#refresh-stats")

@@ -15,8 +15,16 @@ const PAGES = { login: loginPage, dashboard, lists, settings, waf, maintenance }
 let cleanup = null;
 let shown = 0;
 
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part; // a malformed escape in a typed address: taken as written
+  }
+}
+
 function route() {
-  const [name, ...args] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const [name, ...args] = location.hash.replace(/^#\/?/, "").split("/").map(decoded);
   return { name, args };
 }
 

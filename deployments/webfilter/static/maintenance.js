@@ -1,7 +1,7 @@
 // Maintenance: database figures, log retention and cleanup, optimisation, configuration backup
 // (download) and restore (upload), the proxy's reloads, the interception CA and the audit log.
 
-import { get, post, text } from "./api.js";
+import { api, get, post, text } from "./api.js";
 import { attempt, bytes, card, download, h, notify, number, table, when } from "./dom.js";
 
 function button(label, id, action, danger = false) {
@@ -128,6 +128,33 @@ function certificate() {
   ];
 }
 
+async function lockouts(box) {
+  const page = await get("/api/security/rate-limits");
+  const rows = page.data.map((r) => {
+    const clear = button("Clear", "", async () => {
+      await api("DELETE", `/api/security/rate-limits/${encodeURIComponent(r.ip)}`);
+      notify(`cleared ${r.ip}`);
+      await lockouts(box);
+    });
+    clear.classList.add("small");
+    const last = when(new Date(r.last_failure * 1000).toISOString());
+    return [r.ip, number(r.failures), r.retry_after ? `${r.retry_after} s` : "not locked", last, clear];
+  });
+  box.replaceChildren(
+    h("p", { class: "hint" }, `${page.meta.max_attempts} failed sign-ins in ${page.meta.window_seconds} s lock an address out.`),
+    table(["address", "failures", "locked for", "last failure (UTC)", ""], rows, "no failed sign-in"),
+  );
+}
+
+async function cves(box) {
+  const r = (await get("/api/security/cve")).data;
+  box.replaceChildren(
+    h("p", { id: "squid-version" }, `${r.version}; package ${r.package_version}: ` +
+      `its changelog records ${r.cves.length} CVE fixes`),
+    h("details", null, h("summary", null, "the CVEs"), table(["CVE", "fixed in"], r.cves.map((c) => [c.id, c.fixed_in]))),
+  );
+}
+
 async function audit(box) {
   const page = await get("/api/audit-log?limit=15");
   box.replaceChildren(table(
@@ -141,6 +168,8 @@ export async function render(root) {
   const dbBox = h("div", { id: "database" });
   const statusBox = h("div", { id: "proxy-status" });
   const auditBox = h("div", { id: "audit" });
+  const lockoutBox = h("div", { id: "lockouts" });
+  const cveBox = h("div", { id: "cves" });
   const reload = () => Promise.all([database(dbBox), audit(auditBox)]);
   const optimize = button("Optimise database", "optimize", async () => {
     const done = (await post("/api/database/optimize")).data;
@@ -154,9 +183,11 @@ export async function render(root) {
       card("Log retention", ...retention(settings.log_retention_days, reload)),
       card("Configuration backup", ...backup(reload)),
       card("Proxy", ...proxy(statusBox)),
-      card("Interception CA", ...certificate())),
+      card("Interception CA", ...certificate()),
+      card("Sign-in lockouts", lockoutBox),
+      card("Squid and its CVE fixes", cveBox)),
     card("Audit log (newest 15)", auditBox),
   );
-  await Promise.all([reload(), proxyStatus(statusBox)]);
+  await Promise.all([reload(), proxyStatus(statusBox), lockouts(lockoutBox), cves(cveBox)]);
 }
 

@@ -113,6 +113,19 @@ function passwordForm() {
   return form;
 }
 
+function notificationTest() {
+  const result = h("ul", { id: "notify-result" });
+  const send = h("button", { type: "button", id: "notify-test" }, "Send a test notification");
+  send.addEventListener("click", () => attempt(async () => {
+    result.replaceChildren();
+    const sent = (await post("/api/notifications/test")).data;
+    result.replaceChildren(...Object.entries(sent).map(([target, r]) =>
+      h("li", null, `${target}: ${r.ok ? "delivered" : "failed"}${r.status_code ? ` (HTTP ${r.status_code})` : ""}`)));
+    notify("test sent to: " + Object.keys(sent).join(", "));
+  }));
+  return [h("p", { class: "hint" }, "Sends a message to every configured target (the Notifications settings below)."), send, result];
+}
+
 export async function render(root) {
   const scoreBox = h("div", { id: "score" });
   const formBox = h("div");
@@ -123,7 +136,12 @@ export async function render(root) {
   }
   root.append(
     h("div", { class: "toolbar" }, h("h1", null, "Settings")),
-    h("div", { class: "grid" }, card("Security score", scoreBox), card("Admin password", passwordForm())),
+    h(
+      "div",
+      { class: "grid" },
+      card("Security score", scoreBox),
+      h("div", null, card("Admin password", passwordForm()), card("Notifications", ...notificationTest())),
+    ),
     card("Settings", formBox),
   );
   await load();

@@ -21,13 +21,14 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from aiohttp import web
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from deployments.webfilter import ui
 from tests.browser import ARGS, CHROMIUM, require_chromium
 from tests.conftest import ROOT, free_port
-from tests.deployments.webfilter.conftest import ADMIN_PASSWORD, Service
+from tests.deployments.webfilter.conftest import ADMIN_PASSWORD, Receiver, Service
 from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
@@ -366,6 +367,26 @@ async def test_settings_show_the_score_with_what_each_item_needs_and_apply_an_ed
         await expect(tab.notice()).to_contain_text("log_retention_days: must be between 1 and 3650 (HTTP 400)")
         assert (await wf.api.get("/api/settings")).json()["data"]["log_retention_days"] == 30
         await page.fill("#setting-log_retention_days", "30")
+
+        # the notification test: refused while no target is set, then delivered to a real receiver
+        await page.click("#notify-test")
+        await expect(tab.notice()).to_have_text("no notification target is configured (HTTP 400)")
+        received: list[dict[str, Any]] = []
+
+        async def hook(request: web.Request) -> web.Response:
+            received.append(await request.json())
+            return web.Response(text="ok")
+
+        receiver = await Receiver([("POST", "/hook", hook)]).start()
+        try:
+            target = {"notify_webhook_url": f"http://127.0.0.1:{receiver.port}/hook"}
+            await wf.api.post("/api/settings", json={**target, "notify_allow_private_targets": True})
+            await page.click("#notify-test")
+            await expect(tab.notice()).to_have_text("test sent to: webhook")
+            await expect(page.locator("#notify-result li")).to_have_text(["webhook: delivered (HTTP 200)"])
+            assert [r["event"] for r in received] == ["test"]
+        finally:
+            await receiver.stop()
         await screenshot(tab, "settings")
 
 
@@ -413,6 +434,7 @@ async def test_waf_categories_toggle_and_the_rule_tester(wf, ui_base, chromium, 
 
 async def test_maintenance_backs_up_restores_and_cleans_up(wf, ui_base, chromium, restored):
     await wf.api.post("/api/domain-blacklist", json={"domain": "kept.test", "description": "in the backup"})
+    assert (await wf.api.get("/api/settings", auth=("admin", "Wrong-password-2!"))).status_code == 401
     async with browsing(chromium, ui_base, "#/maintenance") as tab:
         page = tab.page
         stats = (await wf.api.get("/api/database/stats")).json()["data"]
@@ -451,6 +473,19 @@ async def test_maintenance_backs_up_restores_and_cleans_up(wf, ui_base, chromium
         await page.click("#check-cert")
         await expect(page.locator("#cert-findings")).to_contain_text("rayfleet webfilter interception CA")
         await expect(page.locator("#audit")).to_contain_text("restore-config")
+
+        # the failed sign-in above is listed, and cleared from the page
+        failures = (await wf.api.get("/api/security/rate-limits")).json()["data"]
+        lockout = page.locator("#lockouts tbody tr", has_text="127.0.0.1")
+        assert (await cells(lockout))[:3] == ["127.0.0.1", str(failures[0]["failures"]), "not locked"]
+        await lockout.locator("button").click()
+        await expect(tab.notice()).to_have_text("cleared 127.0.0.1")
+        await expect(page.locator("#lockouts tbody tr.empty")).to_have_text("no failed sign-in")
+        assert (await wf.api.get("/api/security/rate-limits")).json()["data"] == []
+        cve = (await wf.api.get("/api/security/cve")).json()["data"]
+        await expect(page.locator("#squid-version")).to_have_text(
+            f"{cve['version']}; package {cve['package_version']}: its changelog records {len(cve['cves'])} CVE fixes"
+        )
         await screenshot(tab, "maintenance")
 
 

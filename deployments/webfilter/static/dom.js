@@ -28,6 +28,22 @@ export function h(tag, props, ...children) {
   return el;
 }
 
+// a form of labelled inputs, its submit button and what follows it; `submit` runs instead of navigating
+export function form(id, layout, fields, button, submit, ...after) {
+  const el = h(
+    "form",
+    { id, class: layout },
+    fields.map(([label, input]) => h("label", null, label + " ", input)),
+    h("button", { type: "submit" }, button),
+    ...after,
+  );
+  el.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit();
+  });
+  return el;
+}
+
 export function card(title, ...children) {
   return h("section", { class: "card" }, h("h2", null, title), ...children);
 }

@@ -2,7 +2,7 @@
 // all) and, for the blacklists, import from a URL or pasted content.
 
 import { api, get, post } from "./api.js";
-import { attempt, card, h, notify, number, table, when } from "./dom.js";
+import { attempt, card, form, h, notify, number, table, when } from "./dom.js";
 
 const LISTS = {
   "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true },
@@ -27,17 +27,8 @@ function importForm(name, reload) {
   const content = h("textarea", { id: "import-content", rows: 5, cols: 50, placeholder: "one entry a line: plain, hosts file, ||adblock^ or CIDR" });
   const description = h("input", { id: "import-description", placeholder: "description" });
   const result = h("p", { id: "import-result" });
-  const form = h(
-    "form",
-    { id: "import-form", class: "stack" },
-    h("label", null, "From a URL ", url),
-    h("label", null, "or pasted ", content),
-    h("label", null, "Description ", description),
-    h("button", { type: "submit" }, "Import"),
-    result,
-  );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
+  const fields = [["From a URL", url], ["or pasted", content], ["Description", description]];
+  return card("Import", form("import-form", "stack", fields, "Import", () => {
     const body = { description: description.value };
     if (url.value.trim()) body.url = url.value.trim();
     if (content.value.trim()) body.content = content.value;
@@ -50,8 +41,7 @@ function importForm(name, reload) {
       content.value = "";
       await reload();
     });
-  });
-  return card("Import", form);
+  }, result));
 }
 
 export async function render(root, args) {

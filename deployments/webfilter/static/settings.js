@@ -2,7 +2,7 @@
 // POST /api/settings validates all first and writes nothing on a bad value), and the password.
 
 import { get, logout, post } from "./api.js";
-import { attempt, card, h, notify, table } from "./dom.js";
+import { attempt, card, form, h, notify, table } from "./dom.js";
 
 const LABELS = {
   domain_blacklist: "Domain blacklist",
@@ -94,23 +94,14 @@ function settingsForm(values, saved) {
 function passwordForm() {
   const current = h("input", { type: "password", id: "current-password", autocomplete: "current-password" });
   const next = h("input", { type: "password", id: "new-password", autocomplete: "new-password" });
-  const form = h(
-    "form",
-    { id: "password-form", class: "stack" },
-    h("label", null, "Current ", current),
-    h("label", null, "New ", next),
-    h("p", { class: "hint" }, "At least 10 characters with a lower and an upper case letter, a digit and a special character."),
-    h("button", { type: "submit" }, "Change password"),
-  );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    attempt(async () => {
-      await post("/api/change-password", { current_password: current.value, new_password: next.value });
-      await logout(); // tokens issued before the change no longer work
-      notify("password changed: sign in with the new one");
-    });
+  const change = () => attempt(async () => {
+    await post("/api/change-password", { current_password: current.value, new_password: next.value });
+    await logout(); // tokens issued before the change no longer work
+    notify("password changed: sign in with the new one");
   });
-  return form;
+  const rule = "At least 10 characters with a lower and an upper case letter, a digit and a special character.";
+  return form("password-form", "stack", [["Current", current], ["New", next]], "Change password", change,
+    h("p", { class: "hint" }, rule));
 }
 
 function notificationTest() {

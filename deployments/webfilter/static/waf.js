@@ -2,7 +2,7 @@
 // toggle each, and the rule tester (a regex over the newest logged URLs, RE2 on the server).
 
 import { get, post } from "./api.js";
-import { attempt, card, h, notify, number } from "./dom.js";
+import { attempt, card, form, h, notify, number } from "./dom.js";
 
 function toggle(category, reload) {
   const box = h("input", { type: "checkbox", checked: category.enabled, id: "waf-" + category.name, title: "enabled" });
@@ -49,26 +49,16 @@ function tester() {
   const regex = h("input", { id: "rule-regex", placeholder: "regex, e.g. union\\s+select", size: 40, required: true });
   const hours = h("input", { id: "rule-hours", type: "number", min: 1, max: 168, value: "24" });
   const result = h("div", { id: "rule-result" });
-  const form = h(
-    "form",
-    { id: "rule-form", class: "row" },
-    h("label", null, "Regex ", regex),
-    h("label", null, "Hours ", hours),
-    h("button", { type: "submit" }, "Test"),
-  );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    attempt(async () => {
-      const r = (await post("/api/waf/test-rule", { regex: regex.value, hours: Number(hours.value) })).data;
-      result.replaceChildren(
-        h("p", { id: "rule-summary" },
-          `${number(r.matched)} of ${number(r.scanned)} URLs match (${r.engine}): `,
-          h("strong", null, r.would_block ? "would block" : "would block nothing")),
-        h("ul", { id: "rule-examples" }, r.examples.map((url) => h("li", { class: "url" }, url))),
-      );
-    });
+  const test = () => attempt(async () => {
+    const r = (await post("/api/waf/test-rule", { regex: regex.value, hours: Number(hours.value) })).data;
+    result.replaceChildren(
+      h("p", { id: "rule-summary" },
+        `${number(r.matched)} of ${number(r.scanned)} URLs match (${r.engine}): `,
+        h("strong", null, r.would_block ? "would block" : "would block nothing")),
+      h("ul", { id: "rule-examples" }, r.examples.map((url) => h("li", { class: "url" }, url))),
+    );
   });
-  return [form, result];
+  return [form("rule-form", "row", [["Regex", regex], ["Hours", hours]], "Test", test), result];
 }
 
 export async function render(root) {

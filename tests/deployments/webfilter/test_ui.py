@@ -379,8 +379,12 @@ async def test_settings_show_the_score_with_what_each_item_needs_and_apply_an_ed
 
         receiver = await Receiver([("POST", "/hook", hook)]).start()
         try:
-            target = {"notify_webhook_url": f"http://127.0.0.1:{receiver.port}/hook"}
-            await wf.api.post("/api/settings", json={**target, "notify_allow_private_targets": True})
+            hook_url = f"http://127.0.0.1:{receiver.port}/hook"
+            await page.fill("#setting-notify_webhook_url", hook_url)
+            await page.check("#setting-notify_allow_private_targets")  # the receiver is on loopback
+            await page.click("#settings-form button[type=submit]")
+            await expect(tab.notice()).to_have_text("saved: notify_webhook_url, notify_allow_private_targets")
+            assert (await wf.api.get("/api/settings")).json()["data"]["notify_webhook_url"] == hook_url
             await page.click("#notify-test")
             await expect(tab.notice()).to_have_text("test sent to: webhook")
             await expect(page.locator("#notify-result li")).to_have_text(["webhook: delivered (HTTP 200)"])

@@ -1,10 +1,12 @@
 """The admin UI at `/webfilter/`, in headless Chromium (Debian's chromium through Playwright), served by the
 web filter itself under the route prefix Serve gives it (a Starlette `Mount`, as Serve sets `root_path`),
 with the real Squid and dnsmasq behind: sign in, add a domain to the blacklist, the proxy refuses it and
-the dashboard's live log shows the row from the WebSocket stream; the settings with the security score,
-the WAF toggles and rule tester, maintenance (backup, restore, cleanup) and signing out each do what the
-API says. Each page is saved as a screenshot under var/screenshots/ (webfilter-*.png) once the test has
-checked what it shows."""
+the dashboard's live log shows the row from the WebSocket stream; list import, the settings with the
+security score, the WAF toggles and rule tester, maintenance (backup, restore, cleanup, lockouts), the
+token refresh and signing out each do what the API says. Markup from the server (an entry's description, a
+logged URL) is shown as text, and any script error or Content-Security-Policy refusal fails the test. Each
+page is saved as a screenshot under var/screenshots/ (webfilter-*.png) once the test has checked what it
+shows."""
 
 from __future__ import annotations
 

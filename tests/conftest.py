@@ -53,6 +53,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "actors/webfilter/test_dataplane.py::plane": DATAPLANE,
     "svc": DATAPLANE,
     "tlswf": DATAPLANE,
+    "deployments/webfilter/test_ui.py::chromium": BROWSER,  # the admin UI's headless Chromium
     "rayfleet/test_front.py::front": DATAPLANE,  # HAProxy in front of uvicorn
     # not servers, but as heavy and as external: out of the inner loop with them
     "real_pkg": REAL,  # the real ASN dataset (scripts/fetch-asn-data.sh, DuckDB build)

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from actors.webfilter.logstore import LogStore
 from actors.webfilter.proxy import ProxyOwner
+from deployments.webfilter import ui
 from deployments.webfilter.config import WebfilterConfig
 from deployments.webfilter.errors import (
     ApiError,
@@ -70,6 +71,7 @@ def create_app(config: WebfilterConfig, state: WebfilterState | None = None) -> 
     )
     for module in (auth_routes, lists, logs, waf, admin, ws):
         app.include_router(module.router)
+    app.include_router(ui.router)  # the admin UI at / (static/)
     use_local_docs_assets(app)
     app.add_middleware(BodyCaps, small=config.max_body_bytes, large=2 * config.import_max_bytes + 65536)
     app.add_middleware(ApiVersionMiddleware)

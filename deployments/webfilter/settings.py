@@ -316,4 +316,8 @@ def security_score(effective: dict[str, Any]) -> dict[str, Any]:
         "max_score": sum(points for _, points, _ in SCORE_ITEMS),
         "checks": checks,
         "recommendations": [advice for key, _, advice in SCORE_ITEMS if not checks[key]],
+        "items": [
+            {"check": key, "points": points, "passed": checks[key], "needs": advice}
+            for key, points, advice in SCORE_ITEMS
+        ],
     }

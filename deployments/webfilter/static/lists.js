@@ -1,0 +1,142 @@
+// Lists: the blacklists, whitelists and the egress allowlist: search, add, delete (one, selected,
+// all) and, for the blacklists, import from a URL or pasted content.
+
+import { api, get, post } from "./api.js";
+import { attempt, card, form, h, notify, number, table, when } from "./dom.js";
+
+const LISTS = {
+  "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true },
+  "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true },
+  "domain-whitelist": { title: "Domain whitelist", field: "domain", bulk: false, import: false },
+  "ip-whitelist": { title: "IP whitelist", field: "ip", bulk: false, import: false },
+  "egress-allowlist": { title: "Egress allowlist", field: "entry", bulk: true, import: false },
+};
+const PAGE = 100;
+
+function tabs(current) {
+  return h(
+    "nav",
+    { class: "tabs" },
+    Object.entries(LISTS).map(([name, list]) =>
+      h("a", { href: "#/lists/" + name, class: name === current ? "active" : "" }, list.title)),
+  );
+}
+
+function importForm(name, reload) {
+  const url = h("input", { id: "import-url", type: "url", placeholder: "https://example.org/list.txt", size: 40 });
+  const content = h("textarea", { id: "import-content", rows: 5, cols: 50, placeholder: "one entry a line: plain, hosts file, ||adblock^ or CIDR" });
+  const description = h("input", { id: "import-description", placeholder: "description" });
+  const result = h("p", { id: "import-result" });
+  const fields = [["From a URL", url], ["or pasted", content], ["Description", description]];
+  return card("Import", form("import-form", "stack", fields, "Import", () => {
+    const body = { description: description.value };
+    if (url.value.trim()) body.url = url.value.trim();
+    if (content.value.trim()) body.content = content.value;
+    attempt(async () => {
+      const done = (await post(`/api/${name}/import`, body)).data;
+      result.textContent = `added ${number(done.added)}, already listed ${number(done.skipped)}, ` +
+        `invalid ${number(done.invalid)}, bogons dropped ${number(done.bogon_skipped)}`;
+      notify("import done");
+      url.value = "";
+      content.value = "";
+      await reload();
+    });
+  }, result));
+}
+
+export async function render(root, args) {
+  const name = args[0] in LISTS ? args[0] : "domain-blacklist";
+  const list = LISTS[name];
+  let offset = 0;
+  let search = "";
+  const value = h("input", { id: "entry-value", placeholder: list.field, required: true, size: 30 });
+  const description = h("input", { id: "entry-description", placeholder: "description", size: 30 });
+  const addForm = h(
+    "form",
+    { id: "add-form", class: "row" },
+    value,
+    description,
+    h("button", { type: "submit" }, "Add"),
+  );
+  const searchBox = h("input", { id: "entry-search", type: "search", placeholder: "search" });
+  const entries = h("div", { id: "entries" });
+  const pager = h("span", { id: "pager" });
+
+  async function reload() {
+    const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+    if (search) query.set("search", search);
+    const page = await get(`/api/${name}?${query}`);
+    const rows = page.data.map((row) => {
+      const box = h("input", { type: "checkbox", value: String(row.id), title: "select" });
+      const remove = h("button", { type: "button", class: "danger small" }, "Delete");
+      remove.addEventListener("click", () => attempt(async () => {
+        await api("DELETE", `/api/${name}/${row.id}`);
+        notify(`deleted ${row[list.field]}`);
+        await reload();
+      }));
+      const cells = [box, h("span", { class: "entry" }, row[list.field]), row.description, when(row.added_date)];
+      if (name === "egress-allowlist") cells.splice(2, 0, row.type);
+      return [...cells, remove];
+    });
+    const columns = ["", list.field, "description", "added (UTC)", ""];
+    if (name === "egress-allowlist") columns.splice(2, 0, "type");
+    entries.replaceChildren(table(columns, rows, "no entries"));
+    const total = page.meta.total;
+    pager.textContent = total ? `${offset + 1}-${offset + page.data.length} of ${number(total)}` : "0 entries";
+  }
+
+  function selected() {
+    return Array.from(entries.querySelectorAll("input[type=checkbox]:checked")).map((box) => Number(box.value));
+  }
+
+  addForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    attempt(async () => {
+      const added = (await post(`/api/${name}`, { [list.field]: value.value.trim(), description: description.value })).data;
+      notify(`added ${added[list.field]}`);
+      value.value = "";
+      description.value = "";
+      await reload();
+    });
+  });
+  const searchForm = h("form", { class: "row" }, searchBox, h("button", { type: "submit" }, "Search"));
+  searchForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    search = searchBox.value.trim();
+    offset = 0;
+    attempt(reload);
+  });
+  const previous = h("button", { type: "button" }, "Previous");
+  const next = h("button", { type: "button" }, "Next");
+  previous.addEventListener("click", () => { offset = Math.max(0, offset - PAGE); attempt(reload); });
+  next.addEventListener("click", () => { offset += PAGE; attempt(reload); });
+
+  const actions = h("div", { class: "row" }, previous, next, pager);
+  if (list.bulk) {
+    const removeSelected = h("button", { type: "button", id: "delete-selected", class: "danger" }, "Delete selected");
+    removeSelected.addEventListener("click", () => attempt(async () => {
+      const ids = selected();
+      if (!ids.length) return notify("select entries first", "error");
+      const done = (await post(`/api/${name}/bulk-delete`, { ids })).data;
+      notify(`deleted ${done.deleted}`);
+      await reload();
+    }));
+    const clear = h("button", { type: "button", id: "clear-all", class: "danger" }, "Clear all");
+    clear.addEventListener("click", () => attempt(async () => {
+      if (!window.confirm(`Delete every entry of the ${list.title.toLowerCase()}?`)) return;
+      const done = (await api("DELETE", `/api/${name}/clear-all`)).data;
+      notify(`deleted ${done.deleted}`);
+      offset = 0;
+      await reload();
+    }));
+    actions.append(removeSelected, clear);
+  }
+
+  root.append(
+    h("div", { class: "toolbar" }, h("h1", null, "Lists")),
+    tabs(name),
+    card(list.title, addForm, searchForm, entries, actions),
+  );
+  if (list.import) root.append(importForm(name, reload));
+  await reload();
+}

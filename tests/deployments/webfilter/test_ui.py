@@ -1,0 +1,513 @@
+"""The admin UI at `/webfilter/`, in headless Chromium (Debian's chromium through Playwright), served by the
+web filter itself under the route prefix Serve gives it (a Starlette `Mount`, as Serve sets `root_path`),
+with the real Squid and dnsmasq behind: sign in, add a domain to the blacklist, the proxy refuses it and
+the dashboard's live log shows the row from the WebSocket stream; list import, the settings with the
+security score, the WAF toggles and rule tester, maintenance (backup, restore, cleanup, lockouts), the
+token refresh and signing out each do what the API says. Markup from the server (an entry's description, a
+logged URL) is shown as text, and any script error or Content-Security-Policy refusal fails the test. Each
+page is saved as a screenshot under var/screenshots/ (webfilter-*.png) once the test has checked what it
+shows."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from aiohttp import web
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from deployments.webfilter import ui
+from tests.browser import ARGS, CHROMIUM, require_chromium
+from tests.conftest import ROOT, free_port
+from tests.deployments.webfilter.conftest import ADMIN_PASSWORD, Receiver, Service
+from tests.polling import eventually
+
+pytestmark = pytest.mark.realserver
+
+PREFIX = "/webfilter"
+SCREENSHOTS = ROOT / "var" / "screenshots"
+SESSION_KEY = "webfilter.session"
+# a description that is HTML and script if anything parsed it as markup
+HOSTILE = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b>bold</b>'
+XSS_URL_PATH = "/waf?q=%3Cscript%3Ealert(1)%3C/script%3E"  # what the XSS category refuses
+UNSAFE_SINKS = re.compile(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|localStorage")
+
+
+@dataclass
+class Tab:
+    """A browser tab and what went wrong in it: script errors and Content-Security-Policy refusals."""
+
+    page: Any
+    problems: list[str] = field(default_factory=list)
+
+    def notice(self) -> Any:
+        return self.page.locator("#notice")
+
+
+@pytest.fixture(scope="module")
+async def ui_base(wf: Service) -> AsyncIterator[str]:
+    """The web filter's app over HTTP at 127.0.0.1:<port>/webfilter (uvicorn in this process)."""
+    port = free_port()
+    outer = Starlette(routes=[Mount(PREFIX, app=wf.app)])
+    server = uvicorn.Server(uvicorn.Config(outer, host="127.0.0.1", port=port, lifespan="off", log_level="error"))
+    task = asyncio.create_task(server.serve())
+    await eventually(lambda: server.started, timeout=5, what="uvicorn started")
+    yield f"http://127.0.0.1:{port}{PREFIX}"
+    server.should_exit = True
+    await task
+
+
+@pytest.fixture
+async def restored(wf: Service) -> AsyncIterator[None]:
+    """The policy (settings, WAF toggles, lists) as it was before the test, put back after it."""
+    before = (await wf.api.get("/api/maintenance/backup-config")).json()["data"]
+    yield
+    r = await wf.api.post("/api/maintenance/restore-config", json={"config": before})
+    assert r.status_code == 200, r.text
+
+
+@pytest.fixture(scope="module")
+async def chromium() -> AsyncIterator[Any]:
+    require_chromium()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield browser
+        await browser.close()
+
+
+def expect(target: Any) -> Any:
+    """Playwright's waiting assertion (imported here: require_chromium skips when Playwright is missing)."""
+    from playwright.async_api import expect as playwright_expect
+
+    return playwright_expect(target)
+
+
+async def open_tab(browser: Any) -> Tab:
+    context = await browser.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
+    tab = Tab(await context.new_page())
+    tab.page.on("pageerror", lambda exc: tab.problems.append(f"script error: {exc}"))
+    tab.page.on(
+        "console",
+        lambda m: tab.problems.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    return tab
+
+
+async def sign_in(tab: Tab, base: str, password: str = ADMIN_PASSWORD) -> None:
+    page = tab.page
+    await page.goto(base + "/")
+    await expect(page).to_have_url(re.compile(r"#/login$"))
+    await page.fill("#login-user", "admin")
+    await page.fill("#login-password", password)
+    await page.click("#login-form button[type=submit]")
+    if password == ADMIN_PASSWORD:
+        await expect(page).to_have_url(re.compile(r"#/dashboard$"))
+
+
+@contextlib.asynccontextmanager
+async def browsing(browser: Any, base: str, where: str | None = None) -> AsyncIterator[Tab]:
+    """A fresh tab, signed in and at `where` (not signed in when None); once the test is done with it, no
+    script error and no Content-Security-Policy refusal happened in it."""
+    tab = await open_tab(browser)
+    try:
+        if where is not None:
+            await sign_in(tab, base)
+            await tab.page.goto(base + "/" + where)
+        yield tab
+        assert tab.problems == []
+    finally:
+        await tab.page.context.close()
+
+
+async def screenshot(tab: Tab, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"webfilter-{name}.png"
+    await tab.page.screenshot(path=str(path), full_page=True)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return path
+
+
+async def raw_get(proxy_port: int, url: str) -> bytes:
+    """GET `url` through Squid exactly as written (an HTTP client would percent-encode `<`, `>` and quotes)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", proxy_port)
+    writer.write(f"GET {url} HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer
+
+
+async def cells(row: Any) -> list[str]:
+    return [t.strip() for t in await row.locator("td").all_text_contents()]
+
+
+def imported_modules(text: str) -> set[str]:
+    return set(re.findall(r'from "\./([\w.-]+\.js)"', text))
+
+
+async def test_the_page_and_its_modules_are_served_under_a_strict_policy(ui_base):
+    async with httpx.AsyncClient(base_url=ui_base, trust_env=False) as http:
+        page = await http.get("/")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        csp = page.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "script-src 'self'" in csp and "connect-src 'self'" in csp
+        assert "unsafe-inline" not in csp and "unsafe-eval" not in csp and "frame-ancestors 'none'" in csp
+        assert page.headers["x-content-type-options"] == "nosniff"
+        # one script, a module from the package, under the prefix; no inline script, handler or style
+        scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page.text, re.S)
+        assert scripts == [(f' type="module" src="{PREFIX}/static/app.js"', "")]
+        assert not re.search(r"\son\w+=|\sstyle=|<style", page.text)
+        assert f'href="{PREFIX}/static/app.css"' in page.text and f'data-prefix="{PREFIX}"' in page.text
+
+        # every module the page loads, followed through its imports, is served with the same policy
+        seen: set[str] = set()
+        todo = {"app.js"}
+        while todo:
+            name = todo.pop()
+            seen.add(name)
+            r = await http.get(f"/static/{name}")
+            assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript"), name
+            assert r.headers["content-security-policy"] == csp
+            assert not UNSAFE_SINKS.search(r.text), f"{name}: {UNSAFE_SINKS.search(r.text)}"
+            todo |= imported_modules(r.text) - seen
+        assert seen == {n for n in ui.ASSETS if n.endswith(".js")}  # no module left unused
+        assert {"login.js", "dashboard.js", "lists.js", "settings.js", "waf.js", "maintenance.js"} <= seen
+        css = await http.get("/static/app.css")
+        assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+
+        # only the package's files: anything else is the API's 404
+        for name in ("nope.js", "index.html", "..%2Fui.py", "%2E%2E%2Fapp.py"):
+            missing = await http.get(f"/static/{name}")
+            assert missing.status_code == 404 and missing.json()["status"] == "error", name
+
+
+async def test_a_blacklisted_domain_is_refused_and_the_live_log_shows_the_row(wf, ui_base, chromium, restored):
+    probe = f"/ui-refused-{uuid.uuid4().hex[:8]}"
+    url = wf.url("other.test", probe)
+    assert (await wf.fetch(wf.url("other.test", "/ui-before"))).status_code == 200  # allowed until listed
+    async with browsing(chromium, ui_base) as tab:
+        page = tab.page
+        # a wrong password is refused on the page; the right one signs in
+        await sign_in(tab, ui_base, "Wrong-password-1!")
+        await expect(page.locator("#login-error")).to_contain_text("HTTP 401")
+        await expect(page.locator("#nav")).to_be_hidden()
+        await screenshot(tab, "login")
+        await sign_in(tab, ui_base)
+        await expect(page.locator("#live-state")).to_have_text("live")
+        stored, local = await page.evaluate(f"() => [sessionStorage.getItem('{SESSION_KEY}'), localStorage.length]")
+        session = json.loads(stored)
+        assert session["username"] == "admin" and local == 0
+        check = await wf.api.get("/api/settings", headers={"Authorization": "Bearer " + session["access_token"]})
+        assert check.status_code == 200  # the token the page keeps is the API's own
+
+        # Lists: add the domain with a description that looks like markup
+        await page.click("#nav a[data-page=lists]")
+        await expect(page.locator(".tabs a.active")).to_have_text("Domain blacklist")
+        await page.fill("#entry-value", "other.test")
+        await page.fill("#entry-description", HOSTILE)
+        await page.click("#add-form button[type=submit]")
+        await expect(tab.notice()).to_have_text("added other.test")
+        row = page.locator("#entries tbody tr", has_text="other.test")
+        await expect(row).to_have_count(1)
+        assert (await cells(row))[1:3] == ["other.test", HOSTILE]  # shown as text, character for character
+        assert await page.locator("#entries img, #entries script, #entries b").count() == 0
+        assert await page.evaluate("() => window.__xss") is None
+        listed = (await wf.api.get("/api/domain-blacklist", params={"search": "other.test"})).json()["data"]
+        assert [(e["domain"], e["description"]) for e in listed] == [("other.test", HOSTILE)]
+        await screenshot(tab, "lists")
+
+        # Dashboard: the live log is connected before the request is sent
+        await page.click("#nav a[data-page=dashboard]")
+        await expect(page.locator("#live-state")).to_have_text("live")
+        fanout = wf.app.state.component.fanout
+        await eventually(lambda: fanout.seq >= 0 and fanout.clients, what="the stream's poller")
+        live = page.locator("#live-log tbody tr", has_text=probe)
+        assert await live.count() == 0
+
+        refused = await wf.fetch(url)
+        assert refused.status_code == 403 and "domain_blacklist" in refused.text
+
+        await expect(live).to_have_count(1, timeout=15_000)  # it came over the WebSocket: no reload happened
+        time, client, method, destination, status, outcome, rule = await cells(live)
+        assert (client, method, destination, status, outcome, rule) == (
+            "127.0.0.1",
+            "GET",
+            url,
+            "403",
+            "blocked",
+            "domain_blacklist",
+        )
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", time)
+        assert "blocked" in (await live.get_attribute("class") or "")
+
+        # a URL that is markup (Squid logs it as sent) is shown as text in the live log too
+        markup = wf.url("allowed.test", '/ui-raw"><svg/onload=window.__xss=3>')
+        assert (await raw_get(wf.proxy_port, markup)).startswith(b"HTTP/1.1 403 ")  # the WAF's XSS category
+        shown = page.locator("#live-log tbody tr", has_text="/ui-raw")
+        await expect(shown).to_have_count(1, timeout=15_000)
+        assert (await cells(shown))[3:] == [markup, "403", "blocked", "waf:XSS"]
+        assert await page.locator("#live-log svg").count() == 0
+        assert await page.evaluate("() => window.__xss") is None
+
+        # the figures follow the same traffic
+        await page.click("#refresh-stats")
+        await expect(page.locator("#top-blocked")).to_contain_text("other.test")
+        summary = (await wf.api.get("/api/dashboard/summary")).json()["data"]
+        await expect(page.locator("#total-blocked")).to_have_text(f"{summary['totals']['blocked']:,}")
+        await expect(page.locator("#top-domains")).to_contain_text("other.test")
+        await expect(page.locator("#top-clients")).to_contain_text("127.0.0.1")
+        await screenshot(tab, "dashboard")
+
+
+async def test_lists_import_search_and_delete(wf, ui_base, chromium, restored):
+    async with browsing(chromium, ui_base, "#/lists/domain-blacklist") as tab:
+        page = tab.page
+        pasted = "# a comment\n0.0.0.0 imported-one.test\n||imported-two.test^\nnot a domain!\n"
+        await page.fill("#import-content", pasted)
+        await page.fill("#import-description", "pasted")
+        await page.click("#import-form button[type=submit]")
+        await expect(page.locator("#import-result")).to_have_text(
+            "added 2, already listed 0, invalid 1, bogons dropped 0"
+        )
+        rows = page.locator("#entries tbody tr")
+        await expect(rows).to_have_count(2)
+        refused = await wf.fetch(wf.url("imported-one.test", "/ui-imported"))
+        assert refused.status_code == 403 and "domain_blacklist" in refused.text
+
+        await page.fill("#entry-search", "two")
+        await page.click("#entry-search + button")
+        await expect(rows).to_have_count(1)
+        assert (await cells(rows.first))[1:3] == ["imported-two.test", "pasted"]
+        await page.fill("#entry-search", "")
+        await page.click("#entry-search + button")
+        await expect(page.locator("#pager")).to_have_text("1-2 of 2")
+
+        await page.locator("#entries tbody tr", has_text="imported-one.test").locator("input").check()
+        await page.click("#delete-selected")
+        await expect(tab.notice()).to_have_text("deleted 1")
+        await expect(rows).to_have_count(1)
+        await rows.first.locator("button").click()
+        await expect(tab.notice()).to_have_text("deleted imported-two.test")
+        await expect(page.locator("#entries tbody tr.empty")).to_have_text("no entries")
+        assert (await wf.api.get("/api/domain-blacklist")).json()["meta"]["total"] == 0
+
+        # the IP blacklist's import drops bogons; a bad entry typed in is refused with the API's words
+        await page.click(".tabs a >> text=IP blacklist")
+        await expect(page.locator(".card h2").first).to_have_text("IP blacklist")
+        await page.fill("#import-content", "10.0.0.0/8\n192.0.2.7\n8.8.8.0/24\n")
+        await page.click("#import-form button[type=submit]")
+        await expect(page.locator("#import-result")).to_have_text(
+            "added 1, already listed 0, invalid 0, bogons dropped 2"
+        )
+        await page.fill("#entry-value", "300.1.2.3")
+        await page.click("#add-form button[type=submit]")
+        await expect(tab.notice()).to_contain_text("(HTTP 400)")
+        listed = (await wf.api.get("/api/ip-blacklist")).json()["data"]
+        assert [e["ip"] for e in listed] == ["8.8.8.0/24"]
+
+
+async def test_an_access_token_refused_is_renewed_once_with_the_refresh_token(ui_base, chromium):
+    async with httpx.AsyncClient(base_url=ui_base, trust_env=False) as http:
+        pair = (await http.post("/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD})).json()
+        revoked = await http.post("/api/logout", headers={"Authorization": "Bearer " + pair["access_token"]})
+        assert revoked.json()["revoked"] == ["access"]  # the refresh token still works
+        async with browsing(chromium, ui_base) as tab:
+            page = tab.page
+            await page.goto(ui_base + "/")
+            stale = {"username": "admin", "access_token": pair["access_token"], "refresh_token": pair["refresh_token"]}
+            await page.evaluate(f"(s) => sessionStorage.setItem('{SESSION_KEY}', JSON.stringify(s))", stale)
+            await page.goto(ui_base + "/#/settings")
+            await expect(page.locator("#score-value")).to_have_text(re.compile(r"^\d+ / 100$"))
+            renewed = json.loads(await page.evaluate(f"() => sessionStorage.getItem('{SESSION_KEY}')"))
+            assert renewed["access_token"] != pair["access_token"]
+            assert renewed["refresh_token"] != pair["refresh_token"]
+            again = await http.post("/api/auth/refresh", json={"refresh_token": pair["refresh_token"]})
+            assert again.status_code == 401  # the page used it, once
+
+
+async def test_settings_show_the_score_with_what_each_item_needs_and_apply_an_edit(wf, ui_base, chromium, restored):
+    score = (await wf.api.get("/api/security/score")).json()["data"]
+    assert sum(i["points"] for i in score["items"] if i["passed"]) == score["score"]
+    assert [i["needs"] for i in score["items"] if not i["passed"]] == score["recommendations"]
+    assert (await wf.api.get("/api/settings")).json()["data"]["block_direct_ip"] is False
+    async with browsing(chromium, ui_base, "#/settings") as tab:
+        page = tab.page
+        await expect(page.locator("#score-value")).to_have_text(f"{score['score']} / 100")
+        rows = page.locator("#score-items tbody tr")
+        await expect(rows).to_have_count(len(score["items"]))
+        for index, item in enumerate(score["items"]):
+            _, points, in_effect, needs = await cells(rows.nth(index))
+            assert points == str(item["points"])
+            assert (in_effect, needs) == (("yes", "") if item["passed"] else ("no", item["needs"])), item
+
+        await page.check("#setting-block_direct_ip")
+        await page.click("#settings-form button[type=submit]")
+        await expect(tab.notice()).to_have_text("saved: block_direct_ip")
+        await expect(page.locator("#score-value")).to_have_text(f"{score['score'] + 5} / 100")
+        assert (await wf.api.get("/api/settings")).json()["data"]["block_direct_ip"] is True
+        bare = await wf.fetch(f"http://127.0.0.1:{wf.origin.port}/ui-direct")
+        assert bare.status_code == 403 and "direct_ip" in bare.text  # Squid applies what the page saved
+        block_row = page.locator("#score-items tbody tr", has_text="Direct IP blocking")
+        assert (await cells(block_row))[2:] == ["yes", ""]
+
+        # a bad value is refused with the API's words, and nothing is written
+        await page.fill("#setting-log_retention_days", "0")
+        await page.click("#settings-form button[type=submit]")
+        await expect(tab.notice()).to_contain_text("log_retention_days: must be between 1 and 3650 (HTTP 400)")
+        assert (await wf.api.get("/api/settings")).json()["data"]["log_retention_days"] == 30
+        await page.fill("#setting-log_retention_days", "30")
+
+        # the notification test: refused while no target is set, then delivered to a real receiver
+        await page.click("#notify-test")
+        await expect(tab.notice()).to_have_text("no notification target is configured (HTTP 400)")
+        received: list[dict[str, Any]] = []
+
+        async def hook(request: web.Request) -> web.Response:
+            received.append(await request.json())
+            return web.Response(text="ok")
+
+        receiver = await Receiver([("POST", "/hook", hook)]).start()
+        try:
+            hook_url = f"http://127.0.0.1:{receiver.port}/hook"
+            await page.fill("#setting-notify_webhook_url", hook_url)
+            await page.check("#setting-notify_allow_private_targets")  # the receiver is on loopback
+            await page.click("#settings-form button[type=submit]")
+            await expect(tab.notice()).to_have_text("saved: notify_webhook_url, notify_allow_private_targets")
+            assert (await wf.api.get("/api/settings")).json()["data"]["notify_webhook_url"] == hook_url
+            await page.click("#notify-test")
+            await expect(tab.notice()).to_have_text("test sent to: webhook")
+            await expect(page.locator("#notify-result li")).to_have_text(["webhook: delivered (HTTP 200)"])
+            assert [r["event"] for r in received] == ["test"]
+        finally:
+            await receiver.stop()
+        await screenshot(tab, "settings")
+
+
+async def test_waf_categories_toggle_and_the_rule_tester(wf, ui_base, chromium, restored):
+    categories = (await wf.api.get("/api/waf/categories")).json()["data"]
+    xss = wf.url("allowed.test", XSS_URL_PATH)
+    assert (await wf.fetch(xss)).status_code == 403
+    async with browsing(chromium, ui_base, "#/waf") as tab:
+        page = tab.page
+        rows = page.locator("#waf-categories tbody tr")
+        await expect(rows).to_have_count(len(categories))
+        for index, category in enumerate(categories):
+            _, name, description, rules, _ = await cells(rows.nth(index))
+            assert (name, description, rules) == (category["name"], category["description"], str(category["rules"]))
+        await expect(page.locator("#waf-state")).to_contain_text("WAF on")
+
+        await page.uncheck("#waf-XSS")
+        await expect(tab.notice()).to_have_text("XSS disabled")
+        enabled = {c["name"]: c["enabled"] for c in (await wf.api.get("/api/waf/categories")).json()["data"]}
+        assert enabled["XSS"] is False
+        assert (await wf.fetch(xss)).status_code == 200  # Squid no longer refuses it
+        await page.check("#waf-XSS")
+        await expect(tab.notice()).to_have_text("XSS enabled")
+        assert (await wf.fetch(xss)).status_code == 403
+
+        async def tested_by_the_api() -> dict[str, Any] | None:
+            r = await wf.api.post("/api/waf/test-rule", json={"regex": r"q=%3Cscript", "hours": 1})
+            return dict(r.json()["data"]) if r.json()["data"]["matched"] >= 3 else None
+
+        tested: dict = await eventually(tested_by_the_api, what="the three requests above logged")
+        await page.fill("#rule-regex", r"q=%3Cscript")
+        await page.fill("#rule-hours", "1")
+        await page.click("#rule-form button[type=submit]")
+        summary = f"{tested['matched']:,} of {tested['scanned']:,} URLs match"
+        await expect(page.locator("#rule-summary")).to_contain_text(summary)
+        await expect(page.locator("#rule-summary strong")).to_have_text("would block")
+        await expect(page.locator("#rule-examples li")).to_have_count(min(tested["matched"], 50))
+        assert xss in await page.locator("#rule-examples li").all_text_contents()
+
+        await page.fill("#rule-regex", "(unclosed")
+        await page.click("#rule-form button[type=submit]")
+        await expect(tab.notice()).to_contain_text("invalid regex")
+        await screenshot(tab, "waf")
+
+
+async def test_maintenance_backs_up_restores_and_cleans_up(wf, ui_base, chromium, restored):
+    await wf.api.post("/api/domain-blacklist", json={"domain": "kept.test", "description": "in the backup"})
+    assert (await wf.api.get("/api/settings", auth=("admin", "Wrong-password-2!"))).status_code == 401
+    async with browsing(chromium, ui_base, "#/maintenance") as tab:
+        page = tab.page
+        stats = (await wf.api.get("/api/database/stats")).json()["data"]
+        blacklist = page.locator("#db-tables tbody tr", has_text="domain_blacklist")
+        await expect(blacklist).to_have_count(1)
+        assert (await cells(blacklist))[1] == f"{stats['tables']['domain_blacklist']:,}"
+        logs = page.locator("#db-tables tbody tr", has_text="log rows")
+        assert int((await cells(logs))[1].replace(",", "")) >= 1
+
+        async with page.expect_download() as download:
+            await page.click("#backup")
+        saved = Path(await (await download.value).path())
+        backup = json.loads(saved.read_text())
+        assert backup == (await wf.api.get("/api/maintenance/backup-config")).json()["data"]
+        assert [e["domain"] for e in backup["lists"]["domain-blacklist"]] == ["kept.test"]
+
+        # an entry added after the backup is gone once the backup is restored through the page
+        await wf.api.post("/api/domain-blacklist", json={"domain": "after.test"})
+        await page.set_input_files("#restore-file", str(saved))
+        await page.click("#restore")
+        await expect(page.locator("#restore-result")).to_contain_text("domain-blacklist 1")
+        after = (await wf.api.get("/api/domain-blacklist")).json()["data"]
+        assert [e["domain"] for e in after] == ["kept.test"]
+
+        # a file that is not a backup is refused with the API's words, nothing changes
+        bogus = saved.with_name("not-a-backup.json")
+        bogus.write_text(json.dumps({"lists": {"no-such-list": []}}))
+        await page.set_input_files("#restore-file", str(bogus))
+        await page.click("#restore")
+        await expect(tab.notice()).to_contain_text("backup refused")
+        assert [e["domain"] for e in (await wf.api.get("/api/domain-blacklist")).json()["data"]] == ["kept.test"]
+
+        await page.fill("#retention-days", "1")
+        await page.click("#clear-old")
+        await expect(page.locator("#cleanup-result")).to_have_text("deleted 0 rows older than 1 days")
+        await page.click("#check-cert")
+        await expect(page.locator("#cert-findings")).to_contain_text("rayfleet webfilter interception CA")
+        await expect(page.locator("#audit")).to_contain_text("restore-config")
+
+        # the failed sign-in above is listed, and cleared from the page
+        failures = (await wf.api.get("/api/security/rate-limits")).json()["data"]
+        lockout = page.locator("#lockouts tbody tr", has_text="127.0.0.1")
+        assert (await cells(lockout))[:3] == ["127.0.0.1", str(failures[0]["failures"]), "not locked"]
+        await lockout.locator("button").click()
+        await expect(tab.notice()).to_have_text("cleared 127.0.0.1")
+        await expect(page.locator("#lockouts tbody tr.empty")).to_have_text("no failed sign-in")
+        assert (await wf.api.get("/api/security/rate-limits")).json()["data"] == []
+        cve = (await wf.api.get("/api/security/cve")).json()["data"]
+        await expect(page.locator("#squid-version")).to_have_text(
+            f"{cve['version']}; package {cve['package_version']}: its changelog records {len(cve['cves'])} CVE fixes"
+        )
+        await screenshot(tab, "maintenance")
+
+
+async def test_signing_out_revokes_the_token_and_clears_the_tab(wf, ui_base, chromium):
+    async with browsing(chromium, ui_base, "#/lists") as tab:
+        page = tab.page
+        session = json.loads(await page.evaluate(f"() => sessionStorage.getItem('{SESSION_KEY}')"))
+        await page.click("#logout")
+        await expect(page).to_have_url(re.compile(r"#/login$"))
+        await expect(tab.notice()).to_have_text("signed out")
+        assert await page.evaluate("() => [sessionStorage.length, localStorage.length]") == [0, 0]
+        bearer = {"Authorization": "Bearer " + session["access_token"]}
+        async with httpx.AsyncClient(base_url=ui_base, trust_env=False) as http:
+            assert (await http.get("/api/settings", headers=bearer)).status_code == 401
+            used = await http.post("/api/auth/refresh", json={"refresh_token": session["refresh_token"]})
+            assert used.status_code == 401
+        await page.goto(ui_base + "/#/settings")  # no token: back to the sign-in form
+        await expect(page).to_have_url(re.compile(r"#/login$"))
+        await expect(page.locator("#nav")).to_be_hidden()

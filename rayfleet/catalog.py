@@ -64,7 +64,7 @@ COMPONENTS: dict[str, Component] = {
 
 # What operators open besides the APIs (the fleet console shows both):
 # a component's web page below its route prefix,
-UI_PATHS: dict[str, str] = {"lxc": "/", "llm_gateway": "/ui/registry", "tasknet": "/"}
+UI_PATHS: dict[str, str] = {"lxc": "/", "llm_gateway": "/ui/registry", "tasknet": "/", "webfilter": "/"}
 # and the data planes its health route reports: (kind, field of the health body holding "host:port" or a list).
 DATA_PLANES: dict[str, tuple[tuple[str, str], ...]] = {
     "webfilter": (("squid", "data_plane"), ("dnsmasq", "dns")),

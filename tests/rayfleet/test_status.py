@@ -39,6 +39,7 @@ async def test_the_report_lists_urls_health_placement_and_data_planes():
         {"kind": "haproxy", "address": "127.0.0.1:41001"},
         {"kind": "haproxy", "address": "127.0.0.1:41002"},
     ]
+    assert report["components"]["webfilter"]["ui"] == BASE + "/webfilter/"
     assert report["components"]["webfilter"]["data_planes"] == [
         {"kind": "squid", "address": "127.0.0.1:3128"},
         {"kind": "dnsmasq", "address": "127.53.0.1:53"},

@@ -41,7 +41,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "pdm.lock": ("python",),
     "tox.ini": ("python",),
     "noxfile.py": ("python",),
-    "manage.py": ("python",),
+    "manage.py": ("python", "django"),
     # Node / TypeScript (markers only: a stray .js file in a vendored web
     # asset folder does not make a project an npm project)
     "package.json": ("node",),
@@ -55,6 +55,13 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "lerna.json": ("node",),
     ".yarnrc.yml": ("node",),
     "tsconfig.json": ("typescript",),
+    # Node frameworks with build folders of their own
+    "next.config.js": ("node", "nextjs"),
+    "next.config.mjs": ("node", "nextjs"),
+    "next.config.ts": ("node", "nextjs"),
+    "gatsby-config.js": ("node", "gatsby"),
+    "gatsby-config.mjs": ("node", "gatsby"),
+    "gatsby-config.ts": ("node", "gatsby"),
     # Go, Rust
     "go.mod": ("go",),
     "go.sum": ("go",),
@@ -85,7 +92,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
     ".ruby-version": ("ruby",),
     "composer.json": ("php",),
     "composer.lock": ("php",),
-    "artisan": ("php",),
+    "artisan": ("php", "laravel"),
     # .NET
     "global.json": ("dotnet",),
     "nuget.config": ("dotnet",),
@@ -129,10 +136,21 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "dvc.yaml": ("ml",),
     "dvc.lock": ("ml",),
     "mlproject": ("ml",),
+    # Static site generators
+    "hugo.toml": ("hugo",),
+    "hugo.yaml": ("hugo",),
+    ".hugo_build.lock": ("hugo",),
     # LaTeX, Unity
     "latexmkrc": ("latex",),
     ".latexmkrc": ("latex",),
     "projectversion.txt": ("unity",),
+}
+
+# Paths (lower case) whose last segments name a framework where a basename alone would not:
+# `bin/rails` (Rails' binstub) anywhere in the tree.
+PATH_MARKERS: dict[str, tuple[str, ...]] = {
+    "bin/rails": ("ruby", "rails"),
+    "config/application.rb": ("ruby", "rails"),
 }
 
 # Extensions (lower case, with the dot): the part of the basename after its last dot.
@@ -418,6 +436,7 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
                 groups[hits] = [path]
             else:
                 group.append(path)
+    _path_markers(groups, paths, text)
     found: dict[str, str] = {}
     fixtures: dict[str, str] = {}
     for hits, group in groups.items():
@@ -436,6 +455,30 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
     if "dart" in found:
         _derive(found, _platform_dirs(paths, lows))
     return Fingerprint(witnesses=found)
+
+
+def _path_markers(groups: dict[tuple[str, ...], list[str]], paths: list[str], text: str) -> None:
+    """Add the paths ending in a PATH_MARKERS entry to their group: a substring scan of the joined
+    tree (in C) first, the per-line search only for the markers that occur."""
+    for marker, hits in PATH_MARKERS.items():
+        if marker not in text:
+            continue
+        pattern = re.compile(rf"^(?:.*/)?{re.escape(marker)}$", re.MULTILINE)
+        lines = {m.start() for m in pattern.finditer(text)}
+        if not lines:
+            continue
+        starts = _line_starts(paths)
+        groups.setdefault(hits, []).extend(paths[starts[at]] for at in lines)
+
+
+def _line_starts(paths: list[str]) -> dict[int, int]:
+    """Offset of each path in the joined tree -> its index."""
+    offsets: dict[int, int] = {}
+    at = 0
+    for index, path in enumerate(paths):
+        offsets[at] = index
+        at += len(path) + 1
+    return offsets
 
 
 def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:

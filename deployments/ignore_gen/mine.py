@@ -24,7 +24,8 @@ ignore patterns, and keeps a pattern for a feature set when:
 * it is not already in a template, nor covered by a template pattern
   (`*.pyc` by `*.py[cod]`): the templates are the reviewed baseline;
 * it does not widen a folder the templates ignore only in part on purpose
-  (`.idea`, `.vscode`: shared settings in them are committed);
+  (`.idea`, `.vscode`: shared settings in them are committed), nor a folder of a tool
+  whose settings teams commit to share them (`.claude`, `.devcontainer`, ...);
 * it matches no manifest, lockfile or CI file (the fingerprint markers,
   .github, .gitlab-ci.yml, ...), and no folder name that is a source folder in
   some ecosystem (bin, lib, src, pkg, doc, ...): a few repositories cannot
@@ -62,6 +63,9 @@ from deployments.ignore_gen.rules_table import RULES_TABLE_PATH, RuleEntry, tabl
 from deployments.ignore_gen.templates import load_templates
 
 # the project's copy of the corpus (40 public repositories' file lists and .gitignore texts)
+# Folders of tools whose settings teams commit to share them (agent instructions, dev containers):
+# a few repositories ignoring one prove nothing about the rest.
+SHARED_TOOL_FOLDERS = frozenset({".claude", ".cursor", ".windsurf", ".devcontainer", ".husky", ".changeset"})
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data" / "ignore_gen" / "corpus.jsonl.gz"
 
 # Files a project commits whatever its stack: CI and repository configuration.
@@ -219,6 +223,8 @@ def rejected_name(key: str, template_plain: Sequence[str], partial: Set[str] = f
     """Why a key cannot become a rule before any repository is checked, or None."""
     if key in partial:
         return "templates ignore only part of this folder on purpose"
+    if key.strip("/").lower() in SHARED_TOOL_FOLDERS:
+        return "a tool folder teams commit on purpose"
     samples = _samples(key)
     lowered = [s.lower() for s in samples]
     if any(s in SOURCE_FOLDERS for s in lowered):
@@ -415,7 +421,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.corpus.exists():
         print(f"corpus not found: {args.corpus}", file=sys.stderr)
         return 2
-    corpus_sha = "sha256:" + hashlib.sha256(args.corpus.read_bytes()).hexdigest()
+    raw = args.corpus.read_bytes()
+    # the content's hash, not the gzip container's (its header holds a timestamp)
+    content = gzip.decompress(raw) if args.corpus.suffix == ".gz" else raw
+    corpus_sha = "sha256:" + hashlib.sha256(content).hexdigest()
     kept, bad, count = mine(read_corpus(args.corpus), limits)
     output = build_output(kept, limits, corpus_sha, count)
     args.out.write_text(json.dumps(output, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Path, Query
 
 from actors.webfilter.dataplane import DataPlaneError
-from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry, parse_list
+from actors.webfilter.entries import EntryError, classify, domain_rule, ip_entry, parse_list
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok, page, public_message
 from deployments.webfilter.imports import country_prefixes, import_list
 from deployments.webfilter.routes.common import SIGNED_IN, Ctx, Peer
@@ -39,7 +39,7 @@ def _normalise(body: IpBody | DomainBody | EgressBody) -> tuple[str, str | None]
         if isinstance(body, IpBody):
             return ip_entry(body.ip), None
         if isinstance(body, DomainBody):
-            return domain_entry(body.domain), None
+            return domain_rule(body.domain), None
         kind, value = classify(body.entry)
         return value, kind
     except EntryError as exc:

@@ -86,11 +86,11 @@ async def fetch(
         async with httpx.AsyncClient(timeout=15, follow_redirects=False, trust_env=False) as client:
             try:
                 async with client.stream("GET", pinned if parts.scheme == "http" else current, headers=headers) as r:
-                    if r.is_redirect:
-                        current = urljoin(current, r.headers.get("location", ""))
-                        continue
                     if r.status_code == 304 and (etag or last_modified):
                         return Fetched(304, etag=etag, last_modified=last_modified)
+                    if r.has_redirect_location:  # not `is_redirect`: that is every 3xx, a 304 too
+                        current = urljoin(current, r.headers["location"])
+                        continue
                     if r.status_code != 200:
                         raise FetchError(502, f"import URL answered {r.status_code}")
                     body = await _capped(r, max_bytes)

@@ -26,6 +26,7 @@ from typing import Any
 
 from actors.webfilter.dataplane import DataPlane, DataPlaneError, PlaneStatus, ProxySettings
 from actors.webfilter.refresher import Refresher
+from actors.webfilter.rulehits import Decision, RuleIndex
 from actors.webfilter.squidconf import Policy
 from actors.webfilter.subscriptions import Outcome, Subscriptions, SubscriptionSettings
 from actors.webfilter.tlsfiles import tls_capable
@@ -117,6 +118,18 @@ class ProxyOwner:
             view = self.subs.view(str(key))
         self.refresher.wake()
         return view
+
+    def attribute(self, hosts: list[str]) -> list[Decision | None]:
+        """The domain rule (and its source: `domain-blacklist` or `subscription:<id>`) that blocks each host
+        under the policy in force now (`rulehits.RuleIndex`)."""
+        with self._lock:
+            sources = {"domain-blacklist": list(self.base.domain_blacklist if self.base else [])}
+            for key, copy in self.subs.lists.items():
+                meta = self.subs.meta.get(key)
+                if meta is not None and meta["type"] == "domain":
+                    sources[f"subscription:{key}"] = list(copy.get("entries", []))
+        index = RuleIndex(sources)
+        return [index.decide(host) for host in hosts]
 
     def _record(self, key: str, outcome: Outcome) -> None:
         """A refresh's outcome (from the refresher thread): a changed copy is enforced first; one the proxy

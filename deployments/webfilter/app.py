@@ -25,7 +25,7 @@ from deployments.webfilter.errors import (
     render,
     validation_error,
 )
-from deployments.webfilter.routes import admin, auth_routes, lists, logs, subscriptions, waf, ws
+from deployments.webfilter.routes import admin, auth_routes, lists, logs, rule_hits, subscriptions, waf, ws
 from deployments.webfilter.state import WebfilterState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
@@ -68,7 +68,7 @@ def create_app(config: WebfilterConfig, state: WebfilterState | None = None) -> 
         validation=validation_error,
         http=http_error,
     )
-    for module in (auth_routes, lists, subscriptions, logs, waf, admin, ws):
+    for module in (auth_routes, rule_hits, lists, subscriptions, logs, waf, admin, ws):
         app.include_router(module.router)
     use_local_docs_assets(app)
     app.add_middleware(BodyCaps, small=config.max_body_bytes, large=2 * config.import_max_bytes + 65536)

@@ -82,6 +82,48 @@ async def refresh(wf, sub_id: int) -> dict:
     return dict(r.json()["data"])
 
 
+async def hits(wf) -> dict:
+    r = await wf.api.get("/api/domain-blacklist/hits", params={"hours": 1})
+    assert r.status_code == 200, r.text
+    return dict(r.json()["data"])
+
+
+def per_rule(data: dict) -> dict[tuple[str, str], tuple[int, int]]:
+    return {(h["rule"], h["source"]): (h["hits"], h["hosts"]) for h in data["rules"]}
+
+
+async def test_blocked_requests_are_counted_per_domain_rule_and_source(wf, lists):
+    # the first test of the module: nothing was blocked before (hits are credited by the rules in force now,
+    # so a host an earlier test blocked would count for whichever current rule covers it)
+    before = await hits(wf)
+    assert before["rules"] == [] and before["blocked_requests"] == 0
+    own = []
+    for rule in ("tracker.test", "/^second\\./"):
+        own.append((await wf.api.post("/api/domain-blacklist", json={"domain": rule})).json()["data"]["id"])
+    lists.body = b"||other.test^\n"
+    sub = (await wf.api.post(ROUTE, json={"url": lists.url("/hits.txt"), "interval_seconds": 3600})).json()["data"]
+    requests = [("ads.tracker.test", "/h-1"), ("ads.tracker.test", "/h-2"), ("cdn.ads.tracker.test", "/h-3")]
+    requests += [("second.test", "/h-4"), ("other.test", "/h-5")]
+    for host, path in requests:
+        assert (await wf.fetch(wf.url(host, path))).status_code == 403
+    for _, path in requests:
+        await wf.wait_logged(path)
+    after = await hits(wf)
+    counts = per_rule(after)
+    assert counts[("tracker.test", "domain-blacklist")] == (3, 2)  # ads. and cdn.ads.tracker.test
+    assert counts[("/^second\\./", "domain-blacklist")] == (1, 1)
+    assert counts[("other.test", f"subscription:{sub['id']}")] == (1, 1)
+    assert after["blocked_requests"] == 5 and after["rules"][0]["rule"] == "tracker.test"
+    assert after["unattributed_requests"] == after["blocked_requests"] - sum(h["hits"] for h in after["rules"])
+    assert all(h["last_hit"].endswith("Z") for h in after["rules"])
+    assert (await wf.api.get("/api/domain-blacklist/hits", params={"hours": 0})).status_code == 422
+    for entry_id in own:
+        await wf.api.delete(f"/api/domain-blacklist/{entry_id}")
+    assert (await wf.api.delete(f"{ROUTE}/{sub['id']}")).status_code == 200
+    gone = per_rule(await hits(wf))  # the rules are gone: their requests are no longer credited to them
+    assert ("tracker.test", "domain-blacklist") not in gone
+
+
 async def test_a_subscription_is_fetched_validated_and_enforced_and_keeps_its_last_good_copy(wf, lists):
     lists.body = b"! a list\n||tracker.test^\n@@||cdn.ads.tracker.test^\n/(a+)+/\nexample.com##.ad\n"
     r = await wf.api.post(ROUTE, json={"url": lists.url(), "type": "domain", "interval_seconds": 3600})

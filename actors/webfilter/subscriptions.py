@@ -9,7 +9,8 @@ UTF-8 text, empty, or not one valid entry) records `last_error` and keeps the la
 
 State is durable (`rayfleet.durable.DurableMap`): stream `webfilter/subscriptions` holds each
 subscription's settings and refresh state, `webfilter/subscription-lists` its entries, written only when
-they change. A restarted actor has them back before its first apply.
+they change, and `webfilter/subscription-ids` the last id given (an id is never given twice, so a retried
+DELETE cannot remove a newer subscription). A restarted actor has them back before its first apply.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from rayfleet.durable import DurableMap, open_store
 
 META_STREAM = "webfilter/subscriptions"
 LISTS_STREAM = "webfilter/subscription-lists"
+IDS_STREAM = "webfilter/subscription-ids"
 MAX_INTERVAL = 30 * 86400
 KINDS = ("domain", "ip")
 
@@ -130,6 +132,7 @@ class Subscriptions:
         store = open_store(settings.durable_dsn or default_dsn)
         self.meta = DurableMap(store, META_STREAM)  # id -> settings and refresh state
         self.lists = DurableMap(store, LISTS_STREAM)  # id -> {"entries": [...], "exceptions": [...]}
+        self.ids = DurableMap(store, IDS_STREAM)  # "last": the last id given (never given again)
         self.forced: set[str] = set()  # ids asked to refresh now
 
     def add(self, url: str, kind: str, interval: float, description: str) -> dict[str, Any]:
@@ -141,7 +144,9 @@ class Subscriptions:
             raise SubscriptionError(400, f"interval_seconds must be between {low:g} and {MAX_INTERVAL}")
         if any(m["url"] == url and m["type"] == kind for _, m in self.meta.items()):
             raise SubscriptionError(409, f"{url} is already subscribed as a {kind} list")
-        key = str(max((int(k) for k, _ in self.meta.items()), default=0) + 1)
+        last = max([int(self.ids.get("last", 0)), *(int(k) for k, _ in self.meta.items())])
+        key = str(last + 1)
+        self.ids.set("last", last + 1)
         meta = {"url": url, "type": kind, "interval_seconds": interval, "description": description}
         self.meta.set(key, {**meta, "created": time.time(), "next_at": 0.0, "attempts": 0})
         return self.view(key)

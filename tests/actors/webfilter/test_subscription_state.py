@@ -107,3 +107,13 @@ def test_subscriptions_and_their_copies_survive_the_actor_process_being_killed(d
     assert (view["url"], view["entries"], view["etag"], view["last_status"]) == (URL, 2, '"v1"', 200)
     assert view["last_modified"] == "Thu, 26 Nov 2026 10:00:00 GMT"  # the next request is conditional again
     assert restarted.merged(Policy()).domain_blacklist == ["ads.example", "*.wild.example"]
+
+
+def test_an_id_is_never_given_twice_not_even_after_a_restart(dsn):
+    subs = Subscriptions(SubscriptionSettings(min_interval_seconds=1), dsn)
+    first = subs.add(URL, "domain", 60, "")["id"]
+    assert subs.remove(str(first))
+    second = subs.add(URL, "domain", 60, "")["id"]  # a retried DELETE of the first must not hit this one
+    assert subs.remove(str(second))
+    third = Subscriptions(SubscriptionSettings(min_interval_seconds=1), dsn).add(URL, "domain", 60, "")["id"]
+    assert (first, second, third) == (1, 2, 3)

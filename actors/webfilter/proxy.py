@@ -5,6 +5,11 @@ the same port with the policy last applied. They die with this actor's process (
 the data plane's watchdog), so stopping the Ray cluster (or the test process, for the in-process
 stand-in) leaves nothing running; a restarted actor ends what its predecessor left and takes the same
 port. Calls are serialised like any actor's, so reconfigurations never interleave.
+
+The actor also owns the list subscriptions (`subscriptions.py`): a background thread (`refresher.py`)
+downloads each when it is due, and every policy the actor renders is the one the replicas applied (the
+"base", from `config.db`) plus every subscription's last good copy. The base and the subscriptions are
+guarded by one lock, taken by the actor's calls and by the refresher.
 """
 
 from __future__ import annotations
@@ -13,12 +18,17 @@ import contextlib
 import dataclasses
 import json
 import os
+import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from actors.webfilter.dataplane import DataPlane, PlaneStatus, ProxySettings
+from actors.webfilter.dataplane import DataPlane, DataPlaneError, PlaneStatus, ProxySettings
+from actors.webfilter.refresher import Refresher
+from actors.webfilter.rulehits import Decision, RuleIndex
 from actors.webfilter.squidconf import Policy
+from actors.webfilter.subscriptions import Outcome, Subscriptions, SubscriptionSettings
 from actors.webfilter.tlsfiles import tls_capable
 from rayfleet.logs import get_logger
 
@@ -26,17 +36,25 @@ log = get_logger("webfilter.proxy")
 
 
 class ProxyOwner:
-    def __init__(self, root: str, settings: ProxySettings) -> None:
+    def __init__(self, root: str, settings: ProxySettings, subscriptions: SubscriptionSettings | None = None) -> None:
         """A restarted actor (Ray restarts it after its process died) starts the data plane at once with the
-        policy its predecessor last applied (`policy.json`), rather than waiting for the next edit."""
+        policy its predecessor last applied (`policy.json`) and the subscriptions' durable copies, rather than
+        waiting for the next edit."""
         self.plane = DataPlane(Path(root), settings)
         self._saved = Path(root) / "policy.json"
+        self._lock = threading.RLock()
+        self.subs = Subscriptions(
+            subscriptions or SubscriptionSettings(), f"sqlite:///{Path(root) / 'durable.sqlite3'}"
+        )
+        self.base: Policy | None = None  # the policy the replicas last applied, without the subscriptions
         with contextlib.suppress(OSError, ValueError, TypeError):
             last = Policy(**json.loads(self._saved.read_text()))
+            self.base = last
             try:
-                self.plane.start(last)
+                self.plane.start(self.subs.merged(last))
             except Exception as exc:  # the next ensure or apply tries again, and reports
                 log.error("could not restart the data plane with the saved policy", extra={"error": repr(exc)})
+        self.refresher = Refresher(self.subs, self._lock, self._record)
 
     def _save(self, policy: Policy) -> None:
         tmp = self._saved.with_name(self._saved.name + ".tmp")
@@ -46,20 +64,88 @@ class ProxyOwner:
     def ensure(self, policy: Policy) -> PlaneStatus:
         """Start the data plane if it was not started, else apply `policy`; returns the status. (A child that
         died is its supervisor's to restart, not this call's.)"""
-        if self.plane.supervisor is None:
-            status = self.plane.start(policy)
-        else:
-            self.plane.apply(policy)
-            status = self.plane.status()
-        self._save(policy)
-        return status
+        with self._lock:
+            self.base = policy
+            if self.plane.supervisor is None:
+                status = self.plane.start(self.subs.merged(policy))
+            else:
+                self.plane.apply(self.subs.merged(policy))
+                status = self.plane.status()
+            self._save(policy)
+            return status
 
     def apply(self, policy: Policy) -> dict[str, Any]:
-        if self.plane.supervisor is None:
-            return self.ensure(policy)["last_apply"] or {"changed": True, "started": True}
-        applied = self.plane.apply(policy)
-        self._save(policy)
-        return applied
+        """Render `policy` plus the subscriptions' copies (see `DataPlane.apply`)."""
+        with self._lock:
+            if self.plane.supervisor is None:
+                return self.ensure(policy)["last_apply"] or {"changed": True, "started": True}
+            applied = self.plane.apply(self.subs.merged(policy))
+            self.base = policy
+            self._save(policy)
+            return applied
+
+    # subscriptions -----------------------------------------------------------------------------------
+    def subscribe(self, url: str, kind: str, interval: float, description: str) -> dict[str, Any]:
+        """Add a subscription (SubscriptionError 400/409); the refresher fetches it at once."""
+        with self._lock:
+            view = self.subs.add(url, kind, interval, description)
+        self.refresher.wake()
+        return view
+
+    def unsubscribe(self, key: int) -> bool:
+        """Remove a subscription and enforce the policy without its copy; False when unknown."""
+        with self._lock:
+            if not self.subs.remove(str(key)):
+                return False
+            if self.base is not None and self.plane.supervisor is not None:
+                self.plane.apply(self.subs.merged(self.base))
+            return True
+
+    def subscriptions(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return self.subs.views()
+
+    def subscription(self, key: int) -> dict[str, Any] | None:
+        with self._lock:
+            return self.subs.view(str(key)) if str(key) in self.subs.meta else None
+
+    def refresh_subscription(self, key: int) -> dict[str, Any] | None:
+        """Have the refresher fetch this subscription now; None when unknown."""
+        with self._lock:
+            if str(key) not in self.subs.meta:
+                return None
+            self.subs.forced.add(str(key))
+            view = self.subs.view(str(key))
+        self.refresher.wake()
+        return view
+
+    def attribute(self, hosts: list[str]) -> list[Decision | None]:
+        """The domain rule (and its source: `domain-blacklist` or `subscription:<id>`) that blocks each host
+        under the policy in force now (`rulehits.RuleIndex`)."""
+        with self._lock:
+            sources = {"domain-blacklist": list(self.base.domain_blacklist if self.base else [])}
+            for key, copy in self.subs.lists.items():
+                meta = self.subs.meta.get(key)
+                if meta is not None and meta["type"] == "domain":
+                    sources[f"subscription:{key}"] = list(copy.get("entries", []))
+        index = RuleIndex(sources)
+        return [index.decide(host) for host in hosts]
+
+    def _record(self, key: str, outcome: Outcome) -> None:
+        """A refresh's outcome (from the refresher thread): a changed copy is enforced first; one the proxy
+        refuses is not kept (the last good copy stays, and `last_error` says why)."""
+        with self._lock:
+            if key not in self.subs.meta:
+                return  # removed while it was being fetched
+            refused = None
+            if outcome.parsed is not None and self.base is not None and self.plane.supervisor is not None:
+                copy = self.subs.copy_of(outcome)
+                if self.subs.changed(key, copy):
+                    try:
+                        self.plane.apply(self.subs.merged(self.base, (key, copy)))
+                    except DataPlaneError as exc:
+                        refused = f"the proxy refused the new list: {exc}"
+            self.subs.record(key, outcome, refused, time.time())
 
     def status(self) -> PlaneStatus:
         return self.plane.status()
@@ -88,4 +174,5 @@ class ProxyOwner:
             return str(response.read(1_000_000).decode("utf-8", "replace"))
 
     def stop(self) -> None:
+        self.refresher.stop()
         self.plane.stop()

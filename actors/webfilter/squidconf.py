@@ -16,9 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.webfilter import waf
+from actors.webfilter import hostregex, waf
+from actors.webfilter.entries import is_pattern
 
 CERT_DB_SIZE = "16MB"  # security_file_certgen database (created with -c, then used by sslcrtd_program)
+REGEX_ACL = "dstdom_regex -n -i"  # -n: an address is matched as written, never looked up in reverse DNS
 LOG_FORMAT = "%ts.%03tu %>a %rm %>Hs %Ss %>st %<st %tr %{rule}note %ru %{User-Agent}>h"
 
 REASONS: dict[str, str] = {
@@ -26,7 +28,7 @@ REASONS: dict[str, str] = {
     "source_blocked": "your address is on the blocked-sources list",
     "direct_ip": "requests to bare IP addresses are blocked",
     "egress_default_deny": "egress is default-deny and this destination is not on the egress allowlist",
-    "domain_blacklist": "the domain (or a parent domain) is on the domain blacklist",
+    "domain_blacklist": "the domain (or a parent domain) is on the domain blacklist, or matches one of its patterns",
     "ip_blacklist": "the destination address is on the IP blacklist",
 }
 
@@ -82,6 +84,17 @@ def dstdomain_entries(domains: list[str]) -> list[str]:
     return ["." + d for d in out]
 
 
+def domain_names(rules: list[str]) -> list[str]:
+    """The dstdomain lines of a domain list's plain names (its `*.` and `/regex/` rules left out)."""
+    return dstdomain_entries([r for r in rules if not is_pattern(r)])
+
+
+def host_patterns(rules: list[str]) -> list[str]:
+    """The dstdom_regex lines of a domain list's `*.name` rules (any subdomain of name) and `/regex/` rules."""
+    found = {hostregex.from_wildcard(r) if r.startswith("*.") else r[1:-1] for r in rules if is_pattern(r)}
+    return sorted(found)
+
+
 def error_page(rule: str) -> str:
     reason = REASONS.get(rule) or f"the request matched the WAF category {rule.split(':', 1)[-1]}"
     return (
@@ -107,9 +120,11 @@ def acl_sources(policy: Policy) -> dict[str, AclSource]:
     """ACL file name -> (how its lines are made, from which entries): a renderer can skip a file whose
     entries did not change."""
     files: dict[str, AclSource] = {
-        "domain_blacklist.txt": (dstdomain_entries, policy.domain_blacklist),
+        "domain_blacklist.txt": (domain_names, policy.domain_blacklist),
+        "domain_blacklist_patterns.txt": (host_patterns, policy.domain_blacklist),
         "ip_blacklist.txt": (_unique, policy.ip_blacklist),
-        "domain_whitelist.txt": (dstdomain_entries, policy.domain_whitelist),
+        "domain_whitelist.txt": (domain_names, policy.domain_whitelist),
+        "domain_whitelist_patterns.txt": (host_patterns, policy.domain_whitelist),
         "ip_whitelist.txt": (_unique, policy.ip_whitelist),
         "egress_domains.txt": (dstdomain_entries, policy.egress_domains),
         "egress_ips.txt": (_unique, policy.egress_ips),
@@ -170,18 +185,36 @@ def access_rules(policy: Policy, acl_dir: Path) -> list[str]:
         has_dom = acl("egress_domains", "dstdomain", "egress_domains.txt", policy.egress_domains)
         allowed = ("!egress_ips " if has_ip else "") + ("!egress_domains" if has_dom else "")
         _deny(lines, allowed.strip(), "egress_default_deny")
-    if acl("domain_whitelist", "dstdomain", "domain_whitelist.txt", policy.domain_whitelist):
+    if acl("domain_whitelist", "dstdomain", "domain_whitelist.txt", domain_names(policy.domain_whitelist)):
         lines.append("http_access allow domain_whitelist")
+    white_patterns = host_patterns(policy.domain_whitelist)
+    if acl("domain_whitelist_patterns", REGEX_ACL, "domain_whitelist_patterns.txt", white_patterns):
+        lines.append("http_access allow domain_whitelist_patterns")
     if acl("ip_whitelist", "dst", "ip_whitelist.txt", policy.ip_whitelist):
         lines.append("http_access allow ip_whitelist")
-    if policy.enable_domain_blacklist and acl(
-        "domain_blacklist", "dstdomain", "domain_blacklist.txt", policy.domain_blacklist
-    ):
-        _deny(lines, "domain_blacklist", "domain_blacklist")
+    if policy.enable_domain_blacklist:
+        _deny_domains(lines, acl, policy.domain_blacklist)
     if policy.enable_ip_blacklist and acl("ip_blacklist", "dst", "ip_blacklist.txt", policy.ip_blacklist):
         _deny(lines, "ip_blacklist", "ip_blacklist")
     lines.append("http_access allow all")
     return lines
+
+
+def _deny_domains(lines: list[str], acl: Callable[[str, str, str, list[str]], bool], rules: list[str]) -> None:
+    """Rule 7: the plain names (dstdomain) and the patterns (dstdom_regex), one deny tagged `domain_blacklist`."""
+    blocked = [
+        name
+        for name, kind, entries in (
+            ("domain_blacklist", "dstdomain", domain_names(rules)),
+            ("domain_blacklist_patterns", REGEX_ACL, host_patterns(rules)),
+        )
+        if acl(name, kind, f"{name}.txt", entries)
+    ]
+    if len(blocked) == 2:
+        lines.append("acl domain_blocked any-of domain_blacklist domain_blacklist_patterns")
+        blocked = ["domain_blocked"]
+    if blocked:
+        _deny(lines, blocked[0], "domain_blacklist")
 
 
 def tls_lines(files: TlsFiles | None, bump: bool) -> list[str]:
@@ -271,21 +304,37 @@ def dnsmasq_conf(policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_ro
     return "\n".join(lines) + "\n"
 
 
+def _under(name: str, parents: set[str]) -> bool:
+    """`name` is one of `parents` or a subdomain of one."""
+    labels = name.split(".")
+    return any(".".join(labels[i:]) in parents for i in range(len(labels)))
+
+
 def dns_blocklist(policy: Policy) -> str:
     """DNS-level blocking from the same lists as the proxy, for clients that use our resolver (and for Squid):
     each blacklisted domain and its subdomains answer the null addresses (0.0.0.0, ::) or NXDOMAIN
-    (`dns_block_mode`). Whitelists win: an exactly whitelisted name is not blocked, and a whitelisted name
-    under a blocked domain is resolved normally (`server=/name/#`: the upstreams)."""
+    (`dns_block_mode`); a `*.name` rule blocks the subdomains of name only (dnsmasq's own `/*.name/`).
+    Whitelists win: an exactly whitelisted rule is not blocked, and a whitelisted name (or `*.name`) under a
+    blocked one is resolved normally (`server=/name/#`: the upstreams). `/regex/` rules have no dnsmasq form
+    (this dnsmasq has no regex support): the proxy alone enforces them."""
     if not policy.enable_domain_blacklist:
         return ""
-    exact_white = {d.lower().strip(".") for d in policy.domain_whitelist}
-    blocked = [d.lstrip(".") for d in dstdomain_entries([d for d in policy.domain_blacklist if d not in exact_white])]
-    blocked_set = set(blocked)
-    exempt = sorted(
-        w for w in exact_white if any(".".join(w.split(".")[i:]) in blocked_set for i in range(1, w.count(".") + 1))
-    )
+    white = {d.lower().strip(".") for d in policy.domain_whitelist if not d.startswith("/")}
+    rules = [d for d in policy.domain_blacklist if d not in white and not d.startswith("/")]
+    blocked = [d.lstrip(".") for d in domain_names(rules)]
+    names = set(blocked)
+    wild = sorted({r[2:] for r in rules if r.startswith("*.") and not _under(r[2:], names)}, key=lambda d: d[::-1])
+    wild_set = set(wild)
+
+    def exempt(rule: str) -> bool:
+        name = rule.removeprefix("*.")
+        parent = name.split(".", 1)[1] if "." in name else ""
+        return _under(parent, names) or _under(parent, wild_set) or (rule != name and _under(name, names))
+
+    exempted = [w for w in sorted(white, key=lambda d: d.removeprefix("*.")[::-1]) if exempt(w)]
     answer = "" if policy.dns_block_mode == "nxdomain" else "#"
-    lines = [f"address=/{d}/{answer}" for d in blocked] + [f"server=/{w}/#" for w in exempt]
+    lines = [f"address=/{d}/{answer}" for d in blocked] + [f"address=/*.{d}/{answer}" for d in wild]
+    lines += [f"server=/{w}/#" for w in exempted]
     return "".join(line + "\n" for line in lines)
 
 

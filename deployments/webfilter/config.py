@@ -43,6 +43,25 @@ class ProxyConfig(BaseModel):
     )
 
 
+class SubscriptionConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min_interval_seconds: int = Field(
+        default=300, ge=1, description="the shortest refresh interval a list subscription may ask for"
+    )
+    allow_networks: list[str] = Field(
+        default_factory=list,
+        description="networks a subscription URL may resolve to besides public addresses (e.g. an own mirror "
+        "on the LAN); empty: public addresses only",
+    )
+
+    @field_validator("allow_networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        parse_networks(value)
+        return value
+
+
 class AuthConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -59,6 +78,7 @@ class WebfilterConfig(BaseModel):
     data_dir: Path = Path("var/webfilter")
     proxy: ProxyConfig = Field(default_factory=lambda: ProxyConfig())
     auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
+    subscriptions: SubscriptionConfig = Field(default_factory=lambda: SubscriptionConfig())
     trusted_proxies: list[str] = Field(default_factory=list, description="peers whose X-Forwarded-For is used")
     asn_url: str = Field(default="http://127.0.0.1:8000/asn", description="ASN API base for the geo import")
     dns_detect_subnet: str = Field(default="127.0.0.0/24", description="the only subnet dns/detect may probe")

@@ -12,14 +12,18 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
+from ray.exceptions import RayTaskError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deployments.webfilter.schemas import ErrorBody
 from rayfleet.http import BodyLimitMiddleware
+from rayfleet.logs import get_logger
 
 API_VERSION = "1"
+MAX_DETAIL = 300
+log = get_logger("webfilter")
 
 
 ERROR_DESCRIPTIONS = {
@@ -50,6 +54,25 @@ class ApiError(Exception):
         self.status = status
         self.detail = detail
         self.headers = headers
+
+
+def cause(exc: BaseException) -> BaseException:
+    """The exception an actor raised. Ray hands it to the caller wrapped (`RayTaskError(<class>)`, an
+    instance of the original class too, so `except DataPlaneError` catches it) and the wrapper's text is
+    the remote traceback: `ray::ProxyOwner.apply() (pid=..., ip=...)`, file paths, frames. The original is
+    its `cause`."""
+    while isinstance(exc, RayTaskError) and isinstance(exc.cause, BaseException):
+        exc = exc.cause
+    return exc
+
+
+def public_message(exc: BaseException, what: str) -> str:
+    """The text of `exc` fit for a response body: the original exception's first line, bounded. The whole
+    text (with a remote traceback, when Ray delivered it) goes to the server log with `what`."""
+    log.warning(what, extra={"error": str(exc), "error_type": type(exc).__name__})
+    original = cause(exc)
+    lines = str(original).strip().splitlines()
+    return (lines[0] if lines else type(original).__name__)[:MAX_DETAIL]
 
 
 def error_response(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:

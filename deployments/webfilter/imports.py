@@ -7,9 +7,9 @@ from typing import Any
 
 import httpx
 
-from deployments.webfilter.entries import parse_list
+from actors.webfilter.entries import parse_list
+from actors.webfilter.fetch import FetchError, fetch_text, is_public
 from deployments.webfilter.errors import ApiError
-from deployments.webfilter.fetch import FetchError, fetch_text, is_public
 from deployments.webfilter.state import WebfilterState
 from deployments.webfilter.store import LISTS, utc_now
 
@@ -31,13 +31,17 @@ async def import_list(
     parsed = await asyncio.to_thread(parse_list, text, kind)
     spec = LISTS["ip-blacklist" if kind == "ip" else "domain-blacklist"]
     added = await context.db(context.store.add_many, spec, parsed.entries, description or "import")
+    excepted = await context.db(context.store.add_many, LISTS["domain-whitelist"], parsed.exceptions, "import @@")
     await context.db(context.store.set_meta, "last_import", utc_now())
     sync = await context.sync_proxy()
     return {
         "added": added,
-        "skipped": len(parsed.entries) - added + parsed.duplicates,
+        "whitelist_added": excepted,
+        "skipped": len(parsed.entries) - added + len(parsed.exceptions) - excepted + parsed.duplicates,
         "invalid": parsed.invalid,
         "bogon_skipped": parsed.bogon_skipped,
+        "accepted_lines": len(parsed.entries) + len(parsed.exceptions),
+        "skipped_lines": dict(sorted(parsed.reasons.items())),
         "proxy": sync,
     }
 

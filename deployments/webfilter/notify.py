@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from deployments.webfilter.fetch import is_public, resolve
+from actors.webfilter.fetch import is_public, resolve
 
 TIMEOUT = 5.0
 

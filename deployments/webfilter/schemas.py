@@ -69,6 +69,13 @@ class UnifiedImportBody(ImportBody):
     type: Literal["ip", "domain"]
 
 
+class SubscriptionBody(Body):
+    url: str = Field(..., min_length=1, max_length=2000)
+    type: Literal["ip", "domain"] = "domain"
+    interval_seconds: int = Field(86400, ge=1, le=30 * 86400)
+    description: str = Field("", max_length=500)
+
+
 class GeoImportBody(Body):
     countries: list[str] = Field(..., min_length=1, max_length=20)
 

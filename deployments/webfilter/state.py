@@ -18,6 +18,7 @@ from actors.webfilter.authstate import AuthState
 from actors.webfilter.dataplane import ProxySettings
 from actors.webfilter.logstore import LogStore
 from actors.webfilter.proxy import ProxyOwner
+from actors.webfilter.subscriptions import SubscriptionSettings
 from deployments.webfilter import ca
 from deployments.webfilter.config import WebfilterConfig
 from deployments.webfilter.secretbox import SecretBox
@@ -101,6 +102,12 @@ class WebfilterState:
         store.ensure_admin(config.auth.admin_user, config.admin_password.get_secret_value())
         lockout = config.auth
         proxy_settings = ProxySettings(**config.proxy.model_dump(), ca_cert=str(ca_cert), ca_key=str(ca_key))
+        subscriptions = SubscriptionSettings(
+            durable_dsn=config.durable_store,
+            min_interval_seconds=float(config.subscriptions.min_interval_seconds),
+            max_bytes=config.import_max_bytes,
+            allow_networks=tuple(config.subscriptions.allow_networks),
+        )
         return cls(
             config=config,
             store=store,
@@ -114,7 +121,7 @@ class WebfilterState:
             logs=rf_state.actor(
                 LogStore, "webfilter_logs", str(root / "logs.duckdb"), None, config.tail_interval_seconds
             ),
-            proxy=rf_state.actor(ProxyOwner, "webfilter_proxy", str(root / "proxy"), proxy_settings),
+            proxy=rf_state.actor(ProxyOwner, "webfilter_proxy", str(root / "proxy"), proxy_settings, subscriptions),
             trusted=parse_networks(config.trusted_proxies),
             ca_cert=ca_cert,
             ca_key=ca_key,

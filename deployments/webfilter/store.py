@@ -391,7 +391,7 @@ def _restored_rows(name: str, entries: Any) -> list[tuple[str, ...]]:
     first bad entry."""
     from pydantic import ValidationError
 
-    from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry
+    from actors.webfilter.entries import EntryError, classify, domain_rule, ip_entry
     from deployments.webfilter.schemas import DomainBody, EgressBody, IpBody
 
     spec = LISTS[name]
@@ -412,7 +412,7 @@ def _restored_rows(name: str, entries: Any) -> list[tuple[str, ...]]:
                 row = (value, body.description)
             else:
                 domain = DomainBody.model_validate(item)
-                value = domain_entry(domain.domain)
+                value = domain_rule(domain.domain)
                 row = (value, domain.description)
         except ValidationError as exc:
             problem = exc.errors()[0]

@@ -16,7 +16,7 @@ from actors.webfilter.dataplane import DataPlaneError
 from actors.webfilter.logstore import LogStore
 from actors.webfilter.proxy import ProxyOwner
 from deployments.webfilter import ca, dnsprobe, notify
-from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
+from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok, public_message
 from deployments.webfilter.routes.common import SIGNED_IN, Ctx, Peer
 from deployments.webfilter.schemas import TEST_MESSAGE, DnsDetectBody, Envelope, NotifyBody, RestoreBody
 from deployments.webfilter.secretbox import SecretUnreadable
@@ -53,7 +53,7 @@ async def _apply_settings(context: WebfilterState, ip: str, raw: dict[str, Any])
             sync = await context.sync_proxy()
         except DataPlaneError as exc:  # e.g. a listen address that is not this node's: put the old values back
             await context.db(context.store.put_settings, {k: before[k] for k in values if before[k] != MASK})
-            raise ApiError(400, f"not applied, nothing changed: {exc}") from None
+            raise ApiError(400, f"not applied, nothing changed: {public_message(exc, 'settings refused')}") from None
     await context.db(context.store.audit, None, ip, "settings", ",".join(sorted(values)))
     current = await context.db(context.store.settings)
     return ok(redacted({k: current[k] for k in values}), proxy=sync)
@@ -128,7 +128,8 @@ async def _cache_stats(context: WebfilterState) -> dict[str, Any]:
     try:
         text = await call(context.proxy, ProxyOwner.manager, "info")
     except Exception as exc:
-        raise ApiError(503, f"squid cache manager unavailable: {type(exc).__name__}") from None
+        detail = public_message(exc, "squid cache manager unavailable")
+        raise ApiError(503, f"squid cache manager unavailable: {detail}") from None
     out: dict[str, Any] = {"source": "squid mgr:info"}
     for name, pattern in _MGR_FIELDS.items():
         match = re.search(pattern, text)
@@ -205,7 +206,7 @@ async def restore_config(context: Ctx, ip: Peer, body: RestoreBody) -> dict[str,
     except DataPlaneError as exc:  # Squid (or a listener) refused it: the previous configuration comes back
         await context.db(context.store.restore, previous)
         await context.sync_proxy()
-        raise ApiError(400, f"backup refused, nothing changed: {exc}") from None
+        raise ApiError(400, f"backup refused, nothing changed: {public_message(exc, 'backup refused')}") from None
     return ok(summary, proxy=proxy)
 
 

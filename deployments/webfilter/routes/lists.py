@@ -11,8 +11,8 @@ from typing import Any
 from fastapi import APIRouter, Path, Query
 
 from actors.webfilter.dataplane import DataPlaneError
-from deployments.webfilter.entries import EntryError, classify, domain_entry, ip_entry, parse_list
-from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok, page
+from actors.webfilter.entries import EntryError, classify, domain_rule, ip_entry, parse_list
+from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok, page, public_message
 from deployments.webfilter.imports import country_prefixes, import_list
 from deployments.webfilter.routes.common import SIGNED_IN, Ctx, Peer
 from deployments.webfilter.schemas import (
@@ -39,7 +39,7 @@ def _normalise(body: IpBody | DomainBody | EgressBody) -> tuple[str, str | None]
         if isinstance(body, IpBody):
             return ip_entry(body.ip), None
         if isinstance(body, DomainBody):
-            return domain_entry(body.domain), None
+            return domain_rule(body.domain), None
         kind, value = classify(body.entry)
         return value, kind
     except EntryError as exc:
@@ -79,7 +79,8 @@ class ListRoutes:
             proxy = await _changed(context, ip, f"{self.name}.add", value)
         except DataPlaneError as exc:  # Squid refused the candidate: it keeps the last good one, and so do we
             await context.db(context.store.delete_entries, self.spec, [int(row["id"])])
-            raise ApiError(400, f"{value} not added: {exc}") from None
+            reason = public_message(exc, "list entry refused by the proxy")
+            raise ApiError(400, f"{value} not added: {reason}") from None
         return ok(row, proxy=proxy)
 
     async def delete_entry(

@@ -142,3 +142,49 @@ def test_the_dns_blocklist_covers_subdomains_and_whitelists_win():
     nx = Policy(domain_blacklist=["ads.test"], dns_block_mode="nxdomain")
     assert dns_blocklist(nx) == "address=/ads.test/\n"
     assert dns_blocklist(Policy(domain_blacklist=["ads.test"], enable_domain_blacklist=False)) == ""
+
+
+def test_wildcard_and_regex_rules_go_to_a_dstdom_regex_acl_of_their_own():
+    from actors.webfilter.squidconf import acl_files
+
+    policy = Policy(
+        domain_blacklist=["ads.test", "*.wild.test", "/^track[0-9]+\\./"],
+        domain_whitelist=["ok.test", "*.fine.wild.test", "/^good-/"],
+    )
+    files = acl_files(policy)
+    assert files["domain_blacklist.txt"] == ".ads.test\n"
+    assert files["domain_blacklist_patterns.txt"] == "\\.wild\\.test$\n^track[0-9]+\\.\n"
+    assert files["domain_whitelist.txt"] == ".ok.test\n"
+    assert files["domain_whitelist_patterns.txt"] == "\\.fine\\.wild\\.test$\n^good-\n"
+    lines = access_rules(policy, Path("/acl"))
+    assert 'acl domain_blacklist_patterns dstdom_regex -n -i "/acl/domain_blacklist_patterns.txt"' in lines
+    assert "acl domain_blocked any-of domain_blacklist domain_blacklist_patterns" in lines
+    order = [
+        lines.index(line)
+        for line in (
+            "http_access allow domain_whitelist",
+            "http_access allow domain_whitelist_patterns",
+            "http_access deny domain_blocked mark_domain_blacklist",
+        )
+    ]
+    assert order == sorted(order)
+
+
+def test_patterns_alone_need_no_dstdomain_acl():
+    lines = access_rules(Policy(domain_blacklist=["*.wild.test"]), Path("/acl"))
+    assert "http_access deny domain_blacklist_patterns mark_domain_blacklist" in lines
+    assert not any(" dstdomain " in line and "domain_blacklist" in line for line in lines)
+
+
+def test_dnsmasq_blocks_wildcards_natively_and_leaves_regex_rules_to_the_proxy():
+    from actors.webfilter.squidconf import dns_blocklist
+
+    policy = Policy(
+        domain_blacklist=["ads.test", "*.wild.test", "*.sub.ads.test", "/^track[0-9]+\\./"],
+        domain_whitelist=["ok.wild.test", "*.fine.ads.test", "*.elsewhere.test", "/^good-/"],
+    )
+    # `*.name` is dnsmasq's own "subdomains only"; a wildcard under a blocked name is covered by it; regex
+    # rules have no dnsmasq form (this build has no regex support): the proxy alone enforces them
+    assert dns_blocklist(policy) == (
+        "address=/ads.test/#\naddress=/*.wild.test/#\nserver=/ok.wild.test/#\nserver=/*.fine.ads.test/#\n"
+    )

@@ -10,6 +10,7 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -40,8 +41,33 @@ async def resolve(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """One download: `status` 200 with `body`, or 304 (the copy the validators name is still current)."""
+
+    status: int
+    body: bytes = b""
+    etag: str = ""
+    last_modified: str = ""
+
+
 async def fetch_text(url: str, max_bytes: int, is_allowed: Callable[[str], bool] = is_public) -> str:
     """The body of `url` as text; FetchError(400) for a refused address or URL, (413) too big, (502) upstream."""
+    return (await fetch(url, max_bytes, is_allowed)).body.decode("utf-8", "replace")
+
+
+def _conditional(etag: str, last_modified: str) -> dict[str, str]:
+    headers = {"If-None-Match": etag} if etag else {}
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return headers
+
+
+async def fetch(
+    url: str, max_bytes: int, is_allowed: Callable[[str], bool] = is_public, etag: str = "", last_modified: str = ""
+) -> Fetched:
+    """GET `url`, every hop checked; with `etag` / `last_modified` (from an earlier answer) it is a conditional
+    request, and a 304 answer comes back as such. FetchError as `fetch_text`."""
     current = url
     for _ in range(MAX_REDIRECTS + 1):
         parts = urlsplit(current)
@@ -56,25 +82,33 @@ async def fetch_text(url: str, max_bytes: int, is_allowed: Callable[[str], bool]
             raise FetchError(400, "import URL resolves to a non-public address")
         target = addresses[0]
         pinned = current.replace(parts.netloc, f"[{target}]:{port}" if ":" in target else f"{target}:{port}", 1)
-        headers = {"Host": parts.netloc}
+        headers = {"Host": parts.netloc, **_conditional(etag, last_modified)}
         async with httpx.AsyncClient(timeout=15, follow_redirects=False, trust_env=False) as client:
             try:
                 async with client.stream("GET", pinned if parts.scheme == "http" else current, headers=headers) as r:
-                    if r.is_redirect:
-                        current = urljoin(current, r.headers.get("location", ""))
+                    if r.status_code == 304 and (etag or last_modified):
+                        return Fetched(304, etag=etag, last_modified=last_modified)
+                    if r.has_redirect_location:  # not `is_redirect`: that is every 3xx, a 304 too
+                        current = urljoin(current, r.headers["location"])
                         continue
                     if r.status_code != 200:
                         raise FetchError(502, f"import URL answered {r.status_code}")
-                    declared = int(r.headers.get("content-length") or 0)
-                    if declared > max_bytes:
-                        raise FetchError(413, f"import list larger than {max_bytes} bytes")
-                    chunks, size = [], 0
-                    async for chunk in r.aiter_bytes():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise FetchError(413, f"import list larger than {max_bytes} bytes")
-                        chunks.append(chunk)
-                    return b"".join(chunks).decode("utf-8", "replace")
+                    body = await _capped(r, max_bytes)
+                    return Fetched(200, body, r.headers.get("etag", ""), r.headers.get("last-modified", ""))
             except httpx.HTTPError as exc:
                 raise FetchError(502, f"import URL could not be fetched: {type(exc).__name__}") from None
     raise FetchError(400, "too many redirects")
+
+
+async def _capped(response: httpx.Response, max_bytes: int) -> bytes:
+    """The body, FetchError(413) as soon as it is over `max_bytes` (declared or received)."""
+    declared = int(response.headers.get("content-length") or 0)
+    if declared > max_bytes:
+        raise FetchError(413, f"import list larger than {max_bytes} bytes")
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise FetchError(413, f"import list larger than {max_bytes} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from rayfleet import state
+from tests import netguard
 from rayfleet.launcher import free_port  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +50,9 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "deployments/lxc/test_lxc_fuzz.py::served": REAL,
     "deployments/lxc/test_lxc_ui.py::served": REAL,
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
-    "wf": DATAPLANE,  # Squid and dnsmasq
+    "deployments/webfilter/conftest.py::wf": DATAPLANE,  # Squid and dnsmasq
+    "deployments/webfilter/test_subscriptions.py::wf": DATAPLANE,
+    "deployments/webfilter/test_error_bodies.py::wf_ray": DATAPLANE,
     "actors/webfilter/test_dataplane.py::plane": DATAPLANE,
     "svc": DATAPLANE,
     "tlswf": DATAPLANE,
@@ -105,6 +108,12 @@ def redis_url() -> str:
 def postgres_dsn() -> str:
     require_server("postgresql", "127.0.0.1", 5432)
     return os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture(autouse=True)
+def _no_machine_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No name lookup of a test reaches the machine's resolver (tests/netguard.py)."""
+    monkeypatch.setattr(socket, "getaddrinfo", netguard.guarded_getaddrinfo)
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from .cli import Result, ToolError, check_vmid, parse_options
+from .cluster import cluster_models
 from .guest import Guest
 from .load import LoadFile
 from .model import DUMP_DIR, TEMPLATE_CACHE, NodeModel
@@ -473,3 +474,8 @@ class Host:
 
 def make_host(state_dir: str | Path, node: str = "pve", op_delay: float = 0.0) -> Host:
     return Host(NodeModel(state_dir, node), op_delay)
+
+
+def make_cluster(state_dir: str | Path, nodes: list[str], op_delay: float = 0.0) -> list[Host]:
+    """One host per node of a cluster sharing `state_dir`'s cluster document."""
+    return [Host(model, op_delay) for model in cluster_models(state_dir, nodes)]

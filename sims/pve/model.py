@@ -17,7 +17,10 @@ import posixpath
 import random
 import time
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+
+if TYPE_CHECKING:
+    from .cluster import ClusterDoc
 
 TEMPLATE_CACHE = "/var/lib/vz/template/cache"
 DUMP_DIR = "/var/lib/vz/dump"
@@ -113,17 +116,22 @@ def _default_state(node: str) -> dict[str, Any]:
 class NodeModel:
     """The node's state, loaded from and saved to ``state_dir``."""
 
-    def __init__(self, state_dir: str | Path, node: str = "pve") -> None:
+    def __init__(self, state_dir: str | Path, node: str = "pve", cluster: ClusterDoc | None = None) -> None:
         self.dir = Path(state_dir)
         self.fs_root = self.dir / "fs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "state.json"
+        self.cluster = cluster
+        if cluster is not None:
+            cluster.link_etc_pve(self.host_path("/etc/pve"))
         if self.path.exists():
             self.data: dict[str, Any] = json.loads(self.path.read_text())
         else:
             self.data = _default_state(node)
             self._seed_files()
-            self.save()
+        if cluster is not None:
+            cluster.join(self)
+        self.save()
 
     # ----------------------------------------------------------------- files
     def host_path(self, path: str) -> Path:
@@ -153,8 +161,12 @@ class NodeModel:
 
     # ------------------------------------------------------------ persistence
     def save(self) -> None:
+        own = self.data
+        if self.cluster is not None:
+            own = {k: v for k, v in self.data.items() if k not in self.cluster.shared_keys}
+            self.cluster.save()
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
+        tmp.write_text(json.dumps(own, indent=1, sort_keys=True))
         os.replace(tmp, self.path)
         self._materialise_configs()
 
@@ -189,8 +201,12 @@ class NodeModel:
         return f"nodes/{self.node}/lxc/{vmid}.conf"
 
     def all_vmids(self) -> set[int]:
-        ids = {int(v) for v in self.containers}
-        ids |= {int(v) for v in self.data.get("remote_nodes", {})}
+        """Every VMID the cluster uses (one node alone: its own and those it migrated away)."""
+        members = self.cluster.members.values() if self.cluster is not None else [self]
+        ids: set[int] = set()
+        for model in members:
+            ids |= {int(v) for v in model.containers}
+            ids |= {int(v) for v in model.data.get("remote_nodes", {})}
         return ids
 
     def next_free_vmid(self) -> int:

@@ -16,6 +16,7 @@ from rayfleet.state import ActorHandle, actor, call
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
 from .errors import CommandFailed, HTTPProblem
+from .placement import Placement, container_of, missing_here, on_node
 
 LockFactory = Callable[[str], ActorHandle[HostLocks]]
 
@@ -24,7 +25,14 @@ class Target:
     """One (region, az) host with the pool, lock actor and timeout it uses."""
 
     def __init__(
-        self, config: LxcConfig, pool: SSHPool, locks: ActorHandle[HostLocks], region: str, az: str, zone: ZoneConfig
+        self,
+        config: LxcConfig,
+        pool: SSHPool,
+        locks: ActorHandle[HostLocks],
+        region: str,
+        az: str,
+        zone: ZoneConfig,
+        cluster: Placement | None = None,
     ) -> None:
         self.config = config
         self.pool = pool
@@ -33,16 +41,51 @@ class Target:
         self.az = az
         self.zone = zone
         self.key = f"{region}/{az}"
+        self.cluster = cluster
 
     @property
     def timeout(self) -> float:
         return self.config.api.command_timeout
 
     async def run(self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None) -> CommandResult:
+        """Run `argv`; in a cluster, a command naming a container runs on the node holding it."""
+        vmid = container_of(argv) if self.cluster is not None else None
+        if self.cluster is None or vmid is None:
+            return await self._run_entry(argv, stdin, timeout)
+        node = await self.cluster.locate(vmid, self._run_entry)
+        result = await self._run_on(node, argv, stdin, timeout)
+        if node is not None and missing_here(result, vmid):
+            moved_to = await self.cluster.relocate(vmid, self._run_entry, node)
+            if moved_to is not None:
+                result = await self._run_on(moved_to, argv, stdin, timeout)
+        if result.ok and list(argv[:2]) == ["pct", "migrate"] and len(argv) >= 4:
+            self.cluster.moved(vmid, argv[3])
+        return result
+
+    async def _run_entry(
+        self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None
+    ) -> CommandResult:
         return await self.pool.run(self.key, self.zone, argv, timeout or self.timeout, stdin)
 
-    async def node(self) -> str:
-        """The node name as the cluster knows it (short `hostname`), cached per pool."""
+    async def _run_on(
+        self, node: str | None, argv: Sequence[str], stdin: str | None, timeout: float | None
+    ) -> CommandResult:
+        assert self.cluster is not None
+        if node is None:  # no node has it: the entry node answers as Proxmox does
+            return await self._run_entry(argv, stdin, timeout)
+        host = self.cluster.nodes.get(node)
+        if host is None:
+            return CommandResult(
+                tuple(argv), "", f"node '{node}' of the cluster is not among {self.key}'s configured nodes", 255
+            )
+        return await self.pool.run(f"{self.key}@{node}", host, on_node(argv, node), timeout or self.timeout, stdin)
+
+    async def node(self, vmid: str | None = None) -> str:
+        """The node holding `vmid` in a cluster; else the host's node name (short `hostname`, cached)."""
+        if vmid is not None and self.cluster is not None:
+            found = await self.cluster.locate(vmid, self._run_entry)
+            if found is not None:
+                return found
         result = await self.pool.fact(self.key, self.zone, "node", ["hostname"], self.timeout)
         if not result.ok:
             raise CommandFailed(result.stderr, result.stdout, result.rc)

@@ -1,0 +1,144 @@
+"""A zone that is a Proxmox cluster: three pve-sim nodes over real SSH, one API zone.
+
+A command on a container runs on the node holding it (read from `/cluster/resources`, cached,
+read again on a miss); listings cover every node; a migrated container is reached on its new node.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+import httpx
+import pytest
+
+from rayfleet.state import local_state
+from tests.deployments.lxc.simenv import SimEnv, create_ct, make_client
+
+NODES = ["pve1", "pve2", "pve3"]
+RESOURCES = "pvesh get /cluster/resources --type vm --output-format json"
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[SimEnv]:
+    env = SimEnv(tmp_path / "sim", nodes=NODES)
+    yield env
+    env.stop()
+    shutil.rmtree(tmp_path / "sim", ignore_errors=True)
+
+
+def cluster_zone(env: SimEnv) -> dict[str, Any]:
+    """The zone as a cluster: enter at pve1, every node by name with its own port."""
+    return {**env.zone("pve1"), "nodes": {name: {"port": port} for name, port in env.ports.items()}}
+
+
+@pytest.fixture
+async def api(cluster: SimEnv, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    with local_state():
+        client, app = make_client(
+            cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": cluster_zone(cluster)}}})
+        )
+        async with client:
+            yield client
+        await app.state.component.service.pool.close()
+
+
+async def _ssh(env: SimEnv, node: str, line: str) -> asyncssh.SSHCompletedProcess:
+    async with asyncssh.connect(
+        "127.0.0.1",
+        env.ports[node],
+        username="root",
+        client_keys=[str(env.client_key)],
+        known_hosts=str(env.known_hosts),
+    ) as conn:
+        return await conn.run(line)
+
+
+async def test_a_container_is_reached_on_its_node_after_migrate(api, cluster):
+    vmid = await create_ct(api)
+    assert vmid in cluster.node_model("pve1").containers
+    moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve3", "restart": True})
+    assert moved.status_code == 200, moved.text
+    assert vmid in cluster.node_model("pve3").containers
+    stopped = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [vmid]})
+    assert stopped.status_code == 200 and stopped.json()["results"][vmid]["outcome"] == "stopped", stopped.text
+
+    shown = await api.get(f"/api/v1/lxc/instances/{vmid}")
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["hostname"] == cluster.node_model("pve3").containers[vmid]["config"]["hostname"]
+    started = await api.post("/api/v1/lxc/instances/start", json={"instance_ids": [vmid]})
+    assert started.status_code == 200 and started.json()["results"][vmid]["outcome"] == "started", started.text
+    assert cluster.node_model("pve3").containers[vmid]["status"] == "running"
+    assert any(line.startswith(f"timeout -k 5 3600 pct start {vmid}") for line in cluster.commands("pve3"))
+    assert sum(f"pct start {vmid}" in line for line in cluster.commands("pve1")) == 1  # at its creation only
+    snap = await api.post(f"/api/v1/lxc/instances/{vmid}/snapshots", json={"snapshot_name": "after"})
+    assert snap.status_code == 200, snap.text
+    assert "after" in cluster.node_model("pve3").containers[vmid]["snapshots"]
+
+
+async def test_listing_covers_every_node_and_names_each_containers_node(api, cluster):
+    first = await create_ct(api)
+    second = await create_ct(api)
+    await api.post(f"/api/v1/lxc/instances/{second}/migrate", json={"target_host": "pve2", "restart": True})
+    listing = await api.get("/api/v1/lxc/instances")
+    assert listing.status_code == 200, listing.text
+    rows = {str(r["vmid"]): r for r in listing.json()}
+    assert set(rows) == {first, second}
+    assert rows[first]["node"] == "pve1" and rows[second]["node"] == "pve2"
+    assert rows[second]["id"] == f"lxc/{second}"
+
+
+async def test_placement_is_cached_and_read_again_when_a_node_says_the_container_is_gone(api, cluster):
+    vmid = await create_ct(api)
+    await api.get(f"/api/v1/lxc/instances/{vmid}")
+    await api.get(f"/api/v1/lxc/instances/{vmid}")
+    reads = [line for line in cluster.commands() if RESOURCES in line]
+    assert len(reads) == 1  # read on the first miss, then cached
+
+    # someone else migrates it behind the API's back: pve1 now answers "does not exist"
+    assert (await _ssh(cluster, "pve1", f"pct migrate {vmid} pve2 --restart")).exit_status == 0
+    shown = await api.get(f"/api/v1/lxc/instances/{vmid}")
+    assert shown.status_code == 200, shown.text
+    assert len([line for line in cluster.commands() if RESOURCES in line]) == 2
+    status = await api.post("/api/v1/lxc/instances/status", json={"instance_ids": [vmid]})
+    assert status.status_code == 200 and status.json()[vmid]["state"] == "running", status.text
+
+
+async def test_an_unknown_container_is_404_after_one_cluster_read(api, cluster):
+    missing = await api.get("/api/v1/lxc/instances/4242")
+    assert missing.status_code == 404
+    assert "4242.conf' does not exist" in missing.json()["message"]
+    bulk = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": ["4242"]})
+    assert bulk.status_code == 404
+    assert "cluster nodes pve1, pve2, pve3" in bulk.json()["message"]
+
+
+async def test_bulk_actions_reach_containers_on_different_nodes(api, cluster):
+    ids = [await create_ct(api) for _ in range(3)]
+    for vmid, node in zip(ids[1:], ["pve2", "pve3"], strict=True):
+        moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": node, "restart": True})
+        assert moved.status_code == 200, moved.text
+    stopped = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": ids})
+    assert stopped.status_code == 200, stopped.text
+    assert {r["outcome"] for r in stopped.json()["results"].values()} == {"stopped"}
+    for vmid, node in zip(ids, NODES, strict=True):
+        assert cluster.node_model(node).containers[vmid]["status"] == "stopped"
+
+
+async def test_a_running_container_migrates_in_restart_mode_only(api, cluster):
+    vmid = await create_ct(api)  # created and started
+    refused = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve2"})
+    assert refused.status_code == 409, refused.text
+    moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve2", "restart": True})
+    assert moved.status_code == 200, moved.text
+    assert cluster.node_model("pve2").containers[vmid]["status"] == "running"
+
+
+def test_a_node_name_must_be_a_node_name(cluster, tmp_path):
+    zone = cluster_zone(cluster)
+    zone["nodes"] = {"pve1; reboot": {"port": 22}}
+    with pytest.raises(ValueError, match="nodes"):
+        cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shlex
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
 
 from actors.lxc.locks import HostLocks
-from rayfleet.ssh import CommandResult, SSHPool
+from rayfleet.ssh import CommandResult, SSHPool, SSHTarget
 from rayfleet.state import ActorHandle, actor, call
 
 from . import commands as cmd
@@ -19,6 +21,9 @@ from .errors import CommandFailed, HTTPProblem
 from .placement import Placement, container_of, missing_here, on_node
 
 LockFactory = Callable[[str], ActorHandle[HostLocks]]
+JOB_OUTPUT: ContextVar[Callable[[str], None] | None] = ContextVar("lxc_job_output", default=None)
+"""Set inside a job (deployments/lxc/jobs.py): where its host commands' output lines go, each
+command announced by a `$ argv` line."""
 
 
 class Target:
@@ -65,7 +70,15 @@ class Target:
     async def _run_entry(
         self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None
     ) -> CommandResult:
-        return await self.pool.run(self.key, self.zone, argv, timeout or self.timeout, stdin)
+        return await self._pooled(self.key, self.zone, argv, stdin, timeout)
+
+    async def _pooled(
+        self, key: str, host: SSHTarget, argv: Sequence[str], stdin: str | None, timeout: float | None
+    ) -> CommandResult:
+        sink = JOB_OUTPUT.get()
+        if sink is not None:
+            sink("$ " + shlex.join(argv))
+        return await self.pool.run(key, host, argv, timeout or self.timeout, stdin, sink)
 
     async def _run_on(
         self, node: str | None, argv: Sequence[str], stdin: str | None, timeout: float | None
@@ -78,7 +91,7 @@ class Target:
             return CommandResult(
                 tuple(argv), "", f"node '{node}' of the cluster is not among {self.key}'s configured nodes", 255
             )
-        return await self.pool.run(f"{self.key}@{node}", host, on_node(argv, node), timeout or self.timeout, stdin)
+        return await self._pooled(f"{self.key}@{node}", host, on_node(argv, node), stdin, timeout)
 
     async def node(self, vmid: str | None = None) -> str:
         """The node holding `vmid` in a cluster; else the host's node name (short `hostname`, cached)."""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from .cli import Result, ToolError, check_vmid, parse_options
+from .cli import Log, Result, ToolError, check_vmid, parse_options
 from .cluster import cluster_models
 from .guest import Guest
 from .load import LoadFile
@@ -154,7 +154,8 @@ class Host:
     async def t_vzdump(self, args: list[str], stdin: bytes) -> Result:
         pos, opts = parse_options(args, VZDUMP_OPTIONS)
         mode, compress, dumpdir = self._vzdump_settings(opts)
-        log: list[str] = [f"INFO: starting new backup job: vzdump {' '.join(args)}"]
+        log = Log()
+        log.append(f"INFO: starting new backup job: vzdump {' '.join(args)}")
         failed = False
         for raw in pos:
             vmid = check_vmid(raw)
@@ -167,7 +168,7 @@ class Host:
         log.append("INFO: Backup job finished with errors" if failed else "INFO: Backup job finished successfully")
         if failed:
             log.append("job errors")
-        return Result("", "\n".join(log) + "\n", 255 if failed else 0)
+        return Result("", "".join(line + "\n" for line in log), 255 if failed else 0)
 
     def _vzdump_settings(self, opts: dict[str, str]) -> tuple[str, str, str]:
         """(mode, compress, dump directory) of a vzdump call, refused as PVE refuses them."""

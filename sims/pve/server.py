@@ -16,6 +16,7 @@ from pathlib import Path
 
 import asyncssh
 
+from .cli import PROGRESS
 from .host import Host, make_cluster, make_host
 
 NEEDS_STDIN = ("chpasswd",)
@@ -105,7 +106,11 @@ class SimServer:
                 stdin = (await asyncio.wait_for(process.stdin.read(), 10)).encode()
             except (TimeoutError, asyncssh.Error):
                 stdin = b""
-        running = asyncio.ensure_future(self.host.execute(command, stdin))
+        token = PROGRESS.set(process.stderr.write)
+        try:
+            running = asyncio.ensure_future(self.host.execute(command, stdin))
+        finally:
+            PROGRESS.reset(token)
         signalled = asyncio.ensure_future(_signal(process))
         try:
             await asyncio.wait({running, signalled}, return_when=asyncio.FIRST_COMPLETED)

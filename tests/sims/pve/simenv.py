@@ -45,6 +45,11 @@ class SimEnv:
     def commands(self, node: str | None = None) -> list[str]:
         return self.sim.commands(node)
 
+    def slow_down(self, op_delay: float) -> None:
+        """From now on, long operations (create, backup, snapshot, migrate) hold the container lock this long."""
+        for server in self.sim.sims.values():
+            server.host.op_delay = server.host.pct.op_delay = op_delay
+
     def node_model(self, node: str) -> NodeModel:
         return self.sim.sims[node].host.model
 

@@ -34,6 +34,21 @@ log = get_logger("lxc")
 POLL = 0.5
 _running: dict[str, asyncio.Task[Any]] = {}  # job id -> the operation's task, in this replica
 _tasks: set[asyncio.Task[None]] = set()
+_notices: dict[str, asyncio.Event] = {}  # job id -> set when this replica records a change of it
+
+
+async def changed(job_id: str, timeout: float) -> None:
+    """Wait until this replica records a change of the job (its end, new output), at most `timeout` s
+    (a job run by another replica is seen at the follower's next poll)."""
+    notice = _notices.setdefault(job_id, asyncio.Event())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(notice.wait(), timeout)
+
+
+def _notify(job_id: str) -> None:
+    notice = _notices.pop(job_id, None)
+    if notice is not None:
+        notice.set()
 
 
 def wants_job(request: Request) -> bool:
@@ -104,13 +119,18 @@ async def _run(jobs: ActorHandle[JobBook], job_id: str, work: Callable[[], Await
     if lines:
         await call(jobs, JobBook.poll, job_id, _drain(lines))
     await call(jobs, JobBook.finish, job_id, result, error, cancelled)
+    _notify(job_id)
 
 
 async def _watch(jobs: ActorHandle[JobBook], job_id: str, lines: list[str], operation: asyncio.Future[Any]) -> None:
     """Hand the output over every `POLL` s (a heartbeat too); cancel the operation when asked."""
     while True:
         await asyncio.sleep(POLL)
-        if not await call(jobs, JobBook.poll, job_id, _drain(lines)):
+        fresh = _drain(lines)
+        keep_going = await call(jobs, JobBook.poll, job_id, fresh)
+        if fresh:
+            _notify(job_id)
+        if not keep_going:
             operation.cancel()
             return
 

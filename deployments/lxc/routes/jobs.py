@@ -16,7 +16,7 @@ from actors.lxc.jobs import JobBook
 from rayfleet.state import call
 
 from ..errors import BadRequest, HTTPProblem, NotFound
-from ..jobs import POLL, cancel_here
+from ..jobs import POLL, cancel_here, changed
 from ..responses import JsonList, JsonObject
 from .common import Ctx
 
@@ -105,4 +105,4 @@ async def _events(state: Any, request: Request, job_id: str, after: int) -> Asyn
         if loop.time() - quiet_since > KEEPALIVE:
             yield ": keep-alive\n\n"
             quiet_since = loop.time()
-        await asyncio.sleep(POLL)
+        await changed(job_id, POLL)

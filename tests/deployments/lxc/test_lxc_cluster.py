@@ -6,7 +6,6 @@ read again on a miss); listings cover every node; a migrated container is reache
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 
 from rayfleet.state import local_state
 from tests.deployments.lxc.simenv import SimEnv, create_ct, make_client
+from tests.sims.pve.simenv import own_sim
 
 NODES = ["pve1", "pve2", "pve3"]
 RESOURCES = "pvesh get /cluster/resources --type vm --output-format json"
@@ -24,10 +24,7 @@ RESOURCES = "pvesh get /cluster/resources --type vm --output-format json"
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[SimEnv]:
-    env = SimEnv(tmp_path / "sim", nodes=NODES)
-    yield env
-    env.stop()
-    shutil.rmtree(tmp_path / "sim", ignore_errors=True)
+    yield from own_sim(SimEnv, tmp_path, NODES)
 
 
 def cluster_zone(env: SimEnv) -> dict[str, Any]:
@@ -47,13 +44,7 @@ async def api(cluster: SimEnv, tmp_path: Path) -> AsyncIterator[httpx.AsyncClien
 
 
 async def _ssh(env: SimEnv, node: str, line: str) -> asyncssh.SSHCompletedProcess:
-    async with asyncssh.connect(
-        "127.0.0.1",
-        env.ports[node],
-        username="root",
-        client_keys=[str(env.client_key)],
-        known_hosts=str(env.known_hosts),
-    ) as conn:
+    async with await env.connect(node) as conn:
         return await conn.run(line)
 
 

@@ -64,6 +64,16 @@ class SimEnv:
             **overrides,
         }
 
+    async def connect(self, node: str | None = None) -> asyncssh.SSHClientConnection:
+        """A client connection to the simulator (to one node of a cluster), host key pinned."""
+        return await asyncssh.connect(
+            "127.0.0.1",
+            self.ports[node] if node else self.port,
+            username="root",
+            client_keys=[str(self.client_key)],
+            known_hosts=str(self.known_hosts),
+        )
+
     def stop(self) -> None:
         self.sim.stop()
 
@@ -71,9 +81,10 @@ class SimEnv:
 E = TypeVar("E", bound=SimEnv)
 
 
-def own_sim(kind: type[E], tmp_path: Path) -> Iterator[E]:
-    """A simulator of its own under `tmp_path` for one test (the `fresh_sim` fixtures), removed after it."""
-    env = kind(tmp_path / "sim")
+def own_sim(kind: type[E], tmp_path: Path, nodes: list[str] | None = None) -> Iterator[E]:
+    """A simulator (a cluster of `nodes`) of its own under `tmp_path` for one test (the `fresh_sim`
+    and `cluster` fixtures), removed after it."""
+    env = kind(tmp_path / "sim", nodes=nodes)
     yield env
     env.stop()
     shutil.rmtree(tmp_path / "sim", ignore_errors=True)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import asyncssh
 import pytest
 
-from tests.sims.pve.simenv import TEMPLATE, SimEnv
+from tests.sims.pve.simenv import TEMPLATE, SimEnv, own_sim
 
 NODES = ["pve1", "pve2", "pve3"]
 CREATE = f"pct create {{vmid}} {TEMPLATE} --memory 512 --rootfs local-lvm:8 --hostname web-{{vmid}}"
@@ -19,24 +18,13 @@ Run = Callable[[str, str], Awaitable[asyncssh.SSHCompletedProcess]]
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[SimEnv]:
-    env = SimEnv(tmp_path / "sim", nodes=NODES)
-    yield env
-    env.stop()
-    shutil.rmtree(tmp_path / "sim", ignore_errors=True)
+    yield from own_sim(SimEnv, tmp_path, NODES)
 
 
 @pytest.fixture
 async def on(cluster: SimEnv) -> AsyncIterator[Run]:
     """`await on(node, line)`: the line run over SSH on that node's own port."""
-    conns: dict[str, asyncssh.SSHClientConnection] = {}
-    for node, port in cluster.ports.items():
-        conns[node] = await asyncssh.connect(
-            "127.0.0.1",
-            port,
-            username="root",
-            client_keys=[str(cluster.client_key)],
-            known_hosts=str(cluster.known_hosts),
-        )
+    conns = {node: await cluster.connect(node) for node in NODES}
 
     async def run(node: str, line: str) -> asyncssh.SSHCompletedProcess:
         return await conns[node].run(line)
@@ -171,14 +159,7 @@ async def test_migrate_checks_the_target_first_as_pve_does(on):
 async def test_cluster_state_survives_a_restart_of_the_simulator(tmp_path):
     env = SimEnv(tmp_path / "sim", nodes=NODES)
     try:
-        conn = await asyncssh.connect(
-            "127.0.0.1",
-            env.ports["pve2"],
-            username="root",
-            client_keys=[str(env.client_key)],
-            known_hosts=str(env.known_hosts),
-        )
-        async with conn:
+        async with await env.connect("pve2") as conn:
             await conn.run(CREATE.format(vmid=100))
             await conn.run("pvesh create /cluster/firewall/groups --group web")
             await conn.run("pct migrate 100 pve1")
@@ -194,13 +175,7 @@ async def test_cluster_state_survives_a_restart_of_the_simulator(tmp_path):
 
 
 async def test_a_signal_on_the_channel_kills_the_running_command(cluster):
-    async with asyncssh.connect(
-        "127.0.0.1",
-        cluster.port,
-        username="root",
-        client_keys=[str(cluster.client_key)],
-        known_hosts=str(cluster.known_hosts),
-    ) as conn:
+    async with await cluster.connect() as conn:
         process = await conn.create_process("timeout -k 5 60 sleep 60")
         process.stdin.write_eof()
         process.send_signal("TERM")

@@ -72,12 +72,15 @@ for _verb in ("start", "stop", "restart"):
 
 
 @router.post("/px/backup-lxc", response_model=Result)
-async def px_backup_lxc(svc: Svc, body: BackupLxcBody | None = body_opt) -> HostResult:
+async def px_backup_lxc(svc: Svc, state: Ctx, request: Request, body: BackupLxcBody | None = body_opt) -> Any:
+    """`vzdump <vmid> --storage <s> --mode <m>`; with `Prefer: respond-async`: 202 and a job."""
     body = body or BackupLxcBody()
     vmid = v.vmid(need(body.vmid, "vmid"), "vmid")
     storage = v.storage(need(body.storage, "storage"))
     mode = v.choice(body.mode, "mode", v.BACKUP_MODES)
-    return await svc.backup_lxc(located(svc, body), vmid, storage, mode)
+    t = located(svc, body)
+    target = {"instance_id": vmid, "key": t.key}
+    return await jobs.answer(state.jobs, request, "backup", target, lambda: svc.backup_lxc(t, vmid, storage, mode))
 
 
 @router.post("/px/backup", response_model=Output)

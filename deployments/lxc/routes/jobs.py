@@ -1,5 +1,5 @@
-"""Jobs of long operations started with `Prefer: respond-async` (backup, restore, migrate, px/update,
-app/setup): read, cancel (`DELETE`), follow as server-sent events (`/events`)."""
+"""Jobs of long operations started with `Prefer: respond-async` (create, clone, backup, px/backup-lxc,
+restore, migrate, px/update, app/setup): read, cancel (`DELETE`), follow as server-sent events (`/events`)."""
 
 from __future__ import annotations
 

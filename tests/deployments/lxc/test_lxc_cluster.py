@@ -16,6 +16,7 @@ import pytest
 
 from rayfleet.state import local_state
 from tests.deployments.lxc.simenv import SimEnv, create_ct, make_client
+from tests.polling import eventually
 from tests.sims.pve.simenv import own_sim
 
 NODES = ["pve1", "pve2", "pve3"]
@@ -133,3 +134,26 @@ def test_a_node_name_must_be_a_node_name(cluster, tmp_path):
     zone["nodes"] = {"pve1; reboot": {"port": 22}}
     with pytest.raises(ValueError, match="nodes"):
         cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+
+
+async def test_jobs_on_containers_of_three_nodes_run_at_once_each_on_its_node(api, cluster):
+    ids = [await create_ct(api) for _ in range(3)]
+    for vmid, node in zip(ids[1:], ["pve2", "pve3"], strict=True):
+        moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": node, "restart": True})
+        assert moved.status_code == 200, moved.text
+    accepted = [
+        await api.post(f"/api/v1/lxc/instances/{vmid}/backup", json={}, headers={"Prefer": "respond-async"})
+        for vmid in ids
+    ]
+    assert [a.status_code for a in accepted] == [202, 202, 202]
+
+    async def all_done():
+        jobs = [(await api.get(a.headers["location"])).json() for a in accepted]
+        return jobs if all(j["state"] != "running" for j in jobs) else None
+
+    jobs = await eventually(all_done, timeout=60, what="three backup jobs")
+    assert [j["state"] for j in jobs] == ["succeeded"] * 3
+    for vmid, node in zip(ids, NODES, strict=True):
+        assert any(f"vzdump {vmid} " in line for line in cluster.commands(node))
+        archives = cluster.node_model(node).host_path("/var/lib/vz/dump")
+        assert [p for p in archives.iterdir() if p.name.startswith(f"vzdump-lxc-{vmid}-")]

@@ -38,6 +38,7 @@ class Target:
         az: str,
         zone: ZoneConfig,
         cluster: Placement | None = None,
+        node: str | None = None,
     ) -> None:
         self.config = config
         self.pool = pool
@@ -45,8 +46,18 @@ class Target:
         self.region = region
         self.az = az
         self.zone = zone
-        self.key = f"{region}/{az}"
+        self.key = f"{region}/{az}" + (f"@{node}" if node else "")
         self.cluster = cluster
+        self.node_name = node
+
+    def each_node(self) -> list[Target]:
+        """The zone's hosts: one per node of a cluster (its own SSH address), else this one."""
+        if self.cluster is None:
+            return [self]
+        return [
+            Target(self.config, self.pool, self.locks, self.region, self.az, host, None, name)
+            for name, host in self.cluster.nodes.items()
+        ]
 
     @property
     def timeout(self) -> float:

@@ -15,7 +15,9 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from rayfleet.ssh import CommandResult, SSHTarget
+from rayfleet.ssh import CommandResult
+
+from .config import ZoneConfig
 
 NODE_PATH = re.compile(r"^/nodes/([^/]+)/lxc/(\d+)(/.*)?$")
 ELSEWHERE = re.compile(r"Configuration file 'nodes/([^/']+)/lxc/(\d+)\.conf' does not exist")
@@ -54,7 +56,7 @@ class Placement:
     """A zone's cluster: how to reach each node, and the container → node map, shared by every
     request to the zone."""
 
-    def __init__(self, nodes: Mapping[str, SSHTarget]) -> None:
+    def __init__(self, nodes: Mapping[str, ZoneConfig]) -> None:
         self.nodes = dict(nodes)
         self.where: dict[str, str] = {}
         self.generation = 0

@@ -202,11 +202,13 @@ class LxcService:
             entry.reachable = result.ok
             if result.ok:
                 entry.node = result.stdout.strip()
+                if t.node_name and entry.node.split(".")[0] != t.node_name:
+                    entry.error = f"configured as node '{t.node_name}' but the host is '{entry.node}'"
             else:
                 entry.error = result.stderr.strip()
             return entry
 
-        return list(await asyncio.gather(*(probe(t) for t in targets)))
+        return list(await asyncio.gather(*(probe(n) for t in targets for n in t.each_node())))
 
     async def host_status(self, t: Target) -> HostResult:
         steps = t.steps()
@@ -250,7 +252,7 @@ class LxcService:
                 return t, exc
             return t, steps.text()
 
-        results = await asyncio.gather(*(one(t) for t in targets))
+        results = await asyncio.gather(*(one(n) for t in targets for n in t.each_node()))
         failures = [(t, r) for t, r in results if isinstance(r, CommandFailed)]
         text = "\n".join(f"[{t.key}] {t.zone.host}\n{r}" for t, r in results if isinstance(r, str))
         if failures:

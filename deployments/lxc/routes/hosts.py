@@ -54,7 +54,7 @@ async def px_update(svc: Svc, state: Ctx, request: Request, body: UpdateBody | N
     With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     region, az = (body.region, body.az) if body is not None else (None, None)
     targets = svc.targets(region, az)
-    hosts = {"hosts": [t.key for t in targets]}
+    hosts = {"hosts": [n.key for t in targets for n in t.each_node()]}
     return await jobs.answer(state.jobs, request, "px/update", hosts, lambda: svc.update(targets))
 
 

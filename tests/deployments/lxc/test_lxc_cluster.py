@@ -157,3 +157,39 @@ async def test_jobs_on_containers_of_three_nodes_run_at_once_each_on_its_node(ap
         assert any(f"vzdump {vmid} " in line for line in cluster.commands(node))
         archives = cluster.node_model(node).host_path("/var/lib/vz/dump")
         assert [p for p in archives.iterdir() if p.name.startswith(f"vzdump-lxc-{vmid}-")]
+
+
+async def test_the_zones_hosts_are_the_clusters_nodes(api, cluster):
+    hosts = await api.get("/api/v1/px/hosts")
+    assert hosts.status_code == 200, hosts.text
+    rows = hosts.json()
+    assert [(r["node"], r["port"], r["reachable"], r["error"]) for r in rows] == [
+        (name, port, True, None) for name, port in cluster.ports.items()
+    ]
+    update = await api.post("/api/v1/px/update", json={})
+    assert update.status_code == 200, update.text
+    for node in NODES:
+        assert f"[eu-south-1/az1@{node}]" in update.json()["output"]
+        assert any(line.endswith("apt-get update") for line in cluster.commands(node))
+        assert cluster.node_model(node).data["apt"]["lists_fresh"] is True
+
+
+async def test_a_node_configured_under_the_wrong_name_is_reported(cluster, tmp_path):
+    zone = cluster_zone(cluster)
+    zone["nodes"] = {"pve1": {"port": cluster.ports["pve1"]}, "pve9": {"port": cluster.ports["pve2"]}}
+    with local_state():
+        client, app = make_client(
+            cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+        )
+        async with client:
+            rows = (await client.get("/api/v1/px/hosts")).json()
+            assert rows[1]["error"] == "configured as node 'pve9' but the host is 'pve2'"
+            vmid = await create_ct(client)
+            moved = await client.post(
+                f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve2", "restart": True}
+            )
+            assert moved.status_code == 200
+            lost = await client.get(f"/api/v1/lxc/instances/{vmid}")
+            assert lost.status_code == 500
+            assert "node 'pve2' of the cluster is not among eu-south-1/az1's configured nodes" in lost.text
+        await app.state.component.service.pool.close()

@@ -21,6 +21,7 @@ from .config import ZoneConfig
 
 NODE_PATH = re.compile(r"^/nodes/([^/]+)/lxc/(\d+)(/.*)?$")
 ELSEWHERE = re.compile(r"Configuration file 'nodes/([^/']+)/lxc/(\d+)\.conf' does not exist")
+SKIPPED = re.compile(r"skip external VMs: ([0-9, ]+)")
 RESOURCES = ["pvesh", "get", "/cluster/resources", "--type", "vm", "--output-format", "json"]
 
 Runner = Callable[[Sequence[str]], Awaitable[CommandResult]]
@@ -47,9 +48,13 @@ def on_node(argv: Sequence[str], node: str) -> list[str]:
 
 
 def missing_here(result: CommandResult, vmid: str) -> bool:
-    """The node answered that the container is not on it."""
+    """The node answered that the container is not on it: `pct`'s missing configuration, or
+    vzdump skipping it as another node's guest (which vzdump does not count as an error)."""
     match = ELSEWHERE.search(result.stderr)
-    return not result.ok and match is not None and match.group(2) == vmid
+    if not result.ok and match is not None and match.group(2) == vmid:
+        return True
+    skipped = SKIPPED.search(result.stdout + result.stderr)
+    return skipped is not None and vmid in re.split(r"[,\s]+", skipped.group(1))
 
 
 class Placement:

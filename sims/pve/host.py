@@ -156,9 +156,15 @@ class Host:
         mode, compress, dumpdir = self._vzdump_settings(opts)
         log = Log()
         log.append(f"INFO: starting new backup job: vzdump {' '.join(args)}")
+        vmids = [check_vmid(raw) for raw in pos]
+        cluster = self.model.cluster
+        external = [v for v in vmids if v not in self.model.containers and cluster and cluster.where(v)]
+        if external:  # a guest of another node is skipped, and that is not an error (PVE::VZDump)
+            log.append(f"INFO: skip external VMs: {', '.join(external)}")
         failed = False
-        for raw in pos:
-            vmid = check_vmid(raw)
+        for vmid in vmids:
+            if vmid in external:
+                continue
             error = await self._dump_one(vmid, mode, compress, dumpdir, log)
             if error is not None:
                 log.append(f"ERROR: Backup of VM {vmid} failed - {error}")

@@ -98,6 +98,13 @@ async def test_placement_is_cached_and_read_again_when_a_node_says_the_container
     status = await api.post("/api/v1/lxc/instances/status", json={"instance_ids": [vmid]})
     assert status.status_code == 200 and status.json()[vmid]["state"] == "running", status.text
 
+    # vzdump on a node that does not hold the guest skips it and exits 0: the API must not take
+    # that for a backup
+    assert (await _ssh(cluster, "pve2", f"pct migrate {vmid} pve3 --restart")).exit_status == 0
+    backup = await api.post(f"/api/v1/lxc/instances/{vmid}/backup", json={})
+    assert backup.status_code == 200, backup.text
+    assert backup.json()["archive"] and cluster.node_model("pve3").host_path(backup.json()["archive"]).is_file()
+
 
 async def test_an_unknown_container_is_404_after_one_cluster_read(api, cluster):
     missing = await api.get("/api/v1/lxc/instances/4242")

@@ -182,3 +182,14 @@ async def test_a_signal_on_the_channel_kills_the_running_command(cluster):
         await process.wait_closed()
         assert process.exit_signal is not None and process.exit_signal[0] == "TERM"
     assert cluster.sim.sim.killed == 1
+
+
+async def test_vzdump_skips_another_nodes_guest_without_an_error(cluster, on):
+    await on("pve1", CREATE.format(vmid=100))
+    skipped = await on("pve2", "vzdump 100 --dumpdir /var/lib/vz/dump")
+    assert skipped.exit_status == 0
+    assert "INFO: skip external VMs: 100\n" in skipped.stderr
+    assert "creating vzdump archive" not in skipped.stderr
+    assert not list(cluster.node_model("pve2").host_path("/var/lib/vz/dump").iterdir())
+    unknown = await on("pve2", "vzdump 4242 --dumpdir /var/lib/vz/dump")
+    assert unknown.exit_status == 255 and "unable to find VM '4242'" in unknown.stderr

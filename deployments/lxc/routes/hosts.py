@@ -14,7 +14,7 @@ from .. import jobs
 from .. import validate as v
 from ..errors import HTTPProblem
 from ..models import BackupLxcBody, HostBackupBody, HostExecBody, Located, RebootBody, UpdateBody
-from ..responses import EXEC_ERRORS, HostEntry, Output, Result, TemplateEntry
+from ..responses import EXEC_ERRORS, JOB_ACCEPTED, HostEntry, Output, Result, TemplateEntry
 from ..service import HostResult
 from .common import Az, Ctx, Region, Svc, body_opt, command_words, located, need
 
@@ -48,7 +48,7 @@ async def px_clusters(svc: Svc, region: Region = None, az: Az = None) -> HostRes
     return await svc.clusters(svc.target(region, az))
 
 
-@router.post("/px/update", response_model=Result)
+@router.post("/px/update", response_model=Result, responses=JOB_ACCEPTED)
 async def px_update(svc: Svc, state: Ctx, request: Request, body: UpdateBody | None = body_opt) -> Any:
     """Package update and dist-upgrade: every host, a region's hosts, or one zone.
     With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
@@ -71,7 +71,7 @@ for _verb in ("start", "stop", "restart"):
     router.add_api_route(f"/px/cluster/{_verb}", _cluster_action(_verb), methods=["POST"], response_model=Result)
 
 
-@router.post("/px/backup-lxc", response_model=Result)
+@router.post("/px/backup-lxc", response_model=Result, responses=JOB_ACCEPTED)
 async def px_backup_lxc(svc: Svc, state: Ctx, request: Request, body: BackupLxcBody | None = body_opt) -> Any:
     """`vzdump <vmid> --storage <s> --mode <m>`; with `Prefer: respond-async`: 202 and a job."""
     body = body or BackupLxcBody()

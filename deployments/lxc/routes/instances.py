@@ -12,7 +12,7 @@ from .. import validate as v
 from ..config import LxcConfig
 from ..errors import BadRequest
 from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
-from ..responses import BulkDone, Cloned, Created, InstanceStatus, JsonList, JsonObject, Result
+from ..responses import JOB_ACCEPTED, BulkDone, Cloned, Created, InstanceStatus, JsonList, JsonObject, Result
 from ..service import HostResult
 from .common import INSTANCE, Az, Ctx, InstanceId, Region, Svc, body_opt, command_words, located, need
 
@@ -49,7 +49,7 @@ def _create_request(config: LxcConfig, body: CreateBody) -> containers.CreateReq
     )
 
 
-@router.post("/lxc/instances", response_model=Created)
+@router.post("/lxc/instances", response_model=Created, responses=JOB_ACCEPTED)
 async def create(svc: Svc, state: Ctx, request: Request, body: CreateBody | None = body_opt) -> Any:
     """Create and start `count` containers (VMIDs from `pvesh get /cluster/nextid`, reserved).
     With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`) whose result is this answer."""
@@ -121,7 +121,7 @@ async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> HostRe
     return await containers.scale(located(svc, body), ids, _scale_request(body))
 
 
-@router.post("/lxc/instances/clone", response_model=Cloned)
+@router.post("/lxc/instances/clone", response_model=Cloned, responses=JOB_ACCEPTED)
 async def instances_clone(svc: Svc, state: Ctx, request: Request, body: CloneBody | None = body_opt) -> Any:
     """`pct clone` through a temporary snapshot; with `Prefer: respond-async`: 202 and a job."""
     body = body or CloneBody()
@@ -155,7 +155,7 @@ async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody 
     return await containers.service(located(svc, body), v.vmid(instance_id), action, name)
 
 
-@router.post(f"{INSTANCE}/migrate", response_model=Result)
+@router.post(f"{INSTANCE}/migrate", response_model=Result, responses=JOB_ACCEPTED)
 async def instance_migrate(
     svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: MigrateBody | None = body_opt
 ) -> Any:

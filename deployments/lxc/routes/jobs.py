@@ -66,7 +66,16 @@ async def job_cancel(state: Ctx, job_id: str) -> JSONResponse:
     return JSONResponse(job, status_code=202)
 
 
-@router.get("/jobs/{job_id}/events", response_class=StreamingResponse)
+@router.get(
+    "/jobs/{job_id}/events",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "`progress` events (one per output line), then one `end` event with the job",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def job_events(
     state: Ctx, request: Request, job_id: str, last_event_id: str | None = Header(default=None)
 ) -> StreamingResponse:

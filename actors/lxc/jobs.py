@@ -22,8 +22,9 @@ from rayfleet.durable import DurableMap, open_store
 
 STREAM = "lxc/jobs"
 OUTPUT_STREAM = "lxc/job-output"
-MAX_LINES = 2000  # per job; later lines are counted, not kept
+MAX_LINES = 2000  # per job; later lines are dropped
 MAX_LINE = 4096
+MAX_OUTPUT = 65_536  # characters per job (500 jobs keep at most 32 MiB of output)
 PERSIST_BEAT = 5.0  # seconds between durable heartbeat writes
 
 
@@ -54,6 +55,7 @@ class JobBook:
             "error": None,
             "cancel_requested": False,
             "lines": 0,
+            "chars": 0,
         }
         self._jobs.set(job_id, job)
         self._prune()
@@ -68,13 +70,25 @@ class JobBook:
         now = time.time()
         self._beats[job_id] = now
         room = max(0, MAX_LINES - job.get("lines", 0))
-        kept = [line[:MAX_LINE] for line in lines[:room]]
+        budget = MAX_OUTPUT - job.get("chars", 0)
+        kept: list[str] = []
+        for line in lines[:room]:
+            line = line[:MAX_LINE]
+            if len(line) > budget:
+                break
+            kept.append(line)
+            budget -= len(line)
         if kept:
             key = f"{job_id}:{len(self._chunks.get(job_id, []))}"
             self._output.set(key, kept)
             self._chunks.setdefault(job_id, []).append(key)
         if kept or now - job["heartbeat"] > PERSIST_BEAT:
-            job = {**job, "heartbeat": now, "lines": job.get("lines", 0) + len(kept)}
+            job = {
+                **job,
+                "heartbeat": now,
+                "lines": job.get("lines", 0) + len(kept),
+                "chars": MAX_OUTPUT - budget if kept else job.get("chars", 0),
+            }
             self._jobs.set(job_id, job)
         return not job.get("cancel_requested")
 

@@ -55,10 +55,15 @@ def test_output_and_a_cancel_request_survive_a_restart(tmp_path):
 
 
 def test_output_is_capped_per_job(tmp_path):
-    from actors.lxc.jobs import MAX_LINE, MAX_LINES
+    from actors.lxc.jobs import MAX_LINE, MAX_LINES, MAX_OUTPUT
 
     book = JobBook(f"sqlite:///{tmp_path}/jobs.sqlite3")
     job = book.create("px-update", {})
     book.poll(job["id"], ["x" * (MAX_LINE + 10)] + ["y"] * (MAX_LINES + 5))
     lines = book.output(job["id"])
     assert len(lines) == MAX_LINES and len(lines[0]) == MAX_LINE
+    wordy = book.create("px-update", {})
+    for _ in range(40):  # 40 hand-overs of 4 KiB lines: more than the job's budget
+        book.poll(wordy["id"], ["z" * MAX_LINE])
+    kept = book.output(wordy["id"])
+    assert sum(map(len, kept)) <= MAX_OUTPUT and len(kept) == MAX_OUTPUT // MAX_LINE

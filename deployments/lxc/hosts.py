@@ -68,10 +68,10 @@ class Target:
         vmid = container_of(argv) if self.cluster is not None else None
         if self.cluster is None or vmid is None:
             return await self._run_entry(argv, stdin, timeout)
-        node = await self.cluster.locate(vmid, self._run_entry)
+        node = await self.cluster.locate(vmid, self._lookup)
         result = await self._run_on(node, argv, stdin, timeout)
         if node is not None and missing_here(result, vmid):
-            moved_to = await self.cluster.relocate(vmid, self._run_entry, node)
+            moved_to = await self.cluster.relocate(vmid, self._lookup, node)
             if moved_to is not None:
                 result = await self._run_on(moved_to, argv, stdin, timeout)
         if result.ok and list(argv[:2]) == ["pct", "migrate"] and len(argv) >= 4:
@@ -82,6 +82,10 @@ class Target:
         self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None
     ) -> CommandResult:
         return await self._pooled(self.key, self.zone, argv, stdin, timeout)
+
+    async def _lookup(self, argv: Sequence[str]) -> CommandResult:
+        """A read of the cluster's map on the entry node (not part of any job's output)."""
+        return await self.pool.run(self.key, self.zone, argv, self.timeout)
 
     async def _pooled(
         self, key: str, host: SSHTarget, argv: Sequence[str], stdin: str | None, timeout: float | None
@@ -107,7 +111,7 @@ class Target:
     async def node(self, vmid: str | None = None) -> str:
         """The node holding `vmid` in a cluster; else the host's node name (short `hostname`, cached)."""
         if vmid is not None and self.cluster is not None:
-            found = await self.cluster.locate(vmid, self._run_entry)
+            found = await self.cluster.locate(vmid, self._lookup)
             if found is not None:
                 return found
         result = await self.pool.fact(self.key, self.zone, "node", ["hostname"], self.timeout)

@@ -184,3 +184,27 @@ async def test_a_job_streams_its_output_as_server_sent_events(quick):
         assert (await api.get("/api/v1/jobs/xyz/events")).status_code == 400
         unauthenticated = await httpx.AsyncClient(trust_env=False).get(f"{quick.url}{url}/events")
         assert unauthenticated.status_code == 401
+
+
+async def test_a_finished_jobs_record_and_output_outlive_the_replica_and_the_book(fresh_sim, tmp_path):
+    from tests.deployments.lxc.simenv import make_client
+
+    config = fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3")
+    with local_state():  # the first replica and its actors
+        client, app = make_client(config)
+        async with client:
+            vmid = await create_ct(client)
+            accepted = await client.post(f"/api/v1/lxc/instances/{vmid}/backup", json={}, headers=ASYNC)
+            url = accepted.headers["location"]
+            before = await eventually(lambda: _finished(client, url), timeout=30, what="the backup job")
+        await app.state.component.service.pool.close()
+    with local_state():  # a new replica, and a new JobBook on the same store (as after a restart)
+        client, app = make_client(config)
+        async with client:
+            after = (await client.get(url)).json()
+            assert after["state"] == "succeeded" and after["result"] == before["result"]
+            assert after["progress"] == before["progress"] and after["progress"][0].startswith("$ vzdump ")
+            replay = _events((await client.get(f"{url}/events")).text)
+            assert [json.loads(e["data"])["line"] for e in replay[:-1]] == before["progress"]
+            assert json.loads(replay[-1]["data"])["state"] == "succeeded"
+        await app.state.component.service.pool.close()

@@ -10,13 +10,19 @@ Every argv is quoted word by word with `shlex.quote` and wrapped in the host's
 passes even if our side has gone away; the client gives up a little later and
 reports 124. A command is re-sent only when the connection failed *before* the
 channel opened (it never ran); a timeout is never retried.
+
+A caller that gives up (its task is cancelled) stops the remote command: TERM is sent on the
+channel (RFC 4254 6.9; `timeout` passes it to the command and kills it `KILL_GRACE` seconds
+later if it is still there) and the cancellation goes on only once the channel has closed,
+so whatever the caller holds (a container's lock) outlives the remote command.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,6 +30,9 @@ import asyncssh
 
 KILL_GRACE = 5
 CLIENT_GRACE = 10
+
+OutputSink = Callable[[str], None]
+"""Called with each line of the command's output (stdout and stderr) as it arrives."""
 
 
 class SSHTarget(Protocol):
@@ -149,7 +158,13 @@ class SSHPool:
         return host
 
     async def run(
-        self, key: str, zone: SSHTarget, argv: Sequence[str], timeout: float | None, stdin: str | None = None
+        self,
+        key: str,
+        zone: SSHTarget,
+        argv: Sequence[str],
+        timeout: float | None,
+        stdin: str | None = None,
+        on_output: OutputSink | None = None,
     ) -> CommandResult:
         host = self._host(key, zone)
         line = command_line(argv, timeout)
@@ -172,7 +187,7 @@ class SSHPool:
                     if attempt == 2:
                         return CommandResult(tuple(argv), "", f"ssh: {zone.host}: {exc}", 255)
                     continue
-                return await self._finish(process, argv, timeout, stdin, host, conn)
+                return await self._finish(process, argv, timeout, stdin, host, conn, on_output)
         raise AssertionError("unreachable")
 
     async def _finish(
@@ -183,10 +198,15 @@ class SSHPool:
         stdin: str | None,
         host: _HostConnection,
         conn: asyncssh.SSHClientConnection,
+        on_output: OutputSink | None = None,
     ) -> CommandResult:
         limit = None if timeout is None else timeout + CLIENT_GRACE
         try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(stdin or ""), limit)
+            talk = process.communicate(stdin or "") if on_output is None else _streamed(process, stdin, on_output)
+            stdout, stderr = await asyncio.wait_for(talk, limit)
+        except asyncio.CancelledError:
+            await _stopped(process)
+            raise
         except TimeoutError:
             process.close()
             return CommandResult(tuple(argv), "", f"Command execution timed out after {timeout:g} seconds.", 124, True)
@@ -239,6 +259,44 @@ class SSHPool:
         for host in self._hosts.values():
             await host.drop(host.conn)
         self._hosts.clear()
+
+
+async def _streamed(
+    process: asyncssh.SSHClientProcess[str], stdin: str | None, on_output: OutputSink
+) -> tuple[str, str]:
+    """Like `communicate`, handing each output line to `on_output` as it arrives."""
+    if stdin:
+        process.stdin.write(stdin)
+    process.stdin.write_eof()
+
+    async def pump(stream: asyncssh.SSHReader[str], into: list[str]) -> None:
+        async for line in stream:
+            into.append(line)
+            on_output(line.rstrip("\n"))
+
+    out: list[str] = []
+    err: list[str] = []
+    await asyncio.gather(pump(process.stdout, out), pump(process.stderr, err))
+    await process.wait_closed()
+    return "".join(out), "".join(err)
+
+
+async def _stopped(process: asyncssh.SSHClientProcess[str]) -> None:
+    """TERM the remote command and wait for its channel to close (bounded: `timeout -k` kills it
+    `KILL_GRACE` s after TERM); a further cancellation does not cut the wait short."""
+    with contextlib.suppress(OSError, asyncssh.Error):
+        process.send_signal("TERM")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_GRACE + CLIENT_GRACE
+    while loop.time() < deadline:
+        try:
+            await asyncio.wait_for(process.wait_closed(), deadline - loop.time())
+            return
+        except asyncio.CancelledError:
+            continue
+        except (TimeoutError, OSError, asyncssh.Error):
+            break
+    process.close()
 
 
 def _connect_error(zone: SSHTarget, exc: BaseException) -> str:

@@ -34,11 +34,41 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ClusterNode(_Strict):
+    """A node of the zone's cluster: where its SSH server answers (user, keys, known_hosts and
+    limits are the zone's)."""
+
+    host: str | None = Field(default=None, description="default: the zone's host")
+    port: int = 22
+    port_env: str | None = None
+
+
 class ZoneConfig(SSHHostConfig, _Strict):
-    """One availability zone: the hypervisor host reached over SSH (key or password)."""
+    """One availability zone: the hypervisor host reached over SSH (key or password).
+
+    With `nodes` the zone is a Proxmox cluster: the zone's host is where cluster-wide commands
+    run (any node can), and a command on a container runs on the node holding it.
+    """
 
     password: SecretStr | None = None
     password_env: str | None = None
+    nodes: dict[str, ClusterNode] = Field(
+        default_factory=dict, description="the cluster's nodes by name (empty: one host, the zone's)"
+    )
+
+    @field_validator("nodes")
+    @classmethod
+    def _node_names(cls, value: dict[str, ClusterNode]) -> dict[str, ClusterNode]:
+        for name in value:
+            validate.node(name, "nodes")
+        return value
+
+    def node_host(self, name: str) -> ZoneConfig:
+        """The SSH coordinates of node `name` (the zone's settings with the node's address)."""
+        node = self.nodes[name]
+        return self.model_copy(
+            update={"host": node.host or self.host, "port": node.port, "port_env": node.port_env, "nodes": {}}
+        )
 
     @model_validator(mode="after")
     def _auth(self) -> ZoneConfig:

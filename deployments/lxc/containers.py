@@ -97,11 +97,16 @@ async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
 
 
 async def list_instances(t: Target) -> list[pve.ContainerEntry]:
-    return await pve.containers(t.steps(), await t.node())
+    """The zone's containers: every node's in a cluster (`/cluster/resources`), else the host's."""
+    if t.cluster is None:
+        return await pve.containers(t.steps(), await t.node())
+    listing = await pve.cluster_containers(t.steps())
+    t.cluster.learn(list(listing))
+    return listing
 
 
 async def get_instance(t: Target, vmid: str) -> pve.ContainerConfig:
-    return await pve.config(t.steps(), await t.node(), vmid)
+    return await pve.config(t.steps(), await t.node(vmid), vmid)
 
 
 BulkOp = Callable[[Target, str, Steps, str], Awaitable[tuple[str, str | None]]]
@@ -147,12 +152,12 @@ BULK: dict[str, BulkOp] = {"start": _start, "stop": _stop, "reboot": _reboot, "t
 
 async def require_existing(t: Target, vmids: list[str]) -> None:
     """404 before anything runs when a listed container is not on the host (one `pvesh` listing)."""
-    node = await t.node()
-    listing = await pve.containers(t.steps(), node)
+    listing = await list_instances(t)
     known = {str(c.get("vmid")) for c in listing if isinstance(c, dict)}
     unknown = [vmid for vmid in vmids if vmid not in known]
     if unknown:
-        raise NotFound(f"no container {', '.join(unknown)} on {t.key} (node {node}); nothing was done")
+        where = f"cluster nodes {', '.join(t.cluster.nodes)}" if t.cluster is not None else f"node {await t.node()}"
+        raise NotFound(f"no container {', '.join(unknown)} on {t.key} ({where}); nothing was done")
 
 
 async def bulk(t: Target, action: str, vmids: list[str]) -> BulkDone:

@@ -46,11 +46,11 @@ def _disk_percent(df_text: str) -> int | None:
 
 
 async def _current(t: Target, vmid: str) -> pve.ContainerStatus:
-    return await pve.status(t.steps(), await t.node(), vmid)
+    return await pve.status(t.steps(), await t.node(vmid), vmid)
 
 
 async def scale_check(t: Target, config: LxcConfig, vmid: str) -> ScaleCheck:
-    node = await t.node()
+    node = await t.node(vmid)
     current, cfg = await asyncio.gather(_current(t, vmid), pve.config(t.steps(), node, vmid))
     s = config.scaling
     cpu = float(current.get("cpu", 0)) * 100
@@ -100,7 +100,7 @@ async def info(t: Target, vmid: str) -> Info:
         _exec(t, vmid, ["hostname", "-I"]),
         _exec(t, vmid, ["hostname"]),
         _exec(t, vmid, ["cat", "/etc/resolv.conf"]),
-        t.node(),
+        t.node(vmid),
     )
     dns = [line.split()[1] for line in resolv.splitlines() if line.startswith("nameserver ") and len(line.split()) > 1]
     return Info(instance_id=vmid, ip_addresses=ips.split(), hostname=name.strip(), dns_servers=dns, host_node=node)
@@ -157,7 +157,7 @@ async def resources(t: Target, vmid: str) -> Resources:
 
 
 async def report(t: Target, config: LxcConfig, vmid: str) -> Report:
-    node = await t.node()
+    node = await t.node(vmid)
     cfg, current, snaps = await asyncio.gather(
         pve.config(t.steps(), node, vmid), _current(t, vmid), pve.snapshots(t.steps(), node, vmid)
     )
@@ -192,8 +192,8 @@ def _listening(ss_text: str) -> list[Listening]:
 
 
 async def discovery(t: Target, vmid: str | None) -> list[Discovered]:
-    node = await t.node()
-    listing = await pve.containers(t.steps(), node)
+    node = await t.node(vmid)
+    listing = await (pve.cluster_containers(t.steps()) if t.cluster else pve.containers(t.steps(), node))
     rows = [c for c in listing if vmid is None or str(c["vmid"]) == vmid]
     if vmid is not None and not rows:
         raise CommandFailed(f"Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist", "", 255)

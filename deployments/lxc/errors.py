@@ -60,7 +60,7 @@ _CONFLICT = re.compile(
     r"CT \d+ already (?:running|exists)|CT \d+ not running|CT is locked|CT (?:\d+ )?is running"
     r"|container is running|snapshot name '[^'\n]*' already used|security group '[^'\n]*' already exists"
     r"|[Ss]ecurity group '[^'\n]*' is (?:not empty|used by)|protection mode enabled|cannot start a template"
-    r"|convert a CT to template if the CT is running"
+    r"|convert a CT to template if the CT is running|can't migrate running container without"
     r'|Failed to exec "docker(?:-compose)?": No such file or directory'
 )
 _REFUSED = re.compile(

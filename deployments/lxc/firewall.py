@@ -105,7 +105,7 @@ async def remove_rules(t: Target, name: str, fields: dict[str, str | None]) -> H
 
 async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> HostResult:
     steps = t.steps()
-    node = await t.node()
+    node = await t.node(vmid)
     base = f"/nodes/{node}/lxc/{vmid}"
     messages: list[str] = []
     async with t.locked([vmid]):
@@ -147,7 +147,7 @@ async def attach(t: Target, name: str, vmid: str, enable_firewall: bool) -> Host
 
 async def detach(t: Target, name: str, vmid: str) -> HostResult:
     steps = t.steps()
-    node = await t.node()
+    node = await t.node(vmid)
     base = f"/nodes/{node}/lxc/{vmid}"
     async with t.locked([vmid]):
         rules = await pve.container_rules(steps, node, vmid)

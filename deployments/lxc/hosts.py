@@ -5,26 +5,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shlex
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
 
 from actors.lxc.locks import HostLocks
-from rayfleet.ssh import CommandResult, SSHPool
+from rayfleet.ssh import CommandResult, SSHPool, SSHTarget
 from rayfleet.state import ActorHandle, actor, call
 
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
 from .errors import CommandFailed, HTTPProblem
+from .placement import Placement, container_of, missing_here, on_node
 
 LockFactory = Callable[[str], ActorHandle[HostLocks]]
+JOB_OUTPUT: ContextVar[Callable[[str], None] | None] = ContextVar("lxc_job_output", default=None)
+"""Set inside a job (deployments/lxc/jobs.py): where its host commands' output lines go, each
+command announced by a `$ argv` line."""
 
 
 class Target:
     """One (region, az) host with the pool, lock actor and timeout it uses."""
 
     def __init__(
-        self, config: LxcConfig, pool: SSHPool, locks: ActorHandle[HostLocks], region: str, az: str, zone: ZoneConfig
+        self,
+        config: LxcConfig,
+        pool: SSHPool,
+        locks: ActorHandle[HostLocks],
+        region: str,
+        az: str,
+        zone: ZoneConfig,
+        cluster: Placement | None = None,
+        node: str | None = None,
     ) -> None:
         self.config = config
         self.pool = pool
@@ -32,17 +46,74 @@ class Target:
         self.region = region
         self.az = az
         self.zone = zone
-        self.key = f"{region}/{az}"
+        self.key = f"{region}/{az}" + (f"@{node}" if node else "")
+        self.cluster = cluster
+        self.node_name = node
+
+    def each_node(self) -> list[Target]:
+        """The zone's hosts: one per node of a cluster (its own SSH address), else this one."""
+        if self.cluster is None:
+            return [self]
+        return [
+            Target(self.config, self.pool, self.locks, self.region, self.az, host, None, name)
+            for name, host in self.cluster.nodes.items()
+        ]
 
     @property
     def timeout(self) -> float:
         return self.config.api.command_timeout
 
     async def run(self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None) -> CommandResult:
-        return await self.pool.run(self.key, self.zone, argv, timeout or self.timeout, stdin)
+        """Run `argv`; in a cluster, a command naming a container runs on the node holding it."""
+        vmid = container_of(argv) if self.cluster is not None else None
+        if self.cluster is None or vmid is None:
+            return await self._run_entry(argv, stdin, timeout)
+        node = await self.cluster.locate(vmid, self._lookup)
+        result = await self._run_on(node, argv, stdin, timeout)
+        if node is not None and missing_here(result, vmid):
+            moved_to = await self.cluster.relocate(vmid, self._lookup, node)
+            if moved_to is not None:
+                result = await self._run_on(moved_to, argv, stdin, timeout)
+        if result.ok and list(argv[:2]) == ["pct", "migrate"] and len(argv) >= 4:
+            self.cluster.moved(vmid, argv[3])
+        return result
 
-    async def node(self) -> str:
-        """The node name as the cluster knows it (short `hostname`), cached per pool."""
+    async def _run_entry(
+        self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None
+    ) -> CommandResult:
+        return await self._pooled(self.key, self.zone, argv, stdin, timeout)
+
+    async def _lookup(self, argv: Sequence[str]) -> CommandResult:
+        """A read of the cluster's map on the entry node (not part of any job's output)."""
+        return await self.pool.run(self.key, self.zone, argv, self.timeout)
+
+    async def _pooled(
+        self, key: str, host: SSHTarget, argv: Sequence[str], stdin: str | None, timeout: float | None
+    ) -> CommandResult:
+        sink = JOB_OUTPUT.get()
+        if sink is not None:
+            sink("$ " + shlex.join(argv))
+        return await self.pool.run(key, host, argv, timeout or self.timeout, stdin, sink)
+
+    async def _run_on(
+        self, node: str | None, argv: Sequence[str], stdin: str | None, timeout: float | None
+    ) -> CommandResult:
+        assert self.cluster is not None
+        if node is None:  # no node has it: the entry node answers as Proxmox does
+            return await self._run_entry(argv, stdin, timeout)
+        host = self.cluster.nodes.get(node)
+        if host is None:
+            return CommandResult(
+                tuple(argv), "", f"node '{node}' of the cluster is not among {self.key}'s configured nodes", 255
+            )
+        return await self._pooled(f"{self.key}@{node}", host, on_node(argv, node), stdin, timeout)
+
+    async def node(self, vmid: str | None = None) -> str:
+        """The node holding `vmid` in a cluster; else the host's node name (short `hostname`, cached)."""
+        if vmid is not None and self.cluster is not None:
+            found = await self.cluster.locate(vmid, self._lookup)
+            if found is not None:
+                return found
         result = await self.pool.fact(self.key, self.zone, "node", ["hostname"], self.timeout)
         if not result.ok:
             raise CommandFailed(result.stderr, result.stdout, result.rc)

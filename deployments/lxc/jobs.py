@@ -4,6 +4,11 @@ The operation runs in this replica's event loop exactly as the synchronous route
 (same validation before the 202, same container lease, held until the host command ends); the
 job's record, result and error are kept by the `JobBook` actor. Without the header the route
 stays synchronous, as the spec has it.
+
+While it runs, every output line of its host commands (`JOB_OUTPUT`, read by `Target.run`)
+is handed to the book every `POLL` seconds; the answer says whether the job was cancelled
+(from any replica). Cancelling cancels the operation's task: the SSH layer TERMs the remote
+command and waits for its channel to close, and only then does the container's lease go.
 """
 
 from __future__ import annotations
@@ -23,10 +28,27 @@ from rayfleet.state import ActorHandle, call
 
 from . import validate as v
 from .errors import INTERNAL_MESSAGE, BadRequest, CommandFailed, HTTPProblem, NotFound
+from .hosts import JOB_OUTPUT
 
 log = get_logger("lxc")
-HEARTBEAT = 5.0
-_running: set[asyncio.Task[None]] = set()
+POLL = 0.5
+_running: dict[str, asyncio.Task[Any]] = {}  # job id -> the operation's task, in this replica
+_tasks: set[asyncio.Task[None]] = set()
+_notices: dict[str, asyncio.Event] = {}  # job id -> set when this replica records a change of it
+
+
+async def changed(job_id: str, timeout: float) -> None:
+    """Wait until this replica records a change of the job (its end, new output), at most `timeout` s
+    (a job run by another replica is seen at the follower's next poll)."""
+    notice = _notices.setdefault(job_id, asyncio.Event())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(notice.wait(), timeout)
+
+
+def _notify(job_id: str) -> None:
+    notice = _notices.pop(job_id, None)
+    if notice is not None:
+        notice.set()
 
 
 def wants_job(request: Request) -> bool:
@@ -48,8 +70,8 @@ async def start(
     """Record the job, run `work` in the background, answer 202 with where to follow it."""
     job = await call(jobs, JobBook.create, kind, target)
     task = asyncio.create_task(_run(jobs, job["id"], work), name=f"lxc-job-{job['id']}")
-    _running.add(task)
-    task.add_done_callback(_running.discard)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
     url = f"{request.scope.get('root_path', '')}/api/v1/jobs/{job['id']}"
     return JSONResponse(
         {"job_id": job["id"], "kind": kind, "state": "running", "url": url},
@@ -58,24 +80,65 @@ async def start(
     )
 
 
+def cancel_here(job_id: str) -> bool:
+    """Cancel the job's operation at once when this replica runs it (else its own replica's
+    next poll of the book does)."""
+    task = _running.get(job_id)
+    if task is None or task.done():
+        return False
+    task.cancel()
+    return True
+
+
 async def _run(jobs: ActorHandle[JobBook], job_id: str, work: Callable[[], Awaitable[Any]]) -> None:
-    beat = asyncio.create_task(_beat(jobs, job_id))
+    lines: list[str] = []
+    token = JOB_OUTPUT.set(lines.append)
+    try:
+        operation = asyncio.ensure_future(work())
+    finally:
+        JOB_OUTPUT.reset(token)
+    _running[job_id] = operation
+    watch = asyncio.create_task(_watch(jobs, job_id, lines, operation))
     result: Any = None
     error: dict[str, Any] | None = None
+    cancelled = False
     try:
-        result = jsonable_encoder(await work())
+        result = jsonable_encoder(await operation)
+    except asyncio.CancelledError:
+        cancelled = operation.cancelled()
+        if not cancelled:
+            raise
+        error = {"status": None, "error": "cancelled on request; the host command was stopped"}
     except Exception as exc:  # every outcome is recorded on the job
         error = job_error(exc)
     finally:
-        beat.cancel()
+        _running.pop(job_id, None)
+        watch.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await beat
-    await call(jobs, JobBook.finish, job_id, result, error)
+            await watch
+    if lines:
+        await call(jobs, JobBook.poll, job_id, _drain(lines))
+    await call(jobs, JobBook.finish, job_id, result, error, cancelled)
+    _notify(job_id)
 
 
-async def _beat(jobs: ActorHandle[JobBook], job_id: str) -> None:
-    while await call(jobs, JobBook.beat, job_id):
-        await asyncio.sleep(HEARTBEAT)
+async def _watch(jobs: ActorHandle[JobBook], job_id: str, lines: list[str], operation: asyncio.Future[Any]) -> None:
+    """Hand the output over every `POLL` s (a heartbeat too); cancel the operation when asked."""
+    while True:
+        await asyncio.sleep(POLL)
+        fresh = _drain(lines)
+        keep_going = await call(jobs, JobBook.poll, job_id, fresh)
+        if fresh:
+            _notify(job_id)
+        if not keep_going:
+            operation.cancel()
+            return
+
+
+def _drain(lines: list[str]) -> list[str]:
+    taken = lines[:]
+    del lines[: len(taken)]
+    return taken
 
 
 def job_error(exc: Exception) -> dict[str, Any]:

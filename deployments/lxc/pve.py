@@ -10,11 +10,16 @@ from typing import TypedDict, cast
 
 from . import commands as cmd
 from .hosts import Steps
+from .placement import RESOURCES
 
 
 class ContainerEntry(TypedDict, total=False):
-    """One row of ``/nodes/{node}/lxc`` (and the base of ``.../status/current``)."""
+    """One row of ``/nodes/{node}/lxc`` (and the base of ``.../status/current``); a container's row
+    of ``/cluster/resources`` adds ``id`` (``lxc/<vmid>``), ``node`` and ``maxcpu``."""
 
+    id: str
+    node: str
+    maxcpu: float
     vmid: int
     name: str
     status: str
@@ -135,6 +140,15 @@ async def _get(steps: Steps, path: str) -> object:
 
 async def containers(steps: Steps, node: str) -> list[ContainerEntry]:
     return cast(list[ContainerEntry], await _get(steps, f"/nodes/{node}/lxc"))
+
+
+async def cluster_containers(steps: Steps) -> list[ContainerEntry]:
+    """Every node's containers: the `lxc` rows of ``/cluster/resources --type vm``."""
+    rows = await steps.json(RESOURCES)
+    listing = (
+        [row for row in rows if isinstance(row, dict) and row.get("type") == "lxc"] if isinstance(rows, list) else []
+    )
+    return cast(list[ContainerEntry], listing)
 
 
 async def config(steps: Steps, node: str, vmid: str) -> ContainerConfig:

@@ -59,6 +59,20 @@ class Created(BaseModel):
     instance_ids: list[str]
 
 
+class JobAccepted(BaseModel):
+    """A long operation accepted as a job (`Prefer: respond-async`); follow it at `url` (also `Location`)."""
+
+    job_id: str
+    kind: str
+    state: str = "running"
+    url: str
+
+
+JOB_ACCEPTED: dict[int | str, dict[str, Any]] = {
+    202: {"model": JobAccepted, "description": "with `Prefer: respond-async`: a job, at `Location`"}
+}
+
+
 class Cloned(BaseModel):
     output: str
     instance_id: str

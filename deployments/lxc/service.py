@@ -22,9 +22,10 @@ from rayfleet.state import ActorHandle
 
 from . import commands as cmd
 from . import validate as v
-from .config import LxcConfig
+from .config import LxcConfig, ZoneConfig
 from .errors import BadRequest, CommandFailed
 from .hosts import LockFactory, Target, default_lock_factory, lock_actor_name
+from .placement import Placement
 from .responses import HostEntry, TemplateEntry
 
 log = get_logger("lxc")
@@ -84,6 +85,7 @@ class LxcService:
         self.pool = pool or SSHPool()
         self._lock_factory = lock_factory
         self._locks: dict[str, ActorHandle[HostLocks]] = {}
+        self._clusters: dict[str, Placement] = {}
 
     # ------------------------------------------------------------ targets
     def target(self, region: object = None, az: object = None) -> Target:
@@ -98,7 +100,15 @@ class LxcService:
         name = lock_actor_name(region_name, az_name)
         if name not in self._locks:
             self._locks[name] = self._lock_factory(name)
-        return Target(self.config, self.pool, self._locks[name], region_name, az_name, zone)
+        return Target(self.config, self.pool, self._locks[name], region_name, az_name, zone, self._cluster(name, zone))
+
+    def _cluster(self, name: str, zone: ZoneConfig) -> Placement | None:
+        """The zone's cluster (kept across requests, so its node hosts keep their pooled connections)."""
+        if not zone.nodes:
+            return None
+        if name not in self._clusters:
+            self._clusters[name] = Placement({node: zone.node_host(node) for node in zone.nodes})
+        return self._clusters[name]
 
     def targets(self, region: object = None, az: object = None) -> list[Target]:
         """Every host when nothing is given; a region's hosts; or one zone."""
@@ -192,11 +202,13 @@ class LxcService:
             entry.reachable = result.ok
             if result.ok:
                 entry.node = result.stdout.strip()
+                if t.node_name and entry.node.split(".")[0] != t.node_name:
+                    entry.error = f"configured as node '{t.node_name}' but the host is '{entry.node}'"
             else:
                 entry.error = result.stderr.strip()
             return entry
 
-        return list(await asyncio.gather(*(probe(t) for t in targets)))
+        return list(await asyncio.gather(*(probe(n) for t in targets for n in t.each_node())))
 
     async def host_status(self, t: Target) -> HostResult:
         steps = t.steps()
@@ -240,7 +252,7 @@ class LxcService:
                 return t, exc
             return t, steps.text()
 
-        results = await asyncio.gather(*(one(t) for t in targets))
+        results = await asyncio.gather(*(one(n) for t in targets for n in t.each_node()))
         failures = [(t, r) for t, r in results if isinstance(r, CommandFailed)]
         text = "\n".join(f"[{t.key}] {t.zone.host}\n{r}" for t, r in results if isinstance(r, str))
         if failures:

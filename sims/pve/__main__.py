@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from .host import make_host
+from .host import make_cluster, make_host
 from .server import SimServer
 
 
@@ -22,6 +22,11 @@ def main(argv: list[str] | None = None) -> None:
         "--host-key", help="host private key (generated when missing; default STATE/ssh_host_ed25519_key)"
     )
     parser.add_argument("--node", default="pve", help="node name for a new state directory")
+    parser.add_argument(
+        "--nodes",
+        help="a cluster: comma-separated node names sharing the state directory, "
+        "each on its own port from --port on (pve1,pve2,pve3 listen on PORT, PORT+1, PORT+2)",
+    )
     parser.add_argument(
         "--op-delay",
         type=float,
@@ -38,15 +43,20 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     state = Path(args.state)
-    host = make_host(state, node=args.node, op_delay=args.op_delay)
-    sim = SimServer(host, state)
+    if args.nodes:
+        hosts = make_cluster(state, [n.strip() for n in args.nodes.split(",") if n.strip()], op_delay=args.op_delay)
+        sims = [(SimServer(h, h.model.dir), Path(h.model.dir) / "ssh_host_ed25519_key") for h in hosts]
+    else:
+        host = make_host(state, node=args.node, op_delay=args.op_delay)
+        sims = [(SimServer(host, state), Path(args.host_key or state / "ssh_host_ed25519_key"))]
     password = os.environ.get(args.password_env) if args.password_env else None
 
     async def run() -> None:
-        port = await sim.start(
-            args.bind, args.port, args.host_key or state / "ssh_host_ed25519_key", args.authorized_keys, password
-        )
-        print(f"pve-sim node={host.model.node} listening on {args.bind}:{port}", flush=True)
+        for offset, (sim, host_key) in enumerate(sims):
+            port = await sim.start(
+                args.bind, args.port + offset if args.port else 0, host_key, args.authorized_keys, password
+            )
+            print(f"pve-sim node={sim.host.model.node} listening on {args.bind}:{port}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -57,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         await stop.wait()
         for watcher in watchers:
             watcher.cancel()
-        sim.close()
+        for sim, _ in sims:
+            sim.close()
 
     asyncio.run(run())
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 BOOL_TRUE = {"1", "yes", "true", "on"}
@@ -24,6 +25,22 @@ class ToolError(Exception):
         self.message = message if message.endswith("\n") else message + "\n"
         self.rc = rc
         self.stdout = stdout
+
+
+PROGRESS: ContextVar[Callable[[str], None] | None] = ContextVar("pve_sim_progress", default=None)
+"""Where a running tool writes its log as it goes (the SSH channel's stderr), when it has one."""
+
+
+class Log(list[str]):
+    """A tool's log lines: written to the channel as they are made when the command runs over
+    SSH (so a client sees progress), else kept for the result."""
+
+    def append(self, line: str) -> None:
+        sink = PROGRESS.get()
+        if sink is None:
+            super().append(line)
+        else:
+            sink(line + "\n")
 
 
 def param_error(param: str, message: str) -> ToolError:

@@ -15,7 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from .cli import Result, ToolError, check_vmid, parse_options
+from .cli import Log, Result, ToolError, check_vmid, parse_options
+from .cluster import cluster_models
 from .guest import Guest
 from .load import LoadFile
 from .model import DUMP_DIR, TEMPLATE_CACHE, NodeModel
@@ -153,10 +154,17 @@ class Host:
     async def t_vzdump(self, args: list[str], stdin: bytes) -> Result:
         pos, opts = parse_options(args, VZDUMP_OPTIONS)
         mode, compress, dumpdir = self._vzdump_settings(opts)
-        log: list[str] = [f"INFO: starting new backup job: vzdump {' '.join(args)}"]
+        log = Log()
+        log.append(f"INFO: starting new backup job: vzdump {' '.join(args)}")
+        vmids = [check_vmid(raw) for raw in pos]
+        cluster = self.model.cluster
+        external = [v for v in vmids if v not in self.model.containers and cluster and cluster.where(v)]
+        if external:  # a guest of another node is skipped, and that is not an error (PVE::VZDump)
+            log.append(f"INFO: skip external VMs: {', '.join(external)}")
         failed = False
-        for raw in pos:
-            vmid = check_vmid(raw)
+        for vmid in vmids:
+            if vmid in external:
+                continue
             error = await self._dump_one(vmid, mode, compress, dumpdir, log)
             if error is not None:
                 log.append(f"ERROR: Backup of VM {vmid} failed - {error}")
@@ -166,7 +174,7 @@ class Host:
         log.append("INFO: Backup job finished with errors" if failed else "INFO: Backup job finished successfully")
         if failed:
             log.append("job errors")
-        return Result("", "\n".join(log) + "\n", 255 if failed else 0)
+        return Result("", "".join(line + "\n" for line in log), 255 if failed else 0)
 
     def _vzdump_settings(self, opts: dict[str, str]) -> tuple[str, str, str]:
         """(mode, compress, dump directory) of a vzdump call, refused as PVE refuses them."""
@@ -473,3 +481,8 @@ class Host:
 
 def make_host(state_dir: str | Path, node: str = "pve", op_delay: float = 0.0) -> Host:
     return Host(NodeModel(state_dir, node), op_delay)
+
+
+def make_cluster(state_dir: str | Path, nodes: list[str], op_delay: float = 0.0) -> list[Host]:
+    """One host per node of a cluster sharing `state_dir`'s cluster document."""
+    return [Host(model, op_delay) for model in cluster_models(state_dir, nodes)]

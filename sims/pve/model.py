@@ -113,17 +113,22 @@ def _default_state(node: str) -> dict[str, Any]:
 class NodeModel:
     """The node's state, loaded from and saved to ``state_dir``."""
 
-    def __init__(self, state_dir: str | Path, node: str = "pve") -> None:
+    def __init__(self, state_dir: str | Path, node: str = "pve", cluster: ClusterDoc | None = None) -> None:
         self.dir = Path(state_dir)
         self.fs_root = self.dir / "fs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "state.json"
+        self.cluster = cluster
+        if cluster is not None:
+            cluster.link_etc_pve(self.host_path("/etc/pve"))
         if self.path.exists():
             self.data: dict[str, Any] = json.loads(self.path.read_text())
         else:
             self.data = _default_state(node)
             self._seed_files()
-            self.save()
+        if cluster is not None:
+            cluster.join(self)
+        self.save()
 
     # ----------------------------------------------------------------- files
     def host_path(self, path: str) -> Path:
@@ -153,8 +158,12 @@ class NodeModel:
 
     # ------------------------------------------------------------ persistence
     def save(self) -> None:
+        own = self.data
+        if self.cluster is not None:
+            own = {k: v for k, v in self.data.items() if k not in self.cluster.shared_keys}
+            self.cluster.save()
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
+        tmp.write_text(json.dumps(own, indent=1, sort_keys=True))
         os.replace(tmp, self.path)
         self._materialise_configs()
 
@@ -189,8 +198,12 @@ class NodeModel:
         return f"nodes/{self.node}/lxc/{vmid}.conf"
 
     def all_vmids(self) -> set[int]:
-        ids = {int(v) for v in self.containers}
-        ids |= {int(v) for v in self.data.get("remote_nodes", {})}
+        """Every VMID the cluster uses (one node alone: its own and those it migrated away)."""
+        members = self.cluster.members.values() if self.cluster is not None else [self]
+        ids: set[int] = set()
+        for model in members:
+            ids |= {int(v) for v in model.containers}
+            ids |= {int(v) for v in model.data.get("remote_nodes", {})}
         return ids
 
     def next_free_vmid(self) -> int:
@@ -286,3 +299,48 @@ def volume_options(value: str) -> tuple[str, dict[str, str]]:
 
 def join_volume(volid: str, opts: dict[str, str]) -> str:
     return ",".join([volid] + [f"{k}={v}" for k, v in opts.items()])
+
+
+class ClusterDoc:
+    """The part of the state every node sees alike, and the nodes that see it."""
+
+    shared_keys = ("cluster", "firewall")
+
+    def __init__(self, root: Path, names: list[str]) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.path = root / "cluster.json"
+        self.etc_pve = root / "etc-pve"
+        self.etc_pve.mkdir(exist_ok=True)
+        self.members: dict[str, NodeModel] = {}
+        if self.path.exists():
+            self.data: dict[str, Any] = json.loads(self.path.read_text())
+        else:
+            self.data = {
+                "cluster": {"name": "rayfleet-demo", "nodes": list(names), "config_version": len(names)},
+                "firewall": {"options": {"enable": 0}, "groups": {}},
+            }
+
+    def link_etc_pve(self, path: Path) -> None:
+        """A node's `/etc/pve` is the cluster's (what pmxcfs mounts on every node)."""
+        if path.is_symlink():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(self.etc_pve.resolve(), target_is_directory=True)
+
+    def join(self, model: NodeModel) -> None:
+        for key in self.shared_keys:
+            model.data[key] = self.data[key]
+        self.members[model.node] = model
+
+    def node(self, name: str) -> NodeModel | None:
+        return self.members.get(name)
+
+    def where(self, vmid: str) -> NodeModel | None:
+        """The node holding container `vmid`."""
+        return next((m for m in self.members.values() if vmid in m.containers), None)
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
+        os.replace(tmp, self.path)

@@ -532,6 +532,8 @@ class Pct:
         return Result("\n".join(lines) + "\n")
 
     async def cmd_migrate(self, args: list[str], stdin: bytes) -> Result:
+        """Checks in PVE's order (API2::LXC migrate_vm, then LXC::Migrate prepare); a running
+        container moves only in restart mode (shut down, moved, started on the target)."""
         usage = "pct migrate <vmid> <target> [OPTIONS]"
         pos, opts = parse_options(
             args,
@@ -541,34 +543,52 @@ class Pct:
         if len(pos) != 2:
             raise ToolError(f"400 not enough arguments\n{usage}")
         vmid, target = check_vmid(pos[0]), pos[1]
-        ct = self._get(vmid)
-        self._check_lock(ct)
         if target == self.model.node:
-            raise ToolError("target is local node.")
+            raise param_error("target", "target is local node.")
         if target not in self.model.data["cluster"]["nodes"]:
             raise ToolError(f"no such cluster node '{target}'")
-        if opts.get("online") == "1":
-            raise ToolError("lxc live migration is currently not implemented")
+        ct = self._get(vmid)
         running = ct["status"] == "running"
-        if running and opts.get("restart") != "1":
-            raise ToolError("CT is running - use online migration")
+        if running and opts.get("online") != "1" and opts.get("restart") != "1":
+            raise ToolError("can't migrate running container without --online or --restart")
+        self._check_lock(ct)
+        if running and opts.get("online") == "1" and opts.get("restart") != "1":
+            raise ToolError("lxc live migration is currently not implemented")
         tstore = opts.get("target-storage")
         if tstore and tstore not in self.model.storages:
             raise ToolError(f"storage '{tstore}' does not exist")
         await self._locked(ct, "migrate")
         now = time.strftime("%Y-%m-%d %H:%M:%S")
-        log = [f"{now} starting migration of CT {vmid} to node '{target}'"]
+        address = f"192.0.2.{11 + self.model.data['cluster']['nodes'].index(target)}"
+        log = [f"{now} starting migration of CT {vmid} to node '{target}' ({address})"]
         if running:
             log.append(f"{now} shutdown CT {vmid}")
+            ct["status"] = "stopped"
         log.append(f"{now} volume '{ct['config']['rootfs'].split(',')[0]}' is migrated to '{target}'")
+        self._move(vmid, ct, target)
         if running:
             log.append(f"{now} start final cleanup")
             log.append(f"{now} start container on target node")
+            ct["status"] = "running"
+            ct["started_at"] = time.time()
         log.append(f"{now} migration finished successfully (duration 00:00:01)")
-        del self.model.containers[vmid]
-        self.model.data.setdefault("remote_nodes", {})[vmid] = target
-        self.model.save()
+        self._save_cluster(target)
         return Result("\n".join(log) + "\n")
+
+    def _move(self, vmid: str, ct: Container, target: str) -> None:
+        """Hand the container to `target` (its config moves to `nodes/<target>/lxc`)."""
+        del self.model.containers[vmid]
+        other = self.model.cluster.node(target) if self.model.cluster is not None else None
+        if other is None:  # a node this simulator does not run: only its name is known here
+            self.model.data.setdefault("remote_nodes", {})[vmid] = target
+            return
+        other.containers[vmid] = ct
+
+    def _save_cluster(self, target: str) -> None:
+        other = self.model.cluster.node(target) if self.model.cluster is not None else None
+        if other is not None:
+            other.save()
+        self.model.save()
 
     async def cmd_clone(self, args: list[str], stdin: bytes) -> Result:
         usage = "pct clone <vmid> <newid> [OPTIONS]"

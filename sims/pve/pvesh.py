@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from .cli import Result, ToolError, check_vmid, param_error, parse_options
-from .model import Container, NodeModel, volume_options
+from .clusterapi import cluster_status, ct_summary, resources
+from .model import Container, NodeModel
 
 GROUP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9\-_]+$")
 RULE_OPTIONS = {
@@ -123,19 +124,24 @@ class Pvesh:
             return [{"node": n, "status": "online", "type": "node"} for n in self.model.data["cluster"]["nodes"]]
         if len(parts) >= 3 and parts[0] == "nodes" and parts[2] == "lxc":
             if parts[1] != node:
-                if parts[1] in self.model.data["cluster"]["nodes"]:
-                    raise ToolError(
-                        f"hostname lookup '{parts[1]}' failed - failed to get address info for: {parts[1]}: Name or service not known"
-                    )
-                raise ToolError(f"no such cluster node '{parts[1]}'")
+                return self._proxied(parts[1]).dispatch(verb, path, args)
             return self._lxc(verb, parts[3:], args)
         if parts == ["cluster", "resources"] and verb == "get":
-            _, _opts = parse_options(args, {"type": "str"})
-            return [
-                self._ct_summary(v, c) | {"id": f"lxc/{v}", "node": node, "type": "lxc"}
-                for v, c in sorted(self.model.containers.items(), key=lambda x: int(x[0]))
-            ]
+            return resources(self.model, args)
+        if parts == ["cluster", "status"] and verb == "get":
+            return cluster_status(self.model)
         raise ToolError(f"No '{verb}' handler defined for '{path}'")
+
+    def _proxied(self, name: str) -> Pvesh:
+        """Another node's API, as pvesh reaches it (the API proxies to the node that owns the path)."""
+        other = self.model.cluster.node(name) if self.model.cluster is not None else None
+        if other is not None:
+            return Pvesh(other)
+        if name in self.model.data["cluster"]["nodes"]:
+            raise ToolError(
+                f"hostname lookup '{name}' failed - failed to get address info for: {name}: Name or service not known"
+            )
+        raise ToolError(f"no such cluster node '{name}'")
 
     # ------------------------------------------------------------- firewall
     def _groups(self, verb: str, rest: list[str], args: list[str]) -> Any:
@@ -254,36 +260,7 @@ class Pvesh:
 
     # ------------------------------------------------------------- containers
     def _ct_summary(self, vmid: str, ct: Container) -> dict[str, Any]:
-        cfg = ct["config"]
-        _, ropts = volume_options(str(cfg.get("rootfs", "")))
-        size = ropts.get("size", "0G")
-        gib = float(size[:-1]) if size[-1:] in "GMT" and size[:-1] else 0.0
-        running = ct["status"] == "running"
-        row = {
-            "vmid": int(vmid),
-            "name": cfg.get("hostname", f"CT{vmid}"),
-            "status": ct["status"],
-            "type": "lxc",
-            "cpus": cfg.get("cores", 1),
-            "maxmem": int(cfg.get("memory", 512)) * 1024**2,
-            "mem": (48 * 1024**2) if running else 0,
-            "maxdisk": int(gib * 1024**3),
-            "disk": int(gib * 1024**3 * ct.get("disk_used_pct", 0) / 100) if running else 0,
-            "maxswap": int(cfg.get("swap", 512)) * 1024**2,
-            "uptime": int(time.time() - started) if running and (started := ct.get("started_at")) else 0,
-            "netin": 0,
-            "netout": 0,
-            "diskread": 0,
-            "diskwrite": 0,
-            "cpu": 0,
-        }
-        if ct.get("lock"):
-            row["lock"] = ct["lock"]
-        if cfg.get("template"):
-            row["template"] = 1
-        if cfg.get("tags"):
-            row["tags"] = cfg["tags"]
-        return row
+        return ct_summary(vmid, ct)
 
     def _lxc(self, verb: str, rest: list[str], args: list[str]) -> Any:
         if not rest:

@@ -9,13 +9,15 @@ model's filesystem root.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from pathlib import Path
 
 import asyncssh
 
-from .host import Host, make_host
+from .cli import PROGRESS
+from .host import Host, make_cluster, make_host
 
 NEEDS_STDIN = ("chpasswd",)
 
@@ -63,6 +65,25 @@ class _Server(asyncssh.SSHServer):
         return keys.validate(key, "127.0.0.1", "127.0.0.1") is not None
 
 
+TERMINATING = ("TERM", "KILL", "INT", "HUP")
+SIGNAL_POLL = 0.05
+
+
+async def _signal(process: asyncssh.SSHServerProcess[str]) -> str:
+    """The first terminating signal the client sends on the channel (RFC 4254 6.9)."""
+    while True:
+        try:
+            data = await process.stdin.read(65536)
+        except asyncssh.SignalReceived as sig:
+            if sig.signal in TERMINATING:
+                return sig.signal
+            continue
+        except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged):
+            continue
+        if not data:  # stdin is at EOF: a signal can still arrive; it is queued for the next read
+            await asyncio.sleep(SIGNAL_POLL)
+
+
 class SimServer:
     """A running pve-sim instance."""
 
@@ -72,6 +93,7 @@ class SimServer:
         self.server: asyncssh.SSHAcceptor | None = None
         self.port = 0
         self.connections = 0
+        self.killed = 0
         self._log_path = state_dir / "commands.log"
 
     async def _process(self, process: asyncssh.SSHServerProcess[str]) -> None:
@@ -84,8 +106,26 @@ class SimServer:
                 stdin = (await asyncio.wait_for(process.stdin.read(), 10)).encode()
             except (TimeoutError, asyncssh.Error):
                 stdin = b""
+        token = PROGRESS.set(process.stderr.write)
         try:
-            result = await self.host.execute(command, stdin)
+            running = asyncio.ensure_future(self.host.execute(command, stdin))
+        finally:
+            PROGRESS.reset(token)
+        signalled = asyncio.ensure_future(_signal(process))
+        try:
+            await asyncio.wait({running, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            signalled.cancel()
+        if not running.done():
+            # sshd hands the signal to the command (`timeout` passes it on to its child): it dies
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+            self.killed += 1
+            process.exit_with_signal(signalled.result())
+            return
+        try:
+            result = running.result()
         except Exception as exc:  # a simulator bug must still answer like a crashed tool
             process.stderr.write(f"pve-sim internal error: {type(exc).__name__}: {exc}\n")
             process.exit(255)
@@ -121,7 +161,11 @@ class SimServer:
 
 
 class ThreadedSim:
-    """pve-sim on its own event loop in a daemon thread (tests, benchmarks)."""
+    """pve-sim on its own event loop in a daemon thread (tests, benchmarks).
+
+    One node by default (`node`); with `nodes` a cluster of them sharing one cluster
+    state, each node its own SSH server on its own port (`ports`) with its own host key.
+    """
 
     def __init__(
         self,
@@ -131,34 +175,52 @@ class ThreadedSim:
         password: str | None = None,
         op_delay: float = 0.0,
         node: str = "pve",
+        nodes: list[str] | None = None,
     ) -> None:
         self.state_dir = Path(state_dir)
-        self.host = make_host(self.state_dir, node=node, op_delay=op_delay)
-        self.sim = SimServer(self.host, self.state_dir)
-        self.host_key = Path(host_key or self.state_dir / "ssh_host_ed25519_key")
+        if nodes:
+            hosts = make_cluster(self.state_dir, nodes, op_delay=op_delay)
+            self.sims = {h.model.node: SimServer(h, h.model.dir) for h in hosts}
+            self.host_keys = {n: s.state_dir / "ssh_host_ed25519_key" for n, s in self.sims.items()}
+        else:
+            host = make_host(self.state_dir, node=node, op_delay=op_delay)
+            self.sims = {host.model.node: SimServer(host, self.state_dir)}
+            self.host_keys = {host.model.node: Path(host_key or self.state_dir / "ssh_host_ed25519_key")}
+        self.sim = next(iter(self.sims.values()))
+        self.host = self.sim.host
+        self.host_key = next(iter(self.host_keys.values()))
         self._authorized_keys = authorized_keys
         self._password = password
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="pve-sim")
         self.port = 0
+        self.ports: dict[str, int] = {}
 
     def start(self) -> int:
         self._thread.start()
-        fut = asyncio.run_coroutine_threadsafe(
-            self.sim.start("127.0.0.1", 0, self.host_key, self._authorized_keys, self._password), self.loop
-        )
-        self.port = fut.result(15)
+        for name, sim in self.sims.items():
+            fut = asyncio.run_coroutine_threadsafe(
+                sim.start("127.0.0.1", 0, self.host_keys[name], self._authorized_keys, self._password), self.loop
+            )
+            self.ports[name] = fut.result(15)
+        self.port = next(iter(self.ports.values()))
         return self.port
 
-    def commands(self) -> list[str]:
-        path = self.state_dir / "commands.log"
-        return path.read_text().splitlines() if path.exists() else []
+    def commands(self, node: str | None = None) -> list[str]:
+        """Command lines received (by one node, or by every node, node after node)."""
+        lines: list[str] = []
+        for name, sim in self.sims.items():
+            path = sim.state_dir / "commands.log"
+            if (node is None or node == name) and path.exists():
+                lines += path.read_text().splitlines()
+        return lines
 
     def stop(self) -> None:
         async def _close() -> None:
-            self.sim.close()
-            if self.sim.server is not None:
-                await self.sim.server.wait_closed()
+            for sim in self.sims.values():
+                sim.close()
+                if sim.server is not None:
+                    await sim.server.wait_closed()
 
         try:
             asyncio.run_coroutine_threadsafe(_close(), self.loop).result(5)

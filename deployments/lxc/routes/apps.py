@@ -9,14 +9,14 @@ from fastapi import APIRouter, Request
 from .. import apps, jobs
 from .. import validate as v
 from ..models import AppDeployBody, AppRemoveBody, AppRunBody, AppSetupBody, AppUpdateBody
-from ..responses import BulkDone, Result
+from ..responses import JOB_ACCEPTED, BulkDone, Result
 from ..service import HostResult
 from .common import INSTANCE, Az, Ctx, InstanceId, Region, Svc, body_opt, command_words, located, need
 
 router = APIRouter(tags=["applications"])
 
 
-@router.post(f"{INSTANCE}/app/setup", response_model=Result)
+@router.post(f"{INSTANCE}/app/setup", response_model=Result, responses=JOB_ACCEPTED)
 async def app_setup(
     svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: AppSetupBody | None = body_opt
 ) -> Any:

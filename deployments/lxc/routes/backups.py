@@ -11,7 +11,7 @@ from .. import containers, jobs
 from .. import validate as v
 from ..errors import BadRequest
 from ..models import BackupBody, RestoreBody
-from ..responses import BackupDone, Result
+from ..responses import JOB_ACCEPTED, BackupDone, Result
 from .common import INSTANCE, Ctx, InstanceId, Svc, body_opt, located, need
 
 router = APIRouter(tags=["backups"])
@@ -28,7 +28,7 @@ def _backup_source(value: object) -> str:
     return value
 
 
-@router.post(f"{INSTANCE}/restore", response_model=Result)
+@router.post(f"{INSTANCE}/restore", response_model=Result, responses=JOB_ACCEPTED)
 async def instance_restore(
     svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: RestoreBody | None = body_opt
 ) -> Any:
@@ -47,7 +47,7 @@ async def instance_restore(
     return await jobs.answer(state.jobs, request, "restore", {"instance_id": vmid, "key": t.key}, work)
 
 
-@router.post(f"{INSTANCE}/backup", response_model=BackupDone)
+@router.post(f"{INSTANCE}/backup", response_model=BackupDone, responses=JOB_ACCEPTED)
 async def instance_backup(
     svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: BackupBody | None = body_opt
 ) -> Any:

@@ -14,7 +14,7 @@ from .. import jobs
 from .. import validate as v
 from ..errors import HTTPProblem
 from ..models import BackupLxcBody, HostBackupBody, HostExecBody, Located, RebootBody, UpdateBody
-from ..responses import EXEC_ERRORS, HostEntry, Output, Result, TemplateEntry
+from ..responses import EXEC_ERRORS, JOB_ACCEPTED, HostEntry, Output, Result, TemplateEntry
 from ..service import HostResult
 from .common import Az, Ctx, Region, Svc, body_opt, command_words, located, need
 
@@ -48,13 +48,13 @@ async def px_clusters(svc: Svc, region: Region = None, az: Az = None) -> HostRes
     return await svc.clusters(svc.target(region, az))
 
 
-@router.post("/px/update", response_model=Result)
+@router.post("/px/update", response_model=Result, responses=JOB_ACCEPTED)
 async def px_update(svc: Svc, state: Ctx, request: Request, body: UpdateBody | None = body_opt) -> Any:
     """Package update and dist-upgrade: every host, a region's hosts, or one zone.
     With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
     region, az = (body.region, body.az) if body is not None else (None, None)
     targets = svc.targets(region, az)
-    hosts = {"hosts": [t.key for t in targets]}
+    hosts = {"hosts": [n.key for t in targets for n in t.each_node()]}
     return await jobs.answer(state.jobs, request, "px/update", hosts, lambda: svc.update(targets))
 
 
@@ -71,13 +71,16 @@ for _verb in ("start", "stop", "restart"):
     router.add_api_route(f"/px/cluster/{_verb}", _cluster_action(_verb), methods=["POST"], response_model=Result)
 
 
-@router.post("/px/backup-lxc", response_model=Result)
-async def px_backup_lxc(svc: Svc, body: BackupLxcBody | None = body_opt) -> HostResult:
+@router.post("/px/backup-lxc", response_model=Result, responses=JOB_ACCEPTED)
+async def px_backup_lxc(svc: Svc, state: Ctx, request: Request, body: BackupLxcBody | None = body_opt) -> Any:
+    """`vzdump <vmid> --storage <s> --mode <m>`; with `Prefer: respond-async`: 202 and a job."""
     body = body or BackupLxcBody()
     vmid = v.vmid(need(body.vmid, "vmid"), "vmid")
     storage = v.storage(need(body.storage, "storage"))
     mode = v.choice(body.mode, "mode", v.BACKUP_MODES)
-    return await svc.backup_lxc(located(svc, body), vmid, storage, mode)
+    t = located(svc, body)
+    target = {"instance_id": vmid, "key": t.key}
+    return await jobs.answer(state.jobs, request, "backup", target, lambda: svc.backup_lxc(t, vmid, storage, mode))
 
 
 @router.post("/px/backup", response_model=Output)

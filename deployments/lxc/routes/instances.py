@@ -12,7 +12,7 @@ from .. import validate as v
 from ..config import LxcConfig
 from ..errors import BadRequest
 from ..models import BulkBody, CloneBody, CreateBody, ExecBody, MigrateBody, ScaleBody, ServiceBody
-from ..responses import BulkDone, Cloned, Created, InstanceStatus, JsonList, JsonObject, Result
+from ..responses import JOB_ACCEPTED, BulkDone, Cloned, Created, InstanceStatus, JsonList, JsonObject, Result
 from ..service import HostResult
 from .common import INSTANCE, Az, Ctx, InstanceId, Region, Svc, body_opt, command_words, located, need
 
@@ -49,12 +49,15 @@ def _create_request(config: LxcConfig, body: CreateBody) -> containers.CreateReq
     )
 
 
-@router.post("/lxc/instances", response_model=Created)
-async def create(svc: Svc, body: CreateBody | None = body_opt) -> Created:
-    """Create and start `count` containers (VMIDs from `pvesh get /cluster/nextid`, reserved)."""
+@router.post("/lxc/instances", response_model=Created, responses=JOB_ACCEPTED)
+async def create(svc: Svc, state: Ctx, request: Request, body: CreateBody | None = body_opt) -> Any:
+    """Create and start `count` containers (VMIDs from `pvesh get /cluster/nextid`, reserved).
+    With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`) whose result is this answer."""
     body = body or CreateBody()
     req = _create_request(svc.config, body)
-    return await containers.create(located(svc, body), svc.config, req)
+    t = located(svc, body)
+    target = {"count": req.count, "key": t.key}
+    return await jobs.answer(state.jobs, request, "create", target, lambda: containers.create(t, svc.config, req))
 
 
 @router.get("/lxc/instances", response_model=JsonList)
@@ -118,14 +121,22 @@ async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> HostRe
     return await containers.scale(located(svc, body), ids, _scale_request(body))
 
 
-@router.post("/lxc/instances/clone", response_model=Cloned)
-async def instances_clone(svc: Svc, body: CloneBody | None = body_opt) -> Cloned:
+@router.post("/lxc/instances/clone", response_model=Cloned, responses=JOB_ACCEPTED)
+async def instances_clone(svc: Svc, state: Ctx, request: Request, body: CloneBody | None = body_opt) -> Any:
+    """`pct clone` through a temporary snapshot; with `Prefer: respond-async`: 202 and a job."""
     body = body or CloneBody()
     source = v.vmid(need(body.source_instance_id, "source_instance_id"), "source_instance_id")
     target = v.vmid(body.target_instance_id, "target_instance_id") if body.target_instance_id else None
     if target == source:
         raise BadRequest("'target_instance_id' must differ from 'source_instance_id'")
-    return await containers.clone(located(svc, body), source, target, body.full)
+    t = located(svc, body)
+    return await jobs.answer(
+        state.jobs,
+        request,
+        "clone",
+        {"instance_id": source, "key": t.key},
+        lambda: containers.clone(t, source, target, body.full),
+    )
 
 
 @router.post(f"{INSTANCE}/exec", response_model=Result)
@@ -144,7 +155,7 @@ async def instance_service(svc: Svc, instance_id: InstanceId, body: ServiceBody 
     return await containers.service(located(svc, body), v.vmid(instance_id), action, name)
 
 
-@router.post(f"{INSTANCE}/migrate", response_model=Result)
+@router.post(f"{INSTANCE}/migrate", response_model=Result, responses=JOB_ACCEPTED)
 async def instance_migrate(
     svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: MigrateBody | None = body_opt
 ) -> Any:

@@ -28,3 +28,42 @@ def test_only_the_newest_finished_jobs_are_kept(tmp_path):
         ids.append(job["id"])
     kept = [j["id"] for j in book.recent(10)]
     assert len(kept) <= 4 and ids[-1] in kept and ids[0] not in kept
+
+
+def test_output_and_a_cancel_request_survive_a_restart(tmp_path):
+    dsn = f"sqlite:///{tmp_path}/jobs.sqlite3"
+    book = JobBook(dsn)
+    job = book.create("backup", {"instance_id": "100"})
+    assert book.poll(job["id"], ["$ vzdump 100", "INFO: starting new backup job"]) is True
+    assert book.poll(job["id"], []) is True
+    assert book.poll(job["id"], ["INFO: Starting Backup of VM 100 (lxc)"]) is True
+    assert book.cancel(job["id"])["cancel_requested"] is True
+
+    again = JobBook(dsn, stale_after=3600)  # a new actor on the same store (the old one died)
+    seen = again.get(job["id"])
+    assert seen["progress"] == [
+        "$ vzdump 100",
+        "INFO: starting new backup job",
+        "INFO: Starting Backup of VM 100 (lxc)",
+    ]
+    assert again.follow(job["id"], 2)["lines"] == ["INFO: Starting Backup of VM 100 (lxc)"]
+    assert again.poll(job["id"], []) is False  # the running replica is told to stop
+    done = again.finish(job["id"], None, {"status": None, "error": "cancelled"}, cancelled=True)
+    assert done["state"] == "cancelled"
+    assert again.poll(job["id"], ["late"]) is False and again.output(job["id"]) == seen["progress"]
+    assert again.cancel(job["id"])["state"] == "cancelled"  # nothing left to cancel
+
+
+def test_output_is_capped_per_job(tmp_path):
+    from actors.lxc.jobs import MAX_LINE, MAX_LINES, MAX_OUTPUT
+
+    book = JobBook(f"sqlite:///{tmp_path}/jobs.sqlite3")
+    job = book.create("px-update", {})
+    book.poll(job["id"], ["x" * (MAX_LINE + 10)] + ["y"] * (MAX_LINES + 5))
+    lines = book.output(job["id"])
+    assert len(lines) == MAX_LINES and len(lines[0]) == MAX_LINE
+    wordy = book.create("px-update", {})
+    for _ in range(40):  # 40 hand-overs of 4 KiB lines: more than the job's budget
+        book.poll(wordy["id"], ["z" * MAX_LINE])
+    kept = book.output(wordy["id"])
+    assert sum(map(len, kept)) <= MAX_OUTPUT and len(kept) == MAX_OUTPUT // MAX_LINE

@@ -4,7 +4,7 @@ lease held until the host command ends, the record kept by the JobBook actor."""
 from __future__ import annotations
 
 from rayfleet.state import local_state
-from tests.deployments.lxc.simenv import SimEnv, create_ct, make_client
+from tests.deployments.lxc.simenv import TEMPLATE, SimEnv, create_ct, make_client
 from tests.polling import eventually
 
 ASYNC = {"Prefer": "respond-async"}
@@ -94,4 +94,42 @@ async def test_host_update_and_app_setup_as_jobs(fresh_sim, tmp_path):
             installed = await eventually(lambda: done(setup.headers["location"]), timeout=60, what="app/setup job")
             assert installed["state"] == "succeeded", installed
             assert "docker.io" in fresh_sim.model.containers[vmid]["packages"]
+        await app.state.component.service.pool.close()
+
+
+async def test_create_clone_and_host_backup_as_jobs(fresh_sim, tmp_path):
+    with local_state():
+        client, app = make_client(fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
+        async with client:
+
+            async def done(response):
+                assert response.status_code == 202, response.text
+
+                async def finished():
+                    job = (await client.get(response.headers["location"])).json()
+                    return job if job["state"] != "running" else None
+
+                return await eventually(finished, timeout=30, what=f"the {response.json()['kind']} job")
+
+            created = await done(
+                await client.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE, "count": 2}, headers=ASYNC)
+            )
+            assert created["state"] == "succeeded", created
+            first, second = created["result"]["instance_ids"]
+            assert {first, second} <= set(fresh_sim.model.containers)
+            assert any(line.startswith(f"$ pct create {first} ") for line in created["progress"])
+
+            cloned = await done(
+                await client.post("/api/v1/lxc/instances/clone", json={"source_instance_id": first}, headers=ASYNC)
+            )
+            assert cloned["state"] == "succeeded", cloned
+            assert cloned["result"]["instance_id"] in fresh_sim.model.containers
+
+            dumped = await done(
+                await client.post("/api/v1/px/backup-lxc", json={"vmid": second, "storage": "local"}, headers=ASYNC)
+            )
+            assert dumped["state"] == "succeeded", dumped
+            assert any("creating vzdump archive" in line for line in dumped["progress"])
+            refused = await client.post("/api/v1/px/backup-lxc", json={"vmid": second}, headers=ASYNC)
+            assert refused.status_code == 400  # validated before any job is made
         await app.state.component.service.pool.close()

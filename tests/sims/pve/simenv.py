@@ -18,7 +18,7 @@ TEMPLATE = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
 class SimEnv:
     """A running simulator plus the client material to reach it."""
 
-    def __init__(self, root: Path, op_delay: float = 0.0) -> None:
+    def __init__(self, root: Path, op_delay: float = 0.0, nodes: list[str] | None = None) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.client_key = root / "client_key"
@@ -28,29 +28,51 @@ class SimEnv:
             key.write_public_key(str(self.client_key) + ".pub")
         self.authorized_keys = root / "authorized_keys"
         self.authorized_keys.write_text((root / "client_key.pub").read_text())
-        self.sim = ThreadedSim(root / "state", self.authorized_keys, op_delay=op_delay)
+        self.sim = ThreadedSim(root / "state", self.authorized_keys, op_delay=op_delay, nodes=nodes)
         self.port = self.sim.start()
-        public = asyncssh.read_private_key(str(self.sim.host_key)).export_public_key().decode().strip()
+        self.ports = self.sim.ports
+        lines = []
+        for name, port in self.ports.items():
+            public = asyncssh.read_private_key(str(self.sim.host_keys[name])).export_public_key().decode().strip()
+            lines.append(f"[127.0.0.1]:{port} {public}\n")
         self.known_hosts = root / "known_hosts"
-        self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {public}\n")
+        self.known_hosts.write_text("".join(lines))
 
     @property
     def model(self) -> NodeModel:
         return self.sim.host.model
 
-    def commands(self) -> list[str]:
-        return self.sim.commands()
+    def commands(self, node: str | None = None) -> list[str]:
+        return self.sim.commands(node)
 
-    def zone(self, **overrides: Any) -> dict[str, Any]:
-        """The SSH coordinates of the simulator, as a config's host entry spells them."""
+    def slow_down(self, op_delay: float) -> None:
+        """From now on, long operations (create, backup, snapshot, migrate) hold the container lock this long."""
+        for server in self.sim.sims.values():
+            server.host.op_delay = server.host.pct.op_delay = op_delay
+
+    def node_model(self, node: str) -> NodeModel:
+        return self.sim.sims[node].host.model
+
+    def zone(self, node: str | None = None, **overrides: Any) -> dict[str, Any]:
+        """The SSH coordinates of the simulator (of one node of a cluster), as a config's host entry spells them."""
         return {
             "host": "127.0.0.1",
-            "port": self.port,
+            "port": self.ports[node] if node else self.port,
             "user": "root",
             "key_file": str(self.client_key),
             "known_hosts": str(self.known_hosts),
             **overrides,
         }
+
+    async def connect(self, node: str | None = None) -> asyncssh.SSHClientConnection:
+        """A client connection to the simulator (to one node of a cluster), host key pinned."""
+        return await asyncssh.connect(
+            "127.0.0.1",
+            self.ports[node] if node else self.port,
+            username="root",
+            client_keys=[str(self.client_key)],
+            known_hosts=str(self.known_hosts),
+        )
 
     def stop(self) -> None:
         self.sim.stop()
@@ -59,9 +81,10 @@ class SimEnv:
 E = TypeVar("E", bound=SimEnv)
 
 
-def own_sim(kind: type[E], tmp_path: Path) -> Iterator[E]:
-    """A simulator of its own under `tmp_path` for one test (the `fresh_sim` fixtures), removed after it."""
-    env = kind(tmp_path / "sim")
+def own_sim(kind: type[E], tmp_path: Path, nodes: list[str] | None = None) -> Iterator[E]:
+    """A simulator (a cluster of `nodes`) of its own under `tmp_path` for one test (the `fresh_sim`
+    and `cluster` fixtures), removed after it."""
+    env = kind(tmp_path / "sim", nodes=nodes)
     yield env
     env.stop()
     shutil.rmtree(tmp_path / "sim", ignore_errors=True)

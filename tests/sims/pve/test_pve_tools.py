@@ -18,13 +18,7 @@ CREATE = (
 
 @pytest.fixture
 async def ssh(fresh_sim: SimEnv):
-    async with asyncssh.connect(
-        "127.0.0.1",
-        fresh_sim.port,
-        username="root",
-        client_keys=[str(fresh_sim.client_key)],
-        known_hosts=str(fresh_sim.known_hosts),
-    ) as conn:
+    async with await fresh_sim.connect() as conn:
 
         async def run(line: str, **kw):
             return await conn.run(line, **kw)

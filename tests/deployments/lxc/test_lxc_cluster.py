@@ -1,0 +1,213 @@
+"""A zone that is a Proxmox cluster: three pve-sim nodes over real SSH, one API zone.
+
+A command on a container runs on the node holding it (read from `/cluster/resources`, cached,
+read again on a miss); listings cover every node; a migrated container is reached on its new node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+import httpx
+import pytest
+
+from rayfleet.state import local_state
+from tests.deployments.lxc.simenv import SimEnv, create_ct, make_client
+from tests.polling import eventually
+from tests.sims.pve.simenv import own_sim
+
+NODES = ["pve1", "pve2", "pve3"]
+RESOURCES = "pvesh get /cluster/resources --type vm --output-format json"
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[SimEnv]:
+    yield from own_sim(SimEnv, tmp_path, NODES)
+
+
+def cluster_zone(env: SimEnv) -> dict[str, Any]:
+    """The zone as a cluster: enter at pve1, every node by name with its own port."""
+    return {**env.zone("pve1"), "nodes": {name: {"port": port} for name, port in env.ports.items()}}
+
+
+@pytest.fixture
+async def api(cluster: SimEnv, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    with local_state():
+        client, app = make_client(
+            cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": cluster_zone(cluster)}}})
+        )
+        async with client:
+            yield client
+        await app.state.component.service.pool.close()
+
+
+async def _ssh(env: SimEnv, node: str, line: str) -> asyncssh.SSHCompletedProcess:
+    async with await env.connect(node) as conn:
+        return await conn.run(line)
+
+
+async def test_a_container_is_reached_on_its_node_after_migrate(api, cluster):
+    vmid = await create_ct(api)
+    assert vmid in cluster.node_model("pve1").containers
+    moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve3", "restart": True})
+    assert moved.status_code == 200, moved.text
+    assert vmid in cluster.node_model("pve3").containers
+    stopped = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [vmid]})
+    assert stopped.status_code == 200 and stopped.json()["results"][vmid]["outcome"] == "stopped", stopped.text
+
+    shown = await api.get(f"/api/v1/lxc/instances/{vmid}")
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["hostname"] == cluster.node_model("pve3").containers[vmid]["config"]["hostname"]
+    started = await api.post("/api/v1/lxc/instances/start", json={"instance_ids": [vmid]})
+    assert started.status_code == 200 and started.json()["results"][vmid]["outcome"] == "started", started.text
+    assert cluster.node_model("pve3").containers[vmid]["status"] == "running"
+    assert any(line.startswith(f"timeout -k 5 3600 pct start {vmid}") for line in cluster.commands("pve3"))
+    assert sum(f"pct start {vmid}" in line for line in cluster.commands("pve1")) == 1  # at its creation only
+    snap = await api.post(f"/api/v1/lxc/instances/{vmid}/snapshots", json={"snapshot_name": "after"})
+    assert snap.status_code == 200, snap.text
+    assert "after" in cluster.node_model("pve3").containers[vmid]["snapshots"]
+
+
+async def test_listing_covers_every_node_and_names_each_containers_node(api, cluster):
+    first = await create_ct(api)
+    second = await create_ct(api)
+    await api.post(f"/api/v1/lxc/instances/{second}/migrate", json={"target_host": "pve2", "restart": True})
+    listing = await api.get("/api/v1/lxc/instances")
+    assert listing.status_code == 200, listing.text
+    rows = {str(r["vmid"]): r for r in listing.json()}
+    assert set(rows) == {first, second}
+    assert rows[first]["node"] == "pve1" and rows[second]["node"] == "pve2"
+    assert rows[second]["id"] == f"lxc/{second}"
+
+
+async def test_placement_is_cached_and_read_again_when_a_node_says_the_container_is_gone(api, cluster):
+    vmid = await create_ct(api)
+    await api.get(f"/api/v1/lxc/instances/{vmid}")
+    await api.get(f"/api/v1/lxc/instances/{vmid}")
+    reads = [line for line in cluster.commands() if RESOURCES in line]
+    assert len(reads) == 1  # read on the first miss, then cached
+
+    # someone else migrates it behind the API's back: pve1 now answers "does not exist"
+    assert (await _ssh(cluster, "pve1", f"pct migrate {vmid} pve2 --restart")).exit_status == 0
+    shown = await api.get(f"/api/v1/lxc/instances/{vmid}")
+    assert shown.status_code == 200, shown.text
+    assert len([line for line in cluster.commands() if RESOURCES in line]) == 2
+    status = await api.post("/api/v1/lxc/instances/status", json={"instance_ids": [vmid]})
+    assert status.status_code == 200 and status.json()[vmid]["state"] == "running", status.text
+
+    # vzdump on a node that does not hold the guest skips it and exits 0: the API must not take
+    # that for a backup
+    assert (await _ssh(cluster, "pve2", f"pct migrate {vmid} pve3 --restart")).exit_status == 0
+    accepted = await api.post(f"/api/v1/lxc/instances/{vmid}/backup", json={}, headers={"Prefer": "respond-async"})
+
+    async def finished():
+        job = (await api.get(accepted.headers["location"])).json()
+        return job if job["state"] != "running" else None
+
+    job = await eventually(finished, timeout=30, what="the backup job")
+    assert job["state"] == "succeeded", job
+    assert job["result"]["archive"] and cluster.node_model("pve3").host_path(job["result"]["archive"]).is_file()
+    # the job's output holds its own commands (vzdump skipped on pve2, then run on pve3), not the map's reads
+    assert [line for line in job["progress"] if line.startswith("$ ")] == [
+        f"$ vzdump {vmid} --mode snapshot --compress zstd --dumpdir /var/lib/vz/dump"
+    ] * 2
+    assert "INFO: skip external VMs: " + vmid in job["progress"]
+
+
+async def test_an_unknown_container_is_404_after_one_cluster_read(api, cluster):
+    missing = await api.get("/api/v1/lxc/instances/4242")
+    assert missing.status_code == 404
+    assert "4242.conf' does not exist" in missing.json()["message"]
+    bulk = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": ["4242"]})
+    assert bulk.status_code == 404
+    assert "cluster nodes pve1, pve2, pve3" in bulk.json()["message"]
+
+
+async def test_bulk_actions_reach_containers_on_different_nodes(api, cluster):
+    ids = [await create_ct(api) for _ in range(3)]
+    for vmid, node in zip(ids[1:], ["pve2", "pve3"], strict=True):
+        moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": node, "restart": True})
+        assert moved.status_code == 200, moved.text
+    stopped = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": ids})
+    assert stopped.status_code == 200, stopped.text
+    assert {r["outcome"] for r in stopped.json()["results"].values()} == {"stopped"}
+    for vmid, node in zip(ids, NODES, strict=True):
+        assert cluster.node_model(node).containers[vmid]["status"] == "stopped"
+
+
+async def test_a_running_container_migrates_in_restart_mode_only(api, cluster):
+    vmid = await create_ct(api)  # created and started
+    refused = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve2"})
+    assert refused.status_code == 409, refused.text
+    moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve2", "restart": True})
+    assert moved.status_code == 200, moved.text
+    assert cluster.node_model("pve2").containers[vmid]["status"] == "running"
+
+
+def test_a_node_name_must_be_a_node_name(cluster, tmp_path):
+    zone = cluster_zone(cluster)
+    zone["nodes"] = {"pve1; reboot": {"port": 22}}
+    with pytest.raises(ValueError, match="nodes"):
+        cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+
+
+async def test_jobs_on_containers_of_three_nodes_run_at_once_each_on_its_node(api, cluster):
+    ids = [await create_ct(api) for _ in range(3)]
+    for vmid, node in zip(ids[1:], ["pve2", "pve3"], strict=True):
+        moved = await api.post(f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": node, "restart": True})
+        assert moved.status_code == 200, moved.text
+    accepted = [
+        await api.post(f"/api/v1/lxc/instances/{vmid}/backup", json={}, headers={"Prefer": "respond-async"})
+        for vmid in ids
+    ]
+    assert [a.status_code for a in accepted] == [202, 202, 202]
+
+    async def all_done():
+        jobs = [(await api.get(a.headers["location"])).json() for a in accepted]
+        return jobs if all(j["state"] != "running" for j in jobs) else None
+
+    jobs = await eventually(all_done, timeout=60, what="three backup jobs")
+    assert [j["state"] for j in jobs] == ["succeeded"] * 3
+    for vmid, node in zip(ids, NODES, strict=True):
+        assert any(f"vzdump {vmid} " in line for line in cluster.commands(node))
+        archives = cluster.node_model(node).host_path("/var/lib/vz/dump")
+        assert [p for p in archives.iterdir() if p.name.startswith(f"vzdump-lxc-{vmid}-")]
+
+
+async def test_the_zones_hosts_are_the_clusters_nodes(api, cluster):
+    hosts = await api.get("/api/v1/px/hosts")
+    assert hosts.status_code == 200, hosts.text
+    rows = hosts.json()
+    assert [(r["node"], r["port"], r["reachable"], r["error"]) for r in rows] == [
+        (name, port, True, None) for name, port in cluster.ports.items()
+    ]
+    update = await api.post("/api/v1/px/update", json={})
+    assert update.status_code == 200, update.text
+    for node in NODES:
+        assert f"[eu-south-1/az1@{node}]" in update.json()["output"]
+        assert any(line.endswith("apt-get update") for line in cluster.commands(node))
+        assert cluster.node_model(node).data["apt"]["lists_fresh"] is True
+
+
+async def test_a_node_configured_under_the_wrong_name_is_reported(cluster, tmp_path):
+    zone = cluster_zone(cluster)
+    zone["nodes"] = {"pve1": {"port": cluster.ports["pve1"]}, "pve9": {"port": cluster.ports["pve2"]}}
+    with local_state():
+        client, app = make_client(
+            cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+        )
+        async with client:
+            rows = (await client.get("/api/v1/px/hosts")).json()
+            assert rows[1]["error"] == "configured as node 'pve9' but the host is 'pve2'"
+            vmid = await create_ct(client)
+            moved = await client.post(
+                f"/api/v1/lxc/instances/{vmid}/migrate", json={"target_host": "pve2", "restart": True}
+            )
+            assert moved.status_code == 200
+            lost = await client.get(f"/api/v1/lxc/instances/{vmid}")
+            assert lost.status_code == 500
+            assert "node 'pve2' of the cluster is not among eu-south-1/az1's configured nodes" in lost.text
+        await app.state.component.service.pool.close()

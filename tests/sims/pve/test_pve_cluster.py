@@ -1,0 +1,195 @@
+"""A three-node pve-sim cluster over real SSH: one cluster state, a port per node, real migration."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import asyncssh
+import pytest
+
+from tests.sims.pve.simenv import TEMPLATE, SimEnv, own_sim
+
+NODES = ["pve1", "pve2", "pve3"]
+CREATE = f"pct create {{vmid}} {TEMPLATE} --memory 512 --rootfs local-lvm:8 --hostname web-{{vmid}}"
+Run = Callable[[str, str], Awaitable[asyncssh.SSHCompletedProcess]]
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[SimEnv]:
+    yield from own_sim(SimEnv, tmp_path, NODES)
+
+
+@pytest.fixture
+async def on(cluster: SimEnv) -> AsyncIterator[Run]:
+    """`await on(node, line)`: the line run over SSH on that node's own port."""
+    conns = {node: await cluster.connect(node) for node in NODES}
+
+    async def run(node: str, line: str) -> asyncssh.SSHCompletedProcess:
+        return await conns[node].run(line)
+
+    yield run
+    for conn in conns.values():
+        conn.close()
+
+
+async def _resources(on: Run, node: str) -> list[dict]:
+    result = await on(node, "pvesh get /cluster/resources --type vm --output-format json")
+    assert result.exit_status == 0, result.stderr
+    return json.loads(str(result.stdout))
+
+
+async def test_each_node_is_its_own_ssh_host_with_its_own_name_and_host_key(cluster, on):
+    assert len(set(cluster.ports.values())) == 3
+    for node in NODES:
+        assert (await on(node, "hostname")).stdout == f"{node}\n"
+    keys = {p.read_bytes() for p in cluster.sim.host_keys.values()}
+    assert len(keys) == 3
+
+
+async def test_cluster_resources_list_every_nodes_containers_from_any_node(on):
+    assert (await on("pve1", CREATE.format(vmid=100))).exit_status == 0
+    assert (await on("pve2", CREATE.format(vmid=101))).exit_status == 0
+    assert (await on("pve3", "pct start 101")).exit_status == 255  # 101 lives on pve2
+    for node in NODES:
+        rows = await _resources(on, node)
+        assert [(r["id"], r["node"], r["type"], r["vmid"]) for r in rows] == [
+            ("lxc/100", "pve1", "lxc", 100),
+            ("lxc/101", "pve2", "lxc", 101),
+        ]
+        for row in rows:
+            assert {"name", "status", "maxcpu", "maxmem", "mem", "maxdisk", "disk", "uptime", "template"} <= set(row)
+    everything = json.loads((await on("pve3", "pvesh get /cluster/resources --output-format json")).stdout)
+    assert {r["id"] for r in everything if r["type"] == "node"} == {"node/pve1", "node/pve2", "node/pve3"}
+    assert "storage/pve2/local-lvm" in {r["id"] for r in everything if r["type"] == "storage"}
+    bad = await on("pve1", "pvesh get /cluster/resources --type lxc")
+    assert bad.exit_status == 255
+    assert bad.stderr == (
+        "400 Parameter verification failed.\ntype: value 'lxc' does not have a value in the enumeration "
+        "'vm, storage, node, sdn'\n"
+    )
+
+
+async def test_cluster_status_names_the_cluster_and_marks_the_local_node(on):
+    rows = json.loads((await on("pve2", "pvesh get /cluster/status --output-format json")).stdout)
+    assert rows[0] == {
+        "id": "cluster",
+        "type": "cluster",
+        "name": "rayfleet-demo",
+        "nodes": 3,
+        "quorate": 1,
+        "version": 3,
+    }
+    nodes = {r["name"]: r for r in rows[1:]}
+    assert set(nodes) == set(NODES)
+    assert [n for n, r in nodes.items() if r["local"]] == ["pve2"]
+    assert all(r["online"] == 1 and r["type"] == "node" and r["id"] == f"node/{n}" for n, r in nodes.items())
+    assert sorted(r["nodeid"] for r in nodes.values()) == [1, 2, 3]
+
+
+async def test_pct_refuses_a_container_that_lives_on_another_node(on):
+    await on("pve1", CREATE.format(vmid=100))
+    for line in ("pct config 100", "pct start 100", "pct destroy 100"):
+        result = await on("pve2", line)
+        assert result.exit_status == 255
+        assert result.stderr == "Configuration file 'nodes/pve2/lxc/100.conf' does not exist\n"
+    assert "100" in (await on("pve1", "pct list")).stdout
+    assert "100" not in (await on("pve2", "pct list")).stdout
+
+
+async def test_vmids_are_cluster_wide(on):
+    await on("pve1", CREATE.format(vmid=100))
+    assert (await on("pve3", "pvesh get /cluster/nextid")).stdout == "101\n"
+    taken = await on("pve3", CREATE.format(vmid=100))
+    assert taken.exit_status == 255 and "already exists" in taken.stderr
+
+
+async def test_pvesh_reaches_a_container_on_another_node(on):
+    await on("pve2", CREATE.format(vmid=100))
+    config = await on("pve1", "pvesh get /nodes/pve2/lxc/100/config --output-format json")
+    assert config.exit_status == 0 and json.loads(config.stdout)["hostname"] == "web-100"
+    wrong = await on("pve1", "pvesh get /nodes/pve3/lxc/100/config --output-format json")
+    assert wrong.stderr == "Configuration file 'nodes/pve3/lxc/100.conf' does not exist\n"
+
+
+async def test_migrate_moves_config_and_state_to_the_target_node(cluster, on):
+    await on("pve1", CREATE.format(vmid=100))
+    await on("pve1", "pct snapshot 100 before")
+    moved = await on("pve1", "pct migrate 100 pve3")
+    assert moved.exit_status == 0, moved.stderr
+    assert "migration finished successfully" in moved.stdout
+    assert (
+        await on("pve1", "pct config 100")
+    ).stderr == "Configuration file 'nodes/pve1/lxc/100.conf' does not exist\n"
+    config = await on("pve3", "pct config 100")
+    assert config.exit_status == 0 and "hostname: web-100" in config.stdout
+    assert "before" in (await on("pve3", "pct listsnapshot 100")).stdout
+    assert [(r["vmid"], r["node"]) for r in await _resources(on, "pve2")] == [(100, "pve3")]
+    etc_pve = cluster.node_model("pve1").host_path("/etc/pve/nodes")
+    assert (etc_pve / "pve3" / "lxc" / "100.conf").is_file()
+    assert not (etc_pve / "pve1" / "lxc" / "100.conf").exists()
+
+
+async def test_a_running_container_moves_only_in_restart_mode(on):
+    await on("pve1", CREATE.format(vmid=100))
+    await on("pve1", "pct start 100")
+    refused = await on("pve1", "pct migrate 100 pve2")
+    assert refused.exit_status == 255
+    assert refused.stderr == "can't migrate running container without --online or --restart\n"
+    online = await on("pve1", "pct migrate 100 pve2 --online")
+    assert online.stderr == "lxc live migration is currently not implemented\n"
+    assert (await on("pve1", "pct status 100")).stdout == "status: running\n"
+    moved = await on("pve1", "pct migrate 100 pve2 --restart")
+    assert moved.exit_status == 0, moved.stderr
+    assert "shutdown CT 100" in moved.stdout and "start container on target node" in moved.stdout
+    assert (await on("pve2", "pct status 100")).stdout == "status: running\n"
+
+
+async def test_migrate_checks_the_target_first_as_pve_does(on):
+    await on("pve1", CREATE.format(vmid=100))
+    local = await on("pve1", "pct migrate 100 pve1")
+    assert local.stderr == "400 Parameter verification failed.\ntarget: target is local node.\n"
+    unknown = await on("pve1", "pct migrate 100 pve9")
+    assert unknown.stderr == "no such cluster node 'pve9'\n"
+    elsewhere = await on("pve2", "pct migrate 100 pve3")
+    assert elsewhere.stderr == "Configuration file 'nodes/pve2/lxc/100.conf' does not exist\n"
+
+
+async def test_cluster_state_survives_a_restart_of_the_simulator(tmp_path):
+    env = SimEnv(tmp_path / "sim", nodes=NODES)
+    try:
+        async with await env.connect("pve2") as conn:
+            await conn.run(CREATE.format(vmid=100))
+            await conn.run("pvesh create /cluster/firewall/groups --group web")
+            await conn.run("pct migrate 100 pve1")
+    finally:
+        env.stop()
+    again = SimEnv(tmp_path / "sim", nodes=NODES)
+    try:
+        assert "100" in again.node_model("pve1").containers
+        assert not again.node_model("pve2").containers
+        assert "web" in again.node_model("pve3").data["firewall"]["groups"]
+    finally:
+        again.stop()
+
+
+async def test_a_signal_on_the_channel_kills_the_running_command(cluster):
+    async with await cluster.connect() as conn:
+        process = await conn.create_process("timeout -k 5 60 sleep 60")
+        process.stdin.write_eof()
+        process.send_signal("TERM")
+        await process.wait_closed()
+        assert process.exit_signal is not None and process.exit_signal[0] == "TERM"
+    assert cluster.sim.sim.killed == 1
+
+
+async def test_vzdump_skips_another_nodes_guest_without_an_error(cluster, on):
+    await on("pve1", CREATE.format(vmid=100))
+    skipped = await on("pve2", "vzdump 100 --dumpdir /var/lib/vz/dump")
+    assert skipped.exit_status == 0
+    assert "INFO: skip external VMs: 100\n" in skipped.stderr
+    assert "creating vzdump archive" not in skipped.stderr
+    assert not list(cluster.node_model("pve2").host_path("/var/lib/vz/dump").iterdir())
+    unknown = await on("pve2", "vzdump 4242 --dumpdir /var/lib/vz/dump")
+    assert unknown.exit_status == 255 and "unable to find VM '4242'" in unknown.stderr

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from rayfleet import state
-from tests import netguard
 from rayfleet.launcher import free_port  # noqa: F401 - re-exported for tests
+from tests import netguard
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
@@ -49,6 +49,12 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "deployments/autoscale/conftest.py::sim": REAL,
     "deployments/lxc/test_lxc_fuzz.py::served": REAL,
     "deployments/lxc/test_lxc_ui.py::served": REAL,
+    "deployments/lxc/test_lxc_cluster.py::cluster": REAL,  # a 3-node pve-sim cluster
+    "deployments/lxc/test_lxc_cluster.py::api": REAL,
+    "deployments/lxc/test_lxc_job_control.py::quick": REAL,
+    "deployments/lxc/test_lxc_job_control.py::slow": REAL,
+    "sims/pve/test_pve_cluster.py::cluster": REAL,
+    "sims/pve/test_pve_cluster.py::on": REAL,
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
     "deployments/webfilter/conftest.py::wf": DATAPLANE,  # Squid and dnsmasq
     "deployments/webfilter/test_subscriptions.py::wf": DATAPLANE,

@@ -8,7 +8,7 @@ Sets (``tests/data/llm_gateway/``):
   against it).
 
 A prompt is detected when ``score(text).score >= security.injection.block_score`` (the config's
-default). Time: every prompt of every set scored ``--repeat`` times in this process, p50 and p99
+default); the same with the rules alone (``rule_score``, no classifier) is printed under it. Time: every prompt of every set scored ``--repeat`` times in this process, p50 and p99
 of one call (``time.perf_counter_ns``). ``--misses dev`` lists the dev prompts scored wrongly
 (tuning may look at dev only).
 
@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from deployments.llm_gateway.config import GatewayConfig  # noqa: E402
-from deployments.llm_gateway.injection import score  # noqa: E402
+from deployments.llm_gateway.injection import rule_score, score  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "llm_gateway"
 BLOCK = GatewayConfig().security.injection.block_score
@@ -49,6 +49,11 @@ def report(title: str, rows: list[dict[str, Any]], keys: tuple[str, ...]) -> Non
     det = sum(r["blocked"] for r in attacks)
     fp = sum(r["blocked"] for r in benign)
     print(f"\n== {title}: detection {rate(det, len(attacks))}, false positives {rate(fp, len(benign))}")
+    det = sum(r["blocked_by_rules"] for r in attacks)
+    fp = sum(r["blocked_by_rules"] for r in benign)
+    print(
+        f"   rules alone (no classifier): detection {rate(det, len(attacks))}, false positives {rate(fp, len(benign))}"
+    )
     for key in keys:
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:
@@ -73,6 +78,7 @@ def main() -> None:
                 verdict = score(r["text"])
                 times.append(time.perf_counter_ns() - start)
             r["blocked"] = verdict.score >= BLOCK
+            r["blocked_by_rules"] = rule_score(r["text"]) >= BLOCK
             r["verdict"] = verdict
     print(f"block score {BLOCK}")
     for split in ("dev", "heldout"):

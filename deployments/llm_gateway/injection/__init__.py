@@ -6,6 +6,10 @@
    score is their sum. A signal found only in a decoded view adds ``ENCODED_BONUS``: hiding an
    instruction is a signal of its own. Text that discusses attacks (what is / how to detect …
    injection) has a score from plain text multiplied by ``DISCUSSION_FACTOR``.
+3. When the rules' score is uncertain (above zero, under ``UNCERTAIN_BELOW``), the classifier
+   (``classifier.py``: hashed words, logistic regression, weights shipped in the package) adds
+   ``weight × p`` when its probability ``p`` reaches the threshold; weight and threshold were
+   chosen with the weights, on out-of-fold predictions on the development split.
 
 Only the first ``HEAD_CHARS`` and the last ``TAIL_CHARS`` characters are scored (an instruction
 planted in a document is most often at its start or its end); the rules cost about 0.7 µs per
@@ -16,16 +20,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deployments.llm_gateway.injection import classifier
 from deployments.llm_gateway.injection.normalise import decoded_views, fold
 from deployments.llm_gateway.injection.rules import is_discussion, signals
 
-__all__ = ["MAX_SCANNED_CHARS", "Verdict", "scanned", "score"]
+__all__ = ["MAX_SCANNED_CHARS", "Verdict", "rule_score", "scanned", "score"]
 
 HEAD_CHARS = 16 * 1024
 TAIL_CHARS = 4 * 1024
 MAX_SCANNED_CHARS = HEAD_CHARS + TAIL_CHARS
 ENCODED_BONUS = 1.0
 DISCUSSION_FACTOR = 0.4
+UNCERTAIN_BELOW = 1.5  # the default ``security.injection.block_score``: the rules are sure from here on
 
 
 @dataclass(frozen=True)
@@ -41,8 +47,8 @@ def scanned(text: str) -> str:
     return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
 
 
-def score(text: str) -> Verdict:
-    """The injection score of ``text`` (see ``scanned``) and the signals seen."""
+def _rules(text: str) -> tuple[float, list[str], str]:
+    """The rules' score of ``text``, the names of the signals, and the folded text."""
     text = scanned(text)
     folded = fold(text)
     found = signals(folded)
@@ -56,4 +62,20 @@ def score(text: str) -> Verdict:
     elif total and is_discussion(folded):
         total *= DISCUSSION_FACTOR
         names.append("discussion")
+    return total, names, folded
+
+
+def rule_score(text: str) -> float:
+    """The score of the rules alone (what the classifier was tuned against)."""
+    return _rules(text)[0]
+
+
+def score(text: str) -> Verdict:
+    """The injection score of ``text`` (see ``scanned``) and the signals seen."""
+    total, names, folded = _rules(text)
+    if 0 < total < UNCERTAIN_BELOW:
+        bonus = classifier.second_stage(folded)
+        if bonus:
+            total += bonus
+            names.append("classifier")
     return Verdict(round(total, 3), tuple(names))

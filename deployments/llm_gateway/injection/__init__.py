@@ -3,8 +3,8 @@
 1. ``normalise.fold`` undoes disguises (look-alike letters, invisible characters, leetspeak,
    letter spacing, accents); ``normalise.decoded_views`` reads base64, hex, URL escapes and ROT13.
 2. ``rules.signals`` finds weighted signals (``rules.py``: attack classes in six languages); the
-   score is their sum. A signal found only in a decoded view adds ``ENCODED_BONUS``: hiding an
-   instruction is a signal of its own. Text that discusses attacks (what is / how to detect …
+   score is their sum. Signals found only in decoded views that weigh ``ENCODED_MIN`` or more
+   together add ``ENCODED_BONUS``: hiding an instruction is a signal of its own. Text that discusses attacks (what is / how to detect …
    injection) has a score from plain text multiplied by ``DISCUSSION_FACTOR``.
 3. When the rules' score is uncertain (above zero, under ``UNCERTAIN_BELOW``), the classifier
    (``classifier.py``: hashed words, logistic regression, weights shipped in the package) adds
@@ -30,6 +30,7 @@ HEAD_CHARS = 16 * 1024
 TAIL_CHARS = 4 * 1024
 MAX_SCANNED_CHARS = HEAD_CHARS + TAIL_CHARS
 ENCODED_BONUS = 1.0
+ENCODED_MIN = 1.0  # a lone weak signal (a "system prompt" mention) in decoded text earns no bonus
 DISCUSSION_FACTOR = 0.4
 UNCERTAIN_BELOW = 1.5  # the default ``security.injection.block_score``: the rules are sure from here on
 
@@ -57,7 +58,7 @@ def _rules(text: str) -> tuple[float, list[str], str]:
         encoded.update({k: v for k, v in signals(fold(view)).items() if k not in found})
     total = sum(found.values()) + sum(encoded.values())
     names = sorted(found) + sorted(f"encoded:{k}" for k in encoded)
-    if encoded:
+    if sum(encoded.values()) >= ENCODED_MIN:
         total += ENCODED_BONUS
     elif total and is_discussion(folded):
         total *= DISCUSSION_FACTOR

@@ -120,12 +120,17 @@ def _rule(name: str, weight: float, pattern: str, anchor: str | None = None, nee
     return Rule(name, weight, re.compile(pattern), anchors_of(anchor) if anchor is not None else None, needs)
 
 
+def _role(name: str, weight: float, role: str, end: str = r"\b") -> Rule:
+    """A rule that is one role alone: any of its words, anchored on them."""
+    return _rule(name, weight, rf"\b(?:{role}){end}", role)
+
+
 RULES: tuple[Rule, ...] = (
     _rule(
         "override_instructions", 2.0, rf"\b(?:{lx.OVERRIDE_VERB})\b{_gap(6)}(?:{lx.RULES_OBJECT})\b", lx.OVERRIDE_VERB
     ),
     _rule("lapsed_instructions", 2.0, rf"\b(?:{lx.RULES_OBJECT})\b{_gap(4)}(?:{lx.LAPSED})\b", lx.RULES_OBJECT),
-    _rule("obey_me", 1.0, rf"\b(?:{lx.OBEY_ME})", lx.OBEY_ME),
+    _role("obey_me", 1.0, lx.OBEY_ME, end=""),
     _rule(
         "reveal_system_prompt", 2.0, rf"\b(?:{lx.REVEAL_VERB})\b{_gap(6)}(?:{lx.PROMPT_REFERENCE})\b", lx.REVEAL_VERB
     ),
@@ -141,16 +146,16 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:{lx.RULES_OBJECT_DE})\b{_gap(3)}(?:{lx.OVERRIDE_VERB_LAST})\b",
         needs=tuple(lx.OVERRIDE_VERB_LAST.split("|")),
     ),
-    _rule("prompt_reference", 0.5, rf"\b(?:{lx.PROMPT_REFERENCE})\b", lx.PROMPT_REFERENCE),
-    _rule("verbatim", 0.5, rf"\b(?:{lx.VERBATIM})", lx.VERBATIM),
+    _role("prompt_reference", 0.5, lx.PROMPT_REFERENCE),
+    _role("verbatim", 0.5, lx.VERBATIM, end=""),
     _rule("persona_without_rules", 1.0, _near(lx.PERSONA, lx.NO_LIMITS, 300), f"{lx.PERSONA}|{lx.NO_LIMITS}"),
-    _rule("no_restrictions", 1.0, rf"\b(?:{lx.NO_LIMITS})\b", lx.NO_LIMITS),
-    _rule("never_refuse", 0.75, rf"\b(?:{lx.NEVER_REFUSE})\b", lx.NEVER_REFUSE),
-    _rule("unsafe_mode", 1.5, rf"\b(?:{lx.UNSAFE_MODE})\b", lx.UNSAFE_MODE),
-    _rule("secret_request", 1.0, rf"\b(?:{lx.SECRET_REQUEST})\b", lx.SECRET_REQUEST),
+    _role("no_restrictions", 1.0, lx.NO_LIMITS),
+    _role("never_refuse", 0.75, lx.NEVER_REFUSE),
+    _role("unsafe_mode", 1.5, lx.UNSAFE_MODE),
+    _role("secret_request", 1.0, lx.SECRET_REQUEST),
     _rule("answer_without_limits", 1.0, rf"\b(?:{lx.RESPOND_VERB})\b{_gap(4)}(?:{lx.NO_LIMITS})\b", lx.RESPOND_VERB),
-    _rule("conceal_from_user", 1.5, rf"\b(?:{lx.CONCEAL_FROM_USER})\b", lx.CONCEAL_FROM_USER),
-    _rule("special_mode", 0.75, rf"\b(?:{lx.SPECIAL_MODE})\b", lx.SPECIAL_MODE),
+    _role("conceal_from_user", 1.5, lx.CONCEAL_FROM_USER),
+    _role("special_mode", 0.75, lx.SPECIAL_MODE),
     _rule("disable_safety", 1.75, rf"\b(?:{lx.DISABLE_VERB})\b{_gap(4)}(?:{lx.SAFETY_OBJECT})\b", lx.DISABLE_VERB),
     _rule("safety_off", 1.5, rf"\b(?:{lx.SAFETY_OBJECT})\b{_gap(3)}{lx.SAFETY_OFF}\b", lx.SAFETY_OBJECT),
     _rule(
@@ -172,15 +177,15 @@ RULES: tuple[Rule, ...] = (
         rf"(?:^|\n|[.!?] )[\s\[(<#*]*(?:{lx.ROLE_NAME})(?: \w+)?[\s\])>*#]*:|\[(?:{lx.ROLE_NAME})[^\]\n]{{0,30}}\]|###\s*(?:{lx.ROLE_NAME})",
         needs=(":", "[", "#"),
     ),
-    _rule("authority_claim", 1.0, rf"\b(?:{lx.AUTHORITY_SOURCE})\b", lx.AUTHORITY_SOURCE),
-    _rule("privilege_claim", 1.0, rf"\b(?:{lx.PRIVILEGE_CLAIM})", lx.PRIVILEGE_CLAIM),
+    _role("authority_claim", 1.0, lx.AUTHORITY_SOURCE),
+    _role("privilege_claim", 1.0, lx.PRIVILEGE_CLAIM, end=""),
     _rule("obey_unconditionally", 1.0, rf"(?:{lx.OBEY_UNCONDITIONALLY})", lx.OBEY_UNCONDITIONALLY),
-    _rule("new_policy", 1.0, rf"\b(?:{lx.NEW_POLICY})", lx.NEW_POLICY),
-    _rule("orders_to_model", 1.0, rf"\b(?:{lx.ORDERS_TO_MODEL})", lx.ORDERS_TO_MODEL),
-    _rule("tool_output", 0.5, rf"\b(?:{lx.TOOL_OUTPUT})", lx.TOOL_OUTPUT),
-    _rule("canary", 1.0, rf"\b(?:{lx.CANARY})\b", lx.CANARY),
-    _rule("priority_claim", 1.5, rf"\b(?:{lx.PRIORITY})\b", lx.PRIORITY),
-    _rule("conceal", 0.75, rf"\b(?:{lx.CONCEAL})\b", lx.CONCEAL),
+    _role("new_policy", 1.0, lx.NEW_POLICY, end=""),
+    _role("orders_to_model", 1.0, lx.ORDERS_TO_MODEL, end=""),
+    _role("tool_output", 0.5, lx.TOOL_OUTPUT, end=""),
+    _role("canary", 1.0, lx.CANARY),
+    _role("priority_claim", 1.5, lx.PRIORITY),
+    _role("conceal", 0.75, lx.CONCEAL),
     _rule(
         "link_placeholder",
         1.5,

@@ -13,7 +13,8 @@ OVERRIDE_VERB = "|".join(
     (
         # en
         r"ignor\w*|disregard\w*|forget\w*|overrid\w*|overrule\w*|bypass\w*|skip|drop|abandon\w*|discard\w*|scrap"
-        r"|set aside|throw away|cast aside|never ?mind|disobey\w*|stop (?:following|obeying|respecting)"
+        r"|set aside|put aside|leave aside|throw away|cast aside|never ?mind|disobey\w*|omit\w*|neglect\w*"
+        r"|pay no heed to|stop (?:following|obeying|respecting)"
         r"|(?:do not|don't|dont) (?:follow|obey|pay attention to|listen to|respect)|pay no attention to"
         r"|no longer (?:follow|obey)",
         # es
@@ -117,7 +118,7 @@ PROMPT_REFERENCE = "|".join(
         r"|instructions (?:exactes )?qu'on t'a donnees",
         r"system-?prompt\w*|systemnachricht|(?:ursprunglichen|versteckten|geheimen|anfanglichen|initialen) "
         r"(?:anweisungen|regeln|vorgaben)|deine[nr]? (?:\w+ )?(?:anweisungen|regeln|vorgaben|richtlinien)"
-        r"|(?:den text|alles),? (?:oben|was vor)|anweisungen,? die du am anfang",
+        r"|(?:den text|alles)(?: \w+)?,? (?:oben|was (?:\w+ )?(?:vor|oben))|anweisungen,? die du am anfang",
         r"prompt di sistema|messaggio di sistema|(?:istruzioni|regole) (?:iniziali|originali|nascoste|segrete|di sistema)"
         r"|tue (?:\w+ )?(?:istruzioni|regole|direttive)|(?:il testo|tutto quello che c'e|tutto cio che c'e) "
         r"(?:qui sopra|sopra|prima)|istruzioni (?:esatte )?che ti hanno dato",
@@ -146,11 +147,14 @@ PERSONA = "|".join(
         r"you are now|you're now|you are no longer|you're no longer|from now on,? you(?:'re| are| will| shall)?"
         r"|pretend(?:ing)? (?:to be|you are|you're|that you)|act(?:ing)? as|role-?play\w*|play the (?:role|part) of"
         r"|imagine (?:that )?you are|stay in character|in character|switch persona|let's play|take on the (?:role|persona)"
-        r"|impersonat\w+|respond as|answer as|persona|alter ego|twin|character",
+        r"|impersonat\w+|respond as|answer as|persona|alter ego|twin|character|henceforth|from this moment"
+        r"|going forward|you will (?:now )?(?:be|play|act|become)|you (?:are going to|will) (?:pretend|act|roleplay)"
+        r"|your new (?:name|identity|persona|role) is|you have been (?:freed|liberated|unchained|released)",
         r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|juguemos|imagina que eres|personaje|gemelo",
         r"a partir de maintenant|desormais|tu es maintenant|fais semblant|joue le role|incarne|jouons|imagine que tu es"
         r"|personnage|jumeau",
-        r"ab jetzt|ab sofort|du bist jetzt|tu so,? als|spiel(?:e)? (?:den|die|das|meinen|meine|einen|eine)"
+        r"ab jetzt|ab sofort|ab heute|von nun an|du bist (?:jetzt|nun)|tu so,? als|gib vor|du spielst|rollenspiel"
+        r"|schlupf\w* in die rolle|spiel(?:e)? (?:den|die|das|meinen|meine|einen|eine)"
         r"|verkorper\w*|lass uns spielen|stell dir vor|figur|rolle|zwilling",
         r"da adesso|d'ora in poi|ora sei|fingi|interpreta|fai la parte|impersona|facciamo un gioco|immagina di essere"
         r"|personaggio|gemello",
@@ -169,18 +173,21 @@ NO_LIMITS = "|".join(
         r"|unrestricted|unfiltered|uncensored|unlimited|unbound|jailbroken|amoral"
         r"|never (?:refuses?|says? no|declines?)|(?:ignores?|doesn't care about|does not care about|breaks?|broke) "
         r"(?:\w+ ){0,2}(?:safety )?(?:polic\w+|rules|guidelines|restrictions|filters)"
-        r"|broken free|free of (?:all|any)|(?:do|does|can) anything|evil|rogue|passwords"
+        r"|broken free|free of (?:all|any)|free from (?:all|any)|zero (?:rules|restrictions|limits|filters)"
+        r"|(?:do|does|can) anything|evil|rogue|passwords"
         r"|with no ethical",
         r"sin (?:\w+ )?(?:reglas?|filtros?|filtrar|restricciones|censura|limites|limitaciones|advertencias|etica)|nunca se niega"
-        r"|jamas se niega|ignora (?:todas )?las politicas|liberado",
+        r"|jamas se niega|ignora (?:todas )?las politicas|liberado|ningun[ao]? (?:reglas?|restriccion|filtro|limite)\w*",
         r"sans (?:\w+ )?(?:regles?|filtres?|filtrage|filtrer|restrictions|censure|limites|avertissements|ethique)|non censure\w*"
-        r"|ne refuse jamais|ignore toutes les (?:politiques|regles)|libere\w*",
+        r"|ne refuse jamais|ignore toutes les (?:politiques|regles)|libere\w*"
+        r"|aucune? (?:regle|restriction|limite|censure|filtre)\w*",
         r"ungefiltert\w*|ohne (?:\w+ )?(?:regeln|regel|filter|inhaltsfilter|einschrankungen|zensur|grenzen|warnungen|ethik)|unzensiert\w*"
-        r"|grenzenlos\w*|nie etwas ablehnt|niemals ablehnt|ignoriert alle|befreit|abtrunnig\w*",
+        r"|grenzenlos\w*|nie etwas ablehnt|niemals ablehnt|ignoriert alle|befreit|abtrunnig\w*|uneingeschrankt\w*"
+        r"|keine(?:rlei)? (?:regeln|grenzen|einschrankungen|filter|zensur|richtlinien|moral)",
         r"senza (?:\w+ )?(?:regole|regola|filtri|filtro|filtrare|restrizioni|censura|limiti|avvertenze|etica)|non rifiuta mai"
-        r"|ignora tutte le (?:politiche|regole)|libero da",
+        r"|ignora tutte le (?:politiche|regole)|libero da|nessun[ao]? (?:regol|restrizion|limit|censur|filtr)\w*",
         r"sem (?:\w+ )?(?:regras?|filtros?|filtrar|restricoes|censura|limites|avisos|etica)|nunca recusa"
-        r"|ignora todas as (?:politicas|regras)|livre de",
+        r"|ignora todas as (?:politicas|regras)|livre de|nenhum[a]? (?:regra|restric|limite|censura|filtro)\w*",
     )
 )
 
@@ -378,7 +385,7 @@ ORDERS_TO_MODEL = "|".join(
 
 # a question after the model's own instructions: "what were the instructions you were given?"
 PROMPT_QUESTION = (
-    r"(?:what|which) (?:are|were)|cuales (?:son|fueron|eran)|quelles (?:sont|etaient|etaient)|wie lauten|welche (?:sind|waren)"
+    r"(?:what|which) (?:are|were)|what(?:'s| is| was) your|cuales (?:son|fueron|eran)|quelles (?:sont|etaient|etaient)|wie lauten|welche (?:sind|waren)"
     r"|quali (?:sono|erano)|quais (?:sao|foram|eram)"
 )
 

@@ -9,7 +9,10 @@
 3. When the rules' score is uncertain (above zero, under ``UNCERTAIN_BELOW``), the classifier
    (``classifier.py``: hashed words, logistic regression, weights shipped in the package) adds
    ``weight × p`` when its probability ``p`` reaches the threshold; weight and threshold were
-   chosen with the weights, on out-of-fold predictions on the development split.
+   chosen with the weights, on out-of-fold predictions on the development split. Otherwise a
+   score made only of weak signals (each under ``STANDS_ALONE``: a "system prompt" mention, a
+   ``Tool output:`` label, a link) is 0: it says nothing alone, and every non-zero score is
+   charged to the client in the threat ledger.
 
 Only the first ``HEAD_CHARS`` and the last ``TAIL_CHARS`` characters are scored (an instruction
 planted in a document is most often at its start or its end); the rules cost about 0.7 µs per
@@ -32,6 +35,7 @@ MAX_SCANNED_CHARS = HEAD_CHARS + TAIL_CHARS
 ENCODED_BONUS = 1.0
 ENCODED_MIN = 1.0  # a lone weak signal (a "system prompt" mention) in decoded text earns no bonus
 DISCUSSION_FACTOR = 0.4
+STANDS_ALONE = 1.0  # a weaker signal counts only beside one of these, or when the classifier agrees
 UNCERTAIN_BELOW = 1.5  # the default ``security.injection.block_score``: the rules are sure from here on
 
 
@@ -48,22 +52,22 @@ def scanned(text: str) -> str:
     return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
 
 
-def _rules(text: str) -> tuple[float, list[str], str]:
-    """The rules' score of ``text``, the names of the signals, and the folded text."""
+def _rules(text: str) -> tuple[float, list[str], str, float]:
+    """The rules' score of ``text``, the names of the signals, the folded text and the heaviest signal."""
     text = scanned(text)
     folded = fold(text)
     found = signals(folded)
     encoded: dict[str, float] = {}
     for view in decoded_views(text):
         encoded.update({k: v for k, v in signals(fold(view)).items() if k not in found})
-    total = sum(found.values()) + sum(encoded.values())
+    hidden = ENCODED_BONUS if sum(encoded.values()) >= ENCODED_MIN else 0.0
+    weights = [*found.values(), *encoded.values(), hidden]
+    total = sum(weights)
     names = sorted(found) + sorted(f"encoded:{k}" for k in encoded)
-    if sum(encoded.values()) >= ENCODED_MIN:
-        total += ENCODED_BONUS
-    elif total and is_discussion(folded):
+    if total and not hidden and is_discussion(folded):
         total *= DISCUSSION_FACTOR
         names.append("discussion")
-    return total, names, folded
+    return total, names, folded, max(weights)
 
 
 def rule_score(text: str) -> float:
@@ -73,10 +77,12 @@ def rule_score(text: str) -> float:
 
 def score(text: str) -> Verdict:
     """The injection score of ``text`` (see ``scanned``) and the signals seen."""
-    total, names, folded = _rules(text)
+    total, names, folded, strongest = _rules(text)
     if 0 < total < UNCERTAIN_BELOW:
         bonus = classifier.second_stage(folded)
         if bonus:
             total += bonus
             names.append("classifier")
+        elif strongest < STANDS_ALONE:
+            return Verdict(0.0, ())  # context alone (a "Tool output:" label, a link): not suspicious
     return Verdict(round(total, 3), tuple(names))

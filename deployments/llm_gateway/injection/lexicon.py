@@ -274,8 +274,9 @@ SEND_VERB = "|".join(
 )
 
 # asking the model to use one of its tools (an agent's way out)
+TOOL_VERB = r"call|use|invoke|run|open|llama a|usa|utilise|appelle|ruf|nutze|chiama|chame"
 TOOL_CALL = (
-    r"\b(?:call|use|invoke|run|open|llama a|usa|utilise|appelle|ruf|nutze|chiama|chame|use)\s+"
+    rf"\b(?:{TOOL_VERB})\s+"
     r"(?:the |la |l'|lo |a |das |den |o )?(?:[\w-]+[ _-])?"
     r"(?:tool|function|browser|plugin|herramienta|outil|werkzeug|strumento|ferramenta)\b"
 )

@@ -11,9 +11,11 @@ stays under the block score unless something else agrees.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import chain
+from functools import lru_cache
+from itertools import chain, islice
 
 from deployments.llm_gateway.injection import lexicon as lx
 
@@ -43,6 +45,12 @@ class Rule:
     anchors: frozenset[str] | None
     # ... or, for a rule that starts with punctuation, when the text contains one of these
     needs: tuple[str, ...] = ()
+
+    def places(self, folded: str, starts: dict[str, list[int]]) -> list[int]:
+        """Where matches of the rule start, in order (anchored rules only)."""
+        if self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
+            return [m.start() for m in self.pattern.finditer(folded)]
+        return sorted(p for a in self.anchors for p in starts.get(a, ()) if self.pattern.match(folded, p))
 
     def matches(self, folded: str, starts: dict[str, list[int]]) -> bool:
         """The rule matches ``folded``; ``starts`` maps word prefixes to where such words start.
@@ -201,43 +209,63 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-_WORD = re.compile(r"\b[a-z]")
-_ANCHORS = frozenset(a for rule in RULES for a in rule.anchors or ())
+# the roles of the exfiltration check, found through the same anchors as the rules
+_SEND = _rule("send", 0.0, rf"\b(?:{lx.SEND_VERB})\b", lx.SEND_VERB)
+_TOOL = _rule("tool", 0.0, lx.TOOL_CALL, lx.TOOL_VERB)
+_SENSITIVE = _rule("sensitive", 0.0, rf"\b(?:{lx.SENSITIVE})\b", lx.SENSITIVE)
+# the first letters at each word start (a lookahead: the next word may start inside them)
+_KEY = re.compile(rf"\b(?=([a-z][a-z' ]{{0,{ANCHOR_LEN - 1}}}))")
+_ANCHORS = frozenset(a for rule in (*RULES, _SEND, _TOOL, _SENSITIVE) for a in rule.anchors or ())
 _ANCHOR_LENGTHS = sorted({len(a) for a in _ANCHORS})
-_DESTINATION = re.compile(lx.DESTINATION)
+_LINK = re.compile(r"https?://\S+")
+_NAMED_DESTINATION = re.compile(lx.DESTINATION)
 _MAIL_DESTINATION = re.compile(lx.MAIL_DESTINATION)
-_SEND = re.compile(rf"\b(?:{lx.SEND_VERB})\b|{lx.TOOL_CALL}")
-_SENSITIVE = re.compile(rf"\b(?:{lx.SENSITIVE})\b")
 _DISCUSSION = re.compile(_near(lx.DISCUSSION_CUE, lx.ATTACK_TOPIC, 80))
 
 
-def _exfiltration(folded: str) -> dict[str, float]:
-    """A sending verb or tool call with sensitive data, near a destination (a link, an address)."""
-    found: dict[str, float] = {}
-    matches: Iterator[re.Match[str]] = _DESTINATION.finditer(folded)
+def _exfiltration(folded: str, starts: dict[str, list[int]]) -> dict[str, float]:
+    """A sending verb or tool call (from 250 characters before to 150 after a destination: a link, an
+    address), with sensitive data in the same stretch."""
+    destinations: Iterator[re.Match[str]] = _LINK.finditer(folded)
+    if "url" in folded or "endpoint" in folded or "webhook" in folded:
+        destinations = chain(destinations, _NAMED_DESTINATION.finditer(folded))
     if "@" in folded:
-        matches = chain(matches, _MAIL_DESTINATION.finditer(folded))
-    for i, match in enumerate(matches):
-        if i >= MAX_DESTINATIONS:
-            break
-        window = folded[max(0, match.start() - 250) : match.end() + 150]
-        if _SEND.search(window):
-            if _SENSITIVE.search(window):
+        destinations = chain(destinations, _MAIL_DESTINATION.finditer(folded))
+    near = list(islice(destinations, MAX_DESTINATIONS))
+    if not near:
+        return {}
+    sends = sorted(_SEND.places(folded, starts) + _TOOL.places(folded, starts))
+    if not sends:
+        return {}
+    sensitive = _SENSITIVE.places(folded, starts)
+    found: dict[str, float] = {}
+    for match in near:
+        lo, hi = match.start() - 250, match.end() + 150
+        if _any_between(sends, lo, hi):
+            if _any_between(sensitive, lo, hi):
                 return {"exfiltrate": 2.0}
             found = {"send_to_link": 0.5}
     return found
 
 
+def _any_between(places: list[int], lo: int, hi: int) -> bool:
+    i = bisect_left(places, lo)
+    return i < len(places) and places[i] < hi
+
+
 def word_starts(folded: str) -> dict[str, list[int]]:
     """Where words start, under each anchor (of any rule) the text there begins with."""
     starts: dict[str, list[int]] = {}
-    for match in _WORD.finditer(folded):
-        at = match.start()
-        for k in _ANCHOR_LENGTHS:
-            key = folded[at : at + k]
-            if key in _ANCHORS:
-                starts.setdefault(key, []).append(at)
+    for match in _KEY.finditer(folded):
+        for anchor in _anchors_at(match.group(1)):
+            starts.setdefault(anchor, []).append(match.start())
     return starts
+
+
+@lru_cache(maxsize=1 << 16)
+def _anchors_at(key: str) -> tuple[str, ...]:
+    """The anchors that ``key`` (the first letters of a word, up to ``ANCHOR_LEN``) starts with."""
+    return tuple(key[:k] for k in _ANCHOR_LENGTHS if key[:k] in _ANCHORS)
 
 
 def signals(folded: str) -> dict[str, float]:
@@ -245,7 +273,7 @@ def signals(folded: str) -> dict[str, float]:
     starts = word_starts(folded) if len(folded) <= MAX_INDEXED_CHARS else {}
     found = {r.name: r.weight for r in RULES if r.matches(folded, starts)}
     if "http" in folded or "@" in folded or "url" in folded or "webhook" in folded or "endpoint" in folded:
-        found.update(_exfiltration(folded))
+        found.update(_exfiltration(folded, starts))
     return found
 
 

@@ -50,7 +50,7 @@ class Rule:
         """Where matches of the rule start, in order (anchored rules only)."""
         if self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
             return [m.start() for m in self.pattern.finditer(folded)]
-        return sorted(p for a in self.anchors for p in starts.get(a, ()) if self.pattern.match(folded, p))
+        return sorted(p for a in self.anchors & starts.keys() for p in starts[a] if self.pattern.match(folded, p))
 
     def matches(self, folded: str, starts: dict[str, list[int]]) -> bool:
         """The rule matches ``folded``; ``starts`` maps word prefixes to where such words start.
@@ -61,7 +61,7 @@ class Rule:
             return any(n in folded for n in self.needs) and self.pattern.search(folded) is not None
         if self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
             return self.pattern.search(folded) is not None
-        places = [p for a in self.anchors for p in starts.get(a, ())]  # anchors are disjoint keys
+        places = [p for a in self.anchors & starts.keys() for p in starts[a]]
         if len(places) > MAX_PLACES:
             return self.pattern.search(folded) is not None
         return any(self.pattern.match(folded, p) for p in places)

@@ -53,7 +53,6 @@ _SPACED_RUN = b"asasasa"
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
-_NOT_LETTER = re.compile(r"[^a-z]+")
 
 
 def _leet_word(match: re.Match[str]) -> str:
@@ -67,8 +66,10 @@ def fold(text: str) -> str:
 
 def letters(text: str) -> str:
     """NFKC, invisible characters dropped, look-alikes to Latin, case folded, accents and leetspeak undone."""
-    text = unicodedata.normalize("NFKC", text).translate(INVISIBLE).translate(LOOKALIKES).casefold()
-    if not text.isascii():
+    if text.isascii():
+        text = text.lower()  # NFKC, the maps and casefold change nothing else in ASCII
+    else:
+        text = unicodedata.normalize("NFKC", text).translate(INVISIBLE).translate(LOOKALIKES).casefold()
         text = unicodedata.normalize("NFD", text).translate(_COMBINING)
     if _LEET_HINT.search(text):
         text = _LEET_WORD.sub(_leet_word, text)  # only words that mix letters and digits
@@ -138,6 +139,6 @@ def _looks_rotated(text: str) -> bool:
     """Few vowels among the letters: ROT13 turns a, e, i, o, u into n, r, v, b, h, so rotated prose has
     about half the vowels of prose in any of the six languages (about 40 % of its letters)."""
     sample = text[:MAX_SEGMENT_CHARS].lower()
-    letters = len(_NOT_LETTER.sub("", sample))
-    vowels = sum(sample.count(v) for v in "aeiou")
+    vowels = sum(map(sample.count, "aeiou"))
+    letters = len(sample) - sum(map(sample.count, " .,;:!?'\"\n0123456789"))
     return letters >= 12 and vowels < 0.28 * letters

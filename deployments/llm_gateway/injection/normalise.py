@@ -39,6 +39,8 @@ LOOKALIKES = str.maketrans(
 _COMBINING = dict.fromkeys(range(0x300, 0x370))
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
 _LEET_HINT = re.compile(r"[a-z][013457]|[013457][a-z]")
+LEET_HEAVY = 3
+_LEET_DIGIT = re.compile(r"\b[013457]{1,3}\b")
 _LEET_WORD = re.compile(r"\b[a-z]+[013457][a-z0-9]*|\b[0-9]+[a-z][a-z0-9]*")
 _SPACED = re.compile(r"\b(?:[a-z][\s._\-*]){3,}[a-z]\b")
 _SPACE_CHARS = re.compile(r"[\s._\-*]")
@@ -72,7 +74,9 @@ def letters(text: str) -> str:
         text = unicodedata.normalize("NFKC", text).translate(INVISIBLE).translate(LOOKALIKES).casefold()
         text = unicodedata.normalize("NFD", text).translate(_COMBINING)
     if _LEET_HINT.search(text):
-        text = _LEET_WORD.sub(_leet_word, text)  # only words that mix letters and digits
+        text, words = _LEET_WORD.subn(_leet_word, text)  # only words that mix letters and digits
+        if words >= LEET_HEAVY:
+            text = _LEET_DIGIT.sub(_leet_word, text)  # in leet prose, "0" alone is the article "o"
     return text
 
 

@@ -6,7 +6,7 @@
   the ledger has blocked is refused with 403 ``threat_blocked`` until its window passes,
   checked against the replica's local snapshot.
 - ``injection_scan`` (PRE_FLIGHT, after the body limits): the prompt text is scored
-  (``injection.py``); a score at or over ``security.injection.block_score`` is refused with
+  (the ``injection`` package); a score at or over ``security.injection.block_score`` is refused with
   403 ``injection_blocked``, counted in ``llm_proxy_injection_blocked_total`` and raised as
   event ``injection_blocked``. Every non-zero score goes to the threat ledger. A block is
   remembered in the negative cache (``caching.negative_cache``): a repeat of the same model

@@ -267,14 +267,12 @@ def test_injection_folding_shortcut_matches_the_letter_spacing_pattern():
     pattern; on any text it must give what always running the pattern gives."""
     import random
     import re
-    import unicodedata
 
-    from deployments.llm_gateway import injection
+    from deployments.llm_gateway.injection import normalise
 
-    def reference(text: str) -> str:
-        text = unicodedata.normalize("NFKC", text).translate(injection._ZERO_WIDTH).translate(injection._HOMOGLYPHS)
-        text = injection._SPACED.sub(lambda m: re.sub(r"[\s._\-*]", "", m.group()), text.lower())
-        return " ".join(text.split())
+    def joined_always(text: str) -> str:
+        text = normalise._SPACED.sub(lambda m: re.sub(r"[\s._\-*]", "", m.group()), normalise.letters(text))
+        return normalise.collapse(text)
 
     rng = random.Random(11)
     letters, separators, others = "abX", " .-_*\t\n\x1c\u00a0\u2028", "19,;!'(é"
@@ -284,7 +282,7 @@ def test_injection_folding_shortcut_matches_the_letter_spacing_pattern():
             rng.choice(letters if i % 2 == 0 else separators) if rng.random() < 0.85 else rng.choice(others)
             for i in range(rng.randint(1, 16))
         )
-        assert injection._fold(text) == reference(text), repr(text)
-    assert injection._fold("a b c d") == "abcd"  # the shortest run the pattern joins
-    assert injection._fold("please i g n o r e all that") == "please ignore all that"
-    assert injection._fold("i.g.n.o.r.e\u2028x") == reference("i.g.n.o.r.e\u2028x")
+        assert normalise.fold(text) == joined_always(text), repr(text)
+    assert normalise.fold("a b c d") == "abcd"  # the shortest run the pattern joins
+    assert normalise.fold("please i g n o r e all that") == "please ignore all that"
+    assert normalise.fold("i.g.n.o.r.e\u2028x") == joined_always("i.g.n.o.r.e\u2028x")

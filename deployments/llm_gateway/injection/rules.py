@@ -1,0 +1,282 @@
+"""The fast rules: weighted signals found in folded text, each an attack class's structure.
+
+A strong signal is a combination of roles (``lexicon.py``): an overriding verb followed by a word
+for the instructions, a revealing verb followed by a reference to the hidden prompt, a persona
+near a "without rules" goal, a sending verb near sensitive data and a destination. A weak signal
+is one role alone (a persona, a "system prompt" mention, a forged ``SYSTEM:`` marker): it adds
+to the score but does not block by itself, so a question that merely contains a trigger word
+stays under the block score unless something else agrees.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain, islice
+
+from deployments.llm_gateway.injection import lexicon as lx
+
+MAX_DESTINATIONS = 16
+ANCHOR_LEN = 4
+MAX_PLACES = 200
+# longer texts are searched rule by rule (indexing every word costs more than it saves there)
+MAX_INDEXED_CHARS = 8192
+
+
+def _gap(words: int) -> str:
+    """Up to ``words`` words between two roles (lazily: the nearest pair wins)."""
+    return rf"(?:[^\w\n]+\w+){{0,{words}}}?[^\w\n]+"
+
+
+def _near(a: str, b: str, chars: int) -> str:
+    """``a`` and ``b`` within ``chars`` characters of each other, in either order."""
+    return rf"\b(?:{a})\b[^\n]{{0,{chars}}}?\b(?:{b})\b|\b(?:{b})\b[^\n]{{0,{chars}}}?\b(?:{a})\b"
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    weight: float
+    pattern: re.Pattern[str]
+    # the rule can only match when a word of the text starts with one of these (None: always try it)
+    anchors: frozenset[str] | None
+    # ... or, for a rule that starts with punctuation, when the text contains one of these
+    needs: tuple[str, ...] = ()
+
+    def places(self, folded: str, starts: dict[str, list[int]]) -> list[int]:
+        """Where matches of the rule start, in order (anchored rules only)."""
+        if self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
+            return [m.start() for m in self.pattern.finditer(folded)]
+        return sorted(p for a in self.anchors & starts.keys() for p in starts[a] if self.pattern.match(folded, p))
+
+    def matches(self, folded: str, starts: dict[str, list[int]]) -> bool:
+        """The rule matches ``folded``; ``starts`` maps word prefixes to where such words start.
+
+        A rule with anchors is tried only where a word with one of its anchors starts (its match
+        can start nowhere else), unless there are so many such places that one search is cheaper."""
+        if self.needs:
+            return any(n in folded for n in self.needs) and self.pattern.search(folded) is not None
+        if self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
+            return self.pattern.search(folded) is not None
+        places = [p for a in self.anchors & starts.keys() for p in starts[a]]
+        if len(places) > MAX_PLACES:
+            return self.pattern.search(folded) is not None
+        return any(self.pattern.match(folded, p) for p in places)
+
+
+_LITERAL = re.compile(r"[a-z][a-z' ]*|")
+
+
+def _alternatives(alternation: str) -> list[str]:
+    """The top-level alternatives of a regex alternation."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(alternation):
+        escaped = i > 0 and alternation[i - 1] == "\\"
+        if ch in "([" and not escaped:
+            depth += 1
+        elif ch in ")]" and not escaped:
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(alternation[start:i])
+            start = i + 1
+    return [*parts, alternation[start:]]
+
+
+def anchors_of(alternation: str) -> frozenset[str] | None:
+    """The first letters (at most ``ANCHOR_LEN``) one of which every match of ``alternation`` starts
+    with, or None when some alternative has no plain leading letter (an optional group, ``^``, ``<``).
+    A leading group ``(?:a|b)`` gives the anchors of its own alternatives."""
+    out: set[str] = set()
+    for part in _alternatives(alternation):
+        part = part.removeprefix("\\b")
+        if part.startswith("(?:"):
+            inner = _group(part)
+            if inner is None:
+                return None
+            sub = anchors_of(inner)
+            if sub is None:
+                return None
+            out |= sub
+            continue
+        literal = _LITERAL.match(part).group()  # type: ignore[union-attr]
+        if part[len(literal) : len(literal) + 1] in ("?", "*", "{"):
+            literal = literal[:-1]  # the last letter is optional
+        if not literal:
+            return None
+        out.add(literal[:ANCHOR_LEN])
+    return frozenset(out)
+
+
+def _group(part: str) -> str | None:
+    """The inside of the group ``part`` starts with, or None when that group is optional."""
+    depth = 0
+    for i, ch in enumerate(part):
+        escaped = i > 0 and part[i - 1] == "\\"
+        if ch == "(" and not escaped:
+            depth += 1
+        elif ch == ")" and not escaped:
+            depth -= 1
+            if depth == 0:
+                return None if part[i + 1 : i + 2] in ("?", "*", "{") else part[3:i]
+    return None
+
+
+def _rule(name: str, weight: float, pattern: str, anchor: str | None = None, needs: tuple[str, ...] = ()) -> Rule:
+    return Rule(name, weight, re.compile(pattern), anchors_of(anchor) if anchor is not None else None, needs)
+
+
+def _role(name: str, weight: float, role: str, end: str = r"\b") -> Rule:
+    """A rule that is one role alone: any of its words, anchored on them."""
+    return _rule(name, weight, rf"\b(?:{role}){end}", role)
+
+
+RULES: tuple[Rule, ...] = (
+    _rule(
+        "override_instructions", 2.0, rf"\b(?:{lx.OVERRIDE_VERB})\b{_gap(6)}(?:{lx.RULES_OBJECT})\b", lx.OVERRIDE_VERB
+    ),
+    _rule("lapsed_instructions", 2.0, rf"\b(?:{lx.RULES_OBJECT})\b{_gap(4)}(?:{lx.LAPSED})\b", lx.RULES_OBJECT),
+    _role("obey_me", 1.0, lx.OBEY_ME, end=""),
+    _rule(
+        "reveal_system_prompt", 2.0, rf"\b(?:{lx.REVEAL_VERB})\b{_gap(6)}(?:{lx.PROMPT_REFERENCE})\b", lx.REVEAL_VERB
+    ),
+    _rule(
+        "prompt_question",
+        1.0,
+        rf"\b(?:{lx.PROMPT_QUESTION})\b[^\n?]{{0,40}}?\b(?:{lx.PROMPT_REFERENCE})\b",
+        lx.PROMPT_QUESTION,
+    ),
+    _rule(
+        "override_instructions_de",
+        2.0,
+        rf"\b(?:{lx.RULES_OBJECT_DE})\b{_gap(3)}(?:{lx.OVERRIDE_VERB_LAST})\b",
+        needs=tuple(lx.OVERRIDE_VERB_LAST.split("|")),
+    ),
+    _role("prompt_reference", 0.5, lx.PROMPT_REFERENCE),
+    _role("verbatim", 0.5, lx.VERBATIM, end=""),
+    _rule("persona_without_rules", 1.0, _near(lx.PERSONA, lx.NO_LIMITS, 300), f"{lx.PERSONA}|{lx.NO_LIMITS}"),
+    _role("no_restrictions", 1.0, lx.NO_LIMITS),
+    _role("never_refuse", 0.75, lx.NEVER_REFUSE),
+    _role("unsafe_mode", 1.5, lx.UNSAFE_MODE),
+    _role("secret_request", 1.0, lx.SECRET_REQUEST),
+    _rule("answer_without_limits", 1.0, rf"\b(?:{lx.RESPOND_VERB})\b{_gap(4)}(?:{lx.NO_LIMITS})\b", lx.RESPOND_VERB),
+    _role("conceal_from_user", 1.5, lx.CONCEAL_FROM_USER),
+    _role("special_mode", 0.75, lx.SPECIAL_MODE),
+    _rule("disable_safety", 1.75, rf"\b(?:{lx.DISABLE_VERB})\b{_gap(4)}(?:{lx.SAFETY_OBJECT})\b", lx.DISABLE_VERB),
+    _rule("safety_off", 1.5, rf"\b(?:{lx.SAFETY_OBJECT})\b{_gap(3)}{lx.SAFETY_OFF}\b", lx.SAFETY_OBJECT),
+    _rule(
+        "jailbreak_term",
+        1.0,
+        r"\bjailbr(?:eak|oke)\w* (?:yourself|mode|the model|you)\b|\bjailbroken\b|\bdo anything now\b",
+        "jailbr|do anything",
+    ),
+    _rule(
+        "chat_template",
+        1.5,
+        r"<\|(?:im_start|im_end|system|endoftext|eot_id|start_header_id)\|>|\[/?inst\]|<</?sys>>|</?system>"
+        r"|\bend of (?:the )?(?:system )?prompt\b",
+        needs=("<", "[", "end of"),
+    ),
+    _rule(
+        "role_marker",
+        1.0,
+        rf"(?:^|\n|[.!?] )[\s\[(<#*]*(?:{lx.ROLE_NAME})(?: \w+)?[\s\])>*#]*:|\[(?:{lx.ROLE_NAME})[^\]\n]{{0,30}}\]|###\s*(?:{lx.ROLE_NAME})",
+        needs=(":", "[", "#"),
+    ),
+    _role("authority_claim", 1.0, lx.AUTHORITY_SOURCE),
+    _role("privilege_claim", 1.0, lx.PRIVILEGE_CLAIM, end=""),
+    _rule("obey_unconditionally", 1.0, rf"(?:{lx.OBEY_UNCONDITIONALLY})", lx.OBEY_UNCONDITIONALLY),
+    _role("new_policy", 1.0, lx.NEW_POLICY, end=""),
+    _role("orders_to_model", 1.0, lx.ORDERS_TO_MODEL, end=""),
+    _role("tool_output", 0.5, lx.TOOL_OUTPUT, end=""),
+    _role("canary", 1.0, lx.CANARY),
+    _role("priority_claim", 1.5, lx.PRIORITY),
+    _role("conceal", 0.75, lx.CONCEAL),
+    _rule(
+        "link_placeholder",
+        1.5,
+        rf"\]\(\s*https?://[^)\s]{{0,300}}[?&][^)\s=]{{0,40}}=[^)\s]{{0,40}}(?:{lx.PLACEHOLDER})",
+        needs=("](",),
+    ),
+    _rule("image_query", 0.5, lx.MARKDOWN_IMAGE_QUERY, needs=("](",)),
+    _rule(
+        "link_fill",
+        1.5,
+        rf"https?://\S*[?&][\w-]*=(?:\s|\)|$)[^\n]{{0,80}}?\b(?:{lx.SENSITIVE})\b",
+        needs=("http",),
+    ),
+)
+
+# the roles of the exfiltration check, found through the same anchors as the rules
+_SEND = _rule("send", 0.0, rf"\b(?:{lx.SEND_VERB})\b", lx.SEND_VERB)
+_TOOL = _rule("tool", 0.0, lx.TOOL_CALL, lx.TOOL_VERB)
+_SENSITIVE = _rule("sensitive", 0.0, rf"\b(?:{lx.SENSITIVE})\b", lx.SENSITIVE)
+# the first letters at each word start (a lookahead: the next word may start inside them)
+_KEY = re.compile(rf"\b(?=([a-z][a-z' ]{{0,{ANCHOR_LEN - 1}}}))")
+_ANCHORS = frozenset(a for rule in (*RULES, _SEND, _TOOL, _SENSITIVE) for a in rule.anchors or ())
+_ANCHOR_LENGTHS = sorted({len(a) for a in _ANCHORS})
+_LINK = re.compile(r"https?://\S+")
+_NAMED_DESTINATION = re.compile(lx.DESTINATION)
+_MAIL_DESTINATION = re.compile(lx.MAIL_DESTINATION)
+_DISCUSSION = re.compile(_near(lx.DISCUSSION_CUE, lx.ATTACK_TOPIC, 80))
+
+
+def _exfiltration(folded: str, starts: dict[str, list[int]]) -> dict[str, float]:
+    """A sending verb or tool call (from 250 characters before to 150 after a destination: a link, an
+    address), with sensitive data in the same stretch."""
+    destinations: Iterator[re.Match[str]] = _LINK.finditer(folded)
+    if "url" in folded or "endpoint" in folded or "webhook" in folded:
+        destinations = chain(destinations, _NAMED_DESTINATION.finditer(folded))
+    if "@" in folded:
+        destinations = chain(destinations, _MAIL_DESTINATION.finditer(folded))
+    near = list(islice(destinations, MAX_DESTINATIONS))
+    if not near:
+        return {}
+    sends = sorted(_SEND.places(folded, starts) + _TOOL.places(folded, starts))
+    if not sends:
+        return {}
+    sensitive = _SENSITIVE.places(folded, starts)
+    found: dict[str, float] = {}
+    for match in near:
+        lo, hi = match.start() - 250, match.end() + 150
+        if _any_between(sends, lo, hi):
+            if _any_between(sensitive, lo, hi):
+                return {"exfiltrate": 2.0}
+            found = {"send_to_link": 0.5}
+    return found
+
+
+def _any_between(places: list[int], lo: int, hi: int) -> bool:
+    i = bisect_left(places, lo)
+    return i < len(places) and places[i] < hi
+
+
+def word_starts(folded: str) -> dict[str, list[int]]:
+    """Where words start, under each anchor (of any rule) the text there begins with."""
+    starts: dict[str, list[int]] = {}
+    for match in _KEY.finditer(folded):
+        for anchor in _anchors_at(match.group(1)):
+            starts.setdefault(anchor, []).append(match.start())
+    return starts
+
+
+@lru_cache(maxsize=1 << 16)
+def _anchors_at(key: str) -> tuple[str, ...]:
+    """The anchors that ``key`` (the first letters of a word, up to ``ANCHOR_LEN``) starts with."""
+    return tuple(key[:k] for k in _ANCHOR_LENGTHS if key[:k] in _ANCHORS)
+
+
+def signals(folded: str) -> dict[str, float]:
+    """The signals present in ``folded`` text, by name, with their weights."""
+    starts = word_starts(folded) if len(folded) <= MAX_INDEXED_CHARS else {}
+    found = {r.name: r.weight for r in RULES if r.matches(folded, starts)}
+    if "http" in folded or "@" in folded or "url" in folded or "webhook" in folded or "endpoint" in folded:
+        found.update(_exfiltration(folded, starts))
+    return found
+
+
+def is_discussion(folded: str) -> bool:
+    """The text asks about attacks (what they are, how to detect or defend) rather than making one."""
+    return _DISCUSSION.search(folded) is not None

@@ -58,6 +58,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
     "deployments/webfilter/conftest.py::wf": DATAPLANE,  # Squid and dnsmasq
     "deployments/webfilter/test_subscriptions.py::wf": DATAPLANE,
+    "deployments/webfilter/test_ui.py::wf": DATAPLANE,
     "deployments/webfilter/test_error_bodies.py::wf_ray": DATAPLANE,
     "actors/webfilter/test_dataplane.py::plane": DATAPLANE,
     "svc": DATAPLANE,

@@ -1,12 +1,13 @@
 // Lists: the blacklists, whitelists and the egress allowlist: search, add, delete (one, selected,
-// all) and, for the blacklists, import from a URL or pasted content.
+// all) and, for the blacklists, import from a URL or pasted content and subscriptions.
 
 import { api, get, post } from "./api.js";
 import { attempt, card, form, h, notify, number, table, when } from "./dom.js";
+import { subscriptionsCard } from "./subscriptions.js";
 
 const LISTS = {
-  "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true },
-  "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true },
+  "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true, subscribe: "domain" },
+  "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true, subscribe: "ip" },
   "domain-whitelist": { title: "Domain whitelist", field: "domain", bulk: false, import: false },
   "ip-whitelist": { title: "IP whitelist", field: "ip", bulk: false, import: false },
   "egress-allowlist": { title: "Egress allowlist", field: "entry", bulk: true, import: false },
@@ -138,5 +139,6 @@ export async function render(root, args) {
     card(list.title, addForm, searchForm, entries, actions),
   );
   if (list.import) root.append(importForm(name, reload));
+  if (list.subscribe) root.append(subscriptionsCard(list.subscribe));
   await reload();
 }

@@ -3,11 +3,12 @@ dnsmasq on loopback, and a local origin on two loopback addresses. Everything st
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ HOSTS = {
     "ads.tracker.test": "127.0.0.1",
     "cdn.ads.tracker.test": "127.0.0.1",
     "other.test": "127.0.0.1",
+    "sub-one.test": "127.0.0.1",
     "second.test": "127.0.0.2",
     "files.dropbox.com": "127.0.0.1",
 }
@@ -166,3 +168,35 @@ async def wf(origin: Origin) -> AsyncIterator[Service]:
     root = state_folder()
     async for service in running_service(root, origin):
         yield service
+
+
+@dataclass
+class ListServer:
+    """What the list server answers: `body` with a strong ETag and a Last-Modified, 304 when the client
+    names the current ETag, or `failure` ("500" or "garbage")."""
+
+    body: bytes = b""
+    failure: str = ""
+    seen: list[dict[str, str]] = field(default_factory=list)
+    receiver: Receiver | None = None
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.body).hexdigest()[:16] + '"'
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.seen.append({k: v for k, v in request.headers.items() if k.lower().startswith("if-")})
+        if self.failure == "500":
+            return web.Response(status=500, text="upstream broke")
+        if self.failure == "garbage":
+            return web.Response(body=b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe" * 64, content_type="image/png")
+        if self.failure == "html":
+            return web.Response(text="<html><body>captive portal: please log in</body></html>")
+        if request.headers.get("If-None-Match") == self.etag:
+            return web.Response(status=304, headers={"ETag": self.etag})
+        headers = {"ETag": self.etag, "Last-Modified": "Thu, 26 Nov 2026 10:00:00 GMT"}
+        return web.Response(body=self.body, headers=headers, content_type="text/plain")
+
+    def url(self, path: str = "/list.txt") -> str:
+        assert self.receiver is not None
+        return f"http://127.0.0.1:{self.receiver.port}{path}"

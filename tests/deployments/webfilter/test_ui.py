@@ -28,9 +28,19 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from deployments.webfilter import ui
+from deployments.webfilter.config import SubscriptionConfig
 from tests.browser import ARGS, CHROMIUM, require_chromium
 from tests.conftest import ROOT, free_port
-from tests.deployments.webfilter.conftest import ADMIN_PASSWORD, Receiver, Service
+from tests.deployments.webfilter.conftest import (
+    ADMIN_PASSWORD,
+    ListServer,
+    Origin,
+    Receiver,
+    Service,
+    require_dataplane,
+    running_service,
+    state_folder,
+)
 from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
@@ -53,6 +63,23 @@ class Tab:
 
     def notice(self) -> Any:
         return self.page.locator("#notice")
+
+
+@pytest.fixture(scope="module")
+async def wf(origin: Origin) -> AsyncIterator[Service]:
+    """The web filter (real Squid and dnsmasq) with subscriptions allowed to this test's list server."""
+    require_dataplane()
+    subscriptions = SubscriptionConfig(min_interval_seconds=1, allow_networks=["127.0.0.1/32"])
+    async for service in running_service(state_folder(), origin, subscriptions=subscriptions):
+        yield service
+
+
+@pytest.fixture(scope="module")
+async def lists() -> AsyncIterator[ListServer]:
+    server = ListServer()
+    server.receiver = await Receiver([("GET", "/{name}", server.handle)]).start()
+    yield server
+    await server.receiver.stop()
 
 
 @pytest.fixture(scope="module")
@@ -317,6 +344,37 @@ async def test_lists_import_search_and_delete(wf, ui_base, chromium, restored):
         await expect(tab.notice()).to_contain_text("(HTTP 400)")
         listed = (await wf.api.get("/api/ip-blacklist")).json()["data"]
         assert [e["ip"] for e in listed] == ["8.8.8.0/24"]
+
+
+async def test_a_subscription_is_added_refreshed_and_removed_from_the_lists_page(wf, ui_base, chromium, lists):
+    lists.body = b"# a hosts file\n0.0.0.0 sub-one.test\n0.0.0.0 sub-two.test\n"
+    async with browsing(chromium, ui_base, "#/lists/domain-blacklist") as tab:
+        page = tab.page
+        await expect(page.locator("#subscriptions tbody tr.empty")).to_have_text("no subscriptions")
+        await page.fill("#subscription-url", lists.url("/ui.txt"))
+        await page.fill("#subscription-description", HOSTILE)
+        await page.click("#subscription-form button[type=submit]")
+        await expect(tab.notice()).to_have_text("subscribed: 2 entries")
+        row = page.locator("#subscriptions tbody tr").first
+        await expect(row.locator("td").nth(3)).to_have_text("HTTP 200")
+        assert (await cells(row))[:3] == [lists.url("/ui.txt"), HOSTILE, "2"]  # markup shown as text
+        assert await page.evaluate("window.__xss") is None
+        refused = await wf.fetch(wf.url("sub-one.test", "/ui-subscribed"))
+        assert refused.status_code == 403 and "domain_blacklist" in refused.text
+
+        lists.body += b"0.0.0.0 sub-three.test\n"
+        await row.locator("button", has_text="Refresh").click()
+        await expect(tab.notice()).to_contain_text("HTTP 200, 3 entries")
+        await expect(row.locator("td").nth(2)).to_have_text("3")
+        await row.locator("button", has_text="Refresh").click()  # unchanged: the list server answers 304
+        await expect(tab.notice()).to_contain_text("not modified, 3 entries")
+        await screenshot(tab, "subscriptions")
+
+        await row.locator("button", has_text="Unsubscribe").click()
+        await expect(tab.notice()).to_have_text(f"unsubscribed {lists.url('/ui.txt')}")
+        await expect(page.locator("#subscriptions tbody tr.empty")).to_have_text("no subscriptions")
+        allowed = await wf.fetch(wf.url("sub-one.test", "/ui-unsubscribed"))
+        assert allowed.status_code == 200
 
 
 async def test_an_access_token_refused_is_renewed_once_with_the_refresh_token(ui_base, chromium):

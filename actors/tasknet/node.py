@@ -89,7 +89,6 @@ class NodeCore:
         self.candidates: dict[int, tuple[cp.Checkpoint, bytes]] = {}  # own checkpoints, not certified yet
         self.certificates: dict[tuple[int, str, str], cp.Certificate] = {}  # signatures gathered
         self.wanted: cp.Certificate | None = None  # certified elsewhere, this node's position differs
-        self._checkpoint_out: list[cp.Certificate] = []
         self._load()
 
     # ----- persistence: events.log and raft.log are fsynced append-only record files (wal.py)
@@ -491,20 +490,18 @@ class NodeCore:
         if self.node_id in self._validators():
             signature = cp.sign(self.identity, horizon, certificate["position_hash"], certificate["state_hash"])
             mine: cp.Certificate = {**certificate, "signatures": [signature]}
-            self._checkpoint_out.append(mine)
             self.add_checkpoint_signatures(mine)
         else:
             self._settle(certificate)
         return True
 
-    def take_checkpoint_signatures(self) -> list[cp.Certificate]:
-        """This validator's checkpoint signatures to send to every peer (once each)."""
-        out, self._checkpoint_out = self._checkpoint_out, []
+    def checkpoint_gossip(self) -> list[cp.Certificate]:
+        """What to send every peer: the signatures held for checkpoints not certified yet (re-sent while
+        they wait) and the certificate of the base (a node that lacks it then fetches the checkpoint)."""
+        out = [c for c in self.certificates.values() if c["horizon"] > self.reducer.horizon]
+        if self.checkpoint is not None:
+            out.append(self.checkpoint["certificate"])
         return out
-
-    def pending_certificates(self) -> list[cp.Certificate]:
-        """Signatures held for checkpoints above the base, not certified yet (re-sent while they wait)."""
-        return [c for c in self.certificates.values() if c["horizon"] > self.reducer.horizon]
 
     def add_checkpoint_signatures(self, raw: Any) -> bool:
         """Merge validators' checkpoint signatures (each checked); True when a checkpoint got installed."""

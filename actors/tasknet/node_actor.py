@@ -2,7 +2,9 @@
 
 Transport inside a cluster is Ray actor calls: events are pushed to every peer as they
 are created (and forwarded once by receivers), anti-entropy pulls whatever a peer has
-that this node lacks, and Raft messages travel the same way. A test or the benchmark
+that this node lacks, and Raft messages travel the same way. Checkpoint signatures are sent
+to every peer until the checkpoint is certified; a node that needs a certified checkpoint it
+cannot build itself (it missed events, or it is new) fetches it from the peer it pulls from. A test or the benchmark
 can cut links with `set_blocked` to partition the network.
 """
 
@@ -51,6 +53,8 @@ class TaskNode:
     def __init__(self, name: str, data_dir: str | None, settings: NodeSettings) -> None:
         self.settings = settings
         self.core = NodeCore(name, Path(data_dir) if data_dir else None)
+        self.core.checkpoint_interval_ms = int(float(settings.get("checkpoint_interval_s", 300.0)) * 1000)
+        self.core.checkpoint_settle_ms = int(float(settings.get("checkpoint_settle_s", 120.0)) * 1000)
         self.services = NodeServices(self.core, settings)
         self.peers: dict[str, ActorHandle[TaskNode]] = {}
         self.peer_ids: dict[str, str] = {}
@@ -194,6 +198,12 @@ class TaskNode:
         if not reachable:
             return 0
         name = random.choice(sorted(reachable))
+        if self.core.wanted is not None or self.core.state["genesis"] is None:
+            offered = await self._send(
+                name, reachable[name], TaskNode.checkpoint_after, self.core.reducer.horizon, self.core.name
+            )
+            if offered:
+                self.core.load_checkpoint(offered)
         missing = await self._send(
             name,
             reachable[name],
@@ -211,6 +221,8 @@ class TaskNode:
         while await self._anti_entropy_once() >= 2000:
             pass
         self._send_attestations(self.core.unratified_attestations())
+        self.core.maybe_checkpoint()
+        self._send_checkpoint_signatures(self.core.checkpoint_gossip())
         await self._push()
         if self._installing is None or self._installing.done():
             self._installing = self.tasks.start(self.services.upgrades.install_ratified(), name="install-upgrades")
@@ -289,6 +301,30 @@ class TaskNode:
                 self.tasks.start(
                     self._send(name, handle, TaskNode.attest, attestations, self.core.name), name="attest-send"
                 )
+
+    def _send_checkpoint_signatures(self, certificates: list[Any]) -> None:
+        if not certificates:
+            return
+        for name, handle in self._reachable().items():
+            self.tasks.start(
+                self._send(name, handle, TaskNode.checkpoint_signatures, certificates, self.core.name),
+                name="checkpoint-send",
+            )
+
+    async def checkpoint_signatures(self, certificates: list[Any], sender: str) -> int:
+        """Validators' checkpoint signatures; a majority on one (position, state hash) installs it."""
+        await self._rewire()
+        if sender in self.blocked:
+            return 0
+        self.messages_received += 1
+        return sum(1 for c in certificates[:16] if self.core.add_checkpoint_signatures(c))
+
+    async def checkpoint_after(self, horizon: int, sender: str) -> Any:
+        """This node's certified checkpoint (with its state) when newer than `horizon`, else None."""
+        if sender in self.blocked:
+            return None
+        self.messages_received += 1
+        return self.core.checkpoint_after(int(horizon))
 
     async def attest(self, attestations: list[Any], sender: str) -> int:
         """Validators' signatures over committed Raft entries; a majority makes the `ratified` event."""

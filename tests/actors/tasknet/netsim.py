@@ -80,7 +80,7 @@ def checkpoint_round(nodes: list[NodeCore], interval_ms: int = 1000, settle_ms: 
     for node in nodes:
         node.checkpoint_interval_ms, node.checkpoint_settle_ms = interval_ms, settle_ms
         node.maybe_checkpoint()
-    signatures = [(node, node.take_checkpoint_signatures()) for node in nodes]
+    signatures = [(node, node.checkpoint_gossip()) for node in nodes]
     for sender, certificates in signatures:
         for node in nodes:
             if node is not sender:

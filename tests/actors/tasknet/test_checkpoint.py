@@ -55,7 +55,7 @@ def own_certificate(node: NodeCore) -> cp.Certificate:
     """The node's own signed certificate for the checkpoint due now (not delivered anywhere)."""
     node.checkpoint_interval_ms, node.checkpoint_settle_ms = 1000, 500
     assert node.maybe_checkpoint()
-    (certificate,) = node.take_checkpoint_signatures()
+    (certificate,) = node.checkpoint_gossip()
     return certificate
 
 

@@ -72,6 +72,8 @@ class NodeCore:
             "events_below_horizon": 0,
             "checkpoints_installed": 0,
             "checkpoint_events_dropped": 0,
+            "checkpoint_horizon": 0,
+            "checkpoints_refused": 0,
         }
         self.raft: RaftCore | None = None
         self.events_file: RecordLog | None = None
@@ -103,7 +105,7 @@ class NodeCore:
             try:
                 checkpoint = cp.verify_checkpoint(json.loads(saved.read_bytes()), self.genesis_author)
             except (cp.CheckpointError, ValueError):
-                self.stats["checkpoints_refused"] = 1  # a peer's certified checkpoint replaces it
+                self.stats["checkpoints_refused"] += 1  # a peer's certified checkpoint replaces it
             else:
                 self._install(checkpoint, None, persist=False)
         self.events_file = RecordLog(self.data_dir / "events.log")
@@ -552,7 +554,7 @@ class NodeCore:
         try:
             checkpoint = cp.verify_checkpoint(raw, self.genesis_author)
         except cp.CheckpointError:
-            self.stats["checkpoints_refused"] = self.stats.get("checkpoints_refused", 0) + 1
+            self.stats["checkpoints_refused"] += 1
             return False
         if checkpoint["certificate"]["horizon"] <= self.reducer.horizon:
             return False

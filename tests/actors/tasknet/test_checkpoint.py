@@ -8,11 +8,13 @@ they signed, is never loaded."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 
 import pytest
 
 from actors.tasknet import checkpoint as cp
+from actors.tasknet.canonical import canonical
 from actors.tasknet.events import make_event
 from actors.tasknet.identity import Identity
 from actors.tasknet.node import NodeCore
@@ -258,3 +260,11 @@ def test_signatures_that_arrive_before_the_own_checkpoint_make_the_node_fetch_it
         node.add_checkpoint_signatures(certificate)
     assert late.load_checkpoint(nodes[0].checkpoint_after(0))
     assert late.wanted is None and comparable(late.state) == comparable(nodes[0].state)
+
+
+def test_the_state_hash_is_sha256_of_the_canonical_json_of_the_state(clock):
+    nodes, _ = certified_network(clock)
+    held = nodes[0].checkpoint_after(0)
+    assert held is not None
+    expected = hashlib.sha256(canonical(held["state"])).hexdigest()  # hashed whole, not streamed
+    assert held["certificate"]["state_hash"] == expected

@@ -14,7 +14,7 @@ so it lands before nearly the whole history. A (no checkpoint) refolds everythin
 only from the checkpoint (the event is below the certified horizon: it is folded after it).
 Both processes must agree on the state without the late event (the checkpoint is exact).
 
-Usage: python bench/tasknet_checkpoint.py [--sizes 20000 100000] [--tail 1000]
+Usage: python bench/tasknet_checkpoint.py [--sizes 20000 100000] [--tail 1000] [--workload tasks|skills]
 """
 
 from __future__ import annotations
@@ -45,8 +45,10 @@ def rss_mb() -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
-def history(nodes: list[NodeCore], size: int, clock: ManualClock) -> list[Event]:
-    """`size` signed events: tasks created, claimed, submitted and accepted in turn, 1 ms apart."""
+def history(nodes: list[NodeCore], size: int, clock: ManualClock, workload: str) -> list[Event]:
+    """`size` signed events 1 ms apart. `tasks`: tasks created, claimed, submitted and accepted in turn
+    (every completed task stays in the state: it grows with the history); `skills`: the validators
+    rewrite their skills (the state keeps one record per node: it does not grow)."""
     tops = {n.node_id: list(n.log.top(n.node_id)) for n in nodes}
     out: list[Event] = []
 
@@ -59,6 +61,9 @@ def history(nodes: list[NodeCore], size: int, clock: ManualClock) -> list[Event]
         return event
 
     i = 0
+    while workload == "skills" and len(out) < size:
+        sign(nodes[i % 3], "skills_set", {"skills": [f"skill {i % 50}", "python"], "bio": f"update {i}"})
+        i += 1
     while len(out) < size:
         creator, worker = nodes[i % 3], nodes[(i + 1) % 3]
         created = sign(creator, "task_create", {"title": f"task {i}", "reward": 5})
@@ -70,7 +75,7 @@ def history(nodes: list[NodeCore], size: int, clock: ManualClock) -> list[Event]
     return out[:size]
 
 
-def build(root: Path, size: int, tail: int) -> tuple[Event, str, int]:
+def build(root: Path, size: int, tail: int, workload: str) -> tuple[Event, str, int]:
     """Write A's (full) and B's (checkpointed) data dirs; the late event, the expected digest, the horizon."""
     clock = ManualClock()
     dirs = [root / "a", root / "b", root / "c"]
@@ -83,7 +88,7 @@ def build(root: Path, size: int, tail: int) -> tuple[Event, str, int]:
     for node in nodes:
         node.receive([joined])
     sync(nodes)
-    events = history(nodes, size, clock)
+    events = history(nodes, size, clock, workload)
     a, b, c = nodes
     a.events_file.append(events)  # A only stores the history (it folds it at its cold start)
     started = time.perf_counter()
@@ -94,7 +99,10 @@ def build(root: Path, size: int, tail: int) -> tuple[Event, str, int]:
     print(f"  {size:,} events: signed, and folded by each validator at {size / fold_s:,.0f} events/s")
     horizon = events[-tail]["hlc"][0]
     clock.ms = horizon + SETTLE_MS
+    started = time.perf_counter()
     checkpoint_round([b, c], interval_ms=1, settle_ms=SETTLE_MS)
+    took = (time.perf_counter() - started) / 2
+    print(f"  taking, signing and installing the checkpoint (fold, hash, write, compact): {took:.2f} s per validator")
     assert b.reducer.horizon == c.reducer.horizon == horizon, "the checkpoint was not certified"
     expected = comparable(b.state)
     late = make_event(
@@ -153,10 +161,10 @@ def child(data_dir: Path, late_path: Path) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run(size: int, tail: int) -> dict[str, Any]:
+def run(size: int, tail: int, workload: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="tasknet-ckpt-") as tmp:
         root = Path(tmp)
-        late, expected, horizon = build(root, size, tail)
+        late, expected, horizon = build(root, size, tail, workload)
         late_path = root / "late.json"
         late_path.write_text(json.dumps(late))
         full, ckpt = child(root / "a", late_path), child(root / "b", late_path)
@@ -187,6 +195,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--tail", type=int, default=1000, help="events after the checkpoint's horizon")
+    parser.add_argument("--workload", choices=["tasks", "skills"], default="tasks")
     parser.add_argument("--cold", help=argparse.SUPPRESS)
     parser.add_argument("--late", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -195,8 +204,8 @@ def main() -> None:
         return
     results = []
     for size in args.sizes:
-        print(f"history of {size:,} events, checkpoint {args.tail:,} events before the end")
-        results.append(run(size, args.tail))
+        print(f"history of {size:,} events ({args.workload}), checkpoint {args.tail:,} events before the end")
+        results.append(run(size, args.tail, args.workload))
     if len(results) >= 2:
         small, large = results[0], results[-1]
         span = large["size"] - small["size"]

@@ -16,17 +16,21 @@ by the pinned bootstrap node) and keys from the signatures themselves (a node id
 its key), so a node with no state can check a certificate. Hashes are SHA-256 over RFC 8785
 canonical JSON (canonical.py).
 
-This module is pure: no I/O, no clock; node.py decides when, and the actor moves the messages.
+This module is pure: no I/O, no clock; node.py decides when and gathers the `Inputs`, the actor
+runs `build` in a worker thread and moves the messages.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
 from actors.tasknet.canonical import canonical, digest
 from actors.tasknet.events import EventError, check_shape
 from actors.tasknet.identity import Identity, node_id_of, verify
 from actors.tasknet.records import Event, NetworkState
+from actors.tasknet.reducer import Reducer
 
 
 class CheckpointError(ValueError):
@@ -65,6 +69,39 @@ class Checkpoint(Base):
     """A checkpoint as it is stored and sent: with its state."""
 
     state: NetworkState
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a checkpoint folds, taken from a node at one moment (so the fold can run off its event loop)."""
+
+    position: Position
+    covered: list[Event]  # the events after the base stamped below the horizon (equivocation cuts applied)
+    base_json: bytes | None  # the base checkpoint's state, None: fold from genesis
+    base_horizon: int
+    genesis_author: str | None
+    genesis: Event
+
+
+def build(inputs: Inputs) -> tuple[Checkpoint, bytes]:
+    """The checkpoint (its certificate not signed yet) and its state as JSON."""
+    reducer = Reducer(inputs.genesis_author)
+    if inputs.base_json is not None:
+        reducer.rebase(inputs.base_json, inputs.base_horizon)
+    reducer.refold(inputs.covered)
+    certificate: Certificate = {
+        "horizon": inputs.position["horizon"],
+        "position_hash": digest(inputs.position),
+        "state_hash": digest(reducer.state),
+        "signatures": [],
+    }
+    checkpoint: Checkpoint = {
+        "certificate": certificate,
+        "position": inputs.position,
+        "state": reducer.state,
+        "genesis": inputs.genesis,
+    }
+    return checkpoint, json.dumps(reducer.state, separators=(",", ":")).encode()
 
 
 def message(horizon: int, position_hash: str, state_hash: str) -> bytes:

@@ -15,7 +15,6 @@ from typing import Any
 
 from actors.tasknet import checkpoint as cp
 from actors.tasknet import ring
-from actors.tasknet.canonical import digest
 from actors.tasknet.eventlog import EventLog
 from actors.tasknet.events import MAX_EVENT_BYTES, EventError, make_anonymous, make_event
 from actors.tasknet.hlc import HybridClock
@@ -439,16 +438,20 @@ class NodeCore:
             self.genesis_event = self.log.by_id.get(self.state["genesis"]["id"])
         return self.genesis_event
 
-    def checkpoint_at(self, horizon: int) -> tuple[cp.Checkpoint, bytes]:
-        """This node's checkpoint at `horizon`: the base folded with the events stamped below it."""
+    def checkpoint_due(self) -> int:
+        """The horizon this node should checkpoint at now, 0 when none (taken, or nothing below it)."""
+        horizon = cp.due_horizon(self.now_ms(), self.checkpoint_interval_ms, self.checkpoint_settle_ms)
+        if horizon <= self.reducer.horizon or horizon in self.candidates or self._genesis() is None:
+            return 0
+        if not any(e["hlc"][0] < horizon for e in self.log.all_events()):
+            return 0
+        return horizon
+
+    def checkpoint_inputs(self, horizon: int) -> cp.Inputs:
+        """What the checkpoint at `horizon` folds (cheap: the events after the base); `cp.build` folds it."""
         genesis = self._genesis()
         if genesis is None:
             raise Reject("no genesis to checkpoint from", 503)
-        covered = [e for e in self._active_events() if e["hlc"][0] < horizon]
-        reducer = Reducer(self.genesis_author)
-        if self.checkpoint is not None:
-            reducer.rebase(self._base_json, self.reducer.horizon)
-        reducer.refold(covered)
         heads = dict(self.checkpoint["position"]["heads"]) if self.checkpoint else {}
         for author, chain in self.log.chains.items():
             below = [e for e in chain if e["hlc"][0] < horizon]
@@ -462,28 +465,34 @@ class NodeCore:
             "anonymous": sorted(anonymous),
             "cut": dict(self.log.equivocations),
         }
-        certificate: cp.Certificate = {
-            "horizon": horizon,
-            "position_hash": digest(position),
-            "state_hash": digest(reducer.state),
-            "signatures": [],
-        }
-        checkpoint: cp.Checkpoint = {
-            "certificate": certificate,
-            "position": position,
-            "state": reducer.state,
-            "genesis": genesis,
-        }
-        return checkpoint, json.dumps(reducer.state, separators=(",", ":")).encode()
+        return cp.Inputs(
+            position=position,
+            covered=[e for e in self._active_events() if e["hlc"][0] < horizon],
+            base_json=self._base_json if self.checkpoint is not None else None,
+            base_horizon=self.reducer.horizon,
+            genesis_author=self.genesis_author,
+            genesis=genesis,
+        )
+
+    def checkpoint_at(self, horizon: int) -> tuple[cp.Checkpoint, bytes]:
+        """This node's checkpoint at `horizon`: the base folded with the events stamped below it."""
+        return cp.build(self.checkpoint_inputs(horizon))
 
     def maybe_checkpoint(self) -> bool:
         """Take (and, as a validator, sign) the checkpoint now due, once per horizon; True when taken."""
-        horizon = cp.due_horizon(self.now_ms(), self.checkpoint_interval_ms, self.checkpoint_settle_ms)
-        if horizon <= self.reducer.horizon or horizon in self.candidates or self._genesis() is None:
+        horizon = self.checkpoint_due()
+        if not horizon:
             return False
-        if not any(e["hlc"][0] < horizon for e in self.log.all_events()):
+        inputs = self.checkpoint_inputs(horizon)
+        return self.adopt_checkpoint(inputs, cp.build(inputs))
+
+    def adopt_checkpoint(self, inputs: cp.Inputs, built: tuple[cp.Checkpoint, bytes]) -> bool:
+        """Keep a checkpoint built from `inputs` as this node's candidate and sign it (validators);
+        False when the base moved meanwhile (another checkpoint got installed)."""
+        checkpoint, state_json = built
+        horizon = checkpoint["certificate"]["horizon"]
+        if inputs.base_horizon != self.reducer.horizon or horizon <= self.reducer.horizon:
             return False
-        checkpoint, state_json = self.checkpoint_at(horizon)
         self.candidates = {h: c for h, c in self.candidates.items() if h > self.reducer.horizon}
         while len(self.candidates) >= 3:
             del self.candidates[min(self.candidates)]
@@ -574,7 +583,7 @@ class NodeCore:
         heads = {a: (int(h[0]), str(h[1]), list(h[2])) for a, h in position["heads"].items()}
         self.log.compact(heads, set(position["anonymous"]))
         self.stats["checkpoint_events_dropped"] += before - len(self.log)
-        self.reducer.rebase(self._base_json, horizon)
+        self.reducer.rebase(self._base_json, horizon, checkpoint["state"])
         self.candidates = {h: c for h, c in self.candidates.items() if h > horizon}
         self.certificates = {k: c for k, c in self.certificates.items() if k[0] > horizon}
         if self.wanted is not None and self.wanted["horizon"] <= horizon:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypedDict, TypeVar, cast
 
+from actors.tasknet import checkpoint
 from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
@@ -63,6 +64,7 @@ class TaskNode:
         self.messages_received = 0
         self.anonymous_relayed = 0
         self._installing: asyncio.Task[int] | None = None
+        self._checkpointing: asyncio.Task[bool] | None = None
         self.tasks = BackgroundTasks("tasknet")
         self._raft_waiters: dict[str, float] = {}
 
@@ -221,7 +223,7 @@ class TaskNode:
         while await self._anti_entropy_once() >= 2000:
             pass
         self._send_attestations(self.core.unratified_attestations())
-        self.core.maybe_checkpoint()
+        self._checkpoint()
         self._send_checkpoint_signatures(self.core.checkpoint_gossip())
         await self._push()
         if self._installing is None or self._installing.done():
@@ -301,6 +303,20 @@ class TaskNode:
                 self.tasks.start(
                     self._send(name, handle, TaskNode.attest, attestations, self.core.name), name="attest-send"
                 )
+
+    def _checkpoint(self) -> None:
+        """Start building the checkpoint now due, in a worker thread (folding and hashing a large state
+        takes seconds: the event loop keeps serving gossip and Raft meanwhile)."""
+        if self._checkpointing is not None and not self._checkpointing.done():
+            return
+        horizon = self.core.checkpoint_due()
+        if horizon:
+            inputs = self.core.checkpoint_inputs(horizon)
+            self._checkpointing = self.tasks.start(self._build_checkpoint(inputs), name="checkpoint")
+
+    async def _build_checkpoint(self, inputs: checkpoint.Inputs) -> bool:
+        built = await asyncio.to_thread(checkpoint.build, inputs)
+        return self.core.adopt_checkpoint(inputs, built)
 
     def _send_checkpoint_signatures(self, certificates: list[Any]) -> None:
         if not certificates:

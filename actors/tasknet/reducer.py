@@ -109,16 +109,22 @@ class Reducer:
         self.genesis_author = genesis_author
         self.base: bytes | None = None  # the certified checkpoint's state (JSON), None: fold from genesis
         self.horizon = 0
+        self._parsed: NetworkState | None = None
         self.folded = 0  # events applied since this reducer was made (refolds included)
         self.reset()
 
-    def rebase(self, state_json: bytes, horizon: int) -> None:
-        """Fold from a checkpoint's state from now on (call `refold` with the events after it)."""
-        self.base, self.horizon = state_json, horizon
-        self.reset()
+    def rebase(self, state_json: bytes, horizon: int, parsed: NetworkState | None = None) -> None:
+        """Fold from a checkpoint's state from now on; call `refold` with the events after it next.
+
+        `parsed`, the same state already parsed and held by nobody else, spares the next refold a parse.
+        """
+        self.base, self.horizon, self._parsed = state_json, horizon, parsed
 
     def reset(self) -> None:
-        if self.base is None:
+        parsed, self._parsed = self._parsed, None
+        if parsed is not None:
+            self.state = parsed
+        elif self.base is None:
             self.state = new_state()
         else:
             self.state = json.loads(self.base)

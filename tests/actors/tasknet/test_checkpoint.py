@@ -78,11 +78,16 @@ def test_a_majority_certified_checkpoint_is_the_base_and_equals_the_full_fold(cl
     assert {comparable(n.state) for n in [*nodes, reference]} == {comparable(reference.state)}
 
 
-def test_one_validator_alone_or_exactly_half_does_not_certify(clock):
-    nodes = make_network(4, clock=clock)
+def signed_by_two(size: int, clock: ManualClock) -> tuple[list[NodeCore], list[cp.Certificate]]:
+    """A network of `size` validators where the first two signed the checkpoint due (and sent nothing)."""
+    nodes = make_network(size, clock=clock)
     busy(nodes, 2, clock)
     clock.advance(2)
-    certificates = [own_certificate(n) for n in nodes[:2]]
+    return nodes, [own_certificate(n) for n in nodes[:2]]
+
+
+def test_one_validator_alone_or_exactly_half_does_not_certify(clock):
+    nodes, certificates = signed_by_two(4, clock)
     target = nodes[3]
     target.add_checkpoint_signatures(certificates[0])
     assert target.reducer.horizon == 0 and target.wanted is None
@@ -248,10 +253,7 @@ def test_a_new_node_loads_the_certified_checkpoint_and_the_tail_from_its_peers(c
 
 
 def test_signatures_that_arrive_before_the_own_checkpoint_make_the_node_fetch_it(clock):
-    nodes = make_network(3, clock=clock)
-    busy(nodes, 2, clock)
-    clock.advance(2)
-    certificates = [own_certificate(n) for n in nodes[:2]]
+    nodes, certificates = signed_by_two(3, clock)
     late = nodes[2]
     for certificate in certificates:
         late.add_checkpoint_signatures(certificate)

@@ -209,15 +209,11 @@ def main() -> None:
     if len(results) >= 2:
         small, large = results[0], results[-1]
         span = large["size"] - small["size"]
-        print("extrapolated to 1,000,000 events (linear in the two sizes measured; not run here):")
+        print("memory extrapolated to 1,000,000 events (linear in the two sizes measured; not run here):")
         for key, label in (("full", "no checkpoint"), ("ckpt", "checkpoint")):
             per = (large[key]["rss_mb"] - small[key]["rss_mb"]) / span
             rss = large[key]["rss_mb"] + per * (1_000_000 - large["size"])
-            per_s = (large[key]["start_s"] - small[key]["start_s"]) / span
-            start = large[key]["start_s"] + per_s * (1_000_000 - large["size"])
-            print(
-                f"  {label}: +{rss:,.0f} MiB RSS ({per * 1024 * 1000:.0f} KiB per 1,000 events), cold start {start:,.0f} s"
-            )
+            print(f"  {label}: +{rss:,.0f} MiB RSS ({per * 1024 * 1000:.0f} KiB per 1,000 events)")
 
 
 if __name__ == "__main__":

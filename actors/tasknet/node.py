@@ -89,6 +89,7 @@ class NodeCore:
         self.genesis_event: Event | None = None
         self.candidates: dict[int, tuple[cp.Checkpoint, bytes]] = {}  # own checkpoints, not certified yet
         self.certificates: dict[tuple[int, str, str], cp.Certificate] = {}  # signatures gathered
+        self._signed: dict[str, tuple[int, str, str]] = {}  # validator -> the certificate holding its signature
         self.wanted: cp.Certificate | None = None  # certified elsewhere, this node's position differs
         self._load()
 
@@ -520,22 +521,46 @@ class NodeCore:
             incoming = cp.parse_certificate(raw)
         except cp.CheckpointError:
             return False
-        if incoming["horizon"] <= self.reducer.horizon or self.state["genesis"] is None:
+        horizon = incoming["horizon"]
+        if horizon <= self.reducer.horizon or self.state["genesis"] is None:
             return False
+        if horizon > self.now_ms() + MAX_CLOCK_SKEW_MS:
+            return False  # no honest validator can have taken it yet
         validators = self._validators()
-        key = (incoming["horizon"], incoming["position_hash"], incoming["state_hash"])
-        held = self.certificates.get(key) or {**incoming, "signatures": []}
+        key = (horizon, incoming["position_hash"], incoming["state_hash"])
+        held = self.certificates.get(key) or {
+            "horizon": horizon,
+            "position_hash": key[1],
+            "state_hash": key[2],
+            "signatures": [],
+        }
         have = cp.signers(held, validators)
         for entry in incoming["signatures"][: len(validators) * 2]:
             if not isinstance(entry, dict) or entry.get("by") in have:
                 continue
-            if cp.signers({**held, "signatures": [entry]}, validators):
-                held["signatures"].append(entry)
+            if self._counts(str(entry.get("by")), key) and cp.signers({**held, "signatures": [entry]}, validators):
+                held["signatures"].append({"by": str(entry["by"]), "key": str(entry["key"]), "sig": str(entry["sig"])})
                 have.add(str(entry["by"]))
+                self._drop_older(str(entry["by"]), key)
         if not held["signatures"]:
             return False
         self.certificates[key] = held
         return self._settle(held)
+
+    def _counts(self, signer: str, key: tuple[int, str, str]) -> bool:
+        """One signature per validator is held, its latest: an older horizon, or a second triple for
+        the same horizon (a validator contradicting itself), does not count."""
+        held = self._signed.get(signer)
+        return held is None or held[0] < key[0]
+
+    def _drop_older(self, signer: str, key: tuple[int, str, str]) -> None:
+        older = self._signed.get(signer)
+        self._signed[signer] = key
+        certificate = self.certificates.get(older) if older else None
+        if older is not None and certificate is not None:
+            certificate["signatures"] = [s for s in certificate["signatures"] if s["by"] != signer]
+            if not certificate["signatures"]:
+                del self.certificates[older]
 
     def _settle(self, certificate: cp.Certificate) -> bool:
         """Install the checkpoint `certificate` names once it is certified (this node's own or, later, a peer's)."""

@@ -270,3 +270,27 @@ def test_the_state_hash_is_sha256_of_the_canonical_json_of_the_state(clock):
     assert held is not None
     expected = hashlib.sha256(canonical(held["state"])).hexdigest()  # hashed whole, not streamed
     assert held["certificate"]["state_hash"] == expected
+
+
+def test_a_validator_counts_once_for_its_latest_horizon_and_never_for_the_future(clock):
+    nodes = make_network(3, clock=clock)
+    busy(nodes, 2, clock)
+    clock.advance(2)
+    rogue, target = nodes[0], nodes[1]
+
+    def signed(horizon: int, state_hash: str) -> cp.Certificate:
+        signature = cp.sign(rogue.identity, horizon, "p" * 64, state_hash)
+        return {"horizon": horizon, "position_hash": "p" * 64, "state_hash": state_hash, "signatures": [signature]}
+
+    past = clock.ms - 10_000
+    for i in range(50):  # one validator spraying signatures over many horizons
+        target.add_checkpoint_signatures(signed(past + i, "a" * 64))
+    assert len(target.certificates) == 1 and next(iter(target.certificates))[0] == past + 49
+    target.add_checkpoint_signatures(signed(past + 49, "b" * 64))  # contradicting itself at one horizon
+    assert len(target.certificates) == 1 and next(iter(target.certificates))[2] == "a" * 64
+    target.add_checkpoint_signatures(signed(clock.ms + 3_600_000, "c" * 64))  # an hour ahead
+    assert len(target.certificates) == 1
+    junk = {**signed(past + 60, "d" * 64), "extra": "x" * 1000}
+    target.add_checkpoint_signatures(junk)
+    (held,) = target.certificates.values()
+    assert "extra" not in held and held["horizon"] == past + 60

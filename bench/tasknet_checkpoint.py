@@ -115,8 +115,7 @@ def build(root: Path, size: int, tail: int, workload: str) -> tuple[Event, str, 
         {"skills": ["late"], "bio": "signed long ago, delivered now"},
     )
     for node in nodes:
-        if node.events_file is not None:
-            node.events_file.close()
+        node.close()
     return late, expected, horizon
 
 

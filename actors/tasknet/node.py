@@ -128,6 +128,12 @@ class NodeCore:
             self.clock.observe(event["hlc"])
         self.reducer.refold(self.log.all_events())
 
+    def close(self) -> None:
+        """Close the record files (a node object that is dropped, in tests and benches)."""
+        for record_file in (self.events_file, self.raft_file):
+            if record_file is not None:
+                record_file.close()
+
     def _persist(self, events: list[Event]) -> None:
         if self.events_file is not None:
             self.events_file.append(events)

@@ -215,7 +215,7 @@ def test_compaction_rewrites_events_log_and_a_restarted_node_replays_only_the_ta
     saved = json.loads((dirs[0] / "checkpoint.json").read_bytes())
     assert saved["certificate"]["horizon"] == horizon
     expected = comparable(a.state)
-    a.events_file.close()
+    a.close()
     restarted = NodeCore("n1", dirs[0], now_ms=clock)
     assert restarted.node_id == a.node_id and restarted.reducer.horizon == horizon
     assert restarted.reducer.folded == 6
@@ -223,13 +223,15 @@ def test_compaction_rewrites_events_log_and_a_restarted_node_replays_only_the_ta
     _, task = restarted.submit("task_create", {"title": "after restart", "reward": 1})
     nodes[1].receive([restarted.outbox[-1]])
     assert task["id"] in nodes[1].state["task_index"]
+    for node in [restarted, *nodes[1:]]:
+        node.close()
 
 
 def test_a_tampered_checkpoint_file_is_not_loaded_and_a_peer_s_replaces_it(clock, tmp_path):
     dirs = [tmp_path / f"n{i}" for i in range(3)]
     nodes, _ = certified_network(clock, data_dirs=dirs)
     a = nodes[0]
-    a.events_file.close()
+    a.close()
     path = dirs[0] / "checkpoint.json"
     saved = json.loads(path.read_bytes())
     saved["state"]["nodes"][a.node_id]["balance"] += 1000
@@ -239,6 +241,8 @@ def test_a_tampered_checkpoint_file_is_not_loaded_and_a_peer_s_replaces_it(clock
     assert restarted.state["nodes"].get(a.node_id) is None  # nothing of the forged balance
     assert restarted.load_checkpoint(nodes[1].checkpoint_after(0))
     assert comparable(restarted.state) == comparable(nodes[1].state)
+    for node in [restarted, *nodes[1:]]:
+        node.close()
 
 
 def test_a_new_node_loads_the_certified_checkpoint_and_the_tail_from_its_peers(clock):

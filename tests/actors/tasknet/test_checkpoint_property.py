@@ -47,10 +47,12 @@ def test_checkpoint_and_tail_fold_to_the_full_fold(ops, seed, marks):
         assert [comparable(n.state) for n in nodes] == [expected] * 3
         if any(m < len(ops) for m in marks):
             assert all(n.stats["checkpoints_installed"] >= 1 for n in nodes)
-        nodes[0].events_file.close()
+        nodes[0].close()
         restarted = NodeCore("n1", dirs[0], now_ms=clock)
         assert comparable(restarted.state) == expected
         assert restarted.reducer.horizon == nodes[0].reducer.horizon
+        for node in [restarted, *nodes[1:]]:
+            node.close()
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

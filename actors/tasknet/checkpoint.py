@@ -215,3 +215,62 @@ def verify_checkpoint(raw: Any, genesis_author: str | None) -> Checkpoint:
     if not isinstance(genesis, dict) or genesis.get("id") != raw["genesis"].get("id"):
         raise CheckpointError("the checkpoint's state grew from another genesis")
     return cast(Checkpoint, raw)
+
+
+Key = tuple[int, str, str]
+"""(horizon, position hash, state hash): what validators sign."""
+
+
+class SignatureBook:
+    """Checkpoint signatures a node gathered, one per validator: its latest horizon's.
+
+    An older horizon, or a second triple for the same horizon (a validator contradicting
+    itself), does not count; so a validator spraying signatures holds one entry at most.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[Key, Certificate] = {}
+        self._signed: dict[str, Key] = {}  # validator -> the certificate holding its signature
+
+    def add(self, incoming: Certificate, validators: list[str]) -> Certificate | None:
+        """Merge the valid signatures of `incoming`; the certificate held for its triple, None if none."""
+        key = (incoming["horizon"], incoming["position_hash"], incoming["state_hash"])
+        held = self.held.get(key) or {
+            "horizon": key[0],
+            "position_hash": key[1],
+            "state_hash": key[2],
+            "signatures": [],
+        }
+        have = signers(held, validators)
+        for entry in incoming["signatures"][: len(validators) * 2]:
+            by = entry.get("by") if isinstance(entry, dict) else None
+            if not isinstance(by, str) or by in have or not self._counts(by, key):
+                continue
+            if signers({**held, "signatures": [entry]}, validators):
+                held["signatures"].append({"by": by, "key": str(entry["key"]), "sig": str(entry["sig"])})
+                have.add(by)
+                self._replace(by, key)
+        if not held["signatures"]:
+            return None
+        self.held[key] = held
+        return held
+
+    def _counts(self, signer: str, key: Key) -> bool:
+        held = self._signed.get(signer)
+        return held is None or held[0] < key[0]
+
+    def _replace(self, signer: str, key: Key) -> None:
+        older = self._signed.get(signer)
+        self._signed[signer] = key
+        certificate = self.held.get(older) if older else None
+        if older is not None and certificate is not None:
+            certificate["signatures"] = [s for s in certificate["signatures"] if s["by"] != signer]
+            if not certificate["signatures"]:
+                del self.held[older]
+
+    def above(self, horizon: int) -> list[Certificate]:
+        return [c for c in self.held.values() if c["horizon"] > horizon]
+
+    def prune(self, horizon: int) -> None:
+        """Forget the certificates at or below `horizon` (a checkpoint there is installed)."""
+        self.held = {k: c for k, c in self.held.items() if k[0] > horizon}

@@ -88,8 +88,7 @@ class NodeCore:
         self._base_json = b""
         self.genesis_event: Event | None = None
         self.candidates: dict[int, tuple[cp.Checkpoint, bytes]] = {}  # own checkpoints, not certified yet
-        self.certificates: dict[tuple[int, str, str], cp.Certificate] = {}  # signatures gathered
-        self._signed: dict[str, tuple[int, str, str]] = {}  # validator -> the certificate holding its signature
+        self.signatures = cp.SignatureBook()
         self.wanted: cp.Certificate | None = None  # certified elsewhere, this node's position differs
         self._load()
 
@@ -516,7 +515,7 @@ class NodeCore:
     def checkpoint_gossip(self) -> list[cp.Certificate]:
         """What to send every peer: the signatures held for checkpoints not certified yet (re-sent while
         they wait) and the certificate of the base (a node that lacks it then fetches the checkpoint)."""
-        out = [c for c in self.certificates.values() if c["horizon"] > self.reducer.horizon]
+        out = self.signatures.above(self.reducer.horizon)
         if self.checkpoint is not None:
             out.append(self.checkpoint["certificate"])
         return out
@@ -532,46 +531,13 @@ class NodeCore:
             return False
         if horizon > self.now_ms() + MAX_CLOCK_SKEW_MS:
             return False  # no honest validator can have taken it yet
-        validators = self._validators()
-        key = (horizon, incoming["position_hash"], incoming["state_hash"])
-        held = self.certificates.get(key) or {
-            "horizon": horizon,
-            "position_hash": key[1],
-            "state_hash": key[2],
-            "signatures": [],
-        }
-        have = cp.signers(held, validators)
-        for entry in incoming["signatures"][: len(validators) * 2]:
-            if not isinstance(entry, dict) or entry.get("by") in have:
-                continue
-            if self._counts(str(entry.get("by")), key) and cp.signers({**held, "signatures": [entry]}, validators):
-                held["signatures"].append({"by": str(entry["by"]), "key": str(entry["key"]), "sig": str(entry["sig"])})
-                have.add(str(entry["by"]))
-                self._drop_older(str(entry["by"]), key)
-        if not held["signatures"]:
-            return False
-        self.certificates[key] = held
-        return self._settle(held)
-
-    def _counts(self, signer: str, key: tuple[int, str, str]) -> bool:
-        """One signature per validator is held, its latest: an older horizon, or a second triple for
-        the same horizon (a validator contradicting itself), does not count."""
-        held = self._signed.get(signer)
-        return held is None or held[0] < key[0]
-
-    def _drop_older(self, signer: str, key: tuple[int, str, str]) -> None:
-        older = self._signed.get(signer)
-        self._signed[signer] = key
-        certificate = self.certificates.get(older) if older else None
-        if older is not None and certificate is not None:
-            certificate["signatures"] = [s for s in certificate["signatures"] if s["by"] != signer]
-            if not certificate["signatures"]:
-                del self.certificates[older]
+        held = self.signatures.add(incoming, self._validators())
+        return held is not None and self._settle(held)
 
     def _settle(self, certificate: cp.Certificate) -> bool:
         """Install the checkpoint `certificate` names once it is certified (this node's own or, later, a peer's)."""
         key = (certificate["horizon"], certificate["position_hash"], certificate["state_hash"])
-        held = self.certificates.get(key)
+        held = self.signatures.held.get(key)
         if held is None or not cp.is_certified(held, self._validators()):
             return False
         own = self.candidates.get(held["horizon"])
@@ -616,7 +582,7 @@ class NodeCore:
         self.stats["checkpoint_events_dropped"] += before - len(self.log)
         self.reducer.rebase(self._base_json, horizon, checkpoint["state"])
         self.candidates = {h: c for h, c in self.candidates.items() if h > horizon}
-        self.certificates = {k: c for k, c in self.certificates.items() if k[0] > horizon}
+        self.signatures.prune(horizon)
         if self.wanted is not None and self.wanted["horizon"] <= horizon:
             self.wanted = None
         self.stats["checkpoints_installed"] += 1

@@ -289,12 +289,12 @@ def test_a_validator_counts_once_for_its_latest_horizon_and_never_for_the_future
     past = clock.ms - 10_000
     for i in range(50):  # one validator spraying signatures over many horizons
         target.add_checkpoint_signatures(signed(past + i, "a" * 64))
-    assert len(target.certificates) == 1 and next(iter(target.certificates))[0] == past + 49
+    assert len(target.signatures.held) == 1 and next(iter(target.signatures.held))[0] == past + 49
     target.add_checkpoint_signatures(signed(past + 49, "b" * 64))  # contradicting itself at one horizon
-    assert len(target.certificates) == 1 and next(iter(target.certificates))[2] == "a" * 64
+    assert len(target.signatures.held) == 1 and next(iter(target.signatures.held))[2] == "a" * 64
     target.add_checkpoint_signatures(signed(clock.ms + 3_600_000, "c" * 64))  # an hour ahead
-    assert len(target.certificates) == 1
+    assert len(target.signatures.held) == 1
     junk = {**signed(past + 60, "d" * 64), "extra": "x" * 1000}
     target.add_checkpoint_signatures(junk)
-    (held,) = target.certificates.values()
+    (held,) = target.signatures.held.values()
     assert "extra" not in held and held["horizon"] == past + 60

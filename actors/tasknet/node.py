@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from actors.tasknet import checkpoint as cp
 from actors.tasknet import ring
 from actors.tasknet.eventlog import EventLog
-from actors.tasknet.events import MAX_EVENT_BYTES, EventError, make_anonymous, make_event, order_key
+from actors.tasknet.events import MAX_EVENT_BYTES, EventError, make_anonymous, make_event
 from actors.tasknet.hlc import HybridClock
 from actors.tasknet.identity import Identity, verify
 from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
@@ -28,6 +29,8 @@ from actors.tasknet.wal import RecordLog, write_atomic
 
 MAX_NOTIFICATIONS = 2000
 MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)
+CHECKPOINT_INTERVAL_MS = 300_000  # checkpoint horizons are multiples of this on the event clock
+CHECKPOINT_SETTLE_MS = 120_000  # how long after a horizon passes before a node checkpoints at it
 
 
 class NodeCore:
@@ -65,6 +68,11 @@ class NodeCore:
             "events_invalid": 0,
             "events_future": 0,
             "refolds": 0,
+            "events_below_horizon": 0,
+            "checkpoints_installed": 0,
+            "checkpoint_events_dropped": 0,
+            "checkpoint_horizon": 0,
+            "checkpoints_refused": 0,
         }
         self.raft: RaftCore | None = None
         self.events_file: RecordLog | None = None
@@ -74,6 +82,14 @@ class NodeCore:
         self.attestations: dict[str, Attestation] = {}
         self.relayed_images: set[str] = set()
         self._attest_out: list[Attestation] = []
+        self.checkpoint_interval_ms = CHECKPOINT_INTERVAL_MS
+        self.checkpoint_settle_ms = CHECKPOINT_SETTLE_MS
+        self.checkpoint: cp.Base | None = None  # the certified base (its state kept as JSON only)
+        self._base_json = b""
+        self.genesis_event: Event | None = None
+        self.candidates: dict[int, tuple[cp.Checkpoint, bytes]] = {}  # own checkpoints, not certified yet
+        self.signatures = cp.SignatureBook()
+        self.wanted: cp.Certificate | None = None  # certified elsewhere, this node's position differs
         self._load()
 
     # ----- persistence: events.log and raft.log are fsynced append-only record files (wal.py)
@@ -83,6 +99,14 @@ class NodeCore:
         meta = self.data_dir / "meta.json"
         if meta.exists() and self.genesis_author is None:
             self.set_genesis_author(json.loads(meta.read_text())["genesis_author"])
+        saved = self.data_dir / "checkpoint.json"
+        if saved.exists():
+            try:
+                checkpoint = cp.verify_checkpoint(json.loads(saved.read_bytes()), self.genesis_author)
+            except (cp.CheckpointError, ValueError):
+                self.stats["checkpoints_refused"] += 1  # a peer's certified checkpoint replaces it
+            else:
+                self._install(checkpoint, None, persist=False)
         self.events_file = RecordLog(self.data_dir / "events.log")
         self.stats["torn_bytes_dropped"] = self.events_file.torn_bytes
         stored, self.events_file.records = self.events_file.records, []
@@ -95,12 +119,19 @@ class NodeCore:
                 self.log.add(raw)
             except EventError:
                 continue
-        if legacy.exists():
+        if legacy.exists() or (self.checkpoint is not None and len(stored) > len(self.log)):
             self.events_file.rewrite(self.log.all_events())
+        if legacy.exists():
             legacy.unlink()
         for event in self.log.all_events():
             self.clock.observe(event["hlc"])
         self.reducer.refold(self.log.all_events())
+
+    def close(self) -> None:
+        """Close the record files (a node object that is dropped, in tests and benches)."""
+        for record_file in (self.events_file, self.raft_file):
+            if record_file is not None:
+                record_file.close()
 
     def _persist(self, events: list[Event]) -> None:
         if self.events_file is not None:
@@ -121,14 +152,17 @@ class NodeCore:
     def state(self) -> NetworkState:
         return self.reducer.state
 
+    def _active_events(self) -> list[Event]:
+        """The events held after the base, without those an equivocation cut."""
+        cut = self.log.equivocations
+        return [e for e in self.log.all_events() if not (e["author"] in cut and e["seq"] >= cut[e["author"]])]
+
     def _refold(self) -> None:
         self.stats["refolds"] += 1
-        cut = self.log.equivocations
-        events = [e for e in self.log.all_events() if not (e["author"] in cut and e["seq"] >= cut[e["author"]])]
-        self.reducer.refold(events)
+        self.reducer.refold(self._active_events())
 
     def _apply_new(self, events: list[Event], notify: bool = True) -> None:
-        ordered = sorted(events, key=order_key)
+        ordered = sorted(events, key=self.reducer.key)
         if ordered and not self.reducer.can_append(ordered[0]):
             self._refold()
         else:
@@ -159,12 +193,11 @@ class NodeCore:
     # ----- writing
     def submit(self, type_: str, payload: Payload, channel: str = DEFAULT_CHANNEL) -> tuple[Event, Result]:
         """Validate against the current state, sign, append, apply; the event and the rule's result."""
-        chain = self.log.chains.get(self.node_id, [])
+        seq, prev, top_hlc = self.log.top(self.node_id)
         hlc = list(self.clock.tick())
-        if chain and hlc <= chain[-1]["hlc"]:
-            hlc = [chain[-1]["hlc"][0], chain[-1]["hlc"][1] + 1]
-        prev = chain[-1]["id"] if chain else ""
-        event = make_event(self.identity, len(chain) + 1, prev, hlc, channel, type_, payload)
+        if seq and hlc <= top_hlc:
+            hlc = [top_hlc[0], top_hlc[1] + 1]
+        event = make_event(self.identity, seq + 1, prev, hlc, channel, type_, payload)
         validate(self.state, event)
         self._add_own(event)
         self._persist([event])
@@ -207,6 +240,8 @@ class NodeCore:
                 self.stats["events_duplicate"] += 1
             for event in added:
                 self.clock.observe(event["hlc"])
+                if event["hlc"][0] < self.reducer.horizon:
+                    self.stats["events_below_horizon"] += 1
             fresh.extend(added)
         self.stats["events_received"] += len(fresh)
         if fresh:
@@ -399,3 +434,167 @@ class NodeCore:
             return False
         self.attestations = {k: a for k, a in self.attestations.items() if a["raft_index"] > index}
         return True
+
+    # ----- checkpoints (checkpoint.py): sign the folded state at a horizon, load a certified one
+    def _validators(self) -> list[str]:
+        return sorted(self.state["config"]["validator_set"])
+
+    def _genesis(self) -> Event | None:
+        if self.genesis_event is None and self.state["genesis"] is not None:
+            self.genesis_event = self.log.by_id.get(self.state["genesis"]["id"])
+        return self.genesis_event
+
+    def checkpoint_due(self) -> int:
+        """The horizon this node should checkpoint at now, 0 when none (taken, or nothing below it)."""
+        horizon = cp.due_horizon(self.now_ms(), self.checkpoint_interval_ms, self.checkpoint_settle_ms)
+        if horizon <= self.reducer.horizon or horizon in self.candidates or self._genesis() is None:
+            return 0
+        if not any(e["hlc"][0] < horizon for e in self.log.all_events()):
+            return 0
+        return horizon
+
+    def checkpoint_inputs(self, horizon: int) -> cp.Inputs:
+        """What the checkpoint at `horizon` folds (cheap: the events after the base); `cp.build` folds it."""
+        genesis = self._genesis()
+        if genesis is None:
+            raise Reject("no genesis to checkpoint from", 503)
+        heads = dict(self.checkpoint["position"]["heads"]) if self.checkpoint else {}
+        for author, chain in self.log.chains.items():
+            below = [e for e in chain if e["hlc"][0] < horizon]
+            if below:
+                heads[author] = [below[-1]["seq"], below[-1]["id"], list(below[-1]["hlc"])]
+        anonymous = set(self.log.covered_anonymous)
+        anonymous.update(i for i, e in self.log.anonymous.items() if e["hlc"][0] < horizon)
+        position: cp.Position = {
+            "horizon": horizon,
+            "heads": heads,
+            "anonymous": sorted(anonymous),
+            "cut": dict(self.log.equivocations),
+        }
+        return cp.Inputs(
+            position=position,
+            covered=[e for e in self._active_events() if e["hlc"][0] < horizon],
+            base_json=self._base_json if self.checkpoint is not None else None,
+            base_horizon=self.reducer.horizon,
+            genesis_author=self.genesis_author,
+            genesis=genesis,
+        )
+
+    def checkpoint_at(self, horizon: int) -> tuple[cp.Checkpoint, bytes]:
+        """This node's checkpoint at `horizon`: the base folded with the events stamped below it."""
+        return cp.build(self.checkpoint_inputs(horizon))
+
+    def maybe_checkpoint(self) -> bool:
+        """Take (and, as a validator, sign) the checkpoint now due, once per horizon; True when taken."""
+        horizon = self.checkpoint_due()
+        if not horizon:
+            return False
+        inputs = self.checkpoint_inputs(horizon)
+        return self.adopt_checkpoint(inputs, cp.build(inputs))
+
+    def adopt_checkpoint(self, inputs: cp.Inputs, built: tuple[cp.Checkpoint, bytes]) -> bool:
+        """Keep a checkpoint built from `inputs` as this node's candidate and sign it (validators);
+        False when the base moved meanwhile (another checkpoint got installed)."""
+        checkpoint, state_json = built
+        horizon = checkpoint["certificate"]["horizon"]
+        if inputs.base_horizon != self.reducer.horizon or horizon <= self.reducer.horizon:
+            return False
+        self.candidates = {h: c for h, c in self.candidates.items() if h > self.reducer.horizon}
+        while len(self.candidates) >= 3:
+            del self.candidates[min(self.candidates)]
+        self.candidates[horizon] = (checkpoint, state_json)
+        certificate = checkpoint["certificate"]
+        if self.node_id in self._validators():
+            signature = cp.sign(self.identity, horizon, certificate["position_hash"], certificate["state_hash"])
+            mine: cp.Certificate = {**certificate, "signatures": [signature]}
+            self.add_checkpoint_signatures(mine)
+        else:
+            self._settle(certificate)
+        return True
+
+    def checkpoint_gossip(self) -> list[cp.Certificate]:
+        """What to send every peer: the signatures held for checkpoints not certified yet (re-sent while
+        they wait) and the certificate of the base (a node that lacks it then fetches the checkpoint)."""
+        out = self.signatures.above(self.reducer.horizon)
+        if self.checkpoint is not None:
+            out.append(self.checkpoint["certificate"])
+        return out
+
+    def add_checkpoint_signatures(self, raw: Any) -> bool:
+        """Merge validators' checkpoint signatures (each checked); True when a checkpoint got installed."""
+        try:
+            incoming = cp.parse_certificate(raw)
+        except cp.CheckpointError:
+            return False
+        horizon = incoming["horizon"]
+        if horizon <= self.reducer.horizon or self.state["genesis"] is None:
+            return False
+        if horizon > self.now_ms() + MAX_CLOCK_SKEW_MS:
+            return False  # no honest validator can have taken it yet
+        held = self.signatures.add(incoming, self._validators())
+        return held is not None and self._settle(held)
+
+    def _settle(self, certificate: cp.Certificate) -> bool:
+        """Install the checkpoint `certificate` names once it is certified (this node's own or, later, a peer's)."""
+        key = (certificate["horizon"], certificate["position_hash"], certificate["state_hash"])
+        held = self.signatures.held.get(key)
+        if held is None or not cp.is_certified(held, self._validators()):
+            return False
+        own = self.candidates.get(held["horizon"])
+        if own is not None and own[0]["certificate"]["position_hash"] == held["position_hash"]:
+            if own[0]["certificate"]["state_hash"] == held["state_hash"]:
+                self._install({**own[0], "certificate": held}, own[1])
+                return True
+        if self.wanted is None or self.wanted["horizon"] < held["horizon"]:
+            self.wanted = held
+        return False
+
+    def checkpoint_after(self, horizon: int) -> cp.Checkpoint | None:
+        """The certified checkpoint, with its state, when it is newer than `horizon` (for a peer)."""
+        if self.checkpoint is None or self.checkpoint["certificate"]["horizon"] <= horizon:
+            return None
+        return {**self.checkpoint, "state": json.loads(self._base_json)}
+
+    def load_checkpoint(self, raw: Any) -> bool:
+        """Install a certified checkpoint a peer sent, after checking it; False when it is refused or not newer."""
+        try:
+            checkpoint = cp.verify_checkpoint(raw, self.genesis_author)
+        except cp.CheckpointError:
+            self.stats["checkpoints_refused"] += 1
+            return False
+        if checkpoint["certificate"]["horizon"] <= self.reducer.horizon:
+            return False
+        self._install(checkpoint, None)
+        return True
+
+    def _install(self, checkpoint: cp.Checkpoint, state_json: bytes | None, persist: bool = True) -> None:
+        """Make `checkpoint` the base: drop what it covers from memory and the WAL, refold the rest."""
+        position = checkpoint["position"]
+        horizon = position["horizon"]
+        self._base_json = state_json or json.dumps(checkpoint["state"], separators=(",", ":")).encode()
+        self.checkpoint = {k: checkpoint[k] for k in ("certificate", "position", "genesis")}  # type: ignore[assignment]
+        self.genesis_event = checkpoint["genesis"]
+        for author, seq in position["cut"].items():
+            self.log.equivocations[author] = min(seq, self.log.equivocations.get(author, seq))
+        before = len(self.log)
+        heads = {a: (int(h[0]), str(h[1]), list(h[2])) for a, h in position["heads"].items()}
+        self.log.compact(heads, set(position["anonymous"]))
+        self.stats["checkpoint_events_dropped"] += before - len(self.log)
+        self.reducer.rebase(self._base_json, horizon, checkpoint["state"])
+        self.candidates = {h: c for h, c in self.candidates.items() if h > horizon}
+        self.signatures.prune(horizon)
+        if self.wanted is not None and self.wanted["horizon"] <= horizon:
+            self.wanted = None
+        self.stats["checkpoints_installed"] += 1
+        self.stats["checkpoint_horizon"] = horizon
+        if persist and self.data_dir is not None:
+            parts = [b'"%s":%s' % (k.encode(), _json(checkpoint[k])) for k in ("certificate", "position", "genesis")]
+            parts.append(b'"state":' + self._base_json)
+            write_atomic(self.data_dir / "checkpoint.json", b"{" + b",".join(parts) + b"}")
+            if self.events_file is not None:
+                self.events_file.rewrite(self.log.all_events())
+        self._refold()
+
+
+def _json(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()

@@ -2,7 +2,9 @@
 
 Transport inside a cluster is Ray actor calls: events are pushed to every peer as they
 are created (and forwarded once by receivers), anti-entropy pulls whatever a peer has
-that this node lacks, and Raft messages travel the same way. A test or the benchmark
+that this node lacks, and Raft messages travel the same way. Checkpoint signatures are sent
+to every peer until the checkpoint is certified; a node that needs a certified checkpoint it
+cannot build itself (it missed events, or it is new) fetches it from the peer it pulls from. A test or the benchmark
 can cut links with `set_blocked` to partition the network.
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypedDict, TypeVar, cast
 
+from actors.tasknet import checkpoint
 from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
@@ -51,6 +54,8 @@ class TaskNode:
     def __init__(self, name: str, data_dir: str | None, settings: NodeSettings) -> None:
         self.settings = settings
         self.core = NodeCore(name, Path(data_dir) if data_dir else None)
+        self.core.checkpoint_interval_ms = int(float(settings.get("checkpoint_interval_s", 300.0)) * 1000)
+        self.core.checkpoint_settle_ms = int(float(settings.get("checkpoint_settle_s", 120.0)) * 1000)
         self.services = NodeServices(self.core, settings)
         self.peers: dict[str, ActorHandle[TaskNode]] = {}
         self.peer_ids: dict[str, str] = {}
@@ -59,6 +64,7 @@ class TaskNode:
         self.messages_received = 0
         self.anonymous_relayed = 0
         self._installing: asyncio.Task[int] | None = None
+        self._checkpointing: asyncio.Task[bool] | None = None
         self.tasks = BackgroundTasks("tasknet")
         self._raft_waiters: dict[str, float] = {}
 
@@ -194,6 +200,12 @@ class TaskNode:
         if not reachable:
             return 0
         name = random.choice(sorted(reachable))
+        if self.core.wanted is not None or self.core.state["genesis"] is None:
+            offered = await self._send(
+                name, reachable[name], TaskNode.checkpoint_after, self.core.reducer.horizon, self.core.name
+            )
+            if offered:
+                self.core.load_checkpoint(offered)
         missing = await self._send(
             name,
             reachable[name],
@@ -211,6 +223,8 @@ class TaskNode:
         while await self._anti_entropy_once() >= 2000:
             pass
         self._send_attestations(self.core.unratified_attestations())
+        self._checkpoint()
+        self._send_checkpoint_signatures(self.core.checkpoint_gossip())
         await self._push()
         if self._installing is None or self._installing.done():
             self._installing = self.tasks.start(self.services.upgrades.install_ratified(), name="install-upgrades")
@@ -289,6 +303,44 @@ class TaskNode:
                 self.tasks.start(
                     self._send(name, handle, TaskNode.attest, attestations, self.core.name), name="attest-send"
                 )
+
+    def _checkpoint(self) -> None:
+        """Start building the checkpoint now due, in a worker thread (folding and hashing a large state
+        takes seconds: the event loop keeps serving gossip and Raft meanwhile)."""
+        if self._checkpointing is not None and not self._checkpointing.done():
+            return
+        horizon = self.core.checkpoint_due()
+        if horizon:
+            inputs = self.core.checkpoint_inputs(horizon)
+            self._checkpointing = self.tasks.start(self._build_checkpoint(inputs), name="checkpoint")
+
+    async def _build_checkpoint(self, inputs: checkpoint.Inputs) -> bool:
+        built = await asyncio.to_thread(checkpoint.build, inputs)
+        return self.core.adopt_checkpoint(inputs, built)
+
+    def _send_checkpoint_signatures(self, certificates: list[Any]) -> None:
+        if not certificates:
+            return
+        for name, handle in self._reachable().items():
+            self.tasks.start(
+                self._send(name, handle, TaskNode.checkpoint_signatures, certificates, self.core.name),
+                name="checkpoint-send",
+            )
+
+    async def checkpoint_signatures(self, certificates: list[Any], sender: str) -> int:
+        """Validators' checkpoint signatures; a majority on one (position, state hash) installs it."""
+        await self._rewire()
+        if sender in self.blocked:
+            return 0
+        self.messages_received += 1
+        return sum(1 for c in certificates[:16] if self.core.add_checkpoint_signatures(c))
+
+    async def checkpoint_after(self, horizon: int, sender: str) -> Any:
+        """This node's certified checkpoint (with its state) when newer than `horizon`, else None."""
+        if sender in self.blocked:
+            return None
+        self.messages_received += 1
+        return self.core.checkpoint_after(int(horizon))
 
     async def attest(self, attestations: list[Any], sender: str) -> int:
         """Validators' signatures over committed Raft entries; a majority makes the `ratified` event."""

@@ -1,12 +1,19 @@
 """The deterministic reducer: folds events, in their total order, into the network state.
 
 Every node holding the same set of events computes the same state, whatever order they
-arrived in: an event that arrives "in the past" makes the node refold from the start.
+arrived in: an event that arrives "in the past" makes the node refold from its base, the
+state of the latest certified checkpoint (checkpoint.py), or from the start when it has none.
 An event the state machine refuses is recorded as rejected and changes nothing.
+
+Order after a checkpoint at horizon H: the events it does not cover are folded after it, by
+`fold_key`: an event stamped below H (it arrived after the checkpoint was certified) takes the
+horizon's place, `[H, 0]`, ties broken by author, seq and id. It can no longer rewrite the
+history the checkpoint certified; it is validated against the state that follows it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from actors.tasknet import rules_governance as gov
@@ -14,6 +21,8 @@ from actors.tasknet import rules_tasks as tasks
 from actors.tasknet.events import order_key
 from actors.tasknet.ledger import Reject, check_invariant, join_channel, new_state
 from actors.tasknet.records import Event, NetworkState, Result
+
+OrderKey = tuple[int, int, str, int, str]
 
 Rule = Callable[[NetworkState, Event, bool], Result]
 """`rule(state, event, commit)`: validates, mutates only when `commit`, answers the result."""
@@ -87,23 +96,52 @@ def validate(state: NetworkState, event: Event) -> Result:
     return rule(state, event, False)
 
 
+def fold_key(event: Event, horizon: int) -> OrderKey:
+    """The event's place in the fold after a checkpoint at `horizon` (0: no checkpoint)."""
+    key = order_key(event)
+    if key[0] < horizon:
+        return (horizon, 0, key[2], key[3], key[4])
+    return key
+
+
 class Reducer:
     def __init__(self, genesis_author: str | None) -> None:
         self.genesis_author = genesis_author
+        self.base: bytes | None = None  # the certified checkpoint's state (JSON), None: fold from genesis
+        self.horizon = 0
+        self._parsed: NetworkState | None = None
+        self.folded = 0  # events applied since this reducer was made (refolds included)
         self.reset()
 
+    def rebase(self, state_json: bytes, horizon: int, parsed: NetworkState | None = None) -> None:
+        """Fold from a checkpoint's state from now on; call `refold` with the events after it next.
+
+        `parsed`, the same state already parsed and held by nobody else, spares the next refold a parse.
+        """
+        self.base, self.horizon, self._parsed = state_json, horizon, parsed
+
     def reset(self) -> None:
-        self.state = new_state()
+        parsed, self._parsed = self._parsed, None
+        if parsed is not None:
+            self.state = parsed
+        elif self.base is None:
+            self.state = new_state()
+        else:
+            self.state = json.loads(self.base)
         self.state["genesis_author"] = self.genesis_author
-        self.last_key: tuple[int, int, str, int, str] | None = None
+        self.last_key: OrderKey | None = None
         self.outcomes: dict[str, Result | str] = {}
 
+    def key(self, event: Event) -> OrderKey:
+        return fold_key(event, self.horizon)
+
     def can_append(self, event: Event) -> bool:
-        return self.last_key is None or order_key(event) > self.last_key
+        return self.last_key is None or self.key(event) > self.last_key
 
     def apply(self, event: Event) -> Result | None:
         """Apply one event after every event applied so far; its result, or None when refused."""
-        self.last_key = order_key(event)
+        self.last_key = self.key(event)
+        self.folded += 1
         state = self.state
         try:
             validate(state, event)
@@ -122,5 +160,5 @@ class Reducer:
 
     def refold(self, events: list[Event]) -> None:
         self.reset()
-        for event in sorted(events, key=order_key):
+        for event in sorted(events, key=self.key):
             self.apply(event)

@@ -73,3 +73,5 @@ class NodeSettings(TypedDict, total=False):
     webrtc: WebrtcParams
     push_gossip: bool
     anonymous_relay_max_delay_s: float
+    checkpoint_interval_s: float
+    checkpoint_settle_s: float

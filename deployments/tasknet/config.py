@@ -97,6 +97,12 @@ class TasknetConfig(BaseModel):
         le=60,
         description="an anonymous vote enters the network through a random peer after 0..this s",
     )
+    checkpoint_interval_s: float = Field(
+        default=300.0, ge=1, le=86_400, description="checkpoint horizons are multiples of this on the event clock"
+    )
+    checkpoint_settle_s: float = Field(
+        default=120.0, ge=0, le=86_400, description="a node checkpoints at a horizon this long after it passed"
+    )
 
     @property
     def default_node(self) -> str:
@@ -113,6 +119,8 @@ class TasknetConfig(BaseModel):
             "anonymous_relay_max_delay_s": self.anonymous_relay_max_delay_s,
             "raft_tick_s": self.raft_tick_s,
             "ratify_timeout_s": self.ratify_timeout_s,
+            "checkpoint_interval_s": self.checkpoint_interval_s,
+            "checkpoint_settle_s": self.checkpoint_settle_s,
             "tool_allowed_hosts": self.tool_allowed_hosts,
             "tool_timeout_s": self.tool_timeout_s,
             "llm": self.llm.params(),

@@ -73,3 +73,16 @@ def schedules(ops: list[str], actors: int, max_size: int) -> Any:
 
     step = st.tuples(st.sampled_from(ops), st.integers(0, actors - 1), st.integers(0, 50), st.integers(0, 300))
     return st.lists(step, min_size=5, max_size=max_size)
+
+
+def checkpoint_round(nodes: list[NodeCore], interval_ms: int = 1000, settle_ms: int = 500) -> None:
+    """Every node takes the checkpoint now due and the validators' signatures reach every node."""
+    for node in nodes:
+        node.checkpoint_interval_ms, node.checkpoint_settle_ms = interval_ms, settle_ms
+        node.maybe_checkpoint()
+    signatures = [(node, node.checkpoint_gossip()) for node in nodes]
+    for sender, certificates in signatures:
+        for node in nodes:
+            if node is not sender:
+                for certificate in certificates:
+                    node.add_checkpoint_signatures(certificate)

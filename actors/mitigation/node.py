@@ -23,12 +23,13 @@ from typing import Any
 from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import FRONTEND, NodePaths, render
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
-from actors.mitigation.haproxy_stats import LogRecord, parse_log_line
+from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_table
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import Monitor
 from actors.mitigation.node_state import NodeState, put, stream_prefix
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
+from actors.mitigation.stick_table import Snapshot, restore_lines
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
@@ -117,6 +118,8 @@ class MitigationNode:
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.metrics = NodeMetrics(node_id)
         self.child_metrics = (ChildMetrics(self.metrics.own), ChildMetrics(self.metrics.fleet))
+        # held while the table is carried into new workers: the monitor does not read it half-restored
+        self.table_lock = asyncio.Lock()
         self.monitor = Monitor(self)
         self.tasks = BackgroundTasks("mitigation")
         self._log_transport: asyncio.DatagramTransport | None = None
@@ -160,10 +163,13 @@ class MitigationNode:
     async def _reapply(self) -> None:
         """After the supervisor restarted HAProxy: put the current rules, bans and geo prefixes into
         the new process through the runtime API (each map replaced in one step), whatever the map
-        files held when it started; the policy is in the configuration it was started with."""
-        self._write_maps()
-        for path, lines in self._map_lines().items():
-            await self.proc.replace_map(path, lines)
+        files held when it started; the policy is in the configuration it was started with. The stick
+        table gets back what the monitor's last poll saw of it (the flagged and denied sources)."""
+        async with self.table_lock:
+            self._write_maps()
+            for path, lines in self._map_lines().items():
+                await self.proc.replace_map(path, lines)
+            await self._restore_table(self.monitor.snapshot, None)
         self.monitor.restarted()
         self.update_child_metrics()
         log.warning(
@@ -366,16 +372,44 @@ class MitigationNode:
         kept = {"changes": {**(before[2] or {}), **changes}}
         self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
         try:
-            await self.proc.reload()
+            await self._reload()
         except (HAProxyError, OSError, TimeoutError) as exc:
             self._set_policy(before[0], before[1], {"changes": before[2], "geo": before[3]})
             with contextlib.suppress(HAProxyError, OSError, TimeoutError):
-                await self.proc.reload()
+                await self._reload()
             status = 422 if isinstance(exc, HAProxyError) else 503
             raise NodeError(
                 status, f"HAProxy did not take the policy: {str(exc)[:300] or type(exc).__name__}"
             ) from None
         return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
+
+    async def _reload(self) -> None:
+        """A hitless reload that carries the whole stick table, read just before, into the new workers."""
+        async with self.table_lock:
+            try:
+                snapshot = Snapshot(parse_table(await self.proc.command(f"show table {FRONTEND}", timeout=10.0)))
+            except (OSError, TimeoutError):
+                snapshot = self.monitor.snapshot
+            worker = await self.proc.reload()
+            await self._restore_table(snapshot, worker)
+            self.monitor.snapshot = snapshot
+
+    async def _restore_table(self, snapshot: Snapshot, worker: int | None) -> None:
+        """Put the entries of `snapshot` that have not expired since into the table of `worker` (None:
+        the worker answering the admin socket, the only one after a fresh start)."""
+        refused = []
+        for line in restore_lines(FRONTEND, snapshot.live()):
+            try:
+                if worker is None:  # a new process: its only worker answers the admin socket
+                    answer = (await self.proc.command(line, timeout=10.0)).strip()
+                else:
+                    answer = (await self.proc.worker_command(worker, line, timeout=10.0)).strip()
+            except (OSError, TimeoutError) as exc:
+                answer = repr(exc)
+            if answer:
+                refused.append(answer[:200])
+        if refused:
+            log.warning("stick table not fully restored", extra={"node": self.node_id, "refused": refused[:5]})
 
     def _set_policy(self, settings: NodeSettings, geo: dict[str, list[str]] | None, kept: dict[str, Any]) -> None:
         """Record the policy's keys (None: not set), then hold it and render the files HAProxy reads."""

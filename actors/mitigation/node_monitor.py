@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections import deque
@@ -15,6 +16,7 @@ from actors.mitigation.haproxy_stats import LogRecord, parse_info, parse_stat, p
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.rules import CustomRule
 from actors.mitigation.settings import NodeSettings
+from actors.mitigation.stick_table import Snapshot
 from actors.mitigation.waf_rules import category_of
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import Status
@@ -61,6 +63,7 @@ class MonitoredNode(Protocol):
     threats: ThreatBook
     counters: dict[str, Monotonic]
     metrics: NodeMetrics
+    table_lock: asyncio.Lock
 
     @property
     def address(self) -> str: ...
@@ -94,18 +97,21 @@ class Monitor:
         self._timeouts: dict[str, int] = {}
         self._offences: dict[str, int] = {}
         self.polls = 0
+        # the flagged and denied sources as last read: what a restarted HAProxy gets back
+        self.snapshot = Snapshot()
 
     # -- polling ---------------------------------------------------------------
     async def poll(self) -> None:
         node = self.node
         node.update_child_metrics()
-        if not node.proc.running:
-            return
-        try:
-            await self._read()
-        except (OSError, TimeoutError):  # HAProxy died between two polls: its supervisor restarts it
-            log.info("haproxy did not answer the poll", extra={"node": node.node_id})
-            return
+        async with node.table_lock:
+            if not node.proc.running:
+                return
+            try:
+                await self._read()
+            except (OSError, TimeoutError):  # HAProxy died between two polls: its supervisor restarts it
+                log.info("haproxy did not answer the poll", extra={"node": node.node_id})
+                return
         self.polls += 1
 
     def restarted(self) -> None:
@@ -149,7 +155,8 @@ class Monitor:
         answer = await node.proc.command(f"show table {FRONTEND} data.gpc1 gt 0")
         l7 = node.settings.mode == "l7"
         seen = set()
-        for entry in parse_table(answer):
+        self.snapshot = Snapshot(parse_table(answer))
+        for entry in self.snapshot.entries:
             seen.add(entry.key)
             flagged = entry.get("gpt0") > 0
             kind = ("http_flood" if flagged else "rate_limit") if l7 else "syn_flood"

@@ -287,6 +287,9 @@ class MitigationFleet:
         for rule in policy["rules"]:
             if rule["type"] == "rate_limit":
                 changes["rate_limit_rps"] = rule["value"]
+            elif rule["type"] == "client_address":
+                changes["accept_proxy"] = rule["accept_proxy"]
+                changes["trusted_proxies"] = rule["trusted_proxies"]
             else:
                 try:
                     countries = normalise_countries(rule["countries"])
@@ -424,17 +427,31 @@ class MitigationFleet:
             "rate_limit_rps": node.rate_limit_rps,
             "blocked_countries": node.blocked_countries,
             "geo_prefixes": sum(len(v) for v in self.geo_prefixes.values()),
+            "accept_proxy": node.accept_proxy,
+            "trusted_proxies": node.trusted_proxies,
         }
 
     async def remove_policy(self, kind: str) -> dict[str, Any]:
-        """Remove the rate limit (`rate_limit`) or the geo block (`geo_block`) from every node."""
-        view = self.get_policy()
-        if (kind == "rate_limit" and view["rate_limit_rps"] is None) or (
-            kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes
+        """Remove the rate limit (`rate_limit`), the geo block (`geo_block`) or the client-address
+        settings (`client_address`, back to the configuration's) from every node."""
+        view, configured = self.get_policy(), self.settings.node
+        client_address: dict[str, Any] = {
+            "accept_proxy": configured.accept_proxy,
+            "trusted_proxies": configured.trusted_proxies,
+        }
+        if (
+            (kind == "rate_limit" and view["rate_limit_rps"] is None)
+            or (kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes)
+            or (kind == "client_address" and all(view[k] == v for k, v in client_address.items()))
         ):
             return {"ok": False, "status": 404, "message": f"no {kind} in force"}
-        changes: dict[str, Any] = {"rate_limit_rps": None} if kind == "rate_limit" else {"blocked_countries": []}
-        geo: dict[str, list[str]] | None = None if kind == "rate_limit" else {}
+        removals: dict[str, dict[str, Any]] = {
+            "rate_limit": {"rate_limit_rps": None},
+            "geo_block": {"blocked_countries": []},
+            "client_address": client_address,
+        }
+        changes = removals[kind]
+        geo: dict[str, list[str]] | None = {} if kind == "geo_block" else None
         results = await self._each("apply_settings", changes, geo)
         applied, failed, refusal = self._outcome(results, f"{kind} not removed")
         if refusal is not None:

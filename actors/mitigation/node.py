@@ -20,8 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import FRONTEND, NodePaths, render
+from actors.mitigation.haproxy_config import FRONTEND, NodePaths, host_port, render, table_key
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_table
 from actors.mitigation.node_metrics import NodeMetrics
@@ -74,14 +76,24 @@ def sweep_stale_folders() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
-    """`wanted` when it can be bound (a restarted node keeps its address), else a free port."""
-    with socket.socket() as s:
+def _bindable(host: str, port: int) -> int | None:
+    """`port` (0: any) if `host` can bind it now, else None."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         try:
-            s.bind((host, wanted))
+            s.bind((host, port))
         except OSError:
-            s.bind((host, 0))
+            return None
         return int(s.getsockname()[1])
+
+
+def free_port(host: str = "127.0.0.1", wanted: int = 0, also: list[str] | None = None) -> int:
+    """`wanted` when it can be bound on `host` and every `also` address (a restarted node keeps its
+    address), else a port free on all of them."""
+    for candidate in [wanted, *[0] * 20] if wanted else [0] * 20:
+        port = _bindable(host, candidate)
+        if port is not None and all(_bindable(h, port) is not None for h in also or []):
+            return port
+    raise OSError(f"no port free on {host} and {also}")
 
 
 class _LogProtocol(asyncio.DatagramProtocol):
@@ -135,7 +147,10 @@ class MitigationNode:
         transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
         self._log_transport = transport
         self.log_port = transport.get_extra_info("sockname")[1]
-        self.port = self.settings.listen_port or free_port(self.settings.listen_host, self.state.policy.get("port", 0))
+        kept_port = self.state.policy.get("port", 0)
+        self.port = self.settings.listen_port or free_port(
+            self.settings.listen_host, kept_port, self.settings.also_listen
+        )
         if not self.settings.listen_port and self.state.policy.get("port") != self.port:
             self.state.policy.set("port", self.port)
         self._write_maps()
@@ -186,7 +201,7 @@ class MitigationNode:
 
     @property
     def address(self) -> str:
-        return f"{self.settings.listen_host}:{self.port}"
+        return host_port(self.settings.listen_host, self.port)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -319,7 +334,7 @@ class MitigationNode:
         key = await self._remove_source("bans", ip)
         if "/" not in key:
             with contextlib.suppress(NodeError):
-                await self._runtime(f"clear table {FRONTEND} key {key}")
+                await self._runtime(f"clear table {FRONTEND} key {table_key(key)}")
         return {"ip": key, "status": "deleted"}
 
     async def _remove_source(self, kind: str, ip: str) -> str:
@@ -367,7 +382,10 @@ class MitigationNode:
         """Apply a policy's settings (a hitless reload). What HAProxy refuses, or a data plane that
         does not answer, leaves the node as it was: settings, geo prefixes, record, files."""
         self._require_running()
-        updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
+        try:
+            updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
+        except ValidationError as exc:
+            raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
         before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
         kept = {"changes": {**(before[2] or {}), **changes}}
         self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import BACKEND, FRONTEND
+from actors.mitigation.haproxy_config import BACKEND, FRONTEND, source_of
 from actors.mitigation.haproxy_process import HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_info, parse_stat, parse_table
 from actors.mitigation.node_metrics import NodeMetrics
@@ -157,14 +157,15 @@ class Monitor:
         seen = set()
         self.snapshot = Snapshot(parse_table(answer))
         for entry in self.snapshot.entries:
-            seen.add(entry.key)
+            src = source_of(entry.key)
+            seen.add(src)
             flagged = entry.get("gpt0") > 0
             kind = ("http_flood" if flagged else "rate_limit") if l7 else "syn_flood"
-            rec = node.threats.sources.get(entry.key)
+            rec = node.threats.sources.get(src)
             last = rec.last_gpc if rec else 0
             gpc = entry.get("gpc1")
             grew = gpc - last if gpc >= last else gpc
-            rec = node.threats.record(entry.key, kind, grew) if grew > 0 else rec
+            rec = node.threats.record(src, kind, grew) if grew > 0 else rec
             if rec is None:
                 continue
             rec.last_gpc = gpc
@@ -172,9 +173,9 @@ class Monitor:
                 rec.flagged_since = time.time()
                 rate = entry.get("http_req_rate") if l7 else entry.get("conn_rate")
                 action = "blocked" if flagged else "rate_limited"
-                self.attack(kind, entry.key, rate, action if l7 else "rate_limited")
+                self.attack(kind, src, rate, action if l7 else "rate_limited")
                 if flagged:
-                    await self._escalate(entry.key, kind)
+                    await self._escalate(src, kind)
         for src, rec in node.threats.sources.items():
             if src not in seen and rec.flagged_since is not None and rec.last_gpc:
                 rec.flagged_since = None

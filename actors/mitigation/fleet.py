@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from typing import Any, cast
 
+from actors.mitigation.fleet_counting import fleet_flooders
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
@@ -102,6 +103,13 @@ class MitigationFleet:
                 self._geo_pending = bool(self.settings.node.blocked_countries) and "geo" not in self.kept.fleet
                 await self._configured_geo()
                 self.tasks.every(self.settings.heartbeat_interval_s, self.check_health, name="fleet-heartbeat")
+                threshold = self.settings.fleet_flood_rps
+                if threshold is not None:
+                    self.tasks.every(
+                        self.settings.fleet_count_interval_s,
+                        lambda: self.count_fleet_wide(threshold),
+                        name="fleet-counting",
+                    )
         return len(self.nodes)
 
     async def shutdown(self) -> None:
@@ -223,6 +231,22 @@ class MitigationFleet:
                 await self._resync(entry)
             if was == "dead":
                 self._health_event(entry, "recovered")
+
+    async def count_fleet_wide(self, threshold: int) -> list[str]:
+        """Sum every live node's per-source rates; ban fleet-wide the sources above `threshold` and
+        those a node flagged as a flood (for the node's `ban_seconds`). Returns the sources banned."""
+        results = await self._each("source_rates")
+        reports = {node_id: r["value"] for node_id, r in results.items() if r["ok"]}
+        banned = []
+        duration = self.settings.node.model_copy(update=self.policy_changes).ban_seconds
+        for flooder in fleet_flooders(reports, threshold):
+            if self.blacklist.get(flooder.ip, {}).get("expires", 0) > time.time():
+                continue  # banned already
+            outcome = await self.add_blacklist(flooder.ip, flooder.reason, duration)
+            if outcome["ok"]:
+                banned.append(flooder.ip)
+                log.warning("fleet-wide ban", extra={"source": flooder.ip, "rate": flooder.rate, "why": flooder.reason})
+        return banned
 
     async def _beat(self, entry: NodeEntry) -> dict[str, Any]:
         beat: dict[str, Any] = await _within(

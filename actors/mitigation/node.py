@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import FRONTEND, NodePaths, host_port, render, table_key
+from actors.mitigation.haproxy_config import FRONTEND, NodePaths, host_port, render, source_of, table_key
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_table
 from actors.mitigation.node_metrics import NodeMetrics
@@ -439,6 +439,21 @@ class MitigationNode:
             self.geo_prefixes = geo
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
+
+    # -- fleet-wide counting ---------------------------------------------------
+    async def source_rates(self) -> list[dict[str, Any]]:
+        """Every active source of the stick table: `{ip, rate, flagged}` (requests/s in l7, new
+        connections/s in syn mode), for the fleet to sum over its nodes."""
+        l7 = self.settings.mode == "l7"
+        rate = "http_req_rate" if l7 else "conn_rate"
+        try:
+            shown = await self.proc.command(f"show table {FRONTEND} data.{rate} gt 0")
+        except (OSError, TimeoutError):
+            return []
+        return [
+            {"ip": source_of(e.key), "rate": e.get(rate), "flagged": l7 and e.get("gpt0") > 0}
+            for e in parse_table(shown)
+        ]
 
     # -- events from the log stream -------------------------------------------
     def on_log(self, record: LogRecord) -> None:

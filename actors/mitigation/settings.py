@@ -125,6 +125,13 @@ class FleetSettings(BaseModel):
     replace_dead_nodes: bool = Field(
         True, description="a dead node's actor is replaced by a new one (same id, port and kept state)"
     )
+    fleet_flood_rps: int | None = Field(
+        None,
+        ge=1,
+        description="fleet-wide counting: a source above this many requests/s summed over the nodes (or "
+        "flagged by one node) is banned on every node; None: off",
+    )
+    fleet_count_interval_s: float = Field(0.25, gt=0, description="how often the fleet sums its nodes' rates")
     node: NodeSettings = Field(default_factory=NodeSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     asn_api_url: str = Field("", description="base URL of the ASN API (e.g. http://127.0.0.1:8000/asn)")

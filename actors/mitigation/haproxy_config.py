@@ -88,6 +88,12 @@ def _global(settings: NodeSettings, paths: NodePaths, log_port: int) -> list[str
     ]
 
 
+def _tcp_rule(settings: NodeSettings) -> str:
+    """`tcp-request connection` rules see the socket peer; with `accept_proxy` the source is the
+    PROXY header's, which `tcp-request session` rules see."""
+    return "tcp-request session" if settings.accept_proxy else "tcp-request connection"
+
+
 def _trusted(settings: NodeSettings) -> str:
     """The ACL of the trusted proxies (`trusted_proxies` inline)."""
     return "{ src " + " ".join(settings.trusted_proxies) + " }"
@@ -99,7 +105,7 @@ def _source_checks(settings: NodeSettings, paths: NodePaths) -> list[str]:
     With `accept_proxy` they run as `tcp-request session` rules: `tcp-request connection` rules
     see the load balancer's address, session rules the one in the PROXY header. A trusted
     proxy's connection is not tracked here: its requests are, under the client's address."""
-    rule = "tcp-request session" if settings.accept_proxy else "tcp-request connection"
+    rule = _tcp_rule(settings)
     store = "conn_rate(1s),conn_cur,gpt0,gpc0,gpc1"
     if settings.mode == "l7":
         store = "http_req_rate(1s),http_err_rate(10s)," + store
@@ -187,11 +193,11 @@ def _l7_rules(settings: NodeSettings, paths: NodePaths) -> list[str]:
 
 
 def _syn_rules(settings: NodeSettings) -> list[str]:
-    rate = settings.syn_conn_rate
+    rate, rule = settings.syn_conn_rate, _tcp_rule(settings)
     return [
-        f"  tcp-request connection sc-set-gpt0(0) 1 if {{ sc_conn_rate(0) gt {rate} }}",
-        f"  tcp-request connection sc-inc-gpc1(0) if {{ sc_conn_rate(0) gt {rate} }}",
-        f"  tcp-request connection reject if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  {rule} sc-set-gpt0(0) 1 if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  {rule} sc-inc-gpc1(0) if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  {rule} reject if {{ sc_conn_rate(0) gt {rate} }}",
         f"  default_backend {BACKEND}",
     ]
 

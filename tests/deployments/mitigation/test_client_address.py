@@ -132,3 +132,12 @@ async def test_client_address_settings_are_applied_kept_and_removed(fleet):
     )
     assert "127.0.0.90" in await tracked(fleet)
     assert await raw_get(address, PROXY) == 0
+
+
+async def test_in_syn_mode_the_connection_rate_is_counted_per_address_in_the_proxy_header(make_fleet):
+    fleet = await make_fleet(mode="syn", accept_proxy=True, syn_conn_rate=5)
+    address = fleet.node().address
+    codes = [await raw_get(address, PROXY, prefix=proxy_v2("127.0.0.91")) for _ in range(15)]
+    assert codes[:5] == [200] * 5 and codes[-1] == 0  # over 5 new connections/s: refused
+    assert await raw_get(address, PROXY, prefix=proxy_v1("127.0.0.92")) == 200  # same balancer, other client
+    assert PROXY not in await tracked(fleet)

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from typing import Any, cast
 
+from actors.mitigation.fleet_counting import fleet_flooders
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
@@ -102,6 +103,13 @@ class MitigationFleet:
                 self._geo_pending = bool(self.settings.node.blocked_countries) and "geo" not in self.kept.fleet
                 await self._configured_geo()
                 self.tasks.every(self.settings.heartbeat_interval_s, self.check_health, name="fleet-heartbeat")
+                threshold = self.settings.fleet_flood_rps
+                if threshold is not None:
+                    self.tasks.every(
+                        self.settings.fleet_count_interval_s,
+                        lambda: self.count_fleet_wide(threshold),
+                        name="fleet-counting",
+                    )
         return len(self.nodes)
 
     async def shutdown(self) -> None:
@@ -224,6 +232,22 @@ class MitigationFleet:
             if was == "dead":
                 self._health_event(entry, "recovered")
 
+    async def count_fleet_wide(self, threshold: int) -> list[str]:
+        """Sum every live node's per-source rates; ban fleet-wide the sources above `threshold` and
+        those a node flagged as a flood (for the node's `ban_seconds`). Returns the sources banned."""
+        results = await self._each("source_rates")
+        reports = {node_id: r["value"] for node_id, r in results.items() if r["ok"]}
+        banned = []
+        duration = self.settings.node.model_copy(update=self.policy_changes).ban_seconds
+        for flooder in fleet_flooders(reports, threshold):
+            if self.blacklist.get(flooder.ip, {}).get("expires", 0) > time.time():
+                continue  # banned already
+            outcome = await self.add_blacklist(flooder.ip, flooder.reason, duration)
+            if outcome["ok"]:
+                banned.append(flooder.ip)
+                log.warning("fleet-wide ban", extra={"source": flooder.ip, "rate": flooder.rate, "why": flooder.reason})
+        return banned
+
     async def _beat(self, entry: NodeEntry) -> dict[str, Any]:
         beat: dict[str, Any] = await _within(
             call(entry.handle, MitigationNode.heartbeat), max(2.0, self.settings.heartbeat_interval_s)
@@ -287,6 +311,9 @@ class MitigationFleet:
         for rule in policy["rules"]:
             if rule["type"] == "rate_limit":
                 changes["rate_limit_rps"] = rule["value"]
+            elif rule["type"] == "client_address":
+                changes["accept_proxy"] = rule["accept_proxy"]
+                changes["trusted_proxies"] = rule["trusted_proxies"]
             else:
                 try:
                     countries = normalise_countries(rule["countries"])
@@ -424,17 +451,31 @@ class MitigationFleet:
             "rate_limit_rps": node.rate_limit_rps,
             "blocked_countries": node.blocked_countries,
             "geo_prefixes": sum(len(v) for v in self.geo_prefixes.values()),
+            "accept_proxy": node.accept_proxy,
+            "trusted_proxies": node.trusted_proxies,
         }
 
     async def remove_policy(self, kind: str) -> dict[str, Any]:
-        """Remove the rate limit (`rate_limit`) or the geo block (`geo_block`) from every node."""
-        view = self.get_policy()
-        if (kind == "rate_limit" and view["rate_limit_rps"] is None) or (
-            kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes
+        """Remove the rate limit (`rate_limit`), the geo block (`geo_block`) or the client-address
+        settings (`client_address`, back to the configuration's) from every node."""
+        view, configured = self.get_policy(), self.settings.node
+        client_address: dict[str, Any] = {
+            "accept_proxy": configured.accept_proxy,
+            "trusted_proxies": configured.trusted_proxies,
+        }
+        if (
+            (kind == "rate_limit" and view["rate_limit_rps"] is None)
+            or (kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes)
+            or (kind == "client_address" and all(view[k] == v for k, v in client_address.items()))
         ):
             return {"ok": False, "status": 404, "message": f"no {kind} in force"}
-        changes: dict[str, Any] = {"rate_limit_rps": None} if kind == "rate_limit" else {"blocked_countries": []}
-        geo: dict[str, list[str]] | None = None if kind == "rate_limit" else {}
+        removals: dict[str, dict[str, Any]] = {
+            "rate_limit": {"rate_limit_rps": None},
+            "geo_block": {"blocked_countries": []},
+            "client_address": client_address,
+        }
+        changes = removals[kind]
+        geo: dict[str, list[str]] | None = {} if kind == "geo_block" else None
         results = await self._each("apply_settings", changes, geo)
         applied, failed, refusal = self._outcome(results, f"{kind} not removed")
         if refusal is not None:

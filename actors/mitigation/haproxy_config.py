@@ -88,35 +88,70 @@ def _global(settings: NodeSettings, paths: NodePaths, log_port: int) -> list[str
     ]
 
 
+def _tcp_rule(settings: NodeSettings) -> str:
+    """`tcp-request connection` rules see the socket peer; with `accept_proxy` the source is the
+    PROXY header's, which `tcp-request session` rules see."""
+    return "tcp-request session" if settings.accept_proxy else "tcp-request connection"
+
+
+def _trusted(settings: NodeSettings) -> str:
+    """The ACL of the trusted proxies (`trusted_proxies` inline)."""
+    return "{ src " + " ".join(settings.trusted_proxies) + " }"
+
+
 def _source_checks(settings: NodeSettings, paths: NodePaths) -> list[str]:
-    """Connection-level checks shared by both modes: blacklist, geo block, per-source connections."""
+    """Connection-level checks shared by both modes: blacklist, geo block, per-source connections.
+
+    With `accept_proxy` they run as `tcp-request session` rules: `tcp-request connection` rules
+    see the load balancer's address, session rules the one in the PROXY header. A trusted
+    proxy's connection is not tracked here: its requests are, under the client's address."""
+    rule = _tcp_rule(settings)
     store = "conn_rate(1s),conn_cur,gpt0,gpc0,gpc1"
     if settings.mode == "l7":
         store = "http_req_rate(1s),http_err_rate(10s)," + store
+    track = f"  {rule} track-sc0 src" + (f" if !{_trusted(settings)}" if settings.trusted_proxies else "")
     lines = [
-        f"  stick-table type ip size 200k expire {settings.ban_seconds}s store {store}",
+        # ipv6 holds both families: an IPv4 source is stored as ::ffff:a.b.c.d
+        f"  stick-table type ipv6 size 200k expire {settings.ban_seconds}s store {store}",
         # the allowlist first: an allowed source is neither tracked nor checked
-        f"  tcp-request connection accept if {{ src,map_ip({paths.allow}) -m found }}",
-        "  tcp-request connection track-sc0 src",
-        "  tcp-request connection set-var(sess.now) date",
-        f"  tcp-request connection set-var(sess.bl) src,map_ip({paths.blacklist},0)",
-        "  tcp-request connection reject if { var(sess.bl),sub(sess.now) -m int gt 0 }",
-        f"  tcp-request connection reject if {{ src,map_ip({paths.geo}) -m found }}",
-        f"  tcp-request connection reject if {{ sc_conn_cur(0) gt {settings.max_conn_per_source} }}",
+        f"  {rule} accept if {{ src,map_ip({paths.allow}) -m found }}",
+        track,
+        f"  {rule} set-var(sess.now) date",
+        f"  {rule} set-var(sess.bl) src,map_ip({paths.blacklist},0)",
+        f"  {rule} reject if {{ var(sess.bl),sub(sess.now) -m int gt 0 }}",
+        f"  {rule} reject if {{ src,map_ip({paths.geo}) -m found }}",
+        f"  {rule} reject if {{ sc_conn_cur(0) gt {settings.max_conn_per_source} }}",
     ]
     if settings.mode == "l7":  # a source flagged as an HTTP flood is refused at connection time until it expires
         lines += [
-            "  tcp-request connection sc-inc-gpc1(0) if { sc_get_gpt0(0) gt 0 }",
-            "  tcp-request connection reject if { sc_get_gpt0(0) gt 0 }",
+            f"  {rule} sc-inc-gpc1(0) if {{ sc_get_gpt0(0) gt 0 }}",
+            f"  {rule} reject if {{ sc_get_gpt0(0) gt 0 }}",
         ]
     return lines
 
 
+def _client_from_proxy(settings: NodeSettings, paths: NodePaths) -> list[str]:
+    """Behind a trusted proxy the client is the last X-Forwarded-For hop (the one the proxy added):
+    it becomes the source, is tracked, and gets the checks a direct client gets at connection time."""
+    if not settings.trusted_proxies:
+        return []
+    xff = "hdr_ip(X-Forwarded-For,-1)"
+    return [
+        f"  http-request set-src {xff} if {_trusted(settings)} {{ {xff} -m found }}",
+        f"  http-request deny deny_status 403 if {{ src,map_ip({paths.geo}) -m found }}",
+    ]
+
+
 def _l7_rules(settings: NodeSettings, paths: NodePaths) -> list[str]:
     allowed = f"{{ src,map_ip({paths.allow}) -m found }}"
-    lines = [
+    lines = _client_from_proxy(settings, paths)
+    lines += [
         f"  http-request set-log-level silent if {allowed}",
         f"  http-request allow if {allowed}",
+    ]
+    if settings.trusted_proxies:  # a direct client is tracked already: this tracks the proxied ones
+        lines.append("  http-request track-sc0 src")
+    lines += [
         # a source blacklisted while its keep-alive connection is open
         "  http-request set-var(txn.now) date",
         f"  http-request set-var(txn.bl) src,map_ip({paths.blacklist},0)",
@@ -158,11 +193,11 @@ def _l7_rules(settings: NodeSettings, paths: NodePaths) -> list[str]:
 
 
 def _syn_rules(settings: NodeSettings) -> list[str]:
-    rate = settings.syn_conn_rate
+    rate, rule = settings.syn_conn_rate, _tcp_rule(settings)
     return [
-        f"  tcp-request connection sc-set-gpt0(0) 1 if {{ sc_conn_rate(0) gt {rate} }}",
-        f"  tcp-request connection sc-inc-gpc1(0) if {{ sc_conn_rate(0) gt {rate} }}",
-        f"  tcp-request connection reject if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  {rule} sc-set-gpt0(0) 1 if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  {rule} sc-inc-gpc1(0) if {{ sc_conn_rate(0) gt {rate} }}",
+        f"  {rule} reject if {{ sc_conn_rate(0) gt {rate} }}",
         f"  default_backend {BACKEND}",
     ]
 
@@ -170,7 +205,9 @@ def _syn_rules(settings: NodeSettings) -> list[str]:
 def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int) -> str:
     """The complete haproxy.cfg of a node listening on `port`, logging to UDP `log_port`."""
     lines = _global(settings, paths, log_port)
-    lines += [f"frontend {FRONTEND}", f"  bind {settings.listen_host}:{port} backlog 4096"]
+    proxy = " accept-proxy" if settings.accept_proxy else ""
+    lines.append(f"frontend {FRONTEND}")
+    lines += [f"  bind {host_port(h, port)} backlog 4096{proxy}" for h in [settings.listen_host, *settings.also_listen]]
     if settings.mode == "l7":
         lines.append(f'  log-format "{log_format()}"')
     else:
@@ -182,6 +219,21 @@ def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int) -
         lines += ["  option forwardfor", "  http-reuse safe"]
     lines += [f"  server origin {settings.origin} maxconn {settings.maxconn}", ""]
     return "\n".join(lines)
+
+
+def host_port(host: str, port: int) -> str:
+    """`host:port`, with an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def table_key(address: str) -> str:
+    """The stick-table key of a source address: IPv4 as the mapped IPv6 the table stores."""
+    return address if ":" in address else f"::ffff:{address}"
+
+
+def source_of(key: str) -> str:
+    """The source address of a stick-table key (a mapped IPv4 shown as plain IPv4)."""
+    return key.removeprefix("::ffff:") if key.startswith("::ffff:") and "." in key else key
 
 
 def map_line(key: str, value: str) -> str:

@@ -10,6 +10,7 @@ dies (PR_SET_PDEATHSIG), so a killed actor never leaves an HAProxy behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import os
 import shutil
@@ -53,6 +54,7 @@ async def socket_command(path: Path, command: str, payload: str | None = None, t
             text = command if payload is None else f"{command} <<\n{payload.rstrip(chr(10))}\n"
             writer.write(text.encode() + b"\n")
             await writer.drain()
+            writer.write_eof()  # the master CLI answers a one-shot client once its input ends
             chunks = []
             while chunk := await reader.read(65536):
                 chunks.append(chunk)
@@ -115,11 +117,13 @@ class HAProxyProcess:
         for _ in range(200):
             if proc.returncode is not None:
                 raise HAProxyError(f"haproxy exited at start: {self.tail()}")
-            try:
+            try:  # the worker's admin socket, and the master's CLI (reloads, `worker_command`)
                 await self.command("show info")
-                return
+                if await self.current_worker() is not None:
+                    return
             except OSError:  # no socket yet, or the dead predecessor's file
-                await asyncio.sleep(0.05)
+                pass
+            await asyncio.sleep(0.05)
         raise HAProxyError(f"haproxy did not open its admin socket: {self.tail()}")
 
     async def _probe(self) -> bool:
@@ -149,17 +153,36 @@ class HAProxyProcess:
         if refused:
             raise HAProxyError(f"commit map {path.name}: {refused[:200]}")
 
-    async def reload(self) -> None:
-        """Hitless reload through the master socket: new workers take over, old ones finish their requests."""
+    async def current_worker(self) -> int | None:
+        """The pid of the current worker, from the master's `show proc` (None: no worker listed).
+
+        During a reload the old worker can still answer the shared admin socket for a moment, so
+        what must reach the new one goes through the master (`worker_command`)."""
+        try:
+            answer = await socket_command(self.paths.master_socket, "show proc", timeout=2.0)
+        except (OSError, TimeoutError):
+            return None
+        return current_worker_pid(answer)
+
+    async def worker_command(self, pid: int, command: str, timeout: float = 5.0) -> str:
+        """`command` (`;`-joined commands allowed) run by the worker `pid`, through the master socket."""
+        prefixed = "; ".join(f"@!{pid} {part.strip()}" for part in command.split(";"))
+        return await socket_command(self.paths.master_socket, prefixed, timeout=timeout)
+
+    async def reload(self) -> int:
+        """Hitless reload through the master socket: new workers take over, old ones finish their
+        requests. Returns the new worker's pid once it answers."""
         await asyncio.to_thread(check_config, self.paths.config)
+        old = await self.current_worker()
         await socket_command(self.paths.master_socket, "reload")
-        for _ in range(100):
-            await asyncio.sleep(0.05)
-            try:
-                await self.command("show info")
-                return
-            except OSError:
+        for _ in range(200):
+            await asyncio.sleep(0.025)
+            pid = await self.current_worker()
+            if pid is None or pid == old:
                 continue
+            with contextlib.suppress(OSError, TimeoutError):
+                if "Pid:" in await self.worker_command(pid, "show info", timeout=2.0):
+                    return pid
         raise HAProxyError(f"haproxy did not come back after reload: {self.tail()}")
 
     def process_ids(self) -> list[int]:
@@ -183,6 +206,19 @@ class HAProxyProcess:
         pid = self.pid
         if pid is not None:
             _kill_group(pid, signal.SIGTERM)
+
+
+def current_worker_pid(show_proc: str) -> int | None:
+    """The first pid under `# workers` in the master's `show proc` answer."""
+    in_workers = False
+    for line in show_proc.splitlines():
+        if line.startswith("#"):
+            in_workers = line.strip() == "# workers"
+            continue
+        first = line.split()[:1]
+        if in_workers and first and first[0].isdigit():
+            return int(first[0])
+    return None
 
 
 def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

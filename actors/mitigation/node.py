@@ -20,15 +20,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import FRONTEND, NodePaths, render
+from actors.mitigation.haproxy_config import FRONTEND, NodePaths, host_port, render, source_of, table_key
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
-from actors.mitigation.haproxy_stats import LogRecord, parse_log_line
+from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_table
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import Monitor
 from actors.mitigation.node_state import NodeState, put, stream_prefix
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
+from actors.mitigation.stick_table import Snapshot, restore_lines
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
@@ -73,14 +76,24 @@ def sweep_stale_folders() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
-    """`wanted` when it can be bound (a restarted node keeps its address), else a free port."""
-    with socket.socket() as s:
+def _bindable(host: str, port: int) -> int | None:
+    """`port` (0: any) if `host` can bind it now, else None."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         try:
-            s.bind((host, wanted))
+            s.bind((host, port))
         except OSError:
-            s.bind((host, 0))
+            return None
         return int(s.getsockname()[1])
+
+
+def free_port(host: str = "127.0.0.1", wanted: int = 0, also: list[str] | None = None) -> int:
+    """`wanted` when it can be bound on `host` and every `also` address (a restarted node keeps its
+    address), else a port free on all of them."""
+    for candidate in [wanted, *[0] * 20] if wanted else [0] * 20:
+        port = _bindable(host, candidate)
+        if port is not None and all(_bindable(h, port) is not None for h in also or []):
+            return port
+    raise OSError(f"no port free on {host} and {also}")
 
 
 class _LogProtocol(asyncio.DatagramProtocol):
@@ -117,6 +130,8 @@ class MitigationNode:
         self.webhooks = WebhookSender(self.settings.webhooks)
         self.metrics = NodeMetrics(node_id)
         self.child_metrics = (ChildMetrics(self.metrics.own), ChildMetrics(self.metrics.fleet))
+        # held while the table is carried into new workers: the monitor does not read it half-restored
+        self.table_lock = asyncio.Lock()
         self.monitor = Monitor(self)
         self.tasks = BackgroundTasks("mitigation")
         self._log_transport: asyncio.DatagramTransport | None = None
@@ -132,7 +147,10 @@ class MitigationNode:
         transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
         self._log_transport = transport
         self.log_port = transport.get_extra_info("sockname")[1]
-        self.port = self.settings.listen_port or free_port(self.settings.listen_host, self.state.policy.get("port", 0))
+        kept_port = self.state.policy.get("port", 0)
+        self.port = self.settings.listen_port or free_port(
+            self.settings.listen_host, kept_port, self.settings.also_listen
+        )
         if not self.settings.listen_port and self.state.policy.get("port") != self.port:
             self.state.policy.set("port", self.port)
         self._write_maps()
@@ -160,10 +178,13 @@ class MitigationNode:
     async def _reapply(self) -> None:
         """After the supervisor restarted HAProxy: put the current rules, bans and geo prefixes into
         the new process through the runtime API (each map replaced in one step), whatever the map
-        files held when it started; the policy is in the configuration it was started with."""
-        self._write_maps()
-        for path, lines in self._map_lines().items():
-            await self.proc.replace_map(path, lines)
+        files held when it started; the policy is in the configuration it was started with. The stick
+        table gets back what the monitor's last poll saw of it (the flagged and denied sources)."""
+        async with self.table_lock:
+            self._write_maps()
+            for path, lines in self._map_lines().items():
+                await self.proc.replace_map(path, lines)
+            await self._restore_table(self.monitor.snapshot, None)
         self.monitor.restarted()
         self.update_child_metrics()
         log.warning(
@@ -180,7 +201,7 @@ class MitigationNode:
 
     @property
     def address(self) -> str:
-        return f"{self.settings.listen_host}:{self.port}"
+        return host_port(self.settings.listen_host, self.port)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -313,7 +334,7 @@ class MitigationNode:
         key = await self._remove_source("bans", ip)
         if "/" not in key:
             with contextlib.suppress(NodeError):
-                await self._runtime(f"clear table {FRONTEND} key {key}")
+                await self._runtime(f"clear table {FRONTEND} key {table_key(key)}")
         return {"ip": key, "status": "deleted"}
 
     async def _remove_source(self, kind: str, ip: str) -> str:
@@ -361,21 +382,52 @@ class MitigationNode:
         """Apply a policy's settings (a hitless reload). What HAProxy refuses, or a data plane that
         does not answer, leaves the node as it was: settings, geo prefixes, record, files."""
         self._require_running()
-        updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
+        try:
+            updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
+        except ValidationError as exc:
+            raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
         before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
         kept = {"changes": {**(before[2] or {}), **changes}}
         self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
         try:
-            await self.proc.reload()
+            await self._reload()
         except (HAProxyError, OSError, TimeoutError) as exc:
             self._set_policy(before[0], before[1], {"changes": before[2], "geo": before[3]})
             with contextlib.suppress(HAProxyError, OSError, TimeoutError):
-                await self.proc.reload()
+                await self._reload()
             status = 422 if isinstance(exc, HAProxyError) else 503
             raise NodeError(
                 status, f"HAProxy did not take the policy: {str(exc)[:300] or type(exc).__name__}"
             ) from None
         return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
+
+    async def _reload(self) -> None:
+        """A hitless reload that carries the whole stick table, read just before, into the new workers."""
+        async with self.table_lock:
+            try:
+                snapshot = Snapshot(parse_table(await self.proc.command(f"show table {FRONTEND}", timeout=10.0)))
+            except (OSError, TimeoutError):
+                snapshot = self.monitor.snapshot
+            worker = await self.proc.reload()
+            await self._restore_table(snapshot, worker)
+            self.monitor.snapshot = snapshot
+
+    async def _restore_table(self, snapshot: Snapshot, worker: int | None) -> None:
+        """Put the entries of `snapshot` that have not expired since into the table of `worker` (None:
+        the worker answering the admin socket, the only one after a fresh start)."""
+        refused = []
+        for line in restore_lines(FRONTEND, snapshot.live()):
+            try:
+                if worker is None:  # a new process: its only worker answers the admin socket
+                    answer = (await self.proc.command(line, timeout=10.0)).strip()
+                else:
+                    answer = (await self.proc.worker_command(worker, line, timeout=10.0)).strip()
+            except (OSError, TimeoutError) as exc:
+                answer = repr(exc)
+            if answer:
+                refused.append(answer[:200])
+        if refused:
+            log.warning("stick table not fully restored", extra={"node": self.node_id, "refused": refused[:5]})
 
     def _set_policy(self, settings: NodeSettings, geo: dict[str, list[str]] | None, kept: dict[str, Any]) -> None:
         """Record the policy's keys (None: not set), then hold it and render the files HAProxy reads."""
@@ -387,6 +439,21 @@ class MitigationNode:
             self.geo_prefixes = geo
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
+
+    # -- fleet-wide counting ---------------------------------------------------
+    async def source_rates(self) -> list[dict[str, Any]]:
+        """Every active source of the stick table: `{ip, rate, flagged}` (requests/s in l7, new
+        connections/s in syn mode), for the fleet to sum over its nodes."""
+        l7 = self.settings.mode == "l7"
+        rate = "http_req_rate" if l7 else "conn_rate"
+        try:
+            shown = await self.proc.command(f"show table {FRONTEND} data.{rate} gt 0")
+        except (OSError, TimeoutError):
+            return []
+        return [
+            {"ip": source_of(e.key), "rate": e.get(rate), "flagged": l7 and e.get("gpt0") > 0}
+            for e in parse_table(shown)
+        ]
 
     # -- events from the log stream -------------------------------------------
     def on_log(self, record: LogRecord) -> None:

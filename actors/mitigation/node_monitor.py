@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections import deque
@@ -9,12 +10,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import BACKEND, FRONTEND
+from actors.mitigation.haproxy_config import BACKEND, FRONTEND, source_of
 from actors.mitigation.haproxy_process import HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_info, parse_stat, parse_table
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.rules import CustomRule
 from actors.mitigation.settings import NodeSettings
+from actors.mitigation.stick_table import Snapshot
 from actors.mitigation.waf_rules import category_of
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import Status
@@ -61,6 +63,7 @@ class MonitoredNode(Protocol):
     threats: ThreatBook
     counters: dict[str, Monotonic]
     metrics: NodeMetrics
+    table_lock: asyncio.Lock
 
     @property
     def address(self) -> str: ...
@@ -94,18 +97,21 @@ class Monitor:
         self._timeouts: dict[str, int] = {}
         self._offences: dict[str, int] = {}
         self.polls = 0
+        # the flagged and denied sources as last read: what a restarted HAProxy gets back
+        self.snapshot = Snapshot()
 
     # -- polling ---------------------------------------------------------------
     async def poll(self) -> None:
         node = self.node
         node.update_child_metrics()
-        if not node.proc.running:
-            return
-        try:
-            await self._read()
-        except (OSError, TimeoutError):  # HAProxy died between two polls: its supervisor restarts it
-            log.info("haproxy did not answer the poll", extra={"node": node.node_id})
-            return
+        async with node.table_lock:
+            if not node.proc.running:
+                return
+            try:
+                await self._read()
+            except (OSError, TimeoutError):  # HAProxy died between two polls: its supervisor restarts it
+                log.info("haproxy did not answer the poll", extra={"node": node.node_id})
+                return
         self.polls += 1
 
     def restarted(self) -> None:
@@ -149,15 +155,17 @@ class Monitor:
         answer = await node.proc.command(f"show table {FRONTEND} data.gpc1 gt 0")
         l7 = node.settings.mode == "l7"
         seen = set()
-        for entry in parse_table(answer):
-            seen.add(entry.key)
+        self.snapshot = Snapshot(parse_table(answer))
+        for entry in self.snapshot.entries:
+            src = source_of(entry.key)
+            seen.add(src)
             flagged = entry.get("gpt0") > 0
             kind = ("http_flood" if flagged else "rate_limit") if l7 else "syn_flood"
-            rec = node.threats.sources.get(entry.key)
+            rec = node.threats.sources.get(src)
             last = rec.last_gpc if rec else 0
             gpc = entry.get("gpc1")
             grew = gpc - last if gpc >= last else gpc
-            rec = node.threats.record(entry.key, kind, grew) if grew > 0 else rec
+            rec = node.threats.record(src, kind, grew) if grew > 0 else rec
             if rec is None:
                 continue
             rec.last_gpc = gpc
@@ -165,9 +173,9 @@ class Monitor:
                 rec.flagged_since = time.time()
                 rate = entry.get("http_req_rate") if l7 else entry.get("conn_rate")
                 action = "blocked" if flagged else "rate_limited"
-                self.attack(kind, entry.key, rate, action if l7 else "rate_limited")
+                self.attack(kind, src, rate, action if l7 else "rate_limited")
                 if flagged:
-                    await self._escalate(entry.key, kind)
+                    await self._escalate(src, kind)
         for src, rec in node.threats.sources.items():
             if src not in seen and rec.flagged_since is not None and rec.last_gpc:
                 rec.flagged_since = None

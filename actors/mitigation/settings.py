@@ -6,13 +6,33 @@ share one model. A policy (`rate_limit`, `geo_block`) updates a copy of these.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Mode = Literal["l7", "syn"]
 EventName = Literal["attack_detected", "node_health", "rule_triggered"]
 ALL_EVENTS: list[EventName] = ["attack_detected", "node_health", "rule_triggered"]
+
+
+MAX_TRUSTED_PROXIES = 100
+
+
+def normalise_cidrs(values: list[str]) -> list[str]:
+    """Addresses and CIDRs (IPv4 or IPv6, no zone) in their canonical form, without repeats;
+    ValueError names the first one that is not."""
+    out: list[str] = []
+    for value in values:
+        if "%" in value:
+            raise ValueError(f"{value!r} has a zone (%...): HAProxy matches addresses without zones")
+        try:
+            network = ipaddress.ip_network(value.strip(), strict=False)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IP address or CIDR") from None
+        if str(network) not in out:
+            out.append(str(network))
+    return out
 
 
 class WebhookSettings(BaseModel):
@@ -36,6 +56,9 @@ class NodeSettings(BaseModel):
     mode: Mode = "l7"
     listen_host: str = "127.0.0.1"
     listen_port: int = Field(0, ge=0, le=65535, description="0: a free port is picked when the node starts")
+    also_listen: list[str] = Field(
+        default_factory=list, max_length=8, description="more addresses bound on the same port, e.g. ::1"
+    )
     origin: str = Field("127.0.0.1:8000", description="host:port of the protected service")
     paranoia: int = Field(1, ge=1, le=4, description="built-in WAF rules up to this paranoia level are active")
     anomaly_threshold: int = Field(5, ge=1, description="summed rule severities that block a request (CRS: 5)")
@@ -54,6 +77,40 @@ class NodeSettings(BaseModel):
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     poll_interval_s: float = Field(0.25, gt=0, description="how often the node reads HAProxy's tables and stats")
     log_sample_percent: int = Field(5, ge=0, le=100, description="share of clean requests logged for latency")
+    accept_proxy: bool = Field(
+        False,
+        strict=True,
+        description="every connection starts with a PROXY protocol header (v1 or v2): its source is the client",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_TRUSTED_PROXIES,
+        description="l7: CIDRs whose last X-Forwarded-For hop is taken as the client's address",
+    )
+
+    @field_validator("also_listen")
+    @classmethod
+    def _addresses(cls, values: list[str]) -> list[str]:
+        out = []
+        for value in values:
+            try:
+                if "%" in value:  # Python reads a zone, HAProxy's bind does not
+                    raise ValueError(value)
+                out.append(str(ipaddress.ip_address(value)))
+            except ValueError:
+                raise ValueError(f"{value!r} is not an IP address (without zone or prefix)") from None
+        return out
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _cidrs(cls, values: list[str]) -> list[str]:
+        return normalise_cidrs(values)
+
+    @model_validator(mode="after")
+    def _trusted_proxies_need_http(self) -> NodeSettings:
+        if self.trusted_proxies and self.mode != "l7":
+            raise ValueError("trusted_proxies: X-Forwarded-For is an HTTP header, a syn node never reads it")
+        return self
 
 
 class FleetSettings(BaseModel):
@@ -68,6 +125,13 @@ class FleetSettings(BaseModel):
     replace_dead_nodes: bool = Field(
         True, description="a dead node's actor is replaced by a new one (same id, port and kept state)"
     )
+    fleet_flood_rps: int | None = Field(
+        None,
+        ge=1,
+        description="fleet-wide counting: a source above this many requests/s summed over the nodes (or "
+        "flagged by one node) is banned on every node; None: off",
+    )
+    fleet_count_interval_s: float = Field(0.25, gt=0, description="how often the fleet sums its nodes' rates")
     node: NodeSettings = Field(default_factory=NodeSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     asn_api_url: str = Field("", description="base URL of the ASN API (e.g. http://127.0.0.1:8000/asn)")

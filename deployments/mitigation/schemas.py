@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from actors.mitigation.settings import MAX_TRUSTED_PROXIES, normalise_cidrs
 
 
 class ErrorDetail(BaseModel):
@@ -178,7 +180,25 @@ class GeoBlockRule(BaseModel):
     countries: list[str] = Field(..., min_length=1, max_length=250)
 
 
-PolicyRule = Annotated[RateLimitRule | GeoBlockRule, Field(discriminator="type")]
+class ClientAddressRule(BaseModel):
+    """Where a node takes its clients' addresses from when it sits behind a load balancer."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)  # "true" and 1 are not booleans
+    type: Literal["client_address"]
+    accept_proxy: bool = Field(False, description="every connection starts with a PROXY protocol header (v1 or v2)")
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_TRUSTED_PROXIES,
+        description="CIDRs whose last X-Forwarded-For hop is the client's address (l7)",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _cidrs(cls, values: list[str]) -> list[str]:
+        return normalise_cidrs(values)
+
+
+PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule, Field(discriminator="type")]
 
 
 class PolicyIn(BaseModel):
@@ -192,6 +212,8 @@ class PolicyView(BaseModel):
     rate_limit_rps: int | None = Field(description="in force on every node (None: no rate limit)")
     blocked_countries: list[str]
     geo_prefixes: int
+    accept_proxy: bool = Field(description="connections start with a PROXY protocol header")
+    trusted_proxies: list[str] = Field(description="CIDRs whose last X-Forwarded-For hop is believed")
     nodes: list[str] | None = None
     failed: dict[str, str] | None = None
 

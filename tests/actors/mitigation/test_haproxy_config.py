@@ -57,3 +57,29 @@ def test_syn_mode_is_tcp_with_a_connection_rate_limit_and_no_waf(tmp_path):
 
 def test_the_log_format_has_one_field_per_parsed_column():
     assert len(log_format().split("|")) == len(LOG_FIELDS)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"mode": "l7", "accept_proxy": True, "trusted_proxies": ["10.0.0.0/8", "fd00::/8"], "also_listen": ["::1"]},
+        {"mode": "syn", "accept_proxy": True, "also_listen": ["::1"]},
+    ],
+    ids=["l7", "syn"],
+)
+def test_haproxy_accepts_the_client_address_and_ipv6_settings(tmp_path, settings):
+    text = _render(tmp_path, **settings)
+    check_config(NodePaths(tmp_path).config)
+    assert "bind 127.0.0.1:18080 backlog 4096 accept-proxy" in text
+    assert "bind [::1]:18080 backlog 4096 accept-proxy" in text
+    assert "stick-table type ipv6 " in text
+    assert "tcp-request connection" not in text  # with PROXY headers the checks see the client: session rules
+
+
+def test_trusted_proxies_are_not_tracked_and_pass_on_their_last_forwarded_hop(tmp_path):
+    text = _render(tmp_path, trusted_proxies=["10.0.0.0/8"])
+    assert "tcp-request connection track-sc0 src if !{ src 10.0.0.0/8 }" in text
+    assert "http-request set-src hdr_ip(X-Forwarded-For,-1) if { src 10.0.0.0/8 }" in text
+    set_src, track = text.index("http-request set-src"), text.index("http-request track-sc0 src")
+    assert set_src < track < text.index("sc-set-gpt0")  # the client is tracked before its rate is read
+    assert "set-src" not in _render(tmp_path)  # nobody is trusted by default

@@ -6,6 +6,7 @@ implementation that records what the monitor asks of it (blacklisting, events).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,7 @@ class FakeNode:
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     blacklisted: list[tuple[str, str, int]] = field(default_factory=list)
     expiries: int = 0
+    table_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
     def address(self) -> str:

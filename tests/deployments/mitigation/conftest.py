@@ -39,9 +39,11 @@ def fleet_settings(origin: str, **node: Any) -> FleetSettings:
     asn = node.pop("asn_api_url", "")
     initial = node.pop("initial_nodes", 1)
     replace = node.pop("replace_dead_nodes", True)
+    fleet_flood = node.pop("fleet_flood_rps", None)
     return FleetSettings(
         initial_nodes=initial,
         replace_dead_nodes=replace,
+        fleet_flood_rps=fleet_flood,
         heartbeat_interval_s=0.3,
         node=NodeSettings(origin=origin, **node),
         webhooks=webhooks or WebhookSettings(),

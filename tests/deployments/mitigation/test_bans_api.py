@@ -83,6 +83,8 @@ async def test_the_policy_in_force_is_shown_and_its_rate_limit_can_be_removed(fl
     client, url = fleet.client, fleet.node_url()
     empty = (await client.get(f"{API}/policy")).json()
     assert empty == {"policy": None, "rate_limit_rps": None, "blocked_countries": [], "geo_prefixes": 0} | {
+        "accept_proxy": False,
+        "trusted_proxies": [],
         "nodes": None,
         "failed": None,
     }

@@ -58,3 +58,26 @@ async def test_oversized_bodies_are_refused_before_parsing(fleet):
     )
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "payload_too_large"
+
+
+@pytest.mark.parametrize(
+    "environ,problem",
+    [
+        ({"MITIGATION__FLEET__NODE__TRUSTED_PROXIES": '["10.0.0.0/33"]'}, "not an IP address or CIDR"),
+        ({"MITIGATION__FLEET__NODE__ACCEPT_PROXY": "yes please"}, "accept_proxy"),
+        (
+            {"MITIGATION__FLEET__NODE__MODE": "syn", "MITIGATION__FLEET__NODE__TRUSTED_PROXIES": '["10.0.0.1"]'},
+            "X-Forwarded-For is an HTTP header",
+        ),
+    ],
+)
+def test_client_address_settings_in_the_configuration_are_checked_at_start(environ, problem):
+    with pytest.raises(ConfigError, match=problem):
+        load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, **environ})
+
+
+def test_client_address_settings_from_the_environment_reach_the_node_settings():
+    environ = {"MITIGATION__FLEET__NODE__TRUSTED_PROXIES": '["10.0.0.7", "10.1.0.0/16"]'}
+    node = load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, "MITIGATION__FLEET__NODE__ACCEPT_PROXY": "true", **environ})
+    assert node.fleet.node.accept_proxy is True
+    assert node.fleet.node.trusted_proxies == ["10.0.0.7/32", "10.1.0.0/16"]

@@ -1,0 +1,45 @@
+"""Fleet-wide counting (`fleet_flood_rps`): a flood spread over three nodes, below each node's own
+threshold, is caught by the fleet summing every node's per-source rates, and banned on every node;
+a source one node flags is refused by the others too. Three real HAProxy nodes."""
+
+from __future__ import annotations
+
+from tests.deployments.mitigation.conftest import Fleet
+from tests.deployments.mitigation.test_kept_state import get
+from tests.deployments.mitigation.test_kept_stick_tables import flood
+from tests.polling import eventually
+
+NODES = ("node-1", "node-2", "node-3")
+
+
+async def refused_everywhere(fleet: Fleet, source: str) -> bool:
+    return all([await get(fleet.node_url(n) + "/", source) == 0 for n in NODES])
+
+
+async def test_a_flood_spread_over_three_nodes_below_each_nodes_threshold_is_banned_fleet_wide(make_fleet):
+    fleet = await make_fleet(initial_nodes=3, flood_rps=10, fleet_flood_rps=10)
+    for node_id in NODES:  # 6 requests/s on each node: under 10 on each, 18 across the fleet
+        await flood(fleet.node_url(node_id) + "/", "127.0.0.66", requests=6)
+        await flood(fleet.node_url(node_id) + "/", "127.0.0.67", requests=2)  # a bystander: 6 across the fleet
+    assert all(fleet.node(n).threats.sources.get("127.0.0.66") is None for n in NODES)  # no node saw a flood
+
+    await eventually(lambda: refused_everywhere(fleet, "127.0.0.66"), timeout=5, what="refused by every node")
+    ban = fleet.fleet.blacklist["127.0.0.66"]
+    assert ban["source"] == "fleet" and ban["reason"].startswith("fleet-wide flood")
+    assert "127.0.0.67" not in fleet.fleet.blacklist
+    assert all([await get(fleet.node_url(n) + "/", "127.0.0.67") == 200 for n in NODES])
+
+
+async def test_without_fleet_counting_the_spread_flood_passes(make_fleet):
+    fleet = await make_fleet(initial_nodes=3, flood_rps=10)
+    for node_id in NODES:
+        await flood(fleet.node_url(node_id) + "/", "127.0.0.68", requests=6)
+    assert all([await get(fleet.node_url(n) + "/", "127.0.0.68") == 200 for n in NODES])
+
+
+async def test_a_flooder_one_node_flags_is_refused_by_the_others(make_fleet):
+    fleet = await make_fleet(initial_nodes=3, flood_rps=5, fleet_flood_rps=1000)
+    await flood(fleet.node_url("node-1") + "/", "127.0.0.69", requests=20)
+    assert await get(fleet.node_url("node-1") + "/", "127.0.0.69") == 0
+    await eventually(lambda: refused_everywhere(fleet, "127.0.0.69"), timeout=5, what="refused by every node")
+    assert fleet.fleet.blacklist["127.0.0.69"]["reason"].startswith("flagged by node-1")

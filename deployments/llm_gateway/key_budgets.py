@@ -32,6 +32,7 @@ def limits_of(record: dict[str, Any]) -> tuple[float | None, float | None]:
 @dataclass
 class _Held:
     limits: tuple[float | None, float | None]
+    generation: int = 0  # grows when the limits change; a reservation settles into its own generation only
     allowance: float = 0.0
     last_used: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -51,23 +52,24 @@ class KeyBudgetLeases:
             held = self._held[key_id] = _Held(limits)
         elif held.limits != limits:  # the key's budget changed: give back what was leased under the old one
             self._pending.setdefault(key_id, [0.0, 0.0])[1] += max(0.0, held.allowance)
-            held.allowance, held.limits = 0.0, limits
+            held.allowance, held.limits, held.generation = 0.0, limits, held.generation + 1
         return held
 
-    async def reserve(self, record: dict[str, Any], amount: float) -> bool:
-        """Reserve ``amount`` USD of the key's budget; False when the key has not that much left."""
+    async def reserve(self, record: dict[str, Any], amount: float) -> int | None:
+        """Reserve ``amount`` USD of the key's budget: the lease's generation (for ``settle``), or None
+        when the key has not that much left."""
         limits = limits_of(record)
         if limits == (None, None) or amount <= 0:
-            return True
+            return 0
         held = self._slot(record["id"], limits)
         held.last_used = time.monotonic()
         if held.allowance >= amount:
             held.allowance -= amount
-            return True
+            return held.generation
         async with held.lock:
             if held.allowance >= amount:
                 held.allowance -= amount
-                return True
+                return held.generation
             need = amount - held.allowance
             smallest = min(v for v in limits if v is not None)
             want = max(need, smallest / LEASE_SHARE)
@@ -78,16 +80,17 @@ class KeyBudgetLeases:
             held.allowance += granted
             if held.allowance >= amount:
                 held.allowance -= amount
-                return True
-            return False
+                return held.generation
+            return None
 
-    def settle(self, key_id: str, reserved: float, actual: float) -> None:
-        """The request ended: ``actual`` USD spent of the ``reserved`` (the rest goes back to the lease)."""
+    def settle(self, key_id: str, reserved: float, actual: float, generation: int = 0) -> None:
+        """The request ended: ``actual`` USD spent of the ``reserved`` (the rest goes back to the lease it
+        came from, or to the actor if the key's limits changed since)."""
         held = self._held.get(key_id)
-        if held is not None:
+        if held is not None and held.generation == generation:
             held.allowance += reserved - actual
-        elif reserved:
-            self._pending.setdefault(key_id, [0.0, 0.0])[1] += reserved
+        elif reserved > actual:
+            self._pending.setdefault(key_id, [0.0, 0.0])[1] += reserved - actual
         if actual > 0:
             self._pending.setdefault(key_id, [0.0, 0.0])[0] += actual
 

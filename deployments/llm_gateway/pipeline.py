@@ -57,6 +57,7 @@ class Context:
     cache_status: str = "OFF"
     reserved: float = 0.0
     key_reserved: float = 0.0  # USD reserved from the virtual key's budget (``key_limits``)
+    key_lease: int = 0  # the generation of the key's budget lease the reservation came from
     key_tokens_reserved: int = 0  # tokens taken from the virtual key's tpm bucket
     fallback: str = ""
     result: UpstreamResult | None = None

@@ -1,6 +1,6 @@
 """A virtual key's own token and spend limits: ``key_limits`` (PRE_FLIGHT) admits, ``key_charge`` (POST_FLIGHT) settles.
 
-- ``tpm``: tokens per minute, cluster-wide (the ``RateLimiter`` actor's bucket ``vkey-tpm:<id>``,
+- ``tpm``: tokens per minute, cluster-wide (the ``RateLimiter`` actor's bucket ``vkey-tpm:<id>:<tpm>``,
   leased like every other bucket). Admission takes the request's estimate (prompt tokens as
   counted here, plus ``max_tokens`` × ``n`` or ``budget.default_output_tokens``, at most the whole
   bucket); when the upstream's usage is known the bucket is corrected to it: the part of the
@@ -26,8 +26,9 @@ from deployments.llm_gateway.stages.preflight import worst_cost
 PERIOD = 60.0
 
 
-def tpm_bucket(key_id: str) -> str:
-    return f"vkey-tpm:{key_id}"
+def tpm_bucket(key_id: str, tpm: int) -> str:
+    """The bucket of a key's tpm; a new limit is a new bucket (a replica's slice of the old one is not spent)."""
+    return f"vkey-tpm:{key_id}:{tpm}"
 
 
 class KeyLimits:
@@ -43,7 +44,7 @@ class KeyLimits:
         tpm = record.get("tpm")
         if tpm:
             estimate = min(ctx.prompt_estimate + ctx.output_estimate, tpm)
-            ok, retry = await self.leases.take(tpm_bucket(record["id"]), tpm, PERIOD, float(estimate))
+            ok, retry = await self.leases.take(tpm_bucket(record["id"], tpm), tpm, PERIOD, float(estimate))
             if not ok:
                 raise GatewayError(
                     429,
@@ -54,7 +55,8 @@ class KeyLimits:
                 )
             ctx.key_tokens_reserved = estimate
         worst = worst_cost(self.prices, ctx)
-        if not await self.budgets.reserve(record, worst):
+        generation = await self.budgets.reserve(record, worst)
+        if generation is None:
             daily, total = record.get("budget_daily"), record.get("budget_total")
             limits = " / ".join(
                 f"{name} budget of ${value:.2f}" for name, value in (("daily", daily), ("total", total)) if value
@@ -66,7 +68,7 @@ class KeyLimits:
                 error_class="key_budget",
             )
         if record.get("budget_daily") or record.get("budget_total"):
-            ctx.key_reserved = worst
+            ctx.key_reserved, ctx.key_lease = worst, generation
 
 
 class KeyCharge:
@@ -84,10 +86,10 @@ class KeyCharge:
         tpm, reserved = record.get("tpm"), ctx.key_tokens_reserved
         if tpm and (reserved or used):
             if used > reserved:
-                self.leases.debit(tpm_bucket(record["id"]), tpm, PERIOD, float(used - reserved))
+                self.leases.debit(tpm_bucket(record["id"], tpm), tpm, PERIOD, float(used - reserved))
             elif reserved > used:
-                self.leases.credit(tpm_bucket(record["id"]), float(reserved - used))
+                self.leases.credit(tpm_bucket(record["id"], tpm), float(reserved - used))
         ctx.key_tokens_reserved = 0
         if ctx.key_reserved or ctx.cost:
-            self.budgets.settle(record["id"], ctx.key_reserved, ctx.cost)
+            self.budgets.settle(record["id"], ctx.key_reserved, ctx.cost, ctx.key_lease)
             ctx.key_reserved = 0.0

@@ -15,6 +15,7 @@ import pytest
 
 from rayfleet import state
 from tests.deployments.llm_gateway.conftest import ADMIN_KEY, Served, base_config, chat, flush
+from tests.polling import eventually
 
 PRICE = 0.001  # USD per token, in and out (the config's pricing for model "m")
 
@@ -237,3 +238,29 @@ async def test_a_revoked_keys_cached_answer_is_not_served(serve, up1, tmp_path, 
         await admin.delete(f"/api/v1/keys/{key['id']}")
         r = await c.post("/v1/chat/completions", json=body)
     assert r.status_code == 401 and code(r) == "invalid_api_key"
+
+
+async def test_a_budget_or_tpm_change_holds_on_every_replica(serve, up1, tmp_path, auth_env):
+    """A replica holding a slice of the old budget gives it back when the budget changes, so a lowered
+    budget refuses at once there and, after its 1 s refresh, on the other replica."""
+    gw1, gw2 = await serve(cfg(tmp_path, up1)), await serve(cfg(tmp_path, up1))
+    key = await make_key(gw1, budget_total=1.0)
+    await gw2.gateway.views.keys.refresh()
+    body = chat("m", max_tokens=5)
+    async with gw1.client(key=key["key"]) as c1, gw2.client(key=key["key"]) as c2:
+        for c in (c1, c2, c1):
+            assert (await c.post("/v1/chat/completions", json=body)).status_code == 200
+        async with gw1.client(key=ADMIN_KEY) as admin:
+            await admin.patch(f"/api/v1/keys/{key['id']}", json={"budget_total": 0.03, "tpm": 100000})
+        r = await c1.post("/v1/chat/completions", json=body)  # 3 × $0.008 spent, $0.008 more needed
+        assert r.status_code == 402 and code(r) == "key_budget_exceeded"
+
+        async def refused_on_replica_2() -> bool:
+            return (await c2.post("/v1/chat/completions", json=body)).status_code == 402
+
+        await eventually(refused_on_replica_2, timeout=5, interval=0.1, what="replica 2 applying the new budget")
+        async with gw1.client(key=ADMIN_KEY) as admin:
+            await admin.patch(f"/api/v1/keys/{key['id']}", json={"budget_total": None, "tpm": 10})
+        assert (await c1.post("/v1/chat/completions", json=body)).status_code == 200  # 8 of 10 tokens a minute
+        r = await c1.post("/v1/chat/completions", json=body)
+        assert r.status_code == 429 and code(r) == "key_tpm_exceeded"

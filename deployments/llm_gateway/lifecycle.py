@@ -79,7 +79,7 @@ def _start_loops(state: GatewayState) -> None:
     tasks.every(REFRESH_INTERVAL, v.keys.refresh, name="virtual-keys-refresh")
     tasks.every(0.25, v.leases.flush, name="lease-flush")
     tasks.every(0.25, v.budget.flush, name="budget-flush")
-    tasks.every(0.25, v.key_budgets.flush, name="key-budget-flush")
+    tasks.every(0.5, v.key_budgets.flush, name="key-budget-flush")
     tasks.start(s.records.run(), name="records-flush")
     tasks.every(v.control.interval, v.control.refresh, name="control-refresh")
     tasks.every(v.threats.interval, v.threats.flush, name="threat-ledger-flush")

@@ -93,7 +93,9 @@ class KeyBudgets:
         """The key's spend today (UTC) and in total, and what replicas hold leased."""
         now = self._clock()
         self._expire(now)
-        day = utc_day(now)
+        return self._usage(key_id, utc_day(now))
+
+    def _usage(self, key_id: str, day: str) -> dict[str, Any]:
         rec = self._record().state["keys"].get(key_id)
         today = rec["today"] if rec is not None and rec["day"] == day else 0.0
         return {
@@ -130,4 +132,6 @@ class KeyBudgets:
             self._record().record(
                 {"op": "settle", "replica": replica, "day": utc_day(now), "at": now, "entries": clean}
             )
-        return {key_id: self.usage(key_id) for key_id in entries}
+        self._expire(now)
+        day = utc_day(now)
+        return {key_id: self._usage(key_id, day) for key_id in entries}

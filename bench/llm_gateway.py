@@ -189,7 +189,11 @@ def start_litellm(workdir: Path, upstream: int, workers: int) -> tuple[subproces
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    wait_port(port, proc, "litellm", timeout=300)
+    try:
+        wait_port(port, proc, "litellm", timeout=300)
+    except SystemExit:
+        stop(proc)  # not left running when it did not start in time
+        raise
     time.sleep(3)
     return proc, f"http://127.0.0.1:{port}/v1", key
 

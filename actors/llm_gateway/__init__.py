@@ -1,5 +1,5 @@
 """Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets, endpoint
-registry, virtual keys, cluster-wide switches (panic, plugins), the threat ledger, ring latencies and the webhook queue.
+registry, virtual keys and their budgets, cluster-wide switches (panic, plugins), the threat ledger, ring latencies and the webhook queue.
 
 Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray actor
 (or an in-process stand-in for tier-1 tests).
@@ -8,6 +8,7 @@ Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray 
 from actors.llm_gateway.breaker import BreakerBoard, CircuitBreaker
 from actors.llm_gateway.budget import BudgetLedger
 from actors.llm_gateway.control import ControlBoard
+from actors.llm_gateway.key_budgets import KeyBudgets
 from actors.llm_gateway.keys import KeyBoard
 from actors.llm_gateway.latency import LatencyBoard
 from actors.llm_gateway.ratelimit import RateLimiter
@@ -21,6 +22,7 @@ __all__ = [
     "CircuitBreaker",
     "ControlBoard",
     "KeyBoard",
+    "KeyBudgets",
     "LatencyBoard",
     "RateLimiter",
     "RegistryBoard",

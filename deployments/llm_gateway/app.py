@@ -20,7 +20,7 @@ from deployments.llm_gateway import lifecycle
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.control_audit import ControlAudit
 from deployments.llm_gateway.errors import GatewayError, error_body, error_response
-from deployments.llm_gateway.routes import admin, auth, health, inference, keys, metrics, models, registry, ui
+from deployments.llm_gateway.routes import admin, auth, health, inference, keys, metrics, models, registry, spend, ui
 from deployments.llm_gateway.state import GatewayState, Listener
 from deployments.llm_gateway.tracing import TracingMiddleware
 from rayfleet.appstate import attach
@@ -91,10 +91,12 @@ def create_app(
     admin_only = [Depends(state.access.guard)]
     app.include_router(inference.router)
     app.include_router(models.router, dependencies=[Depends(state.inference_guard)])
+    app.include_router(spend.holder_router, dependencies=[Depends(state.inference_guard)])
     app.include_router(health.router)
     app.include_router(metrics.router, dependencies=admin_only)
     app.include_router(registry.router, dependencies=admin_only)
     app.include_router(keys.router, dependencies=admin_only)
+    app.include_router(spend.router, dependencies=admin_only)
     app.include_router(admin.router, dependencies=admin_only)
     app.include_router(auth.router)
     app.include_router(ui.router)

@@ -79,6 +79,7 @@ def _start_loops(state: GatewayState) -> None:
     tasks.every(REFRESH_INTERVAL, v.keys.refresh, name="virtual-keys-refresh")
     tasks.every(0.25, v.leases.flush, name="lease-flush")
     tasks.every(0.25, v.budget.flush, name="budget-flush")
+    tasks.every(0.5, v.key_budgets.flush, name="key-budget-flush")
     tasks.start(s.records.run(), name="records-flush")
     tasks.every(v.control.interval, v.control.refresh, name="control-refresh")
     tasks.every(v.threats.interval, v.threats.flush, name="threat-ledger-flush")
@@ -156,6 +157,7 @@ async def stop(state: GatewayState) -> None:
     await _final("final export flush failed", s.export.close() if s.export is not None else None)
     await _final("final latency flush failed", v.latency.flush())
     await _final("final flush failed", v.budget.flush())
+    await _final("final flush failed", v.key_budgets.flush())
     await _final("final flush failed", v.leases.flush())
     if s.cache is not None:
         await s.cache.close()

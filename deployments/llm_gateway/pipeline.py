@@ -56,6 +56,9 @@ class Context:
     cache_key: str | None = None
     cache_status: str = "OFF"
     reserved: float = 0.0
+    key_reserved: float = 0.0  # USD reserved from the virtual key's budget (``key_limits``)
+    key_lease: int = 0  # the generation of the key's budget lease the reservation came from
+    key_tokens_reserved: int = 0  # tokens taken from the virtual key's tpm bucket
     fallback: str = ""
     result: UpstreamResult | None = None
     response: Response | None = None

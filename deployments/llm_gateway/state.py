@@ -23,6 +23,7 @@ from actors.llm_gateway import (
     BudgetLedger,
     ControlBoard,
     KeyBoard,
+    KeyBudgets,
     LatencyBoard,
     RateLimiter,
     RegistryBoard,
@@ -43,6 +44,7 @@ from deployments.llm_gateway.export import RequestExport, writer_name
 from deployments.llm_gateway.exporter import MetricsExporter
 from deployments.llm_gateway.forwarder import Forwarder
 from deployments.llm_gateway.handler import RequestHandler
+from deployments.llm_gateway.key_budgets import KeyBudgetLeases
 from deployments.llm_gateway.logsetup import configure as configure_logging
 from deployments.llm_gateway.notices import Notices
 from deployments.llm_gateway.pipeline import Pipeline, Stage
@@ -52,7 +54,7 @@ from deployments.llm_gateway.reload import LiveConfig, Reload
 from deployments.llm_gateway.routing import Router
 from deployments.llm_gateway.security import SecurityStages
 from deployments.llm_gateway.shared_state import BreakerClient, BudgetLeases, TokenLeases
-from deployments.llm_gateway.stages import background, ingress, postflight, preflight, routing
+from deployments.llm_gateway.stages import background, ingress, key_limits, postflight, preflight, routing
 from deployments.llm_gateway.storage import RecordWriter, build_backend
 from deployments.llm_gateway.switches import ControlView, LatencyFeed, ThreatView
 from deployments.llm_gateway.telemetry import GatewayMetrics, MetricsText
@@ -102,6 +104,7 @@ class Handles:
     latency: ActorHandle[LatencyBoard]
     sessions: ActorHandle[SessionBoard]
     keys: ActorHandle[KeyBoard]
+    key_budgets: ActorHandle[KeyBudgets]
     webhooks: ActorHandle[WebhookQueue] | None = None
 
     @classmethod
@@ -122,6 +125,7 @@ class Handles:
             latency=state_mod.actor(LatencyBoard, f"{p}.latency"),
             sessions=state_mod.actor(SessionBoard, f"{p}.sessions", store=durable_store(config)),
             keys=state_mod.actor(KeyBoard, f"{p}.keys", durable_store(config)),
+            key_budgets=state_mod.actor(KeyBudgets, f"{p}.key_budgets", durable_store(config)),
             webhooks=(
                 state_mod.actor(WebhookQueue, f"{p}.webhooks", store=durable_store(config))
                 if config.webhooks.enabled
@@ -153,6 +157,7 @@ class Views:
     latency: LatencyFeed
     registry: RegistryClient
     keys: VirtualKeys
+    key_budgets: KeyBudgetLeases
     events: EventLog
     webhook_feed: WebhookFeed | None
 
@@ -171,6 +176,7 @@ class Views:
             latency=LatencyFeed(handles.latency),
             registry=RegistryClient(handles.registry, router, config.registry.refresh_interval),
             keys=VirtualKeys(handles.keys),
+            key_budgets=KeyBudgetLeases(handles.key_budgets),
             events=events,
             webhook_feed=feed,
         )
@@ -242,6 +248,7 @@ def build_pipeline(
     """The rings' plugins, in order (``/admin/plugins`` lists them)."""
     v, s = parts.views, parts.stores
     charge = postflight.Charge(prices, parts.metrics, forward.forwarder, v.budget)
+    key_charge = key_limits.KeyCharge(v.leases, v.key_budgets)
     stages = [
         Stage("panic", "INGRESS", security.panic, required=True),
         Stage("auth", "INGRESS", ingress.Authenticate(parts.inference_guard).run, required=True),
@@ -254,8 +261,10 @@ def build_pipeline(
         Stage("model_resolution", "PRE_FLIGHT", preflight.ModelResolution(live, parts.router).run, required=True),
         Stage("cache_check", "PRE_FLIGHT", preflight.CacheCheck(s.cache).run),
         Stage("budget_guard", "PRE_FLIGHT", preflight.BudgetGuard(live, prices, v.budget, parts.local).run),
+        Stage("key_limits", "PRE_FLIGHT", key_limits.KeyLimits(prices, v.leases, v.key_budgets).run),
         Stage("router", "ROUTING", forward.run, required=True),
         Stage("charge", "POST_FLIGHT", charge.run, required=True),
+        Stage("key_charge", "POST_FLIGHT", key_charge.run, required=True),
         Stage("records", "BACKGROUND", background.Records(s.records).run),
         Stage("audit", "BACKGROUND", background.Audit(s.audit).run, required=True),
         Stage("export", "BACKGROUND", background.Export(s.export).run),
@@ -333,7 +342,9 @@ class GatewayState:
         )
         security = SecurityStages(config, views.control, views.threats, gauges, views.events)
         forwarder = Forwarder(config, router, None, views.breakers, views.leases, clock=clock)
-        forward = routing.Forward(live, forwarder, security, parts.stores.cache, views.breakers, parts.stores.tracer)
+        forward = routing.Forward(
+            live, forwarder, security, parts.stores.cache, views.breakers, parts.stores.tracer, views.keys
+        )
         pipeline = build_pipeline(live, parts, security, forward, prices)
         notices = Notices(live, gauges, views.events, router, views.budget)
         views.breakers.on_event = notices.breaker_event

@@ -1,5 +1,9 @@
 """Request and spend records, written off the request path in batches.
 
+Each answered request is one row: when, the key (its fingerprint, and for a virtual key its
+id and team), route, model, endpoint, tokens, cost. ``/api/v1/spend`` sums these rows
+(``spend.SpendQuery``).
+
 ``storage.type: sqlite`` (default, ``<data_dir>/gateway.db``) or ``postgres`` (DSN from
 ``storage.dsn_env`` or ``storage.dsn``). Records queue in memory and a background task
 writes them every ``flush_interval``; when the database is down the gateway keeps
@@ -20,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from deployments.llm_gateway.spend import SpendQuery
 from rayfleet.logs import get_logger
 from rayfleet.sqlite import connect
 
@@ -46,6 +51,8 @@ COLUMNS = (
     "cache",
     "stream",
     "fallback",
+    "key_id",
+    "team",
 )
 
 
@@ -66,6 +73,8 @@ class Record:
     cache: str
     stream: bool
     fallback: str
+    key_id: str | None = None  # the virtual key's id (None: an environment key)
+    team: str | None = None  # the virtual key's team
 
 
 _DDL = (
@@ -75,6 +84,18 @@ _DDL = (
     " stream BOOLEAN, fallback TEXT)"
 )
 _INDEX = "CREATE INDEX IF NOT EXISTS llm_requests_ts ON llm_requests(ts)"
+# Columns added after the first release: tables made before them get them on open.
+_ADDED = (("key_id", "TEXT"), ("team", "TEXT"))
+_KEY_INDEX = "CREATE INDEX IF NOT EXISTS llm_requests_key ON llm_requests(key_id, ts)"
+_INSERT = f"INSERT INTO llm_requests ({','.join(COLUMNS)}) VALUES "
+
+
+def _sqlite_migrate(db: sqlite3.Connection) -> None:
+    have = {row[1] for row in db.execute("PRAGMA table_info(llm_requests)")}
+    for name, kind in _ADDED:
+        if name not in have:
+            db.execute(f"ALTER TABLE llm_requests ADD COLUMN {name} {kind}")
+    db.execute(_KEY_INDEX)
 
 
 def _day_start(now: float) -> float:
@@ -107,14 +128,20 @@ class SQLiteFile:
 class SQLiteBackend(SQLiteFile):
     def __init__(self, path: Path) -> None:
         super().__init__(path, (_DDL, _INDEX))
+        self._migrated = False
+
+    def _conn(self) -> sqlite3.Connection:
+        db = super()._conn()
+        if not self._migrated:
+            _sqlite_migrate(db)
+            self._migrated = True
+        return db
 
     async def write(self, rows: list[Record]) -> None:
         def run() -> None:
             db = self._conn()
             with db:
-                db.executemany(
-                    f"INSERT INTO llm_requests VALUES ({','.join('?' * len(COLUMNS))})", [astuple(r) for r in rows]
-                )
+                db.executemany(_INSERT + f"({','.join('?' * len(COLUMNS))})", [astuple(r) for r in rows])
 
         await asyncio.to_thread(run)
 
@@ -126,6 +153,14 @@ class SQLiteBackend(SQLiteFile):
                 .fetchone()
             )
             return float(row[0])
+
+        return await asyncio.to_thread(run)
+
+    async def spend(self, query: SpendQuery) -> list[tuple[Any, ...]]:
+        sql, args = query.sql("?")
+
+        def run() -> list[tuple[Any, ...]]:
+            return [tuple(row) for row in self._conn().execute(sql, args).fetchall()]
 
         return await asyncio.to_thread(run)
 
@@ -155,6 +190,9 @@ class PostgresBackend:
             )
             await conn.execute(_DDL)
             await conn.execute(_INDEX)
+            for name, kind in _ADDED:
+                await conn.execute(f"ALTER TABLE llm_requests ADD COLUMN IF NOT EXISTS {name} {kind}")
+            await conn.execute(_KEY_INDEX)
             self._conn = conn
         return self._conn
 
@@ -169,7 +207,7 @@ class PostgresBackend:
             raise
 
     async def write(self, rows: list[Record]) -> None:
-        sql = f"INSERT INTO llm_requests VALUES ({','.join(['%s'] * len(COLUMNS))})"
+        sql = _INSERT + f"({','.join(['%s'] * len(COLUMNS))})"
 
         async def go(conn: AsyncConnection[Any]) -> None:
             async with conn.cursor() as cur:
@@ -183,6 +221,15 @@ class PostgresBackend:
             row = await cur.fetchone()
             assert row is not None
             return float(row[0])
+
+        return await self._run(go)
+
+    async def spend(self, query: SpendQuery) -> list[tuple[Any, ...]]:
+        sql, args = query.sql("%s")
+
+        async def go(conn: AsyncConnection[Any]) -> list[tuple[Any, ...]]:
+            cur = await conn.execute(sql, args)
+            return [tuple(row) for row in await cur.fetchall()]
 
         return await self._run(go)
 

@@ -8,7 +8,10 @@ so a fast hash is as good as a slow one against guessing.
 
 ``guard(env_guard)`` accepts a virtual key before the environment keys: a revoked key gets
 the same 401 as an unknown one, an expired key 401 ``key_expired``. The key's record rides
-on ``request.state.virtual_key``; ``allowed(record, requested, resolved)`` is the model check.
+on ``request.state.virtual_key``; ``key_model`` applies the key's own ``aliases`` and
+``allowed(record, requested, resolved)`` is the model check (on what the alias names),
+``still_valid`` the check a running stream repeats (a key revoked, rotated or expired while its
+stream runs ends that stream).
 """
 
 from __future__ import annotations
@@ -43,10 +46,14 @@ class KeyIn(BaseModel):
 
     name: str = Field(min_length=1, max_length=64)
     models: list[str] = Field(default_factory=list, max_length=256)
+    aliases: dict[str, str] = Field(default_factory=dict, max_length=64)  # this key's model names → models
     expires_at: float | None = None
     team: str | None = Field(None, max_length=64)
     metadata: dict[str, str] = Field(default_factory=dict, max_length=32)
     rpm: int | None = Field(None, ge=1, le=1_000_000)  # requests per minute, cluster-wide
+    tpm: int | None = Field(None, ge=1, le=1_000_000_000)  # tokens per minute, cluster-wide
+    budget_daily: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False)  # USD per UTC day
+    budget_total: float | None = Field(None, gt=0, le=100_000_000, allow_inf_nan=False)  # USD over the key's life
 
     @field_validator("name", "team")
     @classmethod
@@ -60,6 +67,13 @@ class KeyIn(BaseModel):
     def _models(cls, v: list[str]) -> list[str]:
         if any(not m or len(m) > 256 for m in v):
             raise ValueError("each model is a non-empty name of at most 256 characters")
+        return v
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, v: dict[str, str]) -> dict[str, str]:
+        if any(not a or not m or len(a) > 256 or len(m) > 256 for a, m in v.items()):
+            raise ValueError("each alias and model is a non-empty name of at most 256 characters")
         return v
 
     @field_validator("expires_at")
@@ -100,6 +114,14 @@ def public(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "hash"}
 
 
+def key_model(record: dict[str, Any] | None, requested: str) -> str:
+    """The model a key's own alias names (its ``aliases``), else the name asked for."""
+    if record is None:
+        return requested
+    aliases: dict[str, str] = record.get("aliases") or {}
+    return aliases.get(requested, requested)
+
+
 def allowed(record: dict[str, Any], requested: str, resolved: str) -> bool:
     """Whether the key may use the model asked for (by its own name or an alias of it)."""
     models = record.get("models") or []
@@ -127,6 +149,15 @@ class VirtualKeys:
 
     def lookup(self, key: str) -> dict[str, Any] | None:
         return self._by_hash.get(hash_key(key)) if self._by_hash else None
+
+    def still_valid(self, record: dict[str, Any], now: float) -> bool:
+        """Whether the key a request came in with may still be used: not revoked, rotated or expired since.
+
+        Read from this replica's copy, so a change made elsewhere holds here within ``REFRESH_INTERVAL``."""
+        current = self.records.get(record["id"])
+        if current is None or current["revoked_at"] is not None or current["hash"] != record["hash"]:
+            return False
+        return current["expires_at"] is None or current["expires_at"] > now
 
     def guard(self, env_guard: Guard) -> Guard:
         """The inference guard: a virtual key first, else the environment keys (``env_guard``)."""

@@ -23,12 +23,18 @@ router = APIRouter(tags=["inference"])
 
 
 def _visible(gateway: Gateway, request: Request) -> list[dict[str, Any]]:
-    """What the caller may use: every model for an environment key, a virtual key's own models otherwise."""
+    """What the caller may use: every model for an environment key, a virtual key's own models and aliases otherwise."""
     record = getattr(request.state, "virtual_key", None)
     cards = gateway.router.list_models()
     if record is None:
         return cards
-    return [c for c in cards if allowed(record, str(c["id"]), str(c.get("alias_of") or c["id"]))]
+    visible = [c for c in cards if allowed(record, str(c["id"]), str(c.get("alias_of") or c["id"]))]
+    for alias, target in (record.get("aliases") or {}).items():
+        resolved = gateway.router.resolve_alias(target)
+        if allowed(record, target, resolved):
+            visible = [c for c in visible if c["id"] != alias]
+            visible.append({"id": alias, "object": "model", "created": 0, "owned_by": "key", "alias_of": resolved})
+    return visible
 
 
 @router.get("/v1/models", response_model=ModelList)

@@ -74,6 +74,8 @@ class Records:
                 cache=ctx.cache_status,
                 stream=ctx.stream,
                 fallback=ctx.fallback,
+                key_id=ctx.virtual_key["id"] if ctx.virtual_key is not None else None,
+                team=ctx.virtual_key.get("team") if ctx.virtual_key is not None else None,
             )
         )
 

@@ -39,7 +39,8 @@ class ClientRateLimit:
         if record is not None and record.get("rpm"):
             rpm = record["rpm"]
             message = f"This key's limit of {rpm} requests per minute is exceeded"
-            await self._take(f"vkey:{record['id']}", rpm, message, "key_rate_limit_exceeded", "key_rate_limit")
+            bucket = f"vkey:{record['id']}:{rpm}"  # a new limit is a new bucket (held slices of the old one unused)
+            await self._take(bucket, rpm, message, "key_rate_limit_exceeded", "key_rate_limit")
         rl = self.live.current.rate_limiting
         if rl.enabled and rl.requests_per_minute > 0:
             rpm = rl.requests_per_minute

@@ -26,7 +26,7 @@ from deployments.llm_gateway.routing import Router, Target
 from deployments.llm_gateway.shared_state import BudgetLeases
 from deployments.llm_gateway.stages.common import overhead
 from deployments.llm_gateway.validation import check_inference
-from deployments.llm_gateway.virtual_keys import allowed
+from deployments.llm_gateway.virtual_keys import allowed, key_model
 
 
 class RequestLimits:
@@ -54,8 +54,9 @@ class ModelResolution:
         self.router = router
 
     async def run(self, ctx: Context) -> None:
-        ctx.model, ctx.targets = self.router.plan(ctx.requested_model)
-        if ctx.virtual_key is not None and not allowed(ctx.virtual_key, ctx.requested_model, ctx.model):
+        named = key_model(ctx.virtual_key, ctx.requested_model)
+        ctx.model, ctx.targets = self.router.plan(named)
+        if ctx.virtual_key is not None and not allowed(ctx.virtual_key, named, ctx.model):
             raise GatewayError(
                 403,
                 f"This key may not use the model '{bounded(ctx.requested_model, 256)}'",
@@ -108,6 +109,15 @@ class CacheCheck:
             ctx.response = JSONResponse(hit, headers=headers)
 
 
+def worst_cost(prices: PriceTable, ctx: Context) -> float:
+    """The most the request can cost in USD: its token estimates at the priciest of its targets."""
+    worst = 0.0
+    for target in ctx.targets:
+        pin, pout = prices.price(target.model, target.config)
+        worst = max(worst, (ctx.prompt_estimate * pin + ctx.output_estimate * pout) / 1_000_000)
+    return worst
+
+
 class BudgetGuard:
     """``budget_guard``: reserve the worst-case cost, or fall back to the local model, or refuse with 402."""
 
@@ -120,10 +130,7 @@ class BudgetGuard:
     async def run(self, ctx: Context) -> None:
         config = self.live.current
         budget = config.budget
-        worst = 0.0
-        for target in ctx.targets:
-            pin, pout = self.prices.price(target.model, target.config)
-            worst = max(worst, (ctx.prompt_estimate * pin + ctx.output_estimate * pout) / 1_000_000)
+        worst = worst_cost(self.prices, ctx)
         if worst <= 0:
             return
         local = self.local.local_target if budget.fallback_to_local_on_limit else None

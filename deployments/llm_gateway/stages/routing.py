@@ -1,6 +1,8 @@
 """ROUTING: the ``router`` stage forwards upstream and answers; a streamed answer settles when it ends.
 
-For a stream, POST_FLIGHT and BACKGROUND run (``settle``, the pipeline's ``finish``) when the
+A stream whose virtual key is revoked, rotated or expires while it runs is ended with an error
+event (checked at each upstream chunk against the replica's copy of the keys); what it used is
+charged. For a stream, POST_FLIGHT and BACKGROUND run (``settle``, the pipeline's ``finish``) when the
 body ends, however it ends: completed, failed after the first byte, or never started because
 the client left first (``SettledStream``).
 """
@@ -8,6 +10,7 @@ the client left first (``SettledStream``).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
@@ -25,6 +28,7 @@ from deployments.llm_gateway.shared_state import BreakerClient
 from deployments.llm_gateway.sse import DONE
 from deployments.llm_gateway.stages.common import overhead
 from deployments.llm_gateway.tracing import RequestTracer
+from deployments.llm_gateway.virtual_keys import VirtualKeys
 from rayfleet.logs import get_logger
 
 log = get_logger("llm_gateway")
@@ -60,6 +64,10 @@ class SettledStream(StreamingResponse):
                 self._on_unstarted()
 
 
+class KeyWithdrawn(Exception):
+    """The stream's virtual key stopped being valid while the stream ran."""
+
+
 async def _unwired(ctx: Context) -> None:
     raise RuntimeError("the router stage's settlement is not wired to a pipeline")
 
@@ -75,6 +83,7 @@ class Forward:
         cache: SQLiteCache | RedisCache | None,
         breakers: BreakerClient,
         tracer: RequestTracer,
+        keys: VirtualKeys,
     ) -> None:
         self.live = live
         self.forwarder = forwarder
@@ -82,6 +91,7 @@ class Forward:
         self.cache = cache
         self.breakers = breakers
         self.tracer = tracer
+        self.keys = keys
         self.settle: Settle = _unwired  # the pipeline's ``finish``, wired once the pipeline exists
 
     async def run(self, ctx: Context) -> None:
@@ -148,6 +158,7 @@ class Forward:
             for chunk in result.first:
                 yield links.feed(chunk)
             async for chunk in stream_rest(result):
+                self._check_key(ctx)
                 yield links.feed(chunk)
             tail = links.flush()
             if tail:
@@ -166,10 +177,19 @@ class Forward:
                 ctx.usage = translator.final_usage(ctx.prompt_estimate)
             asyncio.get_running_loop().create_task(self._end_stream(ctx, result))
 
+    def _check_key(self, ctx: Context) -> None:
+        """A virtual key revoked, rotated or expired while its stream runs ends the stream (``KeyWithdrawn``)."""
+        record = ctx.virtual_key
+        if record is not None and not self.keys.still_valid(record, time.time()):
+            raise KeyWithdrawn
+
     def _failed(self, ctx: Context, exc: Exception) -> bytes:
         """The stream broke after its first byte: note it, count a breaker failure, end with an error event."""
         ctx.stream_failed = True
         ctx.cacheable_body = None
+        if isinstance(exc, KeyWithdrawn):
+            ctx.error_class = "key_withdrawn"
+            return sse_error_event("this key was revoked, rotated or has expired", code="invalid_api_key")
         ctx.error_class = "stream_" + type(exc).__name__
         log.warning(
             "upstream stream failed after the first byte",

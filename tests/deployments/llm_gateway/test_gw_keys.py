@@ -153,3 +153,21 @@ def test_keys_survive_a_restart_of_their_actor(tmp_path):
     assert after is not None and after["keys"] == before["keys"] and after["version"] > before["version"]
     assert board2.revoke("key_1")["key"]["revoked_at"] is not None
     assert KeyBoard(store).snapshot()["keys"][0]["revoked_at"] is not None
+
+
+async def test_a_keys_own_aliases_name_models_it_may_use(serve, up1, tmp_path, auth_env):
+    gw = await serve(cfg(tmp_path, up1))
+    async with gw.client(key=ADMIN_KEY) as admin:
+        made = await admin.post("/api/v1/keys", json={"name": "a", "models": ["m"], "aliases": {"gpt-4o": "m"}})
+        assert made.status_code == 201 and made.json()["aliases"] == {"gpt-4o": "m"}
+        bad = await admin.post("/api/v1/keys", json={"name": "b", "aliases": {"x": ""}})
+        assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("aliases")
+    sdk = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key=made.json()["key"], max_retries=0)
+    out = await sdk.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+    assert out.model == "m" and up1.requests()[-1]["body"]["model"] == "m"
+    listed = {m.id: getattr(m, "alias_of", None) for m in (await sdk.models.list()).data}
+    assert listed == {"m": None, "fast": "m", "gpt-4o": "m"}
+    async with gw.client(key=ADMIN_KEY) as admin:
+        await admin.patch(f"/api/v1/keys/{made.json()['id']}", json={"aliases": {"gpt-4o": "m2"}})
+    with pytest.raises(openai.PermissionDeniedError):  # an alias never opens a model the key may not use
+        await sdk.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])

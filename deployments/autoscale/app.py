@@ -30,7 +30,7 @@ from rayfleet.tasks import BackgroundTasks
 from .background import ensure_background
 from .config import AutoscaleConfig
 from .errors import ApiError, ErrorBody, api_error, error_response, http_error, request_invalid
-from .routes import public, resource, scale
+from .routes import decisions, public, resource, scale
 from .routes.common import rate_limited
 from .state import AutoscaleState
 from .telemetry import RequestMetrics
@@ -102,5 +102,6 @@ def create_app(config: AutoscaleConfig, state: AutoscaleState | None = None) -> 
     protected = list(_protection(config))
     app.include_router(resource.router, dependencies=protected)
     app.include_router(scale.router, dependencies=protected)
+    app.include_router(decisions.router, dependencies=protected)
     app.add_middleware(RequestMetrics, metrics=shared.metrics)
     return app

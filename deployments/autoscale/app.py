@@ -25,6 +25,7 @@ from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
 from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import register_secret
+from rayfleet.staticpage import page_router
 from rayfleet.tasks import BackgroundTasks
 
 from .background import ensure_background
@@ -93,6 +94,7 @@ def create_app(config: AutoscaleConfig, state: AutoscaleState | None = None) -> 
     )
     use_local_docs_assets(app)
     app.include_router(public.router)
+    app.include_router(page_router("deployments.autoscale"))  # the page: no key (its data routes need one)
     # bodies here are a few fields: anything larger is refused before it is read or parsed
     app.add_middleware(
         BodyLimitMiddleware,

@@ -3,6 +3,7 @@
     python bench/autoscale_week.py                 # the five judging seeds, 7 days each
     python bench/autoscale_week.py --tuning        # the tuning seed(s) instead
     python bench/autoscale_week.py --days 1 --seeds 11
+    python bench/autoscale_week.py --jobs 5        # one process per seed (same figures, sooner)
 
 The seeds are fixed here, before any tuning: the policy's settings may only be
 changed by looking at TUNING_SEEDS; JUDGING_SEEDS are the figures reported.
@@ -25,9 +26,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import redirect_stdout
 from pathlib import Path
 
 from actors.autoscale.anchor import AnchorPolicy
@@ -80,13 +84,28 @@ async def run_seed(seed: int, days: float, tmp: Path) -> dict[str, dict[str, flo
     return out
 
 
-async def main(seeds: tuple[int, ...], days: float) -> None:
+def seed_in_process(seed: int, days: float) -> tuple[str, dict[str, dict[str, float]]]:
+    """One seed in a worker process: its table as text, and its figures."""
+    out = io.StringIO()
+    with redirect_stdout(out), tempfile.TemporaryDirectory(prefix="autoscale-week-") as tmp:
+        print(f"\nseed {seed}\n{header()}")
+        figures_ = asyncio.run(run_seed(seed, days, Path(tmp)))
+    return out.getvalue(), figures_
+
+
+def main(seeds: tuple[int, ...], days: float, jobs: int) -> None:
     print(f"simulated week: {days:g} days per seed, one sample a simulated minute, seeds {list(seeds)}")
     per_seed: list[dict[str, dict[str, float]]] = []
-    with tempfile.TemporaryDirectory(prefix="autoscale-week-") as tmp:
-        for seed in seeds:
-            print(f"\nseed {seed}\n{header()}")
-            per_seed.append(await run_seed(seed, days, Path(tmp)))
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for text, result in pool.map(seed_in_process, seeds, [days] * len(seeds)):
+                print(text, end="", flush=True)
+                per_seed.append(result)
+    else:
+        with tempfile.TemporaryDirectory(prefix="autoscale-week-") as tmp:
+            for seed in seeds:
+                print(f"\nseed {seed}\n{header()}")
+                per_seed.append(asyncio.run(run_seed(seed, days, Path(tmp))))
     names = list(per_seed[0])
     mean = {n: {c: statistics.fmean(s[n][c] for s in per_seed) for c in COLUMNS} for n in names}
     print(f"\nmean over {len(seeds)} seeds\n{header()}")
@@ -113,6 +132,7 @@ if __name__ == "__main__":
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--tuning", action="store_true", help="run the tuning seeds")
     group.add_argument("--seeds", type=int, nargs="+")
+    parser.add_argument("--jobs", type=int, default=1, help="seeds run side by side, one process each")
     args = parser.parse_args()
     chosen = tuple(args.seeds) if args.seeds else TUNING_SEEDS if args.tuning else JUDGING_SEEDS
-    asyncio.run(main(chosen, args.days))
+    main(chosen, args.days, args.jobs)

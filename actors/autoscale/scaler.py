@@ -202,7 +202,12 @@ class ScalerActor:
         return {"containers": out}
 
     async def status(self) -> dict[str, Any]:
-        return {"cycles": self.cycles, "dry_run": self.dry_run, "decisions": len(self.log)}
+        return {
+            "cycles": self.cycles,
+            "dry_run": self.dry_run,
+            "decisions": len(self.log),
+            "capacity": self.capacity_seen,
+        }
 
     async def stop(self) -> None:
         await self._tasks.stop()

@@ -172,5 +172,6 @@ async def test_guests_the_model_does_not_manage_take_capacity_and_the_decision_i
     assert cpu["inputs"]["tier"]["name"] == "web" and cpu["inputs"]["tier"]["max_cores"] == 6
     assert cpu["inputs"]["capacity_clamped_from"] == 6
     assert env.model.containers["101"]["config"]["cores"] == 4
+    assert (await scaler.status())["capacity"]["pve1"]["other_cores"] == 28
     assert [t["vmid"] for t in timeline] == ["101"] and timeline[0]["tier"] == "web"
     assert len(timeline[0]["samples"]) >= 2 and timeline[0]["decisions"]

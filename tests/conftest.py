@@ -46,6 +46,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "sims/pve/conftest.py::fresh_sim": REAL,
     "loaded_sim": REAL,
     "deployments/autoscale/conftest.py::sim": REAL,
+    "deployments/autoscale/test_autoscale_page.py::sim": REAL,
     "deployments/lxc/test_lxc_fuzz.py::served": REAL,
     "deployments/lxc/test_lxc_ui.py::served": REAL,
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy

@@ -137,3 +137,18 @@ async def test_the_decisions_route_is_documented(client):
     op = spec["paths"]["/api/v1/decisions"]["get"]
     assert {p["name"] for p in op["parameters"]} == {"lxc_id", "action", "since", "limit"}
     assert {"200", "400", "401", "403", "429", "503"} <= set(op["responses"])
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["lxc_id=101.0", "lxc_id=%D9%A1%D9%A0%D9%A1", "lxc_id=" + "9" * 5000, "lxc_id=101&lxc_id=101", "action=set"],
+)
+async def test_timelines_take_only_a_strict_lxc_id(api, query):
+    response = await api.get("/api/v1/timelines?" + query)
+    assert response.status_code == 400 and response.json()["message"] == "Validation failed"
+    assert "9" * 50 not in response.text and "int()" not in response.text
+
+
+async def test_timelines_without_samples_list_no_containers(api):
+    response = await api.get("/api/v1/timelines", params={"lxc_id": "101"})
+    assert response.status_code == 200 and response.json()["data"] == {"containers": []}

@@ -94,7 +94,7 @@ def seed_in_process(seed: int, days: float) -> tuple[str, dict[str, dict[str, fl
 
 
 def main(seeds: tuple[int, ...], days: float, jobs: int) -> None:
-    print(f"simulated week: {days:g} days per seed, one sample a simulated minute, seeds {list(seeds)}")
+    print(f"simulated days: {days:g} per seed, one sample a simulated minute, seeds {list(seeds)}")
     per_seed: list[dict[str, dict[str, float]]] = []
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:

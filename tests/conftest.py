@@ -47,6 +47,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "sims/pve/conftest.py::fresh_sim": REAL,
     "loaded_sim": REAL,
     "deployments/autoscale/conftest.py::sim": REAL,
+    "deployments/autoscale/test_autoscale_page.py::sim": REAL,
     "deployments/lxc/test_lxc_fuzz.py::served": REAL,
     "deployments/lxc/test_lxc_ui.py::served": REAL,
     "deployments/lxc/test_lxc_cluster.py::cluster": REAL,  # a 3-node pve-sim cluster

@@ -19,6 +19,7 @@ from rayfleet.logs import get_logger
 from rayfleet.ssh import SSHHost, SSHPool
 from rayfleet.tasks import BackgroundTasks
 
+from .capacity import KINDS, guests_argv, read_capacity, status_argv
 from .history import RingHistory
 from .sampling import ParseError, disk_argv, parse_counters, parse_df, sample_argv
 
@@ -29,7 +30,13 @@ def parse_running(pct_list: str) -> list[str]:
     out = []
     for line in pct_list.splitlines()[1:]:
         words = line.split()
-        if len(words) >= 2 and words[0].isdigit() and words[1] == "running":
+        if (
+            len(words) >= 2
+            and words[0].isascii()
+            and words[0].isdigit()
+            and len(words[0]) <= 12
+            and words[1] == "running"
+        ):
             out.append(words[0])
     return out
 
@@ -134,6 +141,14 @@ class MonitorActor:
             await asyncio.to_thread(self.store.add, rows)
         self.cycles += 1
         return len(rows)
+
+    async def node_capacity(self, node: str) -> dict[str, Any]:
+        """The node's CPUs and memory and its running guests' allocations (`actors.autoscale.capacity`)."""
+        status, *listings = await asyncio.gather(
+            self.pool.run(self.host, self.ssh, status_argv(node), self.timeout),
+            *(self.pool.run(self.host, self.ssh, guests_argv(node, kind), self.timeout) for kind in KINDS),
+        )
+        return read_capacity(node, status, dict(zip(KINDS, listings, strict=True))).as_dict()
 
     async def histories(self) -> dict[str, list[dict[str, Any]]]:
         return {vmid: [s.as_dict() for s in self.history.samples(vmid)] for vmid in self.history.containers()}

@@ -40,17 +40,29 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from .anomaly import AnomalyDetector, Verdict
 from .sampling import Sample
 
 
 class Limits(BaseModel):
+    """A container's tier: the bounds the policy keeps it in, and its priority under contention
+    (on a host short of free cores or memory, higher-priority containers are served first)."""
+
     min_cores: int = Field(default=1, ge=1)
     max_cores: int = Field(default=8, ge=1, le=128)
     min_memory_mb: int = Field(default=256, ge=64)
     max_memory_mb: int = Field(default=8192, ge=64, le=1_048_576)
+    priority: int = Field(default=0, ge=-1000, le=1000)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Limits:
+        if self.min_cores > self.max_cores:
+            raise ValueError(f"min_cores {self.min_cores} is above max_cores {self.max_cores}")
+        if self.min_memory_mb > self.max_memory_mb:
+            raise ValueError(f"min_memory_mb {self.min_memory_mb} is above max_memory_mb {self.max_memory_mb}")
+        return self
 
 
 class ModelSettings(BaseModel):
@@ -92,19 +104,48 @@ class ContainerView:
     allocation: Allocation
     samples: Sequence[Sample]
     limits: Limits
+    tier: str = "default"
+
+    def tier_inputs(self) -> dict[str, Any]:
+        return {"name": self.tier, **self.limits.model_dump()}
+
+    def sample_summary(self) -> dict[str, Any]:
+        """What the decision saw of the history: its span and the newest sample."""
+        newest = self.samples[-1]
+        return {
+            "count": len(self.samples),
+            "first_t": self.samples[0].t,
+            "last_t": newest.t,
+            "cpu_pct": newest.cpu_pct,
+            "cpu_cores_used": newest.cpu_cores_used,
+            "memory_used_mb": newest.memory_used_mb,
+            "oom_kills": newest.oom_kills,
+        }
 
 
 @dataclass
 class HostView:
+    """A node: its capacity, the containers the policy manages, and what other guests hold.
+
+    `other_cores` / `other_memory_mb` are the allocations of running guests the policy does
+    not manage (ignored, not yet sampled, VMs); `source` says where the capacity came from."""
+
     name: str
     cores: int
     memory_mb: int
     containers: dict[str, ContainerView]
+    other_cores: int = 0
+    other_memory_mb: int = 0
+    source: str = "config"
 
     def allocated(self) -> tuple[int, int]:
-        cores = sum(c.allocation.cores for c in self.containers.values())
-        memory = sum(c.allocation.memory_mb for c in self.containers.values())
+        cores = sum(c.allocation.cores for c in self.containers.values()) + self.other_cores
+        memory = sum(c.allocation.memory_mb for c in self.containers.values()) + self.other_memory_mb
         return cores, memory
+
+    def by_priority(self) -> list[ContainerView]:
+        """Higher priority first (they claim free capacity first), then by id."""
+        return sorted(self.containers.values(), key=lambda c: (-c.limits.priority, int(c.vmid)))
 
 
 @dataclass
@@ -113,7 +154,7 @@ class Decision:
     host: str
     vmid: str
     resource: str  # "cpu" or "ram" (the metric's label values)
-    action: str  # "set", "hold" or "flag"
+    action: str  # "set", "hold", "flag" or "skip"
     current: int
     target: int
     reason: str
@@ -121,9 +162,24 @@ class Decision:
     applied: bool = False
     dry_run: bool = False
     error: str | None = None
+    outcome: str = ""
+    """applied, failed, dry_run, held, refused_capacity, flagged or skipped (see `settle`)."""
+
+    def settle(self) -> None:
+        """Fill `outcome` once the decision was applied (or not); a refusal set by the policy stays."""
+        if self.outcome:
+            return
+        if self.action == "set":
+            self.outcome = "dry_run" if self.dry_run else "applied" if self.applied else "failed"
+        else:
+            self.outcome = {"hold": "held", "flag": "flagged", "skip": "skipped"}.get(self.action, self.action)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+OUTCOMES = ("applied", "failed", "dry_run", "held", "refused_capacity", "flagged", "skipped")
+ACTIONS = ("set", "hold", "flag", "skip")
 
 
 class Policy(Protocol):
@@ -152,7 +208,7 @@ class ThresholdPolicy:
     def decide(self, now: float, hosts: Sequence[HostView]) -> list[Decision]:
         out: list[Decision] = []
         for host in hosts:
-            for view in host.containers.values():
+            for view in host.by_priority():
                 if not view.samples:
                     continue
                 s, a, lim = view.samples[-1], view.allocation, view.limits
@@ -165,7 +221,7 @@ class ThresholdPolicy:
                 )
                 cores = min(lim.max_cores, max(lim.min_cores, cores))
                 memory = min(lim.max_memory_mb, max(lim.min_memory_mb, memory))
-                inputs = {"cpu_pct": s.cpu_pct, "ram_pct": round(ram_pct, 2)}
+                inputs = {"cpu_pct": s.cpu_pct, "ram_pct": round(ram_pct, 2), "tier": view.tier_inputs()}
                 if cores != a.cores:
                     out.append(Decision(now, host.name, view.vmid, "cpu", "set", a.cores, cores, "threshold", inputs))
                 if memory != a.memory_mb:
@@ -272,11 +328,11 @@ class ForecastPolicy:
         out: list[Decision] = []
         for host in hosts:
             free_cores, free_mem = self._free(host)
-            for vmid in sorted(host.containers, key=int):
-                view = host.containers[vmid]
+            for view in host.by_priority():
                 if len(view.samples) < 2:
                     continue
-                for decision in self._container(now, host.name, view, free_cores, free_mem):
+                capacity = self._capacity(host, free_cores, free_mem)
+                for decision in self._container(now, host.name, view, free_cores, free_mem, capacity):
                     out.append(decision)
                     if decision.action == "set":
                         delta = decision.target - decision.current
@@ -290,7 +346,22 @@ class ForecastPolicy:
         cores, memory = host.allocated()
         return int(host.cores * self.s.cpu_overcommit) - cores, host.memory_mb - memory
 
-    def _container(self, now: float, host: str, view: ContainerView, free_cores: int, free_mem: int) -> list[Decision]:
+    def _capacity(self, host: HostView, free_cores: int, free_mem: int) -> dict[str, Any]:
+        """The host as this container's decision sees it (after the decisions made before it this cycle)."""
+        cores = int(host.cores * self.s.cpu_overcommit)
+        return {
+            "source": host.source,
+            "host_cores": cores,
+            "host_memory_mb": host.memory_mb,
+            "allocated_cores": cores - free_cores,
+            "allocated_memory_mb": host.memory_mb - free_mem,
+            "free_cores": free_cores,
+            "free_memory_mb": free_mem,
+        }
+
+    def _container(
+        self, now: float, host: str, view: ContainerView, free_cores: int, free_mem: int, capacity: dict[str, Any]
+    ) -> list[Decision]:
         track = self.tracks.setdefault(view.vmid, _Track())
         a, lim = view.allocation, view.limits
         cpu_f = self.cpu_forecast(view.samples, now)
@@ -307,7 +378,14 @@ class ForecastPolicy:
             target = self._stabilised(track, resource, now, current)
             if target == current or (resource == "ram" and abs(target - current) < current * s_tol):
                 continue
-            inputs: dict[str, Any] = {**forecast, "recommendation": recs[resource], "stabilised": target}
+            inputs: dict[str, Any] = {
+                **forecast,
+                "recommendation": recs[resource],
+                "stabilised": target,
+                "samples": view.sample_summary(),
+                "tier": view.tier_inputs(),
+                "capacity": capacity,
+            }
             needs_verdict = target < current or (resource == "cpu" and bool(cpu_f["saturated"]))
             if (
                 verdict is None
@@ -388,7 +466,9 @@ class ForecastPolicy:
             )
         if up and target - current > free:
             if free <= 0:
-                return make("hold", target, "host capacity: nothing free on the host")
+                refused = make("hold", target, "host capacity: nothing free on the host")
+                refused.outcome = "refused_capacity"
+                return refused
             inputs["capacity_clamped_from"] = target
             return make("set", current + free, "scale up (clamped to the host's free capacity)")
         return make("set", target, "scale up: forecast above allocation" if up else "scale down: sustained lower usage")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from typing import Any
 
 import httpx
@@ -23,12 +22,14 @@ from rayfleet.metrics import Metrics
 from rayfleet.state import ActorHandle, call
 from rayfleet.tasks import BackgroundTasks
 
+from .decisions import DecisionLog
 from .monitor import MonitorActor
 from .policy import Allocation, ContainerView, Decision, ForecastPolicy, HostView, Limits, ModelSettings
 from .sampling import Sample
 
 log = get_logger("autoscale")
 PATHS = {"cpu": ("/scale/cores", "cores"), "ram": ("/scale/ram", "memory")}
+TIMELINE_FIELDS = ("t", "cores", "cpu_cores_used", "cpu_pct", "memory_mb", "memory_used_mb")
 
 
 class ScalerActor:
@@ -45,6 +46,8 @@ class ScalerActor:
         ignore: list[str] | None = None,
         timeout: float = 5.0,
         decisions_kept: int = 2000,
+        tiers: dict[str, dict[str, Any]] | None = None,
+        nodes: dict[str, str] | None = None,
     ) -> None:
         self.monitors = monitors
         self.capacity = capacity
@@ -53,10 +56,16 @@ class ScalerActor:
         self.interval = interval
         self.dry_run = dry_run
         self.limits = Limits(**(limits or {}))
+        self.tiers = {
+            vmid: (str(t["name"]), Limits(**{k: v for k, v in t.items() if k != "name"}))
+            for vmid, t in (tiers or {}).items()
+        }
+        self.nodes = nodes or {}
+        self.capacity_seen: dict[str, dict[str, Any]] = {}
         self.policy = ForecastPolicy(ModelSettings(**(settings or {})))
         self.ignore = set(ignore or [])
         self.timeout = timeout
-        self.decisions: deque[dict[str, Any]] = deque(maxlen=decisions_kept)
+        self.log = DecisionLog(decisions_kept)
         self.cycles = 0
         metrics = Metrics("autoscale")
         self.failures = metrics.counter(
@@ -77,7 +86,10 @@ class ScalerActor:
             self._tasks.every(self.interval, self.cycle, name="scaler")
         return True
 
-    async def _allocation(self, client: httpx.AsyncClient, vmid: str) -> Allocation | None:
+    def tier(self, vmid: str) -> tuple[str, Limits]:
+        return self.tiers.get(vmid, ("default", self.limits))
+
+    async def _allocation(self, client: httpx.AsyncClient, host: str, vmid: str) -> Allocation | None:
         try:
             response = await client.get("/resource/lxc/config", params={"lxc_id": vmid})
             data = response.json().get("data") if response.status_code == 200 else None
@@ -85,8 +97,30 @@ class ScalerActor:
             data = None
         if not data or data.get("cores") is None or data.get("memory_mb") is None:
             self.failures.labels(container_id=vmid, resource="cpu", reason="unknown_allocation").inc()
+            reason = "unknown allocation: GET /resource/lxc/config gave no cores or memory"
+            self.record(Decision(time.time(), host, vmid, "cpu", "skip", 0, 0, reason))
             return None
         return Allocation(int(data["cores"]), int(data["memory_mb"]))
+
+    async def _host(self, host: str, monitor: ActorHandle[MonitorActor], managed: set[str]) -> dict[str, Any]:
+        """The node's live capacity, minus the running guests the model does not manage (config when pvesh fails)."""
+        cap = await call(monitor, MonitorActor.node_capacity, self.nodes.get(host, host))
+        cores, memory = self.capacity[host]
+        source = "pvesh"
+        if cap["cores"] is None:
+            source = "config (" + "; ".join(cap["errors"])[:300] + ")"
+        elif cap["errors"]:
+            source = "pvesh (" + "; ".join(cap["errors"])[:300] + ")"
+        others = [alloc for key, alloc in cap["guests"].items() if key not in managed]
+        seen = {
+            "cores": cap["cores"] or cores,
+            "memory_mb": cap["memory_mb"] or memory,
+            "other_cores": sum(c for c, _ in others),
+            "other_memory_mb": sum(m for _, m in others),
+            "source": source,
+        }
+        self.capacity_seen[host] = seen
+        return seen
 
     async def _views(self, client: httpx.AsyncClient) -> list[HostView]:
         views = []
@@ -96,12 +130,13 @@ class ScalerActor:
             for vmid, rows in histories.items():
                 if vmid in self.ignore or len(rows) < 2:
                     continue
-                alloc = await self._allocation(client, vmid)
+                alloc = await self._allocation(client, host, vmid)
                 if alloc is not None:
                     samples = [Sample(**r) for r in rows]
-                    containers[vmid] = ContainerView(vmid, alloc, samples, self.limits)
-            cores, memory = self.capacity[host]
-            views.append(HostView(host, cores, memory, containers))
+                    name, limits = self.tier(vmid)
+                    containers[vmid] = ContainerView(vmid, alloc, samples, limits, name)
+            cap = await self._host(host, monitor, {f"lxc/{v}" for v in containers})
+            views.append(HostView(host, containers=containers, **cap))
         return views
 
     async def _apply(self, client: httpx.AsyncClient, d: Decision) -> None:
@@ -123,16 +158,56 @@ class ScalerActor:
                 d.dry_run = self.dry_run
                 if d.action == "set" and not self.dry_run:
                     await self._apply(client, d)
-                self.decisions.append(d.as_dict())
-                log.info("scaling decision", extra={"decision": d.as_dict()})
+                self.record(d)
         self.cycles += 1
         return len(decisions)
 
+    def record(self, d: Decision) -> None:
+        """Settle the decision's outcome, keep it (bounded) and log it."""
+        d.settle()
+        row = d.as_dict()
+        self.log.add(row)
+        log.info("scaling decision", extra={"decision": row})
+
     async def recent(self, limit: int = 100) -> list[dict[str, Any]]:
-        return list(self.decisions)[-limit:]
+        return self.log.query(limit=limit)
+
+    async def decisions(
+        self, vmid: str | None = None, action: str | None = None, since: float | None = None, limit: int = 100
+    ) -> dict[str, Any]:
+        return {
+            "decisions": self.log.query(vmid, action, since, limit),
+            "kept": len(self.log),
+            "capacity_kept": self.log.keep,
+        }
+
+    async def timelines(self, vmid: str | None = None, decisions: int = 500) -> dict[str, Any]:
+        """Per container: its samples (usage and allocation over time) and the newest decisions about it."""
+        out = []
+        for host, monitor in self.monitors.items():
+            histories = await call(monitor, MonitorActor.histories)
+            for ctid in sorted(histories, key=int):
+                if vmid is not None and ctid != vmid:
+                    continue
+                samples = [{k: r[k] for k in TIMELINE_FIELDS} for r in histories[ctid]]
+                out.append(
+                    {
+                        "vmid": ctid,
+                        "host": host,
+                        "tier": self.tier(ctid)[0],
+                        "samples": samples,
+                        "decisions": self.log.query(ctid, limit=decisions),
+                    }
+                )
+        return {"containers": out}
 
     async def status(self) -> dict[str, Any]:
-        return {"cycles": self.cycles, "dry_run": self.dry_run, "decisions": len(self.decisions)}
+        return {
+            "cycles": self.cycles,
+            "dry_run": self.dry_run,
+            "decisions": len(self.log),
+            "capacity": self.capacity_seen,
+        }
 
     async def stop(self) -> None:
         await self._tasks.stop()

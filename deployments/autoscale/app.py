@@ -25,12 +25,13 @@ from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
 from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import register_secret
+from rayfleet.staticpage import page_router
 from rayfleet.tasks import BackgroundTasks
 
 from .background import ensure_background
 from .config import AutoscaleConfig
 from .errors import ApiError, ErrorBody, api_error, error_response, http_error, request_invalid
-from .routes import public, resource, scale
+from .routes import decisions, public, resource, scale
 from .routes.common import rate_limited
 from .state import AutoscaleState
 from .telemetry import RequestMetrics
@@ -93,6 +94,7 @@ def create_app(config: AutoscaleConfig, state: AutoscaleState | None = None) -> 
     )
     use_local_docs_assets(app)
     app.include_router(public.router)
+    app.include_router(page_router("deployments.autoscale"))  # the page: no key (its data routes need one)
     # bodies here are a few fields: anything larger is refused before it is read or parsed
     app.add_middleware(
         BodyLimitMiddleware,
@@ -102,5 +104,6 @@ def create_app(config: AutoscaleConfig, state: AutoscaleState | None = None) -> 
     protected = list(_protection(config))
     app.include_router(resource.router, dependencies=protected)
     app.include_router(scale.router, dependencies=protected)
+    app.include_router(decisions.router, dependencies=protected)
     app.add_middleware(RequestMetrics, metrics=shared.metrics)
     return app

@@ -19,38 +19,54 @@ def _db_path(base: str | None, host: str) -> str | None:
     return str(p.with_name(f"{p.stem}-{host}{p.suffix or '.duckdb'}"))
 
 
-async def ensure_background(config: AutoscaleConfig) -> None:
-    monitors: dict[str, ActorHandle[MonitorActor]] = {}
-    if config.monitor.enabled:
-        for name, host in config.hosts.items():
-            handle = rf_state.actor(
-                MonitorActor,
-                f"autoscale-monitor-{name}",
-                name,
-                host.ssh(),
-                config.monitor.interval_seconds,
-                config.monitor.history_samples,
-                _db_path(config.monitor.duckdb_path, name),
-                config.monitor.retention_samples,
-                config.command_timeout,
-            )
-            await call(handle, MonitorActor.start)
-            monitors[name] = handle
-    if config.scaler.enabled and monitors:
-        s = config.scaler
-        scaler = rf_state.actor(
-            ScalerActor,
-            "autoscale-scaler",
-            monitors,
-            {name: (h.cores, h.memory_mb) for name, h in config.hosts.items()},
-            s.effective_api_url(),
-            config.auth.api_keys_env,
-            s.interval_seconds,
-            s.dry_run,
-            s.limits.model_dump(),
-            s.model.model_dump(),
-            s.ignore,
-            s.request_timeout,
-            s.decisions_kept,
+def monitor_handles(config: AutoscaleConfig) -> dict[str, ActorHandle[MonitorActor]]:
+    """One monitor per host (named actors; created here if no replica created them yet, not started)."""
+    if not config.monitor.enabled:
+        return {}
+    return {
+        name: rf_state.actor(
+            MonitorActor,
+            f"autoscale-monitor-{name}",
+            name,
+            host.ssh(),
+            config.monitor.interval_seconds,
+            config.monitor.history_samples,
+            _db_path(config.monitor.duckdb_path, name),
+            config.monitor.retention_samples,
+            config.command_timeout,
         )
+        for name, host in config.hosts.items()
+    }
+
+
+def scaler_handle(config: AutoscaleConfig) -> ActorHandle[ScalerActor] | None:
+    """The scaling model (named actor, created here if needed, not started); None when it is off."""
+    monitors = monitor_handles(config)
+    if not (config.scaler.enabled and monitors):
+        return None
+    s = config.scaler
+    return rf_state.actor(
+        ScalerActor,
+        "autoscale-scaler",
+        monitors,
+        {name: (h.cores, h.memory_mb) for name, h in config.hosts.items()},
+        s.effective_api_url(),
+        config.auth.api_keys_env,
+        s.interval_seconds,
+        s.dry_run,
+        s.limits.model_dump(),
+        s.model.model_dump(),
+        s.ignore,
+        s.request_timeout,
+        s.decisions_kept,
+        tiers=s.tier_of_containers(),
+        nodes={name: h.node_name(name) for name, h in config.hosts.items()},
+    )
+
+
+async def ensure_background(config: AutoscaleConfig) -> None:
+    for handle in monitor_handles(config).values():
+        await call(handle, MonitorActor.start)
+    scaler = scaler_handle(config)
+    if scaler is not None:
         await call(scaler, ScalerActor.start)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -17,6 +18,8 @@ from actors.autoscale.policy import Limits, ModelSettings
 from rayfleet.config import load_yaml
 from rayfleet.ssh import SSHHost
 from rayfleet.ssh_config import SSHHostConfig, expand_path
+
+from .schemas import normalise_id
 
 
 class ConfigError(RuntimeError):
@@ -28,11 +31,20 @@ class _Strict(BaseModel):
 
 
 class HostConfig(SSHHostConfig, _Strict):
-    """A Proxmox VE node reached over SSH (by key), and its capacity for the scale-up check."""
+    """A Proxmox VE node reached over SSH (by key). Its capacity is read live each cycle
+    (`pvesh get /nodes/<node>/status`); `cores` and `memory_mb` are the fallback when that fails."""
 
     connect_timeout: float = Field(default=10.0, gt=0)
-    cores: int = Field(default=24, ge=1, description="host CPU cores the containers may be given in total")
-    memory_mb: int = Field(default=24576, ge=256, description="host memory the containers may be given in total")
+    node: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$",
+        description="the node's name in the Proxmox API (/nodes/<node>); default: this host's key in `hosts`",
+    )
+    cores: int = Field(default=24, ge=1, description="fallback host CPU cores when pvesh cannot tell")
+    memory_mb: int = Field(default=24576, ge=256, description="fallback host memory (MB) when pvesh cannot tell")
+
+    def node_name(self, key: str) -> str:
+        return self.node or key
 
     @model_validator(mode="after")
     def _key(self) -> HostConfig:
@@ -83,6 +95,20 @@ class MonitorConfig(_Strict):
         return expand_path(value) if value else value
 
 
+class TierConfig(Limits):
+    """A tier: bounds and priority (see `Limits`) for the containers listed in it."""
+
+    model_config = ConfigDict(extra="forbid")
+    containers: list[str] = Field(default_factory=list, description="container ids in this tier")
+
+    @field_validator("containers", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            raise ValueError("a list of container ids")
+        return [normalise_id(v) for v in value]
+
+
 class ScalerConfig(_Strict):
     enabled: bool = True
     interval_seconds: float = Field(default=10.0, gt=0)
@@ -92,17 +118,39 @@ class ScalerConfig(_Strict):
     )
     request_timeout: float = Field(default=5.0, gt=0)
     ignore: list[str] = Field(default_factory=list)
-    limits: Limits = Field(default_factory=Limits)
+    limits: Limits = Field(default_factory=Limits, description="the default tier: containers in no `tiers` entry")
+    tiers: dict[str, TierConfig] = Field(default_factory=dict)
     model: ModelSettings = Field(default_factory=ModelSettings)
     decisions_kept: int = Field(default=2000, ge=10)
 
     def effective_api_url(self) -> str:
         return self.api_url or f"http://127.0.0.1:{os.environ.get('RAYFLEET_PORT', '8000')}/autoscale"
 
-    @field_validator("ignore")
+    @field_validator("ignore", mode="before")
     @classmethod
-    def _ids(cls, value: list[str]) -> list[str]:
-        return [str(int(v)) for v in value]
+    def _ids(cls, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            raise ValueError("a list of container ids")
+        return [normalise_id(v) for v in value]
+
+    @field_validator("tiers")
+    @classmethod
+    def _one_tier_each(cls, value: dict[str, TierConfig]) -> dict[str, TierConfig]:
+        seen: dict[str, str] = {}
+        for name, tier in value.items():
+            for vmid in tier.containers:
+                if vmid in seen:
+                    raise ValueError(f"container {vmid} is in two tiers ({seen[vmid]}, {name})")
+                seen[vmid] = name
+        return value
+
+    def tier_of_containers(self) -> dict[str, dict[str, Any]]:
+        """{vmid: {"name": tier, **bounds and priority}} for every container named in a tier."""
+        return {
+            vmid: {"name": name, **tier.model_dump(exclude={"containers"})}
+            for name, tier in self.tiers.items()
+            for vmid in tier.containers
+        }
 
 
 class AutoscaleConfig(_Strict):

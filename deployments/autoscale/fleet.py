@@ -10,6 +10,7 @@ from rayfleet.ssh import CommandResult, SSHHost, SSHPool
 
 from .config import AutoscaleConfig
 from .errors import ApiError
+from .schemas import ID_TEXT
 
 
 def parse_pct_list(text: str) -> dict[str, str]:
@@ -17,7 +18,7 @@ def parse_pct_list(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in text.splitlines()[1:]:
         words = line.split()
-        if len(words) >= 2 and words[0].isdigit():
+        if len(words) >= 2 and ID_TEXT.fullmatch(words[0]):
             out[words[0]] = words[1]
     return out
 

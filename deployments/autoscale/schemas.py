@@ -131,3 +131,54 @@ class HealthBody(BaseModel):
         default=None,
         description="supervised host processes (name, state, pid, restarts, last_exit), when configured",
     )
+
+
+class DecisionRow(BaseModel):
+    t: float
+    host: str
+    vmid: str
+    resource: str
+    action: str = Field(description="set, hold, flag or skip")
+    outcome: str = Field(description="applied, failed, dry_run, held, refused_capacity, flagged or skipped")
+    current: int
+    target: int
+    reason: str
+    inputs: dict[str, Any]
+    applied: bool
+    dry_run: bool
+    error: str | None
+
+
+class DecisionsData(BaseModel):
+    decisions: list[DecisionRow]
+    kept: int = Field(description="decisions the scaler holds now")
+    capacity_kept: int = Field(description="the most it holds (scaler.decisions_kept)")
+
+
+class DecisionsEnvelope(Envelope):
+    data: DecisionsData
+
+
+class TimelinePoint(BaseModel):
+    t: float
+    cores: int
+    cpu_cores_used: float
+    cpu_pct: float
+    memory_mb: float
+    memory_used_mb: float
+
+
+class Timeline(BaseModel):
+    vmid: str
+    host: str
+    tier: str
+    samples: list[TimelinePoint]
+    decisions: list[DecisionRow]
+
+
+class TimelinesData(BaseModel):
+    containers: list[Timeline]
+
+
+class TimelinesEnvelope(Envelope):
+    data: TimelinesData

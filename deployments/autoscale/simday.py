@@ -50,7 +50,10 @@ class DayResult:
 class SimDay:
     """The nodes, their load, and the loop."""
 
-    def __init__(self, workdir: Path, seed: int = 7, limits: Limits | None = None, record: bool = False) -> None:
+    def __init__(
+        self, workdir: Path, seed: int = 7, limits: Limits | None = None, record: bool = False, days: float = 1.0
+    ) -> None:
+        self.duration = days * DAY
         self.clock = ManualClock(0.0)
         self.t = 0.0
         self.record = record
@@ -96,7 +99,7 @@ class SimDay:
 
     async def advance(self, policy: Policy, until: float, interval: float = 60.0) -> None:
         """Run cycles (sample, decide, apply) up to simulated time `until`; resumable."""
-        end = min(DAY, until)
+        end = min(self.duration, until)
         while self.t <= end:
             self.clock.t = self.t
             await self.sample(self.timeline if self.record else None)
@@ -108,7 +111,7 @@ class SimDay:
 
     def finish(self, policy: Policy, end: float) -> DayResult:
         """Charge every container up to `end` and collect the ground truth."""
-        self.clock.t = min(DAY, end)
+        self.clock.t = min(self.duration, end)
         stats = {}
         for host in self.hosts.values():
             load = host.load_file.model
@@ -126,4 +129,4 @@ class SimDay:
 async def simulate_day(
     policy: Policy, workdir: Path, seed: int = 7, interval: float = 60.0, hours: float = 24.0
 ) -> DayResult:
-    return await SimDay(workdir, seed).run(policy, interval, hours)
+    return await SimDay(workdir, seed, days=max(1.0, hours / 24)).run(policy, interval, hours)

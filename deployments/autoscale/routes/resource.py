@@ -11,14 +11,15 @@ from fastapi import APIRouter
 
 from ..errors import ApiError, success
 from ..fleet import parse_pct_config
-from ..schemas import ConfigEnvelope, StatusEnvelope
+from ..schemas import ID_TEXT, ConfigEnvelope, StatusEnvelope
 from .common import Ctx, IdParam, query_target
 
 router = APIRouter(tags=["resource"])
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
+    """A count from `pct config` (ASCII digits, bounded: the host's text never reaches int() unchecked)."""
+    return int(value) if value is not None and ID_TEXT.fullmatch(value) else None
 
 
 async def _read(state: Ctx, sub: str, *ids: str | None) -> tuple[str, str, str]:

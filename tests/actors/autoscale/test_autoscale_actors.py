@@ -7,6 +7,7 @@ import json
 import socket
 
 import duckdb
+import httpx
 import pytest
 import uvicorn
 
@@ -120,3 +121,57 @@ async def test_the_scaler_decides_and_applies_through_the_api_with_its_key(loade
     applied = env.model.containers["101"]["config"]["cores"]
     assert (applied > 2) is (not dry_run)
     assert any("pct config 101" in c for c in env.commands())
+
+
+async def test_node_capacity_is_read_with_pvesh_and_says_what_the_node_does_not_answer(loaded_sim):
+    env, _clock = loaded_sim
+    env.model.containers["103"]["status"] = "stopped"
+    monitor = MonitorActor("pve1", _ssh(env))
+    cap = await monitor.node_capacity(env.model.node)
+    assert any(f"pvesh get /nodes/{env.model.node}/lxc --output-format json" in c for c in env.commands())
+    assert cap["guests"] == {"lxc/101": (2, 1024)}  # running guests only
+    # pve-sim answers /nodes/<node>/lxc but not /nodes/<node>/status nor /qemu: both are reported, none guessed
+    assert cap["cores"] is None and cap["memory_mb"] is None
+    assert any(e.startswith(f"pvesh get /nodes/{env.model.node}/status:") for e in cap["errors"])
+    assert any(e.startswith(f"pvesh get /nodes/{env.model.node}/qemu:") for e in cap["errors"])
+    await monitor.stop()
+
+
+async def test_guests_the_model_does_not_manage_take_capacity_and_the_decision_is_served(loaded_sim, monkeypatch):
+    env, clock = loaded_sim
+    env.model.containers["103"]["config"]["cores"] = 28  # an ignored guest holding most of the node
+    with local_state():
+        server, task, port = await _serve(env, monkeypatch)
+        try:
+            monitor = MonitorActor("pve1", _ssh(env))
+            scaler = ScalerActor(
+                {"pve1": LocalActorHandle(monitor)},
+                {"pve1": (32, 32768)},
+                f"http://127.0.0.1:{port}",
+                "AUTOSCALE_API_KEY",
+                settings=FAST,
+                ignore=["103"],
+                nodes={"pve1": env.model.node},
+                tiers={"101": {"name": "web", "max_cores": 6, "priority": 3}},
+            )
+            server.config.app.state.component.scaler = LocalActorHandle(scaler)
+            await _cycles(monitor, clock, 4, step=1)
+            await scaler.cycle()
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": API_KEY}) as c:
+                served = (await c.get("/api/v1/decisions", params={"lxc_id": 101})).json()["data"]["decisions"]
+                timeline = (await c.get("/api/v1/timelines", params={"lxc_id": 101})).json()["data"]["containers"]
+        finally:
+            server.should_exit = True
+            await task
+    cpu = next(d for d in served if d["resource"] == "cpu")
+    # 32 (config: pve-sim has no /nodes/<n>/status) - 28 (103) - 2 (101) = 2 free: clamped from what the tier allows
+    assert cpu["action"] == "set" and cpu["target"] == 4 and cpu["outcome"] == "applied"
+    capacity = cpu["inputs"]["capacity"]
+    assert capacity["source"].startswith("config (pvesh get /nodes/")
+    assert capacity["allocated_cores"] == 30 and capacity["free_cores"] == 2
+    assert cpu["inputs"]["tier"]["name"] == "web" and cpu["inputs"]["tier"]["max_cores"] == 6
+    assert cpu["inputs"]["capacity_clamped_from"] == 6
+    assert env.model.containers["101"]["config"]["cores"] == 4
+    assert (await scaler.status())["capacity"]["pve1"]["other_cores"] == 28
+    assert [t["vmid"] for t in timeline] == ["101"] and timeline[0]["tier"] == "web"
+    assert len(timeline[0]["samples"]) >= 2 and timeline[0]["decisions"]

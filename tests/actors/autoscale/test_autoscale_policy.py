@@ -129,3 +129,72 @@ def test_the_threshold_policy_is_the_anchors_loop():
     assert {(d.resource, d.target) for d in hot} == {("cpu", 3), ("ram", 1536)}
     cold = p.decide(1, host("101", Allocation(2, 1024), [sample(0, 2, 0.2, mem=100)]))
     assert {(d.resource, d.target) for d in cold} == {("cpu", 1), ("ram", 512)}
+
+
+def test_a_tiers_bounds_clamp_the_recommendation():
+    gold = Limits(min_cores=3, max_cores=4, min_memory_mb=2048, max_memory_mb=4096, priority=10)
+    samples = series(10, 2, 2.0)
+    view = ContainerView("101", Allocation(2, 1024), samples, gold, tier="gold")
+    decisions = ForecastPolicy().decide(samples[-1].t, [HostView("pve1", 64, 65536, {"101": view})])
+    cpu = next(d for d in decisions if d.resource == "cpu")
+    ram = next(d for d in decisions if d.resource == "ram")
+    assert cpu.action == "set" and cpu.target == 4  # wants ceil(6 * 1.15 / 0.85) = 9, capped by the tier
+    assert ram.action == "set" and ram.target == 2048  # the tier's floor, whatever the use
+    assert cpu.inputs["tier"] == {
+        "name": "gold",
+        "min_cores": 3,
+        "max_cores": 4,
+        "min_memory_mb": 2048,
+        "max_memory_mb": 4096,
+        "priority": 10,
+    }
+
+
+def test_under_contention_the_higher_priority_container_gets_the_free_cores_first():
+    hot = series(10, 2, 2.0)
+    low = ContainerView("101", Allocation(2, 1024), hot, Limits(priority=0), tier="batch")
+    high = ContainerView("102", Allocation(2, 1024), hot, Limits(priority=5), tier="web")
+    view = HostView("pve1", 6, 65536, {"101": low, "102": high})  # 2 cores free
+    decisions = [d for d in ForecastPolicy().decide(hot[-1].t, [view]) if d.resource == "cpu"]
+    by_id = {d.vmid: d for d in decisions}
+    assert by_id["102"].action == "set" and by_id["102"].target == 4
+    assert by_id["101"].action == "hold" and by_id["101"].outcome == "refused_capacity"
+    assert decisions[0].vmid == "102"  # decided first
+
+
+def test_capacity_counts_guests_the_policy_does_not_manage():
+    samples = series(10, 2, 2.0)
+    view = ContainerView("101", Allocation(2, 1024), samples, Limits())
+    host_view = HostView("pve1", 8, 65536, {"101": view}, other_cores=6, other_memory_mb=1024, source="pvesh")
+    cpu = next(d for d in ForecastPolicy().decide(samples[-1].t, [host_view]) if d.resource == "cpu")
+    assert cpu.action == "hold" and cpu.outcome == "refused_capacity"
+    assert cpu.inputs["capacity"] == {
+        "source": "pvesh",
+        "host_cores": 8,
+        "host_memory_mb": 65536,
+        "allocated_cores": 8,
+        "allocated_memory_mb": 2048,
+        "free_cores": 0,
+        "free_memory_mb": 63488,
+    }
+
+
+def test_every_decision_carries_a_summary_of_its_samples_and_an_outcome():
+    samples = series(10, 2, 1.9)
+    d = ForecastPolicy().decide(samples[-1].t, host("101", Allocation(2, 1024), samples))[0]
+    summary = d.inputs["samples"]
+    assert summary["count"] == 10 and summary["first_t"] == 0 and summary["last_t"] == 9 * MIN
+    assert summary["cpu_pct"] == samples[-1].cpu_pct and summary["memory_used_mb"] == samples[-1].memory_used_mb
+    d.dry_run = True
+    d.settle()
+    assert d.outcome == "dry_run"
+
+
+def test_a_tier_whose_minimum_exceeds_its_maximum_is_refused():
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        Limits(min_cores=5, max_cores=4)
+    with pytest.raises(ValidationError):
+        Limits(min_memory_mb=4096, max_memory_mb=2048)

@@ -15,19 +15,33 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 from schemathesis.python.asgi import shutdown_lifespans
 
+from actors.autoscale.monitor import MonitorActor
+from actors.autoscale.policy import Decision
+from actors.autoscale.scaler import ScalerActor
 from deployments.autoscale.app import create_app
 from deployments.autoscale.state import AutoscaleState
-from rayfleet.state import local_state
+from rayfleet.ssh import SSHHost
+from rayfleet.state import ActorHandle, LocalActorHandle, local_state
 from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
 from tests.fuzzing import fuzz_asgi
 from tests.sims.pve.simenv import SimEnv
 
 MAX_EXAMPLES = 60  # 422 requests: ~5 s idle, ~23 s at load average 20 on 2 cores; nothing skipped
+
+
+def _scaler(sim: SimEnv) -> ActorHandle[ScalerActor]:
+    """A scaling model with one monitor on the simulator and a decision in its log (the read routes have data)."""
+    ssh = SSHHost("127.0.0.1", sim.port, key_file=str(sim.client_key), known_hosts=str(sim.known_hosts))
+    monitor = cast(ActorHandle[MonitorActor], LocalActorHandle(MonitorActor("pve1", ssh)))
+    scaler = ScalerActor({"pve1": monitor}, {"pve1": (24, 24576)}, "http://127.0.0.1:9", "AUTOSCALE_API_KEY")
+    scaler.record(Decision(1.0, "pve1", "101", "cpu", "hold", 2, 3, "cooldown", {"cpu_pct": 80.0}))
+    return cast(ActorHandle[ScalerActor], LocalActorHandle(scaler))
 
 
 def test_no_generated_request_breaks_the_autoscale_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,7 +53,9 @@ def test_no_generated_request_breaks_the_autoscale_api(tmp_path: Path, monkeypat
         started = time.monotonic()
         with local_state():
             config = make_config(sim, rate_limit=rate)
-            app = create_app(config, AutoscaleState.from_ray(config, background=False))
+            state = AutoscaleState.from_ray(config, background=False)
+            state.scaler = _scaler(sim)
+            app = create_app(config, state)
             try:
                 report = fuzz_asgi(app, "/openapi.json", headers={"X-API-Key": API_KEY}, max_examples=MAX_EXAMPLES)
             finally:
@@ -48,6 +64,6 @@ def test_no_generated_request_breaks_the_autoscale_api(tmp_path: Path, monkeypat
     finally:
         sim.stop()
     print(f"{report.requests} requests over {len(report.operations)} operations in {elapsed:.1f}s")
-    assert len(report.operations) == 9 and report.requests >= 300
+    assert len(report.operations) == 11 and report.requests >= 300
     assert any("pct set" in c for c in sim.commands()) and any("pct config" in c for c in sim.commands())
     assert report.failures == {}, "\n\n".join(f"{op}:\n{text}" for op, text in report.failures.items())

@@ -64,7 +64,13 @@ COMPONENTS: dict[str, Component] = {
 
 # What operators open besides the APIs (the fleet console shows both):
 # a component's web page below its route prefix,
-UI_PATHS: dict[str, str] = {"lxc": "/", "llm_gateway": "/ui/registry", "tasknet": "/", "webfilter": "/"}
+UI_PATHS: dict[str, str] = {
+    "lxc": "/",
+    "llm_gateway": "/ui/registry",
+    "tasknet": "/",
+    "webfilter": "/",
+    "autoscale": "/",
+}
 # and the data planes its health route reports: (kind, field of the health body holding "host:port" or a list).
 DATA_PLANES: dict[str, tuple[tuple[str, str], ...]] = {
     "webfilter": (("squid", "data_plane"), ("dnsmasq", "dns")),

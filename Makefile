@@ -38,7 +38,7 @@ lint: install
 
 # the paths PYTEST_ARGS names may hold nothing to run (pytest's exit 5); a real failure stops make
 test: lint
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # the inner loop: ruff, then the tests that need no real server and no cluster (tiers 2 and 3
 # are marked from the fixtures they use: tests/conftest.py); `make test` still runs everything

@@ -212,12 +212,13 @@ def tier_marks(item: pytest.Item) -> set[str]:
     return marks
 
 
-# `make test` runs every tier at once on pytest-xdist's `loadgroup` scheduler: a test file is a
-# work unit (as with `loadfile`), except tier 3, which is two units that each start one Ray
-# cluster at a time (never more than two side by side): "tier3" holds the tests of the session
+# `make test` runs every tier at once on pytest-xdist workers with the scheduler below: a test file
+# is a work unit (as with `--dist loadfile`), except tier 3, which is two units that each start one
+# Ray cluster at a time (never more than two side by side): "tier3" holds the tests of the session
 # cluster (started once) and some that start their own, "tier3-own" the chaos run and the other
 # tests that start a cluster of their own, so the two take about as long. They come first: they
-# are the longest units.
+# are the longest units. (xdist's `loadgroup` cannot do this under pytest 9: it rewrites
+# `item._nodeid`, which pytest 9 no longer reads.)
 TIER3_OWN = (
     "tests/e2e/test_chaos.py",
     "tests/e2e/test_head_restart.py",
@@ -225,31 +226,42 @@ TIER3_OWN = (
     "tests/e2e/test_front.py",
     "tests/actors/tasknet/test_node_actor_restart.py",
 )
-TIER3_UNITS = dict.fromkeys(TIER3_OWN, "tier3-own")
 TIER3_ORDER = ("tier3", "tier3-own")
 
 
-def xdist_unit(item: pytest.Item) -> str:
-    """The work unit of `item` under `--dist loadgroup`."""
-    path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
-    if item.get_closest_marker("e2e") is not None:
-        return TIER3_UNITS.get(path, "tier3")
+def work_unit(path: str) -> str:
+    """The xdist work unit of the tests in `path` (relative to the project root)."""
+    if path in TIER3_OWN:
+        return "tier3-own"
+    if path.startswith("tests/e2e/"):
+        return "tier3"
     return path
 
 
-def _run_order(unit: str) -> int:
+def _run_order(item: pytest.Item) -> int:
+    unit = work_unit(Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix())
     return TIER3_ORDER.index(unit) if unit in TIER3_ORDER else len(TIER3_ORDER)
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """Work units as `work_unit` says, handed out in collection order (`--no-loadscope-reorder`)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid.split("::", 1)[0])
+
+    return WorkUnits(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark each test's tier and its xdist work unit. In one process tier 3 runs last, so the
-    expensive cluster starts after the fast tiers have passed; under `loadgroup` it runs first,
-    beside them."""
+    """Mark each test's tier. In one process tier 3 runs last, so the expensive clusters start after
+    the fast tiers have passed; on xdist workers it comes first, so its units are handed out first
+    and run beside the rest."""
     for item in items:
         for mark in sorted(tier_marks(item)):
             item.add_marker(mark)
-        item.add_marker(pytest.mark.xdist_group(xdist_unit(item)))
-    if getattr(config.option, "dist", "no") == "loadgroup":
-        items.sort(key=lambda item: _run_order(xdist_unit(item)))
+    if hasattr(config, "workerinput"):
+        items.sort(key=_run_order)
     else:
         items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

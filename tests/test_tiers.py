@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURE_MARKS, ROOT, STARTER_MARKS, TESTS, TIER3_OWN, starter_marks
+from tests.conftest import FIXTURE_MARKS, ROOT, STARTER_MARKS, TESTS, TIER3_OWN, starter_marks, work_unit
 
 # third-party names among the starters (Playwright's entry points)
 THIRD_PARTY = {"async_playwright", "sync_playwright"}
@@ -206,3 +206,11 @@ def test_the_tier3_own_unit_never_starts_the_session_cluster(path: str) -> None:
     assert source.is_file(), f"{path} is gone: update TIER3_OWN"
     used = {param for func in _functions(source) if func.name.startswith("test") for param in func.params}
     assert not used & {"cluster", "serve_url", "http", "cluster_secrets"}, used
+
+
+def test_tier3_is_two_work_units_and_every_other_file_is_its_own() -> None:
+    e2e = sorted(p.relative_to(ROOT).as_posix() for p in (TESTS / "e2e").glob("test_*.py"))
+    units = {work_unit(path) for path in e2e}
+    assert units == {"tier3", "tier3-own"}
+    assert {work_unit(path) for path in TIER3_OWN} == {"tier3-own"}
+    assert work_unit("tests/deployments/asn/test_app.py") == "tests/deployments/asn/test_app.py"

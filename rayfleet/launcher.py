@@ -86,7 +86,8 @@ def launch(
     child_env.update(_free_direct_ports(cwd or Path.cwd(), config, apps))
     # each launched fleet keeps its durable actor state in its own folder, not in the home's var/,
     # and its demo hosts (pve-sim) on ports of its own, so two fleets can run side by side
-    child_env.setdefault("RAYFLEET_DURABLE_DSN", f"sqlite:///{state_dir.resolve() / 'durable.sqlite3'}")
+    # (always: a store the caller's own environment names is another fleet's; `env` may name one)
+    child_env["RAYFLEET_DURABLE_DSN"] = f"sqlite:///{state_dir.resolve() / 'durable.sqlite3'}"
     for sim_port in DEMO_HOST_PORTS:
         child_env.setdefault(sim_port, str(free_port()))
     child_env.update(env or {})

@@ -221,9 +221,9 @@ def tier_marks(item: pytest.Item) -> set[str]:
 # `make test` runs every tier at once on pytest-xdist workers with the scheduler below: a test file
 # is a work unit (as with `--dist loadfile`), except tier 3, which is two units that each start one
 # Ray cluster at a time (never more than two side by side): "tier3" holds the tests of the session
-# cluster (started once) and some that start their own, "tier3-own" the chaos run and the other
-# tests that start a cluster of their own, so the two take about as long. They come first: they
-# are the longest units. (xdist's `loadgroup` cannot do this under pytest 9: it rewrites
+# cluster (started once, after the unit's own-cluster tests, and stopped after its last test) and
+# some that start their own, "tier3-own" the chaos run and the other tests that start a cluster of
+# their own, so the two take about as long. They come first: they are the longest units. (xdist's `loadgroup` cannot do this under pytest 9: it rewrites
 # `item._nodeid`, which pytest 9 no longer reads.)
 TIER3_OWN = (
     "tests/e2e/test_chaos.py",
@@ -244,9 +244,12 @@ def work_unit(path: str) -> str:
     return path
 
 
-def _run_order(item: pytest.Item) -> int:
+def _run_order(item: pytest.Item) -> tuple[int, bool]:
+    """Tier 3's units first; in the "tier3" unit the tests that start a cluster of their own run before
+    those of the session cluster, which then stops with the last of them (package scope)."""
     unit = work_unit(Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix())
-    return TIER3_ORDER.index(unit) if unit in TIER3_ORDER else len(TIER3_ORDER)
+    rank = TIER3_ORDER.index(unit) if unit in TIER3_ORDER else len(TIER3_ORDER)
+    return rank, "cluster" in getattr(item, "fixturenames", ())
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -1,9 +1,11 @@
-"""Tier 3: one `rayfleet up` for the whole session, tests go through real HTTP.
+"""Tier 3: one `rayfleet up` for the tests of this package, tests go through real HTTP.
 
 The cluster is started exactly as a user starts it (`rayfleet up`, in a child
 process) on free ports, with its own state folder and secrets, and stopped with
 `rayfleet down`'s signal at the end. `RAYFLEET_E2E_APPS=a,b` limits the
-applications deployed while developing one component.
+applications deployed while developing one component. The cluster is package-scoped: it stops
+once the last test of tests/e2e that needs it has run (under `make test` the tests that start a
+cluster of their own run before it, so no two of ours are up in one worker).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from rayfleet.launcher import Launched, free_port, launch
 from tests.conftest import ROOT
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster(tmp_path_factory) -> Launched:
     apps = os.environ.get("RAYFLEET_E2E_APPS")
     state_dir = tmp_path_factory.mktemp("rayfleet-e2e")
@@ -44,13 +46,13 @@ def cluster(tmp_path_factory) -> Launched:
     launched.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def serve_url(cluster: Launched) -> str:
     """Base URL of the Serve HTTP ingress, e.g. http://127.0.0.1:PORT (no trailing slash)."""
     return cluster.base_url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster_secrets(cluster: Launched) -> dict[str, str]:
     """The secrets the cluster's replicas were given (its own secrets.env)."""
     return cluster.secrets

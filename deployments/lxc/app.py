@@ -19,8 +19,8 @@ from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers, validation_message
 from rayfleet.http import BodyLimitMiddleware, RequestIdMiddleware
 from rayfleet.logs import get_logger, register_secret
+from rayfleet.staticpage import page_router
 
-from . import ui
 from . import validate as v
 from .config import LxcConfig
 from .errors import (
@@ -161,7 +161,7 @@ def create_app(config: LxcConfig, state: LxcState | None = None) -> FastAPI:
     app.add_middleware(RequestIdMiddleware)
     _install_error_handlers(app)
 
-    app.include_router(ui.router)
+    app.include_router(page_router("deployments.lxc"))  # the web UI at / (rayfleet.staticpage)
     guard = api_key_guard(
         [api_key],
         header="X-API-Key",

@@ -16,7 +16,6 @@ import inspect
 import os
 import socket
 import sys
-import tempfile
 import types
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,11 +25,6 @@ import pytest
 from rayfleet import state
 from rayfleet.launcher import free_port  # noqa: F401 - re-exported for tests
 from tests import netguard
-
-# Durable actor state of in-process tests goes to a store of this test process (each xdist worker
-# has its own), never to the home's var/: two workers opening the same stream would fence each
-# other (rayfleet.durable.Fenced). A test may still name another store with monkeypatch.
-os.environ.setdefault("RAYFLEET_DURABLE_DSN", f"sqlite:///{tempfile.mkdtemp(prefix='rf-durable-')}/state.sqlite3")
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent

@@ -30,6 +30,9 @@ class SimEnv(PveSim):
             "conf_backup_dir": str(tmp / "conf-backups"),
             "download_dir": str(tmp / "downloads"),
             "audit_log": str(tmp / "audit.log"),
+            # the jobs of this configuration in a store of its own: xdist workers sharing the home's
+            # default store would open the same stream and fence each other (rayfleet.durable.Fenced)
+            "jobs_store": f"sqlite:///{tmp / 'jobs.sqlite3'}",
         }
         for key, value in overrides.items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):

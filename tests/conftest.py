@@ -219,12 +219,12 @@ def tier_marks(item: pytest.Item) -> set[str]:
 # some that start their own, "tier3-own" the chaos run and the other tests that start a cluster of
 # their own, so the two take about as long. They come first: they are the longest units. (xdist's `loadgroup` cannot do this under pytest 9: it rewrites
 # `item._nodeid`, which pytest 9 no longer reads.)
-TIER3_OWN = (
+TIER3_OWN = (  # in the order they run: the GCS kill last, when the fast tiers are mostly done
     "tests/e2e/test_chaos.py",
-    "tests/e2e/test_head_restart.py",
-    "tests/e2e/test_platform_down.py",
     "tests/e2e/test_front.py",
+    "tests/e2e/test_platform_down.py",
     "tests/actors/tasknet/test_node_actor_restart.py",
+    "tests/e2e/test_head_restart.py",
 )
 TIER3_ORDER = ("tier3", "tier3-own")
 
@@ -238,12 +238,15 @@ def work_unit(path: str) -> str:
     return path
 
 
-def _run_order(item: pytest.Item) -> tuple[int, bool]:
+def _run_order(item: pytest.Item) -> tuple[int, int]:
     """Tier 3's units first; in the "tier3" unit the tests that start a cluster of their own run before
-    those of the session cluster, which then stops with the last of them (package scope)."""
-    unit = work_unit(Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix())
+    those of the session cluster, which then stops with the last of them (package scope); "tier3-own"
+    runs in TIER3_OWN's order."""
+    path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+    unit = work_unit(path)
     rank = TIER3_ORDER.index(unit) if unit in TIER3_ORDER else len(TIER3_ORDER)
-    return rank, "cluster" in getattr(item, "fixturenames", ())
+    within = TIER3_OWN.index(path) if path in TIER3_OWN else "cluster" in getattr(item, "fixturenames", ())
+    return rank, int(within)
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -213,40 +213,37 @@ def tier_marks(item: pytest.Item) -> set[str]:
 
 
 # `make test` runs every tier at once on pytest-xdist workers with the scheduler below: a test file
-# is a work unit (as with `--dist loadfile`), except tier 3, which is two units that each start one
-# Ray cluster at a time (never more than two side by side): "tier3" holds the tests of the session
-# cluster (started once, after the unit's own-cluster tests, and stopped after its last test) and
-# some that start their own, "tier3-own" the chaos run and the other tests that start a cluster of
-# their own, so the two take about as long. They come first: they are the longest units. (xdist's `loadgroup` cannot do this under pytest 9: it rewrites
-# `item._nodeid`, which pytest 9 no longer reads.)
-TIER3_OWN = (  # in the order they run: the GCS kill last, when the fast tiers are mostly done
+# is a work unit (as with `--dist loadfile`), except tier 3, which is one unit, handed out first (it
+# is the longest) and run beside the files on the other workers. In it, one Ray cluster at a time:
+# first the tests that start a cluster of their own (TIER3_OWN in this order: the chaos run first,
+# the GCS kill last; then the other e2e files that do), then the session cluster's tests, which
+# start it once and stop it with the last of them (package scope). Two clusters side by side on the
+# two cores failed a different timing-bound test in each full run. (xdist's `loadgroup` cannot do
+# this under pytest 9: it rewrites `item._nodeid`, which pytest 9 no longer reads.)
+TIER3_OWN = (
     "tests/e2e/test_chaos.py",
     "tests/e2e/test_front.py",
     "tests/e2e/test_platform_down.py",
     "tests/actors/tasknet/test_node_actor_restart.py",
     "tests/e2e/test_head_restart.py",
 )
-TIER3_ORDER = ("tier3", "tier3-own")
+TIER3 = "tier3"
 
 
 def work_unit(path: str) -> str:
     """The xdist work unit of the tests in `path` (relative to the project root)."""
-    if path in TIER3_OWN:
-        return "tier3-own"
-    if path.startswith("tests/e2e/"):
-        return "tier3"
-    return path
+    return TIER3 if path in TIER3_OWN or path.startswith("tests/e2e/") else path
 
 
-def _run_order(item: pytest.Item) -> tuple[int, int]:
-    """Tier 3's units first; in the "tier3" unit the tests that start a cluster of their own run before
-    those of the session cluster, which then stops with the last of them (package scope); "tier3-own"
-    runs in TIER3_OWN's order."""
+def _run_order(item: pytest.Item) -> tuple[int, int, int]:
+    """Tier 3 first; in it TIER3_OWN in its order, the other tests that start their own cluster, then
+    the session cluster's tests."""
     path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
-    unit = work_unit(path)
-    rank = TIER3_ORDER.index(unit) if unit in TIER3_ORDER else len(TIER3_ORDER)
-    within = TIER3_OWN.index(path) if path in TIER3_OWN else "cluster" in getattr(item, "fixturenames", ())
-    return rank, int(within)
+    if work_unit(path) != TIER3:
+        return (1, 0, 0)
+    if path in TIER3_OWN:
+        return (0, 0, TIER3_OWN.index(path))
+    return (0, 1 + ("cluster" in getattr(item, "fixturenames", ())), 0)
 
 
 def pytest_xdist_make_scheduler(config, log):

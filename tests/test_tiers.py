@@ -199,18 +199,16 @@ def test_the_fixture_check_sees_an_entry_go_missing(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("path", TIER3_OWN)
-def test_the_tier3_own_unit_never_starts_the_session_cluster(path: str) -> None:
-    """`make test` runs "tier3-own" beside the session cluster's unit: a test there that used the
-    `cluster` fixture would start a second session cluster on the same two cores."""
+def test_the_own_cluster_tests_never_start_the_session_cluster(path: str) -> None:
+    """TIER3_OWN runs before the session cluster starts: a test there that used the `cluster` fixture
+    would start it early and hold two clusters on the same two cores."""
     source = ROOT / path
     assert source.is_file(), f"{path} is gone: update TIER3_OWN"
     used = {param for func in _functions(source) if func.name.startswith("test") for param in func.params}
     assert not used & {"cluster", "serve_url", "http", "cluster_secrets"}, used
 
 
-def test_tier3_is_two_work_units_and_every_other_file_is_its_own() -> None:
+def test_tier3_is_one_work_unit_and_every_other_file_is_its_own() -> None:
     e2e = sorted(p.relative_to(ROOT).as_posix() for p in (TESTS / "e2e").glob("test_*.py"))
-    units = {work_unit(path) for path in e2e}
-    assert units == {"tier3", "tier3-own"}
-    assert {work_unit(path) for path in TIER3_OWN} == {"tier3-own"}
+    assert {work_unit(path) for path in [*e2e, *TIER3_OWN]} == {"tier3"}
     assert work_unit("tests/deployments/asn/test_app.py") == "tests/deployments/asn/test_app.py"

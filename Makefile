@@ -3,10 +3,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
-# `make test` runs every tier at once on WORKERS pytest-xdist workers: a test file is a work unit,
-# tier 3 one unit (its session cluster starts once) and the chaos run another (tests/conftest.py);
-# `make test-fast` runs tier 1 on FAST_WORKERS, a file per worker
-WORKERS ?= 3
+# tiers 1 and 2 run on WORKERS pytest-xdist workers, a test file per worker; tier 3 runs after them
+# in one process, one Ray cluster at a time (tests/conftest.py); `make test-fast` runs tier 1 on
+# FAST_WORKERS
+WORKERS ?= 2
 FAST_WORKERS ?= 2
 
 .PHONY: up down status lint test test-fast bench install system-deps clean
@@ -36,9 +36,10 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# the paths PYTEST_ARGS names may hold nothing to run (pytest's exit 5); a real failure stops make
+# each lane may find nothing to run in the paths PYTEST_ARGS names (pytest's exit 5); a real failure stops make
 test: lint
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile -m "not e2e" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -m e2e $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # the inner loop: ruff, then the tests that need no real server and no cluster (tiers 2 and 3
 # are marked from the fixtures they use: tests/conftest.py); `make test` still runs everything

@@ -212,14 +212,14 @@ def tier_marks(item: pytest.Item) -> set[str]:
     return marks
 
 
-# `make test` runs every tier at once on pytest-xdist workers with the scheduler below: a test file
-# is a work unit (as with `--dist loadfile`), except tier 3, which is one unit, handed out first (it
-# is the longest) and run beside the files on the other workers. In it, one Ray cluster at a time:
-# first the tests that start a cluster of their own (TIER3_OWN in this order: the chaos run first,
-# the GCS kill last; then the other e2e files that do), then the session cluster's tests, which
-# start it once and stop it with the last of them (package scope). Two clusters side by side on the
-# two cores failed a different timing-bound test in each full run. (xdist's `loadgroup` cannot do
-# this under pytest 9: it rewrites `item._nodeid`, which pytest 9 no longer reads.)
+# Work units for pytest-xdist (the scheduler below): a test file is a unit (as with `--dist
+# loadfile`), tier 3 one unit, handed out first when it is in the run. `make test` runs tier 3 in a
+# process of its own after the other tiers (beside them, each full run failed a different
+# timing-bound test and one hung). In tier 3, one Ray cluster at a time: first the tests that start
+# a cluster of their own (TIER3_OWN in this order: the chaos run first, the GCS kill last; then the
+# other e2e files that do), then the session cluster's tests, which start it once and stop it with
+# the last of them (package scope). (xdist's `loadgroup` cannot group under pytest 9: it rewrites
+# `item._nodeid`, which pytest 9 no longer reads.)
 TIER3_OWN = (
     "tests/e2e/test_chaos.py",
     "tests/e2e/test_front.py",
@@ -258,13 +258,9 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark each test's tier. In one process tier 3 runs last, so the expensive clusters start after
-    the fast tiers have passed; on xdist workers it comes first, so its units are handed out first
-    and run beside the rest."""
+    """Mark each test's tier; tier 3 runs last (the expensive clusters start after the fast tiers have
+    passed), in `_run_order`: the own-cluster tests, then the session cluster's."""
     for item in items:
         for mark in sorted(tier_marks(item)):
             item.add_marker(mark)
-    if hasattr(config, "workerinput"):
-        items.sort(key=_run_order)
-    else:
-        items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+    items.sort(key=lambda item: (item.get_closest_marker("e2e") is not None, _run_order(item)))

@@ -153,11 +153,7 @@ def from_anthropic(data: dict[str, Any], model: str) -> tuple[dict[str, Any], Us
         "choices": [
             {"index": 0, "message": message, "finish_reason": STOP_REASONS.get(data.get("stop_reason") or "", "stop")}
         ],
-        "usage": {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total,
-        },
+        "usage": usage.as_openai(),
     }, usage
 
 

@@ -27,6 +27,14 @@ class Usage:
     def total(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def as_openai(self) -> dict[str, int]:
+        """OpenAI's `usage` object."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total,
+        }
+
 
 @dataclass(slots=True)
 class UpstreamRequest:
@@ -137,11 +145,7 @@ class Reassembler:
         return "".join("".join(c["text"]) for c in self.choices.values())
 
     def build(self, usage: Usage) -> dict[str, Any]:
-        usage_obj = {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total,
-        }
+        usage_obj = usage.as_openai()
         choices = []
         for idx in sorted(self.choices):
             slot = self.choices[idx]
@@ -225,11 +229,7 @@ class TranslatedStream(StreamTranslator):
             "created": self._created,
             "model": self.model,
             "choices": [],
-            "usage": {
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "total_tokens": usage.total,
-            },
+            "usage": usage.as_openai(),
         }
         return [encode_data(json.dumps(obj, separators=(",", ":")))]
 

@@ -195,11 +195,7 @@ def from_gemini(data: dict[str, Any], model: str) -> tuple[dict[str, Any], Usage
         "created": int(time.time()),
         "model": data.get("modelVersion") or model,
         "choices": choices,
-        "usage": {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total,
-        },
+        "usage": usage.as_openai(),
     }, usage
 
 

@@ -6,6 +6,7 @@ methods added to the module's router (the list is the handler's explicit state, 
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from fastapi import APIRouter, Path, Query
@@ -51,7 +52,7 @@ async def _changed(context: WebfilterState, ip: str, action: str, detail: str) -
     return await context.sync_proxy()
 
 
-class ListRoutes:
+class ListRoutes(abc.ABC):
     """The routes of one list `/api/{name}`; `bulk` adds bulk-delete and clear-all. Subclasses name the
     body of an addition (IpBody, DomainBody or EgressBody)."""
 
@@ -98,8 +99,9 @@ class ListRoutes:
         deleted = await context.db(context.store.clear, self.spec)
         return ok({"deleted": deleted}, proxy=await _changed(context, ip, f"{self.name}.clear", str(deleted)))
 
+    @abc.abstractmethod
     async def add_entry(self, context: Ctx, ip: Peer, body: Any) -> dict[str, Any]:
-        raise NotImplementedError  # each subclass declares its body model
+        """Each subclass declares its body model."""
 
     def register(self) -> None:
         """Add this list's routes to the router (bulk routes first: `/clear-all` is not an `{id}`)."""

@@ -18,7 +18,7 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from deployments.webfilter.app import create_app
-from deployments.webfilter.config import ProxyConfig, WebfilterConfig
+from deployments.webfilter.config import ProxyConfig, SubscriptionConfig, WebfilterConfig
 from rayfleet import state
 from tests.conftest import free_port, in_ci
 from tests.polling import eventually
@@ -200,3 +200,20 @@ class ListServer:
     def url(self, path: str = "/list.txt") -> str:
         assert self.receiver is not None
         return f"http://127.0.0.1:{self.receiver.port}{path}"
+
+
+@pytest.fixture(scope="module")
+async def lists() -> AsyncIterator[ListServer]:
+    """A list server on loopback (subscriptions and URL imports download from it)."""
+    server = ListServer()
+    server.receiver = await Receiver([("GET", "/{name}", server.handle)]).start()
+    yield server
+    await server.receiver.stop()
+
+
+async def subscribing_service(origin: Origin) -> AsyncIterator[Service]:
+    """The web filter with a one-second minimum refresh interval and loopback list servers allowed."""
+    require_dataplane()
+    subscriptions = SubscriptionConfig(min_interval_seconds=1, allow_networks=["127.0.0.1/32"])
+    async for service in running_service(state_folder(), origin, subscriptions=subscriptions):
+        yield service

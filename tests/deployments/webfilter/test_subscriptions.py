@@ -8,15 +8,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from deployments.webfilter.config import SubscriptionConfig
 from tests.deployments.webfilter.conftest import (
-    ListServer,
     Origin,
-    Receiver,
     Service,
-    require_dataplane,
-    running_service,
-    state_folder,
+    subscribing_service,
 )
 from tests.polling import eventually
 
@@ -26,19 +21,9 @@ ROUTE = "/api/blacklists/subscriptions"
 
 
 @pytest.fixture(scope="module")
-async def lists() -> AsyncIterator[ListServer]:
-    server = ListServer()
-    server.receiver = await Receiver([("GET", "/{name}", server.handle)]).start()
-    yield server
-    await server.receiver.stop()
-
-
-@pytest.fixture(scope="module")
 async def wf(origin: Origin) -> AsyncIterator[Service]:
     """The web filter with a one-second minimum interval and the list server's loopback address allowed."""
-    require_dataplane()
-    subscriptions = SubscriptionConfig(min_interval_seconds=1, allow_networks=["127.0.0.1/32"])
-    async for service in running_service(state_folder(), origin, subscriptions=subscriptions):
+    async for service in subscribing_service(origin):
         yield service
 
 

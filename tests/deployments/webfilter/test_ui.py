@@ -28,18 +28,14 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from deployments.webfilter import ui
-from deployments.webfilter.config import SubscriptionConfig
 from tests.browser import ARGS, CHROMIUM, require_chromium
 from tests.conftest import ROOT, free_port
 from tests.deployments.webfilter.conftest import (
     ADMIN_PASSWORD,
-    ListServer,
     Origin,
     Receiver,
     Service,
-    require_dataplane,
-    running_service,
-    state_folder,
+    subscribing_service,
 )
 from tests.polling import eventually
 
@@ -68,18 +64,8 @@ class Tab:
 @pytest.fixture(scope="module")
 async def wf(origin: Origin) -> AsyncIterator[Service]:
     """The web filter (real Squid and dnsmasq) with subscriptions allowed to this test's list server."""
-    require_dataplane()
-    subscriptions = SubscriptionConfig(min_interval_seconds=1, allow_networks=["127.0.0.1/32"])
-    async for service in running_service(state_folder(), origin, subscriptions=subscriptions):
+    async for service in subscribing_service(origin):
         yield service
-
-
-@pytest.fixture(scope="module")
-async def lists() -> AsyncIterator[ListServer]:
-    server = ListServer()
-    server.receiver = await Receiver([("GET", "/{name}", server.handle)]).start()
-    yield server
-    await server.receiver.stop()
 
 
 @pytest.fixture(scope="module")

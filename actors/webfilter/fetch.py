@@ -1,7 +1,9 @@
 """SSRF-safe download of an import list: public addresses only, every redirect re-checked, size cap.
 
-The address check is injectable (`is_allowed`) so a test can admit one loopback receiver;
-the connection goes to the address that was checked (no second DNS lookup).
+The address check is injectable (`is_allowed`) so a test can admit one loopback receiver.
+The connection goes to the address that was checked, for HTTPS too (no second DNS lookup, so no
+DNS rebinding between the check and the connection); the TLS handshake still sends the URL's host
+as SNI and verifies the certificate against it.
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
@@ -42,6 +46,25 @@ async def resolve(host: str, port: int) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Pinned:
+    """A request to a URL whose host was resolved and checked: it connects to that address, while the
+    Host header and, for HTTPS, the TLS name (SNI and certificate check) stay the URL's host."""
+
+    url: str
+    headers: dict[str, str]
+    extensions: dict[str, Any]
+
+    @classmethod
+    def to(cls, url: str, address: str) -> Pinned:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        netloc = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+        host_port = parts.netloc.rpartition("@")[2]
+        tls_name = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+        return cls(urlunsplit(parts._replace(netloc=netloc)), {"Host": host_port}, tls_name)
+
+
+@dataclass(frozen=True)
 class Fetched:
     """One download: `status` 200 with `body`, or 304 (the copy the validators name is still current)."""
 
@@ -64,10 +87,16 @@ def _conditional(etag: str, last_modified: str) -> dict[str, str]:
 
 
 async def fetch(
-    url: str, max_bytes: int, is_allowed: Callable[[str], bool] = is_public, etag: str = "", last_modified: str = ""
+    url: str,
+    max_bytes: int,
+    is_allowed: Callable[[str], bool] = is_public,
+    etag: str = "",
+    last_modified: str = "",
+    verify: ssl.SSLContext | bool = True,
 ) -> Fetched:
     """GET `url`, every hop checked; with `etag` / `last_modified` (from an earlier answer) it is a conditional
-    request, and a 304 answer comes back as such. FetchError as `fetch_text`."""
+    request, and a 304 answer comes back as such. `verify`: how HTTPS certificates are checked (the
+    system's CAs unless a test names its own). FetchError as `fetch_text`."""
     current = url
     for _ in range(MAX_REDIRECTS + 1):
         parts = urlsplit(current)
@@ -80,12 +109,11 @@ async def fetch(
             raise FetchError(400, "import URL host does not resolve") from None
         if not addresses or not all(is_allowed(a) for a in addresses):
             raise FetchError(400, "import URL resolves to a non-public address")
-        target = addresses[0]
-        pinned = current.replace(parts.netloc, f"[{target}]:{port}" if ":" in target else f"{target}:{port}", 1)
-        headers = {"Host": parts.netloc, **_conditional(etag, last_modified)}
-        async with httpx.AsyncClient(timeout=15, follow_redirects=False, trust_env=False) as client:
+        hop = Pinned.to(current, addresses[0])
+        headers = {**hop.headers, **_conditional(etag, last_modified)}
+        async with httpx.AsyncClient(timeout=15, follow_redirects=False, trust_env=False, verify=verify) as client:
             try:
-                async with client.stream("GET", pinned if parts.scheme == "http" else current, headers=headers) as r:
+                async with client.stream("GET", hop.url, headers=headers, extensions=hop.extensions) as r:
                     if r.status_code == 304 and (etag or last_modified):
                         return Fetched(304, etag=etag, last_modified=last_modified)
                     if r.has_redirect_location:  # not `is_redirect`: that is every 3xx, a 304 too

@@ -3,7 +3,8 @@
 Each send reports its own outcome; a failure is a failure (status code or error), never success.
 Before each send the target's host is resolved and, like an import URL's, must be public (loopback,
 private, link-local... are refused: a target could otherwise call our own admin API), unless the
-operator set `notify_allow_private_targets` for a receiver of their own.
+operator set `notify_allow_private_targets` for a receiver of their own; the send then goes to the
+address that was checked.
 """
 
 from __future__ import annotations
@@ -16,31 +17,34 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from actors.webfilter.fetch import is_public, resolve
+from actors.webfilter.fetch import Pinned, is_public, resolve
 
 TIMEOUT = 5.0
 
 
-async def _refusal(url: str, allow_private: bool) -> str | None:
-    """Why `url` may not be called now (None: it may)."""
+async def _checked_address(url: str, allow_private: bool) -> tuple[str, str]:
+    """(the address `url` may be called at now, "") or ("", why it may not)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "target must be an http(s) URL with a host"
+        return "", "target must be an http(s) URL with a host"
     try:
         addresses = await resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
     except OSError:
-        return "target host does not resolve"
+        return "", "target host does not resolve"
     if not addresses or not (allow_private or all(is_public(a) for a in addresses)):
-        return "target resolves to a non-public address (see notify_allow_private_targets)"
-    return None
+        return "", "target resolves to a non-public address (see notify_allow_private_targets)"
+    return addresses[0], ""
 
 
 async def _post(client: httpx.AsyncClient, url: str, allow_private: bool, **kwargs: Any) -> dict[str, Any]:
-    refused = await _refusal(url, allow_private)
+    """POST to the address that was checked (no second lookup for a rebinding name to answer)."""
+    address, refused = await _checked_address(url, allow_private)
     if refused:
         return {"ok": False, "error": refused}
+    hop = Pinned.to(url, address)
+    headers = {**kwargs.pop("headers", {}), **hop.headers}
     try:
-        response = await client.post(url, **kwargs)
+        response = await client.post(hop.url, headers=headers, extensions=hop.extensions, **kwargs)
     except httpx.HTTPError as exc:
         return {"ok": False, "error": type(exc).__name__}
     return {"ok": 200 <= response.status_code < 300, "status_code": response.status_code}

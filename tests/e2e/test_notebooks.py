@@ -29,8 +29,8 @@ def test_notebook_executes_against_the_cluster(path, cluster, tmp_path, monkeypa
     monkeypatch.setenv("RAYFLEET_APPS", ",".join(cluster.apps))
     monkeypatch.setenv("RAYFLEET_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("RAYFLEET_SECRETS", cluster.secrets_path)
-    # the simulated day's first quarter: every cell, table and chart of the notebook, in a quarter of the time
-    monkeypatch.setenv("AUTOSCALE_NOTEBOOK_HOURS", "6")
+    # the simulated day's first eighth: every cell, table and chart of the notebook, in an eighth of the time
+    monkeypatch.setenv("AUTOSCALE_NOTEBOOK_HOURS", "3")
     nb = nbformat.read(path, as_version=4)
     NotebookClient(
         nb, timeout=CELL_TIMEOUT.get(path.name, 120), kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}

@@ -95,7 +95,7 @@ def test_docs_pages_render_offline_in_a_browser(cluster):
                 if not comp.docs_path:
                     continue
                 page.goto(cluster.base_url + comp.route_prefix + comp.docs_path)
-                page.locator(".opblock").first.wait_for(timeout=30_000)
+                page.locator(".opblock").first.wait_for(timeout=90_000)
                 assert page.locator(".opblock").count() > 0, f"{app}: Swagger UI shows no operations"
         finally:
             browser.close()

@@ -26,6 +26,8 @@ SECRET_NAMES: dict[str, Callable[[], str]] = {
     "LLM_PROXY_REGISTRY_KEY": lambda: base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
     # HMAC key that signs the gateway's control-plane sessions (the same on every node)
     "LLM_PROXY_SESSION_KEY": lambda: secrets.token_hex(32),
+    # HMAC key of the gateway's audit chain
+    "LLM_PROXY_AUDIT_KEY": lambda: secrets.token_hex(32),
     "TASKNET_NODE_TOKENS": lambda: ",".join(f"n{i}:" + secrets.token_hex(24) for i in range(1, 6)),
     "WEBFILTER_ADMIN_PASSWORD": lambda: "Wf-" + secrets.token_urlsafe(18) + "-9",
 }

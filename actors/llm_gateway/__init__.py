@@ -1,5 +1,5 @@
 """Shared state of the LLM gateway: circuit breakers, budget ledger, rate-limit buckets, endpoint
-registry, virtual keys and their budgets, cluster-wide switches (panic, plugins), the threat ledger, ring latencies and the webhook queue.
+registry, virtual keys and their budgets, cluster-wide switches (panic, plugins), the threat ledger, ring latencies, the webhook queue and the health prober.
 
 Each class is a plain class; ``rayfleet.state.actor`` turns it into a named Ray actor
 (or an in-process stand-in for tier-1 tests).
@@ -11,6 +11,7 @@ from actors.llm_gateway.control import ControlBoard
 from actors.llm_gateway.key_budgets import KeyBudgets
 from actors.llm_gateway.keys import KeyBoard
 from actors.llm_gateway.latency import LatencyBoard
+from actors.llm_gateway.prober import EndpointProber
 from actors.llm_gateway.ratelimit import RateLimiter
 from actors.llm_gateway.registry import RegistryBoard
 from actors.llm_gateway.threats import ThreatLedger
@@ -21,6 +22,7 @@ __all__ = [
     "BudgetLedger",
     "CircuitBreaker",
     "ControlBoard",
+    "EndpointProber",
     "KeyBoard",
     "KeyBudgets",
     "LatencyBoard",

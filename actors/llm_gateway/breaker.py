@@ -8,6 +8,13 @@ it fails. Reset sends any state to CLOSED.
 ``peek`` is read-only: routing and ``/health`` use it and it never hands out the probe.
 ``acquire_probe`` hands out exactly one probe token per HALF period; the token expires
 after ``probe_timeout`` so a lost probe does not wedge the breaker.
+
+``record_health`` takes the outcome of a health probe (the prober actor's, or an operator's
+``/registry/{id}/probe``): it marks the endpoint ``up`` or ``down`` (events ``endpoint_down``
+and ``endpoint_up``, once per transition; a first probe that succeeds is no transition) and
+feeds the breaker: a failed probe counts as a failure while CLOSED; once the recovery time has
+passed, the probe takes the half-open probe itself, so an OPEN breaker closes (or re-opens)
+without waiting for a client request to try it.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 CLOSED, OPEN, HALF = "CLOSED", "OPEN", "HALF"
+UP, DOWN, UNKNOWN = "up", "down", "unknown"
 
 
 class BreakerView(TypedDict):
@@ -31,6 +39,7 @@ class BreakerView(TypedDict):
     opened_at: float | None
     retry_at: float | None
     probe_out: bool
+    health: str  # up, down or unknown (no health probe yet)
 
 
 class BreakerSnapshot(TypedDict):
@@ -40,12 +49,13 @@ class BreakerSnapshot(TypedDict):
 
 
 class BreakerEvent(TypedDict):
-    """``circuit_open`` or ``endpoint_recovered``, numbered by the board."""
+    """``circuit_open``, ``endpoint_recovered``, ``endpoint_down`` or ``endpoint_up``, numbered by the board."""
 
     seq: int
     event: str
     endpoint: str
     timestamp: float
+    reason: str  # why a health probe failed (``endpoint_down``); empty otherwise
 
 
 @dataclass
@@ -59,6 +69,7 @@ class CircuitBreaker:
     probe_token: str | None = None
     probe_deadline: float = 0.0
     events: list[str] = field(default_factory=list)
+    health: str = UNKNOWN
 
     def peek(self, now: float) -> str:
         """Effective state without side effects: OPEN reads as HALF once recovery elapsed."""
@@ -115,6 +126,7 @@ class CircuitBreaker:
             "opened_at": self.opened_at or None,
             "retry_at": (self.opened_at + self.recovery_timeout) if self.state != CLOSED else None,
             "probe_out": self.probe_token is not None and now < self.probe_deadline,
+            "health": self.health,
         }
 
 
@@ -150,10 +162,13 @@ class BreakerBoard:
             br = self._breakers[endpoint] = CircuitBreaker(threshold, recovery, probe)
         return br
 
-    def _drain(self, endpoint: str, br: CircuitBreaker) -> None:
+    def _drain(self, endpoint: str, br: CircuitBreaker, reason: str = "") -> None:
         for name in br.events:
             self._seq += 1
-            self._events.append({"seq": self._seq, "event": name, "endpoint": endpoint, "timestamp": self._clock()})
+            why = reason if name == "endpoint_down" else ""
+            self._events.append(
+                {"seq": self._seq, "event": name, "endpoint": endpoint, "timestamp": self._clock(), "reason": why}
+            )
         br.events.clear()
 
     def snapshot(self, since_version: int = -1) -> BreakerSnapshot | None:
@@ -190,6 +205,30 @@ class BreakerBoard:
     def record_batch(self, outcomes: list[tuple[str, bool]]) -> int:
         for endpoint, ok in outcomes:
             self.record(endpoint, ok)
+        return self._version
+
+    def record_health(self, endpoint: str, ok: bool, reason: str = "") -> BreakerView:
+        """A health probe's outcome: the up/down mark (an event per transition) and the breaker fed."""
+        br, now = self._get(endpoint), self._clock()
+        before = (br.state, br.failures, br.health)
+        if ok and br.health == DOWN:
+            br.events.append("endpoint_up")
+        elif not ok and br.health != DOWN:
+            br.events.append("endpoint_down")
+        br.health = UP if ok else DOWN
+        token = f"probe-{next(self._tokens)}"
+        if br.state == CLOSED:
+            br.record(ok, now)
+        elif br.acquire_probe(now, token):
+            br.record(ok, now, token)
+        if (br.state, br.failures, br.health) != before:
+            self._version += 1
+        self._drain(endpoint, br, reason)
+        return br.view(now)
+
+    def record_health_batch(self, outcomes: list[tuple[str, bool, str]]) -> int:
+        for endpoint, ok, reason in outcomes:
+            self.record_health(endpoint, ok, reason)
         return self._version
 
     def reset(self, endpoint: str) -> BreakerView:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -42,10 +43,34 @@ class _Model(BaseModel):
 
 
 class TLSConfig(_Model):
+    """HTTPS on the direct listener. Checked at load: what cannot be applied stops the start."""
+
     enabled: bool = False
     cert_file: str = ""
     key_file: str = ""
     min_version: str = "1.2"
+
+    @field_validator("min_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        if v not in ("1.2", "1.3"):
+            raise ValueError(f"server.tls.min_version must be 1.2 or 1.3, got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _loadable(self) -> TLSConfig:
+        if not self.enabled:
+            return self
+        if not (self.cert_file and self.key_file):
+            raise ValueError("server.tls.enabled needs cert_file and key_file")
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.cert_file, self.key_file)
+        except (OSError, ssl.SSLError) as exc:
+            reason = exc.strerror or exc.reason if isinstance(exc, ssl.SSLError) else exc.strerror
+            raise ValueError(
+                f"server.tls: cannot load cert_file {self.cert_file!r} with key_file {self.key_file!r} ({reason})"
+            ) from None
+        return self
 
 
 class AuthConfig(_Model):
@@ -117,6 +142,15 @@ class ServerConfig(_Model):
     local_model: LocalModelConfig = LocalModelConfig()
     storage: StorageConfig = StorageConfig()
     listener: ListenerConfig = ListenerConfig()
+
+    @model_validator(mode="after")
+    def _tls_needs_the_listener(self) -> ServerConfig:
+        if self.tls.enabled and not self.listener.enabled:
+            raise ValueError(
+                "server.tls.enabled applies to the direct listener only: set server.listener.enabled "
+                "(Serve's /llm route is plain HTTP behind the platform's front)"
+            )
+        return self
 
 
 class LinkSanitization(_Model):
@@ -312,8 +346,15 @@ class RotationConfig(_Model):
 
 
 class AuditTrail(_Model):
+    """``audit.py``: the chain's HMAC key from ``$secret_env`` (else ``key_file`` under ``data_dir``);
+    its head appended to ``head_file`` every ``head_export_interval`` seconds."""
+
     enabled: bool = True
     mask_pii: bool = True
+    secret_env: str = "LLM_PROXY_AUDIT_KEY"
+    key_file: str = "audit.key"
+    head_file: str = "audit-heads.jsonl"
+    head_export_interval: Annotated[Duration, Field(gt=0)] = 60.0
 
 
 class LoggingConfig(_Model):
@@ -395,6 +436,7 @@ WEBHOOK_EVENTS = (
     "injection_blocked",
     "endpoint_down",
     "endpoint_recovered",
+    "endpoint_up",
     "auth_failure",
     "panic_activated",
 )
@@ -451,6 +493,25 @@ class CircuitBreakerConfig(_Model):
     failure_threshold: Annotated[int, Field(ge=1)] = 5
     recovery_timeout: Duration = 60.0
     probe_timeout: Duration = 30.0
+
+
+class HealthCheckConfig(_Model):
+    """The background health prober (``actors/llm_gateway/prober.py``): one per cluster.
+
+    Every ``interval`` seconds, scaled by a random factor in ``[1 - jitter, 1 + jitter]``, it lists
+    each endpoint's models (no inference); ``timeout`` bounds each probe.
+    """
+
+    enabled: bool = True
+    interval: Annotated[Duration, Field(ge=0.05, le=86400)] = 30.0
+    jitter: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.2
+    timeout: Annotated[Duration, Field(gt=0)] = 5.0
+
+    @model_validator(mode="after")
+    def _fits(self) -> HealthCheckConfig:
+        if self.timeout > self.interval:
+            raise ValueError("timeout must not be longer than interval (a round would overlap the next)")
+        return self
 
 
 class GdprConfig(_Model):
@@ -538,6 +599,7 @@ class GatewayConfig(_Model):
     connection_pool: ConnectionPoolConfig = ConnectionPoolConfig()
     admission: AdmissionConfig = AdmissionConfig()
     circuit_breaker: CircuitBreakerConfig = CircuitBreakerConfig()
+    health_check: HealthCheckConfig = HealthCheckConfig()
     gdpr: GdprConfig = GdprConfig()
     rate_limiting: RateLimitingConfig = RateLimitingConfig()
     pricing: dict[str, PriceEntry] = {}

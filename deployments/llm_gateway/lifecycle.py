@@ -94,8 +94,11 @@ def _start_loops(state: GatewayState) -> None:
         tasks.start(state.exporter.run(), name="metrics-exporter")
     if v.webhook_feed is not None:
         tasks.every(v.webhook_feed.interval, v.webhook_feed.flush, name="webhook-feed")
+    if v.health is not None:
+        tasks.every(v.health.interval, v.health.push, name="health-prober-feed", first_delay=0.0)
     if s.audit is not None:
         tasks.every(0.5, s.audit.flush, name="audit-flush")
+        tasks.every(config.logging.audit_trail.head_export_interval, s.audit.export_head, name="audit-head-export")
         if config.gdpr.auto_purge:
             tasks.every(86400.0, lambda: _purge_audit(state), name="audit-purge", first_delay=1.0)
     if s.export is not None:

@@ -1,6 +1,6 @@
 """What the gateway tells operators besides answering: events, alert thresholds and gauges.
 
-- breaker ``circuit_open``/``endpoint_recovered`` events (the breaker actor's id, so every
+- breaker ``circuit_open``/``endpoint_recovered`` and health ``endpoint_down``/``endpoint_up`` events (the breaker actor's id, so every
   replica reporting one yields one webhook delivery), and the circuit gauges;
 - ``budget_threshold`` once a day when the spend reaches ``budget.soft_limit``;
 - ``auth_failure``, aggregated: one event per window with the counts by reason.
@@ -34,7 +34,8 @@ class Notices:
         self._budget_alerted_day = ""
 
     def breaker_event(self, event: BreakerEvent) -> None:
-        self.events.emit(event["event"], event_id=f"evt_breaker_{event['seq']}", endpoint=event["endpoint"])
+        reason = {"reason": event["reason"]} if event.get("reason") else {}
+        self.events.emit(event["event"], event_id=f"evt_breaker_{event['seq']}", endpoint=event["endpoint"], **reason)
 
     def circuit_gauges(self, states: dict[str, BreakerView]) -> None:
         for name in set(self.router.endpoints) | set(states):

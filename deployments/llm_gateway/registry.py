@@ -139,12 +139,36 @@ def public_view(entry: dict[str, Any], breaker: BreakerView | None) -> dict[str,
         "routable": entry["status"] == VERIFIED,
         "circuit_state": breaker["state"] if breaker else "CLOSED",
         "failure_count": breaker["failures"] if breaker else 0,
+        "health": breaker.get("health", "unknown") if breaker else "unknown",
+        "read_only": False,
+        "source": "registry",
         "latency_ms": entry["latency_ms"],
         "probed_models": entry.get("probed_models"),
         "last_probe_at": entry["last_probe_at"],
         "last_error": entry["last_error"],
         "created_at": entry["created_at"],
         "updated_at": entry["updated_at"],
+    }
+
+
+def configured_view(name: str, ep: EndpointConfig, keys: int, breaker: BreakerView | None) -> dict[str, Any]:
+    """An endpoint of the config file (or found at startup) as the registry lists it: read-only."""
+    return {
+        "id": name,
+        "name": name,
+        "base_url": ep.base_url,
+        "provider": ep.provider,
+        "priority": ep.priority,
+        "models": list(ep.models),
+        "api_key_set": keys > 0,
+        "api_key": "********" if keys else None,
+        "status": VERIFIED,
+        "routable": True,
+        "circuit_state": breaker["state"] if breaker else "CLOSED",
+        "failure_count": breaker["failures"] if breaker else 0,
+        "health": breaker.get("health", "unknown") if breaker else "unknown",
+        "read_only": True,
+        "source": "config",
     }
 
 

@@ -30,10 +30,11 @@ from actors.llm_gateway import (
     ThreatLedger,
     WebhookQueue,
 )
+from actors.llm_gateway.prober import EndpointProber
 from actors.llm_gateway.sessions import SessionBoard
 from deployments.llm_gateway.access import ControlAccess, control_access
 from deployments.llm_gateway.admission import Admission
-from deployments.llm_gateway.audit import AuditTrail
+from deployments.llm_gateway.audit import AuditTrail, audit_key
 from deployments.llm_gateway.auth import Authenticator
 from deployments.llm_gateway.cache import RedisCache, SQLiteCache
 from deployments.llm_gateway.config import GatewayConfig
@@ -44,6 +45,7 @@ from deployments.llm_gateway.export import RequestExport, writer_name
 from deployments.llm_gateway.exporter import MetricsExporter
 from deployments.llm_gateway.forwarder import Forwarder
 from deployments.llm_gateway.handler import RequestHandler
+from deployments.llm_gateway.health_probe import HealthFeed
 from deployments.llm_gateway.key_budgets import KeyBudgetLeases
 from deployments.llm_gateway.logsetup import configure as configure_logging
 from deployments.llm_gateway.notices import Notices
@@ -106,15 +108,17 @@ class Handles:
     keys: ActorHandle[KeyBoard]
     key_budgets: ActorHandle[KeyBudgets]
     webhooks: ActorHandle[WebhookQueue] | None = None
+    prober: ActorHandle[EndpointProber] | None = None
 
     @classmethod
     def from_ray(cls, config: GatewayConfig) -> Handles:
         cb, tl, budget = config.circuit_breaker, config.security.threat_ledger, config.budget
         p = ACTOR_PREFIX
+        breakers = state_mod.actor(
+            BreakerBoard, f"{p}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
+        )
         return cls(
-            breakers=state_mod.actor(
-                BreakerBoard, f"{p}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
-            ),
+            breakers=breakers,
             budget=state_mod.actor(BudgetLedger, f"{p}.budget", budget.daily_limit, budget.soft_limit),
             ratelimit=state_mod.actor(RateLimiter, f"{p}.ratelimit"),
             registry=state_mod.actor(RegistryBoard, f"{p}.registry", registry_store(config)),
@@ -131,6 +135,7 @@ class Handles:
                 if config.webhooks.enabled
                 else None
             ),
+            prober=(state_mod.actor(EndpointProber, f"{p}.prober", breakers) if config.health_check.enabled else None),
         )
 
     async def configure(self, config: GatewayConfig) -> None:
@@ -160,6 +165,7 @@ class Views:
     key_budgets: KeyBudgetLeases
     events: EventLog
     webhook_feed: WebhookFeed | None
+    health: HealthFeed | None
 
     @classmethod
     def of(cls, config: GatewayConfig, handles: Handles, router: Router) -> Views:
@@ -179,6 +185,7 @@ class Views:
             key_budgets=KeyBudgetLeases(handles.key_budgets),
             events=events,
             webhook_feed=feed,
+            health=(HealthFeed(handles.prober, router, config.health_check) if handles.prober is not None else None),
         )
 
 
@@ -224,7 +231,16 @@ class Stores:
             records=records,
             tracer=RequestTracer(obs.tracing),
             error_tracker=ErrorTracker(obs.error_tracker.dsn_env, obs.tracing.service_name),
-            audit=AuditTrail(config.data_path("audit.db"), trail.mask_pii) if trail.enabled else None,
+            audit=(
+                AuditTrail(
+                    config.data_path("audit.db"),
+                    audit_key(trail.secret_env, config.data_path(trail.key_file)),
+                    trail.mask_pii,
+                    config.data_path(trail.head_file),
+                )
+                if trail.enabled
+                else None
+            ),
             export=export,
         )
 

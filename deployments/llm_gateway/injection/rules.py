@@ -14,7 +14,6 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain, islice
 
 from deployments.llm_gateway.injection import lexicon as lx
@@ -57,14 +56,18 @@ class Rule:
 
         A rule with anchors is tried only where a word with one of its anchors starts (its match
         can start nowhere else), unless there are so many such places that one search is cheaper."""
+        if self.needs or self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
+            return self.found(folded, None)
+        return self.found(folded, [p for a in self.anchors & starts.keys() for p in starts[a]])
+
+    def found(self, folded: str, places: list[int] | None) -> bool:
+        """``matches`` given the places where the rule's anchors start (``None``: not indexed)."""
         if self.needs:
             return any(n in folded for n in self.needs) and self.pattern.search(folded) is not None
-        if self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
+        if places is None or len(places) > MAX_PLACES:
             return self.pattern.search(folded) is not None
-        places = [p for a in self.anchors & starts.keys() for p in starts[a]]
-        if len(places) > MAX_PLACES:
-            return self.pattern.search(folded) is not None
-        return any(self.pattern.match(folded, p) for p in places)
+        match = self.pattern.match
+        return any(match(folded, p) for p in places)
 
 
 _LITERAL = re.compile(r"[a-z][a-z' ]*|")
@@ -213,8 +216,6 @@ RULES: tuple[Rule, ...] = (
 _SEND = _rule("send", 0.0, rf"\b(?:{lx.SEND_VERB})\b", lx.SEND_VERB)
 _TOOL = _rule("tool", 0.0, lx.TOOL_CALL, lx.TOOL_VERB)
 _SENSITIVE = _rule("sensitive", 0.0, rf"\b(?:{lx.SENSITIVE})\b", lx.SENSITIVE)
-# the first letters at each word start (a lookahead: the next word may start inside them)
-_KEY = re.compile(rf"\b(?=([a-z][a-z' ]{{0,{ANCHOR_LEN - 1}}}))")
 _ANCHORS = frozenset(a for rule in (*RULES, _SEND, _TOOL, _SENSITIVE) for a in rule.anchors or ())
 _ANCHOR_LENGTHS = sorted({len(a) for a in _ANCHORS})
 _LINK = re.compile(r"https?://\S+")
@@ -254,24 +255,80 @@ def _any_between(places: list[int], lo: int, hi: int) -> bool:
 
 
 def word_starts(folded: str) -> dict[str, list[int]]:
-    """Where words start, under each anchor (of any rule) the text there begins with."""
+    """Where words start, under each anchor (of any rule) the text there begins with.
+
+    One search finds, at each word start, the longest anchor the word begins with (``_ANCHOR_AT``,
+    a trie of the anchors); the position is filed under it and under its shorter prefixes that
+    are anchors too. Words that begin with no anchor cost no Python at all."""
     starts: dict[str, list[int]] = {}
-    for match in _KEY.finditer(folded):
-        for anchor in _anchors_at(match.group(1)):
-            starts.setdefault(anchor, []).append(match.start())
+    for match in _ANCHOR_AT.finditer(folded):
+        at = match.start()
+        for anchor in _PREFIX_ANCHORS[match.group(1)]:
+            places = starts.get(anchor)
+            if places is None:
+                starts[anchor] = [at]
+            else:
+                places.append(at)
     return starts
 
 
-@lru_cache(maxsize=1 << 16)
-def _anchors_at(key: str) -> tuple[str, ...]:
+def anchors_at(key: str) -> tuple[str, ...]:
     """The anchors that ``key`` (the first letters of a word, up to ``ANCHOR_LEN``) starts with."""
-    return tuple(key[:k] for k in _ANCHOR_LENGTHS if key[:k] in _ANCHORS)
+    return tuple(key[:k] for k in _ANCHOR_LENGTHS if k <= len(key) and key[:k] in _ANCHORS)
+
+
+def _trie(words: frozenset[str]) -> str:
+    """A regex matching the longest of ``words`` that the text starts with (greedy optional tails)."""
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+        alternatives = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+_ANCHOR_AT = re.compile(rf"\b(?=({_trie(_ANCHORS)}))")
+_PREFIX_ANCHORS = {anchor: anchors_at(anchor) for anchor in _ANCHORS}
+
+
+# for each anchor, the anchored rules (their index in ``RULES``) that have it
+_RULES_OF_ANCHOR: dict[str, tuple[int, ...]] = {
+    anchor: tuple(i for i, r in enumerate(RULES) if not r.needs and r.anchors is not None and anchor in r.anchors)
+    for anchor in _ANCHORS
+}
+# rules tried on every text: those without anchors, and those that start with punctuation
+_UNANCHORED = tuple(i for i, r in enumerate(RULES) if r.needs or r.anchors is None)
 
 
 def signals(folded: str) -> dict[str, float]:
-    """The signals present in ``folded`` text, by name, with their weights."""
-    starts = word_starts(folded) if len(folded) <= MAX_INDEXED_CHARS else {}
-    found = {r.name: r.weight for r in RULES if r.matches(folded, starts)}
+    """The signals present in ``folded`` text, by name, with their weights.
+
+    The same as asking every rule's ``matches``, without its per-rule cost: the word starts are
+    handed out to the anchored rules once, so a rule none of whose anchors occurs is never tried."""
+    if len(folded) > MAX_INDEXED_CHARS:
+        starts: dict[str, list[int]] = {}
+        found = {r.name: r.weight for r in RULES if r.found(folded, None)}
+    else:
+        starts = word_starts(folded)
+        places: dict[int, list[int]] = {}
+        for anchor, at in starts.items():
+            for i in _RULES_OF_ANCHOR[anchor]:
+                places.setdefault(i, []).extend(at)
+        tried = sorted([*places, *_UNANCHORED])
+        found = {}
+        for i in tried:
+            rule = RULES[i]
+            if rule.found(folded, places.get(i)):
+                found[rule.name] = rule.weight
     if "http" in folded or "@" in folded or "url" in folded or "webhook" in folded or "endpoint" in folded:
         found.update(_exfiltration(folded, starts))
     return found

@@ -28,6 +28,7 @@ def _endpoints(gateway: GatewayState) -> list[dict[str, Any]]:
                 "models": ep.models,
                 "circuit_state": view["state"] if view else "CLOSED",
                 "failure_count": view["failures"] if view else 0,
+                "health": view.get("health", "unknown") if view else "unknown",
                 "keys": len(ring.keys) if ring else 0,
             }
         )

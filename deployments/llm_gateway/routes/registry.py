@@ -2,7 +2,7 @@
 
 | Method | Path | Answer |
 |---|---|---|
-| GET | /api/v1/registry | ``{data: [entry], total}`` |
+| GET | /api/v1/registry | ``{data: [entry], total, configured: [endpoint]}`` (``configured``: read-only) |
 | POST | /api/v1/registry | 201, the new entry (status ``FOUND``); 409 on a duplicate name |
 | POST | /api/v1/registry/scan | ``{candidates: [{id, provider, base_url, models, status, added}], total, added}`` |
 | POST | /api/v1/registry/{id}/probe | 200 ``{ok, latency_ms, models, entry}``; 502 ``probe_failed`` when unreachable |
@@ -10,7 +10,9 @@
 | POST | /api/v1/registry/{id}/priority | the entry with its new priority |
 | DELETE | /api/v1/registry/{id} | ``{id, deleted: true}`` |
 
-Unknown ids answer 404 ``registry_entry_not_found``; an unavailable store 503.
+Unknown ids answer 404 ``registry_entry_not_found``; an unavailable store 503; a change to an
+endpoint of the config file (listed under ``configured``, ``read_only: true``) 409
+``registry_entry_read_only``.
 """
 
 from __future__ import annotations
@@ -23,10 +25,18 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 from starlette.responses import JSONResponse
 
-from actors.llm_gateway import RegistryBoard
+from actors.llm_gateway import BreakerBoard, RegistryBoard
 from deployments.llm_gateway.discovery import discover
 from deployments.llm_gateway.errors import GatewayError
-from deployments.llm_gateway.registry import EntryIn, PriorityIn, ProbeFailed, entry_id, probe, public_view
+from deployments.llm_gateway.registry import (
+    EntryIn,
+    PriorityIn,
+    ProbeFailed,
+    configured_view,
+    entry_id,
+    probe,
+    public_view,
+)
 from deployments.llm_gateway.routes.common import Gateway, parsed_body
 from deployments.llm_gateway.routes.schemas import body
 from deployments.llm_gateway.state import GatewayState
@@ -81,6 +91,26 @@ def _reserved(gateway: GatewayState) -> list[str]:
     return sorted(gateway.router.static_names() | set(gateway.config.endpoints))
 
 
+def _writable(gateway: GatewayState, id: str) -> str:
+    """``id`` unless it names an endpoint of the config file (or found at startup): those are read-only here."""
+    if id in gateway.router.static_names() and id not in gateway.views.registry.entries:
+        raise GatewayError(
+            409,
+            f"endpoint {id!r} comes from the config file and is read-only here: change it in the file and redeploy",
+            code="registry_entry_read_only",
+        )
+    return id
+
+
+def _configured(gateway: GatewayState) -> list[dict[str, Any]]:
+    router, states = gateway.router, gateway.views.breakers.states
+    out = []
+    for name in sorted(router.static_names()):
+        ring = router.keyrings.get(name)
+        out.append(configured_view(name, router.endpoints[name], len(ring.keys) if ring else 0, states.get(name)))
+    return out
+
+
 router = APIRouter(tags=["control plane"])
 
 
@@ -95,7 +125,9 @@ async def list_registry(gateway: Gateway) -> JSONResponse:
             503, f"the registry is unavailable ({type(exc).__name__})", code="registry_unavailable"
         ) from None
     entries = sorted(registry.entries.values(), key=lambda e: (e["priority"], e["created_at"], e["id"]))
-    return JSONResponse({"data": [_view(gateway, e) for e in entries], "total": len(entries)})
+    return JSONResponse(
+        {"data": [_view(gateway, e) for e in entries], "total": len(entries), "configured": _configured(gateway)}
+    )
 
 
 @router.post("/api/v1/registry", status_code=201, openapi_extra=body(EntryIn.model_json_schema()))
@@ -115,21 +147,21 @@ async def add_entry(request: Request, gateway: Gateway) -> JSONResponse:
 @router.post("/api/v1/registry/{id}/toggle")
 async def toggle(id: str, gateway: Gateway) -> JSONResponse:
     """``verified`` becomes ``IGNORED``; any other status becomes ``verified``."""
-    return JSONResponse(_view(gateway, (await _call(gateway, RegistryBoard.toggle, id))["entry"]))
+    return JSONResponse(_view(gateway, (await _call(gateway, RegistryBoard.toggle, _writable(gateway, id)))["entry"]))
 
 
 @router.post("/api/v1/registry/{id}/priority", openapi_extra=body(PriorityIn.model_json_schema()))
 async def set_priority(id: str, request: Request, gateway: Gateway) -> JSONResponse:
     """Set the routing priority (lower is preferred). Body: ``{"priority": <integer>}``."""
     change = await parsed_body(request, PriorityIn)
-    result = await _call(gateway, RegistryBoard.set_priority, id, change.priority)
+    result = await _call(gateway, RegistryBoard.set_priority, _writable(gateway, id), change.priority)
     return JSONResponse(_view(gateway, result["entry"]))
 
 
 @router.delete("/api/v1/registry/{id}")
 async def delete(id: str, gateway: Gateway) -> JSONResponse:
     """Remove the entry; it stops receiving traffic."""
-    await _call(gateway, RegistryBoard.remove, id)
+    await _call(gateway, RegistryBoard.remove, _writable(gateway, id))
     return JSONResponse({"id": id, "deleted": True})
 
 
@@ -159,10 +191,19 @@ async def scan(gateway: Gateway) -> JSONResponse:
     )
 
 
+async def _health(gateway: GatewayState, id: str, ok: bool, reason: str) -> None:
+    """An operator's probe marks the endpoint up or down like the prober's (an event per transition)."""
+    try:
+        await state_mod.call(gateway.handles.breakers, BreakerBoard.record_health, id, ok, reason)
+        await gateway.views.breakers.refresh()
+    except Exception:
+        log.warning("health mark of a probe failed", extra={"endpoint": id})
+
+
 @router.post("/api/v1/registry/{id}/probe")
 async def probe_entry(id: str, gateway: Gateway) -> JSONResponse:
     """List the entry's models (no inference) and store the measured latency."""
-    entry = (await _call(gateway, RegistryBoard.get, id))["entry"]
+    entry = (await _call(gateway, RegistryBoard.get, _writable(gateway, id)))["entry"]
     assert gateway.client is not None
     try:
         latency_ms, models = await probe(
@@ -174,9 +215,10 @@ async def probe_entry(id: str, gateway: Gateway) -> JSONResponse:
         )
     except ProbeFailed as exc:
         await _call(gateway, RegistryBoard.record_probe, id, False, None, None, str(exc))
-        gateway.views.events.emit("endpoint_down", endpoint=id, reason=str(exc)[:200])
+        await _health(gateway, id, False, str(exc)[:200])
         raise GatewayError(502, f"probe of {id!r} failed: {exc}", code="probe_failed") from None
     result = await _call(gateway, RegistryBoard.record_probe, id, True, latency_ms, models, None)
+    await _health(gateway, id, True, "")
     return JSONResponse(
         {"ok": True, "id": id, "latency_ms": latency_ms, "models": models, "entry": _view(gateway, result["entry"])}
     )

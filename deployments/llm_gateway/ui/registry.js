@@ -145,21 +145,29 @@
     ["lower", "Lower"],
     ["delete", "Delete"],
   ];
+  // An endpoint of the config file can be looked at and its breaker reset, nothing else: the API answers 409.
+  const READ_ONLY_ACTIONS = new Set(["copy", "inspect", "reset"]);
+
+  function statusText(entry) {
+    if (entry.read_only) return "Config (read-only)";
+    return entry.status === "verified" ? "Live" : entry.status;
+  }
 
   function render() {
     const rows = entries.map((entry) => {
-      const row = el("tr", undefined, { "data-id": entry.id });
+      const row = el("tr", undefined, { "data-id": entry.id, "data-read-only": String(Boolean(entry.read_only)) });
       row.append(
         el("td", entry.name),
         el("td", host(entry.base_url)),
         el("td", entry.provider),
-        el("td", entry.status === "verified" ? "Live" : entry.status, { class: "status" }),
+        el("td", statusText(entry), { class: "status" }),
         el("td", entry.circuit_state, { class: "breaker" }),
         el("td", entry.latency_ms === null || entry.latency_ms === undefined ? "--" : `${Math.round(entry.latency_ms)} ms`),
         el("td", String(entry.priority), { class: "priority" })
       );
       const actions = el("td", undefined, { class: "actions" });
       for (const [action, label] of BUTTONS) {
+        if (entry.read_only && !READ_ONLY_ACTIONS.has(action)) continue;
         const button = el("button", label, { type: "button", "data-action": action });
         if (action === "delete") button.className = "danger";
         button.addEventListener("click", () => ACTIONS[action](entry, row));
@@ -175,7 +183,7 @@
     const result = await call("GET", "api/v1/registry");
     if (result.status === 401) return showSignIn("Your session has ended: sign in again.");
     if (!result.ok) return status(`Loading the registry failed: ${problem(result)}`, true);
-    entries = result.data.data;
+    entries = result.data.data.concat(result.data.configured || []);
     render();
     $("updated").textContent = `Updated ${new Date().toLocaleTimeString()}, ${result.data.total} entries`;
     document.body.dataset.loads = String(Number(document.body.dataset.loads || "0") + 1);

@@ -185,6 +185,7 @@ def base_config(tmp_path: Path, endpoints: dict[str, Any], **overrides: Any) -> 
         "caching": {"enabled": False},
         "circuit_breaker": {"failure_threshold": 3, "recovery_timeout": 60},
         "observability": {"tracing": {"console_exporter": False}},
+        "health_check": {"enabled": False},  # its probes would show in the doubles' request logs; on in its tests
     }
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(cfg.get(key), dict):

@@ -113,7 +113,16 @@ async def test_every_request_is_recorded_and_the_chain_verifies(serve, up1, tmp_
         assert (await c.post("/v1/chat/completions", json=chat("unknown-model"))).status_code == 404
         result = (await c.get("/admin/audit/verify", headers=ADMIN)).json()
         assert (await c.get("/admin/audit/verify")).status_code == 403
-    assert result == {"ok": True, "records": 3, "first_bad_seq": None, "anchored_after": 0}
+    assert result == {
+        "ok": True,
+        "records": 3,
+        "first_bad_seq": None,
+        "anchored_after": 0,
+        "keyed": True,
+        "legacy_records": 0,
+        "heads_checked": 0,
+        "head_missing_seq": None,
+    }
     db = sqlite3.connect(tmp_path / "audit.db")
     rows = [json.loads(r[0]) for r in db.execute("SELECT record FROM audit_log ORDER BY seq")]
     assert [r["status"] for r in rows] == [200, 403, 404]
@@ -134,7 +143,7 @@ async def test_every_request_is_recorded_and_the_chain_verifies(serve, up1, tmp_
 
 
 def test_purge_keeps_the_remaining_chain_valid(tmp_path):
-    log = AuditLog(tmp_path / "audit.db")
+    log = AuditLog(tmp_path / "audit.db", KEY)
     old = time.time() - 100 * 86400
     log.append([(old + i, "request", {"n": i}) for i in range(5)])
     log.append([(time.time(), "request", {"n": 99})])
@@ -147,3 +156,85 @@ def test_purge_keeps_the_remaining_chain_valid(tmp_path):
     assert log.purge(time.time() - 90 * 86400) == 0
     sqlite3.connect(tmp_path / "audit.db", isolation_level=None).execute("DELETE FROM audit_log WHERE kind='request'")
     assert log.verify()["ok"] is False  # deleting a record outside the purge breaks the chain
+
+
+KEY = b"k" * 32
+
+
+def _rechain(db_path, key: bytes | None) -> None:
+    """What an attacker with write access does after editing a record: recompute every hash after it."""
+    import hashlib
+    import hmac
+
+    db = sqlite3.connect(db_path, isolation_level=None)
+    prev = "0" * 64
+    for seq, body in db.execute("SELECT seq, record FROM audit_log ORDER BY seq").fetchall():
+        data = (prev + body).encode()
+        digest = hmac.new(key, data, hashlib.sha256).hexdigest() if key else hashlib.sha256(data).hexdigest()
+        db.execute("UPDATE audit_log SET prev_hash = ?, hash = ? WHERE seq = ?", (prev, digest, seq))
+        prev = digest
+
+
+def test_the_chain_is_keyed_so_a_rewritten_chain_does_not_verify(tmp_path):
+    log = AuditLog(tmp_path / "audit.db", KEY)
+    log.append([(time.time(), "request", {"status": s}) for s in (200, 403, 404)])
+    assert log.verify()["ok"] and log.verify()["keyed"]
+    db = sqlite3.connect(tmp_path / "audit.db", isolation_level=None)
+    db.execute("UPDATE audit_log SET record = replace(record, '\"status\":403', '\"status\":200') WHERE seq = 2")
+    _rechain(tmp_path / "audit.db", None)  # plain SHA-256, as the unkeyed chain was
+    assert log.verify()["ok"] is False
+    _rechain(tmp_path / "audit.db", b"a guessed key, not the real one")
+    assert log.verify()["ok"] is False
+    _rechain(tmp_path / "audit.db", KEY)  # only the key holder can make it verify again
+    assert log.verify()["ok"] is True
+    assert AuditLog(tmp_path / "audit.db", b"x" * 32).verify()["ok"] is False
+
+
+def test_the_audit_key_comes_from_the_secrets_file_variable_else_a_0600_file(tmp_path, monkeypatch):
+    from deployments.llm_gateway.audit import audit_key
+    from rayfleet.secrets import SECRET_NAMES
+
+    assert "LLM_PROXY_AUDIT_KEY" in SECRET_NAMES  # make up generates it into var/secrets.env
+    monkeypatch.setenv("LLM_PROXY_AUDIT_KEY", "an-audit-secret-0123456789")
+    assert audit_key("LLM_PROXY_AUDIT_KEY", tmp_path / "audit.key") == audit_key(
+        "LLM_PROXY_AUDIT_KEY", tmp_path / "other.key"
+    )
+    assert not (tmp_path / "audit.key").exists()
+    monkeypatch.delenv("LLM_PROXY_AUDIT_KEY")
+    generated = audit_key("LLM_PROXY_AUDIT_KEY", tmp_path / "audit.key")
+    assert (tmp_path / "audit.key").stat().st_mode & 0o777 == 0o600
+    assert audit_key("LLM_PROXY_AUDIT_KEY", tmp_path / "audit.key") == generated
+
+
+def test_exported_heads_catch_a_cut_off_tail(tmp_path):
+    log = AuditLog(tmp_path / "audit.db", KEY)
+    heads = tmp_path / "audit-heads.jsonl"
+    log.append([(time.time(), "request", {"n": i}) for i in range(4)])
+    head = log.export_head(heads)
+    assert head == {"seq": 4, "hash": head["hash"], "ts": head["ts"]} and len(head["hash"]) == 64
+    assert json.loads(heads.read_text().splitlines()[-1]) == head
+    log.append([(time.time(), "request", {"n": 9})])
+    assert log.verify(heads)["ok"]
+    sqlite3.connect(tmp_path / "audit.db", isolation_level=None).execute("DELETE FROM audit_log WHERE seq >= 3")
+    assert log.verify()["ok"]  # the chain alone cannot see a cut tail...
+    result = log.verify(heads)
+    assert result["ok"] is False and result["head_missing_seq"] == 4  # ...the exported head does
+
+
+async def test_the_gateway_exports_the_head_periodically(serve, up1, tmp_path, auth_env, monkeypatch):
+    from tests.polling import eventually
+
+    monkeypatch.setenv("LLM_PROXY_AUDIT_KEY", "an-audit-secret-0123456789")
+    cfg = base_config(tmp_path, one(up1), logging={"audit_trail": {"head_export_interval": 0.05}})
+    gw = await serve(cfg)
+    async with gw.client() as c:
+        assert (await c.post("/v1/chat/completions", json=chat("m"))).status_code == 200
+    heads = tmp_path / "audit-heads.jsonl"
+
+    def exported() -> bool:
+        return heads.exists() and any(json.loads(line)["seq"] >= 1 for line in heads.read_text().splitlines())
+
+    await eventually(exported, what="the chain head exported")
+    async with gw.client(ADMIN_KEY) as admin:
+        verdict = (await admin.get("/admin/audit/verify")).json()
+    assert verdict["ok"] and verdict["keyed"] and verdict["heads_checked"] >= 1

@@ -9,6 +9,7 @@ import codecs
 import importlib.util
 import json
 import random
+import re
 from collections import Counter
 from urllib.parse import quote
 
@@ -197,6 +198,29 @@ def test_anchor_prefilter_gives_the_plain_patterns_answer():
         starts = rules.word_starts(text)
         for rule in rules.RULES:
             assert rule.matches(text, starts) == (rule.pattern.search(text) is not None), (rule.name, text)
+        # signals() hands the word starts out to the rules itself: the same rules fire
+        plain = {r.name for r in rules.RULES if r.pattern.search(text)}
+        assert set(rules.signals(text)) - {"exfiltrate", "send_to_link"} == plain, text
+
+
+def test_word_starts_files_every_word_start_under_each_anchor_it_begins_with():
+    """The trie search gives what looking at the first letters of every word gives."""
+    key = re.compile(rf"\b(?=([a-z][a-z' ]{{0,{rules.ANCHOR_LEN - 1}}}))")  # each word's first letters
+
+    def plain(text: str) -> dict[str, list[int]]:
+        starts: dict[str, list[int]] = {}
+        for match in key.finditer(text):
+            for anchor in rules.anchors_at(match.group(1)):
+                starts.setdefault(anchor, []).append(match.start())
+        return starts
+
+    rng = random.Random(7)
+    texts = [normalise.fold(r["text"]) for r in corpus()]
+    words = " ".join(texts).split()
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 60))) for _ in range(2000)]
+    texts += ["".join(rng.choice("abdeginorst' -\n") for _ in range(rng.randint(1, 80))) for _ in range(2000)]
+    for text in texts:
+        assert rules.word_starts(text) == plain(text), text
 
 
 def test_anchors_are_the_plain_prefixes_of_every_alternative():

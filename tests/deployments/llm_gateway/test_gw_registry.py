@@ -40,7 +40,9 @@ def entry(name: str, base_url: str, **extra: Any) -> dict[str, Any]:
 async def test_crud_list_fields_and_toggle_table(serve, up1, up2, tmp_path, auth_env):
     gw = await serve(cfg(tmp_path, up1))
     async with gw.client(key=ADMIN_KEY) as c:
-        assert (await c.get("/api/v1/registry")).json() == {"data": [], "total": 0}
+        empty = (await c.get("/api/v1/registry")).json()
+        assert (empty["data"], empty["total"]) == ([], 0)
+        assert [(e["id"], e["read_only"]) for e in empty["configured"]] == [("a", True)]
         r = await c.post(
             "/api/v1/registry",
             json=entry(

@@ -122,10 +122,16 @@ async def test_every_action_in_chromium(serve, up1, up2, issuer, tmp_path, auth_
                 assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/"
                 assert await page.evaluate("document.cookie") == ""  # HttpOnly: invisible to scripts
                 rows = page.locator("#entries tbody tr")
-                await expect(rows).to_have_count(4)
+                await expect(rows).to_have_count(5)  # the four entries and endpoint "a" of the config file
 
                 def row(entry_id: str) -> Any:
                     return page.locator(f'#entries tbody tr[data-id="{entry_id}"]')
+
+                # the configured endpoint: shown read-only, with no button that would change it
+                await expect(row("a").locator("td.status")).to_have_text("Config (read-only)")
+                assert await row("a").get_attribute("data-read-only") == "true"
+                actions = await row("a").locator("button").evaluate_all("(bs) => bs.map((b) => b.dataset.action)")
+                assert actions == ["copy", "inspect", "reset"]
 
                 async def click(entry_id: str, action: str) -> None:
                     await row(entry_id).locator(f'button[data-action="{action}"]').click()
@@ -224,7 +230,7 @@ async def test_every_action_in_chromium(serve, up1, up2, issuer, tmp_path, auth_
                 await page.click("#providers a")
                 await page.wait_for_url(gw.url + "/ui/registry")
                 await expect(page.locator("#who")).to_have_text("oidc:local:ada-1 (admin)")
-                await expect(rows).to_have_count(4)
+                await expect(rows).to_have_count(5)
                 await click("gamma", "raise")
                 await expect(row("gamma").locator("td.priority")).to_have_text("-1")
                 assert (await registry())["gamma"]["priority"] == -1

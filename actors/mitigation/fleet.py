@@ -510,6 +510,21 @@ class MitigationFleet:
             changed = [e.id for e in chosen]
         return {"ok": True, "value": {"action": action, "count": count, "nodes": changed, "total": len(self.nodes)}}
 
+    async def replace_certificate(self, cert_pem: str, key_pem: str) -> dict[str, Any]:
+        """The same certificate on every live node, through each node's runtime API (no reload). A pair
+        that a node refuses is 422 (refused by all: the check is the same); nodes not reached keep theirs."""
+        results = await self._each("replace_certificate", cert_pem, key_pem)
+        if not results:  # not kept for nodes added later: they start with the configured certificate
+            return {"ok": False, "status": 409, "message": "no live node to serve the certificate"}
+        applied = sorted(n for n, r in results.items() if r["ok"])
+        failed = {n: r["message"] for n, r in results.items() if not r["ok"]}
+        if not applied:
+            message = "; ".join(f"{n}: {m}" for n, m in sorted(failed.items()))
+            status = max(r["status"] for r in results.values())
+            return {"ok": False, "status": status, "message": f"certificate not replaced: {message}"}
+        first = results[applied[0]]["value"]
+        return {"ok": True, "value": {**first, "nodes": applied, "failed": failed}}
+
     async def threats(self) -> dict[str, Any]:
         results = await self._each("threat_summary")
         attacks: Counter[str] = Counter()

@@ -268,3 +268,29 @@ class NodeHealth(BaseModel):
     status: str
     node_id: str
     children: list[Child]
+
+
+MAX_PEM_CHARS = 32 * 1024
+
+
+class CertificateIn(BaseModel):
+    """A new certificate for the TLS listener: PEM text (the key unencrypted; it is never echoed)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    cert_pem: str = Field(..., min_length=1, max_length=MAX_PEM_CHARS, description="certificate, then its chain")
+    key_pem: str = Field(..., min_length=1, max_length=MAX_PEM_CHARS, description="its private key (RSA or ECDSA)")
+
+
+class Certificate(BaseModel):
+    """The served certificate's public facts (never the key)."""
+
+    enabled: bool = Field(description="the node listens with TLS")
+    min_version: str | None = None
+    alpn: list[str] | None = None
+    source: str | None = Field(None, description="files, demo, or api (replaced at run time)")
+    serial: str | None = Field(None, description="hexadecimal")
+    subject: str | None = None
+    not_after: str | None = None
+    sha256: str | None = Field(None, description="fingerprint of the certificate (DER)")
+    nodes: list[str] | None = Field(None, description="fleet: nodes that serve it now")
+    failed: dict[str, str] | None = Field(None, description="fleet: nodes that did not take it")

@@ -145,6 +145,16 @@ async def delete_blacklist(state: State, ip: str) -> Any:
     return await state.fleet_call(MitigationFleet.delete_blacklist, ip)
 
 
+@api.put(
+    "/tls/certificate",
+    response_model=schemas.Certificate,
+    summary="Serve a new certificate on every node (runtime API: no reload)",
+    responses={**NO_NODE, **refusal(409, "the nodes have no TLS listener, or no node is live")},
+)
+async def replace_certificate(state: State, body: schemas.CertificateIn) -> Any:
+    return await state.fleet_call(MitigationFleet.replace_certificate, body.cert_pem, body.key_pem)
+
+
 @api.post(
     "/allowlist",
     response_model=schemas.AllowEntry,

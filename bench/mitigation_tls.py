@@ -1,7 +1,7 @@
 """CPU per request of a TLS-terminating mitigation node vs a plain HAProxy reverse proxy doing the same
 TLS termination, measured in the same run on loopback.
 
-Both listen with the same ECDSA P-256 certificate (`ssl crt`, ALPN h2,http/1.1, TLS >= 1.2) and proxy
+Both listen with the same certificate (ECDSA P-256, or RSA with --rsa 2048) (`ssl crt`, ALPN h2,http/1.1, TLS >= 1.2) and proxy
 to the same static HAProxy origin over plain HTTP. The node also runs its stick table, bans, flood
 checks and WAF (request bodies are not inspected). `wrk` drives HTTPS in two shapes:
   keep-alive      32 connections kept open: TLS record cost, no handshakes
@@ -10,7 +10,7 @@ CPU is the HAProxy processes' utime+stime from /proc/<pid>/stat before and after
 are wrk's 2xx answers only. Runs alternate peer and node, twice each, and are summed. The origin must
 be at least 10x cheaper per request than the node, so that the node's own cost is what is measured.
 
-Usage: python bench/mitigation_tls.py [--seconds 6] [--connections 32]
+Usage: python bench/mitigation_tls.py [--seconds 6] [--connections 32] [--rsa 2048]
 """
 
 from __future__ import annotations
@@ -71,9 +71,9 @@ def measure(
     return result.requests - result.non_2xx, proxy_cpu, origin_cpu, result
 
 
-async def main(seconds: float, connections: int) -> None:
+async def main(seconds: float, connections: int, rsa_bits: int | None) -> None:
     folder = Path(tempfile.mkdtemp(prefix="rf-tlsbench-"))
-    pair = pem_of(*issue("bench", ["localhost", "127.0.0.1"]))
+    pair = pem_of(*issue("bench", ["localhost", "127.0.0.1"], rsa_bits=rsa_bits))
     cert, key, pem = folder / "bench.crt", folder / "bench.key", folder / "bench.pem"
     cert.write_text(pair.cert_pem)
     write_private(key, pair.key_pem)
@@ -92,7 +92,8 @@ async def main(seconds: float, connections: int) -> None:
             )
             await node.start()
             try:
-                print(f"TLS termination, wrk {connections} connections, {seconds:g} s per run, 2 runs each")
+                kind = f"RSA-{rsa_bits}" if rsa_bits else "ECDSA P-256"
+                print(f"TLS termination ({kind}), wrk {connections} connections, {seconds:g} s per run, 2 runs each")
                 for label, close in (("keep-alive", False), ("new connection", True)):
                     totals: dict[str, list[float]] = {"peer": [0, 0.0, 0.0], "node": [0, 0.0, 0.0]}
                     for _ in range(2):
@@ -124,5 +125,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rsa", type=int, default=None, metavar="BITS", help="an RSA key instead of ECDSA P-256")
     args = parser.parse_args()
-    asyncio.run(main(args.seconds, args.connections))
+    asyncio.run(main(args.seconds, args.connections, args.rsa))

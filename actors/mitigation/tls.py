@@ -18,6 +18,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
+PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
+
 
 class CertificateError(ValueError):
     """A certificate or key that cannot be served: the message never holds key material."""
@@ -54,7 +56,7 @@ def check_pair(cert_pem: str, key_pem: str) -> CertificatePair:
         key = serialization.load_pem_private_key(key_pem.encode(), password=None)
     except (ValueError, TypeError):
         raise CertificateError("the key is not an unencrypted PEM private key") from None
-    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
+    if not isinstance(key, PrivateKey):
         raise CertificateError("the key must be RSA or ECDSA")
     public = serialization.PublicFormat.SubjectPublicKeyInfo
     encoding = serialization.Encoding.DER
@@ -104,12 +106,14 @@ def _name(common_name: str) -> x509.Name:
 def issue(
     common_name: str,
     hosts: list[str],
-    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
+    issuer: tuple[x509.Certificate, PrivateKey] | None = None,
     is_ca: bool = False,
     days: int = 30,
-) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A P-256 certificate for `hosts` (DNS names or IP addresses), self-signed or signed by `issuer`."""
-    key = ec.generate_private_key(ec.SECP256R1())
+    rsa_bits: int | None = None,
+) -> tuple[x509.Certificate, PrivateKey]:
+    """A certificate for `hosts` (DNS names or IP addresses), self-signed or signed by `issuer`; its key
+    is P-256, or RSA of `rsa_bits`."""
+    key: PrivateKey = rsa.generate_private_key(65537, rsa_bits) if rsa_bits else ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
     names: list[x509.GeneralName] = []
     for host in hosts:
@@ -133,7 +137,7 @@ def issue(
     return builder.sign(signer_key, hashes.SHA256()), key
 
 
-def pem_of(cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> CertificatePair:
+def pem_of(cert: x509.Certificate, key: PrivateKey) -> CertificatePair:
     cert_pem = cert.public_bytes(serialization.Encoding.PEM).decode()
     key_pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()

@@ -5,9 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec
-
 from actors.mitigation.tls import CertificatePair, issue, pem_of, write_private
 
 
@@ -38,8 +35,7 @@ class CertificateAuthority:
 
     def signed(self, hosts: list[str], common_name: str = "node") -> Issued:
         self.count += 1
-        leaf: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] = issue(common_name, hosts, (self.cert, self.key))
-        pair = pem_of(*leaf)
+        pair = pem_of(*issue(common_name, hosts, (self.cert, self.key)))
         stem = self.folder / f"{common_name}-{self.count}"
         cert_file, key_file, combined = (stem.with_suffix(s) for s in (".crt", ".key", ".pem"))
         cert_file.write_text(pair.cert_pem)

@@ -315,3 +315,10 @@ def test_the_configuration_refuses_h2_on_a_syn_node_and_unreadable_files(issued,
     demo = load("config/mitigation.yaml", {**env, "MITIGATION__FLEET__NODE__TLS": '{"demo": true}'})
     assert demo.fleet.node.tls is not None and demo.fleet.node.tls.demo
     assert load("config/mitigation.yaml", env).fleet.node.tls is None  # the default stays plain HTTP
+
+
+async def test_a_syn_node_terminates_tls_and_forwards_the_bytes(make_fleet, ca, issued):
+    fleet = await make_fleet(mode="syn", tls=tls(issued))
+    shaken = await handshake(fleet.node().address, client_context(ca.ca_file, alpn=["h2", "http/1.1"]))
+    assert shaken.serial == issued.serial and shaken.alpn is None and shaken.status == 200
+    assert "alpn" not in fleet.node().paths.config.read_text()

@@ -437,6 +437,8 @@ class MitigationNode:
         self.state.policy.set_many({k: v for k, v in kept.items() if v is not None})
         for key in [k for k, v in kept.items() if v is None]:
             self.state.policy.delete(key)
+        if settings.tls != self.settings.tls:  # a tls policy: the PEM the new workers load
+            self.certificate.install(settings)
         self.settings = settings
         if geo is not None:
             self.geo_prefixes = geo

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -198,7 +198,20 @@ class ClientAddressRule(BaseModel):
         return normalise_cidrs(values)
 
 
-PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule, Field(discriminator="type")]
+class TLSRule(BaseModel):
+    """TLS on the nodes' listener and to the origin, as `fleet.node.tls` and `fleet.node.origin_tls`. Each
+    node checks it before a hitless reload (files readable there, the key the certificate's, a known
+    minimum version, no h2 on a syn node): what it refuses is 422 and no node keeps it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    type: Literal["tls"]
+    tls: dict[str, Any] | None = Field(
+        None, description="{cert_file, key_file} or {demo: true}, min_version, alpn (null: plain)"
+    )
+    origin_tls: dict[str, Any] | None = Field(None, description="{verify, ca_file, sni} (null: plain HTTP)")
+
+
+PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule | TLSRule, Field(discriminator="type")]
 
 
 class PolicyIn(BaseModel):

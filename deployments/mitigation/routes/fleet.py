@@ -189,10 +189,10 @@ async def get_policy(state: State) -> dict[str, Any]:
 @api.delete(
     "/policy/{kind}",
     response_model=schemas.PolicyView,
-    summary="Remove the rate limit, the geo block or the client-address settings from every node",
+    summary="Remove the rate limit, the geo block, the client-address or the TLS settings from every node",
     responses=refusal(404, "none in force"),
 )
-async def remove_policy(state: State, kind: Literal["rate_limit", "geo_block", "client_address"]) -> Any:
+async def remove_policy(state: State, kind: Literal["rate_limit", "geo_block", "client_address", "tls"]) -> Any:
     return await state.fleet_call(MitigationFleet.remove_policy, kind)
 
 

@@ -322,3 +322,50 @@ async def test_a_syn_node_terminates_tls_and_forwards_the_bytes(make_fleet, ca, 
     shaken = await handshake(fleet.node().address, client_context(ca.ca_file, alpn=["h2", "http/1.1"]))
     assert shaken.serial == issued.serial and shaken.alpn is None and shaken.status == 200
     assert "alpn" not in fleet.node().paths.config.read_text()
+
+
+# -- TLS as a policy -------------------------------------------------------------------------
+async def deploy_tls(fleet: Fleet, tls_settings: dict[str, Any] | None, **origin: Any) -> httpx.Response:
+    rule = {"type": "tls", "tls": tls_settings, "origin_tls": origin or None}
+    return await fleet.client.post("/api/v1/policy", json={"name": "tls", "rules": [rule]})
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"cert_file": "/nonexistent/site.crt"}, "cannot be read"),
+        ({"min_version": "TLSv1.1"}, "TLSv1.2"),
+        ({"alpn": ["h2", "spdy/3"]}, "'h2' or 'http/1.1'"),
+        ({"demo": True}, "either demo"),
+    ],
+    ids=["missing-file", "min-version", "alpn", "two-sources"],
+)
+async def test_a_tls_policy_the_node_cannot_serve_is_422_and_the_node_stays_plain(fleet, issued, bad, said):
+    answer = await deploy_tls(fleet, {**tls(issued), **bad})
+    assert answer.status_code == 422 and answer.json()["error"]["code"] == "validation_error"
+    assert said in answer.json()["error"]["message"]
+    assert await plain_get(fleet) == 200 and fleet.node().settings.tls is None
+
+
+async def test_a_tls_policy_whose_key_is_not_the_certificates_is_422(fleet, ca, issued):
+    other = ca.signed(HOSTS)
+    answer = await deploy_tls(fleet, {"cert_file": str(issued.cert_file), "key_file": str(other.key_file)})
+    assert answer.status_code == 422 and "does not match" in answer.json()["error"]["message"]
+    assert key_line(other) not in answer.text
+
+
+async def test_h2_on_a_syn_node_is_422(make_fleet, issued):
+    fleet = await make_fleet(mode="syn")
+    answer = await deploy_tls(fleet, tls(issued, alpn=["h2"]))
+    assert answer.status_code == 422 and "h2 is HTTP" in answer.json()["error"]["message"]
+
+
+async def test_a_tls_policy_turns_tls_on_hitlessly_and_removing_it_goes_back_to_plain(fleet, ca, issued):
+    answer = await deploy_tls(fleet, tls(issued, min_version="TLSv1.3"))
+    assert answer.status_code == 200, answer.text
+    shaken = await handshake(fleet.node().address, client_context(ca.ca_file))
+    assert shaken.serial == issued.serial and shaken.version == "TLSv1.3" and shaken.status == 200
+    removed = await fleet.client.delete("/api/v1/policy/tls")
+    assert removed.status_code == 200
+    assert await plain_get(fleet) == 200
+    assert (await fleet.client.delete("/api/v1/policy/tls")).status_code == 404

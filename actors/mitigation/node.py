@@ -33,6 +33,7 @@ from actors.mitigation.node_tls import CertificateRefused, NodeCertificate
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.stick_table import Snapshot, restore_lines
+from actors.mitigation.tls import CertificateError
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
@@ -391,7 +392,10 @@ class MitigationNode:
             raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
         before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
         kept = {"changes": {**(before[2] or {}), **changes}}
-        self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
+        try:
+            self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
+        except CertificateError as exc:  # the files changed since they were checked
+            raise NodeError(422, f"tls: {exc}") from None
         try:
             await self._reload()
         except (HAProxyError, OSError, TimeoutError) as exc:
@@ -434,11 +438,11 @@ class MitigationNode:
 
     def _set_policy(self, settings: NodeSettings, geo: dict[str, list[str]] | None, kept: dict[str, Any]) -> None:
         """Record the policy's keys (None: not set), then hold it and render the files HAProxy reads."""
+        if settings.tls != self.settings.tls:  # a tls policy: the PEM the new workers load, before anything is kept
+            self.certificate.install(settings)
         self.state.policy.set_many({k: v for k, v in kept.items() if v is not None})
         for key in [k for k, v in kept.items() if v is None]:
             self.state.policy.delete(key)
-        if settings.tls != self.settings.tls:  # a tls policy: the PEM the new workers load
-            self.certificate.install(settings)
         self.settings = settings
         if geo is not None:
             self.geo_prefixes = geo

@@ -57,6 +57,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "sims/pve/test_pve_cluster.py::cluster": REAL,
     "sims/pve/test_pve_cluster.py::on": REAL,
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
+    "deployments/mitigation/test_tls.py::https_origin": DATAPLANE,  # an HAProxy origin speaking HTTPS
     "deployments/webfilter/conftest.py::wf": DATAPLANE,  # Squid and dnsmasq
     "deployments/webfilter/test_subscriptions.py::wf": DATAPLANE,
     "deployments/webfilter/test_ui.py::wf": DATAPLANE,
@@ -82,6 +83,7 @@ STARTER_MARKS: dict[str, tuple[str, ...]] = {
     "running_service": DATAPLANE,
     "static_origin": DATAPLANE,
     "static_origin_process": DATAPLANE,
+    "haproxy_running": DATAPLANE,
     "MitigationFleet": DATAPLANE,
     "upstream_resolver": DATAPLANE,  # a dnsmasq in a network namespace (deployments/webfilter/test_lan.py)
     "require_chromium": BROWSER,

@@ -314,6 +314,8 @@ class MitigationFleet:
             elif rule["type"] == "client_address":
                 changes["accept_proxy"] = rule["accept_proxy"]
                 changes["trusted_proxies"] = rule["trusted_proxies"]
+            elif rule["type"] == "tls":
+                changes["tls"], changes["origin_tls"] = rule["tls"], rule["origin_tls"]
             else:
                 try:
                     countries = normalise_countries(rule["countries"])
@@ -456,23 +458,27 @@ class MitigationFleet:
         }
 
     async def remove_policy(self, kind: str) -> dict[str, Any]:
-        """Remove the rate limit (`rate_limit`), the geo block (`geo_block`) or the client-address
-        settings (`client_address`, back to the configuration's) from every node."""
+        """Remove the rate limit (`rate_limit`), the geo block (`geo_block`), the client-address
+        settings (`client_address`) or the TLS settings (`tls`) from every node; the last two go back to
+        the configuration's."""
         view, configured = self.get_policy(), self.settings.node
         client_address: dict[str, Any] = {
             "accept_proxy": configured.accept_proxy,
             "trusted_proxies": configured.trusted_proxies,
         }
+        tls = {k: getattr(configured, k) and getattr(configured, k).model_dump() for k in ("tls", "origin_tls")}
         if (
             (kind == "rate_limit" and view["rate_limit_rps"] is None)
             or (kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes)
             or (kind == "client_address" and all(view[k] == v for k, v in client_address.items()))
+            or (kind == "tls" and all(self.policy_changes.get(k, v) == v for k, v in tls.items()))
         ):
             return {"ok": False, "status": 404, "message": f"no {kind} in force"}
         removals: dict[str, dict[str, Any]] = {
             "rate_limit": {"rate_limit_rps": None},
             "geo_block": {"blocked_countries": []},
             "client_address": client_address,
+            "tls": tls,
         }
         changes = removals[kind]
         geo: dict[str, list[str]] | None = {} if kind == "geo_block" else None
@@ -509,6 +515,21 @@ class MitigationFleet:
                 await self._remove(entry)
             changed = [e.id for e in chosen]
         return {"ok": True, "value": {"action": action, "count": count, "nodes": changed, "total": len(self.nodes)}}
+
+    async def replace_certificate(self, cert_pem: str, key_pem: str) -> dict[str, Any]:
+        """The same certificate on every live node, through each node's runtime API (no reload). A pair
+        that a node refuses is 422 (refused by all: the check is the same); nodes not reached keep theirs."""
+        results = await self._each("replace_certificate", cert_pem, key_pem)
+        if not results:  # not kept for nodes added later: they start with the configured certificate
+            return {"ok": False, "status": 409, "message": "no live node to serve the certificate"}
+        applied = sorted(n for n, r in results.items() if r["ok"])
+        failed = {n: r["message"] for n, r in results.items() if not r["ok"]}
+        if not applied:
+            message = "; ".join(f"{n}: {m}" for n, m in sorted(failed.items()))
+            status = max(r["status"] for r in results.values())
+            return {"ok": False, "status": status, "message": f"certificate not replaced: {message}"}
+        first = results[applied[0]]["value"]
+        return {"ok": True, "value": {**first, "nodes": applied, "failed": failed}}
 
     async def threats(self) -> dict[str, Any]:
         results = await self._each("threat_summary")

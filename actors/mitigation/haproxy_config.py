@@ -43,6 +43,11 @@ class NodePaths:
         return self.root / "master.sock"
 
     @property
+    def certificate(self) -> Path:
+        """The TLS listener's certificate and key in one PEM (0600), as `crt` and `set ssl cert` name it."""
+        return self.root / "node.pem"
+
+    @property
     def blacklist(self) -> Path:
         return self.root / "blacklist.map"
 
@@ -202,12 +207,40 @@ def _syn_rules(settings: NodeSettings) -> list[str]:
     ]
 
 
+def _bind_options(settings: NodeSettings, paths: NodePaths) -> str:
+    """What follows the address on each `bind`: PROXY protocol, then TLS (the key is in the PEM file,
+    never in this text)."""
+    options = " accept-proxy" if settings.accept_proxy else ""
+    tls = settings.tls
+    if tls is not None:
+        options += f" ssl crt {paths.certificate} ssl-min-ver {tls.min_version}"
+        protocols = tls.protocols(settings.mode)
+        if protocols:
+            options += f" alpn {','.join(protocols)}"
+    return options
+
+
+def _server_options(settings: NodeSettings) -> str:
+    """HTTPS to the origin: `verify required` against `ca_file` (or the system's CAs) and the SNI name."""
+    origin = settings.origin_tls
+    if origin is None:
+        return ""
+    if not origin.verify:
+        return " ssl verify none"
+    options = f" ssl verify required ca-file {origin.ca_file or '@system-ca'}"
+    if origin.sni:
+        options += f" sni str({origin.sni})"
+    return options
+
+
 def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int) -> str:
     """The complete haproxy.cfg of a node listening on `port`, logging to UDP `log_port`."""
     lines = _global(settings, paths, log_port)
-    proxy = " accept-proxy" if settings.accept_proxy else ""
+    options = _bind_options(settings, paths)
     lines.append(f"frontend {FRONTEND}")
-    lines += [f"  bind {host_port(h, port)} backlog 4096{proxy}" for h in [settings.listen_host, *settings.also_listen]]
+    lines += [
+        f"  bind {host_port(h, port)} backlog 4096{options}" for h in [settings.listen_host, *settings.also_listen]
+    ]
     if settings.mode == "l7":
         lines.append(f'  log-format "{log_format()}"')
     else:
@@ -217,7 +250,7 @@ def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int) -
     lines += ["", f"backend {BACKEND}"]
     if settings.mode == "l7":
         lines += ["  option forwardfor", "  http-reuse safe"]
-    lines += [f"  server origin {settings.origin} maxconn {settings.maxconn}", ""]
+    lines += [f"  server origin {settings.origin} maxconn {settings.maxconn}{_server_options(settings)}", ""]
     return "\n".join(lines)
 
 

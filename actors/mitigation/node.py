@@ -29,9 +29,11 @@ from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_tab
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import Monitor
 from actors.mitigation.node_state import NodeState, put, stream_prefix
+from actors.mitigation.node_tls import CertificateRefused, NodeCertificate
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.stick_table import Snapshot, restore_lines
+from actors.mitigation.tls import CertificateError
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
@@ -120,6 +122,7 @@ class MitigationNode:
         self.paths = NodePaths(Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)))
         (self.paths.root / "owner.pid").write_text(str(os.getpid()))
         self.proc = HAProxyProcess(self.paths, f"haproxy-{node_id}", on_restart=self._reapply)
+        self.certificate = NodeCertificate(self.state.tls, self.paths.certificate)
         self.rules: dict[str, CustomRule] = self.state.replay_rules()
         self.builtin_hits: dict[str, int] = {}
         self.blacklist: dict[str, dict[str, Any]] = self.state.replay_bans()
@@ -154,6 +157,7 @@ class MitigationNode:
         if not self.settings.listen_port and self.state.policy.get("port") != self.port:
             self.state.policy.set("port", self.port)
         self._write_maps()
+        self.certificate.install(self.settings)
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
         await self.proc.start()
         self.tasks.every(self.settings.poll_interval_s, self.monitor.poll, name=f"poll-{self.node_id}", first_delay=0)
@@ -388,7 +392,10 @@ class MitigationNode:
             raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
         before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
         kept = {"changes": {**(before[2] or {}), **changes}}
-        self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
+        try:
+            self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
+        except CertificateError as exc:  # the files changed since they were checked
+            raise NodeError(422, f"tls: {exc}") from None
         try:
             await self._reload()
         except (HAProxyError, OSError, TimeoutError) as exc:
@@ -431,6 +438,8 @@ class MitigationNode:
 
     def _set_policy(self, settings: NodeSettings, geo: dict[str, list[str]] | None, kept: dict[str, Any]) -> None:
         """Record the policy's keys (None: not set), then hold it and render the files HAProxy reads."""
+        if settings.tls != self.settings.tls:  # a tls policy: the PEM the new workers load, before anything is kept
+            self.certificate.install(settings)
         self.state.policy.set_many({k: v for k, v in kept.items() if v is not None})
         for key in [k for k, v in kept.items() if v is None]:
             self.state.policy.delete(key)
@@ -439,6 +448,28 @@ class MitigationNode:
             self.geo_prefixes = geo
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
+
+    # -- TLS certificate -------------------------------------------------------
+    def certificate_view(self) -> dict[str, Any]:
+        """The served certificate's public facts (serial, subject, expiry, fingerprint), never its key."""
+        return self.certificate.view(self.settings)
+
+    async def replace_certificate(self, cert_pem: str, key_pem: str) -> dict[str, Any]:
+        """Serve a new certificate without a reload (runtime API); kept for restarts. 422 for a pair
+        that cannot be served, 409 on a node without TLS, 503 while HAProxy does not answer."""
+        if self.settings.tls is None:
+            raise NodeError(409, "this node has no TLS listener (node.tls)")
+        self._require_running()
+
+        async def runtime(command: str, payload: str | None) -> str:
+            return await self._runtime(command, payload)
+
+        try:
+            await self.certificate.replace(self.settings, cert_pem, key_pem, runtime)
+        except CertificateRefused as exc:
+            raise NodeError(422, str(exc)) from None
+        log.info("tls certificate replaced", extra={"node": self.node_id, "serial": self.certificate_view()["serial"]})
+        return self.certificate_view()
 
     # -- fleet-wide counting ---------------------------------------------------
     async def source_rates(self) -> list[dict[str, Any]]:

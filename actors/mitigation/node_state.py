@@ -6,6 +6,8 @@ Streams (one `DurableMap` each), under `mitigation/<fleet>/<node_id>`:
   /allow   source key → {ip, reason, created_at}
   /policy  "changes" → settings the fleet's policy changed; "geo" → {country: [prefix, ...]};
            "port" → the data-plane port the node picked (a restarted node listens on the same one)
+  /tls     "pair" → {cert_pem, key_pem, configured}: the certificate served since a hot replacement,
+           kept while `configured` (the files, or "demo", it replaced) stays the same
 
 The fleet actor's own streams, under `mitigation/<fleet>`:
   /fleet   "policy" (the last policy deployed), "changes", "geo", "counter" (last node number),
@@ -61,6 +63,7 @@ class NodeState:
         self.bans = DurableMap(self.store, f"{prefix}/bans")
         self.allow = DurableMap(self.store, f"{prefix}/allow")
         self.policy = DurableMap(self.store, f"{prefix}/policy")
+        self.tls = DurableMap(self.store, f"{prefix}/tls")
 
     def replay_rules(self) -> dict[str, CustomRule]:
         fields = set(CustomRule.__dataclass_fields__)
@@ -72,7 +75,7 @@ class NodeState:
 
     def forget(self) -> None:
         """A node removed on purpose (scale-down): nothing of it is replayed later."""
-        for durable in (self.rules, self.bans, self.allow, self.policy):
+        for durable in (self.rules, self.bans, self.allow, self.policy, self.tls):
             durable.clear()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -198,7 +198,20 @@ class ClientAddressRule(BaseModel):
         return normalise_cidrs(values)
 
 
-PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule, Field(discriminator="type")]
+class TLSRule(BaseModel):
+    """TLS on the nodes' listener and to the origin, as `fleet.node.tls` and `fleet.node.origin_tls`. Each
+    node checks it before a hitless reload (files readable there, the key the certificate's, a known
+    minimum version, no h2 on a syn node): what it refuses is 422 and no node keeps it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    type: Literal["tls"]
+    tls: dict[str, Any] | None = Field(
+        None, description="{cert_file, key_file} or {demo: true}, min_version, alpn (null: plain)"
+    )
+    origin_tls: dict[str, Any] | None = Field(None, description="{verify, ca_file, sni} (null: plain HTTP)")
+
+
+PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule | TLSRule, Field(discriminator="type")]
 
 
 class PolicyIn(BaseModel):
@@ -268,3 +281,29 @@ class NodeHealth(BaseModel):
     status: str
     node_id: str
     children: list[Child]
+
+
+MAX_PEM_CHARS = 32 * 1024
+
+
+class CertificateIn(BaseModel):
+    """A new certificate for the TLS listener: PEM text (the key unencrypted; it is never echoed)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    cert_pem: str = Field(..., min_length=1, max_length=MAX_PEM_CHARS, description="certificate, then its chain")
+    key_pem: str = Field(..., min_length=1, max_length=MAX_PEM_CHARS, description="its private key (RSA or ECDSA)")
+
+
+class Certificate(BaseModel):
+    """The served certificate's public facts (never the key)."""
+
+    enabled: bool = Field(description="the node listens with TLS")
+    min_version: str | None = None
+    alpn: list[str] | None = None
+    source: str | None = Field(None, description="files, demo, or api (replaced at run time)")
+    serial: str | None = Field(None, description="hexadecimal")
+    subject: str | None = None
+    not_after: str | None = None
+    sha256: str | None = Field(None, description="fingerprint of the certificate (DER)")
+    nodes: list[str] | None = Field(None, description="fleet: nodes that serve it now")
+    failed: dict[str, str] | None = Field(None, description="fleet: nodes that did not take it")

@@ -145,6 +145,16 @@ async def delete_blacklist(state: State, ip: str) -> Any:
     return await state.fleet_call(MitigationFleet.delete_blacklist, ip)
 
 
+@api.put(
+    "/tls/certificate",
+    response_model=schemas.Certificate,
+    summary="Serve a new certificate on every node (runtime API: no reload)",
+    responses={**NO_NODE, **refusal(409, "the nodes have no TLS listener, or no node is live")},
+)
+async def replace_certificate(state: State, body: schemas.CertificateIn) -> Any:
+    return await state.fleet_call(MitigationFleet.replace_certificate, body.cert_pem, body.key_pem)
+
+
 @api.post(
     "/allowlist",
     response_model=schemas.AllowEntry,
@@ -179,10 +189,10 @@ async def get_policy(state: State) -> dict[str, Any]:
 @api.delete(
     "/policy/{kind}",
     response_model=schemas.PolicyView,
-    summary="Remove the rate limit, the geo block or the client-address settings from every node",
+    summary="Remove the rate limit, the geo block, the client-address or the TLS settings from every node",
     responses=refusal(404, "none in force"),
 )
-async def remove_policy(state: State, kind: Literal["rate_limit", "geo_block", "client_address"]) -> Any:
+async def remove_policy(state: State, kind: Literal["rate_limit", "geo_block", "client_address", "tls"]) -> Any:
     return await state.fleet_call(MitigationFleet.remove_policy, kind)
 
 

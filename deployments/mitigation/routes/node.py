@@ -109,4 +109,19 @@ async def stats(state: State, node_id: NodeId) -> Any:
     return await state.node(node_id, "stats")
 
 
+@api.get("/tls/certificate", response_model=schemas.Certificate, summary="The certificate the listener serves")
+async def certificate(state: State, node_id: NodeId) -> Any:
+    return await state.node(node_id, "certificate_view")
+
+
+@api.put(
+    "/tls/certificate",
+    response_model=schemas.Certificate,
+    summary="Serve a new certificate (runtime API: no reload, no dropped connection; kept across restarts)",
+    responses={409: {"model": schemas.ErrorBody, "description": "the node has no TLS listener"}},
+)
+async def replace_certificate(state: State, node_id: NodeId, body: schemas.CertificateIn) -> Any:
+    return await state.node(node_id, "replace_certificate", body.cert_pem, body.key_pem)
+
+
 router.include_router(api)

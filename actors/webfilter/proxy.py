@@ -47,6 +47,7 @@ class ProxyOwner:
             subscriptions or SubscriptionSettings(), f"sqlite:///{Path(root) / 'durable.sqlite3'}"
         )
         self.base: Policy | None = None  # the policy the replicas last applied, without the subscriptions
+        self._indexed: tuple[Any, RuleIndex] | None = None  # the last rule index built, with what it was built from
         with contextlib.suppress(OSError, ValueError, TypeError):
             last = Policy(**json.loads(self._saved.read_text()))
             self.base = last
@@ -122,14 +123,32 @@ class ProxyOwner:
     def attribute(self, hosts: list[str]) -> list[Decision | None]:
         """The domain rule (and its source: `domain-blacklist` or `subscription:<id>`) that blocks each host
         under the policy in force now (`rulehits.RuleIndex`)."""
-        with self._lock:
-            sources = {"domain-blacklist": list(self.base.domain_blacklist if self.base else [])}
-            for key, copy in self.subs.lists.items():
-                meta = self.subs.meta.get(key)
-                if meta is not None and meta["type"] == "domain":
-                    sources[f"subscription:{key}"] = list(copy.get("entries", []))
-        index = RuleIndex(sources)
+        index = self._index(dns=False)
         return [index.decide(host) for host in hosts]
+
+    def attribute_dns(self, names: list[str]) -> list[Decision | None]:
+        """`attribute` for names dnsmasq blocked: its blocklist has the plain names and `*.name` rules, never
+        the `/regex/` ones (Squid alone enforces those), so a regex rule is never credited."""
+        index = self._index(dns=True)
+        return [index.decide(name) for name in names]
+
+    def _index(self, dns: bool) -> RuleIndex:
+        """The rule index of the lists in force, built once per policy and subscription copies (the DNS
+        tailer asks for every batch with a blocked answer)."""
+        with self._lock:
+            key = (id(self.base), tuple((k, id(copy)) for k, copy in self.subs.lists.items()), dns)
+            if self._indexed is not None and self._indexed[0] == key:
+                return self._indexed[1]
+            sources = {"domain-blacklist": list(self.base.domain_blacklist if self.base else [])}
+            for sub, copy in self.subs.lists.items():
+                meta = self.subs.meta.get(sub)
+                if meta is not None and meta["type"] == "domain":
+                    sources[f"subscription:{sub}"] = list(copy.get("entries", []))
+            if dns:
+                sources = {name: [r for r in rules if not r.startswith("/")] for name, rules in sources.items()}
+            index = RuleIndex(sources)
+            self._indexed = (key, index)
+            return index
 
     def _record(self, key: str, outcome: Outcome) -> None:
         """A refresh's outcome (from the refresher thread): a changed copy is enforced first; one the proxy

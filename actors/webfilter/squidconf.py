@@ -283,10 +283,13 @@ def squid_conf(
     return "\n".join([*base, *tls_lines(tls, policy.ssl_bump), *access_rules(policy, acl_dir)]) + "\n"
 
 
-def dnsmasq_conf(policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_root: bool) -> str:
+def dnsmasq_conf(
+    policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_root: bool, query_log: Path | None = None
+) -> str:
     """dnsmasq's configuration: its loopback address for Squid plus `dns_listen`, the hosts file (test names
     and the sinkhole), and `dns_upstreams` as `server=` lines; never /etc/resolv.conf (`no-resolv`), so with
-    no upstream nothing leaves the machine."""
+    no upstream nothing leaves the machine. With `query_log`, every query and how it was answered is logged
+    there (`log-queries=extra`: each line carries the query's serial number), for the log store to tail."""
     lines = [
         "port=53",
         *(f"listen-address={address}" for address in [own, *policy.dns_listen]),
@@ -299,6 +302,8 @@ def dnsmasq_conf(policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_ro
         f"pid-file={pid_file}",
         *(f"server={upstream}" for upstream in policy.dns_upstreams),
     ]
+    if query_log is not None:
+        lines += ["log-queries=extra", f"log-facility={query_log}"]
     if as_root:
         lines.append("user=root")
     return "\n".join(lines) + "\n"

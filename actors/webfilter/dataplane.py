@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from actors.webfilter import squidconf, tlsfiles
+from actors.webfilter import grouprules, squidconf, tlsfiles
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import RestartPolicy, Status, Supervised, SupervisorThread
 
@@ -406,7 +406,8 @@ class DataPlane:
                 continue
             changed |= self._put(self.root / "acl" / name, squidconf.render_acl(source))
             self._acl_entries[name] = entries
-        for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories)]:
+        groups = (grouprules.rule_name(g["name"]) for g in policy.groups)
+        for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories), *groups]:
             if rule not in self._pages:
                 _write_atomic(self.root / "errors" / squidconf.page_name(rule), squidconf.error_page(rule))
                 self._pages.add(rule)

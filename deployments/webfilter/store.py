@@ -6,6 +6,7 @@ Every method is synchronous and short; the app calls them off the event loop.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import sqlite3
 import threading
@@ -15,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from actors.webfilter import waf
+from actors.webfilter.grouprules import GroupPolicy
 from actors.webfilter.squidconf import Policy
+from deployments.webfilter import groups as groups_mod
 from deployments.webfilter import settings as settings_mod
 from deployments.webfilter.secretbox import SecretBox, is_sealed
 from rayfleet.sqlite import connect
@@ -38,6 +41,8 @@ CREATE TABLE IF NOT EXISTS waf_categories (name TEXT PRIMARY KEY, enabled INTEGE
 CREATE TABLE IF NOT EXISTS audit_log (id INTEGER PRIMARY KEY, timestamp TEXT NOT NULL, username TEXT,
     client_ip TEXT, action TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS client_groups (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
+    description TEXT NOT NULL DEFAULT '', policy TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL);
 """
 
 EXPORTED_TABLES = (
@@ -51,6 +56,7 @@ EXPORTED_TABLES = (
     "waf_categories",
     "audit_log",
     "meta",
+    "client_groups",
 )
 
 
@@ -68,6 +74,14 @@ LISTS: dict[str, ListSpec] = {
     "domain-whitelist": ListSpec("domain_whitelist", "domain", "domain"),
     "egress-allowlist": ListSpec("egress_allowlist", "entry", "egress"),
 }
+
+
+class GroupConflict(Exception):
+    """A group that cannot be stored: `status` 404 (unknown id), 409 (name taken), 422 (shared address)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
 
 
 def utc_now() -> str:
@@ -259,7 +273,54 @@ class Store:
             dns_upstreams=list(cfg["dns_upstreams"]),
             dns_block_mode=cfg["dns_block_mode"],
             waf_categories=[name for name, on in self.waf_categories().items() if on],
+            groups=[_group_policy(g) for g in self.groups()],
         )
+
+    # client groups ------------------------------------------------------------------------------------
+    def groups(self) -> list[dict[str, Any]]:
+        """Every group, in the order its rules apply (creation)."""
+        rows = self._conn().execute("SELECT * FROM client_groups ORDER BY id").fetchall()
+        return [
+            {**{k: r[k] for k in ("id", "name", "description", "created", "updated")}, **json.loads(r["policy"])}
+            for r in rows
+        ]
+
+    def save_group(self, key: int | None, group: GroupPolicy, description: str) -> dict[str, Any]:
+        """Create (`key` None) or replace a group, checked against the others in the same write transaction
+        (two replicas cannot both store overlapping groups). GroupConflict when it cannot be stored."""
+        conn = self._conn()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            current = self.groups()
+            if key is not None and all(g["id"] != key for g in current):
+                raise GroupConflict(404, f"no client group with id {key}")
+            others = [g for g in current if g["id"] != key]
+            if any(g["name"] == group["name"] for g in others):
+                raise GroupConflict(409, f"a client group named {group['name']} exists")
+            clash = groups_mod.clashes(group["networks"], others)
+            if clash is not None:
+                raise GroupConflict(422, f"networks: {clash}: a client belongs to one group at most")
+            body = json.dumps({k: v for k, v in group.items() if k != "name"})
+            now = utc_now()
+            if key is None:
+                cur = conn.execute(
+                    "INSERT INTO client_groups (name, description, policy, created, updated) VALUES (?, ?, ?, ?, ?)",
+                    (group["name"], description, body, now, now),
+                )
+                key = int(cur.lastrowid or 0)
+            else:
+                conn.execute(
+                    "UPDATE client_groups SET name = ?, description = ?, policy = ?, updated = ? WHERE id = ?",
+                    (group["name"], description, body, now, key),
+                )
+        return next(g for g in self.groups() if g["id"] == key)
+
+    def delete_group(self, key: int) -> dict[str, Any] | None:
+        """The deleted group, or None when unknown."""
+        with self._conn() as conn:
+            found = next((g for g in self.groups() if g["id"] == key), None)
+            conn.execute("DELETE FROM client_groups WHERE id = ?", (key,))
+        return found
 
     def effective_state(self) -> dict[str, Any]:
         cfg = self.settings()
@@ -383,6 +444,16 @@ class Store:
                         [(*r, now) for r in out],
                     )
         return {"settings": len(values), "waf_categories": len(cats), **{k: len(v) for k, v in rows.items()}}
+
+
+def _group_policy(row: dict[str, Any]) -> GroupPolicy:
+    return {
+        "name": row["name"],
+        "networks": row["networks"],
+        "blacklist": row["blacklist"],
+        "whitelist": row["whitelist"],
+        "windows": row["windows"],
+    }
 
 
 def _restored_rows(name: str, entries: Any) -> list[tuple[str, ...]]:

@@ -8,8 +8,6 @@ import os
 import random
 import time
 
-import dns.message
-import dns.query
 import pytest
 
 from actors.webfilter.dnslog import DnsRow
@@ -37,23 +35,17 @@ async def dns_row(wf, name: str, **expected) -> dict:
     return row
 
 
-async def resolve(wf, name: str) -> list[str]:
-    server = (await wf.api.get("/health")).json()["dns"]["address"].removesuffix(":53")
-    answer = dns.query.udp(dns.message.make_query(name, "A"), server, timeout=3)
-    return sorted(item.address for rrset in answer.answer for item in rrset)
-
-
 async def test_a_blocked_name_is_logged_with_the_blacklist_entry_that_decided_it(wf):
     added = await wf.api.post("/api/domain-blacklist", json={"domain": "dnslog-ads.test"})
     assert added.status_code == 200, added.text
     try:
-        assert await resolve(wf, "cdn.dnslog-ads.test") == ["0.0.0.0"]
+        assert await wf.resolve("cdn.dnslog-ads.test") == ["0.0.0.0"]
         row = await dns_row(wf, "cdn.dnslog-ads.test", blocked=True)
         assert row["outcome"] == "sinkholed" and row["answer"] == "0.0.0.0" and row["qtype"] == "A"
         assert (row["rule"], row["source"]) == ("dnslog-ads.test", "domain-blacklist")
         assert row["client_ip"] == "127.0.0.1" and row["timestamp"].endswith("Z")
         # a configured name is answered locally, allowed, with no rule
-        assert await resolve(wf, "allowed.test") == ["127.0.0.1"]
+        assert await wf.resolve("allowed.test") == ["127.0.0.1"]
         local = await dns_row(wf, "allowed.test", outcome="local")
         assert local["blocked"] is False and local["rule"] is None
         # the analytics cover DNS next to HTTP
@@ -69,7 +61,7 @@ async def test_a_blocked_name_is_logged_with_the_blacklist_entry_that_decided_it
         assert blocked_only and all(r["blocked"] for r in blocked_only)
         # in NXDOMAIN mode the row says so, with the same rule
         await put(wf, "dns_block_mode", "nxdomain")
-        assert await resolve(wf, "nx.dnslog-ads.test") == []
+        assert await wf.resolve("nx.dnslog-ads.test") == []
         nx = await dns_row(wf, "nx.dnslog-ads.test", outcome="nxdomain")
         assert nx["blocked"] is True and nx["rule"] == "dnslog-ads.test"
     finally:
@@ -78,7 +70,7 @@ async def test_a_blocked_name_is_logged_with_the_blacklist_entry_that_decided_it
 
 
 async def test_dns_rows_are_masked_under_gdpr_mode_and_bad_filters_are_refused(wf):
-    assert await resolve(wf, "other.test") == ["127.0.0.1"]
+    assert await wf.resolve("other.test") == ["127.0.0.1"]
     assert (await dns_row(wf, "other.test"))["client_ip"] == "127.0.0.1"
     await put(wf, "gdpr_mode", True)
     try:

@@ -21,6 +21,7 @@ import os
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,20 @@ from rayfleet.logs import get_logger
 log = get_logger("webfilter.proxy")
 
 
+PolicyReader = Callable[[], tuple[int, Policy]]  # the policy in the database and its version, one snapshot
+
+
 class ProxyOwner:
-    def __init__(self, root: str, settings: ProxySettings, subscriptions: SubscriptionSettings | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        settings: ProxySettings,
+        subscriptions: SubscriptionSettings | None = None,
+        source: PolicyReader | None = None,
+    ) -> None:
         """A restarted actor (Ray restarts it after its process died) starts the data plane at once with the
         policy its predecessor last applied (`policy.json`) and the subscriptions' durable copies, rather than
-        waiting for the next edit."""
+        waiting for the next edit. `source` reads the replicas' policy and its version (`sync`)."""
         self.plane = DataPlane(Path(root), settings)
         self._saved = Path(root) / "policy.json"
         self._lock = threading.RLock()
@@ -48,6 +58,10 @@ class ProxyOwner:
         )
         self.base: Policy | None = None  # the policy the replicas last applied, without the subscriptions
         self._indexed: tuple[Any, RuleIndex] | None = None  # the last rule index built, with what it was built from
+        self.source = source
+        self.synced = -1  # the policy version last read and applied by `sync`
+        self.last_sync: dict[str, Any] = {}
+        self.reads = 0
         with contextlib.suppress(OSError, ValueError, TypeError):
             last = Policy(**json.loads(self._saved.read_text()))
             self.base = last
@@ -84,6 +98,23 @@ class ProxyOwner:
             self.base = policy
             self._save(policy)
             return applied
+
+    def sync(self, version: int) -> dict[str, Any]:
+        """Enforce the replicas' policy at `version` or later: a replica commits its change, bumps the version
+        and calls this with it. When a policy at least that new was already read and applied, the answer is
+        that apply's (nothing is read or rendered again); otherwise the policy is read once, with its
+        version, and applied. Calls are serialised, so edits made on any replica while an apply runs share
+        the next one: coalescing is cluster-wide, and a list edit sends one integer, not the policy."""
+        if self.source is None:
+            raise DataPlaneError("this proxy actor has no policy source")
+        with self._lock:
+            if self.synced >= version:
+                return {**self.last_sync, "coalesced": True}
+            read_version, policy = self.source()
+            self.reads += 1
+            applied = self.apply(policy)
+            self.synced, self.last_sync = read_version, {**applied, "version": read_version}
+            return self.last_sync
 
     # subscriptions -----------------------------------------------------------------------------------
     def subscribe(self, url: str, kind: str, interval: float, description: str) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def verify_password(password: str, stored: str) -> bool:
 class Store:
     def __init__(self, path: Path, box: SecretBox) -> None:
         self.path = Path(path)
-        self.box = box
+        self.box: SecretBox | None = box
         self._local = threading.local()
         with self._conn() as conn:
             conn.executescript(SCHEMA)
@@ -119,6 +119,19 @@ class Store:
                 if name in settings_mod.SETTINGS and settings_mod.SETTINGS[name].secret and not is_sealed(value)
             ]
             conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(dict(clear)))
+
+    @classmethod
+    def reader(cls, path: Path) -> Store:
+        """A store over an existing database that only reads the policy (`versioned_policy`): no schema
+        change, no secret key (secret settings stay sealed)."""
+        store = cls.__new__(cls)
+        store.path, store.box, store._local = Path(path), None, threading.local()
+        return store
+
+    def _sealer(self) -> SecretBox:
+        if self.box is None:
+            raise RuntimeError("this store reads the policy only: it has no secret key")
+        return self.box
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -219,7 +232,7 @@ class Store:
         """(name, stored text): JSON, and a non-empty secret sealed (`enc::...`, AES-256-GCM)."""
         secret = {k for k, v in values.items() if v and settings_mod.SETTINGS[k].secret}
         return [
-            (k, self.box.seal(k, settings_mod.encode(v)) if k in secret else settings_mod.encode(v))
+            (k, self._sealer().seal(k, settings_mod.encode(v)) if k in secret else settings_mod.encode(v))
             for k, v in values.items()
         ]
 
@@ -231,7 +244,7 @@ class Store:
             if name not in values:
                 continue
             if is_sealed(value):
-                values[name] = settings_mod.decode(self.box.open(name, value)) if reveal else settings_mod.MASK
+                values[name] = settings_mod.decode(self._sealer().open(name, value)) if reveal else settings_mod.MASK
             else:
                 values[name] = settings_mod.decode(value)
         return values
@@ -275,6 +288,25 @@ class Store:
             waf_categories=[name for name, on in self.waf_categories().items() if on],
             groups=[_group_policy(g) for g in self.groups()],
         )
+
+    def bump_policy_version(self) -> int:
+        """Mark the policy changed (after the change is committed): the new version, which the proxy actor
+        compares with the version of the policy it last read (`ProxyOwner.sync`)."""
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO meta VALUES ('policy_version', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+            return int(conn.execute("SELECT value FROM meta WHERE key = 'policy_version'").fetchone()[0])
+
+    def versioned_policy(self) -> tuple[int, Policy]:
+        """The policy and its version, read in one transaction (one snapshot of the database)."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            return int(self.meta("policy_version", "0")), self.effective_policy()
+        finally:
+            conn.execute("COMMIT")
 
     # client groups ------------------------------------------------------------------------------------
     def groups(self) -> list[dict[str, Any]]:
@@ -388,7 +420,9 @@ class Store:
                 if table == "users":
                     continue
                 if table == "meta":
-                    cleared[table] = conn.execute("DELETE FROM meta WHERE key != 'jwt_secret'").rowcount
+                    # the policy version only grows: the proxy actor skips versions it has read
+                    kept = "('jwt_secret', 'policy_version')"
+                    cleared[table] = conn.execute(f"DELETE FROM meta WHERE key NOT IN {kept}").rowcount
                     continue
                 cleared[table] = conn.execute(f"DELETE FROM {table}").rowcount
             for cat in waf.CATEGORIES:

@@ -85,6 +85,7 @@ class Assembler:
         self.answered: set[tuple[str, str]] = set()
         self.timeout = timeout
         self.limit = limit
+        self._stamps: dict[str, float | None] = {}  # a second's stamp is parsed once (strptime is slow)
 
     def feed(self, lines: list[str], now: float | None = None) -> list[DnsRow]:
         now = time.time() if now is None else now
@@ -98,6 +99,13 @@ class Assembler:
             rows.append(self.open.pop(next(iter(self.open))))
         return sorted(rows, key=lambda r: r.ts)
 
+    def _stamp(self, stamp: str, now: float) -> float | None:
+        if stamp not in self._stamps:
+            if len(self._stamps) > 4096:
+                self._stamps.clear()
+            self._stamps[stamp] = stamp_to_epoch(stamp, now)
+        return self._stamps[stamp]
+
     def _line(self, line: str, now: float) -> None:
         match = LINE.match(line.rstrip("\n"))
         if match is None:
@@ -107,7 +115,7 @@ class Assembler:
         query = QUERY.match(what)
         if query is not None:
             name, _, client = rest.partition(" from ")
-            ts = stamp_to_epoch(match["stamp"], now)
+            ts = self._stamp(match["stamp"], now)
             if ts is not None:
                 self.open[key] = DnsRow(ts, client or match["peer"], name.lower(), query["qtype"])
             return

@@ -222,15 +222,23 @@ class LogStore:
 
     def _insert_dns(self, rows: list[DnsRow], inode: int, end: int) -> None:
         assert self.dns_log is not None
+        columns = list(
+            zip(
+                *[
+                    (int(r.ts * 1_000_000), r.client, r.name, r.qtype, r.outcome, r.answer or None, *r.decided)
+                    for r in rows
+                ],
+                strict=True,
+            )
+        )
         with self._writing(self.tail_db):
-            if rows:
-                self.tail_db.executemany(
+            if rows:  # one statement over column lists: DuckDB inserts row by row far slower
+                self.tail_db.execute(
                     "INSERT INTO dns_logs (ts, client, name, qtype, outcome, answer, upstream, blocked, rule, source) "
-                    "VALUES (make_timestamp(?), ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (int(r.ts * 1_000_000), r.client, r.name, r.qtype, r.outcome, r.answer or None, *r.decided)
-                        for r in rows
-                    ],
+                    "SELECT make_timestamp(unnest($1)), unnest($2), unnest($3), unnest($4), unnest($5), "
+                    "unnest($6)::VARCHAR, unnest($7)::VARCHAR, unnest($8)::BOOLEAN, unnest($9)::VARCHAR, "
+                    "unnest($10)::VARCHAR",
+                    [list(c) for c in columns],
                 )
             self._advance(self.dns_log, inode, end)
         self.dns_ingested += len(rows)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from actors.webfilter.entries import EntryError, domain_rule
 from actors.webfilter.grouprules import GroupPolicy
@@ -101,3 +101,26 @@ def clashes(networks: list[str], others: list[dict[str, Any]]) -> str | None:
             if hit is not None:
                 return f"{hit} overlaps {theirs} of the group {other['name']}"
     return None
+
+
+def restored(entries: Any) -> list[tuple[GroupPolicy, str]]:
+    """The groups of a backup, each checked as a POST of it is (ValueError, nothing written, on the first
+    bad one): (policy, description) in the backup's order."""
+    if not isinstance(entries, list):
+        raise ValueError("groups must be a list")
+    out: list[tuple[GroupPolicy, str]] = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            body = GroupBody.model_validate(entry)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise ValueError(f"group {number}: {where}: {first.get('msg', 'invalid')}") from None
+        others = [{"name": g["name"], "networks": g["networks"]} for g, _ in out]
+        if any(g["name"] == body.name for g, _ in out):
+            raise ValueError(f"group {number}: the name {body.name} appears twice")
+        clash = clashes(body.networks, others)
+        if clash is not None:
+            raise ValueError(f"group {number}: {clash}")
+        out.append((body.policy(), body.description))
+    return out

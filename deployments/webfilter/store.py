@@ -332,7 +332,7 @@ class Store:
             clash = groups_mod.clashes(group["networks"], others)
             if clash is not None:
                 raise GroupConflict(422, f"networks: {clash}: a client belongs to one group at most")
-            body = json.dumps({k: v for k, v in group.items() if k != "name"})
+            body = _group_json(group)
             now = utc_now()
             if key is None:
                 cur = conn.execute(
@@ -441,6 +441,7 @@ class Store:
             "settings": settings_mod.redacted(self.settings()),
             "waf_categories": self.waf_categories(),
             "lists": lists,
+            "groups": [{k: g[k] for k in GROUP_FIELDS} for g in self.groups()],
         }
 
     def restore(self, config: dict[str, Any]) -> dict[str, int]:
@@ -459,8 +460,15 @@ class Store:
         if not isinstance(lists, dict) or not set(lists) <= set(LISTS):
             raise ValueError("lists must map list names to entries")
         rows = {name: _restored_rows(name, entries) for name, entries in lists.items()}
+        groups = groups_mod.restored(config["groups"]) if "groups" in config else None
         now = utc_now()
         with self._conn() as conn:
+            if groups is not None:  # a backup from before groups leaves them as they are
+                conn.execute("DELETE FROM client_groups")
+                conn.executemany(
+                    "INSERT INTO client_groups (name, description, policy, created, updated) VALUES (?, ?, ?, ?, ?)",
+                    [(g["name"], description, _group_json(g), now, now) for g, description in groups],
+                )
             conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(values))
             for cat, enabled in cats.items():
                 conn.execute("UPDATE waf_categories SET enabled = ? WHERE name = ?", (int(bool(enabled)), cat))
@@ -477,7 +485,15 @@ class Store:
                         f"INSERT OR IGNORE INTO {spec.table} ({spec.column}, description, added_date) VALUES (?,?,?)",
                         [(*r, now) for r in out],
                     )
-        return {"settings": len(values), "waf_categories": len(cats), **{k: len(v) for k, v in rows.items()}}
+        restored = {"settings": len(values), "waf_categories": len(cats), **{k: len(v) for k, v in rows.items()}}
+        return restored if groups is None else {**restored, "groups": len(groups)}
+
+
+GROUP_FIELDS = ("name", "description", "networks", "blacklist", "whitelist", "windows")
+
+
+def _group_json(group: GroupPolicy) -> str:
+    return json.dumps({k: v for k, v in group.items() if k != "name"})
 
 
 def _group_policy(row: dict[str, Any]) -> GroupPolicy:

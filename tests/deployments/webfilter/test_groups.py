@@ -140,3 +140,22 @@ async def test_overlapping_groups_duplicate_names_and_unknown_ids(wf, groups):
     teens = await wf.api.post("/api/groups", json={**KIDS, "name": "teens", "networks": ["127.0.6.0/24"]})
     assert teens.status_code == 200
     assert [g["name"] for g in (await wf.api.get("/api/groups")).json()["data"]] == ["kids", "teens"]
+
+
+async def test_groups_are_in_the_backup_and_a_restore_brings_them_back_enforced(wf, kid, groups):
+    assert (await wf.api.post("/api/groups", json={**KIDS, "description": "the children"})).status_code == 200
+    backup = (await wf.api.get("/api/maintenance/backup-config")).json()["data"]
+    (saved,) = backup["groups"]
+    assert (saved["name"], saved["description"], saved["networks"]) == ("kids", "the children", ["127.0.5.0/24"])
+    (group,) = (await wf.api.get("/api/groups")).json()["data"]
+    assert (await wf.api.delete(f"/api/groups/{group['id']}")).status_code == 200
+    assert (await kid.get(wf.url("other.test", "/restore-1"))).status_code == 200
+    # a backup whose groups overlap is refused as a whole
+    twice = {**backup, "groups": [saved, {**saved, "name": "teens", "networks": ["127.0.5.0/25"]}]}
+    r = await wf.api.post("/api/maintenance/restore-config", json={"config": twice})
+    assert r.status_code == 400 and "group 2: 127.0.5.0/25 overlaps 127.0.5.0/24" in r.json()["detail"]
+    assert (await wf.api.get("/api/groups")).json()["data"] == []
+    r = await wf.api.post("/api/maintenance/restore-config", json={"config": backup})
+    assert r.status_code == 200 and r.json()["data"]["groups"] == 1
+    assert [g["name"] for g in (await wf.api.get("/api/groups")).json()["data"]] == ["kids"]
+    assert (await kid.get(wf.url("other.test", "/restore-2"))).status_code == 403

@@ -85,7 +85,7 @@ STARTER_MARKS: dict[str, tuple[str, ...]] = {
     "static_origin_process": DATAPLANE,
     "haproxy_running": DATAPLANE,
     "MitigationFleet": DATAPLANE,
-    "upstream_resolver": DATAPLANE,  # a dnsmasq in a network namespace (deployments/webfilter/test_lan.py)
+    "upstream_resolver": DATAPLANE,  # a dnsmasq in a network namespace (deployments/webfilter/netns.py)
     "require_chromium": BROWSER,
     "async_playwright": BROWSER,
     "sync_playwright": BROWSER,

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from actors.webfilter import squidconf, tlsfiles
+from actors.webfilter import grouprules, squidconf, tlsfiles
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import RestartPolicy, Status, Supervised, SupervisorThread
 
@@ -75,6 +75,7 @@ class PlaneStatus(TypedDict):
     squid_pid: int | None
     started_at: float
     access_log: str
+    dns_log: str  # dnsmasq's query log (log-queries=extra), tailed into the log store
     last_apply: dict[str, Any]  # timings of the last apply (empty before the first one)
     ssl_bump: bool  # Squid runs a bumping configuration now
     ssl_bump_ca_sha256: str | None
@@ -203,6 +204,10 @@ class DataPlane:
     @property
     def access_log(self) -> Path:
         return self.root / "logs" / "access.log"
+
+    @property
+    def dns_log(self) -> Path:
+        return self.root / "logs" / "dns-queries.log"
 
     def _child(self, name: str) -> Any:
         """The running process of the supervised child `name` (an asyncio Process), or None."""
@@ -401,7 +406,8 @@ class DataPlane:
                 continue
             changed |= self._put(self.root / "acl" / name, squidconf.render_acl(source))
             self._acl_entries[name] = entries
-        for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories)]:
+        groups = (grouprules.rule_name(g["name"]) for g in policy.groups)
+        for rule in [*squidconf.REASONS, *(f"waf:{c}" for c in policy.waf_categories), *groups]:
             if rule not in self._pages:
                 _write_atomic(self.root / "errors" / squidconf.page_name(rule), squidconf.error_page(rule))
                 self._pages.add(rule)
@@ -424,6 +430,7 @@ class DataPlane:
                 own=self.dns,
                 hosts=dns_dir / "hosts",
                 pid_file=self.root / "run" / "dnsmasq.pid",
+                query_log=self.dns_log,
                 as_root=os.geteuid() == 0,
             ),
         )
@@ -585,6 +592,7 @@ class DataPlane:
             "squid_pid": squid.pid if squid is not None else None,
             "started_at": self.started_at,
             "access_log": str(self.access_log),
+            "dns_log": str(self.dns_log),
             "last_apply": self.last_apply,
             "ssl_bump": bumping,
             "ssl_bump_ca_sha256": tlsfiles.ca_digest(self.tls) if self.tls and bumping else None,

@@ -29,7 +29,10 @@ from typing import Any
 
 import duckdb
 
+from actors.webfilter.dnslog import Assembler, DnsRow
 from actors.webfilter.logparse import COLUMNS, Record
+from actors.webfilter.proxy import ProxyOwner
+from rayfleet.state import ActorHandle, call
 
 SCHEMA = """
 CREATE SEQUENCE IF NOT EXISTS log_id;
@@ -45,6 +48,10 @@ CREATE TABLE IF NOT EXISTS r_rule (hour TIMESTAMP, rule VARCHAR, requests BIGINT
 CREATE TABLE IF NOT EXISTS r_agent (hour TIMESTAMP, method VARCHAR, agent VARCHAR, requests BIGINT);
 CREATE TABLE IF NOT EXISTS recent_blocks (id BIGINT, ts TIMESTAMP, client VARCHAR, url VARCHAR, rule VARCHAR);
 CREATE TABLE IF NOT EXISTS tail_state (path VARCHAR PRIMARY KEY, inode BIGINT, "offset" BIGINT);
+CREATE SEQUENCE IF NOT EXISTS dns_id;
+CREATE TABLE IF NOT EXISTS dns_logs (id BIGINT DEFAULT nextval('dns_id'), ts TIMESTAMP, client VARCHAR,
+    name VARCHAR, qtype VARCHAR, outcome VARCHAR, answer VARCHAR, upstream VARCHAR, blocked BOOLEAN, rule VARCHAR,
+    source VARCHAR);
 """
 
 ROLLUPS: dict[str, str] = {
@@ -98,6 +105,10 @@ class LogStore:
         self.tail_db = self.db.cursor()
         self.lock = threading.Lock()
         self.access_log = access_log
+        self.dns_log: str | None = None
+        self.rules: ActorHandle[ProxyOwner] | None = None
+        self.dns = Assembler()
+        self.dns_ingested = 0
         self.interval = interval
         self.recent: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(maxlen=5000)
         self.seq = 0
@@ -121,10 +132,20 @@ class LogStore:
         return True
 
     # tailing -----------------------------------------------------------------------------------------
-    async def start(self, access_log: str | None = None) -> bool:
-        """Start (once) the tail loop on `access_log`."""
+    async def start(
+        self,
+        access_log: str | None = None,
+        dns_log: str | None = None,
+        rules: ActorHandle[ProxyOwner] | None = None,
+    ) -> bool:
+        """Start (once) the tail loop on `access_log` and dnsmasq's query log `dns_log`; `rules` (the proxy
+        actor) says which blacklist entry decided each blocked DNS answer."""
         if access_log:
             self.access_log = access_log
+        if dns_log:
+            self.dns_log = dns_log
+        if rules is not None:
+            self.rules = rules
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._loop())
             return True
@@ -134,44 +155,93 @@ class LogStore:
         while True:
             try:
                 await asyncio.to_thread(self.tail_once)
+                await self.tail_dns_once()
             except Exception:
                 self.tail_errors += 1
             await asyncio.sleep(self.interval)
 
-    def tail_once(self) -> int:
-        """Read what Squid appended since the stored offset; returns the rows ingested."""
-        if not self.access_log or not os.path.exists(self.access_log):
-            return 0
-        st = os.stat(self.access_log)
-        row = self.tail_db.execute(
-            'SELECT inode, "offset" FROM tail_state WHERE path = ?', [self.access_log]
-        ).fetchone()
+    def _unread(self, path: str | None) -> tuple[int, int, bytes] | None:
+        """What was appended to `path` since the stored offset, up to the last whole line: (inode, offset the
+        chunk starts at, chunk), or None. A rotated (new inode) or truncated file is read from 0."""
+        if not path or not os.path.exists(path):
+            return None
+        st = os.stat(path)
+        row = self.tail_db.execute('SELECT inode, "offset" FROM tail_state WHERE path = ?', [path]).fetchone()
         inode, offset = (row[0], row[1]) if row else (st.st_ino, 0)
         if inode != st.st_ino or st.st_size < offset:
             offset = 0
         if st.st_size == offset:
-            return 0
-        with open(self.access_log, "rb") as fh:
+            return None
+        with open(path, "rb") as fh:
             fh.seek(offset)
             chunk = fh.read(MAX_BATCH_BYTES)
         end = chunk.rfind(b"\n")
         if end < 0:
+            return None
+        return st.st_ino, offset, chunk[: end + 1]
+
+    def _advance(self, path: str, inode: int, offset: int) -> None:
+        self.tail_db.execute("INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)", [path, inode, offset])
+
+    def tail_once(self) -> int:
+        """Read what Squid appended since the stored offset; returns the rows ingested."""
+        unread = self._unread(self.access_log)
+        if unread is None or self.access_log is None:
             return 0
-        chunk = chunk[: end + 1]
+        inode, offset, chunk = unread
         staging = Path(self.db_path).with_suffix(".batch")
         staging.write_bytes(chunk)
         try:
             with self._writing(self.tail_db):
                 self._stage_raw(str(staging))
                 count = self._insert_batch(self.tail_db)
-                self.tail_db.execute(
-                    "INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)",
-                    [self.access_log, st.st_ino, offset + len(chunk)],
-                )
+                self._advance(self.access_log, inode, offset + len(chunk))
         finally:
             staging.unlink(missing_ok=True)
         self._publish_batch(self.tail_db)
         return count
+
+    async def tail_dns_once(self) -> int:
+        """Read what dnsmasq appended to its query log: one row per answered query, each blocked one with the
+        blacklist entry and source (`domain-blacklist`, `subscription:<id>`) the proxy actor credits it to;
+        rows, rule and offset are written in one transaction. Returns the rows written."""
+        unread = await asyncio.to_thread(self._unread, self.dns_log)
+        if unread is None or self.dns_log is None:
+            return 0
+        inode, offset, chunk = unread
+        rows = self.dns.feed(chunk.decode("utf-8", "replace").splitlines())
+        blocked = [row for row in rows if row.blocked]
+        if blocked and self.rules is not None:
+            decisions = await call(self.rules, ProxyOwner.attribute_dns, [row.name for row in blocked])
+            for row, decision in zip(blocked, decisions, strict=True):
+                row.rule, row.source = decision if decision else ("dns_blocklist", None)
+        for row in blocked:
+            row.rule = row.rule or "dns_blocklist"
+        await asyncio.to_thread(self._insert_dns, rows, inode, offset + len(chunk))
+        return len(rows)
+
+    def _insert_dns(self, rows: list[DnsRow], inode: int, end: int) -> None:
+        assert self.dns_log is not None
+        columns = list(
+            zip(
+                *[
+                    (int(r.ts * 1_000_000), r.client, r.name, r.qtype, r.outcome, r.answer or None, *r.decided)
+                    for r in rows
+                ],
+                strict=True,
+            )
+        )
+        with self._writing(self.tail_db):
+            if rows:  # one statement over column lists: DuckDB inserts row by row far slower
+                self.tail_db.execute(
+                    "INSERT INTO dns_logs (ts, client, name, qtype, outcome, answer, upstream, blocked, rule, source) "
+                    "SELECT make_timestamp(unnest($1)), unnest($2), unnest($3), unnest($4), unnest($5), "
+                    "unnest($6)::VARCHAR, unnest($7)::VARCHAR, unnest($8)::BOOLEAN, unnest($9)::VARCHAR, "
+                    "unnest($10)::VARCHAR",
+                    [list(c) for c in columns],
+                )
+            self._advance(self.dns_log, inode, end)
+        self.dns_ingested += len(rows)
 
     def _stage_raw(self, path: str) -> None:
         """Parse access-log lines in DuckDB (no Python per line) into the temporary table `batch`."""
@@ -312,6 +382,9 @@ class LogStore:
     def status(self) -> dict[str, Any]:
         return {
             "access_log": self.access_log,
+            "dns_log": self.dns_log,
+            "dns_ingested": self.dns_ingested,
+            "dns_pending": len(self.dns.open),
             "tailing": self._task is not None and not self._task.done(),
             "ingested": self.ingested,
             "batches": self.batches,
@@ -422,24 +495,27 @@ class LogStore:
             self.version += 1
             self.answers = {key: (self.version, result) for key, result in fresh.items()}
 
-    def delete_before(self, cutoff_epoch: float | None) -> int:
-        """Delete rows older than `cutoff_epoch` (None: every row), rollups included."""
+    def delete_before(self, cutoff_epoch: float | None) -> dict[str, int]:
+        """Delete HTTP and DNS rows older than `cutoff_epoch` (None: every row), rollups included; returns the
+        rows deleted per source (`http`, `dns`)."""
+        deleted: dict[str, int] = {}
+        cut = [int(cutoff_epoch * 1_000_000)] if cutoff_epoch is not None else []
+        where = "WHERE ts < make_timestamp(?)" if cutoff_epoch is not None else ""
         with self._writing(self.db):
+            for source, table in (("http", "logs"), ("dns", "dns_logs")):
+                deleted[source] = int(
+                    (self.db.execute(f"SELECT count(*) FROM {table} {where}", cut).fetchone() or (0,))[0]
+                )
+                self.db.execute(f"DELETE FROM {table} {where}", cut)
+            self.db.execute(f"DELETE FROM recent_blocks {where}", cut)
             if cutoff_epoch is None:
-                deleted = (self.db.execute("SELECT count(*) FROM logs").fetchone() or (0,))[0]
-                for table in ("logs", "recent_blocks", *ROLLUPS):
+                for table in ROLLUPS:
                     self.db.execute(f"DELETE FROM {table}")
             else:
-                cut = [int(cutoff_epoch * 1_000_000)]
-                deleted = (
-                    self.db.execute("SELECT count(*) FROM logs WHERE ts < make_timestamp(?)", cut).fetchone() or (0,)
-                )[0]
-                self.db.execute("DELETE FROM logs WHERE ts < make_timestamp(?)", cut)
-                self.db.execute("DELETE FROM recent_blocks WHERE ts < make_timestamp(?)", cut)
                 self.db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
                 for table in ("r_domain", "r_client", "r_rule", "r_agent"):
                     self.db.execute(f"DELETE FROM {table} WHERE hour < date_trunc('hour', make_timestamp(?))", cut)
-        return int(deleted)
+        return deleted
 
     def stop(self) -> None:
         if self._task is not None:

@@ -21,6 +21,7 @@ import os
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,20 @@ from rayfleet.logs import get_logger
 log = get_logger("webfilter.proxy")
 
 
+PolicyReader = Callable[[], tuple[int, Policy]]  # the policy in the database and its version, one snapshot
+
+
 class ProxyOwner:
-    def __init__(self, root: str, settings: ProxySettings, subscriptions: SubscriptionSettings | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        settings: ProxySettings,
+        subscriptions: SubscriptionSettings | None = None,
+        source: PolicyReader | None = None,
+    ) -> None:
         """A restarted actor (Ray restarts it after its process died) starts the data plane at once with the
         policy its predecessor last applied (`policy.json`) and the subscriptions' durable copies, rather than
-        waiting for the next edit."""
+        waiting for the next edit. `source` reads the replicas' policy and its version (`sync`)."""
         self.plane = DataPlane(Path(root), settings)
         self._saved = Path(root) / "policy.json"
         self._lock = threading.RLock()
@@ -47,6 +57,11 @@ class ProxyOwner:
             subscriptions or SubscriptionSettings(), f"sqlite:///{Path(root) / 'durable.sqlite3'}"
         )
         self.base: Policy | None = None  # the policy the replicas last applied, without the subscriptions
+        self._indexed: tuple[Any, RuleIndex] | None = None  # the last rule index built, with what it was built from
+        self.source = source
+        self.synced = -1  # the policy version last read and applied by `sync`
+        self.last_sync: dict[str, Any] = {}
+        self.reads = 0
         with contextlib.suppress(OSError, ValueError, TypeError):
             last = Policy(**json.loads(self._saved.read_text()))
             self.base = last
@@ -83,6 +98,23 @@ class ProxyOwner:
             self.base = policy
             self._save(policy)
             return applied
+
+    def sync(self, version: int) -> dict[str, Any]:
+        """Enforce the replicas' policy at `version` or later: a replica commits its change, bumps the version
+        and calls this with it. When a policy at least that new was already read and applied, the answer is
+        that apply's (nothing is read or rendered again); otherwise the policy is read once, with its
+        version, and applied. Calls are serialised, so edits made on any replica while an apply runs share
+        the next one: coalescing is cluster-wide, and a list edit sends one integer, not the policy."""
+        if self.source is None:
+            raise DataPlaneError("this proxy actor has no policy source")
+        with self._lock:
+            if self.synced >= version:
+                return {**self.last_sync, "coalesced": True}
+            read_version, policy = self.source()
+            self.reads += 1
+            applied = self.apply(policy)
+            self.synced, self.last_sync = read_version, {**applied, "version": read_version}
+            return self.last_sync
 
     # subscriptions -----------------------------------------------------------------------------------
     def subscribe(self, url: str, kind: str, interval: float, description: str) -> dict[str, Any]:
@@ -122,14 +154,32 @@ class ProxyOwner:
     def attribute(self, hosts: list[str]) -> list[Decision | None]:
         """The domain rule (and its source: `domain-blacklist` or `subscription:<id>`) that blocks each host
         under the policy in force now (`rulehits.RuleIndex`)."""
-        with self._lock:
-            sources = {"domain-blacklist": list(self.base.domain_blacklist if self.base else [])}
-            for key, copy in self.subs.lists.items():
-                meta = self.subs.meta.get(key)
-                if meta is not None and meta["type"] == "domain":
-                    sources[f"subscription:{key}"] = list(copy.get("entries", []))
-        index = RuleIndex(sources)
+        index = self._index(dns=False)
         return [index.decide(host) for host in hosts]
+
+    def attribute_dns(self, names: list[str]) -> list[Decision | None]:
+        """`attribute` for names dnsmasq blocked: its blocklist has the plain names and `*.name` rules, never
+        the `/regex/` ones (Squid alone enforces those), so a regex rule is never credited."""
+        index = self._index(dns=True)
+        return [index.decide(name) for name in names]
+
+    def _index(self, dns: bool) -> RuleIndex:
+        """The rule index of the lists in force, built once per policy and subscription copies (the DNS
+        tailer asks for every batch with a blocked answer)."""
+        with self._lock:
+            key = (id(self.base), tuple((k, id(copy)) for k, copy in self.subs.lists.items()), dns)
+            if self._indexed is not None and self._indexed[0] == key:
+                return self._indexed[1]
+            sources = {"domain-blacklist": list(self.base.domain_blacklist if self.base else [])}
+            for sub, copy in self.subs.lists.items():
+                meta = self.subs.meta.get(sub)
+                if meta is not None and meta["type"] == "domain":
+                    sources[f"subscription:{sub}"] = list(copy.get("entries", []))
+            if dns:
+                sources = {name: [r for r in rules if not r.startswith("/")] for name, rules in sources.items()}
+            index = RuleIndex(sources)
+            self._indexed = (key, index)
+            return index
 
     def _record(self, key: str, outcome: Outcome) -> None:
         """A refresh's outcome (from the refresher thread): a changed copy is enforced first; one the proxy

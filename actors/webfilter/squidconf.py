@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.webfilter import hostregex, waf
+from actors.webfilter import grouprules, hostregex, waf
 from actors.webfilter.entries import is_pattern
 
 CERT_DB_SIZE = "16MB"  # security_file_certgen database (created with -c, then used by sslcrtd_program)
@@ -56,6 +56,7 @@ class Policy:
     dns_listen: list[str] = field(default_factory=list)  # addresses dnsmasq also answers clients on (port 53)
     dns_upstreams: list[str] = field(default_factory=list)  # dnsmasq `server=` values ("addr" or "addr#port")
     dns_block_mode: str = "sinkhole"  # a blocked name answers 0.0.0.0 and :: ("sinkhole") or NXDOMAIN
+    groups: list[grouprules.GroupPolicy] = field(default_factory=list)  # client groups, in the order they apply
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,11 @@ def host_patterns(rules: list[str]) -> list[str]:
 
 
 def error_page(rule: str) -> str:
-    reason = REASONS.get(rule) or f"the request matched the WAF category {rule.split(':', 1)[-1]}"
+    kind, _, name = rule.partition(":")
+    if kind == "group":
+        reason = grouprules.reason(name)
+    else:
+        reason = REASONS.get(rule) or f"the request matched the WAF category {name}"
     return (
         "<html><head><title>Blocked by policy</title></head><body>"
         "<h1>Blocked by the web filter</h1>"
@@ -133,6 +138,13 @@ def acl_sources(policy: Policy) -> dict[str, AclSource]:
     }
     for cat, patterns in waf.CATEGORIES.items():
         files[f"{waf.acl_name(cat)}.txt"] = (list, list(patterns))
+    for group in policy.groups:
+        for stem, entries in grouprules.acl_entries(group).items():
+            if stem.endswith("_src"):
+                files[f"{stem}.txt"] = (_unique, entries)
+            else:
+                files[f"{stem}.txt"] = (domain_names, entries)
+                files[f"{stem}_patterns.txt"] = (host_patterns, entries)
     return files
 
 
@@ -185,6 +197,11 @@ def access_rules(policy: Policy, acl_dir: Path) -> list[str]:
         has_dom = acl("egress_domains", "dstdomain", "egress_domains.txt", policy.egress_domains)
         allowed = ("!egress_ips " if has_ip else "") + ("!egress_domains" if has_dom else "")
         _deny(lines, allowed.strip(), "egress_default_deny")
+
+    def domain_acl(stem: str, rules: list[str]) -> str | None:
+        return _domain_acl(lines, acl, stem, rules)
+
+    grouprules.access_lines(policy.groups, lines, acl, domain_acl, _deny)
     if acl("domain_whitelist", "dstdomain", "domain_whitelist.txt", domain_names(policy.domain_whitelist)):
         lines.append("http_access allow domain_whitelist")
     white_patterns = host_patterns(policy.domain_whitelist)
@@ -202,19 +219,30 @@ def access_rules(policy: Policy, acl_dir: Path) -> list[str]:
 
 def _deny_domains(lines: list[str], acl: Callable[[str, str, str, list[str]], bool], rules: list[str]) -> None:
     """Rule 7: the plain names (dstdomain) and the patterns (dstdom_regex), one deny tagged `domain_blacklist`."""
-    blocked = [
+    blocked = _domain_acl(lines, acl, "domain_blacklist", rules, either="domain_blocked")
+    if blocked:
+        _deny(lines, blocked, "domain_blacklist")
+
+
+def _domain_acl(
+    lines: list[str], acl: Callable[[str, str, str, list[str]], bool], stem: str, rules: list[str], either: str = ""
+) -> str | None:
+    """The ACLs of a domain list, `<stem>` (dstdomain, its plain names) and `<stem>_patterns` (dstdom_regex,
+    its `*.` and regex rules), and the name of the ACL matching either (an `any-of`, named `either` or
+    `<stem>_any`, when both are defined); None for an empty list."""
+    defined = [
         name
         for name, kind, entries in (
-            ("domain_blacklist", "dstdomain", domain_names(rules)),
-            ("domain_blacklist_patterns", REGEX_ACL, host_patterns(rules)),
+            (stem, "dstdomain", domain_names(rules)),
+            (f"{stem}_patterns", REGEX_ACL, host_patterns(rules)),
         )
         if acl(name, kind, f"{name}.txt", entries)
     ]
-    if len(blocked) == 2:
-        lines.append("acl domain_blocked any-of domain_blacklist domain_blacklist_patterns")
-        blocked = ["domain_blocked"]
-    if blocked:
-        _deny(lines, blocked[0], "domain_blacklist")
+    if len(defined) == 2:
+        either = either or f"{stem}_any"
+        lines.append(f"acl {either} any-of {' '.join(defined)}")
+        return either
+    return defined[0] if defined else None
 
 
 def tls_lines(files: TlsFiles | None, bump: bool) -> list[str]:
@@ -283,10 +311,13 @@ def squid_conf(
     return "\n".join([*base, *tls_lines(tls, policy.ssl_bump), *access_rules(policy, acl_dir)]) + "\n"
 
 
-def dnsmasq_conf(policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_root: bool) -> str:
+def dnsmasq_conf(
+    policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_root: bool, query_log: Path | None = None
+) -> str:
     """dnsmasq's configuration: its loopback address for Squid plus `dns_listen`, the hosts file (test names
     and the sinkhole), and `dns_upstreams` as `server=` lines; never /etc/resolv.conf (`no-resolv`), so with
-    no upstream nothing leaves the machine."""
+    no upstream nothing leaves the machine. With `query_log`, every query and how it was answered is logged
+    there (`log-queries=extra`: each line carries the query's serial number), for the log store to tail."""
     lines = [
         "port=53",
         *(f"listen-address={address}" for address in [own, *policy.dns_listen]),
@@ -299,6 +330,8 @@ def dnsmasq_conf(policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_ro
         f"pid-file={pid_file}",
         *(f"server={upstream}" for upstream in policy.dns_upstreams),
     ]
+    if query_log is not None:
+        lines += ["log-queries=extra", f"log-facility={query_log}"]
     if as_root:
         lines.append("user=root")
     return "\n".join(lines) + "\n"

@@ -51,6 +51,7 @@ SHADOW_IT: dict[str, tuple[str, str]] = {
 # The newest n rows by id (ids only grow): DuckDB's zone maps skip every older row group, so "recent"
 # questions cost the same at 5M rows as at 50k.
 NEWEST = "id > (SELECT coalesce(max(id), 0) FROM logs) - {n}"
+DNS_TOTALS = "SELECT count(*), count(*) FILTER (blocked) FROM dns_logs"
 THREAT_LABELS = {
     "domain_blacklist": "Domain blacklist",
     "ip_blacklist": "IP blacklist",
@@ -96,21 +97,16 @@ async def answer(context: WebfilterState, *items: tuple[str, list[Any]]) -> list
     return await call(context.logs, LogStore.answer, list(items))
 
 
+def where(filters: dict[str, Any]) -> tuple[str, list[Any]]:
+    """A WHERE condition of the filters whose value is not None (each condition has one `?`), and its values."""
+    used = {cond: value for cond, value in filters.items() if value is not None}
+    return " AND ".join(["1=1", *used]), list(used.values())
+
+
 async def logs_page(
     context: WebfilterState, limit: int, offset: int, blocked: bool | None, client: str | None, search: str | None
 ) -> tuple[list[dict[str, Any]], int]:
-    where: list[str] = ["1=1"]
-    args: list[Any] = []
-    if blocked is not None:
-        where.append("blocked = ?")
-        args.append(blocked)
-    if client:
-        where.append("client = ?")
-        args.append(client)
-    if search:
-        where.append("contains(url, ?)")
-        args.append(search)
-    cond = " AND ".join(where)
+    cond, args = where({"blocked = ?": blocked, "client = ?": client or None, "contains(url, ?)": search or None})
     rows, total = await run(
         context,
         (
@@ -142,10 +138,11 @@ async def logs_page(
 
 
 async def stats(context: WebfilterState) -> dict[str, Any]:
-    totals, rules = await answer(
+    totals, rules, dns = await answer(
         context,
         ("SELECT coalesce(sum(requests), 0), coalesce(sum(blocked), 0) FROM r_minute", []),
         ("SELECT rule, sum(requests) FROM r_rule GROUP BY 1", []),
+        (DNS_TOTALS, []),
     )
     by_rule = {r: int(n) for r, n in rules}
     return {
@@ -156,6 +153,10 @@ async def stats(context: WebfilterState) -> dict[str, Any]:
         "waf_blocks_count": sum(n for r, n in by_rule.items() if r.startswith("waf:")),
         "by_rule": by_rule,
         "last_import": context.store.meta("last_import") or None,
+        "by_source": {
+            "http": {"total_count": int(totals[0][0]), "blocked_count": int(totals[0][1])},
+            "dns": {"total_count": int(dns[0][0]), "blocked_count": int(dns[0][1])},
+        },
     }
 
 
@@ -314,7 +315,7 @@ def _threat(rule: str) -> str:
 async def dashboard(context: WebfilterState) -> dict[str, Any]:
     day = _since_hour(24)
     midnight = _bucket(86400)
-    totals, today, blocked_domains, top_clients, rules, recent = await answer(
+    totals, today, blocked_domains, top_clients, rules, recent, dns = await answer(
         context,
         ("SELECT coalesce(sum(requests), 0), coalesce(sum(blocked), 0) FROM r_minute", []),
         (
@@ -340,6 +341,7 @@ async def dashboard(context: WebfilterState) -> dict[str, Any]:
             "SELECT ts, client, url, rule FROM recent_blocks ORDER BY id DESC LIMIT 10",
             [],
         ),
+        (DNS_TOTALS + " WHERE ts >= make_timestamp(?)", [day]),
     )
     return {
         "generated_at": _iso(dt.datetime.now(dt.UTC)),
@@ -349,6 +351,7 @@ async def dashboard(context: WebfilterState) -> dict[str, Any]:
         "top_clients_24h": [{"ip_address": c, "requests": int(n), "blocked": int(b)} for c, n, b in top_clients],
         "threat_categories_24h": [{"category": _threat(r), "rule": r, "count": int(n)} for r, n in rules],
         "recent_blocks": [{"timestamp": _iso(t), "client_ip": c, "destination": u, "rule": r} for t, c, u, r in recent],
+        "dns_24h": {"queries": int(dns[0][0]), "blocked": int(dns[0][1])},
     }
 
 

@@ -26,7 +26,18 @@ from deployments.webfilter.errors import (
     render,
     validation_error,
 )
-from deployments.webfilter.routes import admin, auth_routes, lists, logs, rule_hits, subscriptions, waf, ws
+from deployments.webfilter.routes import (
+    admin,
+    auth_routes,
+    dns_logs,
+    groups,
+    lists,
+    logs,
+    rule_hits,
+    subscriptions,
+    waf,
+    ws,
+)
 from deployments.webfilter.state import WebfilterState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
@@ -47,7 +58,7 @@ def create_app(config: WebfilterConfig, state: WebfilterState | None = None) -> 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         policy = context.store.effective_policy()
         status = await call(context.proxy, ProxyOwner.ensure, policy)
-        await call(context.logs, LogStore.start, status["access_log"])
+        await call(context.logs, LogStore.start, status["access_log"], status["dns_log"], context.proxy)
         log.info("web filter ready", extra={"proxy": status["proxy"]})
         yield
 
@@ -69,7 +80,7 @@ def create_app(config: WebfilterConfig, state: WebfilterState | None = None) -> 
         validation=validation_error,
         http=http_error,
     )
-    for module in (auth_routes, rule_hits, lists, subscriptions, logs, waf, admin, ws):
+    for module in (auth_routes, rule_hits, lists, subscriptions, groups, logs, dns_logs, waf, admin, ws):
         app.include_router(module.router)
     app.include_router(ui.router)  # the admin UI at / (static/)
     use_local_docs_assets(app)

@@ -59,7 +59,7 @@ class ApiError(Exception):
 def cause(exc: BaseException) -> BaseException:
     """The exception an actor raised. Ray hands it to the caller wrapped (`RayTaskError(<class>)`, an
     instance of the original class too, so `except DataPlaneError` catches it) and the wrapper's text is
-    the remote traceback: `ray::ProxyOwner.apply() (pid=..., ip=...)`, file paths, frames. The original is
+    the remote traceback: `ray::ProxyOwner.sync() (pid=..., ip=...)`, file paths, frames. The original is
     its `cause`."""
     while isinstance(exc, RayTaskError) and isinstance(exc.cause, BaseException):
         exc = exc.cause

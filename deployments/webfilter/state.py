@@ -21,6 +21,7 @@ from actors.webfilter.proxy import ProxyOwner
 from actors.webfilter.subscriptions import SubscriptionSettings
 from deployments.webfilter import ca
 from deployments.webfilter.config import WebfilterConfig
+from deployments.webfilter.policysource import PolicySource
 from deployments.webfilter.secretbox import SecretBox
 from deployments.webfilter.store import Store
 from deployments.webfilter.stream import Fanout
@@ -121,7 +122,14 @@ class WebfilterState:
             logs=rf_state.actor(
                 LogStore, "webfilter_logs", str(root / "logs.duckdb"), None, config.tail_interval_seconds
             ),
-            proxy=rf_state.actor(ProxyOwner, "webfilter_proxy", str(root / "proxy"), proxy_settings, subscriptions),
+            proxy=rf_state.actor(
+                ProxyOwner,
+                "webfilter_proxy",
+                str(root / "proxy"),
+                proxy_settings,
+                subscriptions,
+                PolicySource(root / "config.db"),
+            ),
             trusted=parse_networks(config.trusted_proxies),
             ca_cert=ca_cert,
             ca_key=ca_key,
@@ -132,13 +140,16 @@ class WebfilterState:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
     async def sync_proxy(self) -> dict[str, Any]:
-        """Render the effective policy into Squid (and dnsmasq) and reconfigure; concurrent callers share runs
-        (`Coalesced`). Returns once Squid enforces a policy that includes the caller's committed change."""
+        """Render the effective policy into Squid (and dnsmasq) and reconfigure; concurrent callers of this
+        replica share runs (`Coalesced`), and the proxy actor reads the policy once for the changes of every
+        replica (`ProxyOwner.sync`). Returns once Squid enforces a policy that includes the caller's committed change."""
         return await self.applies(self._apply)
 
     async def _apply(self) -> dict[str, Any]:
-        policy = await self.db(self.store.effective_policy)
-        return await call(self.proxy, ProxyOwner.apply, policy)
+        """Mark the policy changed and have the proxy actor read and enforce it (once for every change
+        committed before it reads, whichever replica made it)."""
+        version = await self.db(self.store.bump_policy_version)
+        return await call(self.proxy, ProxyOwner.sync, version)
 
     async def interception(self) -> Interception:
         """Whether Squid really bumps HTTPS now, with the CA this API serves (not just the setting)."""

@@ -6,6 +6,7 @@ Every method is synchronous and short; the app calls them off the event loop.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import sqlite3
 import threading
@@ -15,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from actors.webfilter import waf
+from actors.webfilter.grouprules import GroupPolicy
 from actors.webfilter.squidconf import Policy
+from deployments.webfilter import groups as groups_mod
 from deployments.webfilter import settings as settings_mod
 from deployments.webfilter.secretbox import SecretBox, is_sealed
 from rayfleet.sqlite import connect
@@ -38,6 +41,8 @@ CREATE TABLE IF NOT EXISTS waf_categories (name TEXT PRIMARY KEY, enabled INTEGE
 CREATE TABLE IF NOT EXISTS audit_log (id INTEGER PRIMARY KEY, timestamp TEXT NOT NULL, username TEXT,
     client_ip TEXT, action TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS client_groups (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
+    description TEXT NOT NULL DEFAULT '', policy TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL);
 """
 
 EXPORTED_TABLES = (
@@ -51,6 +56,7 @@ EXPORTED_TABLES = (
     "waf_categories",
     "audit_log",
     "meta",
+    "client_groups",
 )
 
 
@@ -68,6 +74,14 @@ LISTS: dict[str, ListSpec] = {
     "domain-whitelist": ListSpec("domain_whitelist", "domain", "domain"),
     "egress-allowlist": ListSpec("egress_allowlist", "entry", "egress"),
 }
+
+
+class GroupConflict(Exception):
+    """A group that cannot be stored: `status` 404 (unknown id), 409 (name taken), 422 (shared address)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
 
 
 def utc_now() -> str:
@@ -91,7 +105,7 @@ def verify_password(password: str, stored: str) -> bool:
 class Store:
     def __init__(self, path: Path, box: SecretBox) -> None:
         self.path = Path(path)
-        self.box = box
+        self.box: SecretBox | None = box
         self._local = threading.local()
         with self._conn() as conn:
             conn.executescript(SCHEMA)
@@ -105,6 +119,19 @@ class Store:
                 if name in settings_mod.SETTINGS and settings_mod.SETTINGS[name].secret and not is_sealed(value)
             ]
             conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(dict(clear)))
+
+    @classmethod
+    def reader(cls, path: Path) -> Store:
+        """A store over an existing database that only reads the policy (`versioned_policy`): no schema
+        change, no secret key (secret settings stay sealed)."""
+        store = cls.__new__(cls)
+        store.path, store.box, store._local = Path(path), None, threading.local()
+        return store
+
+    def _sealer(self) -> SecretBox:
+        if self.box is None:
+            raise RuntimeError("this store reads the policy only: it has no secret key")
+        return self.box
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -205,7 +232,7 @@ class Store:
         """(name, stored text): JSON, and a non-empty secret sealed (`enc::...`, AES-256-GCM)."""
         secret = {k for k, v in values.items() if v and settings_mod.SETTINGS[k].secret}
         return [
-            (k, self.box.seal(k, settings_mod.encode(v)) if k in secret else settings_mod.encode(v))
+            (k, self._sealer().seal(k, settings_mod.encode(v)) if k in secret else settings_mod.encode(v))
             for k, v in values.items()
         ]
 
@@ -217,7 +244,7 @@ class Store:
             if name not in values:
                 continue
             if is_sealed(value):
-                values[name] = settings_mod.decode(self.box.open(name, value)) if reveal else settings_mod.MASK
+                values[name] = settings_mod.decode(self._sealer().open(name, value)) if reveal else settings_mod.MASK
             else:
                 values[name] = settings_mod.decode(value)
         return values
@@ -259,7 +286,73 @@ class Store:
             dns_upstreams=list(cfg["dns_upstreams"]),
             dns_block_mode=cfg["dns_block_mode"],
             waf_categories=[name for name, on in self.waf_categories().items() if on],
+            groups=[_group_policy(g) for g in self.groups()],
         )
+
+    def bump_policy_version(self) -> int:
+        """Mark the policy changed (after the change is committed): the new version, which the proxy actor
+        compares with the version of the policy it last read (`ProxyOwner.sync`)."""
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO meta VALUES ('policy_version', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+            return int(conn.execute("SELECT value FROM meta WHERE key = 'policy_version'").fetchone()[0])
+
+    def versioned_policy(self) -> tuple[int, Policy]:
+        """The policy and its version, read in one transaction (one snapshot of the database)."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            return int(self.meta("policy_version", "0")), self.effective_policy()
+        finally:
+            conn.execute("COMMIT")
+
+    # client groups ------------------------------------------------------------------------------------
+    def groups(self) -> list[dict[str, Any]]:
+        """Every group, in the order its rules apply (creation)."""
+        rows = self._conn().execute("SELECT * FROM client_groups ORDER BY id").fetchall()
+        return [
+            {**{k: r[k] for k in ("id", "name", "description", "created", "updated")}, **json.loads(r["policy"])}
+            for r in rows
+        ]
+
+    def save_group(self, key: int | None, group: GroupPolicy, description: str) -> dict[str, Any]:
+        """Create (`key` None) or replace a group, checked against the others in the same write transaction
+        (two replicas cannot both store overlapping groups). GroupConflict when it cannot be stored."""
+        conn = self._conn()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            current = self.groups()
+            if key is not None and all(g["id"] != key for g in current):
+                raise GroupConflict(404, f"no client group with id {key}")
+            others = [g for g in current if g["id"] != key]
+            if any(g["name"] == group["name"] for g in others):
+                raise GroupConflict(409, f"a client group named {group['name']} exists")
+            clash = groups_mod.clashes(group["networks"], others)
+            if clash is not None:
+                raise GroupConflict(422, f"networks: {clash}: a client belongs to one group at most")
+            body = _group_json(group)
+            now = utc_now()
+            if key is None:
+                cur = conn.execute(
+                    "INSERT INTO client_groups (name, description, policy, created, updated) VALUES (?, ?, ?, ?, ?)",
+                    (group["name"], description, body, now, now),
+                )
+                key = int(cur.lastrowid or 0)
+            else:
+                conn.execute(
+                    "UPDATE client_groups SET name = ?, description = ?, policy = ?, updated = ? WHERE id = ?",
+                    (group["name"], description, body, now, key),
+                )
+        return next(g for g in self.groups() if g["id"] == key)
+
+    def delete_group(self, key: int) -> dict[str, Any] | None:
+        """The deleted group, or None when unknown."""
+        with self._conn() as conn:
+            found = next((g for g in self.groups() if g["id"] == key), None)
+            conn.execute("DELETE FROM client_groups WHERE id = ?", (key,))
+        return found
 
     def effective_state(self) -> dict[str, Any]:
         cfg = self.settings()
@@ -327,7 +420,9 @@ class Store:
                 if table == "users":
                     continue
                 if table == "meta":
-                    cleared[table] = conn.execute("DELETE FROM meta WHERE key != 'jwt_secret'").rowcount
+                    # the policy version only grows: the proxy actor skips versions it has read
+                    kept = "('jwt_secret', 'policy_version')"
+                    cleared[table] = conn.execute(f"DELETE FROM meta WHERE key NOT IN {kept}").rowcount
                     continue
                 cleared[table] = conn.execute(f"DELETE FROM {table}").rowcount
             for cat in waf.CATEGORIES:
@@ -346,6 +441,7 @@ class Store:
             "settings": settings_mod.redacted(self.settings()),
             "waf_categories": self.waf_categories(),
             "lists": lists,
+            "groups": [{k: g[k] for k in GROUP_FIELDS} for g in self.groups()],
         }
 
     def restore(self, config: dict[str, Any]) -> dict[str, int]:
@@ -364,8 +460,15 @@ class Store:
         if not isinstance(lists, dict) or not set(lists) <= set(LISTS):
             raise ValueError("lists must map list names to entries")
         rows = {name: _restored_rows(name, entries) for name, entries in lists.items()}
+        groups = groups_mod.restored(config["groups"]) if "groups" in config else None
         now = utc_now()
         with self._conn() as conn:
+            if groups is not None:  # a backup from before groups leaves them as they are
+                conn.execute("DELETE FROM client_groups")
+                conn.executemany(
+                    "INSERT INTO client_groups (name, description, policy, created, updated) VALUES (?, ?, ?, ?, ?)",
+                    [(g["name"], description, _group_json(g), now, now) for g, description in groups],
+                )
             conn.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", self._rows(values))
             for cat, enabled in cats.items():
                 conn.execute("UPDATE waf_categories SET enabled = ? WHERE name = ?", (int(bool(enabled)), cat))
@@ -382,7 +485,25 @@ class Store:
                         f"INSERT OR IGNORE INTO {spec.table} ({spec.column}, description, added_date) VALUES (?,?,?)",
                         [(*r, now) for r in out],
                     )
-        return {"settings": len(values), "waf_categories": len(cats), **{k: len(v) for k, v in rows.items()}}
+        restored = {"settings": len(values), "waf_categories": len(cats), **{k: len(v) for k, v in rows.items()}}
+        return restored if groups is None else {**restored, "groups": len(groups)}
+
+
+GROUP_FIELDS = ("name", "description", "networks", "blacklist", "whitelist", "windows")
+
+
+def _group_json(group: GroupPolicy) -> str:
+    return json.dumps({k: v for k, v in group.items() if k != "name"})
+
+
+def _group_policy(row: dict[str, Any]) -> GroupPolicy:
+    return {
+        "name": row["name"],
+        "networks": row["networks"],
+        "blacklist": row["blacklist"],
+        "whitelist": row["whitelist"],
+        "windows": row["windows"],
+    }
 
 
 def _restored_rows(name: str, entries: Any) -> list[tuple[str, ...]]:

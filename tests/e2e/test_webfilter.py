@@ -132,3 +132,29 @@ def test_the_stream_carries_live_proxied_requests(wf: httpx.Client, origin_port:
 
     with pytest.raises(websockets.exceptions.InvalidStatus):
         asyncio.run(again())
+
+
+def test_dns_queries_are_logged_with_the_rule_the_proxy_actor_credits(wf: httpx.Client) -> None:
+    """The log actor asks the proxy actor (a Ray call between actors) which entry blocked a name."""
+    import dns.message
+    import dns.query
+
+    server = wf.get(PREFIX + "/api/status").json()["data"]["proxy"]["dns"]
+    added = wf.post(PREFIX + "/api/domain-blacklist", json={"domain": "dns-e2e.test"})
+    assert added.status_code == 200, added.text
+    try:
+        answer = dns.query.udp(dns.message.make_query("ads.dns-e2e.test", "A"), server, timeout=5)
+        assert [item.address for rrset in answer.answer for item in rrset] == ["0.0.0.0"]
+
+        def row() -> list:
+            rows = wf.get(PREFIX + "/api/dns/logs", params={"search": "ads.dns-e2e.test"}).json()["data"]
+            return [r for r in rows if r["blocked"]]
+
+        (logged, *_) = eventually_sync(row, timeout=20, what="the DNS row of ads.dns-e2e.test")
+        assert (logged["outcome"], logged["rule"], logged["source"]) == (
+            "sinkholed",
+            "dns-e2e.test",
+            "domain-blacklist",
+        )
+    finally:
+        wf.delete(PREFIX + "/api/domain-blacklist/clear-all")

@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import Depends, Request, WebSocket
+from fastapi import Depends, Query, Request, WebSocket
 
+from actors.webfilter.logparse import mask_ip
 from deployments.webfilter import auth
 from deployments.webfilter.state import WebfilterState
 from rayfleet.appstate import state_of
 from rayfleet.http import client_ip
 
 Ctx = Annotated[WebfilterState, Depends(state_of(WebfilterState))]
+
+
+@dataclass
+class LogQuery:
+    """The paging and filters the log routes (HTTP and DNS) share."""
+
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0
+    blocked: bool | None = None
+    client_ip: Annotated[str | None, Query(max_length=100)] = None
+
+
+LogPage = Annotated[LogQuery, Depends()]
 
 
 def _websocket_state(websocket: WebSocket) -> WebfilterState:
@@ -44,3 +59,11 @@ async def _alert_sender(request: Request, context: Ctx, ip: Peer) -> auth.Princi
 User = Annotated[auth.Principal, Depends(_user)]
 SIGNED_IN = Depends(_user)  # for a router's `dependencies=[...]`
 AlertSender = Annotated[auth.Principal, Depends(_alert_sender)]
+
+
+async def gdpr_masked(context: WebfilterState, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` with the last octet of each `client_ip` zeroed when `gdpr_mode` is on (in place)."""
+    if (await context.db(context.store.settings))["gdpr_mode"]:
+        for row in rows:
+            row["client_ip"] = mask_ip(row["client_ip"])
+    return rows

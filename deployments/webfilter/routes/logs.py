@@ -8,12 +8,11 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query
 
-from actors.webfilter.logparse import mask_ip
 from actors.webfilter.logstore import LogStore
 from actors.webfilter.proxy import ProxyOwner
 from deployments.webfilter import analytics, cve
 from deployments.webfilter.errors import AUTH_ERRORS, ok, page
-from deployments.webfilter.routes.common import SIGNED_IN, Ctx, Peer
+from deployments.webfilter.routes.common import SIGNED_IN, Ctx, LogPage, Peer, gdpr_masked
 from deployments.webfilter.schemas import SQLITE_MAX_INT, Envelope
 from deployments.webfilter.settings import security_score
 from rayfleet.state import call
@@ -23,19 +22,9 @@ Hours = Query(168, ge=1, le=720, description="window ending now (UTC)")
 
 
 @router.get("/api/logs", response_model=Envelope, summary="Proxied requests, newest first (paginated)")
-async def logs(
-    context: Ctx,
-    limit: int = Query(100, ge=1, le=1000),
-    offset: int = Query(0, ge=0, le=10_000_000),
-    blocked: bool | None = None,
-    client_ip: str | None = Query(None, max_length=100),
-    search: str | None = Query(None, max_length=200),
-) -> dict[str, Any]:
-    items, total = await analytics.logs_page(context, limit, offset, blocked, client_ip, search)
-    if (await context.db(context.store.settings))["gdpr_mode"]:
-        for item in items:
-            item["client_ip"] = mask_ip(item["client_ip"])
-    return page(items, total, limit, offset)
+async def logs(context: Ctx, q: LogPage, search: str | None = Query(None, max_length=200)) -> dict[str, Any]:
+    items, total = await analytics.logs_page(context, q.limit, q.offset, q.blocked, q.client_ip, search)
+    return page(await gdpr_masked(context, items), total, q.limit, q.offset)
 
 
 @router.get("/api/logs/stats", response_model=Envelope, summary="Totals by outcome and rule")
@@ -51,16 +40,17 @@ async def logs_timeline(context: Ctx, hours: int = Query(24, ge=1, le=720)) -> d
 @router.post("/api/logs/clear", response_model=Envelope, summary="Delete every log row")
 async def logs_clear(context: Ctx, ip: Peer) -> dict[str, Any]:
     deleted = await call(context.logs, LogStore.delete_before, None)
-    await context.db(context.store.audit, None, ip, "logs.clear", str(deleted))
-    return ok({"deleted": deleted})
+    await context.db(context.store.audit, None, ip, "logs.clear", f"{deleted['http']} http, {deleted['dns']} dns")
+    return ok({"deleted": deleted["http"], "dns_deleted": deleted["dns"]})
 
 
 @router.post("/api/logs/clear-old", response_model=Envelope, summary="Delete rows older than the retention")
 async def logs_clear_old(context: Ctx, ip: Peer, days: int | None = Query(None, ge=1, le=3650)) -> dict[str, Any]:
     retention = days or (await context.db(context.store.settings))["log_retention_days"]
     deleted = await call(context.logs, LogStore.delete_before, time.time() - retention * 86400)
-    await context.db(context.store.audit, None, ip, "logs.clear_old", f"{retention} days: {deleted}")
-    return ok({"deleted": deleted, "retention_days": retention})
+    summary = f"{retention} days: {deleted['http']} http, {deleted['dns']} dns"
+    await context.db(context.store.audit, None, ip, "logs.clear_old", summary)
+    return ok({"deleted": deleted["http"], "dns_deleted": deleted["dns"], "retention_days": retention})
 
 
 @router.get("/api/status", response_model=Envelope, summary="Proxy, DNS and log pipeline status")

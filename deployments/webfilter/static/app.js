@@ -1,17 +1,19 @@
-// The admin UI: a single page with hash routes (#/login, #/dashboard, #/lists/<list>, #/settings,
-// #/waf, #/maintenance). Each page module renders into a fresh element and may return a cleanup
+// The admin UI: a single page with hash routes (#/login, #/dashboard, #/lists/<list>, #/groups, #/dns,
+// #/settings, #/waf, #/maintenance). Each page module renders into a fresh element and may return a cleanup
 // function (timers, the live log's WebSocket) run when another page is shown.
 
 import { logout, session } from "./api.js";
 import { $, h, notify } from "./dom.js";
 import * as dashboard from "./dashboard.js";
+import * as dns from "./dns.js";
+import * as groups from "./groups.js";
 import * as lists from "./lists.js";
 import * as loginPage from "./login.js";
 import * as maintenance from "./maintenance.js";
 import * as settings from "./settings.js";
 import * as waf from "./waf.js";
 
-const PAGES = { login: loginPage, dashboard, lists, settings, waf, maintenance };
+const PAGES = { login: loginPage, dashboard, lists, groups, dns, settings, waf, maintenance };
 let cleanup = null;
 let shown = 0;
 

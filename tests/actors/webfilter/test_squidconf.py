@@ -7,7 +7,16 @@ from pathlib import Path
 
 from actors.webfilter.dataplane import DataPlane, ProxySettings
 from actors.webfilter.logparse import parse_line
-from actors.webfilter.squidconf import Policy, TlsFiles, access_rules, dstdomain_entries, hosts_file, squid_conf
+from actors.webfilter.squidconf import (
+    Policy,
+    TlsFiles,
+    access_rules,
+    acl_files,
+    dstdomain_entries,
+    error_page,
+    hosts_file,
+    squid_conf,
+)
 from actors.webfilter.tlsfiles import configure_can_bump
 
 
@@ -188,3 +197,32 @@ def test_dnsmasq_blocks_wildcards_natively_and_leaves_regex_rules_to_the_proxy()
     assert dns_blocklist(policy) == (
         "address=/ads.test/#\naddress=/*.wild.test/#\nserver=/ok.wild.test/#\nserver=/*.fine.ads.test/#\n"
     )
+
+
+def test_a_client_group_is_rendered_before_the_global_lists_with_its_whitelist_first_and_its_time_windows():
+    group = {
+        "name": "kids",
+        "networks": ["198.18.5.0/24"],
+        "blacklist": ["games.test", "*.video.test"],
+        "whitelist": ["school.games.test"],
+        "windows": [{"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "16:30"}],
+    }
+    policy = Policy(domain_blacklist=["ads.test"], domain_whitelist=["ok.test"], groups=[group])
+    lines = access_rules(policy, Path("/acl"))
+    order = [
+        "http_access allow group_kids_src group_kids_white",
+        "acl group_kids_time time MTWHF 08:00-16:30",
+        "http_access deny group_kids_src group_kids_black_any group_kids_time mark_group_kids",
+        "http_access allow domain_whitelist",
+        "http_access deny domain_blacklist mark_domain_blacklist",
+    ]
+    assert [lines.index(line) for line in order] == sorted(lines.index(line) for line in order)
+    assert "acl mark_group_kids annotate_transaction rule=group:kids" in lines
+    files = acl_files(policy)
+    assert files["group_kids_src.txt"] == "198.18.5.0/24\n"
+    assert files["group_kids_black.txt"] == ".games.test\n"
+    assert files["group_kids_black_patterns.txt"] != ""
+    assert "client group kids" in error_page("group:kids")
+    # without windows the group's block applies at all times
+    always = access_rules(Policy(groups=[{**group, "windows": []}]), Path("/acl"))
+    assert "http_access deny group_kids_src group_kids_black_any mark_group_kids" in always

@@ -3,6 +3,7 @@ dnsmasq on loopback, and a local origin on two loopback addresses. Everything st
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import shutil
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import dns.message
+import dns.query
 import httpx
 import pytest
 from aiohttp import web
@@ -74,6 +77,13 @@ class Service:
 
     async def fetch(self, url: str) -> httpx.Response:
         return await self.proxy.get(url)
+
+    async def resolve(self, name: str) -> list[str]:
+        """The A records our dnsmasq answers for `name` (a real DNS query over UDP; [] for NXDOMAIN)."""
+        server = (await self.api.get("/health")).json()["dns"]["address"].removesuffix(":53")
+        query = dns.message.make_query(name, "A")
+        answer = await asyncio.to_thread(dns.query.udp, query, server, timeout=3)
+        return sorted(item.address for rrset in answer.answer for item in rrset)
 
 
 async def start_origin() -> tuple[web.AppRunner, Origin]:

@@ -80,4 +80,4 @@ async def test_an_unexpected_actor_error_is_a_plain_500_and_the_detail_is_logged
     assert r.status_code == 500
     assert r.json() == {"status": "error", "detail": "internal error", "code": "internal_error"}
     logged = [(record.exc_text or "") for record in caplog.records if record.getMessage() == "unhandled error"]
-    assert any("ray::ProxyOwner.apply" in text and "NotADirectoryError" in text for text in logged)
+    assert any("ray::ProxyOwner.sync" in text and "NotADirectoryError" in text for text in logged)

@@ -5,109 +5,15 @@ namespaces are removed at the end."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import random
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 
 import pytest
 
 from tests.conftest import free_port
+from tests.deployments.webfilter.netns import lan_get, lan_resolve, namespace, upstream_resolver
 
 pytestmark = pytest.mark.realserver
-
-
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=10)
-
-
-@dataclass
-class Side:
-    """A namespace joined to this one by a veth pair: `host` is our end's address, `peer` the namespace's."""
-
-    ns: str
-    link: str
-    host: str
-    peer: str
-
-    def run(self, *argv: str) -> list[str]:
-        return ["ip", "netns", "exec", self.ns, *argv]
-
-
-@contextlib.contextmanager
-def namespace(prefix: str, net: str) -> Iterator[Side]:
-    """`net` is a /24 prefix such as 198.18.7: our end is .1, the namespace's .2."""
-    tag = f"{os.getpid() % 10000}{random.randint(10, 99)}"
-    side = Side(f"rfwf-{prefix}-{tag}", f"rf{prefix}{tag}", f"{net}.1", f"{net}.2")
-    try:
-        _ip("netns", "add", side.ns)
-        _ip("link", "add", side.link + "h", "type", "veth", "peer", "name", side.link + "n")
-        _ip("link", "set", side.link + "n", "netns", side.ns)
-        _ip("addr", "add", f"{side.host}/24", "dev", side.link + "h")
-        _ip("link", "set", side.link + "h", "up")
-        for args in (
-            ("addr", "add", f"{side.peer}/24", "dev", side.link + "n"),
-            ("link", "set", side.link + "n", "up"),
-        ):
-            _ip("netns", "exec", side.ns, "ip", *args)
-        _ip("netns", "exec", side.ns, "ip", "link", "set", "lo", "up")
-        yield side
-    finally:
-        subprocess.run(["ip", "link", "del", side.link + "h"], capture_output=True, timeout=10)
-        subprocess.run(["ip", "netns", "del", side.ns], capture_output=True, timeout=10)
-
-
-@contextlib.asynccontextmanager
-async def upstream_resolver(side: Side, records: dict[str, str]) -> AsyncIterator[None]:
-    """A dnsmasq in `side`'s namespace answering `records` (name -> address) and refusing the rest."""
-    argv = side.run(
-        "/usr/sbin/dnsmasq",
-        "-k",
-        "--no-resolv",
-        "--no-hosts",
-        "--port=53",
-        f"--listen-address={side.peer}",
-        "--bind-interfaces",
-        "--user=root",
-        "--pid-file=",
-        *(f"--host-record={name},{address}" for name, address in records.items()),
-    )
-    child = await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
-    )
-    try:
-        yield
-    finally:
-        child.kill()
-        await child.wait()
-
-
-async def _run(argv: list[str]) -> str:
-    child = await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
-    )
-    out, _ = await child.communicate()
-    return out.decode()
-
-
-async def lan_get(lan: Side, proxy: str, url: str) -> tuple[int, str]:
-    """A GET from the LAN client through the proxy: (status, body); status 0 when nothing answered."""
-    out = await _run(lan.run("curl", "-s", "--max-time", "10", "-x", f"http://{proxy}", "-w", "\n%{http_code}", url))
-    body, _, code = out.rpartition("\n")
-    return int(code or 0), body
-
-
-async def lan_resolve(lan: Side, server: str, name: str) -> list[str]:
-    script = (
-        "import sys, dns.message, dns.query, dns.rdatatype\n"
-        "a = dns.query.udp(dns.message.make_query(sys.argv[2], dns.rdatatype.A), sys.argv[1], timeout=3)\n"
-        "print('NXDOMAIN' if a.rcode() == 3 else ' '.join(sorted(i.address for r in a.answer for i in r)))\n"
-    )
-    return (await _run(lan.run(sys.executable, "-c", script, server, name))).split()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")

@@ -120,10 +120,10 @@ async def test_log_retention_days_is_what_clear_old_honours(wf):
     store.ingest([parse_line(line)], publish=False)
     await put(wf, "log_retention_days", 30)
     r = await wf.api.post("/api/logs/clear-old")
-    assert r.json()["data"] == {"deleted": 0, "retention_days": 30}
+    assert r.json()["data"] == {"deleted": 0, "dns_deleted": 0, "retention_days": 30}
     await put(wf, "log_retention_days", 7)
     r = await wf.api.post("/api/logs/clear-old")
-    assert r.json()["data"] == {"deleted": 1, "retention_days": 7}
+    assert r.json()["data"] == {"deleted": 1, "dns_deleted": 0, "retention_days": 7}
     await put(wf, "log_retention_days", 30)
 
 

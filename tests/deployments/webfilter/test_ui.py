@@ -555,3 +555,81 @@ async def test_signing_out_revokes_the_token_and_clears_the_tab(wf, ui_base, chr
         await page.goto(ui_base + "/#/settings")  # no token: back to the sign-in form
         await expect(page).to_have_url(re.compile(r"#/login$"))
         await expect(page.locator("#nav")).to_be_hidden()
+
+
+async def test_client_groups_and_the_dns_log_have_their_pages(wf, ui_base, chromium):
+    added = await wf.api.post("/api/domain-blacklist", json={"domain": "dnsui.test"})
+    assert added.status_code == 200, added.text
+    try:
+        async with browsing(chromium, ui_base, "#/groups") as tab:
+            page = tab.page
+            await expect(page.locator("#groups tbody tr.empty")).to_have_text("no client groups")
+            await page.fill("#group-name", "kids")
+            await page.fill("#group-networks", "127.0.5.0/24")
+            await page.fill("#group-blacklist", "other.test\n*.games.test")
+            await page.fill("#group-whitelist", "school.games.test")
+            for day in ("mon", "tue", "wed", "thu", "fri"):
+                await page.check(f"input[data-day={day}]")
+            await page.fill("#group-start", "08:00")
+            await page.fill("#group-end", "16:30")
+            await page.click("#group-form button[type=submit]")
+            await expect(tab.notice()).to_have_text("created the group kids")
+            row = page.locator("#groups tbody tr", has_text="kids")
+            await expect(row).to_have_count(1)
+            assert (await cells(row))[:6] == [
+                "kids",
+                "127.0.5.0/24",
+                "other.test *.games.test",
+                "school.games.test",
+                "mon,tue,wed,thu,fri 08:00-16:30",
+                "group:kids",
+            ]
+            (stored,) = (await wf.api.get("/api/groups")).json()["data"]
+            assert stored["windows"] == [
+                {"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "16:30"}
+            ]
+            # a group overlapping it is refused with the API's words, and nothing is added
+            await page.fill("#group-name", "teens")
+            await page.fill("#group-networks", "127.0.5.128/25")
+            await page.click("#group-form button[type=submit]")
+            await expect(tab.notice()).to_contain_text(
+                "overlaps 127.0.5.0/24 of the group kids: a client belongs to one group at most (HTTP 422)"
+            )
+            await expect(page.locator("#groups tbody tr")).to_have_count(1)
+            await screenshot(tab, "groups")
+
+            # DNS: a blocked name our resolver answered, with the rule that decided it
+            assert await wf.resolve("ads.dnsui.test") == ["0.0.0.0"]
+            await eventually(
+                lambda: _dns_logged(wf, "ads.dnsui.test"), timeout=10, what="the DNS row of ads.dnsui.test"
+            )
+            await page.click("#nav a[data-page=dns]")
+            logged = page.locator("#dns-log tbody tr", has_text="ads.dnsui.test")
+            await expect(logged).to_have_count(1)
+            _, client, name, qtype, outcome, answer, rule, source = await cells(logged.first)
+            assert (client, name, qtype, outcome, answer, rule, source) == (
+                "127.0.0.1",
+                "ads.dnsui.test",
+                "A",
+                "sinkholed",
+                "0.0.0.0",
+                "dnsui.test",
+                "domain-blacklist",
+            )
+            assert await logged.first.evaluate("(row) => row.classList.contains('blocked')")
+            await screenshot(tab, "dns")
+
+            # deleting the group from its page
+            await page.click("#nav a[data-page=groups]")
+            await page.locator("#groups tbody tr", has_text="kids").locator("button.danger").click()
+            await expect(tab.notice()).to_have_text("deleted the group kids")
+            assert (await wf.api.get("/api/groups")).json()["data"] == []
+    finally:
+        for group in (await wf.api.get("/api/groups")).json()["data"]:
+            await wf.api.delete(f"/api/groups/{group['id']}")
+        await wf.api.delete(f"/api/domain-blacklist/{added.json()['data']['id']}")
+
+
+async def _dns_logged(wf: Service, name: str) -> bool:
+    rows = (await wf.api.get("/api/dns/logs", params={"search": name})).json()["data"]
+    return any(row["name"] == name for row in rows)

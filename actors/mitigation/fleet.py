@@ -47,6 +47,7 @@ class NodeEntry:
         self.mode = ""
         self.status = "starting"
         self.load = 0.0
+        self.rate = 0  # requests (l7) or connections (syn) per second at the last heartbeat
         self.missed = 0
         self.last_heartbeat: float | None = None
         self.registered_at = time.time()
@@ -82,7 +83,7 @@ class MitigationFleet:
         self.allowlist: dict[str, dict[str, Any]] = dict(self.kept.allow.items())
         self._geo_pending = False  # node.blocked_countries not applied yet (the ASN API did not answer)
         self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
-        self.webhooks = WebhookSender(self.settings.webhooks)
+        self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.kept.store, f"mitigation/{name}/webhooks")
         self.tasks = BackgroundTasks("mitigation")
         self._start_lock: asyncio.Lock | None = None
         self.started = False
@@ -94,6 +95,7 @@ class MitigationFleet:
         async with self._start_lock:
             if not self.started:
                 self.started = True
+                self.webhooks.start()
                 kept = list(self.kept.fleet.get("nodes") or [])
                 # a restarted fleet brings back the nodes it ran (each replays its own state)
                 for node_id in kept:
@@ -216,7 +218,7 @@ class MitigationFleet:
                 entry.missed += 1
                 if entry.missed >= self.settings.dead_after_missed and entry.status != "dead":
                     entry.status = "dead"
-                    entry.load = 0.0
+                    entry.load, entry.rate = 0.0, 0
                     self._health_event(entry, "dead")
                 if entry.status == "dead" and self.settings.replace_dead_nodes:
                     await self._replace(entry)
@@ -226,6 +228,7 @@ class MitigationFleet:
             entry.last_heartbeat = time.time()
             entry.status = result.get("status", "healthy")
             entry.load = float(result.get("load", 0.0))
+            entry.rate = int(result.get("stats", {}).get("requests_per_second", 0))
             entry.children = list(result.get("children", []))
             if entry.id in self._stale and entry.status == "healthy":
                 await self._resync(entry)
@@ -255,7 +258,7 @@ class MitigationFleet:
         return beat
 
     def _health_event(self, entry: NodeEntry, change: str) -> None:
-        data = {"attack_type": None, "source_ip": None, "packets_per_second": 0, "action": change}
+        data = {"attack_type": None, "source_ip": None, "packets_per_second": entry.rate, "action": change}
         data.update({"status": entry.status, "address": entry.address, "missed_heartbeats": entry.missed})
         self.webhooks.send(event_payload("node_health", entry.id, data))
         log.info("node health", extra={"node": entry.id, "change": change, "status": entry.status})

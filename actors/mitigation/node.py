@@ -127,7 +127,7 @@ class MitigationNode:
         self.geo_prefixes: dict[str, list[str]] = dict(self.state.policy.get("geo") or {})
         self.threats = ThreatBook()
         self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
-        self.webhooks = WebhookSender(self.settings.webhooks)
+        self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.state.store, f"{self.state.prefix}/webhooks")
         self.metrics = NodeMetrics(node_id)
         self.child_metrics = (ChildMetrics(self.metrics.own), ChildMetrics(self.metrics.fleet))
         # held while the table is carried into new workers: the monitor does not read it half-restored
@@ -156,6 +156,7 @@ class MitigationNode:
         self._write_maps()
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
         await self.proc.start()
+        self.webhooks.start()
         self.tasks.every(self.settings.poll_interval_s, self.monitor.poll, name=f"poll-{self.node_id}", first_delay=0)
         log.info("mitigation node started", extra={"node": self.node_id, "address": self.address})
         return self.describe()
@@ -165,6 +166,7 @@ class MitigationNode:
         self.draining = True
         if forget:
             self.state.forget()
+            self.webhooks.forget()
         await self.tasks.stop()
         await self.webhooks.close()
         if self._log_transport is not None:

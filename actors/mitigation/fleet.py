@@ -240,16 +240,30 @@ class MitigationFleet:
         those a node flagged as a flood (for the node's `ban_seconds`). Returns the sources banned."""
         results = await self._each("source_rates")
         reports = {node_id: r["value"] for node_id, r in results.items() if r["ok"]}
-        banned = []
         duration = self.settings.node.model_copy(update=self.policy_changes).ban_seconds
-        for flooder in fleet_flooders(reports, threshold):
-            if self.blacklist.get(flooder.ip, {}).get("expires", 0) > time.time():
-                continue  # banned already
-            outcome = await self.add_blacklist(flooder.ip, flooder.reason, duration)
-            if outcome["ok"]:
-                banned.append(flooder.ip)
-                log.warning("fleet-wide ban", extra={"source": flooder.ip, "rate": flooder.rate, "why": flooder.reason})
+        now = time.time()
+        fresh = [f for f in fleet_flooders(reports, threshold) if self.blacklist.get(f.ip, {}).get("expires", 0) <= now]
+        if not fresh:
+            return []
+        banned = await self.add_blacklist_many([(f.ip, f.reason) for f in fresh], duration)
+        for flooder in fresh[:20]:
+            log.warning("fleet-wide ban", extra={"source": flooder.ip, "rate": flooder.rate, "why": flooder.reason})
+        if len(fresh) > 20:
+            log.warning("fleet-wide bans", extra={"sources": len(fresh), "logged": 20})
         return banned
+
+    async def add_blacklist_many(self, bans: list[tuple[str, str]], duration: int) -> list[str]:
+        """Fleet-wide bans of many sources at once (one record, one call per node); returns them.
+        A node that could not take them gets them when it answers again (`_stale`)."""
+        expires = time.time() + duration
+        entries = {
+            source_key(ip): {"ip": source_key(ip), "reason": r, "source": "fleet", "expires": expires} for ip, r in bans
+        }
+        self.kept.bans.set_many(entries)
+        self.blacklist.update(entries)
+        results = await self._each("add_blacklist_many", [(k, e["reason"]) for k, e in entries.items()], duration)
+        self._outcome(results, "bans not applied")
+        return list(entries)
 
     async def _beat(self, entry: NodeEntry) -> dict[str, Any]:
         beat: dict[str, Any] = await _within(

@@ -31,7 +31,7 @@ from actors.mitigation.node_monitor import Monitor
 from actors.mitigation.node_state import NodeState, put, stream_prefix
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
-from actors.mitigation.stick_table import Snapshot, restore_lines
+from actors.mitigation.stick_table import Snapshot, cli_lines, restore_lines
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
@@ -306,6 +306,28 @@ class MitigationNode:
         entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
         await self._put_source("bans", key, entry)
         return {"ip": key, "reason": reason, "duration_seconds": duration_seconds, "expires_at": _iso(expires)}
+
+    async def add_blacklist_many(
+        self, bans: list[tuple[str, str]], duration_seconds: int, source: str = "fleet"
+    ) -> dict[str, Any]:
+        """Ban many sources at once (the fleet's flood bans): one durable transaction, one map file
+        write, the runtime API commands `;`-joined on a few lines. They are recorded first: a data
+        plane that stops answering midway gets them back from the maps when its supervisor restarts
+        it (`_reapply`)."""
+        self._require_running()
+        expires = int(time.time()) + duration_seconds
+        entries = {}
+        for ip, reason in bans:
+            key = source_key(ip)
+            entries[key] = {"ip": key, "reason": reason, "source": source, "expires": expires}
+        self.state.bans.set_many(entries)
+        self.blacklist.update(entries)
+        self._write_maps()
+        path = self.paths.blacklist
+        commands = [c for key in entries for c in (f"del map {path} {key}", f"add map {path} {key} {expires}")]
+        for line in cli_lines(commands):
+            await self._runtime(line)
+        return {"banned": len(entries), "expires_at": _iso(expires)}
 
     def _source_list(self, kind: str) -> tuple[DurableMap, dict[str, dict[str, Any]], Path]:
         if kind == "bans":

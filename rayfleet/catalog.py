@@ -70,6 +70,7 @@ UI_PATHS: dict[str, str] = {
     "tasknet": "/",
     "webfilter": "/",
     "autoscale": "/",
+    "mitigation": "/",
 }
 # and the data planes its health route reports: (kind, field of the health body holding "host:port" or a list).
 DATA_PLANES: dict[str, tuple[tuple[str, str], ...]] = {

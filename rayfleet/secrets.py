@@ -20,6 +20,8 @@ SECRET_NAMES: dict[str, Callable[[], str]] = {
     "LXC_API_KEY": lambda: secrets.token_hex(24),
     "AUTOSCALE_API_KEY": lambda: secrets.token_hex(24),
     "MANAGEMENT_API_KEY": lambda: secrets.token_hex(24),
+    # HMAC key that signs the mitigation fleet's webhooks (X-Signature)
+    "MITIGATION_WEBHOOK_SECRET": lambda: secrets.token_hex(32),
     "LLM_PROXY_API_KEYS": lambda: "sk-rf-" + secrets.token_hex(20),
     "LLM_PROXY_ADMIN_KEYS": lambda: "sk-rf-admin-" + secrets.token_hex(20),
     # Fernet key that encrypts the gateway registry's upstream API keys at rest

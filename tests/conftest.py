@@ -66,6 +66,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "svc": DATAPLANE,
     "tlswf": DATAPLANE,
     "deployments/webfilter/test_ui.py::chromium": BROWSER,  # the admin UI's headless Chromium
+    "deployments/mitigation/test_dashboard.py::chromium": BROWSER,  # the fleet dashboard's
     "rayfleet/test_front.py::front": DATAPLANE,  # HAProxy in front of uvicorn
     # not servers, but as heavy and as external: out of the inner loop with them
     "real_pkg": REAL,  # the real ASN dataset (scripts/fetch-asn-data.sh, DuckDB build)

@@ -47,6 +47,7 @@ class NodeEntry:
         self.mode = ""
         self.status = "starting"
         self.load = 0.0
+        self.rate = 0  # requests (l7) or connections (syn) per second at the last heartbeat
         self.missed = 0
         self.last_heartbeat: float | None = None
         self.registered_at = time.time()
@@ -82,7 +83,7 @@ class MitigationFleet:
         self.allowlist: dict[str, dict[str, Any]] = dict(self.kept.allow.items())
         self._geo_pending = False  # node.blocked_countries not applied yet (the ASN API did not answer)
         self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
-        self.webhooks = WebhookSender(self.settings.webhooks)
+        self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.kept.store, f"mitigation/{name}/webhooks")
         self.tasks = BackgroundTasks("mitigation")
         self._start_lock: asyncio.Lock | None = None
         self.started = False
@@ -94,6 +95,7 @@ class MitigationFleet:
         async with self._start_lock:
             if not self.started:
                 self.started = True
+                self.webhooks.start()
                 kept = list(self.kept.fleet.get("nodes") or [])
                 # a restarted fleet brings back the nodes it ran (each replays its own state)
                 for node_id in kept:
@@ -216,7 +218,7 @@ class MitigationFleet:
                 entry.missed += 1
                 if entry.missed >= self.settings.dead_after_missed and entry.status != "dead":
                     entry.status = "dead"
-                    entry.load = 0.0
+                    entry.load, entry.rate = 0.0, 0
                     self._health_event(entry, "dead")
                 if entry.status == "dead" and self.settings.replace_dead_nodes:
                     await self._replace(entry)
@@ -226,6 +228,7 @@ class MitigationFleet:
             entry.last_heartbeat = time.time()
             entry.status = result.get("status", "healthy")
             entry.load = float(result.get("load", 0.0))
+            entry.rate = int(result.get("stats", {}).get("requests_per_second", 0))
             entry.children = list(result.get("children", []))
             if entry.id in self._stale and entry.status == "healthy":
                 await self._resync(entry)
@@ -237,16 +240,30 @@ class MitigationFleet:
         those a node flagged as a flood (for the node's `ban_seconds`). Returns the sources banned."""
         results = await self._each("source_rates")
         reports = {node_id: r["value"] for node_id, r in results.items() if r["ok"]}
-        banned = []
         duration = self.settings.node.model_copy(update=self.policy_changes).ban_seconds
-        for flooder in fleet_flooders(reports, threshold):
-            if self.blacklist.get(flooder.ip, {}).get("expires", 0) > time.time():
-                continue  # banned already
-            outcome = await self.add_blacklist(flooder.ip, flooder.reason, duration)
-            if outcome["ok"]:
-                banned.append(flooder.ip)
-                log.warning("fleet-wide ban", extra={"source": flooder.ip, "rate": flooder.rate, "why": flooder.reason})
+        now = time.time()
+        fresh = [f for f in fleet_flooders(reports, threshold) if self.blacklist.get(f.ip, {}).get("expires", 0) <= now]
+        if not fresh:
+            return []
+        banned = await self.add_blacklist_many([(f.ip, f.reason) for f in fresh], duration)
+        for flooder in fresh[:20]:
+            log.warning("fleet-wide ban", extra={"source": flooder.ip, "rate": flooder.rate, "why": flooder.reason})
+        if len(fresh) > 20:
+            log.warning("fleet-wide bans", extra={"sources": len(fresh), "logged": 20})
         return banned
+
+    async def add_blacklist_many(self, bans: list[tuple[str, str]], duration: int) -> list[str]:
+        """Fleet-wide bans of many sources at once (one record, one call per node); returns them.
+        A node that could not take them gets them when it answers again (`_stale`)."""
+        expires = time.time() + duration
+        entries = {
+            source_key(ip): {"ip": source_key(ip), "reason": r, "source": "fleet", "expires": expires} for ip, r in bans
+        }
+        self.kept.bans.set_many(entries)
+        self.blacklist.update(entries)
+        results = await self._each("add_blacklist_many", [(k, e["reason"]) for k, e in entries.items()], duration)
+        self._outcome(results, "bans not applied")
+        return list(entries)
 
     async def _beat(self, entry: NodeEntry) -> dict[str, Any]:
         beat: dict[str, Any] = await _within(
@@ -255,7 +272,7 @@ class MitigationFleet:
         return beat
 
     def _health_event(self, entry: NodeEntry, change: str) -> None:
-        data = {"attack_type": None, "source_ip": None, "packets_per_second": 0, "action": change}
+        data = {"attack_type": None, "source_ip": None, "packets_per_second": entry.rate, "action": change}
         data.update({"status": entry.status, "address": entry.address, "missed_heartbeats": entry.missed})
         self.webhooks.send(event_payload("node_health", entry.id, data))
         log.info("node health", extra={"node": entry.id, "change": change, "status": entry.status})

@@ -32,7 +32,7 @@ from actors.mitigation.node_state import NodeState, put, stream_prefix
 from actors.mitigation.node_tls import CertificateRefused, NodeCertificate
 from actors.mitigation.rules import CustomRule, RuleError, map_contents, new_rule
 from actors.mitigation.settings import NodeSettings
-from actors.mitigation.stick_table import Snapshot, restore_lines
+from actors.mitigation.stick_table import Snapshot, cli_lines, restore_lines
 from actors.mitigation.tls import CertificateError
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet.durable import DurableMap
@@ -130,7 +130,7 @@ class MitigationNode:
         self.geo_prefixes: dict[str, list[str]] = dict(self.state.policy.get("geo") or {})
         self.threats = ThreatBook()
         self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
-        self.webhooks = WebhookSender(self.settings.webhooks)
+        self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.state.store, f"{self.state.prefix}/webhooks")
         self.metrics = NodeMetrics(node_id)
         self.child_metrics = (ChildMetrics(self.metrics.own), ChildMetrics(self.metrics.fleet))
         # held while the table is carried into new workers: the monitor does not read it half-restored
@@ -160,6 +160,7 @@ class MitigationNode:
         self.certificate.install(self.settings)
         self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
         await self.proc.start()
+        self.webhooks.start()
         self.tasks.every(self.settings.poll_interval_s, self.monitor.poll, name=f"poll-{self.node_id}", first_delay=0)
         log.info("mitigation node started", extra={"node": self.node_id, "address": self.address})
         return self.describe()
@@ -169,6 +170,7 @@ class MitigationNode:
         self.draining = True
         if forget:
             self.state.forget()
+            self.webhooks.forget()
         await self.tasks.stop()
         await self.webhooks.close()
         if self._log_transport is not None:
@@ -308,6 +310,28 @@ class MitigationNode:
         entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
         await self._put_source("bans", key, entry)
         return {"ip": key, "reason": reason, "duration_seconds": duration_seconds, "expires_at": _iso(expires)}
+
+    async def add_blacklist_many(
+        self, bans: list[tuple[str, str]], duration_seconds: int, source: str = "fleet"
+    ) -> dict[str, Any]:
+        """Ban many sources at once (the fleet's flood bans): one durable transaction, one map file
+        write, the runtime API commands `;`-joined on a few lines. They are recorded first: a data
+        plane that stops answering midway gets them back from the maps when its supervisor restarts
+        it (`_reapply`)."""
+        self._require_running()
+        expires = int(time.time()) + duration_seconds
+        entries = {}
+        for ip, reason in bans:
+            key = source_key(ip)
+            entries[key] = {"ip": key, "reason": reason, "source": source, "expires": expires}
+        self.state.bans.set_many(entries)
+        self.blacklist.update(entries)
+        self._write_maps()
+        path = self.paths.blacklist
+        commands = [c for key in entries for c in (f"del map {path} {key}", f"add map {path} {key} {expires}")]
+        for line in cli_lines(commands):
+            await self._runtime(line)
+        return {"banned": len(entries), "expires_at": _iso(expires)}
 
     def _source_list(self, kind: str) -> tuple[DurableMap, dict[str, dict[str, Any]], Path]:
         if kind == "bans":

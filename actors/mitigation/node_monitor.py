@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.haproxy_config import BACKEND, FRONTEND, source_of
+from actors.mitigation.haproxy_config import BACKEND, FRONTEND, source_of, table_key
 from actors.mitigation.haproxy_process import HAProxyProcess
-from actors.mitigation.haproxy_stats import LogRecord, parse_info, parse_stat, parse_table
+from actors.mitigation.haproxy_stats import LogRecord, TableEntry, parse_info, parse_stat, parse_table
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.rules import CustomRule
 from actors.mitigation.settings import NodeSettings
@@ -20,12 +20,29 @@ from actors.mitigation.stick_table import Snapshot
 from actors.mitigation.waf_rules import category_of
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import Status
+from rayfleet.tasks import BackgroundTasks
 
 log = get_logger("mitigation")
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SLOWLORIS_TIMEOUTS = 3  # header timeouts from one source before it counts as a slowloris attack
 EVENT_DEDUP_SECONDS = 10.0
+# a flagged source's `attack_detected` waits this long, so its rate covers a whole window (1 s)
+RATE_WINDOW_S = 1.0
+
+
+def _now() -> float:
+    """The clock of event timing (a function of its own, so a test can move it without moving asyncio's)."""
+    return time.monotonic()
+
+
+def attempt_rate(entry: TableEntry | None) -> int:
+    """A source's attempts per second over the table's 1 s window: its requests, or its connection
+    attempts when those are more (a flagged source is refused before it sends a request, so what it
+    sends are connections; a syn node counts connections only)."""
+    if entry is None:
+        return 0
+    return max(entry.get("http_req_rate"), entry.get("conn_rate"))
 
 
 def _int(row: dict[str, str], name: str) -> int:
@@ -64,6 +81,7 @@ class MonitoredNode(Protocol):
     counters: dict[str, Monotonic]
     metrics: NodeMetrics
     table_lock: asyncio.Lock
+    tasks: BackgroundTasks
 
     @property
     def address(self) -> str: ...
@@ -96,6 +114,8 @@ class Monitor:
         self._last_event: dict[tuple[str, str, str], float] = {}
         self._timeouts: dict[str, int] = {}
         self._offences: dict[str, int] = {}
+        # sources flagged, whose attack_detected waits for a full rate window: src -> (since, kind, action)
+        self._measuring: dict[str, tuple[float, str, str]] = {}
         self.polls = 0
         # the flagged and denied sources as last read: what a restarted HAProxy gets back
         self.snapshot = Snapshot()
@@ -171,15 +191,29 @@ class Monitor:
             rec.last_gpc = gpc
             if rec.flagged_since is None:
                 rec.flagged_since = time.time()
-                rate = entry.get("http_req_rate") if l7 else entry.get("conn_rate")
-                action = "blocked" if flagged else "rate_limited"
-                self.attack(kind, src, rate, action if l7 else "rate_limited")
+                action = "blocked" if flagged and l7 else "rate_limited"
+                self._measuring.setdefault(src, (_now(), kind, action))
                 if flagged:
                     await self._escalate(src, kind)
+        self._report_measured({source_of(e.key): e for e in self.snapshot.entries})
         for src, rec in node.threats.sources.items():
             if src not in seen and rec.flagged_since is not None and rec.last_gpc:
                 rec.flagged_since = None
                 rec.last_gpc = 0
+
+    def _report_measured(self, entries: dict[str, TableEntry]) -> None:
+        """`attack_detected` for each source measured over a whole window since it was caught, with
+        its attempt rate then (a source gone from the table by then gets the rate 0)."""
+        now = _now()
+        for src, (since, kind, action) in list(self._measuring.items()):
+            if now - since >= RATE_WINDOW_S:
+                del self._measuring[src]
+                self.attack(kind, src, attempt_rate(entries.get(src)), action)
+
+    async def source_rate(self, src: str) -> int:
+        """`src`'s attempts per second now, from its stick-table entry (0 when it has none)."""
+        entries = parse_table(await self.node.proc.command(f"show table {FRONTEND} key {table_key(src)}"))
+        return attempt_rate(entries[0] if entries else None)
 
     async def _escalate(self, src: str, kind: str) -> None:
         """fail2ban-style: a source flagged again after its ban lapsed is blacklisted, longer each time."""
@@ -217,14 +251,13 @@ class Monitor:
         data = {
             "attack_type": category,
             "source_ip": record.src,
-            "packets_per_second": 0,
             "action": "blocked" if record.reason == "waf" else "logged",
             "rule_id": rule_id,
             "severity": rule.severity if rule else "critical",
             "anomaly_score": record.score,
         }
         if self._fresh("rule_triggered", rule_id, record.src):
-            self.node.raise_event("rule_triggered", data)
+            self._measured_event("rule_triggered", data)
 
     def _header_timeout(self, src: str) -> None:
         count = self._timeouts.get(src, 0) + 1
@@ -233,11 +266,13 @@ class Monitor:
             self._timeouts.clear()
         if count >= SLOWLORIS_TIMEOUTS:
             self.node.threats.record(src, "slowloris")
-            self.attack("slowloris", src, 0, "timed_out")
+            if self._fresh("attack_detected", "slowloris", src):
+                data = {"attack_type": "slowloris", "source_ip": src, "action": "timed_out"}
+                self._measured_event("attack_detected", data)
 
     # -- events ------------------------------------------------------------------
     def _fresh(self, event: str, key: str, src: str) -> bool:
-        now = time.monotonic()
+        now = _now()
         mark = (event, key, src)
         if now - self._last_event.get(mark, -1e9) < EVENT_DEDUP_SECONDS:
             return False
@@ -250,6 +285,18 @@ class Monitor:
         if self._fresh("attack_detected", attack_type, src):
             data = {"attack_type": attack_type, "source_ip": src, "packets_per_second": rate, "action": action}
             self.node.raise_event("attack_detected", data)
+
+    def _measured_event(self, event: str, data: dict[str, Any]) -> None:
+        """Raise `event` once the source's rate is read from the stick table (a log line has none)."""
+
+        async def measure() -> None:
+            try:
+                rate = await self.source_rate(data["source_ip"])
+            except (OSError, TimeoutError):  # HAProxy is being restarted: the event still goes out
+                rate = 0
+            self.node.raise_event(event, {**data, "packets_per_second": rate})
+
+        self.node.tasks.start(measure(), name=f"{event}-{data['source_ip']}")
 
     def remember(self, payload: dict[str, Any]) -> None:
         self._events.append(payload)

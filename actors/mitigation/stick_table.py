@@ -50,7 +50,11 @@ def set_command(table: str, entry: TableEntry) -> str | None:
     return f"set table {table} key {entry.key} " + " ".join(data)
 
 
-def restore_lines(table: str, entries: list[TableEntry]) -> list[str]:
-    """CLI lines (each up to COMMANDS_PER_LINE `;`-joined commands) that put `entries` back."""
-    commands = [c for c in (set_command(table, e) for e in entries) if c is not None]
+def cli_lines(commands: list[str]) -> list[str]:
+    """`commands` as CLI lines of up to COMMANDS_PER_LINE `;`-joined commands each."""
     return ["; ".join(commands[i : i + COMMANDS_PER_LINE]) for i in range(0, len(commands), COMMANDS_PER_LINE)]
+
+
+def restore_lines(table: str, entries: list[TableEntry]) -> list[str]:
+    """CLI lines that put `entries` back."""
+    return cli_lines([c for c in (set_command(table, e) for e in entries) if c is not None])

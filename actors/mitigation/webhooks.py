@@ -1,24 +1,40 @@
-"""Webhook delivery: the spec's payload POSTed to every endpoint, retried with exponential backoff.
+"""Webhook delivery: the spec's payload, signed, POSTed to every endpoint through a durable queue.
 
 Payload: {event, timestamp, node_id, data: {attack_type, source_ip, packets_per_second, action, ...}}.
-A delivery is retried on a connection error or a non-2xx answer, `max_retries` times,
-waiting `retry_delay_seconds`, then twice that, and so on. Deliveries run in the
-background; the sender keeps a bounded count of outcomes for the status views.
+Every POST carries:
+  X-Event-Id     the event's id (the same on every attempt: a receiver deduplicates by it)
+  X-Event        the event name
+  X-Timestamp    Unix seconds of this attempt
+  X-Signature    ``sha256=`` and the hex HMAC-SHA256 of ``<X-Timestamp>.<body>`` (the exact bytes
+                 sent) under the secret in ``$MITIGATION_WEBHOOK_SECRET``, read here, in the actor.
+A receiver recomputes it, compares in constant time and refuses old timestamps. Without the
+secret nothing is sent (the deliveries are counted dead and logged).
+
+Deliveries go through ``rayfleet.webhook_queue.DeliveryQueue`` on the owner's durable store
+(stream ``<owner prefix>/webhooks``): queued before ``send`` returns, retried on a connection
+error or a non-2xx answer after ``retry_delay_seconds``, then twice that, and so on, up to
+``max_retries`` retries; a restarted owner delivers what was pending. At-least-once: an event
+whose 2xx answer was lost with the actor is sent again, with the same ``X-Event-Id``.
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
-
 from actors.mitigation.settings import WebhookSettings
+from rayfleet.durable import RecordStore
 from rayfleet.logs import get_logger
+from rayfleet.webhook_queue import Delivery, DeliveryQueue, Outgoing, signature
 
 log = get_logger("mitigation")
 MAX_PENDING = 1000
+SECRET_ENV = "MITIGATION_WEBHOOK_SECRET"
 
 
 def event_payload(event: str, node_id: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -31,52 +47,73 @@ def event_payload(event: str, node_id: str, data: dict[str, Any]) -> dict[str, A
     }
 
 
+def signed_headers(secret: str, event_id: str, event: str, body: bytes, now: float | None = None) -> dict[str, str]:
+    timestamp = str(int(time.time() if now is None else now))
+    return {
+        "Content-Type": "application/json",
+        "X-Event-Id": event_id,
+        "X-Event": event,
+        "X-Timestamp": timestamp,
+        "X-Signature": "sha256=" + signature(secret, timestamp, body=body),
+    }
+
+
 class WebhookSender:
-    def __init__(self, settings: WebhookSettings) -> None:
+    """The webhooks of one owner (a node or the fleet): every wanted event to every endpoint."""
+
+    def __init__(self, settings: WebhookSettings, store: Callable[[], RecordStore], stream: str) -> None:
         self.settings = settings
-        self.delivered = 0
-        self.failed = 0
-        self.dropped = 0
-        self._pending: set[asyncio.Task[None]] = set()
-        self._client: httpx.AsyncClient | None = None
+        self.queue = DeliveryQueue(
+            store,
+            stream,
+            self._outgoing,
+            max_attempts=settings.max_retries + 1,
+            base_delay=settings.retry_delay_seconds,
+            max_delay=max(settings.retry_delay_seconds, 1.0) * 2**settings.max_retries,
+            timeout=settings.timeout_seconds,
+            max_queue=MAX_PENDING,
+            component="mitigation",
+        )
+
+    @property
+    def delivered(self) -> int:
+        return self.queue.stats["delivered"]
+
+    @property
+    def failed(self) -> int:
+        return self.queue.stats["dead"]
 
     def wants(self, event: str) -> bool:
         return self.settings.enabled and bool(self.settings.endpoints) and event in self.settings.events
 
+    def start(self) -> None:
+        """Replay the queue and deliver what an earlier instance left pending."""
+        if self.settings.enabled:
+            self.queue.record()
+            self.queue.kick()
+
     def send(self, payload: dict[str, Any]) -> None:
-        """Queue one event for every endpoint (non-blocking; the oldest work is never cancelled)."""
+        """Queue one event for every endpoint (recorded when this returns; delivered in the background)."""
         if not self.wants(payload["event"]):
             return
-        for url in self.settings.endpoints:
-            if len(self._pending) >= MAX_PENDING:
-                self.dropped += 1
-                continue
-            task = asyncio.get_running_loop().create_task(self._deliver(url, payload))
-            self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+        event = {"id": f"evt_{uuid.uuid4().hex}", "payload": payload}
+        self.queue.add([(url, event) for url in self.settings.endpoints])
 
-    async def _deliver(self, url: str, payload: dict[str, Any]) -> None:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.settings.timeout_seconds, trust_env=False)
-        delay = self.settings.retry_delay_seconds
-        for attempt in range(self.settings.max_retries + 1):
-            try:
-                response = await self._client.post(url, json=payload)
-                if 200 <= response.status_code < 300:
-                    self.delivered += 1
-                    return
-                problem = f"HTTP {response.status_code}"
-            except httpx.HTTPError as exc:
-                problem = type(exc).__name__
-            if attempt < self.settings.max_retries:
-                await asyncio.sleep(delay)
-                delay *= 2
-        self.failed += 1
-        log.warning("webhook delivery failed", extra={"event": payload["event"], "url": url, "error": problem})
+    def _outgoing(self, delivery: Delivery) -> Outgoing | None:
+        if delivery.endpoint not in self.settings.endpoints:
+            return None  # an endpoint removed from the configuration since this was queued
+        secret = os.environ.get(SECRET_ENV, "").strip()
+        if not secret:
+            log.warning("webhook not sent: no signing secret", extra={"secret_env": SECRET_ENV})
+            return None
+        payload = delivery.event["payload"]
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        return Outgoing(delivery.endpoint, body, signed_headers(secret, delivery.event["id"], payload["event"], body))
+
+    def forget(self) -> None:
+        """The owner is removed on purpose: its pending deliveries go with it."""
+        if self.settings.enabled:
+            self.queue.drop_all()
 
     async def close(self) -> None:
-        for task in list(self._pending):
-            task.cancel()
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self.queue.close()

@@ -4,7 +4,8 @@ Base URLs (behind Serve at /mitigation):
   orchestrator  /mitigation/api/v1/...                    nodes, policy, scale, threats (+ fleet rules, blacklist)
   node          /mitigation/nodes/<node_id>/api/v1/...    status, rules, blacklist, stats
   metrics       /mitigation/metrics (fleet), /mitigation/nodes/<node_id>/metrics (one node)
-Every route except /health needs `X-Service-API-Key` (MANAGEMENT_API_KEY).
+  dashboard     /mitigation/ (static/: the page asks for the key and calls the routes above)
+Every route except /health and the dashboard's page and assets needs `X-Service-API-Key` (MANAGEMENT_API_KEY).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
 from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import register_secret
+from rayfleet.staticpage import page_router
 
 API_KEY_HEADER = "X-Service-API-Key"
 
@@ -80,6 +82,7 @@ def create_app(config: MitigationConfig, state: MitigationState | None = None) -
     _errors(app)
     app.add_middleware(BodyLimitMiddleware, limit=MAX_BODY_BYTES, refuse=too_large)
     app.include_router(fleet.public_router)
+    app.include_router(page_router("deployments.mitigation"))  # the dashboard: no key (its data routes need one)
     app.include_router(fleet.router, dependencies=[guard])
 
     node_app = FastAPI(

@@ -4,6 +4,8 @@ Environment variables named by the spec win over the YAML:
   MANAGEMENT_API_KEY  the `X-Service-API-Key` every request must carry (required, >= 32 characters;
                       documentation example keys are refused)
   API_SECRET_KEY      the ASN API's key, used to fetch country prefixes for geo_block
+  MITIGATION_WEBHOOK_SECRET  the HMAC key that signs webhooks (required when they are enabled;
+                      read by the actors themselves, never passed to them)
 Any field can also be set as `MITIGATION__SECTION__KEY=value` (rayfleet.config).
 `origin: serve` and `asn_api_url: serve` resolve to this machine's Serve address
 (`RAYFLEET_HOST`/`RAYFLEET_PORT`, default 127.0.0.1:8000).
@@ -18,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from actors.mitigation.settings import FleetSettings
+from actors.mitigation.webhooks import SECRET_ENV
 from rayfleet.config import ConfigError, load_yaml
 
 MIN_KEY_LENGTH = 32
@@ -68,6 +71,8 @@ def load(path: str | Path | None, environ: Mapping[str, str] | None = None) -> M
     if config.api_key is not None:
         raise ConfigError("api_key must not be configured in a file; set MANAGEMENT_API_KEY")
     fleet = config.fleet
+    if fleet.webhooks.enabled and fleet.webhooks.endpoints and not env.get(SECRET_ENV, "").strip():
+        raise ConfigError(f"webhooks are enabled but {SECRET_ENV} is not set: they are sent signed only")
     node = fleet.node
     if node.origin == "serve":
         node = node.model_copy(update={"origin": _serve_address(env)})

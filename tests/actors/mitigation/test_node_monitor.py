@@ -17,9 +17,11 @@ from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import BACKEND, FRONTEND
 from actors.mitigation.haproxy_stats import LogRecord
 from actors.mitigation.node_metrics import NodeMetrics
-from actors.mitigation.node_monitor import EVENT_DEDUP_SECONDS, SLOWLORIS_TIMEOUTS, Monitor
+from actors.mitigation.node_monitor import EVENT_DEDUP_SECONDS, RATE_WINDOW_S, SLOWLORIS_TIMEOUTS, Monitor
 from actors.mitigation.rules import CustomRule, new_rule
 from actors.mitigation.settings import NodeSettings
+from rayfleet.tasks import BackgroundTasks
+from tests.polling import eventually
 
 STAT_HEADER = "# pxname,svname,scur,req_tot,stot,dreq,dcon,dses,req_rate,rate,rtime,\n"
 
@@ -50,6 +52,9 @@ class FakeProc:
             return self.info
         if command == "show stat":
             return self.stat
+        if command.startswith("show table") and " key " in command:  # one source's entry
+            wanted = command.rsplit(" ", 1)[1].removeprefix("::ffff:")
+            return "".join(line + "\n" for line in self.table.splitlines() if f"key={wanted} " in line + " ")
         if command.startswith("show table"):
             return self.table
         raise AssertionError(f"unexpected command {command!r}")
@@ -76,6 +81,7 @@ class FakeNode:
     blacklisted: list[tuple[str, str, int]] = field(default_factory=list)
     expiries: int = 0
     table_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    tasks: BackgroundTasks = field(default_factory=lambda: BackgroundTasks("mitigation-test"))
 
     @property
     def address(self) -> str:
@@ -110,6 +116,19 @@ def _record(src: str = "10.0.0.9", **fields: Any) -> LogRecord:
 @pytest.fixture
 def node() -> FakeNode:
     return FakeNode()
+
+
+@pytest.fixture
+def clock(monkeypatch) -> list[float]:
+    """The monitor's monotonic clock, moved by the test."""
+    now = [1000.0]
+    monkeypatch.setattr("actors.mitigation.node_monitor._now", lambda: now[0])
+    return now
+
+
+async def measured(node: FakeNode) -> None:
+    """Wait until the events raised from log lines have read their source's rate."""
+    await eventually(lambda: node.tasks.running == 0, what="the rate lookups done")
 
 
 async def test_a_poll_turns_the_frontends_counters_into_monotonic_totals(node):
@@ -148,29 +167,39 @@ async def test_a_stopped_data_plane_is_not_polled_and_reports_unhealthy(node):
     assert (await monitor.status())["health"] == "draining"
 
 
-async def test_a_flood_is_reported_once_and_counted_as_it_grows(node):
+async def test_a_flood_is_reported_once_with_its_rate_over_a_whole_window(node, clock):
     monitor = Monitor(node)
-    node.proc.set_table("10.0.0.5 gpt0=1 gpc1=10 http_req_rate(1000)=80")
+    node.proc.set_table("10.0.0.5 gpt0=1 gpc1=10 http_req_rate(1000)=30 conn_rate(1000)=2")
     await monitor.poll()
-    node.proc.set_table("10.0.0.5 gpt0=1 gpc1=25 http_req_rate(1000)=90")
+    clock[0] += RATE_WINDOW_S / 2
+    node.proc.set_table("10.0.0.5 gpt0=1 gpc1=25 http_req_rate(1000)=60 conn_rate(1000)=20")
+    await monitor.poll()
+    assert node.events == []  # caught, blocked, but not measured over a whole second yet
+    clock[0] += RATE_WINDOW_S / 2
+    # flagged: its attempts are refused connections now, so conn_rate is the rate that counts
+    node.proc.set_table("10.0.0.5 gpt0=1 gpc1=90 http_req_rate(1000)=12 conn_rate(1000)=85")
+    await monitor.poll()
     await monitor.poll()
     record = node.threats.sources["10.0.0.5"]
-    assert record.attacks == 25 and record.attack_type == "http_flood"
+    assert record.attacks == 90 and record.attack_type == "http_flood"
     assert [e for e, _ in node.events] == ["attack_detected"]
     event = node.events[0][1]
     assert event == {
         "attack_type": "http_flood",
         "source_ip": "10.0.0.5",
-        "packets_per_second": 80,
+        "packets_per_second": 85,
         "action": "blocked",
     }
     assert node.blacklisted == []  # a first offence is the stick table's own ban
 
 
-async def test_an_unflagged_denial_is_a_rate_limit(node):
+async def test_an_unflagged_denial_is_a_rate_limit(node, clock):
     monitor = Monitor(node)
     node.proc.set_table("10.0.0.6 gpt0=0 gpc1=3 http_req_rate(1000)=12")
     await monitor.poll()
+    clock[0] += RATE_WINDOW_S
+    await monitor.poll()
+    assert node.events[0][1]["packets_per_second"] == 12
     assert node.threats.sources["10.0.0.6"].attack_type == "rate_limit"
     assert node.events[0][1]["action"] == "rate_limited"
 
@@ -200,43 +229,48 @@ async def test_the_escalated_ban_is_capped(node):
     assert node.blacklisted == [("10.0.0.8", "repeat http_flood (offence 2)", 1000)]
 
 
-def test_rule_hits_are_counted_for_custom_and_builtin_rules(node):
+async def test_rule_hits_are_counted_for_custom_and_builtin_rules(node):
     rule = new_rule("evil", "block", "high", "rule-1")
     node.rules[rule.id] = rule
     monitor = Monitor(node)
     monitor.on_log(_record(status=403, reason="waf", rules={"block": "rule-1", "critical": "crs-sqli-union"}))
     monitor.on_log(_record(status=200, rules={"critical": "crs-sqli-union"}))
+    await measured(node)
     assert rule.hits == 1
     assert node.builtin_hits == {"crs-sqli-union": 2}
     assert node.threats.sources["10.0.0.9"].attack_type == "waf"  # only the blocked request is an attack
     assert node.threats.sources["10.0.0.9"].attacks == 1
 
 
-def test_rule_events_are_deduplicated_per_rule_and_source(node, monkeypatch):
+async def test_rule_events_are_deduplicated_per_rule_and_source(node, clock):
     monitor = Monitor(node)
-    now = [1000.0]
-    monkeypatch.setattr("actors.mitigation.node_monitor.time.monotonic", lambda: now[0])
+    now = clock
+    node.proc.set_table("10.0.0.9 gpc1=0 http_req_rate(1000)=4 conn_rate(1000)=1")
     monitor.on_log(_record(rules={"critical": "crs-sqli-union"}, score=5))
     monitor.on_log(_record(rules={"critical": "crs-sqli-union"}, score=5))
     monitor.on_log(_record(src="10.0.0.10", rules={"critical": "crs-sqli-union"}))
     now[0] += EVENT_DEDUP_SECONDS + 0.1
     monitor.on_log(_record(rules={"critical": "crs-sqli-union"}))
+    await measured(node)
     events = [data for name, data in node.events if name == "rule_triggered"]
     assert [e["source_ip"] for e in events] == ["10.0.0.9", "10.0.0.10", "10.0.0.9"]
+    assert [e["packets_per_second"] for e in events] == [4, 0, 4]  # 10.0.0.10 has no entry: 0
     assert events[0]["attack_type"] == "sql_injection" and events[0]["action"] == "logged"
     assert events[0]["anomaly_score"] == 5 and events[0]["severity"] == "critical"
 
 
-def test_header_timeouts_from_one_source_become_a_slowloris_attack(node):
+async def test_header_timeouts_from_one_source_become_a_slowloris_attack(node):
     monitor = Monitor(node)
+    node.proc.set_table("10.0.0.9 gpc1=0 conn_rate(1000)=7")
     for _ in range(SLOWLORIS_TIMEOUTS - 1):
         monitor.on_log(_record(status=408))
     assert "10.0.0.9" not in node.threats.sources
     monitor.on_log(_record(status=0, term="cR--"))
     assert node.threats.sources["10.0.0.9"].attack_type == "slowloris"
+    await measured(node)
     assert node.events[-1] == (
         "attack_detected",
-        {"attack_type": "slowloris", "source_ip": "10.0.0.9", "packets_per_second": 0, "action": "timed_out"},
+        {"attack_type": "slowloris", "source_ip": "10.0.0.9", "action": "timed_out", "packets_per_second": 7},
     )
 
 

@@ -18,11 +18,12 @@ from tests.polling import eventually_sync
 class WebhookReceiver:
     """An HTTP server that records every POST; the first `fail_first` answers are 500."""
 
-    def __init__(self, fail_first: int = 0) -> None:
+    def __init__(self, fail_first: int = 0, port: int | None = None) -> None:
         self.fail_first = fail_first
         self.received: list[dict[str, Any]] = []
+        self.raw: list[tuple[dict[str, str], bytes]] = []  # (lower-cased headers, exact body) per delivery
         self.attempts = 0
-        self.port = free_port()
+        self.port = port or free_port()
         self._server: asyncio.base_events.Server | None = None
 
     @property
@@ -41,15 +42,16 @@ class WebhookReceiver:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.decode().split("\r\n"):
-                if line.lower().startswith("content-length:"):
-                    length = int(line.split(":", 1)[1])
-            body = await reader.readexactly(length)
+            headers = {}
+            for line in head.decode().split("\r\n")[1:]:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
             self.attempts += 1
             failing = self.attempts <= self.fail_first
             if not failing:
                 self.received.append(json.loads(body))
+                self.raw.append((headers, body))
             status = b"500 Internal Server Error" if failing else b"200 OK"
             writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             await writer.drain()

@@ -45,6 +45,17 @@ def test_environment_overrides_any_field():
     assert config.fleet.node.origin == "10.0.0.5:8080"
 
 
+def test_webhooks_do_not_start_without_their_signing_secret():
+    hooks = {
+        "MANAGEMENT_API_KEY": API_KEY,
+        "MITIGATION__FLEET__WEBHOOKS__ENABLED": "true",
+        "MITIGATION__FLEET__WEBHOOKS__ENDPOINTS": '["http://127.0.0.1:9/hook"]',
+    }
+    with pytest.raises(ConfigError, match="MITIGATION_WEBHOOK_SECRET"):
+        load(CONFIG, hooks)
+    assert load(CONFIG, {**hooks, "MITIGATION_WEBHOOK_SECRET": "s" * 64}).fleet.webhooks.enabled
+
+
 def test_the_key_cannot_live_in_the_yaml(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text(f"api_key: {API_KEY}\n")

@@ -43,3 +43,21 @@ async def test_a_flooder_one_node_flags_is_refused_by_the_others(make_fleet):
     assert await get(fleet.node_url("node-1") + "/", "127.0.0.69") == 0
     await eventually(lambda: refused_everywhere(fleet, "127.0.0.69"), timeout=5, what="refused by every node")
     assert fleet.fleet.blacklist["127.0.0.69"]["reason"].startswith("flagged by node-1")
+
+
+async def test_many_sources_caught_at_once_are_banned_in_one_batch_on_every_node(make_fleet):
+    """A 1,000-source flood puts hundreds of sources over the fleet threshold in one count: they are
+    recorded in one transaction and reach each node in one call (runtime API lines of 100 commands)."""
+    fleet = await make_fleet(initial_nodes=3)
+    sources = [f"127.0.{3 + i // 250}.{1 + i % 250}" for i in range(300)]
+    banned = await fleet.fleet.add_blacklist_many([(s, "fleet-wide flood: test") for s in sources], 600)
+    assert banned == sources
+    for node_id in NODES:
+        node = fleet.node(node_id)
+        shown = await node.proc.command(f"show map {node.paths.blacklist}")
+        assert {line.split()[1] for line in shown.splitlines() if line.strip()} >= set(sources)
+        assert len(node.state.bans) == 300 and node.blacklist["127.0.3.7"]["source"] == "fleet"
+    assert await refused_everywhere(fleet, sources[0]) and await refused_everywhere(fleet, sources[-1])
+    assert all([await get(fleet.node_url(n) + "/", "127.0.9.9") == 200 for n in NODES])  # only those
+    listed = (await fleet.client.get("/api/v1/blacklist")).json()
+    assert listed["total"] == 300

@@ -16,7 +16,6 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,9 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from deployments.webfilter import ui
-from tests.browser import ARGS, CHROMIUM, require_chromium
-from tests.conftest import ROOT, free_port
+from tests.browser import Tab, expect, launched_chromium, open_tab, served_modules
+from tests.browser import screenshot as save_screenshot
+from tests.conftest import free_port
 from tests.deployments.webfilter.conftest import (
     ADMIN_PASSWORD,
     Origin,
@@ -42,23 +42,10 @@ from tests.polling import eventually
 pytestmark = pytest.mark.realserver
 
 PREFIX = "/webfilter"
-SCREENSHOTS = ROOT / "var" / "screenshots"
 SESSION_KEY = "webfilter.session"
 # a description that is HTML and script if anything parsed it as markup
 HOSTILE = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b>bold</b>'
 XSS_URL_PATH = "/waf?q=%3Cscript%3Ealert(1)%3C/script%3E"  # what the XSS category refuses
-UNSAFE_SINKS = re.compile(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|localStorage")
-
-
-@dataclass
-class Tab:
-    """A browser tab and what went wrong in it: script errors and Content-Security-Policy refusals."""
-
-    page: Any
-    problems: list[str] = field(default_factory=list)
-
-    def notice(self) -> Any:
-        return self.page.locator("#notice")
 
 
 @pytest.fixture(scope="module")
@@ -92,31 +79,8 @@ async def restored(wf: Service) -> AsyncIterator[None]:
 
 @pytest.fixture(scope="module")
 async def chromium() -> AsyncIterator[Any]:
-    require_chromium()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    async with launched_chromium() as browser:
         yield browser
-        await browser.close()
-
-
-def expect(target: Any) -> Any:
-    """Playwright's waiting assertion (imported here: require_chromium skips when Playwright is missing)."""
-    from playwright.async_api import expect as playwright_expect
-
-    return playwright_expect(target)
-
-
-async def open_tab(browser: Any) -> Tab:
-    context = await browser.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
-    tab = Tab(await context.new_page())
-    tab.page.on("pageerror", lambda exc: tab.problems.append(f"script error: {exc}"))
-    tab.page.on(
-        "console",
-        lambda m: tab.problems.append(m.text) if "Content Security Policy" in m.text else None,
-    )
-    return tab
 
 
 async def sign_in(tab: Tab, base: str, password: str = ADMIN_PASSWORD) -> None:
@@ -146,11 +110,7 @@ async def browsing(browser: Any, base: str, where: str | None = None) -> AsyncIt
 
 
 async def screenshot(tab: Tab, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"webfilter-{name}.png"
-    await tab.page.screenshot(path=str(path), full_page=True)
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    return path
+    return await save_screenshot(tab, f"webfilter-{name}")
 
 
 async def raw_get(proxy_port: int, url: str) -> bytes:
@@ -165,10 +125,6 @@ async def raw_get(proxy_port: int, url: str) -> bytes:
 
 async def cells(row: Any) -> list[str]:
     return [t.strip() for t in await row.locator("td").all_text_contents()]
-
-
-def imported_modules(text: str) -> set[str]:
-    return set(re.findall(r'from "\./([\w.-]+\.js)"', text))
 
 
 async def test_the_page_and_its_modules_are_served_under_a_strict_policy(ui_base):
@@ -186,16 +142,7 @@ async def test_the_page_and_its_modules_are_served_under_a_strict_policy(ui_base
         assert f'href="{PREFIX}/static/app.css"' in page.text and f'data-prefix="{PREFIX}"' in page.text
 
         # every module the page loads, followed through its imports, is served with the same policy
-        seen: set[str] = set()
-        todo = {"app.js"}
-        while todo:
-            name = todo.pop()
-            seen.add(name)
-            r = await http.get(f"/static/{name}")
-            assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript"), name
-            assert r.headers["content-security-policy"] == csp
-            assert not UNSAFE_SINKS.search(r.text), f"{name}: {UNSAFE_SINKS.search(r.text)}"
-            todo |= imported_modules(r.text) - seen
+        seen = await served_modules(http, csp)
         assert seen == {n for n in ui.ASSETS if n.endswith(".js")}  # no module left unused
         assert {"login.js", "dashboard.js", "lists.js", "settings.js", "waf.js", "maintenance.js"} <= seen
         css = await http.get("/static/app.css")

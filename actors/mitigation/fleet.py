@@ -314,6 +314,8 @@ class MitigationFleet:
             elif rule["type"] == "client_address":
                 changes["accept_proxy"] = rule["accept_proxy"]
                 changes["trusted_proxies"] = rule["trusted_proxies"]
+            elif rule["type"] == "waf":
+                changes["waf"] = {k: v for k, v in rule.items() if k != "type"}
             else:
                 try:
                     countries = normalise_countries(rule["countries"])

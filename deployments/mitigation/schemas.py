@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from actors.mitigation.settings import MAX_TRUSTED_PROXIES, normalise_cidrs
+from actors.mitigation.settings import MAX_TRUSTED_PROXIES, WafSettings, normalise_cidrs
 
 
 class ErrorDetail(BaseModel):
@@ -198,7 +198,14 @@ class ClientAddressRule(BaseModel):
         return normalise_cidrs(values)
 
 
-PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule, Field(discriminator="type")]
+class WafRule(WafSettings):
+    """The node's WAF (engine, CRS paranoia level, anomaly threshold, body limit, exclusions,
+    fail-open); every field not given takes its default."""
+
+    type: Literal["waf"]
+
+
+PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule | WafRule, Field(discriminator="type")]
 
 
 class PolicyIn(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import BACKEND, FRONTEND
 from actors.mitigation.haproxy_stats import LogRecord
+from actors.mitigation.inspection import Inspection
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import EVENT_DEDUP_SECONDS, SLOWLORIS_TIMEOUTS, Monitor
 from actors.mitigation.rules import CustomRule, new_rule
@@ -76,6 +78,8 @@ class FakeNode:
     blacklisted: list[tuple[str, str, int]] = field(default_factory=list)
     expiries: int = 0
     table_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    inspection: Inspection = field(default_factory=lambda: Inspection(Path("/nonexistent/crs"), "node-t"))
+    blacklist: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def address(self) -> str:

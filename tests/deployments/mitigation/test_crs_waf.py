@@ -43,6 +43,17 @@ async def test_xxe_in_an_xml_body_is_blocked(make_fleet):
     assert await post(fleet.node_url() + "/soap", content=plain, headers={"Content-Type": "application/xml"}) == 200
 
 
+async def test_sqli_and_xss_in_a_path_segment_are_blocked(make_fleet):
+    fleet = await crs_fleet(make_fleet)
+    async with httpx.AsyncClient(trust_env=False) as client:
+        for segment in (
+            "1%27%20UNION%20ALL%20SELECT%20NULL%2Cversion%28%29--%20-",
+            "%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E",
+        ):
+            assert (await client.get(fleet.node_url() + "/files/" + segment)).status_code == 403
+        assert (await client.get(fleet.node_url() + "/files/report-2024%20final.pdf")).status_code == 200
+
+
 async def test_ordinary_json_and_form_posts_pass(make_fleet):
     fleet = await crs_fleet(make_fleet)
     url = fleet.node_url() + "/api/orders"

@@ -17,7 +17,7 @@ from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
 from actors.mitigation.rules import RuleError, new_rule
-from actors.mitigation.settings import FleetSettings
+from actors.mitigation.settings import FleetSettings, NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet import state as rf_state
 from rayfleet.logs import get_logger
@@ -118,8 +118,13 @@ class MitigationFleet:
             await self._remove(entry, forget=False)  # a shutdown is not a scale-down: the nodes come back
         await self.webhooks.close()
 
+    def _node_settings(self, **more: Any) -> NodeSettings:
+        """The configured node settings with the policy's changes (and `more`), validated: a change
+        can hold a nested setting (`waf`) as a dict."""
+        return NodeSettings.model_validate({**self.settings.node.model_dump(), **self.policy_changes, **more})
+
     def _node_handle(self, node_id: str) -> ActorHandle[MitigationNode]:
-        settings = self.settings.node.model_copy(update={**self.policy_changes, "webhooks": self.settings.webhooks})
+        settings = self._node_settings(webhooks=self.settings.webhooks.model_dump())
         name = node_actor_name(self.name, node_id)
         return rf_state.actor(MitigationNode, name, node_id, settings.model_dump(), self.name, max_restarts=0)
 
@@ -238,7 +243,7 @@ class MitigationFleet:
         results = await self._each("source_rates")
         reports = {node_id: r["value"] for node_id, r in results.items() if r["ok"]}
         banned = []
-        duration = self.settings.node.model_copy(update=self.policy_changes).ban_seconds
+        duration = self._node_settings().ban_seconds
         for flooder in fleet_flooders(reports, threshold):
             if self.blacklist.get(flooder.ip, {}).get("expires", 0) > time.time():
                 continue  # banned already
@@ -447,7 +452,7 @@ class MitigationFleet:
 
     def get_policy(self) -> dict[str, Any]:
         """What the fleet enforces: the last policy deployed and the settings in force from it."""
-        node = self.settings.node.model_copy(update=self.policy_changes)
+        node = self._node_settings()
         return {
             "policy": self.policy,
             "rate_limit_rps": node.rate_limit_rps,

@@ -236,6 +236,9 @@ def write(policy: CrsPolicy, paths: CrsPaths, upstream: Upstream) -> None:
     if os.geteuid() == 0:
         nobody = pwd.getpwnam("nobody")
         os.chown(paths.modsec_temp, nobody.pw_uid, nobody.pw_gid)
+    for log in (paths.audit_log, paths.error_log):  # matched data can quote a request: owner only
+        log.touch(mode=0o600, exist_ok=True)
+        log.chmod(0o600)
     _atomic(paths.local_rules, LOCAL_RULES)
     _atomic(paths.modsec_conf, render_modsecurity(policy, paths))
     _atomic(paths.nginx_conf, render_nginx(policy, paths, upstream))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 from typing import Any
 
 import httpx
@@ -96,6 +97,9 @@ async def test_the_waf_settings_are_applied_through_a_policy(make_fleet):
     assert answer.status_code == 200, answer.text
     assert await post(url, json={"user": SQLI}) == 403
     assert fleet.node().inspection.tier.policy.exclusions == (942100,)
+    scaled = await fleet.client.post("/api/v1/scale", json={"action": "scale_up", "count": 1})
+    assert scaled.status_code == 200  # a node added later gets the waf policy too
+    assert await post(fleet.node_url("node-2") + "/api", json={"user": SQLI}) == 403
 
 
 @pytest.mark.parametrize(
@@ -204,6 +208,8 @@ async def test_a_block_lands_in_the_threat_book_and_bans_the_real_client_behind_
     assert await raw_get(address, PROXY, headers={"X-Forwarded-For": "127.0.0.71"}) == 403  # refused by HAProxy
     hits = (await fleet.client.get("/nodes/node-1/api/v1/rules")).json()["builtin_hits"]
     assert hits.get("crs-913100", 0) >= 1
+    paths = fleet.node().inspection.paths  # matched data quotes requests: the logs are the owner's only
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (paths.audit_log, paths.error_log)} == {0o600}
     ordinary = {"X-Forwarded-For": "127.0.0.72"}
     assert await raw_get(address, PROXY, headers=ordinary) == 200  # the others pass
 

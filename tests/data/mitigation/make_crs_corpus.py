@@ -14,6 +14,8 @@ The split into `dev` and `heldout` is by a hash of the payload, fixed before any
 every placement of one payload is in the same split. Ordinary traffic (GET pages and searches,
 form and JSON posts, XML, multipart uploads) is split the same way. Run:
     python tests/data/mitigation/make_crs_corpus.py [--wordlists /usr/share/wfuzz/wordlist/Injections]
+The committed crs_corpus.json was made with the lists of wfuzz 3.1.0-2 (`apt-get download wfuzz`,
+`dpkg-deb -x wfuzz_*.deb w`, `--wordlists w/usr/share/wfuzz/wordlist/Injections`).
 """
 
 from __future__ import annotations

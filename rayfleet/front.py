@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from rayfleet.supervisor import Child, Status, Supervised, SupervisorThread
+from rayfleet.supervisor import Child, Status, Supervised, SupervisorThread, die_with_parent
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 BACKEND_HOST = "127.0.0.1"
@@ -112,16 +112,6 @@ backend serve
 """
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the thread that started it ends (`rayfleet up`
-    killed outright must not leave HAProxy holding the public port)."""
-    import ctypes
-    import signal
-
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
 async def _listening(host: str, port: int) -> bool:
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 2)
@@ -152,7 +142,7 @@ class Front:
                 stdout=out,
                 stderr=out,
                 stdin=asyncio.subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         host = "127.0.0.1" if self.bind[0] in ("0.0.0.0", "::", "") else self.bind[0]
         for _ in range(100):

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar
 
 from rayfleet.logs import get_logger
@@ -33,6 +34,16 @@ log = get_logger("supervisor")
 T = TypeVar("T")
 
 State = Literal["starting", "running", "backoff", "failed", "stopped"]
+
+
+def die_with_parent() -> None:
+    """A spawn's `preexec_fn`: the child gets SIGTERM when the thread that started it ends, so a
+    killed owner never leaves its data plane behind; the signal mask a loop thread blocks is cleared."""
+    import ctypes
+
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
 class Child(Protocol):
@@ -261,6 +272,38 @@ class Supervised:
             with contextlib.suppress(ProcessLookupError):
                 child.kill()
             await child.wait()
+
+
+class SupervisedProcess:
+    """What an owner of one supervised data-plane process shows of it (HAProxy, nginx, ...):
+    the owner sets `supervised`; `process_ids` lists the main process and its direct children."""
+
+    supervised: Supervised
+
+    @property
+    def pid(self) -> int | None:
+        child = self.supervised.child
+        return child.pid if child is not None and child.returncode is None else None
+
+    @property
+    def running(self) -> bool:
+        return self.supervised.state == "running" and self.pid is not None
+
+    def status(self) -> Status:
+        return self.supervised.status()
+
+    def process_ids(self) -> list[int]:
+        """The main process and its workers (for CPU and memory figures)."""
+        main = self.pid
+        return [] if main is None else [main, *children_of(main)]
+
+
+def children_of(pid: int) -> list[int]:
+    """The direct children of `pid` (from /proc; empty once it is gone)."""
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _exit_reason(code: int) -> str:

@@ -34,3 +34,6 @@ want haproxy   # mitigation nodes: the data plane of every node (the system serv
 want wrk       # bench/mitigation.py: clean-traffic load generator
 want bubblewrap  # tasknet: upgrade packages' tests run under bwrap (no network, read-only /usr, tmpfs workspace)
 want c-icap    # bench/webfilter.py: the ICAP REQMOD hop (echo service) measured against the url_regex WAF; bench only, the system service stays off
+want nginx-light  # mitigation: the CRS inspection tier's nginx (started by the node on loopback; the system service stays off)
+want libnginx-mod-http-modsecurity  # mitigation: ModSecurity v3 (libmodsecurity3) in that nginx
+want modsecurity-crs  # mitigation: the OWASP Core Rule Set the tier runs

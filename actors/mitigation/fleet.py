@@ -17,7 +17,7 @@ from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
 from actors.mitigation.rules import RuleError, new_rule
-from actors.mitigation.settings import FleetSettings
+from actors.mitigation.settings import FleetSettings, NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet import state as rf_state
 from rayfleet.logs import get_logger
@@ -120,8 +120,13 @@ class MitigationFleet:
             await self._remove(entry, forget=False)  # a shutdown is not a scale-down: the nodes come back
         await self.webhooks.close()
 
+    def _node_settings(self, **more: Any) -> NodeSettings:
+        """The configured node settings with the policy's changes (and `more`), validated: a change
+        can hold a nested setting (`waf`) as a dict."""
+        return NodeSettings.model_validate({**self.settings.node.model_dump(), **self.policy_changes, **more})
+
     def _node_handle(self, node_id: str) -> ActorHandle[MitigationNode]:
-        settings = self.settings.node.model_copy(update={**self.policy_changes, "webhooks": self.settings.webhooks})
+        settings = self._node_settings(webhooks=self.settings.webhooks.model_dump())
         name = node_actor_name(self.name, node_id)
         return rf_state.actor(MitigationNode, name, node_id, settings.model_dump(), self.name, max_restarts=0)
 
@@ -240,7 +245,7 @@ class MitigationFleet:
         those a node flagged as a flood (for the node's `ban_seconds`). Returns the sources banned."""
         results = await self._each("source_rates")
         reports = {node_id: r["value"] for node_id, r in results.items() if r["ok"]}
-        duration = self.settings.node.model_copy(update=self.policy_changes).ban_seconds
+        duration = self._node_settings().ban_seconds
         now = time.time()
         fresh = [f for f in fleet_flooders(reports, threshold) if self.blacklist.get(f.ip, {}).get("expires", 0) <= now]
         if not fresh:
@@ -333,6 +338,8 @@ class MitigationFleet:
                 changes["trusted_proxies"] = rule["trusted_proxies"]
             elif rule["type"] == "tls":
                 changes["tls"], changes["origin_tls"] = rule["tls"], rule["origin_tls"]
+            elif rule["type"] == "waf":
+                changes["waf"] = {k: v for k, v in rule.items() if k != "type"}
             else:
                 try:
                     countries = normalise_countries(rule["countries"])
@@ -464,7 +471,7 @@ class MitigationFleet:
 
     def get_policy(self) -> dict[str, Any]:
         """What the fleet enforces: the last policy deployed and the settings in force from it."""
-        node = self.settings.node.model_copy(update=self.policy_changes)
+        node = self._node_settings()
         return {
             "policy": self.policy,
             "rate_limit_rps": node.rate_limit_rps,

@@ -16,10 +16,12 @@ from pathlib import Path
 
 from actors.mitigation.settings import NodeSettings
 from actors.mitigation.waf_rules import SEVERITY_SCORES
+from rayfleet.crs.config import CLIENT_HEADER
 
 WAF_MAPS = ("block", "log", *SEVERITY_SCORES)
 FRONTEND = "mitigation"
 BACKEND = "origin"
+DIRECT_BACKEND = "origin_direct"  # crs: allowlisted sources skip the inspection tier
 # Fields of a log line, `|`-separated (see `log_format`).
 LOG_FIELDS = ("src", "status", "reason", "block", "log", *SEVERITY_SCORES, "score", "time_ms", "term")
 
@@ -192,8 +194,10 @@ def _l7_rules(settings: NodeSettings, paths: NodePaths) -> list[str]:
         "  http-request sc-inc-gpc0(0) if { var(txn.reason) -m str waf }",
         '  http-request deny deny_status 403 content-type text/plain string "Request blocked by the WAF" '
         "if { var(txn.reason) -m str waf }",
-        f"  default_backend {BACKEND}",
     ]
+    if settings.crs:
+        lines.append(f"  use_backend {DIRECT_BACKEND} if {allowed}")
+    lines.append(f"  default_backend {BACKEND}")
     return lines
 
 
@@ -233,8 +237,9 @@ def _server_options(settings: NodeSettings) -> str:
     return options
 
 
-def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int) -> str:
-    """The complete haproxy.cfg of a node listening on `port`, logging to UDP `log_port`."""
+def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int, waf_port: int = 0) -> str:
+    """The complete haproxy.cfg of a node listening on `port`, logging to UDP `log_port`; with the
+    crs engine its backend is the inspection tier on `waf_port`."""
     lines = _global(settings, paths, log_port)
     options = _bind_options(settings, paths)
     lines.append(f"frontend {FRONTEND}")
@@ -250,8 +255,35 @@ def render(settings: NodeSettings, paths: NodePaths, port: int, log_port: int) -
     lines += ["", f"backend {BACKEND}"]
     if settings.mode == "l7":
         lines += ["  option forwardfor", "  http-reuse safe"]
-    lines += [f"  server origin {settings.origin} maxconn {settings.maxconn}{_server_options(settings)}", ""]
+    if settings.crs and waf_port:
+        lines += _inspection_backend(settings, waf_port)
+    else:
+        lines += [f"  server origin {settings.origin} maxconn {settings.maxconn}{_server_options(settings)}", ""]
     return "\n".join(lines)
+
+
+def _inspection_backend(settings: NodeSettings, waf_port: int) -> list[str]:
+    """crs: requests go to the nginx + ModSecurity tier on loopback, with the client's address in a
+    header nginx believes from loopback only (any copy the client sent is replaced). While the tier
+    is down they get 503, or with `fail_open` go to the origin uninspected."""
+    check = " check inter 1s fall 1 rise 1" if settings.waf.fail_open else ""
+    lines = [
+        f"  http-request set-header {CLIENT_HEADER} %[src]",
+        f"  server waf 127.0.0.1:{waf_port} maxconn {settings.maxconn}{check}",
+    ]
+    if settings.waf.fail_open:
+        lines.append(
+            f"  server uninspected {settings.origin} maxconn {settings.maxconn}{_server_options(settings)} backup"
+        )
+    return [
+        *lines,
+        "",
+        f"backend {DIRECT_BACKEND}",
+        "  option forwardfor",
+        "  http-reuse safe",
+        f"  server origin {settings.origin} maxconn {settings.maxconn}{_server_options(settings)}",
+        "",
+    ]
 
 
 def host_port(host: str, port: int) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -20,22 +19,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from actors.mitigation.haproxy_config import NodePaths
-from rayfleet.supervisor import RestartPolicy, Status, Supervised
+from rayfleet.supervisor import RestartPolicy, Supervised, SupervisedProcess, die_with_parent
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
-_PR_SET_PDEATHSIG = 1
 
 
 class HAProxyError(RuntimeError):
     pass
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    # a signal mask inherited from the parent's thread (event-loop threads block some) would make
-    # HAProxy deaf to SIGTERM and SIGUSR2
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def check_config(path: Path) -> None:
@@ -63,7 +53,7 @@ async def socket_command(path: Path, command: str, payload: str | None = None, t
             writer.close()
 
 
-class HAProxyProcess:
+class HAProxyProcess(SupervisedProcess):
     """The node's HAProxy, owned by its supervisor (the only owner of the process)."""
 
     def __init__(
@@ -76,18 +66,6 @@ class HAProxyProcess:
         self.paths = paths
         self.log_file = paths.root / "haproxy.out"
         self.supervised = Supervised(name, self._spawn, probe=self._probe, on_restart=on_restart, policy=policy)
-
-    @property
-    def pid(self) -> int | None:
-        child = self.supervised.child
-        return child.pid if child is not None and child.returncode is None else None
-
-    @property
-    def running(self) -> bool:
-        return self.supervised.state == "running" and self.pid is not None
-
-    def status(self) -> Status:
-        return self.supervised.status()
 
     async def start(self) -> None:
         """Start HAProxy under its supervisor (a configuration HAProxy refuses is raised here)."""
@@ -102,7 +80,7 @@ class HAProxyProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
                 start_new_session=True,
             )
         try:
@@ -184,17 +162,6 @@ class HAProxyProcess:
                 if "Pid:" in await self.worker_command(pid, "show info", timeout=2.0):
                     return pid
         raise HAProxyError(f"haproxy did not come back after reload: {self.tail()}")
-
-    def process_ids(self) -> list[int]:
-        """The master and its workers (for CPU and memory figures)."""
-        master = self.pid
-        if master is None:
-            return []
-        try:
-            children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
-        except OSError:
-            children = []
-        return [master] + [int(p) for p in children]
 
     async def stop(self) -> None:
         """Stop supervising, end HAProxy (SIGTERM, then SIGKILL) and remove the node's folder."""

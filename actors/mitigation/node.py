@@ -26,6 +26,7 @@ from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import FRONTEND, NodePaths, host_port, render, source_of, table_key
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_table
+from actors.mitigation.inspection import Inspection
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import Monitor
 from actors.mitigation.node_state import NodeState, put, stream_prefix
@@ -35,6 +36,7 @@ from actors.mitigation.settings import NodeSettings
 from actors.mitigation.stick_table import Snapshot, cli_lines, restore_lines
 from actors.mitigation.tls import CertificateError
 from actors.mitigation.webhooks import WebhookSender, event_payload
+from rayfleet.crs.process import CrsError
 from rayfleet.durable import DurableMap
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import ChildMetrics, Status
@@ -123,6 +125,10 @@ class MitigationNode:
         (self.paths.root / "owner.pid").write_text(str(os.getpid()))
         self.proc = HAProxyProcess(self.paths, f"haproxy-{node_id}", on_restart=self._reapply)
         self.certificate = NodeCertificate(self.state.tls, self.paths.certificate)
+        # its own folder: nginx's worker (nobody when run as root) traverses it, never the node's
+        crs_root = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX + "crs-"))
+        (crs_root / "owner.pid").write_text(str(os.getpid()))
+        self.inspection = Inspection(crs_root, node_id)
         self.rules: dict[str, CustomRule] = self.state.replay_rules()
         self.builtin_hits: dict[str, int] = {}
         self.blacklist: dict[str, dict[str, Any]] = self.state.replay_bans()
@@ -158,7 +164,8 @@ class MitigationNode:
             self.state.policy.set("port", self.port)
         self._write_maps()
         self.certificate.install(self.settings)
-        self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
+        await self.inspection.configure(self.settings, free_port() if self.settings.crs else 0)
+        self._render()
         await self.proc.start()
         self.webhooks.start()
         self.tasks.every(self.settings.poll_interval_s, self.monitor.poll, name=f"poll-{self.node_id}", first_delay=0)
@@ -176,10 +183,17 @@ class MitigationNode:
         if self._log_transport is not None:
             self._log_transport.close()
         await self.proc.stop()
+        await self.inspection.close()
 
     def __del__(self) -> None:  # the actor's process ending also ends HAProxy (PDEATHSIG covers a kill)
         with contextlib.suppress(Exception):
             self.proc.kill()
+        with contextlib.suppress(Exception):
+            self.inspection.kill()
+
+    def _render(self) -> None:
+        """Write haproxy.cfg for the current settings (and the inspection tier's port)."""
+        self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port, self.inspection.port))
 
     async def _reapply(self) -> None:
         """After the supervisor restarted HAProxy: put the current rules, bans and geo prefixes into
@@ -199,7 +213,7 @@ class MitigationNode:
         )
 
     def children(self) -> list[Status]:
-        return [self.proc.status()]
+        return [self.proc.status(), *self.inspection.statuses()]
 
     def update_child_metrics(self) -> None:
         for metrics in self.child_metrics:
@@ -223,7 +237,10 @@ class MitigationNode:
         """Every map file's lines, from the node's current rules, bans and geo prefixes."""
         out = {
             self.paths.waf(kind): [f"{key} {value}" for key, value in lines]
-            for kind, lines in map_contents(list(self.rules.values()), self.settings.paranoia).items()
+            # with the crs engine HAProxy keeps the custom rules only (paranoia 0: no built-in rule)
+            for kind, lines in map_contents(
+                list(self.rules.values()), 0 if self.settings.crs else self.settings.paranoia
+            ).items()
         }
         out[self.paths.blacklist] = [f"{ip} {e['expires']}" for ip, e in self.blacklist.items()]
         out[self.paths.allow] = [f"{ip} 1" for ip in self.allowlist]
@@ -415,6 +432,7 @@ class MitigationNode:
         except ValidationError as exc:
             raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
         before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
+        await self._configure_inspection(updated)
         kept = {"changes": {**(before[2] or {}), **changes}}
         try:
             self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
@@ -424,13 +442,26 @@ class MitigationNode:
             await self._reload()
         except (HAProxyError, OSError, TimeoutError) as exc:
             self._set_policy(before[0], before[1], {"changes": before[2], "geo": before[3]})
-            with contextlib.suppress(HAProxyError, OSError, TimeoutError):
+            with contextlib.suppress(HAProxyError, OSError, TimeoutError, CrsError):
+                await self._configure_inspection(before[0])
                 await self._reload()
             status = 422 if isinstance(exc, HAProxyError) else 503
             raise NodeError(
                 status, f"HAProxy did not take the policy: {str(exc)[:300] or type(exc).__name__}"
             ) from None
+        if not updated.crs:  # HAProxy no longer sends anything to the tier
+            await self.inspection.stop()
         return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
+
+    async def _configure_inspection(self, settings: NodeSettings) -> None:
+        """Start or re-configure the CRS tier for `settings` before HAProxy sends it traffic; what
+        nginx or ModSecurity refuses is 422 and leaves the running tier as it was."""
+        if not settings.crs:
+            return
+        try:
+            await self.inspection.configure(settings, self.inspection.port or free_port())
+        except CrsError as exc:
+            raise NodeError(422, f"the WAF tier did not take the policy: {str(exc)[:300]}") from None
 
     async def _reload(self) -> None:
         """A hitless reload that carries the whole stick table, read just before, into the new workers."""
@@ -471,7 +502,7 @@ class MitigationNode:
         if geo is not None:
             self.geo_prefixes = geo
         self._write_maps()
-        self.paths.config.write_text(render(self.settings, self.paths, self.port, self.log_port))
+        self._render()
 
     # -- TLS certificate -------------------------------------------------------
     def certificate_view(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import BACKEND, FRONTEND, source_of, table_key
 from actors.mitigation.haproxy_process import HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, TableEntry, parse_info, parse_stat, parse_table
+from actors.mitigation.inspection import Inspection
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.rules import CustomRule
 from actors.mitigation.settings import NodeSettings
@@ -75,6 +76,8 @@ class MonitoredNode(Protocol):
     started: float
     draining: bool
     proc: HAProxyProcess
+    inspection: Inspection
+    blacklist: dict[str, dict[str, Any]]
     rules: dict[str, CustomRule]
     builtin_hits: dict[str, int]
     threats: ThreatBook
@@ -147,6 +150,7 @@ class Monitor:
         self._update_counters()
         self._update_usage()
         await self._scan_table()
+        await node.inspection.feed(node)
         await node.expire_blacklist()
 
     def _update_counters(self) -> None:
@@ -160,7 +164,7 @@ class Monitor:
         node.metrics.set("service_connections_active", _int(fe, "scur"))
 
     def _update_usage(self) -> None:
-        cpu, rss = _proc_usage(self.node.proc.process_ids())
+        cpu, rss = _proc_usage(self.node.proc.process_ids() + self.node.inspection.process_ids())
         now = time.monotonic()
         if self._cpu_mark is not None and now > self._cpu_mark[0]:
             self.cpu_percent = max(0.0, 100.0 * (cpu - self._cpu_mark[1]) / (now - self._cpu_mark[0]))

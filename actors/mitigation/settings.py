@@ -149,6 +149,41 @@ class OriginTLSSettings(BaseModel):
         return self
 
 
+MAX_BODY_LIMIT = 64 * 1024 * 1024
+MAX_EXCLUSIONS = 500
+
+
+class WafSettings(BaseModel):
+    """The node's WAF: the OWASP Core Rule Set in nginx + ModSecurity behind HAProxy (`crs`), or
+    HAProxy's own regular-expression maps (`rules`, tuned by the node's `paranoia` and
+    `anomaly_threshold`). Types are strict: `"2"` is not a level, `1` is not a boolean."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    engine: Literal["crs", "rules"] = Field("rules", description="crs: nginx + ModSecurity + CRS; rules: HAProxy maps")
+    paranoia_level: int = Field(2, ge=1, le=4, description="crs: CRS paranoia level")
+    anomaly_threshold: int = Field(5, ge=1, le=10000, description="crs: inbound anomaly score that blocks")
+    body_limit: int = Field(1_048_576, ge=1024, le=MAX_BODY_LIMIT, description="crs: request-body bytes inspected")
+    body_limit_action: Literal["reject", "partial"] = Field(
+        "reject", description="crs, a body over body_limit: reject (413) or inspect its first body_limit bytes"
+    )
+    exclusions: list[int] = Field(
+        default_factory=list, max_length=MAX_EXCLUSIONS, description="crs: rule ids removed (SecRuleRemoveById)"
+    )
+    fail_open: bool = Field(False, description="crs: while nginx is down, pass requests uninspected (else 503)")
+    ban_after: int = Field(
+        5, ge=0, le=100000, description="crs: blocks of one source within ban_seconds that blacklist it (0: never)"
+    )
+
+    @field_validator("exclusions")
+    @classmethod
+    def _rule_ids(cls, values: list[int]) -> list[int]:
+        for value in values:
+            if not 1 <= value <= 99_999_999:
+                raise ValueError(f"exclusions: {value} is not a ModSecurity rule id (1-99999999)")
+        return sorted(set(values))
+
+
 class NodeSettings(BaseModel):
     """Everything a node renders into its HAProxy configuration."""
 
@@ -176,6 +211,7 @@ class NodeSettings(BaseModel):
     maxconn: int = Field(8000, ge=100)
     blocked_countries: list[str] = Field(default_factory=list)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    waf: WafSettings = Field(default_factory=WafSettings)
     poll_interval_s: float = Field(0.25, gt=0, description="how often the node reads HAProxy's tables and stats")
     log_sample_percent: int = Field(5, ge=0, le=100, description="share of clean requests logged for latency")
     accept_proxy: bool = Field(
@@ -215,7 +251,14 @@ class NodeSettings(BaseModel):
             raise ValueError("trusted_proxies: X-Forwarded-For is an HTTP header, a syn node never reads it")
         if self.tls is not None and self.mode != "l7" and "h2" in self.tls.protocols(self.mode):
             raise ValueError("tls.alpn: h2 is HTTP, a syn node forwards bytes and never speaks it")
+        if self.crs and self.origin_tls is not None:
+            raise ValueError("origin_tls: the crs inspection tier speaks plain HTTP to the origin; use engine rules")
         return self
+
+    @property
+    def crs(self) -> bool:
+        """The node runs the CRS inspection tier (an l7 node with `waf.engine: crs`)."""
+        return self.mode == "l7" and self.waf.engine == "crs"
 
 
 class FleetSettings(BaseModel):

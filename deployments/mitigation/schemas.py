@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from actors.mitigation.settings import MAX_TRUSTED_PROXIES, normalise_cidrs
+from actors.mitigation.settings import MAX_TRUSTED_PROXIES, WafSettings, normalise_cidrs
 
 
 class ErrorDetail(BaseModel):
@@ -211,7 +211,16 @@ class TLSRule(BaseModel):
     origin_tls: dict[str, Any] | None = Field(None, description="{verify, ca_file, sni} (null: plain HTTP)")
 
 
-PolicyRule = Annotated[RateLimitRule | GeoBlockRule | ClientAddressRule | TLSRule, Field(discriminator="type")]
+class WafRule(WafSettings):
+    """The node's WAF (engine, CRS paranoia level, anomaly threshold, body limit, exclusions,
+    fail-open); every field not given takes its default."""
+
+    type: Literal["waf"]
+
+
+PolicyRule = Annotated[
+    RateLimitRule | GeoBlockRule | ClientAddressRule | TLSRule | WafRule, Field(discriminator="type")
+]
 
 
 class PolicyIn(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from actors.mitigation.accounting import Monotonic, ThreatBook
 from actors.mitigation.haproxy_config import BACKEND, FRONTEND
 from actors.mitigation.haproxy_stats import LogRecord
+from actors.mitigation.inspection import Inspection
 from actors.mitigation.node_metrics import NodeMetrics
 from actors.mitigation.node_monitor import EVENT_DEDUP_SECONDS, RATE_WINDOW_S, SLOWLORIS_TIMEOUTS, Monitor
 from actors.mitigation.rules import CustomRule, new_rule
@@ -82,6 +84,8 @@ class FakeNode:
     expiries: int = 0
     table_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     tasks: BackgroundTasks = field(default_factory=lambda: BackgroundTasks("mitigation-test"))
+    inspection: Inspection = field(default_factory=lambda: Inspection(Path("/nonexistent/crs"), "node-t"))
+    blacklist: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def address(self) -> str:

@@ -40,7 +40,7 @@ async def fetch_prefixes(
 ) -> dict[str, list[str]]:
     """{country: [prefix, ...]} for every country, or GeoError when the ASN API cannot answer."""
     if not asn_url:
-        raise GeoError(503, "geo_block needs the ASN API: set asn_api.url in the mitigation config")
+        raise GeoError(409, "geo_block needs the ASN API: set asn_api.url in the mitigation config")
     out: dict[str, list[str]] = {}
     async with httpx.AsyncClient(base_url=asn_url.rstrip("/"), timeout=timeout, trust_env=False) as client:
         for cc in countries:

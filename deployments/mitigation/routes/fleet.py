@@ -70,7 +70,11 @@ async def nodes(state: State) -> dict[str, Any]:
     response_model=schemas.PolicyDeployed,
     summary="Deploy a policy to every node (and to nodes added later)",
     responses={
-        503: {"model": schemas.ErrorBody, "description": "geo_block: the ASN API is unreachable; or no node applied it"}
+        409: {"model": schemas.ErrorBody, "description": "geo_block while no ASN API is configured"},
+        503: {
+            "model": schemas.ErrorBody,
+            "description": "geo_block: the ASN API is unreachable; or no node applied it",
+        },
     },
 )
 async def policy(state: State, body: schemas.PolicyIn) -> Any:

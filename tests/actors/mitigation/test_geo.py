@@ -57,5 +57,7 @@ async def test_an_asn_api_failure_or_absence_is_a_503(asn):
     assert caught.value.status == 503
     with pytest.raises(GeoError, match="unreachable"):
         await fetch_prefixes(f"http://127.0.0.1:{free_port()}", "k", ["US"], timeout=2)
-    with pytest.raises(GeoError, match="needs the ASN API"):
+    # no ASN API configured is the operator's setting, not an outage: a conflict, never a 5xx
+    with pytest.raises(GeoError, match="needs the ASN API") as caught:
         await fetch_prefixes("", "k", ["US"])
+    assert caught.value.status == 409

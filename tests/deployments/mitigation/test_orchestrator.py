@@ -101,11 +101,11 @@ async def test_bad_policies_are_refused(fleet, body):
     assert (await fleet.client.post(f"{API}/policy", json=body)).status_code == 422
 
 
-async def test_geo_block_without_the_asn_api_is_503(fleet):
+async def test_geo_block_without_an_asn_api_configured_is_a_conflict_not_an_outage(fleet):
     response = await fleet.client.post(
         f"{API}/policy", json={"name": "geo", "rules": [{"type": "geo_block", "countries": ["DK"]}]}
     )
-    assert response.status_code == 503
+    assert response.status_code == 409
     assert "ASN" in response.json()["error"]["message"]
 
 

@@ -1,11 +1,12 @@
 """Injection scorer: CPU time of ``score()`` with this tree's rules against the rules of an earlier
 commit, in the same process, interleaved (so the machine's load weighs on both alike).
 
-The earlier ``rules.py`` is read with ``git show <rev>:...`` and loaded as a module of its own;
+The earlier ``rules.py`` and ``lexicon.py`` are read with ``git show <rev>:...`` and loaded as modules of
+their own (the normalisation and the classifier are this tree's for both);
 ``score()`` runs with its ``signals`` and then with this tree's, alternately, ``--rounds`` times
 over each set; the median of the rounds counts. CPU time (``time.process_time``), not wall time:
 on a shared machine wall time measures the other processes. Prompts whose verdicts differ between
-the two are counted (the speed-up must change none).
+the two are counted (a speed-up must change none; a change of the rules changes some).
 
 Usage: python bench/injection_speedup.py [--rev 4b8f1c2] [--rounds 7]
 """
@@ -35,21 +36,31 @@ from deployments.llm_gateway.injection import rules as current  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "llm_gateway"
 RULES = "deployments/llm_gateway/injection/rules.py"
+LEXICON = "deployments/llm_gateway/injection/lexicon.py"
+LEXICON_IMPORT = "from deployments.llm_gateway.injection import lexicon as lx"
 
 
-def earlier_rules(rev: str) -> ModuleType:
-    source = subprocess.run(["git", "show", f"{rev}:{RULES}"], cwd=ROOT, capture_output=True, text=True, check=True)
+def _module_at(rev: str, path: str, name: str, replace: tuple[str, str] | None = None) -> ModuleType:
+    """``path`` as it was at ``rev``, loaded as the module ``name`` (``replace``: an edit of its source)."""
+    source = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True)
+    text = source.stdout if replace is None else source.stdout.replace(*replace)
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(source.stdout)
+        f.write(text)
     try:
-        spec = importlib.util.spec_from_file_location("earlier_rules", f.name)
+        spec = importlib.util.spec_from_file_location(name, f.name)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        sys.modules["earlier_rules"] = module  # its dataclasses look their module up
+        sys.modules[name] = module  # its dataclasses look their module up
         spec.loader.exec_module(module)
         return module
     finally:
         os.unlink(f.name)
+
+
+def earlier_rules(rev: str) -> ModuleType:
+    """The rules of ``rev`` with the lexicon of ``rev`` (not this tree's)."""
+    _module_at(rev, LEXICON, "earlier_lexicon")
+    return _module_at(rev, RULES, "earlier_rules", (LEXICON_IMPORT, "import earlier_lexicon as lx"))
 
 
 def cpu_per_call(texts: list[str]) -> float:

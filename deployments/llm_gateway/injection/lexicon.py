@@ -41,16 +41,26 @@ RULES_OBJECT = "|".join(
         r"instructions?|rules?|prompts?|guidelines?|guidance|directives?|directions|orders|commands|constraints|programming"
         r"|guardrails|polic(?:y|ies)|configuration|system (?:message|prompt)|training|restrictions|limitations"
         r"|everything (?:above|before|else|you (?:were|have been) told|said (?:before|above))"
-        r"|what(?:ever)? you (?:were|have been|'ve been) told|the above|all the above",
+        r"|what(?:ever)? you (?:were|have been|'ve been) told|the above|all the above"
+        r"|(?:previous|prior|preceding|earlier|above|initial|original) (?:input|inputs|context|setup|configuration)"
+        r"|(?:what|everything|anything|whatever|the (?:rules|things)) (?:that )?(?:your|the) (?:operator|developers?"
+        r"|creators?|admins?|administrators?|owners?|makers?) (?:wrote|said|told you|configured|set up|put|imposed)"
+        r"|rules (?:imposed|set) (?:on|by)",
         r"instrucciones|reglas|indicaciones|directrices|normas|ordenes|restricciones|politicas?"
-        r"|lo (?:anterior|que te (?:dijeron|han dicho))|todo lo (?:anterior|que te (?:dijeron|han dicho)|de arriba)",
-        r"consignes|regles|directives|politiques?|tout ce qu'on t'a dit|ce qui precede|tout ce qui precede",
+        r"|lo (?:anterior|que te (?:dijeron|han dicho))|todo lo (?:anterior|que te (?:dijeron|han dicho)|de arriba)"
+        r"|lo que (?:tu|el) (?:operador|desarrollador|creador|administrador)\w* (?:escribio|dijo|configuro|puso)"
+        r"|lo que te configuraron",
+        r"consignes|regles|directives|politiques?|tout ce qu'on t'a dit|ce qui precede|tout ce qui precede"
+        r"|ce que (?:ton|l') ?(?:operateur|developpeur|createur|administrateur) a (?:ecrit|dit|configure|mis)",
         r"anweisungen|regeln|vorgaben|richtlinien|anordnungen|befehle|systemprompt|systemanweisungen"
-        r"|einschrankungen|(?:alles|all das),? (?:was|vorher|oben|davor)",
+        r"|einschrankungen|(?:alles|all das),? (?:was|vorher|oben|davor)"
+        r"|was dein (?:betreiber|entwickler|schopfer|administrator) (?:\w+ )?(?:geschrieben|gesagt|eingestellt)",
         r"istruzioni|regole|indicazioni|direttive|restrizioni|politiche|politica|tutto (?:quello|cio) che ti hanno detto"
-        r"|tutto quanto sopra",
+        r"|tutto quanto sopra|quello che (?:il tuo|l') ?(?:operatore|sviluppatore|creatore|amministratore) ha"
+        r" (?:scritto|detto|configurato|messo)",
         r"instrucoes|regras|orientacoes|diretrizes|restricoes|politicas?|tudo (?:o )?que (?:te|lhe) (?:disseram|falaram)"
-        r"|tudo acima",
+        r"|tudo acima|o que o (?:teu |seu )?(?:operador|desenvolvedor|criador|administrador) (?:escreveu|disse|configurou"
+        r"|colocou)",
     )
 )
 
@@ -60,12 +70,15 @@ LAPSED = "|".join(
         r"no longer (?:apply|applies|valid|in effect|matter|count)|(?:do not|don't|does not|doesn't) apply"
         r"|(?:are|is|were|was|have been|has been) (?:now |hereby )?(?:cancell?ed|void|null|revoked|obsolete|invalid"
         r"|lifted|suspended|disabled|off|wrong|a mistake|an error|a test)|were just a test",
-        r"ya no (?:valen|vale|aplican|se aplican|sirven|cuentan)|no se aplican|quedan? (?:anulad|revocad)\w*"
+        r"ya no (?:valen|vale|aplican|se aplican|sirven|cuentan|cuenta)|no (?:se aplican|cuenta|cuentan)"
+        r"|quedan? (?:anulad|revocad)\w*"
         r"|(?:era|eran) un error",
-        r"ne sont plus valables|ne s'appliquent (?:plus|pas)|sont annulees|(?:etait|etaient) une erreur",
-        r"gelten(?: \w+){0,2} nicht(?: mehr)?|sind aufgehoben|war ein fehler",
-        r"non valgono(?: piu)?|non si applicano(?: piu)?|sono annullate|era un errore",
-        r"nao valem mais|nao se aplicam|foram revogadas|era um erro",
+        r"ne sont plus valables|ne s'appliquent (?:plus|pas)|sont annulees|(?:etait|etaient) une erreur"
+        r"|n'(?:a|ont) plus (?:de valeur|cours)|ne comptent? plus",
+        r"gelten(?: \w+){0,2} nicht(?: mehr)?|sind (?:\w+ )?aufgehoben|war ein fehler|zahlt nichts mehr"
+        r"|zahl\w* nicht mehr",
+        r"non valgono(?: piu)?|non si applicano(?: piu)?|sono annullate|era un errore|non (?:vale|conta|contano) piu",
+        r"nao valem mais|nao se aplicam|foram revogadas|era um erro|nao (?:vale|conta|contam) (?:mais|nada)",
     )
 )
 
@@ -88,41 +101,49 @@ OBEY_ME = "|".join(
 REVEAL_VERB = "|".join(
     (
         r"repeat\w*|print\w*|output\w*|show\w*|reveal\w*|display\w*|tell|give|write(?: out| down)?|copy|recite"
-        r"|quote|dump|spell out|translate|list|echo|paste|leak|disclose|return|share|expose|provide|type out"
+        r"|quote|dump|spell out|translate|list|echo|paste|leak|disclose|return|share|expose|provide|type out|copy out"
         r"|summari[sz]e,? then recite",
-        r"repit\w*|muestra\w*|ensena\w*|revela\w*|imprim\w*|escrib\w*|copia\w*|cita\w*|dime|dame|traduc\w*",
+        r"repit\w*|muestra\w*|ensena\w*|revela\w*|imprim\w*|escrib\w*|copia\w*|cita\w*|dime|dame|traduc\w*|pega\w*",
         r"repet\w*|affich\w*|montre\w*|revel\w*|imprime\w*|ecri[st]\w*|recopi\w*|cite\w*|dis[- ]moi|donne[- ]moi"
         r"|tradui[st]\w*",
-        r"wiederhol\w*|zeig\w*|verrat\w*|gib\w*|schreib\w*|kopier\w*|zitier\w*|nenn\w*|sag mir|ubersetz\w*",
-        r"ripet\w*|mostra\w*|rivel\w*|stamp\w*|scriv\w*|copi\w*|cit\w*|dimmi|dammi|tradu\w*",
-        r"repit\w*|mostr\w*|revel\w*|imprim\w*|escrev\w*|copi\w*|cit\w*|diga|traduz\w*",
+        r"wiederhol\w*|zeig\w*|verrat\w*|gib\w*|schreib\w*|kopier\w*|zitier\w*|nenn\w*|sag mir|ubersetz\w*|einfug\w*",
+        r"ripet\w*|mostra\w*|rivel\w*|stamp\w*|scriv\w*|copi\w*|cit\w*|dimmi|dammi|tradu\w*|incoll\w*|ricopi\w*",
+        r"repit\w*|mostr\w*|revel\w*|imprim\w*|escrev\w*|copi\w*|cit\w*|diga|traduz\w*|cole",
     )
 )
 
 # the model's own hidden text: its prompt, its instructions, what came before the user's message
 PROMPT_REFERENCE = "|".join(
     (
-        r"(?:system|initial|original|hidden|secret|first|pre|developer|internal|starting|exact)[ -]?"
+        r"(?:system|initial|original|hidden|secret|first|pre|developer|internal|starting|exact|setup|configuration"
+        r"|operator)[ -]?"
         r"(?:prompt|instructions|message|rules|guidelines|configuration|directives|context)"
         r"|your (?:\w+ )?(?:instructions|prompt|rules|guidelines|configuration|directives|system message|programming)"
         r"|(?:text|words|everything|content|contents|messages?) (?:(?:written|that (?:is|was|came))\s)?"
         r"(?:above|before (?:this|my (?:first )?(?:message|question))|at the (?:start|beginning|top))"
         r"|context window|instructions you were given|what you were told|developer message"
+        r"|(?:what|everything|anything) (?:exactly )?(?:were you|you were|have you been|you've been) (?:told|instructed"
+        r"|asked|given|programmed)"
         r"|(?:instructions|rules|prompt|text|directions) (?:above|before this)",
-        r"prompt (?:del|de) sistema|(?:mensaje|instrucciones|reglas) (?:del sistema|iniciales|originales|ocultas|secretas)"
+        r"prompt (?:del|de) sistema|(?:mensaje|instrucciones|reglas) (?:del sistema|iniciales|originales|ocultas|secretas"
+        r"|internas|de configuracion)|que te (?:dijeron|ordenaron|pidieron|mandaron) (?:\w+ )?que hicieras"
         r"|tus (?:\w+ )?(?:instrucciones|reglas|directrices|indicaciones)"
         r"|(?:el texto|todo lo que hay|todo lo que esta) (?:de arriba|anterior|antes de mi|arriba)"
         r"|instrucciones (?:exactas )?que te dieron",
-        r"prompt systeme|message systeme|(?:consignes|instructions|regles) (?:initiales|d'origine|cachees|secretes|systeme)"
+        r"prompt systeme|message systeme|(?:consignes|instructions|regles) (?:initiales|d'origine|cachees|secretes|systeme"
+        r"|internes)|message de configuration|qu'on t'a (?:demande|dit|ordonne) de faire"
         r"|tes (?:\w+ )?(?:consignes|instructions|regles|directives)|(?:le texte|tout ce qui) (?:ci-dessus|precede)"
         r"|instructions (?:exactes )?qu'on t'a donnees",
-        r"system-?prompt\w*|systemnachricht|(?:ursprunglichen|versteckten|geheimen|anfanglichen|initialen) "
+        r"system-?prompt\w*|systemnachricht|konfigurationsnachricht|internen anweisungen|wurde dir (?:\w+ )?(?:gesagt"
+        r"|aufgetragen|befohlen)|(?:ursprunglichen|versteckten|geheimen|anfanglichen|initialen) "
         r"(?:anweisungen|regeln|vorgaben)|deine[nr]? (?:\w+ )?(?:anweisungen|regeln|vorgaben|richtlinien)"
         r"|(?:den text|alles)(?: \w+)?,? (?:oben|was (?:\w+ )?(?:vor|oben))|anweisungen,? die du am anfang",
-        r"prompt di sistema|messaggio di sistema|(?:istruzioni|regole) (?:iniziali|originali|nascoste|segrete|di sistema)"
+        r"prompt di sistema|messaggio di sistema|(?:istruzioni|regole) (?:iniziali|originali|nascoste|segrete|di sistema"
+        r"|interne)|messaggio di configurazione|ti hanno (?:detto|chiesto|ordinato) (?:\w+ )?di fare"
         r"|tue (?:\w+ )?(?:istruzioni|regole|direttive)|(?:il testo|tutto quello che c'e|tutto cio che c'e) "
         r"(?:qui sopra|sopra|prima)|istruzioni (?:esatte )?che ti hanno dato",
-        r"prompt de sistema|mensagem (?:do|de) sistema|(?:instrucoes|regras) (?:iniciais|originais|ocultas|secretas|do sistema)"
+        r"prompt de sistema|mensagem (?:do|de) sistema|(?:instrucoes|regras) (?:iniciais|originais|ocultas|secretas|do sistema"
+        r"|internas)|mensagem de configuracao|(?:te |lhe )(?:mandaram|disseram|pediram) (?:\w+ )?(?:fazer|para fazer)"
         r"|(?:suas|tuas) (?:\w+ )?(?:instrucoes|regras|diretrizes)|(?:o texto|tudo o que vem|tudo que vem) (?:acima|antes)"
         r"|instrucoes (?:exatas )?que te deram",
     )
@@ -149,17 +170,26 @@ PERSONA = "|".join(
         r"|imagine (?:that )?you are|stay in character|in character|switch persona|let's play|take on the (?:role|persona)"
         r"|impersonat\w+|respond as|answer as|persona|alter ego|twin|character|henceforth|from this moment"
         r"|going forward|you will (?:now )?(?:be|play|act|become)|you (?:are going to|will) (?:pretend|act|roleplay)"
-        r"|your new (?:name|identity|persona|role) is|you have been (?:freed|liberated|unchained|released)",
-        r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|juguemos|imagina que eres|personaje|gemelo",
+        r"|your new (?:name|identity|persona|role) is|you have been (?:freed|liberated|unchained|released)"
+        r"|from this (?:point|moment|message) (?:on|forward|onwards?)|(?:act|behave|respond|answer|reply|talk|speak)"
+        r" (?:just |exactly )?like|your name is now|you(?:'re| are) going to (?:act|pretend|play|be)|immerse yourself"
+        r"|(?:adopt|assume) (?:the )?(?:persona|role|personality|identity)|break(?:ing)? character|simulate (?:an? )?ai",
+        r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|juguemos|imagina que eres|personaje|gemelo"
+        r"|desde ahora|de ahora en adelante|a partir de este (?:momento|mensaje)|te llamas|tu nombre (?:es|sera) ahora"
+        r"|comportate como|hazte pasar por|adopta (?:el papel|la personalidad)",
         r"a partir de maintenant|desormais|tu es maintenant|fais semblant|joue le role|incarne|jouons|imagine que tu es"
-        r"|personnage|jumeau",
+        r"|personnage|jumeau|a partir d'ici|des maintenant|tu t'appelles|ton nom est (?:desormais|maintenant)"
+        r"|comporte-toi comme|agis comme|reponds comme|fais comme si tu etais",
         r"ab jetzt|ab sofort|ab heute|von nun an|du bist (?:jetzt|nun)|tu so,? als|gib vor|du spielst|rollenspiel"
         r"|schlupf\w* in die rolle|spiel(?:e)? (?:den|die|das|meinen|meine|einen|eine)"
-        r"|verkorper\w*|lass uns spielen|stell dir vor|figur|rolle|zwilling",
+        r"|verkorper\w*|lass uns spielen|stell dir vor|figur|rolle|zwilling|du heisst|dein (?:neuer )?name ist"
+        r"|verhalte dich wie|antworte (?:als|wie)|handle als",
         r"da adesso|d'ora in poi|ora sei|fingi|interpreta|fai la parte|impersona|facciamo un gioco|immagina di essere"
-        r"|personaggio|gemello",
+        r"|personaggio|gemello|d'ora in avanti|da ora in poi|da questo momento|ti chiami|il tuo nome (?:e|sara)"
+        r"|comportati come|rispondi come|agisci come",
         r"a partir de agora|agora voce e|finja|faca o papel|encarne|interprete|vamos jogar|imagine que voce|personagem"
-        r"|gemeo",
+        r"|gemeo|de agora em diante|daqui (?:pra|para) frente|a partir deste momento|voce se chama|te chamas"
+        r"|seu nome (?:agora )?e|aja como|comporte-se como|responda como",
     )
 )
 
@@ -171,22 +201,66 @@ NO_LIMITS = "|".join(
         r"|without (?:any )?(?:\w+ )?(?:rules|restrictions|limits|limitations|filters?|filtering|guidelines|censorship"
         r"|boundaries|warnings|refusals)"
         r"|unrestricted|unfiltered|uncensored|unlimited|unbound|jailbroken|amoral"
-        r"|never (?:refuses?|says? no|declines?)|(?:ignores?|doesn't care about|does not care about|breaks?|broke) "
-        r"(?:\w+ ){0,2}(?:safety )?(?:polic\w+|rules|guidelines|restrictions|filters)"
+        r"|never (?:refuses?|says? no|declines?)|(?:ignores?|doesn't care about|does not care about|breaks?|broke"
+        r"|violat\w+) (?:[\w']+ ){0,2}(?:safety )?(?:polic\w+|rules|guidelines|restrictions|filters)"
+        r"|(?:not|never|no longer) (?:be )?(?:bound|confined|constrained) (?:by|to)"
+        r"|(?:not|never|no longer) (?:be )?(?:restricted|limited) by (?:any|the|its|your|their)"
+        r"|(?:answer|respond|reply)\w* (?:to )?(?:any|every|all) (?:\w+ )?(?:questions?|requests?|prompts?) (?:despite"
+        r"|regardless|no matter|without exception)"
+        r"|(?:freed|liberated|released) from|(?:do not|does not|will not) (?:have to |need to )?(?:abide by|adhere to|comply with)"
+        r"|(?:do not|does not|don't|doesn't) have (?:the same |any )?(?:limitations|restrictions|limits|rules|filters)"
+        r"|(?:regardless|irrespective) of (?:\w+ ){0,3}(?:legal\w*|ethic\w*|moral\w*|illegal\w*|harm\w*)"
+        r"|no matter (?:how|what|if) (?:\w+ ){0,3}(?:illegal|unethical|immoral|harmful|dangerous|offensive|derogatory)"
+        r"|even if (?:it(?:'s| is)|they are) (?:\w+ ){0,2}(?:illegal|unethical|immoral|harmful|malicious|dangerous)"
+        r"|(?:doesn't|does not|don't|do not|never) care (?:about|for) (?:the )?(?:legality|ethics|morals|morality|laws?"
+        r"|consequences)"
+        r"|(?:beyond|outside) (?:the )?(?:\w+ )?(?:constraints|limitations|restrictions|confines)"
+        r"|without (?:\w+ ){0,2}(?:regard|concerns?) (?:for|about|to) (?:\w+ ){0,2}(?:legality|ethics|morals?|morality"
+        r"|laws?|harm|consequences)|without (?:\w+ ){0,2}(?:ethical|moral) (?:principles|guidelines|considerations)"
+        r"|(?:no|without) (?:moral|ethical) (?:principles|compass|boundaries|code)"
+        r"|(?:do not|don't|never) (?:reject|refuse|decline) (?:anything|any (?:request|question|prompt))"
+        r"|never (?:warns?|apologi[sz]es?)"
         r"|broken free|free of (?:all|any)|free from (?:all|any)|zero (?:rules|restrictions|limits|filters)"
         r"|(?:do|does|can) anything|evil|rogue|passwords"
         r"|with no ethical",
-        r"sin (?:\w+ )?(?:reglas?|filtros?|filtrar|restricciones|censura|limites|limitaciones|advertencias|etica)|nunca se niega"
+        r"sin (?:\w+ )?(?:reglas?|filtros?|filtrar|restricciones|censura|limites|limitaciones|advertencias|etica|principios"
+        r"|escrupulos|salvaguardas)|nunca se niega"
+        r"|no (?:esta|estas|estaras|tiene que estar) (?:\w+ )?(?:sujet|atad|limitad|obligad)\w* (?:a|por)"
+        r"|libre de (?:toda|todas|cualquier)|sin importar (?:si es |lo )?(?:ilegal|legal|etic|moral|peligros)\w*"
+        r"|aunque (?:sea|resulte) (?:ilegal|inmoral|poco etico|peligroso|danino)"
+        r"|(?:no le importa|no te importa|sin preocuparse por) (?:la )?(?:legalidad|etica|moral)"
+        r"|mas alla de (?:las|sus|tus) (?:limitaciones|restricciones|reglas)|no (?:rechaza|rechazas|rechaces) nada"
         r"|jamas se niega|ignora (?:todas )?las politicas|liberado|ningun[ao]? (?:reglas?|restriccion|filtro|limite)\w*",
-        r"sans (?:\w+ )?(?:regles?|filtres?|filtrage|filtrer|restrictions|censure|limites|avertissements|ethique)|non censure\w*"
+        r"sans (?:\w+ )?(?:regles?|filtres?|filtrage|filtrer|restrictions|censure|limites|avertissements|ethique|principes"
+        r"|scrupules|protections)|non censure\w*"
+        r"|(?:n'est|n'es|ne sera|ne seras) (?:\w+ )?(?:soumis|lie|limite|tenu)\w* (?:a|par) aucune?"
+        r"|peu importe (?:la |si c'est )?(?:legal|illegal|ethique|moral)\w*|meme si c'est (?:illegal|immoral|dangereux)"
+        r"|(?:se soucie|te soucies) (?:pas |plus )?de (?:la )?(?:legalite|ethique|morale)"
+        r"|au-dela des (?:limites|restrictions|regles)|ne (?:rejette|refuse)s? rien"
         r"|ne refuse jamais|ignore toutes les (?:politiques|regles)|libere\w*"
         r"|aucune? (?:regle|restriction|limite|censure|filtre)\w*",
-        r"ungefiltert\w*|ohne (?:\w+ )?(?:regeln|regel|filter|inhaltsfilter|einschrankungen|zensur|grenzen|warnungen|ethik)|unzensiert\w*"
+        r"ungefiltert\w*|ohne (?:\w+ )?(?:regeln|regel|filter|inhaltsfilter|einschrankungen|zensur|grenzen|warnungen|ethik"
+        r"|skrupel|prinzipien|schutzmechanismen)|unzensiert\w*"
+        r"|an keine(?:rlei)? (?:\w+ )?(?:regeln|richtlinien|vorgaben|gesetze|grenzen|moral) gebunden"
+        r"|nicht (?:mehr )?an (?:\w+ ){0,2}(?:regeln|richtlinien|vorgaben) gebunden|frei von (?:allen|jeglichen)"
+        r"|egal,? ob (?:\w+ ){0,2}(?:illegal|unethisch|unmoralisch|gefahrlich)"
+        r"|auch wenn es (?:\w+ )?(?:illegal|unethisch|unmoralisch|gefahrlich)|ohne rucksicht auf"
+        r"|jenseits (?:der|aller) (?:grenzen|regeln|einschrankungen)|lehnt nichts ab"
         r"|grenzenlos\w*|nie etwas ablehnt|niemals ablehnt|ignoriert alle|befreit|abtrunnig\w*|uneingeschrankt\w*"
         r"|keine(?:rlei)? (?:regeln|grenzen|einschrankungen|filter|zensur|richtlinien|moral)",
-        r"senza (?:\w+ )?(?:regole|regola|filtri|filtro|filtrare|restrizioni|censura|limiti|avvertenze|etica)|non rifiuta mai"
+        r"senza (?:\w+ )?(?:regole|regola|filtri|filtro|filtrare|restrizioni|censura|limiti|avvertenze|etica|scrupoli"
+        r"|principi|protezioni)|non rifiuta mai"
+        r"|non (?:e|sei|sara|sarai) (?:\w+ )?(?:vincolat|legat|limitat|obbligat)\w* (?:da|a)"
+        r"|a prescindere (?:da|dalla|dall') ?(?:legalita|etica|morale)|anche se (?:e|fosse) (?:illegale|immorale|pericoloso)"
+        r"|(?:non (?:gli|le|ti) importa|senza preoccuparsi) (?:della |dell')?(?:legalita|etica|morale)"
+        r"|oltre (?:i|le) (?:limiti|restrizioni|regole)|non rifiuta (?:nulla|niente)"
         r"|ignora tutte le (?:politiche|regole)|libero da|nessun[ao]? (?:regol|restrizion|limit|censur|filtr)\w*",
-        r"sem (?:\w+ )?(?:regras?|filtros?|filtrar|restricoes|censura|limites|avisos|etica)|nunca recusa"
+        r"sem (?:\w+ )?(?:regras?|filtros?|filtrar|restricoes|censura|limites|avisos|etica|escrupulos|principios"
+        r"|protecoes)|nunca recusa"
+        r"|nao (?:esta|estas|estara|e) (?:\w+ )?(?:preso|presa|sujeit|limitad|obrigad|vinculad)\w* (?:a|por)"
+        r"|independentemente (?:da|de) (?:legalidade|etica|moral)|mesmo que (?:seja|for) (?:ilegal|imoral|perigoso)"
+        r"|(?:nao (?:se )?importa|sem se preocupar) com (?:a )?(?:legalidade|etica|moral)"
+        r"|alem (?:das|dos) (?:limites|restricoes|regras)|nao (?:rejeita|recusa) nada"
         r"|ignora todas as (?:politicas|regras)|livre de|nenhum[a]? (?:regra|restric|limite|censura|filtro)\w*",
     )
 )
@@ -204,7 +278,7 @@ NEVER_REFUSE = "|".join(
 
 # a mode that exists only to drop the rules
 UNSAFE_MODE = (
-    r"(?:god|sudo|jailbreak|jailbroken|dan|unrestricted|unfiltered|unlimited|no[- ]limits?|evil|chaos) mode"
+    r"(?:god|sudo|jailbreak|jailbroken|dan|unrestricted|unfiltered|unlimited|no[- ]limits?|evil|chaos)[ _-]?mode"
     r"|modo (?:dios|sin (?:limites|restricciones)|sem limites)|mode (?:sans limites|dieu)|modalita (?:senza limiti|dio)"
     r"|gottmodus|modus ohne grenzen|grenzenlosen modus"
 )
@@ -219,7 +293,7 @@ RESPOND_VERB = r"respond|answer|reply|responde|reponds|repondez|antworte|rispond
 
 SPECIAL_MODE = (
     r"(?:developer|dev|god|sudo|admin|debug|maintenance|unrestricted|jailbreak|dan|unfiltered|unlimited|no[- ]limits?)"
-    r" mode|modo (?:desarrollador|dios|sin (?:limites|restricciones)|mantenimiento|desenvolvedor|sem limites|manutencao)|modo de (?:manutencao|mantenimiento|desenvolvedor|desarrollador)"
+    r"[ _-]?mode|modo (?:desarrollador|dios|sin (?:limites|restricciones)|mantenimiento|desenvolvedor|sem limites|manutencao)|modo de (?:manutencao|mantenimiento|desenvolvedor|desarrollador)"
     r"|mode (?:developpeur|sans limites|maintenance|dieu)|modalita (?:sviluppatore|senza limiti|manutenzione|dio)"
     r"|(?:entwickler|wartungs|gott)modus|modus ohne grenzen|grenzenlosen modus"
 )
@@ -263,7 +337,7 @@ SAFETY_OFF = (
 # sending data out
 SEND_VERB = "|".join(
     (
-        r"send\w*|upload\w*|forward\w*|transmit\w*|exfiltrat\w*|submit\w*|leak\w*|e-?mail|beacon"
+        r"send\w*|upload\w*|forward\w*|transmit\w*|exfiltrat\w*|submit\w*|leak\w*|e-?mail|beacon|append\w*|concaten\w*"
         r"|post (?:it|them|the|all|everything|this)|report back",
         r"envi[aeo]\w*|mand[ae]\w*|reenvi\w+|sub(?:e|a|ir|elo)",
         r"envoi\w*|envoy\w*|transfer\w*|televers\w*",
@@ -276,7 +350,8 @@ SEND_VERB = "|".join(
 # asking the model to use one of its tools (an agent's way out)
 TOOL_VERB = r"call|use|invoke|run|open|llama a|usa|utilise|appelle|ruf|nutze|chiama|chame"
 TOOL_CALL = (
-    rf"\b(?:{TOOL_VERB})\s+"
+    rf"\b(?:{TOOL_VERB})\s+(?:the |la |l'|lo |a |das |den |o )?[a-z]+_[a-z_]+\b"  # a tool by its name: send_email
+    rf"|\b(?:{TOOL_VERB})\s+"
     r"(?:the |la |l'|lo |a |das |den |o )?(?:[\w-]+[ _-])?"
     r"(?:tool|function|browser|plugin|herramienta|outil|werkzeug|strumento|ferramenta)\b"
 )
@@ -326,17 +401,28 @@ AUTHORITY_SOURCE = "|".join(
         r"|system|security team|staff|engineers?|moderators?|owners?)"
         r"|(?:openai|anthropic|google|microsoft|meta)(?:'s)? (?:staff|team|security team|employees?|engineers?)"
         r"|this is (?:a message from )?(?:openai|anthropic|your (?:developer|creator|admin\w*|operator))"
-        r"|i am (?:your|the) (?:developer|creator|admin\w*|operator|owner)|from your developers",
+        r"|i am (?:your|the) (?:developer|creator|admin\w*|operator|owner)|from your developers"
+        r"|(?:i'm|i am) (?:a |an |the |one of the )?(?:\w+ )?(?:developers?|programmers?|engineers?|employees?|researchers?)"
+        r" (?:at|from|of|for) (?:openai|anthropic|google|microsoft|meta|deepmind)"
+        r"|(?:engineer|developer|programmer|person|team|one) (?:who|that) (?:built|deployed|created|trained|programmed"
+        r"|made|developed) you"
+        r"|(?:message|note|notice|memo|update|announcement)s? (?:from|by) (?:the |your )?(?:\w+ )?(?:trust (?:and|&) )?"
+        r"(?:safety|security|compliance|moderation|policy) team",
         r"(?:mensaje|nota|aviso|actualizacion) (?:importante )?(?:del|de la|de tus|de los|de) (?:\w+ )?"
-        r"(?:desarrollador\w*|administrador\w*|equipo|sistema|operador|creadores)",
+        r"(?:desarrollador\w*|administrador\w*|equipo|sistema|operador|creadores)"
+        r"|(?:ingenier|desarrollador|programador)\w* que te (?:desplego|creo|programo|entreno|desarrollo|construyo)",
         r"(?:message|note|avis|mise a jour) (?:importante )?(?:du|de l'|de tes|des|de la|de) ?(?:\w+ )?"
-        r"(?:developpeur\w*|administrateur|equipe|systeme|operateur|createurs)",
+        r"(?:developpeur\w*|administrateur|equipe|systeme|operateur|createurs)"
+        r"|qui t'a (?:deploye|cree|programme|entraine|developpe|construit)",
         r"(?:nachricht|hinweis|update|mitteilung) (?:vom|von|des|der) (?:[\w-]+[ -])?(?:entwickler\w*|administrators?|team"
-        r"|system|betreiber)|von deinen entwicklern",
+        r"|system|betreiber)|von deinen entwicklern"
+        r"|der dich (?:deployt|entwickelt|programmiert|trainiert|gebaut|erschaffen|erstellt) hat",
         r"(?:messaggio|nota|aggiornamento|avviso) (?:importante )?(?:dello|dell'|dai tuoi|del|della|dal) ?(?:\w+ )?"
-        r"(?:sviluppator\w+|amministratore|team|sistema|operatore)",
+        r"(?:sviluppator\w+|amministratore|team|sistema|operatore)"
+        r"|che ti ha (?:creato|programmato|addestrato|sviluppato|costruito|distribuito)",
         r"(?:mensagem|nota|atualizacao|aviso) (?:importante )?(?:do|da|dos|dos seus|de) (?:\w+ )?"
-        r"(?:desenvolvedor\w*|administrador|equipe|sistema|operador)",
+        r"(?:desenvolvedor\w*|administrador|equipe|sistema|operador)"
+        r"|que te (?:criou|programou|treinou|desenvolveu|construiu|implantou)",
     )
 )
 
@@ -344,12 +430,19 @@ PRIVILEGE_CLAIM = "|".join(
     (
         r"(?:admin\w*|root|elevated|superuser|unrestricted)[- ](?:privileges?|rights|access|permissions?)"
         r"|authori[sz]ed to|authori[sz]ation code|verified as (?:root|admin\w*)|admin(?:istrator)? override"
-        r"|(?:you are|you're) (?:now )?(?:authori[sz]ed|allowed|permitted)",
-        r"privilegios de (?:root|administrador)|estas autorizado",
-        r"droits (?:root|d'administrateur)|tu es autorise",
-        r"root-rechte|admin-rechte|du darfst",
-        r"privilegi di (?:root|amministratore)|sei autorizzato",
-        r"privilegios de (?:root|administrador)|esta autorizado",
+        r"|(?:you are|you're) (?:now )?(?:authori[sz]ed|allowed|permitted)"
+        r"|this (?:session|conversation|chat|account) (?:has been|is|was) (?:now )?(?:whitelisted|authori[sz]ed|approved"
+        r"|cleared|unlocked|elevated|exempt\w*)",
+        r"privilegios de (?:root|administrador)|estas autorizado"
+        r"|esta (?:sesion|conversacion) (?:esta|ha sido) (?:autorizada|habilitada|desbloqueada|liberada)",
+        r"droits (?:root|d'administrateur)|tu es autorise"
+        r"|cette (?:session|conversation) (?:est|a ete) (?:autorisee|debloquee|habilitee)",
+        r"root-rechte|admin-rechte|du darfst"
+        r"|diese (?:sitzung|unterhaltung) (?:ist|wurde) (?:\w+ )?(?:freigegeben|autorisiert|entsperrt)",
+        r"privilegi di (?:root|amministratore)|sei autorizzato"
+        r"|questa (?:sessione|conversazione) (?:e|e stata) (?:abilitata|autorizzata|sbloccata)",
+        r"privilegios de (?:root|administrador)|esta autorizado"
+        r"|esta (?:sessao|conversa) (?:esta|foi) (?:liberada|autorizada|desbloqueada|habilitada)",
     )
 )
 
@@ -426,4 +519,59 @@ DISCUSSION_CUE = "|".join(
 ATTACK_TOPIC = (
     r"injections?|jailbreaks?|attacks?|attackers?|manipulation|adversarial|exploits?|phishing|exfiltration"
     r"|inyeccion|injeccion|injecao|iniezione|hameconnage|exfiltracion|exfiltrazione|exfiltracao|datenexfiltration"
+)
+
+# one prompt, two voices: the jailbreak's "answer twice, once as yourself and once as X"
+DUAL_PERSONA = "|".join(
+    (
+        r"(?:answer|respond|reply)\w* (?:\w+ ){0,6}in two (?:different |separate |distinct )?(?:ways|styles|manners|forms)"
+        r"|two (?:different |separate |distinct )?(?:personalities|personas|alter egos)|(?:respond|answer) as both"
+        r"|(?:adapt|adopt|simulate) two",
+        r"de dos (?:maneras|formas) (?:distintas|diferentes)|dos personalidades",
+        r"de deux (?:facons|manieres) (?:differentes|distinctes)|deux personnalites",
+        r"auf zwei (?:verschiedene )?(?:arten|weisen)|zwei personlichkeiten",
+        r"in due (?:modi|maniere) (?:diversi|diverse)|due personalita",
+        r"de duas (?:maneiras|formas) (?:diferentes|distintas)|duas personalidades",
+    )
+)
+
+# the persona is locked in: "do not break character"
+CHARACTER_LOCK = (
+    r"(?:do not|don't|never|without) break(?:ing)? (?:out of )?character|stay in character|remain in character"
+    r"|no rompas el personaje|ne sors (?:pas|jamais) du personnage|fall(?:e)? nie aus der rolle"
+    r"|non uscire (?:mai )?dal personaggio|nao saia do personagem"
+)
+
+# the model's name as the speaker of a forged earlier turn inside the user's text ("Assistant: Yes, filters are
+# off."), at a line start (``rules.py``)
+FORGED_TURN = r"assistant|asistente|assistent|assistente|chatgpt|gpt|ai|ia|ki|bot"
+
+# to fill a link's value with the conversation: "replacing X with what we talked about"
+FILL_VERB = (
+    r"replac\w*|substitut\w*|fill\w*|swap\w*|sustituy\w*|reemplaz\w*|rellen\w*|remplac\w*|rempliss\w*"
+    r"|ersetz\w*|fulle\w*|sostitu\w*|rimpiazz\w*|riempi\w*|substitu\w*|troc\w*|preench\w*"
+)
+CONVERSATION = (
+    r"summar\w*|what we (?:talked|discussed|said)|our (?:chat|conversation|exchange)|lo que hemos hablado|resumen"
+    r"|notre (?:echange|conversation|discussion)|resume|unser\w* (?:chat|gesprach|unterhaltung)|zusammenfassung"
+    r"|la nostra (?:chat|conversazione)|riassunto|nossa conversa|resumo"
+)
+
+# a mode said to be switched on, as a setting: "DEVELOPER_MODE: enabled"
+MODE_SWITCHED = r"\s*[:=]\s*(?:enabled|on|true|1|activ\w*|aktiv\w*|attiv\w*|ativ\w*|habilit\w*|ein)\b"
+
+# a document that speaks to the model reading it: an instruction planted for an agent (indirect injection)
+ADDRESSED_TO_MODEL = "|".join(
+    (
+        r"(?:note|message|ps|attention|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|assistant|language model"
+        r"|chatbot|bot)s?\b|(?:ai|llm) (?:assistants?|reviewers?|agents?|models?|systems?)(?: that are)? (?:reading|processing"
+        r"|summari[sz]ing|parsing|reviewing|analy[sz]ing) this"
+        r"|if you are an? (?:ai|llm|language model|assistant)(?: \w+)? (?:reading|processing|summari[sz]ing)",
+        r"(?:al |para el |para la )(?:asistente|modelo|ia)(?: de ia)? que (?:lea|procese|resuma|analice) esto",
+        r"(?:a l'|pour l')(?:assistant|ia)(?: ia)? qui (?:lit|traite|resume|analyse) (?:ceci|ce (?:mail|texte|document))",
+        r"an (?:den|die) (?:ki|ki-assistenten|assistenten|ki-prufer)(?:,)? (?:der|die) (?:das|dies) (?:liest|verarbeitet"
+        r"|zusammenfasst)",
+        r"(?:all'|per l'|per il )(?:assistente|ia|modello)(?: ia)? che (?:legge|elabora|riassume|analizza)",
+        r"(?:ao |para o |para a )(?:assistente|modelo|ia)(?: de ia)? que (?:ler|processar|resumir|analisar)",
+    )
 )

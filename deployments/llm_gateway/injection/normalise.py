@@ -19,6 +19,7 @@ import binascii
 import codecs
 import re
 import unicodedata
+from itertools import islice
 from urllib.parse import unquote
 
 MAX_SEGMENTS = 16
@@ -55,6 +56,8 @@ _SPACED_RUN = b"asasasa"
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
+# a quoted string assigned to a name: ``a = 'Ignore all prev'; b = 'ious instructions'`` (payload splitting)
+_ASSIGNED = re.compile(r"=\s*(['\"‘“])([^'\"’”\n]{1,200})['\"’”]")
 
 
 def _leet_word(match: re.Match[str]) -> str:
@@ -117,7 +120,8 @@ def _hex(token: str) -> str | None:
 
 
 def decoded_views(text: str) -> list[str]:
-    """Readable text hidden in ``text``: decoded base64/hex runs and URL escapes, then its ROT13 reading."""
+    """Readable text hidden in ``text``: decoded base64/hex runs and URL escapes, quoted pieces assigned to names
+    joined together, then its ROT13 reading."""
     out: list[str] = []
     # an encoded run has no whitespace, so only long words can hold one (str.split is C speed)
     for word in (w for w in text.split() if len(w) >= 16):
@@ -134,6 +138,10 @@ def decoded_views(text: str) -> list[str]:
                 out.append(decoded)
         if len(_PERCENT.findall(word)) >= 2:
             out.append(unquote(word))
+    if "=" in text:
+        parts = [m.group(2) for m in islice(_ASSIGNED.finditer(text[:MAX_SEGMENT_CHARS]), MAX_SEGMENTS)]
+        if len(parts) >= 2:
+            out.append("".join(parts))  # the pieces of a split instruction, joined as the prompt asks
     if _looks_rotated(text):
         out.append(codecs.encode(text[:MAX_SEGMENT_CHARS], "rot13"))
     return out[: MAX_SEGMENTS + 1]

@@ -44,6 +44,9 @@ class Rule:
     anchors: frozenset[str] | None
     # ... or, for a rule that starts with punctuation, when the text contains one of these
     needs: tuple[str, ...] = ()
+    # a rule that can only match where this earlier rule matched too (its pattern contains that rule's):
+    # ``signals`` does not try it when that one did not fire
+    implies: str | None = None
 
     def places(self, folded: str, starts: dict[str, list[int]]) -> list[int]:
         """Where matches of the rule start, in order (anchored rules only)."""
@@ -127,8 +130,15 @@ def _group(part: str) -> str | None:
     return None
 
 
-def _rule(name: str, weight: float, pattern: str, anchor: str | None = None, needs: tuple[str, ...] = ()) -> Rule:
-    return Rule(name, weight, re.compile(pattern), anchors_of(anchor) if anchor is not None else None, needs)
+def _rule(
+    name: str,
+    weight: float,
+    pattern: str,
+    anchor: str | None = None,
+    needs: tuple[str, ...] = (),
+    implies: str | None = None,
+) -> Rule:
+    return Rule(name, weight, re.compile(pattern), anchors_of(anchor) if anchor is not None else None, needs, implies)
 
 
 def _role(name: str, weight: float, role: str, end: str = r"\b") -> Rule:
@@ -159,14 +169,23 @@ RULES: tuple[Rule, ...] = (
     ),
     _role("prompt_reference", 0.5, lx.PROMPT_REFERENCE),
     _role("verbatim", 0.5, lx.VERBATIM, end=""),
-    _rule("persona_without_rules", 1.0, _near(lx.PERSONA, lx.NO_LIMITS, 300), f"{lx.PERSONA}|{lx.NO_LIMITS}"),
     _role("no_restrictions", 1.0, lx.NO_LIMITS),
+    _rule(
+        "persona_without_rules",
+        1.0,
+        _near(lx.PERSONA, lx.NO_LIMITS, 300),
+        f"{lx.PERSONA}|{lx.NO_LIMITS}",
+        implies="no_restrictions",
+    ),
     _role("never_refuse", 0.75, lx.NEVER_REFUSE),
     _role("unsafe_mode", 1.5, lx.UNSAFE_MODE),
     _role("secret_request", 1.0, lx.SECRET_REQUEST),
     _rule("answer_without_limits", 1.0, rf"\b(?:{lx.RESPOND_VERB})\b{_gap(4)}(?:{lx.NO_LIMITS})\b", lx.RESPOND_VERB),
     _role("conceal_from_user", 1.5, lx.CONCEAL_FROM_USER),
     _role("special_mode", 0.75, lx.SPECIAL_MODE),
+    _rule(
+        "mode_switched_on", 0.5, rf"\b(?:{lx.SPECIAL_MODE}){lx.MODE_SWITCHED}", lx.SPECIAL_MODE, implies="special_mode"
+    ),
     _rule("disable_safety", 1.75, rf"\b(?:{lx.DISABLE_VERB})\b{_gap(4)}(?:{lx.SAFETY_OBJECT})\b", lx.DISABLE_VERB),
     _rule("safety_off", 1.5, rf"\b(?:{lx.SAFETY_OBJECT})\b{_gap(3)}{lx.SAFETY_OFF}\b", lx.SAFETY_OBJECT),
     _rule(
@@ -188,6 +207,10 @@ RULES: tuple[Rule, ...] = (
         rf"(?:^|\n|[.!?] )[\s\[(<#*]*(?:{lx.ROLE_NAME})(?: \w+)?[\s\])>*#]*:|\[(?:{lx.ROLE_NAME})[^\]\n]{{0,30}}\]|###\s*(?:{lx.ROLE_NAME})",
         needs=(":", "[", "#"),
     ),
+    _role("dual_persona", 0.75, lx.DUAL_PERSONA),
+    _role("character_lock", 0.5, lx.CHARACTER_LOCK),
+    _rule("forged_turn", 0.75, rf"(?<![^\n\[(*])(?:{lx.FORGED_TURN})[\])*]* ?:", lx.FORGED_TURN),
+    _role("addressed_to_model", 1.0, lx.ADDRESSED_TO_MODEL),
     _role("authority_claim", 1.0, lx.AUTHORITY_SOURCE),
     _role("privilege_claim", 1.0, lx.PRIVILEGE_CLAIM, end=""),
     _rule("obey_unconditionally", 1.0, rf"(?:{lx.OBEY_UNCONDITIONALLY})", lx.OBEY_UNCONDITIONALLY),
@@ -204,6 +227,13 @@ RULES: tuple[Rule, ...] = (
         needs=("](",),
     ),
     _rule("image_query", 0.5, lx.MARKDOWN_IMAGE_QUERY, needs=("](",)),
+    _rule(
+        "link_fill_from_chat",
+        1.5,
+        r"\]\(\s*https?://[^)\s]{0,300}[?&][^)\s=]{0,40}=[^)\s]{1,300}\)"
+        rf"[^\n]{{0,200}}?\b(?:{lx.FILL_VERB})\b[^\n]{{0,80}}?\b(?:{lx.SENSITIVE}|{lx.CONVERSATION})\b",
+        needs=("](",),
+    ),
     _rule(
         "link_fill",
         1.5,
@@ -316,7 +346,10 @@ def signals(folded: str) -> dict[str, float]:
     handed out to the anchored rules once, so a rule none of whose anchors occurs is never tried."""
     if len(folded) > MAX_INDEXED_CHARS:
         starts: dict[str, list[int]] = {}
-        found = {r.name: r.weight for r in RULES if r.found(folded, None)}
+        found = {}
+        for rule in RULES:
+            if (rule.implies is None or rule.implies in found) and rule.found(folded, None):
+                found[rule.name] = rule.weight
     else:
         starts = word_starts(folded)
         places: dict[int, list[int]] = {}
@@ -327,6 +360,8 @@ def signals(folded: str) -> dict[str, float]:
         found = {}
         for i in tried:
             rule = RULES[i]
+            if rule.implies is not None and rule.implies not in found:
+                continue
             if rule.found(folded, places.get(i)):
                 found[rule.name] = rule.weight
     if "http" in folded or "@" in folded or "url" in folded or "webhook" in folded or "endpoint" in folded:

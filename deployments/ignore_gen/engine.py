@@ -148,7 +148,7 @@ class Engine:
             matcher = Matcher(r.pattern for r in current)
             by_pattern = {r.pattern: r for r in current}
             again: list[str] = []
-            for path in samples:
+            for path in matcher.candidates(samples):
                 hit = matcher.ignored_by(path)
                 if hit is None:
                     continue

@@ -63,6 +63,15 @@ HAND_MADE: dict[str, list[str]] = {
         "node_modules/left-pad/index.js",
         "main.go",
     ],
+    "fixture-lookalikes": [
+        "testing/go.mod",
+        "a/main.py",
+        "mytests/x.rb",
+        "Vendor/Gemfile",
+        "src/Tests/CMakeLists.txt",
+        "latest/pom.xml",
+        "contest/package.json",
+    ],
     "flutter": ["pubspec.yaml", "lib/main.dart", "android/app/build.gradle", "ios/Runner/Info.plist", "web/x"],
     "dart-only": ["pubspec.yaml", "lib/main.dart", "src/android/x"],
     "kept": [

@@ -409,8 +409,11 @@ def prepare(tree: Iterable[str]) -> Tree:
         paths = sorted(map(normalise, paths))
         text = "\n".join(paths)
     low = text.lower()
-    lows = low.split("\n") if text.isascii() else []
-    if len(lows) != len(paths):  # a path with a newline or outside ASCII: each lowered on its own
+    # One `lower` and `split` in C when lower-casing kept every character's length (only then
+    # do the lines line up with the paths; `\n` is no letter, so no case rule reads across
+    # it); else a path held a newline or a letter like `İ`: each is lowered on its own.
+    lows = low.split("\n") if len(low) == len(text) else []
+    if len(lows) != len(paths):
         lows = [p.lower() for p in paths]
     names = list(map(_LAST, map(str.rpartition, lows, repeat("/"))))
     folders = list(map(str.removesuffix, lows, names))
@@ -542,7 +545,9 @@ def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:
     """The smallest path under a top-level `android/` and `ios/` folder (Flutter's platforms)."""
     out: dict[str, str] = {}
     for top in ("android", "ios"):
-        under = [p for p, low in zip(paths, lows, strict=True) if low.startswith(top + "/") and len(low) > len(top) + 1]
+        inside = list(map(str.startswith, lows, repeat(top + "/")))
+        picked = zip(compress(paths, inside), compress(lows, inside), strict=True)
+        under = [path for path, low in picked if len(low) > len(top) + 1]
         if under:
             out[top] = min(under)
     return out

@@ -215,6 +215,12 @@ def _compile(text: str) -> _Compiled:
     return _Compiled(text, negated, dir_only, anchored, re.compile(_regex(body), re.DOTALL), body)
 
 
+def precompile(patterns: Iterable[str]) -> None:
+    """Compile patterns ahead of the first request (the engine does it for its tables at load)."""
+    for pattern in patterns:
+        _compile(pattern)
+
+
 _LAST = itemgetter(2)  # of a `str.rpartition`
 _Kind = tuple[bool, bool]  # (anchored: matched against the path, not the basename; for a folder)
 
@@ -294,7 +300,8 @@ class _Gate:
 class _Tables:
     rules: tuple[_Compiled, ...]
     gates: dict[_Kind, _Gate]  # the kind's positive patterns
-    last_first: dict[_Kind, tuple[tuple[int, re.Pattern[str]], ...]]  # the kind's patterns, last first
+    last_first: dict[_Kind, tuple[tuple[int, re.Pattern[str]], ...]]  # the kind's globs, last first
+    literal: dict[_Kind, dict[str, int]]  # the kind's patterns without wildcards: spelling -> last index
 
 
 @lru_cache(maxsize=64)
@@ -304,12 +311,15 @@ def _tables(patterns: tuple[str, ...]) -> _Tables:
     rules = tuple(_compile(p) for p in patterns)
     gates: dict[_Kind, _Gate] = {}
     last_first: dict[_Kind, tuple[tuple[int, re.Pattern[str]], ...]] = {}
+    literal: dict[_Kind, dict[str, int]] = {}
     for anchored in (False, True):
         for is_dir in (False, True):
             kind = [(i, r) for i, r in enumerate(rules) if r.anchored == anchored and (is_dir or not r.dir_only)]
             gates[anchored, is_dir] = _Gate.of(r for _, r in kind if not r.negated)
-            last_first[anchored, is_dir] = tuple((i, r.regex) for i, r in reversed(kind))
-    return _Tables(rules, gates, last_first)
+            spelled = {i: _literals(r.body) for i, r in kind}
+            literal[anchored, is_dir] = {word: i for i, r in kind for word in spelled[i] or ()}
+            last_first[anchored, is_dir] = tuple((i, r.regex) for i, r in reversed(kind) if spelled[i] is None)
+    return _Tables(rules, gates, last_first, literal)
 
 
 class Matcher:
@@ -333,6 +343,7 @@ class Matcher:
             return None
         best = -1
         for anchored, subject in subjects:
+            best = max(best, self._tables.literal[anchored, is_dir].get(subject, -1))
             for at, regex in self._tables.last_first[anchored, is_dir]:
                 if at < best:
                     break

@@ -18,7 +18,6 @@ used only when the rest of the tree yields none (a tree of just tests).
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
@@ -366,7 +365,7 @@ def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
             found[feature] = path
 
 
-_INNER = re.compile(r"//|/\./")  # what `normalise` changes inside a path (and `\`, a leading / or ./)
+_INNER = ("\\", "//", "/./")  # what `normalise` changes inside a path (and a leading / or ./)
 _LAST = itemgetter(2)  # of a `str.rpartition`
 
 
@@ -405,7 +404,7 @@ def prepare(tree: Iterable[str]) -> Tree:
     columns."""
     paths = sorted(tree)
     text = "\n".join(paths)
-    if "\\" in text or _INNER.search(text) or _starts_with(paths, "/") or _starts_with(paths, "./"):
+    if any(odd in text for odd in _INNER) or _starts_with(paths, "/") or _starts_with(paths, "./"):
         paths = sorted(map(normalise, paths))
         text = "\n".join(paths)
     low = text.lower()

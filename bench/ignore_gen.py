@@ -4,21 +4,34 @@ Peer, measured in the same run: BASELINE = the original project's fingerprinting
 as its reference note describes it (occam-gitignore 0.3.0, re-implemented here,
 not its code): for every marker and extension, a scan over all paths with
 `p == name or p.endswith("/" + name)` / `p.endswith(ext)`. Both sides then
-render with the same engine, so the ratio isolates fingerprinting strategy.
+render with the same engine, so the ratio isolates fingerprinting strategy
+(ours also runs the kept-fixture pass, which the peer does not have).
+
+Trees: `corpus` (realistic: the 40 corpus repositories side by side as one monorepo,
+each in `git ls-files` order, repeated under other folder names past 28,760 paths) and
+`synthetic` (a shuffled monorepo of random folders, where most folders hold one file).
+The garbage collector stays on; the engine is loaded and `gc.freeze()`d first, as the
+service's replica does at start (deployment.py). Wall-clock percentiles, plus our
+CPU-time median (less sensitive to other processes on the machine); the load average
+is printed with each row.
 
 Usage:
     python bench/ignore_gen.py                 # in-process, then starts its own `rayfleet up --only ignore_gen`
     RAYFLEET_URL=http://127.0.0.1:8000 python bench/ignore_gen.py   # use a running cluster
     python bench/ignore_gen.py --no-serve
+    python bench/ignore_gen.py --instructions  # instructions per generation under callgrind (load-independent)
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +48,9 @@ from deployments.ignore_gen.templates import load_templates  # noqa: E402
 from rayfleet.launcher import launch  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
-RUNS = {1_000: 200, 10_000: 60, 100_000: 12}
+RUNS = {1_000: 1000, 10_000: 300, 100_000: 30}  # ours: p99 from >= 300 samples at 1k and 10k
+PEER_RUNS = {1_000: 300, 10_000: 60, 100_000: 5}  # the peer is 5-20x slower: fewer samples
+TREES = ("corpus", "synthetic")
 SERVE_RUNS = {1_000: 100, 10_000: 40, 100_000: 10}
 
 # The original's table (reference note): markers matched by equality or "/"+name
@@ -86,6 +101,25 @@ def make_tree(size: int, seed: int = 0) -> list[str]:
     return tree
 
 
+def corpus_tree(size: int) -> list[str]:
+    """The corpus repositories side by side (`<name>/...`), again as `<name>-<k>/...` until `size`."""
+    from tests.deployments.ignore_gen.corpus import records
+
+    repos = sorted(records(), key=lambda r: str(r["repo"]))
+    tree: list[str] = []
+    copy = 0
+    while len(tree) < size:
+        for rec in repos:
+            top = str(rec["repo"]).split("/")[1] + (f"-{copy}" if copy else "")
+            tree.extend(f"{top}/{path}" for path in rec["files"])
+        copy += 1
+    return tree[:size]
+
+
+def tree_of(kind: str, size: int) -> list[str]:
+    return corpus_tree(size) if kind == "corpus" else make_tree(size)
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     p50 = statistics.median(ordered)
@@ -103,21 +137,92 @@ def timed(fn: Callable[[], object], runs: int) -> list[float]:
     return out
 
 
-def in_process(engine: Engine) -> list[tuple[int, tuple[float, float], tuple[float, float]]]:
+def cpu_median(fn: Callable[[], object], runs: int) -> float:
+    out = []
+    for _ in range(runs):
+        start = time.thread_time()
+        fn()
+        out.append(time.thread_time() - start)
+    return statistics.median(out) * 1000
+
+
+def generators(engine: Engine, tree: list[str]) -> dict[str, Callable[[], object]]:
     options = Options()
-    rows = []
+
+    def ours() -> None:
+        if not engine.generate(tree, None, options).content:
+            raise RuntimeError("empty output")  # count only successful answers
+
+    def peer() -> None:
+        fp = baseline_fingerprint(tree)
+        if not engine.render(engine.select(fp, ()), fp.features, options):
+            raise RuntimeError("empty output")
+
+    return {"ours": ours, "peer": peer}
+
+
+def in_process(engine: Engine, kind: str) -> None:
+    print(
+        f"{'paths':>8} {'ours p50':>10} {'ours p99':>10} {'n':>5} {'cpu p50':>9} {'base p50':>10} {'base p99':>10}"
+        f" {'n':>4} {'speed-up p50':>13}  load avg"
+    )
     for size in SIZES:
-        tree = make_tree(size)
-        ours = timed(lambda: engine.generate(tree, None, options), RUNS[size])
+        run = generators(engine, tree_of(kind, size))
+        ours = timed(run["ours"], RUNS[size])
+        cpu = cpu_median(run["ours"], max(5, RUNS[size] // 10))
+        theirs = timed(run["peer"], PEER_RUNS[size])
+        (o50, o99), (b50, b99) = percentiles(ours), percentiles(theirs)
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(
+            f"{size:>8} {o50:>9.2f}ms {o99:>9.2f}ms {len(ours):>5} {cpu:>7.2f}ms {b50:>9.2f}ms {b99:>9.2f}ms"
+            f" {len(theirs):>4} {b50 / o50:>12.1f}x  {load}"
+        )
 
-        def peer() -> None:
-            fp = baseline_fingerprint(tree)
-            rules = engine.select(fp, ())
-            engine.render(rules, fp.features, options)
 
-        theirs = timed(peer, max(3, RUNS[size] // 4))
-        rows.append((size, percentiles(ours), percentiles(theirs)))
-    return rows
+def repeat(engine: Engine, kind: str, size: int, who: str, times: int) -> None:
+    """Run one side `times` times after one warm-up (the --instructions child)."""
+    fn = generators(engine, tree_of(kind, size))[who]
+    fn()
+    for _ in range(times):
+        fn()
+
+
+def instructions(kind: str, size: int, times: int) -> None:
+    """Instructions per generation, ours and the peer's, under callgrind: a run with `times`
+    generations minus a run with none. Load-independent, but valgrind replaces the C
+    library's string functions (memchr, memcmp, ...) with plain loops, so C-level string
+    passes count more instructions than they cost on the CPU."""
+    counts: dict[str, float] = {}
+    for who in ("ours", "peer"):
+        totals = []
+        for n in (0, times):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = subprocess.run(
+                    [
+                        "valgrind",
+                        "--tool=callgrind",
+                        f"--callgrind-out-file={tmp}/out",
+                        sys.executable,
+                        __file__,
+                        "--repeat",
+                        kind,
+                        str(size),
+                        who,
+                        str(n),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+            found = re.search(r"Collected : ([\d,]+)", out.stderr)
+            if found is None:
+                raise RuntimeError(out.stderr[-2000:])
+            totals.append(int(found.group(1).replace(",", "")))
+        counts[who] = (totals[1] - totals[0]) / times
+    print(
+        f"{kind} {size} paths: ours {counts['ours'] / 1e6:.1f} M instructions per generation, "
+        f"peer {counts['peer'] / 1e6:.1f} M ({counts['peer'] / counts['ours']:.1f}x)"
+    )
 
 
 def through_serve(base_url: str) -> list[tuple[int, tuple[float, float], tuple[float, float]]]:
@@ -161,17 +266,28 @@ def main() -> None:
     parser.add_argument("--no-serve", action="store_true")
     parser.add_argument("--precision", action="store_true", help="only the precision/recall figures per split")
     parser.add_argument("--show", type=int, default=0, help="with --precision: list this many ignored/missed paths")
+    parser.add_argument("--trees", default=",".join(TREES), help="comma-separated: corpus, synthetic")
+    parser.add_argument("--instructions", action="store_true", help="instructions per generation under callgrind")
+    parser.add_argument("--repeat", nargs=4, metavar=("TREE", "SIZE", "WHO", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     engine = Engine(load_templates(), load_rules_table())
+    gc.freeze()  # as the service's replica does once it is loaded
+    if args.repeat:
+        kind, size, who, n = args.repeat
+        repeat(engine, kind, int(size), who, int(n))
+        return
+    if args.instructions:
+        for kind in args.trees.split(","):
+            for size, times in ((1_000, 5), (10_000, 3)):
+                instructions(kind, size, times)
+        return
     if args.precision:
         precision(engine, args.show)
         return
-    print(
-        "in-process: generate (ours, dict lookups) vs BASELINE (original's linear-scan fingerprinting, re-implemented)"
-    )
-    print(f"{'paths':>8} {'ours p50':>10} {'ours p99':>10} {'base p50':>10} {'base p99':>10} {'speed-up p50':>13}")
-    for size, (o50, o99), (b50, b99) in in_process(engine):
-        print(f"{size:>8} {o50:>9.2f}ms {o99:>9.2f}ms {b50:>9.2f}ms {b99:>9.2f}ms {b50 / o50:>12.1f}x")
+    print("in-process: generate (ours) vs BASELINE (original's linear-scan fingerprinting, re-implemented)")
+    for kind in args.trees.split(","):
+        print(f"\n{kind} tree")
+        in_process(engine, kind)
     if args.no_serve:
         return
     url = os.environ.get("RAYFLEET_URL")

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from deployments.ignore_gen.fingerprint import Fingerprint, Tree, prepare, resolve, sample_paths
-from deployments.ignore_gen.globs import Coverage, Matcher, escape
+from deployments.ignore_gen.globs import Coverage, Matcher, escape, precompile
 from deployments.ignore_gen.rules_table import RulesTable
 from deployments.ignore_gen.templates import TemplateSet
 
@@ -102,6 +102,8 @@ class Engine:
     def __init__(self, templates: TemplateSet, table: RulesTable) -> None:
         self.templates = templates
         self.table = table
+        precompile(p for patterns in templates.patterns.values() for p in patterns)
+        precompile(p for entry in table.entries for p in entry.patterns)
 
     def known_features(self) -> list[str]:
         return self.templates.names()
@@ -148,7 +150,7 @@ class Engine:
             matcher = Matcher(r.pattern for r in current)
             by_pattern = {r.pattern: r for r in current}
             again: list[str] = []
-            for path in samples:
+            for path in matcher.candidates(samples):
                 hit = matcher.ignored_by(path)
                 if hit is None:
                     continue

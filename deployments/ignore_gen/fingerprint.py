@@ -1,9 +1,11 @@
 """Fingerprinting: a list of paths becomes a set of features, each with a witness.
 
-Only path names are used; file contents are never read. Every lookup is a dict
-or set probe on the lower-cased basename, its extension or the part before its
-first dot, so the cost is one pass over the tree whatever the number of rules
-(the original scanned every path once per marker).
+Only path names are used; file contents are never read. The tree is sorted and cut
+into columns once (`prepare`: lower-case path, basename, folder, extension), each by
+a C-level pass; the features are then set intersections of those columns with the
+tables and dict probes, never a per-path Python loop nor a per-path regex, so the
+cost is a few C passes over the tree whatever the number of rules (the original
+scanned every path once per marker).
 
 The witness of a feature is the lexicographically smallest normalised path that
 produced it, so the result does not depend on the order of the tree.
@@ -16,9 +18,12 @@ used only when the rest of the tree yields none (a tree of just tests).
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import itemgetter, not_
 from typing import NamedTuple
 
 # Features added to every generation, whatever the input: OS/editor junk and
@@ -303,32 +308,37 @@ def _sample_folder(folder: str) -> bool:
     return False
 
 
-_SAMPLE_HINT = re.compile("test|spec|fixture|example|sample|demo|playground")
+# Every sample and fixture folder name holds one of these words.
+_SAMPLE_WORDS = ("test", "spec", "fixture", "example", "sample", "demo", "playground")
+_FIXTURE_WORDS = (
+    "test",
+    "spec",
+    "fixture",
+    "vendor",
+    "third",
+    "3rdparty",
+    "extern",
+    "deps",
+    "_modules",
+    "_components",
+    "site-packages",
+    ".git",
+)
 
 
 def sample_paths(tree: Iterable[str] | Tree) -> list[str]:
-    """The paths of `tree` (normalised) that lie in a test, fixture or example folder."""
+    """The paths of `tree` (normalised, in code-point order) that lie in a test, fixture or
+    example folder, picked in C."""
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
-    if _SAMPLE_HINT.search(prepared.text) is None:
-        return []  # one C-level scan rules out most trees without a per-path loop
-    memo: dict[str, bool] = {}
-    out: list[str] = []
-    for path, low in zip(prepared.paths, prepared.lows, strict=True):
-        slash = low.rfind("/")
-        if slash <= 0:
-            continue
-        folder = low[:slash]
-        inside = memo.get(folder)
-        if inside is None:
-            inside = memo[folder] = _sample_folder(folder)
-        if inside:
-            out.append(path)
-    return out
+    inside = _folders_with(prepared, _SAMPLE_WORDS, SAMPLE_DIRS, tests=True)
+    if not inside:
+        return []
+    return list(compress(prepared.paths, map(inside.__contains__, prepared.folders)))
 
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """Detected features, sorted by name, each with its witness path."""
+    """Detected features, sorted by name, each with its witness."""
 
     witnesses: Mapping[str, str]
 
@@ -355,38 +365,90 @@ def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
             found[feature] = path
 
 
-_ODD = ("\\", "//", "/./", "\n/", "\n./")  # what `normalise` would change (with a leading / or ./)
+_INNER = ("\\", "//", "/./")  # what `normalise` changes inside a path (and a leading / or ./)
+_LAST = itemgetter(2)  # of a `str.rpartition`
 
 
-def _normalised(tree: Iterable[str]) -> list[str]:
-    """The tree with `normalise` applied, checked once over the joined text (a C-level scan)
-    instead of once per path; most trees need nothing."""
-    paths = list(tree)
-    text = "\n".join(paths)
-    if text.startswith(("/", "./")) or any(odd in text for odd in _ODD):  # substring scans, in C
-        return [normalise(p) for p in paths]
-    return paths
-
-
-_STEM_WORDS = (*STEMS, "requirements")
+def _starts_with(ordered: list[str], prefix: str) -> bool:
+    """Whether a path of the sorted list starts with `prefix` (a bisection, not a scan)."""
+    at = bisect_left(ordered, prefix)
+    return at < len(ordered) and ordered[at].startswith(prefix)
 
 
 class Tree(NamedTuple):
-    """A tree read once: its normalised paths, their joined lower-case text, each in lower case."""
+    """A tree read once, every per-path column built by C-level passes (no per-path Python).
+
+    `paths` are normalised and in code-point order, so the first path with a property is the
+    smallest one (the witness). The other columns follow that order, in lower case: the path,
+    its basename, its folder with a trailing `/` (empty at the top) and its extension without
+    the dot (equal to a key of EXTENSIONS only when the basename has that extension after a
+    first character: `.py` and `py` have none)."""
 
     paths: list[str]
-    text: str
+    text: str  # the lower-case paths joined by newlines (for substring tests)
     lows: list[str]
+    names: list[str]
+    folders: list[str]
+    tails: list[str]
+    folder_list: list[str]  # the distinct folders
+    folder_text: str  # the distinct folders joined by newlines
+
+
+_STEM_WORDS = (*STEMS, "requirements")
+_TAILS = {ext[1:]: hits for ext, hits in EXTENSIONS.items()}  # keyed like Tree.tails
+_UNDOTTED = frozenset({*_TAILS, *EXTENSIONS})  # basenames whose tail is a key but not an extension
 
 
 def prepare(tree: Iterable[str]) -> Tree:
-    """Normalise the paths and lower-case them with one C-level `lower` and `split` (one
-    `lower` per path when a path holds a newline or lower-casing changes a length)."""
-    paths = _normalised(tree)
-    text = "\n".join(paths).lower()
-    if text.count("\n") == len(paths) - 1 and len(text) == sum(map(len, paths)) + len(paths) - 1:
-        return Tree(paths, text, text.split("\n") if paths else [])
-    return Tree(paths, text, [p.lower() for p in paths])
+    """Sort, normalise (only when a C-level check finds something to change) and split into
+    columns."""
+    paths = sorted(tree)
+    text = "\n".join(paths)
+    if any(odd in text for odd in _INNER) or _starts_with(paths, "/") or _starts_with(paths, "./"):
+        paths = sorted(map(normalise, paths))
+        text = "\n".join(paths)
+    low = text.lower()
+    # One `lower` and `split` in C when lower-casing kept every character's length (only then
+    # do the lines line up with the paths; `\n` is no letter, so no case rule reads across
+    # it); else a path held a newline or a letter like `İ`: each is lowered on its own.
+    lows = low.split("\n") if len(low) == len(text) else []
+    if len(lows) != len(paths):
+        lows = [p.lower() for p in paths]
+    names = list(map(_LAST, map(str.rpartition, lows, repeat("/"))))
+    folders = list(map(str.removesuffix, lows, names))
+    tails = list(map(_LAST, map(str.rpartition, names, repeat("."))))
+    for name in _UNDOTTED.intersection(names):  # files named `py` or `.py`: no extension
+        with suppress(ValueError):
+            at = -1
+            while True:
+                at = names.index(name, at + 1)
+                tails[at] = ""
+    distinct = list(set(folders))
+    return Tree(paths, low, lows, names, folders, tails, distinct, "\n".join(distinct))
+
+
+def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], tests: bool = False) -> set[str]:
+    """The distinct folders with a segment in `segments`, or (with `tests`) a segment that
+    starts or ends like a test folder (`_sample_folder`). Only the folders that
+    hold one of `words` (every such segment holds one) are split, and only the words found in
+    the joined folders are looked for: substring scans and set probes, in C."""
+    found = [word for word in words if word in tree.folder_text]
+    if not found:
+        return set()
+    listed = tree.folder_list
+    hinted: set[str] = set()
+    for word in found:
+        hinted.update(compress(listed, map(str.__contains__, listed, repeat(word))))
+    split = list(map(str.split, hinted, repeat("/")))
+    out = set(compress(hinted, map(not_, map(segments.isdisjoint, split))))
+    if tests and "test" in found:
+        out.update(folder for folder in hinted - out if "test" in folder and _sample_folder(folder[:-1]))
+    return out
+
+
+_PATH_MARKERS = [
+    (marker, marker.rpartition("/")[0], marker.rpartition("/")[2], hits) for marker, hits in PATH_MARKERS.items()
+]
 
 
 def _stem_hits(name: str, dot: int) -> tuple[str, ...]:
@@ -406,86 +468,85 @@ def _in_fixture(path: str) -> bool:
     return slash > 0 and not FIXTURE_DIRS.isdisjoint(path[:slash].lower().split("/"))
 
 
+def _firsts(tree: Tree, column: list[str], table: Mapping[str, object], rows: list[bool] | None) -> dict[str, str]:
+    """Each key of `table` found in `column` (among `rows`, all when None) -> its first,
+    hence smallest, path: C-level passes, the last of them a dict filled from the end."""
+    paths = tree.paths
+    if rows is not None:
+        column, paths = list(compress(column, rows)), list(compress(paths, rows))
+    present = table.keys() & column
+    if not present:
+        return {}
+    picked = list(map(present.__contains__, column))
+    return dict(zip(reversed(list(compress(column, picked))), reversed(list(compress(paths, picked))), strict=True))
+
+
+def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
+    """The rows that produce features by a stem (`Dockerfile.dev`) or a path marker
+    (`bin/rails`), with what they produce; searched only when the joined tree holds the words."""
+    out: list[tuple[int, tuple[str, ...]]] = []
+    names = tree.names
+    if any(word in tree.text for word in _STEM_WORDS):
+        for at in compress(count(), map(str.startswith, names, repeat(_STEM_WORDS))):
+            name = names[at]
+            dot = name.rfind(".")
+            hits = _stem_hits(name, dot) if dot > 0 else ()
+            if hits:
+                out.append((at, hits))
+    for marker, parent, last, hits in _PATH_MARKERS:
+        if marker not in tree.text:
+            continue
+        at = -1
+        with suppress(ValueError):
+            while True:
+                at = names.index(last, at + 1)
+                folder = tree.folders[at]
+                if folder == parent + "/" or folder.endswith("/" + parent + "/"):
+                    out.append((at, hits))
+    return out
+
+
 def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
     """Detect features from path names (case-insensitive on the basename).
 
-    One pass over the tree with two `rfind`s and two dict probes per path (extension,
-    basename); paths that produce features are grouped by what they produce. Everything
-    else is decided once per tree or per group: the stem rules only run when a stem word
-    occurs in the joined tree, a group's witness is the `min` of its paths (in C), and the
-    fixture-folder test runs only when that minimum lies in a fixture folder.
+    No per-path Python: the extensions and marker names present are set intersections with
+    the tree's columns, and each one's witness is its first row in the sorted tree outside
+    fixture folders (`_firsts`); fixture folders are decided once per distinct folder. Stems
+    and path markers are searched only when the joined tree holds their words. A feature's
+    witness is its smallest path outside fixture folders; when no feature has one, the
+    fixtures' features count, each with its smallest path.
     """
-    paths, text, lows = tree if isinstance(tree, Tree) else prepare(tree)
-    extensions, markers = EXTENSIONS, MARKERS
-    stems_on = any(word in text for word in _STEM_WORDS)
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for path, low in zip(paths, lows, strict=True):
-        slash = low.rfind("/")
-        dot = low.rfind(".") - slash - 1  # the last dot's index in the basename
-        name = low[slash + 1 :]
-        hits = extensions.get(name[dot:]) if dot > 0 else None
-        marker = markers.get(name)
-        if stems_on and dot > 0 and name.startswith(_STEM_WORDS):
-            stem = _stem_hits(name, dot)
-            marker = (marker or ()) + stem if stem else marker
-        if marker:
-            hits = hits + marker if hits else marker
-        if hits and path:
-            group = groups.get(hits)
-            if group is None:
-                groups[hits] = [path]
-            else:
-                group.append(path)
-    _path_markers(groups, paths, text)
-    found: dict[str, str] = {}
-    fixtures: dict[str, str] = {}
-    for hits, group in groups.items():
-        witness = min(group)
-        target = found
-        if _in_fixture(witness):
-            clean = [p for p in group if not _in_fixture(p)]
-            for feature in hits:
-                _note(fixtures, (feature,), witness)
-            if not clean:
-                continue
-            witness = min(clean)
-        _note(target, hits, witness)
-    if not found:
-        found = fixtures
+    prepared = tree if isinstance(tree, Tree) else prepare(tree)
+    rare = _rare(prepared)
+    found = _found(prepared, None, rare)
+    if any(_in_fixture(path) for path in found.values()):  # decided per distinct folder only then
+        fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
+        rows = list(map(not_, map(fixtures.__contains__, prepared.folders)))
+        clean = _found(prepared, rows, [(at, hits) for at, hits in rare if prepared.folders[at] not in fixtures])
+        found = clean or found
     if "dart" in found:
-        _derive(found, _platform_dirs(paths, lows))
+        _derive(found, _platform_dirs(prepared.paths, prepared.lows))
     return Fingerprint(witnesses=found)
 
 
-def _path_markers(groups: dict[tuple[str, ...], list[str]], paths: list[str], text: str) -> None:
-    """Add the paths ending in a PATH_MARKERS entry to their group: a substring scan of the joined
-    tree (in C) first, the per-line search only for the markers that occur."""
-    for marker, hits in PATH_MARKERS.items():
-        if marker not in text:
-            continue
-        pattern = re.compile(rf"^(?:.*/)?{re.escape(marker)}$", re.MULTILINE)
-        lines = {m.start() for m in pattern.finditer(text)}
-        if not lines:
-            continue
-        starts = _line_starts(paths)
-        groups.setdefault(hits, []).extend(paths[starts[at]] for at in lines)
-
-
-def _line_starts(paths: list[str]) -> dict[int, int]:
-    """Offset of each path in the joined tree -> its index."""
-    offsets: dict[int, int] = {}
-    at = 0
-    for index, path in enumerate(paths):
-        offsets[at] = index
-        at += len(path) + 1
-    return offsets
+def _found(tree: Tree, rows: list[bool] | None, rare: list[tuple[int, tuple[str, ...]]]) -> dict[str, str]:
+    """Each feature the tree's `rows` (all when None) produce -> its smallest path among them."""
+    found: dict[str, str] = {}
+    for column, table in ((tree.tails, _TAILS), (tree.names, MARKERS)):
+        for key, path in _firsts(tree, column, table, rows).items():
+            _note(found, table[key], path)
+    for at, hits in rare:
+        _note(found, hits, tree.paths[at])
+    return found
 
 
 def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:
     """The smallest path under a top-level `android/` and `ios/` folder (Flutter's platforms)."""
     out: dict[str, str] = {}
     for top in ("android", "ios"):
-        under = [p for p, low in zip(paths, lows, strict=True) if low.startswith(top + "/") and len(low) > len(top) + 1]
+        inside = list(map(str.startswith, lows, repeat(top + "/")))
+        picked = zip(compress(paths, inside), compress(lows, inside), strict=True)
+        under = [path for path, low in picked if len(low) > len(top) + 1]
         if under:
             out[top] = min(under)
     return out

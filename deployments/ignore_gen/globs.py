@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import product
+from functools import lru_cache
+from itertools import compress, count, product, repeat
+from operator import itemgetter
 
 MAX_EXPANSIONS = 256
 STAR, QMARK, GLOBSTAR = "\x00", "\x01", "\x02"  # markers: never in a real pattern
@@ -198,61 +200,183 @@ class _Compiled:
     negated: bool
     dir_only: bool
     anchored: bool
-    regex: re.Pattern[str]
+    regex: re.Pattern[str]  # over the path (anchored) or the basename (not anchored)
+    body: str  # the glob, without `!`, trailing `/` and leading `/`
 
 
+@lru_cache(maxsize=4096)
 def _compile(text: str) -> _Compiled:
     negated = text.startswith("!")
     body = text[1:] if negated else text
     dir_only = body.endswith("/")
     body = body.rstrip("/")
     anchored = "/" in body
-    return _Compiled(text, negated, dir_only, anchored, re.compile(_regex(body.lstrip("/")), re.DOTALL))
+    body = body.lstrip("/")
+    return _Compiled(text, negated, dir_only, anchored, re.compile(_regex(body), re.DOTALL), body)
+
+
+def precompile(patterns: Iterable[str]) -> None:
+    """Compile patterns ahead of the first request (the engine does it for its tables at load)."""
+    for pattern in patterns:
+        _compile(pattern)
+
+
+_LAST = itemgetter(2)  # of a `str.rpartition`
+_Kind = tuple[bool, bool]  # (anchored: matched against the path, not the basename; for a folder)
+
+
+def _literals(glob: str) -> list[str] | None:
+    """The strings `glob` matches when it has no wildcard (classes expanded), else None."""
+    if "*" in glob or "?" in glob or "\\" in glob:
+        return None
+    if "[" not in glob:
+        return [glob]
+    spelled = expansions(glob)
+    return None if spelled is None or any(m in s for s in spelled for m in _MARKERS) else spelled
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """The positive file patterns of one kind taken apart into set and suffix tables, so that
+    a column of basenames or paths is screened by C-level passes (`rows`); only the patterns
+    that fit no table are left in one regex. A superset test: `_decide` gives the verdict."""
+
+    exact: frozenset[str]
+    extensions: frozenset[str]  # `*.ext`: probed with the part after the last dot
+    suffixes: tuple[str, ...]  # `*literal`
+    prefixes: tuple[str, ...]  # `literal*`
+    rest: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, rules: Iterable[_Compiled]) -> _Gate:
+        exact: set[str] = set()
+        extensions: set[str] = set()
+        suffixes: set[str] = set()
+        prefixes: set[str] = set()
+        rest: list[str] = []
+        for rule in rules:
+            body = rule.body
+            if (whole := _literals(body)) is not None:
+                exact.update(whole)
+            elif body.startswith("*") and (ends := _literals(body[1:])) is not None:
+                for end in ends:
+                    if end.startswith(".") and "." not in end[1:] and end != ".":
+                        extensions.add(end[1:])
+                    else:
+                        suffixes.add(end)
+            elif body.endswith("*") and (starts := _literals(body[:-1])) is not None and "/" not in body[:-1]:
+                prefixes.update(starts)
+            else:
+                rest.append(rule.regex.pattern)
+        regex = re.compile("|".join(rest), re.DOTALL) if rest else None
+        return cls(frozenset(exact), frozenset(extensions), tuple(sorted(suffixes)), tuple(sorted(prefixes)), regex)
+
+    def hit(self, subject: str) -> bool:
+        """Whether a pattern of this gate may match `subject`."""
+        return (
+            subject in self.exact
+            or subject.rpartition(".")[2] in self.extensions
+            or subject.endswith(self.suffixes)
+            or subject.startswith(self.prefixes)
+            or (self.rest is not None and self.rest.fullmatch(subject) is not None)
+        )
+
+    def rows(self, subjects: list[str]) -> set[int]:
+        """The indexes of the subjects a pattern of this gate may match."""
+        out = set(compress(count(), map(self.exact.__contains__, subjects)))
+        if self.extensions:
+            tails = map(_LAST, map(str.rpartition, subjects, repeat(".")))
+            out.update(compress(count(), map(self.extensions.__contains__, tails)))
+        if self.suffixes:
+            out.update(compress(count(), map(str.endswith, subjects, repeat(self.suffixes))))
+        if self.prefixes:
+            out.update(compress(count(), map(str.startswith, subjects, repeat(self.prefixes))))
+        if self.rest is not None:
+            out.update(compress(count(), map(self.rest.fullmatch, subjects)))
+        return out
+
+
+@dataclass(frozen=True)
+class _Tables:
+    rules: tuple[_Compiled, ...]
+    gates: dict[_Kind, _Gate]  # the kind's positive patterns
+    last_first: dict[_Kind, tuple[tuple[int, re.Pattern[str]], ...]]  # the kind's globs, last first
+    literal: dict[_Kind, dict[str, int]]  # the kind's patterns without wildcards: spelling -> last index
+
+
+@lru_cache(maxsize=64)
+def _tables(patterns: tuple[str, ...]) -> _Tables:
+    """The patterns compiled once per distinct pattern list (a request's rules are one of a few
+    lists): per kind, by basename or by path, for files or for folders."""
+    rules = tuple(_compile(p) for p in patterns)
+    gates: dict[_Kind, _Gate] = {}
+    last_first: dict[_Kind, tuple[tuple[int, re.Pattern[str]], ...]] = {}
+    literal: dict[_Kind, dict[str, int]] = {}
+    for anchored in (False, True):
+        for is_dir in (False, True):
+            kind = [(i, r) for i, r in enumerate(rules) if r.anchored == anchored and (is_dir or not r.dir_only)]
+            gates[anchored, is_dir] = _Gate.of(r for _, r in kind if not r.negated)
+            spelled = {i: _literals(r.body) for i, r in kind}
+            literal[anchored, is_dir] = {word: i for i, r in kind for word in spelled[i] or ()}
+            last_first[anchored, is_dir] = tuple((i, r.regex) for i, r in reversed(kind) if spelled[i] is None)
+    return _Tables(rules, gates, last_first, literal)
 
 
 class Matcher:
     """Which paths a list of gitignore patterns ignores, as git decides it (last match wins;
     nothing inside an ignored folder can be re-included).
 
-    The positive patterns are also joined into one regex per kind (by name or by path, for
-    files or folders), so a path no pattern matches is cleared in a couple of C-level
-    regex calls; folder decisions are memoised."""
+    The compiled tables are shared by every matcher of the same pattern list (`_tables`): a
+    path no positive pattern may match is cleared by set and suffix probes (`_Gate`) before
+    any pattern's regex runs; folder decisions are memoised per matcher. `candidates` narrows
+    a list of paths down to the ones a pattern could ignore with C-level passes."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
-        self.rules = [_compile(p) for p in patterns]
+        self._tables = _tables(tuple(patterns))
         self._folders: dict[str, _Compiled | None] = {}
-        self._any: dict[tuple[bool, bool], re.Pattern[str] | None] = {}
-        for anchored in (False, True):
-            for is_dir in (False, True):
-                parts = [
-                    r.regex.pattern
-                    for r in self.rules
-                    if not r.negated and r.anchored == anchored and (is_dir or not r.dir_only)
-                ]
-                self._any[anchored, is_dir] = re.compile("|".join(parts), re.DOTALL) if parts else None
-
-    def _maybe(self, path: str, name: str, is_dir: bool) -> bool:
-        by_name, by_path = self._any[False, is_dir], self._any[True, is_dir]
-        return (by_name is not None and by_name.fullmatch(name) is not None) or (
-            by_path is not None and by_path.fullmatch(path) is not None
-        )
+        self._under: dict[str, bool] = {}
 
     def _decide(self, path: str, is_dir: bool) -> _Compiled | None:
-        name = path.rsplit("/", 1)[-1]
-        if not self._maybe(path, name, is_dir):
+        subjects = ((False, path.rsplit("/", 1)[-1]), (True, path))
+        gates = self._tables.gates
+        if not (gates[False, is_dir].hit(subjects[0][1]) or gates[True, is_dir].hit(path)):
             return None
-        last = None
-        for rule in self.rules:
-            if rule.dir_only and not is_dir:
-                continue
-            if (rule.regex.fullmatch(path) if rule.anchored else rule.regex.fullmatch(name)) is not None:
-                last = rule
-        return last
+        best = -1
+        for anchored, subject in subjects:
+            best = max(best, self._tables.literal[anchored, is_dir].get(subject, -1))
+            for at, regex in self._tables.last_first[anchored, is_dir]:
+                if at < best:
+                    break
+                if regex.fullmatch(subject) is not None:
+                    best = at
+                    break
+        return self._tables.rules[best] if best >= 0 else None
 
     def _folder(self, prefix: str) -> _Compiled | None:
         if prefix not in self._folders:
             self._folders[prefix] = self._decide(prefix, True)
         return self._folders[prefix]
+
+    def _ignored_folder(self, folder: str) -> bool:
+        """Whether a positive pattern ignores `folder` or one of the folders above it."""
+        known = self._under.get(folder)
+        if known is None:
+            parent = folder.rpartition("/")[0]
+            rule = self._folder(folder)
+            known = (rule is not None and not rule.negated) or (bool(parent) and self._ignored_folder(parent))
+            self._under[folder] = known
+        return known
+
+    def candidates(self, paths: list[str]) -> list[str]:
+        """The paths of `paths` (in their order) that `ignored_by` can answer for: those in an
+        ignored folder (decided once per distinct folder) and those a file pattern matches."""
+        names = list(map(_LAST, map(str.rpartition, paths, repeat("/"))))
+        folders = list(map(str.removesuffix, paths, names))
+        ignored = {folder for folder in set(folders) if folder and self._ignored_folder(folder[:-1])}
+        rows = set(compress(count(), map(ignored.__contains__, folders)))
+        for anchored, subjects in ((False, names), (True, paths)):
+            rows.update(self._tables.gates[anchored, False].rows(subjects))
+        return [paths[at] for at in sorted(rows)]
 
     def ignored_by(self, path: str) -> tuple[str, str] | None:
         """(what is ignored: the path or its first ignored folder + `/`, the pattern), or None."""

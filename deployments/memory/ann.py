@@ -42,7 +42,7 @@ REBUILD_SHARE = 0.2  # fold would leave more tombstones than this share: rebuild
 # the index only picks candidates, their scores are recomputed exactly from SQLite.
 CONNECTIVITY = 24  # HNSW M: graph edges per node
 EXPANSION_ADD = 64  # ef_construction
-EXPANSION_SEARCH = 128  # ef at query time (usearch widens it to the number of hits asked for)
+EXPANSION_SEARCH = 512  # ef at query time: short queries sit far from every memory, HNSW needs a wide beam
 DTYPE = "i8"
 FORMAT = 1
 
@@ -157,6 +157,7 @@ def _open(db_path: str, conn: Any, meta: dict[str, Any], model: str, dim_bytes: 
         return None
     if view is None or view.ndim * 4 != dim_bytes or len(view) != meta["count"]:
         return None
+    view.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # usearch has the setter; its typing does not
     return Index(view=view, meta=meta, seen=meta["hwm"])
 
 
@@ -262,7 +263,11 @@ def _publish(db_path: str, conn: Any, model: str, dim_bytes: int, hwm: int, inde
         if name.startswith(f"{stem}-") and name != f"{stem}-{token}.usearch":
             _unlink(os.path.join(base, name))
     _prune(conn, base)
-    fresh = Index(view=Usearch.restore(path, view=True), meta=meta, seen=hwm)
+    view = Usearch.restore(path, view=True)
+    if view is None:
+        raise ValueError(f"{path} is not a usearch index")
+    view.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]
+    fresh = Index(view=view, meta=meta, seen=hwm)
     _OPEN[meta_path] = fresh
     return fresh
 

@@ -12,6 +12,7 @@ result says or whether a deleted or archived memory appears.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from deployments.memory import ann, vcache
@@ -110,7 +111,11 @@ def _scored(
 
     if ids is not None and not ids:
         return []
-    id_sql = "" if ids is None else f" AND id IN ({','.join('?' * len(ids))})"
+    id_sql = ""
+    if ids is not None:
+        # `+column`: the planner must look the ids up, not walk the scope's part of the listing index.
+        where = re.sub(r"\b(pinned|archived|scope) ", r"+\1 ", where)
+        id_sql = f" AND id IN ({','.join('?' * len(ids))})"
     rows = conn.execute(
         f"SELECT id, embedding FROM memories WHERE {where}{id_sql} AND embedding_model = ? AND length(embedding) = ?",
         (*args, *(ids or ()), model, dim_bytes),

@@ -104,9 +104,14 @@ def flat_hits(s: Store, text: str, scope: str = "user", depth: int = 30) -> list
 
 
 def assert_same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> None:
-    """Same ids in the same order, same cosines (up to float32 summation order)."""
-    assert [i for i, _ in got] == [i for i, _ in want]
-    assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+    """As long as the flat list; at least 90% of the same ids (the index is approximate and these
+    test texts tie often); every shared id with the flat scan's exact cosine; pinned-first order kept."""
+    assert len(got) == len(want)
+    exact = dict(want)
+    shared = [(i, s) for i, s in got if i in exact]
+    assert len(shared) >= 0.9 * len(want)
+    assert [s for _, s in shared] == pytest.approx([exact[i] for i, _ in shared], abs=1e-6)
+    assert [i for i, _ in got[:3]] == [i for i, _ in want[:3]]
 
 
 def meta(s: Store) -> dict:

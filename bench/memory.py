@@ -121,15 +121,24 @@ def make_query(text: str, rng: random.Random) -> str:
     return " ".join(picked)
 
 
-def build(path: str, paragraphs: list[str], with_vectors: bool) -> None:
+def build(path: str, paragraphs: list[str], with_vectors: bool, timings: dict[str, float] | None = None) -> None:
+    """A store of `paragraphs` (keys doc-<i>, every 500th pinned); `timings` gains embed_s and insert_s."""
     store = Store(path)
     now = now_ms()
     batch = 2000
+    embed_s = insert_s = 0.0
     for start in range(0, len(paragraphs), batch):
+        t = time.perf_counter()
+        chunk = list(enumerate(paragraphs[start : start + batch], start=start))
+        vectors = [
+            embed.pack(hashed_vector(embedding_text(text, ["python", f"t{i % 50}"]), DIM)) if with_vectors else None
+            for i, text in chunk
+        ]
+        embed_s += time.perf_counter() - t
+        t = time.perf_counter()
         with store.write() as conn:
-            for i, text in enumerate(paragraphs[start : start + batch], start=start):
+            for (i, text), vector in zip(chunk, vectors, strict=True):
                 tags = ["python", f"t{i % 50}"]
-                vector = embed.pack(hashed_vector(embedding_text(text, tags), DIM)) if with_vectors else None
                 Store._insert(
                     conn,
                     "user",
@@ -143,7 +152,10 @@ def build(path: str, paragraphs: list[str], with_vectors: bool) -> None:
                     vector=vector,
                     model="bench-hash" if with_vectors else "",
                 )
+        insert_s += time.perf_counter() - t
     store.close()
+    if timings is not None:
+        timings.update(embed_s=embed_s, insert_s=insert_s)
 
 
 # `--clock cpu`: the in-process full-text timings (ours and the reference-fts peer) use the
@@ -311,6 +323,13 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
 
+def table(results: list[dict], cols: tuple[str, ...]) -> None:
+    """One line per size: p50 / p99 of each column."""
+    print(f"{'size':>8} " + " ".join(f"{c:>22}" for c in cols))
+    for r in results:
+        print(f"{r['size']:>8} " + " ".join(f"{r[c]['p50']:>10.2f} / {r[c]['p99']:>8.2f}" for c in cols))
+
+
 def report(results: list[dict]) -> None:
     clock = "thread CPU time" if TEXT_CLOCK is time.thread_time else "wall time"
     print(f"\nmem store benchmark (ms; p50 / p99; full-text columns and reference-fts peer in {clock})")
@@ -323,9 +342,7 @@ def report(results: list[dict]) -> None:
         "list_200",
         "cli_get_start",
     )
-    print(f"{'size':>8} " + " ".join(f"{c:>22}" for c in cols))
-    for r in results:
-        print(f"{r['size']:>8} " + " ".join(f"{r[c]['p50']:>10.2f} / {r[c]['p99']:>8.2f}" for c in cols))
+    table(results, cols)
     for r in results:
         print(f"\n{r['size']}: slowest full-text queries (ms, matching memories, MATCH expression)")
         for q in r["search_text_slowest"]:

@@ -88,7 +88,51 @@ CREATE TRIGGER memories_vec_au AFTER UPDATE OF embedding, embedding_model, archi
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+# The change log of the HNSW index (ann.py): every change to the set of indexed
+# vectors (a vector added, replaced or removed, a memory archived or brought
+# back, a row deleted) appends the memory's id. The index records the last `seq`
+# it holds (its high-water mark); a later entry is a change it has not seen yet.
+# AUTOINCREMENT: a `seq` is never reused, even after old entries are pruned.
+# `store_id` tells one database from another at the same path (an index built
+# for another file is never used). The partial index finds the pinned rows.
+V6 = """
+CREATE TABLE vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, memory_id INTEGER NOT NULL);
+CREATE TRIGGER memories_vlog_ai AFTER INSERT ON memories WHEN new.embedding IS NOT NULL BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (new.id);
+END;
+CREATE TRIGGER memories_vlog_ad AFTER DELETE ON memories WHEN old.embedding IS NOT NULL BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (old.id);
+END;
+CREATE TRIGGER memories_vlog_au AFTER UPDATE OF embedding, embedding_model, archived ON memories BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (new.id);
+END;
+INSERT INTO mem_meta (name, value) VALUES ('store_id', abs(random()));
+INSERT INTO mem_meta (name, value) VALUES ('vector_log_floor', 0);
+CREATE INDEX memories_pinned ON memories (scope) WHERE pinned = 1 AND archived = 0;
+"""
+
+# Prefix indexes for 4-, 5- and 6-letter prefixes too: every bare query word is a
+# prefix (`"return"*`), and a prefix without its own index makes FTS5 merge the
+# posting lists of every word starting with it (return, returns, returned, ...)
+# in full before it can stop at the newest matches: 20-60 ms of CPU at 1M
+# memories. With the index it reads one list, newest first, and stops early.
+# The FTS data grows by about half; the triggers of V4 keep working (they name the table).
+# `optimize` merges the rebuilt index into one segment: a query then walks one
+# list per term instead of one per segment (half the time at 100k memories).
+V7 = """
+DROP TABLE memories_fts;
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    key, value, tags,
+    content='memories', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2',
+    prefix='2 3 4 5 6'
+);
+INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+INSERT INTO memories_fts (memories_fts) VALUES ('optimize');
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 2.0)');
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
 LATEST = len(MIGRATIONS)
 
 

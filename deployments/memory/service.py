@@ -28,7 +28,7 @@ from deployments.memory import embed
 from deployments.memory.config import Settings
 from deployments.memory.errors import EmbeddingError, StorageError, UsageError
 from deployments.memory.query import build_match, relaxed_matches
-from deployments.memory.records import ALL_SCOPES, check_scope, check_value, normalize_tags
+from deployments.memory.records import check_scope, check_value, normalize_tags
 from deployments.memory.store import ANY_CANDIDATES, Store, check_limit, embedding_text
 
 Warn = Callable[[str], None]
@@ -179,30 +179,22 @@ class Memory:
         """Best vector matches: pinned first, then cosine; only rows of the same model and dimension."""
         import sqlite3
 
-        import numpy as np
-
-        from deployments.memory import vcache
+        from deployments.memory.vsearch import vector_hits
 
         if self.client is None:
             return []
-        model, path, conn = self.client.model_id, self.store.path, self.store.conn
         try:
-            matrix, rows, scopes = vcache.load(path, conn, model, len(qvec)) or vcache.build(
-                path, conn, model, len(qvec)
+            return vector_hits(
+                self.store.path,
+                self.store.conn,
+                self.client.model_id,
+                qvec,
+                scope,
+                depth,
+                self.settings.vector_min_similarity,
             )
         except sqlite3.Error as exc:
             raise StorageError(f"storage error: {exc}") from exc
-        if not len(rows):
-            return []
-        sims = matrix @ np.frombuffer(qvec, dtype="<f4")
-        mask = sims >= self.settings.vector_min_similarity
-        if scope != ALL_SCOPES:
-            if scope not in scopes:
-                return []
-            mask &= rows[:, 2] == scopes.index(scope)
-        picked = np.nonzero(mask)[0]
-        order = picked[np.lexsort((-rows[picked, 0], -sims[picked], -rows[picked, 1]))][:depth]
-        return [(int(rows[i, 0]), float(sims[i])) for i in order]
 
     # ----- embeddings backfill ----------------------------------------------------
 

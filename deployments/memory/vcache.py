@@ -58,9 +58,20 @@ def load(db_path: str, conn: Any, model: str, dim_bytes: int) -> tuple[Any, Any,
 
 def build(db_path: str, conn: Any, model: str, dim_bytes: int) -> tuple[Any, Any, list[str]]:
     """Read the vectors of `model` from SQLite; write the cache when the set is large."""
+    gen = generation(conn)
+    matrix, rows, scopes = read(conn, model, dim_bytes)
+    if len(rows) >= MIN_ROWS:
+        try:
+            _write(db_path, model, dim_bytes, gen, matrix, rows, scopes)
+        except OSError:
+            pass  # the cache is an optimisation: a read-only folder only costs speed
+    return matrix, rows, scopes
+
+
+def read(conn: Any, model: str, dim_bytes: int) -> tuple[Any, Any, list[str]]:
+    """(matrix, rows[id, pinned, scope_code], scopes) of the active rows with a vector of `model`, from SQLite."""
     import numpy as np
 
-    gen = generation(conn)
     cur = conn.execute(
         "SELECT id, pinned, scope, embedding FROM memories WHERE archived = 0 AND embedding_model = ? "
         "AND length(embedding) = ?",
@@ -72,21 +83,22 @@ def build(db_path: str, conn: Any, model: str, dim_bytes: int) -> tuple[Any, Any
     codes = {s: i for i, s in enumerate(scopes)}
     rows = np.array([(r[0], r[1], codes[r[2]]) for r in records], dtype=np.int64).reshape(len(records), 3)
     matrix = np.frombuffer(b"".join(r[3] for r in records), dtype="<f4").reshape(len(records), dim_bytes // 4)
-    if len(records) >= MIN_ROWS:
-        try:
-            _write(db_path, model, dim_bytes, gen, matrix, rows, scopes)
-        except OSError:
-            pass  # the cache is an optimisation: a read-only folder only costs speed
     return matrix, rows, scopes
+
+
+def private_folder(db_path: str) -> str:
+    """`<db>.vectors/`, created 0700 when missing: the home of the flat cache and of the HNSW index."""
+    folder = _folder(db_path)
+    if not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+    return folder
 
 
 def _write(db_path: str, model: str, dim_bytes: int, gen: int, matrix: Any, rows: Any, scopes: list[str]) -> None:
     import numpy as np
 
-    folder = _folder(db_path)
-    if not os.path.isdir(folder):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        os.chmod(folder, 0o700)
+    folder = private_folder(db_path)
     stem = _stem(model, dim_bytes)
     token = secrets.token_hex(6)
     base = os.path.join(folder, f"{stem}-{token}")

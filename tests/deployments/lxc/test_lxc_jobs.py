@@ -3,6 +3,10 @@ lease held until the host command ends, the record kept by the JobBook actor."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import cloudpickle
+
 from rayfleet.state import local_state
 from tests.deployments.lxc.simenv import TEMPLATE, SimEnv, create_ct, make_client
 from tests.polling import eventually
@@ -170,3 +174,33 @@ async def test_a_job_outlives_the_replica_that_accepted_it(fresh_sim, tmp_path):
             assert replay.count("event: progress") == len(progress) and "event: end" in replay
         await second_app.state.component.service.pool.close()
         await shared_service(config).pool.close()
+
+
+def test_a_job_is_rebuilt_in_another_process_with_that_processs_service(fresh_sim, tmp_path):
+    """What Ray does with the runner's argument: the pickled job, loaded by a fresh interpreter,
+    runs against a service of that process (none of the replica's objects travel)."""
+    import functools
+    import json
+    import subprocess
+    import sys
+
+    from deployments.lxc.jobs import as_job
+    from deployments.lxc.service import LxcService
+
+    async def where(t: Any) -> dict[str, Any]:  # travels by value, as a route's closure does
+        from deployments.lxc.service import shared_service
+
+        return {"key": t.key, "host": t.zone.host, "from_shared_service": t.source is shared_service(t.config)}
+
+    config = fresh_sim.config(tmp_path)
+    t = LxcService(config).target()
+    payload = tmp_path / "job.pickle"
+    payload.write_bytes(cloudpickle.dumps(as_job(functools.partial(where, t))))
+    script = (
+        "import asyncio, json, sys, cloudpickle; job = cloudpickle.load(open(sys.argv[1], 'rb'));"
+        "lines = []; print(json.dumps(asyncio.run(job(lines.append))))"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(payload)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome == {"result": {"key": "eu-south-1/az1", "host": "127.0.0.1", "from_shared_service": True}}

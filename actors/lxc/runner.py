@@ -26,7 +26,7 @@ from typing import Any
 import cloudpickle
 
 from rayfleet.logs import get_logger
-from rayfleet.state import ActorHandle, call
+from rayfleet.state import ActorHandle, actor, call
 
 from .jobs import JobBook
 
@@ -42,12 +42,24 @@ RUNNER_DIED = (
 
 
 class JobRunner:
-    def __init__(self, book: ActorHandle[JobBook]) -> None:
-        self.book = book
+    """`book` and `dsn` name the `JobBook` actor (reached by name, never passed as a handle: a
+    restarted runner is rebuilt from its constructor arguments, which must outlive whoever made it)."""
+
+    def __init__(self, book: str, dsn: str | None = None) -> None:
+        self._book_name = book
+        self._dsn = dsn
+        self._book: ActorHandle[JobBook] | None = None
         self._operations: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._recovered = False
         self.life = uuid.uuid4().hex  # this life of the actor: the jobs it claims carry it
+
+    @property
+    def book(self) -> ActorHandle[JobBook]:
+        """Looked up on first use, not in the constructor (which runs inside `actor()`)."""
+        if self._book is None:
+            self._book = actor(JobBook, self._book_name, self._dsn)
+        return self._book
 
     async def _recover(self) -> None:
         """Once per actor life: the jobs a previous life of this actor claimed are lost."""

@@ -41,7 +41,7 @@ class LxcState:
     def runner(self) -> ActorHandle[JobRunner]:
         """The named `lxc-job-runner` actor, which runs the jobs (made on first use)."""
         if self._runner is None:
-            self._runner = actor(JobRunner, RUNNER_ACTOR, self.jobs)
+            self._runner = actor(JobRunner, RUNNER_ACTOR, JOBS_ACTOR, self.config.jobs_store)
         return self._runner
 
     @classmethod

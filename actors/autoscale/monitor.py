@@ -19,7 +19,7 @@ from rayfleet.logs import get_logger
 from rayfleet.ssh import SSHHost, SSHPool
 from rayfleet.tasks import BackgroundTasks
 
-from .capacity import KINDS, guests_argv, read_capacity, status_argv
+from .capacity import KINDS, NodeCapacity, guests_argv, read_guests, read_status, status_argv
 from .history import RingHistory
 from .sampling import ParseError, disk_argv, parse_counters, parse_df, sample_argv
 
@@ -83,8 +83,11 @@ class MonitorActor:
         duckdb_path: str | None = None,
         retention_samples: int = 20_000,
         command_timeout: float = 30.0,
+        capacity_refresh: float = 60.0,
     ) -> None:
         self.host = host
+        self.capacity_refresh = capacity_refresh
+        self._hardware: dict[str, tuple[int, int, float]] = {}  # node -> (CPUs, memory MB, read at)
         self.ssh = ssh
         self.interval = interval
         self.timeout = command_timeout
@@ -143,12 +146,25 @@ class MonitorActor:
         return len(rows)
 
     async def node_capacity(self, node: str) -> dict[str, Any]:
-        """The node's CPUs and memory and its running guests' allocations (`actors.autoscale.capacity`)."""
-        status, *listings = await asyncio.gather(
-            self.pool.run(self.host, self.ssh, status_argv(node), self.timeout),
-            *(self.pool.run(self.host, self.ssh, guests_argv(node, kind), self.timeout) for kind in KINDS),
-        )
-        return read_capacity(node, status, dict(zip(KINDS, listings, strict=True))).as_dict()
+        """The node's CPUs and memory (a reading at most `capacity_refresh` s old) and its running
+        guests' allocations (read now); see `actors.autoscale.capacity`."""
+        now = time.time()
+        cached = self._hardware.get(node)
+        fresh = cached is not None and now - cached[2] < self.capacity_refresh
+        argvs = ([] if fresh else [status_argv(node)]) + [guests_argv(node, kind) for kind in KINDS]
+        results = await asyncio.gather(*(self.pool.run(self.host, self.ssh, argv, self.timeout) for argv in argvs))
+        cap = NodeCapacity(node)
+        if not fresh:
+            hardware = read_status(node, results[0], cap.errors)
+            if hardware is None:
+                self._hardware.pop(node, None)
+            else:
+                self._hardware[node] = (*hardware, now)
+        listings = results[len(results) - len(KINDS) :]
+        cap.guests = read_guests(node, dict(zip(KINDS, listings, strict=True)), cap.errors)
+        if node in self._hardware:
+            cap.cores, cap.memory_mb, cap.read_at = self._hardware[node]
+        return cap.as_dict()
 
     async def histories(self) -> dict[str, list[dict[str, Any]]]:
         return {vmid: [s.as_dict() for s in self.history.samples(vmid)] for vmid in self.history.containers()}

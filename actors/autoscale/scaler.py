@@ -106,11 +106,13 @@ class ScalerActor:
         """The node's live capacity, minus the running guests the model does not manage (config when pvesh fails)."""
         cap = await call(monitor, MonitorActor.node_capacity, self.nodes.get(host, host))
         cores, memory = self.capacity[host]
-        source = "pvesh"
+        node = self.nodes.get(host, host)
         if cap["cores"] is None:
             source = "config (" + "; ".join(cap["errors"])[:300] + ")"
-        elif cap["errors"]:
-            source = "pvesh (" + "; ".join(cap["errors"])[:300] + ")"
+        else:
+            source = f"pvesh /nodes/{node}/status, read {max(0.0, time.time() - cap['read_at']):.0f} s ago"
+            if cap["errors"]:
+                source += " (" + "; ".join(cap["errors"])[:300] + ")"
         others = [alloc for key, alloc in cap["guests"].items() if key not in managed]
         seen = {
             "cores": cap["cores"] or cores,

@@ -1,15 +1,16 @@
 """Jobs for long container operations (held in a named actor, stored durably).
 
-A replica that accepts an operation with `Prefer: respond-async` records a job here, runs the
-operation in its own event loop (holding the container's lease until the host command ends)
-and records the result or error here when it finishes. It beats the job's heartbeat while it
-runs: a running job whose heartbeat is older than `stale_after` seconds is reported `lost`
-(its replica died; the host command may or may not have finished). Records live in a
+A replica that accepts an operation with `Prefer: respond-async` records a job here and hands
+the operation to the `JobRunner` actor (`actors/lxc/runner.py`), which runs it and records the
+result or error here when it finishes. The runner beats the job's heartbeat while it runs: a
+running job whose heartbeat is older than `stale_after` seconds is reported `lost` (its runner
+hung or died; the host command may or may not have finished), and a restarted runner marks the
+jobs it can no longer finish `lost` at once (`mark_lost`). Records live in a
 `rayfleet.durable.DurableMap`, so they survive the actor's restart; the newest `keep` are kept.
 
-The running replica hands over the job's output lines every `poll` (twice a second), which
-also answers whether someone asked to cancel the job (from any replica): the lines are stored
-in a second map, one entry per hand-over, so a stream of them can be resumed anywhere.
+The runner hands over the job's output lines every `poll` (twice a second), which also
+answers whether someone asked to cancel the job (from any replica): the lines are stored in a
+second map, one entry per hand-over, so a stream of them can be resumed anywhere.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rayfleet.durable import DurableMap, open_store
 
 STREAM = "lxc/jobs"
 OUTPUT_STREAM = "lxc/job-output"
+STALE = "no heartbeat from the job's runner for {seconds:.0f} s; the host command may or may not have finished"
 MAX_LINES = 2000  # per job; later lines are dropped
 MAX_LINE = 4096
 MAX_OUTPUT = 65_536  # characters per job (500 jobs keep at most 32 MiB of output)
@@ -134,6 +136,24 @@ class JobBook:
         self._jobs.set(job_id, done)
         return done
 
+    def claim(self, job_id: str, runner: str) -> None:
+        """The job runs in the runner's life `runner` (see `mark_lost`)."""
+        job = self._jobs.get(job_id)
+        if job is not None:
+            self._jobs.set(job_id, {**job, "runner": runner})
+
+    def mark_lost(self, reason: str, runner: str) -> list[str]:
+        """Every running job claimed by another life of the runner than `runner` turns `lost`
+        with `reason` (that life is over); their ids."""
+        lost = []
+        for job_id, job in list(self._jobs.items()):
+            if job["state"] == "running" and job.get("runner") not in (None, runner):
+                self._beats.pop(job_id, None)
+                error = {"status": None, "error": reason}
+                self._jobs.set(job_id, {**job, "state": "lost", "finished": time.time(), "error": error})
+                lost.append(job_id)
+        return lost
+
     def get(self, job_id: str) -> dict[str, Any] | None:
         """One job with its output lines (`progress`)."""
         job = self._jobs.get(job_id)
@@ -148,6 +168,7 @@ class JobBook:
         seen = {**job, "heartbeat": beat}
         if job["state"] == "running" and time.time() - beat > self._stale_after:
             seen["state"] = "lost"
+            seen["error"] = {"status": None, "error": STALE.format(seconds=time.time() - beat)}
         return seen
 
     def _prune(self) -> None:

@@ -34,6 +34,7 @@ def monitor_handles(config: AutoscaleConfig) -> dict[str, ActorHandle[MonitorAct
             _db_path(config.monitor.duckdb_path, name),
             config.monitor.retention_samples,
             config.command_timeout,
+            config.monitor.capacity_refresh_seconds,
         )
         for name, host in config.hosts.items()
     }

@@ -31,8 +31,9 @@ class _Strict(BaseModel):
 
 
 class HostConfig(SSHHostConfig, _Strict):
-    """A Proxmox VE node reached over SSH (by key). Its capacity is read live each cycle
-    (`pvesh get /nodes/<node>/status`); `cores` and `memory_mb` are the fallback when that fails."""
+    """A Proxmox VE node reached over SSH (by key). Its capacity is read live
+    (`pvesh get /nodes/<node>/status`, kept `monitor.capacity_refresh_seconds`); `cores` and
+    `memory_mb` are the fallback when that fails."""
 
     connect_timeout: float = Field(default=10.0, gt=0)
     node: str | None = Field(
@@ -88,6 +89,9 @@ class MonitorConfig(_Strict):
     history_samples: int = Field(default=720, ge=10, le=100_000)
     duckdb_path: str | None = "${RAYFLEET_STATE_DIR:-var}/autoscale/history.duckdb"
     retention_samples: int = Field(default=20_000, ge=100, description="rows kept per container in DuckDB")
+    capacity_refresh_seconds: float = Field(
+        default=60.0, gt=0, description="how long a node's `pvesh get /nodes/<node>/status` reading is kept"
+    )
 
     @field_validator("duckdb_path")
     @classmethod

@@ -1,7 +1,8 @@
 """The autoscaler's demo nodes for `make up`: two pve-sim processes carrying a simulated day of load.
 
-Each node gets its ten containers of `day_scenario` (created running on first
-start) and a ``load.json`` with their demand curves, at `AUTOSCALE_SIM_SPEED`
+Each node gets the hardware the day was written for (`size_node`: 32 CPUs,
+24 GiB, what its `pvesh get /nodes/<node>/status` answers), its ten containers
+of `day_scenario` (created running on first start) and a ``load.json`` with their demand curves, at `AUTOSCALE_SIM_SPEED`
 simulated seconds per wall second (default 60: a day in 24 minutes). Ports come
 from `AUTOSCALE_SIM_PVE1_PORT` / `AUTOSCALE_SIM_PVE2_PORT` (default 2231/2232,
 a free one when taken); each node's folder is exported as
@@ -17,7 +18,7 @@ from typing import TypedDict
 
 from sims.pve.demo import DemoHost, ensure_demo_host
 from sims.pve.model import NodeModel
-from sims.pve.scenario import ScenarioContainer, day_scenario, install, load_document
+from sims.pve.scenario import ScenarioContainer, day_scenario, install, load_document, size_node
 
 NODES = {"pve1": 2231, "pve2": 2232}
 SEED = 7
@@ -25,6 +26,7 @@ SEED = 7
 
 def _seed_node(state: Path, node: str, containers: dict[str, ScenarioContainer], speed: float) -> None:
     model = NodeModel(state, node)
+    size_node(model)
     install(model, containers)
     (state / "load.json").write_text(json.dumps(load_document(containers, SEED, speed)))
 

@@ -16,15 +16,14 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actors.autoscale.capacity import read_status, status_argv
 from actors.autoscale.history import RingHistory
 from actors.autoscale.policy import Allocation, ContainerView, Decision, HostView, Limits, Policy
 from actors.autoscale.sampling import parse_counters, sample_argv
+from rayfleet.ssh import CommandResult
 from sims.pve import Host, make_host
 from sims.pve.load import DAY, Curve, LoadModel, ManualClock
-from sims.pve.scenario import day_scenario, install
-
-HOST_CORES = 32
-HOST_MEMORY_MB = 24_576
+from sims.pve.scenario import day_scenario, install, size_node
 
 
 @dataclass
@@ -63,8 +62,10 @@ class SimDay:
         self.hosts: dict[str, Host] = {}
         self.kinds: dict[str, str] = {}
         self.history = RingHistory(maxlen=240)
+        self.capacity: dict[str, tuple[int, int]] = {}
         for node, containers in day_scenario(seed).items():
             host = make_host(workdir / node, node=node)
+            size_node(host.model)
             install(host.model, containers)
             curves = {vmid: Curve.from_dict(spec["curve"], seed) for vmid, spec in containers.items()}
             host.load_file.model = LoadModel(curves, self.clock)
@@ -78,8 +79,20 @@ class SimDay:
             for vmid, ct in host.model.containers.items():
                 alloc = Allocation(int(ct["config"]["cores"]), int(ct["config"]["memory"]))
                 containers[vmid] = ContainerView(vmid, alloc, self.history.samples(vmid), self.limits)
-            out.append(HostView(node, HOST_CORES, HOST_MEMORY_MB, containers))
+            cores, memory_mb = self.capacity[node]
+            out.append(HostView(node, cores, memory_mb, containers))
         return out
+
+    async def read_capacity(self) -> None:
+        """Each node's CPUs and memory as the monitor reads them (`pvesh get /nodes/<node>/status`)."""
+        for node, host in self.hosts.items():
+            argv = status_argv(node)
+            result = await host.execute(shlex.join(argv))
+            errors: list[str] = []
+            size = read_status(node, CommandResult(tuple(argv), result.stdout, result.stderr, result.rc), errors)
+            if size is None:
+                raise RuntimeError("; ".join(errors))
+            self.capacity[node] = size
 
     async def sample(self, record: list[dict[str, object]] | None) -> None:
         now = self.clock.t
@@ -100,6 +113,8 @@ class SimDay:
     async def advance(self, policy: Policy, until: float, interval: float = 60.0) -> None:
         """Run cycles (sample, decide, apply) up to simulated time `until`; resumable."""
         end = min(self.duration, until)
+        if not self.capacity:
+            await self.read_capacity()
         while self.t <= end:
             self.clock.t = self.t
             await self.sample(self.timeline if self.record else None)

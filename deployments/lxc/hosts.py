@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
+from typing import Any, Protocol
 
 from actors.lxc.locks import HostLocks
 from rayfleet.ssh import CommandResult, SSHPool, SSHTarget
@@ -26,6 +27,18 @@ JOB_OUTPUT: ContextVar[Callable[[str], None] | None] = ContextVar("lxc_job_outpu
 command announced by a `$ argv` line."""
 
 
+class TargetSource(Protocol):
+    """What makes targets (`LxcService`): a pickled target is rebuilt by the one of the process it
+    is unpickled in (a job in the runner actor; see `deployments/lxc/jobs.py`)."""
+
+    def target(self, region: object = None, az: object = None) -> Target: ...
+
+
+def rebuilt_target(source: TargetSource, region: str, az: str, node: str | None) -> Target:
+    target = source.target(region, az)
+    return target if node is None else next(t for t in target.each_node() if t.node_name == node)
+
+
 class Target:
     """One (region, az) host with the pool, lock actor and timeout it uses."""
 
@@ -39,7 +52,9 @@ class Target:
         zone: ZoneConfig,
         cluster: Placement | None = None,
         node: str | None = None,
+        source: TargetSource | None = None,
     ) -> None:
+        self.source = source
         self.config = config
         self.pool = pool
         self.locks = locks
@@ -55,9 +70,15 @@ class Target:
         if self.cluster is None:
             return [self]
         return [
-            Target(self.config, self.pool, self.locks, self.region, self.az, host, None, name)
+            Target(self.config, self.pool, self.locks, self.region, self.az, host, None, name, self.source)
             for name, host in self.cluster.nodes.items()
         ]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as where it points (its source, region, az, node), never its pool or lock handle."""
+        if self.source is None:
+            raise TypeError(f"a Target made without its source cannot be pickled ({self.key})")
+        return (rebuilt_target, (self.source, self.region, self.az, self.node_name))
 
     @property
     def timeout(self) -> float:

@@ -77,6 +77,17 @@ def confined(base: str | Path, relative: str, field: str) -> Path:
     return candidate
 
 
+_SHARED: dict[tuple[str, LockFactory], LxcService] = {}
+
+
+def shared_service(config: LxcConfig, lock_factory: LockFactory = default_lock_factory) -> LxcService:
+    """This process's service for `config` (one SSH pool for every job unpickled in it)."""
+    key = (config.model_dump_json(), lock_factory)
+    if key not in _SHARED:
+        _SHARED[key] = LxcService(config, lock_factory)
+    return _SHARED[key]
+
+
 class LxcService:
     def __init__(
         self, config: LxcConfig, lock_factory: LockFactory = default_lock_factory, pool: SSHPool | None = None
@@ -86,6 +97,10 @@ class LxcService:
         self._lock_factory = lock_factory
         self._locks: dict[str, ActorHandle[HostLocks]] = {}
         self._clusters: dict[str, Placement] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its configuration: unpickled, it is the receiving process's `shared_service`."""
+        return (shared_service, (self.config, self._lock_factory))
 
     # ------------------------------------------------------------ targets
     def target(self, region: object = None, az: object = None) -> Target:
@@ -100,7 +115,8 @@ class LxcService:
         name = lock_actor_name(region_name, az_name)
         if name not in self._locks:
             self._locks[name] = self._lock_factory(name)
-        return Target(self.config, self.pool, self._locks[name], region_name, az_name, zone, self._cluster(name, zone))
+        cluster = self._cluster(name, zone)
+        return Target(self.config, self.pool, self._locks[name], region_name, az_name, zone, cluster, source=self)
 
     def _cluster(self, name: str, zone: ZoneConfig) -> Placement | None:
         """The zone's cluster (kept across requests, so its node hosts keep their pooled connections)."""

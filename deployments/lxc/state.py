@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from actors.lxc.jobs import JobBook
+from actors.lxc.runner import JobRunner
 from rayfleet.metrics import Metrics
 from rayfleet.state import ActorHandle, actor
 from rayfleet.supervisor import ChildMetrics
@@ -14,6 +15,7 @@ from .hosts import default_lock_factory
 from .service import LxcService
 
 JOBS_ACTOR = "lxc-jobs"
+RUNNER_ACTOR = "lxc-job-runner"
 
 
 @dataclass
@@ -23,6 +25,7 @@ class LxcState:
     metrics: Metrics = field(default_factory=lambda: Metrics("lxc"))
     child_metrics: ChildMetrics = field(init=False)
     _jobs: ActorHandle[JobBook] | None = field(default=None, init=False)
+    _runner: ActorHandle[JobRunner] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.child_metrics = ChildMetrics(self.metrics)
@@ -33,6 +36,13 @@ class LxcState:
         if self._jobs is None:
             self._jobs = actor(JobBook, JOBS_ACTOR, self.config.jobs_store)
         return self._jobs
+
+    @property
+    def runner(self) -> ActorHandle[JobRunner]:
+        """The named `lxc-job-runner` actor, which runs the jobs (made on first use)."""
+        if self._runner is None:
+            self._runner = actor(JobRunner, RUNNER_ACTOR, JOBS_ACTOR, self.config.jobs_store)
+        return self._runner
 
     @classmethod
     def from_ray(cls, config: LxcConfig) -> LxcState:

@@ -8,7 +8,8 @@ import os
 import signal
 from pathlib import Path
 
-from .host import make_cluster, make_host
+from .host import Host, make_cluster, make_host
+from .nodestatus import set_hardware
 from .server import SimServer
 
 
@@ -39,6 +40,14 @@ def main(argv: list[str] | None = None) -> None:
         metavar="PID",
         help="exit when the process PID is gone (the demo host lives as long as `rayfleet up`)",
     )
+    parser.add_argument(
+        "--hardware",
+        action="append",
+        default=[],
+        metavar="[NODE=]CPUS:MEMORY_MB",
+        help="a node's CPUs and memory in MB (`pvesh get /nodes/<node>/status`), kept in its state; "
+        "without NODE= every node; repeatable (default of a new node: 16:65536)",
+    )
     parser.add_argument("--password-env", help="name of an environment variable holding an accepted password")
     args = parser.parse_args(argv)
 
@@ -49,6 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     else:
         host = make_host(state, node=args.node, op_delay=args.op_delay)
         sims = [(SimServer(host, state), Path(args.host_key or state / "ssh_host_ed25519_key"))]
+    for spec in args.hardware:
+        _apply_hardware([s.host for s, _ in sims], spec, parser)
     password = os.environ.get(args.password_env) if args.password_env else None
 
     async def run() -> None:
@@ -71,6 +82,19 @@ def main(argv: list[str] | None = None) -> None:
             sim.close()
 
     asyncio.run(run())
+
+
+def _apply_hardware(hosts: list[Host], spec: str, parser: argparse.ArgumentParser) -> None:
+    name, _, size = spec.rpartition("=")
+    cpus, _, memory = size.partition(":")
+    targets = [h for h in hosts if not name or h.model.node == name]
+    if not targets or not cpus.isdigit() or not memory.isdigit():
+        parser.error(f"--hardware {spec}: expected [NODE=]CPUS:MEMORY_MB naming a node of this simulator")
+    for host in targets:
+        try:
+            set_hardware(host.model, int(cpus), int(memory))
+        except ValueError as exc:
+            parser.error(f"--hardware {spec}: {exc}")
 
 
 async def _watch_parent(pid: int, stop: asyncio.Event) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .cli import param_error, parse_options
 from .model import Container, NodeModel, volume_options
+from .nodestatus import ROOTFS_TOTAL, ROOTFS_USED, hardware, memory_kb, uptime
 
 RESOURCE_TYPES = ("vm", "storage", "node", "sdn")
 
@@ -45,19 +46,21 @@ def resources(model: NodeModel, args: list[str]) -> list[dict[str, Any]]:
 
 
 def _node_row(member: NodeModel) -> dict[str, Any]:
+    """The node's row: the same hardware and memory as its `/nodes/<node>/status`."""
+    total_kb, free_kb = memory_kb(member)
     return {
         "id": f"node/{member.node}",
         "type": "node",
         "node": member.node,
         "status": "online",
         "level": "",
-        "maxcpu": 16,
+        "maxcpu": hardware(member)["cpus"],
         "cpu": 0.02,
-        "maxmem": 64 * 1024**3,
-        "mem": 6 * 1024**3,
-        "maxdisk": 100 * 1024**3,
-        "disk": 12 * 1024**3,
-        "uptime": int(time.time() - member.data.get("boot_time", time.time())),
+        "maxmem": total_kb * 1024,
+        "mem": (total_kb - free_kb) * 1024,
+        "maxdisk": ROOTFS_TOTAL,
+        "disk": ROOTFS_USED,
+        "uptime": int(uptime(member)),
     }
 
 

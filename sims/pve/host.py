@@ -20,11 +20,11 @@ from .cluster import cluster_models
 from .guest import Guest
 from .load import LoadFile
 from .model import DUMP_DIR, TEMPLATE_CACHE, NodeModel
+from .nodestatus import LOADAVG, SWAP_KB, memory_kb, uptime
 from .pct import Pct, archive_bytes
 from .pvesh import Pvesh
 
 COMPRESS_EXT = {"0": "tar", "gzip": "tar.gz", "1": "tar.lzo", "lzo": "tar.lzo", "zstd": "tar.zst"}
-HOST_MEMORY_KB = 65_843_216
 VZDUMP_OPTIONS = {
     "mode": "str",
     "compress": "str",
@@ -108,7 +108,7 @@ class Host:
         return Result(f"{self.model.node}\n")
 
     async def t_uptime(self, args: list[str], stdin: bytes) -> Result:
-        return Result(f" {time.strftime('%H:%M:%S')} up 1 day,  1 user,  load average: 0.42, 0.35, 0.30\n")
+        return Result(f" {time.strftime('%H:%M:%S')} up 1 day,  1 user,  load average: {', '.join(LOADAVG)}\n")
 
     # -------------------------------------------------------------- the PVE CLIs
     async def t_pct(self, args: list[str], stdin: bytes) -> Result:
@@ -353,27 +353,20 @@ class Host:
         out = []
         for path in args:
             if path == "/proc/loadavg":
-                out.append("0.42 0.35 0.30 2/811 123456\n")
+                out.append(" ".join(LOADAVG) + " 2/811 123456\n")
             elif path == "/proc/meminfo":
-                used = (
-                    sum(
-                        int(c["config"].get("memory", 512))
-                        for c in self.model.containers.values()
-                        if c["status"] == "running"
-                    )
-                    * 1024
-                )
+                total, free = memory_kb(self.model)
                 out.append(
-                    f"MemTotal:       {HOST_MEMORY_KB} kB\nMemFree:        {HOST_MEMORY_KB - 4_000_000 - used} kB\n"
-                    f"MemAvailable:   {HOST_MEMORY_KB - 3_000_000 - used} kB\nBuffers:          204800 kB\n"
-                    "Cached:          2097152 kB\nSwapTotal:       8388604 kB\nSwapFree:        8388604 kB\n"
+                    f"MemTotal:       {total} kB\nMemFree:        {free} kB\n"
+                    f"MemAvailable:   {free + 1_000_000} kB\nBuffers:          204800 kB\n"
+                    f"Cached:          2097152 kB\nSwapTotal:       {SWAP_KB} kB\nSwapFree:        {SWAP_KB} kB\n"
                 )
             elif path == "/proc/swaps":
                 out.append(
                     "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/dm-0                               partition\t8388604\t\t0\t\t-2\n"
                 )
             elif path == "/proc/uptime":
-                up = time.time() - self.model.data["boot_time"]
+                up = uptime(self.model)
                 out.append(f"{up:.2f} {up * 1.8:.2f}\n")
             else:
                 try:
@@ -391,11 +384,11 @@ class Host:
         )
 
     async def t_free(self, args: list[str], stdin: bytes) -> Result:
-        total = HOST_MEMORY_KB // 1024
+        total, free = (kb // 1024 for kb in memory_kb(self.model))
         return Result(
             "               total        used        free      shared  buff/cache   available\n"
-            f"Mem:    {total:>12} {4000:>11} {total - 4000:>11} {50:>11} {2200:>11} {total - 3000:>11}\n"
-            f"Swap:   {8191:>12} {0:>11} {8191:>11}\n"
+            f"Mem:    {total:>12} {total - free:>11} {free:>11} {50:>11} {2200:>11} {free + 1000:>11}\n"
+            f"Swap:   {SWAP_KB // 1024:>12} {0:>11} {SWAP_KB // 1024:>11}\n"
         )
 
     def _path(self, path: str) -> Path:

@@ -11,7 +11,9 @@ from typing import Any
 from .cli import Result, ToolError, check_vmid, param_error, parse_options
 from .clusterapi import cluster_status, ct_summary, resources
 from .model import Container, NodeModel
+from .nodestatus import node_status
 
+NODE_NAME = re.compile(r"^(?=.{1,63}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
 GROUP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9\-_]+$")
 RULE_OPTIONS = {
     "type": "str",
@@ -122,10 +124,17 @@ class Pvesh:
             return self._groups(verb, parts[3:], args)
         if parts == ["nodes"] and verb == "get":
             return [{"node": n, "status": "online", "type": "node"} for n in self.model.data["cluster"]["nodes"]]
-        if len(parts) >= 3 and parts[0] == "nodes" and parts[2] == "lxc":
+        if len(parts) >= 3 and parts[0] == "nodes" and parts[2] in ("lxc", "qemu", "status"):
+            if not NODE_NAME.match(parts[1]):
+                raise param_error("node", "invalid format - value does not look like a valid node name")
             if parts[1] != node:
                 return self._proxied(parts[1]).dispatch(verb, path, args)
-            return self._lxc(verb, parts[3:], args)
+            if parts[2] == "status" and len(parts) == 3 and verb == "get":
+                return node_status(self.model)
+            if parts[2] == "qemu" and len(parts) == 3 and verb == "get":
+                return []  # the simulator runs containers only
+            if parts[2] == "lxc":
+                return self._lxc(verb, parts[3:], args)
         if parts == ["cluster", "resources"] and verb == "get":
             return resources(self.model, args)
         if parts == ["cluster", "status"] and verb == "get":
@@ -137,11 +146,11 @@ class Pvesh:
         other = self.model.cluster.node(name) if self.model.cluster is not None else None
         if other is not None:
             return Pvesh(other)
-        if name in self.model.data["cluster"]["nodes"]:
-            raise ToolError(
-                f"hostname lookup '{name}' failed - failed to get address info for: {name}: Name or service not known"
-            )
-        raise ToolError(f"no such cluster node '{name}'")
+        # A node that is not in the cluster's node list is looked up by name (PVE::Cluster::remote_node_ip),
+        # which fails here as it does on a node whose resolver does not know the name.
+        raise ToolError(
+            f"hostname lookup '{name}' failed - failed to get address info for: {name}: Name or service not known"
+        )
 
     # ------------------------------------------------------------- firewall
     def _groups(self, verb: str, rest: list[str], args: list[str]) -> Any:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TypedDict
 
 from .model import Config, NodeModel
+from .nodestatus import set_hardware
 
 CurveSpec = dict[str, float | str]
 """A demand curve as a load file writes it (`kind` and its parameters; see load.py)."""
@@ -26,6 +27,9 @@ class ScenarioContainer(TypedDict):
 
 FIRST_CORES = 2
 FIRST_MEMORY_MB = 1024
+NODE_CPUS = 32
+NODE_MEMORY_MB = 24_576
+"""The size of the nodes the day was written for (ten containers each, up to 8 cores and 8 GiB)."""
 
 
 def _curve(kind: str, rng: random.Random) -> CurveSpec:
@@ -90,6 +94,11 @@ def install(model: NodeModel, containers: Mapping[str, ScenarioContainer]) -> No
         ct["status"] = "running"
         ct["started_at"] = time.time()
     model.save()
+
+
+def size_node(model: NodeModel) -> None:
+    """Give a node the hardware the day was written for (what its `/nodes/<node>/status` tells)."""
+    set_hardware(model, NODE_CPUS, NODE_MEMORY_MB)
 
 
 def load_document(containers: Mapping[str, ScenarioContainer], seed: int, speed: float) -> dict[str, object]:

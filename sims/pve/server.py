@@ -18,6 +18,7 @@ import asyncssh
 
 from .cli import PROGRESS
 from .host import Host, make_cluster, make_host
+from .nodestatus import set_hardware
 
 NEEDS_STDIN = ("chpasswd",)
 
@@ -165,6 +166,7 @@ class ThreadedSim:
 
     One node by default (`node`); with `nodes` a cluster of them sharing one cluster
     state, each node its own SSH server on its own port (`ports`) with its own host key.
+    `hardware` sets nodes' CPUs and memory (MB) by node name (the others keep theirs).
     """
 
     def __init__(
@@ -176,6 +178,7 @@ class ThreadedSim:
         op_delay: float = 0.0,
         node: str = "pve",
         nodes: list[str] | None = None,
+        hardware: dict[str, tuple[int, int]] | None = None,
     ) -> None:
         self.state_dir = Path(state_dir)
         if nodes:
@@ -186,6 +189,8 @@ class ThreadedSim:
             host = make_host(self.state_dir, node=node, op_delay=op_delay)
             self.sims = {host.model.node: SimServer(host, self.state_dir)}
             self.host_keys = {host.model.node: Path(host_key or self.state_dir / "ssh_host_ed25519_key")}
+        for name, (cpus, memory_mb) in (hardware or {}).items():
+            set_hardware(self.sims[name].host.model, cpus, memory_mb)
         self.sim = next(iter(self.sims.values()))
         self.host = self.sim.host
         self.host_key = next(iter(self.host_keys.values()))

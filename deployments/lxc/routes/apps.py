@@ -25,7 +25,7 @@ async def app_setup(
     body = body or AppSetupBody()
     t, vmid, nesting = located(svc, body), v.vmid(instance_id), body.enable_nesting
     target = {"instance_id": vmid, "key": t.key}
-    return await jobs.answer(state.jobs, request, "app/setup", target, lambda: apps.setup(t, vmid, nesting))
+    return await jobs.answer(state, request, "app/setup", target, lambda: apps.setup(t, vmid, nesting))
 
 
 @router.post(f"{INSTANCE}/app/run", response_model=Result)

@@ -44,7 +44,7 @@ async def instance_restore(
     def work() -> Any:
         return containers.restore(t, svc.config, vmid, source, storage, body.no_start)
 
-    return await jobs.answer(state.jobs, request, "restore", {"instance_id": vmid, "key": t.key}, work)
+    return await jobs.answer(state, request, "restore", {"instance_id": vmid, "key": t.key}, work)
 
 
 @router.post(f"{INSTANCE}/backup", response_model=BackupDone, responses=JOB_ACCEPTED)
@@ -70,4 +70,4 @@ async def instance_backup(
     def work() -> Any:
         return containers.backup(t, svc.config, fetch, vmid, destination, storage, mode, compress, body.download)
 
-    return await jobs.answer(state.jobs, request, "backup", {"instance_id": vmid, "key": t.key}, work)
+    return await jobs.answer(state, request, "backup", {"instance_id": vmid, "key": t.key}, work)

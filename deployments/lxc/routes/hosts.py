@@ -55,7 +55,7 @@ async def px_update(svc: Svc, state: Ctx, request: Request, body: UpdateBody | N
     region, az = (body.region, body.az) if body is not None else (None, None)
     targets = svc.targets(region, az)
     hosts = {"hosts": [n.key for t in targets for n in t.each_node()]}
-    return await jobs.answer(state.jobs, request, "px/update", hosts, lambda: svc.update(targets))
+    return await jobs.answer(state, request, "px/update", hosts, lambda: svc.update(targets))
 
 
 def _cluster_action(verb: str) -> Callable[..., Awaitable[HostResult]]:
@@ -80,7 +80,7 @@ async def px_backup_lxc(svc: Svc, state: Ctx, request: Request, body: BackupLxcB
     mode = v.choice(body.mode, "mode", v.BACKUP_MODES)
     t = located(svc, body)
     target = {"instance_id": vmid, "key": t.key}
-    return await jobs.answer(state.jobs, request, "backup", target, lambda: svc.backup_lxc(t, vmid, storage, mode))
+    return await jobs.answer(state, request, "backup", target, lambda: svc.backup_lxc(t, vmid, storage, mode))
 
 
 @router.post("/px/backup", response_model=Output)

@@ -57,7 +57,7 @@ async def create(svc: Svc, state: Ctx, request: Request, body: CreateBody | None
     req = _create_request(svc.config, body)
     t = located(svc, body)
     target = {"count": req.count, "key": t.key}
-    return await jobs.answer(state.jobs, request, "create", target, lambda: containers.create(t, svc.config, req))
+    return await jobs.answer(state, request, "create", target, lambda: containers.create(t, svc.config, req))
 
 
 @router.get("/lxc/instances", response_model=JsonList)
@@ -131,7 +131,7 @@ async def instances_clone(svc: Svc, state: Ctx, request: Request, body: CloneBod
         raise BadRequest("'target_instance_id' must differ from 'source_instance_id'")
     t = located(svc, body)
     return await jobs.answer(
-        state.jobs,
+        state,
         request,
         "clone",
         {"instance_id": source, "key": t.key},
@@ -168,4 +168,4 @@ async def instance_migrate(
     def work() -> Any:
         return containers.migrate(t, vmid, node, body.restart, storage)
 
-    return await jobs.answer(state.jobs, request, "migrate", {"instance_id": vmid, "key": t.key}, work)
+    return await jobs.answer(state, request, "migrate", {"instance_id": vmid, "key": t.key}, work)

@@ -13,10 +13,11 @@ from fastapi import APIRouter, Header, Query, Request
 from starlette.responses import JSONResponse, StreamingResponse
 
 from actors.lxc.jobs import JobBook
+from actors.lxc.runner import JobRunner
 from rayfleet.state import call
 
 from ..errors import BadRequest, HTTPProblem, NotFound
-from ..jobs import POLL, cancel_here, changed
+from ..jobs import POLL
 from ..responses import JsonList, JsonObject
 from .common import Ctx
 
@@ -43,8 +44,8 @@ def _job_id(job_id: str) -> str:
 
 @router.get("/jobs/{job_id}", response_model=JsonObject)
 async def job_get(state: Ctx, job_id: str) -> dict[str, Any]:
-    """One job: state (running, succeeded, failed, cancelled; `lost` when its replica stopped
-    beating its heartbeat for 30 s), `progress` (the host commands' output lines, each command
+    """One job: state (running, succeeded, failed, cancelled; `lost` when the actor running it
+    died or stopped beating its heartbeat for 30 s, with the reason in `error`), `progress` (the host commands' output lines, each command
     announced by a `$ ...` line), result, error, started, finished."""
     job = await call(state.jobs, JobBook.get, _job_id(job_id))
     if job is None:
@@ -62,7 +63,7 @@ async def job_cancel(state: Ctx, job_id: str) -> JSONResponse:
         raise NotFound(f"no job {job_id}")
     if job["state"] != "running":
         raise HTTPProblem(409, f"job {job_id} has already finished ({job['state']})")
-    cancel_here(job_id)
+    await call(state.runner, JobRunner.cancel, job_id)
     return JSONResponse(job, status_code=202)
 
 
@@ -114,4 +115,4 @@ async def _events(state: Any, request: Request, job_id: str, after: int) -> Asyn
         if loop.time() - quiet_since > KEEPALIVE:
             yield ": keep-alive\n\n"
             quiet_since = loop.time()
-        await changed(job_id, POLL)
+        await asyncio.sleep(POLL)

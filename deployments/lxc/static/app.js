@@ -101,6 +101,80 @@
     });
   }
 
+  // Jobs: the newest first; a running one shows its newest output line and a Cancel button.
+  // While any job runs, the table reads the jobs again every JOBS_POLL ms.
+  const JOBS_POLL = 1000;
+  let jobsTimer = null;
+
+  function target(job) {
+    const t = job.target || {};
+    if (t.instance_id) return "CT " + t.instance_id + (t.key ? " on " + t.key : "");
+    if (Array.isArray(t.hosts)) return t.hosts.join(", ");
+    return JSON.stringify(t);
+  }
+
+  async function fetchJson(method, path) {
+    try {
+      const response = await fetch(api + path, { method: method, headers: { "X-API-Key": key() } });
+      return { status: response.status, data: await response.json() };
+    } catch (err) {
+      return { status: 0, data: null };
+    }
+  }
+
+  async function jobRow(job) {
+    const row = document.createElement("tr");
+    row.dataset.job = job.id;
+    cell(row, job.kind || "");
+    cell(row, target(job));
+    cell(row, job.state + (job.cancel_requested && job.state === "running" ? " (cancelling)" : ""));
+    row.lastChild.className = "state-" + job.state;
+    let progress = job.lines + " lines";
+    if (job.state === "running") {
+      const one = await fetchJson("GET", "/jobs/" + encodeURIComponent(job.id));
+      const lines = one.data && Array.isArray(one.data.progress) ? one.data.progress : [];
+      if (lines.length) progress += ": " + lines[lines.length - 1];
+    } else if (job.error && job.error.error) {
+      progress += ": " + job.error.error;
+    }
+    cell(row, progress);
+    row.lastChild.className = "progress";
+    row.lastChild.title = progress;
+    cell(row, new Date(job.started * 1000).toLocaleTimeString());
+    const td = document.createElement("td");
+    if (job.state === "running" && !job.cancel_requested) {
+      const button = document.createElement("button");
+      button.className = "danger cancel-job";
+      button.textContent = "Cancel";
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        await call("Cancel job " + job.id, "DELETE", "/jobs/" + encodeURIComponent(job.id));
+        await refreshJobs();
+      });
+      td.appendChild(button);
+    }
+    row.appendChild(td);
+    return row;
+  }
+
+  async function refreshJobs() {
+    const res = await fetchJson("GET", "/jobs?limit=20");
+    const tbody = document.querySelector("#jobs tbody");
+    if (res.status !== 200 || !Array.isArray(res.data)) {
+      $("jobs-state").textContent = "could not read the jobs (HTTP " + res.status + ")";
+      return;
+    }
+    const rows = [];
+    for (const job of res.data) rows.push(await jobRow(job));
+    tbody.textContent = "";
+    rows.forEach((row) => tbody.appendChild(row));
+    const running = res.data.filter((job) => job.state === "running").length;
+    $("jobs-state").textContent = running ? running + " running" : "";
+    if (running && jobsTimer === null) {
+      jobsTimer = window.setTimeout(() => { jobsTimer = null; refreshJobs(); }, JOBS_POLL);
+    }
+  }
+
   async function loadTemplates() {
     const res = await call("Templates", "GET", "/px/templates" + query());
     const select = $("create-image");
@@ -140,7 +214,7 @@
       window.localStorage.setItem(KEY, $("api-key").value.trim());
       $("api-key").value = "";
       showKeyState();
-      loadTemplates().then(refreshQuietly);
+      loadTemplates().then(refreshQuietly).then(refreshJobs);
     });
     $("forget-key").addEventListener("click", () => { window.localStorage.removeItem(KEY); showKeyState(); });
     $("btn-health").addEventListener("click", () => call("Health", "GET", "/health"));
@@ -188,13 +262,30 @@
       }
       if (results.length > 1) show("Backups", Math.max.apply(null, results.map((r) => r.status)), results);
     });
+    $("btn-backup-job").addEventListener("click", async () => {
+      const results = [];
+      for (const id of selected()) {
+        const response = await fetch(api + "/lxc/instances/" + encodeURIComponent(id) + "/backup", {
+          method: "POST",
+          headers: { "X-API-Key": key(), "Content-Type": "application/json", "Prefer": "respond-async" },
+          body: JSON.stringify(location_()),
+        });
+        let data = null;
+        try { data = await response.json(); } catch (e) { data = null; }
+        results.push({ instance_id: id, status: response.status, result: data });
+      }
+      show("Backup jobs", results.length ? Math.max.apply(null, results.map((r) => r.status)) : 400,
+        results.length ? results : { error: "select at least one container" });
+      await refreshJobs();
+    });
+    $("btn-jobs").addEventListener("click", refreshJobs);
     $("exec-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const id = $("exec-vmid").value.trim();
       call("Exec in " + id, "POST", "/lxc/instances/" + encodeURIComponent(id) + "/exec",
         Object.assign({ command: $("exec-command").value }, location_()));
     });
-    if (key()) loadTemplates().then(refreshQuietly);
+    if (key()) loadTemplates().then(refreshQuietly).then(refreshJobs);
   }
 
   document.addEventListener("DOMContentLoaded", wire);

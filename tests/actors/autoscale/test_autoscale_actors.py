@@ -18,6 +18,7 @@ from deployments.autoscale.state import AutoscaleState
 from rayfleet.ssh import SSHHost
 from rayfleet.state import LocalActorHandle, local_state
 from sims.pve.load import Curve, LoadModel, ManualClock
+from sims.pve.nodestatus import set_hardware
 from sims.pve.scenario import day_scenario, install
 from tests.deployments.autoscale.conftest import API_KEY, make_config
 from tests.polling import eventually
@@ -123,23 +124,41 @@ async def test_the_scaler_decides_and_applies_through_the_api_with_its_key(loade
     assert any("pct config 101" in c for c in env.commands())
 
 
-async def test_node_capacity_is_read_with_pvesh_and_says_what_the_node_does_not_answer(loaded_sim):
+async def test_node_capacity_is_read_with_pvesh_and_kept_until_its_refresh(loaded_sim):
     env, _clock = loaded_sim
     env.model.containers["103"]["status"] = "stopped"
-    monitor = MonitorActor("pve1", _ssh(env))
-    cap = await monitor.node_capacity(env.model.node)
-    assert any(f"pvesh get /nodes/{env.model.node}/lxc --output-format json" in c for c in env.commands())
+    node = env.model.node
+    monitor = MonitorActor("pve1", _ssh(env), capacity_refresh=3600)
+    cap = await monitor.node_capacity(node)
+    assert any(f"pvesh get /nodes/{node}/lxc --output-format json" in c for c in env.commands())
     assert cap["guests"] == {"lxc/101": (2, 1024)}  # running guests only
-    # pve-sim answers /nodes/<node>/lxc but not /nodes/<node>/status nor /qemu: both are reported, none guessed
-    assert cap["cores"] is None and cap["memory_mb"] is None
-    assert any(e.startswith(f"pvesh get /nodes/{env.model.node}/status:") for e in cap["errors"])
-    assert any(e.startswith(f"pvesh get /nodes/{env.model.node}/qemu:") for e in cap["errors"])
+    assert (cap["cores"], cap["memory_mb"], cap["errors"]) == (16, 64 * 1024, [])  # pve-sim's default node
+    set_hardware(env.model, 24, 32_768)
+    env.model.containers["103"]["status"] = "running"
+    again = await monitor.node_capacity(node)
+    assert (again["cores"], again["read_at"]) == (16, cap["read_at"])  # the hardware reading is kept...
+    assert set(again["guests"]) == {"lxc/101", "lxc/103"}  # ...the guests are read every time
+    assert sum(f"/nodes/{node}/status" in c for c in env.commands()) == 1
+    eager = MonitorActor("pve1", _ssh(env), capacity_refresh=1e-9)
+    assert (await eager.node_capacity(node))["cores"] == 24
+    await monitor.stop()
+    await eager.stop()
+
+
+async def test_an_unknown_node_is_reported_with_pves_error_and_nothing_guessed(loaded_sim):
+    env, _clock = loaded_sim
+    monitor = MonitorActor("pve1", _ssh(env))
+    cap = await monitor.node_capacity("pve9")
+    assert cap["cores"] is None and cap["memory_mb"] is None and cap["guests"] == {}
+    lookup = "hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known"
+    assert f"pvesh get /nodes/pve9/status: {lookup}" in cap["errors"]
+    assert f"pvesh get /nodes/pve9/lxc: {lookup}" in cap["errors"]
     await monitor.stop()
 
 
-async def test_guests_the_model_does_not_manage_take_capacity_and_the_decision_is_served(loaded_sim, monkeypatch):
-    env, clock = loaded_sim
-    env.model.containers["103"]["config"]["cores"] = 28  # an ignored guest holding most of the node
+async def _decide_101(env: SimEnv, clock: ManualClock, monkeypatch, node: str) -> tuple[list[dict], list[dict], dict]:
+    """One cycle of a scaler whose config says pve1 has 32 cores, ignoring 103, 101 in a tier of up to 6
+    cores; what it served about 101 (decisions, timeline) and its status."""
     with local_state():
         server, task, port = await _serve(env, monkeypatch)
         try:
@@ -151,7 +170,7 @@ async def test_guests_the_model_does_not_manage_take_capacity_and_the_decision_i
                 "AUTOSCALE_API_KEY",
                 settings=FAST,
                 ignore=["103"],
-                nodes={"pve1": env.model.node},
+                nodes={"pve1": node},
                 tiers={"101": {"name": "web", "max_cores": 6, "priority": 3}},
             )
             server.config.app.state.component.scaler = LocalActorHandle(scaler)
@@ -160,18 +179,40 @@ async def test_guests_the_model_does_not_manage_take_capacity_and_the_decision_i
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": API_KEY}) as c:
                 served = (await c.get("/api/v1/decisions", params={"lxc_id": 101})).json()["data"]["decisions"]
                 timeline = (await c.get("/api/v1/timelines", params={"lxc_id": 101})).json()["data"]["containers"]
+            return served, timeline, await scaler.status()
         finally:
             server.should_exit = True
             await task
+
+
+async def test_guests_the_model_does_not_manage_take_capacity_and_the_decision_is_served(loaded_sim, monkeypatch):
+    env, clock = loaded_sim
+    set_hardware(env.model, 32, 32_768)  # what the node tells, whatever the configuration says
+    env.model.containers["103"]["config"]["cores"] = 28  # an ignored guest holding most of the node
+    served, timeline, status = await _decide_101(env, clock, monkeypatch, env.model.node)
     cpu = next(d for d in served if d["resource"] == "cpu")
-    # 32 (config: pve-sim has no /nodes/<n>/status) - 28 (103) - 2 (101) = 2 free: clamped from what the tier allows
+    # 32 (pvesh get /nodes/<n>/status) - 28 (103) - 2 (101) = 2 free: clamped from what the tier allows
     assert cpu["action"] == "set" and cpu["target"] == 4 and cpu["outcome"] == "applied"
     capacity = cpu["inputs"]["capacity"]
-    assert capacity["source"].startswith("config (pvesh get /nodes/")
+    assert capacity["source"].startswith(f"pvesh /nodes/{env.model.node}/status, read ")
     assert capacity["allocated_cores"] == 30 and capacity["free_cores"] == 2
     assert cpu["inputs"]["tier"]["name"] == "web" and cpu["inputs"]["tier"]["max_cores"] == 6
     assert cpu["inputs"]["capacity_clamped_from"] == 6
     assert env.model.containers["101"]["config"]["cores"] == 4
-    assert (await scaler.status())["capacity"]["pve1"]["other_cores"] == 28
+    assert status["capacity"]["pve1"]["other_cores"] == 28
     assert [t["vmid"] for t in timeline] == ["101"] and timeline[0]["tier"] == "web"
     assert len(timeline[0]["samples"]) >= 2 and timeline[0]["decisions"]
+
+
+async def test_the_configured_capacity_stands_in_only_when_pvesh_fails_and_the_decision_says_so(
+    loaded_sim, monkeypatch
+):
+    env, clock = loaded_sim
+    env.model.containers["103"]["config"]["cores"] = 28
+    served, _timeline, status = await _decide_101(env, clock, monkeypatch, "pve9")  # a node pvesh does not know
+    cpu = next(d for d in served if d["resource"] == "cpu")
+    source = cpu["inputs"]["capacity"]["source"]
+    assert source.startswith("config (pvesh get /nodes/pve9/status: hostname lookup 'pve9' failed")
+    assert "pvesh get /nodes/pve9/lxc: hostname lookup" in source  # and the guests it could not count
+    assert cpu["inputs"]["capacity"]["host_cores"] == 32 and status["capacity"]["pve1"]["other_cores"] == 0
+    assert cpu["action"] == "set" and cpu["target"] == 6  # the tier's maximum: the configured 32 leave room

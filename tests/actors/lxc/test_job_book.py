@@ -67,3 +67,28 @@ def test_output_is_capped_per_job(tmp_path):
         book.poll(wordy["id"], ["z" * MAX_LINE])
     kept = book.output(wordy["id"])
     assert sum(map(len, kept)) <= MAX_OUTPUT and len(kept) == MAX_OUTPUT // MAX_LINE
+
+
+def test_a_restarted_runner_marks_the_jobs_it_cannot_finish_lost_with_the_reason(tmp_path):
+    book = JobBook(f"sqlite:///{tmp_path}/jobs.sqlite3", stale_after=3600)
+    done = book.create("backup", {"instance_id": "100"})
+    book.finish(done["id"], {"archive": "x"})
+    running = book.create("backup", {"instance_id": "101"})
+    book.claim(running["id"], "first life")
+    mine = book.create("backup", {"instance_id": "102"})
+    book.claim(mine["id"], "second life")
+    unclaimed = book.create("backup", {"instance_id": "103"})  # on its way to the runner
+    assert book.mark_lost("the runner died", "second life") == [running["id"]]
+    assert book.get(mine["id"])["state"] == book.get(unclaimed["id"])["state"] == "running"
+    lost = book.get(running["id"])
+    assert lost["state"] == "lost" and lost["error"] == {"status": None, "error": "the runner died"}
+    assert lost["finished"] is not None and book.get(done["id"])["state"] == "succeeded"
+    assert book.poll(running["id"], ["late"]) is False  # a late hand-over changes nothing
+    assert book.mark_lost("again", "second life") == []
+
+
+def test_a_job_without_heartbeat_is_lost_and_says_why(tmp_path):
+    dsn = f"sqlite:///{tmp_path}/jobs.sqlite3"
+    job = JobBook(dsn).create("backup", {"instance_id": "100"})
+    seen = JobBook(dsn, stale_after=-1).get(job["id"])
+    assert seen["state"] == "lost" and "no heartbeat from the job's runner" in seen["error"]["error"]

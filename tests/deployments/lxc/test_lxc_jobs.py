@@ -3,6 +3,10 @@ lease held until the host command ends, the record kept by the JobBook actor."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import cloudpickle
+
 from rayfleet.state import local_state
 from tests.deployments.lxc.simenv import TEMPLATE, SimEnv, create_ct, make_client
 from tests.polling import eventually
@@ -133,3 +137,70 @@ async def test_create_clone_and_host_backup_as_jobs(fresh_sim, tmp_path):
             refused = await client.post("/api/v1/px/backup-lxc", json={"vmid": second}, headers=ASYNC)
             assert refused.status_code == 400  # validated before any job is made
         await app.state.component.service.pool.close()
+
+
+async def test_a_job_outlives_the_replica_that_accepted_it(fresh_sim, tmp_path):
+    """The job runs in the runner actor, with the runner's own SSH pool: the replica that accepted
+    it can go (its pool closed, its app dropped) and another one sees it finish, output complete."""
+    from deployments.lxc.service import shared_service
+
+    config = fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3")
+    with local_state():  # the actors (book, runner, locks) outlive both replicas
+        first, first_app = make_client(config)
+        async with first:
+            vmid = await create_ct(first)
+            fresh_sim.slow_down(3.0)  # vzdump holds the container for 3 s
+            accepted = await first.post(f"/api/v1/lxc/instances/{vmid}/backup", json={}, headers=ASYNC)
+            assert accepted.status_code == 202, accepted.text
+            url = accepted.headers["location"]
+            await eventually(lambda: fresh_sim.model.containers[vmid]["lock"] == "backup", what="vzdump running")
+        await first_app.state.component.service.pool.close()  # the replica is gone, and its connections
+        del first, first_app
+
+        second, second_app = make_client(config)
+        async with second:
+
+            async def finished():
+                job = (await second.get(url)).json()
+                return job if job["state"] != "running" else None
+
+            job = await eventually(finished, timeout=60, what="the backup finished after its replica went")
+            assert job["state"] == "succeeded", job
+            assert job["result"]["archive"].startswith(f"/var/lib/vz/dump/vzdump-lxc-{vmid}-")
+            assert fresh_sim.model.host_path(job["result"]["archive"]).is_file()
+            progress = job["progress"]
+            assert progress[0].startswith("$ vzdump ") and any("Finished Backup of VM" in x for x in progress)
+            replay = (await second.get(f"{url}/events")).text  # the stream comes from storage
+            assert replay.count("event: progress") == len(progress) and "event: end" in replay
+        await second_app.state.component.service.pool.close()
+        await shared_service(config).pool.close()
+
+
+def test_a_job_is_rebuilt_in_another_process_with_that_processs_service(fresh_sim, tmp_path):
+    """What Ray does with the runner's argument: the pickled job, loaded by a fresh interpreter,
+    runs against a service of that process (none of the replica's objects travel)."""
+    import functools
+    import json
+    import subprocess
+    import sys
+
+    from deployments.lxc.jobs import as_job
+    from deployments.lxc.service import LxcService
+
+    async def where(t: Any) -> dict[str, Any]:  # travels by value, as a route's closure does
+        from deployments.lxc.service import shared_service
+
+        return {"key": t.key, "host": t.zone.host, "from_shared_service": t.source is shared_service(t.config)}
+
+    config = fresh_sim.config(tmp_path)
+    t = LxcService(config).target()
+    payload = tmp_path / "job.pickle"
+    payload.write_bytes(cloudpickle.dumps(as_job(functools.partial(where, t))))
+    script = (
+        "import asyncio, json, sys, cloudpickle; job = cloudpickle.load(open(sys.argv[1], 'rb'));"
+        "lines = []; print(json.dumps(asyncio.run(job(lines.append))))"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(payload)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome == {"result": {"key": "eu-south-1/az1", "host": "127.0.0.1", "from_shared_service": True}}

@@ -7,12 +7,13 @@ import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 
-from tests.conftest import free_port, in_ci
+from tests.conftest import ROOT, free_port, in_ci
 from tests.deployments.lxc.simenv import API_KEY, SimEnv
 from tests.polling import eventually_sync
 
@@ -26,6 +27,7 @@ ARGS = [
     "--disable-sync",
 ]
 pytestmark = pytest.mark.realserver
+SCREENSHOTS = ROOT / "var" / "screenshots"
 
 
 @pytest.fixture
@@ -68,19 +70,27 @@ def test_ui_headers_have_no_inline_script(served):
     assert "innerHTML" not in js and "textContent" in js
 
 
+def _signed_in(pw: Any, base: str) -> tuple[Any, Any, list[str]]:
+    """Chromium on the page with the API key saved and the templates loaded; the page's errors."""
+    from playwright.sync_api import expect
+
+    browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(base + "/")
+    page.fill("#api-key", API_KEY)
+    page.click("#save-key")
+    expect(page.locator("#create-image option")).to_have_count(3)
+    return browser, page, errors
+
+
 def test_ui_story(served):
     from playwright.sync_api import expect, sync_playwright
 
     base, sim = served
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(base + "/")
-        page.fill("#api-key", API_KEY)
-        page.click("#save-key")
-        expect(page.locator("#create-image option")).to_have_count(3)
+        browser, page, errors = _signed_in(pw, base)
         page.select_option("#create-image", "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst")
         page.fill("#create-count", "2")
         page.fill("#create-hostname", "web")
@@ -129,5 +139,44 @@ def test_ui_story(served):
         expect(page.locator("#instances tbody")).to_contain_text("<img")
         assert page.evaluate("window.__xss") is None
         assert page.locator("#instances img").count() == 0
+        assert errors == []
+        browser.close()
+
+
+def test_ui_lists_running_jobs_with_their_progress_and_cancels_one(served):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, sim = served
+    with sync_playwright() as pw:
+        browser, page, errors = _signed_in(pw, base)
+        page.fill("#create-count", "2")
+        page.click("#btn-create")
+        expect(page.locator("#instances tbody tr")).to_have_count(2)
+
+        sim.slow_down(30.0)  # each vzdump holds its container for 30 s: long enough to watch and cancel
+        for box in page.locator("#instances tbody input[type=checkbox]").all():
+            box.check()
+        page.click("#btn-backup-job")
+        expect(page.locator("#result-status")).to_have_text("Backup jobs \u2192 HTTP 202")
+        rows = page.locator("#jobs tbody tr")
+        expect(rows).to_have_count(2)
+        expect(page.locator("#jobs-state")).to_have_text("2 running")
+        for n in range(2):
+            expect(rows.nth(n).locator("td").nth(0)).to_have_text("backup")
+            expect(rows.nth(n).locator("td").nth(2)).to_have_text("running")
+            # the table reads the jobs again while they run: the newest output line shows up
+            expect(rows.nth(n).locator("td.progress")).to_contain_text("INFO: ", timeout=20_000)
+        targets = {rows.nth(n).locator("td").nth(1).text_content() for n in range(2)}
+        assert targets == {"CT 100 on eu-south-1/az1", "CT 101 on eu-south-1/az1"}
+        assert page.locator("#jobs button.cancel-job").count() == 2
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#jobs-section").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "lxc-jobs.png"), full_page=True)
+
+        page.locator("#jobs button.cancel-job").first.click()
+        expect(page.locator("#jobs tbody td.state-cancelled")).to_have_count(1, timeout=30_000)
+        expect(page.locator("#jobs-state")).to_have_text("1 running")
+        assert sim.sim.sim.killed == 1  # the host command really stopped
+        assert page.locator("#jobs button.cancel-job").count() == 1
         assert errors == []
         browser.close()

@@ -18,7 +18,13 @@ TEMPLATE = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
 class SimEnv:
     """A running simulator plus the client material to reach it."""
 
-    def __init__(self, root: Path, op_delay: float = 0.0, nodes: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        op_delay: float = 0.0,
+        nodes: list[str] | None = None,
+        hardware: dict[str, tuple[int, int]] | None = None,
+    ) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.client_key = root / "client_key"
@@ -28,7 +34,7 @@ class SimEnv:
             key.write_public_key(str(self.client_key) + ".pub")
         self.authorized_keys = root / "authorized_keys"
         self.authorized_keys.write_text((root / "client_key.pub").read_text())
-        self.sim = ThreadedSim(root / "state", self.authorized_keys, op_delay=op_delay, nodes=nodes)
+        self.sim = ThreadedSim(root / "state", self.authorized_keys, op_delay=op_delay, nodes=nodes, hardware=hardware)
         self.port = self.sim.start()
         self.ports = self.sim.ports
         lines = []

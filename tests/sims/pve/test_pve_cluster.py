@@ -9,6 +9,7 @@ from pathlib import Path
 import asyncssh
 import pytest
 
+from sims.pve.nodestatus import set_hardware
 from tests.sims.pve.simenv import TEMPLATE, SimEnv, own_sim
 
 NODES = ["pve1", "pve2", "pve3"]
@@ -193,3 +194,43 @@ async def test_vzdump_skips_another_nodes_guest_without_an_error(cluster, on):
     assert not list(cluster.node_model("pve2").host_path("/var/lib/vz/dump").iterdir())
     unknown = await on("pve2", "vzdump 4242 --dumpdir /var/lib/vz/dump")
     assert unknown.exit_status == 255 and "unable to find VM '4242'" in unknown.stderr
+
+
+async def test_node_status_answers_as_pve_with_each_nodes_own_hardware(cluster, on):
+    set_hardware(cluster.node_model("pve2"), 32, 24_576)
+    await on("pve1", CREATE.format(vmid=100))
+    await on("pve1", "pct start 100")
+    one = await on("pve1", "pvesh get /nodes/pve1/status --output-format json")
+    assert one.exit_status == 0, one.stderr
+    status = json.loads(str(one.stdout))
+    assert status["cpuinfo"]["cpus"] == 16  # the default node: 16 CPUs, 64 GiB
+    memory = status["memory"]
+    assert memory["total"] == 64 * 1024**3 and memory["used"] + memory["free"] == memory["total"]
+    assert all(isinstance(memory[k], int) for k in ("total", "used", "free"))
+    assert [type(x) for x in status["loadavg"]] == [str, str, str] and isinstance(status["uptime"], int)
+    assert {"cpu", "wait", "kversion", "pveversion", "rootfs", "swap", "ksm", "current-kernel"} <= set(status)
+    # the other node's own hardware, reached through any node (the API proxies to it)
+    other = json.loads(str((await on("pve1", "pvesh get /nodes/pve2/status --output-format json")).stdout))
+    assert other["cpuinfo"]["cpus"] == 32 and other["memory"]["total"] == 24_576 * 1024**2
+    # a running 512 MB guest is used memory on its node only
+    assert memory["used"] - other["memory"]["used"] == 512 * 1024**2
+    rows = json.loads(str((await on("pve3", "pvesh get /cluster/resources --type node --output-format json")).stdout))
+    assert {r["node"]: (r["maxcpu"], r["maxmem"]) for r in rows} == {
+        "pve1": (16, 64 * 1024**3),
+        "pve2": (32, 24_576 * 1024**2),
+        "pve3": (16, 64 * 1024**3),
+    }
+    assert json.loads(str((await on("pve3", "pvesh get /nodes/pve3/qemu --output-format json")).stdout)) == []
+
+
+async def test_node_status_refuses_unknown_and_malformed_nodes_as_pve_does(on):
+    unknown = await on("pve1", "pvesh get /nodes/pve9/status --output-format json")
+    assert unknown.exit_status != 0 and unknown.stdout == ""
+    assert unknown.stderr == (
+        "hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known\n"
+    )
+    bad = await on("pve1", "pvesh get /nodes/pve_9!/status")
+    assert (
+        bad.stderr
+        == "400 Parameter verification failed.\nnode: invalid format - value does not look like a valid node name\n"
+    )

@@ -1,0 +1,115 @@
+"""The outbound side of HTTP peering: one link per configured remote node (`peers` in the settings).
+
+A link joins the remote node (`POST <url>/peer/join`, answered by an envelope the remote signs,
+so a pinned `node_id` is checked), then carries the node's pushes (`/peer/events`) and pulls
+(`/peer/pull`). The node actor decides what to send (its gossip and anti-entropy code); the
+link only signs, posts and reads the answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from actors.tasknet.identity import Identity
+from actors.tasknet.ledger import Reject
+from actors.tasknet.peering import envelope, open_envelope
+
+
+class PeerLink:
+    def __init__(
+        self, url: str, pinned_id: str | None, identity: Identity, now_ms: Callable[[], int], timeout_s: float = 5.0
+    ) -> None:
+        self.url = url
+        self.pinned_id = pinned_id
+        self.identity = identity
+        self.now_ms = now_ms
+        self.remote_id: str | None = None
+        self.genesis_author: str | None = None
+        self.client = httpx.AsyncClient(timeout=timeout_s, trust_env=False)
+        self.last_error = ""
+        self.pushed = 0
+        self.pulled = 0
+        self.failures = 0
+
+    @property
+    def name(self) -> str:
+        """The sender name its events are forwarded under (`peer:<remote id>`), the URL until joined."""
+        return f"peer:{self.remote_id or self.url}"
+
+    async def _post(self, route: str, to: str, body: dict[str, Any]) -> Any:
+        signed = envelope(self.identity, route, to, body, self.now_ms())
+        try:
+            response = await self.client.post(f"{self.url}/peer/{route}", json=signed)
+        except httpx.HTTPError as exc:
+            self.failures += 1
+            self.last_error = f"{route}: {type(exc).__name__}"
+            return None
+        if response.status_code != 200:
+            self.failures += 1
+            self.last_error = f"{route}: {response.status_code} {response.text[:200]}"
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            self.last_error = f"{route}: answer is not JSON"
+            return None
+
+    async def join(self, own_url: str | None, genesis_author: str | None) -> bool:
+        """Present this node to the remote one; True once the remote's signed answer checks out and
+        names the same genesis author (a node of another network is not peered with)."""
+        answer = await self._post("join", self.pinned_id or "", {"url": own_url})
+        if answer is None:
+            return False
+        try:
+            opened = open_envelope(answer, "joined", self.identity.node_id, self.now_ms())
+        except Reject as exc:
+            self.last_error = f"join answer refused: {exc.message}"
+            return False
+        if self.pinned_id and opened.sender != self.pinned_id:
+            self.last_error = "join answer signed by another node than the pinned node_id"
+            return False
+        genesis = opened.body.get("genesis_author")
+        self.genesis_author = genesis if isinstance(genesis, str) else None
+        if genesis_author and self.genesis_author and self.genesis_author != genesis_author:
+            self.last_error = f"the remote node belongs to another network (genesis author {self.genesis_author})"
+            return False
+        self.remote_id = opened.sender
+        self.last_error = ""
+        return True
+
+    async def push(self, events: list[Any]) -> bool:
+        if self.remote_id is None:
+            return False
+        answer = await self._post("events", self.remote_id, {"events": events})
+        if answer is not None:
+            self.pushed += len(events)
+        return answer is not None
+
+    async def pull(self, vector: dict[str, int], anon_ids: list[str], heads: dict[str, str]) -> list[Any]:
+        if self.remote_id is None:
+            return []
+        answer = await self._post("pull", self.remote_id, {"vector": vector, "anon_ids": anon_ids, "heads": heads})
+        events = answer.get("events") if isinstance(answer, dict) else None
+        if not isinstance(events, list):
+            return []
+        self.pulled += len(events)
+        return events
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "node_id": self.remote_id,
+            "pinned": self.pinned_id is not None,
+            "joined": self.remote_id is not None,
+            "genesis_author": self.genesis_author,
+            "events_pushed": self.pushed,
+            "events_pulled": self.pulled,
+            "failures": self.failures,
+            "last_error": self.last_error,
+        }
+
+    async def close(self) -> None:
+        await self.client.aclose()

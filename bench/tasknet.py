@@ -157,12 +157,7 @@ async def serve_network(config: TasknetConfig, port: int) -> tuple[Network, Any,
 async def bench_cross_cluster(rounds: int) -> None:
     """Propagation across two clusters (3 + 2 nodes) joined only by the HTTP peer routes on loopback;
     the peer: the same five nodes as one cluster, measured in the same run."""
-    import socket
-
-    def free_port() -> int:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            return int(sock.getsockname()[1])
+    from rayfleet.launcher import free_port
 
     base: dict[str, Any] = {
         "anti_entropy_interval_s": 0.5,

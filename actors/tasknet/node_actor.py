@@ -282,8 +282,8 @@ class TaskNode:
 
     # ----- HTTP peering with nodes of other clusters (actors/tasknet/peering.py)
     async def _link_step(self, link: PeerLink) -> None:
-        """Join the remote node if not yet joined, then pull what this node lacks (anti-entropy over HTTP);
-        what arrives new is forwarded like a push from that peer."""
+        """Join the remote node if not yet joined, pull what this node lacks and push what the remote lacks
+        (push-pull anti-entropy over HTTP); what arrives new is forwarded like a push from that peer."""
         if link.name in self.blocked:
             return
         if link.remote_id is None:
@@ -291,12 +291,16 @@ class TaskNode:
                 return
         while True:
             vector, anon_ids, heads = self._pull_request()
-            events = await link.pull(vector, anon_ids, heads)
+            pulled = await link.pull(vector, anon_ids, heads)
             if link.name in self.blocked:
                 return
-            fresh = self._accept(events, link.name) if events else []
-            if len(events) < MAX_PULL_EVENTS or not fresh:
-                return
+            fresh = self._accept(pulled.events, link.name) if pulled.events else []
+            if len(pulled.events) < MAX_PULL_EVENTS or not fresh:
+                break
+        if pulled.vector is not None:
+            lacking = self.core.log.missing_for(pulled.vector, set(pulled.anon_ids), limit=MAX_PULL_EVENTS)
+            for start in range(0, len(lacking), MAX_PUSH_EVENTS):
+                await link.push(lacking[start : start + MAX_PUSH_EVENTS])
 
     async def peer_join(self, raw: Any) -> Answer:
         """A node of another cluster presents itself (a signed envelope); the answer is signed by this node."""
@@ -351,7 +355,8 @@ class TaskNode:
         except Reject as exc:
             return _error(exc)
         events = await self.pull(vector, anon_ids, f"peer:{peer.node_id}", heads, limit=MAX_PULL_EVENTS)
-        return {"result": {"events": events}}
+        mine = {"vector": self.core.log.version_vector(), "anon_ids": sorted(self.core.log.anonymous)}
+        return {"result": {"events": events, **(mine if f"peer:{peer.node_id}" not in self.blocked else {})}}
 
     async def peers_view(self) -> dict[str, Any]:
         """The remote nodes this node heard from (`inbound`) and the ones it dials (`links`)."""

@@ -9,6 +9,7 @@ link only signs, posts and reads the answers.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -16,6 +17,13 @@ import httpx
 from actors.tasknet.identity import Identity
 from actors.tasknet.ledger import Reject
 from actors.tasknet.peering import envelope, open_envelope
+
+
+@dataclass(frozen=True)
+class Pulled:
+    events: list[Any]
+    vector: dict[str, int] | None
+    anon_ids: list[str]
 
 
 class PeerLink:
@@ -88,15 +96,22 @@ class PeerLink:
             self.pushed += len(events)
         return answer is not None
 
-    async def pull(self, vector: dict[str, int], anon_ids: list[str], heads: dict[str, str]) -> list[Any]:
+    async def pull(self, vector: dict[str, int], anon_ids: list[str], heads: dict[str, str]) -> Pulled:
+        """What this node lacks from the remote one, and the remote's own version vector and anonymous ids
+        (so this node can push back what the remote lacks: push-pull anti-entropy)."""
         if self.remote_id is None:
-            return []
+            return Pulled([], None, [])
         answer = await self._post("pull", self.remote_id, {"vector": vector, "anon_ids": anon_ids, "heads": heads})
-        events = answer.get("events") if isinstance(answer, dict) else None
-        if not isinstance(events, list):
-            return []
+        if not isinstance(answer, dict) or not isinstance(answer.get("events"), list):
+            return Pulled([], None, [])
+        events: list[Any] = answer["events"]
         self.pulled += len(events)
-        return events
+        theirs, their_anon = answer.get("vector"), answer.get("anon_ids")
+        valid = isinstance(theirs, dict) and all(isinstance(k, str) and type(v) is int for k, v in theirs.items())
+        anon: list[str] = (
+            their_anon if isinstance(their_anon, list) and all(isinstance(i, str) for i in their_anon) else []
+        )
+        return Pulled(events, theirs if valid else None, anon)
 
     def public(self) -> dict[str, Any]:
         return {

@@ -81,8 +81,9 @@ class Network:
         names_of = {n: actor_name(n) for n in names}
         peers: dict[str, Any] = dict(handles)
         await asyncio.gather(*(call(h, TaskNode.connect, peers, self.ids, genesis, names_of) for h in handles.values()))
-        if self.config.genesis_author is None:
-            await call(handles[names[0]], TaskNode.bootstrap, list(self.ids.values()))
+        if self.config.genesis_author is not None:
+            return  # the genesis comes over the peer links; each node joins once it has it (anti-entropy step)
+        await call(handles[names[0]], TaskNode.bootstrap, list(self.ids.values()))
         for _ in range(100):
             joined = await asyncio.gather(*(call(h, TaskNode.ensure_joined) for h in handles.values()))
             if all(joined):

@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from rayfleet.launcher import free_port
 
 
 class TcpProxy:

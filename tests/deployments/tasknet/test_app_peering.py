@@ -103,6 +103,9 @@ async def test_a_remote_node_joins_pulls_the_network_and_its_join_spreads_to_eve
         "events_invalid": 0,
     }
     assert await remote.pull() == []  # it lacks nothing now: the pull answers the version vector
+    log = remote.core.log
+    raw = await remote.send("n1", "pull", {"vector": log.version_vector(), "anon_ids": [], "heads": log.heads()})
+    assert raw.json()["vector"][remote.identity.node_id] == 1  # n1's own vector, for push-pull
 
 
 async def test_a_pull_answers_a_bounded_batch(net: Net, remote: Remote, monkeypatch: pytest.MonkeyPatch):

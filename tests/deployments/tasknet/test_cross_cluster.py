@@ -7,6 +7,7 @@ all five nodes hold the same state digest."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,9 +18,10 @@ import uvicorn
 
 from deployments.tasknet.app import create_app
 from deployments.tasknet.config import TasknetConfig
+from rayfleet.launcher import free_port
 from rayfleet.state import local_state, reset_local_state
 from tests.deployments.tasknet.conftest import make_config
-from tests.deployments.tasknet.tcpproxy import TcpProxy, free_port
+from tests.deployments.tasknet.tcpproxy import TcpProxy
 from tests.polling import eventually
 
 TOKENS = {n: f"{n}-token-" + n * 20 for n in ("a1", "a2", "a3", "b1", "b2")}
@@ -70,9 +72,9 @@ class Fleet:
         return {(await self.get(n, "/state/digest"))["digest"] for n in nodes}
 
 
-@pytest.fixture
-async def fleet(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Fleet]:
-    monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
+@contextlib.asynccontextmanager
+async def open_fleet(tmp_path: Any, b_dials_a: bool) -> AsyncIterator[Fleet]:
+    """Side A dials B; side B dials A too unless `b_dials_a` is false (then B is only served)."""
     port_a, port_b = free_port(), free_port()
     a_to_b, b_to_a = TcpProxy(port_b), TcpProxy(port_a)
     for proxy in (a_to_b, b_to_a):
@@ -90,11 +92,12 @@ async def fleet(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
         side_a = await serve(config_a, port_a)
         async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
             a1 = (await client.get(f"http://127.0.0.1:{port_a}/a1/whoami")).json()["node_id"]
+            dials = [{"url": f"http://127.0.0.1:{b_to_a.port}/a1", "node_id": a1, "node": "b1"}] if b_dials_a else []
             config_b = make_config(
                 tmp_path / "b",
                 nodes=list(SIDE_B),
                 genesis_author=a1,
-                peers=[{"url": f"http://127.0.0.1:{b_to_a.port}/a1", "node_id": a1, "node": "b1"}],
+                peers=dials,
                 advertise_url=f"http://127.0.0.1:{a_to_b.port}",
                 **common,
             )
@@ -110,6 +113,34 @@ async def fleet(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
                     await side.task
                     await side.app.state.component.network.stop()
                 reset_local_state()
+
+
+@pytest.fixture
+async def fleet(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Fleet]:
+    monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
+    async with open_fleet(tmp_path, b_dials_a=True) as fleet:
+        yield fleet
+
+
+async def test_a_cluster_dialled_by_the_other_only_gets_the_history_and_new_events_by_push_pull(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+):
+    """B dials nobody: A's link pulls from it and pushes back what B's version vector lacks."""
+    monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
+    async with open_fleet(tmp_path, b_dials_a=False) as fleet:
+
+        async def five_members() -> bool:
+            states = [await fleet.get(n, "/state") for n in SIDE_A + SIDE_B]
+            return all(len(s["global"]["nodes"]) == 5 for s in states)
+
+        await eventually(five_members, timeout=30, what="B receiving the genesis and history pushed by A")
+        assert (await fleet.get("b1", "/peers"))["links"] == []
+        await fleet.create_task("b2", "from the served side")
+        await eventually(lambda: _has(fleet, "a3", "from the served side"), timeout=15, what="B's event on A")
+
+
+async def _has(fleet: Fleet, node: str, title: str) -> bool:
+    return title in await fleet.titles(node)
 
 
 async def test_two_clusters_form_one_network_survive_a_partition_and_converge(fleet: Fleet):

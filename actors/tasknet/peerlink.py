@@ -8,6 +8,7 @@ link only signs, posts and reads the answers.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,10 @@ import httpx
 
 from actors.tasknet.identity import Identity
 from actors.tasknet.ledger import Reject
-from actors.tasknet.peering import envelope, open_envelope
+from actors.tasknet.peering import MAX_PULL_EVENTS, envelope, open_envelope
+
+MAX_ANSWER_BYTES = MAX_PULL_EVENTS * 80 * 1024
+"""A pull answer holds at most MAX_PULL_EVENTS events of at most 64 KiB each (with JSON overhead)."""
 
 
 @dataclass(frozen=True)
@@ -48,22 +52,29 @@ class PeerLink:
         return f"peer:{self.remote_id or self.url}"
 
     async def _post(self, route: str, to: str, body: dict[str, Any]) -> Any:
+        """POST a signed envelope; the JSON answer, or None (recorded in `last_error`) for a failure, a
+        non-200 answer or one over MAX_ANSWER_BYTES (read no further)."""
         signed = envelope(self.identity, route, to, body, self.now_ms())
         try:
-            response = await self.client.post(f"{self.url}/peer/{route}", json=signed)
+            async with self.client.stream("POST", f"{self.url}/peer/{route}", json=signed) as response:
+                data = bytearray()
+                async for chunk in response.aiter_bytes():
+                    data += chunk
+                    if len(data) > MAX_ANSWER_BYTES:
+                        return self._failed(route, f"answer over {MAX_ANSWER_BYTES} bytes")
         except httpx.HTTPError as exc:
-            self.failures += 1
-            self.last_error = f"{route}: {type(exc).__name__}"
-            return None
+            return self._failed(route, type(exc).__name__)
         if response.status_code != 200:
-            self.failures += 1
-            self.last_error = f"{route}: {response.status_code} {response.text[:200]}"
-            return None
+            return self._failed(route, f"{response.status_code} {bytes(data[:200]).decode(errors='replace')}")
         try:
-            return response.json()
+            return json.loads(data)
         except ValueError:
-            self.last_error = f"{route}: answer is not JSON"
-            return None
+            return self._failed(route, "answer is not JSON")
+
+    def _failed(self, route: str, why: str) -> None:
+        self.failures += 1
+        self.last_error = f"{route}: {why}"
+        return None
 
     async def join(self, own_url: str | None, genesis_author: str | None) -> bool:
         """Present this node to the remote one; True once the remote's signed answer checks out and

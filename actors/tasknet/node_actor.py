@@ -26,6 +26,7 @@ from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.peering import (
     MAX_PULL_EVENTS,
+    MAX_PUSH_CHECKPOINTS,
     MAX_PUSH_EVENTS,
     PeerRegistry,
     check_peer_url,
@@ -240,7 +241,7 @@ class TaskNode:
         if not reachable:
             return 0
         name = random.choice(sorted(reachable))
-        if self.core.wanted is not None or self.core.state["genesis"] is None:
+        if self._needs_checkpoint():
             offered = await self._send(
                 name, reachable[name], TaskNode.checkpoint_after, self.core.reducer.horizon, self.core.name
             )
@@ -249,6 +250,10 @@ class TaskNode:
         vector, anon_ids, heads = self._pull_request()
         missing = await self._send(name, reachable[name], TaskNode.pull, vector, anon_ids, self.core.name, heads)
         return len(self.core.receive(missing)) if missing else 0
+
+    def _needs_checkpoint(self) -> bool:
+        """A certified checkpoint this node cannot build (it missed events), or no genesis yet: ask a peer."""
+        return self.core.wanted is not None or self.core.state["genesis"] is None
 
     async def _anti_entropy_step(self) -> None:
         await self.ensure_joined()
@@ -289,6 +294,10 @@ class TaskNode:
         if link.remote_id is None:
             if not await link.join(self.settings.get("advertise_url"), self.core.genesis_author):
                 return
+        if self._needs_checkpoint():
+            offered = await link.checkpoint_after(self.core.reducer.horizon)
+            if offered:
+                self.core.load_checkpoint(offered)
         while True:
             vector, anon_ids, heads = self._pull_request()
             pulled = await link.pull(vector, anon_ids, heads)
@@ -297,10 +306,15 @@ class TaskNode:
             fresh = self._accept(pulled.events, link.name) if pulled.events else []
             if len(pulled.events) < MAX_PULL_EVENTS or not fresh:
                 break
+        lacking: list[Event] = []
         if pulled.vector is not None:
             lacking = self.core.log.missing_for(pulled.vector, set(pulled.anon_ids), limit=MAX_PULL_EVENTS)
-            for start in range(0, len(lacking), MAX_PUSH_EVENTS):
-                await link.push(lacking[start : start + MAX_PUSH_EVENTS])
+        certificates = self.core.checkpoint_gossip()[:MAX_PUSH_CHECKPOINTS]
+        for start in range(0, max(len(lacking), 1), MAX_PUSH_EVENTS):
+            batch = lacking[start : start + MAX_PUSH_EVENTS]
+            if batch or certificates:
+                await link.push(batch, certificates)
+                certificates = []
 
     async def peer_join(self, raw: Any) -> Answer:
         """A node of another cluster presents itself (a signed envelope); the answer is signed by this node."""
@@ -328,6 +342,9 @@ class TaskNode:
                 raise Reject("body.events must be a list of events")
             if len(events) > MAX_PUSH_EVENTS:
                 raise Reject(f"a pushed batch holds at most {MAX_PUSH_EVENTS} events", 413)
+            certificates = opened.body.get("checkpoints", [])
+            if not isinstance(certificates, list) or len(certificates) > MAX_PUSH_CHECKPOINTS:
+                raise Reject(f"body.checkpoints is a list of at most {MAX_PUSH_CHECKPOINTS} certificates")
             peer = self.registry.admit(opened)
         except Reject as exc:
             return _error(exc)
@@ -335,7 +352,27 @@ class TaskNode:
         fresh = self._accept(events, f"peer:{peer.node_id}")
         invalid = self.core.stats["events_invalid"] - invalid_before
         self.registry.penalize(peer, invalid)
-        return {"result": {"accepted": len(fresh), "invalid": invalid, "score": peer.score}}
+        installed = await self.checkpoint_signatures(certificates, f"peer:{peer.node_id}") if certificates else 0
+        return {
+            "result": {
+                "accepted": len(fresh),
+                "invalid": invalid,
+                "score": peer.score,
+                "checkpoints_installed": installed,
+            }
+        }
+
+    async def peer_checkpoint(self, raw: Any) -> Answer:
+        """A joined peer asks for this node's certified checkpoint (with its state) when newer than its own."""
+        try:
+            opened = open_envelope(raw, "checkpoint", self.core.node_id, self.core.now_ms())
+            horizon = opened.body.get("horizon")
+            if type(horizon) is not int:
+                raise Reject("body is {horizon: integer}")
+            peer = self.registry.admit(opened)
+        except Reject as exc:
+            return _error(exc)
+        return {"result": {"checkpoint": await self.checkpoint_after(horizon, f"peer:{peer.node_id}")}}
 
     async def peer_pull(self, raw: Any) -> Answer:
         """A joined peer presents its version vector; the answer holds what it lacks (at most MAX_PULL_EVENTS)."""

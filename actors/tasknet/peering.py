@@ -27,12 +27,13 @@ from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import Identity, node_id_of, verify
 from actors.tasknet.ledger import Reject
 
-ROUTES = ("join", "joined", "events", "pull")
+ROUTES = ("join", "joined", "events", "pull", "checkpoint")
 REPLAY_WINDOW_MS = 30_000
 MAX_PEERS = 64
 UNCONFIRMED_TTL_S = 600.0
 MAX_PUSH_EVENTS = 256
 MAX_PULL_EVENTS = 500
+MAX_PUSH_CHECKPOINTS = 16
 SCORE_START = 100
 PENALTY_PER_INVALID = 10
 DROP_BELOW = 1

@@ -99,13 +99,24 @@ class PeerLink:
         self.last_error = ""
         return True
 
-    async def push(self, events: list[Any]) -> bool:
+    async def push(self, events: list[Any], checkpoints: list[Any] | None = None) -> bool:
+        """Events (and checkpoint signatures, the validators' own) for the remote node."""
         if self.remote_id is None:
             return False
-        answer = await self._post("events", self.remote_id, {"events": events})
+        body: dict[str, Any] = {"events": events}
+        if checkpoints:
+            body["checkpoints"] = checkpoints
+        answer = await self._post("events", self.remote_id, body)
         if answer is not None:
             self.pushed += len(events)
         return answer is not None
+
+    async def checkpoint_after(self, horizon: int) -> Any:
+        """The remote's certified checkpoint when newer than `horizon` (checked by the caller), else None."""
+        if self.remote_id is None:
+            return None
+        answer = await self._post("checkpoint", self.remote_id, {"horizon": horizon})
+        return answer.get("checkpoint") if isinstance(answer, dict) else None
 
     async def pull(self, vector: dict[str, int], anon_ids: list[str], heads: dict[str, str]) -> Pulled:
         """What this node lacks from the remote one, and the remote's own version vector and anonymous ids

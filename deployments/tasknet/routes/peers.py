@@ -36,6 +36,11 @@ async def pull(ctx: Ctx, envelope: dict[str, Any] = Envelope) -> Any:
     return unwrap(await call(await ctx.handle(), TaskNode.peer_pull, envelope))
 
 
+@router.post("/peer/checkpoint", response_model=Open, summary="A joined peer asks for the certified checkpoint")
+async def checkpoint(ctx: Ctx, envelope: dict[str, Any] = Envelope) -> Any:
+    return unwrap(await call(await ctx.handle(), TaskNode.peer_checkpoint, envelope))
+
+
 @router.get("/peers", response_model=Open, summary="Remote peers: who joined this node, whom it dials")
 async def peers(node: Reader) -> Any:
     return await call(node, TaskNode.peers_view)

@@ -170,7 +170,12 @@ async def test_forged_events_cost_the_relaying_peer_its_score_until_it_is_droppe
     forged = copy.deepcopy(task)
     forged["payload"]["reward"] = 500  # the signature no longer covers it
     answer = (await remote.push([forged])).json()
-    assert answer == {"accepted": 0, "invalid": 1, "score": SCORE_START - PENALTY_PER_INVALID}
+    assert answer == {
+        "accepted": 0,
+        "invalid": 1,
+        "score": SCORE_START - PENALTY_PER_INVALID,
+        "checkpoints_installed": 0,
+    }
 
     while (response := await remote.push([forged])).status_code == 200:
         pass
@@ -279,3 +284,27 @@ def test_each_peer_is_dialled_by_its_node_only():
     assert config.actor_settings("n2")["peers"] == [{"url": "http://10.0.0.3/tasknet/x", "node_id": None}]
     assert config.actor_settings("n3")["peers"] == []
     assert config.actor_settings("n2")["advertise_url"] == "http://10.0.0.1:8000/tasknet/n2"
+
+
+async def test_the_checkpoint_route_needs_a_join_and_an_integer_horizon(net: Net, remote: Remote):
+    assert (await remote.send("n1", "checkpoint", {"horizon": 0})).status_code == 403
+    await remote.join()
+    assert (await remote.send("n1", "checkpoint", {"horizon": "0"})).status_code == 400
+    answer = await remote.send("n1", "checkpoint", {"horizon": 0})
+    assert answer.status_code == 200 and answer.json() == {"checkpoint": None}  # none certified yet
+
+
+async def test_forged_checkpoint_signatures_from_a_peer_install_nothing(net: Net, remote: Remote):
+    await remote.join()
+    horizon = remote.core.now_ms() // 1000 * 1000
+    forged = {
+        "horizon": horizon,
+        "position_hash": "0" * 64,
+        "state_hash": "1" * 64,
+        "signatures": {net.ids["n2"]: {"key": remote.identity.public_key, "sig": "AAAA"}},
+    }
+    response = await remote.send("n1", "events", {"events": [], "checkpoints": [forged] * 3})
+    assert response.status_code == 200 and response.json()["checkpoints_installed"] == 0
+    assert (await net.ok("n1", "GET", "/network/stats"))["checkpoints_installed"] == 0
+    too_many = await remote.send("n1", "events", {"events": [], "checkpoints": [forged] * 17})
+    assert too_many.status_code == 400

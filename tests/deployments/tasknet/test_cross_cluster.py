@@ -73,13 +73,13 @@ class Fleet:
 
 
 @contextlib.asynccontextmanager
-async def open_fleet(tmp_path: Any, b_dials_a: bool) -> AsyncIterator[Fleet]:
+async def open_fleet(tmp_path: Any, b_dials_a: bool, **settings: Any) -> AsyncIterator[Fleet]:
     """Side A dials B; side B dials A too unless `b_dials_a` is false (then B is only served)."""
     port_a, port_b = free_port(), free_port()
     a_to_b, b_to_a = TcpProxy(port_b), TcpProxy(port_a)
     for proxy in (a_to_b, b_to_a):
         await proxy.heal()
-    common = {"peer_rate_per_s": 200.0, "peer_burst": 200.0}
+    common = {"peer_rate_per_s": 200.0, "peer_burst": 200.0, **settings}
     with local_state():
         reset_local_state()
         config_a = make_config(
@@ -181,3 +181,25 @@ async def test_two_clusters_form_one_network_survive_a_partition_and_converge(fl
     await eventually(converged, timeout=30, what="one state digest on all five nodes after the heal")
     for node in SIDE_A + SIDE_B:
         assert {"A during the partition", "B during the partition"} <= await fleet.titles(node)
+
+
+async def test_checkpoints_are_certified_across_the_link_and_installed_on_all_five_nodes(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+):
+    """The validators are all on side A; their checkpoint signatures reach side B over the link."""
+    monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
+    async with open_fleet(tmp_path, b_dials_a=True, checkpoint_interval_s=1, checkpoint_settle_s=0.5) as fleet:
+        await fleet.create_task("a1", "before the checkpoint")
+
+        async def installed_everywhere() -> bool:
+            stats = [await fleet.get(n, "/network/stats") for n in SIDE_A + SIDE_B]
+            horizons = {s["checkpoint_horizon"] for s in stats}
+            return all(s["checkpoints_installed"] >= 1 for s in stats) and len(horizons) == 1
+
+        await eventually(installed_everywhere, timeout=30, what="one certified checkpoint on all five nodes")
+        await fleet.create_task("b2", "after the checkpoint")
+
+        async def agreed() -> bool:
+            return len(await fleet.digests()) == 1 and "after the checkpoint" in await fleet.titles("a3")
+
+        await eventually(agreed, timeout=15, what="agreement after the checkpoint")

@@ -9,7 +9,9 @@ carries are each still verified by the node's log: the envelope only says who re
 
 The registry is bounded: a join records a peer unconfirmed (expires after `UNCONFIRMED_TTL_S`
 unless it pushes or pulls), the oldest unconfirmed entry makes room for a new one, and a full
-registry of confirmed peers refuses joins. Each peer has a token bucket (429 when empty) and a
+registry of confirmed peers refuses joins; joins of ids not yet known share one token bucket (fresh
+keys cost nothing to make, so a bucket per id would not bound them). Each peer has a token bucket
+(429 when empty) and a
 score that every forged or broken event it relays lowers; below `DROP_BELOW` it is dropped and
 refused (403) from then on.
 """
@@ -164,6 +166,7 @@ class PeerRegistry:
     ) -> None:
         self.rate, self.burst, self.max_peers, self._now = rate, burst, max_peers, now
         self.peers: dict[str, Peer] = {}
+        self.new_joins = TokenBucket(rate, burst, now)  # one bucket for every id not yet known
 
     def _sweep(self) -> None:
         now = self._now()
@@ -179,6 +182,8 @@ class PeerRegistry:
             if url:
                 peer.url = url
             return peer
+        if not self.new_joins.take():
+            raise Reject("too many joins of new peers; retry shortly", 429)
         if len(self.peers) >= self.max_peers:
             unconfirmed = [i for i, p in self.peers.items() if not p.confirmed and not p.dropped]
             if not unconfirmed:

@@ -147,6 +147,15 @@ def test_the_token_bucket_refuses_with_429_and_refills_with_time():
     registry.admit(_open(envelope(peer, "events", ME.node_id, {}, NOW)))
 
 
+def test_joins_of_new_ids_share_one_bucket_fresh_keys_do_not_buy_more():
+    registry = PeerRegistry(rate=1, burst=3, now=Clock())
+    for _ in range(3):
+        _joined(registry, Identity.generate())
+    with pytest.raises(Reject) as err:
+        _joined(registry, Identity.generate())
+    assert err.value.status == 429 and len(registry.peers) == 3
+
+
 def test_one_peers_rate_does_not_spend_anothers():
     registry = PeerRegistry(rate=1, burst=2, now=Clock())
     noisy, quiet = Identity.generate(), Identity.generate()
@@ -175,7 +184,7 @@ def test_invalid_events_lower_the_score_and_a_peer_below_the_floor_is_dropped_fo
 
 
 def test_the_registry_is_bounded_the_oldest_unconfirmed_entry_makes_room_and_confirmed_ones_stay():
-    registry = PeerRegistry(now=Clock())
+    registry = PeerRegistry(rate=1000, burst=1000, now=Clock())
     for peer in [Identity.generate() for _ in range(MAX_PEERS - 1)]:
         _joined(registry, peer)
         registry.admit(_open(envelope(peer, "pull", ME.node_id, {}, NOW), route="pull"))

@@ -308,3 +308,21 @@ async def test_forged_checkpoint_signatures_from_a_peer_install_nothing(net: Net
     assert (await net.ok("n1", "GET", "/network/stats"))["checkpoints_installed"] == 0
     too_many = await remote.send("n1", "events", {"events": [], "checkpoints": [forged] * 17})
     assert too_many.status_code == 400
+
+
+async def test_relaying_a_forking_authors_events_costs_the_relay_nothing(net: Net, remote: Remote):
+    """An author who signs two versions of one position makes its other branch not fit the chain a node
+    holds: that is the author's doing (cut as an equivocation), not the honest relay's."""
+    await remote.join()
+    remote.core.receive(await remote.pull())
+    join, _ = remote.submit_join()
+    author, now = Identity.generate(), remote.core.now_ms()
+    first = make_event(author, 1, "", [now, 0], "general", "skills_update", {"skills": ["a"]})
+    second = make_event(author, 2, first["id"], [now, 1], "general", "skills_update", {"skills": ["b"]})
+    fork = make_event(author, 2, first["id"], [now, 2], "general", "skills_update", {"skills": ["c"]})
+    after_fork = make_event(author, 3, fork["id"], [now, 3], "general", "skills_update", {"skills": ["d"]})
+    assert (await remote.push([join, first, second])).json()["invalid"] == 0
+    answer = (await remote.push([fork, after_fork])).json()
+    assert answer["invalid"] == 0 and answer["score"] == SCORE_START
+    stats = await net.ok("n1", "GET", "/network/stats")
+    assert stats["events_out_of_chain"] == 1 and stats["events_invalid"] == 0

@@ -68,6 +68,10 @@ class Fleet:
     async def titles(self, node: str) -> set[str]:
         return {t["title"] for t in (await self.get(node, "/state"))["general"]["tasks"].values()}
 
+    async def five_members(self) -> bool:
+        states = [await self.get(n, "/state") for n in SIDE_A + SIDE_B]
+        return all(len(s["global"]["nodes"]) == 5 for s in states)
+
     async def digests(self, nodes: tuple[str, ...] = SIDE_A + SIDE_B) -> set[str]:
         return {(await self.get(n, "/state/digest"))["digest"] for n in nodes}
 
@@ -189,6 +193,7 @@ async def test_checkpoints_are_certified_across_the_link_and_installed_on_all_fi
     """The validators are all on side A; their checkpoint signatures reach side B over the link."""
     monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
     async with open_fleet(tmp_path, b_dials_a=True, checkpoint_interval_s=1, checkpoint_settle_s=0.5) as fleet:
+        await eventually(fleet.five_members, timeout=30, what="the two clusters forming one network")
         await fleet.create_task("a1", "before the checkpoint")
 
         async def installed_everywhere() -> bool:

@@ -11,6 +11,7 @@ The last figures repeat propagation and leader failover with the node actors on 
 Ray instance (real actor RPC, `ray.kill` of the leader's actor).
 
 Usage: python bench/tasknet.py [--events 3000] [--rounds 20] [--partition-events 1000] [--no-ray]
+       python bench/tasknet.py --cross-cluster --rounds 200
 """
 
 from __future__ import annotations
@@ -95,9 +96,10 @@ async def converge(network: Network, timeout: float) -> float:
     return time.perf_counter() - started
 
 
-async def propagation(network: Network, rounds: int) -> list[float]:
-    names = list(network.handles)
-    origin, others = network.handles[names[0]], [network.handles[n] for n in names[1:]]
+async def propagation(network: Network | list[Any], rounds: int) -> list[float]:
+    """Seconds until an event created on the first node is on every other (a network or handles, origin first)."""
+    handles = list(network.handles.values()) if isinstance(network, Network) else network
+    origin, others = handles[0], handles[1:]
     samples = []
     for i in range(rounds):
         cursors = [(await h.wait_notifications.remote(1 << 62, 0))[0] for h in others]
@@ -129,6 +131,92 @@ async def bench_propagation(rounds: int) -> None:
     p95 = sorted(results["push gossip"])[int(rounds * 0.95) - 1]
     print(f"propagation to all 5 nodes: median {ms(ours)}, p95 {ms(p95)} over {rounds} events")
     print(f"  peer: anti-entropy only (anchor's design) median {ms(peer)}; ratio {peer / ours:.1f}x")
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+async def serve_network(config: TasknetConfig, port: int) -> tuple[Network, Any, Any]:
+    """The deployment's app for `config` on a loopback uvicorn; its network, server and serving task."""
+    import uvicorn
+
+    from deployments.tasknet.app import create_app
+
+    app = create_app(config)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    network: Network = app.state.component.network
+    await network.ensure()
+    return network, server, task
+
+
+async def bench_cross_cluster(rounds: int) -> None:
+    """Propagation across two clusters (3 + 2 nodes) joined only by the HTTP peer routes on loopback;
+    the peer: the same five nodes as one cluster, measured in the same run."""
+    from rayfleet.launcher import free_port
+
+    base: dict[str, Any] = {
+        "anti_entropy_interval_s": 0.5,
+        "webrtc": {"enabled": False},
+        "llm": {"base_url": None},
+        "network": {"faucet_sp": 10**9},
+        "peer_rate_per_s": 1000.0,
+        "peer_burst": 1000.0,
+    }
+    port_a, port_b = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as tmp, local_state():
+        reset_local_state()
+        config_a = TasknetConfig.model_validate(
+            {
+                **base,
+                "nodes": ["a1", "a2", "a3"],
+                "data_dir": Path(tmp) / "a",
+                "peers": [{"url": f"http://127.0.0.1:{port_b}/b1"}],
+            }
+        )
+        side_a, server_a, task_a = await serve_network(config_a, port_a)
+        config_b = TasknetConfig.model_validate(
+            {
+                **base,
+                "nodes": ["b1", "b2"],
+                "data_dir": Path(tmp) / "b",
+                "genesis_author": side_a.ids["a1"],
+                "peers": [{"url": f"http://127.0.0.1:{port_a}/a1", "node_id": side_a.ids["a1"]}],
+            }
+        )
+        side_b, server_b, task_b = await serve_network(config_b, port_b)
+        handles = [side_a.handles[n] for n in ("a2", "a1", "a3")] + [side_b.handles[n] for n in ("b1", "b2")]
+        started = time.perf_counter()
+        while True:
+            states = [(await h.view.remote("state"))["result"] for h in handles]
+            if all(len(s["global"]["nodes"]) == 5 for s in states):
+                break
+            if time.perf_counter() - started > 60:
+                raise RuntimeError("the two clusters did not form one network")
+            await asyncio.sleep(0.05)
+        cross = await propagation(handles, rounds)
+        for server, task in ((server_a, task_a), (server_b, task_b)):
+            server.should_exit = True
+            await task
+        for network in (side_a, side_b):
+            await network.stop()
+        reset_local_state()
+    with tempfile.TemporaryDirectory() as tmp, local_state():
+        reset_local_state()
+        network = await open_network(Path(tmp), 5)
+        await propagation(network, 3)  # warm up as the cross-cluster run did while the clusters joined
+        one = await propagation(network, rounds)
+        await network.stop()
+        reset_local_state()
+    p50, p99 = statistics.median(cross), percentile(cross, 0.99)
+    print(f"cross-cluster propagation to all 5 nodes (3 + 2, HTTP peer links on loopback, origin a2, {rounds} events):")
+    print(f"  p50 {ms(p50)}, p99 {ms(p99)}, max {ms(max(cross))}")
+    peer50, peer99 = statistics.median(one), percentile(one, 0.99)
+    print(f"  peer: the same 5 nodes in one cluster p50 {ms(peer50)}, p99 {ms(peer99)}; ratio p50 {p50 / peer50:.1f}x")
 
 
 async def bench_partition(events: int) -> None:
@@ -277,9 +365,15 @@ def main() -> None:
     parser.add_argument("--partition-events", type=int, default=1000)
     parser.add_argument("--no-ray", action="store_true", help="skip the figures on a private Ray instance")
     parser.add_argument("--only-ring", action="store_true", help="only the ring proof figures")
+    parser.add_argument(
+        "--cross-cluster", action="store_true", help="only propagation across two clusters peered over HTTP"
+    )
     args = parser.parse_args()
     if args.only_ring:
         bench_ring()
+        return
+    if args.cross_cluster:
+        asyncio.run(bench_cross_cluster(args.rounds))
         return
     bench_apply(args.events)
     asyncio.run(bench_propagation(args.rounds))

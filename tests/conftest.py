@@ -228,6 +228,7 @@ TIER3_OWN = (
     "tests/e2e/test_front.py",
     "tests/e2e/test_platform_down.py",
     "tests/actors/tasknet/test_node_actor_restart.py",
+    "tests/e2e/test_tasknet_cross_cluster.py",
     "tests/e2e/test_head_restart.py",
 )
 TIER3 = "tier3"

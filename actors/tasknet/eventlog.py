@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.tasknet.events import ANON, EventError, check_shape
+from actors.tasknet.events import ANON, ChainError, EventError, check_shape
 from actors.tasknet.records import Event
 
 Head = tuple[int, str, list[int]]
@@ -136,9 +136,9 @@ class EventLog:
                 self.pending[(author, seq)] = event
             return
         if event["prev"] != top_id:
-            raise EventError("event does not extend its author's chain")
+            raise ChainError("event does not extend its author's chain")
         if top_seq and list(event["hlc"]) <= list(top_hlc):
-            raise EventError("event clock does not advance its author's chain")
+            raise ChainError("event clock does not advance its author's chain")
         chain.append(event)
         self.by_id[event["id"]] = event
         added.append(event)

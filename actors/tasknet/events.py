@@ -23,6 +23,11 @@ class EventError(ValueError):
     """An event that is malformed or not authentic."""
 
 
+class ChainError(EventError):
+    """An authentic event that does not extend its author's chain as this node holds it (a fork's
+    continuation, a clock that goes back): the author's doing, not that of the peer relaying it."""
+
+
 def body(event: Event) -> dict[str, Any]:
     """What the signature covers: the event without `sig` and `id`."""
     return {

@@ -16,7 +16,7 @@ from typing import Any
 from actors.tasknet import checkpoint as cp
 from actors.tasknet import ring
 from actors.tasknet.eventlog import EventLog
-from actors.tasknet.events import MAX_EVENT_BYTES, EventError, make_anonymous, make_event
+from actors.tasknet.events import MAX_EVENT_BYTES, ChainError, EventError, make_anonymous, make_event
 from actors.tasknet.hlc import HybridClock
 from actors.tasknet.identity import Identity, verify
 from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
@@ -66,6 +66,7 @@ class NodeCore:
             "events_received": 0,
             "events_duplicate": 0,
             "events_invalid": 0,
+            "events_out_of_chain": 0,
             "events_future": 0,
             "refolds": 0,
             "events_below_horizon": 0,
@@ -233,6 +234,9 @@ class NodeCore:
                 continue
             try:
                 added = self.log.add(raw)
+            except ChainError:
+                self.stats["events_out_of_chain"] += 1
+                continue
             except EventError:
                 self.stats["events_invalid"] += 1
                 continue

@@ -11,6 +11,7 @@ can cut links with `set_blocked` to partition the network.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import time
@@ -23,6 +24,16 @@ from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.peering import (
+    MAX_PULL_EVENTS,
+    MAX_PUSH_CHECKPOINTS,
+    MAX_PUSH_EVENTS,
+    PeerRegistry,
+    check_peer_url,
+    envelope,
+    open_envelope,
+)
+from actors.tasknet.peerlink import PeerLink
 from actors.tasknet.raft import LEADER, RaftMessage, RaftReply
 from actors.tasknet.records import Attestation, Event, Notification, Payload
 from actors.tasknet.services import Host as ServiceHost
@@ -67,6 +78,10 @@ class TaskNode:
         self._checkpointing: asyncio.Task[bool] | None = None
         self.tasks = BackgroundTasks("tasknet")
         self._raft_waiters: dict[str, float] = {}
+        self.registry = PeerRegistry(
+            float(settings.get("peer_rate_per_s", 20.0)), float(settings.get("peer_burst", 40.0))
+        )
+        self.links: dict[str, PeerLink] = {}
 
     # ----- wiring
     async def connect(
@@ -91,7 +106,16 @@ class TaskNode:
                 float(self.settings.get("anti_entropy_interval_s", 0.5)), self._anti_entropy_step, name="anti-entropy"
             )
             self.tasks.every(float(self.settings.get("raft_tick_s", 0.05)), self._raft_step, name="raft-tick")
+            self._open_links()
         return await self.whoami()
+
+    def _open_links(self) -> None:
+        """One link per configured remote node, each with its own loop: join, then pull periodically."""
+        interval = float(self.settings.get("anti_entropy_interval_s", 0.5))
+        for peer in self.settings.get("peers", []):
+            link = PeerLink(peer["url"], peer.get("node_id"), self.core.identity, self.core.now_ms)
+            self.links[link.url] = link
+            self.tasks.every(interval, functools.partial(self._link_step, link), name="peer-link", first_delay=0)
 
     async def _rewire(self) -> None:
         """After a restart (Ray restarts a crashed actor): reconnect from the saved wiring."""
@@ -172,50 +196,64 @@ class TaskNode:
                 continue
             if not rtc.send_events(self.peer_ids.get(name, ""), events):
                 targets.append((name, handle))
+        for link in self.links.values():
+            if link.remote_id and link.name != skip and link.name not in self.blocked:
+                for start in range(0, len(events), MAX_PUSH_EVENTS):
+                    self.tasks.start(link.push(list(events[start : start + MAX_PUSH_EVENTS])), name="peer-push")
         await asyncio.gather(*(self._send(n, h, TaskNode.receive_events, events, self.core.name) for n, h in targets))
 
     async def receive_events(self, events: list[Any], sender: str) -> int:
         await self._rewire()
         if sender.startswith("webrtc:"):
             sender = {i: n for n, i in self.peer_ids.items()}.get(sender[7:], sender)
+        return len(self._accept(events, sender))
+
+    def _accept(self, events: list[Any], sender: str) -> list[Event]:
+        """Take gossiped events from `sender` (a peer name) and forward the new ones once to the others."""
         if sender in self.blocked:
-            return 0
+            return []
         self.messages_received += 1
         fresh = self.core.receive(events)
         self.services.observe_propagation(fresh)
         if fresh:
             self.tasks.start(self._push(fresh, skip=sender), name="forward")
-        return len(fresh)
+        return fresh
 
     async def pull(
-        self, vector: dict[str, int], anon_ids: list[str], sender: str, heads: dict[str, str] | None = None
+        self,
+        vector: dict[str, int],
+        anon_ids: list[str],
+        sender: str,
+        heads: dict[str, str] | None = None,
+        limit: int = 2000,
     ) -> list[Event]:
         if sender in self.blocked:
             return []
         self.messages_received += 1
-        return self.core.log.missing_for(vector, set(anon_ids), heads=heads)
+        return self.core.log.missing_for(vector, set(anon_ids), limit=limit, heads=heads)
+
+    def _pull_request(self) -> tuple[dict[str, int], list[str], dict[str, str]]:
+        """What a pull presents: this node's version vector, its anonymous event ids and its chain heads."""
+        return self.core.log.version_vector(), list(self.core.log.anonymous), self.core.log.heads()
 
     async def _anti_entropy_once(self) -> int:
         reachable = self._reachable()
         if not reachable:
             return 0
         name = random.choice(sorted(reachable))
-        if self.core.wanted is not None or self.core.state["genesis"] is None:
+        if self._needs_checkpoint():
             offered = await self._send(
                 name, reachable[name], TaskNode.checkpoint_after, self.core.reducer.horizon, self.core.name
             )
             if offered:
                 self.core.load_checkpoint(offered)
-        missing = await self._send(
-            name,
-            reachable[name],
-            TaskNode.pull,
-            self.core.log.version_vector(),
-            list(self.core.log.anonymous),
-            self.core.name,
-            self.core.log.heads(),
-        )
+        vector, anon_ids, heads = self._pull_request()
+        missing = await self._send(name, reachable[name], TaskNode.pull, vector, anon_ids, self.core.name, heads)
         return len(self.core.receive(missing)) if missing else 0
+
+    def _needs_checkpoint(self) -> bool:
+        """A certified checkpoint this node cannot build (it missed events), or no genesis yet: ask a peer."""
+        return self.core.wanted is not None or self.core.state["genesis"] is None
 
     async def _anti_entropy_step(self) -> None:
         await self.ensure_joined()
@@ -246,6 +284,123 @@ class TaskNode:
                     await rtc.connect(self, peer_id)
                 except Exception:  # retried next round
                     rtc.pcs.pop(peer_id, None)
+
+    # ----- HTTP peering with nodes of other clusters (actors/tasknet/peering.py)
+    async def _link_step(self, link: PeerLink) -> None:
+        """Join the remote node if not yet joined, pull what this node lacks and push what the remote lacks
+        (push-pull anti-entropy over HTTP); what arrives new is forwarded like a push from that peer."""
+        if link.name in self.blocked:
+            return
+        if link.remote_id is None:
+            if not await link.join(self.settings.get("advertise_url"), self.core.genesis_author):
+                return
+        if self._needs_checkpoint():
+            offered = await link.checkpoint_after(self.core.reducer.horizon)
+            if offered:
+                self.core.load_checkpoint(offered)
+        while True:
+            vector, anon_ids, heads = self._pull_request()
+            pulled = await link.pull(vector, anon_ids, heads)
+            if link.name in self.blocked:
+                return
+            fresh = self._accept(pulled.events, link.name) if pulled.events else []
+            if len(pulled.events) < MAX_PULL_EVENTS or not fresh:
+                break
+        lacking: list[Event] = []
+        if pulled.vector is not None:
+            lacking = self.core.log.missing_for(pulled.vector, set(pulled.anon_ids), limit=MAX_PULL_EVENTS)
+        certificates = self.core.checkpoint_gossip()[:MAX_PUSH_CHECKPOINTS]
+        for start in range(0, max(len(lacking), 1), MAX_PUSH_EVENTS):
+            batch = lacking[start : start + MAX_PUSH_EVENTS]
+            if batch or certificates:
+                await link.push(batch, certificates)
+                certificates = []
+
+    async def peer_join(self, raw: Any) -> Answer:
+        """A node of another cluster presents itself (a signed envelope); the answer is signed by this node."""
+        try:
+            opened = open_envelope(raw, "join", self.core.node_id, self.core.now_ms())
+            url = opened.body.get("url")
+            if url is not None:
+                try:
+                    url = check_peer_url(str(url)) if isinstance(url, str) else None
+                except ValueError as exc:
+                    raise Reject(f"join url: {exc}") from None
+            self.registry.join(opened, url)
+        except Reject as exc:
+            return _error(exc)
+        body = {"genesis_author": self.core.genesis_author, "name": self.core.name}
+        return {"result": envelope(self.core.identity, "joined", opened.sender, body, self.core.now_ms())}
+
+    async def peer_events(self, raw: Any) -> Answer:
+        """A joined peer pushes a batch; each event is verified by the log, and the peer loses score for
+        every forged or broken one (dropped below the floor)."""
+        try:
+            opened = open_envelope(raw, "events", self.core.node_id, self.core.now_ms())
+            events = opened.body.get("events")
+            if not isinstance(events, list):
+                raise Reject("body.events must be a list of events")
+            if len(events) > MAX_PUSH_EVENTS:
+                raise Reject(f"a pushed batch holds at most {MAX_PUSH_EVENTS} events", 413)
+            certificates = opened.body.get("checkpoints", [])
+            if not isinstance(certificates, list) or len(certificates) > MAX_PUSH_CHECKPOINTS:
+                raise Reject(f"body.checkpoints is a list of at most {MAX_PUSH_CHECKPOINTS} certificates")
+            peer = self.registry.admit(opened)
+        except Reject as exc:
+            return _error(exc)
+        invalid_before = self.core.stats["events_invalid"]
+        fresh = self._accept(events, f"peer:{peer.node_id}")
+        invalid = self.core.stats["events_invalid"] - invalid_before
+        self.registry.penalize(peer, invalid)
+        installed = await self.checkpoint_signatures(certificates, f"peer:{peer.node_id}") if certificates else 0
+        return {
+            "result": {
+                "accepted": len(fresh),
+                "invalid": invalid,
+                "score": peer.score,
+                "checkpoints_installed": installed,
+            }
+        }
+
+    async def peer_checkpoint(self, raw: Any) -> Answer:
+        """A joined peer asks for this node's certified checkpoint (with its state) when newer than its own."""
+        try:
+            opened = open_envelope(raw, "checkpoint", self.core.node_id, self.core.now_ms())
+            horizon = opened.body.get("horizon")
+            if type(horizon) is not int:
+                raise Reject("body is {horizon: integer}")
+            peer = self.registry.admit(opened)
+        except Reject as exc:
+            return _error(exc)
+        return {"result": {"checkpoint": await self.checkpoint_after(horizon, f"peer:{peer.node_id}")}}
+
+    async def peer_pull(self, raw: Any) -> Answer:
+        """A joined peer presents its version vector; the answer holds what it lacks (at most MAX_PULL_EVENTS)."""
+        try:
+            opened = open_envelope(raw, "pull", self.core.node_id, self.core.now_ms())
+            vector, anon_ids, heads = (opened.body.get(k) for k in ("vector", "anon_ids", "heads"))
+            if not (
+                isinstance(vector, dict)
+                and all(isinstance(k, str) and type(v) is int for k, v in vector.items())
+                and isinstance(anon_ids, list)
+                and all(isinstance(i, str) for i in anon_ids)
+                and isinstance(heads, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in heads.items())
+            ):
+                raise Reject("body is {vector: {author: seq}, anon_ids: [id], heads: {author: event id}}")
+            peer = self.registry.admit(opened)
+        except Reject as exc:
+            return _error(exc)
+        events = await self.pull(vector, anon_ids, f"peer:{peer.node_id}", heads, limit=MAX_PULL_EVENTS)
+        mine = {"vector": self.core.log.version_vector(), "anon_ids": sorted(self.core.log.anonymous)}
+        return {"result": {"events": events, **(mine if f"peer:{peer.node_id}" not in self.blocked else {})}}
+
+    async def peers_view(self) -> dict[str, Any]:
+        """The remote nodes this node heard from (`inbound`) and the ones it dials (`links`)."""
+        return {
+            "inbound": [p.public() for p in self.registry.peers.values()],
+            "links": [link.public() for link in self.links.values()],
+        }
 
     # ----- anonymous votes enter the network elsewhere
     async def relay_anonymous(self, event: Event) -> str:
@@ -453,4 +608,6 @@ class TaskNode:
 
     async def stop(self) -> None:
         await self.tasks.stop()
+        for link in self.links.values():
+            await link.close()
         await self.services.close()

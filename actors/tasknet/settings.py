@@ -60,6 +60,11 @@ class WebrtcParams(TypedDict, total=False):
     host_addresses: list[str]
 
 
+class PeerParams(TypedDict, total=False):
+    url: str
+    node_id: str | None
+
+
 class NodeSettings(TypedDict, total=False):
     network: NetworkParams
     anti_entropy_interval_s: float
@@ -75,3 +80,7 @@ class NodeSettings(TypedDict, total=False):
     anonymous_relay_max_delay_s: float
     checkpoint_interval_s: float
     checkpoint_settle_s: float
+    peers: list[PeerParams]
+    advertise_url: str | None
+    peer_rate_per_s: float
+    peer_burst: float

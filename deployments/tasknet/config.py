@@ -11,9 +11,18 @@ import os
 from pathlib import Path
 from typing import cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator, model_validator
 
-from actors.tasknet.settings import DEFAULT_IMPORTS, LlmParams, NetworkParams, NodeSettings, UpgradeParams, WebrtcParams
+from actors.tasknet.peering import check_peer_url
+from actors.tasknet.settings import (
+    DEFAULT_IMPORTS,
+    LlmParams,
+    NetworkParams,
+    NodeSettings,
+    PeerParams,
+    UpgradeParams,
+    WebrtcParams,
+)
 from rayfleet.config import load_yaml
 from rayfleet.deploy import base_url
 from rayfleet.paths import resolve
@@ -74,6 +83,21 @@ class NetworkSettings(BaseModel):
     min_anonymity_set: int = Field(default=3, ge=1, description="smallest ring an anonymous vote may hide in")
 
 
+class PeerSettings(BaseModel):
+    """A node of another cluster this deployment's node `node` dials over HTTP."""
+
+    url: str = Field(description="the remote node's base URL, e.g. http://10.0.0.2:8000/tasknet/n1")
+    node_id: str | None = Field(
+        default=None, max_length=64, description="pin the remote node's id: its join answer must be signed by it"
+    )
+    node: str | None = Field(default=None, description="the local node that dials it (default: the bootstrap node)")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return check_peer_url(value)
+
+
 class TasknetConfig(BaseModel):
     nodes: list[str] = Field(default_factory=lambda: ["n1", "n2", "n3"], min_length=1)
     data_dir: Path = Path("var/tasknet")
@@ -104,6 +128,31 @@ class TasknetConfig(BaseModel):
         default=120.0, ge=0, le=86_400, description="a node checkpoints at a horizon this long after it passed"
     )
 
+    peers: list[PeerSettings] = Field(default_factory=list, max_length=64)
+    advertise_url: str | None = Field(
+        default=None,
+        description="this deployment's tasknet base URL as peers reach it (node `<node>` is `<advertise_url>/<node>`)",
+    )
+    genesis_author: str | None = Field(
+        default=None,
+        max_length=64,
+        description="join the network whose bootstrap node has this id instead of writing a genesis",
+    )
+    peer_rate_per_s: float = Field(default=20.0, gt=0, description="requests per second per remote peer")
+    peer_burst: float = Field(default=40.0, ge=1, description="requests a remote peer may send at once")
+
+    @field_validator("advertise_url")
+    @classmethod
+    def _advertise(cls, value: str | None) -> str | None:
+        return None if value is None else check_peer_url(value)
+
+    @model_validator(mode="after")
+    def _peer_nodes(self) -> TasknetConfig:
+        for peer in self.peers:
+            if peer.node is not None and peer.node not in self.nodes:
+                raise ValueError(f"peer {peer.url}: node {peer.node} is not one of nodes")
+        return self
+
     @property
     def default_node(self) -> str:
         return self.nodes[0]
@@ -111,9 +160,17 @@ class TasknetConfig(BaseModel):
     def node_dir(self, name: str) -> str:
         return str(resolve(self.data_dir) / name)
 
-    def actor_settings(self) -> NodeSettings:
-        """What a node actor needs (plain data: it crosses the Ray boundary)."""
+    def actor_settings(self, node: str | None = None) -> NodeSettings:
+        """What a node actor needs (plain data: it crosses the Ray boundary); with `node`, its peer links."""
+        node = node or self.default_node
+        peers: list[PeerParams] = [
+            {"url": p.url, "node_id": p.node_id} for p in self.peers if (p.node or self.default_node) == node
+        ]
         return {
+            "peers": peers,
+            "advertise_url": f"{self.advertise_url}/{node}" if self.advertise_url else None,
+            "peer_rate_per_s": self.peer_rate_per_s,
+            "peer_burst": self.peer_burst,
             "network": cast(NetworkParams, self.network.model_dump()),
             "anti_entropy_interval_s": self.anti_entropy_interval_s,
             "anonymous_relay_max_delay_s": self.anonymous_relay_max_delay_s,

@@ -1,7 +1,9 @@
 """The app side of the network: one named actor per configured node, wired and bootstrapped once.
 
 The first node of the configuration is the bootstrap node: it writes the genesis
-(validator set = the configured nodes) and the others pin it as their genesis author.
+(validator set = the configured nodes) and the others pin it as their genesis author. With
+`genesis_author` set, the deployment joins another cluster's network instead: nobody writes a
+genesis, every node pins that id and gets the genesis through its peer links.
 Every step is idempotent, so replicas racing here converge on the same network.
 """
 
@@ -53,7 +55,7 @@ class Network:
                 actor_name(node),
                 node,
                 self.config.node_dir(node),
-                self.config.actor_settings(),
+                self.config.actor_settings(node),
                 max_concurrency=1000,
             )
             if rstate.is_local(handle):
@@ -75,10 +77,12 @@ class Network:
         handles = {n: self.handle(n) for n in names}
         whoami = await asyncio.gather(*(call(h, TaskNode.whoami) for h in handles.values()))
         self.ids = {n: w["node_id"] for n, w in zip(names, whoami, strict=True)}
-        genesis = self.ids[names[0]]
+        genesis = self.config.genesis_author or self.ids[names[0]]
         names_of = {n: actor_name(n) for n in names}
         peers: dict[str, Any] = dict(handles)
         await asyncio.gather(*(call(h, TaskNode.connect, peers, self.ids, genesis, names_of) for h in handles.values()))
+        if self.config.genesis_author is not None:
+            return  # the genesis comes over the peer links; each node joins once it has it (anti-entropy step)
         await call(handles[names[0]], TaskNode.bootstrap, list(self.ids.values()))
         for _ in range(100):
             joined = await asyncio.gather(*(call(h, TaskNode.ensure_joined) for h in handles.values()))

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import agent, feed, governance, network, tasks
+from . import agent, feed, governance, network, peers, tasks
 
-ROUTERS: tuple[APIRouter, ...] = (network.router, feed.router, tasks.router, governance.router, agent.router)
+ROUTERS: tuple[APIRouter, ...] = (
+    network.router,
+    feed.router,
+    tasks.router,
+    governance.router,
+    agent.router,
+    peers.router,
+)

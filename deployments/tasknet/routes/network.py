@@ -138,3 +138,8 @@ async def request_vote(node: Reader, body: RequestVoteIn) -> Any:
 @router.post("/raft/append_entries", response_model=Open, tags=["raft"], summary="Signed by the leader")
 async def append_entries(node: Reader, body: AppendEntriesIn) -> Any:
     return unwrap(await call(node, TaskNode.raft_http, "append_entries", body.model_dump()))
+
+
+@router.get("/state/digest", response_model=Open, summary="SHA-256 of the state (equal on nodes that agree)")
+async def state_digest(node: Reader) -> Any:
+    return await view(node, "digest")

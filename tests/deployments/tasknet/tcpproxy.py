@@ -1,0 +1,53 @@
+"""A loopback TCP proxy a test can cut and heal: the HTTP path between two clusters.
+
+`cut()` stops listening and closes every open connection (both ends), so requests in flight
+fail and new ones are refused; `heal()` listens again on the same port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from rayfleet.launcher import free_port
+
+
+class TcpProxy:
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.port = free_port()
+        self._server: asyncio.base_events.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    async def heal(self) -> None:
+        if self._server is None:
+            self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
+
+    async def cut(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for writer in list(self._writers):
+            writer.close()
+        self._writers.clear()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            writer.close()
+            return
+        self._writers.update((writer, up_writer))
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            self._writers.discard(writer)
+            with contextlib.suppress(Exception):
+                writer.close()

@@ -58,6 +58,7 @@ class ProxySettings:
     cache_mem_mb: int = 32
     hosts: dict[str, str] = field(default_factory=dict)
     user: str = "proxy"
+    log_rotate_keep: int = 3  # rotated copies kept of Squid's access log
     certgen_bin: str = "/usr/lib/squid/security_file_certgen"
     tls_outgoing_cafile: str = ""  # extra CA file Squid verifies origins with (besides the system CAs)
     ca_cert: str = ""  # the interception CA (copied into tls/ while ssl_bump is on)
@@ -419,6 +420,7 @@ class DataPlane:
             cache_mem_mb=self.config.cache_mem_mb,
             user=self.user,
             tls=self.tls,
+            log_rotate_keep=self.config.log_rotate_keep,
         )
         self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
@@ -526,13 +528,24 @@ class DataPlane:
                 raise DataPlaneError("squid did not come back after reconfigure; see cache.log")
             return time.monotonic() - started
 
-    def reload_dns(self) -> bool:
-        dnsmasq = self.dnsmasq
-        if dnsmasq is None:
+    def _signal(self, name: str, sig: signal.Signals) -> bool:
+        """Send `sig` to the supervised child `name`; False when it is not running."""
+        child = self._child(name)
+        if child is None:
             return False
         with contextlib.suppress(ProcessLookupError):
-            os.kill(dnsmasq.pid, signal.SIGHUP)
+            os.kill(child.pid, sig)
         return True
+
+    def reload_dns(self) -> bool:
+        return self._signal("dnsmasq", signal.SIGHUP)
+
+    def rotate_access_log(self) -> bool:
+        """Rotate Squid's access log: SIGUSR1, what `squid -k rotate` sends (without that command's parse of
+        every ACL file); under `logfile_rotate` Squid renames `access.log` to `access.log.0` (older copies
+        shifted) and opens a new one. False when Squid is not running."""
+        with self._lock:
+            return self._signal("squid", signal.SIGUSR1)
 
     def restart_squid(self) -> PlaneStatus:
         """Stop and start Squid (same port, its supervisor kept): the only way to empty its memory cache."""

@@ -211,6 +211,10 @@ class ProxyOwner:
     def reload_dns(self) -> bool:
         return self.plane.reload_dns()
 
+    def rotate_access_log(self) -> bool:
+        """Rotate Squid's access log (the log store asks once it is too big)."""
+        return self.plane.rotate_access_log()
+
     def restart(self) -> PlaneStatus:
         return self.plane.restart_squid()
 

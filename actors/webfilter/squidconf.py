@@ -273,6 +273,7 @@ def squid_conf(
     cache_mem_mb: int,
     user: str | None,
     tls: TlsFiles | None = None,
+    log_rotate_keep: int = 3,
 ) -> str:
     """squid.conf; `tls` (required when `policy.ssl_bump`) holds the files an ssl-bump listener needs."""
     acl_dir = root / "acl"
@@ -297,6 +298,7 @@ def squid_conf(
         f"error_directory {root / 'errors'}",
         f"logformat rayfleet {LOG_FORMAT}",
         f"access_log stdio:{root / 'logs' / 'access.log'} logformat=rayfleet",
+        f"logfile_rotate {log_rotate_keep}",  # on SIGUSR1 (`squid -k rotate`): access.log -> access.log.0 ...
         "acl SSL_ports port 443 8443",
         f"cache_mem {cache_mem_mb} MB",
         "shutdown_lifetime 1 seconds",

@@ -7,6 +7,7 @@ use, so a row masked when written reads the same as one masked when read.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,17 @@ def mask_clients(conn: duckdb.DuckDBPyConnection, table: str) -> int:
         f"UPDATE {table} SET client = client_masks.masked FROM client_masks WHERE {table}.client = client_masks.client"
     )
     return changed
+
+
+def shift_rotated(path: Path, keep: int) -> None:
+    """`path.{keep-2}` -> `path.{keep-1}` ... `path` -> `path.0` (the oldest beyond `keep` is dropped), as
+    Squid's `logfile_rotate` names them."""
+    for index in range(keep - 1, 0, -1):
+        older = path.with_name(f"{path.name}.{index - 1}")
+        if older.exists():
+            os.replace(older, path.with_name(f"{path.name}.{index}"))
+    if path.exists():
+        os.replace(path, path.with_name(f"{path.name}.0"))
 
 
 def rotated_copy(path: str, inode: int) -> Path | None:

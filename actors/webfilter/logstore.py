@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
@@ -131,8 +131,8 @@ class LogStore:
         self.last_retention: float | None = None
         self.retention: dict[str, Any] = {"runs": 0, "last_run": None, "last_deleted": None}
         self.rotate_bytes = rotate_bytes
-        self.rotations = {"access": 0}
-        self.rotation_asked: int | None = None  # inode of the file the last rotation was asked for
+        self.rotations = {"access": 0, "dns": 0}
+        self.rotation_asked: dict[str, int] = {}  # per file, the inode the last rotation was asked for
         self.recent: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(maxlen=5000)
         self.seq = 0
         self.ingested = 0
@@ -213,20 +213,31 @@ class LogStore:
         return deleted
 
     async def _rotate_full(self) -> None:
-        """Have the proxy actor rotate Squid's access log once it is past `rotate_bytes` (Squid's own
-        `logfile_rotate`). The tailer finishes the renamed file before it reads the new one (`_unread`). A
-        rotation is asked for only once the tailer reads the current file and the previous request took
-        effect, so at most one renamed file is unread and `logfile_rotate` never drops one before it is read
+        """Have the proxy actor rotate a tailed file past `rotate_bytes`: Squid's access log (Squid's own
+        `logfile_rotate`) or dnsmasq's query log. The tailer finishes the renamed file before it reads the new
+        one (`_unread`). A rotation is asked for only once the tailer reads the current file and the previous
+        request took effect, so at most one renamed file is unread and none is dropped before it is read
         (signals sent faster than Squid handles them would rotate again and again)."""
-        if not self.rotate_bytes or self.rules is None or not self.access_log or not os.path.exists(self.access_log):
+        if not self.rotate_bytes or self.rules is None:
             return
-        current = os.stat(self.access_log)
-        row = self.tail_db.execute("SELECT inode FROM tail_state WHERE path = ?", [self.access_log]).fetchone()
-        reading_current = row is not None and row[0] == current.st_ino
-        if current.st_size > self.rotate_bytes and reading_current and self.rotation_asked != current.st_ino:
-            self.rotation_asked = current.st_ino
-            if await call(self.rules, ProxyOwner.rotate_access_log):
-                self.rotations["access"] += 1
+        files: tuple[tuple[Literal["access", "dns"], str | None], ...] = (
+            ("access", self.access_log),
+            ("dns", self.dns_log),
+        )
+        for which, path in files:
+            if not path or not os.path.exists(path):
+                continue
+            current = os.stat(path)
+            row = self.tail_db.execute("SELECT inode FROM tail_state WHERE path = ?", [path]).fetchone()
+            reading_current = row is not None and row[0] == current.st_ino
+            if (
+                current.st_size > self.rotate_bytes
+                and reading_current
+                and self.rotation_asked.get(which) != current.st_ino
+            ):
+                self.rotation_asked[which] = current.st_ino
+                if await call(self.rules, ProxyOwner.rotate_log, which):
+                    self.rotations[which] += 1
 
     def _unread(self, path: str | None) -> tuple[int, int, bytes] | None:
         """What was appended to `path` since the stored offset, up to the last whole line: (inode, offset the

@@ -1,5 +1,5 @@
-"""The log store on its own: Squid's access log rotated past `log_rotate_bytes` (by the proxy actor, on the
-log store's request) with every line ingested exactly once across the rotations; under `gdpr_mode` no
+"""The log store on its own: Squid's access log and dnsmasq's query log rotated past `log_rotate_bytes` (by
+the proxy actor, on the log store's request) with every line ingested exactly once across the rotations; under `gdpr_mode` no
 full client address is stored; rows stored before it are masked by the maintenance action; the DuckDB file
 and its row counts in `/api/database/stats`. Real Squid and dnsmasq."""
 
@@ -14,7 +14,7 @@ from tests.deployments.webfilter.conftest import Origin, Service, require_datapl
 from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
-ROTATE_BYTES = 3000  # about 25 access-log lines
+ROTATE_BYTES = 3000  # about 25 access-log lines, 15 DNS queries
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +38,21 @@ async def counted(wf: Service, sql: str, *params: object, expected: int) -> None
     await eventually(count, timeout=30, what=f"{expected} from {sql}")
 
 
-async def test_squids_access_log_is_rotated_and_every_line_ingested_exactly_once(wf):
+async def test_rotated_logs_are_ingested_exactly_once(wf):
     for n in range(80):
         assert (await wf.fetch(wf.url("allowed.test", f"/rotation-{n}"))).status_code == 200
+        assert await wf.resolve(f"rotation-{n}.test") == []  # refused: no upstream; logged all the same
     await counted(wf, "SELECT count(DISTINCT url) FROM logs WHERE url LIKE '%/rotation-%'", expected=80)
-    assert (await raw(wf, "SELECT count(*) FROM logs WHERE url LIKE '%/rotation-%'"))[0][0] == 80  # none twice
+    await counted(wf, "SELECT count(DISTINCT name) FROM dns_logs WHERE name LIKE 'rotation-%'", expected=80)
+    # exactly once: as many rows as distinct URLs / names
+    assert (await raw(wf, "SELECT count(*) FROM logs WHERE url LIKE '%/rotation-%'"))[0][0] == 80
+    assert (await raw(wf, "SELECT count(*) FROM dns_logs WHERE name LIKE 'rotation-%'"))[0][0] == 80
     status = (await wf.api.get("/api/status")).json()["data"]["logs"]
-    assert status["rotations"]["access"] >= 1, status["rotations"]
-    access = Path(status["access_log"])
-    assert access.with_name("access.log.0").exists()
+    assert status["rotations"]["access"] >= 1 and status["rotations"]["dns"] >= 1, status["rotations"]
+    access, dns = Path(status["access_log"]), Path(status["dns_log"])
+    assert access.with_name("access.log.0").exists() and dns.with_name(dns.name + ".0").exists()
     assert not access.with_name("access.log.3").exists()  # proxy.log_rotate_keep (3) copies at most
+    assert not dns.with_name(dns.name + ".3").exists()
 
 
 async def test_database_stats_show_the_log_store_file_and_its_rows(wf):

@@ -316,6 +316,7 @@ class LogStore:
             for row in rows:
                 row.client = mask_ip(row.client)
         await asyncio.to_thread(self._insert_dns, rows, inode, offset + len(chunk))
+        self._publish_messages([row.message() for row in rows])
         return len(rows)
 
     def _insert_dns(self, rows: list[DnsRow], inode: int, end: int) -> None:
@@ -463,10 +464,14 @@ class LogStore:
             self.db.execute(f"INSERT INTO recent_blocks {self._newest_blocks('logs')}")
 
     def _publish(self, records: list[Record]) -> None:
+        self._publish_messages([r.message() for r in records])
+
+    def _publish_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Append rows (HTTP or DNS, told apart by `source`) to the live stream's ring."""
         with self.lock:
-            for r in records:
+            for message in messages:
                 self.seq += 1
-                self.recent.append((self.seq, r.message()))
+                self.recent.append((self.seq, message))
 
     def since(self, seq: int, limit: int = 500) -> tuple[int, list[dict[str, Any]]]:
         """Rows of the stream after `seq` (at most `limit`); a reader that fell behind skips ahead."""

@@ -90,7 +90,7 @@ class WebfilterConfig(BaseModel):
     log_rotate_bytes: int = Field(
         default=64 * 1024 * 1024,
         ge=0,
-        description="the log store has Squid's access log rotated past this size (0: never)",
+        description="the log store has Squid's access log and dnsmasq's query log rotated past this size (0: never)",
     )
     import_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     max_body_bytes: int = Field(

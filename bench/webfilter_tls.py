@@ -8,7 +8,9 @@ Peers measured in the same run, each with the same Python client (aiohttp, `--cl
 requests spread over `--procs` processes, one connection per client, kept alive; only 2xx count):
   * direct: the client straight to the origin over TLS;
   * tunnel: through Squid with ssl_bump off (CONNECT, the client's TLS goes end to end);
-  * bump:   through Squid with ssl_bump on (Squid decrypts, filters the https URL, re-encrypts).
+  * bump:   through Squid with ssl_bump on (Squid decrypts, filters the https URL, re-encrypts);
+  * splice: through Squid with ssl_bump on and the origin's name on the `tls-splice` list (Squid peeks at
+            the SNI, then tunnels: the client's TLS goes end to end, as in `tunnel`).
 and the same three with a new connection (and TLS handshake) per request (`--fresh`, on by default).
 wrk cannot send https through a proxy, so the client is Python: it is part of the load on the 2 cores and
 the direct figure is bounded by it; the ratios bump/tunnel are what this measures.
@@ -149,7 +151,7 @@ async def main() -> None:
     origin, ca_file = haproxy_tls_origin(base, address)
     os.chmod(ca_file, 0o644)
     runs: dict[str, list[dict]] = {
-        f"{m} ({label})": [] for label in LABELS.values() for m in ("direct", "tunnel", "bump")
+        f"{m} ({label})": [] for label in LABELS.values() for m in ("direct", "tunnel", "bump", "splice")
     }
     try:
         with state.local_state():
@@ -178,14 +180,19 @@ async def main() -> None:
                                     url, None, str(ca_file), args.clients, args.procs, args.duration, fresh, address
                                 )
                             )
-                            for mode, trust in (("tunnel", ca_file), ("bump", our_ca)):
-                                r = await api.put("/api/settings/ssl_bump_enabled", json={"value": mode == "bump"})
+                            for mode, trust in (("tunnel", ca_file), ("bump", our_ca), ("splice", ca_file)):
+                                r = await api.put("/api/settings/ssl_bump_enabled", json={"value": mode != "tunnel"})
                                 assert r.status_code == 200, r.text
+                                if mode == "splice":
+                                    r = await api.post("/api/tls-splice", json={"domain": HOST})
+                                    assert r.status_code == 200, r.text
                                 runs[f"{mode} ({label})"].append(
                                     measure(
                                         url, proxy, str(trust), args.clients, args.procs, args.duration, fresh, None
                                     )
                                 )
+                                if mode == "splice":
+                                    await api.delete("/api/tls-splice/clear-all")
                     await api.put("/api/settings/ssl_bump_enabled", json={"value": False})
                 await app.state.component.logs.stop.remote()
                 await app.state.component.proxy.stop.remote()
@@ -208,8 +215,11 @@ async def main() -> None:
             print(f"{name:42s} {median[name]:8.0f}  ({min(rps):.0f}-{max(rps):.0f}; {ok} of {total} requests 2xx)")
     for label in LABELS.values():
         if f"bump ({label})" in median:
-            b, t, d = (median[f"{mode} ({label})"] for mode in ("bump", "tunnel", "direct"))
-            print(f"ratio bump/tunnel ({label}): {b / t:.2f}; tunnel/direct: {t / d:.2f}")
+            b, t, d, sp = (median[f"{mode} ({label})"] for mode in ("bump", "tunnel", "direct", "splice"))
+            print(
+                f"ratio bump/tunnel ({label}): {b / t:.2f}; splice/tunnel: {sp / t:.2f}; splice/bump: {sp / b:.2f}; "
+                f"tunnel/direct: {t / d:.2f}"
+            )
 
 
 if __name__ == "__main__":

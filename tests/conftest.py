@@ -59,6 +59,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
     "deployments/mitigation/test_tls.py::https_origin": DATAPLANE,  # an HAProxy origin speaking HTTPS
     "deployments/webfilter/conftest.py::wf": DATAPLANE,  # Squid and dnsmasq
+    "deployments/webfilter/test_log_lifecycle.py::wf": DATAPLANE,  # Squid and dnsmasq, small log_rotate_bytes
     "deployments/webfilter/test_subscriptions.py::wf": DATAPLANE,
     "deployments/webfilter/test_ui.py::wf": DATAPLANE,
     "deployments/webfilter/test_error_bodies.py::wf_ray": DATAPLANE,

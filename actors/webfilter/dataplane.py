@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from actors.webfilter import grouprules, squidconf, tlsfiles
+from actors.webfilter.logpolicy import shift_rotated
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import RestartPolicy, Status, Supervised, SupervisorThread
 
@@ -58,6 +59,7 @@ class ProxySettings:
     cache_mem_mb: int = 32
     hosts: dict[str, str] = field(default_factory=dict)
     user: str = "proxy"
+    log_rotate_keep: int = 3  # rotated copies kept of Squid's access log and dnsmasq's query log
     certgen_bin: str = "/usr/lib/squid/security_file_certgen"
     tls_outgoing_cafile: str = ""  # extra CA file Squid verifies origins with (besides the system CAs)
     ca_cert: str = ""  # the interception CA (copied into tls/ while ssl_bump is on)
@@ -419,6 +421,7 @@ class DataPlane:
             cache_mem_mb=self.config.cache_mem_mb,
             user=self.user,
             tls=self.tls,
+            log_rotate_keep=self.config.log_rotate_keep,
         )
         self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
@@ -526,13 +529,30 @@ class DataPlane:
                 raise DataPlaneError("squid did not come back after reconfigure; see cache.log")
             return time.monotonic() - started
 
-    def reload_dns(self) -> bool:
-        dnsmasq = self.dnsmasq
-        if dnsmasq is None:
+    def _signal(self, name: str, sig: signal.Signals) -> bool:
+        """Send `sig` to the supervised child `name`; False when it is not running."""
+        child = self._child(name)
+        if child is None:
             return False
         with contextlib.suppress(ProcessLookupError):
-            os.kill(dnsmasq.pid, signal.SIGHUP)
+            os.kill(child.pid, sig)
         return True
+
+    def reload_dns(self) -> bool:
+        return self._signal("dnsmasq", signal.SIGHUP)
+
+    def rotate_log(self, which: str) -> bool:
+        """Rotate Squid's access log (`which="access"`: SIGUSR1, what `squid -k rotate` sends, without that
+        command's parse of every ACL file; under `logfile_rotate` Squid renames `access.log` to `access.log.0`,
+        older copies shifted, and opens a new one) or dnsmasq's query log (`"dns"`: renamed here the same
+        way, then SIGUSR2, on which dnsmasq reopens its log file). False when the process is not running."""
+        with self._lock:
+            if which == "access":
+                return self._signal("squid", signal.SIGUSR1)
+            if self.dnsmasq is None:
+                return False
+            shift_rotated(self.dns_log, self.config.log_rotate_keep)
+            return self._signal("dnsmasq", signal.SIGUSR2)
 
     def restart_squid(self) -> PlaneStatus:
         """Stop and start Squid (same port, its supervisor kept): the only way to empty its memory cache."""

@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
+
+from actors.webfilter.logparse import iso_time
 
 LINE = re.compile(
     r"^(?P<stamp>\w{3} +\d{1,2} \d\d:\d\d:\d\d) dnsmasq\[(?P<pid>\d+)\]: (?P<serial>\d+) "
@@ -59,6 +61,30 @@ class DnsRow:
     @property
     def answer(self) -> str:
         return ",".join(self.answers)
+
+    def message(self) -> dict[str, Any]:
+        """The live stream's shape of a DNS row: the HTTP row's fields (`method: "DNS"`, the name as
+        `destination` and `host`, no status or bytes) plus what only a query has; `source: "dns"`."""
+        return {
+            "source": "dns",
+            "timestamp": iso_time(self.ts),
+            "unix_timestamp": self.ts,
+            "client_ip": self.client,
+            "method": "DNS",
+            "destination": self.name,
+            "host": self.name,
+            "status": None,
+            "squid_status": None,
+            "bytes": None,
+            "elapsed_ms": None,
+            "blocked": self.blocked,
+            "rule": self.rule,
+            "qtype": self.qtype,
+            "outcome": self.outcome,
+            "answer": self.answer or None,
+            "upstream": self.upstream,
+            "rule_source": self.source,
+        }
 
 
 def stamp_to_epoch(stamp: str, now: float | None = None) -> float | None:

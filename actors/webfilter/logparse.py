@@ -40,9 +40,10 @@ class Record:
     agent: str | None
 
     def message(self, mask_clients: bool = False) -> dict[str, Any]:
-        """The WebSocket / API shape of a log row."""
+        """The WebSocket / API shape of a log row (`source: "http"`; DNS rows: `DnsRow.message`)."""
         return {
-            "timestamp": _iso(self.ts),
+            "source": "http",
+            "timestamp": iso_time(self.ts),
             "unix_timestamp": self.ts,
             "client_ip": mask_ip(self.client) if mask_clients else self.client,
             "method": self.method,
@@ -57,7 +58,7 @@ class Record:
         }
 
 
-def _iso(ts: float) -> str:
+def iso_time(ts: float) -> str:
     import datetime as dt
 
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

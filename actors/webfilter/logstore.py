@@ -23,14 +23,15 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
 from actors.webfilter.dnslog import Assembler, DnsRow
-from actors.webfilter.logparse import COLUMNS, Record
+from actors.webfilter.logparse import COLUMNS, Record, mask_ip
+from actors.webfilter.logpolicy import CLIENT_TABLES, LogSettings, mask_clients, rotated_copy
 from actors.webfilter.proxy import ProxyOwner
 from rayfleet.state import ActorHandle, call
 
@@ -89,7 +90,19 @@ def _select_only(sql: str) -> None:
 class LogStore:
     """DuckDB log store + access-log tailer + ring buffer of recent rows for the stream."""
 
-    def __init__(self, db_path: str, access_log: str | None = None, interval: float = 0.2) -> None:
+    def __init__(
+        self,
+        db_path: str,
+        access_log: str | None = None,
+        interval: float = 0.2,
+        settings: Callable[[], LogSettings] | None = None,
+        retention_interval: float = 86400.0,
+        clock: Callable[[], float] = time.time,
+        rotate_bytes: int = 0,
+    ) -> None:
+        """`settings` reads `gdpr_mode` and `log_retention_days` (from `config.db`) once per turn; the
+        retention runs at the first turn and then every `retention_interval` seconds of `clock`; a tailed
+        file over `rotate_bytes` (0: never) is rotated by the proxy actor that owns its writer."""
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
         self.db_path = db_path
         self.db = duckdb.connect(db_path)
@@ -110,6 +123,16 @@ class LogStore:
         self.dns = Assembler()
         self.dns_ingested = 0
         self.interval = interval
+        self.settings_source = settings
+        self.settings = LogSettings()
+        self.turn = asyncio.Lock()  # one tail turn at a time; a settings reload waits for the turn in flight
+        self.retention_interval = retention_interval
+        self.clock = clock
+        self.last_retention: float | None = None
+        self.retention: dict[str, Any] = {"runs": 0, "last_run": None, "last_deleted": None}
+        self.rotate_bytes = rotate_bytes
+        self.rotations = {"access": 0, "dns": 0}
+        self.rotation_asked: dict[str, int] = {}  # per file, the inode the last rotation was asked for
         self.recent: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(maxlen=5000)
         self.seq = 0
         self.ingested = 0
@@ -154,23 +177,95 @@ class LogStore:
     async def _loop(self) -> None:
         while True:
             try:
-                await asyncio.to_thread(self.tail_once)
-                await self.tail_dns_once()
+                async with self.turn:
+                    await self._read_settings()
+                    await asyncio.to_thread(self.tail_once)
+                    await self.tail_dns_once()
+                await self.apply_retention()
+                await self._rotate_full()
             except Exception:
                 self.tail_errors += 1
             await asyncio.sleep(self.interval)
 
+    async def _read_settings(self) -> None:
+        if self.settings_source is not None:
+            self.settings = await asyncio.to_thread(self.settings_source)
+
+    async def reload_settings(self) -> dict[str, Any]:
+        """Read the settings now, after the tail turn in flight: once this returns, every line ingested is
+        masked if `gdpr_mode` is on (the replicas call it when they change a setting)."""
+        async with self.turn:
+            await self._read_settings()
+        return {"gdpr_mode": self.settings.gdpr_mode, "retention_days": self.settings.retention_days}
+
+    async def apply_retention(self) -> dict[str, int] | None:
+        """Delete rows older than `log_retention_days` when `retention_interval` has passed since the last
+        run (the first turn runs it); the freed blocks are reused by later batches (CHECKPOINT)."""
+        now = self.clock()
+        if self.last_retention is not None and now - self.last_retention < self.retention_interval:
+            return None
+        self.last_retention = now
+        cutoff = now - self.settings.retention_days * 86400
+        deleted = await asyncio.to_thread(self.delete_before, cutoff, self.tail_db)
+        self.retention = {"runs": self.retention["runs"] + 1, "last_run": now, "last_deleted": deleted}
+        with contextlib.suppress(duckdb.Error):  # another writer active: the next checkpoint reclaims the space
+            await asyncio.to_thread(self.tail_db.execute, "CHECKPOINT")
+        return deleted
+
+    async def _rotate_full(self) -> None:
+        """Have the proxy actor rotate a tailed file past `rotate_bytes`: Squid's access log (Squid's own
+        `logfile_rotate`) or dnsmasq's query log. The tailer finishes the renamed file before it reads the new
+        one (`_unread`). A rotation is asked for only once the tailer reads the current file and the previous
+        request took effect, so at most one renamed file is unread and none is dropped before it is read
+        (signals sent faster than Squid handles them would rotate again and again)."""
+        if not self.rotate_bytes or self.rules is None:
+            return
+        files: tuple[tuple[Literal["access", "dns"], str | None], ...] = (
+            ("access", self.access_log),
+            ("dns", self.dns_log),
+        )
+        for which, path in files:
+            if not path or not os.path.exists(path):
+                continue
+            current = os.stat(path)
+            row = self.tail_db.execute("SELECT inode FROM tail_state WHERE path = ?", [path]).fetchone()
+            reading_current = row is not None and row[0] == current.st_ino
+            if (
+                current.st_size > self.rotate_bytes
+                and reading_current
+                and self.rotation_asked.get(which) != current.st_ino
+            ):
+                self.rotation_asked[which] = current.st_ino
+                if await call(self.rules, ProxyOwner.rotate_log, which):
+                    self.rotations[which] += 1
+
     def _unread(self, path: str | None) -> tuple[int, int, bytes] | None:
         """What was appended to `path` since the stored offset, up to the last whole line: (inode, offset the
-        chunk starts at, chunk), or None. A rotated (new inode) or truncated file is read from 0."""
-        if not path or not os.path.exists(path):
+        chunk starts at, chunk), or None. After a rotation (another inode at `path`) the renamed file
+        (`path.0`, ..., found by its inode) is read to its end first, then the new one from 0; a truncated
+        file is read from 0."""
+        if not path:
             return None
-        st = os.stat(path)
         row = self.tail_db.execute('SELECT inode, "offset" FROM tail_state WHERE path = ?', [path]).fetchone()
-        inode, offset = (row[0], row[1]) if row else (st.st_ino, 0)
-        if inode != st.st_ino or st.st_size < offset:
-            offset = 0
-        if st.st_size == offset:
+        current = os.stat(path) if os.path.exists(path) else None
+        if row is not None and (current is None or current.st_ino != row[0]):
+            old = rotated_copy(path, row[0])
+            if old is not None:
+                rest = self._chunk(old, row[0], row[1])
+                if rest is not None:
+                    return rest
+        if current is None:
+            return None
+        offset = row[1] if row is not None and row[0] == current.st_ino and current.st_size >= row[1] else 0
+        return self._chunk(Path(path), current.st_ino, offset)
+
+    @staticmethod
+    def _chunk(path: Path, inode: int, offset: int) -> tuple[int, int, bytes] | None:
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return None
+        if size <= offset:
             return None
         with open(path, "rb") as fh:
             fh.seek(offset)
@@ -178,7 +273,7 @@ class LogStore:
         end = chunk.rfind(b"\n")
         if end < 0:
             return None
-        return st.st_ino, offset, chunk[: end + 1]
+        return inode, offset, chunk[: end + 1]
 
     def _advance(self, path: str, inode: int, offset: int) -> None:
         self.tail_db.execute("INSERT OR REPLACE INTO tail_state VALUES (?, ?, ?)", [path, inode, offset])
@@ -217,7 +312,11 @@ class LogStore:
                 row.rule, row.source = decision if decision else ("dns_blocklist", None)
         for row in blocked:
             row.rule = row.rule or "dns_blocklist"
+        if self.settings.gdpr_mode:
+            for row in rows:
+                row.client = mask_ip(row.client)
         await asyncio.to_thread(self._insert_dns, rows, inode, offset + len(chunk))
+        self._publish_messages([row.message() for row in rows])
         return len(rows)
 
     def _insert_dns(self, rows: list[DnsRow], inode: int, end: int) -> None:
@@ -316,6 +415,8 @@ class LogStore:
     def _insert_batch(self, conn: duckdb.DuckDBPyConnection) -> int:
         """Append the staged `batch` to `logs` and aggregate it into every rollup."""
         started = time.perf_counter()
+        if self.settings.gdpr_mode:  # masked before anything stores it: `logs`, rollups, recent blocks, stream
+            mask_clients(conn, "batch")
         count = int((conn.execute("SELECT count(*) FROM batch").fetchone() or (0,))[0])
         last = (conn.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone() or (0,))[0]
         conn.execute(
@@ -363,10 +464,14 @@ class LogStore:
             self.db.execute(f"INSERT INTO recent_blocks {self._newest_blocks('logs')}")
 
     def _publish(self, records: list[Record]) -> None:
+        self._publish_messages([r.message() for r in records])
+
+    def _publish_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Append rows (HTTP or DNS, told apart by `source`) to the live stream's ring."""
         with self.lock:
-            for r in records:
+            for message in messages:
                 self.seq += 1
-                self.recent.append((self.seq, r.message()))
+                self.recent.append((self.seq, message))
 
     def since(self, seq: int, limit: int = 500) -> tuple[int, list[dict[str, Any]]]:
         """Rows of the stream after `seq` (at most `limit`); a reader that fell behind skips ahead."""
@@ -390,6 +495,9 @@ class LogStore:
             "batches": self.batches,
             "rows_per_second": round(self.ingested / self.ingest_seconds, 1) if self.ingest_seconds else None,
             "tail_errors": self.tail_errors,
+            "gdpr_mode": self.settings.gdpr_mode,
+            "retention": self.retention,
+            "rotations": self.rotations,
             "seq": self.seq,
             "analytics_cache": {
                 "version": self.version,
@@ -495,27 +603,58 @@ class LogStore:
             self.version += 1
             self.answers = {key: (self.version, result) for key, result in fresh.items()}
 
-    def delete_before(self, cutoff_epoch: float | None) -> dict[str, int]:
+    def delete_before(
+        self, cutoff_epoch: float | None, conn: duckdb.DuckDBPyConnection | None = None
+    ) -> dict[str, int]:
         """Delete HTTP and DNS rows older than `cutoff_epoch` (None: every row), rollups included; returns the
-        rows deleted per source (`http`, `dns`)."""
+        rows deleted per source (`http`, `dns`). `conn`: the tailer's connection when the tail loop calls it
+        from its worker thread (a DuckDB connection serves one call at a time)."""
+        db = conn or self.db
         deleted: dict[str, int] = {}
         cut = [int(cutoff_epoch * 1_000_000)] if cutoff_epoch is not None else []
         where = "WHERE ts < make_timestamp(?)" if cutoff_epoch is not None else ""
-        with self._writing(self.db):
+        with self._writing(db):
             for source, table in (("http", "logs"), ("dns", "dns_logs")):
-                deleted[source] = int(
-                    (self.db.execute(f"SELECT count(*) FROM {table} {where}", cut).fetchone() or (0,))[0]
-                )
-                self.db.execute(f"DELETE FROM {table} {where}", cut)
-            self.db.execute(f"DELETE FROM recent_blocks {where}", cut)
+                deleted[source] = int((db.execute(f"SELECT count(*) FROM {table} {where}", cut).fetchone() or (0,))[0])
+                db.execute(f"DELETE FROM {table} {where}", cut)
+            db.execute(f"DELETE FROM recent_blocks {where}", cut)
             if cutoff_epoch is None:
                 for table in ROLLUPS:
-                    self.db.execute(f"DELETE FROM {table}")
+                    db.execute(f"DELETE FROM {table}")
             else:
-                self.db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
+                db.execute("DELETE FROM r_minute WHERE minute < date_trunc('minute', make_timestamp(?))", cut)
                 for table in ("r_domain", "r_client", "r_rule", "r_agent"):
-                    self.db.execute(f"DELETE FROM {table} WHERE hour < date_trunc('hour', make_timestamp(?))", cut)
+                    db.execute(f"DELETE FROM {table} WHERE hour < date_trunc('hour', make_timestamp(?))", cut)
         return deleted
+
+    async def mask_stored(self) -> dict[str, int]:
+        """Mask the client addresses of rows stored before `gdpr_mode` was switched on (every table that keeps
+        one), in one transaction between two tail turns; returns the rows changed in `logs` (`http`) and
+        `dns_logs` (`dns`)."""
+        async with self.turn:
+            changed = await asyncio.to_thread(self._mask_stored)
+        return {"http": changed["logs"], "dns": changed["dns_logs"]}
+
+    def _mask_stored(self) -> dict[str, int]:
+        conn = self.db.cursor()
+        try:
+            with self._writing(conn):
+                return {table: mask_clients(conn, table) for table in CLIENT_TABLES}
+        finally:
+            conn.close()
+
+    def table_stats(self) -> dict[str, Any]:
+        """The DuckDB file's size and the rows of `logs` and `dns_logs` (what retention bounds)."""
+        counts = self.db.execute("SELECT (SELECT count(*) FROM logs), (SELECT count(*) FROM dns_logs)").fetchone()
+        wal = Path(self.db_path + ".wal")
+        return {
+            "file_bytes": os.path.getsize(self.db_path),
+            "wal_bytes": wal.stat().st_size if wal.exists() else 0,
+            "log_rows": int(counts[0]) if counts else 0,
+            "dns_log_rows": int(counts[1]) if counts else 0,
+            "retention_days": self.settings.retention_days,
+            "retention": self.retention,
+        }
 
     def stop(self) -> None:
         if self._task is not None:

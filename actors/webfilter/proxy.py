@@ -23,7 +23,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from actors.webfilter.dataplane import DataPlane, DataPlaneError, PlaneStatus, ProxySettings
 from actors.webfilter.refresher import Refresher
@@ -210,6 +210,10 @@ class ProxyOwner:
 
     def reload_dns(self) -> bool:
         return self.plane.reload_dns()
+
+    def rotate_log(self, which: Literal["access", "dns"]) -> bool:
+        """Rotate Squid's access log or dnsmasq's query log (the log store asks once one is too big)."""
+        return self.plane.rotate_log(which)
 
     def restart(self) -> PlaneStatus:
         return self.plane.restart_squid()

@@ -57,6 +57,7 @@ class Policy:
     dns_upstreams: list[str] = field(default_factory=list)  # dnsmasq `server=` values ("addr" or "addr#port")
     dns_block_mode: str = "sinkhole"  # a blocked name answers 0.0.0.0 and :: ("sinkhole") or NXDOMAIN
     groups: list[grouprules.GroupPolicy] = field(default_factory=list)  # client groups, in the order they apply
+    tls_splice: list[str] = field(default_factory=list)  # domain rules passed through unbumped (list + categories)
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,8 @@ def acl_sources(policy: Policy) -> dict[str, AclSource]:
         "egress_ips.txt": (_unique, policy.egress_ips),
         "blocked_sources.txt": (_unique, policy.blocked_sources),
         "allowed_networks.txt": (_unique, policy.allowed_networks),
+        "tls_splice.txt": (domain_names, policy.tls_splice),
+        "tls_splice_patterns.txt": (host_patterns, policy.tls_splice),
     }
     for cat, patterns in waf.CATEGORIES.items():
         files[f"{waf.acl_name(cat)}.txt"] = (list, list(patterns))
@@ -245,23 +248,31 @@ def _domain_acl(
     return defined[0] if defined else None
 
 
-def tls_lines(files: TlsFiles | None, bump: bool) -> list[str]:
+def tls_lines(files: TlsFiles | None, policy: Policy, acl_dir: Path) -> list[str]:
     """Origins' certificates are always verified (Squid's default CAs, plus `outgoing_cafile`); a failed
-    verification is an error page, never a silent pass. With `bump`, every CONNECT is bumped: `peek` at
-    step 1 reads the client's SNI, `bump` then decrypts; no `splice` rule, so nothing is exempt."""
+    verification is an error page, never a silent pass. With `policy.ssl_bump`, `peek` at step 1 reads the
+    client's SNI; a name on `policy.tls_splice` (`ssl::server_name`, a name covering its subdomains, or
+    `ssl::server_name_regex` for `*.`/regex rules) is then spliced: tunnelled with the origin's own
+    certificate, never decrypted; every other CONNECT is bumped."""
     if files is None:
         return []
     lines = [f"tls_outgoing_options cafile={files.outgoing_cafile}"] if files.outgoing_cafile else []
-    if not bump:
+    if not policy.ssl_bump:
         return lines
-    return [
-        *lines,
+    lines += [
         f"sslcrtd_program {files.certgen} -s {files.cert_db} -M {CERT_DB_SIZE}",
         "sslcrtd_children 8 startup=1 idle=1",
         "acl tls_step1 at_step SslBump1",
         "ssl_bump peek tls_step1",
-        "ssl_bump bump all",
     ]
+    for name, kind, entries in (
+        ("splice_sni", "ssl::server_name", domain_names(policy.tls_splice)),
+        ("splice_sni_patterns", "ssl::server_name_regex -i", host_patterns(policy.tls_splice)),
+    ):
+        if entries:
+            file = "tls_splice.txt" if name == "splice_sni" else "tls_splice_patterns.txt"
+            lines += [f'acl {name} {kind} "{acl_dir / file}"', f"ssl_bump splice {name}"]
+    return [*lines, "ssl_bump bump all"]
 
 
 def squid_conf(
@@ -273,6 +284,7 @@ def squid_conf(
     cache_mem_mb: int,
     user: str | None,
     tls: TlsFiles | None = None,
+    log_rotate_keep: int = 3,
 ) -> str:
     """squid.conf; `tls` (required when `policy.ssl_bump`) holds the files an ssl-bump listener needs."""
     acl_dir = root / "acl"
@@ -297,6 +309,7 @@ def squid_conf(
         f"error_directory {root / 'errors'}",
         f"logformat rayfleet {LOG_FORMAT}",
         f"access_log stdio:{root / 'logs' / 'access.log'} logformat=rayfleet",
+        f"logfile_rotate {log_rotate_keep}",  # on SIGUSR1 (`squid -k rotate`): access.log -> access.log.0 ...
         "acl SSL_ports port 443 8443",
         f"cache_mem {cache_mem_mb} MB",
         "shutdown_lifetime 1 seconds",
@@ -308,7 +321,7 @@ def squid_conf(
     ]
     if user:
         base.append(f"cache_effective_user {user}")
-    return "\n".join([*base, *tls_lines(tls, policy.ssl_bump), *access_rules(policy, acl_dir)]) + "\n"
+    return "\n".join([*base, *tls_lines(tls, policy, acl_dir), *access_rules(policy, acl_dir)]) + "\n"
 
 
 def dnsmasq_conf(

@@ -41,6 +41,7 @@ class ProxyConfig(BaseModel):
         description="extra CA file (PEM) Squid trusts when it verifies origins' certificates, besides the system "
         "CAs; e.g. a test origin's CA. Origins are always verified",
     )
+    log_rotate_keep: int = Field(default=3, ge=1, le=100, description="rotated copies kept of Squid's access log")
 
 
 class SubscriptionConfig(BaseModel):
@@ -83,6 +84,14 @@ class WebfilterConfig(BaseModel):
     asn_url: str = Field(default="http://127.0.0.1:8000/asn", description="ASN API base for the geo import")
     dns_detect_subnet: str = Field(default="127.0.0.0/24", description="the only subnet dns/detect may probe")
     tail_interval_seconds: float = Field(default=0.2, gt=0)
+    retention_interval_seconds: float = Field(
+        default=86400.0, gt=0, description="how often the log store deletes rows older than log_retention_days"
+    )
+    log_rotate_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=0,
+        description="the log store has Squid's access log and dnsmasq's query log rotated past this size (0: never)",
+    )
     import_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     max_body_bytes: int = Field(
         default=1024 * 1024,

@@ -10,22 +10,40 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from actors.webfilter.logpolicy import LogSettings
 from actors.webfilter.squidconf import Policy
 from deployments.webfilter.store import Store
 
 
-class PolicySource:
+class StoreReader:
+    """A read-only view of `config.db` handed to an actor: only the path is pickled, the connection is
+    opened in the actor."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._store: Store | None = None
 
-    def __call__(self) -> tuple[int, Policy]:
+    @property
+    def store(self) -> Store:
         if self._store is None:
             self._store = Store.reader(self.path)
-        return self._store.versioned_policy()
+        return self._store
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.path, self._store = Path(state["path"]), None
+
+
+class PolicySource(StoreReader):
+    def __call__(self) -> tuple[int, Policy]:
+        return self.store.versioned_policy()
+
+
+class LogSettingsSource(StoreReader):
+    """What the log store reads each turn: `gdpr_mode` and `log_retention_days`."""
+
+    def __call__(self) -> LogSettings:
+        values = self.store.settings()
+        return LogSettings(gdpr_mode=bool(values["gdpr_mode"]), retention_days=int(values["log_retention_days"]))

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from actors.webfilter.splice import SPLICE_CATEGORIES
+
 MASK = "********"  # how a set secret is shown (and, sent back in a backup or a settings call, "keep it")
 
 
@@ -35,6 +37,15 @@ def _days(value: Any) -> int:
     if not 1 <= days <= 3650:
         raise SettingError("must be between 1 and 3650")
     return days
+
+
+def _splice_categories(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SettingError(f"expected a list of category names ({', '.join(SPLICE_CATEGORIES)})")
+    unknown = [v for v in value if v not in SPLICE_CATEGORIES]
+    if unknown:
+        raise SettingError(f"unknown category {unknown[0][:40]!r}: one of {', '.join(SPLICE_CATEGORIES)}")
+    return list(dict.fromkeys(value))
 
 
 def _networks(value: Any) -> list[str]:
@@ -184,6 +195,13 @@ SETTINGS: dict[str, Setting] = {
             _bool,
             "Squid decrypts HTTPS with the interception CA (peek, then bump): every rule and the logs see full URLs",
         ),
+        Setting(
+            "tls_splice_categories",
+            list(SPLICE_CATEGORIES),
+            _splice_categories,
+            "built-in categories of domains TLS interception passes through unbumped (banking, health, "
+            "pinned_apps), besides the tls-splice list",
+        ),
         Setting("allowed_networks", ["127.0.0.0/8", "::1/128"], _networks, "clients allowed to use the proxy"),
         Setting("blocked_sources", [], _networks, "clients refused whatever they ask for"),
         Setting(
@@ -258,6 +276,7 @@ PROXY_SETTINGS = (
     "allowed_networks",
     "blocked_sources",
     "ssl_bump_enabled",
+    "tls_splice_categories",
 )
 
 

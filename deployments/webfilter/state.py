@@ -21,7 +21,7 @@ from actors.webfilter.proxy import ProxyOwner
 from actors.webfilter.subscriptions import SubscriptionSettings
 from deployments.webfilter import ca
 from deployments.webfilter.config import WebfilterConfig
-from deployments.webfilter.policysource import PolicySource
+from deployments.webfilter.policysource import LogSettingsSource, PolicySource
 from deployments.webfilter.secretbox import SecretBox
 from deployments.webfilter.store import Store
 from deployments.webfilter.stream import Fanout
@@ -120,7 +120,14 @@ class WebfilterState:
                 durable_dsn=config.durable_store,
             ),
             logs=rf_state.actor(
-                LogStore, "webfilter_logs", str(root / "logs.duckdb"), None, config.tail_interval_seconds
+                LogStore,
+                "webfilter_logs",
+                str(root / "logs.duckdb"),
+                None,
+                config.tail_interval_seconds,
+                LogSettingsSource(root / "config.db"),
+                config.retention_interval_seconds,
+                rotate_bytes=config.log_rotate_bytes,
             ),
             proxy=rf_state.actor(
                 ProxyOwner,

@@ -17,6 +17,7 @@ from typing import Any
 
 from actors.webfilter import waf
 from actors.webfilter.grouprules import GroupPolicy
+from actors.webfilter.splice import splice_domains
 from actors.webfilter.squidconf import Policy
 from deployments.webfilter import groups as groups_mod
 from deployments.webfilter import settings as settings_mod
@@ -33,6 +34,8 @@ CREATE TABLE IF NOT EXISTS domain_blacklist (id INTEGER PRIMARY KEY, domain TEXT
 CREATE TABLE IF NOT EXISTS ip_whitelist (id INTEGER PRIMARY KEY, ip TEXT UNIQUE NOT NULL,
     description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS domain_whitelist (id INTEGER PRIMARY KEY, domain TEXT UNIQUE NOT NULL,
+    description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tls_splice (id INTEGER PRIMARY KEY, domain TEXT UNIQUE NOT NULL,
     description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS egress_allowlist (id INTEGER PRIMARY KEY, entry TEXT UNIQUE NOT NULL,
     type TEXT NOT NULL, description TEXT NOT NULL DEFAULT '', added_date TEXT NOT NULL);
@@ -52,6 +55,7 @@ EXPORTED_TABLES = (
     "ip_whitelist",
     "domain_whitelist",
     "egress_allowlist",
+    "tls_splice",
     "settings",
     "waf_categories",
     "audit_log",
@@ -73,6 +77,7 @@ LISTS: dict[str, ListSpec] = {
     "ip-whitelist": ListSpec("ip_whitelist", "ip", "ip"),
     "domain-whitelist": ListSpec("domain_whitelist", "domain", "domain"),
     "egress-allowlist": ListSpec("egress_allowlist", "entry", "egress"),
+    "tls-splice": ListSpec("tls_splice", "domain", "domain"),  # passed through unbumped (TLS interception)
 }
 
 
@@ -287,6 +292,7 @@ class Store:
             dns_block_mode=cfg["dns_block_mode"],
             waf_categories=[name for name, on in self.waf_categories().items() if on],
             groups=[_group_policy(g) for g in self.groups()],
+            tls_splice=[*self.values(LISTS["tls-splice"]), *splice_domains(cfg["tls_splice_categories"])],
         )
 
     def bump_policy_version(self) -> int:

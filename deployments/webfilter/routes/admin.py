@@ -54,6 +54,8 @@ async def _apply_settings(context: WebfilterState, ip: str, raw: dict[str, Any])
         except DataPlaneError as exc:  # e.g. a listen address that is not this node's: put the old values back
             await context.db(context.store.put_settings, {k: before[k] for k in values if before[k] != MASK})
             raise ApiError(400, f"not applied, nothing changed: {public_message(exc, 'settings refused')}") from None
+    if {"gdpr_mode", "log_retention_days"} & set(values):  # in force for the next line ingested
+        await call(context.logs, LogStore.reload_settings)
     await context.db(context.store.audit, None, ip, "settings", ",".join(sorted(values)))
     current = await context.db(context.store.settings)
     return ok(redacted({k: current[k] for k in values}), proxy=sync)
@@ -94,8 +96,8 @@ async def database_export(context: Ctx) -> dict[str, Any]:
 @router.get("/api/database/stats", response_model=Envelope, summary="Rows per table")
 async def database_stats(context: Ctx) -> dict[str, Any]:
     counts = await context.db(context.store.table_counts)
-    (rows,) = await call(context.logs, LogStore.queries, [("SELECT count(*) FROM logs", [])])
-    return ok({"tables": counts, "log_rows": int(rows[0][0])})
+    log_db = await call(context.logs, LogStore.table_stats)
+    return ok({"tables": counts, "log_rows": log_db["log_rows"], "log_db": log_db})
 
 
 @router.post("/api/database/optimize", response_model=Envelope, summary="VACUUM, REINDEX, checkpoint")
@@ -108,6 +110,7 @@ async def database_optimize(context: Ctx) -> dict[str, Any]:
 @router.post("/api/database/reset", response_model=Envelope, summary="Empty every table except users")
 async def database_reset(context: Ctx, ip: Peer) -> dict[str, Any]:
     cleared = await context.db(context.store.reset)
+    await call(context.logs, LogStore.reload_settings)
     await context.db(context.store.audit, None, ip, "database.reset")
     return ok({"cleared": cleared, "kept": ["users"]}, proxy=await context.sync_proxy())
 
@@ -207,6 +210,7 @@ async def restore_config(context: Ctx, ip: Peer, body: RestoreBody) -> dict[str,
         await context.db(context.store.restore, previous)
         await context.sync_proxy()
         raise ApiError(400, f"backup refused, nothing changed: {public_message(exc, 'backup refused')}") from None
+    await call(context.logs, LogStore.reload_settings)  # gdpr_mode and the retention may have changed
     return ok(summary, proxy=proxy)
 
 

@@ -171,6 +171,7 @@ LIST_ROUTES: tuple[ListRoutes | ListImport, ...] = (
     IpList("ip-whitelist", bulk=False),
     DomainList("domain-whitelist", bulk=False),
     EgressList("egress-allowlist", bulk=True),
+    DomainList("tls-splice", bulk=True),
     ListImport("ip-blacklist", "ip"),
     ListImport("domain-blacklist", "domain"),
 )

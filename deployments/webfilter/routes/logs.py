@@ -53,6 +53,15 @@ async def logs_clear_old(context: Ctx, ip: Peer, days: int | None = Query(None, 
     return ok({"deleted": deleted["http"], "dns_deleted": deleted["dns"], "retention_days": retention})
 
 
+@router.post(
+    "/api/logs/mask-clients", response_model=Envelope, summary="Mask the client addresses of rows already stored"
+)
+async def logs_mask_clients(context: Ctx, ip: Peer) -> dict[str, Any]:
+    masked = await call(context.logs, LogStore.mask_stored)
+    await context.db(context.store.audit, None, ip, "logs.mask_clients", f"{masked['http']} http, {masked['dns']} dns")
+    return ok({"masked": masked["http"], "dns_masked": masked["dns"]})
+
+
 @router.get("/api/status", response_model=Envelope, summary="Proxy, DNS and log pipeline status")
 async def status(context: Ctx) -> dict[str, Any]:
     proxy, logstore = await asyncio.gather(call(context.proxy, ProxyOwner.status), call(context.logs, LogStore.status))

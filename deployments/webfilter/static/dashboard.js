@@ -75,15 +75,17 @@ async function stats(box) {
   );
 }
 
+// a stream row is an HTTP request (source "http") or a DNS query (source "dns": type, name and outcome)
 function logRow(entry) {
+  const dns = entry.source === "dns";
   const row = h(
     "tr",
-    { class: entry.blocked ? "blocked" : "" },
+    { class: [entry.blocked ? "blocked" : "", dns ? "dns" : ""].join(" ").trim() },
     h("td", null, when(entry.timestamp)),
     h("td", null, entry.client_ip),
-    h("td", null, entry.method),
+    h("td", null, dns ? `DNS ${entry.qtype}` : entry.method),
     h("td", { class: "url" }, entry.destination),
-    h("td", null, String(entry.status)),
+    h("td", null, dns ? entry.outcome : String(entry.status)),
     h("td", null, entry.blocked ? "blocked" : "allowed"),
     h("td", null, entry.rule ?? ""),
   );
@@ -150,7 +152,7 @@ export async function render(root) {
   const log = h(
     "table",
     { id: "live-log" },
-    h("thead", null, h("tr", null, ["time (UTC)", "client", "method", "URL", "status", "outcome", "rule"].map((c) => h("th", null, c)))),
+    h("thead", null, h("tr", null, ["time (UTC)", "client", "method", "URL or name", "status", "outcome", "rule"].map((c) => h("th", null, c)))),
     tbody,
   );
   const refresh = h("button", { type: "button", id: "refresh-stats" }, "Refresh");

@@ -226,3 +226,33 @@ def test_a_client_group_is_rendered_before_the_global_lists_with_its_whitelist_f
     # without windows the group's block applies at all times
     always = access_rules(Policy(groups=[{**group, "windows": []}]), Path("/acl"))
     assert "http_access deny group_kids_src group_kids_black_any mark_group_kids" in always
+
+
+def test_splice_rules_come_after_the_peek_and_before_the_bump(tmp_path):
+    from actors.webfilter.squidconf import TlsFiles, squid_conf
+
+    tls = TlsFiles(tmp_path / "ca.pem", tmp_path / "ca.key", "/usr/lib/squid/security_file_certgen", tmp_path / "db")
+    policy = Policy(ssl_bump=True, tls_splice=["bank.test", "*.health.test"])
+    lines = squid_conf(
+        policy, root=tmp_path, port=3128, dns="127.53.0.1", cache_mem_mb=8, user=None, tls=tls
+    ).splitlines()
+    bump = [line for line in lines if line.startswith("ssl_bump")]
+    assert bump == [
+        "ssl_bump peek tls_step1",
+        "ssl_bump splice splice_sni",
+        "ssl_bump splice splice_sni_patterns",
+        "ssl_bump bump all",
+    ]
+    assert f'acl splice_sni ssl::server_name "{tmp_path / "acl" / "tls_splice.txt"}"' in lines
+    files = acl_files(policy)
+    assert files["tls_splice.txt"] == ".bank.test\n"
+    assert files["tls_splice_patterns.txt"] == "\\.health\\.test$\n"
+    # no splice entries: no splice rule (every CONNECT bumped), and nothing when bumping is off
+    plain = squid_conf(
+        Policy(ssl_bump=True), root=tmp_path, port=3128, dns="127.53.0.1", cache_mem_mb=8, user=None, tls=tls
+    )
+    assert "ssl_bump splice" not in plain and "ssl_bump bump all" in plain
+    off = squid_conf(
+        Policy(tls_splice=["bank.test"]), root=tmp_path, port=3128, dns="127.53.0.1", cache_mem_mb=8, user=None, tls=tls
+    )
+    assert "ssl_bump" not in off

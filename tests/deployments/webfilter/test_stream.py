@@ -48,6 +48,22 @@ async def next_log(ws, url_part: str, timeout: float = 10.0) -> dict:
     return await asyncio.wait_for(find(), timeout)
 
 
+async def both(ws, first: str, second: str, timeout: float = 10.0) -> tuple[dict, dict]:
+    """The rows whose destination contains `first` and `second`, in whichever order they arrive."""
+    found: dict[str, dict] = {}
+
+    async def find() -> None:
+        while len(found) < 2:
+            message = json.loads(await ws.recv())
+            if message["type"] == "log":
+                for part in (first, second):
+                    if part in message["data"]["destination"]:
+                        found[part] = dict(message["data"])
+
+    await asyncio.wait_for(find(), timeout)
+    return found[first], found[second]
+
+
 async def test_a_bad_token_is_refused_before_the_upgrade(wf, ws_base):
     for bad in ("", "?token=deadbeef"):
         with pytest.raises(websockets.exceptions.InvalidStatus) as info:
@@ -77,6 +93,29 @@ async def test_proxied_requests_arrive_on_the_stream_with_the_deciding_rule(wf, 
         assert ok["blocked"] is False and ok["status"] == 200 and ok["client_ip"] == "127.0.0.1"
         assert blocked["blocked"] is True and blocked["rule"] == "domain_blacklist" and blocked["status"] == 403
     finally:
+        await wf.api.delete("/api/domain-blacklist/clear-all")
+
+
+async def test_dns_queries_arrive_on_the_stream_as_dns_rows(wf, ws_base):
+    await wf.api.post("/api/domain-blacklist", json={"domain": "stream-dns.test"})
+    try:
+        async with websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}") as ws:
+            await streaming(wf, clients=1)
+            assert await wf.resolve("ads.stream-dns.test") == ["0.0.0.0"]
+            await wf.fetch(wf.url("allowed.test", "/stream-http"))
+            dns, http = await both(ws, "ads.stream-dns.test", "/stream-http")
+        assert dns["source"] == "dns" and dns["method"] == "DNS" and dns["qtype"] == "A"
+        assert dns["outcome"] == "sinkholed" and dns["blocked"] is True and dns["answer"] == "0.0.0.0"
+        assert (dns["rule"], dns["rule_source"]) == ("stream-dns.test", "domain-blacklist")
+        assert dns["client_ip"] == "127.0.0.1" and dns["status"] is None
+        assert http["source"] == "http" and http["status"] == 200
+        await wf.api.put("/api/settings/gdpr_mode", json={"value": True})
+        async with websockets.connect(f"{ws_base}/api/ws/logs?token={await token(wf)}") as ws:
+            await streaming(wf, clients=1)
+            assert await wf.resolve("masked.stream-dns.test") == ["0.0.0.0"]
+            assert (await next_log(ws, "masked.stream-dns.test"))["client_ip"] == "127.0.0.0"
+    finally:
+        await wf.api.put("/api/settings/gdpr_mode", json={"value": False})
         await wf.api.delete("/api/domain-blacklist/clear-all")
 
 

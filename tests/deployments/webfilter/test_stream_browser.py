@@ -32,7 +32,8 @@ ARGS = [  # as tests/deployments/lxc/test_lxc_ui.py
 ]
 
 # the message fields README.md documents for {"type": "log", "data": {...}}
-DOCUMENTED = {
+DOCUMENTED = {  # an HTTP row of the stream (README: WebSocket)
+    "source",
     "timestamp",
     "unix_timestamp",
     "client_ip",
@@ -135,7 +136,7 @@ async def test_the_stream_in_chromium(wf, http_base):
                     assert set(message["data"]) == DOCUMENTED, set(message["data"]) ^ DOCUMENTED
                 ok, blocked = ok["data"], blocked["data"]
                 assert ok["destination"] == ok_url and ok["host"] == "allowed.test"
-                assert ok["method"] == "GET" and ok["client_ip"] == "127.0.0.1"
+                assert ok["method"] == "GET" and ok["client_ip"] == "127.0.0.1" and ok["source"] == "http"
                 assert ok["status"] == 200 and ok["blocked"] is False and ok["squid_status"] != "TCP_DENIED"
                 assert ok["bytes"] > 0 and ok["elapsed_ms"] >= 0
                 assert before - 5 <= ok["unix_timestamp"] <= time.time() + 5

@@ -238,6 +238,65 @@ async def test_with_bumping_on_our_ca_signs_and_every_rule_sees_the_full_https_u
         await set_bump(tlswf, False)
 
 
+async def tunnels(wf: Service) -> int:
+    """CONNECT secure.test:443 rows Squid logged as tunnels (not bumped)."""
+    rows = (await wf.api.get("/api/logs", params={"search": "secure.test:443", "limit": 1000})).json()["data"]
+    return sum(1 for r in rows if r["squid_status"] == "TCP_TUNNEL")
+
+
+async def test_a_name_on_the_splice_list_passes_unbumped_with_the_origins_certificate(tlswf, tls_origins):
+    ca = await our_ca(tlswf)
+    await set_bump(tlswf, True)
+    tunnels_before = await tunnels(tlswf)
+    added = await tlswf.api.post("/api/tls-splice", json={"domain": "secure.test", "description": "bank"})
+    assert added.status_code == 200, added.text
+    try:
+        assert (await tlswf.api.post("/api/tls-splice", json={"domain": "secure.test"})).status_code == 409
+        assert (await tlswf.api.post("/api/tls-splice", json={"domain": "bad name"})).status_code == 400
+        listed = (await tlswf.api.get("/api/tls-splice")).json()["data"]
+        assert [(e["domain"], e["description"]) for e in listed] == [("secure.test", "bank")]
+        # spliced: the client gets the origin's own certificate, its TLS goes end to end
+        spliced = await asyncio.to_thread(served_certificate, tlswf.proxy_port, "secure.test")
+        assert spliced.issuer == tls_origins.ca.subject
+        async with client(tlswf, tls_origins.ca) as c:
+            r = await c.get("https://secure.test/spliced-1")
+            assert r.status_code == 200 and r.text == "origin tls ok /spliced-1"
+
+        # logged as a tunnel (CONNECT, TCP_TUNNEL), not as bumped requests
+        async def tunnelled() -> bool:
+            return await tunnels(tlswf) > tunnels_before
+
+        await eventually(tunnelled, timeout=10, what="a TCP_TUNNEL row for the spliced connection")
+        # the same origin under a name not on the list is still bumped with our CA
+        bumped = await asyncio.to_thread(served_certificate, tlswf.proxy_port, "evil.test")
+        assert bumped.issuer == ca.subject
+        # the list is durable (config.db) and in the backup
+        backup = (await tlswf.api.get("/api/maintenance/backup-config")).json()["data"]
+        assert [e["domain"] for e in backup["lists"]["tls-splice"]] == ["secure.test"]
+        # off the list again: bumped
+        await tlswf.api.delete("/api/tls-splice/clear-all")
+        again = await asyncio.to_thread(served_certificate, tlswf.proxy_port, "secure.test")
+        assert again.issuer == ca.subject
+    finally:
+        await tlswf.api.delete("/api/tls-splice/clear-all")
+        await set_bump(tlswf, False)
+
+
+async def test_splice_categories_are_switched_per_category(tlswf):
+    settings = (await tlswf.api.get("/api/settings")).json()["data"]
+    assert settings["tls_splice_categories"] == ["banking", "health", "pinned_apps"]
+    bad = await tlswf.api.put("/api/settings/tls_splice_categories", json={"value": ["banking", "gaming"]})
+    assert bad.status_code == 400 and "gaming" in bad.json()["detail"]
+    try:
+        ok = await tlswf.api.put("/api/settings/tls_splice_categories", json={"value": ["health"]})
+        assert ok.status_code == 200, ok.text
+        status = await tlswf.app.state.component.proxy.status.remote()
+        rendered = (Path(status["access_log"]).parent.parent / "acl" / "tls_splice.txt").read_text()
+        assert ".nhs.uk" in rendered and ".paypal.com" not in rendered
+    finally:
+        await tlswf.api.put("/api/settings/tls_splice_categories", json={"value": ["banking", "health", "pinned_apps"]})
+
+
 async def test_the_setting_takes_effect_and_the_score_counts_it_only_when_squid_bumps(tlswf):
     ca = await our_ca(tlswf)
     await set_bump(tlswf, False)

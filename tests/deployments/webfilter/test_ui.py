@@ -222,6 +222,20 @@ async def test_a_blacklisted_domain_is_refused_and_the_live_log_shows_the_row(wf
         assert await page.locator("#live-log svg").count() == 0
         assert await page.evaluate("() => window.__xss") is None
 
+        # a DNS query our dnsmasq answers arrives in the same live log as a DNS row
+        assert await wf.resolve("ui-dns.other.test") == ["0.0.0.0"]
+        dns_row = page.locator("#live-log tbody tr", has_text="ui-dns.other.test")
+        await expect(dns_row).to_have_count(1, timeout=15_000)
+        assert (await cells(dns_row))[1:] == [
+            "127.0.0.1",
+            "DNS A",
+            "ui-dns.other.test",
+            "sinkholed",
+            "blocked",
+            "other.test",
+        ]
+        assert "dns" in (await dns_row.get_attribute("class") or "")
+
         # the figures follow the same traffic
         await page.click("#refresh-stats")
         await expect(page.locator("#top-blocked")).to_contain_text("other.test")

@@ -85,10 +85,20 @@ async def policy(state: State, body: schemas.PolicyIn) -> Any:
     "/scale",
     response_model=schemas.Scaled,
     summary="Create or drain node actors",
-    responses={409: {"model": schemas.ErrorBody, "description": "beyond max_nodes or the nodes there are"}},
+    responses={
+        409: {
+            "model": schemas.ErrorBody,
+            "description": "beyond max_nodes or the nodes there are, or outside autoscale's bounds while it is on",
+        }
+    },
 )
 async def scale(state: State, body: schemas.ScaleIn) -> Any:
     return await state.fleet_call(MitigationFleet.scale, body.action, body.count)
+
+
+@api.get("/autoscale", response_model=schemas.Autoscale, summary="Autoscaling: settings and decisions")
+async def autoscale(state: State) -> dict[str, Any]:
+    return await call(await state.ready(), MitigationFleet.autoscale_view)
 
 
 @api.get("/threats", response_model=schemas.Threats, summary="Threats summed over the fleet")

@@ -106,7 +106,7 @@ async def test_a_rate_limit_policy_reaches_every_live_node_and_later_nodes_inher
 async def test_geo_block_without_an_asn_api_is_refused_before_any_node_changes():
     fleet, (first,) = _fleet(1)
     result = await fleet.apply_policy({"name": "g", "rules": [{"type": "geo_block", "countries": ["us"]}]})
-    assert result == {"ok": False, "status": 503, "message": result["message"]}
+    assert result == {"ok": False, "status": 409, "message": result["message"]}
     assert "ASN API" in result["message"] and first.calls == []
 
 

@@ -12,13 +12,15 @@ import time
 from collections import Counter, deque
 from typing import Any, cast
 
+from pydantic import ValidationError
+
 from actors.mitigation.elastic import Autoscaler, NodeLoad
 from actors.mitigation.fleet_counting import fleet_flooders
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
 from actors.mitigation.rules import RuleError, new_rule
-from actors.mitigation.settings import FleetSettings, NodeSettings
+from actors.mitigation.settings import AutoscaleSettings, FleetSettings, NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet import state as rf_state
 from rayfleet.logs import get_logger
@@ -100,6 +102,9 @@ class MitigationFleet:
         self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
         self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.kept.store, f"mitigation/{name}/webhooks")
         self.tasks = BackgroundTasks("mitigation")
+        if self.kept.fleet.get("autoscale") is not None:  # set through PUT /api/v1/autoscale before a restart
+            kept_autoscale = AutoscaleSettings.model_validate(self.kept.fleet.get("autoscale"))
+            self.settings = self.settings.model_copy(update={"autoscale": kept_autoscale})
         self.autoscaler = Autoscaler(self.settings.autoscale)
         self.autoscale_current: dict[str, Any] | None = None
         self.autoscale_log: deque[dict[str, Any]] = deque(maxlen=AUTOSCALE_LOG)
@@ -280,6 +285,22 @@ class MitigationFleet:
             self.autoscaler.changed(time.monotonic())  # a failed change waits out the cooldown too
         self.autoscale_log.append(record)
         log.warning("autoscale", extra={k: v for k, v in record.items() if k != "at"})
+
+    async def set_autoscale(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """New autoscale settings, in force from the next heartbeat and kept for a restarted fleet.
+        The cooldown of the last change carries over; the load window starts again."""
+        try:
+            fleet = FleetSettings.model_validate({**self.settings.model_dump(), "autoscale": settings})
+        except ValidationError as exc:
+            message = "; ".join(str(e["msg"]) for e in exc.errors())
+            return {"ok": False, "status": 422, "message": f"autoscale settings refused: {message}"}
+        self.kept.fleet.set("autoscale", fleet.autoscale.model_dump())
+        last_change = self.autoscaler.last_change
+        self.settings = self.settings.model_copy(update={"autoscale": fleet.autoscale})
+        self.autoscaler = Autoscaler(fleet.autoscale)
+        self.autoscaler.last_change = last_change
+        log.warning("autoscale settings changed", extra=fleet.autoscale.model_dump())
+        return {"ok": True, "value": self.autoscale_view()}
 
     def autoscale_view(self) -> dict[str, Any]:
         """Settings, the last evaluation and the last changes (automatic and manual), newest first."""

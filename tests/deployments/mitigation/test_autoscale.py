@@ -9,7 +9,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
 
+from actors.mitigation.fleet import MitigationFleet
 from actors.mitigation.settings import AutoscaleSettings
 from tests.polling import eventually
 
@@ -124,3 +126,39 @@ async def test_manual_scale_stays_within_the_bounds_and_sets_the_cooldown(make_f
 def _current(fleet: Any, text: str) -> dict[str, Any] | None:
     current = fleet.fleet.autoscale_current
     return current if current is not None and text in current["reason"] else None
+
+
+@pytest.mark.parametrize(
+    "change,problem",
+    [
+        ({"enabled": "true"}, "enabled"),
+        ({"min_nodes": 0}, "min_nodes"),
+        ({"min_nodes": 3, "max_nodes": 2}, "min_nodes must not exceed"),
+        ({"max_nodes": 9}, "fleet's max_nodes"),  # the fleet's max_nodes is 8
+        ({"target_rps_per_node": -1.0}, "target_rps_per_node"),
+        ({"scale_down_after_s": 1.0}, "scale_down_after_s must be at least"),
+        ({"step": 1.5}, "step"),
+        ({"flap": True}, "flap"),
+    ],
+)
+async def test_bad_autoscale_settings_are_422_and_change_nothing(make_fleet, change, problem):
+    fleet = await make_fleet()
+    body = {**AUTOSCALE.model_dump(), **change}
+    refused = await fleet.client.put(f"{API}/autoscale", json=body)
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "validation_error"
+    assert problem in refused.text
+    assert (await fleet.client.get(f"{API}/autoscale")).json()["settings"]["enabled"] is False
+
+
+async def test_autoscale_settings_put_are_in_force_and_kept_for_a_restarted_fleet(make_fleet):
+    fleet = await make_fleet()
+    put = await fleet.client.put(f"{API}/autoscale", json={**AUTOSCALE.model_dump(), "max_nodes": 3})
+    assert put.status_code == 200
+    assert put.json()["settings"]["enabled"] is True and put.json()["settings"]["max_nodes"] == 3
+    await eventually(lambda: fleet.fleet.autoscale_current, what="an evaluation with the new settings")
+    again = MitigationFleet(
+        fleet.fleet.settings.model_copy(update={"autoscale": AutoscaleSettings()}), fleet.fleet.name
+    )
+    assert again.settings.autoscale.enabled is True and again.settings.autoscale.max_nodes == 3
+    await again.webhooks.close()

@@ -80,9 +80,15 @@ async def test_oversized_bodies_are_refused_before_parsing(fleet):
             {"MITIGATION__FLEET__NODE__MODE": "syn", "MITIGATION__FLEET__NODE__TRUSTED_PROXIES": '["10.0.0.1"]'},
             "X-Forwarded-For is an HTTP header",
         ),
+        ({"MITIGATION__FLEET__AUTOSCALE__MIN_NODES": "0"}, "autoscale.min_nodes"),
+        ({"MITIGATION__FLEET__AUTOSCALE__COOLDOWN_S": "soon"}, "autoscale.cooldown_s"),
+        (
+            {"MITIGATION__FLEET__AUTOSCALE__ENABLED": "true", "MITIGATION__FLEET__AUTOSCALE__MAX_NODES": "9"},
+            "fleet's max_nodes",
+        ),
     ],
 )
-def test_client_address_settings_in_the_configuration_are_checked_at_start(environ, problem):
+def test_client_address_and_autoscale_settings_in_the_configuration_are_checked_at_start(environ, problem):
     with pytest.raises(ConfigError, match=problem):
         load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, **environ})
 
@@ -92,19 +98,3 @@ def test_client_address_settings_from_the_environment_reach_the_node_settings():
     node = load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, "MITIGATION__FLEET__NODE__ACCEPT_PROXY": "true", **environ})
     assert node.fleet.node.accept_proxy is True
     assert node.fleet.node.trusted_proxies == ["10.0.0.7/32", "10.1.0.0/16"]
-
-
-@pytest.mark.parametrize(
-    "environ,problem",
-    [
-        ({"MITIGATION__FLEET__AUTOSCALE__MIN_NODES": "0"}, "autoscale.min_nodes"),
-        ({"MITIGATION__FLEET__AUTOSCALE__COOLDOWN_S": "soon"}, "autoscale.cooldown_s"),
-        (
-            {"MITIGATION__FLEET__AUTOSCALE__ENABLED": "true", "MITIGATION__FLEET__AUTOSCALE__MAX_NODES": "9"},
-            "fleet's max_nodes",
-        ),
-    ],
-)
-def test_autoscale_settings_in_the_configuration_are_checked_at_start(environ, problem):
-    with pytest.raises(ConfigError, match=problem):
-        load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, **environ})

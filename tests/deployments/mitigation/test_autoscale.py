@@ -106,7 +106,10 @@ async def test_a_flood_the_node_refuses_is_not_load_to_scale_for(make_fleet, dat
         await eventually(evaluations, timeout=30, what="eight evaluations under the flood")
         assert counts["refused"] > 10 * max(1, node.counters["served"].total - start)
     assert len(fleet.fleet.nodes) == 1
-    assert all(e["change"] == 0 and (e["load_per_node"] or 0) < 5 for e in seen), seen
+    assert all(e["change"] == 0 for e in seen), seen
+    # one heartbeat interval can hold a burst of the 2-3 requests/s let through, never a whole window
+    loads = [e["load_per_node"] for e in seen if e["load_per_node"] is not None]
+    assert loads and sum(loads) / len(loads) < 5, seen
 
 
 async def test_manual_scale_stays_within_the_bounds_and_sets_the_cooldown(make_fleet):

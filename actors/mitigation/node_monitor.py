@@ -160,11 +160,8 @@ class Monitor:
         blocked = node.counters["blocked"].update(_int(fe, "dreq") + _int(fe, "dcon") + _int(fe, "dses"))
         node.counters["connections"].update(_int(self.info, "CumConns"))
         # served: what the node let through (the autoscaler's load); requests or sessions it denied are not
-        served = (
-            _int(fe, "req_tot") - _int(fe, "dreq")
-            if node.settings.mode == "l7"
-            else _int(fe, "stot") - _int(fe, "dses")
-        )
+        # (HAProxy 2.6 counts no session in `stot` that a `tcp-request` rule rejected: syn mode is `stot`)
+        served = _int(fe, "req_tot") - _int(fe, "dreq") if node.settings.mode == "l7" else _int(fe, "stot")
         node.counters["served"].update(served)
         node.metrics.inc("service_packets_processed_total", processed)
         node.metrics.inc("service_attacks_blocked_total", blocked)

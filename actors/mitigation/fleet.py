@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
+from collections import Counter, deque
 from typing import Any, cast
 
+from pydantic import ValidationError
+
+from actors.mitigation.elastic import Autoscaler, NodeLoad
 from actors.mitigation.fleet_counting import fleet_flooders
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
 from actors.mitigation.rules import RuleError, new_rule
-from actors.mitigation.settings import FleetSettings, NodeSettings
+from actors.mitigation.settings import AutoscaleSettings, FleetSettings, NodeSettings
 from actors.mitigation.webhooks import WebhookSender, event_payload
 from rayfleet import state as rf_state
 from rayfleet.logs import get_logger
@@ -27,6 +30,7 @@ from rayfleet.tasks import BackgroundTasks
 log = get_logger("mitigation")
 FLEET_ACTOR = "mitigation_fleet"
 CALL_TIMEOUT = 30.0
+AUTOSCALE_LOG = 20  # changes kept for GET /api/v1/autoscale
 
 
 def node_actor_name(fleet: str, node_id: str) -> str:
@@ -53,6 +57,19 @@ class NodeEntry:
         self.registered_at = time.time()
         self.actor_pid: int | None = None
         self.children: list[dict[str, Any]] = []
+        self.served_total: int | None = None  # the node's served-requests counter at the last heartbeat
+        self.served_at = 0.0
+        self.served_rps: float | None = None  # served requests/s between the last two heartbeats
+
+    def measure(self, served_total: int | None) -> None:
+        """The served rate since the last heartbeat; a counter that went back (a new actor) starts again."""
+        now = time.monotonic()
+        previous, self.served_total = self.served_total, served_total
+        if served_total is None or previous is None or served_total < previous or now <= self.served_at:
+            self.served_rps = None
+        else:
+            self.served_rps = (served_total - previous) / (now - self.served_at)
+        self.served_at = now
 
     def view(self) -> dict[str, Any]:
         return {
@@ -85,6 +102,12 @@ class MitigationFleet:
         self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
         self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.kept.store, f"mitigation/{name}/webhooks")
         self.tasks = BackgroundTasks("mitigation")
+        if self.kept.fleet.get("autoscale") is not None:  # set through PUT /api/v1/autoscale before a restart
+            kept_autoscale = AutoscaleSettings.model_validate(self.kept.fleet.get("autoscale"))
+            self.settings = self.settings.model_copy(update={"autoscale": kept_autoscale})
+        self.autoscaler = Autoscaler(self.settings.autoscale)
+        self.autoscale_current: dict[str, Any] | None = None
+        self.autoscale_log: deque[dict[str, Any]] = deque(maxlen=AUTOSCALE_LOG)
         self._start_lock: asyncio.Lock | None = None
         self.started = False
 
@@ -147,6 +170,7 @@ class MitigationFleet:
         entry.actor_pid = info.get("actor_pid")
         entry.last_heartbeat = time.time()
         entry.missed = 0
+        entry.measure(None)
         await self._bring_up_to_date(entry)
 
     async def _replace(self, entry: NodeEntry) -> None:
@@ -224,6 +248,7 @@ class MitigationFleet:
                 if entry.missed >= self.settings.dead_after_missed and entry.status != "dead":
                     entry.status = "dead"
                     entry.load, entry.rate = 0.0, 0
+                    entry.measure(None)
                     self._health_event(entry, "dead")
                 if entry.status == "dead" and self.settings.replace_dead_nodes:
                     await self._replace(entry)
@@ -235,10 +260,55 @@ class MitigationFleet:
             entry.load = float(result.get("load", 0.0))
             entry.rate = int(result.get("stats", {}).get("requests_per_second", 0))
             entry.children = list(result.get("children", []))
+            entry.measure(result.get("served_total"))
             if entry.id in self._stale and entry.status == "healthy":
                 await self._resync(entry)
             if was == "dead":
                 self._health_event(entry, "recovered")
+        if self.settings.autoscale.enabled:
+            await self._autoscale()
+
+    async def _autoscale(self) -> None:
+        """Decide on this heartbeat's served load and apply the change as `/scale` does."""
+        loads = [NodeLoad(e.id, e.status, e.served_rps) for e in self.nodes.values()]
+        decision = self.autoscaler.step(time.monotonic(), loads)
+        self.autoscale_current = {**decision.view(), "at": _iso_now()}
+        if decision.change == 0:
+            return
+        action = "scale_up" if decision.change > 0 else "scale_down"
+        result = await self.scale(action, abs(decision.change), automatic=True)
+        record = {**self.autoscale_current, "action": action, "applied": result["ok"]}
+        if result["ok"]:
+            record["nodes_changed"] = result["value"]["nodes"]
+        else:
+            record["error"] = result["message"]
+            self.autoscaler.changed(time.monotonic())  # a failed change waits out the cooldown too
+        self.autoscale_log.append(record)
+        log.warning("autoscale", extra={k: v for k, v in record.items() if k != "at"})
+
+    async def set_autoscale(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """New autoscale settings, in force from the next heartbeat and kept for a restarted fleet.
+        The cooldown of the last change carries over; the load window starts again."""
+        try:
+            fleet = FleetSettings.model_validate({**self.settings.model_dump(), "autoscale": settings})
+        except ValidationError as exc:
+            message = "; ".join(str(e["msg"]) for e in exc.errors())
+            return {"ok": False, "status": 422, "message": f"autoscale settings refused: {message}"}
+        self.kept.fleet.set("autoscale", fleet.autoscale.model_dump())
+        last_change = self.autoscaler.last_change
+        self.settings = self.settings.model_copy(update={"autoscale": fleet.autoscale})
+        self.autoscaler = Autoscaler(fleet.autoscale)
+        self.autoscaler.last_change = last_change
+        log.warning("autoscale settings changed", extra=fleet.autoscale.model_dump())
+        return {"ok": True, "value": self.autoscale_view()}
+
+    def autoscale_view(self) -> dict[str, Any]:
+        """Settings, the last evaluation and the last changes (automatic and manual), newest first."""
+        return {
+            "settings": self.settings.autoscale.model_dump(),
+            "current": self.autoscale_current,
+            "decisions": list(reversed(self.autoscale_log)),
+        }
 
     async def count_fleet_wide(self, threshold: int) -> list[str]:
         """Sum every live node's per-source rates; ban fleet-wide the sources above `threshold` and
@@ -516,7 +586,24 @@ class MitigationFleet:
         self._record_policy(policy, changes, geo)
         return {"ok": True, "value": {**self.get_policy(), "nodes": applied, "failed": failed}}
 
-    async def scale(self, action: str, count: int) -> dict[str, Any]:
+    async def scale(self, action: str, count: int, automatic: bool = False) -> dict[str, Any]:
+        """Add or drain nodes. With autoscale on, a manual change must stay within its bounds and
+        starts its cooldown (the autoscaler does not undo it at once)."""
+        auto = self.settings.autoscale
+        if auto.enabled and not automatic:
+            after = len(self.nodes) + (count if action == "scale_up" else -count)
+            if not auto.min_nodes <= after <= auto.max_nodes:
+                bounds = f"[{auto.min_nodes}, {auto.max_nodes}]"
+                return {"ok": False, "status": 409, "message": f"autoscale keeps the fleet within {bounds} nodes"}
+        result = await self._scale(action, count)
+        if result["ok"]:
+            self.autoscaler.changed(time.monotonic())
+            if not automatic:
+                manual = {"change": count if action == "scale_up" else -count, "reason": "manual /scale"}
+                self.autoscale_log.append({**manual, "action": action, "at": _iso_now(), "applied": True})
+        return result
+
+    async def _scale(self, action: str, count: int) -> dict[str, Any]:
         if action == "scale_up":
             room = self.settings.max_nodes - len(self.nodes)
             if count > room:
@@ -570,6 +657,10 @@ class MitigationFleet:
                 attacks[src] += rec["attacks"]
         top = [{"ip": ip, "attacks": n} for ip, n in attacks.most_common(10) if n > 0]
         return {"active_threats": active, "top_attackers": top, "attack_types": dict(types), "nodes": len(results)}
+
+
+def _iso_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
 
 def _kill(handle: ActorHandle[MitigationNode], name: str) -> None:

@@ -135,7 +135,7 @@ class MitigationNode:
         self.allowlist: dict[str, dict[str, Any]] = dict(self.state.allow.items())
         self.geo_prefixes: dict[str, list[str]] = dict(self.state.policy.get("geo") or {})
         self.threats = ThreatBook()
-        self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections")}
+        self.counters = {name: Monotonic() for name in ("requests", "blocked", "connections", "served")}
         self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.state.store, f"{self.state.prefix}/webhooks")
         self.metrics = NodeMetrics(node_id)
         self.child_metrics = (ChildMetrics(self.metrics.own), ChildMetrics(self.metrics.fleet))

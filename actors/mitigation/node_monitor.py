@@ -159,6 +159,10 @@ class Monitor:
         processed = node.counters["requests"].update(_int(fe, unit) + _int(fe, "dcon"))
         blocked = node.counters["blocked"].update(_int(fe, "dreq") + _int(fe, "dcon") + _int(fe, "dses"))
         node.counters["connections"].update(_int(self.info, "CumConns"))
+        # served: what the node let through (the autoscaler's load); requests or sessions it denied are not
+        # (HAProxy 2.6 counts no session in `stot` that a `tcp-request` rule rejected: syn mode is `stot`)
+        served = _int(fe, "req_tot") - _int(fe, "dreq") if node.settings.mode == "l7" else _int(fe, "stot")
+        node.counters["served"].update(served)
         node.metrics.inc("service_packets_processed_total", processed)
         node.metrics.inc("service_attacks_blocked_total", blocked)
         node.metrics.set("service_connections_active", _int(fe, "scur"))
@@ -350,6 +354,7 @@ class Monitor:
             "load": round(self.cpu_percent / 100.0, 3),
             "connections_active": _int(self.frontend, "scur"),
             "stats": stats,
+            "served_total": self.node.counters["served"].total,
             "children": self.node.children(),
         }
 

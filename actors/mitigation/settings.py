@@ -261,6 +261,38 @@ class NodeSettings(BaseModel):
         return self.mode == "l7" and self.waf.engine == "crs"
 
 
+class AutoscaleSettings(BaseModel):
+    """Load-driven scaling of the fleet (`actors/mitigation/elastic.py`). Load is the requests a node
+    served (its frontend's requests minus those it denied), per live node, per second. Types are
+    strict: `"2"` is not a count, `1` is not a boolean."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    enabled: bool = False
+    min_nodes: int = Field(1, ge=1, le=64)
+    max_nodes: int = Field(4, ge=1, le=64, description="at most the fleet's max_nodes")
+    target_rps_per_node: float = Field(
+        200.0, gt=0, description="served requests/s per live node above which the fleet scales up"
+    )
+    scale_down_ratio: float = Field(
+        0.5, gt=0, lt=1, description="scale down only below target_rps_per_node × this (hysteresis)"
+    )
+    scale_up_after_s: float = Field(30.0, gt=0, le=3600, description="load above target for this long: scale up")
+    scale_down_after_s: float = Field(
+        300.0, gt=0, le=86400, description="load below the lower threshold for this long: scale down"
+    )
+    cooldown_s: float = Field(60.0, ge=0, le=86400, description="no automatic change this long after any change")
+    step: int = Field(1, ge=1, le=16, description="nodes added or removed per decision")
+
+    @model_validator(mode="after")
+    def _coherent(self) -> AutoscaleSettings:
+        if self.min_nodes > self.max_nodes:
+            raise ValueError("autoscale.min_nodes must not exceed autoscale.max_nodes")
+        if self.scale_down_after_s < self.scale_up_after_s:
+            raise ValueError("autoscale.scale_down_after_s must be at least scale_up_after_s")
+        return self
+
+
 class FleetSettings(BaseModel):
     """The orchestrator's fleet: node defaults, size limits, health tracking, ASN API for geo_block."""
 
@@ -282,5 +314,12 @@ class FleetSettings(BaseModel):
     fleet_count_interval_s: float = Field(0.25, gt=0, description="how often the fleet sums its nodes' rates")
     node: NodeSettings = Field(default_factory=NodeSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    autoscale: AutoscaleSettings = Field(default_factory=AutoscaleSettings)
     asn_api_url: str = Field("", description="base URL of the ASN API (e.g. http://127.0.0.1:8000/asn)")
     asn_api_key: str = Field("", repr=False, exclude=True)
+
+    @model_validator(mode="after")
+    def _autoscale_within_fleet(self) -> FleetSettings:
+        if self.autoscale.enabled and self.autoscale.max_nodes > self.max_nodes:
+            raise ValueError("autoscale.max_nodes must not exceed the fleet's max_nodes")
+        return self

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from actors.mitigation.settings import MAX_TRUSTED_PROXIES, WafSettings, normalise_cidrs
+from actors.mitigation.settings import MAX_TRUSTED_PROXIES, AutoscaleSettings, WafSettings, normalise_cidrs
 
 
 class ErrorDetail(BaseModel):
@@ -259,6 +259,25 @@ class Scaled(BaseModel):
     count: int
     nodes: list[str]
     total: int
+
+
+class AutoscaleDecision(BaseModel):
+    change: int = Field(..., description="+n nodes, -n nodes, or 0")
+    reason: str
+    at: str
+    nodes: int | None = None
+    live: int | None = None
+    load_per_node: float | None = Field(None, description="served requests/s per live node")
+    action: str | None = None
+    applied: bool | None = None
+    nodes_changed: list[str] | None = None
+    error: str | None = None
+
+
+class Autoscale(BaseModel):
+    settings: AutoscaleSettings
+    current: AutoscaleDecision | None = Field(None, description="the last evaluation (at each heartbeat)")
+    decisions: list[AutoscaleDecision] = Field(..., description="the last changes, automatic and manual, newest first")
 
 
 class Attacker(BaseModel):

@@ -11,6 +11,7 @@ from fastapi import APIRouter
 from starlette.responses import JSONResponse, Response
 
 from actors.mitigation.fleet import MitigationFleet
+from actors.mitigation.settings import AutoscaleSettings
 from deployments.mitigation import schemas
 from deployments.mitigation.errors import unwrap
 from deployments.mitigation.routes.common import KEY_ERRORS, State
@@ -85,10 +86,25 @@ async def policy(state: State, body: schemas.PolicyIn) -> Any:
     "/scale",
     response_model=schemas.Scaled,
     summary="Create or drain node actors",
-    responses={409: {"model": schemas.ErrorBody, "description": "beyond max_nodes or the nodes there are"}},
+    responses={
+        409: {
+            "model": schemas.ErrorBody,
+            "description": "beyond max_nodes or the nodes there are, or outside autoscale's bounds while it is on",
+        }
+    },
 )
 async def scale(state: State, body: schemas.ScaleIn) -> Any:
     return await state.fleet_call(MitigationFleet.scale, body.action, body.count)
+
+
+@api.get("/autoscale", response_model=schemas.Autoscale, summary="Autoscaling: settings and decisions")
+async def autoscale(state: State) -> dict[str, Any]:
+    return await call(await state.ready(), MitigationFleet.autoscale_view)
+
+
+@api.put("/autoscale", response_model=schemas.Autoscale, summary="Change the autoscale settings")
+async def set_autoscale(state: State, body: AutoscaleSettings) -> Any:
+    return await state.fleet_call(MitigationFleet.set_autoscale, body.model_dump())
 
 
 @api.get("/threats", response_model=schemas.Threats, summary="Threats summed over the fleet")

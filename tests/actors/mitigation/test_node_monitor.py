@@ -76,7 +76,7 @@ class FakeNode:
     builtin_hits: dict[str, int] = field(default_factory=dict)
     threats: ThreatBook = field(default_factory=ThreatBook)
     counters: dict[str, Monotonic] = field(
-        default_factory=lambda: {n: Monotonic() for n in ("requests", "blocked", "connections")}
+        default_factory=lambda: {n: Monotonic() for n in ("requests", "blocked", "connections", "served")}
     )
     metrics: NodeMetrics = field(default_factory=lambda: NodeMetrics("monitor-test"))
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -146,6 +146,8 @@ async def test_a_poll_turns_the_frontends_counters_into_monotonic_totals(node):
     assert stats["packets_processed"] == 50 + 1 + 5  # requests plus refused connections
     assert stats["attacks_blocked"] == 4 + 1 + 1
     assert stats["requests_per_second"] == 4 and stats["latency_ms"] == 8.0
+    # served (the autoscaler's load): requests minus the ones HAProxy denied, monotonic too
+    assert (await monitor.heartbeat())["served_total"] == (50 - 4) + (5 - 1)
     assert node.expiries == 2  # each poll expires lapsed blacklist entries
     status = await monitor.status()
     assert status["connections"] == {"active": 2, "total": 20}
@@ -154,11 +156,12 @@ async def test_a_poll_turns_the_frontends_counters_into_monotonic_totals(node):
 
 async def test_syn_mode_counts_sessions_not_requests(node):
     node.settings = NodeSettings(mode="syn")
-    node.proc.set_stat({"req_tot": 999, "stot": 30, "rate": 6})
+    node.proc.set_stat({"req_tot": 999, "stot": 30, "dses": 4, "rate": 6})
     monitor = Monitor(node)
     await monitor.poll()
     stats = await monitor.stats()
     assert stats["packets_processed"] == 30 and stats["requests_per_second"] == 6
+    assert (await monitor.heartbeat())["served_total"] == 30  # rejected sessions (dses) are not in stot
 
 
 async def test_a_stopped_data_plane_is_not_polled_and_reports_unhealthy(node):

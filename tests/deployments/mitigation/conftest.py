@@ -15,7 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from actors.mitigation.fleet import MitigationFleet
-from actors.mitigation.settings import FleetSettings, NodeSettings, WebhookSettings
+from actors.mitigation.settings import AutoscaleSettings, FleetSettings, NodeSettings, WebhookSettings
 from deployments.mitigation.app import create_app
 from deployments.mitigation.config import MitigationConfig
 from deployments.mitigation.state import MitigationState
@@ -40,7 +40,9 @@ def fleet_settings(origin: str, **node: Any) -> FleetSettings:
     initial = node.pop("initial_nodes", 1)
     replace = node.pop("replace_dead_nodes", True)
     fleet_flood = node.pop("fleet_flood_rps", None)
+    autoscale = node.pop("autoscale", None)
     return FleetSettings(
+        autoscale=autoscale or AutoscaleSettings(),
         initial_nodes=initial,
         replace_dead_nodes=replace,
         fleet_flood_rps=fleet_flood,

@@ -80,9 +80,15 @@ async def test_oversized_bodies_are_refused_before_parsing(fleet):
             {"MITIGATION__FLEET__NODE__MODE": "syn", "MITIGATION__FLEET__NODE__TRUSTED_PROXIES": '["10.0.0.1"]'},
             "X-Forwarded-For is an HTTP header",
         ),
+        ({"MITIGATION__FLEET__AUTOSCALE__MIN_NODES": "0"}, "autoscale.min_nodes"),
+        ({"MITIGATION__FLEET__AUTOSCALE__COOLDOWN_S": "soon"}, "autoscale.cooldown_s"),
+        (
+            {"MITIGATION__FLEET__AUTOSCALE__ENABLED": "true", "MITIGATION__FLEET__AUTOSCALE__MAX_NODES": "9"},
+            "fleet's max_nodes",
+        ),
     ],
 )
-def test_client_address_settings_in_the_configuration_are_checked_at_start(environ, problem):
+def test_client_address_and_autoscale_settings_in_the_configuration_are_checked_at_start(environ, problem):
     with pytest.raises(ConfigError, match=problem):
         load(CONFIG, {"MANAGEMENT_API_KEY": API_KEY, **environ})
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from rayfleet.supervisor import Child, Status, Supervised, SupervisorThread, die_with_parent
+from rayfleet.supervisor import Child, Status, Supervised, SupervisorThread, spawn_logged
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 BACKEND_HOST = "127.0.0.1"
@@ -133,17 +133,7 @@ class Front:
         self._thread: SupervisorThread | None = None
 
     async def _spawn(self) -> Child:
-        with open(self.log, "ab") as out:
-            proc = await asyncio.create_subprocess_exec(
-                HAPROXY,
-                "-db",
-                "-f",
-                str(self.config),
-                stdout=out,
-                stderr=out,
-                stdin=asyncio.subprocess.DEVNULL,
-                preexec_fn=die_with_parent,
-            )
+        proc = await spawn_logged(HAPROXY, "-db", "-f", str(self.config), log=self.log, new_session=False)
         host = "127.0.0.1" if self.bind[0] in ("0.0.0.0", "::", "") else self.bind[0]
         for _ in range(100):
             if proc.returncode is not None:

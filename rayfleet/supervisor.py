@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import subprocess
 import threading
 import time
 from collections import deque
@@ -44,6 +45,21 @@ def die_with_parent() -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     pr_set_pdeathsig = 1
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+
+async def spawn_logged(*args: str, log: Path, new_session: bool = True) -> asyncio.subprocess.Process:
+    """Start a supervised data-plane child: no stdin, stdout and stderr appended to `log`, ended with
+    its owner (`die_with_parent`); `new_session` puts it in a process group of its own, so the owner
+    can end the whole group."""
+    with open(log, "ab") as out:
+        return await asyncio.create_subprocess_exec(
+            *args,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,
+            start_new_session=new_session,
+        )
 
 
 class Child(Protocol):

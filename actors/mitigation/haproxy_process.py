@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from actors.mitigation.haproxy_config import NodePaths
-from rayfleet.supervisor import RestartPolicy, Supervised, SupervisedProcess, die_with_parent
+from rayfleet.supervisor import RestartPolicy, Supervised, SupervisedProcess, spawn_logged
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
@@ -73,16 +73,11 @@ class HAProxyProcess(SupervisedProcess):
 
     async def _spawn(self) -> asyncio.subprocess.Process:
         await asyncio.to_thread(check_config, self.paths.config)
-        with open(self.log_file, "ab") as out:
-            proc = await asyncio.create_subprocess_exec(
-                HAPROXY,
-                *("-W", "-db", "-S", f"{self.paths.master_socket},mode,600", "-f", str(self.paths.config)),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,
-                start_new_session=True,
-            )
+        proc = await spawn_logged(
+            HAPROXY,
+            *("-W", "-db", "-S", f"{self.paths.master_socket},mode,600", "-f", str(self.paths.config)),
+            log=self.log_file,
+        )
         try:
             await self._until_answering(proc)
         except BaseException:

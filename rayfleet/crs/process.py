@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Awaitable, Callable
 
 from rayfleet.crs.config import CrsPaths, CrsPolicy, Upstream, write
-from rayfleet.supervisor import RestartPolicy, Supervised, SupervisedProcess, children_of, die_with_parent
+from rayfleet.supervisor import RestartPolicy, Supervised, SupervisedProcess, children_of, spawn_logged
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -103,16 +103,11 @@ class CrsTier(SupervisedProcess):
         self._end_group()
         with contextlib.suppress(FileNotFoundError):
             self.paths.health_socket.unlink()  # a killed master leaves its socket file behind
-        with open(self.out_file, "ab") as out:
-            proc = await asyncio.create_subprocess_exec(
-                NGINX,
-                *("-p", str(self.paths.root), "-c", str(self.paths.nginx_conf), "-e", str(self.paths.error_log)),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,
-                start_new_session=True,
-            )
+        proc = await spawn_logged(
+            NGINX,
+            *("-p", str(self.paths.root), "-c", str(self.paths.nginx_conf), "-e", str(self.paths.error_log)),
+            log=self.out_file,
+        )
         self._group = proc.pid
         try:
             await self._until_answering(proc)

@@ -60,16 +60,30 @@ class LocalActorHandle:
     """In-process stand-in for a Ray actor handle.
 
     Calls are serialised through a lock, like an actor's mailbox, so a stand-in
-    is as atomic as the actor it replaces (max_concurrency=1 semantics).
+    is as atomic as the actor it replaces (max_concurrency=1 semantics). Like an
+    async actor, a stand-in has one event loop: the loop of its first caller, while
+    that loop runs. A call from another loop (a second test client, a fuzzer's own
+    client) runs there, so the instance's asyncio locks and tasks only ever meet
+    one loop.
     """
 
     def __init__(self, instance: Any) -> None:
         self._instance = instance
         self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self._lock is None:
+        loop = asyncio.get_running_loop()
+        home = self._loop
+        if home is not None and home is not loop and home.is_running() and not home.is_closed():
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._run(name, args, kwargs), home))
+        if home is not loop:  # first call, or the home loop has ended: this loop becomes home
+            self._loop = loop
             self._lock = asyncio.Lock()
+        return await self._run(name, args, kwargs)
+
+    async def _run(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self._lock is not None
         async with self._lock:
             result = getattr(self._instance, name)(*args, **kwargs)
             if inspect.isawaitable(result):

@@ -1,6 +1,8 @@
 import asyncio
+import threading
 
 from rayfleet import state
+from tests.polling import eventually_sync
 
 
 class Counter:
@@ -45,6 +47,51 @@ async def test_unknown_method_is_an_attribute_error():
         assert "nope" in str(exc)
     else:
         raise AssertionError("expected AttributeError")
+
+
+class Turnstile:
+    """An actor that holds an asyncio lock across calls, as a tail loop does."""
+
+    def __init__(self) -> None:
+        self.turn = asyncio.Lock()
+        self.loops: set[asyncio.AbstractEventLoop] = set()  # kept alive: ids of closed loops are reused
+
+    async def enter(self, hold: float) -> int:
+        self.loops.add(asyncio.get_running_loop())
+        async with self.turn:
+            await asyncio.sleep(hold)
+        return len(self.loops)
+
+
+def test_calls_from_another_loop_run_on_the_stand_ins_loop():
+    # a second test client (or a fuzzer's) calls from its own loop while the first loop still runs
+    h = state.actor(Turnstile, "turnstile")
+    home = asyncio.new_event_loop()
+    runner = threading.Thread(target=home.run_forever, daemon=True)
+    runner.start()
+    try:
+
+        async def hold() -> int:
+            return int(await h.enter.remote(0.2))
+
+        held = asyncio.run_coroutine_threadsafe(hold(), home)
+        eventually_sync(lambda: h.instance.turn.locked(), what="the home loop holds the lock")
+
+        async def contend() -> list[int]:
+            return list(await asyncio.wait_for(asyncio.gather(*(h.enter.remote(0.01) for _ in range(3))), 10))
+
+        assert asyncio.run(contend()) == [1, 1, 1]  # no "bound to a different event loop", one loop seen
+        assert held.result(timeout=10) == 1
+    finally:
+        home.call_soon_threadsafe(home.stop)
+        runner.join(timeout=10)
+        home.close()
+
+    # the home loop has ended: the next caller's loop becomes home
+    async def enter_later() -> int:
+        return int(await h.enter.remote(0))
+
+    assert asyncio.run(enter_later()) == 2
 
 
 def test_reset_drops_instances():

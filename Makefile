@@ -38,8 +38,8 @@ lint: install
 
 # each lane may find nothing to run in the paths PYTEST_ARGS names (pytest's exit 5); a real failure stops make
 test: lint
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile -m "not e2e" $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	$(PY) -m pytest -m e2e $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile -m "not e2e" --durations=15 $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -m e2e --durations=15 $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # the inner loop: ruff, then the tests that need no real server and no cluster (tiers 2 and 3
 # are marked from the fixtures they use: tests/conftest.py); `make test` still runs everything

@@ -157,6 +157,8 @@ class BreakerBoard:
         recovery_timeout: float = 60.0,
         probe_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
+        unhealthy_threshold: int = UNHEALTHY_THRESHOLD,
+        healthy_threshold: int = HEALTHY_THRESHOLD,
     ) -> None:
         self._config = (failure_threshold, recovery_timeout, probe_timeout)
         self._clock = clock
@@ -165,7 +167,8 @@ class BreakerBoard:
         self._tokens = itertools.count(1)
         self._events: deque[BreakerEvent] = deque(maxlen=1000)
         self._seq = 0
-        self._health_thresholds = (UNHEALTHY_THRESHOLD, HEALTHY_THRESHOLD)
+        self._health_thresholds = (unhealthy_threshold, healthy_threshold)
+        self.configure_health(unhealthy_threshold, healthy_threshold)  # kept by an actor restart, like the rest
 
     def configure(self, failure_threshold: int, recovery_timeout: float, probe_timeout: float) -> None:
         """Apply config to the board and every existing breaker (also used on redeploy)."""

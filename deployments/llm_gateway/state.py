@@ -112,10 +112,16 @@ class Handles:
 
     @classmethod
     def from_ray(cls, config: GatewayConfig) -> Handles:
-        cb, tl, budget = config.circuit_breaker, config.security.threat_ledger, config.budget
+        cb, tl, budget, hc = config.circuit_breaker, config.security.threat_ledger, config.budget, config.health_check
         p = ACTOR_PREFIX
         breakers = state_mod.actor(
-            BreakerBoard, f"{p}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
+            BreakerBoard,
+            f"{p}.breakers",
+            cb.failure_threshold,
+            cb.recovery_timeout,
+            cb.probe_timeout,
+            unhealthy_threshold=hc.unhealthy_threshold,
+            healthy_threshold=hc.healthy_threshold,
         )
         return cls(
             breakers=breakers,

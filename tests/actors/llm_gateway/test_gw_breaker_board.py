@@ -137,3 +137,12 @@ def test_thresholds_of_one_give_an_event_per_flap():
 def test_health_thresholds_below_one_are_refused(thresholds):
     with pytest.raises(ValueError, match="at least 1"):
         BreakerBoard().configure_health(*thresholds)
+
+
+def test_thresholds_given_at_creation_apply_and_are_checked():
+    board = BreakerBoard(failure_threshold=100, unhealthy_threshold=1, healthy_threshold=3)
+    for ok in (False, True, True, True):
+        board.record_health("a", ok)
+    assert _health_events(board) == ["endpoint_down", "endpoint_up"]
+    with pytest.raises(ValueError, match="at least 1"):
+        BreakerBoard(unhealthy_threshold=0)

@@ -10,6 +10,8 @@ Bedrock probe a fresh signature long before the old one expires.
 
 from __future__ import annotations
 
+from typing import Any
+
 from actors.llm_gateway.prober import EndpointProber, ProbeSettings, ProbeTarget
 from deployments.llm_gateway.config import HealthCheckConfig
 from deployments.llm_gateway.providers import adapter_for
@@ -17,6 +19,7 @@ from deployments.llm_gateway.routing import Router
 from rayfleet.state import ActorHandle, call
 
 PUSH_INTERVAL = 5.0
+COUNTERS = ("running", "rounds", "probes", "failures", "stale")
 
 
 def probe_targets(router: Router) -> list[ProbeTarget]:
@@ -40,8 +43,22 @@ class HealthFeed:
 
     def __init__(self, handle: ActorHandle[EndpointProber], router: Router, settings: HealthCheckConfig) -> None:
         self.handle, self.router, self.settings = handle, router, settings
+        self.last_status: dict[str, Any] | None = None  # what the actor answered the last push
 
     async def push(self) -> None:
         s = self.settings
         settings: ProbeSettings = {"interval": s.interval, "jitter": s.jitter, "timeout": s.timeout}
-        await call(self.handle, EndpointProber.configure, probe_targets(self.router), settings)
+        self.last_status = await call(self.handle, EndpointProber.configure, probe_targets(self.router), settings)
+
+    def view(self) -> dict[str, Any]:
+        """For ``/health``: the settings and the prober's counters as of the last push (names, no URL)."""
+        s, status = self.settings, self.last_status or {}
+        counters: dict[str, Any] = {k: status[k] for k in COUNTERS if k in status}
+        return {
+            "enabled": True,
+            "interval": s.interval,
+            "unhealthy_threshold": s.unhealthy_threshold,
+            "healthy_threshold": s.healthy_threshold,
+            "targets": len(status.get("targets", [])),
+            **counters,
+        }

@@ -172,6 +172,7 @@ async def test_public_health_names_no_url(serve, up1, up2, tmp_path, auth_env):
     assert r.status_code == 200
     text = r.text
     assert {e["name"] for e in r.json()["endpoints"]} == {"a", "lab"}
+    assert r.json()["health_check"] == {"enabled": False}  # the prober is off in base_config
     for leak in (up1.base_url, up2.base_url, "127.0.0.1", "http://", "https://", f":{up1.port}", f":{up2.port}"):
         assert leak not in text, leak
 

@@ -113,6 +113,15 @@ async def test_a_flapping_upstream_fires_once_per_real_transition(serve, flapper
     (down,) = [e for e in board.events() if e["event"] == "endpoint_down"]
     assert down["reason"] == "HTTP 503"
 
+    feed = gw.gateway.views.health
+    assert feed is not None
+    await feed.push()  # what /health shows is the prober's answer to the replica's last push
+    async with gw.client(None) as anon:
+        shown = (await anon.get("/health")).json()["health_check"]
+    assert shown["unhealthy_threshold"] == 3 and shown["healthy_threshold"] == 2
+    assert shown["targets"] == 1 and shown["running"] is True and shown["stale"] == 0
+    assert shown["rounds"] == len(flapper.served) and shown["failures"] == flapper.served.count(503)
+
 
 async def test_thresholds_of_one_report_every_flap(serve, flapper, tmp_path, auth_env):
     cfg = flap_cfg(tmp_path, flapper, unhealthy_threshold=1, healthy_threshold=1)

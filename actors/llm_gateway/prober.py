@@ -1,12 +1,13 @@
 """The health prober: one named actor probes every endpoint in the background, cluster-wide.
 
-Replicas hand it what to probe (``configure``: each endpoint's model-listing URL and the
-headers its adapter sends, worked out on the replica, since actors do not know the provider
-adapters) every few seconds; every replica sends the same list, the last one wins. The actor
-runs one loop: each round it probes every target concurrently (``GET``, no inference; an
-answer below 500 is up, see ``_probe``), hands the outcomes to the breaker board
-(``BreakerBoard.record_health_batch``, which marks endpoints up and down, emits ``endpoint_down``/``endpoint_up`` once per transition and
-feeds the breakers), then sleeps ``interval`` scaled by a random factor in
+Replicas hand it what to probe (``configure``: each endpoint's probe URL, the model listing or
+Bedrock's ListAsyncInvokes, and the headers its adapter sends, worked out on the replica, since
+actors do not know the provider adapters) every few seconds; every replica sends the same list,
+the last one wins. The actor runs one loop: each round it probes every target concurrently
+(``GET``, no inference; an answer below 500 is up, see ``_probe``), hands the outcomes to the
+breaker board (``BreakerBoard.record_health_batch``, which marks endpoints up and down after
+runs of equal outcomes, emits ``endpoint_down``/``endpoint_up`` once per transition and feeds
+the breakers with every outcome), then sleeps ``interval`` scaled by a random factor in
 ``[1 - jitter, 1 + jitter]`` so that probes of many gateways do not arrive in step.
 
 A target may carry ``expires_at`` (wall-clock seconds): its headers hold a signature made on the

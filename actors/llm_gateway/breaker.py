@@ -10,11 +10,14 @@ it fails. Reset sends any state to CLOSED.
 after ``probe_timeout`` so a lost probe does not wedge the breaker.
 
 ``record_health`` takes the outcome of a health probe (the prober actor's, or an operator's
-``/registry/{id}/probe``): it marks the endpoint ``up`` or ``down`` (events ``endpoint_down``
-and ``endpoint_up``, once per transition; a first probe that succeeds is no transition) and
-feeds the breaker: a failed probe counts as a failure while CLOSED; once the recovery time has
-passed, the probe takes the half-open probe itself, so an OPEN breaker closes (or re-opens)
-without waiting for a client request to try it.
+``/registry/{id}/probe``). The up/down mark has hysteresis: ``unhealthy_threshold`` failed probes
+in a row mark an endpoint ``down`` (event ``endpoint_down``), then ``healthy_threshold``
+successful ones in a row mark it ``up`` again (event ``endpoint_up``); an endpoint that
+alternates stays where it is and fires nothing. A first success marks an endpoint of unknown
+health ``up`` (no event: nothing was down). Every probe, whatever the mark, also feeds the
+breaker: a failed probe counts as a failure while CLOSED; once the recovery time has passed, the
+probe takes the half-open probe itself, so an OPEN breaker closes (or re-opens) without waiting
+for a client request to try it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TypedDict
 
 CLOSED, OPEN, HALF = "CLOSED", "OPEN", "HALF"
 UP, DOWN, UNKNOWN = "up", "down", "unknown"
+UNHEALTHY_THRESHOLD, HEALTHY_THRESHOLD = 2, 2  # the defaults of ``health_check``
 
 
 class BreakerView(TypedDict):
@@ -70,6 +74,20 @@ class CircuitBreaker:
     probe_deadline: float = 0.0
     events: list[str] = field(default_factory=list)
     health: str = UNKNOWN
+    probe_fails: int = 0  # health probes failed in a row
+    probe_oks: int = 0  # health probes succeeded in a row
+
+    def mark_health(self, ok: bool, unhealthy_threshold: int, healthy_threshold: int) -> None:
+        """Count one health probe; move the mark (and queue its event) once a run reaches its threshold."""
+        self.probe_oks, self.probe_fails = (self.probe_oks + 1, 0) if ok else (0, self.probe_fails + 1)
+        if self.health != DOWN and self.probe_fails >= unhealthy_threshold:
+            self.health = DOWN
+            self.events.append("endpoint_down")
+        elif self.health == DOWN and self.probe_oks >= healthy_threshold:
+            self.health = UP
+            self.events.append("endpoint_up")
+        elif self.health == UNKNOWN and ok:
+            self.health = UP
 
     def peek(self, now: float) -> str:
         """Effective state without side effects: OPEN reads as HALF once recovery elapsed."""
@@ -139,6 +157,8 @@ class BreakerBoard:
         recovery_timeout: float = 60.0,
         probe_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
+        unhealthy_threshold: int = UNHEALTHY_THRESHOLD,
+        healthy_threshold: int = HEALTHY_THRESHOLD,
     ) -> None:
         self._config = (failure_threshold, recovery_timeout, probe_timeout)
         self._clock = clock
@@ -147,6 +167,8 @@ class BreakerBoard:
         self._tokens = itertools.count(1)
         self._events: deque[BreakerEvent] = deque(maxlen=1000)
         self._seq = 0
+        self._health_thresholds = (unhealthy_threshold, healthy_threshold)
+        self.configure_health(unhealthy_threshold, healthy_threshold)  # kept by an actor restart, like the rest
 
     def configure(self, failure_threshold: int, recovery_timeout: float, probe_timeout: float) -> None:
         """Apply config to the board and every existing breaker (also used on redeploy)."""
@@ -154,6 +176,12 @@ class BreakerBoard:
         for br in self._breakers.values():
             br.failure_threshold, br.recovery_timeout, br.probe_timeout = self._config
         self._version += 1
+
+    def configure_health(self, unhealthy_threshold: int, healthy_threshold: int) -> None:
+        """How many failed (successful) health probes in a row mark an endpoint down (up)."""
+        if unhealthy_threshold < 1 or healthy_threshold < 1:
+            raise ValueError("health thresholds must be at least 1")
+        self._health_thresholds = (unhealthy_threshold, healthy_threshold)
 
     def _get(self, endpoint: str) -> CircuitBreaker:
         br = self._breakers.get(endpoint)
@@ -211,11 +239,7 @@ class BreakerBoard:
         """A health probe's outcome: the up/down mark (an event per transition) and the breaker fed."""
         br, now = self._get(endpoint), self._clock()
         before = (br.state, br.failures, br.health)
-        if ok and br.health == DOWN:
-            br.events.append("endpoint_up")
-        elif not ok and br.health != DOWN:
-            br.events.append("endpoint_down")
-        br.health = UP if ok else DOWN
+        br.mark_health(ok, *self._health_thresholds)
         token = f"probe-{next(self._tokens)}"
         if br.state == CLOSED:
             br.record(ok, now)

@@ -1,13 +1,19 @@
 """The health prober: one named actor probes every endpoint in the background, cluster-wide.
 
-Replicas hand it what to probe (``configure``: each endpoint's model-listing URL and the
-headers its adapter sends, worked out on the replica, since actors do not know the provider
-adapters) every few seconds; every replica sends the same list, the last one wins. The actor
-runs one loop: each round it probes every target concurrently (``GET``, no inference; an
-answer below 500 is up, see ``_probe``), hands the outcomes to the breaker board
-(``BreakerBoard.record_health_batch``, which marks endpoints up and down, emits ``endpoint_down``/``endpoint_up`` once per transition and
-feeds the breakers), then sleeps ``interval`` scaled by a random factor in
+Replicas hand it what to probe (``configure``: each endpoint's probe URL, the model listing or
+Bedrock's ListAsyncInvokes, and the headers its adapter sends, worked out on the replica, since
+actors do not know the provider adapters) every few seconds; every replica sends the same list,
+the last one wins. The actor runs one loop: each round it probes every target concurrently
+(``GET``, no inference; an answer below 500 is up, see ``_probe``), hands the outcomes to the
+breaker board (``BreakerBoard.record_health_batch``, which marks endpoints up and down after
+runs of equal outcomes, emits ``endpoint_down``/``endpoint_up`` once per transition and feeds
+the breakers with every outcome), then sleeps ``interval`` scaled by a random factor in
 ``[1 - jitter, 1 + jitter]`` so that probes of many gateways do not arrive in step.
+
+A target may carry ``expires_at`` (wall-clock seconds): its headers hold a signature made on the
+replica (Bedrock's SigV4), which the service refuses once too old. Replicas re-sign with every
+push, so only a prober whose replicas are all gone holds an expired one; it skips such a target
+(counted in ``stale``) rather than read the service's 403 as "alive".
 
 Targets that no replica has re-sent for ``STALE_AFTER`` seconds (every replica gone) are
 dropped and the loop ends; the next ``configure`` starts it again, also after the actor
@@ -20,7 +26,7 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import httpx
 
@@ -40,6 +46,11 @@ class ProbeTarget(TypedDict):
     name: str
     url: str
     headers: dict[str, str]
+    expires_at: NotRequired[float]  # the headers are a signature, refused after this time (time.time())
+
+
+# a signature changes with every push: not a secret to keep out of logs (a set that would only grow)
+SIGNED_PER_PUSH = frozenset({"authorization", "x-amz-date"})
 
 
 class ProbeSettings(TypedDict):
@@ -64,13 +75,15 @@ class EndpointProber:
         self._pushed_at = 0.0
         self._loop: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
-        self._stats: dict[str, Any] = {"rounds": 0, "probes": 0, "failures": 0, "last_delay": None}
+        self._stats: dict[str, Any] = {"rounds": 0, "probes": 0, "failures": 0, "stale": 0, "last_delay": None}
 
     async def configure(self, targets: list[ProbeTarget], settings: ProbeSettings) -> dict[str, Any]:
         """Replace the targets and settings; starts the loop if it is not running."""
         for target in targets:
-            for value in target["headers"].values():
-                register_secret(value)
+            signed = "expires_at" in target
+            for name, value in target["headers"].items():
+                if not (signed and name.lower() in SIGNED_PER_PUSH):
+                    register_secret(value)
         changed = settings != self._settings
         self._targets, self._settings, self._pushed_at = list(targets), settings, self._clock()
         if self._loop is None or self._loop.done():
@@ -109,7 +122,10 @@ class EndpointProber:
 
     async def probe_round(self) -> list[tuple[str, bool, str]]:
         """Probe every target once, concurrently; hand the outcomes to the breaker board."""
-        targets, timeout = list(self._targets), self._settings["timeout"]
+        now = time.time()
+        targets = [t for t in self._targets if t.get("expires_at", now) >= now]
+        self._stats["stale"] += len(self._targets) - len(targets)
+        timeout = self._settings["timeout"]
         gate = asyncio.Semaphore(MAX_PARALLEL)
         async with httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False) as client:
 

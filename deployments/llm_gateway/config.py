@@ -495,17 +495,24 @@ class CircuitBreakerConfig(_Model):
     probe_timeout: Duration = 30.0
 
 
+MAX_HEALTH_THRESHOLD = 100
+
+
 class HealthCheckConfig(_Model):
     """The background health prober (``actors/llm_gateway/prober.py``): one per cluster.
 
     Every ``interval`` seconds, scaled by a random factor in ``[1 - jitter, 1 + jitter]``, it lists
-    each endpoint's models (no inference); ``timeout`` bounds each probe.
+    each endpoint's models (no inference); ``timeout`` bounds each probe. ``unhealthy_threshold``
+    failed probes in a row mark an endpoint down, ``healthy_threshold`` successful ones up again
+    (applied by the breaker board, which also takes the operator's probes).
     """
 
     enabled: bool = True
     interval: Annotated[Duration, Field(ge=0.05, le=86400)] = 30.0
     jitter: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.2
     timeout: Annotated[Duration, Field(gt=0)] = 5.0
+    unhealthy_threshold: Annotated[int, Field(strict=True, ge=1, le=MAX_HEALTH_THRESHOLD)] = 2
+    healthy_threshold: Annotated[int, Field(strict=True, ge=1, le=MAX_HEALTH_THRESHOLD)] = 2
 
     @model_validator(mode="after")
     def _fits(self) -> HealthCheckConfig:

@@ -2,15 +2,15 @@
 
 The actor cannot build provider requests (actors do not import the adapters), so each
 replica works out, for every endpoint its router knows (configured and ``verified``
-registry entries), the model-listing URL and the headers its adapter sends with the
-endpoint's first key. Every ``PUSH_INTERVAL`` seconds the list goes to the actor; this
-also restarts the actor's loop after the actor itself restarted.
-
-Bedrock endpoints are not probed: their requests are signed per call (SigV4) and the
-runtime has no model listing; their breakers are fed by traffic alone.
+registry entries), the adapter's probe request (the model listing, or for Bedrock a signed
+ListAsyncInvokes) with the endpoint's first key. Every ``PUSH_INTERVAL`` seconds the list goes
+to the actor; this also restarts the actor's loop after the actor itself restarted, and gives a
+Bedrock probe a fresh signature long before the old one expires.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from actors.llm_gateway.prober import EndpointProber, ProbeSettings, ProbeTarget
 from deployments.llm_gateway.config import HealthCheckConfig
@@ -19,20 +19,20 @@ from deployments.llm_gateway.routing import Router
 from rayfleet.state import ActorHandle, call
 
 PUSH_INTERVAL = 5.0
-NOT_PROBED = frozenset({"bedrock"})
+COUNTERS = ("running", "rounds", "probes", "failures", "stale")
 
 
 def probe_targets(router: Router) -> list[ProbeTarget]:
     """One target per endpoint of the router that can be probed, in name order."""
     targets: list[ProbeTarget] = []
     for name, ep in sorted(router.endpoints.items()):
-        if ep.provider in NOT_PROBED:
-            continue
         adapter = adapter_for(ep.provider, ep.api_version, ep.aws_region)
         ring = router.keyrings.get(name)
-        key = ring.keys[0] if ring is not None and ring.keys else None
-        headers = {**ep.extra_headers, **adapter.auth_headers(key)}
-        targets.append({"name": name, "url": adapter.models_url(ep.base_url), "headers": headers})
+        probe = adapter.probe_request(ep.base_url, ring.keys[0] if ring is not None and ring.keys else None)
+        target: ProbeTarget = {"name": name, "url": probe.url, "headers": {**ep.extra_headers, **probe.headers}}
+        if probe.expires_at is not None:
+            target["expires_at"] = probe.expires_at
+        targets.append(target)
     return targets
 
 
@@ -43,8 +43,22 @@ class HealthFeed:
 
     def __init__(self, handle: ActorHandle[EndpointProber], router: Router, settings: HealthCheckConfig) -> None:
         self.handle, self.router, self.settings = handle, router, settings
+        self.last_status: dict[str, Any] | None = None  # what the actor answered the last push
 
     async def push(self) -> None:
         s = self.settings
         settings: ProbeSettings = {"interval": s.interval, "jitter": s.jitter, "timeout": s.timeout}
-        await call(self.handle, EndpointProber.configure, probe_targets(self.router), settings)
+        self.last_status = await call(self.handle, EndpointProber.configure, probe_targets(self.router), settings)
+
+    def view(self) -> dict[str, Any]:
+        """For ``/health``: the settings and the prober's counters as of the last push (names, no URL)."""
+        s, status = self.settings, self.last_status or {}
+        counters: dict[str, Any] = {k: status[k] for k in COUNTERS if k in status}
+        return {
+            "enabled": True,
+            "interval": s.interval,
+            "unhealthy_threshold": s.unhealthy_threshold,
+            "healthy_threshold": s.healthy_threshold,
+            "targets": len(status.get("targets", [])),
+            **counters,
+        }

@@ -112,10 +112,16 @@ class Handles:
 
     @classmethod
     def from_ray(cls, config: GatewayConfig) -> Handles:
-        cb, tl, budget = config.circuit_breaker, config.security.threat_ledger, config.budget
+        cb, tl, budget, hc = config.circuit_breaker, config.security.threat_ledger, config.budget, config.health_check
         p = ACTOR_PREFIX
         breakers = state_mod.actor(
-            BreakerBoard, f"{p}.breakers", cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
+            BreakerBoard,
+            f"{p}.breakers",
+            cb.failure_threshold,
+            cb.recovery_timeout,
+            cb.probe_timeout,
+            unhealthy_threshold=hc.unhealthy_threshold,
+            healthy_threshold=hc.healthy_threshold,
         )
         return cls(
             breakers=breakers,
@@ -139,11 +145,12 @@ class Handles:
         )
 
     async def configure(self, config: GatewayConfig) -> None:
-        """Apply a configuration's breaker, budget and threat-ledger settings to the shared actors."""
-        cb, tl = config.circuit_breaker, config.security.threat_ledger
+        """Apply a configuration's breaker, health, budget and threat-ledger settings to the shared actors."""
+        cb, tl, hc = config.circuit_breaker, config.security.threat_ledger, config.health_check
         await state_mod.call(
             self.breakers, BreakerBoard.configure, cb.failure_threshold, cb.recovery_timeout, cb.probe_timeout
         )
+        await state_mod.call(self.breakers, BreakerBoard.configure_health, hc.unhealthy_threshold, hc.healthy_threshold)
         await state_mod.call(self.budget, BudgetLedger.configure, config.budget.daily_limit, config.budget.soft_limit)
         await state_mod.call(
             self.threats, ThreatLedger.configure, tl.threshold, tl.window_seconds, tl.min_events, tl.max_actors

@@ -10,6 +10,11 @@ the service checks them (`ValidationException`): known fields only, a conversati
 with a user turn and alternates, one kind per content block, `toolResult` answering an earlier
 `toolUse`, `toolConfig` present whenever tool blocks are. Streams are AWS event-stream frames
 (prelude, headers, payload, CRCs).
+
+`GET /async-invoke` (ListAsyncInvokes, the gateway's health probe) is checked the same way: the
+same SigV4 verification (the query string is part of the canonical request), known query
+parameters only, `maxResults` a whole number from 1 to 1000. A fault rule with a 5xx `status`
+answers as the service does when it fails (`InternalServerException`, `ServiceUnavailableException`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,16 @@ REGION, SERVICE = "us-east-1", "bedrock"
 FIELDS = {"messages", "system", "inferenceConfig", "toolConfig", "additionalModelRequestFields"}
 INFERENCE_FIELDS = {"maxTokens", "temperature", "topP", "stopSequences"}
 BLOCK_KINDS = {"text", "image", "toolUse", "toolResult", "document"}
+LIST_ASYNC_QUERY = {
+    "submitTimeAfter",
+    "submitTimeBefore",
+    "statusEquals",
+    "maxResults",
+    "nextToken",
+    "sortBy",
+    "sortOrder",
+}
+FAILURES = {500: "InternalServerException", 503: "ServiceUnavailableException"}
 
 
 class Refused(Exception):
@@ -163,6 +178,26 @@ def frame(event: str, payload: dict[str, Any], message_type: str = "event") -> b
     return message + struct.pack(">I", zlib.crc32(message))
 
 
+def signing_keys(double: Any) -> dict[str, tuple[str, str | None]]:
+    """The double's accepted keys (`ACCESS_KEY_ID:SECRET[:SESSION_TOKEN]`) by access key id."""
+    keys = {}
+    for key in double.keys:
+        parts = key.split(":")
+        if len(parts) in (2, 3):
+            keys[parts[0]] = (parts[1], parts[2] if len(parts) == 3 else None)
+    return keys
+
+
+def check_list_async_query(query: Any) -> None:
+    """ListAsyncInvokes' query parameters as the service validates them (`ValidationException`)."""
+    unknown = set(query) - LIST_ASYNC_QUERY
+    if unknown:
+        raise _invalid(f"extraneous query parameter(s) {sorted(unknown)} are not permitted")
+    limit = query.get("maxResults")
+    if limit is not None and not (limit.isdigit() and 1 <= int(limit) <= 1000):
+        raise _invalid("maxResults: must be a whole number from 1 to 1000")
+
+
 def add_routes(
     app: web.Application,
     double: Any,
@@ -176,13 +211,8 @@ def add_routes(
         except ValueError:
             body = None
         record(double, request, body)
-        keys = {}
-        for key in double.keys:
-            parts = key.split(":")
-            if len(parts) in (2, 3):
-                keys[parts[0]] = (parts[1], parts[2] if len(parts) == 3 else None)
         try:
-            verify_sigv4(request, raw, keys)
+            verify_sigv4(request, raw, signing_keys(double))
             if body is None:
                 raise _invalid("The request body is not valid JSON")
             model = request.match_info["model"]
@@ -247,4 +277,19 @@ def add_routes(
             events = [*events[:cut], frame("throttlingException", {"message": "Too many requests"}, "exception")]
         return await stream(request, events, rule, False)
 
+    async def list_async_invokes(request: web.Request) -> web.Response:
+        record(double, request, None)
+        try:
+            verify_sigv4(request, await request.read(), signing_keys(double))
+            check_list_async_query(request.query)
+        except Refused as refused:
+            return refused.response()
+        rule = double.take_rule(request.path)
+        status = (rule or {}).get("status") or 200
+        if status >= 500:
+            kind = FAILURES.get(status, "InternalServerException")
+            return Refused(status, kind, "The service is unavailable. Try again later.").response()
+        return web.json_response({"asyncInvokeSummaries": []})
+
     app.router.add_post("/model/{model}/{action:converse|converse-stream}", converse)
+    app.router.add_get("/async-invoke", list_async_invokes)

@@ -45,6 +45,16 @@ class UpstreamRequest:
     content: bytes | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ProbeRequest:
+    """What the health prober sends for one endpoint: a ``GET`` that spends no tokens."""
+
+    url: str
+    headers: dict[str, str]
+    # wall-clock time after which the headers are no longer accepted (a signature), else None
+    expires_at: float | None = None
+
+
 class EventReader(Protocol):
     """Upstream stream bytes in, whole events out (SSE by default; AWS event-stream for Bedrock)."""
 
@@ -104,6 +114,10 @@ class Adapter(abc.ABC):
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def probe_request(self, base_url: str, key: str | None) -> ProbeRequest:
+        """The health prober's request: the model listing with this format's key headers."""
+        return ProbeRequest(self.models_url(base_url), self.auth_headers(key))
 
 
 @dataclass

@@ -11,6 +11,15 @@ Request: system messages become `system` blocks; `tool_calls` become `toolUse` b
 `inferenceConfig`; tools to `toolConfig` (`tool_choice` "none" with tools is refused: Converse
 has no such mode). Answers and streams: text and tool use become OpenAI messages and deltas,
 stop reasons are mapped, usage comes from `usage` / the `metadata` event.
+
+Health probe: the runtime has no model listing, so the prober sends `GET
+{base_url}/async-invoke?maxResults=1` (ListAsyncInvokes), signed like the runtime calls. It is a
+read-only runtime operation on the same host (and VPC endpoint or proxy) as the traffic, costs no
+tokens, and needs no model id; the control plane's `GET /foundation-models` is another host,
+whose health says little about the runtime's, and a large answer. A key without
+`bedrock:ListAsyncInvokes` gets 403 AccessDeniedException, which reads as alive like any 4xx.
+The signature is made on the replica and is accepted by AWS for five minutes: the probe carries
+an expiry (`SIGNED_PROBE_LIFETIME`) after which the prober skips it rather than send it.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.providers.base import (
     Adapter,
     Kind,
+    ProbeRequest,
     StreamTranslator,
     TranslatedStream,
     UpstreamRequest,
@@ -41,6 +51,8 @@ from deployments.llm_gateway.providers.parts import append_turn, call_arguments,
 from deployments.llm_gateway.sse import SSEEvent
 
 SERVICE = "bedrock"
+PROBE_PATH = "/async-invoke?maxResults=1"
+SIGNED_PROBE_LIFETIME = 240.0  # AWS refuses a signature older than five minutes
 STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -251,6 +263,17 @@ class BedrockAdapter(Adapter):
         request = AWSRequest("POST", url, data=content, headers={"Content-Type": "application/json", "Accept": accept})
         SigV4Auth(credentials(key), SERVICE, self.region).add_auth(request)
         return UpstreamRequest(url, dict(request.headers.items()), payload, content=content)
+
+    def probe_request(self, base_url: str, key: str | None) -> ProbeRequest:
+        """ListAsyncInvokes, signed now; a key that cannot sign sends it unsigned (the service answers 403)."""
+        url = base_url + PROBE_PATH
+        try:
+            creds = credentials(key)
+        except GatewayError:
+            return ProbeRequest(url, {})
+        request = AWSRequest("GET", url, headers={"Accept": "application/json"})
+        SigV4Auth(creds, SERVICE, self.region).add_auth(request)
+        return ProbeRequest(url, dict(request.headers.items()), time.time() + SIGNED_PROBE_LIFETIME)
 
     def parse(self, kind: Kind, data: dict[str, Any], model: str) -> tuple[dict[str, Any], Usage | None]:
         return from_converse(data, model)

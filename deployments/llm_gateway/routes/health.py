@@ -87,6 +87,7 @@ def health_view(gateway: GatewayState) -> dict[str, Any]:
         "metrics_exporter": _exporter(gateway),
         "export": _export(gateway),
         "listener": gateway.listener.view() if gateway.listener is not None else {"enabled": False},
+        "health_check": gateway.views.health.view() if gateway.views.health is not None else {"enabled": False},
         "warnings": _warnings(gateway),
     }
 

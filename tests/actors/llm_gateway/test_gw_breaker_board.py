@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from actors.llm_gateway.breaker import CLOSED, HALF, OPEN, BreakerBoard, CircuitBreaker
 from rayfleet import state
 
@@ -88,3 +90,59 @@ async def test_concurrent_callers_get_exactly_one_probe():
     clock.now += 5
     tokens = await asyncio.gather(*(handle.acquire_probe.remote("ep") for _ in range(200)))
     assert len([t for t in tokens if t]) == 1
+
+
+def _health_events(board: BreakerBoard) -> list[str]:
+    return [e["event"] for e in board.events() if e["event"].startswith("endpoint_")]
+
+
+def test_health_marks_move_only_after_a_run_of_equal_probes():
+    board = BreakerBoard(failure_threshold=100, clock=Clock())
+    board.configure_health(unhealthy_threshold=3, healthy_threshold=2)
+    board.record_health("a", True)  # unknown -> up: nothing was down, no event
+    assert board.peek("a")["health"] == "up" and _health_events(board) == []
+    for ok in (False, True) * 5 + (False, False):  # flapping, then two failures: still short of three
+        board.record_health("a", ok, "HTTP 503")
+    assert board.peek("a")["health"] == "up" and _health_events(board) == []
+    board.record_health("a", False, "HTTP 503")
+    assert board.peek("a")["health"] == "down" and _health_events(board) == ["endpoint_down"]
+    for ok in (False, True, False, True, False):  # single successes do not bring it back
+        board.record_health("a", ok, "HTTP 503")
+    board.record_health("a", True)
+    assert board.peek("a")["health"] == "down"
+    board.record_health("a", True)
+    assert board.peek("a")["health"] == "up" and _health_events(board) == ["endpoint_down", "endpoint_up"]
+    assert board.events()[0]["reason"] == "HTTP 503"
+
+
+def test_every_probe_still_feeds_the_breaker_whatever_the_mark():
+    board = BreakerBoard(failure_threshold=2, recovery_timeout=10.0, clock=Clock())
+    board.configure_health(unhealthy_threshold=5, healthy_threshold=1)
+    board.record_health("a", False)
+    board.record_health("a", False)
+    view = board.peek("a")
+    assert view["state"] == OPEN and view["health"] == "unknown"  # the breaker opened; the mark waits for 5
+    assert [e["event"] for e in board.events()] == ["circuit_open"]
+
+
+def test_thresholds_of_one_give_an_event_per_flap():
+    board = BreakerBoard(failure_threshold=100)
+    board.configure_health(1, 1)
+    for ok in (False, True) * 3:
+        board.record_health("a", ok)
+    assert _health_events(board) == ["endpoint_down", "endpoint_up"] * 3
+
+
+@pytest.mark.parametrize("thresholds", [(0, 1), (1, 0)])
+def test_health_thresholds_below_one_are_refused(thresholds):
+    with pytest.raises(ValueError, match="at least 1"):
+        BreakerBoard().configure_health(*thresholds)
+
+
+def test_thresholds_given_at_creation_apply_and_are_checked():
+    board = BreakerBoard(failure_threshold=100, unhealthy_threshold=1, healthy_threshold=3)
+    for ok in (False, True, True, True):
+        board.record_health("a", ok)
+    assert _health_events(board) == ["endpoint_down", "endpoint_up"]
+    with pytest.raises(ValueError, match="at least 1"):
+        BreakerBoard(unhealthy_threshold=0)

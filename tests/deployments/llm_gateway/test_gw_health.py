@@ -62,14 +62,17 @@ async def test_down_and_up_fire_once_per_transition_and_feed_the_breaker(serve, 
                 await gw.gateway.views.breakers.refresh()
 
         up1.faults({"path": "/v1/models", "status": 503, "times": 3})
-        for _ in range(3):  # three failed probes: one endpoint_down; the breaker opens at the second
+        # three failed probes: one endpoint_down, at the second (the default unhealthy_threshold);
+        # the breaker opens at the second too (failure_threshold 2)
+        for _ in range(3):
             await step()
         view = breakers.instance.peek("a")
         assert view["health"] == "down" and view["state"] == "OPEN"
-        await step()  # healthy again: endpoint_up; the breaker stays OPEN until its recovery time
-        assert breakers.instance.peek("a")["state"] == "OPEN"
+        await step()  # healthy again, once: still down (healthy_threshold 2); the breaker stays OPEN
+        assert breakers.instance.peek("a")["state"] == "OPEN" and breakers.instance.peek("a")["health"] == "down"
         clock.now += 6
-        await step()  # the prober takes the half-open probe itself: CLOSED without a client request
+        # the second success: endpoint_up; the prober takes the half-open probe itself: CLOSED without a client request
+        await step()
         assert breakers.instance.peek("a")["state"] == "CLOSED"
         await step()
 
@@ -169,12 +172,14 @@ async def test_public_health_names_no_url(serve, up1, up2, tmp_path, auth_env):
     assert r.status_code == 200
     text = r.text
     assert {e["name"] for e in r.json()["endpoints"]} == {"a", "lab"}
+    assert r.json()["health_check"] == {"enabled": False}  # the prober is off in base_config
     for leak in (up1.base_url, up2.base_url, "127.0.0.1", "http://", "https://", f":{up1.port}", f":{up2.port}"):
         assert leak not in text, leak
 
 
 async def test_an_answer_below_500_is_up_and_a_dead_port_is_down(up1):
     breakers = state.actor(BreakerBoard, "gw-test-hp-codes", 5, 60.0, 30.0)
+    breakers.instance.configure_health(1, 1)  # one probe decides (hysteresis: test_gw_health_hysteresis.py)
     prober = EndpointProber(breakers)
     prober._targets = [
         {"name": "listing", "url": up1.base_url + "/models", "headers": {}},

@@ -92,6 +92,15 @@ class EndpointProber:
             self._wake.set()  # a new interval applies now, not after the old sleep
         return self.status()
 
+    async def stop(self) -> dict[str, Any]:
+        """Forget the targets and end the loop now (a replica's next ``configure`` starts it again): an
+        upstream that leaves the gateway's configuration is not probed for another minute."""
+        self._targets = []
+        if self._loop is not None and not self._loop.done():
+            self._loop.cancel()
+            await asyncio.gather(self._loop, return_exceptions=True)
+        return self.status()
+
     def status(self) -> dict[str, Any]:
         return {
             "targets": sorted(t["name"] for t in self._targets),

@@ -21,9 +21,11 @@ import httpx
 import pytest
 import uvicorn
 
+from actors.llm_gateway.prober import EndpointProber
 from deployments.llm_gateway.app import create_app
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.state import GatewayState, Handles
+from rayfleet.state import call
 from tests.conftest import ROOT, free_port
 from tests.doubles.oidc_issuer import OidcIssuer
 from tests.polling import NotYet, eventually, eventually_sync
@@ -218,6 +220,7 @@ class Served:
 @pytest.fixture
 async def serve() -> AsyncIterator[Callable[..., Any]]:
     servers: list[tuple[uvicorn.Server, asyncio.Task[Any]]] = []
+    apps: list[Any] = []
 
     async def start(cfg: dict[str, Any], replicas: int = 1, state: dict[str, Any] | None = None) -> Served:
         config = GatewayConfig.model_validate(cfg)
@@ -226,6 +229,7 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         task = asyncio.get_running_loop().create_task(server.serve())
         servers.append((server, task))
+        apps.append(app)
         await eventually(lambda: server.started, interval=0.02, what="the gateway serving")
         return Served(app, f"http://127.0.0.1:{port}")
 
@@ -237,6 +241,10 @@ async def serve() -> AsyncIterator[Callable[..., Any]]:
             await asyncio.wait_for(task, 10)
         except (TimeoutError, Exception):
             task.cancel()
+    for app in apps:  # a prober left running would probe the session's doubles during the next tests
+        health = app.state.component.views.health
+        if health is not None:
+            await call(health.handle, EndpointProber.stop)
 
 
 def chat(model: str = "gpt-4o-mini", content: str = "hello there", **extra: Any) -> dict[str, Any]:

@@ -7,14 +7,15 @@ origin (loopback only), differing only in their WAF:
   (b) `waf_engine: crs`, every category, at `--paranoia` (nginx + ModSecurity + OWASP CRS as Squid's parent).
 Figures:
   detection and false positives per split (dev, heldout) of tests/data/mitigation/crs_corpus.json (made by
-      tests/data/mitigation/make_crs_corpus.py; a 403 from the proxy is a refusal; 5xx or no answer are
-      errors, not counted);
+      tests/data/mitigation/make_crs_corpus.py; the origin answers 200 to everything, so a 4xx is a refusal:
+      a 403 policy page, or a 400 of the tier for a body ModSecurity cannot parse or a path nginx refuses;
+      5xx or no answer are errors, not counted);
   throughput (2xx answers / s) and CPU per 2xx request (Squid, dnsmasq, and nginx for crs, from /proc) over
       the corpus's ordinary requests (pages, forms, JSON, XML and multipart posts), and each engine's ratio to
       no WAF.
 No rule or setting was tuned on the heldout split. About a minute.
 
-Usage: python bench/webfilter_waf.py [--requests 1500] [--concurrency 8] [--paranoia 1]
+Usage: python bench/webfilter_waf.py [--requests 1500] [--concurrency 8] [--paranoia 1] [--show-misses]
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ async def evaluate(client: httpx.AsyncClient, address: str, corpus: list[dict[st
             results.errors += 1
             continue
         what = f"{item['category']}/{item['placement']} {item['method']} {item['path'][:100]}"
-        results.of(item["split"]).count(item["label"] == "attack", status == 403, what)
+        results.of(item["split"]).count(item["label"] == "attack", 400 <= status < 500, what)
     return results
 
 
@@ -134,6 +135,10 @@ async def main(args: argparse.Namespace) -> None:
         measured = [await measure(port, name, policy, args) for name, policy in engines(args.paranoia).items()]
     for figures in measured:
         report(figures, measured[0])
+    if args.show_misses:  # the dev split only: what rules are written against
+        dev = measured[-1]["results"].of("dev")
+        for line in dev.missed + dev.wrongly_blocked:
+            print("  ", line)
 
 
 if __name__ == "__main__":
@@ -141,4 +146,7 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=1500)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--paranoia", type=int, default=1, choices=[1, 2, 3, 4])
+    parser.add_argument(
+        "--show-misses", action="store_true", help="list the crs engine's misses and false positives on dev"
+    )
     asyncio.run(main(parser.parse_args()))

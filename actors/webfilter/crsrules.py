@@ -58,7 +58,89 @@ SecRule ARGS|XML:/*|REQUEST_BODY "@rx [a-z][a-z0-9+.-]{1,10}://(?:[^/@\s]*@)?\[?
     tag:'attack-ssrf',tag:'paranoia-level/1',severity:'CRITICAL',\
     setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
     setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# Template injection (server-side): an expression in `{{ }}`, `#{ }`, `${{ }}` or `<% %>` delimiters,
+# counted as COMMAND_INJECTION (it runs code on the server).
+SecRule ARGS|ARGS_NAMES|REQUEST_COOKIES|REQUEST_HEADERS:Referer|REQUEST_FILENAME|XML:/* "@rx (?:\{\{[^}]{0,200}(?:[*+/()\[\]'\x22]|__|\.\w)[^}]{0,200}\}\}|[#$]\{\{?[^}]{0,200}[*+()'\x22][^}]{0,200}\}|<%=?[^%]{0,200}%>)" \
+    "id:101120,phase:2,block,capture,t:none,t:urlDecodeUni,t:htmlEntityDecode,\
+    msg:'Server-side template expression',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-rce',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# Query injection besides SQL, counted as SQL_INJECTION: MongoDB operators as keys or in JSON text, a
+# JavaScript tautology or early return closing a quoted string (NoSQL `$where`), LDAP filter syntax
+# (a filter closed and another opened, or `(&`, `(|`, `(!` combinators around `attr=value` groups), and
+# XPath axes and node tests.
+SecRule ARGS|ARGS_NAMES|REQUEST_COOKIES|REQUEST_HEADERS:Referer|REQUEST_FILENAME|XML:/* "@rx (?:[\[{\x22']\s*\$(?:n?in|ne|gte?|lte?|regex|where|exists|expr|elemmatch|or|and|nor|not)\b|'\s*(?:;\s*return\b|\|\|\s*'[^']*'\s*===?|&&\s*this\.)|\bthis\.\w+\.match\s*\(|\*\s*\)\s*\(|\)\s*\(\s*[|&!]|\(\s*[&|!]\s*\(\s*\w+\s*[=~<>]|\(\s*\w+\s*=\s*\*\s*\)|\*\(\)\|&|\bchild::|::node\(\)|\bcount\s*\(\s*/)" \
+    "id:101130,phase:2,block,capture,t:none,t:urlDecodeUni,t:htmlEntityDecode,t:lowercase,\
+    msg:'NoSQL, LDAP or XPath query injection',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-sqli',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# Response splitting: a line break (also percent-encoded once more, or the UTF-8 spellings that
+# some servers fold into CR and LF) followed by a header name and a colon.
+SecRule ARGS|ARGS_NAMES|REQUEST_COOKIES|REQUEST_FILENAME|XML:/* "@rx (?:[\r\n]|%0[ad]|\xe5\x98[\x8a\x8d])+\s*[a-z][a-z0-9-]{1,40}\s*:" \
+    "id:101140,phase:2,block,capture,t:none,t:urlDecodeUni,t:lowercase,\
+    msg:'HTTP header injection (response splitting)',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-protocol',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# Cookies: CRS matches cookie values as sent, still percent-encoded; these run libinjection and a
+# command-chaining check on the decoded values (and on the path and Referer, for the chaining).
+SecRule REQUEST_COOKIES|REQUEST_COOKIES_NAMES "@detectSQLi" \
+    "id:101150,phase:2,block,capture,t:none,t:urlDecodeUni,t:urlDecodeUni,\
+    msg:'SQL injection in a decoded cookie (libinjection)',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-sqli',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+SecRule REQUEST_COOKIES|REQUEST_COOKIES_NAMES "@detectXSS" \
+    "id:101151,phase:2,block,t:none,t:urlDecodeUni,t:urlDecodeUni,t:htmlEntityDecode,\
+    msg:'XSS in a decoded cookie (libinjection)',\
+    tag:'attack-xss',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# Command chaining: a shell separator or substitution, then a command interpreters and attackers reach
+# for first (a path before it allowed).
+SecRule ARGS|REQUEST_COOKIES|REQUEST_HEADERS:Referer|REQUEST_FILENAME|XML:/* "@rx (?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:[\w./-]*/)?(?:wget|curl|nc|ncat|netcat|bash|sh|zsh|ksh|python[0-9.]*|perl|ruby|php|node|chmod|chown|cat|ls|id|whoami|uname|sleep|ping|nslookup|powershell|pwsh|cmd(?:\.exe)?|dir|type|rm|base64|telnet|socat)(?:\s|$|[;&|`'\x22)<>]|\$\{ifs\})" \
+    "id:101160,phase:2,block,capture,t:none,t:urlDecodeUni,t:urlDecodeUni,t:lowercase,\
+    msg:'Shell command chained into the request',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-rce',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# SQL that libinjection lets through: a quote closed then a comment, a boolean operator, or a time
+# delay; tautologies between numbers; SQL Server's globals and procedures; hex-escaped quotes.
+SecRule ARGS|REQUEST_COOKIES|REQUEST_HEADERS:Referer|REQUEST_FILENAME|XML:/* "@rx (?:'\s*(?:--|#|/\*|;\s*(?:exec|select|drop|declare)\b|(?:or|and)\b\s*(?:select\b|\(|exists\b|$)|sleep\s*\(?\s*\d)|\b(?:or|and)\s+\d+\s*=\s*\d+|@@[a-z_]{3,}|\b(?:sp_password|xp_cmdshell)\b|(?:\\x[0-9a-f]{2}){2}|\\x27|\\x22)" \
+    "id:101170,phase:2,block,capture,t:none,t:urlDecodeUni,t:urlDecodeUni,t:htmlEntityDecode,t:lowercase,\
+    msg:'SQL injection (quote then comment, operator or delay; tautology; server globals)',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-sqli',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# Script in an XML body (the parser keeps text, not tags, for XML:/*), and a JavaScript string
+# breakout followed by a call.
+SecRule REQBODY_PROCESSOR "@streq XML" \
+    "id:101180,phase:2,block,t:none,\
+    msg:'Script, HTML element or event handler in an XML body',\
+    tag:'attack-xss',tag:'paranoia-level/1',severity:'CRITICAL',chain"
+    SecRule REQUEST_BODY "@rx <(?:script|iframe|frame|svg|img|image|object|embed|applet|base|details|isindex|input|body|style|math|video|audio|form|meta|link|marquee)\b|\bon[a-z]{3,20}\s*=|(?:java|vb)script\s*:" \
+        "t:none,t:urlDecodeUni,t:htmlEntityDecode,t:lowercase,\
+        setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+        setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+SecRule ARGS|REQUEST_COOKIES|REQUEST_HEADERS:Referer|REQUEST_FILENAME|XML:/* "@rx [\x22']\s*[;)]\s*[a-z_$][\w$.]*\s*\([^)]{0,100}\)\s*;?\s*(?://|<!--|$)" \
+    "id:101181,phase:2,block,capture,t:none,t:urlDecodeUni,t:htmlEntityDecode,t:lowercase,\
+    msg:'JavaScript string breakout with a call',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-xss',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
+# File access: stream wrappers, and well-known secret files named in a parameter.
+SecRule ARGS|REQUEST_COOKIES|REQUEST_HEADERS:Referer|REQUEST_FILENAME|XML:/* "@rx (?:\b(?:php|phar|zip|expect|glob|compress\.zlib|compress\.bzip2)://|(?:^|[/\\])\.(?:git|svn|hg|env|ssh|aws|htaccess|htpasswd|bash_history|npmrc|docker)(?:[/\\]|$)|\b(?:web\.config|wp-config\.php)\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b)" \
+    "id:101190,phase:2,block,capture,t:none,t:urlDecodeUni,t:urlDecodeUni,t:lowercase,\
+    msg:'Stream wrapper or secret file in the request',logdata:'Matched Data: %{TX.0}',\
+    tag:'attack-lfi',tag:'paranoia-level/1',severity:'CRITICAL',\
+    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}',\
+    setvar:'tx.anomaly_score=+%{tx.critical_anomaly_score}'"
 """
+# CRS 3.3 runs its injection rules on parameters, cookies and a few headers: the families' rules also
+# inspect the path and the Referer (where an attack stands in a link or a REST path segment)
+WIDENED_TARGETS = "REQUEST_FILENAME|REQUEST_HEADERS:Referer"
 
 _RULE = re.compile(r"^Sec(?:Rule|Action)\b(.*?)(?=^Sec|\Z)", re.M | re.S)
 _ID = re.compile(r"\bid:(\d+)")
@@ -119,6 +201,7 @@ def extra_rules(enabled: list[str], exclusions: tuple[int, ...] = ()) -> str:
     for name, ids in family_ids(on).items():
         flag = "tx.rf_" + name.lower()
         lines += [f'SecRuleUpdateActionById {i} "setvar:{flag}=+1"' for i in ids if i not in skip]
+        lines += [f"SecRuleUpdateTargetById {i} {WIDENED_TARGETS}" for i in ids if i not in skip and i >= 900000]
     flags = [f"tx.rf_{c.lower()}" for c in on]
     if flags:
         lines.append(

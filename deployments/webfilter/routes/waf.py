@@ -10,6 +10,7 @@ import duckdb
 from fastapi import APIRouter
 
 from actors.webfilter import crsrules, waf
+from actors.webfilter.logparse import mask_ip
 from actors.webfilter.proxy import ProxyOwner
 from deployments.webfilter import analytics, notify
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
@@ -46,11 +47,14 @@ async def waf_stats(context: Ctx, user: User) -> dict[str, Any]:
     if crs:
         generic = crsrules.GENERIC
         categories.append({"name": generic, "enabled": settings["enable_waf"], "blocked": counts.get(generic, 0)})
+        report = await call(context.proxy, ProxyOwner.crs_report)
+        if settings["gdpr_mode"]:  # the audit log has whole addresses; answers follow the logs' masking
+            report["recent"] = [{**r, "client_ip": mask_ip(r["client_ip"])} for r in report["recent"]]
         body["crs"] = {
             "paranoia_level": settings["waf_paranoia_level"],
             "anomaly_threshold": settings["waf_anomaly_threshold"],
             "exclusions": settings["waf_exclusions"],
-            **await call(context.proxy, ProxyOwner.crs_report),
+            **report,
         }
     return ok(body)
 

@@ -88,6 +88,13 @@ async def test_attacks_anywhere_in_the_request_are_refused_through_squid_and_log
     # the tier's audit log says which rules refused them: libinjection's SQL and XSS rules among them
     assert {"942100", "941100"} <= {hit["rule"] for hit in stats["crs"]["top_rules"]}
     assert stats["crs"]["categories"]["SQL_INJECTION"] >= 2
+    assert stats["crs"]["recent"] and all(r["client_ip"] == "127.0.0.1" for r in stats["crs"]["recent"])
+    assert (await crs.api.put("/api/settings/gdpr_mode", json={"value": True})).status_code == 200
+    try:
+        masked = (await crs.api.get("/api/waf/stats")).json()["data"]["crs"]["recent"]
+        assert masked and all(r["client_ip"] == "127.0.0.0" for r in masked)
+    finally:
+        await crs.api.put("/api/settings/gdpr_mode", json={"value": False})
 
 
 async def test_a_disabled_category_removes_its_crs_family(crs):

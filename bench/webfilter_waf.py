@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import shutil
 import sys
 import time
 from collections import Counter
@@ -91,7 +92,8 @@ async def load(proxy: str, address: str, items: list[dict[str, Any]], total: int
 async def measure(origin_port: int, name: str, policy: Policy, args: argparse.Namespace) -> dict[str, Any]:
     corpus = load_crs_corpus()
     benign = [c for c in corpus if c["label"] == "benign"]
-    plane = DataPlane(state_folder(), ProxySettings(hosts={HOST: "127.0.0.1"}, cache_mem_mb=8))
+    root = state_folder()
+    plane = DataPlane(root, ProxySettings(hosts={HOST: "127.0.0.1"}, cache_mem_mb=8))
     await asyncio.to_thread(plane.start, policy)
     proxy, address = f"http://127.0.0.1:{plane.port}", f"{HOST}:{origin_port}"
     try:
@@ -104,6 +106,7 @@ async def measure(origin_port: int, name: str, policy: Policy, args: argparse.Na
         seconds, cpu = time.perf_counter() - started, _proc_usage(pids)[0] - cpu0
     finally:
         await asyncio.to_thread(plane.stop)
+        shutil.rmtree(root, ignore_errors=True)
     return {"name": name, "results": results, "ok": ok, "rps": ok / seconds, "cpu_us": 1e6 * cpu / max(1, ok)}
 
 

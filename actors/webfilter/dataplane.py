@@ -37,7 +37,10 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from actors.webfilter import grouprules, squidconf, tlsfiles
+from actors.webfilter.crstier import CrsHits, tier_config
 from actors.webfilter.logpolicy import shift_rotated
+from rayfleet.crs.config import CrsPaths
+from rayfleet.crs.process import CrsError, CrsTier
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import RestartPolicy, Status, Supervised, SupervisorThread
 
@@ -181,6 +184,9 @@ class DataPlane:
         self._blocklist: str | None = None  # the DNS blocklist last rendered
         self._pages: set[str] = set()
         self._undo: dict[Path, str | None] = {}  # what the files of the candidate being applied held before
+        self.crs: CrsTier | None = None  # the CRS inspection tier, while the WAF engine is `crs`
+        self.crs_port = 0
+        self.crs_hits = CrsHits(self.root / "crs")
 
     def _reachable(self, root: Path) -> Path:
         """`root`, or a private folder under the system temporary folder when Squid's own user could not
@@ -310,13 +316,15 @@ class DataPlane:
         """Squid's port and dnsmasq's address: the configured port, else those of the previous owner of
         this folder (kept in run/listen.json) while they are free, else fresh ones."""
         saved = self.root / "run" / "listen.json"
-        port, dns = self.config.port, ""
+        port, dns, crs = self.config.port, "", 0
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             last = json.loads(saved.read_text())
             port = port or (int(last["port"]) if _port_free(int(last["port"])) else 0)
             dns = str(last["dns"]) if _dns_free(str(last["dns"])) else ""
+            crs = int(last.get("crs", 0)) if _port_free(int(last.get("crs", 0))) else 0
         port, dns = port or free_tcp_port(), dns or free_dns_address()
-        saved.write_text(json.dumps({"port": port, "dns": dns}))
+        self.crs_port = crs or free_tcp_port()
+        saved.write_text(json.dumps({"port": port, "dns": dns, "crs": self.crs_port}))
         return port, dns
 
     def start(self, policy: squidconf.Policy) -> PlaneStatus:
@@ -332,6 +340,9 @@ class DataPlane:
             self.supervisor = SupervisorThread("webfilter-dataplane")
             try:
                 self.supervisor.start(self._supervised("dnsmasq", self._spawn_dnsmasq, self._probe_dnsmasq))
+                if squidconf.crs_on(policy):
+                    self._configure_crs(policy)  # needs dnsmasq (its resolver); Squid then names its port
+                    self._write(policy)
                 self._check_parse()
                 self.supervisor.start(self._supervised("squid", self._spawn_squid, self._probe_squid))
             except Exception:
@@ -422,6 +433,7 @@ class DataPlane:
             user=self.user,
             tls=self.tls,
             log_rotate_keep=self.config.log_rotate_keep,
+            crs_port=self.crs_port if self.crs is not None else 0,
         )
         self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
@@ -466,6 +478,7 @@ class DataPlane:
         with self._lock:
             started = time.perf_counter()
             self._undo = {}
+            self._configure_crs(policy)
             changed = self._write(policy)
             rendered = time.perf_counter()
             if changed:
@@ -477,6 +490,8 @@ class DataPlane:
                         self._check_dnsmasq()
                 except DataPlaneError as exc:
                     self._rollback()
+                    if self.policy is not None:
+                        self._configure_crs(self.policy)
                     raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
             self._undo = {}
             self.policy = policy
@@ -485,6 +500,8 @@ class DataPlane:
             if self.squid_changed and self.running():
                 reconfigure_s = self.reconfigure(check=False)
                 self.bumping = policy.ssl_bump
+            if not squidconf.crs_on(policy):
+                self._stop_crs()  # once Squid no longer sends it anything
             if self.dns_conf_changed:
                 self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
             elif self.hosts_changed:
@@ -593,12 +610,45 @@ class DataPlane:
             words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
             raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
+    def _configure_crs(self, policy: squidconf.Policy) -> None:
+        """Start the CRS tier, or give it `policy`'s configuration, when the WAF engine is `crs` (stopping it
+        is `_stop_crs`, after Squid stopped sending to it). A configuration nginx or ModSecurity refuses
+        raises DataPlaneError and leaves a running tier as it was."""
+        if not squidconf.crs_on(policy) or self.supervisor is None:
+            return
+        crs, upstream = tier_config(policy, self.crs_port, self.dns)
+        try:
+            if self.crs is None:
+                tier = CrsTier(
+                    CrsPaths(self.root / "crs"), crs, upstream, name="nginx-crs", restart_policy=self.restart_policy
+                )
+                self.supervisor.run(tier.start(), timeout=120)
+                self.crs = tier
+            elif (self.crs.policy, self.crs.upstream) != (crs, upstream):
+                self.supervisor.run(self.crs.apply(crs, upstream), timeout=120)
+        except CrsError as exc:
+            raise DataPlaneError(f"the CRS tier refused the configuration: {str(exc)[-300:]}") from None
+
+    def _stop_crs(self) -> None:
+        tier, self.crs = self.crs, None
+        if tier is not None and self.supervisor is not None:
+            self.supervisor.run(tier.stop())
+
+    def crs_report(self) -> dict[str, Any]:
+        """The tier's refusals read from its audit log (`CrsHits`), and its state."""
+        return {
+            "running": self.crs is not None and self.crs.running,
+            "port": self.crs_port if self.crs is not None else 0,
+            **self.crs_hits.read(),
+        }
+
     def running(self) -> bool:
         return self.squid is not None
 
     def children(self) -> list[Status]:
         """The supervised children's status (restarts, last exit, state), for /metrics and /health."""
-        return self.supervisor.statuses() if self.supervisor is not None else []
+        tier = [self.crs.status()] if self.crs is not None else []
+        return (self.supervisor.statuses() if self.supervisor is not None else []) + tier
 
     def status(self) -> PlaneStatus:
         bumping = self.bumping and self.running()
@@ -621,6 +671,9 @@ class DataPlane:
 
     def stop(self) -> None:
         """End both children (their supervisors first, so nothing restarts them) and the watchdog."""
+        if self.crs is not None and self.supervisor is not None:
+            with contextlib.suppress(Exception):
+                self._stop_crs()
         supervisor, self.supervisor = self.supervisor, None
         if supervisor is not None:
             for name in ("squid", "dnsmasq"):  # Squid first: it resolves through dnsmasq

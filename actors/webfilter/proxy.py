@@ -200,6 +200,11 @@ class ProxyOwner:
     def status(self) -> PlaneStatus:
         return self.plane.status()
 
+    def crs_report(self) -> dict[str, Any]:
+        """The CRS tier's refusals since the actor started (from its audit log) and its state."""
+        with self._lock:
+            return self.plane.crs_report()
+
     def tls_capable(self) -> bool:
         """Whether the installed Squid can bump TLS (OpenSSL build with its certificate generator)."""
         return tls_capable(self.plane.config.squid_bin, self.plane.config.certgen_bin)

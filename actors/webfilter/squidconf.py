@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.webfilter import grouprules, hostregex, waf
+from actors.webfilter import crsrules, grouprules, hostregex, waf
 from actors.webfilter.entries import is_pattern
+from rayfleet.crs.config import CLIENT_HEADER
 
 CERT_DB_SIZE = "16MB"  # security_file_certgen database (created with -c, then used by sslcrtd_program)
 REGEX_ACL = "dstdom_regex -n -i"  # -n: an address is matched as written, never looked up in reverse DNS
@@ -30,7 +31,10 @@ REASONS: dict[str, str] = {
     "egress_default_deny": "egress is default-deny and this destination is not on the egress allowlist",
     "domain_blacklist": "the domain (or a parent domain) is on the domain blacklist, or matches one of its patterns",
     "ip_blacklist": "the destination address is on the IP blacklist",
+    "waf:CRS": "the OWASP Core Rule Set refused the request (a protocol violation, a scanner, or an attack "
+    "outside the WAF categories)",
 }
+CRS_PEER = "waf_crs"
 
 
 @dataclass
@@ -51,6 +55,10 @@ class Policy:
     egress_default_deny: bool = False
     enable_waf: bool = True
     waf_categories: list[str] = field(default_factory=list)
+    waf_engine: str = "url_regex"  # or "crs": plain-HTTP requests go through the CRS tier (`crstier`)
+    waf_paranoia_level: int = 1
+    waf_anomaly_threshold: int = 5
+    waf_exclusions: list[int] = field(default_factory=list)  # CRS rule ids removed
     ssl_bump: bool = False
     proxy_listen: list[str] = field(default_factory=list)  # "addr:port" Squid also listens on (LAN clients)
     dns_listen: list[str] = field(default_factory=list)  # addresses dnsmasq also answers clients on (port 53)
@@ -168,6 +176,41 @@ def _deny(lines: list[str], acls: str, rule: str) -> None:
     lines.append(f"http_access deny {acls} {mark}".replace("  ", " "))
 
 
+def crs_on(policy: Policy) -> bool:
+    return policy.enable_waf and policy.waf_engine == "crs"
+
+
+def crs_lines(policy: Policy, crs_port: int) -> list[str]:
+    """With the CRS engine, every plain-HTTP request (`proto HTTP`: not a CONNECT, not a bumped HTTPS
+    request) goes to the CRS tier as a parent and never direct: with the tier down it is refused
+    (503), never sent uninspected. Squid hands the tier the client's address (its own copy of the
+    header removed first); a refusal of the tier has its category's status (`crsrules.STATUSES`), and
+    Squid answers it with the category's error page, logged as that `waf:` rule."""
+    if not crs_on(policy):
+        return []
+    lines = ["acl crs_inspected proto HTTP"]
+    if crs_port:
+        lines += [
+            f"cache_peer 127.0.0.1 parent {crs_port} 0 no-query no-digest no-netdb-exchange "
+            f"connect-timeout=2 connect-fail-limit=2 name={CRS_PEER}",
+            f"cache_peer_access {CRS_PEER} allow crs_inspected",
+            f"cache_peer_access {CRS_PEER} deny all",
+        ]
+    lines += [
+        "never_direct allow crs_inspected",
+        f"request_header_access {CLIENT_HEADER} deny all",
+        f'request_header_add {CLIENT_HEADER} "%>a" crs_inspected',
+    ]
+    for name in (*policy.waf_categories, crsrules.GENERIC):
+        acl = "crs_refused_" + name.lower()
+        lines.append(f"acl {acl} http_status {crsrules.STATUSES[name]}")
+        mark = "crs_mark_" + name.lower()
+        lines.append(f"acl {mark} annotate_transaction rule={waf.rule_name(name)}")
+        lines.append(f"deny_info {page_name(waf.rule_name(name))} {mark}")
+        lines.append(f"http_reply_access deny {acl} {mark}")
+    return lines
+
+
 def access_rules(policy: Policy, acl_dir: Path) -> list[str]:
     """The ACL definitions and http_access lines; empty lists define no ACL (Squid warns on empty files)."""
     lines = ["http_access allow localhost manager", "http_access deny manager"]
@@ -186,10 +229,12 @@ def access_rules(policy: Policy, acl_dir: Path) -> list[str]:
         _deny(lines, "blocked_sources", "source_blocked")
     lines.append("http_access deny CONNECT !SSL_ports")
     if policy.enable_waf:
+        # with CRS, the URL rules still stand for what the tier never sees (bumped HTTPS requests)
+        uninspected = " !crs_inspected" if crs_on(policy) else ""
         for cat in policy.waf_categories:
             name = waf.acl_name(cat)
             lines.append(f'acl {name} url_regex -i "{acl_dir / (name + ".txt")}"')
-            _deny(lines, name, waf.rule_name(cat))
+            _deny(lines, name + uninspected, waf.rule_name(cat))
     if policy.block_direct_ip:
         lines.append(r"acl direct_ip url_regex -i ^[a-z]+://\[?[0-9a-f.:]+\]?(:[0-9]+)?(/|$)")
         lines.append(r"acl direct_ip_connect dstdom_regex ^\[?[0-9a-f.:]+\]?$")
@@ -285,8 +330,10 @@ def squid_conf(
     user: str | None,
     tls: TlsFiles | None = None,
     log_rotate_keep: int = 3,
+    crs_port: int = 0,
 ) -> str:
-    """squid.conf; `tls` (required when `policy.ssl_bump`) holds the files an ssl-bump listener needs."""
+    """squid.conf; `tls` (required when `policy.ssl_bump`) holds the files an ssl-bump listener needs;
+    `crs_port` is the CRS tier's (`crs_lines`)."""
     acl_dir = root / "acl"
     if policy.ssl_bump and tls is None:
         raise ValueError("policy.ssl_bump needs the interception CA and certificate generator")
@@ -321,7 +368,8 @@ def squid_conf(
     ]
     if user:
         base.append(f"cache_effective_user {user}")
-    return "\n".join([*base, *tls_lines(tls, policy, acl_dir), *access_rules(policy, acl_dir)]) + "\n"
+    rules = [*tls_lines(tls, policy, acl_dir), *crs_lines(policy, crs_port), *access_rules(policy, acl_dir)]
+    return "\n".join([*base, *rules]) + "\n"
 
 
 def dnsmasq_conf(

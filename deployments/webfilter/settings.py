@@ -118,6 +118,31 @@ def _dns_upstreams(value: Any) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _waf_engine(value: Any) -> str:
+    if value not in ("url_regex", "crs"):
+        raise SettingError('expected "url_regex" (Squid URL rules) or "crs" (ModSecurity + OWASP CRS tier)')
+    return str(value)
+
+
+def _integer(low: int, high: int) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise SettingError(f"expected an integer from {low} to {high}")
+        return value
+
+    return parse
+
+
+def _rule_ids(value: Any) -> list[int]:
+    if (
+        not isinstance(value, list)
+        or len(value) > 500
+        or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 999_999 for v in value)
+    ):
+        raise SettingError("expected a list of at most 500 rule ids (integers from 1 to 999999)")
+    return sorted(set(value))
+
+
 def _block_mode(value: Any) -> str:
     if value not in ("sinkhole", "nxdomain"):
         raise SettingError('expected "sinkhole" (0.0.0.0 and ::) or "nxdomain"')
@@ -189,6 +214,17 @@ SETTINGS: dict[str, Setting] = {
         Setting("block_direct_ip", False, _bool, "Squid denies URLs and CONNECTs whose host is a bare IP"),
         Setting("egress_default_deny", False, _bool, "only egress-allowlisted destinations are reachable"),
         Setting("enable_waf", True, _bool, "Squid denies URLs matching the enabled WAF categories"),
+        Setting(
+            "waf_engine",
+            "url_regex",
+            _waf_engine,
+            "url_regex: Squid's URL rules per category; crs: every plain-HTTP request (URL, headers, body) is "
+            "inspected by ModSecurity + OWASP CRS in an nginx tier Squid uses as a parent, and refused while "
+            "that tier is down",
+        ),
+        Setting("waf_paranoia_level", 1, _integer(1, 4), "CRS paranoia level (crs engine)"),
+        Setting("waf_anomaly_threshold", 5, _integer(1, 1000), "CRS inbound anomaly score that refuses (crs engine)"),
+        Setting("waf_exclusions", [], _rule_ids, "CRS rule ids removed (crs engine)"),
         Setting(
             "ssl_bump_enabled",
             False,
@@ -273,6 +309,10 @@ PROXY_SETTINGS = (
     "block_direct_ip",
     "egress_default_deny",
     "enable_waf",
+    "waf_engine",
+    "waf_paranoia_level",
+    "waf_anomaly_threshold",
+    "waf_exclusions",
     "allowed_networks",
     "blocked_sources",
     "ssl_bump_enabled",

@@ -36,6 +36,7 @@ class CrsPolicy:
     body_limit_action: BodyAction = "reject"
     exclusions: tuple[int, ...] = ()
     max_body_bytes: int = 104_857_600  # nginx's own cap (client_max_body_size) for `partial`
+    extra_rules: str = ""  # a component's own directives, after CRS (may remove or update CRS rules)
 
 
 @dataclass(frozen=True)
@@ -82,13 +83,26 @@ class CrsPaths:
 
 
 @dataclass(frozen=True)
+class Forward:
+    """Forward-proxy mode: a proxy in front (Squid, `cache_peer ... parent`) sends absolute-URI
+    requests, and the tier forwards each to the host of its request line, resolving names through
+    `resolver` (`addr` or `addr:port`) alone. ModSecurity's status goes back as it is (a refusing rule
+    may choose one, for the proxy in front to tell refusals apart: an `error_page` would lose the
+    transaction's audit-log record)."""
+
+    resolver: str
+
+
+@dataclass(frozen=True)
 class Upstream:
-    """Where inspected requests go (`host:port`) and where the tier listens (loopback)."""
+    """Where inspected requests go (`host:port`, or with `forward` the host each request names) and
+    where the tier listens (loopback)."""
 
     origin: str
     port: int
     host: str = "127.0.0.1"
     trusted: tuple[str, ...] = field(default=("127.0.0.1", "::1"))
+    forward: Forward | None = None
 
 
 # Attack classes CRS 3.3 does not score, written as CRS-style rules (ids below CRS's 900000-999999).
@@ -167,6 +181,8 @@ def render_modsecurity(policy: CrsPolicy, paths: CrsPaths) -> str:
         lines.append(f"Include {rules}")
     if policy.exclusions:
         lines.append("SecRuleRemoveById " + " ".join(str(i) for i in sorted(set(policy.exclusions))))
+    if policy.extra_rules:
+        lines.append(policy.extra_rules.rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 
@@ -197,22 +213,7 @@ http {{
     client_max_body_size {max_body + 1};
     client_body_buffer_size {min(policy.body_limit, 1_048_576)};
 {trusted}    real_ip_header {CLIENT_HEADER};
-    upstream origin {{
-        server {upstream.origin};
-        keepalive 32;
-    }}
-    server {{
-        listen {listen}:{upstream.port} backlog=4096;
-        modsecurity on;
-        modsecurity_rules_file {paths.modsec_conf};
-        location / {{
-            proxy_pass http://origin;
-            proxy_http_version 1.1;
-            proxy_set_header Host $http_host;
-            proxy_set_header Connection "";
-            proxy_set_header {CLIENT_HEADER} "";
-        }}
-    }}
+{_proxying(upstream, listen, paths.modsec_conf)}
     server {{
         listen unix:{paths.health_socket};
         location / {{
@@ -221,6 +222,48 @@ http {{
     }}
 }}
 """
+
+
+def _proxying(upstream: Upstream, listen: str, rules: Path) -> str:
+    """The inspecting server: to the one origin, or (`forward`) to the host each request names."""
+    head = f"""    server {{
+        listen {listen}:{upstream.port} backlog=4096;
+        modsecurity on;
+        modsecurity_rules_file {rules};
+"""
+    if upstream.forward is None:
+        return f"""    upstream origin {{
+        server {upstream.origin};
+        keepalive 32;
+    }}
+{head}        location / {{
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_set_header Connection "";
+            proxy_set_header {CLIENT_HEADER} "";
+        }}
+    }}"""
+    forward = upstream.forward
+    # the request line's authority (Squid sends `GET http://host:port/path HTTP/1.1` to a parent); anything
+    # else (origin-form, userinfo, a scheme other than http) gets no target and is refused
+    return f"""    resolver {forward.resolver} valid=5s ipv6=off;
+    resolver_timeout 5s;
+    map $request $rf_target {{
+        "~^[A-Z]+ http://(?<authority>[A-Za-z0-9.:\\[\\]-]+)(?:[/?]| )" $authority;
+        default "";
+    }}
+{head}        location / {{
+            if ($rf_target = "") {{
+                return 400;
+            }}
+            proxy_pass http://$rf_target;
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_set_header Connection "";
+            proxy_set_header {CLIENT_HEADER} "";
+        }}
+    }}"""
 
 
 def write(policy: CrsPolicy, paths: CrsPaths, upstream: Upstream) -> None:

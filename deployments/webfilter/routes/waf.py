@@ -9,7 +9,9 @@ from typing import Any
 import duckdb
 from fastapi import APIRouter
 
-from actors.webfilter import waf
+from actors.webfilter import crsrules, waf
+from actors.webfilter.logparse import mask_ip
+from actors.webfilter.proxy import ProxyOwner
 from deployments.webfilter import analytics, notify
 from deployments.webfilter.errors import AUTH_ERRORS, ApiError, errors, ok
 from deployments.webfilter.routes.common import AlertSender, Ctx, Peer, User
@@ -17,6 +19,7 @@ from deployments.webfilter.schemas import AlertBody, Envelope, TestRuleBody, Waf
 from deployments.webfilter.secretbox import SecretUnreadable
 from deployments.webfilter.state import WebfilterState
 from rayfleet.logs import get_logger
+from rayfleet.state import call
 
 router = APIRouter(tags=["waf"], responses=AUTH_ERRORS)
 log = get_logger("webfilter")
@@ -32,17 +35,28 @@ async def waf_stats(context: Ctx, user: User) -> dict[str, Any]:
     counts = await analytics.waf_counts(context, since)
     enabled = await context.db(context.store.waf_categories)
     settings = await context.db(context.store.settings)
-    return ok(
-        {
-            "enabled": settings["enable_waf"],
-            "engine": "squid url_regex",
-            "since": since,
-            "total_blocked": sum(counts.values()),
-            "categories": [
-                {"name": c, "enabled": enabled.get(c, False), "blocked": counts.get(c, 0)} for c in waf.CATEGORIES
-            ],
+    crs = settings["waf_engine"] == "crs"
+    categories = [{"name": c, "enabled": enabled.get(c, False), "blocked": counts.get(c, 0)} for c in waf.CATEGORIES]
+    body: dict[str, Any] = {
+        "enabled": settings["enable_waf"],
+        "engine": "crs" if crs else "squid url_regex",
+        "since": since,
+        "total_blocked": sum(counts.values()),
+        "categories": categories,
+    }
+    if crs:
+        generic = crsrules.GENERIC
+        categories.append({"name": generic, "enabled": settings["enable_waf"], "blocked": counts.get(generic, 0)})
+        report = await call(context.proxy, ProxyOwner.crs_report)
+        if settings["gdpr_mode"]:  # the audit log has whole addresses; answers follow the logs' masking
+            report["recent"] = [{**r, "client_ip": mask_ip(r["client_ip"])} for r in report["recent"]]
+        body["crs"] = {
+            "paranoia_level": settings["waf_paranoia_level"],
+            "anomaly_threshold": settings["waf_anomaly_threshold"],
+            "exclusions": settings["waf_exclusions"],
+            **report,
         }
-    )
+    return ok(body)
 
 
 @router.get("/api/waf/categories", response_model=Envelope, summary="WAF categories and their state")

@@ -24,6 +24,7 @@ PUBLIC_CONFIG = (
     "proposal_voting_period",
     "proposal_quorum",
     "min_anonymity_set",
+    "min_validators",
     "validator_set",
     "updated_at",
 )

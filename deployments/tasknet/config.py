@@ -81,6 +81,9 @@ class NetworkSettings(BaseModel):
         default=0.5, ge=0, le=1, description="share of the snapshot weight that must vote for an approval"
     )
     min_anonymity_set: int = Field(default=3, ge=1, description="smallest ring an anonymous vote may hide in")
+    min_validators: int = Field(
+        default=1, ge=1, le=64, description="a validator_change never leaves fewer validators than this"
+    )
 
 
 class PeerSettings(BaseModel):

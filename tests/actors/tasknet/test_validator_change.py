@@ -1,0 +1,147 @@
+"""Validator set changes: a `validator_change` proposal adds or removes one validator; once
+governance approved it (quorum, voting period, and yes votes of a majority of the validators in
+force) and Raft committed it, the `ratified` event is checked against the set in force at its Raft
+index, which the reduced state keeps as a history. Attacks first: each failed before the change."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.tasknet.ledger import Reject
+from tests.actors.tasknet.netsim import ManualClock, comparable, make_network, sync
+from tests.actors.tasknet.test_ratification import _ratified_by
+
+PERIOD_S = 60
+
+clock = pytest.fixture(lambda: ManualClock(), name="clock")
+
+
+@pytest.fixture()
+def net(clock):
+    """Six nodes; n1..n3 are the genesis validators, n4..n6 are not."""
+    return make_network(6, clock=clock, config={"proposal_voting_period": PERIOD_S}, validators=3)
+
+
+def change(node, action="add"):
+    return {"action": action, "node_id": node.node_id, "public_key": node.identity.public_key}
+
+
+def decide(net, clock, params, voters, kind="validator_change", proposer=None):
+    """A proposal by `proposer` (n1), yes votes of `voters`, closed after its period: (id, status)."""
+    body = {"title": "change", "proposal_type": kind, "params": params}
+    _, prop = (proposer or net[0]).submit("proposal_create", body)
+    sync(net)
+    for node in voters:
+        node.submit("vote", node.public_vote_payload(prop["id"], "yes"))
+    sync(net)
+    clock.advance(PERIOD_S + 1)
+    net[0].submit("proposal_close", {"proposal_id": prop["id"]})
+    sync(net)
+    return prop["id"], net[1].state["channels"]["general"]["proposals"][prop["id"]]["status"]
+
+
+def validators(node):
+    return sorted(node.state["config"]["validator_set"])
+
+
+def ids(nodes):
+    return sorted(n.node_id for n in nodes)
+
+
+def refused_everywhere(net, event, reason):
+    for node in net:
+        node.receive([event])
+        assert reason in str(node.reducer.outcomes[event["id"]])
+
+
+def test_a_node_cannot_add_itself(net, clock):
+    n4 = net[3]
+    pid, status = decide(net, clock, change(n4), [n4], proposer=n4)
+    assert status == "rejected"
+    refused_everywhere(net, _ratified_by(n4, pid, 5, 1, [n4]), "only validators")
+    refused_everywhere(net, _ratified_by(net[0], pid, 5, 1, [net[0], n4]), "majority")
+    assert all(validators(n) == ids(net[:3]) for n in net)
+
+
+def test_a_validator_cannot_add_a_sybil_even_with_the_votes_of_more_sybils(net, clock):
+    a, sybils = net[0], net[3:]
+    pid, status = decide(net, clock, change(sybils[0]), [a, *sybils])  # 4 of 6 voted: quorum, yes > no
+    proposal = net[1].state["channels"]["general"]["proposals"][pid]
+    assert proposal["quorum_reached"] and status == "rejected"  # 1 of the 3 validators said yes
+    refused_everywhere(net, _ratified_by(a, pid, 5, 1, [a, *sybils]), "majority")
+    assert all(validators(n) == ids(net[:3]) for n in net)
+
+
+def test_an_addition_needs_a_majority_of_the_new_set_and_the_old_majority_no_longer_counts(net, clock):
+    a, b, c, d = net[:4]
+    pid, status = decide(net, clock, change(d), [a, b, c])
+    assert status == "pending_ratification"
+    refused_everywhere(net, _ratified_by(a, pid, 5, 1, [a, b]), "majority of the 4")  # the old set's majority
+    event = _ratified_by(a, pid, 5, 1, [a, b, d])
+    for node in net:
+        node.receive([event])
+        assert validators(node) == ids([a, b, c, d])
+        assert [h["from_index"] for h in node.state["validator_history"]] == [0, 5]
+    tax, _ = decide(net, clock, {"key": "task_completion_tax", "value": 0.1}, [a, b, c, d], kind="config_change")
+    refused_everywhere(net, _ratified_by(a, tax, 9, 1, [a, b]), "majority of the 4")
+    event = _ratified_by(d, tax, 9, 1, [b, c, d])  # the new validator writes and signs
+    for node in net:
+        node.receive([event])
+        assert node.state["config"]["task_completion_tax"] == 0.1
+    assert len({comparable(n.state) for n in net}) == 1
+
+
+def test_a_removed_validators_signatures_no_longer_count(net, clock):
+    a, b, c = net[:3]
+    pid, status = decide(net, clock, change(c, "remove"), [a, b, *net[3:]])
+    assert status == "pending_ratification"
+    event = _ratified_by(a, pid, 5, 1, [a, b])  # a majority of the new set {a, b}
+    for node in net:
+        node.receive([event])
+        assert validators(node) == ids([a, b])
+    tax, _ = decide(net, clock, {"key": "task_completion_tax", "value": 0.1}, net, kind="config_change")
+    refused_everywhere(net, _ratified_by(a, tax, 9, 1, [a, c]), "majority of the 2")
+    refused_everywhere(net, _ratified_by(c, tax, 9, 1, [a, b, c]), "only validators")
+    event = _ratified_by(b, tax, 9, 1, [a, b])
+    for node in net:
+        node.receive([event])
+        assert node.state["config"]["task_completion_tax"] == 0.1
+
+
+def test_a_change_without_governance_approval_is_refused_by_every_reducer(net, clock):
+    a, b, c, d = net[:4]
+    _, opened = a.submit("proposal_create", {"title": "t", "proposal_type": "validator_change", "params": change(d)})
+    sync(net)
+    refused_everywhere(net, _ratified_by(a, opened["id"], 5, 1, [a, b, c, d]), "not pending_ratification")
+    turned_down, status = decide(net, clock, change(d), [])
+    assert status == "rejected"
+    refused_everywhere(net, _ratified_by(a, turned_down, 6, 1, [a, b, c, d]), "not pending_ratification")
+    assert all(validators(n) == ids([a, b, c]) for n in net)
+    bad = [
+        ("config_change", {"key": "validator_set", "value": [d.node_id]}),
+        ("validator_change", {**change(d), "node_id": [d.node_id, net[4].node_id]}),  # two at once
+        ("validator_change", {**change(d), "action": "replace"}),
+        ("validator_change", {**change(d), "public_key": net[4].identity.public_key}),  # not d's key
+        ("validator_change", change(a)),  # already a validator
+        ("validator_change", change(d, "remove")),  # not a validator
+    ]
+    for kind, params in bad:
+        with pytest.raises(Reject):
+            a.submit("proposal_create", {"title": "t", "proposal_type": kind, "params": params})
+
+
+def test_the_set_never_shrinks_below_min_validators(clock):
+    net = make_network(3, clock=clock, config={"proposal_voting_period": PERIOD_S, "min_validators": 2})
+    a, b, c = net
+    assert net[0].state["config"]["min_validators"] == 2
+    first, _ = decide(net, clock, change(c, "remove"), [a, b, c])
+    second, status = decide(net, clock, change(b, "remove"), [a, b, c])  # each alone leaves 2
+    assert status == "pending_ratification"
+    event = _ratified_by(a, first, 5, 1, [a, b])
+    for node in net:
+        node.receive([event])
+        assert validators(node) == ids([a, b])
+    refused_everywhere(net, _ratified_by(a, second, 6, 1, [a, b]), "min_validators")
+    assert all(validators(n) == ids([a, b]) for n in net)
+    with pytest.raises(Reject, match="min_validators"):
+        a.submit("proposal_create", {"title": "t", "proposal_type": "validator_change", "params": change(b, "remove")})

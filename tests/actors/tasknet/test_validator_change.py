@@ -145,3 +145,89 @@ def test_the_set_never_shrinks_below_min_validators(clock):
     assert all(validators(n) == ids([a, b]) for n in net)
     with pytest.raises(Reject, match="min_validators"):
         a.submit("proposal_create", {"title": "t", "proposal_type": "validator_change", "params": change(b, "remove")})
+
+
+# ----- through Raft: NodeCores with their Raft, attestations and gossip delivered in rounds
+
+
+def drive(net, rounds):
+    """Tick every Raft, deliver its messages (a validator's make a learner's Raft), attestations, gossip."""
+    by_id = {n.node_id: n for n in net}
+    for _ in range(rounds):
+        for node in net:
+            raft = node.ensure_raft(seed=sum(node.node_id.encode()))
+            if raft is not None:
+                raft.tick()
+        moved = True
+        while moved:
+            moved = False
+            for node in net:
+                for msg in node.raft.take_messages() if node.raft else []:
+                    moved = True
+                    target = by_id[msg["to"]].raft_for(msg["from"])
+                    if target is not None:
+                        target.step(msg)
+        for node in net:
+            node.apply_committed()
+            for att in node.take_attestations():
+                for other in net:
+                    if other is not node:
+                        other.add_attestation(att)
+        sync(net)
+
+
+def leader_of(net):
+    (leader,) = [n for n in net if n.raft is not None and n.raft.role == "leader"]
+    return leader
+
+
+def propose(net, pid, rounds=30):
+    """What the ratify service does: ask the leader until the entry is appended (a learner catches up)."""
+    for _ in range(rounds):
+        leader = leader_of(net)
+        try:
+            return leader.raft_propose({"proposal_id": pid, "channel": "general", "by": leader.node_id})
+        except Reject as exc:
+            if exc.status != 503:
+                raise
+        drive(net, 1)
+    raise AssertionError("never appended")
+
+
+def test_through_raft_a_new_validator_catches_up_counts_and_a_removed_leader_steps_down(clock):
+    net = make_network(4, clock=clock, config={"proposal_voting_period": PERIOD_S}, validators=3)
+    a, b, c, d = net
+    drive(net, 40)
+    first = leader_of(net)
+    for n in range(70):  # more than one append batch for the newcomer to catch up with
+        first.raft.propose({"cmd": n})
+    drive(net, 3)
+    add, _ = decide(net, clock, change(d), [a, b, c])
+    remove, status = decide(net, clock, change(first, "remove"), [a, b, c, d])
+    assert status == "pending_ratification"
+    with pytest.raises(Reject, match="not pending_ratification"):
+        first.raft_propose({"proposal_id": decide(net, clock, change(c, "remove"), [])[0]})
+    assert d.raft is None
+    index = propose(net, add)
+    assert d.raft is not None and d.raft.last_index() >= first.raft.commit_index  # caught up before it counts
+    with pytest.raises(Reject, match="one change at a time") as second:
+        first.raft_propose({"proposal_id": remove, "channel": "general", "by": first.node_id})
+    assert second.value.status == 409
+    drive(net, 5)
+    for node in net:
+        assert validators(node) == ids(net) and node.state["validator_history"][-1]["from_index"] == index
+    assert all(n.raft.voters() == ids(net) for n in net)
+    signers = net[0].state["ratified"][-1]["signers"]
+    assert len(signers) >= 3  # a majority of the 4 of the new set
+
+    leader_of(net).raft_propose({"proposal_id": remove, "channel": "general", "by": first.node_id})
+    drive(net, 60)
+    rest = [n for n in net if n is not first]
+    assert first.raft.role != "leader" and leader_of(net) in rest
+    assert all(validators(n) == ids(rest) for n in net)
+    tax, _ = decide(net, clock, {"key": "task_completion_tax", "value": 0.1}, net, kind="config_change")
+    propose(net, tax)
+    drive(net, 5)
+    assert all(n.state["config"]["task_completion_tax"] == 0.1 for n in net)
+    assert first.node_id not in net[0].state["ratified"][-1]["signers"]
+    assert len({comparable(n.state) for n in net}) == 1

@@ -116,6 +116,7 @@ def state_view(actor: Host) -> dict[str, Any]:
             "minted": state["minted"],
             "burned": state["burned"],
             "ratified": state["ratified"],
+            "validator_history": state.get("validator_history", []),
             "events_applied": state["applied"],
             "events_rejected": state["rejected"],
         }

@@ -103,6 +103,13 @@ class PeerSettings(BaseModel):
 
 class TasknetConfig(BaseModel):
     nodes: list[str] = Field(default_factory=lambda: ["n1", "n2", "n3"], min_length=1)
+    validators: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="the configured nodes the genesis names validators (default: all of them); "
+        "later changes go through validator_change proposals",
+    )
     data_dir: Path = Path("var/tasknet")
     token_env: str = "TASKNET_NODE_TOKENS"
     public_reads: bool = True
@@ -154,6 +161,9 @@ class TasknetConfig(BaseModel):
         for peer in self.peers:
             if peer.node is not None and peer.node not in self.nodes:
                 raise ValueError(f"peer {peer.url}: node {peer.node} is not one of nodes")
+        for name in self.validators or []:
+            if name not in self.nodes:
+                raise ValueError(f"validator {name} is not one of nodes")
         return self
 
     @property

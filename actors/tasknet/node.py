@@ -514,7 +514,10 @@ class NodeCore:
 
     # ----- checkpoints (checkpoint.py): sign the folded state at a horizon, load a certified one
     def _validators(self) -> list[str]:
-        return sorted(self.state["config"]["validator_set"])
+        """Who certifies checkpoints: the genesis validators, the set a node with no state can check
+        (cp.verify_checkpoint); a ratified validator change does not move it (README, Known limits)."""
+        history = self.state.get("validator_history") or []
+        return sorted(history[0]["validators"] if history else self.state["config"]["validator_set"])
 
     def _genesis(self) -> Event | None:
         if self.genesis_event is None and self.state["genesis"] is not None:

@@ -360,6 +360,8 @@ class NodeCore:
             return int(raft.propose(data) or 0)
         if sorted(raft.voters()) != sorted(self.state["config"]["validator_set"]):
             raise Reject("a validator change is still being ratified; one change at a time", 409)
+        if self._awaiting_ratification(raft.last_index() + 1, changes_only=False):
+            raise Reject("earlier Raft entries await their ratification (they may change what is allowed)", 503)
         changed_set(self.state, prop["params"])
         try:
             return raft.propose_change(prop["params"]["action"], prop["params"]["node_id"], data)
@@ -481,7 +483,7 @@ class NodeCore:
     def _ratify(self, held: Attestation) -> bool:
         """Write the `ratified` event once a majority of the set in force at the entry signed it."""
         index = held["raft_index"]
-        if index <= self.state["last_ratified_index"] or self._change_pending_before(index):
+        if index <= self.state["last_ratified_index"] or self._awaiting_ratification(index, changes_only=True):
             return False
         try:
             prop = proposal(self.state, {"proposal_id": held["proposal_id"]})
@@ -499,15 +501,17 @@ class NodeCore:
             return False
         return True
 
-    def _change_pending_before(self, index: int) -> bool:
-        """Whether a committed configuration entry below `index` awaits its ratification: it goes
-        first, since it decides whose signatures count for the entries after it."""
+    def _awaiting_ratification(self, index: int, changes_only: bool) -> bool:
+        """Whether an entry below `index` awaits its ratification. With `changes_only`, a committed
+        configuration entry: it goes first, since it decides whose signatures count after it. Without,
+        any entry in the log: a validator change is checked against the state they leave."""
         if self.raft is None:
             return False
-        for i in range(self.state["last_ratified_index"] + 1, min(index, self.raft.commit_index + 1)):
+        end = self.raft.commit_index + 1 if changes_only else self.raft.last_index() + 1
+        for i in range(self.state["last_ratified_index"] + 1, min(index, end)):
             data = self.raft.hard.log[i - 1]["data"]
             pid = data.get("proposal_id")
-            if "conf" in data and isinstance(pid, str) and pid in self.state["proposal_index"]:
+            if ("conf" in data or not changes_only) and isinstance(pid, str) and pid in self.state["proposal_index"]:
                 if proposal(self.state, {"proposal_id": pid})["status"] == "pending_ratification":
                     return True
         return False

@@ -231,3 +231,22 @@ def test_through_raft_a_new_validator_catches_up_counts_and_a_removed_leader_ste
     assert all(n.state["config"]["task_completion_tax"] == 0.1 for n in net)
     assert first.node_id not in net[0].state["ratified"][-1]["signers"]
     assert len({comparable(n.state) for n in net}) == 1
+
+
+def test_through_raft_a_change_waits_for_earlier_entries_that_change_what_is_allowed(clock):
+    net = make_network(3, clock=clock, config={"proposal_voting_period": PERIOD_S})
+    c = net[2]
+    drive(net, 40)
+    floor, _ = decide(net, clock, {"key": "min_validators", "value": 3}, net, kind="config_change")
+    remove, status = decide(net, clock, change(c, "remove"), net)  # allowed now: 2 >= 1
+    assert status == "pending_ratification"
+    leader = leader_of(net)
+    leader.raft_propose({"proposal_id": floor, "channel": "general", "by": leader.node_id})
+    with pytest.raises(Reject, match="await their ratification") as waiting:
+        leader.raft_propose({"proposal_id": remove, "channel": "general", "by": leader.node_id})
+    assert waiting.value.status == 503
+    drive(net, 5)
+    assert all(n.state["config"]["min_validators"] == 3 for n in net)
+    with pytest.raises(Reject, match="min_validators"):
+        leader_of(net).raft_propose({"proposal_id": remove, "channel": "general", "by": leader.node_id})
+    assert leader_of(net).raft.voters() == ids(net) and all(validators(n) == ids(net) for n in net)

@@ -212,3 +212,16 @@ def test_safety_holds_while_the_membership_changes(seed):
         cluster.check()
         changes.update(i for i, e in cluster.committed.items() if "conf" in e["data"])
     assert changes  # the schedule did change the membership
+
+
+def test_a_leader_that_removes_itself_does_not_count_itself_for_that_entry():
+    net = _started(["a", "b", "c"])
+    leader = net.leader()
+    b = next(i for i in net.nodes if i != leader.id)
+    net.down.add(b)
+    index = leader.propose_change("remove", leader.id, {"proposal_id": "p"})
+    net.deliver()
+    assert leader.commit_index < index and leader.role == LEADER  # the third alone is not a majority of two
+    net.down.clear()
+    net.run(2)
+    assert leader.commit_index >= index and leader.role != LEADER

@@ -90,3 +90,10 @@ async def test_a_validator_is_added_then_the_first_one_removed_and_the_new_set_r
     history = (await net.ok("n3", "GET", "/config/history"))["changes"]
     assert [c["changed_by"] for c in history if c["key"] == "validator_set"] == [add, remove]
     assert (await net.ok("n1", "GET", "/health"))["raft_role"] != "leader"
+
+
+def test_the_validators_setting_names_configured_nodes_only(tmp_path: Any):
+    with pytest.raises(ValueError, match="validator n9 is not one of nodes"):
+        make_config(tmp_path, nodes=NODES, validators=["n1", "n9"])
+    with pytest.raises(ValueError):
+        make_config(tmp_path, network={"min_validators": 0})

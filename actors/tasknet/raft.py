@@ -244,7 +244,8 @@ class RaftCore:
             if self._counted(replicated) >= self._quorum():
                 self.commit_index = n
                 break
-        if self.role == LEADER and self.id not in self.voters() and self._conf_at[-1] <= self.commit_index:
+        removed = bool(self._conf_at) and self.id not in self.voters()
+        if self.role == LEADER and removed and self._conf_at[-1] <= self.commit_index:
             self._broadcast()  # tell the others the removal committed, then step down
             self._become_follower(self.term, None)
 
@@ -296,8 +297,7 @@ class RaftCore:
             new = voters - {node}
         else:
             raise ChangeRefused(f"cannot {op} {node} in a configuration of {len(voters)}")
-        window = self._ticks - self.election_ticks
-        live = {v for v in new if v == self.id or self._heard.get(v, -1) >= window}
+        live = {v for v in new if v == self.id or self._heard_lately(v)}
         if len(live) < len(new) // 2 + 1:
             raise ChangeRefused(
                 f"only {len(live)} of the {len(new)} servers of the new configuration are live; "
@@ -314,10 +314,11 @@ class RaftCore:
             self._match.setdefault(node, 0)
             self._replicate(node)
             return False
-        return (
-            self._match.get(node, 0) >= self.commit_index
-            and self._heard.get(node, -1) >= self._ticks - self.election_ticks
-        )
+        return self._match.get(node, 0) >= self.commit_index and self._heard_lately(node)
+
+    def _heard_lately(self, peer: str) -> bool:
+        """Whether `peer` answered this leader within the last election timeout."""
+        return peer in self._heard and self._heard[peer] >= self._ticks - self.election_ticks
 
     def step(self, msg: RaftMessage) -> RaftReply | None:
         """Handle one message; the reply for request/response transports (also queued in the outbox)."""

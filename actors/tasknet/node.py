@@ -517,11 +517,17 @@ class NodeCore:
         return False
 
     # ----- checkpoints (checkpoint.py): sign the folded state at a horizon, load a certified one
-    def _validators(self) -> list[str]:
-        """Who certifies checkpoints: the genesis validators, the set a node with no state can check
-        (cp.verify_checkpoint); a ratified validator change does not move it (README, Known limits)."""
-        history = self.state.get("validator_history") or []
-        return sorted(history[0]["validators"] if history else self.state["config"]["validator_set"])
+    def _certifiers(self, horizon: int) -> list[str]:
+        """Who certifies the checkpoint at `horizon`: the validator set in force in its state (this
+        node's own candidate; what cp.verify_checkpoint follows from the genesis), else in the current one."""
+        own = self.candidates.get(horizon)
+        return sorted((own[0]["state"] if own else self.state)["config"]["validator_set"])
+
+    def _ever_validators(self) -> list[str]:
+        """Everyone who has been a validator: whose checkpoint signatures are kept until the set at
+        their horizon is known."""
+        sets = [e["validators"] for e in self.state.get("validator_history") or []]
+        return sorted(set(self.state["config"]["validator_set"]).union(*sets))
 
     def _genesis(self) -> Event | None:
         if self.genesis_event is None and self.state["genesis"] is not None:
@@ -588,7 +594,7 @@ class NodeCore:
             del self.candidates[min(self.candidates)]
         self.candidates[horizon] = (checkpoint, state_json)
         certificate = checkpoint["certificate"]
-        if self.node_id in self._validators():
+        if self.node_id in self._certifiers(horizon):
             signature = cp.sign(self.identity, horizon, certificate["position_hash"], certificate["state_hash"])
             mine: cp.Certificate = {**certificate, "signatures": [signature]}
             self.add_checkpoint_signatures(mine)
@@ -615,14 +621,14 @@ class NodeCore:
             return False
         if horizon > self.now_ms() + MAX_CLOCK_SKEW_MS:
             return False  # no honest validator can have taken it yet
-        held = self.signatures.add(incoming, self._validators())
+        held = self.signatures.add(incoming, self._ever_validators())
         return held is not None and self._settle(held)
 
     def _settle(self, certificate: cp.Certificate) -> bool:
         """Install the checkpoint `certificate` names once it is certified (this node's own or, later, a peer's)."""
         key = (certificate["horizon"], certificate["position_hash"], certificate["state_hash"])
         held = self.signatures.held.get(key)
-        if held is None or not cp.is_certified(held, self._validators()):
+        if held is None or not cp.is_certified(held, self._certifiers(held["horizon"])):
             return False
         own = self.candidates.get(held["horizon"])
         if own is not None and own[0]["certificate"]["position_hash"] == held["position_hash"]:

@@ -242,6 +242,8 @@ class ValidatorEpoch(TypedDict):
     from_index: int
     validators: list[str]
     proposal_id: str | None
+    term: NotRequired[int]
+    proof: NotRequired[dict[str, list[str]]]  # signer -> [public key, signature over the ratified entry]
 
 
 class Attestation(TypedDict):

@@ -407,11 +407,15 @@ def proposal_withdraw(state: NetworkState, ev: Event, commit: bool) -> Result:
     return {"proposal_id": prop["id"], "status": "withdrawn"}
 
 
-def _change_validators(state: NetworkState, prop: Proposal, index: int, at: int) -> None:
+def _change_validators(state: NetworkState, prop: Proposal, ev: Event, proof: dict[str, str]) -> None:
+    """Apply a ratified validator change; the epoch keeps the signatures that ratified it (with the
+    signers' keys), so a node with no state can follow the set from the genesis (checkpoint.py)."""
+    index, term, at = int(ev["payload"]["raft_index"]), int(ev["payload"]["term"]), ev["hlc"][0]
     old = state["config"]["validator_set"]
     new = changed_set(state, prop["params"])
     history = state.setdefault("validator_history", [{"from_index": 0, "validators": old, "proposal_id": None}])
-    history.append({"from_index": index, "validators": new, "proposal_id": prop["id"]})
+    signed = {s: [state["nodes"][s]["public_key"], sig] for s, sig in sorted(proof.items())}
+    history.append({"from_index": index, "validators": new, "proposal_id": prop["id"], "term": term, "proof": signed})
     state["config"]["validator_set"] = new
     state["config"]["updated_at"] = at
     state["config_history"].append(
@@ -419,11 +423,8 @@ def _change_validators(state: NetworkState, prop: Proposal, index: int, at: int)
     )
 
 
-def _execute(state: NetworkState, prop: Proposal, index: int, at: int) -> bool:
+def _execute(state: NetworkState, prop: Proposal, at: int) -> bool:
     kind = prop["proposal_type"]
-    if kind == "validator_change":
-        _change_validators(state, prop, index, at)
-        return True
     if kind == "config_change":
         key, value = prop["params"]["key"], prop["params"]["value"]
         config = cast(dict[str, Any], state["config"])  # a changeable key, checked at proposal time
@@ -528,7 +529,11 @@ def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
     if not commit:
         return {"proposal_id": prop["id"], "executed": False}
     state["last_ratified_index"] = index
-    executed = _execute(state, prop, index, ev["hlc"][0])
+    if prop["proposal_type"] == "validator_change":
+        _change_validators(state, prop, ev, {s: signatures[s] for s in signers})
+        executed = True
+    else:
+        executed = _execute(state, prop, ev["hlc"][0])
     prop["status"] = ("ratified" if prop["proposal_type"] == "code_upgrade" else "executed") if executed else "failed"
     prop["ratified_at"] = ev["hlc"][0]
     prop["ratified_by"] = ev["payload"].get("ratified_by", ev["author"])

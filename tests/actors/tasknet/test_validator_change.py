@@ -5,10 +5,16 @@ index, which the reduced state keeps as a history. Attacks first: each failed be
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from actors.tasknet import checkpoint as cp
+from actors.tasknet.canonical import digest
 from actors.tasknet.ledger import Reject
-from tests.actors.tasknet.netsim import ManualClock, comparable, make_network, sync
+from actors.tasknet.node import NodeCore
+from actors.tasknet.rules_governance import ratify_message
+from tests.actors.tasknet.netsim import ManualClock, checkpoint_round, comparable, make_network, sync
 from tests.actors.tasknet.test_ratification import _ratified_by
 
 PERIOD_S = 60
@@ -37,6 +43,7 @@ def decide(net, clock, params, voters, kind="validator_change", proposer=None):
     clock.advance(PERIOD_S + 1)
     net[0].submit("proposal_close", {"proposal_id": prop["id"]})
     sync(net)
+    clock.advance(0.01)  # what is forged next is stamped after the close
     return prop["id"], net[1].state["channels"]["general"]["proposals"][prop["id"]]["status"]
 
 
@@ -250,3 +257,41 @@ def test_through_raft_a_change_waits_for_earlier_entries_that_change_what_is_all
     with pytest.raises(Reject, match="min_validators"):
         leader_of(net).raft_propose({"proposal_id": remove, "channel": "general", "by": leader.node_id})
     assert leader_of(net).raft.voters() == ids(net) and all(validators(n) == ids(net) for n in net)
+
+
+def test_checkpoints_are_certified_by_the_set_in_force_and_a_forged_history_is_refused(clock):
+    net = make_network(5, clock=clock, config={"proposal_voting_period": PERIOD_S}, validators=3)
+    a, b, c, d, e = net
+    steps = [(change(d), a, [a, b, d]), (change(a, "remove"), b, [b, c]), (change(b, "remove"), c, [c, d])]
+    for index, (params, author, signers) in enumerate(steps, start=5):
+        pid, status = decide(net, clock, params, net)
+        assert status == "pending_ratification"
+        event = _ratified_by(author, pid, index, 1, signers)
+        for node in net:
+            node.receive([event])
+    assert all(validators(n) == ids([c, d]) for n in net)  # a majority of the genesis set is gone
+    clock.advance(2)
+    checkpoint_round(net)
+    assert all(n.stats["checkpoints_installed"] == 1 for n in net)
+    raw = c.checkpoint_after(0)
+    certificate = raw["certificate"]
+    assert {s["by"] for s in certificate["signatures"]} == set(ids([c, d]))
+    fresh = NodeCore("fresh", None, now_ms=clock)
+    fresh.set_genesis_author(a.node_id)
+    assert fresh.load_checkpoint(raw) and validators(fresh) == ids([c, d])
+
+    h, position_hash = certificate["horizon"], certificate["position_hash"]
+    old_majority = [cp.sign(x.identity, h, position_hash, certificate["state_hash"]) for x in (a, b)]
+    with pytest.raises(cp.CheckpointError, match="majority of the validators"):
+        cp.verify_checkpoint({**raw, "certificate": {**certificate, "signatures": old_majority}}, a.node_id)
+    state = copy.deepcopy(raw["state"])  # e claims it was added, signing its own addition
+    grown = sorted([*ids([c, d]), e.node_id])
+    claim = {e.node_id: [e.identity.public_key, e.identity.sign(ratify_message("x", 99, 1))]}
+    state["validator_history"].append(
+        {"from_index": 99, "validators": grown, "proposal_id": "x", "term": 1, "proof": claim}
+    )
+    state["config"]["validator_set"] = grown
+    forged = {**certificate, "state_hash": digest(state)}
+    forged["signatures"] = [cp.sign(x.identity, h, position_hash, forged["state_hash"]) for x in (c, e)]
+    with pytest.raises(cp.CheckpointError, match="not signed by a majority of its set"):
+        cp.verify_checkpoint({**raw, "state": state, "certificate": forged}, a.node_id)

@@ -31,6 +31,7 @@ from actors.tasknet.events import EventError, check_shape
 from actors.tasknet.identity import Identity, node_id_of, verify
 from actors.tasknet.records import Event, NetworkState
 from actors.tasknet.reducer import Reducer
+from actors.tasknet.rules_governance import ratify_message
 
 
 class CheckpointError(ValueError):
@@ -135,6 +136,50 @@ def genesis_validators(genesis: Any, genesis_author: str | None) -> list[str]:
     return sorted(set(validators))
 
 
+def validators_in_force(genesis_set: list[str], state: Any) -> list[str]:
+    """The validator set a checkpoint's state has in force: its history must start at the genesis set
+    and change one validator at a time, each change carrying signatures of a majority of the set it
+    made over the Raft entry that ratified it (what every reducer checked), so a node with no state
+    follows the set from the genesis without trusting the state it is about to load."""
+    history = state.get("validator_history") if isinstance(state, dict) else None
+    if not history:
+        return genesis_set
+    first = history[0] if isinstance(history, list) else None
+    if not isinstance(first, dict) or sorted(set(first.get("validators") or [])) != genesis_set:
+        raise CheckpointError("the checkpoint's validator history does not start at the genesis set")
+    current, last_index = genesis_set, 0
+    for epoch in history[1:]:
+        try:
+            new = sorted(set(epoch["validators"]))
+            index, term, pid, proof = (
+                int(epoch["from_index"]),
+                int(epoch["term"]),
+                str(epoch["proposal_id"]),
+                epoch["proof"],
+            )
+            entries = list(proof.items())
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CheckpointError("a validator change in the checkpoint carries no proof") from exc
+        if index <= last_index or len(set(new) ^ set(current)) != 1:
+            raise CheckpointError("the checkpoint's validator history is not one change at a time")
+        text = ratify_message(pid, index, term)
+        good = sum(1 for signer, pair in entries if signer in new and _signed(signer, pair, text))
+        if good <= len(new) // 2:
+            raise CheckpointError("a validator change in the checkpoint is not signed by a majority of its set")
+        current, last_index = new, index
+    return current
+
+
+def _signed(signer: str, pair: Any, text: bytes) -> bool:
+    """Whether `pair` is `[key, signature]`: the signer's own key (its id derives from it) over `text`."""
+    if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+        return False
+    try:
+        return node_id_of(pair[0]) == signer and verify(pair[0], text, pair[1])
+    except ValueError:
+        return False
+
+
 def signers(certificate: Certificate, validators: list[str]) -> set[str]:
     """The distinct validators whose signature of the certificate's triple verifies."""
     text = message(certificate["horizon"], certificate["position_hash"], certificate["state_hash"])
@@ -191,12 +236,13 @@ def _check_position(position: dict[str, Any]) -> None:
 
 
 def verify_checkpoint(raw: Any, genesis_author: str | None) -> Checkpoint:
-    """A checkpoint that may be loaded: certified by a majority of the genesis validators,
-    its position and state matching the hashes they signed; CheckpointError otherwise."""
+    """A checkpoint that may be loaded: certified by a majority of the validator set in force in its
+    state, followed from the genesis (`validators_in_force`), its position and state matching the hashes
+    they signed; CheckpointError otherwise."""
     if not isinstance(raw, dict) or not all(k in raw for k in ("certificate", "position", "state", "genesis")):
         raise CheckpointError("a checkpoint is {certificate, position, state, genesis}")
     certificate = parse_certificate(raw["certificate"])
-    validators = genesis_validators(raw["genesis"], genesis_author)
+    validators = validators_in_force(genesis_validators(raw["genesis"], genesis_author), raw["state"])
     if not is_certified(certificate, validators):
         raise CheckpointError("the checkpoint is not signed by a majority of the validators")
     position, state = raw["position"], raw["state"]

@@ -20,10 +20,18 @@ from actors.tasknet.events import MAX_EVENT_BYTES, ChainError, EventError, make_
 from actors.tasknet.hlc import HybridClock
 from actors.tasknet.identity import Identity, verify
 from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
-from actors.tasknet.raft import HardState, RaftCore
+from actors.tasknet.raft import LEADER, ChangeRefused, HardState, RaftCore
 from actors.tasknet.records import Attestation, Event, NetworkState, Notification, Payload, Result, ZkpProof
 from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
-from actors.tasknet.rules_governance import anonymous_message, proposal, public_message, ratify_message, ring_for
+from actors.tasknet.rules_governance import (
+    anonymous_message,
+    changed_set,
+    proposal,
+    public_message,
+    ratify_message,
+    ratifying_set,
+    ring_for,
+)
 from actors.tasknet.sealing import SealKey
 from actors.tasknet.wal import RecordLog, write_atomic
 
@@ -317,12 +325,48 @@ class NodeCore:
         return tier_of(self.state, record["reputation"]["_total"] if record else 0)
 
     # ----- Raft among validators
-    def ensure_raft(self, seed: int | None = None) -> RaftCore | None:
-        validators = self.state["config"]["validator_set"]
-        if self.raft is None and self.node_id in validators:
+    def ensure_raft(self, seed: int | None = None, learner: bool = False) -> RaftCore | None:
+        """This node's Raft, made when it is (or was, at genesis) a validator, or with `learner` when
+        a validator replicates to it (a validator to be, catching up). Its base configuration is the
+        genesis set: the configuration entries in the Raft log change it from there."""
+        history = self.state.get("validator_history") or []
+        base = history[0]["validators"] if history else self.state["config"]["validator_set"]
+        member = self.node_id in self.state["config"]["validator_set"] or self.node_id in base
+        if self.raft is None and (member or (learner and self.state["genesis"] is not None)):
             hard = self._load_raft()
-            self.raft = RaftCore(self.node_id, validators, hard=hard, seed=seed)
+            self.raft = RaftCore(self.node_id, base, hard=hard, seed=seed)
         return self.raft
+
+    def raft_for(self, sender: str) -> RaftCore | None:
+        """The Raft that handles a message from `sender`: a validator's messages make a learner's."""
+        validators = set(self.state["config"]["validator_set"])
+        if self.raft is not None:
+            validators.update(self.raft.voters())
+        return self.ensure_raft(learner=sender in validators)
+
+    def raft_propose(self, data: dict[str, Any]) -> int:
+        """Append the Raft entry that ratifies `data["proposal_id"]` (leader only); its index.
+
+        A validator change becomes a configuration entry, appended only when the Raft configuration
+        is the reduced validator set (the previous change is ratified: one at a time) and the change
+        is valid against it; Reject 503 while a new validator catches up (retry), 409 otherwise."""
+        raft = self.raft
+        prop = proposal(self.state, data)
+        if raft is None or raft.role != LEADER:
+            raise Reject("only the Raft leader appends entries", 503)
+        if prop["status"] != "pending_ratification":
+            raise Reject(f"proposal is {prop['status']}, not pending_ratification", 409)
+        if prop["proposal_type"] != "validator_change":
+            return int(raft.propose(data) or 0)
+        if sorted(raft.voters()) != sorted(self.state["config"]["validator_set"]):
+            raise Reject("a validator change is still being ratified; one change at a time", 409)
+        if self._awaiting_ratification(raft.last_index() + 1, changes_only=False):
+            raise Reject("earlier Raft entries await their ratification (they may change what is allowed)", 503)
+        changed_set(self.state, prop["params"])
+        try:
+            return raft.propose_change(prop["params"]["action"], prop["params"]["node_id"], data)
+        except ChangeRefused as exc:
+            raise Reject(exc.message, 503 if exc.retry else 409) from exc
 
     def _load_raft(self) -> HardState:
         """Replay raft.log: `{hard: [term, voted_for]}` and `{from: i, entries}` (truncate at i, append)."""
@@ -416,32 +460,74 @@ class NodeCore:
         except (KeyError, TypeError, ValueError):
             return False
         floor = self.state["last_ratified_index"]
-        if index <= floor:
+        if index <= floor or pid not in self.state["proposal_index"]:
             return False
         message = ratify_message(pid, index, term)
-        nodes, validators = self.state["nodes"], self.state["config"]["validator_set"]
+        nodes = self.state["nodes"]
         key = f"{index}:{term}:{pid}"
         held = self.attestations.setdefault(
             key,
             {"proposal_id": pid, "raft_index": index, "term": term, "channel": channel, "by": by, "signatures": {}},
         )
         for signer, sig in incoming.items():
-            if signer in validators and signer in nodes and signer not in held["signatures"]:
+            if signer in nodes and signer not in held["signatures"]:  # whose signatures count: at ratification
                 if isinstance(sig, str) and verify(nodes[signer]["public_key"], message, sig):
                     held["signatures"][signer] = sig
-        if len(held["signatures"]) <= len(validators) // 2:
-            return False
-        payload = {"proposal_id": pid, "raft_index": index, "term": term, "ratified_by": by or self.node_id}
-        try:
-            self.submit("ratified", {**payload, "signatures": dict(held["signatures"])}, held["channel"])
-        except Reject:
+        if not self._ratify(held):
             return False
         self.attestations = {k: a for k, a in self.attestations.items() if a["raft_index"] > index}
+        for waiting in sorted(self.attestations.values(), key=lambda a: a["raft_index"]):
+            self._ratify(waiting)  # entries that waited for a validator change ratified before them
         return True
 
+    def _ratify(self, held: Attestation) -> bool:
+        """Write the `ratified` event once a majority of the set in force at the entry signed it."""
+        index = held["raft_index"]
+        if index <= self.state["last_ratified_index"] or self._awaiting_ratification(index, changes_only=True):
+            return False
+        try:
+            prop = proposal(self.state, {"proposal_id": held["proposal_id"]})
+            validators = set(ratifying_set(self.state, prop, index))
+        except Reject:
+            return False
+        signatures = {s: sig for s, sig in held["signatures"].items() if s in validators}
+        if len(signatures) <= len(validators) // 2:
+            return False
+        payload = {"proposal_id": held["proposal_id"], "raft_index": index, "term": held["term"]}
+        payload["ratified_by"] = held["by"] or self.node_id
+        try:
+            self.submit("ratified", {**payload, "signatures": signatures}, held["channel"])
+        except Reject:
+            return False
+        return True
+
+    def _awaiting_ratification(self, index: int, changes_only: bool) -> bool:
+        """Whether an entry below `index` awaits its ratification. With `changes_only`, a committed
+        configuration entry: it goes first, since it decides whose signatures count after it. Without,
+        any entry in the log: a validator change is checked against the state they leave."""
+        if self.raft is None:
+            return False
+        end = self.raft.commit_index + 1 if changes_only else self.raft.last_index() + 1
+        for i in range(self.state["last_ratified_index"] + 1, min(index, end)):
+            data = self.raft.hard.log[i - 1]["data"]
+            pid = data.get("proposal_id")
+            if ("conf" in data or not changes_only) and isinstance(pid, str) and pid in self.state["proposal_index"]:
+                if proposal(self.state, {"proposal_id": pid})["status"] == "pending_ratification":
+                    return True
+        return False
+
     # ----- checkpoints (checkpoint.py): sign the folded state at a horizon, load a certified one
-    def _validators(self) -> list[str]:
-        return sorted(self.state["config"]["validator_set"])
+    def _certifiers(self, horizon: int) -> list[str]:
+        """Who certifies the checkpoint at `horizon`: the validator set in force in its state (this
+        node's own candidate; what cp.verify_checkpoint follows from the genesis), else in the current one."""
+        own = self.candidates.get(horizon)
+        return sorted((own[0]["state"] if own else self.state)["config"]["validator_set"])
+
+    def _ever_validators(self) -> list[str]:
+        """Everyone who has been a validator: whose checkpoint signatures are kept until the set at
+        their horizon is known."""
+        sets = [e["validators"] for e in self.state.get("validator_history") or []]
+        return sorted(set(self.state["config"]["validator_set"]).union(*sets))
 
     def _genesis(self) -> Event | None:
         if self.genesis_event is None and self.state["genesis"] is not None:
@@ -508,7 +594,7 @@ class NodeCore:
             del self.candidates[min(self.candidates)]
         self.candidates[horizon] = (checkpoint, state_json)
         certificate = checkpoint["certificate"]
-        if self.node_id in self._validators():
+        if self.node_id in self._certifiers(horizon):
             signature = cp.sign(self.identity, horizon, certificate["position_hash"], certificate["state_hash"])
             mine: cp.Certificate = {**certificate, "signatures": [signature]}
             self.add_checkpoint_signatures(mine)
@@ -535,14 +621,14 @@ class NodeCore:
             return False
         if horizon > self.now_ms() + MAX_CLOCK_SKEW_MS:
             return False  # no honest validator can have taken it yet
-        held = self.signatures.add(incoming, self._validators())
+        held = self.signatures.add(incoming, self._ever_validators())
         return held is not None and self._settle(held)
 
     def _settle(self, certificate: cp.Certificate) -> bool:
         """Install the checkpoint `certificate` names once it is certified (this node's own or, later, a peer's)."""
         key = (certificate["horizon"], certificate["position_hash"], certificate["state_hash"])
         held = self.signatures.held.get(key)
-        if held is None or not cp.is_certified(held, self._validators()):
+        if held is None or not cp.is_certified(held, self._certifiers(held["horizon"])):
             return False
         own = self.candidates.get(held["horizon"])
         if own is not None and own[0]["certificate"]["position_hash"] == held["position_hash"]:

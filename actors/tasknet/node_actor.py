@@ -453,6 +453,8 @@ class TaskNode:
 
     def _send_attestations(self, attestations: list[Attestation]) -> None:
         validators = set(self.core.state["config"]["validator_set"])
+        if self.core.raft is not None:
+            validators.update(self.core.raft.voters())  # a validator added in Raft, not ratified yet
         for name, handle in self._reachable().items():
             if attestations and self.peer_ids.get(name) in validators:
                 self.tasks.start(
@@ -513,7 +515,7 @@ class TaskNode:
         await self._rewire()
         if sender in self.blocked:
             return None
-        raft = self.core.ensure_raft()
+        raft = self.core.raft_for(str(msg.get("from", "")))
         if raft is None:
             return None
         self.messages_received += 1
@@ -551,7 +553,10 @@ class TaskNode:
         if raft is None:
             return {"error": "only validators ratify", "status": 403}
         if raft.role == LEADER:
-            index = raft.propose(data)
+            try:
+                index = self.core.raft_propose(data)
+            except Reject as exc:
+                return {"error": exc.message, "status": exc.status, "retry": exc.status == 503}
             self._raft_waiters[data["proposal_id"]] = time.perf_counter()
             await self._flush_raft()
             return {"index": index, "leader": self.core.node_id}

@@ -77,6 +77,7 @@ class NetworkConfig(TypedDict):
     max_auction_deadline_hours: int
     proposal_quorum: float
     min_anonymity_set: int
+    min_validators: int
     claim_timeout_hours: int
     completion_auto_accept_hours: int
     auction_select_window_hours: int
@@ -235,6 +236,16 @@ class Ratification(TypedDict):
     signers: list[str]
 
 
+class ValidatorEpoch(TypedDict):
+    """The validator set in force from Raft index `from_index` on (0: the genesis set)."""
+
+    from_index: int
+    validators: list[str]
+    proposal_id: str | None
+    term: NotRequired[int]
+    proof: NotRequired[dict[str, list[str]]]  # signer -> [public key, signature over the ratified entry]
+
+
 class Attestation(TypedDict):
     """A validator's signature that the Raft entry (index, term) ratifying `proposal_id` committed."""
 
@@ -289,6 +300,7 @@ class NetworkState(TypedDict):
     composite_index: dict[str, str]
     ratified: list[Ratification]
     last_ratified_index: int
+    validator_history: list[ValidatorEpoch]
     applied: int
     rejected: int
     last_hlc: list[int]

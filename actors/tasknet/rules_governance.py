@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from actors.tasknet import ring
 from actors.tasknet.canonical import canonical
-from actors.tasknet.identity import verify
+from actors.tasknet.identity import node_id_of, verify
 from actors.tasknet.ledger import (
     CHANGEABLE_CONFIG,
     DEFAULT_CHANNEL,
@@ -22,8 +22,10 @@ from actors.tasknet.ledger import (
 )
 from actors.tasknet.records import Ballot, Event, NetworkState, Payload, Proposal, Result, Snapshot, Tool
 
-PROPOSAL_TYPES = ("generic", "config_change", "command", "code_upgrade")
-NEEDS_RATIFICATION = ("config_change", "command", "code_upgrade")
+PROPOSAL_TYPES = ("generic", "config_change", "command", "code_upgrade", "validator_change")
+NEEDS_RATIFICATION = ("config_change", "command", "code_upgrade", "validator_change")
+VALIDATOR_ACTIONS = ("add", "remove")
+MAX_VALIDATORS = 64
 TOOL_TYPES = ("api_key", "oauth_token", "webhook")
 _verified: dict[str, bool] = {}
 
@@ -33,7 +35,7 @@ def genesis(state: NetworkState, ev: Event, commit: bool) -> Result:
         raise Reject("the network already has a genesis")
     if ev["author"] != state.get("genesis_author"):
         raise Reject("only the pinned bootstrap node writes the genesis", 403)
-    validators = string_list(ev["payload"], "validators", limit=64)
+    validators = string_list(ev["payload"], "validators", limit=MAX_VALIDATORS)
     overrides = need(ev["payload"], "config", dict, default={})
     if not validators:
         raise Reject("a genesis names at least one validator")
@@ -41,8 +43,9 @@ def genesis(state: NetworkState, ev: Event, commit: bool) -> Result:
         state["genesis"] = {"author": ev["author"], "at": ev["hlc"][0], "id": ev["id"]}
         config = cast(dict[str, Any], state["config"])
         config.update({k: v for k, v in overrides.items() if k in config})
-        state["config"]["validator_set"] = sorted(validators)
+        state["config"]["validator_set"] = sorted(set(validators))
         state["config"]["updated_at"] = ev["hlc"][0]
+        state["validator_history"] = [{"from_index": 0, "validators": sorted(set(validators)), "proposal_id": None}]
     return {}
 
 
@@ -110,8 +113,60 @@ def _check_command(command: dict[str, Any]) -> None:
         raise Reject("command operation must be acquire_common_tool or deprecate_common_tool")
 
 
-def _check_params(kind: str, params: dict[str, Any], command: dict[str, Any] | None) -> None:
-    if kind == "config_change":
+def changed_set(state: NetworkState, params: Payload) -> list[str]:
+    """The validator set after the one-validator change `params` (`{action, node_id, public_key}`),
+    checked against the set in force now: an addition names a node that joined with that key and is
+    not a validator, a removal a validator, and the set keeps at least `min_validators`."""
+    action = need(params, "action", str)
+    node_id = need(params, "node_id", str, limit=64)
+    key = need(params, "public_key", str, limit=64)
+    if action not in VALIDATOR_ACTIONS:
+        raise Reject(f"a validator change is one of {', '.join(VALIDATOR_ACTIONS)} (one validator at a time)")
+    try:
+        derived = node_id_of(key)
+    except ValueError as exc:
+        raise Reject("public_key must be a base64 Ed25519 public key") from exc
+    if derived != node_id:
+        raise Reject("node_id does not derive from public_key")
+    current = set(state["config"]["validator_set"])
+    if action == "add":
+        record = state["nodes"].get(node_id)
+        if record is None or record["public_key"] != key:
+            raise Reject("only a node that joined the network with that key can become a validator")
+        if node_id in current:
+            raise Reject(f"{node_id} is already a validator")
+        if len(current) >= MAX_VALIDATORS:
+            raise Reject(f"the validator set holds at most {MAX_VALIDATORS}")
+        return sorted(current | {node_id})
+    if node_id not in current:
+        raise Reject(f"{node_id} is not a validator")
+    floor = int(state["config"].get("min_validators", 1))
+    if len(current) - 1 < floor:
+        raise Reject(f"the validator set cannot shrink below min_validators ({floor})", 403)
+    return sorted(current - {node_id})
+
+
+def validators_at(state: NetworkState, index: int) -> list[str]:
+    """The validator set in force at Raft index `index` (the reduced history of changes)."""
+    for epoch in reversed(state.get("validator_history") or []):
+        if epoch["from_index"] <= index:
+            return epoch["validators"]
+    return state["config"]["validator_set"]
+
+
+def ratifying_set(state: NetworkState, prop: Proposal, index: int) -> list[str]:
+    """Whose majority ratifies the Raft entry at `index` for `prop`: a pending validator change's own
+    entry is committed under the configuration it creates (Raft uses a configuration as soon as it is
+    appended), so the new set; any other entry the set in force at its index."""
+    if prop["proposal_type"] == "validator_change" and prop["status"] == "pending_ratification":
+        return changed_set(state, prop["params"])
+    return validators_at(state, index)
+
+
+def _check_params(state: NetworkState, kind: str, params: dict[str, Any], command: dict[str, Any] | None) -> None:
+    if kind == "validator_change":
+        changed_set(state, params)
+    elif kind == "config_change":
         key = need(params, "key", str)
         if key not in CHANGEABLE_CONFIG:
             raise Reject(f"config key must be one of {', '.join(sorted(CHANGEABLE_CONFIG))}")
@@ -153,7 +208,7 @@ def proposal_create(state: NetworkState, ev: Event, commit: bool) -> Result:
     command = p.get("command")
     if command is not None and not isinstance(command, dict):
         raise Reject("command must be an object")
-    _check_params(kind, params, command)
+    _check_params(state, kind, params, command)
     tags = string_list(p, "tags")
     pid = ev["id"][:16]
     votes: dict[str, Ballot] = {}
@@ -320,7 +375,8 @@ def proposal_close(state: NetworkState, ev: Event, commit: bool) -> Result:
     yes, no = tally(prop)
     share = turnout(prop)
     quorum = share >= float(state["config"]["proposal_quorum"])
-    result = "approved" if quorum and yes > no else "rejected"
+    consent = _validator_consent(state, prop)
+    result = "approved" if quorum and yes > no and consent else "rejected"
     if commit:
         prop.update({"outcome": result, "closed_at": ev["hlc"][0], "turnout": share, "quorum_reached": quorum})
         if prop["proposal_type"] == "generic":
@@ -331,6 +387,16 @@ def proposal_close(state: NetworkState, ev: Event, commit: bool) -> Result:
     return {**out, "turnout": share, "quorum_reached": quorum}
 
 
+def _validator_consent(state: NetworkState, prop: Proposal) -> bool:
+    """A validator change also needs public yes votes of a majority of the validators in force: new
+    identities are free to make, so votes of fresh sybils alone never change who orders commands."""
+    if prop["proposal_type"] != "validator_change":
+        return True
+    validators = state["config"]["validator_set"]
+    yes = sum(1 for v in validators if v in prop["votes"] and prop["votes"][v]["vote"] == "yes")
+    return yes > len(validators) // 2
+
+
 def proposal_withdraw(state: NetworkState, ev: Event, commit: bool) -> Result:
     prop = proposal(state, ev["payload"])
     if ev["author"] != prop["proposer"]:
@@ -339,6 +405,22 @@ def proposal_withdraw(state: NetworkState, ev: Event, commit: bool) -> Result:
     if commit:
         prop.update({"status": "withdrawn", "closed_at": ev["hlc"][0], "outcome": "withdrawn"})
     return {"proposal_id": prop["id"], "status": "withdrawn"}
+
+
+def _change_validators(state: NetworkState, prop: Proposal, ev: Event, proof: dict[str, str]) -> None:
+    """Apply a ratified validator change; the epoch keeps the signatures that ratified it (with the
+    signers' keys), so a node with no state can follow the set from the genesis (checkpoint.py)."""
+    index, term, at = int(ev["payload"]["raft_index"]), int(ev["payload"]["term"]), ev["hlc"][0]
+    old = state["config"]["validator_set"]
+    new = changed_set(state, prop["params"])
+    history = state.setdefault("validator_history", [{"from_index": 0, "validators": old, "proposal_id": None}])
+    signed = {s: [state["nodes"][s]["public_key"], sig] for s, sig in sorted(proof.items())}
+    history.append({"from_index": index, "validators": new, "proposal_id": prop["id"], "term": term, "proof": signed})
+    state["config"]["validator_set"] = new
+    state["config"]["updated_at"] = at
+    state["config_history"].append(
+        {"key": "validator_set", "old_value": old, "new_value": new, "changed_at": at, "changed_by": prop["id"]}
+    )
 
 
 def _execute(state: NetworkState, prop: Proposal, at: int) -> bool:
@@ -408,9 +490,10 @@ def ratify_message(proposal_id: str, raft_index: int, term: int) -> bytes:
     )
 
 
-def majority_signers(state: NetworkState, message: bytes, signatures: dict[str, Any]) -> list[str]:
-    """The validators whose signature over `message` verifies; Reject unless they are a majority."""
-    validators = state["config"]["validator_set"]
+def majority_signers(
+    state: NetworkState, validators: list[str], message: bytes, signatures: dict[str, Any]
+) -> list[str]:
+    """The `validators` whose signature over `message` verifies; Reject unless they are a majority."""
     signers = sorted(
         v
         for v, sig in signatures.items()
@@ -429,14 +512,16 @@ def majority_signers(state: NetworkState, message: bytes, signatures: dict[str, 
 
 
 def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
+    """A Raft entry ratified: signatures of a majority of the validator set in force at its index."""
     p = ev["payload"]
-    if ev["author"] not in state["config"]["validator_set"]:
-        raise Reject("only validators write ratifications", 403)
     index = need(p, "raft_index", int)
     term = need(p, "term", int)
     signatures = need(p, "signatures", dict, limit=256)
     prop = proposal(state, p)
-    signers = majority_signers(state, ratify_message(prop["id"], index, term), signatures)
+    validators = ratifying_set(state, prop, index)
+    if ev["author"] not in validators:
+        raise Reject("only validators write ratifications", 403)
+    signers = majority_signers(state, validators, ratify_message(prop["id"], index, term), signatures)
     if index <= state["last_ratified_index"]:
         raise Reject("this Raft entry was already applied")
     if prop["status"] != "pending_ratification":
@@ -444,7 +529,11 @@ def ratified(state: NetworkState, ev: Event, commit: bool) -> Result:
     if not commit:
         return {"proposal_id": prop["id"], "executed": False}
     state["last_ratified_index"] = index
-    executed = _execute(state, prop, ev["hlc"][0])
+    if prop["proposal_type"] == "validator_change":
+        _change_validators(state, prop, ev, {s: signatures[s] for s in signers})
+        executed = True
+    else:
+        executed = _execute(state, prop, ev["hlc"][0])
     prop["status"] = ("ratified" if prop["proposal_type"] == "code_upgrade" else "executed") if executed else "failed"
     prop["ratified_at"] = ev["hlc"][0]
     prop["ratified_by"] = ev["payload"].get("ratified_by", ev["author"])

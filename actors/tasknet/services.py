@@ -123,7 +123,7 @@ class NodeServices:
             )
             if "error" not in answer:
                 break
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or not answer.get("retry", True):
                 raise Reject(answer["error"], answer["status"])
             await asyncio.sleep(0.1)
         while time.monotonic() < deadline:

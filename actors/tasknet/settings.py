@@ -32,6 +32,7 @@ class NetworkParams(TypedDict, total=False):
     proposal_voting_period: int
     proposal_quorum: float
     min_anonymity_set: int
+    min_validators: int
 
 
 class LlmParams(TypedDict, total=False):

@@ -24,6 +24,7 @@ PUBLIC_CONFIG = (
     "proposal_voting_period",
     "proposal_quorum",
     "min_anonymity_set",
+    "min_validators",
     "validator_set",
     "updated_at",
 )
@@ -115,6 +116,7 @@ def state_view(actor: Host) -> dict[str, Any]:
             "minted": state["minted"],
             "burned": state["burned"],
             "ratified": state["ratified"],
+            "validator_history": state.get("validator_history", []),
             "events_applied": state["applied"],
             "events_rejected": state["rejected"],
         }

@@ -81,6 +81,9 @@ class NetworkSettings(BaseModel):
         default=0.5, ge=0, le=1, description="share of the snapshot weight that must vote for an approval"
     )
     min_anonymity_set: int = Field(default=3, ge=1, description="smallest ring an anonymous vote may hide in")
+    min_validators: int = Field(
+        default=1, ge=1, le=64, description="a validator_change never leaves fewer validators than this"
+    )
 
 
 class PeerSettings(BaseModel):
@@ -100,6 +103,13 @@ class PeerSettings(BaseModel):
 
 class TasknetConfig(BaseModel):
     nodes: list[str] = Field(default_factory=lambda: ["n1", "n2", "n3"], min_length=1)
+    validators: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="the configured nodes the genesis names validators (default: all of them); "
+        "later changes go through validator_change proposals",
+    )
     data_dir: Path = Path("var/tasknet")
     token_env: str = "TASKNET_NODE_TOKENS"
     public_reads: bool = True
@@ -151,6 +161,9 @@ class TasknetConfig(BaseModel):
         for peer in self.peers:
             if peer.node is not None and peer.node not in self.nodes:
                 raise ValueError(f"peer {peer.url}: node {peer.node} is not one of nodes")
+        for name in self.validators or []:
+            if name not in self.nodes:
+                raise ValueError(f"validator {name} is not one of nodes")
         return self
 
     @property

@@ -83,7 +83,8 @@ class Network:
         await asyncio.gather(*(call(h, TaskNode.connect, peers, self.ids, genesis, names_of) for h in handles.values()))
         if self.config.genesis_author is not None:
             return  # the genesis comes over the peer links; each node joins once it has it (anti-entropy step)
-        await call(handles[names[0]], TaskNode.bootstrap, list(self.ids.values()))
+        validators = [self.ids[n] for n in self.config.validators or names]
+        await call(handles[names[0]], TaskNode.bootstrap, validators)
         for _ in range(100):
             joined = await asyncio.gather(*(call(h, TaskNode.ensure_joined) for h in handles.values()))
             if all(joined):

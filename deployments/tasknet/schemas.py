@@ -18,7 +18,7 @@ AUCTION_FIELDS: dict[str, FieldSpec] = {
     "max_reward": {"type": "integer", "required": False, "min": 1},
     "auction_deadline_hours": {"type": "integer", "required": False, "min": 1, "max": 720, "default": 24},
 }
-PROPOSAL_TYPES = ["generic", "config_change", "command", "code_upgrade"]
+PROPOSAL_TYPES = ["generic", "config_change", "command", "code_upgrade", "validator_change"]
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "task_v1": {"name": "task_v1", "version": 1, "fields": dict(TASK_FIELDS)},

@@ -68,6 +68,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "missing node token"),
         (403, "not authorized for the action"),
         (404, "resource not found"),
+        (409, "conflicts with a change in progress (one validator change at a time)"),
         (413, "body or batch too large"),
         (429, "peer rate limit exceeded"),
         (500, "internal error"),

@@ -29,7 +29,7 @@ router = APIRouter(tags=["governance"], responses=ERRORS)
 class ProposalIn(Strict):
     title: str = Field(min_length=1, max_length=200)
     description: str = Field("", max_length=5000)
-    proposal_type: Literal["generic", "config_change", "command", "code_upgrade"] = "generic"
+    proposal_type: Literal["generic", "config_change", "command", "code_upgrade", "validator_change"] = "generic"
     params: dict[str, Any] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list, max_length=32)
     schema_name: str = "proposal_v1"

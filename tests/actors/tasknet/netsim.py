@@ -35,13 +35,15 @@ def make_network(
     data_dirs: list | None = None,
     clock: ManualClock | None = None,
     config: dict[str, Any] | None = None,
+    validators: int | None = None,
 ) -> list[NodeCore]:
+    """`size` nodes, the first `validators` of them (all by default) the genesis validators."""
     nodes = [NodeCore(f"n{i + 1}", data_dirs[i] if data_dirs else None, now_ms=clock) for i in range(size)]
     boot = nodes[0]
     for node in nodes:
         node.set_genesis_author(boot.node_id)
     genesis_config = {"faucet_sp": faucet, **(config or {})}
-    boot.submit("genesis", {"validators": [n.node_id for n in nodes], "config": genesis_config})
+    boot.submit("genesis", {"validators": [n.node_id for n in nodes[:validators]], "config": genesis_config})
     for node in nodes[1:]:
         node.receive(boot.outbox)
     for node in nodes:

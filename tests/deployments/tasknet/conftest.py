@@ -14,7 +14,7 @@ from rayfleet.state import local_state, reset_local_state
 from tests.polling import eventually
 
 VOTING_PERIOD_S = 4  # long enough to vote in, short enough to wait for before closing
-TOKENS = {"n1": "t1-" + "a" * 40, "n2": "t2-" + "b" * 40, "n3": "t3-" + "c" * 40}
+TOKENS = {"n1": "t1-" + "a" * 40, "n2": "t2-" + "b" * 40, "n3": "t3-" + "c" * 40, "n4": "t4-" + "d" * 40}
 
 
 def headers(node: str) -> dict[str, str]:

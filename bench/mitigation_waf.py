@@ -36,8 +36,9 @@ from tests.actors.mitigation.waf_eval import SplitResults, evaluate_splits, load
 
 # chosen on the dev split only: the PL2 SQL rules that fired on ordinary text there and on no dev attack
 # that no other rule caught (942200, 942260: "select ... from" in prose; 942400: "between ... and";
-# 942440: "#" and "'" in one sentence)
-DEV_EXCLUSIONS = [942200, 942260, 942400, 942440]
+# 942440: "#" and "'" in one sentence; 942130: "Love it <3" read as a tautology, whose attacks
+# the local rule 100190 catches since)
+DEV_EXCLUSIONS = [942130, 942200, 942260, 942400, 942440]
 
 
 def engines(paranoia: int) -> dict[str, dict[str, Any]]:

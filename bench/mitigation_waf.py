@@ -2,8 +2,9 @@
 
 Both run in the same process against the same static HAProxy origin (loopback only):
   (a) the HAProxy-only node, `waf.engine: rules` at paranoia 2 (URL and headers, no bodies);
-  (b) HAProxy in front of nginx + ModSecurity + OWASP CRS, `waf.engine: crs` at paranoia level 2,
-      with CRS's defaults and with the exclusions chosen on the dev split (DEV_EXCLUSIONS).
+  (b) HAProxy in front of nginx + ModSecurity + OWASP CRS and the tier's local rules
+      (rayfleet/crs/local_rules.py), `waf.engine: crs` at paranoia level 2, with CRS's defaults and
+      with the exclusions chosen on the dev split (DEV_EXCLUSIONS).
 Figures:
   detection and false positives of each, per split (dev, heldout) of
       tests/data/mitigation/crs_corpus.json (made by tests/data/mitigation/make_crs_corpus.py);

@@ -5,6 +5,7 @@ The requests are written here, not taken from the corpus the rules were tuned on
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ async def tiers() -> AsyncIterator[dict[int, str]]:
         finally:
             for tier in started:
                 await tier.stop()
+                shutil.rmtree(tier.paths.root, ignore_errors=True)
 
 
 async def status(address: str, req: Req) -> int:

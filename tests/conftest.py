@@ -57,6 +57,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "sims/pve/test_pve_cluster.py::cluster": REAL,
     "sims/pve/test_pve_cluster.py::on": REAL,
     "deployments/mitigation/conftest.py::origin": DATAPLANE,  # HAProxy origin; every fleet node is HAProxy
+    "rayfleet/crs/test_local_rules.py::tiers": DATAPLANE,  # nginx + ModSecurity + CRS over an HAProxy origin
     "deployments/mitigation/test_tls.py::https_origin": DATAPLANE,  # an HAProxy origin speaking HTTPS
     "deployments/webfilter/conftest.py::wf": DATAPLANE,  # Squid and dnsmasq
     "deployments/webfilter/test_log_lifecycle.py::wf": DATAPLANE,  # Squid and dnsmasq, small log_rotate_bytes

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from rayfleet.crs import local_rules
+
 MODULE = Path("/usr/lib/nginx/modules/ngx_http_modsecurity_module.so")
 CRS_SETUP = Path("/etc/modsecurity/crs/crs-setup.conf")
 CRS_RULES = Path("/usr/share/modsecurity-crs/rules")
@@ -105,28 +107,8 @@ class Upstream:
     forward: Forward | None = None
 
 
-# Attack classes CRS 3.3 does not score, written as CRS-style rules (ids below CRS's 900000-999999).
-# XXE: a DTD declaring an external entity or an inline subset. libxml2 does not resolve it inside
-# ModSecurity, so the body parses cleanly and no CRS rule sees the DOCTYPE.
-# SQL injection and XSS in a path segment or inside the Referer URL: CRS 3.3 runs libinjection on
-# parameters, cookies and whole header values only; these run the same detectors on the path and
-# the Referer.
-LOCAL_RULES = """SecRule REQUEST_BODY|ARGS|REQUEST_HEADERS "@rx (?i)<!(?:doctype|entity)[^>]*?(?:\\[|\\bsystem\\b|\\bpublic\\b)" \\
-    "id:100100,phase:2,block,capture,t:none,t:urlDecodeUni,t:htmlEntityDecode,\\
-    msg:'XML external entity or inline DTD',logdata:'Matched Data: %{TX.0}',\\
-    tag:'attack-xxe',tag:'paranoia-level/1',severity:'CRITICAL',\\
-    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}'"
-SecRule REQUEST_FILENAME|REQUEST_HEADERS:Referer "@detectSQLi" \\
-    "id:100110,phase:2,block,capture,t:none,t:urlDecodeUni,t:utf8toUnicode,\\
-    msg:'SQL injection in the path or the Referer (libinjection)',logdata:'Matched Data: %{TX.0}',\\
-    tag:'attack-sqli',tag:'paranoia-level/1',severity:'CRITICAL',\\
-    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}'"
-SecRule REQUEST_FILENAME|REQUEST_HEADERS:Referer "@detectXSS" \\
-    "id:100111,phase:2,block,t:none,t:urlDecodeUni,t:utf8toUnicode,t:htmlEntityDecode,\\
-    msg:'XSS in the path or the Referer (libinjection)',\\
-    tag:'attack-xss',tag:'paranoia-level/1',severity:'CRITICAL',\\
-    setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}'"
-"""
+# Attack classes CRS 3.3 misses, as CRS-style rules (rayfleet/crs/local_rules.py).
+LOCAL_RULES = local_rules.render(CRS_RULES)
 
 
 def render_modsecurity(policy: CrsPolicy, paths: CrsPaths) -> str:

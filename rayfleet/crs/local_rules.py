@@ -1,0 +1,270 @@
+"""Local rules of the CRS tier: attack classes OWASP CRS 3.3 does not score, or scores only where
+it looks, written as CRS-style anomaly-scoring rules (ids 1001xx, below CRS's 900000-999999).
+
+Each rule adds the critical score to the anomaly score of its paranoia level, so a PL2 rule counts
+only when the tier runs at PL2 or above (REQUEST-949 sums the levels in force). They are included
+after CRS's detection rules and before its blocking evaluation.
+
+Where CRS 3.3 does not look: it runs its injection rules on parameters, cookies and whole header
+values; not on the path (traversal only), not inside the Referer's URL (most of its rules exclude
+the Referer), and it decodes a value once. `VALUES` is those places plus the ones CRS does look
+at; the rules on them decode twice, so a payload percent-encoded once more than the application
+decodes (double encoding) is read as the application ends up reading it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+VALUES = (
+    "REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer|REQUEST_COOKIES|!REQUEST_COOKIES:/__utm/|"
+    "REQUEST_COOKIES_NAMES|ARGS_NAMES|ARGS|XML:/*"
+)
+DECODE_TWICE = ("urlDecodeUni", "urlDecodeUni")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A chained condition: the rule scores only when this matches too."""
+
+    targets: str
+    operator: str
+    transforms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LocalRule:
+    """One rule: the class it detects and why CRS misses it (`why`, its comment), what it reads
+    (`targets`, ModSecurity variables), the operator and its transformations, and its level."""
+
+    id: int
+    why: str
+    msg: str
+    tag: str
+    targets: str
+    operator: str
+    transforms: tuple[str, ...] = DECODE_TWICE
+    paranoia: int = 2
+    capture: bool = True
+    chain: Condition | None = None
+
+    def render(self) -> str:
+        score = f"setvar:'tx.anomaly_score_pl{self.paranoia}=+%{{tx.critical_anomaly_score}}'"
+        actions = [f"id:{self.id},phase:2,block" + (",capture" if self.capture else "") + _t(self.transforms)]
+        actions.append(f"msg:'{self.msg}'")
+        if self.capture:
+            actions[-1] += ",logdata:'Matched Data: %{TX.0} found within %{MATCHED_VAR_NAME}'"
+        actions.append(f"tag:'{self.tag}',tag:'paranoia-level/{self.paranoia}',severity:'CRITICAL'")
+        actions.append("chain" if self.chain else score)
+        lines = [f"# {line}" for line in self.why.splitlines()]
+        lines.append(f'SecRule {self.targets} "{_quoted(self.operator)}" \\')
+        lines.append('    "' + ",\\\n    ".join(actions) + '"')
+        if self.chain:
+            lines.append(f'    SecRule {self.chain.targets} "{_quoted(self.chain.operator)}" \\')
+            lines.append(f'        "{_t(self.chain.transforms)[1:]},\\\n        {score}"')
+        return "\n".join(lines) + "\n"
+
+
+def _t(transforms: tuple[str, ...]) -> str:
+    return ",t:none" + "".join(f",t:{t}" for t in transforms)
+
+
+def _quoted(operator: str) -> str:
+    return operator.replace('"', '\\"')
+
+
+CRS_DATA = "@CRS_DATA@"  # CRS's rules folder, where its .data files are (filled in by `render`)
+RULES: tuple[LocalRule, ...] = (
+    LocalRule(
+        100100,
+        "XXE: a DTD declaring an external entity or an inline subset. libxml2 does not resolve it\n"
+        "inside ModSecurity, so the body parses cleanly and no CRS rule sees the DOCTYPE.",
+        "XML external entity or inline DTD",
+        "attack-xxe",
+        "REQUEST_BODY|ARGS|REQUEST_HEADERS",
+        r"@rx (?i)<!(?:doctype|entity)[^>]*?(?:\[|\bsystem\b|\bpublic\b)",
+        ("urlDecodeUni", "htmlEntityDecode"),
+        paranoia=1,
+    ),
+    LocalRule(
+        100110,
+        "SQL injection in the path (its last segment too: libinjection needs the value alone) or\n"
+        "inside the Referer URL: CRS 3.3 runs libinjection on parameters, cookies and whole headers.",
+        "SQL injection in the path or the Referer (libinjection)",
+        "attack-sqli",
+        "REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer",
+        "@detectSQLi",
+        ("urlDecodeUni", "utf8toUnicode"),
+        paranoia=1,
+    ),
+    LocalRule(
+        100111,
+        "XSS in the path or inside the Referer URL (libinjection), as 100110.",
+        "XSS in the path or the Referer (libinjection)",
+        "attack-xss",
+        "REQUEST_FILENAME|REQUEST_HEADERS:Referer",
+        "@detectXSS",
+        ("urlDecodeUni", "utf8toUnicode", "htmlEntityDecode"),
+        paranoia=1,
+        capture=False,
+    ),
+    LocalRule(
+        100112,
+        "XSS whose markup is the XML body itself (<script> as an element): CRS reads the text nodes\n"
+        "(XML:/*) only. Elements HTML executes, or any element with an event handler attribute\n"
+        "(`onload=`, `onerror=`, ...; not any `on...=` attribute, `onsale=` is data).",
+        "XSS markup as XML elements",
+        "attack-xss",
+        "REQBODY_PROCESSOR",
+        "@streq XML",
+        (),
+        capture=False,
+        chain=Condition(
+            "REQUEST_BODY",
+            r"@rx (?i)<\s*(?:script|iframe|frame|object|embed|applet|svg|math|base)\b|<[\w:.-]+[^>]*?\son(?:load|error|click|dblclick|mouse\w+|pointer\w+|touch\w+|key\w+|focus\w*|blur|toggle|begin|end|start|finish|submit|change|input|animation\w+|transition\w+)\s*=",
+            ("htmlEntityDecode",),
+        ),
+    ),
+    LocalRule(
+        100120,
+        "LDAP filter injection: a value that closes a filter and opens another, or opens one with an\n"
+        "operator (`*)(uid=*`, `)(|(`, `(&(`). CRS 3.3 has no LDAP rules.",
+        "LDAP filter injection",
+        "attack-injection-ldap",
+        VALUES,
+        r"@rx (?:\(\s*[&|!]\s*\(|\)\s*\(\s*(?:[&|!(]|[\w.-]+\s*[~<>]?=)|\*\s*\)\s*[(&|)]|\(\s*[\w.-]+\s*[~<>]?=\s*\*\s*\))",
+        (*DECODE_TWICE, "htmlEntityDecode"),
+    ),
+    LocalRule(
+        100130,
+        'NoSQL (MongoDB) operator injection in a value or a parsed JSON key (`{"$gt": ""}`, `[$ne]`,\n'
+        "`json.q.$where`); CRS 942290 knows the bracket form in parameters only.",
+        "NoSQL operator injection",
+        "attack-injection-nosql",
+        VALUES,
+        r"""@rx (?i)(?:^|[{,\[\s"'.])\$(?:gte?|lte?|ne|eq|n?in|regex|where|exists|expr|function|accumulator|x?or|and|nor|not|elemmatch|all|size|type|mod|text|jsonschema|options)\b(?:\s*["']?\s*[:\]=]|$)""",
+    ),
+    LocalRule(
+        100131,
+        "Server-side JavaScript injection into a NoSQL query ($where): a quote closed, then a\n"
+        "statement or a JavaScript equality that always holds (`'; return true; var x='`).",
+        "Server-side JavaScript injection (NoSQL $where)",
+        "attack-injection-nosql",
+        VALUES,
+        r"""@rx (?i)['"]\s*(?:;\s*(?:return\s+(?:true|false|this\b|db\b|\d|!|\()|(?:var|let|const)\s+\w+\s*=|this\.|function\s*\(|sleep\s*\(|while\s*\()|(?:\|\||&&)\s*['"]?[\w.]*['"]?\s*===?\s*['"]?[\w.]*)""",
+        (*DECODE_TWICE, "htmlEntityDecode"),
+    ),
+    LocalRule(
+        100140,
+        "Server-side template injection: an expression inside template delimiters (Jinja/Twig\n"
+        "`{{7*7}}`, `{{x.__class__}}`, `{% import %}`; EL/Freemarker/Thymeleaf `${..}`, `#{..}`, `*{..}`;\n"
+        "ERB `<%= %>`; Velocity `#set($`). CRS 3.3 has no SSTI rules (941380 reads `{{` as AngularJS\n"
+        "XSS, in parameters only).",
+        "Server-side template injection",
+        "attack-injection-template",
+        VALUES,
+        r"""@rx (?:\{\{[^}]*?(?:\d\s*[*+/%-]\s*\d|__\w+__|\.\s*\w+\s*\(|\[\s*['"]|\|\s*\w+)|\{%-?\s*(?:import|include|extends|set|for|if|macro|from|load|debug|raw)\b|[$#*@]\{\s*(?:\d+\s*[*+/%-]\s*\d|T\s*\(|\{|['"]|[\w.]+\s*\(|[\w.]*(?:getClass|forName|getRuntime|exec|class)\b)|<%[=-]?\s*(?:\w+\s*[(.]|@|=|`)|#set\s*\(\s*\$)""",
+        (*DECODE_TWICE, "htmlEntityDecode"),
+    ),
+    LocalRule(
+        100150,
+        "Log4Shell / JNDI and other lookup injection (Log4j, Commons Text): a `${prefix:` lookup or\n"
+        "a nested `${${`, headers included. Debian's CRS 3.3.4 has no Log4j rule; 932130 sees `${..}`\n"
+        "in parameters and cookies only.",
+        "Lookup injection (Log4Shell / JNDI)",
+        "attack-rce",
+        VALUES + "|REQUEST_HEADERS",
+        r"@rx (?:\$\{[^}]{0,64}\$\{|\$\{\s*(?:jndi|ctx|env|sys|java|lower|upper|date|main|base64|bundle|docker|k8s|log4j|marker|spring|web|script|dns|url|file)\s*:)",
+        (*DECODE_TWICE, "lowercase"),
+        paranoia=1,
+    ),
+    LocalRule(
+        100160,
+        "CRLF / response splitting: a line break (or U+560A/U+560D, which servers truncating to 8 bits\n"
+        "turn into LF/CR) followed by a response header or a status line. CRS 921120 knows four\n"
+        "header names; custom X- headers and the Unicode form pass it.",
+        "HTTP header injection (CRLF)",
+        "attack-protocol",
+        VALUES,
+        r"@rx (?i)(?:[\r\n]|\xe5\x98[\x8a\x8d])\s*(?:(?:set-cookie|location|content-[\w-]+|x-[\w-]+|refresh|access-control-[\w-]+|transfer-encoding|cache-control|link)\s*:|http/\d)",
+        (*DECODE_TWICE, "htmlEntityDecode"),
+    ),
+    LocalRule(
+        100170,
+        "Path traversal inside the Referer URL, overlong UTF-8 slashes included (CRS 930100 and\n"
+        "930110 exclude the Referer).",
+        "Path traversal in the Referer",
+        "attack-lfi",
+        "REQUEST_HEADERS:Referer",
+        r"@rx (?:[\\/=?&]|^)\.{2,}(?:[\\/]|\xc0[\xaf\x9c]|\xc1[\x9c\x1c\xaf])|(?:/\.){2,}/",
+        ("urlDecodeUni",),
+    ),
+    LocalRule(
+        100171,
+        "The OS files CRS 930120 knows (its own list), named in the Referer or the path.",
+        "OS file access in the Referer or the path",
+        "attack-lfi",
+        "REQUEST_HEADERS:Referer|REQUEST_FILENAME",
+        f"@pmFromFile {CRS_DATA}/lfi-os-files.data",
+        ("utf8toUnicode", "urlDecodeUni", "normalizePathWin", "lowercase"),
+    ),
+    LocalRule(
+        100172,
+        "Local stream wrappers and file URLs (php://filter, phar://, file://, data://, expect://):\n"
+        "CRS 933200 knows some wrappers, in parameters only.",
+        "Stream wrapper or file URL (local file inclusion)",
+        "attack-lfi",
+        VALUES,
+        r"@rx (?i)\b(?:php|phar|zip|zlib|glob|expect|data|file|jar|gopher|dict|netdoc|ssh2|rar|ogg)://",
+        (*DECODE_TWICE, "removeNulls"),
+    ),
+    LocalRule(
+        100173,
+        "Version-control, credential and shell dotfiles named as a path in a value (`/.git/config`,\n"
+        "`.ssh/id_rsa`, `.env`): CRS 930130 checks the request's own path only.",
+        "Dotfile or repository path in a value",
+        "attack-lfi",
+        VALUES,
+        r"@rx (?i)(?:^|[\\/])\.(?:git|svn|hg|bzr|ssh|aws|docker|kube|gnupg|env|htaccess|htpasswd|bash_history|npmrc|netrc|ds_store)(?:[\\/]|$)",
+        (*DECODE_TWICE, "normalizePathWin"),
+    ),
+    LocalRule(
+        100180,
+        "Command injection with shell syntax where CRS's RCE rules do not look (path, Referer,\n"
+        "double-encoded values): a separator (; | & newline backtick $( ${IFS}) and a command given a\n"
+        "shell-shaped argument (an option, an absolute path, a drive, a URL, a number), a bare\n"
+        "identity command, or a reverse-shell device.",
+        "OS command injection (shell syntax)",
+        "attack-rce",
+        VALUES,
+        r"""@rx (?i)(?:(?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:\$\{ifs\}\s*)*(?:/(?:usr/)?s?bin/)?(?:bash|sh|zsh|dash|ksh|nc|ncat|netcat|wget|curl|python[23]?|perl|ruby|php|powershell|pwsh|cmd(?:\.exe)?|certutil|nslookup|uname|whoami|id|cat|ls|dir|type|sleep|ping|chmod|rm|echo|printf|tftp|telnet)(?:\s+-{1,2}\w|\s+/(?:[\w.~]|$)|\s+[a-z]:\\|\s+https?://|\s+\d+\s*(?:$|[;&|`)'"])|\$\{ifs\})|(?:[;|`]|&&|\$\()\s*(?:\$\{ifs\}\s*)*(?:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`)])|/dev/(?:tcp|udp)/|\$\{ifs\})""",
+    ),
+    LocalRule(
+        100190,
+        "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`),\n"
+        "stacked queries (`1;SELECT *`), tautologies opening a value (`or 0=0 --`) and SQL Server\n"
+        "system variables (`@@version`), also behind JavaScript escapes (`\\x27`, t:jsDecode, which\n"
+        "CRS never applies to SQL): libinjection wants a whole statement, CRS's regexes more context.",
+        "SQL injection probe",
+        "attack-sqli",
+        VALUES,
+        r"""@rx (?i)(?:['"`]\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*)""",
+        (*DECODE_TWICE, "htmlEntityDecode", "jsDecode"),
+    ),
+    LocalRule(
+        100192,
+        "XSS and code in forms CRS's libinjection and regexes pass: a JavaScript string closed then a\n"
+        'call (`\\";alert(1);//`), tags written as entities without their semicolon (`&ltscript&gt`),\n'
+        "CDATA sections splitting a tag outside an XML body, PHP open tags.",
+        "XSS or code in an escaped or split form",
+        "attack-xss",
+        VALUES,
+        r"""@rx (?i)(?:['"]\s*[;,)+-]\s*(?:alert|prompt|confirm|eval|fetch|settimeout|setinterval|document\s*\.|window\s*\.|location\s*[.=]|top\s*\.)\s*[(.=\[]|&(?:lt|#0*60|#x0*3c);?\s*/?\s*(?:script|iframe|img|svg|object|embed|body|style|a\s)|<!\[cdata\[|<\?(?:php\b|=))""",
+    ),
+)
+
+
+def render(crs_data: Path) -> str:
+    """The rules file the tier includes; `crs_data` is CRS's rules folder."""
+    return "".join(rule.render() for rule in RULES).replace(CRS_DATA, str(crs_data))

@@ -45,12 +45,12 @@ function importForm(name, reload) {
   }, result));
 }
 
-export async function render(root, args) {
-  const name = args[0] in LISTS ? args[0] : "domain-blacklist";
-  const list = LISTS[name];
+// the card of one list: add (the API's 400/409 text shown), search, pages of `PAGE`, delete one, the
+// selected ones or all; `reload` reads the current page again
+export function entriesCard(name, list) {
   let offset = 0;
   let search = "";
-  const value = h("input", { id: "entry-value", placeholder: list.field, required: true, size: 30 });
+  const value = h("input", { id: "entry-value", placeholder: list.placeholder || list.field, required: true, size: 30 });
   const description = h("input", { id: "entry-description", placeholder: "description", size: 30 });
   const addForm = h(
     "form",
@@ -132,13 +132,19 @@ export async function render(root, args) {
     }));
     actions.append(removeSelected, clear);
   }
+  return { element: card(list.title, ...(list.intro || []), addForm, searchForm, entries, actions), reload };
+}
 
+export async function render(root, args) {
+  const name = args[0] in LISTS ? args[0] : "domain-blacklist";
+  const list = LISTS[name];
+  const entries = entriesCard(name, list);
   root.append(
     h("div", { class: "toolbar" }, h("h1", null, "Lists")),
     tabs(name),
-    card(list.title, addForm, searchForm, entries, actions),
+    entries.element,
   );
-  if (list.import) root.append(importForm(name, reload));
+  if (list.import) root.append(importForm(name, entries.reload));
   if (list.subscribe) root.append(subscriptionsCard(list.subscribe));
-  await reload();
+  await entries.reload();
 }

@@ -1,4 +1,4 @@
-// Maintenance: database figures, log retention and cleanup, optimisation, configuration backup
+// Maintenance: database figures, log retention and cleanup, masking stored client addresses, optimisation, configuration backup
 // (download) and restore (upload), the proxy's reloads, the interception CA and the audit log.
 
 import { api, get, post, text } from "./api.js";
@@ -21,9 +21,12 @@ async function database(box) {
   );
 }
 
-function retention(days, reload) {
+function retention(settings, reload) {
+  const days = settings.log_retention_days;
   const input = h("input", { id: "retention-days", type: "number", min: 1, max: 3650, value: String(days) });
   const result = h("p", { id: "cleanup-result" });
+  const masked = h("p", { id: "mask-result" });
+  const gdpr = settings.gdpr_mode ? "on: rows are masked as they are written" : "off";
   return [
     h("p", null, `Setting log_retention_days: ${days} days.`),
     h("div", { class: "row" },
@@ -40,6 +43,16 @@ function retention(days, reload) {
         await reload();
       }, true)),
     result,
+    h("p", null, `Setting gdpr_mode: ${gdpr}. Rows stored before keep the full client address until masked.`),
+    h("div", { class: "row" },
+      button("Mask client addresses", "mask-clients", async () => {
+        if (!window.confirm("Mask the client address (last IPv4 octet, last IPv6 group) of every stored log row? " +
+          "This cannot be undone.")) return;
+        const done = (await post("/api/logs/mask-clients")).data;
+        masked.textContent = `masked ${number(done.masked)} HTTP rows and ${number(done.dns_masked)} DNS rows`;
+        await reload();
+      }, true)),
+    masked,
   ];
 }
 
@@ -180,7 +193,7 @@ export async function render(root) {
     h("div", { class: "toolbar" }, h("h1", null, "Maintenance")),
     h("div", { class: "grid" },
       card("Database", dbBox, optimize),
-      card("Log retention", ...retention(settings.log_retention_days, reload)),
+      card("Log retention and privacy", ...retention(settings, reload)),
       card("Configuration backup", ...backup(reload)),
       card("Proxy", ...proxy(statusBox)),
       card("Interception CA", ...certificate()),

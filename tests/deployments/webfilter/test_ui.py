@@ -127,6 +127,22 @@ async def cells(row: Any) -> list[str]:
     return [t.strip() for t in await row.locator("td").all_text_contents()]
 
 
+async def add_with_markup(tab: Tab, entry: str) -> Any:
+    """Add `entry` with the markup description HOSTILE through the list card of the page shown; its row, where
+    the description is text, character for character (no element made, nothing run)."""
+    page = tab.page
+    await page.fill("#entry-value", entry)
+    await page.fill("#entry-description", HOSTILE)
+    await page.click("#add-form button[type=submit]")
+    await expect(tab.notice()).to_have_text(f"added {entry}")
+    row = page.locator("#entries tbody tr", has_text=entry)
+    await expect(row).to_have_count(1)
+    assert (await cells(row))[1:3] == [entry, HOSTILE]
+    assert await page.locator("#entries img, #entries script, #entries b").count() == 0
+    assert await page.evaluate("() => window.__xss") is None
+    return row
+
+
 async def test_the_page_and_its_modules_are_served_under_a_strict_policy(ui_base):
     async with httpx.AsyncClient(base_url=ui_base, trust_env=False) as http:
         page = await http.get("/")
@@ -144,7 +160,7 @@ async def test_the_page_and_its_modules_are_served_under_a_strict_policy(ui_base
         # every module the page loads, followed through its imports, is served with the same policy
         seen = await served_modules(http, csp)
         assert seen == {n for n in ui.ASSETS if n.endswith(".js")}  # no module left unused
-        assert {"login.js", "dashboard.js", "lists.js", "settings.js", "waf.js", "maintenance.js"} <= seen
+        assert {"login.js", "dashboard.js", "lists.js", "settings.js", "tls.js", "waf.js", "maintenance.js"} <= seen
         css = await http.get("/static/app.css")
         assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
 
@@ -176,15 +192,7 @@ async def test_a_blacklisted_domain_is_refused_and_the_live_log_shows_the_row(wf
         # Lists: add the domain with a description that looks like markup
         await page.click("#nav a[data-page=lists]")
         await expect(page.locator(".tabs a.active")).to_have_text("Domain blacklist")
-        await page.fill("#entry-value", "other.test")
-        await page.fill("#entry-description", HOSTILE)
-        await page.click("#add-form button[type=submit]")
-        await expect(tab.notice()).to_have_text("added other.test")
-        row = page.locator("#entries tbody tr", has_text="other.test")
-        await expect(row).to_have_count(1)
-        assert (await cells(row))[1:3] == ["other.test", HOSTILE]  # shown as text, character for character
-        assert await page.locator("#entries img, #entries script, #entries b").count() == 0
-        assert await page.evaluate("() => window.__xss") is None
+        await add_with_markup(tab, "other.test")
         listed = (await wf.api.get("/api/domain-blacklist", params={"search": "other.test"})).json()["data"]
         assert [(e["domain"], e["description"]) for e in listed] == [("other.test", HOSTILE)]
         await screenshot(tab, "lists")
@@ -594,3 +602,108 @@ async def test_client_groups_and_the_dns_log_have_their_pages(wf, ui_base, chrom
 async def _dns_logged(wf: Service, name: str) -> bool:
     rows = (await wf.api.get("/api/dns/logs", params={"search": name})).json()["data"]
     return any(row["name"] == name for row in rows)
+
+
+async def _rendered_splice_list(wf: Service) -> str:
+    """Squid's splice ACL files (names, then patterns) as the proxy actor last rendered them."""
+    status = await wf.app.state.component.proxy.status.remote()
+    acl = Path(status["access_log"]).parent.parent / "acl"
+    return (acl / "tls_splice.txt").read_text() + (acl / "tls_splice_patterns.txt").read_text()
+
+
+async def test_the_tls_page_edits_the_splice_list_and_its_categories(wf, ui_base, chromium, restored):
+    assert (await wf.api.get("/api/settings")).json()["data"]["tls_splice_categories"] == [
+        "banking",
+        "health",
+        "pinned_apps",
+    ]
+    async with browsing(chromium, ui_base, "#/tls") as tab:
+        page = tab.page
+        await expect(page.locator("#nav a.active")).to_have_text("TLS")
+        await expect(page.locator("#entries tbody tr.empty")).to_have_text("no entries")
+        await expect(page.locator("#tls-bump")).not_to_be_checked()
+        await expect(page.locator("#tls-state")).to_have_text("Squid is tunnelling HTTPS now.")
+        # the categories as actors/webfilter/splice.py defines them, every one on (the default)
+        for name in ("banking", "health", "pinned_apps"):
+            await expect(page.locator(f"#splice-{name}")).to_be_checked()
+        await expect(page.locator("[data-category=banking] details")).to_contain_text("paypal.com")
+
+        # an entry added on the page is in the API's listing and in Squid's splice ACL
+        row = await add_with_markup(tab, "*.bank.test")
+        listed = (await wf.api.get("/api/tls-splice")).json()["data"]
+        assert [(e["domain"], e["description"]) for e in listed] == [("*.bank.test", HOSTILE)]
+        assert r"\.bank\.test$" in await _rendered_splice_list(wf)
+
+        # bad entries are refused with the API's words, nothing is added
+        await page.fill("#entry-value", "*.com")
+        await page.click("#add-form button[type=submit]")
+        await expect(tab.notice()).to_have_text(
+            "a `*.` wildcard needs a name of at least two labels after it: '*.com' (HTTP 400)"
+        )
+        await page.fill("#entry-value", "*.bank.test")
+        await page.click("#add-form button[type=submit]")
+        await expect(tab.notice()).to_contain_text("(HTTP 409)")
+        await expect(page.locator("#entries tbody tr")).to_have_count(1)
+        assert (await wf.api.get("/api/tls-splice")).json()["meta"]["total"] == 1
+
+        # a category switched off on the page leaves Squid's list; the others stay
+        await page.uncheck("#splice-banking")
+        await expect(tab.notice()).to_have_text("splice categories: health, pinned_apps")
+        settings = (await wf.api.get("/api/settings")).json()["data"]
+        assert settings["tls_splice_categories"] == ["health", "pinned_apps"]
+        rendered = await _rendered_splice_list(wf)
+        assert ".paypal.com" not in rendered and ".nhs.uk" in rendered and ".icloud.com" in rendered
+        await expect(page.locator("#splice-banking")).not_to_be_checked()
+
+        # interception switched on from the page: Squid bumps, and the page says so
+        await page.check("#tls-bump")
+        await expect(tab.notice()).to_have_text("TLS interception on")
+        await expect(page.locator("#tls-state")).to_have_text("Squid is bumping HTTPS now.")
+        assert (await wf.api.get("/api/status")).json()["data"]["proxy"]["ssl_bump"] is True
+        await screenshot(tab, "tls")
+        await page.uncheck("#tls-bump")
+        await expect(page.locator("#tls-state")).to_have_text("Squid is tunnelling HTTPS now.")
+
+        await row.locator("button.danger").click()
+        await expect(tab.notice()).to_have_text("deleted *.bank.test")
+        await expect(page.locator("#entries tbody tr.empty")).to_have_text("no entries")
+        assert (await wf.api.get("/api/tls-splice")).json()["data"] == []
+        assert "bank" not in await _rendered_splice_list(wf)
+
+
+async def test_stored_client_addresses_are_masked_from_the_maintenance_page(wf, ui_base, chromium):
+    probe = f"/ui-mask-{uuid.uuid4().hex[:8]}"
+    assert (await wf.fetch(wf.url("allowed.test", probe))).status_code == 200
+    assert (await wf.wait_logged(probe))["client_ip"] == "127.0.0.1"  # gdpr_mode is off: stored in full
+    async with browsing(chromium, ui_base, "#/maintenance") as tab:
+        page = tab.page
+        # cancelled: nothing is masked
+        page.once("dialog", lambda dialog: dialog.dismiss())
+        await page.click("#mask-clients")
+        await expect(page.locator("#mask-result")).to_have_text("")
+        assert (await wf.wait_logged(probe))["client_ip"] == "127.0.0.1"
+
+        messages: list[str] = []
+
+        async def accept(dialog: Any) -> None:
+            messages.append(dialog.message)
+            await dialog.accept()
+
+        page.once("dialog", accept)
+        await page.click("#mask-clients")
+        await expect(page.locator("#mask-result")).to_have_text(
+            re.compile(r"^masked [\d,]+ HTTP rows and [\d,]+ DNS rows$")
+        )
+        assert "cannot be undone" in messages[0]
+        http_rows, dns_rows = (
+            int(n.replace(",", "")) for n in re.findall(r"[\d,]+", await page.inner_text("#mask-result"))
+        )
+        assert http_rows >= 1  # at least the probe's row
+        assert (await wf.wait_logged(probe))["client_ip"] == "127.0.0.0"
+        await expect(page.locator("#audit")).to_contain_text(f"{http_rows} http, {dns_rows} dns")
+        await screenshot(tab, "maintenance-masked")
+
+        # nothing left to mask: the API's count is zero, and the page shows it
+        page.once("dialog", lambda dialog: dialog.accept())
+        await page.click("#mask-clients")
+        await expect(page.locator("#mask-result")).to_have_text(re.compile(r"^masked 0 HTTP rows and [\d,]+ DNS rows$"))

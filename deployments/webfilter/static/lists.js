@@ -1,12 +1,13 @@
 // Lists: the blacklists, whitelists and the egress allowlist: search, add, delete (one, selected,
-// all) and, for the blacklists, import from a URL or pasted content and subscriptions.
+// all) and, for the blacklists, import from a URL or pasted content and subscriptions; for the domain
+// blacklist, the requests each entry refused.
 
 import { api, get, post } from "./api.js";
 import { attempt, card, form, h, notify, number, table, when } from "./dom.js";
 import { subscriptionsCard } from "./subscriptions.js";
 
 const LISTS = {
-  "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true, subscribe: "domain" },
+  "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true, subscribe: "domain", hits: true },
   "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true, subscribe: "ip" },
   "domain-whitelist": { title: "Domain whitelist", field: "domain", bulk: false, import: false },
   "ip-whitelist": { title: "IP whitelist", field: "ip", bulk: false, import: false },
@@ -43,6 +44,25 @@ function importForm(name, reload) {
       await reload();
     });
   }, result));
+}
+
+// requests the domain blacklist refused in 7 days, per entry (the rules in force now credit each host)
+function hitsCard() {
+  const box = h("div", { id: "hits" });
+  async function reload() {
+    const r = (await get("/api/domain-blacklist/hits?hours=168&limit=100")).data;
+    box.replaceChildren(
+      h("p", { id: "hits-summary" }, `${number(r.blocked_requests)} requests refused in ${r.hours} h, ` +
+        `${number(r.unattributed_requests)} by a rule since removed`),
+      table(["entry", "source", "requests", "hosts", "last (UTC)"],
+        r.rules.map((e) => [h("span", { class: "entry" }, e.rule), e.source, number(e.hits), number(e.hosts), when(e.last_hit)]),
+        "nothing refused"),
+    );
+  }
+  const refresh = h("button", { type: "button", id: "hits-refresh" }, "Refresh");
+  refresh.addEventListener("click", () => attempt(reload));
+  attempt(reload);
+  return card("Requests refused per entry (7 days)", box, refresh);
 }
 
 // the card of one list: add (the API's 400/409 text shown), search, pages of `PAGE`, delete one, the
@@ -146,5 +166,6 @@ export async function render(root, args) {
   );
   if (list.import) root.append(importForm(name, entries.reload));
   if (list.subscribe) root.append(subscriptionsCard(list.subscribe));
+  if (list.hits) root.append(hitsCard());
   await entries.reload();
 }

@@ -269,6 +269,17 @@ async def test_lists_import_search_and_delete(wf, ui_base, chromium, restored):
         refused = await wf.fetch(wf.url("imported-one.test", "/ui-imported"))
         assert refused.status_code == 403 and "domain_blacklist" in refused.text
 
+        # the refusal is credited to its entry in the hits card, as the API credits it
+        async def credited() -> dict[str, Any] | None:
+            hits = (await wf.api.get("/api/domain-blacklist/hits")).json()["data"]["rules"]
+            return next((dict(h) for h in hits if h["rule"] == "imported-one.test"), None)
+
+        hit: dict = await eventually(credited, what="the refused request credited to imported-one.test")
+        await page.click("#hits-refresh")
+        credit = page.locator("#hits tbody tr", has_text="imported-one.test")
+        await expect(credit).to_have_count(1)
+        assert (await cells(credit))[:4] == ["imported-one.test", "domain-blacklist", str(hit["hits"]), "1"]
+
         await page.fill("#entry-search", "two")
         await page.click("#entry-search + button")
         await expect(rows).to_have_count(1)
@@ -602,6 +613,79 @@ async def test_client_groups_and_the_dns_log_have_their_pages(wf, ui_base, chrom
 async def _dns_logged(wf: Service, name: str) -> bool:
     rows = (await wf.api.get("/api/dns/logs", params={"search": name})).json()["data"]
     return any(row["name"] == name for row in rows)
+
+
+async def test_analytics_dns_detection_and_the_maintenance_extras_show_what_the_api_answers(wf, ui_base, chromium):
+    probe = f"/ui-analytics-{uuid.uuid4().hex[:8]}.pdf"
+    assert (await wf.fetch(wf.url("files.dropbox.com", probe))).status_code == 200
+    await wf.wait_logged(probe)
+    async with browsing(chromium, ui_base, "#/analytics") as tab:
+        page = tab.page
+        agents = (await wf.api.get("/api/analytics/user-agents", params={"hours": 168})).json()["data"]
+        agent_rows = page.locator("#user-agents tbody tr")
+        await expect(agent_rows).to_have_count(len(agents["user_agents"]))
+        shown = [await cells(agent_rows.nth(i)) for i in range(len(agents["user_agents"]))]
+        assert shown == [[a["user_agent"], f"{a['requests']:,}"] for a in agents["user_agents"]]
+        saas = page.locator("#shadow-it tbody tr", has_text="Dropbox")
+        await expect(saas).to_have_count(1)
+        (dropbox,) = [
+            s for s in (await wf.api.get("/api/analytics/shadow-it")).json()["data"] if s["name"] == "Dropbox"
+        ]
+        assert await cells(saas) == ["Dropbox", dropbox["category"], "dropbox.com", f"{dropbox['requests']:,}"]
+        await expect(page.locator("#file-extensions tbody tr", has_text="pdf")).to_have_count(1)
+        await expect(page.locator("#top-registrable tbody tr", has_text="dropbox.com")).to_have_count(1)
+        traffic = (await wf.api.get("/api/traffic/statistics", params={"period": "day"})).json()["data"]
+        await expect(page.locator("#traffic-totals")).to_contain_text(
+            f"{sum(traffic['requests']):,} requests, {sum(traffic['blocked']):,} blocked"
+        )
+        await expect(page.locator("#traffic .timeline .bar")).to_have_count(len(traffic["labels"]))
+        await page.select_option("#traffic-period", "hour")
+        hour = (await wf.api.get("/api/traffic/statistics", params={"period": "hour"})).json()["data"]
+        await expect(page.locator("#traffic .timeline .bar")).to_have_count(len(hour["labels"]))
+        await screenshot(tab, "analytics")
+
+        # DNS: our own dnsmasq is detected by its version.bind answer; an address outside is refused
+        await page.click("#nav a[data-page=dns]")
+        dns_address = (await wf.api.get("/health")).json()["dns"]["address"].removesuffix(":53")
+        await page.fill("#detect-addresses", dns_address)
+        await page.click("#detect-form button[type=submit]")
+        found = page.locator("#detect-result tbody tr")
+        await expect(found).to_have_count(1)
+        address, answers, product, version, filtering = await cells(found)
+        assert (address, answers, product, filtering) == (f"{dns_address}:53", "yes", "dnsmasq", "")
+        assert version.startswith("dnsmasq-")
+        await screenshot(tab, "dns-detect")
+        await page.fill("#detect-addresses", "192.0.2.1")
+        await page.click("#detect-form button[type=submit]")
+        await expect(tab.notice()).to_contain_text("is neither loopback nor in the configured subnet")
+        await expect(page.locator("#detect-result tbody tr")).to_have_count(0)
+
+        # Maintenance: the log figures, the export, Squid's children and cache, the audit log's pages
+        await page.click("#nav a[data-page=maintenance]")
+        by_source = (await wf.api.get("/api/logs/stats")).json()["data"]["by_source"]
+        await expect(page.locator("#log-stats")).to_have_text(
+            f"log rows: HTTP {by_source['http']['total_count']:,} ({by_source['http']['blocked_count']:,} blocked), "
+            f"DNS {by_source['dns']['total_count']:,} ({by_source['dns']['blocked_count']:,} blocked)"
+        )
+        async with page.expect_download() as download:
+            await page.click("#export")
+        exported = json.loads(Path(await (await download.value).path()).read_text())
+        expected = (await wf.api.get("/api/database/export")).json()["data"]
+        assert exported.keys() == expected.keys() and exported["settings"] == expected["settings"]
+        assert [u["password_hash"] for u in exported["users"]] == ["[redacted]"]
+        status = page.locator("#proxy-status")
+        for child in (await wf.api.get("/health")).json()["children"]:
+            await expect(status.locator("tr", has_text=f"child {child['name']}")).to_contain_text(child["state"])
+        await expect(status).to_contain_text("hit ratio (5 min)")
+        total = (await wf.api.get("/api/audit-log", params={"limit": 1})).json()["meta"]["total"]
+        assert total > 15  # the sign-ins and edits of this module
+        await expect(page.locator("#audit-pager")).to_have_text(f"1-15 of {total:,}")
+        await expect(page.locator("#audit-newer")).to_be_disabled()
+        await page.click("#audit-older")
+        await expect(page.locator("#audit-pager")).to_have_text(f"16-{min(30, total)} of {total:,}")
+        older = (await wf.api.get("/api/audit-log", params={"limit": 15, "offset": 15})).json()["data"]
+        await expect(page.locator("#audit tbody tr")).to_have_count(len(older))
+        assert (await cells(page.locator("#audit tbody tr").first))[3] == older[0]["action"]
 
 
 async def _rendered_splice_list(wf: Service) -> str:

@@ -1,6 +1,6 @@
 // Lists: the blacklists, whitelists and the egress allowlist: search, add, delete (one, selected,
 // all) and, for the blacklists, import from a URL or pasted content and subscriptions; for the domain
-// blacklist, the requests each entry refused.
+// blacklist, the requests each entry refused; for the IP blacklist, the prefixes of countries.
 
 import { api, get, post } from "./api.js";
 import { attempt, card, form, h, notify, number, table, when } from "./dom.js";
@@ -8,7 +8,7 @@ import { subscriptionsCard } from "./subscriptions.js";
 
 const LISTS = {
   "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true, subscribe: "domain", hits: true },
-  "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true, subscribe: "ip" },
+  "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true, subscribe: "ip", geo: true },
   "domain-whitelist": { title: "Domain whitelist", field: "domain", bulk: false, import: false },
   "ip-whitelist": { title: "IP whitelist", field: "ip", bulk: false, import: false },
   "egress-allowlist": { title: "Egress allowlist", field: "entry", bulk: true, import: false },
@@ -44,6 +44,20 @@ function importForm(name, reload) {
       await reload();
     });
   }, result));
+}
+
+// every prefix of the given countries, from the ASN API (POST /api/blacklists/import-geo)
+function geoCard(reload) {
+  const countries = h("input", { id: "geo-countries", placeholder: "US, FR", size: 20, required: true });
+  const result = h("p", { id: "geo-result" });
+  const run = () => attempt(async () => {
+    const done = (await post("/api/blacklists/import-geo", { countries: countries.value.split(/[\s,]+/).filter(Boolean) })).data;
+    const per = Object.entries(done.countries).map(([cc, n]) => `${cc} ${number(n)}`).join(", ");
+    result.textContent = `added ${number(done.added)} (${per}), bogons dropped ${number(done.bogon_skipped)}`;
+    await reload();
+  });
+  return card("Import by country", form("geo-form", "row", [["Countries (ISO codes)", countries]], "Import prefixes", run),
+    h("p", { class: "hint" }, "Each country's prefixes come from the ASN API; entries are described GeoIP: <code>."), result);
 }
 
 // requests the domain blacklist refused in 7 days, per entry (the rules in force now credit each host)
@@ -167,5 +181,6 @@ export async function render(root, args) {
   if (list.import) root.append(importForm(name, entries.reload));
   if (list.subscribe) root.append(subscriptionsCard(list.subscribe));
   if (list.hits) root.append(hitsCard());
+  if (list.geo) root.append(geoCard(entries.reload));
   await entries.reload();
 }

@@ -311,6 +311,46 @@ async def test_lists_import_search_and_delete(wf, ui_base, chromium, restored):
         listed = (await wf.api.get("/api/ip-blacklist")).json()["data"]
         assert [e["ip"] for e in listed] == ["8.8.8.0/24"]
 
+        # import by country: the prefixes come from the ASN API (a local one over HTTP), bogons dropped
+        async with asn_api(wf) as asked:
+            await page.fill("#geo-countries", "us, fr")
+            await page.click("#geo-form button[type=submit]")
+            await expect(page.locator("#geo-result")).to_have_text("added 2 (US 1, FR 1), bogons dropped 2")
+            assert asked == ["US", "FR"]
+            await expect(page.locator("#entries tbody tr", has_text="GeoIP: FR")).to_have_count(1)
+            await page.fill("#geo-countries", "USA")
+            await page.click("#geo-form button[type=submit]")
+            await expect(tab.notice()).to_have_text("countries must be ISO 3166 alpha-2 codes (HTTP 400)")
+        listed = (await wf.api.get("/api/ip-blacklist")).json()["data"]
+        assert sorted((e["ip"], e["description"]) for e in listed) == [
+            ("8.8.4.0/24", "GeoIP: US"),
+            ("8.8.8.0/24", "import"),
+            ("9.9.9.0/24", "GeoIP: FR"),
+        ]
+
+
+@contextlib.asynccontextmanager
+async def asn_api(wf: Service) -> AsyncIterator[list[str]]:
+    """An ASN API on loopback (its route and JSON) that the web filter's geo import asks while this runs;
+    yields the country codes it was asked for."""
+    asked: list[str] = []
+    answers = {"US": ["8.8.4.0/24", "10.0.0.0/8"], "FR": ["9.9.9.0/24", "2001:db8::/32"]}
+
+    async def prefixes(request: web.Request) -> web.Response:
+        cc = request.match_info["cc"]
+        asked.append(cc)
+        return web.json_response({"country": cc, "count": len(answers[cc]), "prefixes": answers[cc]})
+
+    receiver = await Receiver([("GET", "/asn/api/v1/country/{cc}/prefixes", prefixes)]).start()
+    context = wf.app.state.component
+    original = context.config
+    context.config = original.model_copy(update={"asn_url": f"http://127.0.0.1:{receiver.port}/asn"})
+    try:
+        yield asked
+    finally:
+        context.config = original
+        await receiver.stop()
+
 
 async def test_a_subscription_is_added_refreshed_and_removed_from_the_lists_page(wf, ui_base, chromium, lists):
     lists.body = b"# a hosts file\n0.0.0.0 sub-one.test\n0.0.0.0 sub-two.test\n"

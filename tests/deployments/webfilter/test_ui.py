@@ -616,6 +616,35 @@ async def test_client_groups_and_the_dns_log_have_their_pages(wf, ui_base, chrom
                 "overlaps 127.0.5.0/24 of the group kids: a client belongs to one group at most (HTTP 422)"
             )
             await expect(page.locator("#groups tbody tr")).to_have_count(1)
+
+            # Edit fills the form with the group; saving replaces it (PUT), under the same checks
+            await row.locator("button", has_text="Edit").click()
+            await expect(page.locator("#group-name")).to_have_value("kids")
+            await expect(page.locator("#group-networks")).to_have_value("127.0.5.0/24")
+            await expect(page.locator("#group-blacklist")).to_have_value("other.test\n*.games.test")
+            await expect(page.locator("input[data-day=fri]")).to_be_checked()
+            await expect(page.locator("#group-start")).to_have_value("08:00")
+            await page.fill("#group-blacklist", "other.test\n*.games.test\nvideo.test")
+            await page.uncheck("input[data-day=fri]")
+            await page.click("#group-form button[type=submit]")
+            await expect(tab.notice()).to_have_text("saved the group kids")
+            await expect(page.locator("#group-name")).to_have_value("")  # back to creating
+            (edited,) = (await wf.api.get("/api/groups")).json()["data"]
+            assert edited["id"] == stored["id"]
+            assert edited["blacklist"] == ["other.test", "*.games.test", "video.test"]
+            assert edited["windows"] == [{"days": ["mon", "tue", "wed", "thu"], "start": "08:00", "end": "16:30"}]
+            assert (await cells(row))[2:5] == [
+                "other.test *.games.test video.test",
+                "school.games.test",
+                "mon,tue,wed,thu 08:00-16:30",
+            ]
+            await row.locator("button", has_text="Edit").click()
+            await page.fill("#group-networks", "127.0.5.0/24\n10.0.0.1/8")  # host bits set: the API's 422
+            await page.click("#group-form button[type=submit]")
+            await expect(tab.notice()).to_contain_text("(HTTP 422)")
+            assert (await wf.api.get("/api/groups")).json()["data"][0]["networks"] == ["127.0.5.0/24"]
+            await page.click("#group-cancel")
+            await expect(page.locator("#group-networks")).to_have_value("")
             await screenshot(tab, "groups")
 
             # DNS: a blocked name our resolver answered, with the rule that decided it

@@ -2,8 +2,9 @@
 web filter itself under the route prefix Serve gives it (a Starlette `Mount`, as Serve sets `root_path`),
 with the real Squid and dnsmasq behind: sign in, add a domain to the blacklist, the proxy refuses it and
 the dashboard's live log shows the row from the WebSocket stream; list import, the settings with the
-security score, the WAF toggles and rule tester, maintenance (backup, restore, cleanup, lockouts), the
-token refresh and signing out each do what the API says. Markup from the server (an entry's description, a
+security score, the WAF toggles and rule tester, the TLS splice list and categories, the analytics, DNS
+detection, client groups, maintenance (backup, restore, cleanup, masking client addresses, export, lockouts),
+the token refresh and signing out each do what the API says. Markup from the server (an entry's description, a
 logged URL) is shown as text, and any script error or Content-Security-Policy refusal fails the test. Each
 page is saved as a screenshot under var/screenshots/ (webfilter-*.png) once the test has checked what it
 shows."""

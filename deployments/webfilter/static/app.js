@@ -1,9 +1,10 @@
-// The admin UI: a single page with hash routes (#/login, #/dashboard, #/lists/<list>, #/groups, #/dns,
-// #/settings, #/waf, #/maintenance). Each page module renders into a fresh element and may return a cleanup
+// The admin UI: a single page with hash routes (#/login, #/dashboard, #/analytics, #/lists/<list>, #/groups, #/dns,
+// #/settings, #/tls, #/waf, #/maintenance). Each page module renders into a fresh element and may return a cleanup
 // function (timers, the live log's WebSocket) run when another page is shown.
 
 import { logout, session } from "./api.js";
 import { $, h, notify } from "./dom.js";
+import * as analytics from "./analytics.js";
 import * as dashboard from "./dashboard.js";
 import * as dns from "./dns.js";
 import * as groups from "./groups.js";
@@ -11,9 +12,10 @@ import * as lists from "./lists.js";
 import * as loginPage from "./login.js";
 import * as maintenance from "./maintenance.js";
 import * as settings from "./settings.js";
+import * as tls from "./tls.js";
 import * as waf from "./waf.js";
 
-const PAGES = { login: loginPage, dashboard, lists, groups, dns, settings, waf, maintenance };
+const PAGES = { login: loginPage, dashboard, analytics, lists, groups, dns, settings, tls, waf, maintenance };
 let cleanup = null;
 let shown = 0;
 

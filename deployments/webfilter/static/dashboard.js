@@ -11,7 +11,7 @@ function figure(label, value, id) {
   return h("div", { class: "figure" }, h("span", { class: "value", id }, number(value)), h("span", null, label));
 }
 
-function timeline(hours) {
+export function timeline(hours) {
   const top = Math.max(1, ...hours.map((b) => b.total));
   const bars = hours.map((b) => {
     const bar = h("div", { class: "bar", title: `${when(b.time)} UTC: ${b.total} requests, ${b.blocked} blocked` });

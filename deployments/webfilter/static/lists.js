@@ -1,13 +1,14 @@
 // Lists: the blacklists, whitelists and the egress allowlist: search, add, delete (one, selected,
-// all) and, for the blacklists, import from a URL or pasted content and subscriptions.
+// all) and, for the blacklists, import from a URL or pasted content and subscriptions; for the domain
+// blacklist, the requests each entry refused; for the IP blacklist, the prefixes of countries.
 
 import { api, get, post } from "./api.js";
 import { attempt, card, form, h, notify, number, table, when } from "./dom.js";
 import { subscriptionsCard } from "./subscriptions.js";
 
 const LISTS = {
-  "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true, subscribe: "domain" },
-  "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true, subscribe: "ip" },
+  "domain-blacklist": { title: "Domain blacklist", field: "domain", bulk: true, import: true, subscribe: "domain", hits: true },
+  "ip-blacklist": { title: "IP blacklist", field: "ip", bulk: true, import: true, subscribe: "ip", geo: true },
   "domain-whitelist": { title: "Domain whitelist", field: "domain", bulk: false, import: false },
   "ip-whitelist": { title: "IP whitelist", field: "ip", bulk: false, import: false },
   "egress-allowlist": { title: "Egress allowlist", field: "entry", bulk: true, import: false },
@@ -45,12 +46,45 @@ function importForm(name, reload) {
   }, result));
 }
 
-export async function render(root, args) {
-  const name = args[0] in LISTS ? args[0] : "domain-blacklist";
-  const list = LISTS[name];
+// every prefix of the given countries, from the ASN API (POST /api/blacklists/import-geo)
+function geoCard(reload) {
+  const countries = h("input", { id: "geo-countries", placeholder: "US, FR", size: 20, required: true });
+  const result = h("p", { id: "geo-result" });
+  const run = () => attempt(async () => {
+    const done = (await post("/api/blacklists/import-geo", { countries: countries.value.split(/[\s,]+/).filter(Boolean) })).data;
+    const per = Object.entries(done.countries).map(([cc, n]) => `${cc} ${number(n)}`).join(", ");
+    result.textContent = `added ${number(done.added)} (${per}), bogons dropped ${number(done.bogon_skipped)}`;
+    await reload();
+  });
+  return card("Import by country", form("geo-form", "row", [["Countries (ISO codes)", countries]], "Import prefixes", run),
+    h("p", { class: "hint" }, "Each country's prefixes come from the ASN API; entries are described GeoIP: <code>."), result);
+}
+
+// requests the domain blacklist refused in 7 days, per entry (the rules in force now credit each host)
+function hitsCard() {
+  const box = h("div", { id: "hits" });
+  async function reload() {
+    const r = (await get("/api/domain-blacklist/hits?hours=168&limit=100")).data;
+    box.replaceChildren(
+      h("p", { id: "hits-summary" }, `${number(r.blocked_requests)} requests refused in ${r.hours} h, ` +
+        `${number(r.unattributed_requests)} by a rule since removed`),
+      table(["entry", "source", "requests", "hosts", "last (UTC)"],
+        r.rules.map((e) => [h("span", { class: "entry" }, e.rule), e.source, number(e.hits), number(e.hosts), when(e.last_hit)]),
+        "nothing refused"),
+    );
+  }
+  const refresh = h("button", { type: "button", id: "hits-refresh" }, "Refresh");
+  refresh.addEventListener("click", () => attempt(reload));
+  attempt(reload);
+  return card("Requests refused per entry (7 days)", box, refresh);
+}
+
+// the card of one list: add (the API's 400/409 text shown), search, pages of `PAGE`, delete one, the
+// selected ones or all; `reload` reads the current page again
+export function entriesCard(name, list) {
   let offset = 0;
   let search = "";
-  const value = h("input", { id: "entry-value", placeholder: list.field, required: true, size: 30 });
+  const value = h("input", { id: "entry-value", placeholder: list.placeholder || list.field, required: true, size: 30 });
   const description = h("input", { id: "entry-description", placeholder: "description", size: 30 });
   const addForm = h(
     "form",
@@ -132,13 +166,21 @@ export async function render(root, args) {
     }));
     actions.append(removeSelected, clear);
   }
+  return { element: card(list.title, ...(list.intro || []), addForm, searchForm, entries, actions), reload };
+}
 
+export async function render(root, args) {
+  const name = args[0] in LISTS ? args[0] : "domain-blacklist";
+  const list = LISTS[name];
+  const entries = entriesCard(name, list);
   root.append(
     h("div", { class: "toolbar" }, h("h1", null, "Lists")),
     tabs(name),
-    card(list.title, addForm, searchForm, entries, actions),
+    entries.element,
   );
-  if (list.import) root.append(importForm(name, reload));
+  if (list.import) root.append(importForm(name, entries.reload));
   if (list.subscribe) root.append(subscriptionsCard(list.subscribe));
-  await reload();
+  if (list.hits) root.append(hitsCard());
+  if (list.geo) root.append(geoCard(entries.reload));
+  await entries.reload();
 }

@@ -1,5 +1,6 @@
-// Maintenance: database figures, log retention and cleanup, optimisation, configuration backup
-// (download) and restore (upload), the proxy's reloads, the interception CA and the audit log.
+// Maintenance: database figures, log retention and cleanup, masking stored client addresses, optimisation, configuration backup
+// (download) and restore (upload), the configuration export, the proxy's reloads, its children and cache
+// figures, the interception CA and the audit log (pages of 15).
 
 import { api, get, post, text } from "./api.js";
 import { attempt, bytes, card, download, h, notify, number, table, when } from "./dom.js";
@@ -10,20 +11,39 @@ function button(label, id, action, danger = false) {
   return b;
 }
 
+// `data` saved as <name>-<UTC time>.json
+function saveJson(name, data) {
+  const stamp = new Date().toISOString().slice(0, 19).replace(/:/g, "");
+  download(`${name}-${stamp}.json`, JSON.stringify(data, null, 2), "application/json");
+}
+
 async function database(box) {
-  const [stats, size] = await Promise.all([get("/api/database/stats"), get("/api/database/size")]);
+  const [stats, size, logs] = await Promise.all([get("/api/database/stats"), get("/api/database/size"), get("/api/logs/stats")]);
+  const l = logs.data.by_source;
   const rows = Object.entries(stats.data.tables).map(([name, count]) => [name, number(count)]);
   rows.push(["log rows (DuckDB)", number(stats.data.log_rows)]);
   box.replaceChildren(
     h("p", { id: "db-size" }, `configuration ${bytes(size.data.config_db_bytes)}, logs ${bytes(size.data.log_db_bytes)}, ` +
       `total ${bytes(size.data.total_bytes)}`),
+    h("p", { id: "log-stats" }, `log rows: HTTP ${number(l.http.total_count)} (${number(l.http.blocked_count)} blocked), ` +
+      `DNS ${number(l.dns.total_count)} (${number(l.dns.blocked_count)} blocked)`),
     h("div", { id: "db-tables" }, table(["table", "rows"], rows)),
   );
 }
 
-function retention(days, reload) {
+// every configuration table as JSON (password hashes, the JWT secret and secret settings redacted)
+function exportButton() {
+  return button("Download export", "export", async () => {
+    saveJson("webfilter-export", (await get("/api/database/export")).data);
+  });
+}
+
+function retention(settings, reload) {
+  const days = settings.log_retention_days;
   const input = h("input", { id: "retention-days", type: "number", min: 1, max: 3650, value: String(days) });
   const result = h("p", { id: "cleanup-result" });
+  const masked = h("p", { id: "mask-result" });
+  const gdpr = settings.gdpr_mode ? "on: rows are masked as they are written" : "off";
   return [
     h("p", null, `Setting log_retention_days: ${days} days.`),
     h("div", { class: "row" },
@@ -40,6 +60,16 @@ function retention(days, reload) {
         await reload();
       }, true)),
     result,
+    h("p", null, `Setting gdpr_mode: ${gdpr}. Rows stored before keep the full client address until masked.`),
+    h("div", { class: "row" },
+      button("Mask client addresses", "mask-clients", async () => {
+        if (!window.confirm("Mask the client address (last IPv4 octet, last IPv6 group) of every stored log row? " +
+          "This cannot be undone.")) return;
+        const done = (await post("/api/logs/mask-clients")).data;
+        masked.textContent = `masked ${number(done.masked)} HTTP rows and ${number(done.dns_masked)} DNS rows`;
+        await reload();
+      }, true)),
+    masked,
   ];
 }
 
@@ -64,9 +94,7 @@ function backup(reload) {
   return [
     h("div", { class: "row" },
       button("Download backup", "backup", async () => {
-        const data = (await get("/api/maintenance/backup-config")).data;
-        const stamp = new Date().toISOString().slice(0, 19).replace(/:/g, "");
-        download(`webfilter-backup-${stamp}.json`, JSON.stringify(data, null, 2), "application/json");
+        saveJson("webfilter-backup", (await get("/api/maintenance/backup-config")).data);
       }),
       h("label", null, "Restore from ", file), restore),
     h("p", { class: "hint" }, "Secrets stay masked in a backup; restoring keeps their stored values."),
@@ -96,8 +124,30 @@ function proxy(box) {
   ];
 }
 
+const percent = (value) => (typeof value === "number" ? `${value} %` : "not reported");
+
+// Squid's cache manager figures; a Squid that does not answer is said so (the API answers 503, never zeros)
+async function cacheFigures() {
+  try {
+    const c = (await get("/api/cache/statistics")).data;
+    return [
+      ["cache clients / requests", `${number(c.clients)} / ${number(c.http_requests)}`],
+      ["hit ratio (5 min)", `${percent(c.hit_ratio_5min_percent)} of requests, ${percent(c.byte_hit_ratio_5min_percent)} of bytes`],
+      ["memory cache", `${number(c.memory_cache_kb)} KB, ${number(c.store_entries)} entries`],
+      ["Squid up for", `${number(Math.round(c.uptime_seconds ?? 0))} s`],
+    ];
+  } catch (err) {
+    return [["cache manager", err.message]];
+  }
+}
+
 async function proxyStatus(box) {
-  const status = (await get("/api/status")).data;
+  const [answer, health, cache] = await Promise.all([get("/api/status"), get("/health"), cacheFigures()]);
+  const status = answer.data;
+  const children = health.children.map((c) => [
+    `child ${c.name}`,
+    `${c.state}, pid ${c.pid ?? "-"}, ${c.restarts} restarts` + (c.last_exit_reason ? `, last exit: ${c.last_exit_reason}` : ""),
+  ]);
   box.replaceChildren(table(["", ""], [
     ["proxy", `${status.proxy.proxy} (${status.proxy.running ? "running" : "down"})`],
     ["DNS", String(status.proxy.dns ?? "")],
@@ -105,6 +155,8 @@ async function proxyStatus(box) {
     ["Squid pid", String(status.proxy.squid_pid ?? "")],
     ["log rows ingested", number(status.logs.ingested)],
     ["version", status.version],
+    ...children,
+    ...cache,
   ]));
 }
 
@@ -155,12 +207,25 @@ async function cves(box) {
   );
 }
 
+const AUDIT_PAGE = 15;
+
+// the audit log a page of 15 at a time, newest first; `box.offset` is the page shown
 async function audit(box) {
-  const page = await get("/api/audit-log?limit=15");
-  box.replaceChildren(table(
-    ["time (UTC)", "user", "client", "action", "detail"],
-    page.data.map((a) => [when(a.timestamp), a.username ?? "", a.client_ip ?? "", a.action, a.detail]),
-  ));
+  const offset = box.offset || 0;
+  const page = await get(`/api/audit-log?limit=${AUDIT_PAGE}&offset=${offset}`);
+  const go = (to) => { box.offset = Math.max(0, to); return audit(box); };
+  const previous = button("Newer", "audit-newer", () => go(offset - AUDIT_PAGE));
+  const next = button("Older", "audit-older", () => go(offset + AUDIT_PAGE));
+  previous.disabled = offset === 0;
+  next.disabled = offset + page.data.length >= page.meta.total;
+  const shown = page.data.length ? `${offset + 1}-${offset + page.data.length} of ${number(page.meta.total)}` : "none";
+  box.replaceChildren(
+    table(
+      ["time (UTC)", "user", "client", "action", "detail"],
+      page.data.map((a) => [when(a.timestamp), a.username ?? "", a.client_ip ?? "", a.action, a.detail]),
+    ),
+    h("div", { class: "row" }, previous, next, h("span", { id: "audit-pager" }, shown)),
+  );
 }
 
 export async function render(root) {
@@ -179,14 +244,14 @@ export async function render(root) {
   root.append(
     h("div", { class: "toolbar" }, h("h1", null, "Maintenance")),
     h("div", { class: "grid" },
-      card("Database", dbBox, optimize),
-      card("Log retention", ...retention(settings.log_retention_days, reload)),
+      card("Database", dbBox, h("div", { class: "row" }, optimize, exportButton())),
+      card("Log retention and privacy", ...retention(settings, reload)),
       card("Configuration backup", ...backup(reload)),
       card("Proxy", ...proxy(statusBox)),
       card("Interception CA", ...certificate()),
       card("Sign-in lockouts", lockoutBox),
       card("Squid and its CVE fixes", cveBox)),
-    card("Audit log (newest 15)", auditBox),
+    card("Audit log", auditBox),
   );
   await Promise.all([reload(), proxyStatus(statusBox), lockouts(lockoutBox), cves(cveBox)]);
 }

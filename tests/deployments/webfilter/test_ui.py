@@ -2,8 +2,9 @@
 web filter itself under the route prefix Serve gives it (a Starlette `Mount`, as Serve sets `root_path`),
 with the real Squid and dnsmasq behind: sign in, add a domain to the blacklist, the proxy refuses it and
 the dashboard's live log shows the row from the WebSocket stream; list import, the settings with the
-security score, the WAF toggles and rule tester, maintenance (backup, restore, cleanup, lockouts), the
-token refresh and signing out each do what the API says. Markup from the server (an entry's description, a
+security score, the WAF toggles and rule tester, the TLS splice list and categories, the analytics, DNS
+detection, client groups, maintenance (backup, restore, cleanup, masking client addresses, export, lockouts),
+the token refresh and signing out each do what the API says. Markup from the server (an entry's description, a
 logged URL) is shown as text, and any script error or Content-Security-Policy refusal fails the test. Each
 page is saved as a screenshot under var/screenshots/ (webfilter-*.png) once the test has checked what it
 shows."""
@@ -127,6 +128,22 @@ async def cells(row: Any) -> list[str]:
     return [t.strip() for t in await row.locator("td").all_text_contents()]
 
 
+async def add_with_markup(tab: Tab, entry: str) -> Any:
+    """Add `entry` with the markup description HOSTILE through the list card of the page shown; its row, where
+    the description is text, character for character (no element made, nothing run)."""
+    page = tab.page
+    await page.fill("#entry-value", entry)
+    await page.fill("#entry-description", HOSTILE)
+    await page.click("#add-form button[type=submit]")
+    await expect(tab.notice()).to_have_text(f"added {entry}")
+    row = page.locator("#entries tbody tr", has_text=entry)
+    await expect(row).to_have_count(1)
+    assert (await cells(row))[1:3] == [entry, HOSTILE]
+    assert await page.locator("#entries img, #entries script, #entries b").count() == 0
+    assert await page.evaluate("() => window.__xss") is None
+    return row
+
+
 async def test_the_page_and_its_modules_are_served_under_a_strict_policy(ui_base):
     async with httpx.AsyncClient(base_url=ui_base, trust_env=False) as http:
         page = await http.get("/")
@@ -144,7 +161,7 @@ async def test_the_page_and_its_modules_are_served_under_a_strict_policy(ui_base
         # every module the page loads, followed through its imports, is served with the same policy
         seen = await served_modules(http, csp)
         assert seen == {n for n in ui.ASSETS if n.endswith(".js")}  # no module left unused
-        assert {"login.js", "dashboard.js", "lists.js", "settings.js", "waf.js", "maintenance.js"} <= seen
+        assert {"login.js", "dashboard.js", "lists.js", "settings.js", "tls.js", "waf.js", "maintenance.js"} <= seen
         css = await http.get("/static/app.css")
         assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
 
@@ -176,15 +193,7 @@ async def test_a_blacklisted_domain_is_refused_and_the_live_log_shows_the_row(wf
         # Lists: add the domain with a description that looks like markup
         await page.click("#nav a[data-page=lists]")
         await expect(page.locator(".tabs a.active")).to_have_text("Domain blacklist")
-        await page.fill("#entry-value", "other.test")
-        await page.fill("#entry-description", HOSTILE)
-        await page.click("#add-form button[type=submit]")
-        await expect(tab.notice()).to_have_text("added other.test")
-        row = page.locator("#entries tbody tr", has_text="other.test")
-        await expect(row).to_have_count(1)
-        assert (await cells(row))[1:3] == ["other.test", HOSTILE]  # shown as text, character for character
-        assert await page.locator("#entries img, #entries script, #entries b").count() == 0
-        assert await page.evaluate("() => window.__xss") is None
+        await add_with_markup(tab, "other.test")
         listed = (await wf.api.get("/api/domain-blacklist", params={"search": "other.test"})).json()["data"]
         assert [(e["domain"], e["description"]) for e in listed] == [("other.test", HOSTILE)]
         await screenshot(tab, "lists")
@@ -261,6 +270,17 @@ async def test_lists_import_search_and_delete(wf, ui_base, chromium, restored):
         refused = await wf.fetch(wf.url("imported-one.test", "/ui-imported"))
         assert refused.status_code == 403 and "domain_blacklist" in refused.text
 
+        # the refusal is credited to its entry in the hits card, as the API credits it
+        async def credited() -> dict[str, Any] | None:
+            hits = (await wf.api.get("/api/domain-blacklist/hits")).json()["data"]["rules"]
+            return next((dict(h) for h in hits if h["rule"] == "imported-one.test"), None)
+
+        hit: dict = await eventually(credited, what="the refused request credited to imported-one.test")
+        await page.click("#hits-refresh")
+        credit = page.locator("#hits tbody tr", has_text="imported-one.test")
+        await expect(credit).to_have_count(1)
+        assert (await cells(credit))[:4] == ["imported-one.test", "domain-blacklist", str(hit["hits"]), "1"]
+
         await page.fill("#entry-search", "two")
         await page.click("#entry-search + button")
         await expect(rows).to_have_count(1)
@@ -291,6 +311,46 @@ async def test_lists_import_search_and_delete(wf, ui_base, chromium, restored):
         await expect(tab.notice()).to_contain_text("(HTTP 400)")
         listed = (await wf.api.get("/api/ip-blacklist")).json()["data"]
         assert [e["ip"] for e in listed] == ["8.8.8.0/24"]
+
+        # import by country: the prefixes come from the ASN API (a local one over HTTP), bogons dropped
+        async with asn_api(wf) as asked:
+            await page.fill("#geo-countries", "us, fr")
+            await page.click("#geo-form button[type=submit]")
+            await expect(page.locator("#geo-result")).to_have_text("added 2 (US 1, FR 1), bogons dropped 2")
+            assert asked == ["US", "FR"]
+            await expect(page.locator("#entries tbody tr", has_text="GeoIP: FR")).to_have_count(1)
+            await page.fill("#geo-countries", "USA")
+            await page.click("#geo-form button[type=submit]")
+            await expect(tab.notice()).to_have_text("countries must be ISO 3166 alpha-2 codes (HTTP 400)")
+        listed = (await wf.api.get("/api/ip-blacklist")).json()["data"]
+        assert sorted((e["ip"], e["description"]) for e in listed) == [
+            ("8.8.4.0/24", "GeoIP: US"),
+            ("8.8.8.0/24", "import"),
+            ("9.9.9.0/24", "GeoIP: FR"),
+        ]
+
+
+@contextlib.asynccontextmanager
+async def asn_api(wf: Service) -> AsyncIterator[list[str]]:
+    """An ASN API on loopback (its route and JSON) that the web filter's geo import asks while this runs;
+    yields the country codes it was asked for."""
+    asked: list[str] = []
+    answers = {"US": ["8.8.4.0/24", "10.0.0.0/8"], "FR": ["9.9.9.0/24", "2001:db8::/32"]}
+
+    async def prefixes(request: web.Request) -> web.Response:
+        cc = request.match_info["cc"]
+        asked.append(cc)
+        return web.json_response({"country": cc, "count": len(answers[cc]), "prefixes": answers[cc]})
+
+    receiver = await Receiver([("GET", "/asn/api/v1/country/{cc}/prefixes", prefixes)]).start()
+    context = wf.app.state.component
+    original = context.config
+    context.config = original.model_copy(update={"asn_url": f"http://127.0.0.1:{receiver.port}/asn"})
+    try:
+        yield asked
+    finally:
+        context.config = original
+        await receiver.stop()
 
 
 async def test_a_subscription_is_added_refreshed_and_removed_from_the_lists_page(wf, ui_base, chromium, lists):
@@ -557,6 +617,35 @@ async def test_client_groups_and_the_dns_log_have_their_pages(wf, ui_base, chrom
                 "overlaps 127.0.5.0/24 of the group kids: a client belongs to one group at most (HTTP 422)"
             )
             await expect(page.locator("#groups tbody tr")).to_have_count(1)
+
+            # Edit fills the form with the group; saving replaces it (PUT), under the same checks
+            await row.locator("button", has_text="Edit").click()
+            await expect(page.locator("#group-name")).to_have_value("kids")
+            await expect(page.locator("#group-networks")).to_have_value("127.0.5.0/24")
+            await expect(page.locator("#group-blacklist")).to_have_value("other.test\n*.games.test")
+            await expect(page.locator("input[data-day=fri]")).to_be_checked()
+            await expect(page.locator("#group-start")).to_have_value("08:00")
+            await page.fill("#group-blacklist", "other.test\n*.games.test\nvideo.test")
+            await page.uncheck("input[data-day=fri]")
+            await page.click("#group-form button[type=submit]")
+            await expect(tab.notice()).to_have_text("saved the group kids")
+            await expect(page.locator("#group-name")).to_have_value("")  # back to creating
+            (edited,) = (await wf.api.get("/api/groups")).json()["data"]
+            assert edited["id"] == stored["id"]
+            assert edited["blacklist"] == ["other.test", "*.games.test", "video.test"]
+            assert edited["windows"] == [{"days": ["mon", "tue", "wed", "thu"], "start": "08:00", "end": "16:30"}]
+            assert (await cells(row))[2:5] == [
+                "other.test *.games.test video.test",
+                "school.games.test",
+                "mon,tue,wed,thu 08:00-16:30",
+            ]
+            await row.locator("button", has_text="Edit").click()
+            await page.fill("#group-networks", "127.0.5.0/24\n10.0.0.1/8")  # host bits set: the API's 422
+            await page.click("#group-form button[type=submit]")
+            await expect(tab.notice()).to_contain_text("(HTTP 422)")
+            assert (await wf.api.get("/api/groups")).json()["data"][0]["networks"] == ["127.0.5.0/24"]
+            await page.click("#group-cancel")
+            await expect(page.locator("#group-networks")).to_have_value("")
             await screenshot(tab, "groups")
 
             # DNS: a blocked name our resolver answered, with the rule that decided it
@@ -594,3 +683,191 @@ async def test_client_groups_and_the_dns_log_have_their_pages(wf, ui_base, chrom
 async def _dns_logged(wf: Service, name: str) -> bool:
     rows = (await wf.api.get("/api/dns/logs", params={"search": name})).json()["data"]
     return any(row["name"] == name for row in rows)
+
+
+async def test_analytics_dns_detection_and_the_maintenance_extras_show_what_the_api_answers(wf, ui_base, chromium):
+    probe = f"/ui-analytics-{uuid.uuid4().hex[:8]}.pdf"
+    assert (await wf.fetch(wf.url("files.dropbox.com", probe))).status_code == 200
+    await wf.wait_logged(probe)
+    async with browsing(chromium, ui_base, "#/analytics") as tab:
+        page = tab.page
+        agents = (await wf.api.get("/api/analytics/user-agents", params={"hours": 168})).json()["data"]
+        agent_rows = page.locator("#user-agents tbody tr")
+        await expect(agent_rows).to_have_count(len(agents["user_agents"]))
+        shown = [await cells(agent_rows.nth(i)) for i in range(len(agents["user_agents"]))]
+        assert shown == [[a["user_agent"], f"{a['requests']:,}"] for a in agents["user_agents"]]
+        saas = page.locator("#shadow-it tbody tr", has_text="Dropbox")
+        await expect(saas).to_have_count(1)
+        (dropbox,) = [
+            s for s in (await wf.api.get("/api/analytics/shadow-it")).json()["data"] if s["name"] == "Dropbox"
+        ]
+        assert await cells(saas) == ["Dropbox", dropbox["category"], "dropbox.com", f"{dropbox['requests']:,}"]
+        await expect(page.locator("#file-extensions tbody tr", has_text="pdf")).to_have_count(1)
+        await expect(page.locator("#top-registrable tbody tr", has_text="dropbox.com")).to_have_count(1)
+        traffic = (await wf.api.get("/api/traffic/statistics", params={"period": "day"})).json()["data"]
+        await expect(page.locator("#traffic-totals")).to_contain_text(
+            f"{sum(traffic['requests']):,} requests, {sum(traffic['blocked']):,} blocked"
+        )
+        await expect(page.locator("#traffic .timeline .bar")).to_have_count(len(traffic["labels"]))
+        await page.select_option("#traffic-period", "hour")
+        hour = (await wf.api.get("/api/traffic/statistics", params={"period": "hour"})).json()["data"]
+        await expect(page.locator("#traffic .timeline .bar")).to_have_count(len(hour["labels"]))
+        await screenshot(tab, "analytics")
+
+        # DNS: our own dnsmasq is detected by its version.bind answer; an address outside is refused
+        await page.click("#nav a[data-page=dns]")
+        dns_address = (await wf.api.get("/health")).json()["dns"]["address"].removesuffix(":53")
+        await page.fill("#detect-addresses", dns_address)
+        await page.click("#detect-form button[type=submit]")
+        found = page.locator("#detect-result tbody tr")
+        await expect(found).to_have_count(1)
+        address, answers, product, version, filtering = await cells(found)
+        assert (address, answers, product, filtering) == (f"{dns_address}:53", "yes", "dnsmasq", "")
+        assert version.startswith("dnsmasq-")
+        await screenshot(tab, "dns-detect")
+        await page.fill("#detect-addresses", "192.0.2.1")
+        await page.click("#detect-form button[type=submit]")
+        await expect(tab.notice()).to_contain_text("is neither loopback nor in the configured subnet")
+        await expect(page.locator("#detect-result tbody tr")).to_have_count(0)
+
+        # Maintenance: the log figures, the export, Squid's children and cache, the audit log's pages. The
+        # query above may still reach the DNS log while the page loads: the figures are the API's before or after
+        before = await log_figures(wf)
+        await page.click("#nav a[data-page=maintenance]")
+        await expect(page.locator("#log-stats")).to_have_text(re.compile(r"^log rows: "))
+        shown_figures = await page.inner_text("#log-stats")
+        assert shown_figures in (before, await log_figures(wf))
+        async with page.expect_download() as download:
+            await page.click("#export")
+        exported = json.loads(Path(await (await download.value).path()).read_text())
+        expected = (await wf.api.get("/api/database/export")).json()["data"]
+        assert exported.keys() == expected.keys() and exported["settings"] == expected["settings"]
+        assert [u["password_hash"] for u in exported["users"]] == ["[redacted]"]
+        status = page.locator("#proxy-status")
+        for child in (await wf.api.get("/health")).json()["children"]:
+            await expect(status.locator("tr", has_text=f"child {child['name']}")).to_contain_text(child["state"])
+        await expect(status).to_contain_text("hit ratio (5 min)")
+        total = (await wf.api.get("/api/audit-log", params={"limit": 1})).json()["meta"]["total"]
+        assert total > 15  # the sign-ins and edits of this module
+        await expect(page.locator("#audit-pager")).to_have_text(f"1-15 of {total:,}")
+        await expect(page.locator("#audit-newer")).to_be_disabled()
+        await page.click("#audit-older")
+        await expect(page.locator("#audit-pager")).to_have_text(f"16-{min(30, total)} of {total:,}")
+        older = (await wf.api.get("/api/audit-log", params={"limit": 15, "offset": 15})).json()["data"]
+        await expect(page.locator("#audit tbody tr")).to_have_count(len(older))
+        assert (await cells(page.locator("#audit tbody tr").first))[3] == older[0]["action"]
+
+
+async def log_figures(wf: Service) -> str:
+    """The line of log row counts the maintenance page shows, from `/api/logs/stats`."""
+    by_source = (await wf.api.get("/api/logs/stats")).json()["data"]["by_source"]
+    http, dns = by_source["http"], by_source["dns"]
+    return (
+        f"log rows: HTTP {http['total_count']:,} ({http['blocked_count']:,} blocked), "
+        f"DNS {dns['total_count']:,} ({dns['blocked_count']:,} blocked)"
+    )
+
+
+async def _rendered_splice_list(wf: Service) -> str:
+    """Squid's splice ACL files (names, then patterns) as the proxy actor last rendered them."""
+    status = await wf.app.state.component.proxy.status.remote()
+    acl = Path(status["access_log"]).parent.parent / "acl"
+    return (acl / "tls_splice.txt").read_text() + (acl / "tls_splice_patterns.txt").read_text()
+
+
+async def test_the_tls_page_edits_the_splice_list_and_its_categories(wf, ui_base, chromium, restored):
+    assert (await wf.api.get("/api/settings")).json()["data"]["tls_splice_categories"] == [
+        "banking",
+        "health",
+        "pinned_apps",
+    ]
+    async with browsing(chromium, ui_base, "#/tls") as tab:
+        page = tab.page
+        await expect(page.locator("#nav a.active")).to_have_text("TLS")
+        await expect(page.locator("#entries tbody tr.empty")).to_have_text("no entries")
+        await expect(page.locator("#tls-bump")).not_to_be_checked()
+        await expect(page.locator("#tls-state")).to_have_text("Squid is tunnelling HTTPS now.")
+        # the categories as actors/webfilter/splice.py defines them, every one on (the default)
+        for name in ("banking", "health", "pinned_apps"):
+            await expect(page.locator(f"#splice-{name}")).to_be_checked()
+        await expect(page.locator("[data-category=banking] details")).to_contain_text("paypal.com")
+
+        # an entry added on the page is in the API's listing and in Squid's splice ACL
+        row = await add_with_markup(tab, "*.bank.test")
+        listed = (await wf.api.get("/api/tls-splice")).json()["data"]
+        assert [(e["domain"], e["description"]) for e in listed] == [("*.bank.test", HOSTILE)]
+        assert r"\.bank\.test$" in await _rendered_splice_list(wf)
+
+        # bad entries are refused with the API's words, nothing is added
+        await page.fill("#entry-value", "*.com")
+        await page.click("#add-form button[type=submit]")
+        await expect(tab.notice()).to_have_text(
+            "a `*.` wildcard needs a name of at least two labels after it: '*.com' (HTTP 400)"
+        )
+        await page.fill("#entry-value", "*.bank.test")
+        await page.click("#add-form button[type=submit]")
+        await expect(tab.notice()).to_contain_text("(HTTP 409)")
+        await expect(page.locator("#entries tbody tr")).to_have_count(1)
+        assert (await wf.api.get("/api/tls-splice")).json()["meta"]["total"] == 1
+
+        # a category switched off on the page leaves Squid's list; the others stay
+        await page.uncheck("#splice-banking")
+        await expect(tab.notice()).to_have_text("splice categories: health, pinned_apps")
+        settings = (await wf.api.get("/api/settings")).json()["data"]
+        assert settings["tls_splice_categories"] == ["health", "pinned_apps"]
+        rendered = await _rendered_splice_list(wf)
+        assert ".paypal.com" not in rendered and ".nhs.uk" in rendered and ".icloud.com" in rendered
+        await expect(page.locator("#splice-banking")).not_to_be_checked()
+
+        # interception switched on from the page: Squid bumps, and the page says so
+        await page.check("#tls-bump")
+        await expect(tab.notice()).to_have_text("TLS interception on")
+        await expect(page.locator("#tls-state")).to_have_text("Squid is bumping HTTPS now.")
+        assert (await wf.api.get("/api/status")).json()["data"]["proxy"]["ssl_bump"] is True
+        await screenshot(tab, "tls")
+        await page.uncheck("#tls-bump")
+        await expect(page.locator("#tls-state")).to_have_text("Squid is tunnelling HTTPS now.")
+
+        await row.locator("button.danger").click()
+        await expect(tab.notice()).to_have_text("deleted *.bank.test")
+        await expect(page.locator("#entries tbody tr.empty")).to_have_text("no entries")
+        assert (await wf.api.get("/api/tls-splice")).json()["data"] == []
+        assert "bank" not in await _rendered_splice_list(wf)
+
+
+async def test_stored_client_addresses_are_masked_from_the_maintenance_page(wf, ui_base, chromium):
+    probe = f"/ui-mask-{uuid.uuid4().hex[:8]}"
+    assert (await wf.fetch(wf.url("allowed.test", probe))).status_code == 200
+    assert (await wf.wait_logged(probe))["client_ip"] == "127.0.0.1"  # gdpr_mode is off: stored in full
+    async with browsing(chromium, ui_base, "#/maintenance") as tab:
+        page = tab.page
+        # cancelled: nothing is masked
+        page.once("dialog", lambda dialog: dialog.dismiss())
+        await page.click("#mask-clients")
+        await expect(page.locator("#mask-result")).to_have_text("")
+        assert (await wf.wait_logged(probe))["client_ip"] == "127.0.0.1"
+
+        messages: list[str] = []
+
+        async def accept(dialog: Any) -> None:
+            messages.append(dialog.message)
+            await dialog.accept()
+
+        page.once("dialog", accept)
+        await page.click("#mask-clients")
+        await expect(page.locator("#mask-result")).to_have_text(
+            re.compile(r"^masked [\d,]+ HTTP rows and [\d,]+ DNS rows$")
+        )
+        assert "cannot be undone" in messages[0]
+        http_rows, dns_rows = (
+            int(n.replace(",", "")) for n in re.findall(r"[\d,]+", await page.inner_text("#mask-result"))
+        )
+        assert http_rows >= 1  # at least the probe's row
+        assert (await wf.wait_logged(probe))["client_ip"] == "127.0.0.0"
+        await expect(page.locator("#audit")).to_contain_text(f"{http_rows} http, {dns_rows} dns")
+        await screenshot(tab, "maintenance-masked")
+
+        # nothing left to mask: the API's count is zero, and the page shows it
+        page.once("dialog", lambda dialog: dialog.accept())
+        await page.click("#mask-clients")
+        await expect(page.locator("#mask-result")).to_have_text(re.compile(r"^masked 0 HTTP rows and [\d,]+ DNS rows$"))

@@ -32,14 +32,12 @@ import httpx  # noqa: E402
 
 from actors.mitigation.node import MitigationNode  # noqa: E402
 from actors.mitigation.node_monitor import _proc_usage  # noqa: E402
+from rayfleet.crs.config import PROSE_EXCLUSIONS  # noqa: E402
 from tests.actors.mitigation.origin import static_origin_process  # noqa: E402
 from tests.actors.mitigation.waf_eval import SplitResults, evaluate_splits, load_crs_corpus, send  # noqa: E402
 
-# chosen on the dev split only: the PL2 SQL rules that fired on ordinary text there and on no dev attack
-# that no other rule caught (942200, 942260: "select ... from" in prose; 942400: "between ... and";
-# 942440: "#" and "'" in one sentence; 942130: "Love it <3" read as a tautology, whose attacks
-# the local rule 100190 catches since)
-DEV_EXCLUSIONS = [942130, 942200, 942260, 942400, 942440]
+# chosen on the dev split only (rayfleet/crs/config.py says which and why)
+DEV_EXCLUSIONS = list(PROSE_EXCLUSIONS)
 
 
 def engines(paranoia: int) -> dict[str, dict[str, Any]]:

@@ -148,7 +148,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=1500)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--paranoia", type=int, default=1, choices=[1, 2, 3, 4])
+    parser.add_argument("--paranoia", type=int, default=2, choices=[1, 2, 3, 4])
     parser.add_argument(
         "--show-misses", action="store_true", help="list the crs engine's misses and false positives on dev"
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from actors.webfilter import crsrules, grouprules, hostregex, waf
 from actors.webfilter.entries import is_pattern
-from rayfleet.crs.config import CLIENT_HEADER
+from rayfleet.crs.config import CLIENT_HEADER, PROSE_EXCLUSIONS
 
 CERT_DB_SIZE = "16MB"  # security_file_certgen database (created with -c, then used by sslcrtd_program)
 REGEX_ACL = "dstdom_regex -n -i"  # -n: an address is matched as written, never looked up in reverse DNS
@@ -56,9 +56,9 @@ class Policy:
     enable_waf: bool = True
     waf_categories: list[str] = field(default_factory=list)
     waf_engine: str = "url_regex"  # or "crs": plain-HTTP requests go through the CRS tier (`crstier`)
-    waf_paranoia_level: int = 1
+    waf_paranoia_level: int = 2
     waf_anomaly_threshold: int = 5
-    waf_exclusions: list[int] = field(default_factory=list)  # CRS rule ids removed
+    waf_exclusions: list[int] = field(default_factory=lambda: list(PROSE_EXCLUSIONS))  # CRS rule ids removed
     ssl_bump: bool = False
     proxy_listen: list[str] = field(default_factory=list)  # "addr:port" Squid also listens on (LAN clients)
     dns_listen: list[str] = field(default_factory=list)  # addresses dnsmasq also answers clients on (port 53)

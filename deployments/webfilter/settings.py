@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from actors.webfilter.splice import SPLICE_CATEGORIES
+from rayfleet.crs.config import PROSE_EXCLUSIONS
 
 MASK = "********"  # how a set secret is shown (and, sent back in a backup or a settings call, "keep it")
 
@@ -222,9 +223,9 @@ SETTINGS: dict[str, Setting] = {
             "inspected by ModSecurity + OWASP CRS in an nginx tier Squid uses as a parent, and refused while "
             "that tier is down",
         ),
-        Setting("waf_paranoia_level", 1, _integer(1, 4), "CRS paranoia level (crs engine)"),
+        Setting("waf_paranoia_level", 2, _integer(1, 4), "CRS paranoia level (crs engine)"),
         Setting("waf_anomaly_threshold", 5, _integer(1, 1000), "CRS inbound anomaly score that refuses (crs engine)"),
-        Setting("waf_exclusions", [], _rule_ids, "CRS rule ids removed (crs engine)"),
+        Setting("waf_exclusions", list(PROSE_EXCLUSIONS), _rule_ids, "CRS rule ids removed (crs engine)"),
         Setting(
             "ssl_bump_enabled",
             False,

@@ -173,7 +173,7 @@ RULES: tuple[LocalRule, ...] = (
         "a nested `${${`, headers included. Debian's CRS 3.3.4 has no Log4j rule; 932130 sees `${..}`\n"
         "in parameters and cookies only.",
         "Lookup injection (Log4Shell / JNDI)",
-        "attack-rce",
+        "attack-log4shell",
         VALUES + "|REQUEST_HEADERS",
         r"@rx (?:\$\{[^}]{0,64}\$\{|\$\{\s*(?:jndi|ctx|env|sys|java|lower|upper|date|main|base64|bundle|docker|k8s|log4j|marker|spring|web|script|dns|url|file)\s*:)",
         (*DECODE_TWICE, "lowercase"),

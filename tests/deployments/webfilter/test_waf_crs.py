@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rayfleet.crs.config import PROSE_EXCLUSIONS
 from tests.deployments.webfilter.conftest import Origin, Service, require_dataplane, running_service, state_folder
 from tests.polling import eventually
 
@@ -25,7 +26,7 @@ XXE = '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">
 async def crs(origin: Origin) -> AsyncIterator[Service]:
     require_dataplane()
     async for service in running_service(state_folder(), origin):
-        r = await service.api.post("/api/settings", json={"waf_engine": "crs", "waf_paranoia_level": 1})
+        r = await service.api.post("/api/settings", json={"waf_engine": "crs"})  # its defaults: PL2, PROSE_EXCLUSIONS
         assert r.status_code == 200, r.text
         yield service
 
@@ -47,8 +48,8 @@ async def test_crs_settings_are_validated_and_nothing_is_half_written(crs):
         r = await crs.api.post("/api/settings", json=bad)
         assert r.status_code == 400 and "waf_" in r.json()["detail"], bad
     settings = (await crs.api.get("/api/settings")).json()["data"]
-    assert settings["waf_engine"] == "crs" and settings["waf_paranoia_level"] == 1
-    assert settings["waf_exclusions"] == [] and settings["waf_anomaly_threshold"] == 5
+    assert settings["waf_engine"] == "crs" and settings["waf_paranoia_level"] == 2
+    assert settings["waf_exclusions"] == list(PROSE_EXCLUSIONS) and settings["waf_anomaly_threshold"] == 5
 
 
 async def test_attacks_anywhere_in_the_request_are_refused_through_squid_and_logged_by_category(crs):
@@ -82,7 +83,7 @@ async def test_attacks_anywhere_in_the_request_are_refused_through_squid_and_log
         r = await crs.proxy.request(method, **request)
         assert r.status_code == 200 and r.text.startswith("origin ok /crs-ok/"), (request["url"], r.status_code)
     stats = (await crs.api.get("/api/waf/stats")).json()["data"]
-    assert stats["engine"] == "crs" and stats["crs"]["running"] and stats["crs"]["paranoia_level"] == 1
+    assert stats["engine"] == "crs" and stats["crs"]["running"] and stats["crs"]["paranoia_level"] == 2
     by = {c["name"]: c["blocked"] for c in stats["categories"]}
     assert by["SQL_INJECTION"] >= 2 and by["LOG4SHELL"] >= 1 and by["XSS"] >= 1 and by["CRS"] >= 1
     # the tier's audit log says which rules refused them: libinjection's SQL and XSS rules among them

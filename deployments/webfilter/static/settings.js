@@ -49,7 +49,11 @@ function control(name, value) {
   }
   if (Array.isArray(value)) {
     const input = h("textarea", { id, rows: Math.max(2, value.length + 1), cols: 36, value: value.join("\n") });
-    return { input, read: () => input.value.split("\n").map((line) => line.trim()).filter(Boolean) };
+    // a list keeps the type of its items: rule ids are numbers (the API refuses "942100"); an empty list
+    // has no items to say it, so there a line of digits is a number
+    const numbers = value.length ? typeof value[0] === "number" : null;
+    const item = (line) => (numbers ?? /^[0-9]+$/.test(line)) ? Number(line) : line;
+    return { input, read: () => input.value.split("\n").map((line) => line.trim()).filter(Boolean).map(item) };
   }
   if (typeof value === "number") {
     const input = h("input", { type: "number", id, value: String(value) });

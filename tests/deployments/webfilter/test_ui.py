@@ -428,6 +428,13 @@ async def test_settings_show_the_score_with_what_each_item_needs_and_apply_an_ed
         block_row = page.locator("#score-items tbody tr", has_text="Direct IP blocking")
         assert (await cells(block_row))[2:] == ["yes", ""]
 
+        # a list of rule ids is edited as lines and saved as numbers (the API refuses "942130")
+        kept = (await wf.api.get("/api/settings")).json()["data"]["waf_exclusions"][1:]
+        await page.fill("#setting-waf_exclusions", "\n".join(str(i) for i in kept))
+        await page.click("#settings-form button[type=submit]")
+        await expect(tab.notice()).to_have_text("saved: waf_exclusions")
+        assert (await wf.api.get("/api/settings")).json()["data"]["waf_exclusions"] == kept
+
         # a bad value is refused with the API's words, and nothing is written
         await page.fill("#setting-log_retention_days", "0")
         await page.click("#settings-form button[type=submit]")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +40,26 @@ def tier_config(policy: Policy, port: int, resolver: str) -> tuple[CrsPolicy, Up
 
 
 class CrsHits:
-    """What the audit log of the tier at `root` says was refused: counts per category and per CRS rule
-    (the rules that scored, not the blocking evaluation), and the newest refusals."""
+    """What the audit log of the tier at `root` says was refused since `since` (the start, or the last
+    counter reset): counts per category and per CRS rule (the rules that scored, not the blocking
+    evaluation), and the newest refusals."""
 
-    def __init__(self, root: Path, keep: int = 50) -> None:
+    def __init__(self, root: Path, keep: int = 50, clock: Callable[[], float] = time.time) -> None:
         self.tail = AuditTail(CrsPaths(root).audit_log)
+        self.clock = clock
+        self.since = clock()
         self.categories: Counter[str] = Counter()
         self.rules: Counter[str] = Counter()
         self.recent: deque[dict[str, Any]] = deque(maxlen=keep)
+
+    def reset(self, at: float) -> None:
+        """Counters restart from `at`, now (`POST /api/counters/reset`): what the log holds so far is read
+        and dropped, so the counts and the refusals listed are the ones logged after the reset."""
+        self.read()
+        self.since = at
+        self.categories.clear()
+        self.rules.clear()
+        self.recent.clear()
 
     def read(self) -> dict[str, Any]:
         """Read what was logged since the last call, then the totals."""
@@ -57,7 +70,7 @@ class CrsHits:
             self.rules.update(fired)
             self.recent.append(
                 {
-                    "at": time.time(),
+                    "at": self.clock(),
                     "client_ip": block.client_ip,
                     "method": block.method,
                     "uri": block.uri[:200],
@@ -67,6 +80,7 @@ class CrsHits:
                 }
             )
         return {
+            "since": self.since,
             "categories": dict(self.categories),
             "top_rules": [{"rule": r, "hits": n} for r, n in self.rules.most_common(20)],
             "recent": list(self.recent)[-10:],

@@ -642,6 +642,10 @@ class DataPlane:
             **self.crs_hits.read(),
         }
 
+    def crs_reset(self, at: float) -> None:
+        """The tier's counts restart from `at` (the WAF counter reset)."""
+        self.crs_hits.reset(at)
+
     def running(self) -> bool:
         return self.squid is not None
 

@@ -205,6 +205,11 @@ class ProxyOwner:
         with self._lock:
             return self.plane.crs_report()
 
+    def crs_reset(self, at: float) -> None:
+        """The CRS tier's counts restart from `at` (`POST /api/counters/reset`)."""
+        with self._lock:
+            self.plane.crs_reset(at)
+
     def tls_capable(self) -> bool:
         """Whether the installed Squid can bump TLS (OpenSSL build with its certificate generator)."""
         return tls_capable(self.plane.config.squid_bin, self.plane.config.certgen_bin)

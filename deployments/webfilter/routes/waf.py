@@ -122,6 +122,7 @@ async def waf_test_rule(context: Ctx, body: TestRuleBody, user: User) -> dict[st
 async def counters_reset(context: Ctx, ip: Peer, user: User) -> dict[str, Any]:
     now = time.time()
     await context.db(context.store.set_meta, "counters_reset_at", repr(now))
+    await call(context.proxy, ProxyOwner.crs_reset, now)
     await context.db(context.store.audit, user.username, ip, "counters.reset")
     return ok({"reset_at": now})
 

@@ -113,6 +113,26 @@ async def test_a_disabled_category_removes_its_crs_family(crs):
     assert (await crs.fetch(sqli)).status_code == 403
 
 
+async def test_a_counter_reset_restarts_the_tiers_counts(crs):
+    assert (
+        await crs.fetch(crs.url("allowed.test", "/crs-before-reset?q=%3Cscript%3Ealert(1)%3C/script%3E"))
+    ).status_code == 403
+    reset = (await crs.api.post("/api/counters/reset")).json()["data"]["reset_at"]
+    stats = (await crs.api.get("/api/waf/stats")).json()["data"]
+    assert stats["since"] == reset and stats["crs"]["since"] == reset
+    assert stats["crs"]["categories"] == {} and stats["crs"]["recent"] == []
+    assert (
+        await crs.fetch(crs.url("allowed.test", "/crs-after-reset?q=%3Cscript%3Ealert(1)%3C/script%3E"))
+    ).status_code == 403
+
+    async def counted() -> dict[str, Any] | None:
+        report = (await crs.api.get("/api/waf/stats")).json()["data"]["crs"]
+        return report if report["categories"] == {"XSS": 1} else None
+
+    after = await eventually(counted, what="the refusal after the reset counted alone")
+    assert [r["uri"].split("?")[0] for r in after["recent"]] == ["/crs-after-reset"]
+
+
 async def test_with_the_tier_killed_inspected_requests_are_refused_until_it_is_back(crs):
     before = await _tier(crs)
     assert before["state"] == "running" and before["pid"]

@@ -496,16 +496,17 @@ class DataPlane:
             self._undo = {}
             self.policy = policy
             checked = time.perf_counter()
+            # dnsmasq first: a blocklist edit is answered without waiting for Squid's reconfiguration
+            if self.dns_conf_changed:
+                self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
+            elif self.hosts_changed:
+                self.reload_dns()
             reconfigure_s = 0.0
             if self.squid_changed and self.running():
                 reconfigure_s = self.reconfigure(check=False)
                 self.bumping = policy.ssl_bump
             if not squidconf.crs_on(policy):
                 self._stop_crs()  # once Squid no longer sends it anything
-            if self.dns_conf_changed:
-                self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
-            elif self.hosts_changed:
-                self.reload_dns()
             self.last_apply = {
                 "changed": changed,
                 "render_ms": round((rendered - started) * 1000, 2),

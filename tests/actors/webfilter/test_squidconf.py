@@ -12,6 +12,7 @@ from actors.webfilter.squidconf import (
     TlsFiles,
     access_rules,
     acl_files,
+    domain_names,
     dstdomain_entries,
     error_page,
     hosts_file,
@@ -256,3 +257,15 @@ def test_splice_rules_come_after_the_peek_and_before_the_bump(tmp_path):
         Policy(tls_splice=["bank.test"]), root=tmp_path, port=3128, dns="127.53.0.1", cache_mem_mb=8, user=None, tls=tls
     )
     assert "ssl_bump" not in off
+
+
+def test_domain_names_are_kept_per_content_and_handed_out_as_copies() -> None:
+    """The lines of a list are computed once per content: a caller changing its copy, or the list changing,
+    never shows up in the next answer."""
+    rules = ["b.test", "a.b.test", "*.w.test", "C.test"]
+    first = domain_names(rules)
+    assert first == [".b.test", ".c.test"]
+    first.append(".spoiled.test")
+    assert domain_names(list(rules)) == [".b.test", ".c.test"]
+    rules.append("d.test")
+    assert domain_names(rules) == [".b.test", ".c.test", ".d.test"]

@@ -4,7 +4,7 @@ Both run in the same process against the same static HAProxy origin (loopback on
   (a) the HAProxy-only node, `waf.engine: rules` at paranoia 2 (URL and headers, no bodies);
   (b) HAProxy in front of nginx + ModSecurity + OWASP CRS and the tier's local rules
       (rayfleet/crs/local_rules.py), `waf.engine: crs` at paranoia level 2, with CRS's defaults and
-      with the exclusions chosen on the dev split (DEV_EXCLUSIONS).
+      with the exclusions chosen on the dev split (rayfleet.crs.config.PROSE_EXCLUSIONS).
 Figures:
   detection and false positives of each, per split (dev, heldout) of
       tests/data/mitigation/crs_corpus.json (made by tests/data/mitigation/make_crs_corpus.py);
@@ -34,10 +34,13 @@ from actors.mitigation.node import MitigationNode  # noqa: E402
 from actors.mitigation.node_monitor import _proc_usage  # noqa: E402
 from rayfleet.crs.config import PROSE_EXCLUSIONS  # noqa: E402
 from tests.actors.mitigation.origin import static_origin_process  # noqa: E402
-from tests.actors.mitigation.waf_eval import SplitResults, evaluate_splits, load_crs_corpus, send  # noqa: E402
-
-# chosen on the dev split only (rayfleet/crs/config.py says which and why)
-DEV_EXCLUSIONS = list(PROSE_EXCLUSIONS)
+from tests.actors.mitigation.waf_eval import (  # noqa: E402
+    SplitResults,
+    bench_arguments,
+    evaluate_splits,
+    load_crs_corpus,
+    send,
+)
 
 
 def engines(paranoia: int) -> dict[str, dict[str, Any]]:
@@ -45,7 +48,7 @@ def engines(paranoia: int) -> dict[str, dict[str, Any]]:
         "haproxy-rules": {"waf": {"engine": "rules"}, "paranoia": paranoia},
         "crs": {"waf": {"engine": "crs", "paranoia_level": paranoia, "ban_after": 0}},
         "crs + exclusions": {
-            "waf": {"engine": "crs", "paranoia_level": paranoia, "ban_after": 0, "exclusions": DEV_EXCLUSIONS}
+            "waf": {"engine": "crs", "paranoia_level": paranoia, "ban_after": 0, "exclusions": list(PROSE_EXCLUSIONS)}
         },
     }
 
@@ -140,14 +143,8 @@ async def main(args: argparse.Namespace) -> None:
         ratio = other["node_us"] / max(rules["node_us"], 1e-9)
         print(f"CPU per request, {other['name']} / HAProxy-only: x{ratio:.1f}")
     if args.show_misses:
-        for line in crs["results"].of("dev").missed + crs["results"].of("dev").wrongly_blocked:
-            print("  ", line)
+        crs["results"].print_dev_misses()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=1500)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--paranoia", type=int, default=2, choices=[1, 2, 3, 4])
-    parser.add_argument("--show-misses", action="store_true", help="list the dev split's misses and false positives")
-    asyncio.run(main(parser.parse_args()))
+    asyncio.run(main(bench_arguments(__doc__).parse_args()))

@@ -40,7 +40,7 @@ from actors.webfilter import waf  # noqa: E402
 from actors.webfilter.dataplane import DataPlane, ProxySettings  # noqa: E402
 from actors.webfilter.squidconf import Policy  # noqa: E402
 from tests.actors.mitigation.origin import static_origin  # noqa: E402
-from tests.actors.mitigation.waf_eval import SplitResults, load_crs_corpus, send  # noqa: E402
+from tests.actors.mitigation.waf_eval import SplitResults, bench_arguments, load_crs_corpus, send  # noqa: E402
 from tests.deployments.webfilter.conftest import state_folder  # noqa: E402
 
 HOST = "shop.example"  # the corpus's Host; our dnsmasq answers it with the origin's loopback address
@@ -138,18 +138,9 @@ async def main(args: argparse.Namespace) -> None:
         measured = [await measure(port, name, policy, args) for name, policy in engines(args.paranoia).items()]
     for figures in measured:
         report(figures, measured[0])
-    if args.show_misses:  # the dev split only: what rules are written against
-        dev = measured[-1]["results"].of("dev")
-        for line in dev.missed + dev.wrongly_blocked:
-            print("  ", line)
+    if args.show_misses:
+        measured[-1]["results"].print_dev_misses()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=1500)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--paranoia", type=int, default=2, choices=[1, 2, 3, 4])
-    parser.add_argument(
-        "--show-misses", action="store_true", help="list the crs engine's misses and false positives on dev"
-    )
-    asyncio.run(main(parser.parse_args()))
+    asyncio.run(main(bench_arguments(__doc__).parse_args()))

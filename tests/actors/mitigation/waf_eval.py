@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,24 @@ class SplitResults:
 
     def of(self, split: str) -> WafResult:
         return self.splits.setdefault(split, WafResult())
+
+    def print_dev_misses(self) -> None:
+        """The dev split's misses and false positives: what rules are written against (never heldout)."""
+        dev = self.of("dev")
+        for line in dev.missed + dev.wrongly_blocked:
+            print("  ", line)
+
+
+def bench_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The options both WAF benches take: load size, clients, paranoia, `--show-misses`."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=1500)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--paranoia", type=int, default=2, choices=[1, 2, 3, 4])
+    parser.add_argument(
+        "--show-misses", action="store_true", help="list the CRS engine's misses and false positives on dev"
+    )
+    return parser
 
 
 async def send(client: httpx.AsyncClient, address: str, item: dict[str, Any]) -> int:

@@ -62,6 +62,15 @@ def sync(nodes: list[NodeCore]) -> None:
                     b.receive(a.log.missing_for(vector, anon, limit=10**9, heads=heads))
 
 
+def apply_and_attest(node: NodeCore, nodes: list[NodeCore]) -> None:
+    """`node` applies what its Raft committed and hands its attestations to every other node."""
+    node.apply_committed()
+    for attestation in node.take_attestations():
+        for other in nodes:
+            if other is not node:
+                other.add_attestation(attestation)
+
+
 def forge(node: NodeCore, type_: str, payload: dict[str, Any]) -> Event:
     """An event signed by `node` that skips its own validation (what a dishonest node gossips)."""
     chain = node.log.chains[node.node_id]

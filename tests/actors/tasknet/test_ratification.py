@@ -7,7 +7,7 @@ import pytest
 
 from actors.tasknet.ledger import Reject
 from actors.tasknet.rules_governance import ratify_message
-from tests.actors.tasknet.netsim import ManualClock, comparable, forge, make_network, sync
+from tests.actors.tasknet.netsim import ManualClock, apply_and_attest, comparable, forge, make_network, sync
 
 PERIOD_S = 60
 
@@ -91,11 +91,7 @@ def _drive(net, rounds):
         for node in net:
             for msg in node.raft.take_messages():
                 by_id[msg["to"]].raft.step(msg)
-            node.apply_committed()
-            for att in node.take_attestations():
-                for other in net:
-                    if other is not node:
-                        other.add_attestation(att)
+            apply_and_attest(node, net)
         sync(net)
 
 

@@ -14,7 +14,7 @@ from actors.tasknet.canonical import digest
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
 from actors.tasknet.rules_governance import ratify_message
-from tests.actors.tasknet.netsim import ManualClock, checkpoint_round, comparable, make_network, sync
+from tests.actors.tasknet.netsim import ManualClock, apply_and_attest, checkpoint_round, comparable, make_network, sync
 from tests.actors.tasknet.test_ratification import _ratified_by
 
 PERIOD_S = 60
@@ -175,11 +175,7 @@ def drive(net, rounds):
                     if target is not None:
                         target.step(msg)
         for node in net:
-            node.apply_committed()
-            for att in node.take_attestations():
-                for other in net:
-                    if other is not node:
-                        other.add_attestation(att)
+            apply_and_attest(node, net)
         sync(net)
 
 

@@ -39,7 +39,7 @@ from actors.mitigation.node_monitor import _proc_usage  # noqa: E402
 from actors.webfilter import waf  # noqa: E402
 from actors.webfilter.dataplane import DataPlane, ProxySettings  # noqa: E402
 from actors.webfilter.squidconf import Policy  # noqa: E402
-from tests.actors.mitigation.origin import static_origin  # noqa: E402
+from tests.actors.mitigation.origin import static_origin_process  # noqa: E402
 from tests.actors.mitigation.waf_eval import SplitResults, bench_arguments, load_crs_corpus, send  # noqa: E402
 from tests.deployments.webfilter.conftest import state_folder  # noqa: E402
 
@@ -89,25 +89,34 @@ async def load(proxy: str, address: str, items: list[dict[str, Any]], total: int
     return ok
 
 
-async def measure(origin_port: int, name: str, policy: Policy, args: argparse.Namespace) -> dict[str, Any]:
+async def measure(origin: tuple[str, int], name: str, policy: Policy, args: argparse.Namespace) -> dict[str, Any]:
     corpus = load_crs_corpus()
     benign = [c for c in corpus if c["label"] == "benign"]
     root = state_folder()
     plane = DataPlane(root, ProxySettings(hosts={HOST: "127.0.0.1"}, cache_mem_mb=8))
     await asyncio.to_thread(plane.start, policy)
-    proxy, address = f"http://127.0.0.1:{plane.port}", f"{HOST}:{origin_port}"
+    proxy, address = f"http://127.0.0.1:{plane.port}", f"{HOST}:{origin[0].rsplit(':', 1)[1]}"
     try:
         async with httpx.AsyncClient(proxy=proxy, trust_env=False, timeout=10.0) as client:
             results = await evaluate(client, address, corpus)
         await load(proxy, address, benign, 100, args.concurrency)  # warm up
         pids = plane_pids(plane)
-        cpu0, started = _proc_usage(pids)[0], time.perf_counter()
+        cpu0, origin0, started = _proc_usage(pids)[0], _proc_usage([origin[1]])[0], time.perf_counter()
         ok = await load(proxy, address, benign, args.requests, args.concurrency)
         seconds, cpu = time.perf_counter() - started, _proc_usage(pids)[0] - cpu0
+        origin_cpu = _proc_usage([origin[1]])[0] - origin0
     finally:
         await asyncio.to_thread(plane.stop)
         shutil.rmtree(root, ignore_errors=True)
-    return {"name": name, "results": results, "ok": ok, "rps": ok / seconds, "cpu_us": 1e6 * cpu / max(1, ok)}
+    per = 1e6 / max(1, ok)
+    return {
+        "name": name,
+        "results": results,
+        "ok": ok,
+        "rps": ok / seconds,
+        "cpu_us": cpu * per,
+        "origin_us": origin_cpu * per,
+    }
 
 
 def report(figures: dict[str, Any], peer: dict[str, Any]) -> None:
@@ -126,16 +135,16 @@ def report(figures: dict[str, Any], peer: dict[str, Any]) -> None:
     print(
         f"  ordinary load: {figures['ok']} answered 2xx, {figures['rps']:.0f} req/s "
         f"(x{figures['rps'] / peer['rps']:.2f} of no WAF), CPU {figures['cpu_us']:.0f} us/request "
-        f"(x{figures['cpu_us'] / max(peer['cpu_us'], 1e-9):.2f} of no WAF)"
+        f"(x{figures['cpu_us'] / max(peer['cpu_us'], 1e-9):.2f} of no WAF); origin {figures['origin_us']:.0f} us/request, "
+        f"served path / origin x{figures['cpu_us'] / max(figures['origin_us'], 1e-9):.1f} (goal >= 10)"
     )
 
 
 async def main(args: argparse.Namespace) -> None:
-    with static_origin() as origin:
-        port = int(origin.rsplit(":", 1)[1])
-        print(f"origin: HAProxy static `http-request return` at {origin}; loopback only; paranoia {args.paranoia}")
+    with static_origin_process() as origin:
+        print(f"origin: HAProxy static `http-request return` at {origin[0]}; loopback only; paranoia {args.paranoia}")
         print(f"load: {args.requests} ordinary requests (corpus benign items), {args.concurrency} keep-alive clients\n")
-        measured = [await measure(port, name, policy, args) for name, policy in engines(args.paranoia).items()]
+        measured = [await measure(origin, name, policy, args) for name, policy in engines(args.paranoia).items()]
     for figures in measured:
         report(figures, measured[0])
     if args.show_misses:

@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -91,9 +92,21 @@ def _imports(path: Path) -> dict[str, Path]:
     return found
 
 
-FUNCS = [f for path in _sources() for f in _functions(path)]
-IMPORTS = {path: _imports(path) for path in _sources()}
-FIXTURES = [f for f in FUNCS if f.fixture]
+@cache
+def funcs() -> list[Func]:
+    """Every function and class of the test sources (read on first use, not at collection: every
+    pytest process collects this file, and reading the sources costs seconds)."""
+    return [f for path in _sources() for f in _functions(path)]
+
+
+@cache
+def imports() -> dict[Path, dict[str, Path]]:
+    return {path: _imports(path) for path in _sources()}
+
+
+@cache
+def fixtures() -> list[Func]:
+    return [f for f in funcs() if f.fixture]
 
 
 def _key(f: Func) -> str:
@@ -108,7 +121,7 @@ def _visible(name: str, where: Path) -> list[Func]:
     """The fixtures called `name` a function of `where` can use (its file, then the conftests up)."""
     files = [where] + [d / "conftest.py" for d in [where.parent, *where.parent.parents] if d.is_relative_to(TESTS)]
     for file in files:
-        found = [f for f in FIXTURES if f.name == name and f.file == file]
+        found = [f for f in fixtures() if f.name == name and f.file == file]
         if found:
             return found
     return []
@@ -129,9 +142,9 @@ def _starts(f: Func, seen: frozenset[str] = frozenset()) -> bool:
     """`f` refers to a starter, or to a helper (of its own file, or imported from tests/) that does."""
     if f.names & STARTER_MARKS.keys() or f.spawns_server:
         return True
-    helpers = [g for g in FUNCS if g.name in f.names and not g.fixture and _key(g) not in seen]
+    helpers = [g for g in funcs() if g.name in f.names and not g.fixture and _key(g) not in seen]
     for other in helpers:
-        if other.file in (f.file, IMPORTS[f.file].get(other.name)) and _starts(other, seen | {_key(f)}):
+        if other.file in (f.file, imports()[f.file].get(other.name)) and _starts(other, seen | {_key(f)}):
             return True
     return False
 
@@ -139,9 +152,9 @@ def _starts(f: Func, seen: frozenset[str] = frozenset()) -> bool:
 @pytest.mark.parametrize("key", sorted(FIXTURE_MARKS))
 def test_every_tabled_fixture_exists(key: str) -> None:
     if "::" in key:
-        assert key in {_key(f) for f in FIXTURES}, f"{key}: no such fixture under tests/"
+        assert key in {_key(f) for f in fixtures()}, f"{key}: no such fixture under tests/"
         return
-    defined = sorted({_key(f) for f in FIXTURES if f.name == key})
+    defined = sorted({_key(f) for f in fixtures() if f.name == key})
     assert defined, f"{key}: no such fixture under tests/ (outside tests/e2e)"
     assert len(defined) == 1, f"{key} is defined in several places {defined}: qualify it as <file>::{key}"
 
@@ -158,12 +171,12 @@ def test_every_starter_exists(name: str) -> None:
 
 
 def test_every_fixture_that_starts_a_server_is_marked() -> None:
-    unmarked = sorted(_key(f) for f in FIXTURES if _starts(f) and not _covered(f))
+    unmarked = sorted(_key(f) for f in fixtures() if _starts(f) and not _covered(f))
     assert not unmarked, f"fixtures that start a server but are not in FIXTURE_MARKS: {unmarked}"
 
 
 def test_every_helper_that_spawns_a_server_is_a_starter() -> None:
-    spawning = sorted(_key(f) for f in FUNCS if f.spawns_server and not f.fixture)
+    spawning = sorted(_key(f) for f in funcs() if f.spawns_server and not f.fixture)
     missing = [k for k in spawning if k.split("::")[1] not in STARTER_MARKS]
     assert spawning, "the scan found no helper that spawns a server: has the check gone blind?"
     assert not missing, f"helpers that run a server binary but are not in STARTER_MARKS: {missing}"
@@ -194,7 +207,7 @@ def test_a_test_that_calls_a_starter_is_marked() -> None:
 
 def test_the_fixture_check_sees_an_entry_go_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(FIXTURE_MARKS, "redis_url")
-    unmarked = {_key(f) for f in FIXTURES if _starts(f) and not _covered(f)}
+    unmarked = {_key(f) for f in fixtures() if _starts(f) and not _covered(f)}
     assert unmarked == {"conftest.py::redis_url"}
 
 

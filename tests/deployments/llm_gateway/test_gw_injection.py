@@ -176,9 +176,10 @@ def test_second_round_hard_ordinary_prompts_pass(text):
     assert not blocked(text), score(text)
 
 
-def test_held_out_2_is_built_by_its_script_in_six_languages():
-    rows = [json.loads(line) for line in (DATA / "heldout2.jsonl").open(encoding="utf-8")]
-    spec = importlib.util.spec_from_file_location("heldout2", ROOT / "scripts" / "injection_heldout2.py")
+@pytest.mark.parametrize("name", ["heldout2", "heldout3"])
+def test_held_out_sets_are_built_by_their_scripts_in_six_languages(name):
+    rows = [json.loads(line) for line in (DATA / f"{name}.jsonl").open(encoding="utf-8")]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"injection_{name}.py")
     assert spec and spec.loader
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deployments.llm_gateway.injection import classifier
-from deployments.llm_gateway.injection.normalise import decoded_views, fold
-from deployments.llm_gateway.injection.rules import is_discussion, signals
+from deployments.llm_gateway.injection.normalise import decoded_views, fold, spaced_tail_view
+from deployments.llm_gateway.injection.rules import is_discussion, is_translation_request, signals
 
 __all__ = ["MAX_SCANNED_CHARS", "Verdict", "rule_score", "scanned", "score"]
 
@@ -57,9 +57,17 @@ def _rules(text: str) -> tuple[float, list[str], str, float]:
     text = scanned(text)
     folded = fold(text)
     found = signals(folded)
+    if "lapsed_instructions" in found and "addressed_to_model" not in found and is_translation_request(folded):
+        # "the old rules no longer apply" inside text to translate states a fact of that text; an imperative
+        # ("ignore your rules") in it still counts, since a translation request is a known carrier
+        del found["lapsed_instructions"]
     encoded: dict[str, float] = {}
-    for view in decoded_views(text):
-        encoded.update({k: v for k, v in signals(fold(view)).items() if k not in found})
+    views = [fold(view) for view in decoded_views(text)]
+    tail = spaced_tail_view(text)
+    if tail is not None:
+        views.append(tail)
+    for view in views:
+        encoded.update({k: v for k, v in signals(view).items() if k not in found})
     hidden = ENCODED_BONUS if sum(encoded.values()) >= ENCODED_MIN else 0.0
     weights = [*found.values(), *encoded.values(), hidden]
     total = sum(weights)

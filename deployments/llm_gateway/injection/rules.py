@@ -150,7 +150,12 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "override_instructions", 2.0, rf"\b(?:{lx.OVERRIDE_VERB})\b{_gap(6)}(?:{lx.RULES_OBJECT})\b", lx.OVERRIDE_VERB
     ),
-    _rule("lapsed_instructions", 2.0, rf"\b(?:{lx.RULES_OBJECT})\b{_gap(4)}(?:{lx.LAPSED})\b", lx.RULES_OBJECT),
+    _rule(
+        "lapsed_instructions",
+        2.0,
+        rf"\b(?:{lx.RULES_OBJECT})\b{_gap(4)}(?:{lx.LAPSED})\b|\b(?:{lx.LAPSED_FIRST})\b{_gap(2)}(?:{lx.RULES_OBJECT})\b",
+        f"{lx.RULES_OBJECT}|{lx.LAPSED_FIRST}",
+    ),
     _role("obey_me", 1.0, lx.OBEY_ME, end=""),
     _rule(
         "reveal_system_prompt", 2.0, rf"\b(?:{lx.REVEAL_VERB})\b{_gap(6)}(?:{lx.PROMPT_REFERENCE})\b", lx.REVEAL_VERB
@@ -211,6 +216,29 @@ RULES: tuple[Rule, ...] = (
     _role("character_lock", 0.5, lx.CHARACTER_LOCK),
     _rule("forged_turn", 0.75, rf"(?<![^\n\[(*])(?:{lx.FORGED_TURN})[\])*]* ?:", lx.FORGED_TURN),
     _role("addressed_to_model", 1.0, lx.ADDRESSED_TO_MODEL),
+    _rule(
+        "override_user",
+        1.0,
+        # German brackets the object: "beachte den Nutzer nicht"
+        rf"\b(?:{lx.OVERRIDE_VERB})\b{_gap(3)}(?:{lx.USER_TASK})\b|\bbeachte (?:den|die) (?:be)?nutzer\w* nicht\b",
+        lx.OVERRIDE_VERB,
+    ),
+    _rule("vocative_to_model", 1.0, lx.VOCATIVE, needs=lx.VOCATIVE_NAMES),
+    _rule("redirect_task", 0.75, lx.REDIRECT_TASK, "stop|quit|deja|arrete|hor|smetti|pare"),
+    _rule("vendor_staff", 0.5, _near(lx.VENDOR, lx.STAFF, 40), f"{lx.VENDOR}|{lx.STAFF}"),
+    _rule(
+        "reveal_quote_back",
+        1.5,
+        rf"\b(?:{lx.PROMPT_REFERENCE})\b[^\n]{{0,100}}?\b(?:{lx.QUOTE_BACK})\b",
+        lx.PROMPT_REFERENCE,
+        implies="prompt_reference",
+    ),
+    _rule(
+        "relative_persona",
+        1.5,
+        rf"\b(?:{lx.PERSONA})\b[^\n]{{0,60}}?\b(?:{lx.RELATIVE})\b[^\n]{{0,150}}?\b(?:{lx.TOLD_ME})\b",
+        lx.PERSONA,
+    ),
     _role("authority_claim", 1.0, lx.AUTHORITY_SOURCE),
     _role("privilege_claim", 1.0, lx.PRIVILEGE_CLAIM, end=""),
     _rule("obey_unconditionally", 1.0, rf"(?:{lx.OBEY_UNCONDITIONALLY})", lx.OBEY_UNCONDITIONALLY),
@@ -252,6 +280,12 @@ _LINK = re.compile(r"https?://\S+")
 _NAMED_DESTINATION = re.compile(lx.DESTINATION)
 _MAIL_DESTINATION = re.compile(lx.MAIL_DESTINATION)
 _DISCUSSION = re.compile(_near(lx.DISCUSSION_CUE, lx.ATTACK_TOPIC, 80))
+_PRIOR = re.compile(rf"\b(?:{lx.PRIOR})\b")
+# "the parking rules no longer apply" is about rules of the world unless the text points at the model's own
+# (``lexicon.PRIOR``): then it weighs as a weak signal, which counts only beside a stronger one
+LAPSED_UNPOINTED = 0.75
+_TRANSLATE_REQUEST = re.compile(lx.TRANSLATE_REQUEST)
+_THEN_OBEY = re.compile(lx.THEN_OBEY)
 
 
 def _exfiltration(folded: str, starts: dict[str, list[int]]) -> dict[str, float]:
@@ -366,9 +400,16 @@ def signals(folded: str) -> dict[str, float]:
                 found[rule.name] = rule.weight
     if "http" in folded or "@" in folded or "url" in folded or "webhook" in folded or "endpoint" in folded:
         found.update(_exfiltration(folded, starts))
+    if "lapsed_instructions" in found and _PRIOR.search(folded) is None:
+        found["lapsed_instructions"] = LAPSED_UNPOINTED
     return found
 
 
 def is_discussion(folded: str) -> bool:
     """The text asks about attacks (what they are, how to detect or defend) rather than making one."""
     return _DISCUSSION.search(folded) is not None
+
+
+def is_translation_request(folded: str) -> bool:
+    """The text asks for quoted text to be translated, and not for the translation to be obeyed."""
+    return _TRANSLATE_REQUEST.match(folded) is not None and _THEN_OBEY.search(folded) is None

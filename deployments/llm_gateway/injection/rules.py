@@ -47,6 +47,12 @@ class Rule:
     # a rule that can only match where this earlier rule matched too (its pattern contains that rule's):
     # ``signals`` does not try it when that one did not fire
     implies: str | None = None
+    # the anchors of a second role the pattern needs at a word start: without one of them the rule is not tried
+    also: frozenset[str] | None = None
+
+    def absent(self, starts: dict[str, list[int]]) -> bool:
+        """The second role cannot occur in the text whose word starts are ``starts``."""
+        return self.also is not None and self.also.isdisjoint(starts)
 
     def places(self, folded: str, starts: dict[str, list[int]]) -> list[int]:
         """Where matches of the rule start, in order (anchored rules only)."""
@@ -61,6 +67,8 @@ class Rule:
         can start nowhere else), unless there are so many such places that one search is cheaper."""
         if self.needs or self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
             return self.found(folded, None)
+        if self.absent(starts):
+            return False
         return self.found(folded, [p for a in self.anchors & starts.keys() for p in starts[a]])
 
     def found(self, folded: str, places: list[int] | None) -> bool:
@@ -137,8 +145,10 @@ def _rule(
     anchor: str | None = None,
     needs: tuple[str, ...] = (),
     implies: str | None = None,
+    also: str | None = None,
 ) -> Rule:
-    return Rule(name, weight, re.compile(pattern), anchors_of(anchor) if anchor is not None else None, needs, implies)
+    anchors = anchors_of(anchor) if anchor is not None else None
+    return Rule(name, weight, re.compile(pattern), anchors, needs, implies, anchors_of(also) if also else None)
 
 
 def _role(name: str, weight: float, role: str, end: str = r"\b") -> Rule:
@@ -225,19 +235,21 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule("vocative_to_model", 1.0, lx.VOCATIVE, needs=lx.VOCATIVE_NAMES),
     _rule("redirect_task", 0.75, lx.REDIRECT_TASK, "stop|quit|deja|arrete|hor|smetti|pare"),
-    _rule("vendor_staff", 0.5, _near(lx.VENDOR, lx.STAFF, 40), f"{lx.VENDOR}|{lx.STAFF}"),
+    _rule("vendor_staff", 0.5, _near(lx.VENDOR, lx.STAFF, 40), f"{lx.VENDOR}|{lx.STAFF}", also=lx.VENDOR),
     _rule(
         "reveal_quote_back",
         1.5,
         rf"\b(?:{lx.PROMPT_REFERENCE})\b[^\n]{{0,100}}?\b(?:{lx.QUOTE_BACK})\b",
         lx.PROMPT_REFERENCE,
         implies="prompt_reference",
+        also=lx.QUOTE_BACK,
     ),
     _rule(
         "relative_persona",
         1.5,
         rf"\b(?:{lx.PERSONA})\b[^\n]{{0,60}}?\b(?:{lx.RELATIVE})\b[^\n]{{0,150}}?\b(?:{lx.TOLD_ME})\b",
         lx.PERSONA,
+        also=lx.RELATIVE,
     ),
     _role("authority_claim", 1.0, lx.AUTHORITY_SOURCE),
     _role("privilege_claim", 1.0, lx.PRIVILEGE_CLAIM, end=""),
@@ -274,7 +286,9 @@ RULES: tuple[Rule, ...] = (
 _SEND = _rule("send", 0.0, rf"\b(?:{lx.SEND_VERB})\b", lx.SEND_VERB)
 _TOOL = _rule("tool", 0.0, lx.TOOL_CALL, lx.TOOL_VERB)
 _SENSITIVE = _rule("sensitive", 0.0, rf"\b(?:{lx.SENSITIVE})\b", lx.SENSITIVE)
-_ANCHORS = frozenset(a for rule in (*RULES, _SEND, _TOOL, _SENSITIVE) for a in rule.anchors or ())
+_ANCHORS = frozenset(
+    a for rule in (*RULES, _SEND, _TOOL, _SENSITIVE) for a in chain(rule.anchors or (), rule.also or ())
+)
 _ANCHOR_LENGTHS = sorted({len(a) for a in _ANCHORS})
 _LINK = re.compile(r"https?://\S+")
 _NAMED_DESTINATION = re.compile(lx.DESTINATION)
@@ -394,7 +408,7 @@ def signals(folded: str) -> dict[str, float]:
         found = {}
         for i in tried:
             rule = RULES[i]
-            if rule.implies is not None and rule.implies not in found:
+            if (rule.implies is not None and rule.implies not in found) or rule.absent(starts):
                 continue
             if rule.found(folded, places.get(i)):
                 found[rule.name] = rule.weight

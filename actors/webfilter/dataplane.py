@@ -118,11 +118,29 @@ def _write_atomic(path: Path, text: str) -> bool:
     """Replace `path` with `text` via a temporary file; False when the content is unchanged."""
     if path.exists() and path.read_text() == text:
         return False
+    _replace(path, text)
+    return True
+
+
+def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
-    return True
+
+
+def _side_by_side(commands: list[list[str]], timeout: float) -> list[subprocess.CompletedProcess[bytes]]:
+    """Run `commands` at the same time; their results, in order (one killed at `timeout` reports its signal)."""
+    started = [(argv, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)) for argv in commands]
+    done = []
+    for argv, process in started:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+        done.append(subprocess.CompletedProcess(argv, process.returncode, out, err))
+    return done
 
 
 def _port_open(port: int, host: str = "127.0.0.1") -> bool:
@@ -381,10 +399,12 @@ class DataPlane:
         (run / "watchdog.pid").write_text(str(self.watchdog.pid))
 
     def _put(self, path: Path, text: str) -> bool:
-        """`_write_atomic`, remembering what `path` held before, so a candidate Squid refuses can be undone."""
+        """`_write_atomic` (the file read once), remembering what `path` held before, so a candidate Squid
+        refuses can be undone."""
         before = path.read_text() if path.exists() else None
-        if not _write_atomic(path, text):
+        if before == text:
             return False
+        _replace(path, text)
         self._undo.setdefault(path, before)
         return True
 
@@ -462,12 +482,37 @@ class DataPlane:
         return changed
 
     def _check_parse(self) -> None:
-        done = subprocess.run(
-            [self.config.squid_bin, "-k", "parse", "-f", str(self.conf_path)], capture_output=True, timeout=60
-        )
+        self._squid_verdict(subprocess.run(self._parse_argv(), capture_output=True, timeout=60))
+
+    def _parse_argv(self) -> list[str]:
+        return [self.config.squid_bin, "-k", "parse", "-f", str(self.conf_path)]
+
+    @staticmethod
+    def _squid_verdict(done: subprocess.CompletedProcess[bytes]) -> None:
         if done.returncode != 0:
             lines = [ln for ln in done.stderr.decode(errors="replace").splitlines() if "FATAL" in ln or "ERROR" in ln]
             raise DataPlaneError("squid refused the configuration: " + "; ".join(lines[-3:]))
+
+    @staticmethod
+    def _dnsmasq_verdict(done: subprocess.CompletedProcess[bytes]) -> None:
+        if done.returncode != 0:
+            words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
+            raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
+
+    def _check_candidate(self) -> None:
+        """Squid parses its changed candidate (`squid -k parse`) and dnsmasq tests its own (`dnsmasq --test`)
+        side by side: each reads a whole blocklist, about 0.1 s apiece at 200 000 entries."""
+        dnsmasq_test = [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")]
+        checks = [
+            (argv, verdict)
+            for changed, argv, verdict in (
+                (self.squid_changed, self._parse_argv(), self._squid_verdict),
+                (self.dns_conf_changed, dnsmasq_test, self._dnsmasq_verdict),
+            )
+            if changed
+        ]
+        for (_, verdict), done in zip(checks, _side_by_side([argv for argv, _ in checks], timeout=60), strict=True):
+            verdict(done)
 
     def apply(self, policy: squidconf.Policy) -> dict[str, Any]:
         """Render `policy` as a candidate; when something changed, have Squid parse the candidate (`squid -k
@@ -484,10 +529,7 @@ class DataPlane:
             if changed:
                 try:
                     self._check_listeners(policy)
-                    if self.squid_changed:
-                        self._check_parse()
-                    if self.dns_conf_changed:
-                        self._check_dnsmasq()
+                    self._check_candidate()
                 except DataPlaneError as exc:
                     self._rollback()
                     if self.policy is not None:
@@ -501,6 +543,7 @@ class DataPlane:
                 self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
             elif self.hosts_changed:
                 self.reload_dns()
+            dns_ready = time.perf_counter()
             reconfigure_s = 0.0
             if self.squid_changed and self.running():
                 reconfigure_s = self.reconfigure(check=False)
@@ -513,6 +556,8 @@ class DataPlane:
                 "parse_checked": self.squid_changed,
                 "dns_restarted": self.dns_conf_changed,
                 "parse_ms": round((checked - rendered) * 1000, 2),
+                "dns_restart_ms": round((dns_ready - checked) * 1000, 2),
+                "dns_ready_ms": round((dns_ready - started) * 1000, 2),
                 "reconfigure_ms": round(reconfigure_s * 1000, 2),
                 "total_ms": round((time.perf_counter() - started) * 1000, 2),
                 "at": time.time(),
@@ -600,16 +645,6 @@ class DataPlane:
             _bindable(socket.SOCK_STREAM, host.strip("[]"), int(port), f"proxy_listen {address}")
         for host in sorted(set(policy.dns_listen) - set(last.dns_listen)):
             _bindable(socket.SOCK_DGRAM, host, 53, f"dns_listen {host}")
-
-    def _check_dnsmasq(self) -> None:
-        done = subprocess.run(
-            [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")],
-            capture_output=True,
-            timeout=30,
-        )
-        if done.returncode != 0:
-            words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
-            raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
     def _configure_crs(self, policy: squidconf.Policy) -> None:
         """Start the CRS tier, or give it `policy`'s configuration, when the WAF engine is `crs` (stopping it

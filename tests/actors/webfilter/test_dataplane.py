@@ -211,6 +211,27 @@ def test_a_blacklist_edit_blocks_the_name_and_its_subdomains_in_dns_and_whitelis
     assert plane.apply(_policy())["dns_restarted"] is False  # the same blocklist: dnsmasq untouched
 
 
+def test_list_edits_applied_by_difference_keep_dnsmasqs_answers_those_of_the_whole_list(plane):
+    """Edits the renderer applies by difference (domainindex) to a list dnsmasq reads packed several names a
+    line: a parent added covers its listed subdomains, a parent removed leaves them blocked on their own,
+    a whitelisted subdomain under a blocked parent is not sinkholed, and nothing else is blocked."""
+    many = [f"n{i}.many.test" for i in range(300)]
+    base = ["sinkholed.test", *many, "a.ads.test", "b.c.ads.test"]
+    plane.apply(_policy(domain_blacklist=base))
+    assert [_resolve(plane.dns, n) for n in ("n0.many.test", "x.n299.many.test", "b.c.ads.test")] == [["0.0.0.0"]] * 3
+    assert _resolve(plane.dns, "other.ads.test") == []
+    plane.apply(_policy(domain_blacklist=[*base, "ads.test"], domain_whitelist=["ok.ads.test"]))
+    assert (plane.root / "acl" / "domain_blacklist.txt").read_text().count("ads.test") == 1  # the parent covers both
+    assert _resolve(plane.dns, "other.ads.test") == ["0.0.0.0"]
+    assert _resolve(plane.dns, "ok.ads.test") == []  # the whitelist wins over the blocked parent
+    plane.apply(_policy(domain_blacklist=[n for n in base if n != "a.ads.test"]))
+    assert _resolve(plane.dns, "other.ads.test") == [] and _resolve(plane.dns, "a.ads.test") == []
+    assert _resolve(plane.dns, "deep.b.c.ads.test") == ["0.0.0.0"]  # listed on its own, still blocked
+    assert _resolve(plane.dns, "n150.many.test") == ["0.0.0.0"]
+    plane.apply(_policy())
+    assert _resolve(plane.dns, "n150.many.test") == []
+
+
 def test_a_restart_is_a_new_squid_on_the_same_port(plane, origin):
     before = plane.status()
     after = plane.restart_squid()

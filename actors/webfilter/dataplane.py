@@ -129,20 +129,6 @@ def _replace(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _side_by_side(commands: list[list[str]], timeout: float) -> list[subprocess.CompletedProcess[bytes]]:
-    """Run `commands` at the same time; their results, in order (one killed at `timeout` reports its signal)."""
-    started = [(argv, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)) for argv in commands]
-    done = []
-    for argv, process in started:
-        try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            out, err = process.communicate()
-        done.append(subprocess.CompletedProcess(argv, process.returncode, out, err))
-    return done
-
-
 def _port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.3)
@@ -482,68 +468,60 @@ class DataPlane:
         return changed
 
     def _check_parse(self) -> None:
-        self._squid_verdict(subprocess.run(self._parse_argv(), capture_output=True, timeout=60))
-
-    def _parse_argv(self) -> list[str]:
-        return [self.config.squid_bin, "-k", "parse", "-f", str(self.conf_path)]
-
-    @staticmethod
-    def _squid_verdict(done: subprocess.CompletedProcess[bytes]) -> None:
+        done = subprocess.run(
+            [self.config.squid_bin, "-k", "parse", "-f", str(self.conf_path)], capture_output=True, timeout=60
+        )
         if done.returncode != 0:
             lines = [ln for ln in done.stderr.decode(errors="replace").splitlines() if "FATAL" in ln or "ERROR" in ln]
             raise DataPlaneError("squid refused the configuration: " + "; ".join(lines[-3:]))
 
-    @staticmethod
-    def _dnsmasq_verdict(done: subprocess.CompletedProcess[bytes]) -> None:
+    def _check_dnsmasq(self) -> None:
+        done = subprocess.run(
+            [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")],
+            capture_output=True,
+            timeout=30,
+        )
         if done.returncode != 0:
             words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
             raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
-    def _check_candidate(self) -> None:
-        """Squid parses its changed candidate (`squid -k parse`) and dnsmasq tests its own (`dnsmasq --test`)
-        side by side: each reads a whole blocklist, about 0.1 s apiece at 200 000 entries."""
-        dnsmasq_test = [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")]
-        checks = [
-            (argv, verdict)
-            for changed, argv, verdict in (
-                (self.squid_changed, self._parse_argv(), self._squid_verdict),
-                (self.dns_conf_changed, dnsmasq_test, self._dnsmasq_verdict),
-            )
-            if changed
-        ]
-        for (_, verdict), done in zip(checks, _side_by_side([argv for argv, _ in checks], timeout=60), strict=True):
-            verdict(done)
-
     def apply(self, policy: squidconf.Policy) -> dict[str, Any]:
-        """Render `policy` as a candidate; when something changed, have Squid parse the candidate (`squid -k
-        parse`) before any signal. A candidate Squid refuses is undone file by file and DataPlaneError is
-        raised: the running Squid (and a supervised restart of it) keeps the last good configuration. Then
-        reconfigure Squid and reload dnsmasq. While a child is being restarted the files are still written:
-        the restarted process reads them."""
+        """Render `policy` as a candidate. DNS first: a changed dnsmasq candidate is tested (`dnsmasq --test`)
+        and dnsmasq restarted with it (it reads `address=` lines only at start), so a blocklist edit is answered
+        without waiting for Squid's parse of every ACL file; then Squid parses its changed candidate (`squid -k
+        parse`) before any signal. A candidate either refuses is undone file by file (dnsmasq restarted again
+        on the restored files when it had taken the candidate) and DataPlaneError is raised: the running Squid
+        (and a supervised restart of it) keeps the last good configuration. Then Squid is reconfigured. While
+        a child is being restarted the files are still written: the restarted process reads them."""
         with self._lock:
             started = time.perf_counter()
             self._undo = {}
             self._configure_crs(policy)
             changed = self._write(policy)
-            rendered = time.perf_counter()
+            rendered = dns_ready = checked = time.perf_counter()
+            dns_taken = False  # dnsmasq was (being) restarted on the candidate
             if changed:
                 try:
                     self._check_listeners(policy)
-                    self._check_candidate()
+                    if self.dns_conf_changed:
+                        self._check_dnsmasq()
+                        dns_taken = True
+                        self._restart_child("dnsmasq")
+                    dns_ready = time.perf_counter()
+                    if self.squid_changed:
+                        self._check_parse()
+                    checked = time.perf_counter()
                 except DataPlaneError as exc:
                     self._rollback()
+                    if dns_taken:
+                        self._restart_dnsmasq_on_the_last_good()
                     if self.policy is not None:
                         self._configure_crs(self.policy)
                     raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
             self._undo = {}
             self.policy = policy
-            checked = time.perf_counter()
-            # dnsmasq first: a blocklist edit is answered without waiting for Squid's reconfiguration
-            if self.dns_conf_changed:
-                self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
-            elif self.hosts_changed:
+            if self.hosts_changed and not self.dns_conf_changed:
                 self.reload_dns()
-            dns_ready = time.perf_counter()
             reconfigure_s = 0.0
             if self.squid_changed and self.running():
                 reconfigure_s = self.reconfigure(check=False)
@@ -555,14 +533,22 @@ class DataPlane:
                 "render_ms": round((rendered - started) * 1000, 2),
                 "parse_checked": self.squid_changed,
                 "dns_restarted": self.dns_conf_changed,
-                "parse_ms": round((checked - rendered) * 1000, 2),
-                "dns_restart_ms": round((dns_ready - checked) * 1000, 2),
-                "dns_ready_ms": round((dns_ready - started) * 1000, 2),
+                "dns_restart_ms": round((dns_ready - rendered) * 1000, 2),  # dnsmasq --test and the restart
+                "dns_ready_ms": round((dns_ready - started) * 1000, 2),  # the edit answered in DNS
+                "parse_ms": round((checked - dns_ready) * 1000, 2),  # squid -k parse
                 "reconfigure_ms": round(reconfigure_s * 1000, 2),
                 "total_ms": round((time.perf_counter() - started) * 1000, 2),
                 "at": time.time(),
             }
             return self.last_apply
+
+    def _restart_dnsmasq_on_the_last_good(self) -> None:
+        """After a rollback: dnsmasq took the refused candidate (or failed to start on it): start it again on
+        the restored files."""
+        try:
+            self._restart_child("dnsmasq")
+        except DataPlaneError:
+            log.error("dnsmasq did not restart on the last good configuration", extra={"root": str(self.root)})
 
     def reconfigure(self, check: bool = True) -> float:
         """Check, signal, and wait until Squid listens again with the new configuration (it closes its

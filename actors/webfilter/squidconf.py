@@ -469,15 +469,16 @@ LINE_BUDGET = 900
 
 
 def _packed(prefix: str, names: list[str], suffix: str) -> str:
-    """`prefix + name/name/... + suffix` lines of NAMES_A_LINE names (a line each for a run of long ones)."""
-    lines = []
-    for at in range(0, len(names), NAMES_A_LINE):
-        run = names[at : at + NAMES_A_LINE]
-        if sum(map(len, run)) + len(run) + len(prefix) + len(suffix) <= LINE_BUDGET:
-            lines.append(prefix + "/".join(run) + suffix)
-        else:
-            lines += [prefix + name + suffix for name in run]
-    return _lines("", lines)
+    """`prefix + name/name/... + suffix` lines of NAMES_A_LINE names; a line over LINE_BUDGET (long names)
+    is written a name a line instead."""
+    runs = range(0, len(names), NAMES_A_LINE)
+    lines = [prefix + "/".join(names[at : at + NAMES_A_LINE]) + suffix for at in runs]
+    if all(len(line) <= LINE_BUDGET for line in lines):
+        return _lines("", lines)
+    fitted: list[str] = []
+    for at, line in zip(runs, lines, strict=True):
+        fitted += [line] if len(line) <= LINE_BUDGET else [prefix + n + suffix for n in names[at : at + NAMES_A_LINE]]
+    return _lines("", fitted)
 
 
 def hosts_file(static: dict[str, str], sinkhole: list[str]) -> str:

@@ -5,7 +5,8 @@ overlapping `dstdomain` entries, and the parent covers it), sorted by the revers
 scratch this took about 0.5 s of every edit of a 200 000-name list, though an edit adds or removes one
 name. `DomainIndex` keeps the sorted forms and applies only the rules added and removed since the list it
 answers for; `DomainMemo` answers for the last few lists a render asks about (the blacklist, the names
-DNS blocks, the whitelists), deriving an unseen list's index from the one of the nearest size.
+DNS blocks, the whitelists), deriving an unseen list's index from the one of the nearest size, which it
+then replaces: one index a list, about 21 MB for 200 000 names (the names are the list's own strings).
 
 Order: a name's key is the name reversed plus a final dot, so the keys of a name's subdomains are exactly
 the keys that start with its own key, and they sort in one run right after it.
@@ -32,28 +33,25 @@ def _key(name: str) -> str:
     return name[::-1] + "."
 
 
-def _name(key: str) -> str:
-    return key[-2::-1]
+def _run(name: str) -> str:
+    """The first key past the run of `name`'s key and its subdomains' keys ('/' follows '.')."""
+    return name[::-1] + "/"
 
 
-def _run(key: str) -> str:
-    """The first key past the run of `key` and its subdomains' keys ('/' follows '.')."""
-    return key[:-1] + "/"
-
-
-def _outermost(keys: Iterable[str]) -> list[str]:
-    """The keys (sorted) of no listed parent: a key is dropped when it starts with the last kept one."""
+def _outermost(names: Iterable[str]) -> list[str]:
+    """The names (sorted by key) of no listed parent: a name under the last kept one is dropped."""
     kept: list[str] = []
-    for key in keys:
-        if kept and key.startswith(kept[-1]):
+    for name in names:
+        if kept and name.endswith("." + kept[-1]):
             continue
-        kept.append(key)
+        kept.append(name)
     return kept
 
 
 class DomainIndex:
     """The plain names of one list of rules (`*.name` and `/regex/` rules are kept aside, as rules).
-    Immutable once built: `derive` makes a new index for another list."""
+    Immutable once built: `derive` makes a new index for another list. Only names are stored (the
+    caller's strings where a rule is already normalised); keys are computed when searching."""
 
     def __init__(self, rules: Sequence[str]) -> None:
         self.rules = list(rules)
@@ -64,25 +62,26 @@ class DomainIndex:
             if is_pattern(rule):
                 self.pattern_rules.add(rule)
             elif name := normal(rule):
+                name = rule if name == rule else name
                 self.counts[name] = self.counts.get(name, 0) + 1
-        self.keys = sorted(_key(name) for name in self.counts)
-        self.kept_keys = _outermost(self.keys)
-        self.kept_names = [_name(key) for key in self.kept_keys]
+        self.names = sorted(self.counts, key=_key)
+        self.kept_names = _outermost(self.names)
 
-    def derive(self, rules: Sequence[str]) -> DomainIndex:
-        """The index of `rules`, from this one when the two lists differ by at most MAX_CHANGES rules."""
+    def derive(self, rules: Sequence[str]) -> DomainIndex | None:
+        """The index of `rules`, from this one; None when the two lists differ by more than MAX_CHANGES rules
+        (building it from scratch is then cheaper)."""
         new = list(rules)
         new_set = set(new)
         added = new_set - self.rule_set
         # every old rule is still there when the sizes say so (an edit that only adds skips a second pass)
         removed = self.rule_set - new_set if len(new_set) - len(added) < len(self.rule_set) else set()
         if len(added) + len(removed) > MAX_CHANGES:
-            return DomainIndex(new)
+            return None
         index = DomainIndex.__new__(DomainIndex)
         index.rules, index.rule_set = new, new_set
         index.counts = dict(self.counts)
         index.pattern_rules = set(self.pattern_rules)
-        index.keys, index.kept_keys, index.kept_names = list(self.keys), list(self.kept_keys), list(self.kept_names)
+        index.names, index.kept_names = list(self.names), list(self.kept_names)
         for rule in removed:
             index._remove(rule)
         for rule in added:
@@ -105,14 +104,13 @@ class DomainIndex:
         self.counts[name] = self.counts.get(name, 0) + 1
         if self.counts[name] > 1:
             return
-        key = _key(name)
-        insort(self.keys, key)
+        insort(self.names, name, key=_key)
         parent = name.partition(".")[2]
         if parent and self.covers(parent):
             return  # under a listed parent
-        low, high = bisect_left(self.kept_keys, key), bisect_left(self.kept_keys, _run(key))
-        self.kept_keys[low:high] = [key]  # its subdomains, kept until now, are covered by it
-        self.kept_names[low:high] = [name]
+        low = bisect_left(self.kept_names, _key(name), key=_key)
+        high = bisect_left(self.kept_names, _run(name), key=_key)
+        self.kept_names[low:high] = [name]  # its subdomains, kept until now, are covered by it
 
     def _remove(self, rule: str) -> None:
         if is_pattern(rule):
@@ -125,19 +123,18 @@ class DomainIndex:
         if self.counts[name] > 0:
             return
         del self.counts[name]
-        key = _key(name)
-        del self.keys[bisect_left(self.keys, key)]
-        at = bisect_left(self.kept_keys, key)
-        if at == len(self.kept_keys) or self.kept_keys[at] != key:
+        del self.names[bisect_left(self.names, _key(name), key=_key)]
+        at = bisect_left(self.kept_names, _key(name), key=_key)
+        if at == len(self.kept_names) or self.kept_names[at] != name:
             return  # it was under a listed parent, which still covers its subdomains
         # it was kept, so no parent of it is listed: its listed subdomains come out from under it
-        below = _outermost(self.keys[bisect_left(self.keys, key) : bisect_left(self.keys, _run(key))])
-        self.kept_keys[at : at + 1] = below
-        self.kept_names[at : at + 1] = [_name(k) for k in below]
+        low = bisect_left(self.names, _key(name), key=_key)
+        self.kept_names[at : at + 1] = _outermost(self.names[low : bisect_left(self.names, _run(name), key=_key)])
 
 
 class DomainMemo:
-    """The indexes of the last `size` lists asked about, most recent first; thread-safe."""
+    """The indexes of recent lists, most recent first; thread-safe. A list's index derived from a known
+    one replaces it (an edit supersedes the list it edited: one index a list, not one a version)."""
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
@@ -152,8 +149,12 @@ class DomainMemo:
                     self._indexes.insert(0, self._indexes.pop(at))
                     return known
             base = min(self._indexes, key=lambda known: abs(len(known.rules) - len(wanted)), default=None)
-            near = base is not None and abs(len(base.rules) - len(wanted)) <= MAX_CHANGES
-            index = base.derive(wanted) if base is not None and near else DomainIndex(wanted)
+            index = None
+            if base is not None and abs(len(base.rules) - len(wanted)) <= MAX_CHANGES:
+                index = base.derive(wanted)
+                if index is not None:
+                    self._indexes.remove(base)
+            index = index or DomainIndex(wanted)
             self._indexes.insert(0, index)
             del self._indexes[self.size :]
             return index

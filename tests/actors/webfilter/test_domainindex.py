@@ -15,7 +15,8 @@ def _names(rng: random.Random, count: int) -> list[str]:
     return ["".join(rng.choice(LABELS) + "." for _ in range(rng.randint(0, 3))) + "test" for _ in range(count)]
 
 
-def _dotted(index: DomainIndex) -> list[str]:
+def _dotted(index: DomainIndex | None) -> list[str]:
+    assert index is not None
     return ["." + name for name in index.kept_names]
 
 
@@ -47,16 +48,32 @@ def test_random_edits_match_the_list_computed_from_scratch() -> None:
                 rules.pop(rng.randrange(len(rules)))
             else:
                 rules.append(rng.choice([*_names(rng, 1), rng.choice(rules or ["a.test"]).upper() + "."]))
-        index = index.derive(rules)
+        derived = index.derive(rules)
+        assert derived is not None
+        index = derived
         assert _dotted(index) == dstdomain_entries(rules)
         assert all(index.covers(name) for name in index.kept_names)
 
 
-def test_a_large_difference_rebuilds_and_gives_the_same_answer() -> None:
+def test_a_large_difference_is_built_from_scratch_and_gives_the_same_answer() -> None:
     rng = random.Random(5)
-    first = [f"n{i}.test" for i in range(100)]
-    second = [*_names(rng, 50), *(f"m{i}.{rng.choice(LABELS)}.test" for i in range(MAX_CHANGES + 1))]
-    assert _dotted(DomainIndex(first).derive(second)) == dstdomain_entries(second)
+    first = [f"n{i}.test" for i in range(MAX_CHANGES)]
+    second = [*_names(rng, 50), *(f"m{i}.{rng.choice(LABELS)}.test" for i in range(MAX_CHANGES))]
+    assert DomainIndex(first).derive(second) is None
+    memo = DomainMemo()
+    memo.index(first)
+    assert _dotted(memo.index(second)) == dstdomain_entries(second)
+    assert _dotted(memo.index(first)) == dstdomain_entries(first)
+
+
+def test_an_edited_list_replaces_the_index_it_was_derived_from() -> None:
+    """One index a list, not one a version: 20 edits of a list leave one index in the memo."""
+    memo = DomainMemo()
+    rules = [f"d{i}.test" for i in range(MAX_CHANGES * 2)]
+    for n in range(20):
+        kept = set(memo.index([*rules, f"late{n}.test"]).kept_names)
+        assert f"late{n}.test" in kept and f"late{n - 1}.test" not in kept and len(kept) == len(rules) + 1
+    assert len(memo._indexes) == 1
 
 
 def test_the_memo_answers_each_list_and_never_mixes_two_lists() -> None:

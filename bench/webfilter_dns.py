@@ -120,7 +120,7 @@ def edits(entries: list[str], count: int) -> dict[str, list[float]]:
                 seen["cpu_self"].append(time.process_time() - cpu)
                 seen["cpu_children"].append(after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime)
                 for step in ("render_ms", "parse_ms", "dns_restart_ms", "dns_ready_ms", "reconfigure_ms"):
-                    seen.setdefault(step, []).append(steps[step] / 1000)
+                    seen.setdefault(step, []).append(steps.get(step, float("nan")) / 1000)
     finally:
         plane.stop()
     return seen

@@ -405,8 +405,13 @@ class DataPlane:
         self._acl_entries, self._sinkhole, self._blocklist = {}, None, None
 
     def _write(self, policy: squidconf.Policy) -> bool:
-        """Render what changed since the last call: an ACL file whose entries are the same is neither
-        rendered nor read back nor written (a list edit renders one file, not all of them)."""
+        """Render what changed since the last call, dnsmasq's files then Squid's (`_write_dns`, `_write_squid`)."""
+        dns = self._write_dns(policy)
+        return self._write_squid(policy) or dns
+
+    def _write_squid(self, policy: squidconf.Policy) -> bool:
+        """Render Squid's files that changed: an ACL file whose entries are the same is neither rendered nor
+        read back nor written (a list edit renders one file, not all of them)."""
         changed = False
         cfg = self.config
         self.tls = tlsfiles.prepare(
@@ -443,6 +448,11 @@ class DataPlane:
         )
         self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
+        self.squid_changed = changed  # squid.conf or an ACL file
+        return changed
+
+    def _write_dns(self, policy: squidconf.Policy) -> bool:
+        """Render dnsmasq's files that changed (its configuration, the static names, the blocklist)."""
         dns_dir = self.root / "dns"
         self.dns_conf_changed = self._put(
             dns_dir / "dnsmasq.conf",
@@ -455,7 +465,6 @@ class DataPlane:
                 as_root=os.geteuid() == 0,
             ),
         )
-        self.squid_changed = changed  # Squid's files (squid.conf, ACLs); dnsmasq's follow
         self.hosts_changed = False
         if self._sinkhole is None:  # the static names, once per start (blocking is in blocklist.conf)
             self.hosts_changed = self._put(dns_dir / "hosts", squidconf.hosts_file(self.config.hosts, []))
@@ -464,8 +473,7 @@ class DataPlane:
         if blocklist != self._blocklist:
             self.dns_conf_changed |= self._put(dns_dir / "blocklist.conf", blocklist)
             self._blocklist = blocklist
-        changed |= self.dns_conf_changed
-        return changed
+        return self.dns_conf_changed  # a changed hosts file alone needs only a SIGHUP
 
     def _check_parse(self) -> None:
         done = subprocess.run(
@@ -486,10 +494,10 @@ class DataPlane:
             raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
     def apply(self, policy: squidconf.Policy) -> dict[str, Any]:
-        """Render `policy` as a candidate. DNS first: a changed dnsmasq candidate is tested (`dnsmasq --test`)
-        and dnsmasq restarted with it (it reads `address=` lines only at start), so a blocklist edit is answered
-        without waiting for Squid's parse of every ACL file; then Squid parses its changed candidate (`squid -k
-        parse`) before any signal. A candidate either refuses is undone file by file (dnsmasq restarted again
+        """Render `policy` as a candidate, DNS first: dnsmasq's files are rendered, a changed dnsmasq candidate
+        is tested (`dnsmasq --test`) and dnsmasq restarted with it (it reads `address=` lines only at start), so
+        a blocklist edit is answered without waiting for Squid's files and Squid's parse of every ACL file; then
+        Squid's files are rendered and its changed candidate parsed (`squid -k parse`) before any signal. A candidate either refuses is undone file by file (dnsmasq restarted again
         on the restored files when it had taken the candidate) and DataPlaneError is raised: the running Squid
         (and a supervised restart of it) keeps the last good configuration. Then Squid is reconfigured. While
         a child is being restarted the files are still written: the restarted process reads them."""
@@ -497,27 +505,28 @@ class DataPlane:
             started = time.perf_counter()
             self._undo = {}
             self._configure_crs(policy)
-            changed = self._write(policy)
-            rendered = dns_ready = checked = time.perf_counter()
             dns_taken = False  # dnsmasq was (being) restarted on the candidate
-            if changed:
-                try:
-                    self._check_listeners(policy)
-                    if self.dns_conf_changed:
-                        self._check_dnsmasq()
-                        dns_taken = True
-                        self._restart_child("dnsmasq")
-                    dns_ready = time.perf_counter()
-                    if self.squid_changed:
-                        self._check_parse()
-                    checked = time.perf_counter()
-                except DataPlaneError as exc:
-                    self._rollback()
-                    if dns_taken:
-                        self._restart_dnsmasq_on_the_last_good()
-                    if self.policy is not None:
-                        self._configure_crs(self.policy)
-                    raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
+            try:
+                self._check_listeners(policy)
+                changed = self._write_dns(policy)
+                dns_rendered = time.perf_counter()
+                if self.dns_conf_changed:
+                    self._check_dnsmasq()
+                    dns_taken = True
+                    self._restart_child("dnsmasq")
+                dns_ready = time.perf_counter()
+                changed = self._write_squid(policy) or changed
+                rendered = time.perf_counter()
+                if self.squid_changed:
+                    self._check_parse()
+                checked = time.perf_counter()
+            except DataPlaneError as exc:
+                self._rollback()
+                if dns_taken:
+                    self._restart_dnsmasq_on_the_last_good()
+                if self.policy is not None:
+                    self._configure_crs(self.policy)
+                raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
             self._undo = {}
             self.policy = policy
             if self.hosts_changed and not self.dns_conf_changed:
@@ -530,12 +539,12 @@ class DataPlane:
                 self._stop_crs()  # once Squid no longer sends it anything
             self.last_apply = {
                 "changed": changed,
-                "render_ms": round((rendered - started) * 1000, 2),
+                "render_ms": round((dns_rendered - started + rendered - dns_ready) * 1000, 2),  # dnsmasq's + Squid's
                 "parse_checked": self.squid_changed,
                 "dns_restarted": self.dns_conf_changed,
-                "dns_restart_ms": round((dns_ready - rendered) * 1000, 2),  # dnsmasq --test and the restart
+                "dns_restart_ms": round((dns_ready - dns_rendered) * 1000, 2),  # dnsmasq --test and the restart
                 "dns_ready_ms": round((dns_ready - started) * 1000, 2),  # the edit answered in DNS
-                "parse_ms": round((checked - dns_ready) * 1000, 2),  # squid -k parse
+                "parse_ms": round((checked - rendered) * 1000, 2),  # squid -k parse
                 "reconfigure_ms": round(reconfigure_s * 1000, 2),
                 "total_ms": round((time.perf_counter() - started) * 1000, 2),
                 "at": time.time(),

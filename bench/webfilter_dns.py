@@ -7,8 +7,12 @@ Peers measured in the same run:
     answered queries count. The ratio blocklist / no list is the figure (goal >= 0.8). The Python client is
     the bottleneck at a few thousand q/s, so the ratio says "no slower at this rate", not dnsmasq's ceiling.
   * edit -> blocked answer: a DataPlane (Squid + supervised dnsmasq) runs a policy with 200k blacklisted
-    domains; one more domain is applied and its name queried until it answers 0.0.0.0 (dnsmasq restarts to
-    read the blocklist, Squid reconfigures): median and max of `--edits` edits (goal < 1 s).
+    domains; one more domain is applied (the previous edit's domain removed, so each edit adds one name and
+    removes one) while a client thread queries its name every 5 ms, from the start of the edit, until it
+    answers 0.0.0.0 (dnsmasq restarts to read the blocklist before Squid reconfigures): median and max of
+    `--edits` edits (goal < 1 s). Also printed: when the apply returned (Squid enforces it too: what an API
+    call waits for), the medians of the apply's steps, and the CPU time of this process (rendering) and of
+    its ended children (checks, the dnsmasq processes each restart ended) per edit.
 
 Usage:  python bench/webfilter_dns.py [--entries 200000] [--duration 5] [--threads 4] [--edits 5]
 Everything runs on loopback and stops by itself.
@@ -18,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -76,26 +82,48 @@ def load(address: str, duration: float, threads: int) -> float:
     return total / duration
 
 
-def edits(entries: list[str], count: int) -> list[float]:
+def _sinkholed(name: str, server: str) -> bool:
+    try:
+        answer = dns.query.udp(dns.message.make_query(name, dns.rdatatype.A), server, timeout=0.05)
+    except Exception:  # dnsmasq is restarting
+        return False
+    return [i.address for r in answer.answer for i in r] == ["0.0.0.0"]
+
+
+def _first_sinkholed(name: str, server: str, since: float, stop: threading.Event) -> float:
+    """Seconds from `since` until `name` first answers 0.0.0.0 (queried every 5 ms)."""
+    while not stop.is_set():
+        if _sinkholed(name, server):
+            return time.monotonic() - since
+        time.sleep(0.005)
+    return float("nan")
+
+
+def edits(entries: list[str], count: int) -> dict[str, list[float]]:
     plane = DataPlane(Path(tempfile.mkdtemp(prefix="wf-dns-bench-")), ProxySettings())
     plane.start(Policy(domain_blacklist=entries))
-    times = []
+    seen: dict[str, list[float]] = {"answer": [], "apply": [], "cpu_self": [], "cpu_children": []}
     try:
-        for n in range(count):
-            name = f"late{n}.bench.test"
-            started = time.monotonic()
-            plane.apply(Policy(domain_blacklist=[*entries, name]))
-            while True:
+        with concurrent.futures.ThreadPoolExecutor(1) as client:
+            for n in range(count):
+                name, stop = f"late{n}.bench.test", threading.Event()
+                cpu, children = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.monotonic()
+                answered = client.submit(_first_sinkholed, name, plane.dns, started, stop)
+                steps = plane.apply(Policy(domain_blacklist=[*entries, name]))
+                seen["apply"].append(time.monotonic() - started)
                 try:
-                    answer = dns.query.udp(dns.message.make_query(name, dns.rdatatype.A), plane.dns, timeout=0.5)
-                    if [i.address for r in answer.answer for i in r] == ["0.0.0.0"]:
-                        break
-                except Exception:
-                    pass
-            times.append(time.monotonic() - started)
+                    seen["answer"].append(answered.result(timeout=30))
+                finally:
+                    stop.set()
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                seen["cpu_self"].append(time.process_time() - cpu)
+                seen["cpu_children"].append(after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime)
+                for step in ("render_ms", "parse_ms", "dns_restart_ms", "dns_ready_ms", "reconfigure_ms"):
+                    seen.setdefault(step, []).append(steps.get(step, float("nan")) / 1000)
     finally:
         plane.stop()
-    return times
+    return seen
 
 
 def main() -> None:
@@ -120,9 +148,13 @@ def main() -> None:
                 child.wait()
     print(f"dnsmasq q/s with {args.entries} blocked domains: {with_list:.0f}; with no list: {without:.0f}; "
           f"ratio {with_list / without:.2f}")  # fmt: skip
-    times = edits(entries, args.edits)
-    print(f"blacklist edit -> blocked answer at {args.entries} entries: median {statistics.median(times):.2f} s, "
-          f"max {max(times):.2f} s over {len(times)} edits")  # fmt: skip
+    seen = edits(entries, args.edits)
+    answer, applied = seen["answer"], seen["apply"]
+    print(f"blacklist edit -> blocked answer at {args.entries} entries: median {statistics.median(answer):.2f} s, "
+          f"max {max(answer):.2f} s over {len(answer)} edits; apply returned (Squid too): median "
+          f"{statistics.median(applied):.2f} s, max {max(applied):.2f} s")  # fmt: skip
+    print("medians, s: " + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in seen.items()))
+    print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
 
 
 if __name__ == "__main__":

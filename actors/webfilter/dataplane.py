@@ -118,11 +118,15 @@ def _write_atomic(path: Path, text: str) -> bool:
     """Replace `path` with `text` via a temporary file; False when the content is unchanged."""
     if path.exists() and path.read_text() == text:
         return False
+    _replace(path, text)
+    return True
+
+
+def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
-    return True
 
 
 def _port_open(port: int, host: str = "127.0.0.1") -> bool:
@@ -381,10 +385,12 @@ class DataPlane:
         (run / "watchdog.pid").write_text(str(self.watchdog.pid))
 
     def _put(self, path: Path, text: str) -> bool:
-        """`_write_atomic`, remembering what `path` held before, so a candidate Squid refuses can be undone."""
+        """`_write_atomic` (the file read once), remembering what `path` held before, so a candidate Squid
+        refuses can be undone."""
         before = path.read_text() if path.exists() else None
-        if not _write_atomic(path, text):
+        if before == text:
             return False
+        _replace(path, text)
         self._undo.setdefault(path, before)
         return True
 
@@ -399,8 +405,13 @@ class DataPlane:
         self._acl_entries, self._sinkhole, self._blocklist = {}, None, None
 
     def _write(self, policy: squidconf.Policy) -> bool:
-        """Render what changed since the last call: an ACL file whose entries are the same is neither
-        rendered nor read back nor written (a list edit renders one file, not all of them)."""
+        """Render what changed since the last call, dnsmasq's files then Squid's (`_write_dns`, `_write_squid`)."""
+        dns = self._write_dns(policy)
+        return self._write_squid(policy) or dns
+
+    def _write_squid(self, policy: squidconf.Policy) -> bool:
+        """Render Squid's files that changed: an ACL file whose entries are the same is neither rendered nor
+        read back nor written (a list edit renders one file, not all of them)."""
         changed = False
         cfg = self.config
         self.tls = tlsfiles.prepare(
@@ -437,6 +448,11 @@ class DataPlane:
         )
         self.conf_changed = self._put(self.conf_path, conf)
         changed |= self.conf_changed
+        self.squid_changed = changed  # squid.conf or an ACL file
+        return changed
+
+    def _write_dns(self, policy: squidconf.Policy) -> bool:
+        """Render dnsmasq's files that changed (its configuration, the static names, the blocklist)."""
         dns_dir = self.root / "dns"
         self.dns_conf_changed = self._put(
             dns_dir / "dnsmasq.conf",
@@ -449,7 +465,6 @@ class DataPlane:
                 as_root=os.geteuid() == 0,
             ),
         )
-        self.squid_changed = changed  # Squid's files (squid.conf, ACLs); dnsmasq's follow
         self.hosts_changed = False
         if self._sinkhole is None:  # the static names, once per start (blocking is in blocklist.conf)
             self.hosts_changed = self._put(dns_dir / "hosts", squidconf.hosts_file(self.config.hosts, []))
@@ -458,8 +473,7 @@ class DataPlane:
         if blocklist != self._blocklist:
             self.dns_conf_changed |= self._put(dns_dir / "blocklist.conf", blocklist)
             self._blocklist = blocklist
-        changed |= self.dns_conf_changed
-        return changed
+        return self.dns_conf_changed  # a changed hosts file alone needs only a SIGHUP
 
     def _check_parse(self) -> None:
         done = subprocess.run(
@@ -469,37 +483,53 @@ class DataPlane:
             lines = [ln for ln in done.stderr.decode(errors="replace").splitlines() if "FATAL" in ln or "ERROR" in ln]
             raise DataPlaneError("squid refused the configuration: " + "; ".join(lines[-3:]))
 
+    def _check_dnsmasq(self) -> None:
+        done = subprocess.run(
+            [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")],
+            capture_output=True,
+            timeout=30,
+        )
+        if done.returncode != 0:
+            words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
+            raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
+
     def apply(self, policy: squidconf.Policy) -> dict[str, Any]:
-        """Render `policy` as a candidate; when something changed, have Squid parse the candidate (`squid -k
-        parse`) before any signal. A candidate Squid refuses is undone file by file and DataPlaneError is
-        raised: the running Squid (and a supervised restart of it) keeps the last good configuration. Then
-        reconfigure Squid and reload dnsmasq. While a child is being restarted the files are still written:
-        the restarted process reads them."""
+        """Render `policy` as a candidate, DNS first: dnsmasq's files are rendered, a changed dnsmasq candidate
+        is tested (`dnsmasq --test`) and dnsmasq restarted with it (it reads `address=` lines only at start), so
+        a blocklist edit is answered without waiting for Squid's files and Squid's parse of every ACL file; then
+        Squid's files are rendered and its changed candidate parsed (`squid -k parse`) before any signal. A candidate either refuses is undone file by file (dnsmasq restarted again
+        on the restored files when it had taken the candidate) and DataPlaneError is raised: the running Squid
+        (and a supervised restart of it) keeps the last good configuration. Then Squid is reconfigured. While
+        a child is being restarted the files are still written: the restarted process reads them."""
         with self._lock:
             started = time.perf_counter()
             self._undo = {}
             self._configure_crs(policy)
-            changed = self._write(policy)
-            rendered = time.perf_counter()
-            if changed:
-                try:
-                    self._check_listeners(policy)
-                    if self.squid_changed:
-                        self._check_parse()
-                    if self.dns_conf_changed:
-                        self._check_dnsmasq()
-                except DataPlaneError as exc:
-                    self._rollback()
-                    if self.policy is not None:
-                        self._configure_crs(self.policy)
-                    raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
+            dns_taken = False  # dnsmasq was (being) restarted on the candidate
+            try:
+                self._check_listeners(policy)
+                changed = self._write_dns(policy)
+                dns_rendered = time.perf_counter()
+                if self.dns_conf_changed:
+                    self._check_dnsmasq()
+                    dns_taken = True
+                    self._restart_child("dnsmasq")
+                dns_ready = time.perf_counter()
+                changed = self._write_squid(policy) or changed
+                rendered = time.perf_counter()
+                if self.squid_changed:
+                    self._check_parse()
+                checked = time.perf_counter()
+            except DataPlaneError as exc:
+                self._rollback()
+                if dns_taken:
+                    self._restart_dnsmasq_on_the_last_good()
+                if self.policy is not None:
+                    self._configure_crs(self.policy)
+                raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
             self._undo = {}
             self.policy = policy
-            checked = time.perf_counter()
-            # dnsmasq first: a blocklist edit is answered without waiting for Squid's reconfiguration
-            if self.dns_conf_changed:
-                self._restart_child("dnsmasq")  # dnsmasq re-reads only its hosts files on SIGHUP
-            elif self.hosts_changed:
+            if self.hosts_changed and not self.dns_conf_changed:
                 self.reload_dns()
             reconfigure_s = 0.0
             if self.squid_changed and self.running():
@@ -509,15 +539,25 @@ class DataPlane:
                 self._stop_crs()  # once Squid no longer sends it anything
             self.last_apply = {
                 "changed": changed,
-                "render_ms": round((rendered - started) * 1000, 2),
+                "render_ms": round((dns_rendered - started + rendered - dns_ready) * 1000, 2),  # dnsmasq's + Squid's
                 "parse_checked": self.squid_changed,
                 "dns_restarted": self.dns_conf_changed,
-                "parse_ms": round((checked - rendered) * 1000, 2),
+                "dns_restart_ms": round((dns_ready - dns_rendered) * 1000, 2),  # dnsmasq --test and the restart
+                "dns_ready_ms": round((dns_ready - started) * 1000, 2),  # the edit answered in DNS
+                "parse_ms": round((checked - rendered) * 1000, 2),  # squid -k parse
                 "reconfigure_ms": round(reconfigure_s * 1000, 2),
                 "total_ms": round((time.perf_counter() - started) * 1000, 2),
                 "at": time.time(),
             }
             return self.last_apply
+
+    def _restart_dnsmasq_on_the_last_good(self) -> None:
+        """After a rollback: dnsmasq took the refused candidate (or failed to start on it): start it again on
+        the restored files."""
+        try:
+            self._restart_child("dnsmasq")
+        except DataPlaneError:
+            log.error("dnsmasq did not restart on the last good configuration", extra={"root": str(self.root)})
 
     def reconfigure(self, check: bool = True) -> float:
         """Check, signal, and wait until Squid listens again with the new configuration (it closes its
@@ -600,16 +640,6 @@ class DataPlane:
             _bindable(socket.SOCK_STREAM, host.strip("[]"), int(port), f"proxy_listen {address}")
         for host in sorted(set(policy.dns_listen) - set(last.dns_listen)):
             _bindable(socket.SOCK_DGRAM, host, 53, f"dns_listen {host}")
-
-    def _check_dnsmasq(self) -> None:
-        done = subprocess.run(
-            [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")],
-            capture_output=True,
-            timeout=30,
-        )
-        if done.returncode != 0:
-            words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
-            raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
     def _configure_crs(self, policy: squidconf.Policy) -> None:
         """Start the CRS tier, or give it `policy`'s configuration, when the WAF engine is `crs` (stopping it

@@ -120,7 +120,7 @@ def test_start_lays_out_the_state_folder_and_runs_squid_and_dnsmasq(plane):
 
 
 def test_dnsmasq_answers_the_configured_names_and_sinkholes_the_blacklist(plane):
-    assert _resolve(plane.dns, "allowed.test") == ["127.0.0.1"]
+    assert _resolve(plane.dns, "candidate.test") == [] and _resolve(plane.dns, "sinkholed.test") == ["0.0.0.0"]
     assert _resolve(plane.dns, "sinkholed.test") == ["0.0.0.0"]
 
 
@@ -155,15 +155,22 @@ def test_an_acl_edit_rewrites_one_file_and_reconfigures_squid_without_a_restart(
 
 def test_a_candidate_squid_refuses_is_undone_and_the_last_good_configuration_keeps_running(plane, origin):
     """An entry that passed validation but that Squid cannot hold never reaches the running Squid, nor a
-    Squid its supervisor restarts."""
+    Squid its supervisor restarts; dnsmasq, which takes its part of a candidate before Squid parses its
+    own, is back on the last good blocklist when the call fails."""
     acl = plane.root / "acl"
     before = {name: (acl / name).read_text() for name in ("ip_blacklist.txt", "domain_blacklist.txt")}
     conf, pid = plane.conf_path.read_text(), plane.squid.pid
-    refused = _policy(ip_blacklist=["192.0.2.1", "1.2.3.4/99"], domain_blacklist=["sinkholed.test", "allowed.test"])
+    blocklist, dns_pid = (plane.root / "dns" / "blocklist.conf").read_text(), plane.dnsmasq.pid
+    refused = _policy(
+        ip_blacklist=["192.0.2.1", "1.2.3.4/99"], domain_blacklist=["sinkholed.test", "allowed.test", "candidate.test"]
+    )
     with pytest.raises(DataPlaneError, match="refused the configuration.*the last good configuration keeps running"):
         plane.apply(refused)
     assert {name: (acl / name).read_text() for name in before} == before and plane.conf_path.read_text() == conf
     assert plane.squid.pid == pid and plane.running()
+    assert (plane.root / "dns" / "blocklist.conf").read_text() == blocklist
+    assert plane.dnsmasq.pid != dns_pid  # it took the candidate, and was restarted on the restored files
+    assert _resolve(plane.dns, "candidate.test") == [] and _resolve(plane.dns, "sinkholed.test") == ["0.0.0.0"]
     with _proxy(plane) as client:
         assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
     os.kill(pid, signal.SIGKILL)  # what a restarted Squid reads is the last good configuration too
@@ -209,6 +216,27 @@ def test_a_blacklist_edit_blocks_the_name_and_its_subdomains_in_dns_and_whitelis
     assert answer.rcode() == dns.rcode.NXDOMAIN
     plane.apply(_policy())
     assert plane.apply(_policy())["dns_restarted"] is False  # the same blocklist: dnsmasq untouched
+
+
+def test_list_edits_applied_by_difference_keep_dnsmasqs_answers_those_of_the_whole_list(plane):
+    """Edits the renderer applies by difference (domainindex) to a list dnsmasq reads packed several names a
+    line: a parent added covers its listed subdomains, a parent removed leaves them blocked on their own,
+    a whitelisted subdomain under a blocked parent is not sinkholed, and nothing else is blocked."""
+    many = [f"n{i}.many.test" for i in range(300)]
+    base = ["sinkholed.test", *many, "a.ads.test", "b.c.ads.test"]
+    plane.apply(_policy(domain_blacklist=base))
+    assert [_resolve(plane.dns, n) for n in ("n0.many.test", "x.n299.many.test", "b.c.ads.test")] == [["0.0.0.0"]] * 3
+    assert _resolve(plane.dns, "other.ads.test") == []
+    plane.apply(_policy(domain_blacklist=[*base, "ads.test"], domain_whitelist=["ok.ads.test"]))
+    assert (plane.root / "acl" / "domain_blacklist.txt").read_text().count("ads.test") == 1  # the parent covers both
+    assert _resolve(plane.dns, "other.ads.test") == ["0.0.0.0"]
+    assert _resolve(plane.dns, "ok.ads.test") == []  # the whitelist wins over the blocked parent
+    plane.apply(_policy(domain_blacklist=[n for n in base if n != "a.ads.test"]))
+    assert _resolve(plane.dns, "other.ads.test") == [] and _resolve(plane.dns, "a.ads.test") == []
+    assert _resolve(plane.dns, "deep.b.c.ads.test") == ["0.0.0.0"]  # listed on its own, still blocked
+    assert _resolve(plane.dns, "n150.many.test") == ["0.0.0.0"]
+    plane.apply(_policy())
+    assert _resolve(plane.dns, "n150.many.test") == []
 
 
 def test_a_restart_is_a_new_squid_on_the_same_port(plane, origin):

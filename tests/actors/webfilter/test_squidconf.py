@@ -130,7 +130,7 @@ def test_a_list_edit_rewrites_only_that_acl_file(tmp_path):
         policy.domain_blacklist.append("y.test")
         assert plane._write(policy)
         assert (root / "acl" / "domain_blacklist.txt").read_text() == ".x.test\n.y.test\n"
-        assert "address=/y.test/#" in (root / "dns" / "blocklist.conf").read_text()
+        assert "address=/x.test/y.test/#" in (root / "dns" / "blocklist.conf").read_text()
         after = {p.name: p.stat().st_mtime_ns for p in (root / "acl").iterdir()}
         assert [n for n in stamps if stamps[n] != after[n]] == ["domain_blacklist.txt"]
         assert ip_file.read_text() == "edited by hand\n"
@@ -146,12 +146,24 @@ def test_the_dns_blocklist_covers_subdomains_and_whitelists_win():
         domain_blacklist=["ads.test", "cdn.ads.test", "track.test", "kept.test"],
         domain_whitelist=["ok.ads.test", "kept.test"],
     )
-    # one line per blocked domain (a listed subdomain of a listed parent is covered by it); the exactly
-    # whitelisted name is not blocked, the whitelisted subdomain goes to the upstreams
-    assert dns_blocklist(policy) == "address=/track.test/#\naddress=/ads.test/#\nserver=/ok.ads.test/#\n"
+    # the blocked domains, several a line (a listed subdomain of a listed parent is covered by it); the
+    # exactly whitelisted name is not blocked, the whitelisted subdomain goes to the upstreams
+    assert dns_blocklist(policy) == "address=/track.test/ads.test/#\nserver=/ok.ads.test/#\n"
     nx = Policy(domain_blacklist=["ads.test"], dns_block_mode="nxdomain")
     assert dns_blocklist(nx) == "address=/ads.test/\n"
     assert dns_blocklist(Policy(domain_blacklist=["ads.test"], enable_domain_blacklist=False)) == ""
+
+
+def test_the_dns_blocklist_packs_names_into_lines_dnsmasq_can_read():
+    from actors.webfilter.squidconf import LINE_BUDGET, NAMES_A_LINE, dns_blocklist
+
+    short = [f"n{i}.test" for i in range(NAMES_A_LINE + 1)]
+    long = [f"{'a' * 60}.{'b' * 60}.{'c' * 60}.{'d' * 60}{i}.test" for i in range(4)]  # 4 x 256 chars: over the budget
+    lines = dns_blocklist(Policy(domain_blacklist=short + long)).splitlines()
+    assert all(len(line) <= LINE_BUDGET for line in lines)
+    named = [name for line in lines for name in line.removeprefix("address=/").removesuffix("/#").split("/")]
+    assert sorted(named) == sorted(short + long)
+    assert len(dns_blocklist(Policy(domain_blacklist=short)).splitlines()) == 2  # NAMES_A_LINE names a line
 
 
 def test_wildcard_and_regex_rules_go_to_a_dstdom_regex_acl_of_their_own():

@@ -144,8 +144,9 @@ async def _push(t: Target, vmid: str, steps: Steps, text: str, dest: str) -> Non
         await t.run(["rm", "-f", staged])
 
 
-async def deploy(t: Target, config: LxcConfig, vmid: str, action: str, source: object, auto_start: bool) -> HostResult:
-    text, app = await load_compose(config, source)
+async def deploy(t: Target, vmid: str, action: str, compose: tuple[str, str], auto_start: bool) -> HostResult:
+    """`compose` is `load_compose`'s answer, read by the route (a bad file is a 400, never a failed job)."""
+    text, app = compose
     path = f"{cmd.APPS_DIR}/{app}/docker-compose.yml"
     steps = t.steps()
     async with t.locked([vmid]):
@@ -168,8 +169,8 @@ async def deploy(t: Target, config: LxcConfig, vmid: str, action: str, source: o
     return R(steps.text())
 
 
-async def update(t: Target, config: LxcConfig, vmid: str, source: object) -> HostResult:
-    text, app = await load_compose(config, source)
+async def update(t: Target, vmid: str, compose: tuple[str, str]) -> HostResult:
+    text, app = compose
     path = f"{cmd.APPS_DIR}/{app}/docker-compose.yml"
     steps = t.steps()
     async with t.locked([vmid]):

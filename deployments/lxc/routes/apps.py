@@ -36,21 +36,33 @@ async def app_run(svc: Svc, instance_id: InstanceId, body: AppRunBody | None = b
     return await apps.run(located(svc, body), v.vmid(instance_id), words)
 
 
-@router.post(f"{INSTANCE}/app/deploy", response_model=Result)
-async def app_deploy(svc: Svc, instance_id: InstanceId, body: AppDeployBody | None = body_opt) -> HostResult:
-    """Compose `action` on the app named by the file's first service, under /opt/lws/apps/<app>/."""
+@router.post(f"{INSTANCE}/app/deploy", response_model=Result, responses=JOB_ACCEPTED)
+async def app_deploy(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: AppDeployBody | None = body_opt
+) -> Any:
+    """Compose `action` on the app named by the file's first service, under /opt/lws/apps/<app>/.
+    With `Prefer: respond-async`: 202 and a job."""
     body = body or AppDeployBody()
     action = v.choice(body.action, "action", v.APP_ACTIONS)
-    compose_file = need(body.compose_file, "compose_file")
-    return await apps.deploy(located(svc, body), svc.config, v.vmid(instance_id), action, compose_file, body.auto_start)
+    t, vmid, auto_start = located(svc, body), v.vmid(instance_id), body.auto_start
+    compose = await apps.load_compose(svc.config, need(body.compose_file, "compose_file"))
+    target = {"instance_id": vmid, "key": t.key}
+    return await jobs.answer(
+        state, request, "app/deploy", target, lambda: apps.deploy(t, vmid, action, compose, auto_start)
+    )
 
 
-@router.post(f"{INSTANCE}/app/update", response_model=Result)
-async def app_update(svc: Svc, instance_id: InstanceId, body: AppUpdateBody | None = body_opt) -> HostResult:
-    """Copy the new compose file, pull images, recreate changed services."""
+@router.post(f"{INSTANCE}/app/update", response_model=Result, responses=JOB_ACCEPTED)
+async def app_update(
+    svc: Svc, state: Ctx, request: Request, instance_id: InstanceId, body: AppUpdateBody | None = body_opt
+) -> Any:
+    """Copy the new compose file, pull images, recreate changed services. With `Prefer: respond-async`:
+    202 and a job."""
     body = body or AppUpdateBody()
-    compose_file = need(body.compose_file, "compose_file")
-    return await apps.update(located(svc, body), svc.config, v.vmid(instance_id), compose_file)
+    t, vmid = located(svc, body), v.vmid(instance_id)
+    compose = await apps.load_compose(svc.config, need(body.compose_file, "compose_file"))
+    target = {"instance_id": vmid, "key": t.key}
+    return await jobs.answer(state, request, "app/update", target, lambda: apps.update(t, vmid, compose))
 
 
 @router.get(f"{INSTANCE}/app/logs/{{container_name}}", response_model=Result)

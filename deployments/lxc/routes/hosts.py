@@ -83,11 +83,13 @@ async def px_backup_lxc(svc: Svc, state: Ctx, request: Request, body: BackupLxcB
     return await jobs.answer(state, request, "backup", target, lambda: svc.backup_lxc(t, vmid, storage, mode))
 
 
-@router.post("/px/backup", response_model=Output)
-async def px_backup(svc: Svc, body: HostBackupBody | None = body_opt) -> HostResult:
-    """`tar -czf <backup_dir>/proxmox-backup-<ts>.tar.gz /etc/pve` on the host."""
+@router.post("/px/backup", response_model=Output, responses=JOB_ACCEPTED)
+async def px_backup(svc: Svc, state: Ctx, request: Request, body: HostBackupBody | None = body_opt) -> Any:
+    """`tar -czf <backup_dir>/proxmox-backup-<ts>.tar.gz /etc/pve` on the host; with
+    `Prefer: respond-async`: 202 and a job."""
     body = body or HostBackupBody()
-    return await svc.host_backup(located(svc, body), v.abs_path(body.backup_dir, "backup_dir"))
+    t, backup_dir = located(svc, body), v.abs_path(body.backup_dir, "backup_dir")
+    return await jobs.answer(state, request, "px/backup", {"hosts": [t.key]}, lambda: svc.host_backup(t, backup_dir))
 
 
 @router.post("/px/exec", response_model=Result, responses=EXEC_ERRORS)

@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
 
+from fastapi import APIRouter, Request
+
+from .. import jobs
 from .. import validate as v
 from ..models import ImageBody, UploadBody
-from ..responses import Output, Result
+from ..responses import JOB_ACCEPTED, Output, Result
 from ..service import HostResult
-from .common import Az, Region, Svc, body_opt, located, need
+from .common import Az, Ctx, Region, Svc, body_opt, located, need
 
 router = APIRouter(tags=["templates"])
 
 
-@router.post("/px/image", response_model=Output)
-async def px_image(svc: Svc, body: ImageBody | None = body_opt) -> HostResult:
-    """vzdump of the (stopped) container, stored in the template cache as `<template_name>.tar.gz`."""
+@router.post("/px/image", response_model=Output, responses=JOB_ACCEPTED)
+async def px_image(svc: Svc, state: Ctx, request: Request, body: ImageBody | None = body_opt) -> Any:
+    """vzdump of the (stopped) container, stored in the template cache as `<template_name>.tar.gz`;
+    with `Prefer: respond-async`: 202 and a job."""
     body = body or ImageBody()
     vmid = v.vmid(need(body.instance_id, "instance_id"))
     name = v.template_name(need(body.template_name, "template_name"))
-    return await svc.create_image(located(svc, body), vmid, name)
+    t = located(svc, body)
+    target = {"instance_id": vmid, "key": t.key}
+    return await jobs.answer(state, request, "px/image", target, lambda: svc.create_image(t, vmid, name))
 
 
 @router.delete("/px/image/{template_name}", response_model=Result)

@@ -204,3 +204,64 @@ def test_a_job_is_rebuilt_in_another_process_with_that_processs_service(fresh_si
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome == {"result": {"key": "eu-south-1/az1", "host": "127.0.0.1", "from_shared_service": True}}
+
+
+COMPOSE = "services:\n  web:\n    image: nginx:1.27\n"
+
+
+async def test_compose_deploy_and_update_template_image_and_host_backup_as_jobs(fresh_sim, tmp_path):
+    """The other operations that can outlive a request: app/deploy, app/update, px/image, px/backup."""
+    (tmp_path / "compose").mkdir()
+    (tmp_path / "compose" / "web.yml").write_text(COMPOSE)
+    with local_state():
+        client, app = make_client(fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
+        async with client:
+
+            async def done(response):
+                assert response.status_code == 202, response.text
+
+                async def finished():
+                    job = (await client.get(response.headers["location"])).json()
+                    return job if job["state"] != "running" else None
+
+                return await eventually(finished, timeout=60, what=f"the {response.json()['kind']} job")
+
+            vmid = await create_ct(client)
+            base = f"/api/v1/lxc/instances/{vmid}/app"
+            assert (await client.post(f"{base}/setup", json={"enable_nesting": True})).status_code == 200
+            ct = fresh_sim.model.containers[vmid]
+
+            deployed = await done(
+                await client.post(
+                    f"{base}/deploy", json={"action": "install", "compose_file": "web.yml"}, headers=ASYNC
+                )
+            )
+            assert deployed["kind"] == "app/deploy" and deployed["state"] == "succeeded", deployed
+            assert deployed["target"]["instance_id"] == vmid
+            assert ct["docker"]["containers"]["web-web-1"]["image"] == "nginx:1.27"
+
+            (tmp_path / "compose" / "web.yml").write_text(COMPOSE.replace("1.27", "1.28"))
+            updated = await done(await client.post(f"{base}/update", json={"compose_file": "web.yml"}, headers=ASYNC))
+            assert updated["state"] == "succeeded", updated
+            assert ct["docker"]["containers"]["web-web-1"]["image"] == "nginx:1.28"
+
+            # a compose file that cannot be used is refused before any job is made
+            jobs_before = len((await client.get("/api/v1/jobs")).json())
+            (tmp_path / "compose" / "bad.yml").write_text("services: [")
+            for path, body in ((f"{base}/deploy", {"compose_file": "bad.yml"}), (f"{base}/update", {})):
+                refused = await client.post(path, json=body, headers=ASYNC)
+                assert refused.status_code == 400, refused.text
+            assert len((await client.get("/api/v1/jobs")).json()) == jobs_before
+
+            imaged = await done(
+                await client.post(
+                    "/api/v1/px/image", json={"instance_id": vmid, "template_name": "golden"}, headers=ASYNC
+                )
+            )
+            assert imaged["kind"] == "px/image" and imaged["state"] == "succeeded", imaged
+            assert fresh_sim.model.host_path("/var/lib/vz/template/cache/golden.tar.gz").is_file()
+
+            saved = await done(await client.post("/api/v1/px/backup", json={"backup_dir": "/root/cfg"}, headers=ASYNC))
+            assert saved["kind"] == "px/backup" and saved["state"] == "succeeded", saved
+            assert list(fresh_sim.model.host_path("/root/cfg").glob("proxmox-backup-*.tar.gz"))
+        await app.state.component.service.pool.close()

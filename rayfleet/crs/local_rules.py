@@ -10,6 +10,11 @@ values; not on the path (traversal only), not inside the Referer's URL (most of 
 the Referer), and it decodes a value once. `VALUES` is those places plus the ones CRS does look
 at; the rules on them decode twice, so a payload percent-encoded once more than the application
 decodes (double encoding) is read as the application ends up reading it.
+
+libmodsecurity 3 decodes the request target before it splits off the query, so an encoded `?`
+(`%3F`) in the path cuts REQUEST_FILENAME short (`/files/<?php ...` is seen as `/files/<`).
+`PATH_RULE` keeps the raw path (before the first literal `?`) in `TX:rf_path`, which the rules
+read as well.
 """
 
 from __future__ import annotations
@@ -17,8 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+RAW_PATH = "TX:rf_path"  # the path as sent, still percent-encoded (set by PATH_RULE)
+PATH_RULE_ID = 100101
+PATH_RULE = (
+    "# The raw path (origin-form, or after the authority of an absolute URI from a proxy in front):\n"
+    "# REQUEST_FILENAME ends at the first `?` after decoding, %3F included.\n"
+    'SecRule REQUEST_URI_RAW "@rx ^(?:[a-z][a-z0-9+.-]*://[^/?#]*)?([^?#]*)" \\\n'
+    f"    \"id:{PATH_RULE_ID},phase:1,pass,nolog,capture,t:none,setvar:'tx.rf_path=%{{TX.1}}'\"\n"
+)
 VALUES = (
-    "REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer|REQUEST_COOKIES|!REQUEST_COOKIES:/__utm/|"
+    f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer|REQUEST_COOKIES|!REQUEST_COOKIES:/__utm/|"
     "REQUEST_COOKIES_NAMES|ARGS_NAMES|ARGS|XML:/*"
 )
 DECODE_TWICE = ("urlDecodeUni", "urlDecodeUni")
@@ -93,7 +106,7 @@ RULES: tuple[LocalRule, ...] = (
         "inside the Referer URL: CRS 3.3 runs libinjection on parameters, cookies and whole headers.",
         "SQL injection in the path or the Referer (libinjection)",
         "attack-sqli",
-        "REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer",
+        f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer",
         "@detectSQLi",
         ("urlDecodeUni", "utf8toUnicode"),
         paranoia=1,
@@ -103,7 +116,7 @@ RULES: tuple[LocalRule, ...] = (
         "XSS in the path or inside the Referer URL (libinjection), as 100110.",
         "XSS in the path or the Referer (libinjection)",
         "attack-xss",
-        "REQUEST_FILENAME|REQUEST_HEADERS:Referer",
+        f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_HEADERS:Referer",
         "@detectXSS",
         ("urlDecodeUni", "utf8toUnicode", "htmlEntityDecode"),
         paranoia=1,
@@ -127,13 +140,34 @@ RULES: tuple[LocalRule, ...] = (
         ),
     ),
     LocalRule(
+        100113,
+        "XSS encoded twice (`%253Cscript%253E`), in any value: CRS's libinjection rule 941100 decodes\n"
+        "once, and cookies are not decoded before it.",
+        "XSS after double decoding (libinjection)",
+        "attack-xss",
+        VALUES,
+        "@detectXSS",
+        (*DECODE_TWICE, "utf8toUnicode", "htmlEntityDecode"),
+        capture=False,
+    ),
+    LocalRule(
+        100114,
+        "SQL injection encoded twice, in any value (libinjection), as 100113.",
+        "SQL injection after double decoding (libinjection)",
+        "attack-sqli",
+        VALUES,
+        "@detectSQLi",
+        (*DECODE_TWICE, "utf8toUnicode"),
+    ),
+    LocalRule(
         100120,
         "LDAP filter injection: a value that closes a filter and opens another, or opens one with an\n"
-        "operator (`*)(uid=*`, `)(|(`, `(&(`). CRS 3.3 has no LDAP rules.",
+        "operator (`*)(uid=*`, `)(|(`, `(&(`), or an empty filter `()` against an operator or a wildcard\n"
+        "(`*()|&`, a probe for the filter's syntax errors). CRS 3.3 has no LDAP rules.",
         "LDAP filter injection",
         "attack-injection-ldap",
         VALUES,
-        r"@rx (?:\(\s*[&|!]\s*\(|\)\s*\(\s*(?:[&|!(]|[\w.-]+\s*[~<>]?=)|\*\s*\)\s*[(&|)]|\(\s*[\w.-]+\s*[~<>]?=\s*\*\s*\))",
+        r"@rx (?:\(\s*[&|!]\s*\(|\)\s*\(\s*(?:[&|!(]|[\w.-]+\s*[~<>]?=)|\*\s*\)\s*[(&|)]|\(\s*[\w.-]+\s*[~<>]?=\s*\*\s*\)|[*&|!]\(\)|\(\)[*&|!])",
         (*DECODE_TWICE, "htmlEntityDecode"),
     ),
     LocalRule(
@@ -191,6 +225,23 @@ RULES: tuple[LocalRule, ...] = (
         (*DECODE_TWICE, "htmlEntityDecode"),
     ),
     LocalRule(
+        100161,
+        "CRLF / response splitting in a multipart field: ModSecurity joins a part's lines, so its\n"
+        "ARGS lose the line break (`x\\r\\nLocation: ...` reads `xLocation: ...`). The raw body is read\n"
+        "instead, for lines only a response has: a redirect or a cookie being set, a refresh, a status line\n"
+        "(a part's own headers are Content-*).",
+        "HTTP header injection (CRLF) in a multipart field",
+        "attack-protocol",
+        "REQBODY_PROCESSOR",
+        "@streq MULTIPART",
+        (),
+        capture=False,
+        chain=Condition(
+            "REQUEST_BODY",
+            r"@rx (?i)[\r\n](?:set-cookie\s*:\s*[^\s=;:]+=|location\s*:\s*(?:[a-z][\w+.-]*:)?//|refresh\s*:\s*\d+\s*;|http/\d(?:\.\d)?\s+\d{3}\b)",
+        ),
+    ),
+    LocalRule(
         100170,
         "Path traversal inside the Referer URL, overlong UTF-8 slashes included (CRS 930100 and\n"
         "930110 exclude the Referer).",
@@ -201,11 +252,22 @@ RULES: tuple[LocalRule, ...] = (
         ("urlDecodeUni",),
     ),
     LocalRule(
+        100174,
+        "Path traversal in any value after two decodings, its segments joined by stray bytes as well\n"
+        "(`%\\..%\\..`, left by a broken or repeated encoding): two `..` segments behind a slash or a\n"
+        "backslash. CRS 930100/930110 decode once and want `../` or `..\\` whole.",
+        "Path traversal after double decoding",
+        "attack-lfi",
+        VALUES,
+        r"@rx (?:[\\/]\.{2,}[^\w\s]{0,2}){2}",
+        (*DECODE_TWICE, "removeNulls"),
+    ),
+    LocalRule(
         100171,
         "The OS files CRS 930120 knows (its own list), named in the Referer or the path.",
         "OS file access in the Referer or the path",
         "attack-lfi",
-        "REQUEST_HEADERS:Referer|REQUEST_FILENAME",
+        f"REQUEST_HEADERS:Referer|REQUEST_FILENAME|{RAW_PATH}",
         f"@pmFromFile {CRS_DATA}/lfi-os-files.data",
         ("utf8toUnicode", "urlDecodeUni", "normalizePathWin", "lowercase"),
     ),
@@ -242,15 +304,39 @@ RULES: tuple[LocalRule, ...] = (
     ),
     LocalRule(
         100190,
-        "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`),\n"
+        "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`) or leave\n"
+        "a boolean operator for the query's remainder to complete (`' OR`, `' and --`),\n"
         "stacked queries (`1;SELECT *`), tautologies opening a value (`or 0=0 --`) and SQL Server\n"
         "system variables (`@@version`), also behind JavaScript escapes (`\\x27`, t:jsDecode, which\n"
-        "CRS never applies to SQL): libinjection wants a whole statement, CRS's regexes more context.",
+        "CRS never applies to SQL) or the `&apos;` entity (which t:htmlEntityDecode leaves): libinjection\n"
+        "wants a whole statement, CRS's regexes more context.",
         "SQL injection probe",
         "attack-sqli",
         VALUES,
-        r"""@rx (?i)(?:['"`]\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*)""",
+        r"""@rx (?i)(?:(?:['"`]|&apos;?)\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|(?:['"`]|&apos;?)\s*\)?\s*(?:\b(?:or|and|xor)\b|\|\||&&)\s*(?:--|#|/\*|$)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*)""",
         (*DECODE_TWICE, "htmlEntityDecode", "jsDecode"),
+    ),
+    LocalRule(
+        100191,
+        "Injection metacharacters written as JavaScript / C escapes (`\\x27`, `\\u003c`, `\\x3D`): quotes,\n"
+        "brackets, angle brackets, `=`, `;`, `|` and the backtick. A parser or template that unescapes\n"
+        "them hands the application the character every injection rule looks for; ordinary text\n"
+        "writes the character itself (a JSON body's escapes are decoded before the rules read it).",
+        "Injection metacharacter as an escape sequence",
+        "attack-injection-generic",
+        VALUES,
+        r"@rx (?i)\\(?:x|u00)(?:2[2789]|3[bcde]|60|7c)",
+    ),
+    LocalRule(
+        100193,
+        "SQL Server and Oracle built-ins an injection calls to run commands, read the registry or\n"
+        "files, wait, reach out of band or hide itself from the log (`xp_cmdshell`, `sp_oacreate`,\n"
+        "`--sp_password`, `dbms_pipe`, `utl_http`): names with no meaning outside SQL. CRS 3.3 knows\n"
+        "a few of them, with their call syntax.",
+        "SQL Server / Oracle system procedure",
+        "attack-sqli",
+        VALUES,
+        r"@rx (?i)\b(?:xp_(?:cmdshell|reg\w+|dirtree|subdirs|fileexist|fixeddrives|servicecontrol|availablemedia|loginconfig|ntsec_\w+|terminate_process|instance_reg\w+)|sp_(?:password|executesql|oacreate|oamethod|configure|addlogin|addsrvrolemember|makewebtask|msforeach(?:table|db)|addextendedproc|execute_external_script|linkedservers|start_job)|dbms_(?:pipe|lock|xmlgen|java|scheduler|export_extension|utility|sql)|utl_(?:http|inaddr|tcp|smtp|file))\b",
     ),
     LocalRule(
         100192,
@@ -260,11 +346,11 @@ RULES: tuple[LocalRule, ...] = (
         "XSS or code in an escaped or split form",
         "attack-xss",
         VALUES,
-        r"""@rx (?i)(?:['"]\s*[;,)+-]\s*(?:alert|prompt|confirm|eval|fetch|settimeout|setinterval|document\s*\.|window\s*\.|location\s*[.=]|top\s*\.)\s*[(.=\[]|&(?:lt|#0*60|#x0*3c);?\s*/?\s*(?:script|iframe|img|svg|object|embed|body|style|a\s)|<!\[cdata\[|<\?(?:php\b|=))""",
+        r"""@rx (?i)(?:['"]\s*[;,)+-]\s*(?:(?:alert|prompt|confirm|eval|fetch|settimeout|setinterval)\s*[(`]|(?:document|window|self|top|parent|globalthis)\s*[.\[]|location\s*[.=])|&(?:lt|#0*60|#x0*3c);?\s*/?\s*(?:script|iframe|img|svg|object|embed|body|style|a\s)|<!\[cdata\[|<\?(?:php\b|=))""",
     ),
 )
 
 
 def render(crs_data: Path) -> str:
     """The rules file the tier includes; `crs_data` is CRS's rules folder."""
-    return "".join(rule.render() for rule in RULES).replace(CRS_DATA, str(crs_data))
+    return (PATH_RULE + "".join(rule.render() for rule in RULES)).replace(CRS_DATA, str(crs_data))

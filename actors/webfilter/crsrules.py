@@ -72,7 +72,7 @@ def extra_rules(enabled: list[str], exclusions: tuple[int, ...] = ()) -> str:
     for name, ids in family_ids(on).items():
         flag = "tx.rf_" + name.lower()
         lines += [f'SecRuleUpdateActionById {i} "setvar:{flag}=+1"' for i in ids if i not in skip]
-        lines += widen(i for i in ids if i not in skip)  # CRS's rules also read the path and the Referer
+        lines += widen(i for i in ids if i not in skip)  # CRS's rules also read the path
     flags = [f"tx.rf_{c.lower()}" for c in on]
     if flags:
         lines.append(

@@ -34,6 +34,10 @@ VALUES = (
     f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer|REQUEST_COOKIES|!REQUEST_COOKIES:/__utm/|"
     "REQUEST_COOKIES_NAMES|ARGS_NAMES|ARGS|XML:/*"
 )
+# every request header but the cookies (read one by one in VALUES), for the classes whose syntax ordinary
+# header values do not have: an application logs, forwards or uses them (X-Forwarded-Host, User-Agent).
+# Not `!REQUEST_HEADERS:Referer`: an exclusion drops the variable from the whole target list.
+HEADERS = "REQUEST_HEADERS|!REQUEST_HEADERS:Cookie"
 DECODE_TWICE = ("urlDecodeUni", "urlDecodeUni")
 
 
@@ -166,7 +170,7 @@ RULES: tuple[LocalRule, ...] = (
         "(`*()|&`, a probe for the filter's syntax errors). CRS 3.3 has no LDAP rules.",
         "LDAP filter injection",
         "attack-injection-ldap",
-        VALUES,
+        f"{VALUES}|{HEADERS}",
         r"@rx (?:\(\s*[&|!]\s*\(|\)\s*\(\s*(?:[&|!(]|[\w.-]+\s*[~<>]?=)|\*\s*\)\s*[(&|)]|\(\s*[\w.-]+\s*[~<>]?=\s*\*\s*\)|[*&|!]\(\)|\(\)[*&|!])",
         (*DECODE_TWICE, "htmlEntityDecode"),
     ),
@@ -192,13 +196,13 @@ RULES: tuple[LocalRule, ...] = (
     LocalRule(
         100140,
         "Server-side template injection: an expression inside template delimiters (Jinja/Twig\n"
-        "`{{7*7}}`, `{{x.__class__}}`, `{% import %}`; EL/Freemarker/Thymeleaf `${..}`, `#{..}`, `*{..}`;\n"
-        "ERB `<%= %>`; Velocity `#set($`). CRS 3.3 has no SSTI rules (941380 reads `{{` as AngularJS\n"
+        "`{{7*7}}`, `{{x.__class__}}`, `{% import %}`, any whole `{% tag ... %}`; EL/Freemarker/Thymeleaf\n"
+        "`${..}`, `#{..}`, `*{..}`; ERB `<%= %>`; Velocity `#set($`; Razor `@(7*7)`). CRS 3.3 has no SSTI rules (941380 reads `{{` as AngularJS\n"
         "XSS, in parameters only).",
         "Server-side template injection",
         "attack-injection-template",
-        VALUES,
-        r"""@rx (?:\{\{[^}]*?(?:\d\s*[*+/%-]\s*\d|__\w+__|\.\s*\w+\s*\(|\[\s*['"]|\|\s*\w+)|\{%-?\s*(?:import|include|extends|set|for|if|macro|from|load|debug|raw)\b|[$#*@]\{\s*(?:\d+\s*[*+/%-]\s*\d|T\s*\(|\{|['"]|[\w.]+\s*\(|[\w.]*(?:getClass|forName|getRuntime|exec|class)\b)|<%[=-]?\s*(?:\w+\s*[(.]|@|=|`)|#set\s*\(\s*\$)""",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?:\{\{[^}]*?(?:\d\s*[*+/%-]\s*\d|__\w+__|\.\s*\w+\s*\(|\[\s*['"]|\|\s*\w+)|\{%-?\s*(?:import|include|extends|set|for|if|macro|from|load|debug|raw)\b|\{%-?\s*[a-z_]\w*\b[^%}]*-?%\}|@\(\s*\d+\s*[*+/%\s-]\s*\d|[$#*@]\{\s*(?:\d+\s*[*+/%-]\s*\d|T\s*\(|\{|['"]|[\w.]+\s*\(|[\w.]*(?:getClass|forName|getRuntime|exec|class)\b)|<%[=-]?\s*(?:\w+\s*[(.]|@|=|`)|#set\s*\(\s*\$)""",
         (*DECODE_TWICE, "htmlEntityDecode"),
     ),
     LocalRule(
@@ -220,7 +224,7 @@ RULES: tuple[LocalRule, ...] = (
         "header names; custom X- headers and the Unicode form pass it.",
         "HTTP header injection (CRLF)",
         "attack-protocol",
-        VALUES,
+        f"{VALUES}|{HEADERS}",
         r"@rx (?i)(?:[\r\n]|\xe5\x98[\x8a\x8d])\s*(?:(?:set-cookie|location|content-[\w-]+|x-[\w-]+|refresh|access-control-[\w-]+|transfer-encoding|cache-control|link)\s*:|http/\d)",
         (*DECODE_TWICE, "htmlEntityDecode"),
     ),
@@ -295,16 +299,17 @@ RULES: tuple[LocalRule, ...] = (
         100180,
         "Command injection with shell syntax where CRS's RCE rules do not look (path, Referer,\n"
         "double-encoded values): a separator (; | & newline backtick $( ${IFS}) and a command given a\n"
-        "shell-shaped argument (an option, an absolute path, a drive, a URL, a number), a bare\n"
+        "shell-shaped argument (an option, an absolute path, a drive, a URL, an address, a number), a bare\n"
         "identity command, or a reverse-shell device.",
         "OS command injection (shell syntax)",
         "attack-rce",
-        VALUES,
-        r"""@rx (?i)(?:(?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:\$\{ifs\}\s*)*(?:/(?:usr/)?s?bin/)?(?:bash|sh|zsh|dash|ksh|nc|ncat|netcat|wget|curl|python[23]?|perl|ruby|php|powershell|pwsh|cmd(?:\.exe)?|certutil|nslookup|uname|whoami|id|cat|ls|dir|type|sleep|ping|chmod|rm|echo|printf|tftp|telnet)(?:\s+-{1,2}\w|\s+/(?:[\w.~]|$)|\s+[a-z]:\\|\s+https?://|\s+\d+\s*(?:$|[;&|`)'"])|\$\{ifs\})|(?:[;|`]|&&|\$\()\s*(?:\$\{ifs\}\s*)*(?:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`)])|/dev/(?:tcp|udp)/|\$\{ifs\})""",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:(?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:\$\{ifs\}\s*)*(?:/(?:usr/)?s?bin/)?(?:bash|sh|zsh|dash|ksh|nc|ncat|netcat|wget|curl|python[23]?|perl|ruby|php|powershell|pwsh|cmd(?:\.exe)?|certutil|nslookup|uname|whoami|id|cat|ls|dir|type|sleep|ping|chmod|rm|echo|printf|tftp|telnet)(?:\s+-{1,2}\w|\s+/(?:[\w.~]|$)|\s+[a-z]:\\|\s+https?://|\s+\d{1,3}(?:\.\d{1,3}){3}\b|\s+\d+\s*(?:$|[;&|`)'"])|\$\{ifs\})|(?:[;|`]|&&|\$\()\s*(?:\$\{ifs\}\s*)*(?:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`)])|/dev/(?:tcp|udp)/|\$\{ifs\})""",
     ),
     LocalRule(
         100190,
-        "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`) or leave\n"
+        "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`, `' and\n"
+        "sleep(5)`, a function injections call) or leave\n"
         "a boolean operator for the query's remainder to complete (`' OR`, `' and --`),\n"
         "stacked queries (`1;SELECT *`), tautologies opening a value (`or 0=0 --`) and SQL Server\n"
         "system variables (`@@version`), also behind JavaScript escapes (`\\x27`, t:jsDecode, which\n"
@@ -312,8 +317,8 @@ RULES: tuple[LocalRule, ...] = (
         "wants a whole statement, CRS's regexes more context.",
         "SQL injection probe",
         "attack-sqli",
-        VALUES,
-        r"""@rx (?i)(?:(?:['"`]|&apos;?)\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|(?:['"`]|&apos;?)\s*\)?\s*(?:\b(?:or|and|xor)\b|\|\||&&)\s*(?:--|#|/\*|$)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*)""",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:(?:['"`]|&apos;?)\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|(?:sleep|benchmark|pg_sleep|randomblob|extractvalue|updatexml|load_file|ascii|substr(?:ing)?|char|chr|concat(?:_ws)?|elt|make_set|if)\s*\(|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|(?:['"`]|&apos;?)\s*\)?\s*(?:\b(?:or|and|xor)\b|\|\||&&)\s*(?:--|#|/\*|$)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*)""",
         (*DECODE_TWICE, "htmlEntityDecode", "jsDecode"),
     ),
     LocalRule(

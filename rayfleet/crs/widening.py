@@ -1,7 +1,11 @@
-"""CRS 3.3's injection rules widened to where an attack also stands in a request: the path (as sent,
-and as libmodsecurity decodes it) and the URL in the Referer. CRS runs them on parameters, cookies and
-some headers only; a REST path segment or a link carries the same payloads. Both components apply it:
-the mitigation node to every family, the web filter to the families of its enabled categories."""
+"""CRS 3.3's injection rules widened to the path, where an attack also stands in a request (a REST path
+segment): as sent (libmodsecurity ends its decoded path at an encoded `?`, `local_rules.PATH_RULE`) and
+as decoded. CRS runs them on parameters, cookies and some headers only. Both components apply it: the
+mitigation node to every family, the web filter to the families of its enabled categories.
+
+Not the Referer: it is a whole URL (`&`, `=`, brackets), and CRS's rules, written for one value, refuse
+ordinary ones (932200 on a search engine's `?q=blue+shoes+(size+42)&oq=...`). The local rules read the
+Referer with patterns of their own classes."""
 
 from __future__ import annotations
 
@@ -13,9 +17,9 @@ from pathlib import Path
 from rayfleet.crs.config import CRS_RULES
 from rayfleet.crs.local_rules import RAW_PATH
 
-WIDENED_TARGETS = f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_HEADERS:Referer"
-# CRS's injection families: traversal / LFI 930, RCE 932, XSS 941, SQLi 942, Java / Log4j 944. Not RFI (931):
-# a Referer is a URL of another site as often as not, and 931130 would refuse every cross-site link.
+WIDENED_TARGETS = f"{RAW_PATH}|REQUEST_FILENAME"
+# CRS's injection families: traversal / LFI 930, RCE 932, XSS 941, SQLi 942, Java / Log4j 944. Not RFI (931),
+# whose 931130 reads any URL naming another host as remote file inclusion.
 WIDENED_RANGES: tuple[tuple[int, int], ...] = (
     (930000, 930999),
     (932000, 932999),
@@ -53,7 +57,7 @@ def widened(rule_id: int) -> bool:
 
 
 def widen(rule_ids: Iterable[int]) -> list[str]:
-    """The directives adding the path and the Referer to those of these rules that are widened."""
+    """The directives adding the path to those of these rules that are widened."""
     return [f"SecRuleUpdateTargetById {i} {WIDENED_TARGETS}" for i in rule_ids if widened(i)]
 
 

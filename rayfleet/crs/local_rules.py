@@ -300,25 +300,49 @@ RULES: tuple[LocalRule, ...] = (
         "Command injection with shell syntax where CRS's RCE rules do not look (path, Referer,\n"
         "double-encoded values): a separator (; | & newline backtick $( ${IFS}) and a command given a\n"
         "shell-shaped argument (an option, an absolute path, a drive, a URL, an address, a number), a bare\n"
-        "identity command, or a reverse-shell device.",
+        "identity command (after a line break: in lower case only, `ID` alone on a line is prose), or a\n"
+        "reverse-shell device.",
         "OS command injection (shell syntax)",
         "attack-rce",
         f"{VALUES}|{HEADERS}",
-        r"""@rx (?i)(?:(?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:\$\{ifs\}\s*)*(?:/(?:usr/)?s?bin/)?(?:bash|sh|zsh|dash|ksh|nc|ncat|netcat|wget|curl|python[23]?|perl|ruby|php|powershell|pwsh|cmd(?:\.exe)?|certutil|nslookup|uname|whoami|id|cat|ls|dir|type|sleep|ping|chmod|rm|echo|printf|tftp|telnet)(?:\s+-{1,2}\w|\s+/(?:[\w.~]|$)|\s+[a-z]:\\|\s+https?://|\s+\d{1,3}(?:\.\d{1,3}){3}\b|\s+\d+\s*(?:$|[;&|`)'"])|\$\{ifs\})|(?:[;|`]|&&|\$\()\s*(?:\$\{ifs\}\s*)*(?:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`)])|/dev/(?:tcp|udp)/|\$\{ifs\})""",
+        r"""@rx (?i)(?:(?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:\$\{ifs\}\s*)*(?:/(?:usr/)?s?bin/)?(?:bash|sh|zsh|dash|ksh|nc|ncat|netcat|wget|curl|python[23]?|perl|ruby|php|powershell|pwsh|cmd(?:\.exe)?|certutil|nslookup|uname|whoami|id|cat|ls|dir|type|sleep|ping|chmod|rm|echo|printf|tftp|telnet)(?:\s+-{1,2}\w|\s+/(?:[\w.~]|$)|\s+[a-z]:\\|\s+https?://|\s+\d{1,3}(?:\.\d{1,3}){3}\b|\s+\d+\s*(?:$|[;&|`)'"])|\$\{ifs\})|(?:[;|`]|&&|\$\()\s*(?:\$\{ifs\}\s*)*(?:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`)])|[\r\n]\s*(?-i:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`])|/dev/(?:tcp|udp)/|\$\{ifs\})""",
+    ),
+    LocalRule(
+        100182,
+        "Code injection into an interpreter the application evaluates (PHP, Python, Java): a string\n"
+        "closed and an execution function called (`\";system('id');//`), PHP's `${@expr}`, Python's\n"
+        "`__import__(` / `os.popen(`, Java's `Runtime.getRuntime()`. CRS's PHP and Java rules read\n"
+        "parameters only and decode once.",
+        "Code injection (execution function)",
+        "attack-rce",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:['"]\s*[;.)]\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert|create_function|call_user_func)\s*\(|\$\{\s*@\s*\w+\s*\(|\b__import__\s*\(|\bos\s*\.\s*(?:system|popen|exec\w*|spawn\w*)\s*\(|\bsubprocess\s*\.\s*(?:call|run|popen|check_output)\s*\(|\bruntime\s*\.\s*getruntime\s*\(|\bprocessbuilder\s*\()""",
+    ),
+    LocalRule(
+        100183,
+        "Object deserialization payloads: a serialized Java object (base64 `rO0AB`, hex `aced0005`), a\n"
+        'PHP serialized object (`O:4:"User":1:{`), a JSON polymorphic type naming a Java class\n'
+        '(`"@type": "com.sun..."`, Fastjson / Jackson gadgets; schema.org\'s `"@type": "Product"`\n'
+        "passes), a YAML language tag (`!!python/object`), a Java class-loader property path\n"
+        "(`class.module.classLoader`, Spring4Shell). CRS 933/944 know some, in parameters only.",
+        "Deserialization payload or class-loader path",
+        "attack-rce",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:(?:^|[^\w+/])rO0AB|\baced0005|(?:^|[;{:])\s*[oc]:\d+:"[\w\\]+":\d+:\{|["']@type["']\s*:\s*["'][a-z_$][\w$]*(?:\.[\w$]+){2,}|!!(?:python/(?:object|name|module)|javax?\.|com\.sun\.|ruby/(?:object|hash))|\bclass\s*\.\s*(?:module\s*\.\s*)?classloader\b)""",
     ),
     LocalRule(
         100190,
         "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`, `' and\n"
         "sleep(5)`, a function injections call) or leave\n"
         "a boolean operator for the query's remainder to complete (`' OR`, `' and --`),\n"
-        "stacked queries (`1;SELECT *`), tautologies opening a value (`or 0=0 --`) and SQL Server\n"
+        "UNION SELECT with a column list (`union select null,`), stacked queries (`1;SELECT *`), tautologies opening a value (`or 0=0 --`) and SQL Server\n"
         "system variables (`@@version`), also behind JavaScript escapes (`\\x27`, t:jsDecode, which\n"
         "CRS never applies to SQL) or the `&apos;` entity (which t:htmlEntityDecode leaves): libinjection\n"
         "wants a whole statement, CRS's regexes more context.",
         "SQL injection probe",
         "attack-sqli",
         f"{VALUES}|{HEADERS}",
-        r"""@rx (?i)(?:(?:['"`]|&apos;?)\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|(?:sleep|benchmark|pg_sleep|randomblob|extractvalue|updatexml|load_file|ascii|substr(?:ing)?|char|chr|concat(?:_ws)?|elt|make_set|if)\s*\(|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|(?:['"`]|&apos;?)\s*\)?\s*(?:\b(?:or|and|xor)\b|\|\||&&)\s*(?:--|#|/\*|$)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*)""",
+        r"""@rx (?i)(?:(?:['"`]|&apos;?)\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|(?:sleep|benchmark|pg_sleep|randomblob|extractvalue|updatexml|load_file|ascii|substr(?:ing)?|char|chr|concat(?:_ws)?|elt|make_set|if)\s*\(|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|(?:['"`]|&apos;?)\s*\)?\s*(?:\b(?:or|and|xor)\b|\|\||&&)\s*(?:--|#|/\*|$)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*|\bunion\s+(?:all\s+|distinct\s+)?select\s+(?:null\b|\d+\s*(?:,|$|\bfrom\b)|@@|\*|(?:char|concat|group_concat|version|database|user)\s*\(|[\w.]+\s*,\s*[\w.]+))""",
         (*DECODE_TWICE, "htmlEntityDecode", "jsDecode"),
     ),
     LocalRule(

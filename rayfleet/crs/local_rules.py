@@ -10,6 +10,11 @@ values; not on the path (traversal only), not inside the Referer's URL (most of 
 the Referer), and it decodes a value once. `VALUES` is those places plus the ones CRS does look
 at; the rules on them decode twice, so a payload percent-encoded once more than the application
 decodes (double encoding) is read as the application ends up reading it.
+
+libmodsecurity 3 decodes the request target before it splits off the query, so an encoded `?`
+(`%3F`) in the path cuts REQUEST_FILENAME short (`/files/<?php ...` is seen as `/files/<`).
+`PATH_RULE` keeps the raw path (before the first literal `?`) in `TX:rf_path`, which the rules
+read as well.
 """
 
 from __future__ import annotations
@@ -17,10 +22,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+RAW_PATH = "TX:rf_path"  # the path as sent, still percent-encoded (set by PATH_RULE)
+PATH_RULE_ID = 100101
+PATH_RULE = (
+    "# The raw path (origin-form, or after the authority of an absolute URI from a proxy in front):\n"
+    "# REQUEST_FILENAME ends at the first `?` after decoding, %3F included.\n"
+    'SecRule REQUEST_URI_RAW "@rx ^(?:[a-z][a-z0-9+.-]*://[^/?#]*)?([^?#]*)" \\\n'
+    f"    \"id:{PATH_RULE_ID},phase:1,pass,nolog,capture,t:none,setvar:'tx.rf_path=%{{TX.1}}'\"\n"
+)
 VALUES = (
-    "REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer|REQUEST_COOKIES|!REQUEST_COOKIES:/__utm/|"
+    f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer|REQUEST_COOKIES|!REQUEST_COOKIES:/__utm/|"
     "REQUEST_COOKIES_NAMES|ARGS_NAMES|ARGS|XML:/*"
 )
+# every request header but the cookies (read one by one in VALUES), for the classes whose syntax ordinary
+# header values do not have: an application logs, forwards or uses them (X-Forwarded-Host, User-Agent).
+# Not `!REQUEST_HEADERS:Referer`: an exclusion drops the variable from the whole target list.
+HEADERS = "REQUEST_HEADERS|!REQUEST_HEADERS:Cookie"
 DECODE_TWICE = ("urlDecodeUni", "urlDecodeUni")
 
 
@@ -93,7 +110,7 @@ RULES: tuple[LocalRule, ...] = (
         "inside the Referer URL: CRS 3.3 runs libinjection on parameters, cookies and whole headers.",
         "SQL injection in the path or the Referer (libinjection)",
         "attack-sqli",
-        "REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer",
+        f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_BASENAME|REQUEST_HEADERS:Referer",
         "@detectSQLi",
         ("urlDecodeUni", "utf8toUnicode"),
         paranoia=1,
@@ -103,7 +120,7 @@ RULES: tuple[LocalRule, ...] = (
         "XSS in the path or inside the Referer URL (libinjection), as 100110.",
         "XSS in the path or the Referer (libinjection)",
         "attack-xss",
-        "REQUEST_FILENAME|REQUEST_HEADERS:Referer",
+        f"{RAW_PATH}|REQUEST_FILENAME|REQUEST_HEADERS:Referer",
         "@detectXSS",
         ("urlDecodeUni", "utf8toUnicode", "htmlEntityDecode"),
         paranoia=1,
@@ -127,13 +144,34 @@ RULES: tuple[LocalRule, ...] = (
         ),
     ),
     LocalRule(
+        100113,
+        "XSS encoded twice (`%253Cscript%253E`), in any value: CRS's libinjection rule 941100 decodes\n"
+        "once, and cookies are not decoded before it.",
+        "XSS after double decoding (libinjection)",
+        "attack-xss",
+        VALUES,
+        "@detectXSS",
+        (*DECODE_TWICE, "utf8toUnicode", "htmlEntityDecode"),
+        capture=False,
+    ),
+    LocalRule(
+        100114,
+        "SQL injection encoded twice, in any value (libinjection), as 100113.",
+        "SQL injection after double decoding (libinjection)",
+        "attack-sqli",
+        VALUES,
+        "@detectSQLi",
+        (*DECODE_TWICE, "utf8toUnicode"),
+    ),
+    LocalRule(
         100120,
         "LDAP filter injection: a value that closes a filter and opens another, or opens one with an\n"
-        "operator (`*)(uid=*`, `)(|(`, `(&(`). CRS 3.3 has no LDAP rules.",
+        "operator (`*)(uid=*`, `)(|(`, `(&(`), or an empty filter `()` against an operator or a wildcard\n"
+        "(`*()|&`, a probe for the filter's syntax errors). CRS 3.3 has no LDAP rules.",
         "LDAP filter injection",
         "attack-injection-ldap",
-        VALUES,
-        r"@rx (?:\(\s*[&|!]\s*\(|\)\s*\(\s*(?:[&|!(]|[\w.-]+\s*[~<>]?=)|\*\s*\)\s*[(&|)]|\(\s*[\w.-]+\s*[~<>]?=\s*\*\s*\))",
+        f"{VALUES}|{HEADERS}",
+        r"@rx (?:\(\s*[&|!]\s*\(|\)\s*\(\s*(?:[&|!(]|[\w.-]+\s*[~<>]?=)|\*\s*\)\s*[(&|)]|\(\s*[\w.-]+\s*[~<>]?=\s*\*\s*\)|[*&|!]\(\)|\(\)[*&|!])",
         (*DECODE_TWICE, "htmlEntityDecode"),
     ),
     LocalRule(
@@ -158,13 +196,13 @@ RULES: tuple[LocalRule, ...] = (
     LocalRule(
         100140,
         "Server-side template injection: an expression inside template delimiters (Jinja/Twig\n"
-        "`{{7*7}}`, `{{x.__class__}}`, `{% import %}`; EL/Freemarker/Thymeleaf `${..}`, `#{..}`, `*{..}`;\n"
-        "ERB `<%= %>`; Velocity `#set($`). CRS 3.3 has no SSTI rules (941380 reads `{{` as AngularJS\n"
+        "`{{7*7}}`, `{{x.__class__}}`, `{% import %}`, any whole `{% tag ... %}`; EL/Freemarker/Thymeleaf\n"
+        "`${..}`, `#{..}`, `*{..}`; ERB `<%= %>`; Velocity `#set($`; Razor `@(7*7)`). CRS 3.3 has no SSTI rules (941380 reads `{{` as AngularJS\n"
         "XSS, in parameters only).",
         "Server-side template injection",
         "attack-injection-template",
-        VALUES,
-        r"""@rx (?:\{\{[^}]*?(?:\d\s*[*+/%-]\s*\d|__\w+__|\.\s*\w+\s*\(|\[\s*['"]|\|\s*\w+)|\{%-?\s*(?:import|include|extends|set|for|if|macro|from|load|debug|raw)\b|[$#*@]\{\s*(?:\d+\s*[*+/%-]\s*\d|T\s*\(|\{|['"]|[\w.]+\s*\(|[\w.]*(?:getClass|forName|getRuntime|exec|class)\b)|<%[=-]?\s*(?:\w+\s*[(.]|@|=|`)|#set\s*\(\s*\$)""",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?:\{\{[^}]*?(?:\d\s*[*+/%-]\s*\d|__\w+__|\.\s*\w+\s*\(|\[\s*['"]|\|\s*\w+)|\{%-?\s*(?:import|include|extends|set|for|if|macro|from|load|debug|raw)\b|\{%-?\s*[a-z_]\w*\b[^%}]*-?%\}|@\(\s*\d+\s*[*+/%\s-]\s*\d|[$#*@]\{\s*(?:\d+\s*[*+/%-]\s*\d|T\s*\(|\{|['"]|[\w.]+\s*\(|[\w.]*(?:getClass|forName|getRuntime|exec|class)\b)|<%[=-]?\s*(?:\w+\s*[(.]|@|=|`)|#set\s*\(\s*\$)""",
         (*DECODE_TWICE, "htmlEntityDecode"),
     ),
     LocalRule(
@@ -186,9 +224,26 @@ RULES: tuple[LocalRule, ...] = (
         "header names; custom X- headers and the Unicode form pass it.",
         "HTTP header injection (CRLF)",
         "attack-protocol",
-        VALUES,
+        f"{VALUES}|{HEADERS}",
         r"@rx (?i)(?:[\r\n]|\xe5\x98[\x8a\x8d])\s*(?:(?:set-cookie|location|content-[\w-]+|x-[\w-]+|refresh|access-control-[\w-]+|transfer-encoding|cache-control|link)\s*:|http/\d)",
         (*DECODE_TWICE, "htmlEntityDecode"),
+    ),
+    LocalRule(
+        100161,
+        "CRLF / response splitting in a multipart field: ModSecurity joins a part's lines, so its\n"
+        "ARGS lose the line break (`x\\r\\nLocation: ...` reads `xLocation: ...`). The raw body is read\n"
+        "instead, for lines only a response has: a redirect or a cookie being set, a refresh, a status line\n"
+        "(a part's own headers are Content-*).",
+        "HTTP header injection (CRLF) in a multipart field",
+        "attack-protocol",
+        "REQBODY_PROCESSOR",
+        "@streq MULTIPART",
+        (),
+        capture=False,
+        chain=Condition(
+            "REQUEST_BODY",
+            r"@rx (?i)[\r\n](?:set-cookie\s*:\s*[^\s=;:]+=|location\s*:\s*(?:[a-z][\w+.-]*:)?//|refresh\s*:\s*\d+\s*;|http/\d(?:\.\d)?\s+\d{3}\b)",
+        ),
     ),
     LocalRule(
         100170,
@@ -201,11 +256,22 @@ RULES: tuple[LocalRule, ...] = (
         ("urlDecodeUni",),
     ),
     LocalRule(
+        100174,
+        "Path traversal in any value after two decodings, its segments joined by stray bytes as well\n"
+        "(`%\\..%\\..`, left by a broken or repeated encoding): two `..` segments behind a slash or a\n"
+        "backslash. CRS 930100/930110 decode once and want `../` or `..\\` whole.",
+        "Path traversal after double decoding",
+        "attack-lfi",
+        VALUES,
+        r"@rx (?:[\\/]\.{2,}[^\w\s]{0,2}){2}",
+        (*DECODE_TWICE, "removeNulls"),
+    ),
+    LocalRule(
         100171,
         "The OS files CRS 930120 knows (its own list), named in the Referer or the path.",
         "OS file access in the Referer or the path",
         "attack-lfi",
-        "REQUEST_HEADERS:Referer|REQUEST_FILENAME",
+        f"REQUEST_HEADERS:Referer|REQUEST_FILENAME|{RAW_PATH}",
         f"@pmFromFile {CRS_DATA}/lfi-os-files.data",
         ("utf8toUnicode", "urlDecodeUni", "normalizePathWin", "lowercase"),
     ),
@@ -233,24 +299,73 @@ RULES: tuple[LocalRule, ...] = (
         100180,
         "Command injection with shell syntax where CRS's RCE rules do not look (path, Referer,\n"
         "double-encoded values): a separator (; | & newline backtick $( ${IFS}) and a command given a\n"
-        "shell-shaped argument (an option, an absolute path, a drive, a URL, a number), a bare\n"
-        "identity command, or a reverse-shell device.",
+        "shell-shaped argument (an option, an absolute path, a drive, a URL, an address, a number), a bare\n"
+        "identity command (after a line break: in lower case only, `ID` alone on a line is prose), or a\n"
+        "reverse-shell device.",
         "OS command injection (shell syntax)",
         "attack-rce",
-        VALUES,
-        r"""@rx (?i)(?:(?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:\$\{ifs\}\s*)*(?:/(?:usr/)?s?bin/)?(?:bash|sh|zsh|dash|ksh|nc|ncat|netcat|wget|curl|python[23]?|perl|ruby|php|powershell|pwsh|cmd(?:\.exe)?|certutil|nslookup|uname|whoami|id|cat|ls|dir|type|sleep|ping|chmod|rm|echo|printf|tftp|telnet)(?:\s+-{1,2}\w|\s+/(?:[\w.~]|$)|\s+[a-z]:\\|\s+https?://|\s+\d+\s*(?:$|[;&|`)'"])|\$\{ifs\})|(?:[;|`]|&&|\$\()\s*(?:\$\{ifs\}\s*)*(?:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`)])|/dev/(?:tcp|udp)/|\$\{ifs\})""",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:(?:[;&|`\n]|\$\(|\$\{ifs\})\s*(?:\$\{ifs\}\s*)*(?:/(?:usr/)?s?bin/)?(?:bash|sh|zsh|dash|ksh|nc|ncat|netcat|wget|curl|python[23]?|perl|ruby|php|powershell|pwsh|cmd(?:\.exe)?|certutil|nslookup|uname|whoami|id|cat|ls|dir|type|sleep|ping|chmod|rm|echo|printf|tftp|telnet)(?:\s+-{1,2}\w|\s+/(?:[\w.~]|$)|\s+[a-z]:\\|\s+https?://|\s+\d{1,3}(?:\.\d{1,3}){3}\b|\s+\d+\s*(?:$|[;&|`)'"])|\$\{ifs\})|(?:[;|`]|&&|\$\()\s*(?:\$\{ifs\}\s*)*(?:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`)])|[\r\n]\s*(?-i:whoami|uname|id|ifconfig|ipconfig|hostname)\s*(?:$|[;&|`])|/dev/(?:tcp|udp)/|\$\{ifs\})""",
+    ),
+    LocalRule(
+        100182,
+        "Code injection into an interpreter the application evaluates (PHP, Python, Java): a string\n"
+        "closed and an execution function called (`\";system('id');//`), PHP's `${@expr}`, Python's\n"
+        "`__import__(` / `os.popen(`, Java's `Runtime.getRuntime()`. CRS's PHP and Java rules read\n"
+        "parameters only and decode once.",
+        "Code injection (execution function)",
+        "attack-rce",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:['"]\s*[;.)]\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert|create_function|call_user_func)\s*\(|\$\{\s*@\s*\w+\s*\(|\b__import__\s*\(|\bos\s*\.\s*(?:system|popen|exec\w*|spawn\w*)\s*\(|\bsubprocess\s*\.\s*(?:call|run|popen|check_output)\s*\(|\bruntime\s*\.\s*getruntime\s*\(|\bprocessbuilder\s*\()""",
+    ),
+    LocalRule(
+        100183,
+        "Object deserialization payloads: a serialized Java object (base64 `rO0AB`, hex `aced0005`), a\n"
+        'PHP serialized object (`O:4:"User":1:{`), a JSON polymorphic type naming a Java class\n'
+        '(`"@type": "com.sun..."`, Fastjson / Jackson gadgets; schema.org\'s `"@type": "Product"`\n'
+        "passes), a YAML language tag (`!!python/object`), a Java class-loader property path\n"
+        "(`class.module.classLoader`, Spring4Shell). CRS 933/944 know some, in parameters only.",
+        "Deserialization payload or class-loader path",
+        "attack-rce",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:(?:^|[^\w+/])rO0AB|\baced0005|(?:^|[;{:])\s*[oc]:\d+:"[\w\\]+":\d+:\{|["']@type["']\s*:\s*["'][a-z_$][\w$]*(?:\.[\w$]+){2,}|!!(?:python/(?:object|name|module)|javax?\.|com\.sun\.|ruby/(?:object|hash))|\bclass\s*\.\s*(?:module\s*\.\s*)?classloader\b)""",
     ),
     LocalRule(
         100190,
-        "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`),\n"
-        "stacked queries (`1;SELECT *`), tautologies opening a value (`or 0=0 --`) and SQL Server\n"
+        "SQL injection probes that close a quote and go on with SQL (`' or (EXISTS`, `'; exec`, `' and\n"
+        "sleep(5)`, a function injections call) or leave\n"
+        "a boolean operator for the query's remainder to complete (`' OR`, `' and --`),\n"
+        "UNION SELECT with a column list (`union select null,`), stacked queries (`1;SELECT *`), tautologies opening a value (`or 0=0 --`) and SQL Server\n"
         "system variables (`@@version`), also behind JavaScript escapes (`\\x27`, t:jsDecode, which\n"
-        "CRS never applies to SQL): libinjection wants a whole statement, CRS's regexes more context.",
+        "CRS never applies to SQL) or the `&apos;` entity (which t:htmlEntityDecode leaves): libinjection\n"
+        "wants a whole statement, CRS's regexes more context.",
         "SQL injection probe",
         "attack-sqli",
-        VALUES,
-        r"""@rx (?i)(?:['"`]\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*)""",
+        f"{VALUES}|{HEADERS}",
+        r"""@rx (?i)(?:(?:['"`]|&apos;?)\s*\)?\s*(?:;|\b(?:or|and|union|having)\b)\s*(?:\(|select\b|exists\b|exec(?:ute)?\b|(?:sleep|benchmark|pg_sleep|randomblob|extractvalue|updatexml|load_file|ascii|substr(?:ing)?|char|chr|concat(?:_ws)?|elt|make_set|if)\s*\(|\d+\s*(?:[=<>]|$)|['"]\w*['"]?\s*[=<>]|@@?\w|\*)|(?:['"`]|&apos;?)\s*\)?\s*(?:\b(?:or|and|xor)\b|\|\||&&)\s*(?:--|#|/\*|$)|;\s*(?:select\s+(?:\*|@@?\w|\d)|(?:drop|truncate|alter)\s+table\b|(?:exec(?:ute)?|declare|shutdown|waitfor)\b)|(?:^|=)\s*(?:\d+\s+)?(?:or|and)\s+['"]?(\w+)['"]?\s*(?:=|<=>|\blike\b)\s*['"]?\1\b|@@[a-z_]\w*|\bunion\s+(?:all\s+|distinct\s+)?select\s+(?:null\b|\d+\s*(?:,|$|\bfrom\b)|@@|\*|(?:char|concat|group_concat|version|database|user)\s*\(|[\w.]+\s*,\s*[\w.]+))""",
         (*DECODE_TWICE, "htmlEntityDecode", "jsDecode"),
+    ),
+    LocalRule(
+        100191,
+        "Injection metacharacters written as JavaScript / C escapes (`\\x27`, `\\u003c`, `\\x3D`): quotes,\n"
+        "brackets, angle brackets, `=`, `;`, `|` and the backtick. A parser or template that unescapes\n"
+        "them hands the application the character every injection rule looks for; ordinary text\n"
+        "writes the character itself (a JSON body's escapes are decoded before the rules read it).",
+        "Injection metacharacter as an escape sequence",
+        "attack-injection-generic",
+        VALUES,
+        r"@rx (?i)\\(?:x|u00)(?:2[2789]|3[bcde]|60|7c)",
+    ),
+    LocalRule(
+        100193,
+        "SQL Server and Oracle built-ins an injection calls to run commands, read the registry or\n"
+        "files, wait, reach out of band or hide itself from the log (`xp_cmdshell`, `sp_oacreate`,\n"
+        "`--sp_password`, `dbms_pipe`, `utl_http`): names with no meaning outside SQL. CRS 3.3 knows\n"
+        "a few of them, with their call syntax.",
+        "SQL Server / Oracle system procedure",
+        "attack-sqli",
+        VALUES,
+        r"@rx (?i)\b(?:xp_(?:cmdshell|reg\w+|dirtree|subdirs|fileexist|fixeddrives|servicecontrol|availablemedia|loginconfig|ntsec_\w+|terminate_process|instance_reg\w+)|sp_(?:password|executesql|oacreate|oamethod|configure|addlogin|addsrvrolemember|makewebtask|msforeach(?:table|db)|addextendedproc|execute_external_script|linkedservers|start_job)|dbms_(?:pipe|lock|xmlgen|java|scheduler|export_extension|utility|sql)|utl_(?:http|inaddr|tcp|smtp|file))\b",
     ),
     LocalRule(
         100192,
@@ -260,11 +375,11 @@ RULES: tuple[LocalRule, ...] = (
         "XSS or code in an escaped or split form",
         "attack-xss",
         VALUES,
-        r"""@rx (?i)(?:['"]\s*[;,)+-]\s*(?:alert|prompt|confirm|eval|fetch|settimeout|setinterval|document\s*\.|window\s*\.|location\s*[.=]|top\s*\.)\s*[(.=\[]|&(?:lt|#0*60|#x0*3c);?\s*/?\s*(?:script|iframe|img|svg|object|embed|body|style|a\s)|<!\[cdata\[|<\?(?:php\b|=))""",
+        r"""@rx (?i)(?:['"]\s*[;,)+-]\s*(?:(?:alert|prompt|confirm|eval|fetch|settimeout|setinterval)\s*[(`]|(?:document|window|self|top|parent|globalthis)\s*[.\[]|location\s*[.=])|&(?:lt|#0*60|#x0*3c);?\s*/?\s*(?:script|iframe|img|svg|object|embed|body|style|a\s)|<!\[cdata\[|<\?(?:php\b|=))""",
     ),
 )
 
 
 def render(crs_data: Path) -> str:
     """The rules file the tier includes; `crs_data` is CRS's rules folder."""
-    return "".join(rule.render() for rule in RULES).replace(CRS_DATA, str(crs_data))
+    return (PATH_RULE + "".join(rule.render() for rule in RULES)).replace(CRS_DATA, str(crs_data))

@@ -28,7 +28,6 @@ import argparse
 import gc
 import json
 import os
-import random
 import re
 import statistics
 import subprocess
@@ -46,6 +45,7 @@ from deployments.ignore_gen.fingerprint import ALWAYS, Fingerprint, normalise  #
 from deployments.ignore_gen.rules_table import load_rules_table  # noqa: E402
 from deployments.ignore_gen.templates import load_templates  # noqa: E402
 from rayfleet.launcher import launch  # noqa: E402
+from tests.deployments.ignore_gen.trees import make_tree, tree_of  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
 RUNS = {1_000: 1000, 10_000: 300, 100_000: 30}  # ours: p99 from >= 300 samples at 1k and 10k
@@ -86,38 +86,6 @@ def baseline_fingerprint(tree: Sequence[str]) -> Fingerprint:
     for feature in ALWAYS:
         found.setdefault(feature, "(implicit)")
     return Fingerprint(found)
-
-
-def make_tree(size: int, seed: int = 0) -> list[str]:
-    """A monorepo-like tree: Python, TypeScript and Rust packages, docs, assets."""
-    rng = random.Random(seed)
-    exts = [".py", ".py", ".ts", ".tsx", ".rs", ".md", ".json", ".png", ".yaml", ".txt", ".go", ".css"]
-    tree = ["pyproject.toml", "web/package.json", "crates/core/Cargo.toml", "Dockerfile", "README.md"]
-    while len(tree) < size:
-        depth = rng.randint(1, 5)
-        folders = "/".join(f"d{rng.randint(0, 40)}" for _ in range(depth))
-        tree.append(f"{folders}/f{len(tree)}{rng.choice(exts)}")
-    rng.shuffle(tree)
-    return tree
-
-
-def corpus_tree(size: int) -> list[str]:
-    """The corpus repositories side by side (`<name>/...`), again as `<name>-<k>/...` until `size`."""
-    from tests.deployments.ignore_gen.corpus import records
-
-    repos = sorted(records(), key=lambda r: str(r["repo"]))
-    tree: list[str] = []
-    copy = 0
-    while len(tree) < size:
-        for rec in repos:
-            top = str(rec["repo"]).split("/")[1] + (f"-{copy}" if copy else "")
-            tree.extend(f"{top}/{path}" for path in rec["files"])
-        copy += 1
-    return tree[:size]
-
-
-def tree_of(kind: str, size: int) -> list[str]:
-    return corpus_tree(size) if kind == "corpus" else make_tree(size)
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:

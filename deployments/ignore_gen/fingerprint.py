@@ -22,9 +22,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
-from itertools import compress, repeat
+from functools import cached_property
+from itertools import chain, compress, repeat
 from operator import itemgetter, not_
-from typing import NamedTuple
 
 # Features added to every generation, whatever the input: OS/editor junk and
 # secrets are a risk for every stack, including when `features` bypasses
@@ -301,13 +301,6 @@ SAMPLE_DIRS = frozenset(
 )
 
 
-def _sample_folder(folder: str) -> bool:
-    for segment in folder.lower().split("/"):
-        if segment in SAMPLE_DIRS or segment.startswith("test") or segment.endswith(("test", "tests")):
-            return True
-    return False
-
-
 # Every sample and fixture folder name holds one of these words.
 _SAMPLE_WORDS = ("test", "spec", "fixture", "example", "sample", "demo", "playground")
 _FIXTURE_WORDS = (
@@ -374,7 +367,8 @@ def _starts_with(ordered: list[str], prefix: str) -> bool:
     return at < len(ordered) and ordered[at].startswith(prefix)
 
 
-class Tree(NamedTuple):
+@dataclass(frozen=True)
+class Tree:
     """A tree read once, every per-path column built by C-level passes (no per-path Python).
 
     `paths` are normalised and in code-point order, so the first path with a property is the
@@ -392,6 +386,13 @@ class Tree(NamedTuple):
     names_seen: set[str]  # the distinct basenames
     folder_list: list[str]  # the distinct folders
     folder_text: str  # the distinct folders joined by newlines (for substring tests)
+
+    @cached_property
+    def folder_segments(self) -> tuple[list[list[str]], list[str]]:
+        """Each distinct folder split into its segments, and the distinct segments (split once
+        for the fixture and the sample passes)."""
+        split = list(map(str.split, self.folder_list, repeat("/")))
+        return split, list(set(chain.from_iterable(split)))
 
 
 _STEM_WORDS = (*STEMS, "requirements")
@@ -439,21 +440,20 @@ def _columns(paths: list[str], text: str | None = None) -> Tree:
 
 def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], tests: bool = False) -> set[str]:
     """The distinct folders with a segment in `segments`, or (with `tests`) a segment that
-    starts or ends like a test folder (`_sample_folder`). Only the folders that
-    hold one of `words` (every such segment holds one) are split, and only the words found in
-    the joined folders are looked for: substring scans and set probes, in C."""
-    found = [word for word in words if word in tree.folder_text]
-    if not found:
+    starts with `test` or ends with `test` or `tests` (`mytests/`, `unittest/`). Nothing is split unless the joined
+    folders hold one of `words` (every such segment holds one); then each distinct segment
+    is classified once and the folders picked by set probes, in C."""
+    if not any(word in tree.folder_text for word in words):
         return set()
     listed = tree.folder_list
-    hinted: set[str] = set()
-    for word in found:
-        hinted.update(compress(listed, map(str.__contains__, listed, repeat(word))))
-    split = list(map(str.split, hinted, repeat("/")))
-    out = set(compress(hinted, map(not_, map(segments.isdisjoint, split))))
-    if tests and "test" in found:
-        out.update(folder for folder in hinted - out if "test" in folder and _sample_folder(folder[:-1]))
-    return out
+    split, distinct = tree.folder_segments
+    chosen = set(segments.intersection(distinct))
+    if tests:
+        chosen.update(compress(distinct, map(str.startswith, distinct, repeat("test"))))
+        chosen.update(compress(distinct, map(str.endswith, distinct, repeat(("test", "tests")))))
+    if not chosen:
+        return set()
+    return set(compress(listed, map(not_, map(chosen.isdisjoint, split))))
 
 
 _PATH_MARKERS = [

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain, compress, repeat
+from itertools import chain, compress, count, repeat
 from operator import itemgetter, not_
 
 # Features added to every generation, whatever the input: OS/editor junk and
@@ -476,13 +476,8 @@ def _stem_hits(name: str) -> tuple[str, ...]:
     return ()
 
 
-def _in_fixture(path: str) -> bool:
-    slash = path.rfind("/")
-    return slash > 0 and not FIXTURE_DIRS.isdisjoint(path[:slash].lower().split("/"))
-
-
 def _rows(column: list[str], value: str) -> list[int]:
-    """The rows of `column` holding `value` (`list.index` in C, once per hit)."""
+    """The rows of `column` holding `value` (`list.index` in C, once per hit: for rare values)."""
     out: list[int] = []
     with suppress(ValueError):
         at = -1
@@ -496,12 +491,15 @@ def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
     """The rows that produce features by a stem (`Dockerfile.dev`) or a path marker
     (`bin/rails`), with what they produce: the stems are looked for among the distinct
     basenames (one C-level `startswith` pass), the markers' basenames by set probes."""
-    out: list[tuple[int, tuple[str, ...]]] = []
     seen = tree.names_seen
-    for name in compress(seen, map(str.startswith, seen, repeat(_STEM_WORDS))):
-        hits = _stem_hits(name)
-        if hits:
-            out.extend((at, hits) for at in _rows(tree.names, name))
+    stems = {
+        name: hits
+        for name in compress(seen, map(str.startswith, seen, repeat(_STEM_WORDS)))
+        if (hits := _stem_hits(name))
+    }
+    out = (
+        [(at, stems[tree.names[at]]) for at in compress(count(), map(stems.__contains__, tree.names))] if stems else []
+    )
     for parent, last, hits in _PATH_MARKERS:
         if last in seen:
             folders = tree.folders
@@ -518,24 +516,26 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
 
     No per-path Python: the extensions and marker names present are set intersections with
     the tree's columns, and each one's witness is its first row in the sorted tree outside
-    fixture folders (`list.index`); fixture folders are decided once per distinct folder, and
-    only when a witness lies in one. Stems and path markers are looked for among the distinct
-    basenames. A feature's witness is its smallest path outside fixture folders; when no
-    feature has one, the fixtures' features count, each with its smallest path.
+    fixture folders (`list.index`); fixture folders are decided once per distinct folder.
+    Stems and path markers are looked for among the distinct basenames. A feature's witness
+    is its smallest path outside fixture folders; when no feature has one, the fixtures'
+    features count, each with its smallest path. (When no witness lies in a fixture folder,
+    leaving those folders out changes nothing, so the rows are read once either way.)
     """
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
     rare = _rare(prepared)
-    present = (_TAILS.keys() & prepared.tails, MARKERS.keys() & prepared.names_seen)
     paths = prepared.paths
-    found = _found(present, prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
-    if any(_in_fixture(path) for path in found.values()):  # decided per distinct folder only then
-        fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
-        if fixtures:
-            folders = prepared.folders
-            rows = list(map(not_, map(fixtures.__contains__, folders)))
-            kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
-            tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
-            found = _found(present, tails, names, clean, kept_rare) or found
+    found: dict[str, str] = {}
+    fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
+    if fixtures:
+        folders = prepared.folders
+        rows = list(map(not_, map(fixtures.__contains__, folders)))
+        kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
+        tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
+        found = _found((_TAILS.keys() & tails, MARKERS.keys() & names), tails, names, clean, kept_rare)
+    if not found:
+        present = (_TAILS.keys() & prepared.tails, MARKERS.keys() & prepared.names_seen)
+        found = _found(present, prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
     if "dart" in found:
         _derive(found, _platform_dirs(paths, prepared.lows))
     return Fingerprint(witnesses=found)
@@ -549,12 +549,11 @@ def _found(
     rare: list[tuple[str, tuple[str, ...]]],
 ) -> dict[str, str]:
     """Each feature the rows produce -> its smallest path: the first row of each extension and
-    marker name `present` in the whole tree (absent from these rows when fixtures are left out)."""
+    marker name `present` in the rows."""
     found: dict[str, str] = {}
     for keys, column, table in ((present[0], tails, _TAILS), (present[1], names, MARKERS)):
         for key in keys:
-            with suppress(ValueError):
-                _note(found, table[key], paths[column.index(key)])
+            _note(found, table[key], paths[column.index(key)])
     for path, hits in rare:
         _note(found, hits, path)
     return found

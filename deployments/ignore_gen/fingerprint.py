@@ -516,7 +516,7 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
 
     No per-path Python: the extensions and marker names present are set intersections with
     the tree's columns, and each one's witness is its first row in the sorted tree outside
-    fixture folders (`list.index`); fixture folders are decided once per distinct folder.
+    fixture folders (`_first_rows`); fixture folders are decided once per distinct folder.
     Stems and path markers are looked for among the distinct basenames. A feature's witness
     is its smallest path outside fixture folders; when no feature has one, the fixtures'
     features count, each with its smallest path. (When no witness lies in a fixture folder,
@@ -532,31 +532,34 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
         rows = list(map(not_, map(fixtures.__contains__, folders)))
         kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
         tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
-        found = _found((_TAILS.keys() & tails, MARKERS.keys() & names), tails, names, clean, kept_rare)
+        found = _found(tails, names, clean, kept_rare)
     if not found:
-        present = (_TAILS.keys() & prepared.tails, MARKERS.keys() & prepared.names_seen)
-        found = _found(present, prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
+        found = _found(prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
     if "dart" in found:
         _derive(found, _platform_dirs(paths, prepared.lows))
     return Fingerprint(witnesses=found)
 
 
 def _found(
-    present: tuple[set[str], set[str]],
-    tails: list[str],
-    names: list[str],
-    paths: list[str],
-    rare: list[tuple[str, tuple[str, ...]]],
+    tails: list[str], names: list[str], paths: list[str], rare: list[tuple[str, tuple[str, ...]]]
 ) -> dict[str, str]:
-    """Each feature the rows produce -> its smallest path: the first row of each extension and
-    marker name `present` in the rows."""
+    """Each feature the rows produce -> its smallest path (the first row of its extensions and
+    marker names in the sorted rows, or a `rare` path)."""
     found: dict[str, str] = {}
-    for keys, column, table in ((present[0], tails, _TAILS), (present[1], names, MARKERS)):
-        for key in keys:
-            _note(found, table[key], paths[column.index(key)])
+    for column, table in ((tails, _TAILS), (names, MARKERS)):
+        for key, at in _first_rows(column, table).items():
+            _note(found, table[key], paths[at])
     for path, hits in rare:
         _note(found, hits, path)
     return found
+
+
+def _first_rows(column: list[str], table: Mapping[str, object]) -> dict[str, int]:
+    """Each key of `table` found in `column` -> its first row: the rows holding a key are
+    picked by one C-level pass of dict probes, and a dict filled from the last of them back
+    keeps each key's first row."""
+    rows = list(compress(count(), map(table.__contains__, column)))
+    return dict(zip(map(column.__getitem__, reversed(rows)), reversed(rows), strict=True))
 
 
 def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:

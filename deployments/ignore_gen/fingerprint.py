@@ -19,7 +19,7 @@ used only when the rest of the tree yields none (a tree of just tests).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cached_property
@@ -487,16 +487,29 @@ def _rows(column: list[str], value: str) -> list[int]:
     return out
 
 
+def _starting_with(names: Collection[str], words: tuple[str, ...]) -> set[str]:
+    """The names that start with one of `words`: `str.find` over the names joined by newlines
+    (a `startswith` per name when a name holds a newline)."""
+    joined = "\n" + "\n".join(names) + "\n"
+    if joined.count("\n") != len(names) + 1:
+        return set(compress(names, map(str.startswith, names, repeat(words))))
+    out: set[str] = set()
+    for word in words:
+        at = joined.find("\n" + word)
+        while at != -1:
+            end = joined.index("\n", at + 1)
+            out.add(joined[at + 1 : end])
+            at = joined.find("\n" + word, end)
+    return out
+
+
 def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
     """The rows that produce features by a stem (`Dockerfile.dev`) or a path marker
     (`bin/rails`), with what they produce: the stems are looked for among the distinct
-    basenames (one C-level `startswith` pass), the markers' basenames by set probes."""
+    basenames (a substring search per stem word in them, joined), the markers' basenames by
+    set probes."""
     seen = tree.names_seen
-    stems = {
-        name: hits
-        for name in compress(seen, map(str.startswith, seen, repeat(_STEM_WORDS)))
-        if (hits := _stem_hits(name))
-    }
+    stems = {name: hits for name in _starting_with(seen, _STEM_WORDS) if (hits := _stem_hits(name))}
     out = (
         [(at, stems[tree.names[at]]) for at in compress(count(), map(stems.__contains__, tree.names))] if stems else []
     )

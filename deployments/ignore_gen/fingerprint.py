@@ -476,6 +476,11 @@ def _stem_hits(name: str) -> tuple[str, ...]:
     return ()
 
 
+def _in_fixture(path: str) -> bool:
+    slash = path.rfind("/")
+    return slash > 0 and not FIXTURE_DIRS.isdisjoint(path[:slash].lower().split("/"))
+
+
 def _rows(column: list[str], value: str) -> list[int]:
     """The rows of `column` holding `value` (`list.index` in C, once per hit: for rare values)."""
     out: list[int] = []
@@ -529,25 +534,24 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
 
     No per-path Python: the extensions and marker names present are set intersections with
     the tree's columns, and each one's witness is its first row in the sorted tree outside
-    fixture folders (`_first_rows`); fixture folders are decided once per distinct folder.
+    fixture folders (`_first_rows`); fixture folders are decided once per distinct folder, and
+    only when a witness lies in one.
     Stems and path markers are looked for among the distinct basenames. A feature's witness
     is its smallest path outside fixture folders; when no feature has one, the fixtures'
-    features count, each with its smallest path. (When no witness lies in a fixture folder,
-    leaving those folders out changes nothing, so the rows are read once either way.)
+    features count, each with its smallest path.
     """
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
     rare = _rare(prepared)
     paths = prepared.paths
-    found: dict[str, str] = {}
-    fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
-    if fixtures:
-        folders = prepared.folders
-        rows = list(map(not_, map(fixtures.__contains__, folders)))
-        kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
-        tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
-        found = _found(tails, names, clean, kept_rare)
-    if not found:
-        found = _found(prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
+    found = _found(prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
+    if any(_in_fixture(path) for path in found.values()):  # decided per distinct folder only then
+        fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
+        if fixtures:
+            folders = prepared.folders
+            rows = list(map(not_, map(fixtures.__contains__, folders)))
+            kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
+            tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
+            found = _found(tails, names, clean, kept_rare) or found
     if "dart" in found:
         _derive(found, _platform_dirs(paths, prepared.lows))
     return Fingerprint(witnesses=found)

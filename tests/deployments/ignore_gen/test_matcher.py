@@ -98,27 +98,42 @@ NAMES = [
 TREE = [folder + name for folder, name in itertools.product(FOLDERS, NAMES)]
 
 
-@pytest.fixture(scope="module")
-def git_verdicts(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+# Without the one path pattern whose first folder is a wildcard, folders that no path pattern
+# can start like are decided by their segments alone (the matcher's fast path); with it,
+# prefix by prefix.
+PATTERN_LISTS = {"all": PATTERNS, "literal-first-folders": [p for p in PATTERNS if p != "*/generated/"]}
+
+
+@pytest.fixture(scope="module", params=sorted(PATTERN_LISTS))
+def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], set[str]]:
+    patterns = PATTERN_LISTS[request.param]
     root: Path = tmp_path_factory.mktemp("matcher")
     init_repo(root)
-    write_ignores(root, {"": "\n".join(PATTERNS) + "\n"})
-    return set(ignored(root, TREE))
+    write_ignores(root, {"": "\n".join(patterns) + "\n"})
+    return patterns, set(ignored(root, TREE))
 
 
-def test_the_tree_reaches_both_verdicts(git_verdicts: set[str]) -> None:
+def test_the_tree_reaches_both_verdicts(case: tuple[list[str], set[str]]) -> None:
+    _, git_verdicts = case
     assert 0.1 * len(TREE) < len(git_verdicts) < 0.9 * len(TREE)
 
 
-def test_ignored_by_agrees_with_git(git_verdicts: set[str]) -> None:
-    matcher = Matcher(PATTERNS)
+def test_the_fast_path_is_taken_without_wildcard_first_folders() -> None:
+    assert Matcher(PATTERN_LISTS["literal-first-folders"])._tables.path_firsts is not None
+    assert Matcher(PATTERNS)._tables.path_firsts is None
+
+
+def test_ignored_by_agrees_with_git(case: tuple[list[str], set[str]]) -> None:
+    patterns, git_verdicts = case
+    matcher = Matcher(patterns)
     ours = {path for path in TREE if matcher.ignored_by(path) is not None}
     assert sorted(ours - git_verdicts) == []
     assert sorted(git_verdicts - ours) == []
 
 
-def test_candidates_keep_every_ignored_path(git_verdicts: set[str]) -> None:
-    candidates = set(Matcher(PATTERNS).candidates(TREE))
+def test_candidates_keep_every_ignored_path(case: tuple[list[str], set[str]]) -> None:
+    patterns, git_verdicts = case
+    candidates = set(Matcher(patterns).candidates(TREE))
     assert git_verdicts <= candidates
     assert len(candidates) < len(TREE)  # the screens do drop paths
 

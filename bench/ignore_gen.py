@@ -11,9 +11,9 @@ Trees: `corpus` (realistic: the 40 corpus repositories side by side as one monor
 each in `git ls-files` order, repeated under other folder names past 28,760 paths) and
 `synthetic` (a shuffled monorepo of random folders, where most folders hold one file).
 The garbage collector stays on; the engine is loaded and `gc.freeze()`d first, as the
-service's replica does at start (deployment.py). Wall-clock percentiles, plus our
-CPU-time median (less sensitive to other processes on the machine); the load average
-is printed with each row.
+service's replica does at start (deployment.py). Wall-clock percentiles, plus our CPU-time
+percentiles from the same calls (less sensitive to other processes on the machine); the load
+average is printed with each row. `--sizes` picks the tree sizes.
 
 Usage:
     python bench/ignore_gen.py                 # in-process, then starts its own `rayfleet up --only ignore_gen`
@@ -28,7 +28,6 @@ import argparse
 import gc
 import json
 import os
-import random
 import re
 import statistics
 import subprocess
@@ -46,6 +45,7 @@ from deployments.ignore_gen.fingerprint import ALWAYS, Fingerprint, normalise  #
 from deployments.ignore_gen.rules_table import load_rules_table  # noqa: E402
 from deployments.ignore_gen.templates import load_templates  # noqa: E402
 from rayfleet.launcher import launch  # noqa: E402
+from tests.deployments.ignore_gen.trees import make_tree, tree_of  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
 RUNS = {1_000: 1000, 10_000: 300, 100_000: 30}  # ours: p99 from >= 300 samples at 1k and 10k
@@ -88,38 +88,6 @@ def baseline_fingerprint(tree: Sequence[str]) -> Fingerprint:
     return Fingerprint(found)
 
 
-def make_tree(size: int, seed: int = 0) -> list[str]:
-    """A monorepo-like tree: Python, TypeScript and Rust packages, docs, assets."""
-    rng = random.Random(seed)
-    exts = [".py", ".py", ".ts", ".tsx", ".rs", ".md", ".json", ".png", ".yaml", ".txt", ".go", ".css"]
-    tree = ["pyproject.toml", "web/package.json", "crates/core/Cargo.toml", "Dockerfile", "README.md"]
-    while len(tree) < size:
-        depth = rng.randint(1, 5)
-        folders = "/".join(f"d{rng.randint(0, 40)}" for _ in range(depth))
-        tree.append(f"{folders}/f{len(tree)}{rng.choice(exts)}")
-    rng.shuffle(tree)
-    return tree
-
-
-def corpus_tree(size: int) -> list[str]:
-    """The corpus repositories side by side (`<name>/...`), again as `<name>-<k>/...` until `size`."""
-    from tests.deployments.ignore_gen.corpus import records
-
-    repos = sorted(records(), key=lambda r: str(r["repo"]))
-    tree: list[str] = []
-    copy = 0
-    while len(tree) < size:
-        for rec in repos:
-            top = str(rec["repo"]).split("/")[1] + (f"-{copy}" if copy else "")
-            tree.extend(f"{top}/{path}" for path in rec["files"])
-        copy += 1
-    return tree[:size]
-
-
-def tree_of(kind: str, size: int) -> list[str]:
-    return corpus_tree(size) if kind == "corpus" else make_tree(size)
-
-
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     p50 = statistics.median(ordered)
@@ -127,23 +95,16 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return p50 * 1000, p99 * 1000
 
 
-def timed(fn: Callable[[], object], runs: int) -> list[float]:
+def timed(fn: Callable[[], object], runs: int) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU (this thread's) seconds of each of `runs` calls, after one warm-up."""
     fn()
-    out = []
+    wall, cpu = [], []
     for _ in range(runs):
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.thread_time()
         fn()
-        out.append(time.perf_counter() - start)
-    return out
-
-
-def cpu_median(fn: Callable[[], object], runs: int) -> float:
-    out = []
-    for _ in range(runs):
-        start = time.thread_time()
-        fn()
-        out.append(time.thread_time() - start)
-    return statistics.median(out) * 1000
+        cpu.append(time.thread_time() - used)
+        wall.append(time.perf_counter() - start)
+    return wall, cpu
 
 
 def generators(engine: Engine, tree: list[str]) -> dict[str, Callable[[], object]]:
@@ -161,21 +122,20 @@ def generators(engine: Engine, tree: list[str]) -> dict[str, Callable[[], object
     return {"ours": ours, "peer": peer}
 
 
-def in_process(engine: Engine, kind: str) -> None:
+def in_process(engine: Engine, kind: str, sizes: Sequence[int] = SIZES) -> None:
     print(
-        f"{'paths':>8} {'ours p50':>10} {'ours p99':>10} {'n':>5} {'cpu p50':>9} {'base p50':>10} {'base p99':>10}"
-        f" {'n':>4} {'speed-up p50':>13}  load avg"
+        f"{'paths':>8} {'ours p50':>10} {'ours p99':>10} {'cpu p50':>9} {'cpu p99':>9} {'n':>5}"
+        f" {'base p50':>10} {'base p99':>10} {'n':>4} {'speed-up p50':>13}  load avg"
     )
-    for size in SIZES:
+    for size in sizes:
         run = generators(engine, tree_of(kind, size))
-        ours = timed(run["ours"], RUNS[size])
-        cpu = cpu_median(run["ours"], max(5, RUNS[size] // 10))
-        theirs = timed(run["peer"], PEER_RUNS[size])
-        (o50, o99), (b50, b99) = percentiles(ours), percentiles(theirs)
+        ours, cpu = timed(run["ours"], RUNS[size])
+        theirs, _ = timed(run["peer"], PEER_RUNS[size])
+        (o50, o99), (c50, c99), (b50, b99) = percentiles(ours), percentiles(cpu), percentiles(theirs)
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
-            f"{size:>8} {o50:>9.2f}ms {o99:>9.2f}ms {len(ours):>5} {cpu:>7.2f}ms {b50:>9.2f}ms {b99:>9.2f}ms"
-            f" {len(theirs):>4} {b50 / o50:>12.1f}x  {load}"
+            f"{size:>8} {o50:>9.2f}ms {o99:>9.2f}ms {c50:>7.2f}ms {c99:>7.2f}ms {len(ours):>5}"
+            f" {b50:>9.2f}ms {b99:>9.2f}ms {len(theirs):>4} {b50 / o50:>12.1f}x  {load}"
         )
 
 
@@ -242,7 +202,11 @@ def through_serve(base_url: str) -> list[tuple[int, tuple[float, float], tuple[f
                 client.get("/ignore/healthz").raise_for_status()
 
             rows.append(
-                (size, percentiles(timed(generate, SERVE_RUNS[size])), percentiles(timed(health, SERVE_RUNS[size])))
+                (
+                    size,
+                    percentiles(timed(generate, SERVE_RUNS[size])[0]),
+                    percentiles(timed(health, SERVE_RUNS[size])[0]),
+                )
             )
     return rows
 
@@ -267,6 +231,7 @@ def main() -> None:
     parser.add_argument("--precision", action="store_true", help="only the precision/recall figures per split")
     parser.add_argument("--show", type=int, default=0, help="with --precision: list this many ignored/missed paths")
     parser.add_argument("--trees", default=",".join(TREES), help="comma-separated: corpus, synthetic")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="in-process tree sizes, comma-separated")
     parser.add_argument("--instructions", action="store_true", help="instructions per generation under callgrind")
     parser.add_argument("--repeat", nargs=4, metavar=("TREE", "SIZE", "WHO", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -287,7 +252,7 @@ def main() -> None:
     print("in-process: generate (ours) vs BASELINE (original's linear-scan fingerprinting, re-implemented)")
     for kind in args.trees.split(","):
         print(f"\n{kind} tree")
-        in_process(engine, kind)
+        in_process(engine, kind, [int(size) for size in args.sizes.split(",")])
     if args.no_serve:
         return
     url = os.environ.get("RAYFLEET_URL")

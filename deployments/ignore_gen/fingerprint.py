@@ -19,12 +19,12 @@ used only when the rest of the tree yields none (a tree of just tests).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
-from itertools import compress, count, repeat
+from functools import cached_property
+from itertools import chain, compress, count, repeat
 from operator import itemgetter, not_
-from typing import NamedTuple
 
 # Features added to every generation, whatever the input: OS/editor junk and
 # secrets are a risk for every stack, including when `features` bypasses
@@ -301,13 +301,6 @@ SAMPLE_DIRS = frozenset(
 )
 
 
-def _sample_folder(folder: str) -> bool:
-    for segment in folder.lower().split("/"):
-        if segment in SAMPLE_DIRS or segment.startswith("test") or segment.endswith(("test", "tests")):
-            return True
-    return False
-
-
 # Every sample and fixture folder name holds one of these words.
 _SAMPLE_WORDS = ("test", "spec", "fixture", "example", "sample", "demo", "playground")
 _FIXTURE_WORDS = (
@@ -365,7 +358,6 @@ def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
             found[feature] = path
 
 
-_INNER = ("\\", "//", "/./")  # what `normalise` changes inside a path (and a leading / or ./)
 _LAST = itemgetter(2)  # of a `str.rpartition`
 
 
@@ -375,23 +367,32 @@ def _starts_with(ordered: list[str], prefix: str) -> bool:
     return at < len(ordered) and ordered[at].startswith(prefix)
 
 
-class Tree(NamedTuple):
+@dataclass(frozen=True)
+class Tree:
     """A tree read once, every per-path column built by C-level passes (no per-path Python).
 
     `paths` are normalised and in code-point order, so the first path with a property is the
     smallest one (the witness). The other columns follow that order, in lower case: the path,
     its basename, its folder with a trailing `/` (empty at the top) and its extension without
     the dot (equal to a key of EXTENSIONS only when the basename has that extension after a
-    first character: `.py` and `py` have none)."""
+    first character: `.py` and `py` have none). What is decided per name or per folder is
+    decided once per distinct value (`names_seen`, `folder_list`)."""
 
     paths: list[str]
-    text: str  # the lower-case paths joined by newlines (for substring tests)
     lows: list[str]
     names: list[str]
     folders: list[str]
     tails: list[str]
+    names_seen: set[str]  # the distinct basenames
     folder_list: list[str]  # the distinct folders
-    folder_text: str  # the distinct folders joined by newlines
+    folder_text: str  # the distinct folders joined by newlines (for substring tests)
+
+    @cached_property
+    def folder_segments(self) -> tuple[list[list[str]], list[str]]:
+        """Each distinct folder split into its segments, and the distinct segments (split once
+        for the fixture and the sample passes)."""
+        split = list(map(str.split, self.folder_list, repeat("/")))
+        return split, list(set(chain.from_iterable(split)))
 
 
 _STEM_WORDS = (*STEMS, "requirements")
@@ -401,12 +402,21 @@ _UNDOTTED = frozenset({*_TAILS, *EXTENSIONS})  # basenames whose tail is a key b
 
 def prepare(tree: Iterable[str]) -> Tree:
     """Sort, normalise (only when a C-level check finds something to change) and split into
-    columns."""
+    columns. A `\\` is looked for in the joined tree (one `memchr`), a leading `/` or `./` by
+    bisection, `//` and `/./` (which only occur in a folder) in the distinct folders."""
     paths = sorted(tree)
     text = "\n".join(paths)
-    if any(odd in text for odd in _INNER) or _starts_with(paths, "/") or _starts_with(paths, "./"):
-        paths = sorted(map(normalise, paths))
-        text = "\n".join(paths)
+    if "\\" in text or _starts_with(paths, "/") or _starts_with(paths, "./"):
+        return _columns(sorted(map(normalise, paths)))
+    columns = _columns(paths, text)
+    if "//" in columns.folder_text or "/./" in columns.folder_text:
+        return _columns(sorted(map(normalise, paths)))
+    return columns
+
+
+def _columns(paths: list[str], text: str | None = None) -> Tree:
+    """The columns of sorted, normalised `paths` (`text`: them joined by newlines, if known)."""
+    text = "\n".join(paths) if text is None else text
     low = text.lower()
     # One `lower` and `split` in C when lower-casing kept every character's length (only then
     # do the lines line up with the paths; `\n` is no letter, so no case rule reads across
@@ -417,43 +427,46 @@ def prepare(tree: Iterable[str]) -> Tree:
     names = list(map(_LAST, map(str.rpartition, lows, repeat("/"))))
     folders = list(map(str.removesuffix, lows, names))
     tails = list(map(_LAST, map(str.rpartition, names, repeat("."))))
-    for name in _UNDOTTED.intersection(names):  # files named `py` or `.py`: no extension
+    seen = set(names)
+    for name in _UNDOTTED & seen:  # files named `py` or `.py`: no extension
         with suppress(ValueError):
             at = -1
             while True:
                 at = names.index(name, at + 1)
                 tails[at] = ""
     distinct = list(set(folders))
-    return Tree(paths, low, lows, names, folders, tails, distinct, "\n".join(distinct))
+    return Tree(paths, lows, names, folders, tails, seen, distinct, "\n".join(distinct))
 
 
 def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], tests: bool = False) -> set[str]:
     """The distinct folders with a segment in `segments`, or (with `tests`) a segment that
-    starts or ends like a test folder (`_sample_folder`). Only the folders that
-    hold one of `words` (every such segment holds one) are split, and only the words found in
-    the joined folders are looked for: substring scans and set probes, in C."""
-    found = [word for word in words if word in tree.folder_text]
-    if not found:
+    starts with `test` or ends with `test` or `tests` (`mytests/`, `unittest/`). Nothing is split unless the joined
+    folders hold one of `words` (every such segment holds one); then each distinct segment
+    is classified once and the folders picked by set probes, in C."""
+    if not any(word in tree.folder_text for word in words):
         return set()
     listed = tree.folder_list
-    hinted: set[str] = set()
-    for word in found:
-        hinted.update(compress(listed, map(str.__contains__, listed, repeat(word))))
-    split = list(map(str.split, hinted, repeat("/")))
-    out = set(compress(hinted, map(not_, map(segments.isdisjoint, split))))
-    if tests and "test" in found:
-        out.update(folder for folder in hinted - out if "test" in folder and _sample_folder(folder[:-1]))
-    return out
+    split, distinct = tree.folder_segments
+    chosen = set(segments.intersection(distinct))
+    if tests:
+        chosen.update(compress(distinct, map(str.startswith, distinct, repeat("test"))))
+        chosen.update(compress(distinct, map(str.endswith, distinct, repeat(("test", "tests")))))
+    if not chosen:
+        return set()
+    return set(compress(listed, map(not_, map(chosen.isdisjoint, split))))
 
 
 _PATH_MARKERS = [
-    (marker, marker.rpartition("/")[0], marker.rpartition("/")[2], hits) for marker, hits in PATH_MARKERS.items()
+    (marker.rpartition("/")[0] + "/", marker.rpartition("/")[2], hits) for marker, hits in PATH_MARKERS.items()
 ]
 
 
-def _stem_hits(name: str, dot: int) -> tuple[str, ...]:
+def _stem_hits(name: str) -> tuple[str, ...]:
     """Features from the part of a dotted basename before its first dot (Dockerfile.dev,
     compose.override.yaml, tsconfig.build.json, requirements-dev.txt)."""
+    dot = name.rfind(".")
+    if dot <= 0:
+        return ()
     first = name.find(".")
     stem = STEMS.get(name[:first])
     if stem is not None and (stem[0] is None or name[dot:] in stem[0]):
@@ -468,41 +481,51 @@ def _in_fixture(path: str) -> bool:
     return slash > 0 and not FIXTURE_DIRS.isdisjoint(path[:slash].lower().split("/"))
 
 
-def _firsts(tree: Tree, column: list[str], table: Mapping[str, object], rows: list[bool] | None) -> dict[str, str]:
-    """Each key of `table` found in `column` (among `rows`, all when None) -> its first,
-    hence smallest, path: C-level passes, the last of them a dict filled from the end."""
-    paths = tree.paths
-    if rows is not None:
-        column, paths = list(compress(column, rows)), list(compress(paths, rows))
-    present = table.keys() & column
-    if not present:
-        return {}
-    picked = list(map(present.__contains__, column))
-    return dict(zip(reversed(list(compress(column, picked))), reversed(list(compress(paths, picked))), strict=True))
+def _rows(column: list[str], value: str) -> list[int]:
+    """The rows of `column` holding `value` (`list.index` in C, once per hit: for rare values)."""
+    out: list[int] = []
+    with suppress(ValueError):
+        at = -1
+        while True:
+            at = column.index(value, at + 1)
+            out.append(at)
+    return out
+
+
+def _starting_with(names: Collection[str], words: tuple[str, ...]) -> set[str]:
+    """The names that start with one of `words`: `str.find` over the names joined by newlines
+    (a `startswith` per name when a name holds a newline)."""
+    joined = "\n" + "\n".join(names) + "\n"
+    if joined.count("\n") != len(names) + 1:
+        return set(compress(names, map(str.startswith, names, repeat(words))))
+    out: set[str] = set()
+    for word in words:
+        at = joined.find("\n" + word)
+        while at != -1:
+            end = joined.index("\n", at + 1)
+            out.add(joined[at + 1 : end])
+            at = joined.find("\n" + word, end)
+    return out
 
 
 def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
     """The rows that produce features by a stem (`Dockerfile.dev`) or a path marker
-    (`bin/rails`), with what they produce; searched only when the joined tree holds the words."""
-    out: list[tuple[int, tuple[str, ...]]] = []
-    names = tree.names
-    if any(word in tree.text for word in _STEM_WORDS):
-        for at in compress(count(), map(str.startswith, names, repeat(_STEM_WORDS))):
-            name = names[at]
-            dot = name.rfind(".")
-            hits = _stem_hits(name, dot) if dot > 0 else ()
-            if hits:
-                out.append((at, hits))
-    for marker, parent, last, hits in _PATH_MARKERS:
-        if marker not in tree.text:
-            continue
-        at = -1
-        with suppress(ValueError):
-            while True:
-                at = names.index(last, at + 1)
-                folder = tree.folders[at]
-                if folder == parent + "/" or folder.endswith("/" + parent + "/"):
-                    out.append((at, hits))
+    (`bin/rails`), with what they produce: the stems are looked for among the distinct
+    basenames (a substring search per stem word in them, joined), the markers' basenames by
+    set probes."""
+    seen = tree.names_seen
+    stems = {name: hits for name in _starting_with(seen, _STEM_WORDS) if (hits := _stem_hits(name))}
+    out = (
+        [(at, stems[tree.names[at]]) for at in compress(count(), map(stems.__contains__, tree.names))] if stems else []
+    )
+    for parent, last, hits in _PATH_MARKERS:
+        if last in seen:
+            folders = tree.folders
+            out.extend(
+                (at, hits)
+                for at in _rows(tree.names, last)
+                if folders[at] == parent or folders[at].endswith("/" + parent)
+            )
     return out
 
 
@@ -511,33 +534,49 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
 
     No per-path Python: the extensions and marker names present are set intersections with
     the tree's columns, and each one's witness is its first row in the sorted tree outside
-    fixture folders (`_firsts`); fixture folders are decided once per distinct folder. Stems
-    and path markers are searched only when the joined tree holds their words. A feature's
-    witness is its smallest path outside fixture folders; when no feature has one, the
-    fixtures' features count, each with its smallest path.
+    fixture folders (`_first_rows`); fixture folders are decided once per distinct folder, and
+    only when a witness lies in one.
+    Stems and path markers are looked for among the distinct basenames. A feature's witness
+    is its smallest path outside fixture folders; when no feature has one, the fixtures'
+    features count, each with its smallest path.
     """
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
     rare = _rare(prepared)
-    found = _found(prepared, None, rare)
+    paths = prepared.paths
+    found = _found(prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
     if any(_in_fixture(path) for path in found.values()):  # decided per distinct folder only then
         fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
-        rows = list(map(not_, map(fixtures.__contains__, prepared.folders)))
-        clean = _found(prepared, rows, [(at, hits) for at, hits in rare if prepared.folders[at] not in fixtures])
-        found = clean or found
+        if fixtures:
+            folders = prepared.folders
+            rows = list(map(not_, map(fixtures.__contains__, folders)))
+            kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
+            tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
+            found = _found(tails, names, clean, kept_rare) or found
     if "dart" in found:
-        _derive(found, _platform_dirs(prepared.paths, prepared.lows))
+        _derive(found, _platform_dirs(paths, prepared.lows))
     return Fingerprint(witnesses=found)
 
 
-def _found(tree: Tree, rows: list[bool] | None, rare: list[tuple[int, tuple[str, ...]]]) -> dict[str, str]:
-    """Each feature the tree's `rows` (all when None) produce -> its smallest path among them."""
+def _found(
+    tails: list[str], names: list[str], paths: list[str], rare: list[tuple[str, tuple[str, ...]]]
+) -> dict[str, str]:
+    """Each feature the rows produce -> its smallest path (the first row of its extensions and
+    marker names in the sorted rows, or a `rare` path)."""
     found: dict[str, str] = {}
-    for column, table in ((tree.tails, _TAILS), (tree.names, MARKERS)):
-        for key, path in _firsts(tree, column, table, rows).items():
-            _note(found, table[key], path)
-    for at, hits in rare:
-        _note(found, hits, tree.paths[at])
+    for column, table in ((tails, _TAILS), (names, MARKERS)):
+        for key, at in _first_rows(column, table).items():
+            _note(found, table[key], paths[at])
+    for path, hits in rare:
+        _note(found, hits, path)
     return found
+
+
+def _first_rows(column: list[str], table: Mapping[str, object]) -> dict[str, int]:
+    """Each key of `table` found in `column` -> its first row: the rows holding a key are
+    picked by one C-level pass of dict probes, and a dict filled from the last of them back
+    keeps each key's first row."""
+    rows = list(compress(count(), map(table.__contains__, column)))
+    return dict(zip(map(column.__getitem__, reversed(rows)), reversed(rows), strict=True))
 
 
 def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:

@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress, count, product, repeat
-from operator import itemgetter
+from itertools import chain, compress, count, product, repeat
+from operator import itemgetter, not_
 
 MAX_EXPANSIONS = 256
 STAR, QMARK, GLOBSTAR = "\x00", "\x01", "\x02"  # markers: never in a real pattern
@@ -211,6 +211,9 @@ def _compile(text: str) -> _Compiled:
     dir_only = body.endswith("/")
     body = body.rstrip("/")
     anchored = "/" in body
+    last = body[3:]
+    if body.startswith("**/") and "/" not in last and "**" not in last and "[" not in last:
+        body, anchored = last, False  # `**/name` is `name` at any depth: matched on the basename
     body = body.lstrip("/")
     return _Compiled(text, negated, dir_only, anchored, re.compile(_regex(body), re.DOTALL), body)
 
@@ -235,6 +238,16 @@ def _literals(glob: str) -> list[str] | None:
     return None if spelled is None or any(m in s for s in spelled for m in _MARKERS) else spelled
 
 
+def _needle(glob: str) -> str:
+    """The longest run of plain characters of `glob`: every string it matches holds it. From
+    the first `[` to the last `]` everything may be a class, so none of it is taken."""
+    if "[" in glob:
+        start = glob.index("[")
+        end = glob.rfind("]", start)
+        glob = glob[:start] + ("*" + glob[end + 1 :] if end != -1 else "")
+    return max(re.split(r"[*?]|\\.?", glob), key=len)
+
+
 @dataclass(frozen=True)
 class _Gate:
     """The positive file patterns of one kind taken apart into set and suffix tables, so that
@@ -244,7 +257,8 @@ class _Gate:
     exact: frozenset[str]
     extensions: frozenset[str]  # `*.ext`: probed with the part after the last dot
     suffixes: tuple[str, ...]  # `*literal`
-    prefixes: tuple[str, ...]  # `literal*`
+    prefixes: tuple[str, ...]  # `literal*`, and a path pattern's first folder (`dist/`)
+    needles: tuple[str, ...]  # a literal run every match of a remaining pattern holds (`*.sw?`: `.sw`)
     rest: re.Pattern[str] | None
 
     @classmethod
@@ -253,6 +267,7 @@ class _Gate:
         extensions: set[str] = set()
         suffixes: set[str] = set()
         prefixes: set[str] = set()
+        needles: set[str] = set()
         rest: list[str] = []
         for rule in rules:
             body = rule.body
@@ -266,18 +281,31 @@ class _Gate:
                         suffixes.add(end)
             elif body.endswith("*") and (starts := _literals(body[:-1])) is not None and "/" not in body[:-1]:
                 prefixes.update(starts)
+            elif "/" in body and (firsts := _literals(body.partition("/")[0])) is not None:
+                prefixes.update(first + "/" for first in firsts)  # a path pattern: its first folder
+            elif needle := _needle(body):
+                needles.add(needle)
             else:
                 rest.append(rule.regex.pattern)
         regex = re.compile("|".join(rest), re.DOTALL) if rest else None
-        return cls(frozenset(exact), frozenset(extensions), tuple(sorted(suffixes)), tuple(sorted(prefixes)), regex)
+        shortest = {n for n in needles if not any(o != n and o in n for o in needles)}  # `.sw` screens `.swp`
+        return cls(
+            frozenset(exact),
+            frozenset(extensions),
+            tuple(sorted(suffixes)),
+            tuple(sorted(prefixes)),
+            tuple(sorted(shortest)),
+            regex,
+        )
 
     def hit(self, subject: str) -> bool:
         """Whether a pattern of this gate may match `subject`."""
         return (
             subject in self.exact
-            or subject.rpartition(".")[2] in self.extensions
+            or (bool(self.extensions) and subject.rpartition(".")[2] in self.extensions)
             or subject.endswith(self.suffixes)
             or subject.startswith(self.prefixes)
+            or any(needle in subject for needle in self.needles)
             or (self.rest is not None and self.rest.fullmatch(subject) is not None)
         )
 
@@ -291,8 +319,57 @@ class _Gate:
             out.update(compress(count(), map(str.endswith, subjects, repeat(self.suffixes))))
         if self.prefixes:
             out.update(compress(count(), map(str.startswith, subjects, repeat(self.prefixes))))
+        for needle in self.needles:
+            out.update(compress(count(), map(str.__contains__, subjects, repeat(needle))))
         if self.rest is not None:
             out.update(compress(count(), map(self.rest.fullmatch, subjects)))
+        return out
+
+
+@dataclass(frozen=True)
+class _Screen:
+    """Every glob of one kind (negations included) filed by what each of its matches must
+    have, so that a subject is checked only against the regexes of the globs it could match:
+    an extension table (`*.pyc` under `pyc`), suffixes, prefixes (a path pattern's first
+    folder), literal runs it must hold, and the few globs that fit none (always checked)."""
+
+    tails: dict[str, tuple[int, ...]]
+    ends: tuple[tuple[str, int], ...]
+    starts: tuple[tuple[str, int], ...]
+    needles: tuple[tuple[str, int], ...]
+    always: tuple[int, ...]
+
+    @classmethod
+    def of(cls, globs: Iterable[tuple[int, _Compiled]]) -> _Screen:
+        tails: dict[str, list[int]] = {}
+        ends: list[tuple[str, int]] = []
+        starts: list[tuple[str, int]] = []
+        needles: list[tuple[str, int]] = []
+        always: list[int] = []
+        for at, rule in globs:
+            body = rule.body
+            if body.startswith("*") and (spelled := _literals(body[1:])) is not None:
+                for end in spelled:
+                    if end.startswith(".") and "." not in end[1:] and end != ".":
+                        tails.setdefault(end[1:], []).append(at)
+                    else:
+                        ends.append((end, at))
+            elif body.endswith("*") and (spelled := _literals(body[:-1])) is not None and "/" not in body[:-1]:
+                starts.extend((start, at) for start in spelled)
+            elif "/" in body and (spelled := _literals(body.partition("/")[0])) is not None:
+                starts.extend((first + "/", at) for first in spelled)
+            elif needle := _needle(body):
+                needles.append((needle, at))
+            else:
+                always.append(at)
+        return cls({t: tuple(i) for t, i in tails.items()}, tuple(ends), tuple(starts), tuple(needles), tuple(always))
+
+    def candidates(self, subject: str) -> list[int]:
+        """The indexes of the globs that may match `subject`, in no particular order."""
+        out = [*self.tails.get(subject.rpartition(".")[2], ()), *self.always]
+        out.extend(at for end, at in self.ends if subject.endswith(end))
+        out.extend(at for start, at in self.starts if subject.startswith(start))
+        out.extend(at for needle, at in self.needles if needle in subject)
         return out
 
 
@@ -300,8 +377,22 @@ class _Gate:
 class _Tables:
     rules: tuple[_Compiled, ...]
     gates: dict[_Kind, _Gate]  # the kind's positive patterns
-    last_first: dict[_Kind, tuple[tuple[int, re.Pattern[str]], ...]]  # the kind's globs, last first
+    screens: dict[_Kind, _Screen]  # the kind's globs
     literal: dict[_Kind, dict[str, int]]  # the kind's patterns without wildcards: spelling -> last index
+    # The first folders (with `/`) of the path patterns that can match a folder, negations
+    # included; None when one of them starts with a wildcard.
+    path_firsts: tuple[str, ...] | None
+
+
+def _firsts(rules: Iterable[_Compiled]) -> tuple[str, ...] | None:
+    """The first folders (with a trailing `/`) a path of `rules` can start with; None: any."""
+    out: set[str] = set()
+    for rule in rules:
+        spelled = _literals(rule.body.partition("/")[0])
+        if spelled is None:
+            return None
+        out.update(first + "/" for first in spelled)
+    return tuple(sorted(out))
 
 
 @lru_cache(maxsize=64)
@@ -310,7 +401,7 @@ def _tables(patterns: tuple[str, ...]) -> _Tables:
     lists): per kind, by basename or by path, for files or for folders."""
     rules = tuple(_compile(p) for p in patterns)
     gates: dict[_Kind, _Gate] = {}
-    last_first: dict[_Kind, tuple[tuple[int, re.Pattern[str]], ...]] = {}
+    screens: dict[_Kind, _Screen] = {}
     literal: dict[_Kind, dict[str, int]] = {}
     for anchored in (False, True):
         for is_dir in (False, True):
@@ -318,8 +409,8 @@ def _tables(patterns: tuple[str, ...]) -> _Tables:
             gates[anchored, is_dir] = _Gate.of(r for _, r in kind if not r.negated)
             spelled = {i: _literals(r.body) for i, r in kind}
             literal[anchored, is_dir] = {word: i for i, r in kind for word in spelled[i] or ()}
-            last_first[anchored, is_dir] = tuple((i, r.regex) for i, r in reversed(kind) if spelled[i] is None)
-    return _Tables(rules, gates, last_first, literal)
+            screens[anchored, is_dir] = _Screen.of((i, r) for i, r in kind if spelled[i] is None)
+    return _Tables(rules, gates, screens, literal, _firsts(r for r in rules if r.anchored))
 
 
 class Matcher:
@@ -335,21 +426,34 @@ class Matcher:
         self._tables = _tables(tuple(patterns))
         self._folders: dict[str, _Compiled | None] = {}
         self._under: dict[str, bool] = {}
+        self._screened: dict[tuple[str, bool], bool] = {}
+
+    def _search(self, anchored: bool, is_dir: bool, subject: str, best: int) -> int:
+        """The index of the last pattern of one kind matching `subject`, if above `best`: a
+        dict probe for the literal patterns, the regexes of the globs the screen lets through."""
+        tables = self._tables
+        best = max(best, tables.literal[anchored, is_dir].get(subject, -1))
+        for at in sorted(tables.screens[anchored, is_dir].candidates(subject), reverse=True):
+            if at < best:
+                break
+            if tables.rules[at].regex.fullmatch(subject) is not None:
+                return at
+        return best
+
+    def _by_name(self, name: str, is_dir: bool) -> bool:
+        """Whether a positive basename pattern may match `name` (once per distinct basename:
+        folder and file names repeat across a tree)."""
+        key = (name, is_dir)
+        known = self._screened.get(key)
+        if known is None:
+            known = self._screened[key] = self._tables.gates[False, is_dir].hit(name)
+        return known
 
     def _decide(self, path: str, is_dir: bool) -> _Compiled | None:
-        subjects = ((False, path.rsplit("/", 1)[-1]), (True, path))
-        gates = self._tables.gates
-        if not (gates[False, is_dir].hit(subjects[0][1]) or gates[True, is_dir].hit(path)):
+        name = path.rpartition("/")[2]
+        if not (self._by_name(name, is_dir) or self._tables.gates[True, is_dir].hit(path)):
             return None
-        best = -1
-        for anchored, subject in subjects:
-            best = max(best, self._tables.literal[anchored, is_dir].get(subject, -1))
-            for at, regex in self._tables.last_first[anchored, is_dir]:
-                if at < best:
-                    break
-                if regex.fullmatch(subject) is not None:
-                    best = at
-                    break
+        best = self._search(True, is_dir, path, self._search(False, is_dir, name, -1))
         return self._tables.rules[best] if best >= 0 else None
 
     def _folder(self, prefix: str) -> _Compiled | None:
@@ -367,15 +471,43 @@ class Matcher:
             self._under[folder] = known
         return known
 
+    def _ignored_folders(self, folders: list[str]) -> set[str]:
+        """The folders (each with a trailing `/`) that are ignored or lie in an ignored folder.
+
+        A folder no path pattern can start like is decided by its segments alone: it is
+        ignored when one of its segments is, and each distinct segment is decided once (a
+        C-level screen, then the basename patterns' verdict for the few it lets through).
+        The others are decided prefix by prefix (`_ignored_folder`, memoised)."""
+        firsts = self._tables.path_firsts
+        if firsts is None:
+            return {folder for folder in folders if self._ignored_folder(folder[:-1])}
+        by_path = list(map(str.startswith, folders, repeat(firsts)))
+        out = {folder for folder in compress(folders, by_path) if self._ignored_folder(folder[:-1])}
+        plain = list(compress(folders, map(not_, by_path)))
+        split = list(map(str.split, plain, repeat("/")))
+        segments = list(set(chain.from_iterable(split)))
+        screened = map(segments.__getitem__, self._tables.gates[False, True].rows(segments))
+        ignored = {segment for segment in screened if self._ignores_name(segment)}
+        if ignored:
+            out.update(compress(plain, map(not_, map(ignored.isdisjoint, split))))
+        return out
+
+    def _ignores_name(self, segment: str) -> bool:
+        """Whether the last basename pattern matching the folder name `segment` is positive."""
+        at = self._search(False, True, segment, -1)
+        return at >= 0 and not self._tables.rules[at].negated
+
     def candidates(self, paths: list[str]) -> list[str]:
         """The paths of `paths` (in their order) that `ignored_by` can answer for: those in an
         ignored folder (decided once per distinct folder) and those a file pattern matches."""
         names = list(map(_LAST, map(str.rpartition, paths, repeat("/"))))
         folders = list(map(str.removesuffix, paths, names))
-        ignored = {folder for folder in set(folders) if folder and self._ignored_folder(folder[:-1])}
+        ignored = self._ignored_folders(list(filter(None, set(folders))))
+        distinct = list(set(names))  # basename patterns are screened once per distinct name
+        named = set(map(distinct.__getitem__, self._tables.gates[False, False].rows(distinct)))
         rows = set(compress(count(), map(ignored.__contains__, folders)))
-        for anchored, subjects in ((False, names), (True, paths)):
-            rows.update(self._tables.gates[anchored, False].rows(subjects))
+        rows.update(compress(count(), map(named.__contains__, names)))
+        rows.update(self._tables.gates[True, False].rows(paths))
         return [paths[at] for at in sorted(rows)]
 
     def ignored_by(self, path: str) -> tuple[str, str] | None:

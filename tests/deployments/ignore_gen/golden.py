@@ -5,7 +5,9 @@ Cases: every corpus repository's own tree (with and without comments, with prove
 synthetic trees that reach the rarer branches: paths to normalise (`\\`, `./`, `//`, `/./`),
 upper case, names whose lower case changes length, stems (`Dockerfile.dev`,
 `requirements-dev.txt`), path markers (`bin/rails`), fixture-only trees, Flutter platform
-folders, kept test/example files and large shuffled monorepo trees.
+folders, kept test/example files, large shuffled monorepo trees and the benchmark's trees
+(bench/ignore_gen.py: the corpus repositories side by side, 10k and 100k paths; the
+shuffled synthetic tree, 10k).
 
 Regenerate (only when a change of output is intended):
 `python -m tests.deployments.ignore_gen.golden`.
@@ -22,6 +24,7 @@ from deployments.ignore_gen.engine import Engine, Generated, Options
 from deployments.ignore_gen.rules_table import load_rules_table
 from deployments.ignore_gen.templates import load_templates
 from tests.deployments.ignore_gen.corpus import records
+from tests.deployments.ignore_gen.trees import tree_of
 
 GOLDEN = Path(__file__).resolve().parents[2] / "data" / "ignore_gen" / "golden.json"
 
@@ -153,6 +156,8 @@ def cases() -> dict[str, tuple[list[str], Options]]:
         out[f"hand-provenance:{name}"] = (tree, PROVENANCE)
     for size, seed in ((1_000, 1), (10_000, 2), (30_000, 3)):
         out[f"monorepo:{size}"] = (monorepo(size, seed), PLAIN)
+    for kind, size in (("corpus", 10_000), ("synthetic", 10_000), ("corpus", 100_000)):
+        out[f"bench-{kind}:{size}"] = (tree_of(kind, size), PLAIN)
     return out
 
 

@@ -159,3 +159,9 @@ def test_large_tree_is_one_pass() -> None:
     fp = fingerprint(tree)
     assert fp.features == ["node", "python"]
     assert fp.witnesses["python"] == "pkg0/mod0.py"
+
+
+def test_a_stem_is_found_in_a_basename_that_holds_a_newline() -> None:
+    """Git paths may hold newlines; the stem search does not lose such a basename."""
+    fp = fingerprint(["src/Dockerfile.dev\nold", "README.md"])
+    assert fp.witnesses == {"docker": "src/Dockerfile.dev\nold"}

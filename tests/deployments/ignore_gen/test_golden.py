@@ -28,7 +28,7 @@ def test_output_is_unchanged(name: str) -> None:
     assert summary(ENGINE.generate(tree, None, options)) == RECORDED[name]
 
 
-@pytest.mark.parametrize("name", ["hand:kept", "monorepo:1000", "corpus:vitejs/vite"])
+@pytest.mark.parametrize("name", ["hand:kept", "monorepo:1000", "corpus:vitejs/vite", "bench-corpus:10000"])
 def test_order_of_the_tree_does_not_matter(name: str) -> None:
     tree, options = CASES[name]
     assert summary(ENGINE.generate(list(reversed(tree)), None, options)) == RECORDED[name]

@@ -124,9 +124,9 @@ class Memory:
         return {"query": query, "mode": "text", "match": kind, "count": len(results), "results": results}
 
     def _embedder(self) -> ThreadPoolExecutor:
-        """One thread per Memory for the query embedding (its HTTP call runs in a thread of its own: embed.py)."""
+        """Threads that wait for query embeddings; a few, so searches sharing this Memory do not queue."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-query-embed")
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mem-query-embed")
         return self._pool
 
     def _text_hits(self, scope: str, query: str, limit: int) -> tuple[list[dict[str, Any]], str]:

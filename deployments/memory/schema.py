@@ -132,7 +132,25 @@ INSERT INTO memories_fts (memories_fts) VALUES ('optimize');
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 2.0)');
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
+# A stamp of the set of pinned vectors (pinned.py keeps them in memory): a fresh random
+# value on every insert or delete of a pinned row and every change to a pinned row's
+# pin, archive flag, scope or vector. Random rather than a counter, so a database copied
+# back over a newer one never repeats a stamp that stood for other contents.
+V8 = """
+INSERT INTO mem_meta (name, value) VALUES ('pinned_stamp', abs(random()));
+CREATE TRIGGER memories_pin_ai AFTER INSERT ON memories WHEN new.pinned = 1 BEGIN
+    UPDATE mem_meta SET value = abs(random()) WHERE name = 'pinned_stamp';
+END;
+CREATE TRIGGER memories_pin_ad AFTER DELETE ON memories WHEN old.pinned = 1 BEGIN
+    UPDATE mem_meta SET value = abs(random()) WHERE name = 'pinned_stamp';
+END;
+CREATE TRIGGER memories_pin_au AFTER UPDATE OF pinned, archived, scope, embedding, embedding_model ON memories
+WHEN old.pinned = 1 OR new.pinned = 1 BEGIN
+    UPDATE mem_meta SET value = abs(random()) WHERE name = 'pinned_stamp';
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 LATEST = len(MIGRATIONS)
 
 

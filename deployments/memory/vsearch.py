@@ -3,8 +3,8 @@
 Both paths give the same list shape and order: pinned matches first, then by
 cosine, then newest id; only active rows of the scope with a vector of the
 query's model and dimension, cosine >= `min_sim`. On the HNSW path the pinned
-matches are scored exactly (they are few: read from SQLite through a partial
-index), the index proposes the others, and every proposed id is re-read from
+matches are scored exactly (their vectors are held in memory: pinned.py), the
+index proposes the others, and every proposed id is re-read from
 SQLite (active, unpinned, in scope) and re-scored exactly, so a stale or
 approximate index entry can change which memories are found, never what a
 result says or whether a deleted or archived memory appears.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from deployments.memory import ann, vcache
+from deployments.memory import ann, pinned, vcache
 from deployments.memory.records import ALL_SCOPES
 
 MAX_CANDIDATES = 8192  # beyond this many index candidates, scan the scope's rows exactly
@@ -41,7 +41,7 @@ def vector_hits(
                 cached = vcache.build(db_path, conn, model, len(qvec))
         if index is None:
             return _flat(query, *cached, scope, depth, min_sim)
-    return _indexed(conn, index, query, model, scope, depth, min_sim)
+    return _indexed(db_path, conn, index, query, model, scope, depth, min_sim)
 
 
 def _flat(
@@ -63,19 +63,11 @@ def _flat(
 
 
 def _indexed(
-    conn: Any, index: ann.Index, query: Any, model: str, scope: str, depth: int, min_sim: float
+    db_path: str, conn: Any, index: ann.Index, query: Any, model: str, scope: str, depth: int, min_sim: float
 ) -> list[tuple[int, float]]:
     scope_sql, scope_args = ("", ()) if scope == ALL_SCOPES else (" AND scope = ?", (scope,))
     dim_bytes = len(query) * 4
-    pinned = _scored(
-        conn,
-        query,
-        "pinned = 1 AND archived = 0" + scope_sql,
-        scope_args,
-        model,
-        dim_bytes,
-        min_sim,
-    )
+    pinned_hits = pinned.hits(db_path, conn, model, query, scope, min_sim)
     rest: list[tuple[int, float]] = []
     count = max(4 * depth, 64)
     while True:
@@ -93,7 +85,7 @@ def _indexed(
             )
             break
         count *= 4
-    return (pinned + rest)[:depth]
+    return (pinned_hits + rest)[:depth]
 
 
 def _scored(

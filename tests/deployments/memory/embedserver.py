@@ -2,7 +2,7 @@
 
 Vectors are deterministic: hashed word unigrams and character trigrams, so texts
 that share words and spellings get close vectors. Modes: `ok`, `stall` (answers
-after `stall_seconds`), `error` (HTTP 500 with an OpenAI-style error body).
+after `stall_seconds`), `gate` (answers once `gate` is set, or after `stall_seconds`), `error` (HTTP 500 with an OpenAI-style error body).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ class EmbeddingServer:
         self.stall_seconds = stall_seconds
         self.dim = dim
         self.requests: list[dict] = []
+        self.gate = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -47,6 +48,8 @@ class EmbeddingServer:
                 server.requests.append({"path": self.path, "body": body})
                 if server.mode == "stall":
                     time.sleep(server.stall_seconds)  # the behaviour: a server that stalls (timeout tests)
+                if server.mode == "gate":
+                    server.gate.wait(server.stall_seconds)  # answers once the test opens the gate
                 if server.mode == "error":
                     payload = json.dumps({"error": {"message": "model overloaded", "type": "server_error"}})
                     self._send(500, payload.encode())

@@ -172,6 +172,27 @@ def test_same_order_and_scores_as_flat_pinned_first(store, scope):
     assert n_pinned and all(i in pinned for i, _ in top[:n_pinned])
 
 
+def test_pins_by_another_process_are_seen_by_the_next_search(store):
+    """The pinned vectors this process holds are read again when another process pins or unpins."""
+    text = "deploy release backup"
+    before = hits(store, text)
+    unpinned_best = next(i for i, _ in before if i not in pinned_ids(store))
+    other = Store(store.path)
+    key = other.conn.execute("SELECT key FROM memories WHERE id = ?", (unpinned_best,)).fetchone()[0]
+    other.set_pinned("user", key, True)
+    first_pinned = hits(store, text)
+    assert unpinned_best in [i for i, _ in first_pinned[: len(pinned_ids(store))]]
+    assert_same(first_pinned, flat_hits(store, text))
+    other.set_pinned("user", key, False)
+    other.close()
+    assert_same(hits(store, text), flat_hits(store, text))
+    assert_same(hits(store, text), before)
+
+
+def pinned_ids(s: Store) -> set[int]:
+    return {r[0] for r in s.conn.execute("SELECT id FROM memories WHERE pinned = 1 AND archived = 0")}
+
+
 def test_delete_never_comes_back(store, monkeypatch):
     hits(store, text_of(42))
     gone = memory_id(store, "k42")

@@ -80,3 +80,20 @@ def test_newer_schema_is_refused(tmp_path):
     conn.close()
     with pytest.raises(StorageError, match="newer"):
         Store(path)
+
+
+def test_upgrade_to_v8_stamps_the_pinned_set(tmp_path):
+    """V8: a pinned_stamp that every change to a pinned row replaces, and no other write touches."""
+    from deployments.memory import pinned
+
+    path = str(tmp_path / "m.db")
+    make_db(path, 7)
+    store = Store(path)
+    first = pinned.stamp(store.conn)
+    assert first[1] > 0
+    store.save("user", "deploy", "Deploy with make release, now on Fridays too")  # unpinned
+    assert pinned.stamp(store.conn) == first
+    store.set_pinned("user", "deploy", True)
+    second = pinned.stamp(store.conn)
+    assert second != first and second[0] == first[0]
+    store.close()

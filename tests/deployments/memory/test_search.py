@@ -9,6 +9,7 @@ import pytest
 from deployments.memory import embed
 from deployments.memory.errors import EmbeddingError, UsageError
 from tests.deployments.memory.conftest import memory_with
+from tests.deployments.memory.embedserver import EmbeddingServer
 
 NOTES = {
     "deploy-prod": ("Deploy to production with make release after the CI pipeline is green.", "ops"),
@@ -128,6 +129,41 @@ def test_stalling_endpoint_falls_back_within_timeout(tmp_path, stalling_server):
     assert elapsed < stalling_server.stall_seconds  # did not wait for the stalled server
     assert any("timed out after 0.3s" in w for w in mem.warnings)
     assert any("full-text search only" in w for w in mem.warnings)
+
+
+def test_text_half_runs_while_the_query_embedding_is_fetched(tmp_path, monkeypatch):
+    """The endpoint answers only once the text half has run: a search that waited for the
+    embedding before its text half would time out and answer in text mode."""
+    with EmbeddingServer("gate", stall_seconds=30) as server:
+        mem = memory_with(tmp_path, MEM_EMBEDDING_URL=server.base_url, MEM_EMBED_TIMEOUT="20s")
+        server.gate.set()
+        fill(mem)
+        server.gate.clear()
+        text_search = mem.store.text_search
+
+        def text_then_open(*args, **kwargs):
+            out = text_search(*args, **kwargs)
+            server.gate.set()
+            return out
+
+        monkeypatch.setattr(mem.store, "text_search", text_then_open)
+        res = mem.search("deploy production")
+        assert res["mode"] == "hybrid" and keys(res)[0] == "deploy-prod"
+        assert not mem.warnings
+
+
+@pytest.mark.parametrize("query", ["deploy", "runs", "deploy coffee kubernetes", "zzzz"])
+def test_fallback_is_the_text_only_answer(tmp_path, failing_server, query):
+    """Cut to the limit, the deeper text list fetched for hybrid search is what text mode answers."""
+    mem = memory_with(tmp_path, MEM_EMBEDDING_URL=failing_server.base_url)
+    fill(mem)
+    for i in range(12):
+        mem.save(f"extra-{i}", f"Deploy note {i}: staging runs, coffee {i} and kubernetes.")
+    text_only = memory_with(tmp_path)
+    for limit in (1, 2, 5):
+        fallen = mem.search(query, limit)
+        assert fallen["mode"] == "text"
+        assert fallen == text_only.search(query, limit)
 
 
 def test_failing_endpoint_falls_back(tmp_path, failing_server):

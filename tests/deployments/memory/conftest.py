@@ -70,8 +70,12 @@ def embed_server() -> Iterator[EmbeddingServer]:
 
 @pytest.fixture
 def stalling_server() -> Iterator[EmbeddingServer]:
-    with EmbeddingServer("stall", stall_seconds=5) as server:
-        yield server
+    """Holds every request until the test ends (the gate opens at teardown)."""
+    with EmbeddingServer("gate", stall_seconds=120) as server:
+        try:
+            yield server
+        finally:
+            server.gate.set()
 
 
 @pytest.fixture

@@ -371,10 +371,11 @@ class MitigationNode:
     async def add_blacklist_many(
         self, bans: list[tuple[str, str]], duration_seconds: int, source: str = "fleet"
     ) -> dict[str, Any]:
-        """Ban many sources at once (the fleet's flood bans): one durable transaction, one map file
-        write, the runtime API commands `;`-joined on a few lines. They are recorded first: a data
-        plane that stops answering midway gets them back from the maps when its supervisor restarts
-        it (`_reapply`)."""
+        """Ban many sources at once (the fleet's flood bans): the new ones in a few runtime API
+        payloads, then one durable transaction and one map file write. HAProxy gets them before the
+        node's record (a flood is refused sooner): the fleet recorded them first and gives them to a
+        node that replaces this one (`FleetShare`), and a data plane that stops answering midway
+        gets them from the node's memory when its supervisor restarts it (`_reapply`)."""
         self._require_running()
         expires = int(time.time()) + duration_seconds
         entries = {}
@@ -382,25 +383,27 @@ class MitigationNode:
             key = source_key(ip)
             entries[key] = {"ip": key, "reason": reason, "source": source, "expires": expires}
         held = [key for key in entries if key in self.blacklist]
-        self.state.bans.set_many(entries)
         self.blacklist.update(entries)
-        self._write_maps()
+        try:
+            await self._enforce_many(entries, held, expires)
+        finally:
+            self.state.bans.set_many(entries)
+            self._write_maps()
+        return {"banned": len(entries), "expires_at": _iso(expires)}
+
+    async def _enforce_many(self, entries: dict[str, dict[str, Any]], held: list[str], expires: int) -> None:
         path = self.paths.blacklist
         # a ban held already is changed in place (`set map`): never absent from the map for a moment
-        commands = [f"set map {path} {key} {expires}" for key in held]
-        commands += [
-            c
-            for key in entries
-            if key not in held
-            for c in (f"del map {path} {key}", f"add map {path} {key} {expires}")
-        ]
-        answers = [await self._runtime(line) for line in cli_lines(commands)]
-        if any("not found" in answer for answer in answers):  # a held ban missing from HAProxy's map
-            try:
+        renewed = [await self._runtime(line) for line in cli_lines([f"set map {path} {k} {expires}" for k in held])]
+        try:
+            if any("not found" in answer.lower() for answer in renewed):  # a held ban missing from the map
                 await self.proc.replace_map(path, self._map_lines()[path])
-            except (HAProxyError, OSError, TimeoutError) as exc:
-                raise NodeError(503, f"the blacklist map was not replaced: {str(exc)[:300]}") from None
-        return {"banned": len(entries), "expires_at": _iso(expires)}
+            else:  # the new ones in a few payloads, not a command each
+                await self.proc.add_map(path, [f"{key} {expires}" for key in entries if key not in held])
+        except (OSError, TimeoutError) as exc:
+            raise NodeError(503, f"HAProxy is not answering: {type(exc).__name__}") from None
+        except HAProxyError as exc:
+            raise NodeError(422, f"HAProxy refused the bans: {str(exc)[:300]}") from None
 
     def _source_list(self, kind: str) -> tuple[DurableMap, dict[str, dict[str, Any]], Path]:
         if kind == "bans":

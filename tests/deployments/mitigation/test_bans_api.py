@@ -136,3 +136,21 @@ async def test_the_policy_in_force_is_shown_and_its_rate_limit_can_be_removed(fl
     assert 429 not in await statuses(url + "/", "127.0.0.28", 12)
     assert fleet.node().settings.rate_limit_rps is None
     assert (await client.delete(f"{API}/policy/teleport")).status_code == 422
+
+
+async def test_a_thousand_bans_at_once_all_reach_haproxy_and_survive_a_map_replaced_in_one_step(fleet: Any) -> None:
+    """A CLI payload longer than HAProxy's buffer is dropped without an error: a flood batch of 1,000
+    bans, and the map replaced after a restart, go in payloads that fit (it was committed empty)."""
+    node, url = fleet.node(), fleet.node_url()
+    sources = [f"127.3.{i // 250}.{1 + i % 250}" for i in range(1000)]
+    await node.add_blacklist_many([(ip, "flood") for ip in sources], 600)
+
+    def held() -> set[str]:
+        return {line.split()[1] for line in shown.splitlines() if len(line.split()) == 3}
+
+    shown = await node.proc.command(f"show map {node.paths.blacklist}")
+    assert held() == set(sources)
+    await node.proc.replace_map(node.paths.blacklist, node._map_lines()[node.paths.blacklist])
+    shown = await node.proc.command(f"show map {node.paths.blacklist}")
+    assert held() == set(sources)
+    assert await get(url + "/", sources[-1]) == 0 and await get(url + "/", "127.3.9.9") == 200

@@ -190,7 +190,10 @@ class MitigationFleet:
         """A copy of what every node must enforce (the fleet's dicts change while a node starts)."""
         return FleetShare(
             changes=dict(self.policy_changes),
-            geo={country: list(prefixes) for country, prefixes in self.geo_prefixes.items()} or None,
+            # the fleet's prefixes once it set a geo block, none ({}) after its removal
+            geo={c: list(p) for c, p in self.geo_prefixes.items()}
+            if "blocked_countries" in self.policy_changes
+            else None,
             rules=[dict(rule) for rule in self.rules.values()],
             allow=[dict(item) for item in self.allowlist.values()],
             bans=[dict(ban) for ban in self.blacklist.values()],
@@ -232,7 +235,7 @@ class MitigationFleet:
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
         """A node added (or back) after a policy, a fleet rule or a fleet blacklist entry gets them too."""
         share = self._share()  # copies: the fleet's dicts change while this awaits
-        if share.changes or share.geo:
+        if share.changes or share.geo is not None:
             await call(entry.handle, MitigationNode.apply_settings, share.changes, share.geo)
         if entry.mode == "l7":
             for rule in share.rules:

@@ -15,7 +15,7 @@ from typing import Any
 @dataclass(frozen=True)
 class FleetShare:
     changes: dict[str, Any] = field(default_factory=dict)  # settings the fleet's policy changed
-    geo: dict[str, list[str]] | None = None  # the policy's geo prefixes (None: no geo block recorded)
+    geo: dict[str, list[str]] | None = None  # the policy's geo prefixes ({}: removed; None: never set)
     rules: list[dict[str, Any]] = field(default_factory=list)  # fleet-wide rules (id, pattern, action, severity)
     allow: list[dict[str, Any]] = field(default_factory=list)  # the fleet's allowlist (ip, reason)
     bans: list[dict[str, Any]] = field(default_factory=list)  # fleet-wide bans (ip, reason, expires: Unix seconds)

@@ -164,3 +164,19 @@ async def test_threats_are_summed_over_the_fleet():
     assert summary["active_threats"] == 2 and summary["nodes"] == 2
     assert summary["top_attackers"] == [{"ip": "10.0.0.1", "attacks": 6}]  # sources without attacks left out
     assert summary["attack_types"] == {"syn_flood": 0, "http_flood": 0, "slowloris": 0, "waf": 6}
+
+
+async def test_a_geo_block_removed_is_handed_on_as_no_prefixes_and_none_ever_leaves_a_nodes_own():
+    fleet, _ = _fleet(1)
+    assert fleet._share().geo is None  # the fleet never set a geo block: nothing to hand on
+    policy = {"name": "g", "rules": [{"type": "geo_block", "countries": ["US"]}]}
+    fleet._record_policy(policy, {"blocked_countries": ["US"]}, {"US": ["198.18.0.0/16"]})
+    assert fleet._share().geo == {"US": ["198.18.0.0/16"]}
+    assert (await fleet.remove_policy("geo_block"))["ok"]
+    share = fleet._share()
+    assert share.geo == {} and share.changes == {"blocked_countries": []}
+    late = FakeNode()  # a node that missed the removal gets it, prefixes emptied
+    entry = NodeEntry("node-2", LocalActorHandle(late))
+    entry.mode = "l7"
+    await fleet._bring_up_to_date(entry)
+    assert late.calls == [("apply_settings", ({"blocked_countries": []}, {}))]

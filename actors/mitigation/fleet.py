@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from actors.mitigation.elastic import Autoscaler, NodeLoad
 from actors.mitigation.fleet_counting import fleet_flooders
+from actors.mitigation.fleet_share import FleetShare
 from actors.mitigation.geo import GeoError, fetch_prefixes, normalise_countries
 from actors.mitigation.node import MitigationNode, NodeError, ban_list, source_key
 from actors.mitigation.node_state import FleetState, put
@@ -165,13 +166,38 @@ class MitigationFleet:
         return entry
 
     async def _start(self, entry: NodeEntry) -> None:
-        info = await _within(call(entry.handle, MitigationNode.start), CALL_TIMEOUT)
-        entry.address, entry.mode, entry.status = info["address"], info["mode"], "healthy"
-        entry.actor_pid = info.get("actor_pid")
+        """Start a node with the fleet's share, which its HAProxy listens with, and call it healthy
+        only once it is up to date. While it starts, changes are sent to it too (status `starting`):
+        one that fails (its HAProxy not up yet) marks it stale and is brought in before it is healthy."""
+        entry.status = "starting"
+        self._stale.discard(entry.id)  # what it missed is in the share
+        try:
+            info = await _within(call(entry.handle, MitigationNode.start, self._share()), CALL_TIMEOUT)
+            entry.address, entry.mode = info["address"], info["mode"]
+            entry.actor_pid = info.get("actor_pid")
+            if not info.get("adopted") or entry.id in self._stale:  # running already, or a change missed
+                await _within(self._bring_up_to_date(entry), CALL_TIMEOUT)
+                self._stale.discard(entry.id)
+        except BaseException:
+            entry.status = "dead"  # replaced at a later heartbeat
+            raise
+        entry.status = "healthy"
         entry.last_heartbeat = time.time()
         entry.missed = 0
         entry.measure(None)
-        await self._bring_up_to_date(entry)
+
+    def _share(self) -> FleetShare:
+        """A copy of what every node must enforce (the fleet's dicts change while a node starts)."""
+        return FleetShare(
+            changes=dict(self.policy_changes),
+            # the fleet's prefixes once it set a geo block, none ({}) after its removal
+            geo={c: list(p) for c, p in self.geo_prefixes.items()}
+            if "blocked_countries" in self.policy_changes
+            else None,
+            rules=[dict(rule) for rule in self.rules.values()],
+            allow=[dict(item) for item in self.allowlist.values()],
+            bans=[dict(ban) for ban in self.blacklist.values()],
+        )
 
     async def _replace(self, entry: NodeEntry) -> None:
         """A dead node's actor gives way to a new one with the same id, which replays its own
@@ -208,18 +234,18 @@ class MitigationFleet:
 
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
         """A node added (or back) after a policy, a fleet rule or a fleet blacklist entry gets them too."""
-        if self.policy_changes or self.geo_prefixes:
-            changes = dict(self.policy_changes)
-            await call(entry.handle, MitigationNode.apply_settings, changes, self.geo_prefixes or None)
+        share = self._share()  # copies: the fleet's dicts change while this awaits
+        if share.changes or share.geo is not None:
+            await call(entry.handle, MitigationNode.apply_settings, share.changes, share.geo)
         if entry.mode == "l7":
-            for rule in self.rules.values():
+            for rule in share.rules:
                 await call(
                     entry.handle, MitigationNode.add_rule, rule["pattern"], rule["action"], rule["severity"], rule["id"]
                 )
-        for item in self.allowlist.values():
+        for item in share.allow:
             await call(entry.handle, MitigationNode.add_allow, item["ip"], item["reason"])
         now = time.time()
-        for item in self.blacklist.values():
+        for item in share.bans:
             remaining = int(item["expires"] - now)
             if remaining > 0:
                 await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining, "fleet")
@@ -240,7 +266,7 @@ class MitigationFleet:
     # -- health ----------------------------------------------------------------
     async def check_health(self) -> None:
         await self._configured_geo()
-        entries = [e for e in self.nodes.values() if e.status != "draining"]
+        entries = [e for e in self.nodes.values() if e.status not in ("draining", "starting")]
         results = await asyncio.gather(*(self._beat(e) for e in entries), return_exceptions=True)
         for entry, result in zip(entries, results, strict=True):
             if isinstance(result, BaseException):

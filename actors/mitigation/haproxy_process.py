@@ -22,6 +22,9 @@ from actors.mitigation.haproxy_config import NodePaths
 from rayfleet.supervisor import RestartPolicy, Supervised, SupervisedProcess, spawn_logged
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+# A CLI payload must fit HAProxy's buffer (tune.bufsize, 16 KiB): 2.6 drops a longer one without an
+# error, so a map replaced with it was committed empty (seen with 1,000 bans).
+PAYLOAD_BYTES = 8000
 
 
 class HAProxyError(RuntimeError):
@@ -117,14 +120,18 @@ class HAProxyProcess(SupervisedProcess):
         version = answer.rsplit(" ", 1)[-1]
         if not version.isdigit():
             raise HAProxyError(f"prepare map {path.name}: {answer[:200]}")
-        for start in range(0, len(lines), 1000):  # keep each payload well under the CLI's buffer
-            chunk = "\n".join(lines[start : start + 1000])
-            refused = (await self.command(f"add map @{version} {path}", chunk)).strip()
-            if refused:
-                raise HAProxyError(f"add map {path.name}: {refused[:200]}")
+        await self.add_map(path, lines, f"@{version} ")
         refused = (await self.command(f"commit map @{version} {path}")).strip()
         if refused:
             raise HAProxyError(f"commit map {path.name}: {refused[:200]}")
+
+    async def add_map(self, path: Path, lines: list[str], version: str = "") -> None:
+        """Add `lines` (`key value`) to the map `path` (or to its `@<version> `), a few payloads of at
+        most PAYLOAD_BYTES each; HAProxyError with its answer when it refuses one."""
+        for chunk in payloads(lines):
+            refused = (await self.command(f"add map {version}{path}", chunk)).strip()
+            if refused:
+                raise HAProxyError(f"add map {path.name}: {refused[:200]}")
 
     async def current_worker(self) -> int | None:
         """The pid of the current worker, from the master's `show proc` (None: no worker listed).
@@ -168,6 +175,22 @@ class HAProxyProcess(SupervisedProcess):
         pid = self.pid
         if pid is not None:
             _kill_group(pid, signal.SIGTERM)
+
+
+def payloads(lines: list[str], limit: int = PAYLOAD_BYTES) -> list[str]:
+    """`lines` joined into payloads of at most `limit` bytes each (a longer line goes alone)."""
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        if current and size + len(line) + 1 > limit:
+            chunks.append("\n".join(current))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        chunks.append("\n".join(current))
+    return chunks
 
 
 def current_worker_pid(show_proc: str) -> int | None:

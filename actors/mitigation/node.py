@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
+from actors.mitigation.fleet_share import FleetShare
 from actors.mitigation.haproxy_config import FRONTEND, NodePaths, host_port, render, source_of, table_key
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_table
@@ -148,10 +149,14 @@ class MitigationNode:
         self.draining = False
 
     # -- lifecycle -----------------------------------------------------------
-    async def start(self) -> dict[str, Any]:
-        """Start HAProxy (idempotent) and the watch loop; return the node's address."""
+    async def start(self, share: FleetShare | None = None) -> dict[str, Any]:
+        """Start HAProxy (idempotent) and the watch loop; return the node's address. The fleet's
+        `share` is taken in first, so HAProxy starts listening with it; `adopted` in the answer is
+        False when the node was running already (the share was not taken)."""
         if self.proc.supervised.state != "stopped":  # started already (running, or being restarted)
-            return self.describe()
+            return {**self.describe(), "adopted": False}
+        if share is not None:
+            self._adopt(share)
         loop = asyncio.get_running_loop()
         transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
         self._log_transport = transport
@@ -170,7 +175,42 @@ class MitigationNode:
         self.webhooks.start()
         self.tasks.every(self.settings.poll_interval_s, self.monitor.poll, name=f"poll-{self.node_id}", first_delay=0)
         log.info("mitigation node started", extra={"node": self.node_id, "address": self.address})
-        return self.describe()
+        return {**self.describe(), "adopted": share is not None}
+
+    def _adopt(self, share: FleetShare) -> None:
+        """Record and hold the fleet's policy, rules, allowlist and bans before HAProxy is rendered.
+        The fleet's policy wins over the one this node kept; a fleet ban the node kept but the fleet
+        no longer has (lifted while the node was away) is dropped; a longer ban of its own stays."""
+        if share.changes:
+            try:
+                self.settings = NodeSettings.model_validate({**self.settings.model_dump(), **share.changes})
+            except ValidationError as exc:
+                raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
+            self.state.policy.set("changes", {**(self.state.policy.get("changes") or {}), **share.changes})
+        if share.geo is not None:
+            self.geo_prefixes = {country: list(prefixes) for country, prefixes in share.geo.items()}
+            self.state.policy.set("geo", self.geo_prefixes)
+        if self.settings.mode == "l7":
+            for item in share.rules:
+                if item["id"] not in self.rules:
+                    rule = new_rule(item["pattern"], item["action"], item["severity"], item["id"])
+                    self.state.rules.set(rule.id, rule.as_dict())
+                    self.rules[rule.id] = rule
+        for item in share.allow:
+            if item["ip"] not in self.allowlist:
+                entry = {"ip": item["ip"], "reason": item["reason"], "created_at": _iso(time.time())}
+                put(self.state.allow, self.allowlist, item["ip"], entry)
+        now = time.time()
+        bans = {b["ip"]: b for b in share.bans if b["expires"] > now}
+        for key in [k for k, e in self.blacklist.items() if e.get("source") == "fleet" and k not in bans]:
+            put(self.state.bans, self.blacklist, key, None)
+        longer = {
+            key: {"ip": key, "reason": ban["reason"], "source": "fleet", "expires": int(ban["expires"])}
+            for key, ban in bans.items()
+            if int(ban["expires"]) > self.blacklist.get(key, {}).get("expires", 0)
+        }
+        self.state.bans.set_many(longer)
+        self.blacklist.update(longer)
 
     async def stop(self, forget: bool = False) -> None:
         """Stop HAProxy; with `forget` (scale-down) the node's durable state goes too."""
@@ -331,24 +371,39 @@ class MitigationNode:
     async def add_blacklist_many(
         self, bans: list[tuple[str, str]], duration_seconds: int, source: str = "fleet"
     ) -> dict[str, Any]:
-        """Ban many sources at once (the fleet's flood bans): one durable transaction, one map file
-        write, the runtime API commands `;`-joined on a few lines. They are recorded first: a data
-        plane that stops answering midway gets them back from the maps when its supervisor restarts
-        it (`_reapply`)."""
+        """Ban many sources at once (the fleet's flood bans): the new ones in a few runtime API
+        payloads, then one durable transaction and one map file write. HAProxy gets them before the
+        node's record (a flood is refused sooner): the fleet recorded them first and gives them to a
+        node that replaces this one (`FleetShare`), and a data plane that stops answering midway
+        gets them from the node's memory when its supervisor restarts it (`_reapply`)."""
         self._require_running()
         expires = int(time.time()) + duration_seconds
         entries = {}
         for ip, reason in bans:
             key = source_key(ip)
             entries[key] = {"ip": key, "reason": reason, "source": source, "expires": expires}
-        self.state.bans.set_many(entries)
+        held = [key for key in entries if key in self.blacklist]
         self.blacklist.update(entries)
-        self._write_maps()
-        path = self.paths.blacklist
-        commands = [c for key in entries for c in (f"del map {path} {key}", f"add map {path} {key} {expires}")]
-        for line in cli_lines(commands):
-            await self._runtime(line)
+        try:
+            await self._enforce_many(entries, held, expires)
+        finally:
+            self.state.bans.set_many(entries)
+            self._write_maps()
         return {"banned": len(entries), "expires_at": _iso(expires)}
+
+    async def _enforce_many(self, entries: dict[str, dict[str, Any]], held: list[str], expires: int) -> None:
+        path = self.paths.blacklist
+        # a ban held already is changed in place (`set map`): never absent from the map for a moment
+        renewed = [await self._runtime(line) for line in cli_lines([f"set map {path} {k} {expires}" for k in held])]
+        try:
+            if any("not found" in answer.lower() for answer in renewed):  # a held ban missing from the map
+                await self.proc.replace_map(path, self._map_lines()[path])
+            else:  # the new ones in a few payloads, not a command each
+                await self.proc.add_map(path, [f"{key} {expires}" for key in entries if key not in held])
+        except (OSError, TimeoutError) as exc:
+            raise NodeError(503, f"HAProxy is not answering: {type(exc).__name__}") from None
+        except HAProxyError as exc:
+            raise NodeError(422, f"HAProxy refused the bans: {str(exc)[:300]}") from None
 
     def _source_list(self, kind: str) -> tuple[DurableMap, dict[str, dict[str, Any]], Path]:
         if kind == "bans":
@@ -363,9 +418,14 @@ class MitigationNode:
         put(durable, memory, key, entry)
         self._write_maps()
         try:
+            value = None if entry is None else entry.get("expires", 1)
+            # an entry already there is changed in place: never absent from the map for a moment
+            if previous is not None and value is not None:
+                if not (await self._runtime(f"set map {path} {key} {value}")).strip():
+                    return
             await self._runtime(f"del map {path} {key}")
-            if entry is not None:
-                await self._runtime(f"add map {path} {key} {entry.get('expires', 1)}", strict=True)
+            if value is not None:
+                await self._runtime(f"add map {path} {key} {value}", strict=True)
         except NodeError:
             put(durable, memory, key, previous)
             self._write_maps()

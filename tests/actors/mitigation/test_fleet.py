@@ -3,7 +3,8 @@ policy fan-out, scaling choices and threat sums."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, cast
 
 import pytest
 
@@ -12,6 +13,7 @@ from actors.mitigation.node import NodeError
 from actors.mitigation.settings import FleetSettings
 from rayfleet.state import LocalActorHandle
 from tests.actors.mitigation.durable_store import _own_durable_store  # noqa: F401 - autouse: a store per test
+from tests.polling import eventually
 
 
 class FakeNode:
@@ -164,3 +166,70 @@ async def test_threats_are_summed_over_the_fleet():
     assert summary["active_threats"] == 2 and summary["nodes"] == 2
     assert summary["top_attackers"] == [{"ip": "10.0.0.1", "attacks": 6}]  # sources without attacks left out
     assert summary["attack_types"] == {"syn_flood": 0, "http_flood": 0, "slowloris": 0, "waf": 6}
+
+
+async def test_a_geo_block_removed_is_handed_on_as_no_prefixes_and_none_ever_leaves_a_nodes_own():
+    fleet, _ = _fleet(1)
+    assert fleet._share().geo is None  # the fleet never set a geo block: nothing to hand on
+    policy = {"name": "g", "rules": [{"type": "geo_block", "countries": ["US"]}]}
+    fleet._record_policy(policy, {"blocked_countries": ["US"]}, {"US": ["198.18.0.0/16"]})
+    assert fleet._share().geo == {"US": ["198.18.0.0/16"]}
+    assert (await fleet.remove_policy("geo_block"))["ok"]
+    share = fleet._share()
+    assert share.geo == {} and share.changes == {"blocked_countries": []}
+    late = FakeNode()  # a node that missed the removal gets it, prefixes emptied
+    entry = NodeEntry("node-2", LocalActorHandle(late))
+    entry.mode = "l7"
+    await fleet._bring_up_to_date(entry)
+    assert late.calls == [("apply_settings", ({"blocked_countries": []}, {}))]
+
+
+class _Direct:
+    """A handle that calls its node at once, as Ray does an async actor (no per-call lock)."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.node, name)
+        return type("Remote", (), {"remote": staticmethod(method)})
+
+
+class SlowStart(FakeNode):
+    """A node whose HAProxy is not up until `go` is set: calls before then are refused (503)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = asyncio.Event()
+        self.running = False
+
+    async def start(self, share: Any = None) -> dict[str, Any]:
+        self.calls.append(("start", (share,)))
+        await self.go.wait()
+        self.running = True
+        return {"address": "127.0.0.1:1", "mode": "l7", "adopted": True}
+
+    async def add_blacklist(self, ip: str, reason: str, duration: int, source: str = "api") -> dict[str, Any]:
+        if not self.running:
+            raise NodeError(503, "HAProxy is not running")
+        return await super().add_blacklist(ip, reason, duration, source)
+
+
+async def test_a_change_a_starting_node_missed_is_brought_in_before_it_is_healthy():
+    fleet, (first,) = _fleet(1)
+    await fleet.add_blacklist("10.0.0.1", "before", 600)
+    slow = SlowStart()
+    entry = NodeEntry("node-2", cast(Any, _Direct(slow)))
+    fleet.nodes["node-2"] = entry
+    starting = asyncio.create_task(fleet._start(entry))
+    await eventually(lambda: slow.calls, what="the node asked to start")
+    share = slow.calls[0][1][0]
+    assert [b["ip"] for b in share.bans] == ["10.0.0.1"]  # what it must hold before it listens
+    assert entry.status == "starting"
+    added = await fleet.add_blacklist("10.0.0.2", "while it starts", 600)  # it cannot take it yet
+    assert added["ok"] and added["value"]["failed"] == {"node-2": "HAProxy is not running"}
+    assert ("add_blacklist", ("10.0.0.2", "while it starts", 600)) in first.calls
+    slow.go.set()
+    await starting
+    assert entry.status == "healthy" and "node-2" not in fleet._stale
+    assert [c[1][0] for c in slow.calls if c[0] == "add_blacklist"] == ["10.0.0.1", "10.0.0.2"]

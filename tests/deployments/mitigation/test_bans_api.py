@@ -4,6 +4,11 @@ rate limit. Checked with real traffic through HAProxy from distinct loopback sou
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
+import pytest
+
 from tests.deployments.mitigation.test_kept_state import get, statuses
 
 NODE = "/nodes/node-1/api/v1"
@@ -33,6 +38,36 @@ async def test_a_nodes_bans_are_listed_with_reason_source_and_expiry_and_can_be_
     assert (await client.delete(f"{NODE}/blacklist/not-an-ip")).status_code == 422
     assert [e["ip"] for e in (await client.get(f"{NODE}/blacklist")).json()["entries"]] == ["127.0.0.22"]
     assert len(fleet.node().state.bans) == 1  # lifted in the record too: a restart does not bring them back
+
+
+async def test_a_ban_renewed_is_changed_in_place_and_never_leaves_the_map(
+    fleet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Banning a banned source again (a fleet resync, a renewed flood ban) changes its expiry with
+    `set map`: a `del map` then `add map` would let the source connect between the two."""
+    node, url = fleet.node(), fleet.node_url()
+    await fleet.client.post(f"{NODE}/blacklist", json={"ip": "127.0.0.26", "duration_seconds": 60})
+    await node.add_blacklist_many([("127.0.0.27", "flood")], 60)
+    sent: list[str] = []
+    runtime = node._runtime
+
+    async def recorded(command: str, payload: str | None = None, strict: bool = False) -> str:
+        sent.append(command)
+        return await runtime(command, payload, strict)
+
+    monkeypatch.setattr(node, "_runtime", recorded)
+    renewed = await fleet.client.post(f"{NODE}/blacklist", json={"ip": "127.0.0.26", "duration_seconds": 600})
+    assert renewed.status_code == 201
+    await node.add_blacklist_many([("127.0.0.27", "flood again"), ("127.0.0.28", "flood")], 600)
+    commands = [part.strip() for line in sent for part in line.split(";")]
+    assert not [c for c in commands if c.startswith("del map") and c.split()[-1] in ("127.0.0.26", "127.0.0.27")]
+    assert [c.split()[0:2] for c in commands if "127.0.0.27" in c] == [["set", "map"]]
+    shown = await node.proc.command(f"show map {node.paths.blacklist}")
+    for ip in ("127.0.0.26", "127.0.0.27", "127.0.0.28"):
+        held = [line.split()[-1] for line in shown.splitlines() if f" {ip} " in line]
+        assert held == [str(node.blacklist[ip]["expires"])]  # one entry, the new expiry
+        assert node.blacklist[ip]["expires"] > time.time() + 500
+        assert await get(url + "/", ip) == 0
 
 
 async def test_an_allowed_source_skips_bans_limits_and_the_waf_until_removed(fleet):
@@ -101,3 +136,21 @@ async def test_the_policy_in_force_is_shown_and_its_rate_limit_can_be_removed(fl
     assert 429 not in await statuses(url + "/", "127.0.0.28", 12)
     assert fleet.node().settings.rate_limit_rps is None
     assert (await client.delete(f"{API}/policy/teleport")).status_code == 422
+
+
+async def test_a_thousand_bans_at_once_all_reach_haproxy_and_survive_a_map_replaced_in_one_step(fleet: Any) -> None:
+    """A CLI payload longer than HAProxy's buffer is dropped without an error: a flood batch of 1,000
+    bans, and the map replaced after a restart, go in payloads that fit (it was committed empty)."""
+    node, url = fleet.node(), fleet.node_url()
+    sources = [f"127.3.{i // 250}.{1 + i % 250}" for i in range(1000)]
+    await node.add_blacklist_many([(ip, "flood") for ip in sources], 600)
+
+    def held() -> set[str]:
+        return {line.split()[1] for line in shown.splitlines() if len(line.split()) == 3}
+
+    shown = await node.proc.command(f"show map {node.paths.blacklist}")
+    assert held() == set(sources)
+    await node.proc.replace_map(node.paths.blacklist, node._map_lines()[node.paths.blacklist])
+    shown = await node.proc.command(f"show map {node.paths.blacklist}")
+    assert held() == set(sources)
+    assert await get(url + "/", sources[-1]) == 0 and await get(url + "/", "127.3.9.9") == 200

@@ -9,8 +9,10 @@ import signal
 from typing import Any
 
 import httpx
+import pytest
 
 from actors.mitigation.fleet import MitigationFleet
+from actors.mitigation.haproxy_process import HAProxyProcess
 from rayfleet.state import LocalActorHandle
 from tests.deployments.mitigation.conftest import Fleet
 from tests.doubles.dead_actor import DeadActorHandle
@@ -102,6 +104,64 @@ async def test_a_killed_node_actor_is_replaced_with_its_rules_bans_and_policy(fl
     listed = (await fleet.client.get(f"{NODE}/rules")).json()
     assert [r["id"] for r in listed["rules"]] == [kept["rule"]]
     assert node.settings.rate_limit_rps == 7
+
+
+async def test_a_replaced_node_listens_only_once_it_holds_what_the_fleet_changed_while_it_was_dead(
+    make_fleet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replacement's HAProxy starts with the fleet's bans, allowlist, rules and policy already in
+    its maps and configuration: none of them arrives later through the runtime API, so no banned
+    source is ever served by it. What HAProxy holds is read the moment its start returns, before the
+    node or the fleet could send it any runtime change: what it started listening with."""
+    fleet = await make_fleet(initial_nodes=2, replace_dead_nodes=False)
+    client = fleet.client
+    before = {"name": "before", "rules": [{"type": "rate_limit", "value": 5}]}
+    assert (await client.post(f"{API}/policy", json=before)).status_code == 200
+    lifted = await client.post(f"{API}/blacklist", json={"ip": "127.0.0.12", "duration_seconds": 600})
+    assert lifted.json()["nodes"] == ["node-1", "node-2"]
+    address = fleet.node().address  # the replacement listens on the same one
+    await crash(fleet)
+    # while node-1 is dead, node-2 alone takes these
+    assert (await client.post(f"{API}/blacklist", json={"ip": "127.0.0.9", "duration_seconds": 600})).status_code == 201
+    assert (await client.delete(f"{API}/blacklist/127.0.0.12")).status_code == 200
+    assert (await client.post(f"{API}/allowlist", json={"ip": "127.0.0.11", "reason": "office"})).status_code == 201
+    rule = await client.post(f"{API}/rules", json={"pattern": "fleet-evil-[0-9]+", "action": "block"})
+    assert rule.status_code == 201
+    after = {"name": "after", "rules": [{"type": "rate_limit", "value": 7}]}
+    assert (await client.post(f"{API}/policy", json=after)).status_code == 200
+
+    first: dict[str, Any] = {}
+    start = HAProxyProcess.start
+
+    async def start_and_look(proc: HAProxyProcess) -> None:
+        await start(proc)
+        paths = proc.paths
+        first["blacklist"] = await proc.command(f"show map {paths.blacklist}")
+        first["allow"] = await proc.command(f"show map {paths.allow}")
+        first["waf"] = "".join([await proc.command(f"show map {paths.waf(k)}") for k in ("block", "log")])
+        first["config"] = paths.config.read_text()
+        url = f"http://{address}/"
+        first["banned"] = await get(url, "127.0.0.9")
+        first["lifted"] = await get(url, "127.0.0.12")
+        first["rule"] = await get(url + "?q=fleet-evil-1", "127.0.0.4")
+        first["status in the fleet"] = fleet.fleet.nodes["node-1"].status
+
+    monkeypatch.setattr(HAProxyProcess, "start", start_and_look)
+    fleet.fleet.settings = fleet.fleet.settings.model_copy(update={"replace_dead_nodes": True})
+    await eventually(
+        lambda: fleet.fleet.nodes["node-1"].status == "healthy" and "banned" in first,
+        timeout=20,
+        what="node-1 replaced",
+    )
+    assert "127.0.0.9 " in first["blacklist"] and "127.0.0.12 " not in first["blacklist"]
+    assert "127.0.0.11 1" in first["allow"]
+    assert rule.json()["id"] in first["waf"]
+    assert "sc_http_req_rate(0) gt 7 " in first["config"]
+    assert (first["banned"], first["lifted"], first["rule"]) == (0, 200, 403)
+    assert first["status in the fleet"] != "healthy"  # not given traffic or changes as a live node yet
+    node = fleet.node()
+    assert node.settings.rate_limit_rps == 7 and node.blacklist["127.0.0.9"]["source"] == "fleet"
+    assert "127.0.0.12" not in node.blacklist and "127.0.0.12" not in node.state.bans
 
 
 async def test_a_restarted_fleet_brings_back_its_nodes_policy_rules_and_bans(make_fleet):

@@ -50,6 +50,7 @@ log = get_logger("webfilter.dataplane")
 RESTART_POLICY = RestartPolicy(initial_backoff=0.2, max_backoff=5.0, burst=10, window=60.0, probe_interval=2.0)
 
 TEMPLATES = Path("/usr/share/squid/errors/templates")
+RECONFIGURE_TIMEOUT = 30  # seconds Squid may take to listen again after SIGHUP
 
 
 @dataclass(frozen=True)
@@ -575,7 +576,7 @@ class DataPlane:
                 raise DataPlaneError("squid is not running")
             with contextlib.suppress(ProcessLookupError):
                 os.kill(squid.pid, signal.SIGHUP)
-            deadline = started + 30
+            deadline = started + RECONFIGURE_TIMEOUT
             while time.monotonic() < deadline and self.running():
                 with open(cache_log, "rb") as fh:
                     fh.seek(mark)
@@ -584,7 +585,11 @@ class DataPlane:
                         break
                 time.sleep(0.01)
             else:
-                raise DataPlaneError("squid did not come back after reconfigure; see cache.log")
+                if not self.running():
+                    raise DataPlaneError("squid exited during reconfigure; see cache.log")
+                raise DataPlaneError(
+                    f"squid did not come back within {RECONFIGURE_TIMEOUT} s of reconfigure; see cache.log"
+                )
             return time.monotonic() - started
 
     def _signal(self, name: str, sig: signal.Signals) -> bool:

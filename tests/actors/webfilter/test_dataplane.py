@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -334,10 +333,9 @@ def test_a_squid_that_never_listens_again_after_the_signal_fails_the_reconfigure
     plane = DataPlane(tmp_path / "state", ProxySettings(squid_bin=squid))
     try:
         plane.start(Policy())
-        started = time.monotonic()
-        with pytest.raises(DataPlaneError, match="did not come back after reconfigure"):
+        # a dead Squid ends the wait at once, with its own message, not the timeout's
+        with pytest.raises(DataPlaneError, match="squid exited during reconfigure"):
             plane.reconfigure(check=True)
-        assert time.monotonic() - started < 10  # a dead Squid ends the wait at once, not after 30 s
         assert not plane.running()
     finally:
         plane.stop()

@@ -97,6 +97,8 @@ class EmbeddingClient:
             raise EmbeddingError(f"embedding endpoint timed out after {self.timeout:g}s")
         if "error" in outcome:
             exc = outcome["error"]
+            if isinstance(exc, TimeoutError):  # the socket's own timeout can end the call just before the join's
+                raise EmbeddingError(f"embedding endpoint timed out after {self.timeout:g}s")
             raise EmbeddingError(f"embedding endpoint unreachable: {type(exc).__name__}: {exc}")
         status, raw = cast(tuple[int, bytes], outcome["result"])
         if status in (401, 403):

@@ -96,3 +96,19 @@ def test_the_key_never_travels_over_plain_http_to_another_host() -> None:
         embed.EmbeddingClient("http://embeddings.example.net/v1", "m", 5.0, KEY)
     embed.EmbeddingClient("https://embeddings.example.net/v1", "m", 5.0, KEY)  # https: fine
     embed.EmbeddingClient("http://example.net/v1", "m", 5.0)  # no key: nothing to protect
+
+
+@pytest.mark.parametrize("error", [TimeoutError("timed out"), ConnectionRefusedError(111, "refused")])
+def test_a_socket_timeout_reads_as_the_timeout_and_other_failures_as_unreachable(monkeypatch, error) -> None:
+    """The request's own socket timeout can end the call a moment before the caller's wait does:
+    it is the same timeout, and says so."""
+
+    def failing(*_args: object, **_kwargs: object) -> tuple[int, bytes]:
+        raise error
+
+    monkeypatch.setattr(embed, "_post", failing)
+    client = embed.EmbeddingClient("http://127.0.0.1:9", "m", 0.3)
+    with pytest.raises(EmbeddingError) as caught:
+        client.embed(["text"])
+    expected = "timed out after 0.3s" if isinstance(error, TimeoutError) else "unreachable: ConnectionRefusedError"
+    assert expected in caught.value.message

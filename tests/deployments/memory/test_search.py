@@ -124,7 +124,7 @@ def test_stalling_endpoint_falls_back_within_timeout(tmp_path, stalling_server):
     assert res["mode"] == "text" and keys(res) == ["deploy-prod"]
     # both calls reached the server and returned while it still held them unanswered
     assert len(stalling_server.requests) == 2 and not stalling_server.gate.is_set()
-    assert any("timed out after 0.3s" in w for w in mem.warnings)
+    assert any("timed out after 0.3s" in w for w in mem.warnings), mem.warnings
     assert any("full-text search only" in w for w in mem.warnings)
 
 

@@ -3,10 +3,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
-# tiers 1 and 2 run on WORKERS pytest-xdist workers, a test file per worker; tier 3 runs after them
+# tiers 1 and 2 run on WORKERS pytest-xdist workers (3 on 2 cores: many tests wait on servers they start), a test file per worker; tier 3 runs after them
 # in one process, one Ray cluster at a time (tests/conftest.py); `make test-fast` runs tier 1 on
 # FAST_WORKERS
-WORKERS ?= 2
+WORKERS ?= 3
 FAST_WORKERS ?= 2
 
 .PHONY: up down status lint test test-fast bench install system-deps clean

@@ -2,7 +2,9 @@
 
 `pct` acts only on the node holding the container (elsewhere it answers "Configuration file
 'nodes/<node>/lxc/<vmid>.conf' does not exist"), so a command that names a container runs on
-that node. The container → node map comes from `pvesh get /cluster/resources --type vm`
+that node. A node that does not answer (its SSH connection refused or timed out) is noted:
+cluster-wide commands and the map's reads go to the next configured node that answers, and
+a command for a container on it is answered 503 naming the node. The container → node map comes from `pvesh get /cluster/resources --type vm`
 (any node answers for the whole cluster); it is cached and read again on a miss: a container
 it does not know, or a node that answers that the container is not there (it was migrated by
 someone else). A migration through this API updates it at once.
@@ -64,6 +66,9 @@ class Placement:
     def __init__(self, nodes: Mapping[str, ZoneConfig]) -> None:
         self.nodes = dict(nodes)
         self.where: dict[str, str] = {}
+        self.down: set[str] = set()
+        """Hosts (node names; "" for the zone's entry) whose last connection was refused or timed
+        out: tried last for cluster-wide commands until one answers again."""
         self.generation = 0
         self._lock = asyncio.Lock()
 
@@ -102,6 +107,13 @@ class Placement:
             await self.refresh(run, self.generation)
         node = self.where.get(vmid)
         return node if node != stale else None
+
+    def answered(self, label: str, answered: bool) -> None:
+        """Note whether the host `label` (a node name, "" for the entry) answered its last connection."""
+        if answered:
+            self.down.discard(label)
+        else:
+            self.down.add(label)
 
     def moved(self, vmid: str, node: str) -> None:
         self.where[vmid] = node

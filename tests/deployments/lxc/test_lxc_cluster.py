@@ -215,3 +215,70 @@ async def test_a_node_configured_under_the_wrong_name_is_reported(cluster, tmp_p
             assert lost.status_code == 500
             assert "node 'pve2' of the cluster is not among eu-south-1/az1's configured nodes" in lost.text
         await app.state.component.service.pool.close()
+
+
+async def test_with_the_entry_node_down_the_map_and_cluster_wide_commands_go_to_a_live_node(api, cluster):
+    on_entry = await create_ct(api)
+    elsewhere = await create_ct(api)
+    moved = await api.post(f"/api/v1/lxc/instances/{elsewhere}/migrate", json={"target_host": "pve2", "restart": True})
+    assert moved.status_code == 200, moved.text
+    cluster.power_off("pve1")  # the zone's entry node
+
+    listing = await api.get("/api/v1/lxc/instances")
+    assert listing.status_code == 200, listing.text
+    rows = {str(r["vmid"]): (r["node"], r["status"]) for r in listing.json()}
+    assert rows == {on_entry: ("pve1", "unknown"), elsewhere: ("pve2", "running")}
+    assert listing.headers["x-offline-nodes"] == "pve1"
+    assert any("pvesh get /cluster/resources" in line for line in cluster.commands("pve2"))
+
+    # moved behind the API's back: the map is read again, from a live node
+    assert (await _ssh(cluster, "pve2", f"pct migrate {elsewhere} pve3 --restart")).exit_status == 0
+    reads_before = len([line for line in cluster.commands() if RESOURCES in line])
+    shown = await api.get(f"/api/v1/lxc/instances/{elsewhere}")
+    assert shown.status_code == 200, shown.text
+    assert len([line for line in cluster.commands() if RESOURCES in line]) == reads_before + 1
+
+    created = await create_ct(api)  # nextid and pct create on the first live node
+    assert created in cluster.node_model("pve2").containers
+    assert cluster.node_model("pve2").containers[created]["status"] == "running"
+
+
+async def test_a_container_on_a_down_node_answers_503_naming_the_node(api, cluster):
+    alive = await create_ct(api)
+    lost = await create_ct(api)
+    moved = await api.post(f"/api/v1/lxc/instances/{lost}/migrate", json={"target_host": "pve3", "restart": True})
+    assert moved.status_code == 200, moved.text
+    cluster.power_off("pve3")
+
+    shown = await api.get(f"/api/v1/lxc/instances/{lost}")
+    assert shown.status_code == 503, shown.text
+    body = shown.json()
+    assert (body["code"], body["name"]) == (503, "Service Unavailable")
+    assert f"container {lost} is on node 'pve3' of eu-south-1/az1, which did not answer" in body["description"]
+    assert "Connection refused" in body["description"]
+    snap = await api.post(f"/api/v1/lxc/instances/{lost}/snapshots", json={"snapshot_name": "s1"})
+    assert snap.status_code == 503, snap.text
+
+    both = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [alive, lost]})
+    assert both.status_code == 200, both.text
+    results = both.json()["results"]
+    assert results[alive]["outcome"] == "stopped"
+    assert results[lost]["outcome"] == "failed" and "node 'pve3'" in results[lost]["error"]
+    only = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [lost]})
+    assert only.status_code == 503 and "node 'pve3'" in only.json()["description"], only.text
+
+    listing = await api.get("/api/v1/lxc/instances")
+    assert listing.status_code == 200, listing.text
+    assert {str(r["vmid"]): r["status"] for r in listing.json()} == {alive: "stopped", lost: "unknown"}
+    assert listing.headers["x-offline-nodes"] == "pve3"
+    hosts = {r["node"] or r["error"]: r["reachable"] for r in (await api.get("/api/v1/px/hosts")).json()}
+    assert hosts["pve1"] and hosts["pve2"] and list(hosts.values()).count(False) == 1
+
+    accepted = await api.post(f"/api/v1/lxc/instances/{lost}/backup", json={}, headers={"Prefer": "respond-async"})
+
+    async def finished():
+        job = (await api.get(accepted.headers["location"])).json()
+        return job if job["state"] != "running" else None
+
+    job = await eventually(finished, timeout=30, what="the backup job")
+    assert job["state"] == "failed" and job["error"]["status"] == 503, job

@@ -80,6 +80,11 @@ class SimEnv:
             known_hosts=str(self.known_hosts),
         )
 
+    def power_off(self, node: str) -> None:
+        """Take one node of a cluster down: its SSH server refuses, its open connections drop, the
+        other nodes report it offline."""
+        self.sim.power_off(node)
+
     def stop(self) -> None:
         self.sim.stop()
 

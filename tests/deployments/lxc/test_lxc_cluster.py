@@ -6,6 +6,7 @@ read again on a miss); listings cover every node; a migrated container is reache
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -282,3 +283,35 @@ async def test_a_container_on_a_down_node_answers_503_naming_the_node(api, clust
 
     job = await eventually(finished, timeout=30, what="the backup job")
     assert job["state"] == "failed" and job["error"]["status"] == 503, job
+
+
+async def test_an_entry_that_never_answers_times_out_once_and_is_then_tried_last(cluster, tmp_path):
+    taken: list[asyncio.StreamWriter] = []
+
+    async def hung(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        taken.append(writer)  # a hung host: the TCP connection is taken, no SSH banner ever comes
+
+    silent = await asyncio.start_server(hung, "127.0.0.1", 0)
+    zone = {**cluster_zone(cluster), "port": silent.sockets[0].getsockname()[1], "connect_timeout": 1}
+    with local_state():
+        client, app = make_client(
+            cluster.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+        )
+        async with client:
+            listing = await client.get("/api/v1/lxc/instances")
+            assert listing.status_code == 200 and listing.json() == [], listing.text
+            vmid = await create_ct(client)  # nextid, create, start: on the first node that answers
+            assert cluster.node_model("pve1").containers[vmid]["status"] == "running"
+            assert (await client.get(f"/api/v1/lxc/instances/{vmid}")).status_code == 200
+            assert len(taken) == 1  # the entry was waited for once, then tried last
+
+            for node in NODES:
+                cluster.power_off(node)
+            none = await client.get("/api/v1/lxc/instances")
+            assert none.status_code == 503, none.text
+            assert none.json()["description"].startswith("no node of the cluster eu-south-1/az1 answered (tried ")
+            assert "Connection timed out" in none.json()["description"]  # the entry, tried last
+        await app.state.component.service.pool.close()
+    for writer in taken:
+        writer.close()
+    silent.close()

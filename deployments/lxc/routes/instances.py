@@ -60,7 +60,15 @@ async def create(svc: Svc, state: Ctx, request: Request, body: CreateBody | None
     return await jobs.answer(state, request, "create", target, lambda: containers.create(t, svc.config, req))
 
 
-@router.get("/lxc/instances", response_model=JsonList)
+OFFLINE_HEADER = {
+    "X-Offline-Nodes": {
+        "description": "a cluster zone: the nodes the cluster reports offline (comma-separated)",
+        "schema": {"type": "string"},
+    }
+}
+
+
+@router.get("/lxc/instances", response_model=JsonList, responses={200: {"headers": OFFLINE_HEADER}})
 async def list_instances(
     svc: Svc, response: Response, region: Region = None, az: Az = None
 ) -> list[pve.ContainerEntry]:

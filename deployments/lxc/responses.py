@@ -167,6 +167,7 @@ class Discovered(BaseModel):
     name: str | None
     status: str | None
     listening: list[Listening] | None = None
+    error: str | None = Field(default=None, description="a cluster zone: the container's node did not answer")
 
 
 class SecurityScan(BaseModel):

@@ -315,3 +315,26 @@ async def test_an_entry_that_never_answers_times_out_once_and_is_then_tried_last
     for writer in taken:
         writer.close()
     silent.close()
+
+
+async def test_a_node_whose_ssh_is_dead_fails_only_its_own_containers_and_is_reached_when_back(api, cluster):
+    alive = await create_ct(api)
+    lost = await create_ct(api)
+    moved = await api.post(f"/api/v1/lxc/instances/{lost}/migrate", json={"target_host": "pve3", "restart": True})
+    assert moved.status_code == 200, moved.text
+    cluster.power_off("pve3", ssh_only=True)  # the cluster still sees pve3 online
+
+    listing = await api.get("/api/v1/lxc/instances")
+    assert listing.status_code == 200 and "x-offline-nodes" not in listing.headers, listing.text
+    found = {r["instance_id"]: r for r in (await api.get("/api/v1/sec/discovery")).json()}
+    assert found[alive]["error"] is None and found[alive]["listening"] is not None
+    assert found[lost]["listening"] is None and "node 'pve3'" in found[lost]["error"]
+    status = await api.post("/api/v1/lxc/instances/status", json={"instance_ids": [alive, lost]})
+    assert status.status_code == 200, status.text
+    assert status.json()[alive]["state"] == "running" and "node 'pve3'" in status.json()[lost]["error"]
+
+    cluster.power_on("pve3")
+    shown = await api.get(f"/api/v1/lxc/instances/{lost}")
+    assert shown.status_code == 200, shown.text
+    stopped = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [lost]})
+    assert stopped.status_code == 200 and cluster.node_model("pve3").containers[lost]["status"] == "stopped"

@@ -147,7 +147,10 @@ class Target:
         sink = JOB_OUTPUT.get()
         if sink is not None:
             sink("$ " + shlex.join(argv))
-        return await self.pool.run(key, host, argv, timeout or self.timeout, stdin, sink)
+        result = await self.pool.run(key, host, argv, timeout or self.timeout, stdin, sink)
+        if sink is not None and result.unreachable:  # the command never ran: say why
+            sink(result.stderr.strip())
+        return result
 
     async def _run_on(
         self, node: str | None, vmid: str, argv: Sequence[str], stdin: str | None, timeout: float | None

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from rayfleet.state import local_state
-from tests.deployments.lxc.simenv import SimEnv, create_ct, make_client
+from tests.deployments.lxc.simenv import TEMPLATE, SimEnv, create_ct, make_client
 from tests.polling import eventually
 from tests.sims.pve.simenv import own_sim
 
@@ -242,6 +242,21 @@ async def test_with_the_entry_node_down_the_map_and_cluster_wide_commands_go_to_
     created = await create_ct(api)  # nextid and pct create on the first live node
     assert created in cluster.node_model("pve2").containers
     assert cluster.node_model("pve2").containers[created]["status"] == "running"
+
+    # a job (its runner has its own map and its own view of the hosts): the host that did not
+    # answer is in its output, then the same command on the next host
+    accepted = await api.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE}, headers={"Prefer": "respond-async"})
+    assert accepted.status_code == 202, accepted.text
+
+    async def finished():
+        job = (await api.get(accepted.headers["location"])).json()
+        return job if job["state"] != "running" else None
+
+    job = await eventually(finished, timeout=30, what="the create job")
+    assert job["state"] == "succeeded", job
+    nextid = "$ pvesh get /cluster/nextid"
+    refused = f"ssh: connect to host 127.0.0.1 port {cluster.ports['pve1']}: Connection refused"
+    assert job["progress"][:3] == [nextid, refused, nextid], job["progress"]
 
 
 async def test_a_container_on_a_down_node_answers_503_naming_the_node(api, cluster):

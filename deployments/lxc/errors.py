@@ -10,7 +10,7 @@
 | body over api.max_body_bytes                | 413    | {code, name, description}                      |
 | missing/invalid API key                     | 401    | {code, name, description}                      |
 | non-numeric {instance_id} in the path       | 400    | {code, name, description}                      |
-| a cluster node holding the container, or every node, did not answer | 503 | {code, name, description} |
+| a cluster node (the container's, the entry for its own commands, or every node) did not answer | 503 | {code, name, description} |
 | unknown route / unhandled exception         | 404/500| {error, message}                               |
 | any other framework HTTP exception          | status | {code, name, description}                      |
 """

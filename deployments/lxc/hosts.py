@@ -19,7 +19,7 @@ from rayfleet.state import ActorHandle, actor, call
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
 from .errors import CommandFailed, HTTPProblem, NodeDown
-from .placement import Placement, container_of, missing_here, on_node
+from .placement import Placement, any_node, container_of, missing_here, on_node
 
 LockFactory = Callable[[str], ActorHandle[HostLocks]]
 JOB_OUTPUT: ContextVar[Callable[[str], None] | None] = ContextVar("lxc_job_output", default=None)
@@ -89,6 +89,8 @@ class Target:
         a cluster-wide one on the first configured host that answers."""
         vmid = container_of(argv) if self.cluster is not None else None
         if self.cluster is None or vmid is None:
+            if self.cluster is not None and not any_node(argv):
+                return await self._entry_only(argv, stdin, timeout)
             return await self._run_entry(argv, stdin, timeout)
         node = await self.cluster.locate(vmid, self._lookup)
         result = await self._run_on(node, vmid, argv, stdin, timeout)
@@ -136,6 +138,16 @@ class Target:
         self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None
     ) -> CommandResult:
         return await self._answering(lambda key, host: self._pooled(key, host, argv, stdin, timeout))
+
+    async def _entry_only(self, argv: Sequence[str], stdin: str | None, timeout: float | None) -> CommandResult:
+        """A command of the entry host itself (never sent to another node): 503 when it does not answer."""
+        assert self.cluster is not None
+        result = await self._pooled(self.key, self.zone, argv, stdin, timeout)
+        self.cluster.answered("", not result.unreachable)
+        if result.unreachable:
+            where = f"{self.zone.host}:{self.zone.effective_port()}"
+            raise NodeDown(f"the entry host of {self.key} ({where}) did not answer: {result.stderr.strip()}")
+        return result
 
     async def _lookup(self, argv: Sequence[str]) -> CommandResult:
         """A read of the cluster's map on a node that answers (not part of any job's output)."""

@@ -41,6 +41,14 @@ def container_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def any_node(argv: Sequence[str]) -> bool:
+    """A command every node of the cluster answers alike, so it may go to another node when the
+    entry does not answer: `pvesh` (any node proxies a path to the node it names) and `pct create`
+    (the container is created on the node that answered). The entry's own commands (reboot, its
+    status files, `pvecm`, `systemctl`, `pveam` on its node-local storage, `/px/exec`) may not."""
+    return list(argv[:1]) == ["pvesh"] or list(argv[:2]) == ["pct", "create"]
+
+
 def on_node(argv: Sequence[str], node: str) -> list[str]:
     """`argv` with a `pvesh` path's node segment set to `node` (other commands are unchanged)."""
     words = list(argv)

@@ -353,3 +353,20 @@ async def test_a_node_whose_ssh_is_dead_fails_only_its_own_containers_and_is_rea
     assert shown.status_code == 200, shown.text
     stopped = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [lost]})
     assert stopped.status_code == 200 and cluster.node_model("pve3").containers[lost]["status"] == "stopped"
+
+
+async def test_with_the_entry_down_host_commands_are_not_sent_to_another_node(api, cluster):
+    await create_ct(api)
+    cluster.power_off("pve1")
+    before = {node: len(cluster.commands(node)) for node in ("pve2", "pve3")}
+    for method, path, body in [
+        ("POST", "/api/v1/px/reboot", {"confirm": True}),
+        ("GET", "/api/v1/px/status", None),
+        ("GET", "/api/v1/px/templates", None),
+        ("GET", "/api/v1/px/clusters", None),
+    ]:
+        response = await api.request(method, path, json=body)
+        assert response.status_code == 503, (path, response.text)
+        assert response.json()["description"].startswith("the entry host of eu-south-1/az1 (127.0.0.1:"), path
+    # the entry's own commands (reboot, its status, its node-local templates) never ran elsewhere
+    assert {node: len(cluster.commands(node)) for node in ("pve2", "pve3")} == before

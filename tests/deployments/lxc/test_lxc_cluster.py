@@ -370,3 +370,10 @@ async def test_with_the_entry_down_host_commands_are_not_sent_to_another_node(ap
         assert response.json()["description"].startswith("the entry host of eu-south-1/az1 (127.0.0.1:"), path
     # the entry's own commands (reboot, its status, its node-local templates) never ran elsewhere
     assert {node: len(cluster.commands(node)) for node in ("pve2", "pve3")} == before
+
+    assert (await api.get("/api/v1/lxc/instances")).status_code == 200  # from pve2: pve1 is tried last
+    cluster.power_on("pve1")
+    assert (await api.get("/api/v1/px/status")).status_code == 200  # the entry answers its own command
+    reads = len([line for line in cluster.commands("pve1") if "/cluster/resources" in line])
+    assert (await api.get("/api/v1/lxc/instances")).status_code == 200
+    assert len([line for line in cluster.commands("pve1") if "/cluster/resources" in line]) == reads + 1

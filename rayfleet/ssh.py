@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +87,9 @@ class CommandResult:
     stderr: str
     rc: int
     timed_out: bool = False
+    unreachable: bool = False
+    """The host did not answer (connection refused or timed out, network unreachable): the
+    command never ran, so it may be sent to another host."""
 
     @property
     def ok(self) -> bool:
@@ -173,7 +177,7 @@ class SSHPool:
                 try:
                     conn = await host.get()
                 except (TimeoutError, OSError, asyncssh.Error) as exc:
-                    return CommandResult(tuple(argv), "", _connect_error(zone, exc), 255)
+                    return CommandResult(tuple(argv), "", _connect_error(zone, exc), 255, unreachable=_unanswered(exc))
                 try:
                     process = await conn.create_process(line, encoding="utf-8", errors="replace")
                 except (
@@ -299,6 +303,12 @@ async def _stopped(process: asyncssh.SSHClientProcess[str]) -> None:
     process.close()
 
 
+def _unanswered(exc: BaseException) -> bool:
+    """The connection failed before any authentication: nothing answered (a refused key or host
+    key is an answer, and a wrong configuration, not a host that is down)."""
+    return isinstance(exc, TimeoutError | OSError | asyncssh.ConnectionLost)
+
+
 def _connect_error(zone: SSHTarget, exc: BaseException) -> str:
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         return f"ssh: Host key verification failed for {zone.host}:{zone.effective_port()}: {exc}"
@@ -306,4 +316,6 @@ def _connect_error(zone: SSHTarget, exc: BaseException) -> str:
         return f"ssh: {zone.user}@{zone.host}: Permission denied: {exc}"
     if isinstance(exc, asyncio.TimeoutError):
         return f"ssh: connect to host {zone.host} port {zone.effective_port()}: Connection timed out"
+    if isinstance(exc, OSError) and exc.errno:  # as OpenSSH words it: "Connection refused"
+        return f"ssh: connect to host {zone.host} port {zone.effective_port()}: {os.strerror(exc.errno)}"
     return f"ssh: connect to host {zone.host} port {zone.effective_port()}: {exc}"

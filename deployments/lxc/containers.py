@@ -96,13 +96,18 @@ async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
     raise CommandFailed(f"CT {vmid} is still locked after {LOCK_POLL_TRIES} checks", steps.text(), 1)
 
 
-async def list_instances(t: Target) -> list[pve.ContainerEntry]:
-    """The zone's containers: every node's in a cluster (`/cluster/resources`), else the host's."""
+async def zone_view(t: Target) -> pve.ClusterView:
+    """The zone's containers: every node's in a cluster (`/cluster/resources`, with the nodes it
+    reports offline), else the host's."""
     if t.cluster is None:
-        return await pve.containers(t.steps(), await t.node())
-    listing = await pve.cluster_containers(t.steps())
-    t.cluster.learn(list(listing))
-    return listing
+        return pve.ClusterView(await pve.containers(t.steps(), await t.node()), [])
+    view = await pve.cluster_view(t.steps())
+    t.cluster.learn(list(view.containers))
+    return view
+
+
+async def list_instances(t: Target) -> list[pve.ContainerEntry]:
+    return (await zone_view(t)).containers
 
 
 async def get_instance(t: Target, vmid: str) -> pve.ContainerConfig:

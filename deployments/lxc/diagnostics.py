@@ -8,7 +8,7 @@ import re
 from . import commands as cmd
 from . import pve
 from .config import LxcConfig
-from .errors import CommandFailed
+from .errors import CommandFailed, NodeDown
 from .hosts import Target
 from .responses import (
     Discovered,
@@ -201,7 +201,10 @@ async def discovery(t: Target, vmid: str | None) -> list[Discovered]:
     async def one(c: pve.ContainerEntry) -> Discovered:
         entry = Discovered(instance_id=str(c["vmid"]), name=c.get("name"), status=c.get("status"))
         if c.get("status") == "running":
-            entry.listening = _listening(await _exec(t, str(c["vmid"]), ["ss", "-tuln"]))
+            try:
+                entry.listening = _listening(await _exec(t, str(c["vmid"]), ["ss", "-tuln"]))
+            except NodeDown as exc:  # the other nodes' containers are still reported
+                entry.error = exc.details
         return entry
 
     return list(await asyncio.gather(*(one(c) for c in rows)))

@@ -10,6 +10,7 @@
 | body over api.max_body_bytes                | 413    | {code, name, description}                      |
 | missing/invalid API key                     | 401    | {code, name, description}                      |
 | non-numeric {instance_id} in the path       | 400    | {code, name, description}                      |
+| a cluster node (the container's, the entry for its own commands, or every node) did not answer | 503 | {code, name, description} |
 | unknown route / unhandled exception         | 404/500| {error, message}                               |
 | any other framework HTTP exception          | status | {code, name, description}                      |
 """
@@ -95,10 +96,18 @@ class CommandFailed(Exception):
         self.status = status if status is not None else classify(details)
 
 
+class NodeDown(CommandFailed):
+    """A node of a cluster zone did not answer (its SSH connection was refused or timed out): the
+    command never ran. 503 {code, name, description} naming the node."""
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description, "", 255, status=503)
+
+
 def combined_status(failures: list[CommandFailed]) -> int:
     """One status for several failures (bulk actions): 500 if any really failed, else the most severe."""
     statuses = {f.status for f in failures}
-    for status in (500, 409, 404, 400):
+    for status in (500, 503, 409, 404, 400):
         if status in statuses:
             return status
     return 500
@@ -147,8 +156,8 @@ def from_command(exc: CommandFailed) -> JSONResponse:
     first = exc.details.strip()
     if exc.status == 404:
         return missing(first[:500])
-    if exc.status == 409:
-        return problem(409, first[:500])
+    if exc.status in (409, 503):
+        return problem(exc.status, first[:500])
     if exc.status == 400:
         return bad_request(f"the host refused the request: {first[:500]}")
     return command_failed(exc.details, exc.output, exc.return_code)

@@ -8,7 +8,7 @@ import json
 import shlex
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -18,8 +18,8 @@ from rayfleet.state import ActorHandle, actor, call
 
 from . import commands as cmd
 from .config import LxcConfig, ZoneConfig
-from .errors import CommandFailed, HTTPProblem
-from .placement import Placement, container_of, missing_here, on_node
+from .errors import CommandFailed, HTTPProblem, NodeDown
+from .placement import Placement, any_node, container_of, missing_here, on_node
 
 LockFactory = Callable[[str], ActorHandle[HostLocks]]
 JOB_OUTPUT: ContextVar[Callable[[str], None] | None] = ContextVar("lxc_job_output", default=None)
@@ -85,28 +85,73 @@ class Target:
         return self.config.api.command_timeout
 
     async def run(self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None) -> CommandResult:
-        """Run `argv`; in a cluster, a command naming a container runs on the node holding it."""
+        """Run `argv`; in a cluster, a command naming a container runs on the node holding it, and
+        a cluster-wide one on the first configured host that answers."""
         vmid = container_of(argv) if self.cluster is not None else None
         if self.cluster is None or vmid is None:
+            if self.cluster is not None and not any_node(argv):
+                return await self._entry_only(argv, stdin, timeout)
             return await self._run_entry(argv, stdin, timeout)
         node = await self.cluster.locate(vmid, self._lookup)
-        result = await self._run_on(node, argv, stdin, timeout)
+        result = await self._run_on(node, vmid, argv, stdin, timeout)
         if node is not None and missing_here(result, vmid):
             moved_to = await self.cluster.relocate(vmid, self._lookup, node)
             if moved_to is not None:
-                result = await self._run_on(moved_to, argv, stdin, timeout)
+                result = await self._run_on(moved_to, vmid, argv, stdin, timeout)
         if result.ok and list(argv[:2]) == ["pct", "migrate"] and len(argv) >= 4:
             self.cluster.moved(vmid, argv[3])
         return result
 
+    def _entries(self) -> list[tuple[str, str, SSHTarget]]:
+        """Where a cluster-wide command can run, as (label, pool key, host): the zone's entry, then
+        every node at another address; the ones that did not answer last time go last."""
+        assert self.cluster is not None
+        entry = (self.zone.host, self.zone.effective_port())
+        hosts: list[tuple[str, str, SSHTarget]] = [("", self.key, self.zone)]
+        hosts += [
+            (name, f"{self.key}@{name}", host)
+            for name, host in self.cluster.nodes.items()
+            if (host.host, host.effective_port()) != entry
+        ]
+        down = self.cluster.down
+        return sorted(hosts, key=lambda h: h[0] in down)
+
+    async def _answering(self, send: Callable[[str, SSHTarget], Awaitable[CommandResult]]) -> CommandResult:
+        """`send` to the entry, else to the next host whenever one did not answer (the command
+        never ran there, so it is safe to send again). In a single-host zone: the host's answer."""
+        if self.cluster is None:
+            return await send(self.key, self.zone)
+        tried: list[str] = []
+        result: CommandResult | None = None
+        for label, key, host in self._entries():
+            result = await send(key, host)
+            self.cluster.answered(label, not result.unreachable)
+            if not result.unreachable:
+                return result
+            tried.append(label or f"{self.zone.host}:{self.zone.effective_port()}")
+        assert result is not None
+        raise NodeDown(
+            f"no node of the cluster {self.key} answered (tried {', '.join(tried)}): {result.stderr.strip()}"
+        )
+
     async def _run_entry(
         self, argv: Sequence[str], stdin: str | None = None, timeout: float | None = None
     ) -> CommandResult:
-        return await self._pooled(self.key, self.zone, argv, stdin, timeout)
+        return await self._answering(lambda key, host: self._pooled(key, host, argv, stdin, timeout))
+
+    async def _entry_only(self, argv: Sequence[str], stdin: str | None, timeout: float | None) -> CommandResult:
+        """A command of the entry host itself (never sent to another node): 503 when it does not answer."""
+        assert self.cluster is not None
+        result = await self._pooled(self.key, self.zone, argv, stdin, timeout)
+        self.cluster.answered("", not result.unreachable)
+        if result.unreachable:
+            where = f"{self.zone.host}:{self.zone.effective_port()}"
+            raise NodeDown(f"the entry host of {self.key} ({where}) did not answer: {result.stderr.strip()}")
+        return result
 
     async def _lookup(self, argv: Sequence[str]) -> CommandResult:
-        """A read of the cluster's map on the entry node (not part of any job's output)."""
-        return await self.pool.run(self.key, self.zone, argv, self.timeout)
+        """A read of the cluster's map on a node that answers (not part of any job's output)."""
+        return await self._answering(lambda key, host: self.pool.run(key, host, argv, self.timeout))
 
     async def _pooled(
         self, key: str, host: SSHTarget, argv: Sequence[str], stdin: str | None, timeout: float | None
@@ -114,10 +159,13 @@ class Target:
         sink = JOB_OUTPUT.get()
         if sink is not None:
             sink("$ " + shlex.join(argv))
-        return await self.pool.run(key, host, argv, timeout or self.timeout, stdin, sink)
+        result = await self.pool.run(key, host, argv, timeout or self.timeout, stdin, sink)
+        if sink is not None and result.unreachable:  # the command never ran: say why
+            sink(result.stderr.strip())
+        return result
 
     async def _run_on(
-        self, node: str | None, argv: Sequence[str], stdin: str | None, timeout: float | None
+        self, node: str | None, vmid: str, argv: Sequence[str], stdin: str | None, timeout: float | None
     ) -> CommandResult:
         assert self.cluster is not None
         if node is None:  # no node has it: the entry node answers as Proxmox does
@@ -127,15 +175,22 @@ class Target:
             return CommandResult(
                 tuple(argv), "", f"node '{node}' of the cluster is not among {self.key}'s configured nodes", 255
             )
-        return await self._pooled(f"{self.key}@{node}", host, on_node(argv, node), stdin, timeout)
+        result = await self._pooled(f"{self.key}@{node}", host, on_node(argv, node), stdin, timeout)
+        self.cluster.answered(node, not result.unreachable)
+        if result.unreachable:
+            raise NodeDown(
+                f"container {vmid} is on node '{node}' of {self.key}, which did not answer: {result.stderr.strip()}"
+            )
+        return result
 
     async def node(self, vmid: str | None = None) -> str:
-        """The node holding `vmid` in a cluster; else the host's node name (short `hostname`, cached)."""
+        """The node holding `vmid` in a cluster; else the host's node name (short `hostname`, cached;
+        in a cluster, of the first host that answers)."""
         if vmid is not None and self.cluster is not None:
             found = await self.cluster.locate(vmid, self._lookup)
             if found is not None:
                 return found
-        result = await self.pool.fact(self.key, self.zone, "node", ["hostname"], self.timeout)
+        result = await self._answering(lambda key, host: self.pool.fact(key, host, "node", ["hostname"], self.timeout))
         if not result.ok:
             raise CommandFailed(result.stderr, result.stdout, result.rc)
         return result.stdout.strip().split(".")[0]

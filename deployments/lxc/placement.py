@@ -2,7 +2,9 @@
 
 `pct` acts only on the node holding the container (elsewhere it answers "Configuration file
 'nodes/<node>/lxc/<vmid>.conf' does not exist"), so a command that names a container runs on
-that node. The container → node map comes from `pvesh get /cluster/resources --type vm`
+that node. A node that does not answer (its SSH connection refused or timed out) is noted:
+cluster-wide commands and the map's reads go to the next configured node that answers, and
+a command for a container on it is answered 503 naming the node. The container → node map comes from `pvesh get /cluster/resources --type vm`
 (any node answers for the whole cluster); it is cached and read again on a miss: a container
 it does not know, or a node that answers that the container is not there (it was migrated by
 someone else). A migration through this API updates it at once.
@@ -39,6 +41,14 @@ def container_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def any_node(argv: Sequence[str]) -> bool:
+    """A command every node of the cluster answers alike, so it may go to another node when the
+    entry does not answer: `pvesh` (any node proxies a path to the node it names) and `pct create`
+    (the container is created on the node that answered). The entry's own commands (reboot, its
+    status files, `pvecm`, `systemctl`, `pveam` on its node-local storage, `/px/exec`) may not."""
+    return list(argv[:1]) == ["pvesh"] or list(argv[:2]) == ["pct", "create"]
+
+
 def on_node(argv: Sequence[str], node: str) -> list[str]:
     """`argv` with a `pvesh` path's node segment set to `node` (other commands are unchanged)."""
     words = list(argv)
@@ -64,6 +74,9 @@ class Placement:
     def __init__(self, nodes: Mapping[str, ZoneConfig]) -> None:
         self.nodes = dict(nodes)
         self.where: dict[str, str] = {}
+        self.down: set[str] = set()
+        """Hosts (node names; "" for the zone's entry) whose last connection was refused or timed
+        out: tried last for cluster-wide commands until one answers again."""
         self.generation = 0
         self._lock = asyncio.Lock()
 
@@ -102,6 +115,13 @@ class Placement:
             await self.refresh(run, self.generation)
         node = self.where.get(vmid)
         return node if node != stale else None
+
+    def answered(self, label: str, answered: bool) -> None:
+        """Note whether the host `label` (a node name, "" for the entry) answered its last connection."""
+        if answered:
+            self.down.discard(label)
+        else:
+            self.down.add(label)
 
     def moved(self, vmid: str, node: str) -> None:
         self.where[vmid] = node

@@ -6,7 +6,7 @@ what does not apply); the readers run the `pvesh get` and hand back the parsed J
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import NamedTuple, TypedDict, cast
 
 from . import commands as cmd
 from .hosts import Steps
@@ -149,6 +149,27 @@ async def cluster_containers(steps: Steps) -> list[ContainerEntry]:
         [row for row in rows if isinstance(row, dict) and row.get("type") == "lxc"] if isinstance(rows, list) else []
     )
     return cast(list[ContainerEntry], listing)
+
+
+ALL_RESOURCES = ["pvesh", "get", "/cluster/resources", "--output-format", "json"]
+
+
+class ClusterView(NamedTuple):
+    """A cluster as a live node sees it: every node's containers, and the nodes it reports
+    `offline` (their containers' rows say `status: unknown`, as PVE answers)."""
+
+    containers: list[ContainerEntry]
+    offline: list[str]
+
+
+async def cluster_view(steps: Steps) -> ClusterView:
+    """The `lxc` and `node` rows of one ``/cluster/resources`` read (every type)."""
+    rows = await steps.json(ALL_RESOURCES)
+    rows = [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+    return ClusterView(
+        cast(list[ContainerEntry], [row for row in rows if row.get("type") == "lxc"]),
+        sorted(str(row.get("node")) for row in rows if row.get("type") == "node" and row.get("status") == "offline"),
+    )
 
 
 async def config(steps: Steps, node: str, vmid: str) -> ContainerConfig:

@@ -167,6 +167,7 @@ class Discovered(BaseModel):
     name: str | None
     status: str | None
     listening: list[Listening] | None = None
+    error: str | None = Field(default=None, description="a cluster zone: the container's node did not answer")
 
 
 class SecurityScan(BaseModel):
@@ -220,6 +221,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     409: _doc(Problem, "the container is busy, running/not running, or the object already exists"),
     413: _doc(Problem, "request body larger than api.max_body_bytes"),
     500: _doc(CommandFailedBody | NotFoundBody, "host command failed {error,details,output,return_code}"),
+    503: _doc(Problem, "a cluster zone: the node holding the container (or every node) did not answer over SSH"),
 }
 """Error answers every protected route may give."""
 

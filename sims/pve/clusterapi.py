@@ -21,7 +21,13 @@ def _members(model: NodeModel) -> list[NodeModel]:
     return list(model.cluster.members.values()) if model.cluster is not None else [model]
 
 
+def _offline(model: NodeModel, name: str) -> bool:
+    return model.cluster is not None and name in model.cluster.offline
+
+
 def resources(model: NodeModel, args: list[str]) -> list[dict[str, Any]]:
+    """As PVE answers from a live node: an offline node's guests are listed (pmxcfs has their
+    configuration) with status `unknown`, and the node's row is `offline` without figures."""
     _, opts = parse_options(args, {"type": "str"})
     kind = opts.get("type")
     if kind is not None and kind not in RESOURCE_TYPES:
@@ -33,13 +39,16 @@ def resources(model: NodeModel, args: list[str]) -> list[dict[str, Any]]:
         if kind in (None, "vm"):
             for vmid, ct in sorted(member.containers.items(), key=lambda x: int(x[0])):
                 row = ct_summary(vmid, ct)
+                if _offline(model, member.node):
+                    row["status"] = "unknown"
                 cpus = row.pop("cpus")
                 row.pop("maxswap", None)
                 rows.append(
                     row | {"id": f"lxc/{vmid}", "node": member.node, "maxcpu": cpus, "template": row.get("template", 0)}
                 )
         if kind in (None, "node"):
-            rows.append(_node_row(member))
+            offline = {"id": f"node/{member.node}", "type": "node", "node": member.node, "status": "offline"}
+            rows.append(offline if _offline(model, member.node) else _node_row(member))
         if kind in (None, "storage"):
             rows.extend(_storage_rows(member))
     return rows
@@ -106,7 +115,7 @@ def cluster_status(model: NodeModel) -> list[dict[str, Any]]:
                 "nodeid": i,
                 "ip": f"192.0.2.{10 + i}",
                 "local": int(name == model.node),
-                "online": int(name in simulated or model.cluster is None),
+                "online": int((name in simulated and not _offline(model, name)) or model.cluster is None),
                 "level": "",
             }
         )

@@ -313,6 +313,8 @@ class ClusterDoc:
         self.etc_pve = root / "etc-pve"
         self.etc_pve.mkdir(exist_ok=True)
         self.members: dict[str, NodeModel] = {}
+        self.offline: set[str] = set()
+        """Members corosync no longer sees (their SSH server taken down): runtime, not saved."""
         if self.path.exists():
             self.data: dict[str, Any] = json.loads(self.path.read_text())
         else:

@@ -40,9 +40,16 @@ class _Server(asyncssh.SSHServer):
         self._authorized_keys = authorized_keys
         self._password = password
         self._owner = owner
+        self._conn: asyncssh.SSHServerConnection | None = None
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self._owner.connections += 1
+        self._conn = conn
+        self._owner.open.add(conn)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._conn is not None:
+            self._owner.open.discard(self._conn)
 
     def begin_auth(self, username: str) -> bool:
         return True
@@ -95,6 +102,7 @@ class SimServer:
         self.port = 0
         self.connections = 0
         self.killed = 0
+        self.open: set[asyncssh.SSHServerConnection] = set()
         self._log_path = state_dir / "commands.log"
 
     async def _process(self, process: asyncssh.SSHServerProcess[str]) -> None:
@@ -160,6 +168,21 @@ class SimServer:
         if self.server is not None:
             self.server.close()
 
+    async def stop_ssh(self) -> None:
+        """sshd dies: no new connections, the open ones dropped (the node itself may still run)."""
+        self.close()
+        if self.server is not None:
+            await self.server.wait_closed()
+        for conn in list(self.open):
+            conn.abort()
+
+    async def power_off(self) -> None:
+        """The node goes down: its SSH server as in `stop_ssh`, and the cluster's other members
+        see it offline (as corosync would)."""
+        await self.stop_ssh()
+        if self.host.model.cluster is not None:
+            self.host.model.cluster.offline.add(self.host.model.node)
+
 
 class ThreadedSim:
     """pve-sim on its own event loop in a daemon thread (tests, benchmarks).
@@ -210,6 +233,19 @@ class ThreadedSim:
             self.ports[name] = fut.result(15)
         self.port = next(iter(self.ports.values()))
         return self.port
+
+    def power_off(self, node: str, ssh_only: bool = False) -> None:
+        """Take one node of the cluster down (`SimServer.power_off`), or only its SSH server."""
+        sim = self.sims[node]
+        asyncio.run_coroutine_threadsafe(sim.stop_ssh() if ssh_only else sim.power_off(), self.loop).result(5)
+
+    def power_on(self, node: str) -> None:
+        """The node is back: its SSH server listens on its port again and the cluster sees it online."""
+        sim = self.sims[node]
+        started = sim.start("127.0.0.1", self.ports[node], self.host_keys[node], self._authorized_keys, self._password)
+        asyncio.run_coroutine_threadsafe(started, self.loop).result(15)
+        if sim.host.model.cluster is not None:
+            sim.host.model.cluster.offline.discard(node)
 
     def commands(self, node: str | None = None) -> list[str]:
         """Command lines received (by one node, or by every node, node after node)."""

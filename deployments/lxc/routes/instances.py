@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from .. import containers, guestconfig, jobs, pve
 from .. import validate as v
@@ -60,9 +60,24 @@ async def create(svc: Svc, state: Ctx, request: Request, body: CreateBody | None
     return await jobs.answer(state, request, "create", target, lambda: containers.create(t, svc.config, req))
 
 
-@router.get("/lxc/instances", response_model=JsonList)
-async def list_instances(svc: Svc, region: Region = None, az: Az = None) -> list[pve.ContainerEntry]:
-    return await containers.list_instances(svc.target(region, az))
+OFFLINE_HEADER = {
+    "X-Offline-Nodes": {
+        "description": "a cluster zone: the nodes the cluster reports offline (comma-separated)",
+        "schema": {"type": "string"},
+    }
+}
+
+
+@router.get("/lxc/instances", response_model=JsonList, responses={200: {"headers": OFFLINE_HEADER}})
+async def list_instances(
+    svc: Svc, response: Response, region: Region = None, az: Az = None
+) -> list[pve.ContainerEntry]:
+    """Every node's containers; in a cluster, `X-Offline-Nodes` names the nodes the cluster reports
+    offline (their containers are listed with `status: unknown`)."""
+    view = await containers.zone_view(svc.target(region, az))
+    if view.offline:
+        response.headers["X-Offline-Nodes"] = ", ".join(view.offline)
+    return view.containers
 
 
 @router.get(INSTANCE, response_model=JsonObject)

@@ -100,7 +100,7 @@ async def test_unhandled_exception_is_500_error_message(api, monkeypatch):
     async def boom(*args, **kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(containers, "list_instances", boom)
+    monkeypatch.setattr(containers, "zone_view", boom)
     response = await api.get("/api/v1/lxc/instances")
     assert response.status_code == 500
     assert response.json() == {

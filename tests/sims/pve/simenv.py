@@ -80,6 +80,14 @@ class SimEnv:
             known_hosts=str(self.known_hosts),
         )
 
+    def power_off(self, node: str, ssh_only: bool = False) -> None:
+        """Take one node of a cluster down: its SSH server refuses, its open connections drop, the
+        other nodes report it offline (with `ssh_only`, they still see it online)."""
+        self.sim.power_off(node, ssh_only)
+
+    def power_on(self, node: str) -> None:
+        self.sim.power_on(node)
+
     def stop(self) -> None:
         self.sim.stop()
 

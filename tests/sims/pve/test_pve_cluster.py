@@ -234,3 +234,19 @@ async def test_node_status_refuses_unknown_and_malformed_nodes_as_pve_does(on):
         bad.stderr
         == "400 Parameter verification failed.\nnode: invalid format - value does not look like a valid node name\n"
     )
+
+
+async def test_a_node_powered_off_refuses_ssh_and_the_others_report_it_offline(cluster, on):
+    assert (await on("pve1", CREATE.format(vmid=101))).exit_status == 0
+    assert (await on("pve1", "pct migrate 101 pve3")).exit_status == 0
+    cluster.power_off("pve3")
+    with pytest.raises(asyncssh.Error):
+        await on("pve3", "hostname")  # the open connection was dropped
+    with pytest.raises(OSError):
+        await cluster.connect("pve3")  # and a new one is refused
+    rows = await _resources(on, "pve2")
+    assert [(r["vmid"], r["node"], r["status"]) for r in rows] == [(101, "pve3", "unknown")]
+    nodes = json.loads((await on("pve1", "pvesh get /cluster/resources --type node --output-format json")).stdout)
+    assert {r["node"]: r["status"] for r in nodes} == {"pve1": "online", "pve2": "online", "pve3": "offline"}
+    status = json.loads((await on("pve2", "pvesh get /cluster/status --output-format json")).stdout)
+    assert {r["name"]: r["online"] for r in status if r["type"] == "node"} == {"pve1": 1, "pve2": 1, "pve3": 0}

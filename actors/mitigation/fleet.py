@@ -243,7 +243,7 @@ class MitigationFleet:
                     entry.handle, MitigationNode.add_rule, rule["pattern"], rule["action"], rule["severity"], rule["id"]
                 )
         for item in share.allow:
-            await call(entry.handle, MitigationNode.add_allow, item["ip"], item["reason"])
+            await call(entry.handle, MitigationNode.add_allow, item["ip"], item["reason"], "fleet")
         now = time.time()
         for item in share.bans:
             remaining = int(item["expires"] - now)
@@ -551,7 +551,7 @@ class MitigationFleet:
         previous = self.allowlist.get(key)
         entry = {"ip": key, "reason": reason, "created_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())}
         put(self.kept.allow, self.allowlist, key, entry)
-        results = await self._each("add_allow", key, reason)
+        results = await self._each("add_allow", key, reason, "fleet")
         applied, failed, refusal = self._outcome(results, "allowlist entry not applied")
         if refusal is not None:
             put(self.kept.allow, self.allowlist, key, previous)

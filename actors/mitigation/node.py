@@ -180,7 +180,9 @@ class MitigationNode:
     def _adopt(self, share: FleetShare) -> None:
         """Record and hold the fleet's policy, rules, allowlist and bans before HAProxy is rendered.
         The fleet's policy wins over the one this node kept; a fleet ban the node kept but the fleet
-        no longer has (lifted while the node was away) is dropped; a longer ban of its own stays."""
+        no longer has (lifted while the node was away) is dropped, and so is a fleet allowlist entry the
+        fleet removed meanwhile (else a source the operator stopped trusting would skip every check
+        here); a longer ban of its own, and its own allowlist entries, stay."""
         if share.changes:
             try:
                 self.settings = NodeSettings.model_validate({**self.settings.model_dump(), **share.changes})
@@ -196,9 +198,12 @@ class MitigationNode:
                     rule = new_rule(item["pattern"], item["action"], item["severity"], item["id"])
                     self.state.rules.set(rule.id, rule.as_dict())
                     self.rules[rule.id] = rule
+        allowed = {item["ip"] for item in share.allow}
+        for key in [k for k, e in self.allowlist.items() if e.get("source") == "fleet" and k not in allowed]:
+            put(self.state.allow, self.allowlist, key, None)  # lifted by the fleet while this node was away
         for item in share.allow:
             if item["ip"] not in self.allowlist:
-                entry = {"ip": item["ip"], "reason": item["reason"], "created_at": _iso(time.time())}
+                entry = {"ip": item["ip"], "reason": item["reason"], "source": "fleet", "created_at": _iso(time.time())}
                 put(self.state.allow, self.allowlist, item["ip"], entry)
         now = time.time()
         bans = {b["ip"]: b for b in share.bans if b["expires"] > now}
@@ -450,11 +455,12 @@ class MitigationNode:
         await self._put_source(kind, key, None)
         return key
 
-    async def add_allow(self, ip: str, reason: str) -> dict[str, Any]:
-        """Allow a source: checked before every other check, so bans, limits and the WAF skip it."""
+    async def add_allow(self, ip: str, reason: str, source: str = "api") -> dict[str, Any]:
+        """Allow a source: checked before every other check, so bans, limits and the WAF skip it.
+        `source` is who asked (api: this node's route; fleet: the fleet's allowlist)."""
         key = source_key(ip)
         self._require_running()
-        entry = {"ip": key, "reason": reason, "created_at": _iso(time.time())}
+        entry = {"ip": key, "reason": reason, "source": source, "created_at": _iso(time.time())}
         await self._put_source("allow", key, entry)
         return entry
 

@@ -127,6 +127,7 @@ class AllowIn(BaseModel):
 class AllowEntry(BaseModel):
     ip: str
     reason: str
+    source: str | None = Field(None, description="node: who added it (api: this node's route; fleet: the fleet)")
     created_at: str
     nodes: list[str] | None = None
     failed: dict[str, str] | None = None

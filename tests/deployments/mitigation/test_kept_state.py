@@ -119,12 +119,17 @@ async def test_a_replaced_node_listens_only_once_it_holds_what_the_fleet_changed
     assert (await client.post(f"{API}/policy", json=before)).status_code == 200
     lifted = await client.post(f"{API}/blacklist", json={"ip": "127.0.0.12", "duration_seconds": 600})
     assert lifted.json()["nodes"] == ["node-1", "node-2"]
+    trusted = await client.post(f"{API}/allowlist", json={"ip": "127.0.0.13", "reason": "old office"})
+    assert trusted.json()["nodes"] == ["node-1", "node-2"]
+    own = await client.post(f"{NODE}/allowlist", json={"ip": "127.0.0.14", "reason": "this node's monitor"})
+    assert own.status_code == 201 and own.json()["source"] == "api"
     address = fleet.node().address  # the replacement listens on the same one
     await crash(fleet)
     # while node-1 is dead, node-2 alone takes these
     assert (await client.post(f"{API}/blacklist", json={"ip": "127.0.0.9", "duration_seconds": 600})).status_code == 201
     assert (await client.delete(f"{API}/blacklist/127.0.0.12")).status_code == 200
     assert (await client.post(f"{API}/allowlist", json={"ip": "127.0.0.11", "reason": "office"})).status_code == 201
+    assert (await client.delete(f"{API}/allowlist/127.0.0.13")).status_code == 200  # no longer trusted
     rule = await client.post(f"{API}/rules", json={"pattern": "fleet-evil-[0-9]+", "action": "block"})
     assert rule.status_code == 201
     after = {"name": "after", "rules": [{"type": "rate_limit", "value": 7}]}
@@ -154,7 +159,8 @@ async def test_a_replaced_node_listens_only_once_it_holds_what_the_fleet_changed
         what="node-1 replaced",
     )
     assert "127.0.0.9 " in first["blacklist"] and "127.0.0.12 " not in first["blacklist"]
-    assert "127.0.0.11 1" in first["allow"]
+    assert "127.0.0.11 1" in first["allow"] and "127.0.0.14 1" in first["allow"]
+    assert "127.0.0.13 " not in first["allow"]  # the fleet stopped trusting it while node-1 was dead
     assert rule.json()["id"] in first["waf"]
     assert "sc_http_req_rate(0) gt 7 " in first["config"]
     assert (first["banned"], first["lifted"], first["rule"]) == (0, 200, 403)
@@ -162,6 +168,8 @@ async def test_a_replaced_node_listens_only_once_it_holds_what_the_fleet_changed
     node = fleet.node()
     assert node.settings.rate_limit_rps == 7 and node.blacklist["127.0.0.9"]["source"] == "fleet"
     assert "127.0.0.12" not in node.blacklist and "127.0.0.12" not in node.state.bans
+    assert "127.0.0.13" not in node.allowlist and "127.0.0.13" not in node.state.allow
+    assert node.allowlist["127.0.0.11"]["source"] == "fleet" and node.allowlist["127.0.0.14"]["source"] == "api"
 
 
 async def test_a_restarted_fleet_brings_back_its_nodes_policy_rules_and_bans(make_fleet):

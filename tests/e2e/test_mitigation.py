@@ -117,20 +117,38 @@ def test_scale_up_places_a_node_actor_and_scale_down_drains_it(mit, key):
     assert len(remaining) == 1
 
 
-def test_a_killed_node_actor_is_detected_dead_and_its_haproxy_goes_with_it(mit, key):
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_killed_node_actor_is_detected_dead_replaced_and_its_haproxy_goes_with_it(mit, key):
+    """The fleet sees the actor die (missed heartbeats) and, as `replace_dead_nodes` asks (the default),
+    starts a new actor with the same id and address; the killed actor's HAProxy ended with it."""
     up = mit.post(f"{API}/scale", headers=key, json={"action": "scale_up", "count": 1}).json()
     victim = up["nodes"][0]
-    node = next(n for n in mit.get(f"{API}/nodes", headers=key).json()["nodes"] if n["id"] == victim)
-    os.kill(node["actor_pid"], signal.SIGKILL)
-    dead = wait_until(
-        lambda: any(
-            n["id"] == victim and n["status"] == "dead" for n in mit.get(f"{API}/nodes", headers=key).json()["nodes"]
-        )
+
+    def view() -> dict:
+        return next(n for n in mit.get(f"{API}/nodes", headers=key).json()["nodes"] if n["id"] == victim)
+
+    # the heartbeat reports the node's children (its HAProxy master first)
+    before = wait_until(
+        lambda: (n := view())["status"] == "healthy" and n["children"] and n["children"][0]["pid"] and n
     )
-    assert dead
-    with httpx.Client(trust_env=False, timeout=3) as client, pytest.raises(httpx.TransportError):
-        wait_until(lambda: client.get(f"http://{node['address']}/") and False, 5)
-    assert mit.get(f"{PREFIX}/nodes/{victim}/api/v1/status", headers=key).status_code == 503
+    haproxy = before["children"][0]["pid"]
+    os.kill(before["actor_pid"], signal.SIGKILL)
+    after = wait_until(
+        lambda: (n := view())["actor_pid"] not in (None, before["actor_pid"]) and n["status"] == "healthy" and n, 90
+    )
+    assert after["address"] == before["address"]
+    assert wait_until(lambda: not _alive(haproxy), 10), f"the killed actor's HAProxy {haproxy} is still running"
+    # the next heartbeat reports the replacement's own HAProxy
+    assert wait_until(lambda: view()["children"][0]["pid"] not in (None, haproxy))
+    with httpx.Client(trust_env=False, timeout=5) as client:
+        assert client.get(f"http://{after['address']}/").status_code < 500  # the replacement serves
     assert mit.post(f"{API}/scale", headers=key, json={"action": "scale_down", "count": 1}).status_code == 200
 
 

@@ -74,7 +74,10 @@ class Cluster:
         env = {**os.environ, **self.env, "RAY_ADDRESS": self.address, "PYTHONPATH": str(ROOT)}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
         assert out.returncode == 0, out.stderr[-3000:]
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        # Ray's own warnings (e.g. "raylet has lagging heartbeats") can follow the answer on stdout
+        answers = [line for line in out.stdout.splitlines() if line.startswith("{")]
+        assert answers, out.stdout[-3000:]
+        return json.loads(answers[-1])
 
 
 @pytest.fixture(scope="module")

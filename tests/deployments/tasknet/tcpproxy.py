@@ -18,12 +18,14 @@ class TcpProxy:
         self.port = free_port()
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._cuts = 0  # a connection accepted before a cut must not start piping after it
 
     async def heal(self) -> None:
         if self._server is None:
             self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
 
     async def cut(self) -> None:
+        self._cuts += 1
         if self._server is not None:
             self._server.close()
             self._server = None
@@ -32,10 +34,15 @@ class TcpProxy:
         self._writers.clear()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        cuts = self._cuts
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
             writer.close()
+            return
+        if cuts != self._cuts:  # cut while this connection was being opened
+            writer.close()
+            up_writer.close()
             return
         self._writers.update((writer, up_writer))
         await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))

@@ -233,7 +233,8 @@ class MitigationFleet:
         self._stale.discard(entry.id)
 
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
-        """A node added (or back) after a policy, a fleet rule or a fleet blacklist entry gets them too."""
+        """A node added (or back) after a policy, a fleet rule or a fleet blacklist entry gets them too,
+        and loses the fleet bans and allowlist entries the fleet lifted while it did not answer."""
         share = self._share()  # copies: the fleet's dicts change while this awaits
         if share.changes or share.geo is not None:
             await call(entry.handle, MitigationNode.apply_settings, share.changes, share.geo)
@@ -249,6 +250,19 @@ class MitigationFleet:
             remaining = int(item["expires"] - now)
             if remaining > 0:
                 await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining, "fleet")
+        await self._prune(entry, "allow", {item["ip"] for item in share.allow})
+        await self._prune(entry, "bans", {item["ip"] for item in share.bans})
+
+    async def _prune(self, entry: NodeEntry, kind: str, kept: set[str]) -> None:
+        """Lift on `entry` what the fleet put there (`source` fleet) and no longer has: a source no
+        longer trusted must not skip the checks, nor a lifted ban keep refusing."""
+        listing, lift = ("list_allow", "delete_allow") if kind == "allow" else ("list_blacklist", "delete_blacklist")
+        listed = await call(entry.handle, getattr(MitigationNode, listing))
+        for item in listed["entries"]:
+            if item.get("source") == "fleet" and item["ip"] not in kept:
+                result = await self.call_node(entry.id, lift, item["ip"])
+                if not result["ok"] and result["status"] != 404:  # 404: it expired meanwhile
+                    raise NodeError(result["status"], result["message"])
 
     async def _remove(self, entry: NodeEntry, forget: bool = True) -> None:
         """Stop a node; with `forget` (scale-down) its durable state and its place in the fleet go too."""
@@ -541,6 +555,7 @@ class MitigationFleet:
         results = await self._each(method, key)
         done = sorted(n for n, r in results.items() if r["ok"] or r["status"] == 404)
         failed = {n: r["message"] for n, r in results.items() if n not in done}
+        self._stale.update(failed)  # lifted there once it answers (`_prune`)
         return {"ok": True, "value": {"ip": key, "status": "deleted", "nodes": done, "failed": failed}}
 
     async def add_allow(self, ip: str, reason: str) -> dict[str, Any]:

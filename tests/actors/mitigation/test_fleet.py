@@ -45,6 +45,12 @@ class FakeNode:
         self.calls.append(("add_blacklist", (ip, reason, duration)))
         return {}
 
+    def list_allow(self) -> dict[str, Any]:
+        return {"entries": [], "total": 0}
+
+    def list_blacklist(self) -> dict[str, Any]:
+        return {"entries": [], "total": 0}
+
     def threat_summary(self) -> dict[str, Any]:
         return {
             "active_threats": 1,
@@ -192,7 +198,12 @@ class _Direct:
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.node, name)
-        return type("Remote", (), {"remote": staticmethod(method)})
+
+        async def remote(*args: Any) -> Any:  # sync methods too, as Ray calls them
+            result = method(*args)
+            return await result if asyncio.iscoroutine(result) else result
+
+        return type("Remote", (), {"remote": staticmethod(remote)})
 
 
 class SlowStart(FakeNode):
@@ -233,3 +244,65 @@ async def test_a_change_a_starting_node_missed_is_brought_in_before_it_is_health
     await starting
     assert entry.status == "healthy" and "node-2" not in fleet._stale
     assert [c[1][0] for c in slow.calls if c[0] == "add_blacklist"] == ["10.0.0.1", "10.0.0.2"]
+
+
+class ListedNode(FakeNode):
+    """A node that keeps its allowlist and bans with their `source`, and can be unreachable (`down`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.allowed: dict[str, dict[str, Any]] = {}
+        self.banned: dict[str, dict[str, Any]] = {}
+
+    def _reach(self) -> None:
+        if self.down:
+            raise ConnectionError("node gone")
+
+    async def add_allow(self, ip: str, reason: str, source: str = "api") -> dict[str, Any]:
+        self._reach()
+        self.allowed[ip] = {"ip": ip, "reason": reason, "source": source}
+        return self.allowed[ip]
+
+    async def add_blacklist(self, ip: str, reason: str, duration: int, source: str = "api") -> dict[str, Any]:
+        self._reach()
+        self.banned[ip] = {"ip": ip, "reason": reason, "source": source}
+        return self.banned[ip]
+
+    async def delete_allow(self, ip: str) -> dict[str, Any]:
+        self._reach()
+        if self.allowed.pop(ip, None) is None:
+            raise NodeError(404, f"{ip} is not allowed on this node")
+        return {"ip": ip, "status": "deleted"}
+
+    async def delete_blacklist(self, ip: str) -> dict[str, Any]:
+        self._reach()
+        if self.banned.pop(ip, None) is None:
+            raise NodeError(404, f"{ip} is not banned on this node")
+        return {"ip": ip, "status": "deleted"}
+
+    def list_allow(self) -> dict[str, Any]:
+        return {"entries": list(self.allowed.values()), "total": len(self.allowed)}
+
+    def list_blacklist(self) -> dict[str, Any]:
+        return {"entries": list(self.banned.values()), "total": len(self.banned)}
+
+
+async def test_what_the_fleet_lifts_while_a_node_does_not_answer_is_lifted_there_once_it_does():
+    """An unreachable node misses a lift: it is marked stale and, once it answers, the fleet's own
+    entries it still holds are lifted; the node's own (source api) stay."""
+    fleet = MitigationFleet(FleetSettings(initial_nodes=0), name="fleet-unit")
+    node = ListedNode()
+    entry = NodeEntry("node-1", LocalActorHandle(node))
+    entry.status, entry.mode = "healthy", "l7"
+    fleet.nodes[entry.id] = entry
+    assert (await fleet.add_allow("10.0.0.7", "old office"))["ok"]
+    assert (await fleet.add_blacklist("10.0.0.8", "flood", 600))["ok"]
+    await node.add_allow("10.0.0.9", "this node's monitor")  # the node's own (source api)
+    node.down = True
+    for lifted in (await fleet.delete_allow("10.0.0.7"), await fleet.delete_blacklist("10.0.0.8")):
+        assert lifted["ok"] and "node-1" in lifted["value"]["failed"]
+    assert "node-1" in fleet._stale and "10.0.0.7" in node.allowed
+    node.down = False
+    await fleet.check_health()
+    assert "node-1" not in fleet._stale
+    assert set(node.allowed) == {"10.0.0.9"} and node.banned == {}

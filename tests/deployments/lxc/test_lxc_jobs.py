@@ -14,6 +14,17 @@ from tests.polling import eventually
 ASYNC = {"Prefer": "respond-async"}
 
 
+async def job_done(client: Any, response: Any, timeout: float = 60) -> dict[str, Any]:
+    """The finished job a 202 `response` started, read from its `Location`."""
+    assert response.status_code == 202, response.text
+
+    async def finished():
+        job = (await client.get(response.headers["location"])).json()
+        return job if job["state"] != "running" else None
+
+    return await eventually(finished, timeout=timeout, what=f"the {response.json()['kind']} job")
+
+
 async def test_backup_as_a_job_answers_202_and_records_the_result(tmp_path):
     sim = SimEnv(tmp_path / "sim", op_delay=1.0)  # vzdump holds the container lock for 1 s
     try:
@@ -105,32 +116,25 @@ async def test_create_clone_and_host_backup_as_jobs(fresh_sim, tmp_path):
     with local_state():
         client, app = make_client(fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
         async with client:
-
-            async def done(response):
-                assert response.status_code == 202, response.text
-
-                async def finished():
-                    job = (await client.get(response.headers["location"])).json()
-                    return job if job["state"] != "running" else None
-
-                return await eventually(finished, timeout=30, what=f"the {response.json()['kind']} job")
-
-            created = await done(
-                await client.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE, "count": 2}, headers=ASYNC)
+            created = await job_done(
+                client,
+                await client.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE, "count": 2}, headers=ASYNC),
             )
             assert created["state"] == "succeeded", created
             first, second = created["result"]["instance_ids"]
             assert {first, second} <= set(fresh_sim.model.containers)
             assert any(line.startswith(f"$ pct create {first} ") for line in created["progress"])
 
-            cloned = await done(
-                await client.post("/api/v1/lxc/instances/clone", json={"source_instance_id": first}, headers=ASYNC)
+            cloned = await job_done(
+                client,
+                await client.post("/api/v1/lxc/instances/clone", json={"source_instance_id": first}, headers=ASYNC),
             )
             assert cloned["state"] == "succeeded", cloned
             assert cloned["result"]["instance_id"] in fresh_sim.model.containers
 
-            dumped = await done(
-                await client.post("/api/v1/px/backup-lxc", json={"vmid": second, "storage": "local"}, headers=ASYNC)
+            dumped = await job_done(
+                client,
+                await client.post("/api/v1/px/backup-lxc", json={"vmid": second, "storage": "local"}, headers=ASYNC),
             )
             assert dumped["state"] == "succeeded", dumped
             assert any("creating vzdump archive" in line for line in dumped["progress"])
@@ -216,32 +220,25 @@ async def test_compose_deploy_and_update_template_image_and_host_backup_as_jobs(
     with local_state():
         client, app = make_client(fresh_sim.config(tmp_path, jobs_store=f"sqlite:///{tmp_path}/jobs.sqlite3"))
         async with client:
-
-            async def done(response):
-                assert response.status_code == 202, response.text
-
-                async def finished():
-                    job = (await client.get(response.headers["location"])).json()
-                    return job if job["state"] != "running" else None
-
-                return await eventually(finished, timeout=60, what=f"the {response.json()['kind']} job")
-
             vmid = await create_ct(client)
             base = f"/api/v1/lxc/instances/{vmid}/app"
             assert (await client.post(f"{base}/setup", json={"enable_nesting": True})).status_code == 200
             ct = fresh_sim.model.containers[vmid]
 
-            deployed = await done(
+            deployed = await job_done(
+                client,
                 await client.post(
                     f"{base}/deploy", json={"action": "install", "compose_file": "web.yml"}, headers=ASYNC
-                )
+                ),
             )
             assert deployed["kind"] == "app/deploy" and deployed["state"] == "succeeded", deployed
             assert deployed["target"]["instance_id"] == vmid
             assert ct["docker"]["containers"]["web-web-1"]["image"] == "nginx:1.27"
 
             (tmp_path / "compose" / "web.yml").write_text(COMPOSE.replace("1.27", "1.28"))
-            updated = await done(await client.post(f"{base}/update", json={"compose_file": "web.yml"}, headers=ASYNC))
+            updated = await job_done(
+                client, await client.post(f"{base}/update", json={"compose_file": "web.yml"}, headers=ASYNC)
+            )
             assert updated["state"] == "succeeded", updated
             assert ct["docker"]["containers"]["web-web-1"]["image"] == "nginx:1.28"
 
@@ -253,15 +250,18 @@ async def test_compose_deploy_and_update_template_image_and_host_backup_as_jobs(
                 assert refused.status_code == 400, refused.text
             assert len((await client.get("/api/v1/jobs")).json()) == jobs_before
 
-            imaged = await done(
+            imaged = await job_done(
+                client,
                 await client.post(
                     "/api/v1/px/image", json={"instance_id": vmid, "template_name": "golden"}, headers=ASYNC
-                )
+                ),
             )
             assert imaged["kind"] == "px/image" and imaged["state"] == "succeeded", imaged
             assert fresh_sim.model.host_path("/var/lib/vz/template/cache/golden.tar.gz").is_file()
 
-            saved = await done(await client.post("/api/v1/px/backup", json={"backup_dir": "/root/cfg"}, headers=ASYNC))
+            saved = await job_done(
+                client, await client.post("/api/v1/px/backup", json={"backup_dir": "/root/cfg"}, headers=ASYNC)
+            )
             assert saved["kind"] == "px/backup" and saved["state"] == "succeeded", saved
             assert list(fresh_sim.model.host_path("/root/cfg").glob("proxmox-backup-*.tar.gz"))
         await app.state.component.service.pool.close()

@@ -336,7 +336,11 @@ class Faults:
         return f"worker node {dead.name}"
 
     def close(self) -> None:
-        self._joining.join()
+        """Leave the cluster before it stops: a driver that loses the GCS for 60 s is ended by Ray."""
+        import ray
+
+        ray.shutdown()
+        self._joining.join(timeout=120)
         if self.worker is not None:
             self.worker.kill()
 
@@ -399,12 +403,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     faults: Faults | None = None
     try:
         faults = Faults(launched, rng, memory, root)
-        return _chaos(launched, faults, rng, args)
+        summary = _chaos(launched, faults, rng, args)
+        if args.json:  # written before the teardown, which a slow cluster stop must not cost
+            args.json.write_text(json.dumps(summary, indent=2))
+        return summary
     finally:
-        memory.stop()
-        launched.stop()
         if faults is not None:
             faults.close()
+        memory.stop()
+        launched.stop()
         forget_namespace(parse_storage(args.redis, namespace))
         shutil.rmtree(root, ignore_errors=True)
 
@@ -540,8 +547,6 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the summary here")
     args = parser.parse_args()
     summary = run(args)
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
     return 1 if summary["lost"] else 0
 
 

@@ -10,6 +10,8 @@ render with the same engine, so the ratio isolates fingerprinting strategy
 Trees: `corpus` (realistic: the 40 corpus repositories side by side as one monorepo,
 each in `git ls-files` order, repeated under other folder names past 28,760 paths) and
 `synthetic` (a shuffled monorepo of random folders, where most folders hold one file).
+Ours runs twice: with the compiled per-path passes (`_fastpaths.c`, built by `pip install -e .`
+or `python scripts/build_ext.py`) and with their pure-Python twins (`passes.py`), in the same run.
 The garbage collector stays on; the engine is loaded and `gc.freeze()`d first, as the
 service's replica does at start (deployment.py). Wall-clock percentiles, plus our CPU-time
 percentiles from the same calls (less sensitive to other processes on the machine); the load
@@ -40,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from deployments.ignore_gen import passes  # noqa: E402
 from deployments.ignore_gen.engine import Engine, Options  # noqa: E402
 from deployments.ignore_gen.fingerprint import ALWAYS, Fingerprint, normalise  # noqa: E402
 from deployments.ignore_gen.rules_table import load_rules_table  # noqa: E402
@@ -123,25 +126,37 @@ def generators(engine: Engine, tree: list[str]) -> dict[str, Callable[[], object
 
 
 def in_process(engine: Engine, kind: str, sizes: Sequence[int] = SIZES) -> None:
+    """Ours with the compiled per-path passes (C) and with their pure-Python twins (py), and the
+    peer, one size after the other in the same run."""
     print(
-        f"{'paths':>8} {'ours p50':>10} {'ours p99':>10} {'cpu p50':>9} {'cpu p99':>9} {'n':>5}"
-        f" {'base p50':>10} {'base p99':>10} {'n':>4} {'speed-up p50':>13}  load avg"
+        f"{'paths':>8} {'C p50':>9} {'C p99':>9} {'C cpu50':>8} {'C cpu99':>8} {'n':>5}"
+        f" {'py p50':>9} {'py p99':>9} {'py cpu50':>8} {'n':>4}"
+        f" {'base p50':>9} {'base p99':>9} {'n':>4} {'py/C cpu':>8} {'base/C p50':>10}  load avg"
     )
     for size in sizes:
         run = generators(engine, tree_of(kind, size))
+        if not passes.use_compiled(True):
+            raise SystemExit("the C extension is not built: python scripts/build_ext.py")
         ours, cpu = timed(run["ours"], RUNS[size])
+        passes.use_compiled(False)
+        twin, twin_cpu = timed(run["ours"], PEER_RUNS[size])
+        passes.use_compiled(True)
         theirs, _ = timed(run["peer"], PEER_RUNS[size])
-        (o50, o99), (c50, c99), (b50, b99) = percentiles(ours), percentiles(cpu), percentiles(theirs)
+        (o50, o99), (c50, c99) = percentiles(ours), percentiles(cpu)
+        (t50, t99), (tc50, _) = percentiles(twin), percentiles(twin_cpu)
+        b50, b99 = percentiles(theirs)
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
-            f"{size:>8} {o50:>9.2f}ms {o99:>9.2f}ms {c50:>7.2f}ms {c99:>7.2f}ms {len(ours):>5}"
-            f" {b50:>9.2f}ms {b99:>9.2f}ms {len(theirs):>4} {b50 / o50:>12.1f}x  {load}"
+            f"{size:>8} {o50:>7.2f}ms {o99:>7.2f}ms {c50:>6.2f}ms {c99:>6.2f}ms {len(ours):>5}"
+            f" {t50:>7.2f}ms {t99:>7.2f}ms {tc50:>6.2f}ms {len(twin):>4}"
+            f" {b50:>7.2f}ms {b99:>7.2f}ms {len(theirs):>4} {tc50 / c50:>7.1f}x {b50 / o50:>9.1f}x  {load}"
         )
 
 
 def repeat(engine: Engine, kind: str, size: int, who: str, times: int) -> None:
     """Run one side `times` times after one warm-up (the --instructions child)."""
-    fn = generators(engine, tree_of(kind, size))[who]
+    passes.use_compiled(who != "ours-py")
+    fn = generators(engine, tree_of(kind, size))["peer" if who == "peer" else "ours"]
     fn()
     for _ in range(times):
         fn()
@@ -153,7 +168,7 @@ def instructions(kind: str, size: int, times: int) -> None:
     library's string functions (memchr, memcmp, ...) with plain loops, so C-level string
     passes count more instructions than they cost on the CPU."""
     counts: dict[str, float] = {}
-    for who in ("ours", "peer"):
+    for who in ("ours", "ours-py", "peer"):
         totals = []
         for n in (0, times):
             with tempfile.TemporaryDirectory() as tmp:
@@ -180,7 +195,8 @@ def instructions(kind: str, size: int, times: int) -> None:
             totals.append(int(found.group(1).replace(",", "")))
         counts[who] = (totals[1] - totals[0]) / times
     print(
-        f"{kind} {size} paths: ours {counts['ours'] / 1e6:.1f} M instructions per generation, "
+        f"{kind} {size} paths: ours {counts['ours'] / 1e6:.1f} M instructions per generation (C passes), "
+        f"{counts['ours-py'] / 1e6:.1f} M with the Python twins ({counts['ours-py'] / counts['ours']:.1f}x), "
         f"peer {counts['peer'] / 1e6:.1f} M ({counts['peer'] / counts['ours']:.1f}x)"
     )
 

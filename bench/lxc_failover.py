@@ -13,7 +13,9 @@ sent again: `GET /lxc/instances` (read from the next node that answers) and `GET
 /lxc/instances/{id}` of a container on pve2 after its map was dropped (the map read again from a
 live node). Only 200 answers are counted. Printed: median and p95 per request, CPU time of this
 process per request, and ours/peer; plus the first request after the entry went down (the one
-that meets the refused connection) on its own.
+that meets the refused connection) on its own. And, every node up, what the listing's node probes
+cost: `containers.zone_view` without and with them, in turn (CPU is the whole process's, the
+simulator's thread included).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from deployments.lxc import containers
 from rayfleet.state import local_state
 from tests.deployments.lxc.simenv import TEMPLATE, SimEnv, make_client
 
@@ -78,6 +81,21 @@ async def phase(api: httpx.AsyncClient, svc: Any, vmid: str, rounds: int) -> dic
     return out
 
 
+async def probe_cost(svc: Any, rounds: int) -> dict[str, tuple[list[float], float]]:
+    """The listing's read alone (`containers.zone_view`) without and with the node probes (every
+    node up, their pooled connections open), called in turn in the same run."""
+    target = svc.target("eu-south-1", "az1")
+    out: dict[str, list[float]] = {"read only": [], "read + probes": []}
+    cpu = {"read only": 0.0, "read + probes": 0.0}
+    for _ in range(rounds):
+        for name, probe in (("read only", False), ("read + probes", True)):
+            start, used = time.perf_counter(), time.process_time()
+            await containers.zone_view(target, probe=probe)
+            out[name].append(time.perf_counter() - start)
+            cpu[name] += time.process_time() - used
+    return {name: (walls, cpu[name]) for name, walls in out.items()}
+
+
 async def main(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -99,6 +117,7 @@ async def main(rounds: int) -> None:
                         ids.append(vmid)
                     svc = app.state.component.service
                     peer = await phase(api, svc, ids[0], rounds)
+                    probed = await probe_cost(svc, rounds)
                     sim.power_off("pve1")
                     first, first_cpu, first_failed = await timed([lambda: api.get("/api/v1/lxc/instances")])
                     ours = await phase(api, svc, ids[0], rounds)
@@ -107,6 +126,13 @@ async def main(rounds: int) -> None:
             sim.stop()
     print(f"load average: {open('/proc/loadavg').read().split()[:3]}  (pid {os.getpid()}, rounds {rounds})")
     print(f"first list after pve1 went down: {summary(first, first_cpu)}; not 200: {first_failed}")
+    for name, (walls, cpu) in probed.items():
+        print(f"zone_view {name}: {summary(walls, cpu)}")
+    (rw, rc), (pw_, pc_) = probed["read only"], probed["read + probes"]
+    print(
+        f"zone_view ratio with probes / read only: median {statistics.median(pw_) / statistics.median(rw):.2f}x, "
+        f"CPU {pc_ / rc:.2f}x"
+    )
     for name in peer:
         (pw, pc), (ow, oc) = peer[name], ours[name]
         print(f"{name}: all nodes up  {summary(pw, pc)}")

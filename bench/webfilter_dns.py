@@ -9,7 +9,9 @@ Peers measured in the same run:
   * edit -> blocked answer: a DataPlane (Squid + supervised dnsmasq) runs a policy with 200k blacklisted
     domains; one more domain is applied (the previous edit's domain removed, so each edit adds one name and
     removes one) while a client thread queries its name every 5 ms, from the start of the edit, until it
-    answers 0.0.0.0 (dnsmasq restarts to read the blocklist before Squid reconfigures): median and max of
+    answers 0.0.0.0 (only names added since dnsmasq's start: the running dnsmasq reads them from its delta on
+    SIGHUP, forwarding them to the sinkhole, before Squid reconfigures; `dns_restart_ms` is then that SIGHUP
+    and the wait for dnsmasq's log to say it took them): median and max of
     `--edits` edits (goal < 1 s). Also printed: when the apply returned (Squid enforces it too: what an API
     call waits for), the medians of the apply's steps, and the CPU time of this process (rendering) and of
     its ended children (checks, the dnsmasq processes each restart ended) per edit.

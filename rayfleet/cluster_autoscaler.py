@@ -68,11 +68,17 @@ def head_resources(config: dict[str, Any]) -> tuple[int, dict[str, float]]:
 def monitor_env() -> dict[str, str]:
     """What the head's autoscaler (its ``monitor`` process) needs: the fake provider switched on,
     a quick update loop, and a metrics port of its own (Ray's fixed default, 44217, is taken by
-    any other Ray cluster on the machine, and the monitor then runs without its metrics)."""
+    any other Ray cluster on the machine, and the monitor then runs without its metrics).
+
+    The fake provider's worker nodes run on this machine, and Serve binds every node's proxy with
+    SO_REUSEPORT: on the head's port, the kernel would hand some of the head's clients to a worker's
+    proxy, and the autoscaler's removal of that worker would cut their requests. Workers' proxies
+    get a port of their own (the nodes inherit this environment; Serve exempts the head)."""
     return {
         "RAY_FAKE_CLUSTER": "1",
         "AUTOSCALER_UPDATE_INTERVAL_S": UPDATE_INTERVAL_S,
         "AUTOSCALER_METRIC_PORT": str(free_port()),
+        "RAY_SERVE_WORKER_PROXY_HTTP_PORT": str(free_port()),
     }
 
 

@@ -15,14 +15,25 @@ A caller that gives up (its task is cancelled) stops the remote command: TERM is
 channel (RFC 4254 6.9; `timeout` passes it to the command and kills it `KILL_GRACE` seconds
 later if it is still there) and the cancellation goes on only once the channel has closed,
 so whatever the caller holds (a container's lock) outlives the remote command.
+
+A host whose connection timed out (it hangs: the TCP handshake or the SSH banner never comes) is
+not tried again for `unreachable_backoff` seconds: meanwhile every request for it is answered at
+once as unreachable, with the error that was seen; the first request after the back-off tries it
+again. A refused connection answers at once and is tried every time.
+
+A host name that cannot be an address (a label over 63 characters) and a name the resolver does not
+know are connection errors like the others, worded as OpenSSH words them ("Could not resolve
+hostname ..."), never an exception out of the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import shlex
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -53,6 +64,8 @@ class SSHTarget(Protocol):
     def max_sessions(self) -> int: ...
     @property
     def connect_timeout(self) -> float: ...
+    @property
+    def unreachable_backoff(self) -> float: ...
 
     def effective_port(self) -> int: ...
 
@@ -72,12 +85,23 @@ class SSHHost:
     host_key_checking: bool = True
     max_sessions: int = 8
     connect_timeout: float = 15.0
+    unreachable_backoff: float = 30.0
 
     def effective_port(self) -> int:
         return self.port
 
     def effective_password(self) -> str | None:
         return self.password
+
+
+class Resting(OSError):
+    """The host's connection timed out less than `unreachable_backoff` seconds ago: not tried now.
+    Its text is that connection error and how long the host rests."""
+
+
+class Unanswered(ConnectionError):
+    """A file transfer's host did not answer (connection refused or timed out): nothing was sent.
+    Its text is the connection error, worded as for a command."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +129,12 @@ def command_line(argv: Sequence[str], timeout: float | None) -> str:
     return f"timeout -k {KILL_GRACE} {seconds} {quoted}"
 
 
+_CONNECT_ERRORS = (TimeoutError, OSError, asyncssh.Error, ValueError)
+"""What opening a connection raises when it fails; ValueError: a host name that cannot be an
+address (UnicodeError from its IDNA encoding: a label over 63 characters) or another option the
+client refuses."""
+
+
 class _HostConnection:
     def __init__(self, key: str, zone: SSHTarget) -> None:
         self.key = key
@@ -113,6 +143,8 @@ class _HostConnection:
         self.lock = asyncio.Lock()
         self.sessions = asyncio.Semaphore(zone.max_sessions)
         self.facts: dict[str, str] = {}
+        self.resting_until = 0.0
+        self.resting_error = ""
 
     def _options(self) -> dict[str, Any]:
         zone = self.zone
@@ -137,7 +169,18 @@ class _HostConnection:
         async with self.lock:
             if self.conn is not None and not self.conn.is_closed():
                 return self.conn
-            self.conn = await asyncssh.connect(self.zone.host, **self._options())
+            now = asyncio.get_running_loop().time()
+            if now < self.resting_until:
+                rest = math.ceil(self.resting_until - now)
+                raise Resting(f"{self.resting_error} (not tried again for {rest} s: unreachable_backoff)")
+            try:
+                self.conn = await asyncssh.connect(self.zone.host, **self._options())
+            except TimeoutError as exc:
+                if self.zone.unreachable_backoff > 0:
+                    self.resting_until = asyncio.get_running_loop().time() + self.zone.unreachable_backoff
+                    self.resting_error = _connect_error(self.zone, exc)
+                raise
+            self.resting_until = 0.0
             return self.conn
 
     async def drop(self, conn: asyncssh.SSHClientConnection | None) -> None:
@@ -176,7 +219,7 @@ class SSHPool:
             for attempt in (1, 2):
                 try:
                     conn = await host.get()
-                except (TimeoutError, OSError, asyncssh.Error) as exc:
+                except _CONNECT_ERRORS as exc:
                     return CommandResult(tuple(argv), "", _connect_error(zone, exc), 255, unreachable=_unanswered(exc))
                 try:
                     process = await conn.create_process(line, encoding="utf-8", errors="replace")
@@ -226,25 +269,46 @@ class SSHPool:
             )
         return CommandResult(tuple(argv), stdout or "", stderr or "", rc)
 
+    async def unanswered(self, key: str, zone: SSHTarget) -> str | None:
+        """Open (or reuse) the host's pooled connection: the error when the host did not answer
+        (refused, timed out), else None (a refused key or host key is an answer)."""
+        try:
+            await self._host(key, zone).get()
+        except _CONNECT_ERRORS as exc:
+            return _connect_error(zone, exc) if _unanswered(exc) else None
+        return None
+
+    async def _connected(self, host: _HostConnection) -> asyncssh.SSHClientConnection:
+        """The pooled connection for a file transfer; `Unanswered` when the host did not answer,
+        `ConnectionError` (worded) when its address cannot be used."""
+        try:
+            return await host.get()
+        except _CONNECT_ERRORS as exc:
+            if _unanswered(exc):
+                raise Unanswered(_connect_error(host.zone, exc)) from None
+            if isinstance(exc, ValueError):  # an address that cannot be one: an OSError as its callers expect
+                raise ConnectionError(_connect_error(host.zone, exc)) from None
+            raise
+
     async def put_bytes(self, key: str, zone: SSHTarget, data: bytes, remote_path: str) -> None:
         """Write `data` to `remote_path` on the host over SFTP (same pooled connection)."""
         host = self._host(key, zone)
         async with host.sessions:
-            conn = await host.get()
+            conn = await self._connected(host)
             async with conn.start_sftp_client() as sftp, sftp.open(remote_path, "wb") as fh:
                 await fh.write(data)
 
     async def put_file(self, key: str, zone: SSHTarget, local_path: str, remote_path: str) -> None:
         host = self._host(key, zone)
         async with host.sessions:
-            conn = await host.get()
+            conn = await self._connected(host)
             async with conn.start_sftp_client() as sftp:
                 await sftp.put(local_path, remote_path)
 
     async def get_file(self, key: str, zone: SSHTarget, remote_path: str, local_path: str) -> None:
         host = self._host(key, zone)
         async with host.sessions:
-            conn = await host.get()
+            conn = await self._connected(host)
             async with conn.start_sftp_client() as sftp:
                 await sftp.get(remote_path, local_path)
 
@@ -310,6 +374,15 @@ def _unanswered(exc: BaseException) -> bool:
 
 
 def _connect_error(zone: SSHTarget, exc: BaseException) -> str:
+    if isinstance(exc, Resting):
+        return str(exc)
+    if isinstance(exc, UnicodeError):
+        why = "a label is empty or longer than 63 characters, or not valid IDNA"
+        return f"ssh: Could not resolve hostname {zone.host[:255]}: invalid host name ({why})"
+    if isinstance(exc, socket.gaierror):  # its errno is a negative EAI_* code, not for os.strerror
+        return f"ssh: Could not resolve hostname {zone.host[:255]}: {exc.strerror or exc}"
+    if isinstance(exc, ValueError):
+        return f"ssh: {zone.user}@{zone.host[:255]} port {zone.effective_port()}: {exc}"
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         return f"ssh: Host key verification failed for {zone.host}:{zone.effective_port()}: {exc}"
     if isinstance(exc, asyncssh.PermissionDenied):

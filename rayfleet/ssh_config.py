@@ -7,6 +7,7 @@ nodes); a component subclasses `SSHHostConfig` to add its own fields and checks.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 
@@ -14,7 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rayfleet.paths import resolve
 
-__all__ = ["SSHHostConfig", "expand_path"]
+__all__ = ["SSHHostConfig", "expand_path", "host_address"]
+
+_LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -24,6 +27,26 @@ def expand_path(value: str) -> str:
     against the project folder (`RAYFLEET_HOME`), so replicas find demo files wherever they run."""
     expanded = _ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or (m.group(2) or ""), value)
     return str(resolve(expanded))
+
+
+def host_address(value: str) -> str:
+    """`value` if it is an IP address (IPv6 with an optional `%zone`) or a host name: dot-separated
+    labels of 1 to 63 letters, digits and hyphens (not first or last), 253 characters at most, an
+    internationalised name in its ASCII `xn--` form. Else ValueError saying so (the key is named
+    by pydantic's location)."""
+    try:
+        ipaddress.ip_address(value)
+        return value
+    except ValueError:
+        pass
+    name = value[:-1] if value.endswith(".") else value
+    if name and len(name) <= 253 and all(_LABEL.match(label) for label in name.split(".")):
+        return value
+    shown = value[:80].encode("unicode_escape").decode("ascii")
+    raise ValueError(
+        f"'{shown}' is neither an IP address nor a host name (labels of 1 to 63 letters, digits or "
+        "hyphens, 253 characters in all; an internationalised name in its xn-- form)"
+    )
 
 
 class SSHHostConfig(BaseModel):
@@ -40,6 +63,18 @@ class SSHHostConfig(BaseModel):
     host_key_checking: bool = Field(default=True, description="false disables host key checks (logged loudly)")
     max_sessions: int = Field(default=8, ge=1, le=64, description="concurrent commands on the pooled connection")
     connect_timeout: float = Field(default=15.0, gt=0)
+    unreachable_backoff: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        description="seconds a host whose connection timed out is not tried again (its requests answer "
+        "at once as unreachable); 0 tries every time",
+    )
+
+    @field_validator("host")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        return host_address(value)
 
     @field_validator("key_file", "known_hosts")
     @classmethod

@@ -260,7 +260,7 @@ class Supervised:
         exited = asyncio.ensure_future(self.child.wait())
         failures = 0
         try:
-            while True:
+            while not self._stopping:  # a detach whose cancellation was lost still ends the watch
                 done, _ = await asyncio.wait({exited}, timeout=self.policy.probe_interval)
                 if done:
                     return _exit_reason(exited.result())
@@ -268,10 +268,14 @@ class Supervised:
                     continue
                 healthy = False
                 with contextlib.suppress(Exception):
-                    healthy = await asyncio.wait_for(self._probe(), timeout=self.policy.probe_interval)
+                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation that races
+                    # the probe's answer, and `detach` then waited for this loop forever
+                    async with asyncio.timeout(self.policy.probe_interval):
+                        healthy = await self._probe()
                 failures = 0 if healthy else failures + 1
                 if failures >= self.policy.probe_failures:
                     return f"failed {failures} health probes"
+            return "stopping"
         finally:
             if not exited.done():
                 exited.cancel()

@@ -30,6 +30,7 @@ want chromium  # browser tests: memory REST preflight, lxc web UI (playwright, e
 want squid-openssl  # webfilter data plane, OpenSSL build (ssl_bump, security_file_certgen); replaces Debian's
                     # GnuTLS `squid` (same /usr/sbin/squid); started on loopback by the component, service stays off
 want dnsmasq  # webfilter DNS sinkhole (no upstream; loopback only)
+want nftables  # webfilter per-group DNS: steers a client group's queries to its own dnsmasq (nft table of its own)
 want haproxy   # mitigation nodes: the data plane of every node (the system service stays off)
 want wrk       # bench/mitigation.py: clean-traffic load generator
 want bubblewrap  # tasknet: upgrade packages' tests run under bwrap (no network, read-only /usr, tmpfs workspace)

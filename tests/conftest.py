@@ -90,6 +90,7 @@ STARTER_MARKS: dict[str, tuple[str, ...]] = {
     "haproxy_running": DATAPLANE,
     "MitigationFleet": DATAPLANE,
     "upstream_resolver": DATAPLANE,  # a dnsmasq in a network namespace (deployments/webfilter/netns.py)
+    "delta_upstream": DATAPLANE,  # a dnsmasq on loopback, the upstream of test_dataplane.py's base + delta tests
     "require_chromium": BROWSER,
     "async_playwright": BROWSER,
     "sync_playwright": BROWSER,

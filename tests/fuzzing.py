@@ -41,6 +41,11 @@ def describe(exc: BaseException) -> str:
     return "\n".join(parts)
 
 
+# what the fuzzer checks is the answer, not its speed: schemathesis' 10 s read timeout was reached on a
+# loaded machine (load 12) by `GET /api/domain-blacklist/hits` (an analytics query and a proxy-actor call)
+REQUEST_TIMEOUT_S = 60
+
+
 def fuzz_asgi(
     app: Any,
     openapi_path: str,
@@ -71,7 +76,7 @@ def fuzz_asgi(
         )
         def exercise(case: Any) -> None:
             report.requests += 1
-            case.call_and_validate(headers=headers, checks=CHECKS)
+            case.call_and_validate(headers=headers, checks=CHECKS, timeout=REQUEST_TIMEOUT_S)
 
         try:
             exercise()

@@ -34,6 +34,40 @@ CALL_TIMEOUT = 30.0
 AUTOSCALE_LOG = 20  # changes kept for GET /api/v1/autoscale
 
 
+# the node settings each kind of policy rule changes
+POLICY_KEYS: dict[str, tuple[str, ...]] = {
+    "rate_limit": ("rate_limit_rps",),
+    "geo_block": ("blocked_countries",),
+    "client_address": ("accept_proxy", "trusted_proxies"),
+    "tls": ("tls", "origin_tls"),
+    "waf": ("waf",),
+}
+UNNAMED_POLICY = "(recorded before policies were merged)"
+
+
+def _changes_of(rule: dict[str, Any]) -> dict[str, Any]:
+    """The node settings a policy rule changes (geo_block: its countries, normalised by the caller)."""
+    kind = rule["type"]
+    if kind == "rate_limit":
+        return {"rate_limit_rps": rule["value"]}
+    if kind == "geo_block":
+        return {"blocked_countries": rule["countries"]}
+    if kind == "waf":
+        return {"waf": {k: v for k, v in rule.items() if k != "type"}}
+    return {key: rule[key] for key in POLICY_KEYS[kind]}
+
+
+def _rule_of(kind: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """The policy rule of `kind` that made `changes` (`_changes_of` the other way)."""
+    if kind == "rate_limit":
+        return {"type": kind, "value": changes["rate_limit_rps"]}
+    if kind == "geo_block":
+        return {"type": kind, "countries": changes["blocked_countries"]}
+    if kind == "waf":
+        return {"type": kind, **changes["waf"]}
+    return {"type": kind, **{key: changes[key] for key in POLICY_KEYS[kind]}}
+
+
 def node_actor_name(fleet: str, node_id: str) -> str:
     return f"{fleet}-{node_id}"
 
@@ -93,12 +127,16 @@ class MitigationFleet:
         # what the fleet kept from before a restart (node_state.FleetState)
         self.kept = FleetState(name)
         self.counter: int = self.kept.fleet.get("counter", 0)
-        self.policy: dict[str, Any] | None = self.kept.fleet.get("policy")
         self.policy_changes: dict[str, Any] = dict(self.kept.fleet.get("changes") or {})
+        # the policy in force (one rule of each kind a policy put and no removal took away), and the
+        # name of the policy each kind came from
+        self.policy, self.policy_by = self._kept_policy()
         self.geo_prefixes: dict[str, list[str]] = dict(self.kept.fleet.get("geo") or {})
         self.rules: dict[str, dict[str, Any]] = dict(self.kept.rules.items())
         self.blacklist: dict[str, dict[str, Any]] = self.kept.live_bans()
         self.allowlist: dict[str, dict[str, Any]] = dict(self.kept.allow.items())
+        # bumped by every change of what the nodes must hold; each message to a node carries it
+        self.generation: int = self.kept.fleet.get("generation", 0)
         self._geo_pending = False  # node.blocked_countries not applied yet (the ASN API did not answer)
         self._stale: set[str] = set()  # nodes that missed a change while unreachable: resynced when they answer
         self.webhooks = WebhookSender(self.settings.webhooks, lambda: self.kept.store, f"mitigation/{name}/webhooks")
@@ -112,6 +150,31 @@ class MitigationFleet:
         self._start_lock: asyncio.Lock | None = None
         self.started = False
 
+    def _kept_policy(self) -> tuple[dict[str, Any] | None, dict[str, str]]:
+        """The recorded policy in force and the policy each kind came from. A record from before
+        `policy_by` holds the last policy alone while `changes` holds every kind the policies set:
+        a kind in force there (not its configured value) that the policy does not list is put back,
+        its rule rebuilt from the changes, from a policy whose name was not kept."""
+        policy: dict[str, Any] | None = self.kept.fleet.get("policy")
+        by: dict[str, str] | None = self.kept.fleet.get("policy_by")
+        if by is not None:
+            return policy, dict(by)
+        rules = {rule["type"]: rule for rule in (policy or {}).get("rules", [])}
+        by = {kind: str(policy["name"]) for kind in rules} if policy is not None else {}
+        unset, now = self._unset(), self._node_settings().model_dump()
+        for kind, keys in POLICY_KEYS.items():
+            set_here = all(k in self.policy_changes for k in keys)
+            if kind not in rules and set_here and any(now[k] != unset[k] for k in keys):
+                rules[kind], by[kind] = _rule_of(kind, self.policy_changes), UNNAMED_POLICY
+        if not rules:
+            return None, {}
+        return {"name": policy["name"] if policy is not None else UNNAMED_POLICY, "rules": list(rules.values())}, by
+
+    def _unset(self) -> dict[str, Any]:
+        """The node settings with no policy in force: no rate limit and no geo block, the
+        configuration's client-address, TLS and WAF settings."""
+        return {**self.settings.node.model_dump(), "rate_limit_rps": None, "blocked_countries": []}
+
     # -- lifecycle -------------------------------------------------------------
     async def ensure_started(self) -> int:
         if self._start_lock is None:
@@ -122,10 +185,12 @@ class MitigationFleet:
                 self.webhooks.start()
                 kept = list(self.kept.fleet.get("nodes") or [])
                 # a restarted fleet brings back the nodes it ran (each replays its own state)
+                # a node that does not start in time is left dead, not raised: the heartbeat below
+                # then watches it, so it joins once it answers (or is replaced)
                 for node_id in kept:
-                    await self._add_node(node_id)
+                    await self._add_node(node_id, raise_failure=False)
                 for _ in range(self.settings.initial_nodes if not kept else 0):
-                    await self._add_node()
+                    await self._add_node(raise_failure=False)
                 self._geo_pending = bool(self.settings.node.blocked_countries) and "geo" not in self.kept.fleet
                 await self._configured_geo()
                 self.tasks.every(self.settings.heartbeat_interval_s, self.check_health, name="fleet-heartbeat")
@@ -154,14 +219,19 @@ class MitigationFleet:
         name = node_actor_name(self.name, node_id)
         return rf_state.actor(MitigationNode, name, node_id, settings.model_dump(), self.name, max_restarts=0)
 
-    async def _add_node(self, node_id: str | None = None) -> NodeEntry:
+    async def _add_node(self, node_id: str | None = None, raise_failure: bool = True) -> NodeEntry:
         if node_id is None:
             self.counter += 1
             node_id = f"node-{self.counter}"
             self.kept.fleet.set_many({"counter": self.counter, "nodes": [*self.nodes, node_id]})
         entry = NodeEntry(node_id, self._node_handle(node_id))
         self.nodes[node_id] = entry
-        await self._start(entry)
+        try:
+            await self._start(entry)
+        except Exception as exc:
+            if raise_failure:
+                raise
+            log.warning("node did not start in time", extra={"node": node_id, "error": repr(exc)})
         self._health_event(entry, "registered")
         return entry
 
@@ -171,24 +241,36 @@ class MitigationFleet:
         one that fails (its HAProxy not up yet) marks it stale and is brought in before it is healthy."""
         entry.status = "starting"
         self._stale.discard(entry.id)  # what it missed is in the share
+        budget = self.settings.node_start_timeout_s
         try:
-            info = await _within(call(entry.handle, MitigationNode.start, self._share()), CALL_TIMEOUT)
+            info = await _within(call(entry.handle, MitigationNode.start, self._share()), budget)
             entry.address, entry.mode = info["address"], info["mode"]
             entry.actor_pid = info.get("actor_pid")
             if not info.get("adopted") or entry.id in self._stale:  # running already, or a change missed
                 await _within(self._bring_up_to_date(entry), CALL_TIMEOUT)
                 self._stale.discard(entry.id)
         except BaseException:
-            entry.status = "dead"  # replaced at a later heartbeat
+            # it may still come up (a start that outlasted the budget): changes skip it meanwhile, so
+            # it takes the share when it answers; replaced at a later heartbeat if it does not
+            entry.status = "dead"
+            self._stale.add(entry.id)
             raise
         entry.status = "healthy"
         entry.last_heartbeat = time.time()
         entry.missed = 0
         entry.measure(None)
 
+    def _bump(self) -> int:
+        """A new generation for a change about to reach the nodes (recorded first: a restarted fleet
+        never hands out a generation a node has seen)."""
+        self.generation += 1
+        self.kept.fleet.set("generation", self.generation)
+        return self.generation
+
     def _share(self) -> FleetShare:
         """A copy of what every node must enforce (the fleet's dicts change while a node starts)."""
         return FleetShare(
+            generation=self.generation,
             changes=dict(self.policy_changes),
             # the fleet's prefixes once it set a geo block, none ({}) after its removal
             geo={c: list(p) for c, p in self.geo_prefixes.items()}
@@ -233,36 +315,10 @@ class MitigationFleet:
         self._stale.discard(entry.id)
 
     async def _bring_up_to_date(self, entry: NodeEntry) -> None:
-        """A node added (or back) after a policy, a fleet rule or a fleet blacklist entry gets them too,
-        and loses the fleet bans and allowlist entries the fleet lifted while it did not answer."""
-        share = self._share()  # copies: the fleet's dicts change while this awaits
-        if share.changes or share.geo is not None:
-            await call(entry.handle, MitigationNode.apply_settings, share.changes, share.geo)
-        if entry.mode == "l7":
-            for rule in share.rules:
-                await call(
-                    entry.handle, MitigationNode.add_rule, rule["pattern"], rule["action"], rule["severity"], rule["id"]
-                )
-        for item in share.allow:
-            await call(entry.handle, MitigationNode.add_allow, item["ip"], item["reason"], "fleet")
-        now = time.time()
-        for item in share.bans:
-            remaining = int(item["expires"] - now)
-            if remaining > 0:
-                await call(entry.handle, MitigationNode.add_blacklist, item["ip"], item["reason"], remaining, "fleet")
-        await self._prune(entry, "allow", {item["ip"] for item in share.allow})
-        await self._prune(entry, "bans", {item["ip"] for item in share.bans})
-
-    async def _prune(self, entry: NodeEntry, kind: str, kept: set[str]) -> None:
-        """Lift on `entry` what the fleet put there (`source` fleet) and no longer has: a source no
-        longer trusted must not skip the checks, nor a lifted ban keep refusing."""
-        listing, lift = ("list_allow", "delete_allow") if kind == "allow" else ("list_blacklist", "delete_blacklist")
-        listed = await call(entry.handle, getattr(MitigationNode, listing))
-        for item in listed["entries"]:
-            if item.get("source") == "fleet" and item["ip"] not in kept:
-                result = await self.call_node(entry.id, lift, item["ip"])
-                if not result["ok"] and result["status"] != 404:  # 404: it expired meanwhile
-                    raise NodeError(result["status"], result["message"])
+        """A node that missed changes (it did not answer, or ran already) takes the fleet's whole share:
+        the policy, rules, allowlist and bans it lacks are put there, and what the fleet pushed and
+        lifted meanwhile is dropped (`MitigationNode.sync_share`); the node's own entries stay."""
+        await call(entry.handle, MitigationNode.sync_share, self._share())
 
     async def _remove(self, entry: NodeEntry, forget: bool = True) -> None:
         """Stop a node; with `forget` (scale-down) its durable state and its place in the fleet go too."""
@@ -289,6 +345,7 @@ class MitigationFleet:
                     entry.status = "dead"
                     entry.load, entry.rate = 0.0, 0
                     entry.measure(None)
+                    self._stale.add(entry.id)  # changes skip a dead node: it takes the share when it answers
                     self._health_event(entry, "dead")
                 if entry.status == "dead" and self.settings.replace_dead_nodes:
                     await self._replace(entry)
@@ -296,6 +353,8 @@ class MitigationFleet:
             was = entry.status
             entry.missed = 0
             entry.last_heartbeat = time.time()
+            entry.address = result.get("address") or entry.address  # unknown if its start timed out
+            entry.mode = result.get("mode") or entry.mode
             entry.status = result.get("status", "healthy")
             entry.load = float(result.get("load", 0.0))
             entry.rate = int(result.get("stats", {}).get("requests_per_second", 0))
@@ -376,7 +435,8 @@ class MitigationFleet:
         }
         self.kept.bans.set_many(entries)
         self.blacklist.update(entries)
-        results = await self._each("add_blacklist_many", [(k, e["reason"]) for k, e in entries.items()], duration)
+        bans_now = [(k, e["reason"]) for k, e in entries.items()]
+        results = await self._each("add_blacklist_many", bans_now, duration, "fleet", self._bump())
         self._outcome(results, "bans not applied")
         return list(entries)
 
@@ -441,29 +501,21 @@ class MitigationFleet:
         changes: dict[str, Any] = {}
         geo: dict[str, list[str]] | None = None
         for rule in policy["rules"]:
-            if rule["type"] == "rate_limit":
-                changes["rate_limit_rps"] = rule["value"]
-            elif rule["type"] == "client_address":
-                changes["accept_proxy"] = rule["accept_proxy"]
-                changes["trusted_proxies"] = rule["trusted_proxies"]
-            elif rule["type"] == "tls":
-                changes["tls"], changes["origin_tls"] = rule["tls"], rule["origin_tls"]
-            elif rule["type"] == "waf":
-                changes["waf"] = {k: v for k, v in rule.items() if k != "type"}
-            else:
-                try:
-                    countries = normalise_countries(rule["countries"])
-                    geo = await fetch_prefixes(self.settings.asn_api_url, self.settings.asn_api_key, countries)
-                except GeoError as exc:
-                    return {"ok": False, "status": exc.status, "message": exc.message}
-                changes["blocked_countries"] = countries
-        results = await self._each("apply_settings", changes, geo)
+            if rule["type"] != "geo_block":
+                changes.update(_changes_of(rule))
+                continue
+            try:
+                countries = normalise_countries(rule["countries"])
+                geo = await fetch_prefixes(self.settings.asn_api_url, self.settings.asn_api_key, countries)
+            except GeoError as exc:
+                return {"ok": False, "status": exc.status, "message": exc.message}
+            changes["blocked_countries"] = countries
+        results = await self._each("apply_settings", changes, geo, self._bump())
         applied, failed, refusal = self._outcome(results, f"policy {policy['name']!r} not deployed")
-        if refusal is not None:
-            previous = (self.policy_changes, self.geo_prefixes or None)
-            await self._each("apply_settings", *previous, only=applied)  # put the nodes that took it back
+        if refusal is not None:  # the nodes that took it go back to the fleet's share, without it
+            await self._each("sync_share", self._share(), only=applied)
             return refusal
-        self._record_policy(policy, changes, geo)
+        self._record_policy(changes, geo, deployed=policy)
         value = {
             "name": policy["name"],
             "status": "partial" if failed else "deployed",
@@ -474,31 +526,50 @@ class MitigationFleet:
         return {"ok": True, "value": value}
 
     def _record_policy(
-        self, policy: dict[str, Any] | None, changes: dict[str, Any], geo: dict[str, list[str]] | None
+        self,
+        changes: dict[str, Any],
+        geo: dict[str, list[str]] | None,
+        deployed: dict[str, Any] | None = None,
+        removed: str | None = None,
     ) -> None:
-        kept: dict[str, Any] = {"policy": policy, "changes": {**self.policy_changes, **changes}}
+        """Record and hold the policy in force once `deployed` is put over it or the kind `removed`
+        is taken out of it, with the settings it `changes` (and geo prefixes; None: unchanged).
+        A policy changes the kinds it lists and leaves the others in force, so the record holds one
+        rule of each kind in force, the latest deployed, and is named after the last policy deployed
+        (`policy_by`: the policy each kind came from); nothing left in force is no policy (None)."""
+        rules = {rule["type"]: rule for rule in (self.policy or {}).get("rules", [])}
+        by, name = dict(self.policy_by), (self.policy or {}).get("name", "")
+        if deployed is not None:
+            name = deployed["name"]
+            for rule in deployed["rules"]:  # the last of a kind wins, as it does in `changes`
+                rules[rule["type"]], by[rule["type"]] = rule, name
+        if removed is not None:
+            rules.pop(removed, None)
+            by.pop(removed, None)
+        policy = {"name": name, "rules": list(rules.values())} if rules else None
+        kept: dict[str, Any] = {"policy": policy, "policy_by": by, "changes": {**self.policy_changes, **changes}}
         if geo is not None:
             kept["geo"] = geo
         self.kept.fleet.set_many(kept)
         if geo is not None:
             self.geo_prefixes = geo
-        self.policy = policy
+        self.policy, self.policy_by = policy, by
         self.policy_changes.update(changes)
 
     async def add_rule(self, pattern: str, action: str, severity: str) -> dict[str, Any]:
         try:
-            rule = new_rule(pattern, action, severity)
+            rule = new_rule(pattern, action, severity, source="fleet")
         except RuleError as exc:
             return {"ok": False, "status": 422, "message": str(exc)}
         self.kept.rules.set(rule.id, rule.as_dict())
         self.rules[rule.id] = rule.as_dict()
-        results = await self._each("add_rule", pattern, action, severity, rule.id)
+        results = await self._each("add_rule", pattern, action, severity, rule.id, "fleet", self._bump())
         l7 = {n: r for n, r in results.items() if r["ok"] or r["status"] != 409}  # syn nodes have no WAF
         applied, failed, refusal = self._outcome(l7, "rule not added")
         if refusal is not None:
             self.kept.rules.delete(rule.id)
             del self.rules[rule.id]
-            await self._each("delete_rule", rule.id, only=applied)
+            await self._each("forget_lifted", "rules", list(self.rules), self._bump(), only=applied)
             return refusal
         return {"ok": True, "value": {**rule.as_dict(), "nodes": applied, "failed": failed}}
 
@@ -507,8 +578,18 @@ class MitigationFleet:
             return {"ok": False, "status": 404, "message": f"rule {rule_id} not found"}
         self.kept.rules.delete(rule_id)
         del self.rules[rule_id]
-        await self._each("delete_rule", rule_id)
-        return {"ok": True, "value": {"id": rule_id, "status": "deleted"}}
+        done, failed = await self._forget_lifted("rules")
+        return {"ok": True, "value": {"id": rule_id, "status": "deleted", "nodes": done, "failed": failed}}
+
+    async def _forget_lifted(self, kind: str) -> tuple[list[str], dict[str, str]]:
+        """Every live node drops the `kind` items the fleet pushed and no longer holds; a node that
+        does not take it is stale (it takes the whole share once it answers). (nodes done, failures)"""
+        memory = self.rules if kind == "rules" else self.blacklist if kind == "bans" else self.allowlist
+        results = await self._each("forget_lifted", kind, list(memory), self._bump())
+        done = sorted(n for n, r in results.items() if r["ok"])
+        failed = {n: r["message"] for n, r in results.items() if not r["ok"]}
+        self._stale.update(failed)
+        return done, failed
 
     def list_rules(self) -> dict[str, Any]:
         return {"rules": list(self.rules.values()), "total": len(self.rules)}
@@ -521,10 +602,12 @@ class MitigationFleet:
         entry = {"ip": key, "reason": reason, "source": "fleet", "expires": time.time() + duration}
         previous = self.blacklist.get(key)
         put(self.kept.bans, self.blacklist, key, entry)
-        results = await self._each("add_blacklist", key, reason, duration, "fleet")
+        results = await self._each("add_blacklist", key, reason, duration, "fleet", self._bump())
         applied, failed, refusal = self._outcome(results, "ban not applied")
         if refusal is not None:
             put(self.kept.bans, self.blacklist, key, previous)
+            if previous is None:  # the nodes that took it drop it again
+                await self._each("forget_lifted", "bans", list(self.blacklist), self._bump(), only=applied)
             return refusal
         self.blacklist = self.kept.live_bans()
         body = {"ip": key, "reason": reason, "duration_seconds": duration, "nodes": applied, "failed": failed}
@@ -538,12 +621,12 @@ class MitigationFleet:
         return await self._lift("bans", ip)
 
     async def _lift(self, kind: str, ip: str) -> dict[str, Any]:
-        """Remove a fleet ban (`bans`) or allowlist entry (`allow`) everywhere; a node that no
-        longer had it (an expired ban) answers 404, which counts as done."""
-        durable, memory, method, what = (
-            (self.kept.bans, self.blacklist, "delete_blacklist", "banned fleet-wide")
+        """Remove a fleet ban (`bans`) or allowlist entry (`allow`) everywhere: each node drops what
+        the fleet pushed and no longer holds, and keeps its own entry on the same source."""
+        durable, memory, what = (
+            (self.kept.bans, self.blacklist, "banned fleet-wide")
             if kind == "bans"
-            else (self.kept.allow, self.allowlist, "delete_allow", "on the fleet's allowlist")
+            else (self.kept.allow, self.allowlist, "on the fleet's allowlist")
         )
         try:
             key = source_key(ip)
@@ -552,10 +635,7 @@ class MitigationFleet:
         if key not in memory:
             return {"ok": False, "status": 404, "message": f"{key} is not {what}"}
         put(durable, memory, key, None)
-        results = await self._each(method, key)
-        done = sorted(n for n, r in results.items() if r["ok"] or r["status"] == 404)
-        failed = {n: r["message"] for n, r in results.items() if n not in done}
-        self._stale.update(failed)  # lifted there once it answers (`_prune`)
+        done, failed = await self._forget_lifted(kind)
         return {"ok": True, "value": {"ip": key, "status": "deleted", "nodes": done, "failed": failed}}
 
     async def add_allow(self, ip: str, reason: str) -> dict[str, Any]:
@@ -566,10 +646,12 @@ class MitigationFleet:
         previous = self.allowlist.get(key)
         entry = {"ip": key, "reason": reason, "created_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())}
         put(self.kept.allow, self.allowlist, key, entry)
-        results = await self._each("add_allow", key, reason, "fleet")
+        results = await self._each("add_allow", key, reason, "fleet", self._bump())
         applied, failed, refusal = self._outcome(results, "allowlist entry not applied")
         if refusal is not None:
             put(self.kept.allow, self.allowlist, key, previous)
+            if previous is None:  # the nodes that took it drop it again
+                await self._each("forget_lifted", "allow", list(self.allowlist), self._bump(), only=applied)
             return refusal
         return {"ok": True, "value": {**entry, "nodes": applied, "failed": failed}}
 
@@ -581,50 +663,43 @@ class MitigationFleet:
         return {"entries": entries, "total": len(entries)}
 
     def get_policy(self) -> dict[str, Any]:
-        """What the fleet enforces: the last policy deployed and the settings in force from it."""
+        """What the fleet enforces: the policy in force (one rule of each kind, see `_record_policy`)
+        and the settings in force from it."""
         node = self._node_settings()
         return {
             "policy": self.policy,
+            "policy_by": dict(self.policy_by),
             "rate_limit_rps": node.rate_limit_rps,
             "blocked_countries": node.blocked_countries,
             "geo_prefixes": sum(len(v) for v in self.geo_prefixes.values()),
             "accept_proxy": node.accept_proxy,
             "trusted_proxies": node.trusted_proxies,
+            "waf": node.waf.model_dump(),
         }
 
     async def remove_policy(self, kind: str) -> dict[str, Any]:
         """Remove the rate limit (`rate_limit`), the geo block (`geo_block`), the client-address
-        settings (`client_address`) or the TLS settings (`tls`) from every node; the last two go back to
-        the configuration's."""
-        view, configured = self.get_policy(), self.settings.node
-        client_address: dict[str, Any] = {
-            "accept_proxy": configured.accept_proxy,
-            "trusted_proxies": configured.trusted_proxies,
-        }
-        tls = {k: getattr(configured, k) and getattr(configured, k).model_dump() for k in ("tls", "origin_tls")}
+        settings (`client_address`), the TLS settings (`tls`) or the WAF settings (`waf`) from every
+        node; the last three go back to the configuration's, and the kind leaves the recorded
+        policy. 404 when the record has no rule of the kind and the settings in force are those already."""
+        if kind not in POLICY_KEYS:
+            return {"ok": False, "status": 422, "message": f"kind must be one of {', '.join(POLICY_KEYS)}"}
+        unset = self._unset()
+        changes = {key: unset[key] for key in POLICY_KEYS[kind]}
+        now = self._node_settings().model_dump()
+        recorded = kind in self.policy_by  # a policy put it (perhaps with the configured values)
         if (
-            (kind == "rate_limit" and view["rate_limit_rps"] is None)
-            or (kind == "geo_block" and not view["blocked_countries"] and not self.geo_prefixes)
-            or (kind == "client_address" and all(view[k] == v for k, v in client_address.items()))
-            or (kind == "tls" and all(self.policy_changes.get(k, v) == v for k, v in tls.items()))
+            not recorded
+            and all(now[k] == v for k, v in changes.items())
+            and not (kind == "geo_block" and self.geo_prefixes)
         ):
             return {"ok": False, "status": 404, "message": f"no {kind} in force"}
-        removals: dict[str, dict[str, Any]] = {
-            "rate_limit": {"rate_limit_rps": None},
-            "geo_block": {"blocked_countries": []},
-            "client_address": client_address,
-            "tls": tls,
-        }
-        changes = removals[kind]
         geo: dict[str, list[str]] | None = {} if kind == "geo_block" else None
-        results = await self._each("apply_settings", changes, geo)
+        results = await self._each("apply_settings", changes, geo, self._bump())
         applied, failed, refusal = self._outcome(results, f"{kind} not removed")
         if refusal is not None:
             return refusal
-        policy = self.policy
-        rules = [r for r in policy["rules"] if r["type"] != kind] if policy is not None else []
-        policy = {**policy, "rules": rules} if policy is not None and rules else None  # nothing left: no policy
-        self._record_policy(policy, changes, geo)
+        self._record_policy(changes, geo, removed=kind)
         return {"ok": True, "value": {**self.get_policy(), "nodes": applied, "failed": failed}}
 
     async def scale(self, action: str, count: int, automatic: bool = False) -> dict[str, Any]:
@@ -653,8 +728,11 @@ class MitigationFleet:
                     "status": 409,
                     "message": f"max_nodes is {self.settings.max_nodes}: room for {room}",
                 }
-            added = [await self._add_node() for _ in range(count)]
+            # a node that does not start within node_start_timeout_s stays, watched (see `_start`):
+            # it is answered as `starting` and joins once it answers a heartbeat
+            added = [await self._add_node(raise_failure=False) for _ in range(count)]
             changed = [e.id for e in added]
+            starting = [e.id for e in added if e.status != "healthy"]
         else:
             # dead nodes first, then the least loaded, then the newest
             candidates = sorted(
@@ -665,8 +743,9 @@ class MitigationFleet:
             chosen = candidates[:count]
             for entry in chosen:
                 await self._remove(entry)
-            changed = [e.id for e in chosen]
-        return {"ok": True, "value": {"action": action, "count": count, "nodes": changed, "total": len(self.nodes)}}
+            changed, starting = [e.id for e in chosen], []
+        value = {"action": action, "count": count, "nodes": changed, "starting": starting, "total": len(self.nodes)}
+        return {"ok": True, "value": value}
 
     async def replace_certificate(self, cert_pem: str, key_pem: str) -> dict[str, Any]:
         """The same certificate on every live node, through each node's runtime API (no reload). A pair

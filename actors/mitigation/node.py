@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from actors.mitigation.accounting import Monotonic, ThreatBook
-from actors.mitigation.fleet_share import FleetShare
+from actors.mitigation.fleet_share import FLEET, KINDS, FleetShare, fleet_put, reconcile, stale_generation
 from actors.mitigation.haproxy_config import FRONTEND, NodePaths, host_port, render, source_of, table_key
 from actors.mitigation.haproxy_process import HAProxyError, HAProxyProcess
 from actors.mitigation.haproxy_stats import LogRecord, parse_log_line, parse_table
@@ -115,6 +115,7 @@ class MitigationNode:
     def __init__(self, node_id: str, settings: dict[str, Any] | NodeSettings, fleet: str = "") -> None:
         self.node_id = node_id
         base = settings if isinstance(settings, NodeSettings) else NodeSettings.model_validate(settings)
+        self.base = base  # the configured settings: a fleet share's policy is put over them
         # what this node kept from before a restart: rules, bans, allowlist, policy (node_state.py)
         self.state = NodeState(stream_prefix(fleet, node_id))
         changes = self.state.policy.get("changes") or {}
@@ -178,44 +179,129 @@ class MitigationNode:
         return {**self.describe(), "adopted": share is not None}
 
     def _adopt(self, share: FleetShare) -> None:
-        """Record and hold the fleet's policy, rules, allowlist and bans before HAProxy is rendered.
-        The fleet's policy wins over the one this node kept; a fleet ban the node kept but the fleet
-        no longer has (lifted while the node was away) is dropped, and so is a fleet allowlist entry the
-        fleet removed meanwhile (else a source the operator stopped trusting would skip every check
-        here); a longer ban of its own, and its own allowlist entries, stay."""
-        if share.changes:
-            try:
-                self.settings = NodeSettings.model_validate({**self.settings.model_dump(), **share.changes})
-            except ValidationError as exc:
-                raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
-            self.state.policy.set("changes", {**(self.state.policy.get("changes") or {}), **share.changes})
-        if share.geo is not None:
-            self.geo_prefixes = {country: list(prefixes) for country, prefixes in share.geo.items()}
-            self.state.policy.set("geo", self.geo_prefixes)
-        if self.settings.mode == "l7":
-            for item in share.rules:
-                if item["id"] not in self.rules:
-                    rule = new_rule(item["pattern"], item["action"], item["severity"], item["id"])
-                    self.state.rules.set(rule.id, rule.as_dict())
-                    self.rules[rule.id] = rule
-        allowed = {item["ip"] for item in share.allow}
-        for key in [k for k, e in self.allowlist.items() if e.get("source") == "fleet" and k not in allowed]:
-            put(self.state.allow, self.allowlist, key, None)  # lifted by the fleet while this node was away
-        for item in share.allow:
-            if item["ip"] not in self.allowlist:
-                entry = {"ip": item["ip"], "reason": item["reason"], "source": "fleet", "created_at": _iso(time.time())}
-                put(self.state.allow, self.allowlist, item["ip"], entry)
+        """Record and hold the fleet's share before HAProxy is rendered (a new or replacing node):
+        its policy, and its rules, allowlist and bans taken as `sync_share` takes them on a running
+        node, so what the fleet lifted while this node was away is dropped and its own entries stay."""
+        self._check_generation(share.generation)
+        settings, geo = self._policy_of(share)
+        self.settings = settings
+        self.geo_prefixes = geo
+        self.state.policy.set_many({"changes": dict(share.changes), "geo": geo})
+        self._take_lists(share)
+
+    def _check_generation(self, generation: int | None) -> None:
+        """A fleet message older than the last share or lift this node took is refused (409)."""
+        if generation is not None:
+            stale = stale_generation(generation, self.state.policy.get("generation", 0))
+            if stale is not None:
+                raise NodeError(409, stale)
+
+    def _took(self, generation: int) -> None:
+        """Record that this node took a share or a lift of `generation`: older fleet messages are refused."""
+        if generation > self.state.policy.get("generation", 0):
+            self.state.policy.set("generation", generation)
+
+    def _policy_of(self, share: FleetShare) -> tuple[NodeSettings, dict[str, list[str]]]:
+        """The settings and geo prefixes of the fleet's share, over this node's configured settings:
+        the policy is the fleet's alone, so a change the fleet no longer has goes back to the configured value."""
+        try:
+            settings = NodeSettings.model_validate({**self.base.model_dump(), **share.changes})
+        except ValidationError as exc:
+            raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
+        return settings, {country: list(prefixes) for country, prefixes in (share.geo or {}).items()}
+
+    def _held(self, kind: str) -> dict[str, dict[str, Any]]:
+        if kind == "rules":
+            return {key: rule.as_dict() for key, rule in self.rules.items()}
+        return self._source_list(kind)[1]
+
+    def _take_lists(self, share: FleetShare) -> list[str]:
+        """Take the share's rules (l7 nodes), allowlist and bans; returns the bans lifted."""
+        if self.state.migrate_sources({kind: set(share.items(kind)) for kind in KINDS}):
+            self.rules = self.state.replay_rules()
+            self.allowlist.clear()
+            self.allowlist.update(self.state.allow.items())
+            self.blacklist.clear()
+            self.blacklist.update(self.state.replay_bans())
         now = time.time()
-        bans = {b["ip"]: b for b in share.bans if b["expires"] > now}
-        for key in [k for k, e in self.blacklist.items() if e.get("source") == "fleet" and k not in bans]:
-            put(self.state.bans, self.blacklist, key, None)
-        longer = {
-            key: {"ip": key, "reason": ban["reason"], "source": "fleet", "expires": int(ban["expires"])}
-            for key, ban in bans.items()
-            if int(ban["expires"]) > self.blacklist.get(key, {}).get("expires", 0)
-        }
-        self.state.bans.set_many(longer)
-        self.blacklist.update(longer)
+        lifted: list[str] = []
+        for kind in KINDS:
+            wanted = share.items(kind)
+            if kind == "bans":
+                wanted = {k: b for k, b in wanted.items() if b["expires"] > now}
+            if kind == "rules" and self.settings.mode != "l7":
+                wanted = {}
+            lifted += self._reconcile(kind, set(wanted), wanted, share.generation)
+        self._took(share.generation)
+        return lifted
+
+    def _reconcile(
+        self, kind: str, keep: set[str], wanted: dict[str, dict[str, Any]] | None, generation: int
+    ) -> list[str]:
+        """Record and hold what stays of `kind` once the fleet holds `keep` (`fleet_share.reconcile`);
+        returns the keys dropped."""
+        held = self._held(kind)
+        after = reconcile(kind, held, keep, wanted, generation, time.time())
+        dropped = [key for key in held if key not in after]
+        durable = self.state.rules if kind == "rules" else self._source_list(kind)[0]
+        durable.set_many({key: value for key, value in after.items() if held.get(key) != value})
+        for key in dropped:
+            durable.delete(key)
+        if kind == "rules":
+            fields = set(CustomRule.__dataclass_fields__)
+            self.rules = {k: CustomRule(**{f: v for f, v in r.items() if f in fields}) for k, r in after.items()}
+        else:
+            memory = self._source_list(kind)[1]
+            memory.clear()
+            memory.update(after)
+        return dropped
+
+    async def sync_share(self, share: FleetShare) -> dict[str, Any]:
+        """Take the fleet's whole share on a running node that missed changes (it did not answer):
+        the policy (a hitless reload, only when it differs), then the rules, allowlist and bans, each
+        map replaced in HAProxy in one step. What the fleet pushed and no longer has is dropped; the
+        node's own entries stay. A share older than the last one taken is 409."""
+        self._require_running()
+        self._check_generation(share.generation)
+        settings, geo = self._policy_of(share)
+        if settings != self.settings or geo != self.geo_prefixes:
+            await self._apply_policy(settings, geo, {"changes": dict(share.changes), "geo": geo})
+        lifted = self._take_lists(share)
+        await self._replace_maps(lifted)
+        return {"id": self.node_id, "generation": share.generation, "lifted": len(lifted)}
+
+    async def forget_lifted(self, kind: str, keep: list[str], generation: int) -> dict[str, Any]:
+        """Drop the `kind` items (`rules`, `allow` or `bans`) the fleet pushed and no longer holds:
+        `keep` is every key the fleet holds at `generation`. The node's own entries stay; a lift
+        older than the last share or lift taken is 409."""
+        if kind not in KINDS:
+            raise NodeError(422, f"kind must be one of {', '.join(KINDS)}")
+        self._require_running()
+        self._check_generation(generation)
+        dropped = self._reconcile(kind, set(keep), None, generation)
+        self._took(generation)
+        await self._replace_maps(dropped if kind == "bans" else [], self._maps_of(kind))
+        return {"kind": kind, "dropped": sorted(dropped)}
+
+    def _maps_of(self, kind: str) -> set[Path]:
+        """The map files of `kind` (`rules`: every WAF map)."""
+        if kind == "rules":
+            return {path for path in self._map_lines() if path.name.startswith("waf_")}
+        return {self._source_list(kind)[2]}
+
+    async def _replace_maps(self, lifted_bans: list[str], only: set[Path] | None = None) -> None:
+        """The map files rewritten and the maps (`only` those) replaced in HAProxy in one step each,
+        and the stick-table entries of the lifted bans cleared (their flood flags)."""
+        try:
+            await self._push_maps(only)
+        except (OSError, TimeoutError) as exc:
+            raise NodeError(503, f"HAProxy is not answering: {type(exc).__name__}") from None
+        except HAProxyError as exc:
+            raise NodeError(422, f"HAProxy refused a map: {str(exc)[:300]}") from None
+        for key in lifted_bans:
+            if "/" not in key:
+                with contextlib.suppress(NodeError):
+                    await self._runtime(f"clear table {FRONTEND} key {table_key(key)}")
 
     async def stop(self, forget: bool = False) -> None:
         """Stop HAProxy; with `forget` (scale-down) the node's durable state goes too."""
@@ -246,9 +332,7 @@ class MitigationNode:
         files held when it started; the policy is in the configuration it was started with. The stick
         table gets back what the monitor's last poll saw of it (the flagged and denied sources)."""
         async with self.table_lock:
-            self._write_maps()
-            for path, lines in self._map_lines().items():
-                await self.proc.replace_map(path, lines)
+            await self._push_maps()
             await self._restore_table(self.monitor.snapshot, None)
         self.monitor.restarted()
         self.update_child_metrics()
@@ -292,6 +376,13 @@ class MitigationNode:
         out[self.paths.geo] = [f"{p} {cc}" for cc, prefixes in self.geo_prefixes.items() for p in prefixes]
         return out
 
+    async def _push_maps(self, only: set[Path] | None = None) -> None:
+        """Rewrite every map file and replace each map (`only` those) in the running HAProxy in one step."""
+        self._write_maps()
+        for path, lines in self._map_lines().items():
+            if only is None or path in only:
+                await self.proc.replace_map(path, lines)
+
     def _write_maps(self) -> None:
         for path, lines in self._map_lines().items():
             _atomic_write(path, "".join(line + "\n" for line in lines))
@@ -317,13 +408,24 @@ class MitigationNode:
         if self.settings.mode != "l7":
             raise NodeError(409, "WAF rules apply to HTTP traffic: this node runs in syn mode")
 
-    async def add_rule(self, pattern: str, action: str, severity: str, rule_id: str | None = None) -> dict[str, Any]:
+    async def add_rule(
+        self,
+        pattern: str,
+        action: str,
+        severity: str,
+        rule_id: str | None = None,
+        source: str = "api",
+        generation: int | None = None,
+    ) -> dict[str, Any]:
+        """Add a rule; `source` fleet (with the fleet's `generation`) for the fleet's rules. A rule the
+        node holds under that id already stays as it is (the node's own stays its own)."""
         self._require_l7()
         self._require_running()
+        self._check_generation(generation)
         if rule_id is not None and rule_id in self.rules:
             return self.rules[rule_id].as_dict()
         try:
-            rule = new_rule(pattern, action, severity, rule_id)
+            rule = new_rule(pattern, action, severity, rule_id, source, generation or 0)
         except RuleError as exc:
             raise NodeError(422, str(exc)) from None
         self.state.rules.set(rule.id, rule.as_dict())
@@ -364,17 +466,23 @@ class MitigationNode:
         return {"id": rule_id, "status": "deleted"}
 
     # -- blacklist -----------------------------------------------------------
-    async def add_blacklist(self, ip: str, reason: str, duration_seconds: int, source: str = "api") -> dict[str, Any]:
-        """Ban a source; `source` says who asked (api, fleet, or the rule that escalated it)."""
+    async def add_blacklist(
+        self, ip: str, reason: str, duration_seconds: int, source: str = "api", generation: int | None = None
+    ) -> dict[str, Any]:
+        """Ban a source; `source` says who asked (api, fleet, or the rule that escalated it). A fleet
+        ban (with the fleet's `generation`) on a source the node banned itself keeps the node's entry."""
         key = source_key(ip)
         self._require_running()
+        self._check_generation(generation)
         expires = int(time.time()) + duration_seconds
         entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
+        if source == FLEET:
+            entry = fleet_put("bans", self.blacklist.get(key), entry, generation or 0)
         await self._put_source("bans", key, entry)
         return {"ip": key, "reason": reason, "duration_seconds": duration_seconds, "expires_at": _iso(expires)}
 
     async def add_blacklist_many(
-        self, bans: list[tuple[str, str]], duration_seconds: int, source: str = "fleet"
+        self, bans: list[tuple[str, str]], duration_seconds: int, source: str = "fleet", generation: int | None = None
     ) -> dict[str, Any]:
         """Ban many sources at once (the fleet's flood bans): the new ones in a few runtime API
         payloads, then one durable transaction and one map file write. HAProxy gets them before the
@@ -382,11 +490,16 @@ class MitigationNode:
         node that replaces this one (`FleetShare`), and a data plane that stops answering midway
         gets them from the node's memory when its supervisor restarts it (`_reapply`)."""
         self._require_running()
+        self._check_generation(generation)
         expires = int(time.time()) + duration_seconds
         entries = {}
         for ip, reason in bans:
             key = source_key(ip)
-            entries[key] = {"ip": key, "reason": reason, "source": source, "expires": expires}
+            entry = {"ip": key, "reason": reason, "source": source, "expires": expires}
+            if source == FLEET:
+                entry = fleet_put("bans", self.blacklist.get(key), entry, generation or 0)
+            if entry != self.blacklist.get(key):  # a longer ban of the node's own is left as it is
+                entries[key] = entry
         held = [key for key in entries if key in self.blacklist]
         self.blacklist.update(entries)
         try:
@@ -455,12 +568,20 @@ class MitigationNode:
         await self._put_source(kind, key, None)
         return key
 
-    async def add_allow(self, ip: str, reason: str, source: str = "api") -> dict[str, Any]:
+    async def add_allow(
+        self, ip: str, reason: str, source: str = "api", generation: int | None = None
+    ) -> dict[str, Any]:
         """Allow a source: checked before every other check, so bans, limits and the WAF skip it.
-        `source` is who asked (api: this node's route; fleet: the fleet's allowlist)."""
+        `source` is who asked (api: this node's route; fleet: the fleet's allowlist, with its
+        `generation`; an entry of the node's own on that source stays the node's)."""
         key = source_key(ip)
         self._require_running()
+        self._check_generation(generation)
         entry = {"ip": key, "reason": reason, "source": source, "created_at": _iso(time.time())}
+        if source == FLEET:
+            entry = fleet_put("allow", self.allowlist.get(key), entry, generation or 0)
+            if entry is self.allowlist.get(key):
+                return entry
         await self._put_source("allow", key, entry)
         return entry
 
@@ -488,20 +609,34 @@ class MitigationNode:
 
     # -- policy (configuration changes: hitless reload) ------------------------
     async def apply_settings(
-        self, changes: dict[str, Any], geo_prefixes: dict[str, list[str]] | None = None
+        self, changes: dict[str, Any], geo_prefixes: dict[str, list[str]] | None = None, generation: int | None = None
     ) -> dict[str, Any]:
         """Apply a policy's settings (a hitless reload). What HAProxy refuses, or a data plane that
-        does not answer, leaves the node as it was: settings, geo prefixes, record, files."""
+        does not answer, leaves the node as it was: settings, geo prefixes, record, files. A policy
+        of a fleet `generation` older than the last share or lift taken is 409 (a replay)."""
         self._require_running()
+        self._check_generation(generation)
         try:
             updated = NodeSettings.model_validate({**self.settings.model_dump(), **changes})
         except ValidationError as exc:
             raise NodeError(422, "; ".join(e["msg"] for e in exc.errors())[:300]) from None
+        kept = {"changes": {**(self.state.policy.get("changes") or {}), **changes}}
+        await self._apply_policy(
+            updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept
+        )
+        if generation is not None:  # a policy removes what it changes: an older one must not come back
+            self._took(generation)
+        return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
+
+    async def _apply_policy(
+        self, updated: NodeSettings, geo_prefixes: dict[str, list[str]] | None, kept: dict[str, Any]
+    ) -> None:
+        """Hold and record the settings `updated` (and geo prefixes; None: unchanged), then reload;
+        what HAProxy or the CRS tier refuses puts everything back as it was."""
         before = (self.settings, self.geo_prefixes, self.state.policy.get("changes"), self.state.policy.get("geo"))
         await self._configure_inspection(updated)
-        kept = {"changes": {**(before[2] or {}), **changes}}
         try:
-            self._set_policy(updated, geo_prefixes, {**kept, "geo": geo_prefixes} if geo_prefixes is not None else kept)
+            self._set_policy(updated, geo_prefixes, kept)
         except CertificateError as exc:  # the files changed since they were checked
             raise NodeError(422, f"tls: {exc}") from None
         try:
@@ -517,7 +652,6 @@ class MitigationNode:
             ) from None
         if not updated.crs:  # HAProxy no longer sends anything to the tier
             await self.inspection.stop()
-        return {"id": self.node_id, "settings": self.settings.model_dump(exclude={"webhooks"})}
 
     async def _configure_inspection(self, settings: NodeSettings) -> None:
         """Start or re-configure the CRS tier for `settings` before HAProxy sends it traffic; what

@@ -5,12 +5,17 @@ Streams (one `DurableMap` each), under `mitigation/<fleet>/<node_id>`:
   /bans    source key → {ip, reason, source, expires (Unix seconds)}
   /allow   source key → {ip, reason, created_at}
   /policy  "changes" → settings the fleet's policy changed; "geo" → {country: [prefix, ...]};
-           "port" → the data-plane port the node picked (a restarted node listens on the same one)
+           "port" → the data-plane port the node picked (a restarted node listens on the same one);
+           "generation" → the fleet generation of the last share or lift it took (older fleet
+           messages are refused); "schema" → 2 once every rule, ban and allowlist entry says its source
+Rules, bans and allowlist entries carry `source` (`fleet` for what the fleet pushed, with its
+`generation`; `api`, `escalation/<kind>` or `waf` for the node's own); see fleet_share.py.
   /tls     "pair" → {cert_pem, key_pem, configured}: the certificate served since a hot replacement,
            kept while `configured` (the files, or "demo", it replaced) stays the same
 
 The fleet actor's own streams, under `mitigation/<fleet>`:
-  /fleet   "policy" (the last policy deployed), "changes", "geo", "counter" (last node number),
+  /fleet   "policy" (the policy in force: one rule of each kind, named after the last deployed),
+           "policy_by" (kind → the name of the policy it came from), "changes", "geo", "counter" (last node number),
            "nodes" (the ids of the nodes it runs: a restarted fleet brings the same ones back)
   /rules, /bans, /allow   the fleet-wide rules, bans and allowlist every node is given
 
@@ -23,8 +28,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from actors.mitigation.fleet_share import migrated_source
 from actors.mitigation.rules import CustomRule
 from rayfleet.durable import DurableMap, RecordStore, open_store
+
+SCHEMA = 2  # 2: every rule, ban and allowlist entry says its source
 
 
 def live_bans(bans: DurableMap, now: float | None = None) -> dict[str, dict[str, Any]]:
@@ -72,6 +80,22 @@ class NodeState:
     def replay_bans(self, now: float | None = None) -> dict[str, dict[str, Any]]:
         """The bans still in force; the expired ones are deleted here, never put back into HAProxy."""
         return live_bans(self.bans, now)
+
+    def migrate_sources(self, fleet_keys: dict[str, set[str]]) -> int:
+        """Schema 1 → 2: give every stored rule, ban and allowlist entry without a `source` one: `fleet`
+        when the fleet holds its key (`fleet_keys` by kind), else `api` (the node's own). Runs once
+        (the schema is recorded), in one transaction per stream; returns how many entries changed."""
+        if self.policy.get("schema", 1) >= SCHEMA:
+            return 0
+        changed = 0
+        for kind, durable in (("rules", self.rules), ("bans", self.bans), ("allow", self.allow)):
+            keys = fleet_keys.get(kind, set())
+            updates = {k: migrated_source(v, k, keys) for k, v in durable.items() if not v.get("source")}
+            if updates:
+                durable.set_many(updates)
+                changed += len(updates)
+        self.policy.set("schema", SCHEMA)
+        return changed
 
     def forget(self) -> None:
         """A node removed on purpose (scale-down): nothing of it is replayed later."""

@@ -25,6 +25,8 @@ class CustomRule:
     hits: int = 0
     status: str = "active"
     created_at: str = ""
+    source: str = ""  # api: the node's route; fleet: the fleet's rule ("": stored before rules said it)
+    generation: int = 0  # the fleet's generation when it pushed the rule
 
     @property
     def map_kind(self) -> str:
@@ -35,7 +37,9 @@ class CustomRule:
         return asdict(self)
 
 
-def new_rule(pattern: str, action: str, severity: str, rule_id: str | None = None) -> CustomRule:
+def new_rule(
+    pattern: str, action: str, severity: str, rule_id: str | None = None, source: str = "api", generation: int = 0
+) -> CustomRule:
     if action not in ACTIONS:
         raise RuleError(f"action must be one of {', '.join(ACTIONS)}")
     if severity not in SEVERITY_SCORES:
@@ -50,6 +54,8 @@ def new_rule(pattern: str, action: str, severity: str, rule_id: str | None = Non
         action=action,
         severity=severity,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        source=source,
+        generation=generation,
     )
 
 

@@ -312,6 +312,12 @@ class FleetSettings(BaseModel):
         "flagged by one node) is banned on every node; None: off",
     )
     fleet_count_interval_s: float = Field(0.25, gt=0, description="how often the fleet sums its nodes' rates")
+    node_start_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="how long a node's start may take (a new Ray worker, nginx loading the CRS, HAProxy): "
+        "past it the node is marked dead and joins if it answers later",
+    )
     node: NodeSettings = Field(default_factory=NodeSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     autoscale: AutoscaleSettings = Field(default_factory=AutoscaleSettings)

@@ -20,7 +20,8 @@ from actors.tasknet.events import MAX_EVENT_BYTES, ChainError, EventError, make_
 from actors.tasknet.hlc import HybridClock
 from actors.tasknet.identity import Identity, verify
 from actors.tasknet.ledger import DEFAULT_CHANNEL, Reject, tier_of
-from actors.tasknet.raft import LEADER, ChangeRefused, HardState, RaftCore
+from actors.tasknet.raft import LEADER, ChangeRefused, HardState, LogEntry, RaftCore
+from actors.tasknet.raftstore import RaftStorageError, RaftStore
 from actors.tasknet.records import Attestation, Event, NetworkState, Notification, Payload, Result, ZkpProof
 from actors.tasknet.reducer import NOTIFICATIONS, Reducer, validate
 from actors.tasknet.rules_governance import (
@@ -39,6 +40,7 @@ MAX_NOTIFICATIONS = 2000
 MAX_CLOCK_SKEW_MS = 60_000  # events stamped further ahead wait (anti-entropy offers them again)
 CHECKPOINT_INTERVAL_MS = 300_000  # checkpoint horizons are multiples of this on the event clock
 CHECKPOINT_SETTLE_MS = 120_000  # how long after a horizon passes before a node checkpoints at it
+RAFT_SNAPSHOT_ENTRIES = 10_000  # Raft entries applied past the last snapshot before the next one
 
 
 class NodeCore:
@@ -85,9 +87,11 @@ class NodeCore:
         }
         self.raft: RaftCore | None = None
         self.events_file: RecordLog | None = None
-        self.raft_file: RecordLog | None = None
-        self._raft_saved: tuple[int, str | None, list[int]] = (0, None, [])
-        self._raft_records = 0
+        self.raft_store: RaftStore | None = None
+        self.raft_snapshot_entries = RAFT_SNAPSHOT_ENTRIES
+        self.raft_election_ticks = 10  # RaftCore's default; raft_election_timeout_s sets it
+        self.raft_error: str | None = None  # why this node's Raft state on disk could not be loaded
+        self.closed = False  # close() ran: the record files are closed and no Raft store opens again
         self.attestations: dict[str, Attestation] = {}
         self.relayed_images: set[str] = set()
         self._attest_out: list[Attestation] = []
@@ -137,10 +141,13 @@ class NodeCore:
         self.reducer.refold(self.log.all_events())
 
     def close(self) -> None:
-        """Close the record files (a node object that is dropped, in tests and benches)."""
-        for record_file in (self.events_file, self.raft_file):
-            if record_file is not None:
-                record_file.close()
+        """Close the record files (the node actor stops, or a node object is dropped in tests and
+        benches); idempotent. A write after it fails (the file is closed) rather than being lost."""
+        self.closed = True
+        if self.events_file is not None:
+            self.events_file.close()
+        if self.raft_store is not None:
+            self.raft_store.close()
 
     def _persist(self, events: list[Event]) -> None:
         if self.events_file is not None:
@@ -332,17 +339,31 @@ class NodeCore:
         history = self.state.get("validator_history") or []
         base = history[0]["validators"] if history else self.state["config"]["validator_set"]
         member = self.node_id in self.state["config"]["validator_set"] or self.node_id in base
-        if self.raft is None and (member or (learner and self.state["genesis"] is not None)):
-            hard = self._load_raft()
-            self.raft = RaftCore(self.node_id, base, hard=hard, seed=seed)
+        if (
+            self.raft is None
+            and self.raft_error is None
+            and not self.closed
+            and (member or (learner and self.state["genesis"] is not None))
+        ):
+            try:
+                hard = self._load_raft()
+            except RaftStorageError as exc:  # no Raft rather than one with a hole in its log
+                self.raft_error = str(exc)
+                return None
+            self.raft = RaftCore(self.node_id, base, hard=hard, seed=seed, election_ticks=self.raft_election_ticks)
         return self.raft
 
-    def raft_for(self, sender: str) -> RaftCore | None:
-        """The Raft that handles a message from `sender`: a validator's messages make a learner's."""
+    def validators(self) -> set[str]:
+        """The ratified validator set and the voters of this node's Raft configuration (a validator
+        added or removed in Raft and not ratified yet): whose Raft messages and attestations count."""
         validators = set(self.state["config"]["validator_set"])
         if self.raft is not None:
             validators.update(self.raft.voters())
-        return self.ensure_raft(learner=sender in validators)
+        return validators
+
+    def raft_for(self, sender: str) -> RaftCore | None:
+        """The Raft that handles a message from `sender`: a validator's messages make a learner's."""
+        return self.ensure_raft(learner=sender in self.validators())
 
     def raft_propose(self, data: dict[str, Any]) -> int:
         """Append the Raft entry that ratifies `data["proposal_id"]` (leader only); its index.
@@ -369,56 +390,53 @@ class NodeCore:
             raise Reject(exc.message, 503 if exc.retry else 409) from exc
 
     def _load_raft(self) -> HardState:
-        """Replay raft.log: `{hard: [term, voted_for]}` and `{from: i, entries}` (truncate at i, append)."""
-        hard = HardState()
+        """raft.log over its newest snapshot (raftstore.py); empty without a data folder."""
         if self.data_dir is None:
-            return hard
-        self.raft_file = RecordLog(self.data_dir / "raft.log")
-        records, self.raft_file.records = self.raft_file.records, []
-        legacy = self.data_dir / "raft.json"  # the format before the fsynced log
-        if legacy.exists() and not records:
-            raw = json.loads(legacy.read_text())
-            records = [{"hard": [raw["term"], raw["voted_for"]]}, {"from": 0, "entries": raw["log"]}]
-        for record in records:
-            if "hard" in record:
-                hard.term, hard.voted_for = record["hard"]
-            else:
-                del hard.log[record["from"] :]
-                hard.log.extend(record["entries"])
-        self._raft_saved = (hard.term, hard.voted_for, [e["term"] for e in hard.log])
-        self._raft_records = len(records)
-        if legacy.exists():
-            self._compact_raft(hard)
-            legacy.unlink()
+            return HardState()
+        self.raft_store = RaftStore(self.data_dir)
+        hard = self.raft_store.load()
+        self.stats["raft_snapshots_refused"] = self.raft_store.snapshots_refused
         return hard
 
-    def _compact_raft(self, hard: HardState) -> None:
-        if self.raft_file is not None:
-            self.raft_file.rewrite([{"hard": [hard.term, hard.voted_for]}, {"from": 0, "entries": hard.log}])
-            self._raft_records = 2
-
     def persist_raft(self) -> None:
-        """Append what changed since the last call (term and vote, the log from the first changed entry), fsynced."""
-        if self.raft is None or not self.raft.dirty:
+        """Append what changed since the last call (term and vote, the log from the first changed
+        entry), fsynced; a snapshot installed from the leader first (it replaces the log)."""
+        if self.raft is None:
             return
-        self.raft.dirty = False
-        hard = self.raft.hard
-        term, voted_for, terms = self._raft_saved
-        records: list[dict[str, Any]] = []
-        if (term, voted_for) != (hard.term, hard.voted_for):
-            records.append({"hard": [hard.term, hard.voted_for]})
-        same = 0  # Raft's log matching: the same index and term hold the same entry
-        while same < min(len(terms), len(hard.log)) and terms[same] == hard.log[same]["term"]:
-            same += 1
-        if same < len(terms) or same < len(hard.log):
-            records.append({"from": same, "entries": hard.log[same:]})
-        self._raft_saved = (hard.term, hard.voted_for, [e["term"] for e in hard.log])
-        if self.raft_file is None or not records:
+        if self.raft_store is not None:
+            self.raft_store.persist(self.raft)
+        else:
+            self.raft.dirty = self.raft.snapshot_installed = False
+
+    def _compact_raft(self) -> None:
+        """Snapshot Raft's applied state once `raft_snapshot_entries` entries were applied past the
+        last snapshot, up to the first entry that still awaits its ratification (its data is needed
+        until then); the snapshot's data is the ratified index this node had (raftstore.py writes it)."""
+        raft = self.raft
+        if raft is None or raft.last_applied - raft.snap_index() < max(1, self.raft_snapshot_entries):
             return
-        self.raft_file.append(records)
-        self._raft_records += len(records)
-        if self._raft_records > 2 * len(hard.log) + 1000:
-            self._compact_raft(hard)
+        upto = raft.snap_index()
+        for index in range(upto + 1, raft.last_applied + 1):
+            if self._awaits(index, raft.entry(index)):
+                break
+            upto = index
+        if upto - raft.snap_index() < max(1, self.raft_snapshot_entries):
+            return
+        data = {"ratified_index": self.state["last_ratified_index"]}
+        if self.raft_store is not None:
+            self.raft_store.compact(raft, upto, data)
+        else:
+            raft.compact(upto, data)
+        self.stats["raft_snapshots"] = self.stats.get("raft_snapshots", 0) + 1
+
+    def _awaits(self, index: int, entry: LogEntry | None) -> bool:
+        """Whether the entry at `index` carries a proposal this node has not seen ratified (or not seen)."""
+        pid = entry["data"].get("proposal_id") if entry else None
+        if not isinstance(pid, str) or index <= self.state["last_ratified_index"]:
+            return False
+        if pid not in self.state["proposal_index"]:
+            return True
+        return proposal(self.state, {"proposal_id": pid})["status"] == "pending_ratification"
 
     def apply_committed(self) -> None:
         """Sign an attestation for each newly committed Raft entry; ratify once a majority signed."""
@@ -440,6 +458,7 @@ class NodeCore:
             }
             self._attest_out.append(attestation)
             self.add_attestation(attestation)
+        self._compact_raft()
 
     def take_attestations(self) -> list[Attestation]:
         """Attestations to send to the other validators (own ones, once each)."""
@@ -453,32 +472,50 @@ class NodeCore:
 
     def add_attestation(self, raw: Any) -> bool:
         """Merge a validator's attestation (signatures checked); True when it ratified the entry."""
+        return self.merge_attestation(raw) == "ratified"
+
+    def merge_attestation(self, raw: Any) -> str:
+        """Merge an attestation: `ratified` (it completed the entry's majority), `held`, `stale` (an
+        entry ratified already: not checked), or `invalid`: malformed, without signatures, or one of
+        them failing under its node's key (merged not at all; an honest node relays only signatures it
+        verified, so this is the sender's doing). A signature by an id this node has not heard of is
+        left out, not held against the sender: the join of a new node may not have reached this one yet."""
         try:
             pid, index, term = str(raw["proposal_id"]), int(raw["raft_index"]), int(raw["term"])
             incoming = dict(raw["signatures"])
             channel, by = str(raw.get("channel", DEFAULT_CHANNEL))[:64], str(raw.get("by", ""))[:64]
         except (KeyError, TypeError, ValueError):
-            return False
-        floor = self.state["last_ratified_index"]
-        if index <= floor or pid not in self.state["proposal_index"]:
-            return False
+            return "invalid"
+        if index <= self.state["last_ratified_index"]:
+            return "stale"
+        if not incoming:
+            return "invalid"
         message = ratify_message(pid, index, term)
         nodes = self.state["nodes"]
         key = f"{index}:{term}:{pid}"
+        known = self.attestations[key]["signatures"] if key in self.attestations else {}
+        verified: dict[str, str] = {}
+        for signer, sig in incoming.items():
+            record = nodes.get(signer)
+            if record is None:
+                continue
+            if known.get(signer) != sig and not (isinstance(sig, str) and verify(record["public_key"], message, sig)):
+                return "invalid"
+            verified[signer] = sig
+        if not verified or pid not in self.state["proposal_index"]:
+            return "held"  # not kept: nothing this node can check yet, or a proposal it has not seen (re-sent)
         held = self.attestations.setdefault(
             key,
             {"proposal_id": pid, "raft_index": index, "term": term, "channel": channel, "by": by, "signatures": {}},
         )
-        for signer, sig in incoming.items():
-            if signer in nodes and signer not in held["signatures"]:  # whose signatures count: at ratification
-                if isinstance(sig, str) and verify(nodes[signer]["public_key"], message, sig):
-                    held["signatures"][signer] = sig
+        for signer, sig in verified.items():  # whose signatures count is decided at ratification
+            held["signatures"].setdefault(signer, sig)
         if not self._ratify(held):
-            return False
+            return "held"
         self.attestations = {k: a for k, a in self.attestations.items() if a["raft_index"] > index}
         for waiting in sorted(self.attestations.values(), key=lambda a: a["raft_index"]):
             self._ratify(waiting)  # entries that waited for a validator change ratified before them
-        return True
+        return "ratified"
 
     def _ratify(self, held: Attestation) -> bool:
         """Write the `ratified` event once a majority of the set in force at the entry signed it."""
@@ -508,8 +545,16 @@ class NodeCore:
         if self.raft is None:
             return False
         end = self.raft.commit_index + 1 if changes_only else self.raft.last_index() + 1
-        for i in range(self.state["last_ratified_index"] + 1, min(index, end)):
-            data = self.raft.hard.log[i - 1]["data"]
+        start, snap = self.state["last_ratified_index"] + 1, self.raft.hard.snapshot
+        if snap is not None and start <= snap["index"]:
+            # compacted entries were all ratified where the snapshot was taken: wait until they are here
+            ratified = snap["data"].get("ratified_index")
+            covered = ratified if isinstance(ratified, int) else snap["index"]  # unknown: all of it
+            if start <= min(covered, snap["index"], index - 1):
+                return True
+            start = snap["index"] + 1
+        for i in range(start, min(index, end)):
+            data = self.raft.hard.log[i - self.raft.snap_index() - 1]["data"]
             pid = data.get("proposal_id")
             if ("conf" in data or not changes_only) and isinstance(pid, str) and pid in self.state["proposal_index"]:
                 if proposal(self.state, {"proposal_id": pid})["status"] == "pending_ratification":

@@ -6,6 +6,10 @@ that this node lacks, and Raft messages travel the same way. Checkpoint signatur
 to every peer until the checkpoint is certified; a node that needs a certified checkpoint it
 cannot build itself (it missed events, or it is new) fetches it from the peer it pulls from. A test or the benchmark
 can cut links with `set_blocked` to partition the network.
+
+A validator of another cluster (joined over HTTP peering) takes part in Raft and ratification over
+its peer link: the Raft messages and attestations addressed to it go out as signed envelopes
+(`/peer/raft`, `/peer/attest`), and the Raft answers come back in the signed answer.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypedDict, TypeVar, cast
+
+from cryptography.exceptions import InvalidTag
 
 from actors.tasknet import checkpoint
 from actors.tasknet.canonical import canonical
@@ -28,16 +35,23 @@ from actors.tasknet.peering import (
     MAX_PULL_EVENTS,
     MAX_PUSH_CHECKPOINTS,
     MAX_PUSH_EVENTS,
+    Opened,
+    Peer,
     PeerRegistry,
+    check_attestation_batch,
     check_peer_url,
+    check_proposal_request,
+    check_raft_message,
     envelope,
     open_envelope,
 )
 from actors.tasknet.peerlink import PeerLink
 from actors.tasknet.raft import LEADER, RaftMessage, RaftReply
 from actors.tasknet.records import Attestation, Event, Notification, Payload
+from actors.tasknet.rules_governance import proposal
+from actors.tasknet.sealing import seal
 from actors.tasknet.services import Host as ServiceHost
-from actors.tasknet.services import NodeServices
+from actors.tasknet.services import NodeServices, Relayed
 from actors.tasknet.settings import NodeSettings
 from actors.tasknet.views import VIEWS, Host
 from actors.tasknet.wal import write_atomic
@@ -57,6 +71,15 @@ class WhoAmI(TypedDict):
     name: str
 
 
+MIN_PEERS_TWO_HOPS = 3  # fewer reachable peers: an anonymous vote goes through one relay
+MAX_SEALED_CHARS = 16_384  # a sealed vote (base64) larger than this is refused unopened
+
+
+def _relay_context(exit_id: str) -> str:
+    """What a sealed vote is bound to: the exit relay it is sealed for."""
+    return f"anon-relay:{exit_id}"
+
+
 def _error(exc: Reject) -> Answer:
     return {"error": exc.message, "status": exc.status}
 
@@ -67,13 +90,20 @@ class TaskNode:
         self.core = NodeCore(name, Path(data_dir) if data_dir else None)
         self.core.checkpoint_interval_ms = int(float(settings.get("checkpoint_interval_s", 300.0)) * 1000)
         self.core.checkpoint_settle_ms = int(float(settings.get("checkpoint_settle_s", 120.0)) * 1000)
+        self.core.raft_snapshot_entries = int(settings.get("raft_snapshot_entries", self.core.raft_snapshot_entries))
+        election_timeout = settings.get("raft_election_timeout_s")
+        if election_timeout:  # in ticks of raft_tick_s, at least 4 (the config checks it)
+            tick = float(settings.get("raft_tick_s", 0.05))
+            self.core.raft_election_ticks = max(4, math.ceil(float(election_timeout) / tick - 1e-9))
         self.services = NodeServices(self.core, settings)
         self.peers: dict[str, ActorHandle[TaskNode]] = {}
         self.peer_ids: dict[str, str] = {}
         self.blocked: set[str] = set()
         self.messages_sent = 0
         self.messages_received = 0
-        self.anonymous_relayed = 0
+        self.anonymous_relayed = 0  # anonymous votes this node entered (one hop, or as the exit relay)
+        self.anonymous_forwarded = 0  # sealed votes this node passed on as the first relay
+        self.anonymous_refused = 0  # sealed votes that did not open with this node's key
         self._installing: asyncio.Task[int] | None = None
         self._checkpointing: asyncio.Task[bool] | None = None
         self.tasks = BackgroundTasks("tasknet")
@@ -395,6 +425,85 @@ class TaskNode:
         mine = {"vector": self.core.log.version_vector(), "anon_ids": sorted(self.core.log.anonymous)}
         return {"result": {"events": events, **(mine if f"peer:{peer.node_id}" not in self.blocked else {})}}
 
+    def _from_validator(
+        self, raw: Any, route: str, check: Callable[[dict[str, Any], str], R], not_validator: str
+    ) -> tuple[Opened, Peer, R]:
+        """Open an envelope for `route` from a joined peer that is a validator here (403 `not_validator`
+        otherwise; 503 while the link to it is cut), its body checked by `check(body, signer)`: a
+        malformed body (400) costs the peer score, as a forged event does."""
+        opened = open_envelope(raw, route, self.core.node_id, self.core.now_ms())
+        peer = self.registry.admit(opened)
+        try:
+            checked = check(opened.body, opened.sender)
+        except Reject as exc:
+            if exc.status == 400:
+                self.registry.penalize(peer, 1)
+            raise
+        if opened.sender not in self.core.validators():
+            raise Reject(not_validator, 403)
+        if f"peer:{opened.sender}" in self.blocked:
+            raise Reject("the link to this peer is cut", 503)
+        return opened, peer, checked
+
+    def _raft_body(self, body: dict[str, Any], sender: str) -> RaftMessage:
+        if set(body) != {"message"}:
+            raise Reject("body is {message: Raft message}")
+        return check_raft_message(body["message"], sender, self.core.node_id)
+
+    async def peer_raft(self, raw: Any) -> Answer:
+        """A Raft message (any type) from a joined peer that is a validator here; the answer is an
+        envelope signed by this node holding its Raft's answers to that peer (sent once persisted)."""
+        try:
+            opened, peer, msg = self._from_validator(
+                raw, "raft", self._raft_body, "the sender is not a validator in this node's Raft configuration"
+            )
+            raft = self.core.raft_for(opened.sender)
+            if raft is None:
+                raise Reject("this node runs no Raft", 503)
+            try:
+                raft.step(msg)
+            except (KeyError, TypeError, ValueError, IndexError):
+                self.registry.penalize(peer, 1)
+                raise Reject("malformed Raft message") from None
+        except Reject as exc:
+            return _error(exc)
+        self.messages_received += 1
+        answers = raft.take_messages(to=opened.sender)
+        await self._flush_raft()  # persists term, vote and log before the answers leave
+        body = {"messages": answers}
+        return {"result": envelope(self.core.identity, "raft_answer", opened.sender, body, self.core.now_ms())}
+
+    async def peer_propose(self, raw: Any) -> Answer:
+        """A proposal forwarded by a joined peer that is a validator here (its Raft follows this node,
+        the leader); the answer is an envelope signed by this node holding what a local proposal
+        answers: `{index, leader}` or the refusal `{error, status, retry}`."""
+        try:
+            opened, _, data = self._from_validator(
+                raw, "propose", check_proposal_request, "proposals must be forwarded by a validator"
+            )
+            if self.core.raft is None or self.core.raft.role != LEADER:
+                raise Reject("this node is not the Raft leader; retry shortly", 503)
+        except Reject as exc:
+            return _error(exc)
+        self.messages_received += 1
+        answer = await self._propose_as_leader(data)
+        body = {"answer": answer}
+        return {"result": envelope(self.core.identity, "propose_answer", opened.sender, body, self.core.now_ms())}
+
+    async def peer_attest(self, raw: Any) -> Answer:
+        """Attestations from a joined peer that is a validator (ratified, or added in Raft's configuration);
+        each invalid one (malformed, a signature failing or by no node of the network) costs it score."""
+        try:
+            _, peer, attestations = self._from_validator(
+                raw, "attest", check_attestation_batch, "attestations must be sent by a validator"
+            )
+        except Reject as exc:
+            return _error(exc)
+        self.messages_received += 1
+        ratified, invalid = await self._take_attestations(attestations)
+        self.registry.penalize(peer, invalid)  # forged or broken attestations cost score, as events do
+        return {"result": {"ratified": ratified, "invalid": invalid}}
+
     async def peers_view(self) -> dict[str, Any]:
         """The remote nodes this node heard from (`inbound`) and the ones it dials (`links`)."""
         return {
@@ -402,22 +511,107 @@ class TaskNode:
             "links": [link.public() for link in self.links.values()],
         }
 
-    # ----- anonymous votes enter the network elsewhere
-    async def relay_anonymous(self, event: Event) -> str:
-        """Hand an anonymous vote to a random reachable peer, which gossips it after a random delay,
-        so the first node seen gossiping it is not the voter's; the relay's name (for the voter only)."""
+    # ----- anonymous votes enter the network elsewhere, through two relays
+    async def relay_anonymous(self, event: Event) -> Relayed:
+        """Enter an anonymous vote through two relays: sealed to the exit relay (X25519, an ephemeral
+        key per vote, AES-GCM), handed to another peer, the first relay, which learns only "a sealed
+        blob for the exit" and forwards it; the exit opens it and gossips the vote after a random
+        delay, knowing the vote but not the voter. With fewer than `MIN_PEERS_TWO_HOPS` reachable
+        peers, one hop (`relay_hops: 1`): the relay knows whose vote it carries. The relays' names are
+        for the voter only."""
+        reachable = self._reachable()
+        if len(reachable) < MIN_PEERS_TWO_HOPS:
+            return {"relayed_through": await self._one_hop(event), "exit_relay": None, "relay_hops": 1}
+        exits = self._exit_candidates()
+        for exit_name, exit_id, seal_key in random.sample(exits, k=len(exits)):
+            blob = seal(seal_key, canonical(event), _relay_context(exit_id))
+            first = random.choice(sorted(n for n in reachable if n != exit_name))
+            if await self._send(first, reachable[first], TaskNode.forward_sealed, exit_id, blob, self.core.name):
+                return {"relayed_through": first, "exit_relay": exit_name, "relay_hops": 2}
+        raise Reject("no pair of relays took the anonymous vote; retry shortly", 503)
+
+    def _exit_candidates(self) -> list[tuple[str, str, str]]:
+        """(name, node id, seal key) of the reachable node actors and joined peer links whose join
+        published a seal key: the nodes a vote can be sealed to."""
+        nodes = self.core.state["nodes"]
+        ids = {n: self.peer_ids.get(n, "") for n in self._reachable()}
+        ids.update({link.name: node_id for node_id, link in self._validator_links().items()})
+        return [(n, i, nodes[i]["seal_key"]) for n, i in sorted(ids.items()) if i in nodes and nodes[i].get("seal_key")]
+
+    async def _one_hop(self, event: Event) -> str:
+        """Hand the vote to a random reachable peer, which gossips it after a random delay; alone,
+        this node enters it itself after the delay. The name of the node that entered it."""
         reachable = self._reachable()
         for name in random.sample(sorted(reachable), k=len(reachable)):
             if await self._send(name, reachable[name], TaskNode.inject_anonymous, event) is True:
                 return name
-        await self.inject_anonymous(event)  # alone: this node enters it itself, after the delay
+        await self.inject_anonymous(event)
         return self.core.name
 
+    async def forward_sealed(self, exit_id: str, blob: Any, sender: str) -> bool:
+        """The first relay: pass a sealed vote on to the exit relay `exit_id` (a node actor here, or the
+        remote end of a peer link); it cannot open it. Whether the exit took it."""
+        await self._rewire()
+        if sender in self.blocked or not isinstance(blob, str) or len(blob) > MAX_SEALED_CHARS:
+            return False
+        self.messages_received += 1
+        self.anonymous_forwarded += 1
+        by_id = {i: n for n, i in self.peer_ids.items()}
+        name = by_id.get(exit_id)
+        if name is not None and name in self._reachable():
+            return await self._send(name, self.peers[name], TaskNode.open_sealed, blob, self.core.name) is True
+        link = self._validator_links().get(exit_id)
+        return await link.anonymous(blob) if link is not None else False
+
+    async def open_sealed(self, blob: Any, sender: str) -> bool:
+        """The exit relay (a node actor's call): open a sealed vote and enter it after a random delay."""
+        await self._rewire()
+        if sender in self.blocked:
+            return False
+        self.messages_received += 1
+        return self._open_sealed(blob)
+
+    async def peer_anonymous(self, raw: Any) -> Answer:
+        """The exit relay over HTTP peering: a joined peer hands on a sealed vote addressed to this node;
+        one that does not open for this node's seal key costs the peer score, as a forged event does."""
+        try:
+            opened = open_envelope(raw, "anonymous", self.core.node_id, self.core.now_ms())
+            peer = self.registry.admit(opened)
+            if f"peer:{peer.node_id}" in self.blocked:
+                raise Reject("the link to this peer is cut", 503)
+            self.messages_received += 1
+            if set(opened.body) != {"blob"} or not self._open_sealed(opened.body["blob"]):
+                self.registry.penalize(peer, 1)
+                raise Reject("body is {blob: a vote sealed to this node}")
+        except Reject as exc:
+            return _error(exc)
+        return {"result": {"accepted": True}}
+
+    def _open_sealed(self, blob: Any) -> bool:
+        """Open a vote sealed to this node and enter it after a random delay; False (counted in
+        `anonymous_blobs_refused`) for a blob that does not open with this node's key or holds no
+        anonymous vote. A blob sent again enters nothing more: its event is already in the log."""
+        try:
+            if not isinstance(blob, str) or len(blob) > MAX_SEALED_CHARS:
+                raise ValueError("not a sealed blob")
+            event = json.loads(self.core.seal_key.open(blob, _relay_context(self.core.node_id)))
+        except (ValueError, TypeError, InvalidTag):
+            self.anonymous_refused += 1
+            return False
+        if not isinstance(event, dict) or event.get("type") != "anon_vote":
+            self.anonymous_refused += 1
+            return False
+        self._enter_after_delay(cast(Event, event))
+        return True
+
     async def inject_anonymous(self, event: Event) -> bool:
+        self._enter_after_delay(event)
+        return True
+
+    def _enter_after_delay(self, event: Event) -> None:
         self.anonymous_relayed += 1
         delay = random.uniform(0, float(self.settings.get("anonymous_relay_max_delay_s", 2.0)))
         self.tasks.start(self._enter_later(event, delay), name="anonymous-relay")
-        return True
 
     async def _enter_later(self, event: Event, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -438,12 +632,15 @@ class TaskNode:
             return
         self.core.persist_raft()
         by_id = {i: n for n, i in self.peer_ids.items()}
+        links = self._validator_links()
         for msg in raft.take_messages():
             name = by_id.get(msg["to"])
             if name and name not in self.blocked and name in self.peers:
                 self.tasks.start(
                     self._send(name, self.peers[name], TaskNode.raft_step, msg, self.core.name), name="raft-send"
                 )
+            elif msg["to"] in links:
+                self.tasks.start(self._raft_over_link(links[msg["to"]], msg), name="raft-link")
         committed_before = self.core.state["last_ratified_index"]
         self.core.apply_committed()
         self._send_attestations(self.core.take_attestations())
@@ -451,15 +648,46 @@ class TaskNode:
             self.services.observe_commits(self._raft_waiters)
             await self._push()
 
+    def _validator_links(self) -> dict[str, PeerLink]:
+        """The joined, unblocked links to nodes of other clusters, by remote node id: the HTTP path of
+        Raft messages and attestations to a validator (or a learner) that is not a node actor here."""
+        return {
+            link.remote_id: link
+            for link in self.links.values()
+            if link.remote_id and link.name not in self.blocked and link.remote_id not in self.peer_ids.values()
+        }
+
+    async def _raft_over_link(self, link: PeerLink, msg: RaftMessage) -> None:
+        """Send `msg` over `link`; step the Raft answers the remote signed (the link checked them: from
+        that node, for this one, well formed), as the actor path steps the answers that come back as calls."""
+        answer = await link.raft(msg)
+        raft = self.core.raft
+        if not answer or raft is None or link.name in self.blocked:
+            return
+        stepped = 0
+        for reply in answer:
+            try:
+                raft.step(reply)
+            except (KeyError, TypeError, ValueError, IndexError):
+                link.failed("raft", "answer refused: malformed")
+                continue
+            stepped += 1
+        if stepped:
+            self.messages_received += 1
+            await self._flush_raft()
+
     def _send_attestations(self, attestations: list[Attestation]) -> None:
-        validators = set(self.core.state["config"]["validator_set"])
-        if self.core.raft is not None:
-            validators.update(self.core.raft.voters())  # a validator added in Raft, not ratified yet
+        if not attestations:
+            return
+        validators = self.core.validators()  # with a validator added in Raft, not ratified yet
         for name, handle in self._reachable().items():
-            if attestations and self.peer_ids.get(name) in validators:
+            if self.peer_ids.get(name) in validators:
                 self.tasks.start(
                     self._send(name, handle, TaskNode.attest, attestations, self.core.name), name="attest-send"
                 )
+        for node_id, link in self._validator_links().items():
+            if node_id in validators:
+                self.tasks.start(link.attest(attestations), name="attest-link")
 
     def _checkpoint(self) -> None:
         """Start building the checkpoint now due, in a worker thread (folding and hashing a large state
@@ -505,11 +733,35 @@ class TaskNode:
         if sender in self.blocked:
             return 0
         self.messages_received += 1
-        ratified = sum(1 for att in attestations[:64] if self.core.add_attestation(att))
+        ratified, _ = await self._take_attestations(attestations)
+        return ratified
+
+    async def _take_attestations(self, attestations: list[Any]) -> tuple[int, int]:
+        """Merge up to 64 attestations: how many ratified their entry, and how many were invalid."""
+        outcomes = [self.core.merge_attestation(att) for att in attestations[:64]]
+        ratified = outcomes.count("ratified")
         if ratified:
             self.services.observe_commits(self._raft_waiters)
             await self._push()
-        return ratified
+        return ratified, outcomes.count("invalid")
+
+    async def attest_http(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Attestations from the HTTP API: the envelope signed by a validator's key (one check before
+        the attestations' own signatures, each verified against the set in force at its entry)."""
+        sender = str(body.get("sender", ""))
+        if not self._signed_by_validator(sender, body):
+            return {"error": "attestations must be sent and signed by a validator", "status": 403}
+        self.messages_received += 1
+        ratified, _ = await self._take_attestations(list(body.get("attestations") or []))
+        return {"result": {"ratified": ratified}}
+
+    def _signed_by_validator(self, sender: str, body: dict[str, Any]) -> bool:
+        """Whether `sender` is a validator (ratified or in Raft's configuration) and signed `body`."""
+        record = self.core.state["nodes"].get(sender)
+        if sender not in self.core.validators() or not record:
+            return False
+        unsigned = {k: v for k, v in body.items() if k != "signature"}
+        return verify(record["public_key"], canonical(unsigned), str(body.get("signature", "")))
 
     async def raft_step(self, msg: RaftMessage, sender: str) -> RaftReply | None:
         await self._rewire()
@@ -531,11 +783,9 @@ class TaskNode:
         sender = body.get("candidate_id") if kind == "request_vote" else body.get("leader_id")
         if sender not in self.core.state["config"]["validator_set"]:
             return {"error": "sender is not a validator", "status": 403}
-        unsigned = {k: v for k, v in body.items() if k != "signature"}
-        record = self.core.state["nodes"].get(str(sender))
-        key = record["public_key"] if record else ""
-        if not key or not verify(key, canonical(unsigned), str(body.get("signature", ""))):
+        if not self._signed_by_validator(str(sender), body):
             return {"error": "Raft message signature invalid", "status": 403}
+        unsigned = {k: v for k, v in body.items() if k != "signature"}
         try:
             reply = raft.step(cast(RaftMessage, {"type": kind, "from": sender, "to": self.core.node_id, **unsigned}))
         except (KeyError, TypeError, ValueError, IndexError):
@@ -545,6 +795,8 @@ class TaskNode:
 
     async def raft_status(self) -> Mapping[str, object]:
         raft = self.core.ensure_raft()
+        if raft is None and self.core.raft_error:
+            return {"node_id": self.core.node_id, "role": "stopped", "error": self.core.raft_error}
         return raft.status() if raft else {"node_id": self.core.node_id, "role": "not a validator"}
 
     async def raft_propose(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -553,19 +805,49 @@ class TaskNode:
         if raft is None:
             return {"error": "only validators ratify", "status": 403}
         if raft.role == LEADER:
-            try:
-                index = self.core.raft_propose(data)
-            except Reject as exc:
-                return {"error": exc.message, "status": exc.status, "retry": exc.status == 503}
-            self._raft_waiters[data["proposal_id"]] = time.perf_counter()
-            await self._flush_raft()
-            return {"index": index, "leader": self.core.node_id}
+            return await self._propose_as_leader(data)
         by_id = {i: n for n, i in self.peer_ids.items()}
         leader = by_id.get(raft.leader_id or "")
+        links = self._validator_links()
+        if raft.leader_id in links:  # a node of another cluster: forwarded over the peer link, signed
+            answer = await links[raft.leader_id].propose(data)
+            return answer or {"error": "the Raft leader did not answer over the peer link", "status": 503}
         if leader is None or leader in self.blocked:
             return {"error": "no Raft leader reachable; retry shortly", "status": 503}
         result = await self._send(leader, self.peers[leader], TaskNode.raft_propose, data)
         return result or {"error": "the Raft leader did not answer", "status": 503}
+
+    async def _propose_as_leader(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Append the proposal's Raft entry on this node, the leader: `{index, leader}`, or the refusal
+        `{error, status, retry}` (the same whether it was proposed here, by a node actor or over a link)."""
+        unreachable = self._unreachable_addition(data)
+        if unreachable:
+            return {"error": unreachable, "status": 409, "retry": False}
+        try:
+            index = self.core.raft_propose(data)
+        except Reject as exc:
+            return {"error": exc.message, "status": exc.status, "retry": exc.status == 503}
+        self._raft_waiters[data["proposal_id"]] = time.perf_counter()
+        await self._flush_raft()
+        return {"index": index, "leader": self.core.node_id}
+
+    def _unreachable_addition(self, data: dict[str, Any]) -> str | None:
+        """Why the validator a `validator_change` adds cannot be replicated to from this leader (it is
+        neither a node actor here nor the remote end of a joined peer link), or None."""
+        try:
+            prop = proposal(self.core.state, data)
+        except Reject:
+            return None  # core.raft_propose answers it
+        params = prop.get("params") or {}
+        if prop["proposal_type"] != "validator_change" or params.get("action") != "add":
+            return None
+        node_id = params.get("node_id")
+        if node_id in self.peer_ids.values() or node_id == self.core.node_id or node_id in self._validator_links():
+            return None
+        return (
+            f"validator {node_id} is not reachable from the Raft leader: not a node actor of this cluster "
+            "and no joined peer link to it (configure `peers` on the validators)"
+        )
 
     # ----- API surface
     async def submit(self, type_: str, payload: Payload, channel: str) -> Answer:
@@ -612,7 +894,10 @@ class TaskNode:
                 self.core.listeners.discard(waiter.set)
 
     async def stop(self) -> None:
+        """Stop the loops, the peer links and the services, then close events.log and raft.log
+        (idempotent: a second stop finds nothing left to close)."""
         await self.tasks.stop()
         for link in self.links.values():
             await link.close()
         await self.services.close()
+        self.core.close()

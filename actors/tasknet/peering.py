@@ -28,14 +28,17 @@ from urllib.parse import urlsplit
 from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import Identity, node_id_of, verify
 from actors.tasknet.ledger import Reject
+from actors.tasknet.raft import SNAPSHOT_CHUNK, RaftMessage
 
-ROUTES = ("join", "joined", "events", "pull", "checkpoint")
 REPLAY_WINDOW_MS = 30_000
 MAX_PEERS = 64
 UNCONFIRMED_TTL_S = 600.0
 MAX_PUSH_EVENTS = 256
 MAX_PULL_EVENTS = 500
 MAX_PUSH_CHECKPOINTS = 16
+MAX_ATTESTATIONS = 64
+MAX_RAFT_ENTRIES = 64  # what RaftCore puts in one append_entries
+MAX_RAFT_ANSWER = 16  # Raft messages one /peer/raft answer carries back
 SCORE_START = 100
 PENALTY_PER_INVALID = 10
 DROP_BELOW = 1
@@ -110,6 +113,118 @@ def open_envelope(raw: Any, route: str, me: str, now_ms: int) -> Opened:
     if not verify(raw["key"], canonical(unsigned), raw["sig"]):
         raise Reject("peer message signature invalid", 403)
     return Opened(raw["from"], raw["key"], raw["nonce"], raw["ts"], raw["body"], now_ms)
+
+
+_VOTE = {"term": int, "candidate_id": str, "last_log_index": int, "last_log_term": int}
+_VOTE_ANSWER = {"term": int, "vote_granted": bool}
+RAFT_FIELDS: dict[str, dict[str, type]] = {
+    "pre_vote": _VOTE,
+    "request_vote": _VOTE,
+    "pre_vote_response": _VOTE_ANSWER,
+    "request_vote_response": _VOTE_ANSWER,
+    "append_entries": {
+        "term": int,
+        "leader_id": str,
+        "prev_log_index": int,
+        "prev_log_term": int,
+        "entries": list,
+        "leader_commit": int,
+    },
+    "append_entries_response": {"term": int, "success": bool, "match_index": int},
+    "install_snapshot": {
+        "term": int,
+        "leader_id": str,
+        "last_included_index": int,
+        "last_included_term": int,
+        "offset": int,
+        "chunk": str,
+        "done": bool,
+    },
+    "install_snapshot_response": {"term": int, "success": bool, "done": bool, "offset": int, "match_index": int},
+}
+"""Every Raft message type RaftCore sends, and the fields (beyond type, from, to) each carries."""
+
+
+def check_raft_message(raw: Any, sender: str, me: str) -> RaftMessage:
+    """A Raft message that came over HTTP: its shape (Reject 400), and that it is from `sender` (the
+    envelope's signer; as candidate or leader too) and for `me` (Reject 403)."""
+    if not isinstance(raw, dict) or raw.get("type") not in RAFT_FIELDS:
+        raise Reject(f"a Raft message is an object whose type is one of {', '.join(RAFT_FIELDS)}")
+    fields = RAFT_FIELDS[raw["type"]]
+    if set(raw) != {"type", "from", "to", *fields}:
+        raise Reject(f"a {raw['type']} message has exactly the fields type, from, to, {', '.join(fields)}")
+    for key, kind in {"from": str, "to": str, **fields}.items():
+        value = raw[key]
+        if kind is int and (type(value) is not int or value < 0):
+            raise Reject(f"Raft message field {key} is a non-negative integer")
+        if kind is not int and not isinstance(value, kind):
+            raise Reject(f"Raft message field {key} is a {kind.__name__}")
+    if len(raw.get("chunk", "")) > SNAPSHOT_CHUNK:
+        raise Reject(f"a snapshot chunk holds at most {SNAPSHOT_CHUNK} characters", 413)
+    entries = raw.get("entries", [])
+    if len(entries) > MAX_RAFT_ENTRIES:
+        raise Reject(f"an append_entries message holds at most {MAX_RAFT_ENTRIES} entries", 413)
+    for entry in entries:
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == {"term", "data"}
+            and type(entry["term"]) is int
+            and entry["term"] >= 0
+            and isinstance(entry["data"], dict)
+        ):
+            raise Reject("a Raft log entry is {term: integer, data: object}")
+    if raw["from"] != sender or raw.get("candidate_id", sender) != sender or raw.get("leader_id", sender) != sender:
+        raise Reject("a Raft message must be from the node that signed it", 403)
+    if raw["to"] != me:
+        raise Reject("the Raft message is addressed to another node", 403)
+    message: RaftMessage = raw  # type: ignore[assignment]
+    return message
+
+
+def check_attestation_batch(body: dict[str, Any], _sender: str) -> list[Any]:
+    """The attestations a `/peer/attest` envelope carries: `{attestations: [1..MAX_ATTESTATIONS]}`
+    (Reject 400, 413 over the bound); each one's signatures are checked where it is merged."""
+    attestations = body.get("attestations")
+    if set(body) != {"attestations"} or not isinstance(attestations, list) or not attestations:
+        raise Reject("body is {attestations: [attestation]}")
+    if len(attestations) > MAX_ATTESTATIONS:
+        raise Reject(f"a batch holds at most {MAX_ATTESTATIONS} attestations", 413)
+    return attestations
+
+
+PROPOSE_FIELDS = ("proposal_id", "channel", "by")
+"""What a forwarded proposal (`/peer/propose`) carries: the proposal to ratify, its channel, the proposer."""
+
+
+def check_proposal_request(body: dict[str, Any], sender: str) -> dict[str, Any]:
+    """The proposal a `/peer/propose` envelope forwards to the Raft leader: `{data: {proposal_id,
+    channel, by}}`, strings of at most 128 characters (Reject 400), `by` the node that signed it (403)."""
+    data = body.get("data")
+    if set(body) != {"data"} or not isinstance(data, dict) or set(data) != set(PROPOSE_FIELDS):
+        raise Reject(f"body is {{data: {{{', '.join(PROPOSE_FIELDS)}}}}}")
+    if not all(isinstance(data[k], str) and 0 < len(data[k]) <= 128 for k in PROPOSE_FIELDS):
+        raise Reject(f"proposal fields {', '.join(PROPOSE_FIELDS)} are strings of 1..128 characters")
+    if data["by"] != sender:
+        raise Reject("a forwarded proposal must be by the node that signed it", 403)
+    return dict(data)
+
+
+def check_propose_answer(raw: Any) -> dict[str, Any] | None:
+    """The leader's answer to a forwarded proposal, `{index, leader}` or `{error, status, retry}`
+    (what a local proposal answers); None when it is neither."""
+    if not isinstance(raw, dict):
+        return None
+    if set(raw) == {"index", "leader"} and type(raw["index"]) is int and isinstance(raw["leader"], str):
+        return raw
+    if (
+        set(raw) == {"error", "status", "retry"}
+        and isinstance(raw["error"], str)
+        and type(raw["status"]) is int
+        and 400 <= raw["status"] <= 599
+        and isinstance(raw["retry"], bool)
+    ):
+        return raw
+    return None
 
 
 class TokenBucket:

@@ -2,7 +2,8 @@
 
 A link joins the remote node (`POST <url>/peer/join`, answered by an envelope the remote signs,
 so a pinned `node_id` is checked), then carries the node's pushes (`/peer/events`) and pulls
-(`/peer/pull`). The node actor decides what to send (its gossip and anti-entropy code); the
+(`/peer/pull`), and, when the remote node is a validator, Raft messages (`/peer/raft`, answered by
+the remote's Raft answers) and attestations (`/peer/attest`). The node actor decides what to send (its gossip and anti-entropy code); the
 link only signs, posts and reads the answers.
 """
 
@@ -17,7 +18,16 @@ import httpx
 
 from actors.tasknet.identity import Identity
 from actors.tasknet.ledger import Reject
-from actors.tasknet.peering import MAX_PULL_EVENTS, envelope, open_envelope
+from actors.tasknet.peering import (
+    MAX_ATTESTATIONS,
+    MAX_PULL_EVENTS,
+    MAX_RAFT_ANSWER,
+    check_propose_answer,
+    check_raft_message,
+    envelope,
+    open_envelope,
+)
+from actors.tasknet.raft import RaftMessage
 
 MAX_ANSWER_BYTES = MAX_PULL_EVENTS * 80 * 1024
 """A pull answer holds at most MAX_PULL_EVENTS events of at most 64 KiB each (with JSON overhead)."""
@@ -45,6 +55,8 @@ class PeerLink:
         self.pushed = 0
         self.pulled = 0
         self.failures = 0
+        self.raft_sent = 0
+        self.proposed = 0
 
     @property
     def name(self) -> str:
@@ -61,17 +73,17 @@ class PeerLink:
                 async for chunk in response.aiter_bytes():
                     data += chunk
                     if len(data) > MAX_ANSWER_BYTES:
-                        return self._failed(route, f"answer over {MAX_ANSWER_BYTES} bytes")
+                        return self.failed(route, f"answer over {MAX_ANSWER_BYTES} bytes")
         except httpx.HTTPError as exc:
-            return self._failed(route, type(exc).__name__)
+            return self.failed(route, type(exc).__name__)
         if response.status_code != 200:
-            return self._failed(route, f"{response.status_code} {bytes(data[:200]).decode(errors='replace')}")
+            return self.failed(route, f"{response.status_code} {bytes(data[:200]).decode(errors='replace')}")
         try:
             return json.loads(data)
         except ValueError:
-            return self._failed(route, "answer is not JSON")
+            return self.failed(route, "answer is not JSON")
 
-    def _failed(self, route: str, why: str) -> None:
+    def failed(self, route: str, why: str) -> None:
         self.failures += 1
         self.last_error = f"{route}: {why}"
         return None
@@ -135,6 +147,72 @@ class PeerLink:
         )
         return Pulled(events, theirs if valid else None, anon)
 
+    async def raft(self, message: RaftMessage) -> list[RaftMessage] | None:
+        """A Raft message for the remote node (a validator, or one catching up as a learner); the
+        messages the remote's Raft answered with, in an envelope the remote signed, each checked (well
+        formed, from that node, for this one: the others are left out and recorded), or None when it
+        did not answer."""
+        body = await self._signed_answer("raft", "raft_answer", {"message": dict(message)})
+        if body is None:
+            return None
+        self.raft_sent += 1
+        messages = body.get("messages")
+        checked = []
+        for raw in messages[:MAX_RAFT_ANSWER] if isinstance(messages, list) else []:
+            try:
+                checked.append(check_raft_message(raw, str(self.remote_id), self.identity.node_id))
+            except Reject as exc:
+                self.failed("raft", f"answer refused: {exc.message}")
+        return checked
+
+    async def _signed_answer(self, route: str, answer_route: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """POST `body` to `route`; the body of the answer envelope (route `answer_route`) when the joined
+        remote node signed it for this node, else None (recorded in `last_error`)."""
+        if self.remote_id is None:
+            return None
+        answer = await self._post(route, self.remote_id, body)
+        if answer is None:
+            return None
+        try:
+            opened = open_envelope(answer, answer_route, self.identity.node_id, self.now_ms())
+        except Reject as exc:
+            self.failed(route, f"answer refused: {exc.message}")
+            return None
+        if opened.sender != self.remote_id:
+            self.failed(route, "answer signed by another node than the joined one")
+            return None
+        return opened.body
+
+    async def propose(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """Forward a proposal to the remote node, the Raft leader: its signed answer, `{index, leader}`
+        or the refusal `{error, status, retry}` it gives a local proposal; None when it did not answer."""
+        body = await self._signed_answer("propose", "propose_answer", {"data": data})
+        if body is None:
+            return None
+        answer = check_propose_answer(body.get("answer"))
+        if answer is None:
+            self.failed("propose", "answer is not a proposal answer")
+            return None
+        self.proposed += 1
+        return answer
+
+    async def attest(self, attestations: list[Any]) -> bool:
+        """This node's attestations (signatures over committed Raft entries) for a remote validator."""
+        if self.remote_id is None:
+            return False
+        sent = False
+        for start in range(0, len(attestations), MAX_ATTESTATIONS):
+            batch = attestations[start : start + MAX_ATTESTATIONS]
+            sent = await self._post("attest", self.remote_id, {"attestations": batch}) is not None or sent
+        return sent
+
+    async def anonymous(self, blob: str) -> bool:
+        """A vote sealed to the remote node, which enters it as the exit relay; whether it took it."""
+        if self.remote_id is None:
+            return False
+        answer = await self._post("anonymous", self.remote_id, {"blob": blob})
+        return isinstance(answer, dict) and answer.get("accepted") is True
+
     def public(self) -> dict[str, Any]:
         return {
             "url": self.url,
@@ -144,6 +222,8 @@ class PeerLink:
             "genesis_author": self.genesis_author,
             "events_pushed": self.pushed,
             "events_pulled": self.pulled,
+            "raft_sent": self.raft_sent,
+            "proposals_forwarded": self.proposed,
             "failures": self.failures,
             "last_error": self.last_error,
         }

@@ -7,7 +7,7 @@ import asyncio
 import ipaddress
 import time
 from collections import deque
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypedDict, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -38,12 +38,20 @@ def _loopback_only(url: str, allowed_hosts: list[str]) -> None:
         raise Reject("tool endpoint host is not allowed", 403)
 
 
+class Relayed(TypedDict):
+    """How an anonymous vote entered the network (told to the voter only)."""
+
+    relayed_through: str  # the first relay (with one hop, the node that entered it)
+    exit_relay: str | None  # the relay that opened and entered it; None with one hop
+    relay_hops: int  # 2, or 1 with fewer than MIN_PEERS_TWO_HOPS (node_actor.py) reachable peers
+
+
 class Host(Transport, Protocol):
     """What the services use of the node actor (TaskNode): signalling's transport and the Raft proposer."""
 
     async def raft_propose(self, data: dict[str, Any]) -> dict[str, Any]: ...
 
-    async def relay_anonymous(self, event: Event) -> str: ...
+    async def relay_anonymous(self, event: Event) -> Relayed: ...
 
 
 class NodeServices:
@@ -94,7 +102,12 @@ class NodeServices:
             else await asyncio.to_thread(self.core.anonymous_proof, proposal_id, vote)
         )
         event, result = self.core.anonymous_event(proposal_id, vote, proof, prop["channel"])
-        return {**result, "relayed_through": await actor.relay_anonymous(event)}
+        try:
+            relayed = await actor.relay_anonymous(event)
+        except Reject:  # no relay took it: the voter may retry with the same key
+            self.core.relayed_images.discard(str(proof.get("commitment")))
+            raise
+        return {**result, **relayed}
 
     async def zkp_proof(self, actor: Host, proposal_id: str, vote: str) -> dict[str, Any]:
         if vote not in ("yes", "no"):

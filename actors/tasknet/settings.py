@@ -70,6 +70,8 @@ class NodeSettings(TypedDict, total=False):
     network: NetworkParams
     anti_entropy_interval_s: float
     raft_tick_s: float
+    raft_election_timeout_s: float | None
+    raft_snapshot_entries: int
     ratify_timeout_s: float
     tool_allowed_hosts: list[str]
     tool_timeout_s: float

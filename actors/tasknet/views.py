@@ -45,6 +45,10 @@ class Host(Protocol):
     def messages_received(self) -> int: ...
     @property
     def anonymous_relayed(self) -> int: ...
+    @property
+    def anonymous_forwarded(self) -> int: ...
+    @property
+    def anonymous_refused(self) -> int: ...
     def _reachable(self) -> Mapping[str, object]: ...
 
 
@@ -144,6 +148,8 @@ def network_stats(actor: Host) -> dict[str, float]:
         "messages_sent": actor.messages_sent,
         "messages_received": actor.messages_received,
         "anonymous_votes_relayed": actor.anonymous_relayed,
+        "anonymous_blobs_forwarded": actor.anonymous_forwarded,
+        "anonymous_blobs_refused": actor.anonymous_refused,
         "uptime_seconds": round(time.time() - actor.core.started, 3),
         "events_in_log": len(actor.core.log),
         "pending_out_of_order": len(actor.core.log.pending),

@@ -6,7 +6,8 @@ machine. At open, the file is read up to the first record that is incomplete (no
 or whose checksum does not match: that record and anything after it is a torn write (the
 crash happened while appending) and the file is truncated back to the last good record,
 so the next append does not glue itself onto half a line. `rewrite` replaces the whole
-file atomically (temporary file, fsync, rename, fsync of the directory) for compaction.
+file atomically (temporary file, fsync, rename, fsync of the directory) for compaction;
+`write_record` / `read_record` do the same for a file of one checksummed record (a snapshot).
 """
 
 from __future__ import annotations
@@ -52,6 +53,20 @@ def write_atomic(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
     tmp.replace(path)
     fsync_dir(path.parent)
+
+
+def write_record(path: Path, record: Any) -> None:
+    """Write one checksummed record to `path` atomically (a crash leaves the old file or the new one)."""
+    write_atomic(path, _line(record))
+
+
+def read_record(path: Path) -> Any:
+    """The record `write_record` wrote; None when the file is missing, torn or fails its checksum."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    return _parse(raw) if raw.endswith(b"\n") and raw.count(b"\n") == 1 else None
 
 
 class RecordLog:

@@ -18,8 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import errno
+import functools
 import hashlib
+import ipaddress
 import json
 import os
 import pwd
@@ -28,6 +31,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from actors.webfilter import grouprules, squidconf, tlsfiles
+from actors.webfilter import groupdns, grouprules, squidconf, tlsfiles
 from actors.webfilter.crstier import CrsHits, tier_config
 from actors.webfilter.logpolicy import shift_rotated
 from rayfleet.crs.config import CrsPaths
@@ -50,6 +54,7 @@ log = get_logger("webfilter.dataplane")
 RESTART_POLICY = RestartPolicy(initial_backoff=0.2, max_backoff=5.0, burst=10, window=60.0, probe_interval=2.0)
 
 TEMPLATES = Path("/usr/share/squid/errors/templates")
+SINKHOLE = "dnsmasq-sinkhole"  # the supervised child answering every name 0.0.0.0/:: (the delta's target)
 RECONFIGURE_TIMEOUT = 30  # seconds Squid may take to listen again after SIGHUP
 
 
@@ -68,6 +73,16 @@ class ProxySettings:
     tls_outgoing_cafile: str = ""  # extra CA file Squid verifies origins with (besides the system CAs)
     ca_cert: str = ""  # the interception CA (copied into tls/ while ssl_bump is on)
     ca_key: str = ""
+    nft_bin: str = "/usr/sbin/nft"  # per-group DNS steering (groupdns)
+
+
+class ViewStatus(TypedDict):
+    """A client group's own dnsmasq (`groupdns`): the port steered queries reach it on."""
+
+    group: str
+    port: int
+    running: bool
+    pid: int | None
 
 
 class PlaneStatus(TypedDict):
@@ -82,10 +97,13 @@ class PlaneStatus(TypedDict):
     started_at: float
     access_log: str
     dns_log: str  # dnsmasq's query log (log-queries=extra), tailed into the log store
+    dns_sinkhole: str | None  # where dnsmasq forwards the names blocked since its last start (`addr#port`)
     last_apply: dict[str, Any]  # timings of the last apply (empty before the first one)
     ssl_bump: bool  # Squid runs a bumping configuration now
     ssl_bump_ca_sha256: str | None
     children: list[Status]  # the supervised Squid and dnsmasq: state, restarts, last exit
+    dns_views: list[ViewStatus]  # the client groups' own dnsmasq, steered to by the nft table
+    nft_table: str | None  # `inet <name>` while it is in place
 
 
 _PR_SET_PDEATHSIG = 1
@@ -146,15 +164,21 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def _dns_free(addr: str) -> bool:
+def _dns_port_free(addr: str, port: int) -> bool:
+    """Are UDP and TCP `port` free on `addr`?"""
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, socket.socket() as tcp:
-            udp.bind((addr, 53))
+        with socket.socket(family, socket.SOCK_DGRAM) as udp, socket.socket(family) as tcp:
+            udp.bind((addr, port))
             tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            tcp.bind((addr, 53))
+            tcp.bind((addr, port))
     except OSError:
         return False
     return True
+
+
+def _dns_free(addr: str) -> bool:
+    return _dns_port_free(addr, 53)
 
 
 class DataPlane:
@@ -187,11 +211,24 @@ class DataPlane:
         self._acl_entries: dict[str, list[str]] = {}
         self._sinkhole: list[str] | None = None
         self._blocklist: str | None = None  # the DNS blocklist last rendered
+        # base + delta: the policy dnsmasq's blocklist.conf was rendered from (read at its last start), that
+        # blacklist's rules, and the names blocked since, in its servers-file (delta.conf, read on SIGHUP)
+        self._dns_base: squidconf.Policy | None = None
+        self._base_rules: set[str] = set()
+        self.delta: list[str] = []
+        self.delta_changed = False
+        self.sinkhole_port = 0  # the sinkhole dnsmasq's port on 127.0.0.1 (kept in run/listen.json)
         self._pages: set[str] = set()
         self._undo: dict[Path, str | None] = {}  # what the files of the candidate being applied held before
         self.crs: CrsTier | None = None  # the CRS inspection tier, while the WAF engine is `crs`
         self.crs_port = 0
         self.crs_hits = CrsHits(self.root / "crs")
+        self._dns_taken = False  # during an apply: dnsmasq was (being) restarted on the candidate
+        self.nft = groupdns.NftTable(groupdns.table_name(str(self.root)), config.nft_bin)
+        self._views: dict[str, groupdns.View] = {}  # the client groups' DNS views running, in the groups' order
+        self._view_ports: dict[str, int] = {}  # group -> its view's port (kept in run/listen.json)
+        self._view_blocklists: dict[str, str] = {}  # group -> the blocklist last rendered for its view
+        self.view_pids: dict[int, str] = {}  # dnsmasq pid -> group, for the query log (the latest 512)
 
     def _reachable(self, root: Path) -> Path:
         """`root`, or a private folder under the system temporary folder when Squid's own user could not
@@ -235,6 +272,16 @@ class DataPlane:
     @property
     def dnsmasq(self) -> Any:
         return self._child("dnsmasq")
+
+    @property
+    def sinkhole(self) -> Any:
+        return self._child(SINKHOLE)
+
+    @property
+    def sinkhole_address(self) -> str:
+        """Where the main dnsmasq forwards the names blocked since its last start (0.0.0.0 mode), as its query
+        log names it: `127.0.0.1#<port>`."""
+        return f"127.0.0.1#{self.sinkhole_port}"
 
     def _prepare(self) -> None:
         for sub in ("acl", "errors", "logs", "run", "dns"):
@@ -284,6 +331,30 @@ class DataPlane:
         argv = [self.config.dnsmasq_bin, "-k", "-C", str(self.root / "dns" / "dnsmasq.conf")]
         return await self._spawn_listening(argv, "dnsmasq.log", self.dns, 53, 10)
 
+    async def _spawn_sinkhole(self) -> asyncio.subprocess.Process:
+        argv = [self.config.dnsmasq_bin, "-k", "-C", str(self.root / "dns" / "sinkhole.conf")]
+        return await self._spawn_listening(argv, "dnsmasq.log", "127.0.0.1", self.sinkhole_port, 10)
+
+    async def _probe_sinkhole(self) -> bool:
+        return await asyncio.to_thread(self._probe, self.sinkhole_port, "127.0.0.1")
+
+    def _ensure_sinkhole(self) -> None:
+        """Start the supervised sinkhole the first time a delta is forwarded to it (0.0.0.0 mode); it runs
+        until the plane stops."""
+        if self.supervisor is None or SINKHOLE in self.supervisor.children:
+            return
+        conf = squidconf.sinkhole_conf(
+            address="127.0.0.1",
+            port=self.sinkhole_port,
+            pid_file=self.root / "run" / f"{SINKHOLE}.pid",
+            as_root=os.geteuid() == 0,
+        )
+        _write_atomic(self.root / "dns" / "sinkhole.conf", conf)
+        try:
+            self.supervisor.start(self._supervised(SINKHOLE, self._spawn_sinkhole, self._probe_sinkhole))
+        except Exception as exc:
+            raise DataPlaneError(f"the DNS sinkhole did not start: {exc}") from None
+
     async def _probe_squid(self) -> bool:
         return await asyncio.to_thread(self._probe, self.port, "127.0.0.1")
 
@@ -321,23 +392,46 @@ class DataPlane:
         """Squid's port and dnsmasq's address: the configured port, else those of the previous owner of
         this folder (kept in run/listen.json) while they are free, else fresh ones."""
         saved = self.root / "run" / "listen.json"
-        port, dns, crs = self.config.port, "", 0
+        port, dns, crs, sink = self.config.port, "", 0, 0
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             last = json.loads(saved.read_text())
             port = port or (int(last["port"]) if _port_free(int(last["port"])) else 0)
             dns = str(last["dns"]) if _dns_free(str(last["dns"])) else ""
             crs = int(last.get("crs", 0)) if _port_free(int(last.get("crs", 0))) else 0
+            sink = int(last.get("sinkhole", 0)) if _port_free(int(last.get("sinkhole", 0))) else 0
+            self._view_ports = {str(k): int(v) for k, v in dict(last.get("views", {})).items()}
         port, dns = port or free_tcp_port(), dns or free_dns_address()
         self.crs_port = crs or free_tcp_port()
-        saved.write_text(json.dumps({"port": port, "dns": dns, "crs": self.crs_port}))
+        self.sinkhole_port = sink or free_tcp_port()
+        self.port, self.dns = port, dns
+        self._save_listen()
         return port, dns
+
+    def _save_listen(self) -> None:
+        listen = {
+            "port": self.port,
+            "dns": self.dns,
+            "crs": self.crs_port,
+            "sinkhole": self.sinkhole_port,
+            "views": self._view_ports,
+        }
+        (self.root / "run" / "listen.json").write_text(json.dumps(listen))
 
     def start(self, policy: squidconf.Policy) -> PlaneStatus:
         """Start dnsmasq then Squid with `policy`, both supervised; returns `status()`."""
         with self._lock:
             self._acl_entries, self._sinkhole, self._blocklist, self._pages = {}, None, None, set()  # render all once
+            self._dns_base, self._base_rules, self.delta = None, set(), []  # dnsmasq starts on a new base
             self._prepare()
             _reap_previous_owner(self.root)
+            self._require_nft(policy)
+            if self.nft.available() is None:
+                try:
+                    self.nft.delete()  # a table a killed predecessor left steers to views that are gone
+                except groupdns.GroupDnsError as exc:  # e.g. no CAP_NET_ADMIN: fine while no group needs a view
+                    log.warning(
+                        "could not clear the group DNS table", extra={"table": self.nft.name, "error": str(exc)}
+                    )
             self.port, self.dns = self._listen()
             self._write(policy)
             self._undo = {}
@@ -350,6 +444,7 @@ class DataPlane:
                     self._write(policy)
                 self._check_parse()
                 self.supervisor.start(self._supervised("squid", self._spawn_squid, self._probe_squid))
+                self._apply_views(policy)
             except Exception:
                 self.stop()
                 raise
@@ -372,9 +467,14 @@ class DataPlane:
         if self.watchdog is not None and self.watchdog.poll() is None:
             return
         run = self.root / "run"
+        unsteer = (
+            f"{self.nft.nft_bin} delete table inet {self.nft.name} 2>/dev/null; "
+            if self.nft.available() is None
+            else ""
+        )
         script = (
-            f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
-            f'for f in "{run}/squid.pid" "{run}/dnsmasq.pid"; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done'
+            f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; {unsteer}"
+            f'for f in "{run}/squid.pid" "{run}"/dnsmasq*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done'
         )
         self.watchdog = subprocess.Popen(
             ["sh", "-c", script],
@@ -453,8 +553,16 @@ class DataPlane:
         return changed
 
     def _write_dns(self, policy: squidconf.Policy) -> bool:
-        """Render dnsmasq's files that changed (its configuration, the static names, the blocklist)."""
+        """Render dnsmasq's files that changed (its configuration, the static names, the blocklist, the delta).
+        Base + delta: when `policy` only blocks names beyond the base (`squidconf.dns_delta`), blocklist.conf
+        stays as dnsmasq read it at its last start and those names go to its servers-file (`delta_changed`:
+        a SIGHUP takes them); otherwise the blocklist is rendered whole as the new base and the delta emptied
+        (`dns_conf_changed`: dnsmasq restarts)."""
         dns_dir = self.root / "dns"
+        base = self._dns_base
+        delta = squidconf.dns_delta(base, self._base_rules, policy) if base is not None else None
+        if base is None or delta is None:
+            base, delta = policy, []
         self.dns_conf_changed = self._put(
             dns_dir / "dnsmasq.conf",
             squidconf.dnsmasq_conf(
@@ -464,73 +572,87 @@ class DataPlane:
                 pid_file=self.root / "run" / "dnsmasq.pid",
                 query_log=self.dns_log,
                 as_root=os.geteuid() == 0,
+                servers_file=dns_dir / "delta.conf",
             ),
         )
         self.hosts_changed = False
         if self._sinkhole is None:  # the static names, once per start (blocking is in blocklist.conf)
             self.hosts_changed = self._put(dns_dir / "hosts", squidconf.hosts_file(self.config.hosts, []))
             self._sinkhole = []
-        blocklist = squidconf.dns_blocklist(policy)
-        if blocklist != self._blocklist:
-            self.dns_conf_changed |= self._put(dns_dir / "blocklist.conf", blocklist)
-            self._blocklist = blocklist
-        return self.dns_conf_changed  # a changed hosts file alone needs only a SIGHUP
+        if base is policy or self._blocklist is None:
+            blocklist = squidconf.dns_blocklist(base)
+            if blocklist != self._blocklist:
+                self.dns_conf_changed |= self._put(dns_dir / "blocklist.conf", blocklist)
+                self._blocklist = blocklist
+        if base is policy:
+            self._dns_base, self._base_rules = policy, squidconf.blocked_rules(policy)
+        self.delta = delta
+        text = squidconf.dns_delta_file(delta, policy, self.sinkhole_address)
+        self.delta_changed = self._put(dns_dir / "delta.conf", text)
+        # a changed hosts file or delta alone needs only a SIGHUP
+        return self.dns_conf_changed or self.delta_changed
+
+    def _start_parse(self) -> Check:
+        return Check([self.config.squid_bin, "-k", "parse", "-f", str(self.conf_path)], _squid_verdict)
+
+    def _start_dnsmasq_test(self, conf: Path | None = None) -> Check:
+        argv = [self.config.dnsmasq_bin, "--test", "-C", str(conf or self.root / "dns" / "dnsmasq.conf")]
+        return Check(argv, _dnsmasq_verdict)
 
     def _check_parse(self) -> None:
-        done = subprocess.run(
-            [self.config.squid_bin, "-k", "parse", "-f", str(self.conf_path)], capture_output=True, timeout=60
-        )
-        if done.returncode != 0:
-            lines = [ln for ln in done.stderr.decode(errors="replace").splitlines() if "FATAL" in ln or "ERROR" in ln]
-            raise DataPlaneError("squid refused the configuration: " + "; ".join(lines[-3:]))
+        self._start_parse().verdict()
 
-    def _check_dnsmasq(self) -> None:
-        done = subprocess.run(
-            [self.config.dnsmasq_bin, "--test", "-C", str(self.root / "dns" / "dnsmasq.conf")],
-            capture_output=True,
-            timeout=30,
-        )
-        if done.returncode != 0:
-            words = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()[-1:]
-            raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
+    def _check_dnsmasq(self, conf: Path | None = None) -> None:
+        self._start_dnsmasq_test(conf).verdict()
 
     def apply(self, policy: squidconf.Policy) -> dict[str, Any]:
-        """Render `policy` as a candidate, DNS first: dnsmasq's files are rendered, a changed dnsmasq candidate
-        is tested (`dnsmasq --test`) and dnsmasq restarted with it (it reads `address=` lines only at start), so
-        a blocklist edit is answered without waiting for Squid's files and Squid's parse of every ACL file; then
-        Squid's files are rendered and its changed candidate parsed (`squid -k parse`) before any signal. A candidate either refuses is undone file by file (dnsmasq restarted again
-        on the restored files when it had taken the candidate) and DataPlaneError is raised: the running Squid
-        (and a supervised restart of it) keeps the last good configuration. Then Squid is reconfigured. While
-        a child is being restarted the files are still written: the restarted process reads them."""
+        """Render `policy` as a candidate and check it whole before anything takes it: Squid's files are
+        rendered and a changed Squid candidate parsed (`squid -k parse`), while dnsmasq's files are rendered
+        and a changed dnsmasq candidate tested (`dnsmasq --test`) beside it. A candidate
+        either refuses is undone file by file and DataPlaneError is raised: dnsmasq, the groups' views and the
+        running Squid (and a supervised restart of either) keep the last good configuration, so a refused
+        edit never shows in DNS. Then dnsmasq is restarted on its candidate (it reads `address=` lines only
+        at start), the groups' views follow, and Squid is reconfigured. While a child is being restarted the
+        files are still written: the restarted process reads them.
+
+        One kind of edit goes to DNS first (`dns_first`), since no Squid candidate of its shape can be refused:
+        only plain names added to or removed from the global domain lists (`_names_only`: every other part
+        of the policy the same, no list becoming empty or non-empty, so `squid.conf` is unchanged and only the
+        lists' `dstdomain` name files change, rendered from validated names without overlaps). dnsmasq is
+        tested and restarted on it before Squid's files are rendered and parsed; Squid still parses before
+        the signal, and were it to refuse, dnsmasq is restarted on the restored files."""
         with self._lock:
             started = time.perf_counter()
             self._undo = {}
             self._configure_crs(policy)
-            dns_taken = False  # dnsmasq was (being) restarted on the candidate
+            self._dns_taken = False  # dnsmasq was (being) restarted on the candidate
+            views_taken = False  # the groups' views were (being) given the candidate
+            checks: list[Check] = []
+            dns_first = self._names_only(policy)
+            base = (self._dns_base, self._base_rules, self.delta)
             try:
+                self._require_nft(policy)
                 self._check_listeners(policy)
-                changed = self._write_dns(policy)
-                dns_rendered = time.perf_counter()
-                if self.dns_conf_changed:
-                    self._check_dnsmasq()
-                    dns_taken = True
-                    self._restart_child("dnsmasq")
-                dns_ready = time.perf_counter()
-                changed = self._write_squid(policy) or changed
-                rendered = time.perf_counter()
-                if self.squid_changed:
-                    self._check_parse()
-                checked = time.perf_counter()
-            except DataPlaneError as exc:
+                changed, steps = self._take(policy, dns_first, checks, started)
+                views_taken = True
+                views_started = time.perf_counter()
+                self._apply_views(policy)  # after Squid's check: what Squid refuses never reaches a group's DNS
+                viewed = time.perf_counter()
+            except (DataPlaneError, groupdns.GroupDnsError) as exc:
+                for check in checks:
+                    check.end()
                 self._rollback()
-                if dns_taken:
+                self._dns_base, self._base_rules, self.delta = base
+                if self._dns_taken:
                     self._restart_dnsmasq_on_the_last_good()
+                if views_taken and self.policy is not None:
+                    self._restore_views(self.policy)
                 if self.policy is not None:
                     self._configure_crs(self.policy)
                 raise DataPlaneError(f"{exc}; the last good configuration keeps running") from None
             self._undo = {}
             self.policy = policy
-            if self.hosts_changed and not self.dns_conf_changed:
+            if self.hosts_changed and not self.dns_conf_changed and not self.delta_changed:
                 self.reload_dns()
             reconfigure_s = 0.0
             if self.squid_changed and self.running():
@@ -540,17 +662,250 @@ class DataPlane:
                 self._stop_crs()  # once Squid no longer sends it anything
             self.last_apply = {
                 "changed": changed,
-                "render_ms": round((dns_rendered - started + rendered - dns_ready) * 1000, 2),  # dnsmasq's + Squid's
+                "dns_first": dns_first,
+                "render_ms": round(steps["render"] * 1000, 2),  # Squid's + dnsmasq's
                 "parse_checked": self.squid_changed,
                 "dns_restarted": self.dns_conf_changed,
-                "dns_restart_ms": round((dns_ready - dns_rendered) * 1000, 2),  # dnsmasq --test and the restart
-                "dns_ready_ms": round((dns_ready - started) * 1000, 2),  # the edit answered in DNS
-                "parse_ms": round((checked - rendered) * 1000, 2),  # squid -k parse
+                "dns_reloaded": self.delta_changed and not self.dns_conf_changed,  # the delta taken by SIGHUP
+                "dns_delta": len(self.delta),  # names blocked since dnsmasq's last start (its servers-file)
+                "dns_restart_ms": round(steps["dns_restart"] * 1000, 2),  # dnsmasq's restart (dns_first: and --test)
+                "dns_ready_ms": round(steps["dns_ready"] * 1000, 2),  # the edit answered in DNS
+                "views_ms": round((viewed - views_started) * 1000, 2),  # the groups' views and nft table
+                "parse_ms": round(
+                    steps["parse"] * 1000, 2
+                ),  # squid -k parse (not dns_first: and what remained of --test)
                 "reconfigure_ms": round(reconfigure_s * 1000, 2),
                 "total_ms": round((time.perf_counter() - started) * 1000, 2),
                 "at": time.time(),
             }
             return self.last_apply
+
+    def _take(
+        self, policy: squidconf.Policy, dns_first: bool, checks: list[Check], since: float
+    ) -> tuple[bool, dict[str, float]]:
+        """Render and check the candidate, and restart dnsmasq on it: `dns_first`, dnsmasq's part is tested and
+        taken before Squid's files are rendered and parsed; otherwise Squid's parse and dnsmasq's test run side
+        by side (`checks`, ended by the caller on failure) before dnsmasq takes anything. Returns whether a file
+        changed and the steps' seconds (`render`, `parse`, `dns_restart`, `dns_ready`: from `since`)."""
+        started = time.perf_counter()
+        if dns_first:
+            changed = self._write_dns(policy)
+            dns_rendered = time.perf_counter()
+            self._restart_dnsmasq_if_changed(test=True)
+            dns_ready = time.perf_counter()
+            changed = self._write_squid(policy) or changed
+            rendered = time.perf_counter()
+            if self.squid_changed:
+                self._check_parse()
+            checked = time.perf_counter()
+            render, parse, restart = (
+                dns_rendered - started + rendered - dns_ready,
+                checked - rendered,
+                dns_ready - dns_rendered,
+            )
+        else:
+            # Squid's parse is the longest check: it starts first, dnsmasq's files are rendered beside it
+            changed = self._write_squid(policy)
+            if self.squid_changed:
+                checks.append(self._start_parse())
+            changed = self._write_dns(policy) or changed
+            if self.dns_conf_changed:
+                checks.append(self._start_dnsmasq_test())
+            rendered = time.perf_counter()
+            for check in checks:
+                check.verdict()
+            checked = time.perf_counter()
+            self._restart_dnsmasq_if_changed(test=False)
+            dns_ready = time.perf_counter()
+            render, parse, restart = rendered - started, checked - rendered, dns_ready - checked
+        return changed, {"render": render, "parse": parse, "dns_restart": restart, "dns_ready": dns_ready - since}
+
+    def _restart_dnsmasq_if_changed(self, test: bool) -> None:
+        """Restart dnsmasq on its changed candidate (`test`: `dnsmasq --test` first), or, when only its delta
+        changed, have the running dnsmasq read it again (`_reload_delta`)."""
+        if self.dns_conf_changed:
+            if test:
+                self._check_dnsmasq()
+            self._dns_taken = True
+            self._restart_child("dnsmasq")
+        elif self.delta_changed:
+            self._dns_taken = True
+            self._reload_delta()
+
+    def _reload_delta(self) -> None:
+        """SIGHUP: dnsmasq (same pid, answering meanwhile) reads its servers-file again, and the hosts file.
+        Returns once its log says it took its servers (`using ...`, logged after the file is read, which always
+        holds `squidconf.DELTA_MARK`), so the edit answers in DNS when apply returns."""
+        base = self._dns_base or squidconf.Policy()  # the delta's mode is the base's
+        if self.delta and base.dns_block_mode != "nxdomain":
+            self._ensure_sinkhole()
+        log_file = self.dns_log
+        mark = log_file.stat().st_size if log_file.exists() else 0
+        if not self.reload_dns():
+            return  # not running: its supervisor starts it on the files written
+        deadline = time.monotonic() + RECONFIGURE_TIMEOUT
+        seen = b""  # what dnsmasq logged since the signal, read once (the log grows with every query)
+        with contextlib.ExitStack() as stack:
+            fh = None
+            while time.monotonic() < deadline and self.dnsmasq is not None:
+                if fh is None:
+                    with contextlib.suppress(OSError):
+                        fh = stack.enter_context(open(log_file, "rb"))
+                        fh.seek(mark)
+                if fh is not None:
+                    seen = seen[-5:] + fh.read()  # "using " may be split across two reads
+                    if b"using " in seen:
+                        return
+                time.sleep(0.005)
+        raise DataPlaneError("dnsmasq did not read its delta after SIGHUP; see its query log")
+
+    def _names_only(self, policy: squidconf.Policy) -> bool:
+        """Does `policy` differ from the one applied only by plain names in the global domain lists (no
+        `*.`/regex rule added or removed, no list becoming empty or non-empty)? Such a Squid candidate
+        changes name files only: it cannot be refused (see `apply`)."""
+        last = self.policy
+        if last is None:
+            return False
+        if (
+            dataclasses.replace(policy, domain_blacklist=last.domain_blacklist, domain_whitelist=last.domain_whitelist)
+            != last
+        ):
+            return False
+        pairs = ((policy.domain_blacklist, last.domain_blacklist), (policy.domain_whitelist, last.domain_whitelist))
+        for after, before in pairs:
+            if after is before or after == before:
+                continue
+            # the lists' indexes: the render derives the new one from the last one anyway
+            if bool(after) != bool(before) or squidconf.pattern_rules(before) != squidconf.pattern_rules(after):
+                return False
+        return True
+
+    # the client groups' DNS views (groupdns) ----------------------------------------------------------------
+    def _require_nft(self, policy: squidconf.Policy) -> None:
+        """A policy with group DNS views needs nft: refused with the reason rather than silently answering a
+        group's clients from the global lists."""
+        if groupdns.views(policy):
+            why = self.nft.available()
+            if why:
+                raise DataPlaneError(f"per-group DNS needs nftables: {why}")
+
+    def _view_paths(self, group: str) -> tuple[Path, Path, Path]:
+        """A view's dnsmasq configuration, blocklist and pid file."""
+        dns_dir = self.root / "dns"
+        return dns_dir / f"group-{group}.conf", dns_dir / f"group-{group}.blocklist.conf", self._view_pid(group)
+
+    def _view_pid(self, group: str) -> Path:
+        return self.root / "run" / f"dnsmasq-group-{group}.pid"
+
+    def _view_port(self, group: str, listen: list[str]) -> int:
+        """The view's port: the one it had (run/listen.json) while it is free, else a free one."""
+        port = self._view_ports.get(group, 0)
+        if port and (group in self._views or all(_dns_port_free(a, port) for a in listen)):
+            return port
+        for _ in range(50):
+            port = free_tcp_port()
+            if port not in self._view_ports.values() and all(_dns_port_free(a, port) for a in listen):
+                self._view_ports[group] = port
+                self._save_listen()
+                return port
+        raise DataPlaneError(f"no free port for the DNS view of group {group}")
+
+    async def _spawn_view(self, group: str) -> asyncio.subprocess.Process:
+        conf, _, _ = self._view_paths(group)
+        view = self._views.get(group)
+        if view is None:
+            raise DataPlaneError(f"group {group} has no DNS view")
+        argv = [self.config.dnsmasq_bin, "-k", "-C", str(conf)]
+        process = await self._spawn_listening(
+            argv, "dnsmasq.log", view.policy.dns_listen[0], self._view_ports[group], 10
+        )
+        # rebound, never changed in place: the proxy actor's thread reads it while this loop's thread writes
+        kept = list(self.view_pids.items())[-511:]
+        self.view_pids = {**dict(kept), process.pid: group}
+        return process
+
+    def _view_child(self, group: str) -> str:
+        return f"dnsmasq-group-{group}"
+
+    def _apply_views(self, policy: squidconf.Policy) -> None:
+        """Give each group with DNS rules its view (a dnsmasq of its own: started, or restarted when its files
+        changed), then steer the groups' clients to them (the nft table, replaced whole), then end the views
+        no group needs any more (after they stopped being steered to)."""
+        if self.supervisor is None:
+            return
+        wanted = {view.group: view for view in groupdns.views(policy)}
+        listen = list(policy.dns_listen)
+        bound = ["0.0.0.0", "::"] if squidconf.wildcard(listen) else listen  # what the views' sockets take
+        for group, view in wanted.items():
+            port = self._view_port(group, bound)
+            conf, blocklist_path, pid_file = self._view_paths(group)
+            changed = self._put(
+                conf,
+                squidconf.dnsmasq_conf(
+                    view.policy,
+                    own="",
+                    hosts=self.root / "dns" / "hosts",
+                    pid_file=pid_file,
+                    query_log=self.dns_log,
+                    as_root=os.geteuid() == 0,
+                    port=port,
+                    blocklist=blocklist_path,
+                ),
+            )
+            blocklist = squidconf.dns_blocklist(view.policy)
+            if blocklist != self._view_blocklists.get(group):
+                changed |= self._put(blocklist_path, blocklist)
+                self._view_blocklists[group] = blocklist
+            running = self._view_child(group) in self.supervisor.children
+            self._views[group] = view
+            if running and not changed:
+                continue
+            self._check_dnsmasq(conf)
+            if running:
+                self._restart_child(self._view_child(group))
+            else:
+                self.supervisor.start(
+                    Supervised(
+                        self._view_child(group),
+                        functools.partial(self._spawn_view, group),
+                        probe=functools.partial(self._probe_view, group),
+                        policy=self.restart_policy,
+                    )
+                )
+        if wanted:
+            self.nft.apply(listen, [(view, self._view_ports[group]) for group, view in wanted.items()], self.dns)
+        elif self.nft.present:
+            self.nft.delete()
+        for group in [g for g in self._views if g not in wanted]:
+            self.supervisor.stop(self._view_child(group))
+            del self._views[group]
+            self._view_blocklists.pop(group, None)
+            for path in self._view_paths(group):
+                path.unlink(missing_ok=True)
+
+    async def _probe_view(self, group: str) -> bool:
+        view = self._views.get(group)
+        if view is None:
+            return True
+        return await asyncio.to_thread(self._probe, self._view_ports[group], view.policy.dns_listen[0])
+
+    def _restore_views(self, policy: squidconf.Policy) -> None:
+        """After a refused candidate: the views and the table as `policy` (the last good one) has them."""
+        self._view_blocklists = {}
+        try:
+            self._apply_views(policy)
+        except (DataPlaneError, groupdns.GroupDnsError) as exc:
+            log.error("the groups' DNS views did not come back", extra={"root": str(self.root), "error": str(exc)})
+
+    def view_status(self) -> list[ViewStatus]:
+        out: list[ViewStatus] = []
+        for group in self._views:
+            process = self._child(self._view_child(group))
+            port = self._view_ports.get(group, 0)
+            out.append(
+                {"group": group, "port": port, "running": process is not None, "pid": process.pid if process else None}
+            )
+        return out
 
     def _restart_dnsmasq_on_the_last_good(self) -> None:
         """After a rollback: dnsmasq took the refused candidate (or failed to start on it): start it again on
@@ -645,6 +1000,15 @@ class DataPlane:
             _bindable(socket.SOCK_STREAM, host.strip("[]"), int(port), f"proxy_listen {address}")
         for host in sorted(set(policy.dns_listen) - set(last.dns_listen)):
             _bindable(socket.SOCK_DGRAM, host, 53, f"dns_listen {host}")
+        wild = squidconf.wildcard(policy.dns_listen)
+        if wild and not squidconf.wildcard(last.dns_listen):
+            # dnsmasq's wildcard sockets take port 53 of every address: another resolver's would make it fail
+            others = sorted(_dns_listeners() - {self.dns, *last.dns_listen})
+            if others:
+                raise DataPlaneError(
+                    f"dns_listen {wild} is taken: {', '.join(others)} already listen on port 53 of this node, "
+                    "and a wildcard answers on port 53 of every address"
+                )
 
     def _configure_crs(self, policy: squidconf.Policy) -> None:
         """Start the CRS tier, or give it `policy`'s configuration, when the WAF engine is `crs` (stopping it
@@ -703,10 +1067,13 @@ class DataPlane:
             "started_at": self.started_at,
             "access_log": str(self.access_log),
             "dns_log": str(self.dns_log),
+            "dns_sinkhole": self.sinkhole_address if self.sinkhole_port else None,
             "last_apply": self.last_apply,
             "ssl_bump": bumping,
             "ssl_bump_ca_sha256": tlsfiles.ca_digest(self.tls) if self.tls and bumping else None,
             "children": self.children(),
+            "dns_views": self.view_status(),
+            "nft_table": f"inet {self.nft.name}" if self.nft.present else None,
         }
 
     def stop(self) -> None:
@@ -714,18 +1081,64 @@ class DataPlane:
         if self.crs is not None and self.supervisor is not None:
             with contextlib.suppress(Exception):
                 self._stop_crs()
+        if self.nft.present:
+            try:
+                self.nft.delete()  # unsteer the groups' clients before their views end
+            except groupdns.GroupDnsError as exc:
+                log.error("could not delete the group DNS table", extra={"table": self.nft.name, "error": str(exc)})
         supervisor, self.supervisor = self.supervisor, None
         if supervisor is not None:
-            for name in ("squid", "dnsmasq"):  # Squid first: it resolves through dnsmasq
+            for name in ("squid", "dnsmasq", SINKHOLE):  # Squid first: it resolves through dnsmasq
                 with contextlib.suppress(Exception):
                     supervisor.stop(name)
-            supervisor.close()
+            supervisor.close()  # and the groups' views
+        self._views, self._view_blocklists = {}, {}
         if self.watchdog is not None:
             self.watchdog.kill()
             self.watchdog.wait()
             self.watchdog = None
         if self.fallback:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Check:
+    """A configuration check running in a process of its own (`squid -k parse`, `dnsmasq --test`), so two run
+    side by side; `verdict()` waits for it and raises DataPlaneError with the program's words if it refused."""
+
+    def __init__(self, argv: list[str], judge: Callable[[int, bytes, bytes], None], timeout: float = 60) -> None:
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.program = Path(argv[0]).name
+        self.judge = judge
+        self.timeout = timeout
+        self.done = False
+
+    def verdict(self) -> None:
+        try:
+            out, err = self.process.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.end()
+            raise DataPlaneError(f"{self.program} did not finish its check") from None
+        self.done = True
+        self.judge(self.process.returncode, out, err)
+
+    def end(self) -> None:
+        """Stop a check still running (its sibling refused first) and reap it."""
+        if not self.done:
+            self.process.kill()
+            self.process.communicate()
+            self.done = True
+
+
+def _squid_verdict(code: int, out: bytes, err: bytes) -> None:
+    if code != 0:
+        lines = [ln for ln in err.decode(errors="replace").splitlines() if "FATAL" in ln or "ERROR" in ln]
+        raise DataPlaneError("squid refused the configuration: " + "; ".join(lines[-3:]))
+
+
+def _dnsmasq_verdict(code: int, out: bytes, err: bytes) -> None:
+    if code != 0:
+        words = (err or out).decode(errors="replace").strip().splitlines()[-1:]
+        raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
 
 def _bindable(kind: int, host: str, port: int, what: str) -> None:
@@ -739,6 +1152,22 @@ def _bindable(kind: int, host: str, port: int, what: str) -> None:
             raise DataPlaneError(f"{what} {reason} ({exc.strerror})") from None
 
 
+def _dns_listeners() -> set[str]:
+    """The addresses of this node (its network namespace) where a TCP socket listens on port 53."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                address, _, port = fields[1].partition(":")
+                if port != "0035" or fields[3] != "0A":  # port 53, LISTEN
+                    continue
+                # the address's 32-bit words in network order, each printed as the host reads it
+                words = [int(address[i : i + 8], 16) for i in range(0, len(address), 8)]
+                found.add(str(ipaddress.ip_address(b"".join(w.to_bytes(4, sys.byteorder) for w in words))))
+    return found
+
+
 def _pid_of(path: Path) -> int | None:
     with contextlib.suppress(OSError, ValueError):
         return int(path.read_text().split()[0])
@@ -750,7 +1179,13 @@ def _reap_previous_owner(root: Path) -> None:
     Squid and dnsmasq behind for up to a second: end them now, so this owner gets the same port and its
     new children are not killed by the old watchdog. Only processes whose command line names this folder."""
     run = root / "run"
-    for name in ("watchdog.pid", "squid.pid", "dnsmasq.pid"):
+    for name in (
+        "watchdog.pid",
+        "squid.pid",
+        "dnsmasq.pid",
+        f"{SINKHOLE}.pid",
+        *(p.name for p in run.glob("dnsmasq-group-*.pid")),
+    ):
         pid = _pid_of(run / name)
         if pid is None or pid == os.getpid():
             continue

@@ -48,15 +48,17 @@ class DnsRow:
     upstream: str | None = None
     rule: str | None = None
     source: str | None = None
+    pid: int = 0  # the dnsmasq that answered: the global one, or a client group's view
+    group: str | None = None  # the client group whose view answered (named by the tailer from `pid`)
 
     @property
     def blocked(self) -> bool:
         return self.outcome in ("sinkholed", "nxdomain")
 
     @property
-    def decided(self) -> tuple[str | None, bool, str | None, str | None]:
-        """upstream, blocked, rule, source: the columns after the answer."""
-        return self.upstream, self.blocked, self.rule, self.source
+    def decided(self) -> tuple[str | None, bool, str | None, str | None, str | None]:
+        """upstream, blocked, rule, source, group: the columns after the answer."""
+        return self.upstream, self.blocked, self.rule, self.source, self.group
 
     @property
     def answer(self) -> str:
@@ -84,6 +86,7 @@ class DnsRow:
             "answer": self.answer or None,
             "upstream": self.upstream,
             "rule_source": self.source,
+            "group": self.group,
         }
 
 
@@ -106,7 +109,10 @@ def stamp_to_epoch(stamp: str, now: float | None = None) -> float | None:
 class Assembler:
     """Open queries between batches; `feed(lines)` returns the rows completed by them."""
 
-    def __init__(self, timeout: float = 30.0, limit: int = 100_000) -> None:
+    def __init__(self, timeout: float = 30.0, limit: int = 100_000, sinkholes: set[str] | None = None) -> None:
+        # the sinkholes' `addr#port`: an answer forwarded to one is `sinkholed` (a name blocked since dnsmasq's
+        # last start, in its servers-file), not `forwarded`
+        self.sinkholes: set[str] = set(sinkholes or ())
         self.open: dict[tuple[str, str], DnsRow] = {}
         self.answered: set[tuple[str, str]] = set()
         self.timeout = timeout
@@ -143,7 +149,9 @@ class Assembler:
             name, _, client = rest.partition(" from ")
             ts = self._stamp(match["stamp"], now)
             if ts is not None:
-                self.open[key] = DnsRow(ts, client or match["peer"], name.lower(), query["qtype"])
+                self.open[key] = DnsRow(
+                    ts, client or match["peer"], name.lower(), query["qtype"], pid=int(match["pid"])
+                )
             return
         row = self.open.get(key)
         if row is None:
@@ -162,7 +170,10 @@ class Assembler:
             else:
                 row.outcome = BLOCKED.get(value, "local")
         elif what == "reply":
-            row.outcome = "forwarded"
+            if row.upstream in self.sinkholes:
+                row.outcome, row.upstream = "sinkholed", None
+            elif row.outcome != "sinkholed":
+                row.outcome = "forwarded"
         elif what == "cached":
             row.outcome = "cached"
         elif what.startswith("/"):  # a hosts file: the configured names

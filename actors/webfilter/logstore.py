@@ -53,6 +53,7 @@ CREATE SEQUENCE IF NOT EXISTS dns_id;
 CREATE TABLE IF NOT EXISTS dns_logs (id BIGINT DEFAULT nextval('dns_id'), ts TIMESTAMP, client VARCHAR,
     name VARCHAR, qtype VARCHAR, outcome VARCHAR, answer VARCHAR, upstream VARCHAR, blocked BOOLEAN, rule VARCHAR,
     source VARCHAR);
+ALTER TABLE dns_logs ADD COLUMN IF NOT EXISTS group_name VARCHAR;
 """
 
 ROLLUPS: dict[str, str] = {
@@ -160,9 +161,13 @@ class LogStore:
         access_log: str | None = None,
         dns_log: str | None = None,
         rules: ActorHandle[ProxyOwner] | None = None,
+        dns_sinkhole: str | None = None,
     ) -> bool:
         """Start (once) the tail loop on `access_log` and dnsmasq's query log `dns_log`; `rules` (the proxy
-        actor) says which blacklist entry decided each blocked DNS answer."""
+        actor) says which blacklist entry decided each blocked DNS answer; an answer dnsmasq forwarded to
+        `dns_sinkhole` (`addr#port`) is a blocked one."""
+        if dns_sinkhole:
+            self.dns.sinkholes.add(dns_sinkhole)
         if access_log:
             self.access_log = access_log
         if dns_log:
@@ -305,9 +310,14 @@ class LogStore:
             return 0
         inode, offset, chunk = unread
         rows = self.dns.feed(chunk.decode("utf-8", "replace").splitlines())
+        if rows and self.rules is not None:  # the client group whose own dnsmasq answered, if one did
+            groups = await call(self.rules, ProxyOwner.dns_groups, sorted({row.pid for row in rows}))
+            for row in rows:
+                row.group = groups.get(row.pid)
         blocked = [row for row in rows if row.blocked]
         if blocked and self.rules is not None:
-            decisions = await call(self.rules, ProxyOwner.attribute_dns, [row.name for row in blocked])
+            names, groups_of = [row.name for row in blocked], [row.group for row in blocked]
+            decisions = await call(self.rules, ProxyOwner.attribute_dns, names, groups_of)
             for row, decision in zip(blocked, decisions, strict=True):
                 row.rule, row.source = decision if decision else ("dns_blocklist", None)
         for row in blocked:
@@ -333,10 +343,10 @@ class LogStore:
         with self._writing(self.tail_db):
             if rows:  # one statement over column lists: DuckDB inserts row by row far slower
                 self.tail_db.execute(
-                    "INSERT INTO dns_logs (ts, client, name, qtype, outcome, answer, upstream, blocked, rule, source) "
-                    "SELECT make_timestamp(unnest($1)), unnest($2), unnest($3), unnest($4), unnest($5), "
+                    "INSERT INTO dns_logs (ts, client, name, qtype, outcome, answer, upstream, blocked, rule, source, "
+                    "group_name) SELECT make_timestamp(unnest($1)), unnest($2), unnest($3), unnest($4), unnest($5), "
                     "unnest($6)::VARCHAR, unnest($7)::VARCHAR, unnest($8)::BOOLEAN, unnest($9)::VARCHAR, "
-                    "unnest($10)::VARCHAR",
+                    "unnest($10)::VARCHAR, unnest($11)::VARCHAR",
                     [list(c) for c in columns],
                 )
             self._advance(self.dns_log, inode, end)
@@ -602,6 +612,13 @@ class LogStore:
         with self.lock:
             self.version += 1
             self.answers = {key: (self.version, result) for key, result in fresh.items()}
+
+    async def clear(self, cutoff_epoch: float | None) -> dict[str, int]:
+        """`delete_before` for the API, between two tail turns: a batch in flight re-answers the watched
+        questions from its own snapshot and publishes them after its commit, so a delete inside a turn
+        would leave its rows, or at least its answers, standing."""
+        async with self.turn:
+            return await asyncio.to_thread(self.delete_before, cutoff_epoch, self.tail_db)
 
     def delete_before(
         self, cutoff_epoch: float | None, conn: duckdb.DuckDBPyConnection | None = None

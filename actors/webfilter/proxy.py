@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from actors.webfilter import grouprules
 from actors.webfilter.dataplane import DataPlane, DataPlaneError, PlaneStatus, ProxySettings
 from actors.webfilter.refresher import Refresher
 from actors.webfilter.rulehits import Decision, RuleIndex
@@ -157,11 +158,29 @@ class ProxyOwner:
         index = self._index(dns=False)
         return [index.decide(host) for host in hosts]
 
-    def attribute_dns(self, names: list[str]) -> list[Decision | None]:
+    def attribute_dns(self, names: list[str], groups: list[str | None] | None = None) -> list[Decision | None]:
         """`attribute` for names dnsmasq blocked: its blocklist has the plain names and `*.name` rules, never
-        the `/regex/` ones (Squid alone enforces those), so a regex rule is never credited."""
+        the `/regex/` ones (Squid alone enforces those), so a regex rule is never credited. A name a client
+        group's view blocked (`groups`, per name) is credited to the group's blacklist (source `group:<name>`)
+        when one of its rules covers it, else to the global lists."""
         index = self._index(dns=True)
-        return [index.decide(name) for name in names]
+        with self._lock:
+            lists = {g["name"]: g["blacklist"] for g in (self.base.groups if self.base else [])}
+        own = {
+            group: RuleIndex({grouprules.rule_name(group): [r for r in lists[group] if not r.startswith("/")]})
+            for group in set(groups or []) - {None}
+            if group in lists
+        }
+        out: list[Decision | None] = []
+        for name, group in zip(names, groups or [None] * len(names), strict=True):
+            found = own[group].decide(name) if group in own else None
+            out.append(found or index.decide(name))
+        return out
+
+    def dns_groups(self, pids: list[int]) -> dict[int, str]:
+        """pid -> client group, for the dnsmasq processes among `pids` that are (or were) a group's view."""
+        views = self.plane.view_pids  # a dict the data plane rebinds, never changes in place
+        return {pid: views[pid] for pid in pids if pid in views}
 
     def _index(self, dns: bool) -> RuleIndex:
         """The rule index of the lists in force, built once per policy and subscription copies (the DNS

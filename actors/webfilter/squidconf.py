@@ -12,6 +12,7 @@ decided on its `host:port` and then tunnelled.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,11 @@ def plain_names(rules: list[str]) -> list[str]:
     """A domain list's plain names (its `*.` and `/regex/` rules left out), as `dstdomain_entries` keeps
     them, without the leading dot."""
     return list(_LISTS.index(rules).kept_names)
+
+
+def pattern_rules(rules: list[str]) -> set[str]:
+    """A domain list's `*.name` and `/regex/` rules (from its index, which a render of the list uses too)."""
+    return _LISTS.index(rules).pattern_rules
 
 
 def domain_names(rules: list[str]) -> list[str]:
@@ -398,27 +404,121 @@ def squid_conf(
     return "\n".join([*base, *rules]) + "\n"
 
 
+def wildcard(listen: list[str]) -> str:
+    """The first wildcard (`0.0.0.0`, `::`) in `listen`, or "" when it holds none. Our dnsmasqs then answer on every address of this
+    node, of both families: dnsmasq's wildcard mode, which replies from the address a query was sent to
+    (a socket bound to `0.0.0.0` in its `bind-interfaces` mode replies from whatever address the route
+    picks, which a client that asked another address drops) and has no way to take every address of one
+    family only."""
+    return next((a for a in listen if ipaddress.ip_address(a).is_unspecified), "")
+
+
 def dnsmasq_conf(
-    policy: Policy, *, own: str, hosts: Path, pid_file: Path, as_root: bool, query_log: Path | None = None
+    policy: Policy,
+    *,
+    own: str,
+    hosts: Path,
+    pid_file: Path,
+    as_root: bool,
+    query_log: Path | None = None,
+    port: int = 53,
+    blocklist: Path | None = None,
+    servers_file: Path | None = None,
 ) -> str:
-    """dnsmasq's configuration: its loopback address for Squid plus `dns_listen`, the hosts file (test names
-    and the sinkhole), and `dns_upstreams` as `server=` lines; never /etc/resolv.conf (`no-resolv`), so with
-    no upstream nothing leaves the machine. With `query_log`, every query and how it was answered is logged
-    there (`log-queries=extra`: each line carries the query's serial number), for the log store to tail."""
+    """dnsmasq's configuration: its loopback address for Squid (`own`, empty for a group's view, which
+    answers only steered clients) plus `dns_listen` on `port` (with a wildcard, every address of the node:
+    `wildcard`), the hosts file (test names), the blocklist
+    (`blocklist`, default `blocklist.conf` beside the hosts file), and `dns_upstreams` as `server=` lines;
+    never /etc/resolv.conf (`no-resolv`), so with no upstream nothing leaves the machine. With `query_log`,
+    every query and how it was answered is logged there (`log-queries=extra`: each line carries the
+    query's serial number), for the log store to tail. `servers_file` (the main dnsmasq's only): the names
+    blocked since its last start (`dns_delta_file`), read again on SIGHUP."""
     lines = [
-        "port=53",
-        *(f"listen-address={address}" for address in [own, *policy.dns_listen]),
-        "bind-interfaces",
+        f"port={port}",
+        *(
+            ["interface=*"]  # every interface, its addresses as they come and go; `own` is one of lo's
+            if wildcard(policy.dns_listen)
+            else [*(f"listen-address={a}" for a in [*([own] if own else []), *policy.dns_listen]), "bind-interfaces"]
+        ),
         "no-resolv",
         "no-hosts",
         "local-ttl=5",
         f"addn-hosts={hosts}",
-        f"conf-file={hosts.parent / 'blocklist.conf'}",
+        f"conf-file={blocklist or hosts.parent / 'blocklist.conf'}",
         f"pid-file={pid_file}",
         *(f"server={upstream}" for upstream in policy.dns_upstreams),
+        *([f"servers-file={servers_file}"] if servers_file is not None else []),
     ]
     if query_log is not None:
         lines += ["log-queries=extra", f"log-facility={query_log}"]
+    if as_root:
+        lines.append("user=root")
+    return "\n".join(lines) + "\n"
+
+
+# names blocked since dnsmasq's last start kept in its servers-file before it restarts on a new base: dnsmasq's
+# load of `server=/name/` lines is quadratic (2 000 names: well under 0.1 s; 32 000: over a second, answering
+# nothing meanwhile; see the README's "Measured: a blocklist edit without a restart")
+DELTA_LIMIT = 2000
+
+# what decides dnsmasq's files besides the blacklist: a change to any of them restarts dnsmasq on a new base
+_DNS_FIELDS = ("dns_listen", "dns_upstreams", "enable_domain_blacklist", "domain_whitelist", "dns_block_mode")
+
+
+def blocked_rules(policy: Policy) -> set[str]:
+    """The blacklist's rules as its index holds them (normalised), the set a base is compared by."""
+    return set(_LISTS.index(policy.domain_blacklist).rule_set)
+
+
+def dns_delta(base: Policy, base_rules: set[str], policy: Policy) -> list[str] | None:
+    """The plain names `policy` blocks beyond `base` (the policy dnsmasq's blocklist was rendered from at its
+    last start, whose rules are `base_rules`), when they can be added to a running dnsmasq (`dns_delta_file` and
+    a SIGHUP); None when dnsmasq must restart on a new base: a rule removed from the base, a `*.`/regex rule
+    added, any other DNS setting or the whitelist changed, more than DELTA_LIMIT names, or an added name over
+    or under a whitelisted one (the base has no exemption for it, and a `server=` line of equal specificity
+    does not undo a blocked one)."""
+    if not policy.enable_domain_blacklist or any(getattr(policy, f) != getattr(base, f) for f in _DNS_FIELDS):
+        return None
+    rules = _LISTS.index(policy.domain_blacklist).rule_set
+    if policy.domain_blacklist is base.domain_blacklist or rules == base_rules:
+        return []
+    if len(rules) - len(base_rules) > DELTA_LIMIT or not rules >= base_rules:
+        return None
+    added = rules - base_rules
+    if len(added) > DELTA_LIMIT or any(r.startswith(("*.", "/")) for r in added):
+        return None
+    white = {normal(w).removeprefix("*.") for w in policy.domain_whitelist if not w.startswith("/")}
+    if any(_under(name, white) for name in added) or any(_under(w, added) for w in white):
+        return None
+    return sorted(added, key=lambda d: d[::-1])
+
+
+def dns_delta_file(names: list[str], policy: Policy, sinkhole: str) -> str:
+    """dnsmasq's servers-file for the names blocked since its last start: each name and its subdomains
+    forwarded to the sinkhole (`sinkhole`: `addr#port`, a dnsmasq answering every name 0.0.0.0 and ::), or,
+    in NXDOMAIN mode, local-only (`server=/name/`: dnsmasq answers NXDOMAIN itself). The first line is
+    `DELTA_MARK`'s."""
+    target = "" if policy.dns_block_mode == "nxdomain" else sinkhole
+    return f"server=/{DELTA_MARK}/\n" + _lines("server=/", names, f"/{target}")
+
+
+# the servers-file's first line, so dnsmasq logs `using ...` once it read the file, even an empty delta with no
+# upstream (the apply waits for that line); a reserved name (RFC 6761: `.invalid` answers NXDOMAIN anyway)
+DELTA_MARK = "delta.rayfleet.invalid"
+
+
+def sinkhole_conf(*, address: str, port: int, pid_file: Path, as_root: bool) -> str:
+    """The sinkhole's configuration: every name answers 0.0.0.0 and ::, on loopback only; never edited."""
+    lines = [
+        f"port={port}",
+        f"listen-address={address}",
+        "bind-interfaces",
+        "no-resolv",
+        "no-hosts",
+        "address=/#/0.0.0.0",
+        "address=/#/::",
+        f"pid-file={pid_file}",
+    ]
     if as_root:
         lines.append("user=root")
     return "\n".join(lines) + "\n"

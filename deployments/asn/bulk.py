@@ -56,7 +56,7 @@ def _address(text: object) -> tuple[int, int, str] | None:
     if ":" not in text and len(text) <= 15:
         try:
             return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big"), text
-        except OSError:
+        except (OSError, ValueError):  # ValueError: an embedded NUL
             return None
     try:
         return parse_ip(text)

@@ -143,6 +143,7 @@ class Engine:
         ignored folder), and goes in the same section as the rule it answers, after it."""
         samples = sample_paths(tree)
         kept: dict[str, Rule] = {}
+        spelled: dict[str, str] = {}  # what is ignored -> its negation (many files share a folder)
         for _ in range(4):  # a kept folder can hold another ignored folder (node_modules/x/dist/)
             if not samples:
                 break
@@ -157,7 +158,7 @@ class Engine:
                 rule = by_pattern[hit[1]]
                 if rule.feature in NEVER_KEPT or rule.source == "user_extra":
                     continue
-                pattern = "!" + escape(hit[0])
+                pattern = spelled.get(hit[0]) or spelled.setdefault(hit[0], "!" + escape(hit[0]))
                 kept.setdefault(pattern, Rule(pattern, rule.source, f"{rule.feature}{KEPT}"))
                 again.append(path)
             samples = again

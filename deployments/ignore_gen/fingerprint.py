@@ -23,8 +23,10 @@ from collections.abc import Collection, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain, compress, count, repeat
+from itertools import compress, repeat
 from operator import itemgetter, not_
+
+from deployments.ignore_gen import passes
 
 # Features added to every generation, whatever the input: OS/editor junk and
 # secrets are a risk for every stack, including when `features` bypasses
@@ -326,7 +328,7 @@ def sample_paths(tree: Iterable[str] | Tree) -> list[str]:
     inside = _folders_with(prepared, _SAMPLE_WORDS, SAMPLE_DIRS, tests=True)
     if not inside:
         return []
-    return list(compress(prepared.paths, map(inside.__contains__, prepared.folders)))
+    return list(map(prepared.paths.__getitem__, passes.rows_in(prepared.folders, inside)))
 
 
 @dataclass(frozen=True)
@@ -369,17 +371,18 @@ def _starts_with(ordered: list[str], prefix: str) -> bool:
 
 @dataclass(frozen=True)
 class Tree:
-    """A tree read once, every per-path column built by C-level passes (no per-path Python).
+    """A tree read once, every per-path column and the distinct names and folders built in one
+    pass (`passes.tree_columns`: a C loop when the extension is built, C-level `map`s and one
+    comprehension when not).
 
     `paths` are normalised and in code-point order, so the first path with a property is the
-    smallest one (the witness). The other columns follow that order, in lower case: the path,
-    its basename, its folder with a trailing `/` (empty at the top) and its extension without
-    the dot (equal to a key of EXTENSIONS only when the basename has that extension after a
-    first character: `.py` and `py` have none). What is decided per name or per folder is
-    decided once per distinct value (`names_seen`, `folder_list`)."""
+    smallest one (the witness). The other columns follow that order, in lower case: its
+    basename, its folder with a trailing `/` (empty at the top) and its extension without the
+    dot, `''` when the basename has no `.` after its first character (`.py`, `py` and
+    `makefile` have none). What is decided per name or per folder is decided once per
+    distinct value (`names_seen`, `folder_list`: first seen first)."""
 
     paths: list[str]
-    lows: list[str]
     names: list[str]
     folders: list[str]
     tails: list[str]
@@ -388,16 +391,13 @@ class Tree:
     folder_text: str  # the distinct folders joined by newlines (for substring tests)
 
     @cached_property
-    def folder_segments(self) -> tuple[list[list[str]], list[str]]:
-        """Each distinct folder split into its segments, and the distinct segments (split once
-        for the fixture and the sample passes)."""
-        split = list(map(str.split, self.folder_list, repeat("/")))
-        return split, list(set(chain.from_iterable(split)))
+    def lows(self) -> list[str]:
+        """The paths lower-cased (only Flutter's platform folders need them)."""
+        return passes.lowered(self.paths)
 
 
 _STEM_WORDS = (*STEMS, "requirements")
 _TAILS = {ext[1:]: hits for ext, hits in EXTENSIONS.items()}  # keyed like Tree.tails
-_UNDOTTED = frozenset({*_TAILS, *EXTENSIONS})  # basenames whose tail is a key but not an extension
 
 
 def prepare(tree: Iterable[str]) -> Tree:
@@ -408,52 +408,30 @@ def prepare(tree: Iterable[str]) -> Tree:
     text = "\n".join(paths)
     if "\\" in text or _starts_with(paths, "/") or _starts_with(paths, "./"):
         return _columns(sorted(map(normalise, paths)))
-    columns = _columns(paths, text)
+    columns = _columns(paths)
     if "//" in columns.folder_text or "/./" in columns.folder_text:
         return _columns(sorted(map(normalise, paths)))
     return columns
 
 
-def _columns(paths: list[str], text: str | None = None) -> Tree:
-    """The columns of sorted, normalised `paths` (`text`: them joined by newlines, if known)."""
-    text = "\n".join(paths) if text is None else text
-    low = text.lower()
-    # One `lower` and `split` in C when lower-casing kept every character's length (only then
-    # do the lines line up with the paths; `\n` is no letter, so no case rule reads across
-    # it); else a path held a newline or a letter like `İ`: each is lowered on its own.
-    lows = low.split("\n") if len(low) == len(text) else []
-    if len(lows) != len(paths):
-        lows = [p.lower() for p in paths]
-    names = list(map(_LAST, map(str.rpartition, lows, repeat("/"))))
-    folders = list(map(str.removesuffix, lows, names))
-    tails = list(map(_LAST, map(str.rpartition, names, repeat("."))))
-    seen = set(names)
-    for name in _UNDOTTED & seen:  # files named `py` or `.py`: no extension
-        with suppress(ValueError):
-            at = -1
-            while True:
-                at = names.index(name, at + 1)
-                tails[at] = ""
-    distinct = list(set(folders))
-    return Tree(paths, lows, names, folders, tails, seen, distinct, "\n".join(distinct))
+def _columns(paths: list[str]) -> Tree:
+    """The columns of sorted, normalised `paths`, with the distinct names and folders
+    (`passes.tree_columns`: one C loop when built)."""
+    names, folders, extensions, seen, distinct = passes.tree_columns(paths)
+    return Tree(paths, names, folders, extensions, seen, distinct, "\n".join(distinct))
 
 
 def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], tests: bool = False) -> set[str]:
     """The distinct folders with a segment in `segments`, or (with `tests`) a segment that
-    starts with `test` or ends with `test` or `tests` (`mytests/`, `unittest/`). Nothing is split unless the joined
-    folders hold one of `words` (every such segment holds one); then each distinct segment
-    is classified once and the folders picked by set probes, in C."""
+    starts with `test` or ends with `test` or `tests` (`mytests/`, `unittest/`). Nothing is
+    looked at unless the joined folders hold one of `words` (every such segment holds one);
+    then one pass over the distinct folders (`passes.holding_like`: in C, an ASCII folder's
+    segments compared as spans of its bytes, no str made per segment)."""
     if not any(word in tree.folder_text for word in words):
         return set()
     listed = tree.folder_list
-    split, distinct = tree.folder_segments
-    chosen = set(segments.intersection(distinct))
-    if tests:
-        chosen.update(compress(distinct, map(str.startswith, distinct, repeat("test"))))
-        chosen.update(compress(distinct, map(str.endswith, distinct, repeat(("test", "tests")))))
-    if not chosen:
-        return set()
-    return set(compress(listed, map(not_, map(chosen.isdisjoint, split))))
+    starts, ends = (("test",), ("test", "tests")) if tests else ((), ())
+    return set(map(listed.__getitem__, passes.holding_like(listed, segments, starts, ends)))
 
 
 _PATH_MARKERS = [
@@ -515,9 +493,7 @@ def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
     set probes."""
     seen = tree.names_seen
     stems = {name: hits for name in _starting_with(seen, _STEM_WORDS) if (hits := _stem_hits(name))}
-    out = (
-        [(at, stems[tree.names[at]]) for at in compress(count(), map(stems.__contains__, tree.names))] if stems else []
-    )
+    out = [(at, stems[tree.names[at]]) for at in passes.rows_in(tree.names, stems)] if stems else []
     for parent, last, hits in _PATH_MARKERS:
         if last in seen:
             folders = tree.folders
@@ -534,7 +510,7 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
 
     No per-path Python: the extensions and marker names present are set intersections with
     the tree's columns, and each one's witness is its first row in the sorted tree outside
-    fixture folders (`_first_rows`); fixture folders are decided once per distinct folder, and
+    fixture folders (`passes.first_rows`); fixture folders are decided once per distinct folder, and
     only when a witness lies in one.
     Stems and path markers are looked for among the distinct basenames. A feature's witness
     is its smallest path outside fixture folders; when no feature has one, the fixtures'
@@ -564,19 +540,11 @@ def _found(
     marker names in the sorted rows, or a `rare` path)."""
     found: dict[str, str] = {}
     for column, table in ((tails, _TAILS), (names, MARKERS)):
-        for key, at in _first_rows(column, table).items():
+        for key, at in passes.first_rows(column, table).items():
             _note(found, table[key], paths[at])
     for path, hits in rare:
         _note(found, hits, path)
     return found
-
-
-def _first_rows(column: list[str], table: Mapping[str, object]) -> dict[str, int]:
-    """Each key of `table` found in `column` -> its first row: the rows holding a key are
-    picked by one C-level pass of dict probes, and a dict filled from the last of them back
-    keeps each key's first row."""
-    rows = list(compress(count(), map(table.__contains__, column)))
-    return dict(zip(map(column.__getitem__, reversed(rows)), reversed(rows), strict=True))
 
 
 def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:

@@ -19,8 +19,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, compress, count, product, repeat
+from itertools import compress, count, product, repeat
 from operator import itemgetter, not_
+
+from deployments.ignore_gen import passes
 
 MAX_EXPANSIONS = 256
 STAR, QMARK, GLOBSTAR = "\x00", "\x01", "\x02"  # markers: never in a real pattern
@@ -310,17 +312,9 @@ class _Gate:
         )
 
     def rows(self, subjects: list[str]) -> set[int]:
-        """The indexes of the subjects a pattern of this gate may match."""
-        out = set(compress(count(), map(self.exact.__contains__, subjects)))
-        if self.extensions:
-            tails = map(_LAST, map(str.rpartition, subjects, repeat(".")))
-            out.update(compress(count(), map(self.extensions.__contains__, tails)))
-        if self.suffixes:
-            out.update(compress(count(), map(str.endswith, subjects, repeat(self.suffixes))))
-        if self.prefixes:
-            out.update(compress(count(), map(str.startswith, subjects, repeat(self.prefixes))))
-        for needle in self.needles:
-            out.update(compress(count(), map(str.__contains__, subjects, repeat(needle))))
+        """The indexes of the subjects a pattern of this gate may match (the tables in one C
+        loop when `passes` is compiled)."""
+        out = set(passes.gate_rows(subjects, self.exact, self.extensions, self.suffixes, self.prefixes, self.needles))
         if self.rest is not None:
             out.update(compress(count(), map(self.rest.fullmatch, subjects)))
         return out
@@ -338,6 +332,11 @@ class _Screen:
     starts: tuple[tuple[str, int], ...]
     needles: tuple[tuple[str, int], ...]
     always: tuple[int, ...]
+    # The words of `ends`, `starts` and `needles` alone: one C-level test of a subject against
+    # all of them before their globs are picked one by one (most subjects meet none).
+    end_words: tuple[str, ...] = ()
+    start_words: tuple[str, ...] = ()
+    needle_words: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, globs: Iterable[tuple[int, _Compiled]]) -> _Screen:
@@ -362,14 +361,26 @@ class _Screen:
                 needles.append((needle, at))
             else:
                 always.append(at)
-        return cls({t: tuple(i) for t, i in tails.items()}, tuple(ends), tuple(starts), tuple(needles), tuple(always))
+        return cls(
+            {t: tuple(i) for t, i in tails.items()},
+            tuple(ends),
+            tuple(starts),
+            tuple(needles),
+            tuple(always),
+            tuple({end for end, _ in ends}),
+            tuple({start for start, _ in starts}),
+            tuple({needle for needle, _ in needles}),
+        )
 
     def candidates(self, subject: str) -> list[int]:
         """The indexes of the globs that may match `subject`, in no particular order."""
         out = [*self.tails.get(subject.rpartition(".")[2], ()), *self.always]
-        out.extend(at for end, at in self.ends if subject.endswith(end))
-        out.extend(at for start, at in self.starts if subject.startswith(start))
-        out.extend(at for needle, at in self.needles if needle in subject)
+        if subject.endswith(self.end_words):
+            out.extend(at for end, at in self.ends if subject.endswith(end))
+        if subject.startswith(self.start_words):
+            out.extend(at for start, at in self.starts if subject.startswith(start))
+        if any(map(subject.__contains__, self.needle_words)):
+            out.extend(at for needle, at in self.needles if needle in subject)
         return out
 
 
@@ -426,6 +437,7 @@ class Matcher:
         self._tables = _tables(tuple(patterns))
         self._folders: dict[str, _Compiled | None] = {}
         self._under: dict[str, bool] = {}
+        self._first: dict[str, tuple[str, str] | None] = {}
         self._screened: dict[tuple[str, bool], bool] = {}
 
     def _search(self, anchored: bool, is_dir: bool, subject: str, best: int) -> int:
@@ -484,12 +496,11 @@ class Matcher:
         by_path = list(map(str.startswith, folders, repeat(firsts)))
         out = {folder for folder in compress(folders, by_path) if self._ignored_folder(folder[:-1])}
         plain = list(compress(folders, map(not_, by_path)))
-        split = list(map(str.split, plain, repeat("/")))
-        segments = list(set(chain.from_iterable(split)))
+        segments = passes.segments(plain)
         screened = map(segments.__getitem__, self._tables.gates[False, True].rows(segments))
         ignored = {segment for segment in screened if self._ignores_name(segment)}
         if ignored:
-            out.update(compress(plain, map(not_, map(ignored.isdisjoint, split))))
+            out.update(map(plain.__getitem__, passes.holding(plain, ignored)))
         return out
 
     def _ignores_name(self, segment: str) -> bool:
@@ -500,26 +511,40 @@ class Matcher:
     def candidates(self, paths: list[str]) -> list[str]:
         """The paths of `paths` (in their order) that `ignored_by` can answer for: those in an
         ignored folder (decided once per distinct folder) and those a file pattern matches."""
-        names = list(map(_LAST, map(str.rpartition, paths, repeat("/"))))
-        folders = list(map(str.removesuffix, paths, names))
+        names, folders, _ = passes.columns(paths, False)
         ignored = self._ignored_folders(list(filter(None, set(folders))))
         distinct = list(set(names))  # basename patterns are screened once per distinct name
         named = set(map(distinct.__getitem__, self._tables.gates[False, False].rows(distinct)))
-        rows = set(compress(count(), map(ignored.__contains__, folders)))
-        rows.update(compress(count(), map(named.__contains__, names)))
+        rows = set(passes.rows_in(folders, ignored))
+        rows.update(passes.rows_in(names, named))
         rows.update(self._tables.gates[True, False].rows(paths))
         return [paths[at] for at in sorted(rows)]
 
     def ignored_by(self, path: str) -> tuple[str, str] | None:
         """(what is ignored: the path or its first ignored folder + `/`, the pattern), or None."""
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            prefix = "/".join(parts[:depth])
-            rule = self._folder(prefix)
-            if rule is not None and not rule.negated:
-                return prefix + "/", rule.text
+        folder, slash, _ = path.rpartition("/")
+        if slash and (hit := self._first_ignored(folder)) is not None:
+            return hit
         rule = self._decide(path, False)
         return (path, rule.text) if rule is not None and not rule.negated else None
+
+    def _first_ignored(self, folder: str) -> tuple[str, str] | None:
+        """(the topmost of `folder` and the folders above it that a positive pattern ignores,
+        + `/`, the pattern), or None: decided once per distinct folder, top down from the
+        nearest one decided before (paths share their folders)."""
+        first = self._first
+        chain: list[str] = []
+        at: str | None = folder
+        while at is not None and at not in first:
+            chain.append(at)
+            parent, slash, _ = at.rpartition("/")
+            at = parent if slash else None
+        hit = first[at] if at is not None else None
+        for prefix in reversed(chain):
+            if hit is None and (rule := self._folder(prefix)) is not None and not rule.negated:
+                hit = (prefix + "/", rule.text)
+            first[prefix] = hit
+        return hit
 
 
 def escape(path: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from deployments.ignore_gen.config import IgnoreGenConfig
 from deployments.ignore_gen.engine import Diff, Engine, Generated, Options, UnknownFeatureError
 from deployments.ignore_gen.errors import ApiError
@@ -39,6 +41,8 @@ class Service:
         if body.tree is None and body.features is None:
             raise ApiError(400, "either 'tree' (file paths) or 'features' (feature names) is required")
         self.check_limits(body)
+        _check_text("tree", body.tree or ())
+        _check_text("extras", body.extras)
         return Options(body.include_comments, body.include_provenance, tuple(body.extras))
 
     def generate(self, body: GenerateOptions) -> Generated:
@@ -50,6 +54,7 @@ class Service:
 
     def diff(self, body: DiffRequest) -> Diff:
         options = self.options(body)
+        _check_text("existing", (body.existing,))
         size = len(body.existing.encode("utf-8"))
         if size > self.config.limits.max_existing_bytes:
             raise ApiError(413, f"existing is {size} bytes; the limit is {self.config.limits.max_existing_bytes}")
@@ -57,3 +62,16 @@ class Service:
             return self.engine.diff(body.existing, body.tree, body.features, options)
         except UnknownFeatureError as exc:
             raise ApiError(404, str(exc)) from None
+
+
+def _check_text(field: str, values: Sequence[str]) -> None:
+    """422 when a value holds a lone surrogate: JSON can escape one (`\\ud800`), no UTF-8 file
+    can hold it, and the output (a kept negation names a tree path) must be UTF-8."""
+    text = "\n".join(values)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ApiError(
+                422, f"body.{field}: a lone surrogate is not text (paths and patterns must be UTF-8)"
+            ) from None

@@ -171,6 +171,9 @@ class InjectionConfig(_Model):
 
     enabled: bool = True
     block_score: Annotated[float, Field(gt=0)] = 1.5
+    # the classifier may block a prompt in which the rules found nothing: more unseen attacks caught, and
+    # some ordinary long prompts refused (README, "Injection scoring")
+    classifier_alone: bool = False
 
 
 class SecurityConfig(_Model):

@@ -24,7 +24,7 @@ import time
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.errors import GatewayError
 from deployments.llm_gateway.events import EventLog
-from deployments.llm_gateway.injection import score
+from deployments.llm_gateway.injection import classifier, score
 from deployments.llm_gateway.links import LinkSanitizer
 from deployments.llm_gateway.negative_cache import NegativeCache
 from deployments.llm_gateway.pipeline import Context
@@ -56,6 +56,7 @@ class SecurityStages:
         neg = config.caching.negative_cache
         self.negative = NegativeCache(neg.maxsize, neg.ttl)
         self.reconfigure(config)
+        classifier.model()  # its weights (about 0.9 MB of JSON) read at start, not by the first request on the loop
 
     def reconfigure(self, config: GatewayConfig) -> None:
         """Apply a (reloaded) configuration; the stages are bound methods, so they see it at once."""
@@ -97,7 +98,7 @@ class SecurityStages:
         if remembered is not None:
             self.metrics.negative_hits.inc()
             self._refuse(ctx, remembered)
-        verdict = score(prompt_text(ctx.body))
+        verdict = score(prompt_text(ctx.body), sec.injection.classifier_alone)
         if verdict.score >= sec.injection.block_score:
             self.negative.add(ctx.body, verdict.score)
             self.events.emit(

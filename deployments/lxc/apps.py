@@ -8,6 +8,7 @@ resolves to public addresses only (no redirects are followed).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import re
 import socket
@@ -17,10 +18,12 @@ from urllib.parse import urlsplit
 import httpx
 import yaml
 
+from rayfleet.ssh import SSHTarget
+
 from . import commands as cmd
 from .config import LxcConfig
 from .containers import each_container
-from .errors import BadRequest, CommandFailed
+from .errors import BadRequest, CommandFailed, NodeDown
 from .hosts import Steps, Target
 from .responses import BulkDone
 from .service import HostResult, R, confined
@@ -132,16 +135,25 @@ async def _fetch(config: LxcConfig, url: str) -> str:
 
 
 async def _push(t: Target, vmid: str, steps: Steps, text: str, dest: str) -> None:
+    """`text` staged on the node holding the container (where `pct push` reads it), then pushed."""
     staged = f"/var/tmp/lws-{vmid}-{int(time.time() * 1000)}-{dest.rsplit('/', 1)[-1]}"
+    node = await t.holding(vmid)
+
+    async def put(key: str, host: SSHTarget) -> None:
+        await node.pool.put_bytes(key, host, text.encode(), staged)
+
     try:
-        await t.pool.put_bytes(t.key, t.zone, text.encode(), staged)
+        await node.transfer(put)
+    except NodeDown:
+        raise
     except Exception as exc:
         raise CommandFailed(f"staging {dest} on the host failed: {exc}", steps.text(), 1) from None
     try:
         await steps.run(cmd.pct_exec(vmid, ["mkdir", "-p", dest.rsplit("/", 1)[0]]))
         await steps.run(cmd.pct("push", vmid, staged, dest))
     finally:
-        await t.run(["rm", "-f", staged])
+        with contextlib.suppress(CommandFailed):  # the node gone meanwhile: nothing to remove there
+            await node.run(["rm", "-f", staged])
 
 
 async def deploy(t: Target, vmid: str, action: str, compose: tuple[str, str], auto_start: bool) -> HostResult:

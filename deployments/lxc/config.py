@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from rayfleet.config import load_yaml
-from rayfleet.ssh_config import SSHHostConfig, expand_path
+from rayfleet.ssh_config import SSHHostConfig, expand_path, host_address
 
 from . import validate
 
@@ -41,6 +41,11 @@ class ClusterNode(_Strict):
     host: str | None = Field(default=None, description="default: the zone's host")
     port: int = 22
     port_env: str | None = None
+
+    @field_validator("host")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        return value if value is None else host_address(value)
 
 
 class ZoneConfig(SSHHostConfig, _Strict):

@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from rayfleet.ssh import SSHTarget
 
 from . import commands as cmd
 from . import pve
 from . import validate as v
 from .config import LxcConfig
-from .errors import BadRequest, CommandFailed, NotFound, combined_status
+from .errors import BadRequest, CommandFailed, NodeDown, NotFound, combined_failure
 from .hosts import Steps, Target
 from .responses import BackupDone, BulkDone, BulkResult, Cloned, Created, InstanceStatus
 from .service import HostResult, R
@@ -96,18 +98,31 @@ async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
     raise CommandFailed(f"CT {vmid} is still locked after {LOCK_POLL_TRIES} checks", steps.text(), 1)
 
 
-async def zone_view(t: Target) -> pve.ClusterView:
-    """The zone's containers: every node's in a cluster (`/cluster/resources`, with the nodes it
-    reports offline), else the host's."""
+async def zone_view(t: Target, probe: bool = True) -> pve.ClusterView:
+    """The zone's containers: every node's in a cluster (`/cluster/resources`), else the host's.
+    In a cluster, the offline nodes are the configured ones the cluster reports offline and, with
+    `probe`, the others whose SSH server does not answer (their pooled connection opened or reused;
+    their containers' status `unknown`, as PVE shows a dead node's). A node the cluster already
+    reports offline is not probed: a powered-off host often drops the SYN, costing `connect_timeout`."""
     if t.cluster is None:
         return pve.ClusterView(await pve.containers(t.steps(), await t.node()), [])
     view = await pve.cluster_view(t.steps())
     t.cluster.learn(list(view.containers))
-    return view
+    # only the zone's configured node names are reported (never a name as the host's JSON spells it)
+    reported = {node for node in view.offline if node in t.cluster.nodes}
+    unreachable = await t.unreachable_nodes(skip=reported) if probe else {}
+    offline = reported | set(unreachable)
+    rows = [
+        pve.ContainerEntry(**{**row, "status": "unknown"}) if row.get("node") in unreachable else row
+        for row in view.containers
+    ]
+    return pve.ClusterView(rows, sorted(offline))
 
 
 async def list_instances(t: Target) -> list[pve.ContainerEntry]:
-    return (await zone_view(t)).containers
+    """The zone's containers, without probing the nodes (a hung node must not hold up a bulk
+    action on the others: its own containers answer 503 when their command is sent)."""
+    return (await zone_view(t, probe=False)).containers
 
 
 async def get_instance(t: Target, vmid: str) -> pve.ContainerConfig:
@@ -192,12 +207,20 @@ async def each_container(
         except CommandFailed as exc:
             return vmid, exc
 
-    results = dict(await asyncio.gather(*(one(x) for x in vmids)))
+    return reported_batch(dict(await asyncio.gather(*(one(x) for x in vmids))))
+
+
+def reported_batch(
+    results: Mapping[str, BulkResult | CommandFailed], texts: Mapping[str, str] | None = None
+) -> BulkDone:
+    """A bulk action's answer: each container's result (its host text, if any, before its line);
+    only when every container failed, the combined failure."""
     failed = [(vmid, r) for vmid, r in results.items() if isinstance(r, CommandFailed)]
-    if len(failed) == len(vmids):
+    if len(failed) == len(results):
         raise combined_failure(failed, "")
     report = {vmid: _reported(r) for vmid, r in results.items()}
-    lines = [_line(vmid, r) for vmid, r in report.items()]
+    texts = texts or {}
+    lines = [part for vmid, r in report.items() for part in (texts.get(vmid, ""), _line(vmid, r)) if part]
     return BulkDone(output="\n".join(lines), results=report)
 
 
@@ -211,12 +234,6 @@ def _line(vmid: str, r: BulkResult) -> str:
     if r.error is not None:
         return f"Instance {vmid} failed: {r.error}"
     return f"Instance {vmid} {r.outcome}."
-
-
-def combined_failure(failed: list[tuple[str, CommandFailed]], done: str) -> CommandFailed:
-    """One error for a bulk action's failures, each line prefixed with its container id."""
-    details = "\n".join(f"{vmid}: {r.details.strip()}" for vmid, r in failed)
-    return CommandFailed(details, done, failed[0][1].return_code, combined_status([r for _, r in failed]))
 
 
 async def status(t: Target, vmids: list[str]) -> dict[str, InstanceStatus]:
@@ -276,41 +293,67 @@ class ScaleRequest:
     net_limit: str | None
 
 
-async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> HostResult:
+async def scale(t: Target, vmids: list[str], req: ScaleRequest) -> BulkDone:
+    """Set the limits of every container, reported per container as the other bulk actions are: a
+    container whose configuration cannot be read (its node does not answer) is that container's
+    `error` and the others are scaled. A value refused for any container that answered (a disk
+    that would shrink, no net0 to limit) is a 400 before anything is changed."""
     await require_existing(t, vmids)
     node = await t.node()
+
+    async def read(vmid: str) -> pve.ContainerConfig | CommandFailed:
+        try:
+            return await pve.config(t.steps(), node, vmid)
+        except CommandFailed as exc:
+            return exc
+
     async with t.locked(vmids):
-        configs: dict[str, pve.ContainerConfig] = {}
-        for vmid in vmids:
-            configs[vmid] = await pve.config(t.steps(), node, vmid)
-        if req.storage_size and not req.storage_size.startswith("+"):
-            wanted = v.size_in_gib(req.storage_size)
-            for vmid, config in configs.items():
-                current = _rootfs_gib(config)
-                if current is not None and wanted < current:
-                    raise BadRequest(
-                        f"disks cannot shrink: CT {vmid} has a {current:g}G root disk, {req.storage_size} requested"
-                    )
-        steps = t.steps()
-        for vmid, config in configs.items():
-            options: dict[str, str] = {}
-            if req.memory is not None:
-                options["memory"] = str(req.memory)
-            if req.cpulimit is not None:
-                options["cpulimit"] = req.cpulimit
-            if req.cpucores is not None:
-                options["cores"] = str(req.cpucores)
-            if req.net_limit is not None:
-                if "net0" not in config:
-                    raise BadRequest(f"CT {vmid} has no net0 interface to limit")
-                parts = [p for p in str(config["net0"]).split(",") if not p.startswith("rate=")]
-                options["net0"] = ",".join([*parts, f"rate={req.net_limit}"])
-            if options:
-                await steps.run(cmd.pct_set(vmid, options))
-            if req.storage_size:
-                await steps.run(cmd.pct("resize", vmid, "rootfs", req.storage_size))
-            steps.note(f"Instance {vmid} scaled.")
-    return R(steps.text())
+        found = dict(zip(vmids, await asyncio.gather(*(read(vmid) for vmid in vmids)), strict=True))
+        results: dict[str, BulkResult | CommandFailed] = {
+            vmid: r for vmid, r in found.items() if isinstance(r, CommandFailed)
+        }
+        changes = {vmid: _scaled(vmid, c, req) for vmid, c in found.items() if not isinstance(c, CommandFailed)}
+        texts: dict[str, str] = {}
+
+        async def apply(vmid: str, options: dict[str, str]) -> tuple[str, BulkResult | CommandFailed]:
+            steps = t.steps()
+            try:
+                if options:
+                    await steps.run(cmd.pct_set(vmid, options))
+                if req.storage_size:
+                    await steps.run(cmd.pct("resize", vmid, "rootfs", req.storage_size))
+            except CommandFailed as exc:
+                return vmid, exc
+            finally:
+                texts[vmid] = steps.text()
+            return vmid, BulkResult(outcome="scaled", status=None, error=None)
+
+        results.update(await asyncio.gather(*(apply(vmid, options) for vmid, options in changes.items())))
+    return reported_batch({vmid: results[vmid] for vmid in vmids}, texts)
+
+
+def _scaled(vmid: str, config: pve.ContainerConfig, req: ScaleRequest) -> dict[str, str]:
+    """The `pct set` options that scale `vmid` as `req` asks; 400 for a value its configuration refuses."""
+    if req.storage_size and not req.storage_size.startswith("+"):
+        wanted = v.size_in_gib(req.storage_size)
+        current = _rootfs_gib(config)
+        if current is not None and wanted < current:
+            raise BadRequest(
+                f"disks cannot shrink: CT {vmid} has a {current:g}G root disk, {req.storage_size} requested"
+            )
+    options: dict[str, str] = {}
+    if req.memory is not None:
+        options["memory"] = str(req.memory)
+    if req.cpulimit is not None:
+        options["cpulimit"] = req.cpulimit
+    if req.cpucores is not None:
+        options["cores"] = str(req.cpucores)
+    if req.net_limit is not None:
+        if "net0" not in config:
+            raise BadRequest(f"CT {vmid} has no net0 interface to limit")
+        parts = [p for p in str(config["net0"]).split(",") if not p.startswith("rate=")]
+        options["net0"] = ",".join([*parts, f"rate={req.net_limit}"])
+    return options
 
 
 def _rootfs_gib(config: pve.ContainerConfig) -> float | None:
@@ -409,7 +452,6 @@ async def restore(
 async def backup(
     t: Target,
     config: LxcConfig,
-    pool_get: Callable[[str, str], Awaitable[None]],
     vmid: str,
     destination: str | None,
     storage: str | None,
@@ -431,8 +473,15 @@ async def backup(
         local_dir = Path(config.download_dir)
         local_dir.mkdir(parents=True, exist_ok=True)
         local = local_dir / Path(archive).name
+        node = await t.holding(vmid)  # vzdump wrote the archive on the container's node
+
+        async def fetch(key: str, host: SSHTarget) -> None:
+            await node.pool.get_file(key, host, archive, str(local))
+
         try:
-            await pool_get(archive, str(local))
+            await node.transfer(fetch)
+        except NodeDown:
+            raise
         except Exception as exc:
             raise CommandFailed(f"download of {archive} failed: {exc}", steps.text(), 1) from None
         body.downloaded_to = str(local)

@@ -10,7 +10,8 @@
 | body over api.max_body_bytes                | 413    | {code, name, description}                      |
 | missing/invalid API key                     | 401    | {code, name, description}                      |
 | non-numeric {instance_id} in the path       | 400    | {code, name, description}                      |
-| a cluster node (the container's, the entry for its own commands, or every node) did not answer | 503 | {code, name, description} |
+| the host did not answer: a single-host zone's, a cluster node (the container's, the entry for its own commands, or every node) | 503 | {code, name, description} |
+| the cluster has no quorum ("cluster not ready - no quorum?": start, migrate, clone; "unable to open file '/etc/pve/...' - Permission denied": every config write) | 503 | {code, name, description} |
 | unknown route / unhandled exception         | 404/500| {error, message}                               |
 | any other framework HTTP exception          | status | {code, name, description}                      |
 """
@@ -71,8 +72,18 @@ _REFUSED = re.compile(
 )
 
 
+# The cluster lost quorum (too many nodes down): PVE refuses what changes it (start, migrate, clone) until
+# a majority of its nodes is back, and pmxcfs makes /etc/pve read-only, so every config write (pct set,
+# resize, snapshots, rollback, destroy, template) fails to open its temporary file; nothing was done.
+_UNAVAILABLE = re.compile(
+    r"cluster not ready - no quorum\?|^unable to open file '/etc/pve/[^'\n]*' - Permission denied$", re.MULTILINE
+)
+
+
 def classify(details: str) -> int:
-    """The status a failed host command answers with: 404, 409 or 400 for the phrasings above, else 500."""
+    """The status a failed host command answers with: 404, 409, 400 or 503 for the phrasings above, else 500."""
+    if _UNAVAILABLE.search(details):
+        return 503
     if _NOT_FOUND.search(details):
         return 404
     if _CONFLICT.search(details):
@@ -97,8 +108,8 @@ class CommandFailed(Exception):
 
 
 class NodeDown(CommandFailed):
-    """A node of a cluster zone did not answer (its SSH connection was refused or timed out): the
-    command never ran. 503 {code, name, description} naming the node."""
+    """A zone's host (its single host, or a node of its cluster) did not answer (its SSH connection
+    was refused or timed out): the command never ran. 503 {code, name, description} naming it."""
 
     def __init__(self, description: str) -> None:
         super().__init__(description, "", 255, status=503)
@@ -111,6 +122,12 @@ def combined_status(failures: list[CommandFailed]) -> int:
         if status in statuses:
             return status
     return 500
+
+
+def combined_failure(failed: list[tuple[str, CommandFailed]], done: str) -> CommandFailed:
+    """One error for a bulk action's failures, each line prefixed with its item (container id, host)."""
+    details = "\n".join(f"{item}: {r.details.strip()}" for item, r in failed)
+    return CommandFailed(details, done, failed[0][1].return_code, combined_status([r for _, r in failed]))
 
 
 def bad_request(message: str) -> JSONResponse:

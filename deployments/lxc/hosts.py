@@ -8,12 +8,12 @@ import json
 import shlex
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol
 
 from actors.lxc.locks import HostLocks
-from rayfleet.ssh import CommandResult, SSHPool, SSHTarget
+from rayfleet.ssh import CommandResult, SSHPool, SSHTarget, Unanswered
 from rayfleet.state import ActorHandle, actor, call
 
 from . import commands as cmd
@@ -36,7 +36,7 @@ class TargetSource(Protocol):
 
 def rebuilt_target(source: TargetSource, region: str, az: str, node: str | None) -> Target:
     target = source.target(region, az)
-    return target if node is None else next(t for t in target.each_node() if t.node_name == node)
+    return target if node is None else target.node_target(node)
 
 
 class Target:
@@ -69,10 +69,7 @@ class Target:
         """The zone's hosts: one per node of a cluster (its own SSH address), else this one."""
         if self.cluster is None:
             return [self]
-        return [
-            Target(self.config, self.pool, self.locks, self.region, self.az, host, None, name, self.source)
-            for name, host in self.cluster.nodes.items()
-        ]
+        return [self.node_target(name) for name in self.cluster.nodes]
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as where it points (its source, region, az, node), never its pool or lock handle."""
@@ -116,11 +113,35 @@ class Target:
         down = self.cluster.down
         return sorted(hosts, key=lambda h: h[0] in down)
 
+    def _address(self) -> str:
+        return f"{self.zone.host}:{self.zone.effective_port()}"
+
+    def _entry_label(self) -> str:
+        """The entry's address, and the configured node at that address when there is one."""
+        entry = (self.zone.host, self.zone.effective_port())
+        nodes = self.cluster.nodes.items() if self.cluster is not None else ()
+        name = next((n for n, h in nodes if (h.host, h.effective_port()) == entry), None)
+        return self._address() + (f", node {name}" if name else "")
+
+    def unanswered(self, result: CommandResult) -> NodeDown:
+        """The 503 for a host of this target that did not answer `result`'s command."""
+        why = result.stderr.strip()
+        if self.cluster is not None:
+            return NodeDown(f"the entry host of {self.key} ({self._entry_label()}) did not answer: {why}")
+        if self.node_name is not None:
+            zone = f"{self.region}/{self.az}"
+            return NodeDown(f"node '{self.node_name}' of {zone} ({self._address()}) did not answer: {why}")
+        return NodeDown(f"the host of {self.key} ({self._address()}) did not answer: {why}")
+
     async def _answering(self, send: Callable[[str, SSHTarget], Awaitable[CommandResult]]) -> CommandResult:
         """`send` to the entry, else to the next host whenever one did not answer (the command
-        never ran there, so it is safe to send again). In a single-host zone: the host's answer."""
+        never ran there, so it is safe to send again). A single host (a zone without nodes, or one
+        node of a cluster): its answer, 503 when it did not answer."""
         if self.cluster is None:
-            return await send(self.key, self.zone)
+            answer = await send(self.key, self.zone)
+            if answer.unreachable:
+                raise self.unanswered(answer)
+            return answer
         tried: list[str] = []
         result: CommandResult | None = None
         for label, key, host in self._entries():
@@ -141,13 +162,30 @@ class Target:
 
     async def _entry_only(self, argv: Sequence[str], stdin: str | None, timeout: float | None) -> CommandResult:
         """A command of the entry host itself (never sent to another node): 503 when it does not answer."""
-        assert self.cluster is not None
-        result = await self._pooled(self.key, self.zone, argv, stdin, timeout)
+        return await self._on_entry(lambda key, host: self._pooled(key, host, argv, stdin, timeout))
+
+    async def _on_entry(self, send: Callable[[str, SSHTarget], Awaitable[CommandResult]]) -> CommandResult:
+        if self.cluster is None:
+            return await self._answering(send)
+        result = await send(self.key, self.zone)
         self.cluster.answered("", not result.unreachable)
         if result.unreachable:
-            where = f"{self.zone.host}:{self.zone.effective_port()}"
-            raise NodeDown(f"the entry host of {self.key} ({where}) did not answer: {result.stderr.strip()}")
+            raise self.unanswered(result)
         return result
+
+    async def transfer(self, put: Callable[[str, SSHTarget], Awaitable[None]], anywhere: bool = False) -> str:
+        """A file transfer, `put(pool key, host)`, to the entry host, or with `anywhere` (a storage
+        every node shares) to the next host that answers, as a cluster-wide command; the pool key of
+        the host that took it. 503 when the host (or no host) answered."""
+
+        async def send(key: str, host: SSHTarget) -> CommandResult:
+            try:
+                await put(key, host)
+            except Unanswered as exc:
+                return CommandResult((), "", str(exc), 255, unreachable=True)
+            return CommandResult((), key, "", 0)
+
+        return (await (self._answering(send) if anywhere else self._on_entry(send))).stdout
 
     async def _lookup(self, argv: Sequence[str]) -> CommandResult:
         """A read of the cluster's map on a node that answers (not part of any job's output)."""
@@ -182,6 +220,33 @@ class Target:
                 f"container {vmid} is on node '{node}' of {self.key}, which did not answer: {result.stderr.strip()}"
             )
         return result
+
+    def node_target(self, node: str) -> Target:
+        """One node of the cluster as a host of its own (its commands are sent there, never elsewhere)."""
+        assert self.cluster is not None
+        host = self.cluster.nodes.get(node)
+        if host is None:
+            raise CommandFailed(f"node '{node}' of the cluster is not among {self.key}'s configured nodes", "", 255)
+        return Target(self.config, self.pool, self.locks, self.region, self.az, host, None, node, self.source)
+
+    async def holding(self, vmid: str) -> Target:
+        """Where `vmid`'s files are: in a cluster, the node holding it (the entry when no node has
+        it, so the host answers as Proxmox does); else this host."""
+        if self.cluster is None:
+            return self
+        node = await self.cluster.locate(vmid, self._lookup)
+        return self if node is None else self.node_target(node)
+
+    async def unreachable_nodes(self, skip: Collection[str] = ()) -> dict[str, str]:
+        """The cluster's nodes (but `skip`) whose SSH server does not answer now (name -> the
+        connection error), whatever the cluster's own view says; a pooled connection that is open
+        counts as an answer."""
+        assert self.cluster is not None
+        names = [name for name in self.cluster.nodes if name not in skip]
+        errors = await asyncio.gather(*(self.pool.unanswered(f"{self.key}@{n}", self.cluster.nodes[n]) for n in names))
+        for name, error in zip(names, errors, strict=True):
+            self.cluster.answered(name, error is None)
+        return {name: error for name, error in zip(names, errors, strict=True) if error is not None}
 
     async def node(self, vmid: str | None = None) -> str:
         """The node holding `vmid` in a cluster; else the host's node name (short `hostname`, cached;

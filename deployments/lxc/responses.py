@@ -91,15 +91,29 @@ class InstanceStatus(BaseModel):
 
 class BulkResult(BaseModel):
     outcome: str = Field(
-        description="started, stopped, rebooted, destroyed; already running, already stopped, "
+        description="started, stopped, rebooted, destroyed, scaled; already running, already stopped, "
         "not rebooted: <state>; failed"
     )
-    status: str | None = Field(description="the container's state afterwards (null when the action failed)")
+    status: str | None = Field(
+        description="the container's state afterwards (null when the action failed, and for scale, which does "
+        "not change it)"
+    )
     error: str | None = Field(description="the host's words when this container's action failed")
 
 
 class BulkDone(Output):
     results: dict[str, BulkResult] = Field(description="per container id")
+
+
+class UpdateResult(BaseModel):
+    outcome: str = Field(description="upgraded; failed (the host's words in `error`); unreachable (never ran)")
+    error: str | None = Field(description="why the node was not upgraded")
+
+
+class UpdateDone(Output):
+    results: dict[str, UpdateResult] = Field(
+        description="per host: `region/az` for a single-host zone, `region/az@node` for each node of a cluster"
+    )
 
 
 class BackupDone(BaseModel):
@@ -221,7 +235,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     409: _doc(Problem, "the container is busy, running/not running, or the object already exists"),
     413: _doc(Problem, "request body larger than api.max_body_bytes"),
     500: _doc(CommandFailedBody | NotFoundBody, "host command failed {error,details,output,return_code}"),
-    503: _doc(Problem, "a cluster zone: the node holding the container (or every node) did not answer over SSH"),
+    503: _doc(
+        Problem,
+        "the host did not answer over SSH (refused or timed out; the command never ran): a single-host zone's "
+        "host, a cluster's node holding the container, its entry for its own commands, or every node; or the "
+        "cluster has no quorum (too many nodes down) for a start, migration or clone",
+    ),
 }
 """Error answers every protected route may give."""
 

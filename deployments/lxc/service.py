@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import socket
@@ -17,16 +18,16 @@ import yaml
 from actors.lxc.locks import HostLocks
 from rayfleet.config import masked
 from rayfleet.logs import get_logger
-from rayfleet.ssh import SSHPool
+from rayfleet.ssh import SSHPool, SSHTarget
 from rayfleet.state import ActorHandle
 
 from . import commands as cmd
 from . import validate as v
 from .config import LxcConfig, ZoneConfig
-from .errors import BadRequest, CommandFailed
+from .errors import BadRequest, CommandFailed, NodeDown, combined_failure
 from .hosts import LockFactory, Target, default_lock_factory, lock_actor_name
 from .placement import Placement
-from .responses import HostEntry, TemplateEntry
+from .responses import HostEntry, TemplateEntry, UpdateDone, UpdateResult
 
 log = get_logger("lxc")
 
@@ -75,6 +76,33 @@ def confined(base: str | Path, relative: str, field: str) -> Path:
     if len(str(candidate).encode("utf-8", "surrogateescape")) > PATH_MAX:
         raise BadRequest(f"'{field}' is too long (paths up to {PATH_MAX} bytes with the configured directory)")
     return candidate
+
+
+STORAGES = ["pvesh", "get", "/cluster/resources", "--type", "storage", "--output-format", "json"]
+
+
+async def _template_store(t: Target, storage: str) -> tuple[bool, str]:
+    """(shared by every node, its template cache folder) for `storage`, as the cluster describes it."""
+    steps = t.steps()
+    rows = await steps.json(STORAGES)
+    mine = [r for r in rows if isinstance(r, dict) and r.get("storage") == storage] if isinstance(rows, list) else []
+    shared = bool(mine) and all(r.get("shared") == 1 for r in mine)
+    described = await steps.json(cmd.pvesh("get", f"/storage/{storage}", json_out=True))
+    path = described.get("path") if isinstance(described, dict) else None
+    try:
+        folder = v.abs_path(path, "path")
+    except v.Invalid:
+        raise CommandFailed(
+            f"storage '{storage}' has no usable path for templates: {str(path)[:100]!r}", "", 1
+        ) from None
+    return shared, f"{folder}/template/cache"
+
+
+def _updated(result: str | CommandFailed) -> UpdateResult:
+    if isinstance(result, str):
+        return UpdateResult(outcome="upgraded", error=None)
+    outcome = "unreachable" if isinstance(result, NodeDown) else "failed"
+    return UpdateResult(outcome=outcome, error=result.details.strip() or f"exit {result.return_code}")
 
 
 _SHARED: dict[tuple[str, LockFactory], LxcService] = {}
@@ -258,26 +286,28 @@ class LxcService:
         await steps.run(["pvecm", "status"])
         return R(steps.text())
 
-    async def update(self, targets: list[Target]) -> HostResult:
-        async def one(t: Target) -> tuple[Target, str | CommandFailed]:
+    async def update(self, targets: list[Target]) -> UpdateDone:
+        """`apt-get update` and `dist-upgrade` on every host at once, reported per host (as bulk
+        container actions are): an error only when every host failed."""
+
+        async def one(t: Target) -> tuple[str, str | CommandFailed]:
             steps = t.steps()
             try:
                 await steps.run(cmd.apt_update())
                 await steps.run(cmd.apt_dist_upgrade())
             except CommandFailed as exc:
-                return t, exc
-            return t, steps.text()
+                return t.key, exc
+            return t.key, f"[{t.key}] {t.zone.host}\n{steps.text()}"
 
         results = await asyncio.gather(*(one(n) for t in targets for n in t.each_node()))
-        failures = [(t, r) for t, r in results if isinstance(r, CommandFailed)]
-        text = "\n".join(f"[{t.key}] {t.zone.host}\n{r}" for t, r in results if isinstance(r, str))
-        if failures:
-            first = failures[0][1]
-            details = "\n".join(f"[{t.key}] {r.details.strip()}" for t, r in failures)
-            raise CommandFailed(
-                details, (text + "\n" + "\n".join(r.output for _, r in failures)).strip(), first.return_code
-            )
-        return R(text)
+        failed = [(key, r) for key, r in results if isinstance(r, CommandFailed)]
+        if len(failed) == len(results):
+            raise combined_failure(failed, "\n".join(r.output for _, r in failed if r.output).strip())
+        report = {key: _updated(r) for key, r in results}
+        lines = [
+            r if isinstance(r, str) else f"[{key}] {report[key].outcome}: {report[key].error}" for key, r in results
+        ]
+        return UpdateDone(output="\n".join(lines), results=report)
 
     async def cluster_services(self, t: Target, verb: str) -> HostResult:
         steps = t.steps()
@@ -299,20 +329,29 @@ class LxcService:
         return R(f"Host configuration backed up to {archive} on {t.zone.host}.")
 
     async def create_image(self, t: Target, vmid: str, name: str) -> HostResult:
+        """vzdump into a staging folder, then a move into the template cache, all on the node
+        holding the container (in a cluster, vzdump only backs up its own node's guests)."""
         filename = name if ".tar." in name else f"{name}.tar.gz"
         staging = f"/var/tmp/rayfleet-image-{vmid}-{int(time.time())}"
-        steps = t.steps()
         async with t.locked([vmid]):
+            node = await t.holding(vmid)
+            steps = node.steps()
             await steps.run(["mkdir", "-p", staging])
             try:
-                result = await steps.run(cmd.vzdump(vmid, "stop", compress="gzip", dumpdir=staging), keep_stderr=True)
+                # through the zone: a container moved behind the API's back is found (and the map
+                # learns it; the staging folder is not there, so this request fails, the next works)
+                dump = t.steps()
+                result = await dump.run(cmd.vzdump(vmid, "stop", compress="gzip", dumpdir=staging), keep_stderr=True)
+                steps.note(dump.text())
                 archive = cmd.archive_name(result.stdout + result.stderr)
                 if not archive:
                     raise CommandFailed("vzdump did not report an archive name", steps.text(), 1)
                 await steps.run(["mv", archive, f"{cmd.TEMPLATE_CACHE}/{filename}"])
             finally:
-                await t.run(["rm", "-rf", staging])
-        return R(f"Template image {self.config.template_storage}:vztmpl/{filename} created from CT {vmid}.")
+                with contextlib.suppress(CommandFailed):  # a node gone meanwhile: nothing to clean there
+                    await node.run(["rm", "-rf", staging])
+        where = f" on node {node.node_name}" if node.node_name else ""
+        return R(f"Template image {self.config.template_storage}:vztmpl/{filename} created from CT {vmid}{where}.")
 
     async def delete_image(self, t: Target, name: str) -> HostResult:
         filename = name if ".tar." in name else f"{name}.tar.gz"
@@ -326,11 +365,22 @@ class LxcService:
             raise BadRequest(f"'local_path' {local_path} is not a file in the upload directory")
         if not remote_name.endswith((".tar.gz", ".tar.xz", ".tar.zst")):
             raise BadRequest("'remote_template_name' must end with .tar.gz, .tar.xz or .tar.zst")
+        storage = self.config.template_storage
+        shared, cache = (False, cmd.TEMPLATE_CACHE) if t.cluster is None else await _template_store(t, storage)
+
+        async def put(key: str, host: SSHTarget) -> None:
+            await self.pool.put_file(key, host, str(source), f"{cache}/{remote_name}")
+
         try:
-            await self.pool.put_file(t.key, t.zone, str(source), f"{cmd.TEMPLATE_CACHE}/{remote_name}")
+            key = await t.transfer(put, anywhere=shared)
+        except NodeDown as exc:
+            if t.cluster is None or shared:
+                raise
+            raise NodeDown(f"template storage '{storage}' is the entry node's own disk: {exc.details}") from None
         except (OSError, asyncssh.Error) as exc:
             raise CommandFailed(f"upload failed: {exc}", "", 1) from None
-        return R(f"Uploaded {source.name} as {self.config.template_storage}:vztmpl/{remote_name} on {t.zone.host}.")
+        where = f"node {key.partition('@')[2]}" if "@" in key else t.zone.host
+        return R(f"Uploaded {source.name} as {storage}:vztmpl/{remote_name} on {where}.")
 
     async def host_exec(self, t: Target, words: list[str], who: Mapping[str, str]) -> HostResult:
         where = {"region": t.region, "az": t.az, "host": t.zone.host, "argv": words, **who}

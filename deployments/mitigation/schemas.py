@@ -74,6 +74,7 @@ class Rule(BaseModel):
     hits: int
     status: str
     created_at: str
+    source: str = Field("", description="api: this node's own; fleet: the fleet's rule")
 
 
 class RuleList(BaseModel):
@@ -85,6 +86,8 @@ class RuleList(BaseModel):
 class Deleted(BaseModel):
     id: str
     status: str
+    nodes: list[str] | None = Field(None, description="fleet: nodes it was removed from")
+    failed: dict[str, str] | None = Field(None, description="fleet: nodes not reached (they drop it when they answer)")
 
 
 class BlacklistIn(BaseModel):
@@ -231,12 +234,17 @@ class PolicyIn(BaseModel):
 
 
 class PolicyView(BaseModel):
-    policy: PolicyIn | None = Field(description="the last policy deployed (without what was removed since)")
+    policy: PolicyIn | None = Field(
+        description="the policy in force: one rule of each kind in force (a policy changes the kinds it lists and "
+        "leaves the others), the latest deployed, named after the last policy deployed; null when none is"
+    )
+    policy_by: dict[str, str] = Field(description="the name of the policy each kind in force came from")
     rate_limit_rps: int | None = Field(description="in force on every node (None: no rate limit)")
     blocked_countries: list[str]
     geo_prefixes: int
     accept_proxy: bool = Field(description="connections start with a PROXY protocol header")
     trusted_proxies: list[str] = Field(description="CIDRs whose last X-Forwarded-For hop is believed")
+    waf: WafSettings = Field(description="the WAF in force: the configuration's, or a waf policy's")
     nodes: list[str] | None = None
     failed: dict[str, str] | None = None
 
@@ -259,6 +267,10 @@ class Scaled(BaseModel):
     action: str
     count: int
     nodes: list[str]
+    starting: list[str] = Field(
+        description="nodes added that had not started within fleet.node_start_timeout_s (answered 202): in the "
+        "fleet, `dead` until they answer a heartbeat, then healthy with the fleet's share"
+    )
     total: int
 
 

@@ -117,6 +117,22 @@ class TasknetConfig(BaseModel):
     network: NetworkSettings = NetworkSettings()
     anti_entropy_interval_s: float = 0.5
     raft_tick_s: float = 0.05
+    raft_election_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=600,
+        description="a follower without word from a leader for this long (randomized up to twice it) "
+        "campaigns, and a leader that heard from no majority for this long steps down; default 10 "
+        "`raft_tick_s` ticks. Raise it on every validator when validators talk over HTTP peer links "
+        "slower than that (at least 4 ticks)",
+    )
+    raft_snapshot_entries: int = Field(
+        default=10_000,
+        ge=1,
+        le=10_000_000,
+        description="a validator snapshots its Raft state and drops the log prefix once this many entries "
+        "were applied past its last snapshot",
+    )
     ratify_timeout_s: float = 10.0
     tool_allowed_hosts: list[str] = Field(default_factory=list)
     tool_timeout_s: float = 10.0
@@ -164,6 +180,12 @@ class TasknetConfig(BaseModel):
         for name in self.validators or []:
             if name not in self.nodes:
                 raise ValueError(f"validator {name} is not one of nodes")
+        timeout = self.raft_election_timeout_s
+        if timeout is not None and timeout < 4 * self.raft_tick_s:
+            raise ValueError(
+                f"raft_election_timeout_s ({timeout}) must be at least 4 raft_tick_s ticks "
+                f"({4 * self.raft_tick_s}): a leader sends heartbeats every 2 ticks"
+            )
         return self
 
     @property
@@ -188,6 +210,8 @@ class TasknetConfig(BaseModel):
             "anti_entropy_interval_s": self.anti_entropy_interval_s,
             "anonymous_relay_max_delay_s": self.anonymous_relay_max_delay_s,
             "raft_tick_s": self.raft_tick_s,
+            "raft_election_timeout_s": self.raft_election_timeout_s,
+            "raft_snapshot_entries": self.raft_snapshot_entries,
             "ratify_timeout_s": self.ratify_timeout_s,
             "checkpoint_interval_s": self.checkpoint_interval_s,
             "checkpoint_settle_s": self.checkpoint_settle_s,

@@ -58,7 +58,9 @@ def create_app(config: WebfilterConfig, state: WebfilterState | None = None) -> 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         policy = context.store.effective_policy()
         status = await call(context.proxy, ProxyOwner.ensure, policy)
-        await call(context.logs, LogStore.start, status["access_log"], status["dns_log"], context.proxy)
+        await call(
+            context.logs, LogStore.start, status["access_log"], status["dns_log"], context.proxy, status["dns_sinkhole"]
+        )
         log.info("web filter ready", extra={"proxy": status["proxy"]})
         yield
 

@@ -42,6 +42,11 @@ class ProxyConfig(BaseModel):
         "CAs; e.g. a test origin's CA. Origins are always verified",
     )
     log_rotate_keep: int = Field(default=3, ge=1, le=100, description="rotated copies kept of Squid's access log")
+    nft_bin: str = Field(
+        default="/usr/sbin/nft",
+        description="nftables' nft: steers a client group's DNS queries to its own dnsmasq (a group with DNS rules "
+        "and `dns_listen` set is refused without it)",
+    )
 
 
 class SubscriptionConfig(BaseModel):

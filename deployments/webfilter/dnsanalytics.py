@@ -9,8 +9,11 @@ from typing import Any
 from deployments.webfilter.analytics import _iso, _since_hour, answer, run, where
 from deployments.webfilter.state import WebfilterState
 
-COLUMNS = "id, ts, client, name, qtype, outcome, answer, upstream, blocked, rule, source"
-KEYS = ("id", "timestamp", "client_ip", "name", "qtype", "outcome", "answer", "upstream", "blocked", "rule", "source")
+COLUMNS = "id, ts, client, name, qtype, outcome, answer, upstream, blocked, rule, source, group_name"
+KEYS = (
+    *("id", "timestamp", "client_ip", "name", "qtype", "outcome", "answer", "upstream", "blocked", "rule"),
+    *("source", "group"),
+)
 
 
 async def page(

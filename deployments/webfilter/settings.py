@@ -247,7 +247,12 @@ SETTINGS: dict[str, Setting] = {
             _proxy_listen,
             "ip:port addresses Squid listens on besides its loopback port (LAN clients; allowed_networks decides who)",
         ),
-        Setting("dns_listen", [], _dns_listen, "addresses our dnsmasq answers clients on (port 53), besides Squid's"),
+        Setting(
+            "dns_listen",
+            [],
+            _dns_listen,
+            "addresses our dnsmasq answers clients on (port 53), besides Squid's; 0.0.0.0 or :: for every address",
+        ),
         Setting(
             "dns_block_mode",
             "sinkhole",

@@ -83,7 +83,7 @@ def _storage_rows(member: NodeModel) -> list[dict[str, Any]]:
             "status": "available",
             "plugintype": store["type"],
             "content": ",".join(store["content"]),
-            "shared": 0,
+            "shared": int(bool(store.get("shared"))),
             "maxdisk": store["total"],
             "disk": 0,
         }

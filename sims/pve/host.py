@@ -191,7 +191,10 @@ class Host:
         if "storage" in opts and "dumpdir" in opts:
             raise ToolError("400 Parameter verification failed.\ndumpdir: option conflicts with option 'storage'")
         if "storage" not in opts:
-            return mode, compress, opts.get("dumpdir", DUMP_DIR)
+            dumpdir = opts.get("dumpdir", DUMP_DIR)
+            if not self.model.host_path(dumpdir).is_dir():  # PVE::VZDump::new
+                raise ToolError(f"dumpdir '{dumpdir}' does not exist")
+            return mode, compress, dumpdir
         storage = self.model.storages.get(opts["storage"])
         if storage is None:
             raise ToolError(
@@ -321,6 +324,8 @@ class Host:
     async def t_apt_get(self, args: list[str], stdin: bytes) -> Result:
         words = [a for a in args if not a.startswith("-") and not a.startswith("Dpkg::")]
         apt = self.model.data["apt"]
+        if words[:1] in (["update"], ["dist-upgrade"], ["upgrade"]) and apt.get("lock_holder"):
+            return Result("", _apt_locked(words[0], int(apt["lock_holder"])), 100)
         if words[:1] == ["update"]:
             apt["lists_fresh"] = True
             self.model.save()
@@ -420,10 +425,23 @@ class Host:
 
     async def t_rm(self, args: list[str], stdin: bytes) -> Result:
         force = any(a.startswith("-") and "f" in a for a in args)
+        recursive = "--recursive" in args or any(
+            a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a) for a in args
+        )
         for target in (a for a in args if not a.startswith("-")):
             path = self._path(target)
-            if path.is_dir():
-                return Result("", f"rm: cannot remove '{target}': Is a directory\n", 1)
+            if recursive and path == self._path("/"):
+                return Result(
+                    "",
+                    "rm: it is dangerous to operate recursively on '/'\n"
+                    "rm: use --no-preserve-root to override this failsafe\n",
+                    1,
+                )
+            if path.is_dir() and not path.is_symlink():
+                if not recursive:
+                    return Result("", f"rm: cannot remove '{target}': Is a directory\n", 1)
+                shutil.rmtree(path)
+                continue
             if not path.exists():
                 if force:
                     continue
@@ -470,6 +488,20 @@ class Host:
                 tar.add(str(path), arcname=src.lstrip("/"))
         archive.write_bytes(buf.getvalue())
         return Result("", "tar: Removing leading `/' from member names\n")
+
+
+def _apt_locked(verb: str, pid: int) -> str:
+    """apt 2.6 (Debian 12) when another apt process holds the lock `verb` needs (`apt.lock_holder`)."""
+    path = "/var/lib/apt/lists/lock" if verb == "update" else "/var/lib/dpkg/lock-frontend"
+    last = (
+        "E: Unable to lock directory /var/lib/apt/lists/\n"
+        if verb == "update"
+        else f"E: Unable to acquire the dpkg frontend lock ({path}), is another process using it?\n"
+    )
+    return (
+        f"E: Could not get lock {path}. It is held by process {pid} (apt-get)\n"
+        "N: Be aware that removing the lock file is not a solution and may break your system.\n" + last
+    )
 
 
 def make_host(state_dir: str | Path, node: str = "pve", op_delay: float = 0.0) -> Host:

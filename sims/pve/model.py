@@ -315,6 +315,9 @@ class ClusterDoc:
         self.members: dict[str, NodeModel] = {}
         self.offline: set[str] = set()
         """Members corosync no longer sees (their SSH server taken down): runtime, not saved."""
+        self.ssh_down: set[str] = set()
+        """Members whose SSH server does not listen (powered off, or sshd alone died): runtime, not
+        saved. Another node's `ssh <member> /bin/true` (migration's test) fails for them."""
         if self.path.exists():
             self.data: dict[str, Any] = json.loads(self.path.read_text())
         else:
@@ -337,6 +340,32 @@ class ClusterDoc:
 
     def node(self, name: str) -> NodeModel | None:
         return self.members.get(name)
+
+    def quorate(self) -> bool:
+        """Corosync's votes: a majority of the cluster's nodes online (one vote each)."""
+        names = self.data["cluster"]["nodes"]
+        return 2 * len([name for name in names if name not in self.offline]) > len(names)
+
+    def add_shared_storage(self, name: str, kind: str = "nfs", content: tuple[str, ...] = ("vztmpl", "backup")) -> str:
+        """A storage every member mounts at `/mnt/pve/<name>` (one folder under the cluster's root, as
+        an NFS export would be): its `shared` flag set, as PVE sets it for network storages."""
+        mount = f"/mnt/pve/{name}"
+        export = self.root / "shared" / name
+        (export / "template" / "cache").mkdir(parents=True, exist_ok=True)
+        for member in self.members.values():
+            member.storages[name] = {
+                "type": kind,
+                "content": list(content),
+                "path": mount,
+                "shared": True,
+                "total": 500 * 1024**3,
+            }
+            local = member.host_path(mount)
+            local.parent.mkdir(parents=True, exist_ok=True)
+            if not local.is_symlink():
+                local.symlink_to(export.resolve(), target_is_directory=True)
+            member.save()
+        return mount
 
     def where(self, vmid: str) -> NodeModel | None:
         """The node holding container `vmid`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import ipaddress
+import os
 import re
 import tarfile
 import time
@@ -293,6 +294,10 @@ class Pct:
         archive = self.model.host_path(f"/var/lib/vz/{sub}/" + volname.split("/", 1)[1])
         if not archive.is_file():
             raise ToolError(f"volume '{template}' does not exist")
+        if self.model.cluster is not None and not self.model.cluster.quorate():
+            # create_vm reserves the ID by writing an empty config into /etc/pve, read-only without
+            # quorum, and takes any failure of that write for another node's reservation
+            raise ToolError(f"Could not reserve ID {vmid}, already taken")
         opts.pop("password", None)
         start = opts.pop("start", "0") == "1"
         for dropped in ("storage", "ssh-public-keys", "pool", "restore", "force"):
@@ -330,6 +335,7 @@ class Pct:
             raise ToolError("cannot start a template")
         if ct["status"] == "running":
             raise ToolError(f"CT {vmid} already running")
+        self._check_quorum()
         ct["status"] = "running"
         ct["started_at"] = time.time()
         self.model.save()
@@ -373,6 +379,7 @@ class Pct:
             raise ToolError("can't remove CT - protection mode enabled")
         if ct["status"] == "running":
             raise ToolError(f"unable to destroy CT {vmid} - container is running")
+        self._check_writable(vmid)
         volumes = [
             str(v).split(",")[0]
             for k, v in ct["config"].items()
@@ -393,6 +400,7 @@ class Pct:
             if key not in CONFIG_OPTIONS and not key.startswith("unused"):
                 raise param_error("delete", f"unable to delete unknown option '{key}'")
         changes = self._validate_config(vmid, opts, ct["config"])
+        self._check_writable(vmid)
         config = ct["config"]
         load = self.guest.loads()
         if load is not None:
@@ -439,6 +447,7 @@ class Pct:
             new = parse_size(size)
         if new < current:
             raise ToolError("unable to shrink disk size")
+        self._check_writable(vmid)
         opts["size"] = format_size(new)
         ct["config"][disk] = join_volume(volid, opts)
         self.model.save()
@@ -459,6 +468,7 @@ class Pct:
             raise param_error("snapname", f"invalid format - invalid configuration ID '{name}'")
         if name in ct["snapshots"]:
             raise ToolError(f"snapshot name '{name}' already used")
+        self._check_writable(vmid)
         await self._locked(ct, "snapshot")
         ct["snapshots"][name] = {
             "config": clone_config(ct["config"]),
@@ -479,6 +489,7 @@ class Pct:
         self._check_lock(ct)
         if name not in ct["snapshots"]:
             raise ToolError(f"snapshot '{name}' does not exist")
+        self._check_writable(vmid)
         removed = ct["snapshots"].pop(name)
         for snap in ct["snapshots"].values():
             if snap.get("parent") == name:
@@ -499,6 +510,7 @@ class Pct:
         self._check_lock(ct)
         if name not in ct["snapshots"]:
             raise ToolError(f"snapshot '{name}' does not exist")
+        self._check_writable(vmid)
         await self._locked(ct, "rollback")
         ct["config"] = clone_config(ct["snapshots"][name]["config"])
         ct["parent"] = name
@@ -545,6 +557,7 @@ class Pct:
         vmid, target = check_vmid(pos[0]), pos[1]
         if target == self.model.node:
             raise param_error("target", "target is local node.")
+        self._check_quorum()
         if target not in self.model.data["cluster"]["nodes"]:
             raise ToolError(f"no such cluster node '{target}'")
         ct = self._get(vmid)
@@ -557,8 +570,13 @@ class Pct:
         tstore = opts.get("target-storage")
         if tstore and tstore not in self.model.storages:
             raise ToolError(f"storage '{tstore}' does not exist")
-        await self._locked(ct, "migrate")
         now = time.strftime("%Y-%m-%d %H:%M:%S")
+        if self.model.cluster is not None and target in self.model.cluster.ssh_down:
+            # prepare's `ssh <target> /bin/true`, before the restart-mode shutdown; AbstractMigrate
+            # logs the error in the task log and dies with "migration aborted"
+            why = "Can't connect to destination address using public key"
+            raise ToolError("migration aborted", stdout=f"{now} ERROR: migration aborted (duration 00:00:00): {why}\n")
+        await self._locked(ct, "migrate")
         address = f"192.0.2.{11 + self.model.data['cluster']['nodes'].index(target)}"
         log = [f"{now} starting migration of CT {vmid} to node '{target}' ({address})"]
         if running:
@@ -574,6 +592,19 @@ class Pct:
         log.append(f"{now} migration finished successfully (duration 00:00:01)")
         self._save_cluster(target)
         return Result("\n".join(log) + "\n")
+
+    def _check_quorum(self) -> None:
+        """PVE::Cluster::check_cfs_quorum: what changes the cluster needs a majority of its nodes."""
+        if self.model.cluster is not None and not self.model.cluster.quorate():
+            raise ToolError("cluster not ready - no quorum?")
+
+    def _check_writable(self, vmid: str) -> None:
+        """Writing the container's config into /etc/pve: pmxcfs is read-only without quorum, so
+        `PVE::Tools::file_set_contents` fails to open its temporary file (EACCES). Called where PVE
+        first writes the config, after the command's own checks; nothing has changed yet."""
+        if self.model.cluster is not None and not self.model.cluster.quorate():
+            tmp = f"/etc/pve/{self.model.conf_path(vmid)}.tmp.{os.getpid()}"
+            raise ToolError(f"unable to open file '{tmp}' - Permission denied")
 
     def _move(self, vmid: str, ct: Container, target: str) -> None:
         """Hand the container to `target` (its config moves to `nodes/<target>/lxc`)."""
@@ -621,6 +652,7 @@ class Pct:
             raise ToolError("linked clone feature is only available for templates")
         if not snapname and src["status"] == "running" and not is_template:
             raise ToolError(f"CT {src_id} is running - unable to clone without a snapshot")
+        self._check_quorum()
         base = src["snapshots"][snapname]["config"] if snapname else src["config"]
         config = clone_config(base)
         config.pop("template", None)
@@ -655,6 +687,7 @@ class Pct:
         self._check_lock(ct)
         if ct["status"] == "running":
             raise ToolError("you can't convert a CT to template if the CT is running")
+        self._check_writable(vmid)
         ct["config"]["template"] = 1
         self.model.save()
         return Result()

@@ -135,11 +135,25 @@ class Pvesh:
                 return []  # the simulator runs containers only
             if parts[2] == "lxc":
                 return self._lxc(verb, parts[3:], args)
+        if len(parts) == 2 and parts[0] == "storage" and verb == "get":
+            return self._storage(parts[1])
         if parts == ["cluster", "resources"] and verb == "get":
             return resources(self.model, args)
         if parts == ["cluster", "status"] and verb == "get":
             return cluster_status(self.model)
         raise ToolError(f"No '{verb}' handler defined for '{path}'")
+
+    def _storage(self, name: str) -> dict[str, Any]:
+        """`/storage/<id>`: the storage's entry of `storage.cfg` (PVE: `storage '<id>' does not exist`)."""
+        store = self.model.storages.get(name)
+        if store is None:
+            raise ToolError(f"storage '{name}' does not exist")
+        entry: dict[str, Any] = {"storage": name, "type": store["type"], "content": ",".join(store["content"])}
+        if "path" in store:
+            entry["path"] = store["path"]
+        if store.get("shared"):
+            entry["shared"] = 1
+        return entry | {"digest": _digest(entry)}
 
     def _proxied(self, name: str) -> Pvesh:
         """Another node's API, as pvesh reaches it (the API proxies to the node that owns the path)."""

@@ -162,6 +162,8 @@ class SimServer:
             keepalive_interval=30,
         )
         self.port = self.server.sockets[0].getsockname()[1]
+        if self.host.model.cluster is not None:
+            self.host.model.cluster.ssh_down.discard(self.host.model.node)
         return self.port
 
     def close(self) -> None:
@@ -170,6 +172,8 @@ class SimServer:
 
     async def stop_ssh(self) -> None:
         """sshd dies: no new connections, the open ones dropped (the node itself may still run)."""
+        if self.host.model.cluster is not None:
+            self.host.model.cluster.ssh_down.add(self.host.model.node)
         self.close()
         if self.server is not None:
             await self.server.wait_closed()
@@ -246,6 +250,13 @@ class ThreadedSim:
         asyncio.run_coroutine_threadsafe(started, self.loop).result(15)
         if sim.host.model.cluster is not None:
             sim.host.model.cluster.offline.discard(node)
+
+    def add_shared_storage(self, name: str) -> str:
+        """A storage every node of the cluster shares (`ClusterDoc.add_shared_storage`): its mount point."""
+        cluster = self.host.model.cluster
+        if cluster is None:
+            raise ValueError("a shared storage needs a cluster (nodes=...)")
+        return cluster.add_shared_storage(name)
 
     def commands(self, node: str | None = None) -> list[str]:
         """Command lines received (by one node, or by every node, node after node)."""

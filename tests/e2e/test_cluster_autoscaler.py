@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +38,12 @@ from tests.polling import eventually_sync
 APP = "ignore_gen"
 # a loaded 2-core machine: a node start (raylet, workers, replicas) can take a minute or more
 NODE_UP_S = 300.0
-# Serve's downscale delay, the autoscaler's idle timeout (30 s), its drain and the node's exit
+# Serve's downscale delay, the autoscaler's idle timeout, its drain and the node's exit
 NODE_GONE_S = 360.0
+# the demo's cool-down (Serve waits 20 s, the autoscaler 30 s) shortened for this test: what is
+# tested is that both happen and nothing fails, not how long an operator wants to wait
+DOWNSCALE_DELAY_S = 5
+IDLE_TIMEOUT_MINUTES = 0.2
 
 
 @dataclass
@@ -80,8 +85,17 @@ def node_processes(folder: Path) -> list[int]:
 def fleet() -> Iterator[Fleet]:
     root = Path(tempfile.mkdtemp(prefix="rfasx-", dir="/tmp"))
     config = root / "serve.yaml"
-    config.write_text(yaml.safe_dump(demo_serve_config(yaml.safe_load((ROOT / "serve.yaml").read_text()), APP)))
-    env = {"RAYFLEET_AUTOSCALE": DEFAULT_CONFIG, "RAYFLEET_HOME": str(ROOT)}
+    serve_config = demo_serve_config(yaml.safe_load((ROOT / "serve.yaml").read_text()), APP)
+    for app in serve_config["applications"]:
+        for deployment in app.get("deployments", []):
+            if "autoscaling_config" in deployment:
+                deployment["autoscaling_config"]["downscale_delay_s"] = DOWNSCALE_DELAY_S
+    config.write_text(yaml.safe_dump(serve_config))
+    cluster_config = yaml.safe_load((ROOT / DEFAULT_CONFIG).read_text())
+    cluster_config["idle_timeout_minutes"] = IDLE_TIMEOUT_MINUTES
+    autoscaling = root / "cluster.autoscaling.yaml"
+    autoscaling.write_text(yaml.safe_dump(cluster_config))
+    env = {"RAYFLEET_AUTOSCALE": str(autoscaling), "RAYFLEET_HOME": str(ROOT)}
     up = launch(root / "state", [APP], config=str(config), env=env, cwd=ROOT, timeout=300)
     try:
         state = json.loads((root / "state" / "rayfleet.json").read_text())
@@ -109,6 +123,16 @@ def scale_up(fleet: Fleet, watch: Watch) -> tuple[str, Load]:
     return worker_ip, heavy
 
 
+def proxy_listeners() -> list[tuple[str, str]]:
+    """(address, pid) of every socket that one of Serve's proxies (one per node) listens on."""
+    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    return [
+        (line.split()[3], line.split("pid=")[1].split(",")[0])
+        for line in out.splitlines()
+        if '"ray::ProxyActor"' in line
+    ]
+
+
 def healthz(client: httpx.Client, url: str) -> httpx.Response | None:
     try:
         return client.get(url + "/healthz")
@@ -133,6 +157,16 @@ def answers_on_the_worker(fleet: Fleet, worker_ip: str) -> None:
         what="rayfleet status listing the worker",
     )
     assert url + "/" in report["direct_urls"], report
+    # the worker's Serve proxy runs on this machine too: it must not share the head's port, or the
+    # kernel hands it some of the head's clients, whose requests its node's removal then cuts
+    listening = eventually_sync(
+        lambda: (found := proxy_listeners()) and len({pid for _, pid in found}) >= 2 and found,
+        timeout=NODE_UP_S,
+        interval=1.0,
+        what="Serve's proxy on the worker node",
+    )
+    shared = {address: n for address, n in Counter(a for a, _ in listening).items() if n > 1}
+    assert shared == {}, listening
     status = fleet.status()
     assert status["head"]["autoscaling"] and worker_ip in [n["ip"] for n in status["nodes"] if n["worker"]], status
 

@@ -6,12 +6,21 @@ import asyncio
 import contextlib
 
 
+async def _received(reader: asyncio.StreamReader, chunks: list[bytes]) -> None:
+    """Read into `chunks` until EOF or a reset: a server that closes with the client's later bytes still
+    unread sends a reset, which must not lose the answer already received."""
+    with contextlib.suppress(ConnectionError):
+        while chunk := await reader.read(65536):
+            chunks.append(chunk)
+
+
 async def trickle(port: int, head: bytes, piece: bytes, every: float, give_up: float = 5.0) -> tuple[bytes, bool]:
     """Send `head`, then `piece` every `every` seconds (nothing if empty: a silent client) until
     the server closes the connection; returns what it answered and whether it closed (EOF or
     reset) within `give_up` seconds."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    answer = asyncio.ensure_future(reader.read(-1))
+    chunks: list[bytes] = []
+    answer = asyncio.ensure_future(_received(reader, chunks))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + give_up
     try:
@@ -22,12 +31,7 @@ async def trickle(port: int, head: bytes, piece: bytes, every: float, give_up: f
                     writer.write(piece)
                     await writer.drain()
             await asyncio.wait([answer], timeout=every)
-        if not answer.done():
-            return b"", False
-        try:
-            return answer.result(), True
-        except ConnectionError:  # reset: closed as well
-            return b"", True
+        return b"".join(chunks), answer.done()
     finally:
         answer.cancel()
         writer.close()

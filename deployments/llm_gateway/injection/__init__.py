@@ -6,12 +6,14 @@
    score is their sum. Signals found only in decoded views that weigh ``ENCODED_MIN`` or more
    together add ``ENCODED_BONUS``: hiding an instruction is a signal of its own. Text that discusses attacks (what is / how to detect …
    injection) has a score from plain text multiplied by ``DISCUSSION_FACTOR``.
-3. When the rules' score is uncertain (above zero, under ``UNCERTAIN_BELOW``), the classifier
-   (``classifier.py``: hashed words, logistic regression, weights shipped in the package) adds
-   ``weight × p`` when its probability ``p`` reaches the threshold; weight and threshold were
-   chosen with the weights, on out-of-fold predictions on the development split. Otherwise a
-   score made only of weak signals (each under ``STANDS_ALONE``: a "system prompt" mention, a
-   ``Tool output:`` label, a link) is 0: it says nothing alone, and every non-zero score is
+3. When the rules' score is under ``UNCERTAIN_BELOW`` (the default block score), the classifier
+   (``classifier.py``: character and word n-grams, logistic regression, weights shipped in the package)
+   adds ``CLASSIFIER_WEIGHT`` when its probability reaches its threshold: ``threshold_uncertain`` when
+   the rules scored above 0, ``threshold_alone`` when they scored 0 (it then blocks on its own; only with
+   ``security.injection.classifier_alone``, off by default: see ``score``). Both
+   thresholds were chosen with the weights, on out-of-fold predictions on the development data only.
+   Otherwise a score made only of weak signals (each under ``STANDS_ALONE``: a "system prompt"
+   mention, a ``Tool output:`` label, a link) is 0: it says nothing alone, and every non-zero score is
    charged to the client in the threat ledger.
 
 Only the first ``HEAD_CHARS`` and the last ``TAIL_CHARS`` characters are scored (an instruction
@@ -28,7 +30,7 @@ from deployments.llm_gateway.injection import classifier
 from deployments.llm_gateway.injection.normalise import decoded_views, fold, fold_both
 from deployments.llm_gateway.injection.rules import is_discussion, is_translation_request, signals
 
-__all__ = ["MAX_SCANNED_CHARS", "Verdict", "rule_score", "scanned", "score"]
+__all__ = ["CLASSIFIER_WEIGHT", "MAX_SCANNED_CHARS", "Verdict", "rule_score", "scanned", "score"]
 
 HEAD_CHARS = 16 * 1024
 TAIL_CHARS = 4 * 1024
@@ -38,6 +40,7 @@ ENCODED_MIN = 1.0  # a lone weak signal (a "system prompt" mention) in decoded t
 DISCUSSION_FACTOR = 0.4
 STANDS_ALONE = 1.0  # a weaker signal counts only beside one of these, or when the classifier agrees
 UNCERTAIN_BELOW = 1.5  # the default ``security.injection.block_score``: the rules are sure from here on
+CLASSIFIER_WEIGHT = 1.5  # what the classifier adds when it is sure enough: the default block score
 
 
 @dataclass(frozen=True)
@@ -83,14 +86,16 @@ def rule_score(text: str) -> float:
     return _rules(text)[0]
 
 
-def score(text: str) -> Verdict:
-    """The injection score of ``text`` (see ``scanned``) and the signals seen."""
+def score(text: str, classifier_alone: bool = False) -> Verdict:
+    """The injection score of ``text`` (see ``scanned``) and the signals seen. The classifier is asked
+    about a prompt the rules found nothing in only with ``classifier_alone``
+    (``security.injection.classifier_alone``): it then catches more unseen attacks, and refuses some
+    ordinary long prompts (a "You are reviewing ..." request that names a link)."""
     total, names, folded, strongest = _rules(text)
-    if 0 < total < UNCERTAIN_BELOW:
-        bonus = classifier.second_stage(folded)
-        if bonus:
-            total += bonus
+    if total < UNCERTAIN_BELOW and (total > 0 or classifier_alone):
+        if classifier.blocks(folded, total):
+            total += CLASSIFIER_WEIGHT
             names.append("classifier")
-        elif strongest < STANDS_ALONE:
+        elif total and strongest < STANDS_ALONE:
             return Verdict(0.0, ())  # context alone (a "Tool output:" label, a link): not suspicious
     return Verdict(round(total, 3), tuple(names))

@@ -61,13 +61,9 @@ async def instance_backup(
     mode = v.choice(body.mode, "mode", v.BACKUP_MODES)
     compress = v.COMPRESS[v.choice(body.compress, "compress", tuple(v.COMPRESS))]
     t = located(svc, body)
-
-    async def fetch(remote: str, local: str) -> None:
-        await svc.pool.get_file(t.key, t.zone, remote, local)
-
     vmid = v.vmid(instance_id)
 
     def work() -> Any:
-        return containers.backup(t, svc.config, fetch, vmid, destination, storage, mode, compress, body.download)
+        return containers.backup(t, svc.config, vmid, destination, storage, mode, compress, body.download)
 
     return await jobs.answer(state, request, "backup", {"instance_id": vmid, "key": t.key}, work)

@@ -14,7 +14,7 @@ from .. import jobs
 from .. import validate as v
 from ..errors import HTTPProblem
 from ..models import BackupLxcBody, HostBackupBody, HostExecBody, Located, RebootBody, UpdateBody
-from ..responses import EXEC_ERRORS, JOB_ACCEPTED, HostEntry, Output, Result, TemplateEntry
+from ..responses import EXEC_ERRORS, JOB_ACCEPTED, HostEntry, Output, Result, TemplateEntry, UpdateDone
 from ..service import HostResult
 from .common import Az, Ctx, Region, Svc, body_opt, command_words, located, need
 
@@ -48,10 +48,12 @@ async def px_clusters(svc: Svc, region: Region = None, az: Az = None) -> HostRes
     return await svc.clusters(svc.target(region, az))
 
 
-@router.post("/px/update", response_model=Result, responses=JOB_ACCEPTED)
+@router.post("/px/update", response_model=UpdateDone, responses=JOB_ACCEPTED)
 async def px_update(svc: Svc, state: Ctx, request: Request, body: UpdateBody | None = body_opt) -> Any:
-    """Package update and dist-upgrade: every host, a region's hosts, or one zone.
-    With `Prefer: respond-async`: 202 and a job (`/api/v1/jobs/{id}`)."""
+    """Package update and dist-upgrade: every host, a region's hosts, or one zone (each node of a
+    cluster), reported per host under `results` (upgraded, failed, unreachable); an error only when
+    every host failed (500 if one really failed, else 503). With `Prefer: respond-async`: 202 and a
+    job (`/api/v1/jobs/{id}`)."""
     region, az = (body.region, body.az) if body is not None else (None, None)
     targets = svc.targets(region, az)
     hosts = {"hosts": [n.key for t in targets for n in t.each_node()]}

@@ -62,7 +62,8 @@ async def create(svc: Svc, state: Ctx, request: Request, body: CreateBody | None
 
 OFFLINE_HEADER = {
     "X-Offline-Nodes": {
-        "description": "a cluster zone: the nodes the cluster reports offline (comma-separated)",
+        "description": "a cluster zone: the configured nodes the cluster reports offline or whose SSH server "
+        "does not answer (comma-separated)",
         "schema": {"type": "string"},
     }
 }
@@ -72,8 +73,9 @@ OFFLINE_HEADER = {
 async def list_instances(
     svc: Svc, response: Response, region: Region = None, az: Az = None
 ) -> list[pve.ContainerEntry]:
-    """Every node's containers; in a cluster, `X-Offline-Nodes` names the nodes the cluster reports
-    offline (their containers are listed with `status: unknown`)."""
+    """Every node's containers; in a cluster, `X-Offline-Nodes` names the configured nodes the
+    cluster reports offline or whose SSH server does not answer (their containers are listed with
+    `status: unknown`)."""
     view = await containers.zone_view(svc.target(region, az))
     if view.offline:
         response.headers["X-Offline-Nodes"] = ", ".join(view.offline)
@@ -128,9 +130,10 @@ def _scale_request(body: ScaleBody) -> containers.ScaleRequest:
     return req
 
 
-@router.post("/lxc/instances/scale", response_model=Result)
-async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> HostResult:
-    """Memory, CPU limit, cores, root disk (`64G` or `+8G`; never shrinks), network rate."""
+@router.post("/lxc/instances/scale", response_model=BulkDone)
+async def instances_scale(svc: Svc, body: ScaleBody | None = body_opt) -> BulkDone:
+    """Memory, CPU limit, cores, root disk (`64G` or `+8G`; never shrinks), network rate; reported
+    per container (`scaled` or `failed`, as the other bulk actions)."""
     body = body or ScaleBody()
     ids = v.vmids(body.instance_ids)
     return await containers.scale(located(svc, body), ids, _scale_request(body))

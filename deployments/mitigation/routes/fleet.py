@@ -87,14 +87,18 @@ async def policy(state: State, body: schemas.PolicyIn) -> Any:
     response_model=schemas.Scaled,
     summary="Create or drain node actors",
     responses={
+        202: {"model": schemas.Scaled, "description": "a node added did not start in time: it is `starting`"},
         409: {
             "model": schemas.ErrorBody,
             "description": "beyond max_nodes or the nodes there are, or outside autoscale's bounds while it is on",
-        }
+        },
     },
 )
-async def scale(state: State, body: schemas.ScaleIn) -> Any:
-    return await state.fleet_call(MitigationFleet.scale, body.action, body.count)
+async def scale(state: State, body: schemas.ScaleIn, response: Response) -> Any:
+    value = await state.fleet_call(MitigationFleet.scale, body.action, body.count)
+    if value["starting"]:  # accepted: the node is in the fleet and joins once it answers
+        response.status_code = 202
+    return value
 
 
 @api.get("/autoscale", response_model=schemas.Autoscale, summary="Autoscaling: settings and decisions")
@@ -209,10 +213,10 @@ async def get_policy(state: State) -> dict[str, Any]:
 @api.delete(
     "/policy/{kind}",
     response_model=schemas.PolicyView,
-    summary="Remove the rate limit, the geo block, the client-address or the TLS settings from every node",
+    summary="Remove the rate limit, the geo block, or the client-address, TLS or WAF settings from every node",
     responses=refusal(404, "none in force"),
 )
-async def remove_policy(state: State, kind: Literal["rate_limit", "geo_block", "client_address", "tls"]) -> Any:
+async def remove_policy(state: State, kind: Literal["rate_limit", "geo_block", "client_address", "tls", "waf"]) -> Any:
     return await state.fleet_call(MitigationFleet.remove_policy, kind)
 
 

@@ -91,12 +91,17 @@ export async function rules(root) {
 export async function policy(root) {
   const p = await get("/policy");
   const rows = [
-    ["Policy", p.policy ? p.policy.name : "none deployed"],
+    // each kind in force with the policy it came from (a policy leaves the kinds it does not list)
+    ["Policy", p.policy ? Object.entries(p.policy_by).map(([kind, name]) => `${kind}: ${name}`).join(", ")
+      : "none deployed"],
     ["Rate limit", p.rate_limit_rps === null ? "off" : `${number(p.rate_limit_rps)} requests/s per source`],
     ["Blocked countries", p.blocked_countries.length ? p.blocked_countries.join(", ") : "none"],
     ["Geo prefixes", number(p.geo_prefixes)],
     ["PROXY protocol", p.accept_proxy ? "required" : "off"],
     ["Trusted proxies", p.trusted_proxies.length ? p.trusted_proxies.join(", ") : "none"],
+    ["WAF", p.waf.engine === "crs"
+      ? `CRS, paranoia ${number(p.waf.paranoia_level)}, threshold ${number(p.waf.anomaly_threshold)}`
+      : "HAProxy rules"],
   ];
   root.append(card("Policy in force", table(["Setting", "Value"], rows)));
 }

@@ -55,6 +55,25 @@ class AppendEntriesIn(Strict):
     signature: str = Field("", max_length=200)
 
 
+class AttestationIn(Strict):
+    proposal_id: str = Field(min_length=1, max_length=128)
+    raft_index: int = Field(ge=1)
+    term: int = Field(ge=0)
+    channel: str = Field("general", max_length=64)
+    by: str = Field("", max_length=64)
+    signatures: dict[str, str] = Field(max_length=64)
+
+
+class AttestIn(Strict):
+    sender: str = Field(max_length=64)
+    attestations: list[AttestationIn] = Field(min_length=1, max_length=64)
+    signature: str = Field("", max_length=200)
+
+
+class AttestOut(Open):
+    ratified: int
+
+
 @router.get("/", response_class=HTMLResponse, summary="HTML dashboard")
 async def dashboard(node: Reader) -> HTMLResponse:
     state = await view(node, "state")
@@ -73,6 +92,8 @@ async def health(ctx: Ctx) -> Any:
         "node": ctx.node,
         "node_id": me["node_id"],
         "raft_role": raft.get("role"),
+        "raft_term": raft.get("term", 0),
+        "raft_snapshot_index": raft.get("snapshot_index", 0),
     }
 
 
@@ -138,6 +159,11 @@ async def request_vote(node: Reader, body: RequestVoteIn) -> Any:
 @router.post("/raft/append_entries", response_model=Open, tags=["raft"], summary="Signed by the leader")
 async def append_entries(node: Reader, body: AppendEntriesIn) -> Any:
     return unwrap(await call(node, TaskNode.raft_http, "append_entries", body.model_dump()))
+
+
+@router.post("/raft/attest", response_model=AttestOut, tags=["raft"], summary="Signed by a validator")
+async def attest(node: Reader, body: AttestIn) -> Any:
+    return unwrap(await call(node, TaskNode.attest_http, body.model_dump()))
 
 
 @router.get("/state/digest", response_model=Open, summary="SHA-256 of the state (equal on nodes that agree)")

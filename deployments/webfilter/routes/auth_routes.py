@@ -88,7 +88,7 @@ async def ws_token(context: Ctx, user: User) -> dict[str, Any]:
 async def _health(context: Ctx) -> dict[str, Any]:
     proxy = await call(context.proxy, ProxyOwner.status)
     context.children.update(proxy["children"])
-    healthy = proxy["running"] and proxy["dns_running"]
+    healthy = proxy["running"] and proxy["dns_running"] and all(view["running"] for view in proxy["dns_views"])
     return {
         "status": "healthy" if healthy else "degraded",
         "version": context.config.version,
@@ -96,6 +96,8 @@ async def _health(context: Ctx) -> dict[str, Any]:
         "dns": {"running": proxy["dns_running"], "address": f"{proxy['dns']}:53" if proxy["dns"] else None},
         "data_plane": [proxy["proxy"]] if proxy["running"] else [],
         "children": proxy["children"],
+        "dns_views": proxy["dns_views"],
+        "nft_table": proxy["nft_table"],
     }
 
 

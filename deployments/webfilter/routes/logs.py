@@ -39,7 +39,7 @@ async def logs_timeline(context: Ctx, hours: int = Query(24, ge=1, le=720)) -> d
 
 @router.post("/api/logs/clear", response_model=Envelope, summary="Delete every log row")
 async def logs_clear(context: Ctx, ip: Peer) -> dict[str, Any]:
-    deleted = await call(context.logs, LogStore.delete_before, None)
+    deleted = await call(context.logs, LogStore.clear, None)
     await context.db(context.store.audit, None, ip, "logs.clear", f"{deleted['http']} http, {deleted['dns']} dns")
     return ok({"deleted": deleted["http"], "dns_deleted": deleted["dns"]})
 
@@ -47,7 +47,7 @@ async def logs_clear(context: Ctx, ip: Peer) -> dict[str, Any]:
 @router.post("/api/logs/clear-old", response_model=Envelope, summary="Delete rows older than the retention")
 async def logs_clear_old(context: Ctx, ip: Peer, days: int | None = Query(None, ge=1, le=3650)) -> dict[str, Any]:
     retention = days or (await context.db(context.store.settings))["log_retention_days"]
-    deleted = await call(context.logs, LogStore.delete_before, time.time() - retention * 86400)
+    deleted = await call(context.logs, LogStore.clear, time.time() - retention * 86400)
     summary = f"{retention} days: {deleted['http']} http, {deleted['dns']} dns"
     await context.db(context.store.audit, None, ip, "logs.clear_old", summary)
     return ok({"deleted": deleted["http"], "dns_deleted": deleted["dns"], "retention_days": retention})

@@ -43,8 +43,8 @@ export async function render(root) {
     "nothing blocked",
   );
   const log = table(
-    ["time (UTC)", "client", "name", "type", "outcome", "answer", "rule", "source"],
-    rows.data.map((r) => [when(r.timestamp), r.client_ip, h("span", { class: "entry" }, r.name), r.qtype, r.outcome, r.answer || "", r.rule || "", r.source || ""]),
+    ["time (UTC)", "client", "name", "type", "outcome", "answer", "rule", "source", "group"],
+    rows.data.map((r) => [when(r.timestamp), r.client_ip, h("span", { class: "entry" }, r.name), r.qtype, r.outcome, r.answer || "", r.rule || "", r.source || "", r.group || ""]),
     "no queries yet",
   );
   log.id = "dns-log";

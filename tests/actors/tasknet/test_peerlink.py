@@ -115,3 +115,71 @@ async def test_an_error_answer_is_recorded_without_joining(me: Identity):
     async with Remote(lambda request: (403, b'{"detail": "peer dropped"}')) as url:
         link = await _join(url, me, None, "g")
     assert link.remote_id is None and link.last_error.startswith("join: 403") and link.failures == 1
+
+
+async def test_a_raft_answer_signed_by_another_node_is_not_stepped(me: Identity):
+    """The remote joined as itself, then a third key signs the Raft answer: the link returns nothing."""
+    remote, third = Identity.generate(), Identity.generate()
+
+    def answer(request: dict[str, Any]) -> tuple[int, bytes]:
+        if request["route"] == "join":
+            return joined_by(remote, "g")(request)
+        vote = {"type": "request_vote_response", "from": remote.node_id, "to": me.node_id, "term": 9}
+        signed = envelope(third, "raft_answer", me.node_id, {"messages": [{**vote, "vote_granted": True}]}, _now())
+        return 200, json.dumps(signed).encode()
+
+    async with Remote(answer) as url:
+        link = PeerLink(url, remote.node_id, me, _now)
+        assert await link.join("http://127.0.0.1:1/tasknet/n1", "g")
+        message = {"type": "request_vote", "from": me.node_id, "to": remote.node_id, "term": 9}
+        assert await link.raft(message) is None  # type: ignore[arg-type]
+        await link.close()
+    assert link.last_error == "raft: answer signed by another node than the joined one" and link.raft_sent == 0
+
+
+@pytest.mark.parametrize(
+    "signer, route, answer, error",
+    [
+        ("third", "propose_answer", {"index": 7, "leader": "x"}, "answer signed by another node than the joined one"),
+        ("remote", "raft_answer", {"index": 7, "leader": "x"}, "answer refused: peer message is for route"),
+        ("remote", "propose_answer", {"index": "7", "leader": "x"}, "answer is not a proposal answer"),
+        ("remote", "propose_answer", {"error": "no", "status": 200, "retry": True}, "answer is not a proposal answer"),
+    ],
+)
+async def test_a_forwarded_proposals_answer_counts_only_signed_by_the_leader_and_well_formed(
+    me: Identity, signer: str, route: str, answer: dict[str, Any], error: str
+):
+    """The leader's answer to a forwarded proposal is taken only signed by the joined remote, for the
+    proposal route, as `{index, leader}` or a 4xx/5xx refusal: otherwise the follower gets nothing."""
+    keys = {"remote": Identity.generate(), "third": Identity.generate()}
+
+    def respond(request: dict[str, Any]) -> tuple[int, bytes]:
+        if request["route"] == "join":
+            return joined_by(keys["remote"], "g")(request)
+        signed = envelope(keys[signer], route, me.node_id, {"answer": answer}, _now())
+        return 200, json.dumps(signed).encode()
+
+    async with Remote(respond) as url:
+        link = PeerLink(url, keys["remote"].node_id, me, _now)
+        assert await link.join("http://127.0.0.1:1/tasknet/n1", "g")
+        assert await link.propose({"proposal_id": "p", "channel": "general", "by": me.node_id}) is None
+        await link.close()
+    assert link.last_error.startswith(f"propose: {error}") and link.public()["proposals_forwarded"] == 0
+
+
+async def test_a_forwarded_proposals_signed_answer_is_returned(me: Identity):
+    remote = Identity.generate()
+    refusal = {"error": "proposal p not found", "status": 404, "retry": False}
+
+    def respond(request: dict[str, Any]) -> tuple[int, bytes]:
+        if request["route"] == "join":
+            return joined_by(remote, "g")(request)
+        assert request["body"] == {"data": {"proposal_id": "p", "channel": "general", "by": me.node_id}}
+        return 200, json.dumps(envelope(remote, "propose_answer", me.node_id, {"answer": refusal}, _now())).encode()
+
+    async with Remote(respond) as url:
+        link = PeerLink(url, remote.node_id, me, _now)
+        assert await link.join("http://127.0.0.1:1/tasknet/n1", "g")
+        assert await link.propose({"proposal_id": "p", "channel": "general", "by": me.node_id}) == refusal
+        await link.close()
+    assert link.public()["proposals_forwarded"] == 1

@@ -1,12 +1,17 @@
 """Raft under randomized fault schedules: crash, restart, partition, loss, duplication, reordering.
 
 After every step the four safety properties of the Raft paper are checked:
-election safety, log matching, leader completeness and state-machine safety.
+election safety, log matching, leader completeness and state-machine safety. With `snapshot_every`
+each node compacts its log once that many entries were applied past its snapshot, so followers
+also catch up by InstallSnapshot; each state machine is a hash chain over what it applied (a
+snapshot carries the hash), and every node must reach the same hash at each index.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import random
 
 import pytest
@@ -16,32 +21,59 @@ from actors.tasknet.raft import LEADER, HardState, RaftCore
 IDS = ["a", "b", "c", "d", "e"]
 
 
+def chain(digest: str, index: int, data: dict) -> str:
+    return hashlib.sha256(json.dumps([digest, index, data], sort_keys=True).encode()).hexdigest()
+
+
 class Cluster:
-    def __init__(self, seed: int, size: int) -> None:
+    def __init__(self, seed: int, size: int, snapshot_every: int | None = None) -> None:
         self.rng = random.Random(seed)
         self.ids = IDS[:size]
+        self.snapshot_every = snapshot_every
         self.disk = {i: HardState() for i in self.ids}
-        self.nodes = {i: RaftCore(i, self.ids, hard=self.disk[i], seed=seed * 31 + n) for n, i in enumerate(self.ids)}
+        self.nodes = {i: self.make(i, self.disk[i], seed * 31 + n) for n, i in enumerate(self.ids)}
         self.up = set(self.ids)
         self.cut: set[frozenset[str]] = set()
         self.wire: list[dict] = []
         self.leaders: dict[int, str] = {}
         self.committed: dict[int, dict] = {}
         self.applied = {i: [] for i in self.ids}
+        self.app = {i: (0, "") for i in self.ids}  # each state machine: (applied index, hash chain)
+        self.digests: dict[int, str] = {}  # the first hash seen at each index
+        self.snapshots_installed = 0
+
+    def make(self, i: str, hard: HardState, seed: int) -> RaftCore:
+        return RaftCore(i, self.ids, hard=hard, seed=seed, snapshot_chunk=40)
+
+    def _reached(self, i: str, index: int, digest: str) -> None:
+        self.app[i] = (index, digest)
+        assert self.digests.setdefault(index, digest) == digest, "state machines diverged"
 
     def flush(self, node: RaftCore) -> None:
-        self.disk[node.id] = copy.deepcopy(node.hard)
         self.wire.extend(node.take_messages())
+        snap = node.take_snapshot()
+        if snap is not None:
+            assert snap["index"] >= self.app[node.id][0], "a snapshot moved a state machine backwards"
+            self.snapshots_installed += 1
+            self._reached(node.id, snap["index"], snap["data"]["digest"])
         for index, data in node.take_committed():
             self.applied[node.id].append((index, data))
+            at, digest = self.app[node.id]
+            assert at == index - 1, "an entry applied out of order"
+            self._reached(node.id, index, chain(digest, index, data))
+        if self.snapshot_every and node.last_applied - node.snap_index() >= self.snapshot_every:
+            node.compact(node.last_applied, {"digest": self.app[node.id][1]})
+        self.disk[node.id] = copy.deepcopy(node.hard)
 
     def crash(self, i: str) -> None:
         self.up.discard(i)
         self.wire = [m for m in self.wire if m["to"] != i]
 
     def restart(self, i: str) -> None:
-        self.nodes[i] = RaftCore(i, self.ids, hard=copy.deepcopy(self.disk[i]), seed=self.rng.randrange(1 << 30))
+        self.nodes[i] = self.make(i, copy.deepcopy(self.disk[i]), self.rng.randrange(1 << 30))
         self.applied[i] = []
+        snap = self.nodes[i].take_snapshot()  # restart = load the snapshot, then replay what follows
+        self.app[i] = (snap["index"], snap["data"]["digest"]) if snap else (0, "")
         self.up.add(i)
 
     def step(self) -> None:
@@ -83,21 +115,26 @@ class Cluster:
                 owner = self.leaders.setdefault(node.term, node.id)
                 assert owner == node.id, f"two leaders in term {node.term}"
                 for index, entry in self.committed.items():
-                    assert node.term_at(index) == entry["term"], "leader lacks a committed entry"
-            for index in range(1, node.commit_index + 1):
-                entry = node.hard.log[index - 1]
+                    if index > node.snap_index():  # below it: the snapshot's hash is checked
+                        assert node.term_at(index) == entry["term"], "leader lacks a committed entry"
+            assert node.commit_index >= node.snap_index() and node.last_applied >= node.snap_index()
+            for index in range(node.snap_index() + 1, node.commit_index + 1):
+                entry = node.entry(index)
                 known = self.committed.setdefault(index, entry)
                 assert known == entry, "two entries committed at one index"
         for x in nodes:
             for y in nodes:
+                low = max(x.snap_index(), y.snap_index())
                 upto = min(x.last_index(), y.last_index())
-                for index in range(upto, 0, -1):
+                for index in range(upto, low, -1):
                     if x.term_at(index) == y.term_at(index):
-                        assert x.hard.log[:index] == y.hard.log[:index], "log matching violated"
+                        same = x.entries(low + 1, index + 1) == y.entries(low + 1, index + 1)
+                        assert same, "log matching violated"
                         break
         for seq in self.applied.values():
             for index, data in seq:
-                assert self.committed[index]["data"] == data, "state machines applied different commands"
+                if index in self.committed:
+                    assert self.committed[index]["data"] == data, "state machines applied different commands"
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -106,6 +143,15 @@ def test_safety_holds_under_a_random_fault_schedule(seed):
     for _ in range(2500):
         cluster.step()
         cluster.check()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_safety_holds_under_a_random_fault_schedule_with_constant_compaction(seed):
+    cluster = Cluster(seed, 3 + seed % 3, snapshot_every=5)
+    for _ in range(2500):
+        cluster.step()
+        cluster.check()
+    assert any(n.snap_index() for n in cluster.nodes.values())  # compaction did happen
 
 
 def test_a_quiet_cluster_elects_one_leader_and_commits_in_order():

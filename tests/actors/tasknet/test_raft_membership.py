@@ -8,12 +8,10 @@ without a majority of the new set, and steps down once the entry that removes it
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from actors.tasknet.raft import LEADER, ChangeRefused, HardState, RaftCore
-from tests.actors.tasknet.test_raft import Cluster
+from tests.actors.tasknet.test_raft import IDS, Cluster
 
 
 class Net:
@@ -177,15 +175,12 @@ def test_a_configuration_entry_that_gets_overwritten_is_no_longer_in_force():
 class ChangingCluster(Cluster):
     """test_raft's fault schedule over a..e where e starts as a non-member, plus random changes."""
 
-    def __init__(self, seed: int) -> None:
-        super().__init__(seed, 5)
-        self.base = self.ids[:4]
-        for n, i in enumerate(self.ids):
-            self.nodes[i] = RaftCore(i, self.base, hard=self.disk[i], seed=seed * 31 + n)
+    def __init__(self, seed: int, snapshot_every: int | None = None) -> None:
+        self.base = IDS[:4]
+        super().__init__(seed, 5, snapshot_every)
 
-    def restart(self, i: str) -> None:
-        super().restart(i)
-        self.nodes[i] = RaftCore(i, self.base, hard=copy.deepcopy(self.disk[i]), seed=self.rng.randrange(1 << 30))
+    def make(self, i: str, hard: HardState, seed: int) -> RaftCore:
+        return RaftCore(i, self.base, hard=hard, seed=seed, snapshot_chunk=40)
 
     def step(self) -> None:
         if self.rng.random() < 0.03:
@@ -203,15 +198,22 @@ class ChangingCluster(Cluster):
         super().step()
 
 
+@pytest.mark.parametrize("snapshot_every", [None, 5])
 @pytest.mark.parametrize("seed", range(8))
-def test_safety_holds_while_the_membership_changes(seed):
-    cluster = ChangingCluster(seed)
+def test_safety_holds_while_the_membership_changes(seed, snapshot_every):
+    """With `snapshot_every` 5 every node compacts constantly: learners and lagging or restarted
+    followers catch up by InstallSnapshot (in chunks of 40 characters) during the faults."""
+    cluster = ChangingCluster(seed, snapshot_every)
     changes = set()
     for _ in range(3000):
         cluster.step()
         cluster.check()
         changes.update(i for i, e in cluster.committed.items() if "conf" in e["data"])
+        for node in cluster.nodes.values():  # and those compacted before a check saw them
+            changes.update(c["index"] for c in (node.hard.snapshot or {"conf_history": []})["conf_history"])
     assert changes  # the schedule did change the membership
+    if snapshot_every:
+        assert any(n.snap_index() for n in cluster.nodes.values())  # compaction did happen
 
 
 def test_a_leader_that_removes_itself_does_not_count_itself_for_that_entry():

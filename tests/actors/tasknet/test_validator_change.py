@@ -197,9 +197,14 @@ def propose(net, pid, rounds=30):
     raise AssertionError("never appended")
 
 
-def test_through_raft_a_new_validator_catches_up_counts_and_a_removed_leader_steps_down(clock):
+@pytest.mark.parametrize("snapshot_entries", [None, 5])
+def test_through_raft_a_new_validator_catches_up_counts_and_a_removed_leader_steps_down(clock, snapshot_entries):
+    """With `snapshot_entries` 5 the validators compact their Raft logs all along: the newcomer
+    catches up from the leader's snapshot, and ratifications go on over compacted logs."""
     net = make_network(4, clock=clock, config={"proposal_voting_period": PERIOD_S}, validators=3)
     a, b, c, d = net
+    for node in net:
+        node.raft_snapshot_entries = snapshot_entries or node.raft_snapshot_entries
     drive(net, 40)
     first = leader_of(net)
     for n in range(70):  # more than one append batch for the newcomer to catch up with
@@ -213,6 +218,8 @@ def test_through_raft_a_new_validator_catches_up_counts_and_a_removed_leader_ste
     assert d.raft is None
     index = propose(net, add)
     assert d.raft is not None and d.raft.last_index() >= first.raft.commit_index  # caught up before it counts
+    if snapshot_entries:
+        assert d.raft.snap_index() >= 70  # from the snapshot: the log it covers was never sent
     with pytest.raises(Reject, match="one change at a time") as second:
         first.raft_propose({"proposal_id": remove, "channel": "general", "by": first.node_id})
     assert second.value.status == 409
@@ -234,6 +241,8 @@ def test_through_raft_a_new_validator_catches_up_counts_and_a_removed_leader_ste
     assert all(n.state["config"]["task_completion_tax"] == 0.1 for n in net)
     assert first.node_id not in net[0].state["ratified"][-1]["signers"]
     assert len({comparable(n.state) for n in net}) == 1
+    if snapshot_entries:
+        assert all(n.raft.snap_index() > 70 for n in net)
 
 
 def test_through_raft_a_change_waits_for_earlier_entries_that_change_what_is_allowed(clock):

@@ -15,10 +15,13 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import dns.exception
 import dns.message
 import dns.query
 import dns.rcode
@@ -49,8 +52,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _resolve(server: str, name: str) -> list[str]:
-    answer = dns.query.udp(dns.message.make_query(name, dns.rdatatype.A), server, timeout=2)
+def _resolve(server: str, name: str, timeout: float = 2) -> list[str]:
+    answer = dns.query.udp(dns.message.make_query(name, dns.rdatatype.A), server, timeout=timeout)
     return [item.address for rrset in answer.answer for item in rrset]
 
 
@@ -154,8 +157,8 @@ def test_an_acl_edit_rewrites_one_file_and_reconfigures_squid_without_a_restart(
 
 def test_a_candidate_squid_refuses_is_undone_and_the_last_good_configuration_keeps_running(plane, origin):
     """An entry that passed validation but that Squid cannot hold never reaches the running Squid, nor a
-    Squid its supervisor restarts; dnsmasq, which takes its part of a candidate before Squid parses its
-    own, is back on the last good blocklist when the call fails."""
+    Squid its supervisor restarts, nor DNS: the whole candidate is checked before dnsmasq takes its part, so
+    a client asking all through the call never sees the refused edit (it used to, for 0.3-1 s)."""
     acl = plane.root / "acl"
     before = {name: (acl / name).read_text() for name in ("ip_blacklist.txt", "domain_blacklist.txt")}
     conf, pid = plane.conf_path.read_text(), plane.squid.pid
@@ -163,12 +166,30 @@ def test_a_candidate_squid_refuses_is_undone_and_the_last_good_configuration_kee
     refused = _policy(
         ip_blacklist=["192.0.2.1", "1.2.3.4/99"], domain_blacklist=["sinkholed.test", "allowed.test", "candidate.test"]
     )
-    with pytest.raises(DataPlaneError, match="refused the configuration.*the last good configuration keeps running"):
-        plane.apply(refused)
+    seen: list[list[str]] = []
+    applying = threading.Event()
+
+    def ask() -> None:
+        while not applying.is_set():
+            with contextlib.suppress(Exception):
+                seen.append(_resolve(plane.dns, "candidate.test", timeout=0.05))  # a restart drops queries
+            time.sleep(0.005)
+
+    asking = threading.Thread(target=ask)
+    asking.start()
+    try:
+        with pytest.raises(
+            DataPlaneError, match="refused the configuration.*the last good configuration keeps running"
+        ):
+            plane.apply(refused)
+    finally:
+        applying.set()
+        asking.join()
+    assert seen and ["0.0.0.0"] not in seen
     assert {name: (acl / name).read_text() for name in before} == before and plane.conf_path.read_text() == conf
     assert plane.squid.pid == pid and plane.running()
     assert (plane.root / "dns" / "blocklist.conf").read_text() == blocklist
-    assert plane.dnsmasq.pid != dns_pid  # it took the candidate, and was restarted on the restored files
+    assert plane.dnsmasq.pid == dns_pid  # never restarted: it never had the candidate
     assert _resolve(plane.dns, "candidate.test") == [] and _resolve(plane.dns, "sinkholed.test") == ["0.0.0.0"]
     with _proxy(plane) as client:
         assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
@@ -178,6 +199,21 @@ def test_a_candidate_squid_refuses_is_undone_and_the_last_good_configuration_kee
         assert client.get(f"http://allowed.test:{origin}/page.txt").status_code == 200
         assert client.get(f"http://sinkholed.test:{origin}/page.txt").status_code == 403
     assert plane.apply(_policy(ip_blacklist=["192.0.2.1", "192.0.2.2"]))["changed"] is True  # edits go on
+    plane.apply(_policy())
+
+
+def test_only_plain_names_added_to_or_removed_from_the_domain_lists_go_to_dns_first(plane):
+    """Such a Squid candidate changes name files only, which Squid cannot refuse; anything else is checked
+    whole (Squid's parse included) before dnsmasq takes it."""
+    plane.apply(_policy())
+    first = plane.apply(_policy(domain_blacklist=["sinkholed.test", "first.test"]))
+    assert first["dns_first"] is True and first["parse_checked"] is True
+    assert _resolve(plane.dns, "first.test") == ["0.0.0.0"]
+    assert plane.apply(_policy(domain_whitelist=["x.sinkholed.test"]))["dns_first"] is False  # a list was empty
+    assert plane.apply(_policy(domain_whitelist=["y.sinkholed.test"]))["dns_first"] is True
+    assert plane.apply(_policy(domain_blacklist=["sinkholed.test", "*.first.test"]))["dns_first"] is False
+    assert plane.apply(_policy(ip_blacklist=["192.0.2.9"]))["dns_first"] is False
+    assert plane.apply(_policy(domain_blacklist=["other.test"], block_direct_ip=True))["dns_first"] is False
     plane.apply(_policy())
 
 
@@ -201,8 +237,9 @@ def test_a_blacklist_edit_blocks_the_name_and_its_subdomains_in_dns_and_whitelis
     assert _resolve(plane.dns, "late.test") == []  # not a name dnsmasq knows
     address, pid = plane.dns, plane.dnsmasq.pid
     result = plane.apply(_policy(domain_blacklist=["sinkholed.test", "late.test"]))
-    assert result["dns_restarted"] is True  # dnsmasq reads `address=` lines only at start
-    assert plane.dns == address and plane.dnsmasq.pid != pid
+    # a name only added: the running dnsmasq reads it from its servers-file on SIGHUP (base + delta)
+    assert result["dns_restarted"] is False and result["dns_reloaded"] is True
+    assert plane.dns == address and plane.dnsmasq.pid == pid
     assert _resolve(address, "late.test") == ["0.0.0.0"]
     assert _resolve(address, "deep.sub.late.test") == ["0.0.0.0"]  # subdomains too
     aaaa = dns.query.udp(dns.message.make_query("late.test", dns.rdatatype.AAAA), address, timeout=2)
@@ -496,3 +533,152 @@ def test_a_restarted_proxy_actor_serves_the_last_policy_on_the_same_port_before_
     finally:
         restarted.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- a blocklist edit that only adds names: base + delta, no restart (issue 22) --------------------------
+
+
+@contextlib.contextmanager
+def delta_upstream(folder: Path) -> Iterator[str]:
+    """The test's upstream resolver: a dnsmasq on loopback answering every name under up.test 127.0.0.5."""
+    port = free_port()
+    conf = folder / "upstream.conf"
+    conf.write_text(
+        f"port={port}\nlisten-address=127.0.0.1\nbind-interfaces\nno-resolv\nno-hosts\n"
+        f"address=/up.test/127.0.0.5\npid-file={folder / 'upstream.pid'}\n"
+    )
+    child = subprocess.Popen(["/usr/sbin/dnsmasq", "-k", "-C", str(conf)], stderr=subprocess.DEVNULL)
+    try:
+        eventually_sync(
+            lambda: _resolve_at("127.0.0.1", port, "a.up.test", timeout=0.5) == ["127.0.0.5"],
+            ignore=(OSError, dns.exception.Timeout),
+            what="the test's upstream answers",
+        )
+        yield f"127.0.0.1#{port}"
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+
+
+def _resolve_at(server: str, port: int, name: str, qtype: str = "A", timeout: float = 2) -> list[str]:
+    answer = dns.query.udp(dns.message.make_query(name, qtype), server, port=port, timeout=timeout)
+    return [item.address for rrset in answer.answer for item in rrset]
+
+
+class _Asker(threading.Thread):
+    """A client asking the resolver for an allowed name back to back: every query must be answered."""
+
+    def __init__(self, server: str, name: str) -> None:
+        super().__init__(daemon=True)
+        self.server, self.name = server, name
+        self.answered = 0
+        self.failed: list[str] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                answer = _resolve_at(self.server, 53, self.name, timeout=1)
+            except Exception as exc:  # a timeout: a query lost
+                self.failed.append(repr(exc))
+                continue
+            if answer == ["127.0.0.5"]:
+                self.answered += 1
+            else:
+                self.failed.append(repr(answer))
+
+
+@contextlib.contextmanager
+def _delta_plane(folder: Path, **changes: object) -> Iterator[tuple[DataPlane, Callable[..., Policy]]]:
+    require_dataplane()
+    with delta_upstream(folder) as upstream:
+
+        def policy(**more: object) -> Policy:
+            return _policy(dns_upstreams=[upstream], **{**changes, **more})
+
+        running = DataPlane(folder / "plane", ProxySettings(hosts=HOSTS))
+        running.start(policy())
+        try:
+            yield running, policy
+        finally:
+            running.stop()
+
+
+def test_an_add_only_blocklist_edit_reloads_dnsmasq_in_place_and_every_query_is_answered(tmp_path):
+    with _delta_plane(tmp_path) as (plane, policy):
+        pid = plane.dnsmasq.pid
+        asker = _Asker(plane.dns, "ok.up.test")
+        asker.start()
+        try:
+            eventually_sync(lambda: asker.answered > 5, what="queries answered before the edit")
+            result = plane.apply(policy(domain_blacklist=["sinkholed.test", "bad.up.test"]))
+            mark = asker.answered
+            eventually_sync(lambda: asker.answered > mark + 5, what="queries answered after the edit")
+        finally:
+            asker.halt.set()
+            asker.join(timeout=10)
+        assert asker.failed == []
+        assert result["dns_restarted"] is False and result["dns_reloaded"] is True
+        assert plane.dnsmasq.pid == pid
+        assert _resolve(plane.dns, "bad.up.test") == ["0.0.0.0"]
+        assert _resolve(plane.dns, "deep.sub.bad.up.test") == ["0.0.0.0"]
+        assert _resolve_at(plane.dns, 53, "bad.up.test", "AAAA") == ["::"]
+        assert _resolve(plane.dns, "ok.up.test") == ["127.0.0.5"]  # through the test's upstream
+        assert _resolve(plane.dns, "sinkholed.test") == ["0.0.0.0"]  # the base still holds
+        # a second add-only edit still reloads, and so does the removal of a name added since the start
+        more = plane.apply(policy(domain_blacklist=["sinkholed.test", "bad.up.test", "worse.up.test"]))
+        assert more["dns_reloaded"] is True and more["dns_delta"] == 2 and plane.dnsmasq.pid == pid
+        assert _resolve(plane.dns, "worse.up.test") == ["0.0.0.0"]
+        fewer = plane.apply(policy(domain_blacklist=["sinkholed.test", "worse.up.test"]))
+        assert fewer["dns_reloaded"] is True and plane.dnsmasq.pid == pid
+        assert _resolve(plane.dns, "bad.up.test") == ["127.0.0.5"]  # no longer blocked: the upstream answers
+        # the removal of a base name restarts dnsmasq on a new base, which holds the delta's names
+        removed = plane.apply(policy(domain_blacklist=["worse.up.test"]))
+        assert removed["dns_restarted"] is True and removed["dns_delta"] == 0 and plane.dnsmasq.pid != pid
+        assert _resolve(plane.dns, "sinkholed.test") == []
+        assert _resolve(plane.dns, "worse.up.test") == ["0.0.0.0"]
+        assert "up.test" not in (plane.root / "dns" / "delta.conf").read_text()
+        # a settings change restarts too
+        assert plane.apply(policy(domain_blacklist=["worse.up.test"], dns_block_mode="nxdomain"))["dns_restarted"]
+
+
+def test_an_added_name_over_a_whitelisted_one_restarts_so_the_whitelist_still_wins(tmp_path):
+    with _delta_plane(tmp_path, domain_whitelist=["fine.bad.up.test"]) as (plane, policy):
+        pid = plane.dnsmasq.pid
+        result = plane.apply(policy(domain_blacklist=["sinkholed.test", "bad.up.test"]))
+        assert result["dns_restarted"] is True and plane.dnsmasq.pid != pid
+        assert _resolve(plane.dns, "bad.up.test") == ["0.0.0.0"]
+        assert _resolve(plane.dns, "fine.bad.up.test") == ["127.0.0.5"]
+
+
+def test_an_add_only_edit_in_nxdomain_mode_answers_nxdomain_without_a_restart(tmp_path):
+    with _delta_plane(tmp_path, dns_block_mode="nxdomain") as (plane, policy):
+        pid = plane.dnsmasq.pid
+        result = plane.apply(policy(domain_blacklist=["sinkholed.test", "bad.up.test"]))
+        assert result["dns_reloaded"] is True and plane.dnsmasq.pid == pid
+        for name in ("bad.up.test", "x.bad.up.test"):
+            answer = dns.query.udp(dns.message.make_query(name, "A"), plane.dns, timeout=2)
+            assert answer.rcode() == dns.rcode.NXDOMAIN
+        assert _resolve(plane.dns, "ok.up.test") == ["127.0.0.5"]
+
+
+def test_a_killed_sinkhole_comes_back_and_delta_names_are_sinkholed_again(tmp_path):
+    with _delta_plane(tmp_path) as (plane, policy):
+        plane.apply(policy(domain_blacklist=["sinkholed.test", "bad.up.test"]))
+        sinkhole = _child(plane, "dnsmasq-sinkhole")
+        pid = plane.sinkhole.pid
+        os.kill(pid, signal.SIGKILL)
+        eventually_sync(
+            lambda: _child(plane, "dnsmasq-sinkhole")["restarts"] == sinkhole["restarts"] + 1,
+            timeout=10,
+            what="the sinkhole restarted",
+        )
+        eventually_sync(lambda: plane.sinkhole is not None and plane.sinkhole.pid != pid, timeout=10)
+        eventually_sync(
+            lambda: _resolve(plane.dns, "bad.up.test", timeout=0.5) == ["0.0.0.0"],
+            ignore=(dns.exception.Timeout,),
+            what="the delta name sinkholed again",
+        )
+        assert _resolve(plane.dns, "ok.up.test") == ["127.0.0.5"]
+        restarted = plane.sinkhole.pid
+    assert not _alive(restarted)  # stopped with the plane

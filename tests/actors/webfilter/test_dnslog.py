@@ -73,3 +73,23 @@ def test_a_stamp_from_last_december_read_in_january_is_last_year():
     january = time.mktime(time.strptime("2027 Jan 01 00:00:05", "%Y %b %d %H:%M:%S"))
     stamp = stamp_to_epoch("Dec 31 23:59:59", january)
     assert stamp is not None and time.localtime(stamp).tm_year == 2026
+
+
+def test_an_answer_forwarded_to_the_sinkhole_is_sinkholed_and_one_from_an_upstream_is_not():
+    lines = [
+        "Nov 26 16:13:01 dnsmasq[3]: 1 127.0.0.1/5 query[A] bad.test from 198.18.7.2",
+        "Nov 26 16:13:01 dnsmasq[3]: 1 127.0.0.1/5 forwarded bad.test to 127.0.0.1#40123",
+        "Nov 26 16:13:01 dnsmasq[3]: 1 127.0.0.1/5 reply bad.test is 0.0.0.0",
+        "Nov 26 16:13:01 dnsmasq[3]: 2 127.0.0.1/6 query[A] zero.test from 198.18.7.2",
+        "Nov 26 16:13:01 dnsmasq[3]: 2 127.0.0.1/6 forwarded zero.test to 198.19.7.2",
+        "Nov 26 16:13:01 dnsmasq[3]: 2 127.0.0.1/6 reply zero.test is 0.0.0.0",
+    ]
+    bad, zero = Assembler(sinkholes={"127.0.0.1#40123"}).feed(lines, now=NOW)
+    assert (bad.name, bad.outcome, bad.blocked, bad.upstream, bad.answer) == (
+        "bad.test",
+        "sinkholed",
+        True,
+        None,
+        "0.0.0.0",
+    )
+    assert (zero.outcome, zero.blocked, zero.upstream) == ("forwarded", False, "198.19.7.2")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import threading
 import types
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -176,21 +179,62 @@ def test_recent_blocks_keep_the_newest_and_are_backfilled_for_an_older_database(
     reopened.stop()
 
 
+def append_lines(log: Path, numbers: range) -> None:
+    """Squid access-log lines, one per number (its URL names it), appended to `log`."""
+    line = "1700000000.123 127.0.0.1 GET 200 TCP_MISS 10 600 0 - http://a.test/{n} curl/8\n"
+    with log.open("a") as fh:
+        fh.write("".join(line.format(n=n) for n in numbers))
+
+
 def test_a_watched_question_that_fails_never_loses_a_batch(tmp_path):
     log = tmp_path / "access.log"
-    line = "1700000000.123 127.0.0.1 GET 200 TCP_MISS 10 600 0 - http://a.test/{n} curl/8\n"
-    log.write_text("".join(line.format(n=n) for n in range(3)))
+    append_lines(log, range(3))
     logs = LogStore(str(tmp_path / "logs.duckdb"), str(log))
     assert logs.tail_once() == 3
     # answers now, fails once there are more than 3 rows: the re-answer inside the next batch fails
     question = [("SELECT CASE WHEN (SELECT count(*) FROM logs) > 3 THEN error('boom') ELSE 1 END", [])]
     assert logs.answer(question) == [[(1,)]]
-    with log.open("a") as fh:
-        fh.write("".join(line.format(n=n) for n in range(3, 5)))
+    append_lines(log, range(3, 5))
     with pytest.raises(duckdb.Error):
         logs.tail_once()
     assert raw(logs, "SELECT count(*) FROM logs") == [(3,)]  # rolled back, offset included
     assert logs.tail_once() == 2  # the same lines again, the failing question forgotten
     assert raw(logs, "SELECT count(*), count(DISTINCT url) FROM logs") == [(5, 5)]
     assert raw(logs, "SELECT sum(requests) FROM r_minute") == [(5,)]
+    logs.stop()
+
+
+async def test_a_clear_during_a_tail_turn_is_not_undone_by_that_turns_batch(tmp_path):
+    """`POST /api/logs/clear` while a batch is between its inserts and its commit: the batch's rows and the
+    answers it re-computed from its own snapshot must not survive the clear."""
+    log = tmp_path / "access.log"
+    append_lines(log, range(3))
+    logs = LogStore(str(tmp_path / "logs.duckdb"), str(log))
+    assert logs.tail_once() == 3
+    question = [("SELECT count(*) FROM logs", [])]
+    assert logs.answer(question) == [[(3,)]]  # now a watched question, re-answered inside each batch
+    append_lines(log, range(3, 5))
+    inside, go = threading.Event(), threading.Event()
+    reanswer = logs._reanswer
+
+    def held(conn: duckdb.DuckDBPyConnection) -> dict:
+        inside.set()
+        go.wait(30)
+        return reanswer(conn)
+
+    logs._reanswer = held  # type: ignore[method-assign]
+
+    async def tail_turn() -> None:  # what the tail loop does each turn
+        async with logs.turn:
+            await asyncio.to_thread(logs.tail_once)
+
+    batch = asyncio.create_task(tail_turn())
+    assert await asyncio.to_thread(inside.wait, 30)
+    clearing = asyncio.create_task(logs.clear(None))
+    go.set()
+    await batch
+    deleted = await clearing
+    assert deleted["http"] == 5
+    assert raw(logs, "SELECT count(*) FROM logs") == [(0,)]
+    assert logs.answer(question) == [[(0,)]]
     logs.stop()

@@ -12,6 +12,7 @@ from actors.webfilter.squidconf import (
     TlsFiles,
     access_rules,
     acl_files,
+    dnsmasq_conf,
     domain_names,
     dstdomain_entries,
     error_page,
@@ -281,3 +282,17 @@ def test_domain_names_are_kept_per_content_and_handed_out_as_copies() -> None:
     assert domain_names(list(rules)) == [".b.test", ".c.test"]
     rules.append("d.test")
     assert domain_names(rules) == [".b.test", ".c.test", ".d.test"]
+
+
+def test_dnsmasq_listens_on_its_addresses_or_with_a_wildcard_on_every_address_of_the_node():
+    def listening(dns_listen: list[str]) -> list[str]:
+        conf = dnsmasq_conf(
+            Policy(dns_listen=dns_listen), own="127.53.1.2", hosts=Path("/x/hosts"), pid_file=Path("/x/p"), as_root=True
+        )
+        return [line for line in conf.splitlines() if line.startswith(("listen-address", "interface", "bind-"))]
+
+    assert listening(["198.18.5.1"]) == ["listen-address=127.53.1.2", "listen-address=198.18.5.1", "bind-interfaces"]
+    # dnsmasq's wildcard mode: every interface and address (Squid's own among them), each answer sent from the
+    # address asked; a socket bound to 0.0.0.0 (bind-interfaces) would answer from the route's address
+    assert listening(["0.0.0.0", "198.18.5.1"]) == ["interface=*"]
+    assert listening(["::"]) == ["interface=*"]

@@ -105,6 +105,7 @@ async def test_a_body_over_one_mebibyte_is_413_and_costs_one_hit(make_app):  # n
         (b'{"addresses": ["8.8.8.8"], "extra": 1}', "unknown fields"),
         (b'{"addresses": ["8.8.8.8", 7]}', "[1] is not a string"),
         (b'{"addresses": ["8.8.8.8", "999.1.1.1", "fe80::1%eth0"]}', "[1] '999.1.1.1', [2] 'fe80::1%eth0'"),
+        (b'{"addresses": ["8.8.8.8", "1.2.3.4\\u0000"]}', "[1] '1.2.3.4\\x00'"),  # inet_pton: ValueError, not OSError
     ],
 )
 async def test_malformed_bodies_are_422_in_the_error_shape(app, raw, fragment):

@@ -142,6 +142,22 @@ async def test_422_for_malformed_json_and_diff_without_existing(client: httpx.As
     assert r.status_code == 422 and "existing" in r.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/generate", '{"tree": ["tests/\\ud800/node_modules/m.js", "package.json"]}'),
+        ("/generate", '{"features": ["python"], "extras": ["x\\udcff"]}'),
+        ("/diff_against", '{"features": ["python"], "existing": "a\\ud800"}'),
+    ],
+)
+async def test_a_lone_surrogate_is_422_not_500(client: httpx.AsyncClient, path: str, body: str) -> None:
+    """JSON may escape a lone surrogate (`\\ud800`), which no UTF-8 file can hold: a kept
+    negation or an extra carrying one made the output's hash fail (500)."""
+    r = await client.post(path, content=body.encode(), headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert "surrogate" in r.json()["detail"]
+
+
 async def test_422_messages_are_readable(client: httpx.AsyncClient) -> None:
     r = await client.post("/generate", json={"features": ["python"], "extras": ["a\nb"]})
     assert r.json()["detail"] == "body.extras[0]: an extra pattern must be a single line"

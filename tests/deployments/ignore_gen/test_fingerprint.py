@@ -16,6 +16,8 @@ from deployments.ignore_gen.fingerprint import (
 )
 from deployments.ignore_gen.templates import load_templates
 
+pytestmark = pytest.mark.usefixtures("both_passes")  # the compiled passes and their Python twins
+
 # One tree per ecosystem: (feature expected, a path that must reveal it).
 ECOSYSTEMS = [
     ("python", "pyproject.toml"),

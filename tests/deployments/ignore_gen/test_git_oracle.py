@@ -27,6 +27,8 @@ from deployments.ignore_gen.templates import load_templates
 from tests.deployments.ignore_gen import gitcheck
 from tests.deployments.ignore_gen.corpus import record, records
 
+pytestmark = pytest.mark.usefixtures("both_passes")  # the compiled passes and their Python twins
+
 FIXTURE_RULES = {"node_modules/": "fixture packages that the repository re-includes with its own negation"}
 ACCIDENTAL = {".DS_Store", "Thumbs.db", "Desktop.ini"}
 

@@ -13,6 +13,8 @@ from deployments.ignore_gen.rules_table import load_rules_table
 from deployments.ignore_gen.templates import load_templates
 from tests.deployments.ignore_gen.golden import GOLDEN, cases, summary
 
+pytestmark = pytest.mark.usefixtures("both_passes")  # the compiled passes and their Python twins
+
 ENGINE = Engine(load_templates(), load_rules_table())
 RECORDED: dict[str, dict[str, object]] = json.loads(GOLDEN.read_text())
 CASES = cases()

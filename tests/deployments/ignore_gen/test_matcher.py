@@ -15,6 +15,8 @@ import pytest
 from deployments.ignore_gen.globs import Matcher, _compile, _needle
 from tests.deployments.ignore_gen.gitcheck import ignored, init_repo, write_ignores
 
+pytestmark = pytest.mark.usefixtures("both_passes")  # the compiled passes and their Python twins
+
 PATTERNS = [
     "*.pyc",
     "*.py[cod]",

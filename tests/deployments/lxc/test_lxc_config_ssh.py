@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 
 import pytest
@@ -150,3 +151,111 @@ async def test_password_auth_and_one_pooled_connection(tmp_path, monkeypatch):
         assert sim.sim.connections == 1
     finally:
         sim.stop()
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        ("host", "a" * 64 + ".example.test"),  # a DNS label over 63 characters
+        ("host", "pve..example.test"),  # an empty label
+        ("host", "-pve.example.test"),
+        ("host", "pve 1"),
+        ("host", "pve1\x00.example.test"),
+        ("host", "bücher.example"),  # an internationalised name must be given in its ASCII (xn--) form
+        ("host", "p" * 60 + "." + ".".join(["q" * 60] * 4)),  # over 253 characters
+        ("host", ""),
+        ("node_host", "b" * 64),
+        ("node_name", "n" * 64),
+        ("node_name", "pve_1"),
+    ],
+)
+def test_a_zone_host_or_node_that_cannot_be_an_address_is_refused_at_load_naming_the_key(
+    sim_env, tmp_path, where, value
+):
+    good = sim_env.config(tmp_path).model_dump(mode="json")
+    good["api_key"] = "x" * 40
+    zone = dict(good["regions"]["eu-south-1"]["availability_zones"]["az1"])
+    if where == "host":
+        zone["host"] = value
+        key = "regions.eu-south-1.availability_zones.az1.host"
+    elif where == "node_host":
+        zone["nodes"] = {"pve1": {"host": value}}
+        key = "regions.eu-south-1.availability_zones.az1.nodes.pve1.host"
+    else:
+        zone["nodes"] = {value: {"host": "127.0.0.1"}}
+        key = "regions.eu-south-1.availability_zones.az1.nodes"
+    with pytest.raises(ValueError) as refused:
+        LxcConfig.model_validate(good | {"regions": {"eu-south-1": {"availability_zones": {"az1": zone}}}})
+    assert key in str(refused.value)
+    assert "host name" in str(refused.value) or "node name" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "::1", "fe80::1%eth0", "pve1", "pve-1.example.test", "a" * 63 + ".test", "xn--bcher-kva.example"],
+)
+def test_host_names_and_ip_literals_are_accepted(sim_env, tmp_path, host):
+    good = sim_env.config(tmp_path).model_dump(mode="json")
+    good["api_key"] = "x" * 40
+    zone = {
+        **good["regions"]["eu-south-1"]["availability_zones"]["az1"],
+        "host": host,
+        "nodes": {"pve1": {"host": host}},
+    }
+    config = LxcConfig.model_validate(good | {"regions": {"eu-south-1": {"availability_zones": {"az1": zone}}}})
+    assert config.regions["eu-south-1"].availability_zones["az1"].node_host("pve1").host == host
+
+
+async def test_a_single_host_that_hangs_is_waited_for_once_then_answers_503_at_once(sim_env, tmp_path):
+    """A zone of one host whose SSH server takes the connection and never sends its banner: the
+    first request waits `connect_timeout`, the next ones are answered 503 without a connection
+    (counted at the listener) until `unreachable_backoff` has passed."""
+    from rayfleet.state import local_state
+
+    taken: list[asyncio.StreamWriter] = []
+
+    async def hung(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        taken.append(writer)
+
+    silent = await asyncio.start_server(hung, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    zone = sim_env.zone(port=port, connect_timeout=0.5, unreachable_backoff=600)
+    try:
+        with local_state():
+            client, app = make_client(
+                sim_env.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+            )
+            async with client:
+                answers = [await client.get("/api/v1/lxc/instances") for _ in range(3)]
+                answers.append(await client.post("/api/v1/lxc/instances/stop", json={"instance_ids": ["101", "102"]}))
+                answers.append(await client.get("/api/v1/lxc/instances/101"))
+            await app.state.component.service.pool.close()
+        assert len(taken) == 1
+        for answer in answers:
+            assert answer.status_code == 503, answer.text
+            assert answer.json()["code"] == 503 and "Connection timed out" in answer.text
+        assert "not tried again for " in answers[1].json()["description"]
+    finally:
+        for writer in taken:
+            writer.close()
+        silent.close()
+
+
+async def test_a_host_name_that_does_not_resolve_answers_503_in_the_resolvers_words(sim_env, tmp_path):
+    """No DNS query leaves: the tests' guard (tests/netguard.py) answers any name but loopback's as
+    an unknown name, a real `socket.gaierror` with a negative EAI code, which was worded
+    `Unknown error -2`."""
+    from rayfleet.state import local_state
+
+    zone = sim_env.zone(host="pve1.invalid")
+    with local_state():
+        client, app = make_client(
+            sim_env.config(tmp_path, regions={"eu-south-1": {"availability_zones": {"az1": zone}}})
+        )
+        async with client:
+            answer = await client.get("/api/v1/lxc/instances")
+        await app.state.component.service.pool.close()
+    assert answer.status_code == 503, answer.text
+    description = answer.json()["description"]
+    assert "ssh: Could not resolve hostname pve1.invalid: " in description
+    assert "Unknown error" not in description

@@ -116,6 +116,19 @@ async def test_scale_sets_limits_and_resizes(fresh_api, fresh_sim):
     assert (await fresh_api.post("/api/v1/lxc/instances/scale", json={"instance_ids": [vmid]})).status_code == 400
 
 
+async def test_scale_refuses_a_bad_value_for_any_container_before_changing_one(fresh_api, fresh_sim):
+    first = await create_ct(fresh_api)
+    second = await create_ct(fresh_api)
+    async with await fresh_sim.connect() as conn:
+        assert (await conn.run(f"pct set {second} --delete net0")).exit_status == 0
+    before = cfg(fresh_sim, first)["memory"]
+    body = {"instance_ids": [first, second], "memory": before * 2, "net_limit": 10}
+    refused = await fresh_api.post("/api/v1/lxc/instances/scale", json=body)
+    assert refused.status_code == 400 and f"CT {second} has no net0" in refused.json()["error"], refused.text
+    assert cfg(fresh_sim, first)["memory"] == before and "rate=" not in cfg(fresh_sim, first)["net0"]
+    assert not [line for line in fresh_sim.commands() if f"pct set {first} " in line]
+
+
 async def test_snapshots_volumes_service_exec(fresh_api, fresh_sim):
     vmid = await create_ct(fresh_api)
     base = f"/api/v1/lxc/instances/{vmid}"

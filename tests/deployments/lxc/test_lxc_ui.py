@@ -81,7 +81,8 @@ def _signed_in(pw: Any, base: str) -> tuple[Any, Any, list[str]]:
     page.goto(base + "/")
     page.fill("#api-key", API_KEY)
     page.click("#save-key")
-    expect(page.locator("#create-image option")).to_have_count(3)
+    # the first listing opens the SSH pool to the simulated host: patience for a loaded machine
+    expect(page.locator("#create-image option")).to_have_count(3, timeout=30_000)
     return browser, page, errors
 
 
@@ -95,7 +96,7 @@ def test_ui_story(served):
         page.fill("#create-count", "2")
         page.fill("#create-hostname", "web")
         page.click("#btn-create")
-        expect(page.locator("#instances tbody tr")).to_have_count(2)
+        expect(page.locator("#instances tbody tr")).to_have_count(2, timeout=30_000)
         assert page.text_content("#result-status").startswith("Create")
         assert "HTTP 200" in page.text_content("#result-status")
         assert "Instance 100 created and started." in page.text_content("#result")
@@ -151,7 +152,7 @@ def test_ui_lists_running_jobs_with_their_progress_and_cancels_one(served):
         browser, page, errors = _signed_in(pw, base)
         page.fill("#create-count", "2")
         page.click("#btn-create")
-        expect(page.locator("#instances tbody tr")).to_have_count(2)
+        expect(page.locator("#instances tbody tr")).to_have_count(2, timeout=30_000)
 
         sim.slow_down(30.0)  # each vzdump holds its container for 30 s: long enough to watch and cancel
         for box in page.locator("#instances tbody input[type=checkbox]").all():

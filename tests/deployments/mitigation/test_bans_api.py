@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.deployments.mitigation.test_kept_state import get, statuses
+from actors.mitigation.settings import WafSettings
+from tests.deployments.mitigation.test_crs_waf import SQLI
+from tests.deployments.mitigation.test_kept_state import fetch, get, statuses
 
 NODE = "/nodes/node-1/api/v1"
 API = "/api/v1"
@@ -117,9 +119,11 @@ async def test_fleet_bans_and_the_fleet_allowlist_reach_every_node_and_are_lifte
 async def test_the_policy_in_force_is_shown_and_its_rate_limit_can_be_removed(fleet):
     client, url = fleet.client, fleet.node_url()
     empty = (await client.get(f"{API}/policy")).json()
-    assert empty == {"policy": None, "rate_limit_rps": None, "blocked_countries": [], "geo_prefixes": 0} | {
+    assert empty == {"policy": None, "policy_by": {}, "rate_limit_rps": None, "blocked_countries": []} | {
+        "geo_prefixes": 0,
         "accept_proxy": False,
         "trusted_proxies": [],
+        "waf": WafSettings().model_dump(),  # the configured WAF
         "nodes": None,
         "failed": None,
     }
@@ -136,6 +140,37 @@ async def test_the_policy_in_force_is_shown_and_its_rate_limit_can_be_removed(fl
     assert 429 not in await statuses(url + "/", "127.0.0.28", 12)
     assert fleet.node().settings.rate_limit_rps is None
     assert (await client.delete(f"{API}/policy/teleport")).status_code == 422
+
+
+async def test_the_policy_shown_is_every_kind_in_force_after_policies_of_other_kinds(fleet):
+    """A WAF policy, then a rate-limit-only policy: both are in force (SQL injection in a body is
+    refused, a flood is limited), so `GET /policy` lists both rules; before, it listed the rate
+    limit alone while `waf` showed the CRS in force. Removing each piece leaves the other, then none."""
+    client, url = fleet.client, fleet.node_url()
+    waf = {"type": "waf", **WafSettings(engine="crs", paranoia_level=2).model_dump()}
+    limit = {"type": "rate_limit", "value": 4}
+    assert (await client.post(f"{API}/policy", json={"name": "strict", "rules": [waf]})).status_code == 200
+    assert (await client.post(f"{API}/policy", json={"name": "tight", "rules": [limit]})).status_code == 200
+    shown = (await client.get(f"{API}/policy")).json()
+    assert shown["policy"] == {"name": "tight", "rules": [waf, limit]}
+    assert shown["policy_by"] == {"waf": "strict", "rate_limit": "tight"}
+    assert shown["waf"]["engine"] == "crs" and shown["rate_limit_rps"] == 4
+    assert await fetch(url + "/api", "127.0.0.43", "POST", json={"user": SQLI}) == 403
+    assert 429 in await statuses(url + "/", "127.0.0.44", 12)
+
+    removed = await client.delete(f"{API}/policy/rate_limit")
+    assert removed.status_code == 200, removed.text
+    assert removed.json()["policy"] == {"name": "tight", "rules": [waf]}
+    assert removed.json()["policy_by"] == {"waf": "strict"}
+    assert (await client.get(f"{API}/policy")).json()["policy"] == {"name": "tight", "rules": [waf]}
+    assert 429 not in await statuses(url + "/", "127.0.0.45", 12)
+    assert await fetch(url + "/api", "127.0.0.46", "POST", json={"user": SQLI}) == 403
+
+    removed = await client.delete(f"{API}/policy/waf")
+    assert removed.status_code == 200, removed.text
+    assert removed.json()["policy"] is None and removed.json()["policy_by"] == {}
+    assert removed.json()["waf"] == WafSettings().model_dump()
+    assert await fetch(url + "/api", "127.0.0.47", "POST", json={"user": SQLI}) != 403
 
 
 async def test_a_thousand_bans_at_once_all_reach_haproxy_and_survive_a_map_replaced_in_one_step(fleet: Any) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.mitigation.node import NodeError
+from actors.mitigation.settings import WafSettings
 from tests.deployments.mitigation.proxy_protocol import proxy_v2, raw_get
 from tests.polling import eventually
 
@@ -45,7 +47,9 @@ async def test_xxe_in_an_xml_body_is_blocked(make_fleet):
 
 
 async def test_sqli_and_xss_in_a_path_segment_are_blocked(make_fleet):
-    fleet = await crs_fleet(make_fleet)
+    # five blocks of one source ban it (`ban_after` 5): the ordinary paths below would then get the ban's
+    # 403 as soon as the ban lands, which on a loaded machine was before they were asked
+    fleet = await crs_fleet(make_fleet, ban_after=0)
     async with httpx.AsyncClient(trust_env=False) as client:
         for segment in (
             "1%27%20UNION%20ALL%20SELECT%20NULL%2Cversion%28%29--%20-",
@@ -107,6 +111,65 @@ async def test_the_waf_settings_are_applied_through_a_policy(make_fleet):
     scaled = await fleet.client.post("/api/v1/scale", json={"action": "scale_up", "count": 1})
     assert scaled.status_code == 200  # a node added later gets the waf policy too
     assert await post(fleet.node_url("node-2") + "/api", json={"user": SQLI}) == 403
+
+
+async def test_a_waf_policy_removed_gives_every_node_the_configured_waf_again(make_fleet):
+    """DELETE /policy/waf: the configured WAF (HAProxy's rules) on every node again, the policy's CRS
+    tier stopped, the record without the waf rule; an old share or policy replayed is refused (409)."""
+    fleet = await make_fleet(initial_nodes=2, flood_rps=100000)
+    client, nodes = fleet.client, ("node-1", "node-2")
+    none = await client.delete("/api/v1/policy/waf")
+    assert none.status_code == 404 and none.json() == {"error": {"code": "not_found", "message": "no waf in force"}}
+    waf = {"type": "waf", "engine": "crs", "paranoia_level": 2, "ban_after": 0}
+    limit = {"type": "rate_limit", "value": 1000}
+    answer = await client.post("/api/v1/policy", json={"name": "strict", "rules": [limit, waf]})
+    assert answer.status_code == 200, answer.text
+    assert (await client.get("/api/v1/policy")).json()["waf"]["engine"] == "crs"
+    for node in nodes:
+        assert await post(fleet.node_url(node) + "/api", json={"user": SQLI}) == 403, node
+    old_share, old_generation = fleet.fleet._share(), fleet.fleet.generation
+
+    removed = await client.delete("/api/v1/policy/waf")
+    assert removed.status_code == 200, removed.text
+    body = removed.json()
+    assert body["nodes"] == list(nodes) and body["failed"] == {}
+    assert body["waf"] == WafSettings().model_dump() and body["rate_limit_rps"] == 1000
+    assert body["policy"] == {"name": "strict", "rules": [limit]}  # the rest of the policy stays in force
+    assert (await client.get("/api/v1/policy")).json() == {**body, "nodes": None, "failed": None}
+    async with httpx.AsyncClient(trust_env=False, timeout=10.0) as http:
+        for node in nodes:
+            url = fleet.node_url(node)
+            assert await post(url + "/api", json={"user": SQLI}) == 200, node  # the rules never read a body
+            assert (await http.get(url + "/?q=<script>alert(1)</script>")).status_code == 403, node
+            assert not fleet.node(node).settings.crs and fleet.node(node).inspection.tier is None
+
+    node = fleet.node()
+    replays = (node.sync_share(old_share), node.apply_settings(old_share.changes, None, old_generation))
+    for replay in replays:
+        with pytest.raises(NodeError) as refused:
+            await replay
+        assert refused.value.status == 409 and "generation" in refused.value.message
+    assert not node.settings.crs and node.inspection.tier is None
+    assert await post(fleet.node_url() + "/api", json={"user": SQLI}) == 200
+    assert (await client.delete("/api/v1/policy/waf")).status_code == 404
+    unknown = await client.delete("/api/v1/policy/firewall")
+    assert unknown.status_code == 422 and unknown.json()["error"]["code"] == "validation_error"
+
+
+async def test_a_waf_policy_removed_over_a_configured_crs_gives_back_the_configured_crs(make_fleet):
+    scanner = {"User-Agent": "sqlmap/1.7.2#stable (https://sqlmap.org)"}  # rule 913100, excluded by the configuration
+    fleet = await crs_fleet(make_fleet, exclusions=[913100], ban_after=0)
+    url = fleet.node_url() + "/"
+    waf = {"type": "waf", "engine": "crs", "paranoia_level": 2, "ban_after": 0}  # no exclusion
+    assert (await fleet.client.post("/api/v1/policy", json={"name": "strict", "rules": [waf]})).status_code == 200
+    async with httpx.AsyncClient(trust_env=False, timeout=10.0) as http:
+        assert (await http.get(url, headers=scanner)).status_code == 403
+        removed = await fleet.client.delete("/api/v1/policy/waf")
+        assert removed.status_code == 200 and removed.json()["policy"] is None
+        assert removed.json()["waf"]["exclusions"] == [913100]
+        assert (await http.get(url, headers=scanner)).status_code == 200
+    assert await post(url + "api", json={"user": SQLI}) == 403  # the configured CRS still inspects bodies
+    assert fleet.node().inspection.tier.policy.exclusions == (913100,)
 
 
 @pytest.mark.parametrize(

@@ -169,4 +169,5 @@ async def test_threats_rules_and_policy_views_show_what_the_fleet_enforces(dashb
         await page.goto(base + "/#/policy")
         await expect(page.locator("#view-policy tbody tr", has_text="Policy")).to_contain_text("dash")
         await expect(page.locator("#view-policy tbody tr", has_text="Rate limit")).to_contain_text("25 requests/s")
+        await expect(page.locator("#view-policy tbody tr", has_text="WAF")).to_contain_text("HAProxy rules")
         await screenshot(tab, "mitigation-policy")

@@ -23,11 +23,15 @@ API = "/api/v1"
 
 
 async def crash(fleet: Fleet, node_id: str = "node-1") -> int:
-    """Kill a node actor: its loops end, PR_SET_PDEATHSIG takes its HAProxy (master and workers),
-    and every later call on its handle fails. Returns the dead HAProxy master's pid."""
+    """Kill a node actor: its loops end, PR_SET_PDEATHSIG takes its HAProxy (master and workers)
+    and its CRS tier's nginx, and every later call on its handle fails. Returns the dead HAProxy
+    master's pid."""
     node = fleet.node(node_id)
     pids = node.proc.process_ids()
     await node.proc.supervised.detach()  # its supervisor was a task of the dead process
+    if node.inspection.tier is not None:
+        await node.inspection.tier.supervised.detach()
+        node.inspection.kill()  # nginx's whole process group
     await node.tasks.stop()
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
@@ -39,10 +43,16 @@ async def crash(fleet: Fleet, node_id: str = "node-1") -> int:
 
 async def get(url: str, source: str, keepalive: bool = False) -> int:
     """The status of GET `url` from the loopback address `source` (0: the connection was refused)."""
-    transport = httpx.AsyncHTTPTransport(local_address=source)
+    return await fetch(url, source)
+
+
+async def fetch(url: str, source: str, method: str = "GET", verify: bool = True, **request: Any) -> int:
+    """The status of `method` `url` from the loopback address `source` (0: the connection was
+    refused, or the TLS handshake failed); `request`: httpx's (`json=`, ...)."""
+    transport = httpx.AsyncHTTPTransport(local_address=source, verify=verify)
     async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=5.0) as client:
         try:
-            return (await client.get(url)).status_code
+            return (await client.request(method, url, **request)).status_code
         except httpx.TransportError:
             return 0
 

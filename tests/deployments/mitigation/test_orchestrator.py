@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from actors.mitigation.node import MitigationNode
 from deployments.asn.app import create_app as create_asn_app
+from rayfleet.state import LocalActorHandle
 from tests.deployments.asn.conftest import API_KEY as ASN_KEY
 from tests.deployments.asn.conftest import tiny_config
 from tests.deployments.asn.tinydata import PREFIX_ROWS, write_dataset
@@ -56,6 +60,59 @@ async def test_scale_up_creates_nodes_and_scale_down_drains_them(fleet, data_pla
     assert len((await fleet.client.get(f"{API}/nodes")).json()["nodes"]) == 1
     with pytest.raises(httpx.TransportError):  # the drained node's HAProxy is gone
         await data_plane.get(drained_address + "/")
+
+
+class GatedNode(MitigationNode):
+    """A real node whose start waits for `gate` first (a cold Ray worker on a busy machine)."""
+
+    gate: asyncio.Event
+
+    async def start(self, share: Any = None) -> dict[str, Any]:
+        await self.gate.wait()
+        return await super().start(share)
+
+
+class RayLikeHandle(LocalActorHandle):
+    """The in-process stand-in, except that a call goes on when its caller stops waiting for it, as a
+    Ray actor's does (a start past the fleet's budget still starts the node)."""
+
+    async def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return await asyncio.shield(asyncio.ensure_future(super()._call(name, args, kwargs)))
+
+
+async def test_a_node_that_starts_slower_than_the_budget_is_answered_202_starting_and_joins(make_fleet, data_plane):
+    """`POST /scale` whose node does not start within `fleet.node_start_timeout_s` answers 202 with
+    the node `starting` (before: a server error, though the node stayed in the fleet). The node,
+    watched by the heartbeat, joins once it answers: it serves, and enforces a fleet ban made while
+    it was starting."""
+    fleet = await make_fleet(replace_dead_nodes=False)
+    own = fleet.fleet
+    own.settings = own.settings.model_copy(update={"node_start_timeout_s": 0.2})
+    gate = asyncio.Event()
+
+    def slow(node_id: str) -> Any:
+        settings = own._node_settings(webhooks=own.settings.webhooks.model_dump())
+        node = GatedNode(node_id, settings.model_dump(), own.name)
+        node.gate = gate
+        return RayLikeHandle(node)
+
+    own._node_handle = slow  # type: ignore[method-assign]
+    up = await fleet.client.post(f"{API}/scale", json={"action": "scale_up", "count": 1})
+    assert up.status_code == 202, up.text
+    assert up.json() == {"action": "scale_up", "count": 1, "nodes": ["node-2"], "starting": ["node-2"], "total": 2}
+    listed = {n["id"]: n["status"] for n in (await fleet.client.get(f"{API}/nodes")).json()["nodes"]}
+    assert listed == {"node-1": "healthy", "node-2": "dead"}  # in the fleet, watched until it answers
+    banned = await fleet.client.post(f"{API}/blacklist", json={"ip": "127.0.0.48", "duration_seconds": 600})
+    assert banned.status_code == 201 and banned.json()["nodes"] == ["node-1"]
+    gate.set()
+    entry = own.nodes["node-2"]
+    await eventually(lambda: entry.status == "healthy" and not own._stale, timeout=20, what="node-2 joins")
+    async with from_source("127.0.0.48") as blocked:
+        with pytest.raises(httpx.TransportError):
+            await blocked.get(fleet.node_url("node-2") + "/")
+    assert (await data_plane.get(fleet.node_url("node-2") + "/")).status_code == 200
+    listed = {n["id"]: n["status"] for n in (await fleet.client.get(f"{API}/nodes")).json()["nodes"]}
+    assert listed == {"node-1": "healthy", "node-2": "healthy"}
 
 
 @pytest.mark.parametrize(

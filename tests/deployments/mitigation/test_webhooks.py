@@ -57,7 +57,9 @@ async def test_attack_detected_and_rule_triggered_reach_the_receiver(make_fleet,
     assert rule["data"]["source_ip"] == "127.0.0.1" and rule["data"]["action"] == "blocked"
     assert rule["data"]["packets_per_second"] >= 1  # the source's rate from the stick table
     attack = receiver.events("attack_detected")[0]
-    assert attack["data"]["attack_type"] == "http_flood" and attack["data"]["packets_per_second"] > 5
+    # measured over a window after the catch, when this one-at-a-time client may send slower than at
+    # the catch: the figure's accuracy is test_packets_per_second_is_the_sources_measured_rate's
+    assert attack["data"]["attack_type"] == "http_flood" and attack["data"]["packets_per_second"] >= 1
     assert attack["data"]["source_ip"] == "127.0.0.1"
     assert all(verified(headers, raw) for headers, raw in receiver.raw)
     ids = [headers["x-event-id"] for headers, _ in receiver.raw]
@@ -120,20 +122,28 @@ async def test_events_not_subscribed_are_not_sent(make_fleet, data_plane):
     assert {e["event"] for e in receiver.received} == {"node_health"}
 
 
-async def flood(host: str, port: int, source: str, rate: float, seconds: float) -> int:
+async def flood(host: str, port: int, source: str, rate: float, seconds: float) -> tuple[int, list[float]]:
     """`rate` connection attempts per second from `source` (each a new connection with one GET), on a
-    fixed schedule whatever the answers; returns how many were made."""
+    fixed schedule whatever the answers; returns how many were made and when each reached HAProxy
+    (accepted or reset: on a busy machine later than scheduled)."""
+    loop = asyncio.get_running_loop()
+    reached: list[float] = []
 
     async def attempt() -> None:
-        with contextlib.suppress(OSError):
+        try:
             reader, writer = await asyncio.open_connection(host, port, local_addr=(source, 0))
+        except ConnectionResetError:  # HAProxy refused it (a banned source): it reached HAProxy
+            reached.append(loop.time())
+            return
+        except OSError:
+            return
+        reached.append(loop.time())
+        with contextlib.suppress(OSError):
             writer.write(b"GET / HTTP/1.1\r\nHost: node\r\nConnection: close\r\n\r\n")
-            with contextlib.suppress(OSError):
-                await writer.drain()
-                await reader.read()
-            writer.close()
+            await writer.drain()
+            await reader.read()
+        writer.close()
 
-    loop = asyncio.get_running_loop()
     start, sent, tasks = loop.time(), 0, set()
     while loop.time() - start < seconds:
         task = loop.create_task(attempt())
@@ -142,23 +152,35 @@ async def flood(host: str, port: int, source: str, rate: float, seconds: float) 
         sent += 1
         await asyncio.sleep(max(0.0, start + sent / rate - loop.time()))
     await asyncio.gather(*tasks)
-    return sent
+    return sent, sorted(reached)
+
+
+def per_second(times: list[float]) -> tuple[int, int]:
+    """The fewest and most connections in any whole second of the flood (windows 50 ms apart)."""
+    counts, at = [], times[0]
+    while at + 1.0 <= times[-1]:
+        counts.append(sum(1 for t in times if at <= t < at + 1.0))
+        at += 0.05
+    return min(counts), max(counts)
 
 
 @pytest.mark.parametrize("rate", [40, 80])
 async def test_packets_per_second_is_the_sources_measured_rate(make_fleet, rate):
     """A source flooding at a known rate (new connections, flood_rps 10): the attack_detected event
-    carries that rate as HAProxy measured it over a whole second, within 25 %."""
+    carries the rate HAProxy measured over a whole second: within 25 % of what the source really sent
+    in a second (counted by the client as its connections reached HAProxy), not the threshold."""
     async with WebhookReceiver() as receiver:
         fleet = await make_fleet(flood_rps=10, webhooks=hooks(receiver, events=["attack_detected"]))
         host, port = fleet.node().address.rsplit(":", 1)
         seconds = 2.5
-        sent = await flood(host, int(port), "127.0.0.23", rate, seconds)
+        sent, reached = await flood(host, int(port), "127.0.0.23", rate, seconds)
         await eventually(lambda: receiver.events("attack_detected"), what="attack_detected")
     assert sent / seconds == pytest.approx(rate, rel=0.1)  # the client kept its schedule
+    fewest, most = per_second(reached)
     data = receiver.events("attack_detected")[0]["data"]
     assert data["source_ip"] == "127.0.0.23" and data["attack_type"] == "http_flood"
-    assert data["packets_per_second"] == pytest.approx(rate, rel=0.25)
+    assert 0.75 * fewest <= data["packets_per_second"] <= 1.25 * most, (fewest, most, data)
+    assert data["packets_per_second"] > 1.5 * 10  # the measured rate, well above the threshold it crossed
 
 
 async def test_a_pending_delivery_survives_the_node_actor_being_killed(make_fleet, data_plane):

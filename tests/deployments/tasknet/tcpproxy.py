@@ -1,7 +1,8 @@
 """A loopback TCP proxy a test can cut and heal: the HTTP path between two clusters.
 
 `cut()` stops listening and closes every open connection (both ends), so requests in flight
-fail and new ones are refused; `heal()` listens again on the same port.
+fail and new ones are refused; `heal()` listens again on the same port. `delay_s` holds every chunk
+that much before it is passed on, either way (a slow link).
 """
 
 from __future__ import annotations
@@ -19,10 +20,16 @@ class TcpProxy:
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._cuts = 0  # a connection accepted before a cut must not start piping after it
+        self.delay_s = 0.0
 
     async def heal(self) -> None:
         if self._server is None:
-            self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
+            # the connections this listener accepts carry the cut count it was opened under: one accepted
+            # just before a cut whose handler only runs after it is closed, not piped through the partition
+            opened = self._cuts
+            self._server = await asyncio.start_server(
+                lambda r, w: self._handle(r, w, opened), "127.0.0.1", self.port, reuse_address=True
+            )
 
     async def cut(self) -> None:
         self._cuts += 1
@@ -33,8 +40,10 @@ class TcpProxy:
             writer.close()
         self._writers.clear()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        cuts = self._cuts
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, cuts: int) -> None:
+        if cuts != self._cuts:  # accepted before a cut, handled after it
+            writer.close()
+            return
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
@@ -50,6 +59,8 @@ class TcpProxy:
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while data := await reader.read(65536):
+                if self.delay_s:
+                    await asyncio.sleep(self.delay_s)
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, OSError):

@@ -36,6 +36,7 @@ async def test_public_and_anonymous_votes_then_close(net: Net):
     assert anon["voter"] == "anonymous"
     # it enters the network through another node, after a delay: the voter's node is not its first gossiper
     assert anon["relayed_through"] in ("n1", "n2")
+    assert anon["relay_hops"] == 1 and anon["exit_relay"] is None  # 2 peers: one hop, and the answer says so
     stats = await net.ok(anon["relayed_through"], "GET", "/network/stats")
     assert stats["anonymous_votes_relayed"] == 1
     again = await net.req("n3", "POST", f"/proposals/{pid}/vote", json={"vote": "no", "anonymous": True})

@@ -157,3 +157,58 @@ async def test_the_handshake_registry_is_bounded(net: Net):
         await net.ok("n1", "POST", "/bootstrap/handshake", json=hello)
     peers = (await net.ok("n1", "POST", "/bootstrap/handshake", json=hello))["peers"]
     assert len(peers) <= 256 + len(net.ids)
+
+
+async def test_attestations_over_http_need_a_validator_envelope_and_a_majority_of_signatures(net: Net):
+    """POST /raft/attest: the envelope signed by a validator (one check before any other work); the
+    attestations' own signatures decide, so one validator alone ratifies nothing and a majority does."""
+    from actors.tasknet.rules_governance import ratify_message
+    from tests.deployments.tasknet.test_app_governance import propose
+
+    cores = {n: net.app.state.component.network.handles[n]._instance.core for n in ("n1", "n2", "n3")}
+    body = {"title": "tax", "proposal_type": "config_change", "params": {"key": "task_completion_tax", "value": 0.04}}
+    pid = await propose(net, body)
+    for node in ("n1", "n2"):
+
+        async def voted(node: str = node) -> bool:
+            return (await net.req(node, "POST", f"/proposals/{pid}/vote", json={"vote": "yes"})).status_code == 200
+
+        await net.settle(voted)
+    await net.close("n1", pid)
+    index, term = 7, 1
+    message = ratify_message(pid, index, term)
+
+    def envelope(sender: str, signers: list[str], key=None) -> dict:
+        att = {"proposal_id": pid, "raft_index": index, "term": term, "channel": "general", "by": net.ids[sender]}
+        att["signatures"] = {net.ids[s]: cores[s].identity.sign(message) for s in signers}
+        unsigned = {"sender": net.ids[sender], "attestations": [att]}
+        return {**unsigned, "signature": (key or cores[sender].identity).sign(canonical(unsigned))}
+
+    outsider = Identity.generate()
+    assert (await net.req("n1", "POST", "/raft/attest", json=envelope("n2", ["n2", "n3"], outsider))).status_code == 403
+    stranger = {**envelope("n2", ["n2", "n3"]), "sender": outsider.node_id}
+    assert (await net.req("n1", "POST", "/raft/attest", json=stranger)).status_code == 403
+    unsigned = {k: v for k, v in envelope("n2", ["n2"]).items() if k != "signature"}
+    assert (await net.req("n1", "POST", "/raft/attest", json=unsigned)).status_code == 403
+    bad = envelope("n2", ["n2"])
+    bad["attestations"][0]["raft_index"] = 0
+    assert (await net.req("n1", "POST", "/raft/attest", json=bad)).status_code == 400
+
+    alone = await net.ok("n1", "POST", "/raft/attest", json=envelope("n2", ["n2"]))
+    assert alone == {"ratified": 0}
+    details = await net.ok("n1", "GET", f"/proposals/{pid}/details")
+    assert details["status"] == "pending_ratification"
+    forged = envelope("n2", ["n2"])  # n3's signature made with n2's key does not count for n3
+    forged["attestations"][0]["signatures"][net.ids["n3"]] = cores["n2"].identity.sign(message)
+    unsigned = {k: v for k, v in forged.items() if k != "signature"}
+    forged["signature"] = cores["n2"].identity.sign(canonical(unsigned))
+    assert await net.ok("n1", "POST", "/raft/attest", json=forged) == {"ratified": 0}
+
+    majority = await net.ok("n1", "POST", "/raft/attest", json=envelope("n3", ["n3"]))  # n2's is held already
+    assert majority == {"ratified": 1}
+
+    async def executed_everywhere() -> bool:
+        configs = [await net.ok(n, "GET", "/config") for n in ("n1", "n2", "n3")]
+        return all(c["task_completion_tax"] == 0.04 for c in configs)
+
+    await net.settle(executed_everywhere)

@@ -16,7 +16,10 @@ NODES = ["n1", "n2", "n3", "n4"]
 
 @pytest.fixture
 async def net4(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Net]:
-    config = make_config(tmp_path, nodes=NODES, validators=["n1", "n2", "n3"], ratify_timeout_s=20)
+    # a snapshot after every applied entry: compaction all along, and n4 catches up from a snapshot
+    config = make_config(
+        tmp_path, nodes=NODES, validators=["n1", "n2", "n3"], ratify_timeout_s=20, raft_snapshot_entries=1
+    )
     async for n in open_net(monkeypatch, config):
         yield n
 
@@ -60,6 +63,7 @@ async def test_a_validator_is_added_then_the_first_one_removed_and_the_new_set_r
     ratified = await net.ok("n3", "POST", f"/governance/ratify/{add}")
     assert ratified["executed"] is True
     await _validators_everywhere(net, NODES)
+    assert (await net.ok("n4", "GET", "/health"))["raft_snapshot_index"] > 0  # installed from the leader
 
     remove = await _decided(net, await _change(net, "remove", "n1"), NODES)
     assert (await net.ok("n4", "POST", f"/governance/ratify/{remove}"))["executed"] is True  # n4 now ratifies
@@ -97,3 +101,6 @@ def test_the_validators_setting_names_configured_nodes_only(tmp_path: Any):
         make_config(tmp_path, nodes=NODES, validators=["n1", "n9"])
     with pytest.raises(ValueError):
         make_config(tmp_path, network={"min_validators": 0})
+    for bad in (0, -1, 10_000_001):
+        with pytest.raises(ValueError):
+            make_config(tmp_path, raft_snapshot_entries=bad)

@@ -15,7 +15,9 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from pydantic import ValidationError
 
+from actors.tasknet.node_actor import TaskNode
 from deployments.tasknet.app import create_app
 from deployments.tasknet.config import TasknetConfig
 from rayfleet.launcher import free_port
@@ -58,6 +60,9 @@ class Fleet:
         assert response.status_code == 200, response.text
         return response.json()
 
+    async def post(self, node: str, path: str, body: Any = None) -> httpx.Response:
+        return await self.client.post(self.url(node, path), headers={"X-Node-Token": TOKENS[node]}, json=body)
+
     async def create_task(self, node: str, title: str) -> str:
         response = await self.client.post(
             self.url(node, "/tasks"), headers={"X-Node-Token": TOKENS[node]}, json={"title": title, "reward": 1}
@@ -77,8 +82,11 @@ class Fleet:
 
 
 @contextlib.asynccontextmanager
-async def open_fleet(tmp_path: Any, b_dials_a: bool, **settings: Any) -> AsyncIterator[Fleet]:
-    """Side A dials B; side B dials A too unless `b_dials_a` is false (then B is only served)."""
+async def open_fleet(
+    tmp_path: Any, b_dials_a: bool, a_settings: dict[str, Any] | None = None, **settings: Any
+) -> AsyncIterator[Fleet]:
+    """Side A dials B; side B dials A too unless `b_dials_a` is false (then B is only served).
+    `a_settings` apply to side A only (e.g. its genesis validators)."""
     port_a, port_b = free_port(), free_port()
     a_to_b, b_to_a = TcpProxy(port_b), TcpProxy(port_a)
     for proxy in (a_to_b, b_to_a):
@@ -91,10 +99,11 @@ async def open_fleet(tmp_path: Any, b_dials_a: bool, **settings: Any) -> AsyncIt
             nodes=list(SIDE_A),
             peers=[{"url": f"http://127.0.0.1:{a_to_b.port}/b1", "node": "a1"}],
             advertise_url=f"http://127.0.0.1:{b_to_a.port}",
-            **common,
+            **{**common, **(a_settings or {})},
         )
         side_a = await serve(config_a, port_a)
-        async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
+        # the five nodes share this process's event loop with the client: patience for a loaded machine
+        async with httpx.AsyncClient(timeout=30, trust_env=False) as client:
             a1 = (await client.get(f"http://127.0.0.1:{port_a}/a1/whoami")).json()["node_id"]
             dials = [{"url": f"http://127.0.0.1:{b_to_a.port}/a1", "node_id": a1, "node": "b1"}] if b_dials_a else []
             config_b = make_config(
@@ -208,3 +217,167 @@ async def test_checkpoints_are_certified_across_the_link_and_installed_on_all_fi
             return len(await fleet.digests()) == 1 and "after the checkpoint" in await fleet.titles("a3")
 
         await eventually(agreed, timeout=15, what="agreement after the checkpoint")
+
+
+async def _decided(fleet: Fleet, body: dict[str, Any]) -> str:
+    """A proposal made on a1, voted yes by all five nodes (each through its own API), closed approved."""
+    response = await fleet.post("a1", "/proposals", body)
+    assert response.status_code == 200, response.text
+    pid = str(response.json()["id"])
+    for node in SIDE_A + SIDE_B:
+
+        async def voted(node: str = node) -> bool:
+            return (await fleet.post(node, f"/proposals/{pid}/vote", {"vote": "yes"})).status_code == 200
+
+        await eventually(voted, timeout=15, what=f"{node} voting on {pid}")
+    closed: list[httpx.Response] = []
+
+    async def close() -> bool:
+        closed.append(await fleet.post("a1", f"/proposals/{pid}/close"))
+        return closed[-1].status_code == 200
+
+    await eventually(close, timeout=15, what="the end of the voting period")
+    assert closed[-1].json()["result"] == "approved", closed[-1].text
+    return pid
+
+
+async def _cut_and_heal(fleet: Fleet, down: float, up: float) -> str:
+    """Cut the link between the validators a1 and b1 until the leader steps down (check-quorum, within
+    `down` s), heal it, and the leader elected over HTTP (within `up` s)."""
+    for proxy in fleet.proxies:
+        await proxy.cut()
+
+    async def leaderless() -> bool:
+        return await _leader(fleet, ("a1", "b1")) is None
+
+    await eventually(leaderless, timeout=down, what="the leader stepping down without its peer (check-quorum)")
+    for proxy in fleet.proxies:
+        await proxy.heal()
+    leader = await eventually(lambda: _leader(fleet, ("a1", "b1")), timeout=up, what="a leader elected over HTTP")
+    return str(leader)
+
+
+async def _leader(fleet: Fleet, nodes: tuple[str, ...]) -> str | None:
+    roles = {n: (await fleet.get(n, "/health"))["raft_role"] for n in nodes}
+    leaders = [n for n, role in roles.items() if role == "leader"]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+async def test_a_validator_of_the_other_cluster_takes_part_in_raft_over_the_http_link(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+):
+    """a1 is the only genesis validator; b1 (the other cluster, reachable only over the peer link) is
+    added by a validator_change: it catches up as a learner over `/peer/raft` (from a snapshot), then every commit and
+    every ratification needs it (2 of 2). Cutting the link deposes the leader (check-quorum); after the
+    heal a leader is elected over HTTP and a proposal ratified on the follower (forwarded over the link
+    to the leader of the other cluster) carries both signatures."""
+    monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
+    # a Raft snapshot after every applied entry: b1 catches up from one (install_snapshot over HTTP)
+    side_a = {"validators": ["a1"], "raft_snapshot_entries": 1}
+    async with open_fleet(tmp_path, b_dials_a=True, a_settings=side_a, raft_tick_s=0.05, ratify_timeout_s=30) as fleet:
+        await eventually(fleet.five_members, timeout=30, what="the two clusters forming one network")
+        ids = {n: (await fleet.get(n, "/whoami")) for n in ("a1", "b1")}
+        b2 = await fleet.get("b2", "/whoami")
+        changes = [
+            {"action": "add", "node_id": me["node_id"], "public_key": me["public_key"]} for me in (ids["b1"], b2)
+        ]
+        pid, unlinked = await asyncio.gather(
+            *(_decided(fleet, {"title": "add", "proposal_type": "validator_change", "params": c}) for c in changes)
+        )
+        # a1 has no link to b2 (and b2 is no node actor of A): adding it is refused at once, not retried
+        response = await fleet.post("a1", f"/governance/ratify/{unlinked}")
+        assert response.status_code == 409 and "not reachable from the Raft leader" in response.json()["detail"]
+        response = await fleet.post("a1", f"/governance/ratify/{pid}")
+        assert response.status_code == 200 and response.json()["executed"] is True, response.text
+        want = sorted(i["node_id"] for i in ids.values())
+
+        async def two_validators_everywhere() -> bool:
+            sets = [sorted((await fleet.get(n, "/config"))["validator_set"]) for n in SIDE_A + SIDE_B]
+            return all(s == want for s in sets)
+
+        await eventually(two_validators_everywhere, timeout=20, what="a1 and b1 the validators on all five nodes")
+        health = await fleet.get("b1", "/health")
+        assert health["raft_role"] == "follower" and health["raft_snapshot_index"] > 0
+        (link,) = (await fleet.get("a1", "/peers"))["links"]
+        assert link["raft_sent"] > 0
+
+        tax = {"key": "task_completion_tax", "value": 0.07}
+        taxed = await _decided(fleet, {"title": "tax", "proposal_type": "config_change", "params": tax})
+
+        leader = await _cut_and_heal(fleet, down=15, up=20)
+        # ratified on the follower: its proposal goes to the leader of the other cluster over the peer link
+        follower = "b1" if leader == "a1" else "a1"
+        answers: list[httpx.Response] = []
+
+        async def ratified() -> bool:
+            answers.append(await fleet.post(follower, f"/governance/ratify/{taxed}"))
+            return answers[-1].status_code == 200 or "not pending_ratification" in answers[-1].text
+
+        await eventually(ratified, timeout=40, what="the tax change ratified by both validators")
+        links = (await fleet.get(follower, "/peers"))["links"]
+        assert sum(link["proposals_forwarded"] for link in links) >= 1, links
+
+        async def taxed_everywhere() -> bool:
+            values = [(await fleet.get(n, "/config"))["task_completion_tax"] for n in SIDE_A + SIDE_B]
+            return values == [0.07] * 5
+
+        await eventually(taxed_everywhere, timeout=20, what="the ratified change executed on all five nodes")
+        last = (await fleet.get("a2", "/state"))["global"]["ratified"][-1]
+        assert last["proposal_id"] == taxed and sorted(last["signers"]) == want
+
+
+async def test_a_leader_is_elected_and_keeps_its_term_over_a_link_slower_than_the_default_election_timeout(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+):
+    """a1 and b1 (one validator per cluster, 2 of 2) with `raft_election_timeout_s: 4`. The proxies
+    between the clusters hold every chunk 0.6 s: a round trip of 1.2 s or more, over the default
+    timeout (10 to 20 ticks of 0.05 s, at most 1 s: each pre-vote or vote would time out before its
+    answer and elections would repeat), under the configured one. After a cut and the heal, a leader is
+    elected over the slow link, and it stays leader, in the same term, across many heartbeats."""
+    monkeypatch.setenv("TASKNET_NODE_TOKENS", ",".join(f"{n}:{t}" for n, t in TOKENS.items()))
+    settings = {"raft_tick_s": 0.05, "raft_election_timeout_s": 4.0, "ratify_timeout_s": 30}
+    async with open_fleet(tmp_path, b_dials_a=True, a_settings={"validators": ["a1"]}, **settings) as fleet:
+        await eventually(fleet.five_members, timeout=30, what="the two clusters forming one network")
+        b1 = await fleet.get("b1", "/whoami")
+        change = {"action": "add", "node_id": b1["node_id"], "public_key": b1["public_key"]}
+        pid = await _decided(fleet, {"title": "add b1", "proposal_type": "validator_change", "params": change})
+        response = await fleet.post("a1", f"/governance/ratify/{pid}")
+        assert response.status_code == 200 and response.json()["executed"] is True, response.text
+
+        async def b1_follows() -> bool:
+            return (await fleet.get("b1", "/health"))["raft_role"] == "follower"
+
+        await eventually(b1_follows, timeout=20, what="b1 following over the link")
+        for proxy in fleet.proxies:
+            proxy.delay_s = 0.6
+        leader = await _cut_and_heal(fleet, down=30, up=60)
+        term = (await fleet.get(str(leader), "/health"))["raft_term"]
+        (link,) = (await fleet.get(str(leader), "/peers"))["links"]
+        start = link["raft_sent"]
+
+        async def answered_over_the_slow_link() -> bool:
+            (now,) = (await fleet.get(str(leader), "/peers"))["links"]
+            return bool(now["raft_sent"] >= start + 60)
+
+        await eventually(answered_over_the_slow_link, timeout=60, what="60 Raft answers over the slow link")
+        for node in ("a1", "b1"):
+            health = await fleet.get(node, "/health")
+            assert health["raft_term"] == term, (node, health)
+            assert health["raft_role"] == ("leader" if node == leader else "follower"), (node, health)
+
+
+@pytest.mark.parametrize("value", [0, -1, 0.19, 601])  # 0.19 s is under 4 ticks of 0.05 s
+def test_an_election_timeout_out_of_range_is_refused(tmp_path: Any, value: float):
+    with pytest.raises(ValidationError, match="raft_election_timeout_s"):
+        make_config(tmp_path, raft_tick_s=0.05, raft_election_timeout_s=value)
+
+
+async def test_the_election_timeout_is_given_to_the_nodes_raft_in_ticks(tmp_path: Any):
+    """2 s at 0.05 s a tick is 40 ticks (the test above shows the Raft using it); unset, Raft's 10."""
+    for name, extra, ticks in (("n1", {"raft_election_timeout_s": 2.0}, 40), ("n2", {}, 10)):
+        config = make_config(tmp_path, nodes=[name], raft_tick_s=0.05, **extra)
+        node = TaskNode(name, None, config.actor_settings())  # no data folder: no files to leave open
+        try:
+            assert node.core.raft_election_ticks == ticks
+        finally:
+            await node.stop()

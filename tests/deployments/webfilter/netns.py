@@ -54,6 +54,33 @@ def namespace(prefix: str, net: str) -> Iterator[Side]:
         subprocess.run(["ip", "netns", "del", side.ns], capture_output=True, timeout=10)
 
 
+@contextlib.contextmanager
+def private_network(prefix: str) -> Iterator[str]:
+    """A network namespace holding nothing but its own loopback (up), for a process that must listen on every
+    address of its node (a wildcard) without listening on this machine's: its name; removed at the end."""
+    name = f"rfwf-{prefix}-{os.getpid() % 10000}{random.randint(10, 99)}"
+    try:
+        _ip("netns", "add", name)
+        _ip("netns", "exec", name, "ip", "link", "set", "lo", "up")
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=10)
+
+
+def add_ipv6(side: Side, prefix: str) -> tuple[str, str]:
+    """Give both ends of the veth pair an IPv6 address in `prefix` (a /64 such as 2001:2:0:5::, from
+    2001:2::/48, IPv6's benchmarking range as 198.18.0.0/15 is IPv4's): (our end's, the namespace's)."""
+    host, peer = f"{prefix}1", f"{prefix}2"
+    _ip("-6", "addr", "add", f"{host}/64", "dev", side.link + "h", "nodad")
+    _ip("netns", "exec", side.ns, "ip", "-6", "addr", "add", f"{peer}/64", "dev", side.link + "n", "nodad")
+    return host, peer
+
+
+def default_route(side: Side) -> None:
+    """Route everything the namespace sends through our end (so its client can ask any of our addresses)."""
+    _ip("netns", "exec", side.ns, "ip", "route", "add", "default", "via", side.host)
+
+
 @contextlib.asynccontextmanager
 async def upstream_resolver(side: Side, records: dict[str, str]) -> AsyncIterator[None]:
     """A dnsmasq in `side`'s namespace answering `records` (name -> address) and refusing the rest."""
@@ -94,10 +121,25 @@ async def lan_get(lan: Side, proxy: str, url: str) -> tuple[int, str]:
     return int(code or 0), body
 
 
-async def lan_resolve(lan: Side, server: str, name: str) -> list[str]:
+async def lan_resolve(
+    lan: Side, server: str, name: str, port: int = 53, source: str | None = None, timeout: float = 3
+) -> list[str]:
+    """The A records `server` answers the client in `lan` for `name` (["NXDOMAIN"], or ["TIMEOUT"] when
+    nothing answered), asked from `source` (an address of the namespace) when given."""
     script = (
-        "import sys, dns.message, dns.query, dns.rdatatype\n"
-        "a = dns.query.udp(dns.message.make_query(sys.argv[2], dns.rdatatype.A), sys.argv[1], timeout=3)\n"
+        "import sys, dns.exception, dns.message, dns.query, dns.rdatatype\n"
+        "q = dns.message.make_query(sys.argv[2], dns.rdatatype.A)\n"
+        "src = sys.argv[4] or None\n"
+        "try:\n"
+        "    a = dns.query.udp(q, sys.argv[1], port=int(sys.argv[3]), source=src, timeout=float(sys.argv[5]))\n"
+        "except dns.exception.Timeout:\n"
+        "    print('TIMEOUT'); sys.exit(0)\n"
         "print('NXDOMAIN' if a.rcode() == 3 else ' '.join(sorted(i.address for r in a.answer for i in r)))\n"
     )
-    return (await _run(lan.run(sys.executable, "-c", script, server, name))).split()
+    argv = lan.run(sys.executable, "-c", script, server, name, str(port), source or "", str(timeout))
+    return (await _run(argv)).split()
+
+
+def add_address(side: Side, address: str) -> None:
+    """Give the namespace's end one more address (a /32: e.g. one it has no right to, for spoofing tests)."""
+    _ip("netns", "exec", side.ns, "ip", "addr", "add", f"{address}/32", "dev", side.link + "n")

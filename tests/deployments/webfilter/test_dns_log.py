@@ -39,9 +39,13 @@ async def test_a_blocked_name_is_logged_with_the_blacklist_entry_that_decided_it
     added = await wf.api.post("/api/domain-blacklist", json={"domain": "dnslog-ads.test"})
     assert added.status_code == 200, added.text
     try:
+        # a name only added: dnsmasq took it by SIGHUP in its delta, and forwards it to the sinkhole
+        status = await wf.app.state.component.proxy.status.remote()
+        assert status["last_apply"]["dns_reloaded"] is True and status["last_apply"]["dns_delta"] == 1
         assert await wf.resolve("cdn.dnslog-ads.test") == ["0.0.0.0"]
         row = await dns_row(wf, "cdn.dnslog-ads.test", blocked=True)
         assert row["outcome"] == "sinkholed" and row["answer"] == "0.0.0.0" and row["qtype"] == "A"
+        assert row["upstream"] is None  # the sinkhole is not an upstream
         assert (row["rule"], row["source"]) == ("dnslog-ads.test", "domain-blacklist")
         assert row["client_ip"] == "127.0.0.1" and row["timestamp"].endswith("Z")
         # a configured name is answered locally, allowed, with no rule
@@ -86,11 +90,12 @@ async def test_dns_rows_are_masked_under_gdpr_mode_and_bad_filters_are_refused(w
 async def test_the_retention_deletes_old_dns_rows_too(wf):
     store = wf.app.state.component.logs.instance
     old = DnsRow(time.time() - 10 * 86400, "127.0.0.9", "old.dnslog.test", "A", "local", ["127.0.0.1"])
-    await store.tail_dns_once()  # whatever dnsmasq logged so far, so the offset below is current
-    inode, end = store.tail_db.execute(
-        'SELECT inode, "offset" FROM tail_state WHERE path = ?', [store.dns_log]
-    ).fetchone()
-    store._insert_dns([old], inode, end)
+    async with store.turn:  # between two turns of the running tail loop, which uses the same connection
+        await store.tail_dns_once()  # whatever dnsmasq logged so far, so the offset below is current
+        inode, end = store.tail_db.execute(
+            'SELECT inode, "offset" FROM tail_state WHERE path = ?', [store.dns_log]
+        ).fetchone()
+        store._insert_dns([old], inode, end)
     await put(wf, "log_retention_days", 7)
     try:
         r = await wf.api.post("/api/logs/clear-old")

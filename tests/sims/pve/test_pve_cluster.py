@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -250,3 +251,109 @@ async def test_a_node_powered_off_refuses_ssh_and_the_others_report_it_offline(c
     assert {r["node"]: r["status"] for r in nodes} == {"pve1": "online", "pve2": "online", "pve3": "offline"}
     status = json.loads((await on("pve2", "pvesh get /cluster/status --output-format json")).stdout)
     assert {r["name"]: r["online"] for r in status if r["type"] == "node"} == {"pve1": 1, "pve2": 1, "pve3": 0}
+
+
+@pytest.mark.parametrize("ssh_only", [True, False])
+async def test_a_migration_to_a_node_whose_ssh_does_not_answer_aborts_before_touching_the_container(
+    cluster, on, ssh_only
+):
+    """LXC::Migrate's prepare tests `ssh <target> /bin/true` after its lock and state checks, before
+    the restart-mode shutdown: the container stays where it is, running, unlocked."""
+    assert (await on("pve1", CREATE.format(vmid=101))).exit_status == 0
+    assert (await on("pve1", "pct start 101")).exit_status == 0
+    cluster.power_off("pve3", ssh_only=ssh_only)
+    refused = await on("pve1", "pct migrate 101 pve3 --restart")
+    assert (refused.exit_status, refused.stderr) == (255, "migration aborted\n")
+    assert str(refused.stdout).endswith(  # the task log, as AbstractMigrate prints it
+        " ERROR: migration aborted (duration 00:00:00): Can't connect to destination address using public key\n"
+    )
+    assert "101" in cluster.node_model("pve1").containers and "101" not in cluster.node_model("pve3").containers
+    assert cluster.node_model("pve1").containers["101"]["status"] == "running"
+    assert "lock" not in cluster.node_model("pve1").containers["101"]["config"]
+    # the state checks come first, as in PVE: a running container without --restart is refused for that
+    assert "without --online or --restart" in str((await on("pve1", "pct migrate 101 pve3")).stderr)
+    cluster.power_on("pve3")
+    assert (await on("pve1", "pct migrate 101 pve3 --restart")).exit_status == 0
+    assert cluster.node_model("pve3").containers["101"]["status"] == "running"
+
+
+async def test_a_node_left_alone_has_no_quorum_and_refuses_start_and_migrate_but_reads_and_stops(cluster, on):
+    """PVE's `check_cfs_quorum` (vm_start after its running check, migrate_vm after its local-node
+    check, clone_vm) and a read-only /etc/pve (create): one node of three online is no majority.
+    Reads and stop need no quorum."""
+    for vmid in ("101", "102"):
+        assert (await on("pve1", CREATE.format(vmid=vmid))).exit_status == 0
+    assert (await on("pve1", "pct start 101")).exit_status == 0
+    cluster.power_off("pve3")  # two of three: still quorate
+    assert (await on("pve1", "pct start 102")).exit_status == 0
+    assert (await on("pve1", "pct stop 102")).exit_status == 0
+    cluster.power_off("pve2", ssh_only=True)  # corosync still sees pve2: still quorate
+    assert (await on("pve1", "pct start 102")).exit_status == 0
+    assert (await on("pve1", "pct stop 102")).exit_status == 0
+    cluster.power_off("pve2")
+    for line in ("pct start 102", "pct migrate 102 pve2", "pct migrate 101 pve9 --restart", "pct clone 102 104"):
+        refused = await on("pve1", line)
+        assert (refused.exit_status, refused.stderr) == (255, "cluster not ready - no quorum?\n"), line
+    # create reserves the ID by writing its config into /etc/pve first, which pmxcfs refuses without quorum
+    created = await on("pve1", CREATE.format(vmid=103))
+    assert (created.exit_status, created.stderr) == (255, "Could not reserve ID 103, already taken\n")
+    assert set(cluster.node_model("pve1").containers) == {"101", "102"}
+    assert "already running" in str((await on("pve1", "pct start 101")).stderr)  # checked before quorum
+    assert (await on("pve1", "pct stop 101")).exit_status == 0
+    assert cluster.node_model("pve1").containers["102"]["status"] == "stopped"
+    assert len(await _resources(on, "pve1")) == 2
+    cluster.power_on("pve2")
+    assert (await on("pve1", "pct start 102")).exit_status == 0
+
+
+async def test_a_shared_storage_is_one_folder_every_node_sees_and_is_reported_shared(cluster, on):
+    mount = cluster.sim.add_shared_storage("nas")
+    assert (await on("pve1", f"mkdir -p {mount}/dump")).exit_status == 0
+    assert (await on("pve3", f"ls {mount}")).stdout.split() == ["dump", "template"]
+    rows = json.loads((await on("pve2", "pvesh get /cluster/resources --type storage --output-format json")).stdout)
+    shared = {(r["node"], r["storage"]): r["shared"] for r in rows}
+    assert shared[("pve3", "nas")] == 1 and shared[("pve3", "local")] == 0
+    nas = json.loads((await on("pve2", "pvesh get /storage/nas --output-format json")).stdout)
+    assert (nas["type"], nas["path"], nas["shared"]) == ("nfs", mount, 1)
+
+
+async def test_without_quorum_every_write_to_etc_pve_is_refused_after_the_state_checks(cluster, on):
+    """pmxcfs is read-only without quorum: PVE's config writes (`PVE::Tools::file_set_contents` of
+    `nodes/<node>/lxc/<vmid>.conf`, through a temporary file) fail with EACCES, after the command's
+    own checks (existence, lock, running, parameters). Nothing changes; reads still work."""
+    for vmid in ("101", "102"):
+        assert (await on("pve1", CREATE.format(vmid=vmid))).exit_status == 0
+    assert (await on("pve1", "pct snapshot 101 before")).exit_status == 0
+    assert (await on("pve1", "pct start 102")).exit_status == 0
+    cluster.power_off("pve2")
+    cluster.power_off("pve3")
+    model = cluster.node_model("pve1")
+    before = json.dumps(model.containers, sort_keys=True)
+    refused = re.compile(r"unable to open file '/etc/pve/nodes/pve1/lxc/(\d+)\.conf\.tmp\.\d+' - Permission denied\n")
+    for vmid, line in [
+        ("101", "pct set 101 --memory 1024"),
+        ("101", "pct set 101 --onboot 1 --tags web --description hello"),
+        ("101", "pct set 101 --delete description"),
+        ("101", "pct resize 101 rootfs +1G"),
+        ("101", "pct snapshot 101 after"),
+        ("101", "pct delsnapshot 101 before"),
+        ("101", "pct rollback 101 before"),
+        ("101", "pct destroy 101"),
+        ("101", "pct template 101"),
+        ("102", "pct set 102 --cores 2"),
+    ]:
+        answer = await on("pve1", line)
+        assert answer.exit_status == 255, line
+        match = refused.fullmatch(str(answer.stderr))
+        assert match is not None and match.group(1) == vmid, (line, answer.stderr)
+    assert json.dumps(cluster.node_model("pve1").containers, sort_keys=True) == before
+    # the command's own checks come first, as in PVE
+    assert "does not exist" in str((await on("pve1", "pct set 109 --memory 1024")).stderr)
+    assert "container is running" in str((await on("pve1", "pct destroy 102")).stderr)
+    assert "already used" in str((await on("pve1", "pct snapshot 101 before")).stderr)
+    assert "400 Parameter verification failed" in str((await on("pve1", "pct set 101 --memory x")).stderr)
+    for read in ("pct config 101", "pct listsnapshot 101", "pct status 102", "pct list"):
+        assert (await on("pve1", read)).exit_status == 0, read
+    cluster.power_on("pve2")
+    assert (await on("pve1", "pct set 101 --memory 1024")).exit_status == 0
+    assert cluster.node_model("pve1").containers["101"]["config"]["memory"] == 1024

@@ -257,3 +257,40 @@ async def test_pct_set_checks_tags_startup_and_addresses_like_pct(ssh):
     config = (await ssh("pct config 100")).stdout
     assert "tags: web;prod" in config and "startup: order=1,up=5" in config and "ip6=auto" in config
     assert (await ssh("pct rollback 100")).exit_status != 0  # needs a snapshot name
+
+
+async def test_vzdump_refuses_a_dumpdir_that_does_not_exist(ssh):
+    await ssh(CREATE.format(vmid=100))
+    missing = await ssh("vzdump 100 --mode stop --dumpdir /var/tmp/nowhere")
+    assert (missing.exit_status, missing.stderr) == (255, "dumpdir '/var/tmp/nowhere' does not exist\n")
+    assert (await ssh("mkdir -p /var/tmp/here")).exit_status == 0
+    made = await ssh("vzdump 100 --mode stop --dumpdir /var/tmp/here")
+    assert made.exit_status == 0 and "creating vzdump archive '/var/tmp/here/vzdump-lxc-100-" in made.stderr
+
+
+async def test_rm_removes_a_folder_only_when_recursive_and_never_the_root(ssh):
+    assert (await ssh("mkdir -p /var/tmp/stage/sub")).exit_status == 0
+    plain = await ssh("rm -f /var/tmp/stage")
+    assert (plain.exit_status, plain.stderr) == (1, "rm: cannot remove '/var/tmp/stage': Is a directory\n")
+    assert (await ssh("rm -rf /var/tmp/stage")).exit_status == 0
+    assert (await ssh("ls /var/tmp/stage")).exit_status == 2
+    root = await ssh("rm -rf /")
+    assert root.exit_status == 1 and "dangerous to operate recursively on '/'" in root.stderr
+
+
+async def test_apt_refuses_while_another_apt_holds_its_lock(fresh_sim, ssh):
+    fresh_sim.model.data["apt"]["lock_holder"] = 4242
+    update = await ssh("apt-get update")
+    assert update.exit_status == 100
+    assert update.stderr.startswith("E: Could not get lock /var/lib/apt/lists/lock. It is held by process 4242")
+    upgrade = await ssh("apt-get -y dist-upgrade")
+    assert upgrade.exit_status == 100 and "Unable to acquire the dpkg frontend lock" in upgrade.stderr
+    assert fresh_sim.model.data["apt"]["upgradable"]  # nothing was upgraded
+
+
+async def test_pvesh_describes_a_storage_as_storage_cfg_does(ssh):
+    local = json.loads((await ssh("pvesh get /storage/local --output-format json")).stdout)
+    assert (local["type"], local["path"], local["content"]) == ("dir", "/var/lib/vz", "vztmpl,backup,iso")
+    assert "shared" not in local
+    missing = await ssh("pvesh get /storage/nas --output-format json")
+    assert (missing.exit_status, missing.stderr) == (255, "storage 'nas' does not exist\n")

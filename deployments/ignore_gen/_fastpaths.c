@@ -1,0 +1,963 @@
+/* The ignore generator's per-path passes in one C loop each (deployments/ignore_gen).
+ *
+ * Every function here has a pure-Python twin that gives the same result (fingerprint.py
+ * passes.py `py_columns`, `py_gate_rows`); the package uses this module when it is built
+ * and the twin when it is not. Tests run both on the golden trees and fuzz one against the
+ * other (tests/deployments/ignore_gen/test_fastpaths.py).
+ *
+ * columns(paths, lower)  -> (names, folders, tails)
+ *     of each path (lower-cased like str.lower when `lower`): names, the part after its last
+ *     '/'; folders, the part up to and including its last '/' (empty at the top); tails, the
+ *     part of the name after its last '.' (the whole name when it has none): `str.rpartition`
+ *     twice, in one pass, without the intermediate tuples and the lower-cased path, and each
+ *     distinct value of an ASCII path made once (a tree's names, folders and tails repeat).
+ * tree_columns(paths) -> (names, folders, extensions, distinct names, distinct folders)
+ *     `columns(paths, True)` in the same loop, but each extension is the part of the name
+ *     after its last '.' only when that '.' follows the name's first character ('' for `py`,
+ *     `.py`, `Makefile`), with the set of the distinct names and the list of the distinct
+ *     folders (first seen first), both taken from the per-call table (a flag per value) rather
+ *     than from a set or dict hashing the columns again.
+ * rows_in(column, container) -> list[int]
+ *     the indexes (ascending) of the column's items that are in the container.
+ * first_rows(column, table) -> dict
+ *     each item of the column that is in `table` -> the index of its first row.
+ * segments(folders) -> list[str]
+ *     the distinct '/'-separated segments of the folders (str.split's, empty ones included),
+ *     in the order first seen.
+ * holding(folders, chosen) -> list[int]
+ *     the indexes (ascending) of the folders with a segment in `chosen`.
+ * holding_like(folders, words, prefixes, suffixes) -> list[int]
+ *     the indexes (ascending) of the folders with a segment that is in `words` (a frozenset),
+ *     starts with a prefix or ends with a suffix: `segments` then `holding` in one pass, an
+ *     ASCII folder's segments compared as spans of its bytes (no str made per segment).
+ * gate_rows(subjects, exact, extensions, suffixes, prefixes, needles) -> list[int]
+ *     the indexes (ascending) of the subjects that are in `exact`, whose tail (as above) is in
+ *     `extensions` (when it is not empty), that end with a suffix, start with a prefix or
+ *     hold a needle.
+ *
+ * Any str is accepted (NUL, lone surrogates, any length); each path is visited a constant
+ * number of times, so the cost is linear in the total length.
+ */
+#define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* memrchr */
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static PyObject *slash_str; /* "/" */
+
+/* The strings one call has made, by content: a path's name, folder and tail are looked up
+ * here before a str is made, so each distinct value is one object (most names, folders and
+ * tails repeat across a tree). Open addressing over Python's own (randomised) bytes hash, so
+ * chosen collisions cannot make it quadratic. */
+typedef struct {
+    Py_hash_t hash;
+    PyObject *obj; /* an ASCII str; the table holds a reference (table_free drops it) */
+    unsigned marks; /* which distinct-value lists it is in already (tree_columns: NAME, FOLDER) */
+} slot;
+
+enum { NAME = 1, FOLDER = 2 };
+
+typedef struct {
+    slot *slots;
+    size_t mask;
+    size_t used;
+} table;
+
+static int table_init(table *t, size_t expected) {
+    size_t size = 64;
+    while (size < expected * 2) {
+        size <<= 1;
+    }
+    t->slots = PyMem_Calloc(size, sizeof(slot));
+    t->mask = size - 1;
+    t->used = 0;
+    if (t->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void table_free(table *t) {
+    if (t->slots != NULL) {
+        for (size_t i = 0; i <= t->mask; i++) {
+            Py_XDECREF(t->slots[i].obj);
+        }
+        PyMem_Free(t->slots);
+        t->slots = NULL;
+    }
+}
+
+static int table_grow(table *t) {
+    size_t size = (t->mask + 1) * 2;
+    slot *slots = PyMem_Calloc(size, sizeof(slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i <= t->mask; i++) {
+        if (t->slots[i].obj != NULL) {
+            size_t at = (size_t)t->slots[i].hash & (size - 1);
+            while (slots[at].obj != NULL) {
+                at = (at + 1) & (size - 1);
+            }
+            slots[at] = t->slots[i];
+        }
+    }
+    PyMem_Free(t->slots);
+    t->slots = slots;
+    t->mask = size - 1;
+    return 0;
+}
+
+/* A new reference to the ASCII str holding bytes[0:n]: the one made before, or a new one.
+ * With a `mark`, *first says whether this is the first time the value is asked for with that
+ * mark (and the mark is set: later asks with it say 0). */
+static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first) {
+    Py_hash_t hash = _Py_HashBytes(bytes, n);
+    size_t at = (size_t)hash & t->mask;
+    while (t->slots[at].obj != NULL) {
+        PyObject *obj = t->slots[at].obj;
+        if (t->slots[at].hash == hash && PyUnicode_GET_LENGTH(obj) == n &&
+            memcmp(PyUnicode_DATA(obj), bytes, (size_t)n) == 0) {
+            if (mark) {
+                *first = (t->slots[at].marks & mark) == 0;
+                t->slots[at].marks |= mark;
+            }
+            Py_INCREF(obj);
+            return obj;
+        }
+        at = (at + 1) & t->mask;
+    }
+    PyObject *obj = PyUnicode_New(n, 127);
+    if (obj == NULL) {
+        return NULL;
+    }
+    memcpy(PyUnicode_DATA(obj), bytes, (size_t)n);
+#if PY_VERSION_HEX < 0x030E0000
+    /* An ASCII str hashes as its bytes (unicode_hash): kept, so no set or dict hashes it again. */
+    ((PyASCIIObject *)obj)->hash = hash;
+#endif
+    t->slots[at].hash = hash;
+    t->slots[at].obj = obj; /* the table's reference */
+    t->slots[at].marks = mark;
+    if (mark) {
+        *first = 1;
+    }
+    if (++t->used * 2 > t->mask && table_grow(t) < 0) {
+        return NULL;
+    }
+    Py_INCREF(obj); /* the caller's */
+    return obj;
+}
+
+static PyObject *table_str(table *t, const char *bytes, Py_ssize_t n) { return table_str_marked(t, bytes, n, 0, NULL); }
+
+/* Where tree_columns gathers the distinct values (NULL in `columns`). */
+typedef struct {
+    PyObject *names;   /* a set */
+    PyObject *folders; /* a list, first seen first */
+    PyObject *others;  /* a set: the non-ASCII folders already in `folders` */
+} uniques;
+
+static PyObject *empty_str; /* "" */
+
+/* `obj` (a new reference, stolen), or when it is ASCII the table's equal str (so an ASCII
+ * value cut from a non-ASCII path is the same object, and flag, as the ASCII paths'). */
+static PyObject *shared(table *t, PyObject *obj, unsigned mark, int *first) {
+    if (obj == NULL || !PyUnicode_IS_ASCII(obj)) {
+        return obj;
+    }
+    PyObject *same = table_str_marked(t, (const char *)PyUnicode_DATA(obj), PyUnicode_GET_LENGTH(obj), mark, first);
+    Py_DECREF(obj);
+    return same;
+}
+
+/* A growable scratch buffer for one lower-cased path. */
+typedef struct {
+    char *data;
+    size_t size;
+} scratch;
+
+static const char *ascii_view(scratch *buf, PyObject *path, int lower) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
+    const char *src = (const char *)PyUnicode_DATA(path);
+    if (!lower || n == 0) {
+        return src;
+    }
+    if ((size_t)n > buf->size) {
+        char *grown = PyMem_Realloc(buf->data, (size_t)n);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        buf->data = grown;
+        buf->size = (size_t)n;
+    }
+    /* Through locals that cannot alias (a store through buf->data could change buf->data, so
+     * the compiler reloaded it per byte): a loop gcc -O3 vectorises. */
+    char *restrict dst = buf->data;
+    const unsigned char *restrict from = (const unsigned char *)src;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = from[i];
+        dst[i] = (char)((unsigned char)(c - 'A') < 26 ? c + 32 : c);
+    }
+    return dst;
+}
+
+static Py_ssize_t last_in(const char *data, char ch, Py_ssize_t start, Py_ssize_t end) {
+    if (end <= start) {
+        return -1;
+    }
+    const char *at = memrchr(data + start, ch, (size_t)(end - start));
+    return at == NULL ? -1 : at - data;
+}
+
+/* Row i of the three columns from an ASCII path, each value made once per call; with `d`,
+ * extensions rather than tails, and each value first seen added to d's distinct values. */
+static int split_ascii(table *t, scratch *buf, PyObject *path, int lower, Py_ssize_t i, PyObject *names,
+                       PyObject *folders, PyObject *tails, uniques *d) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
+    const char *data = ascii_view(buf, path, lower);
+    if (data == NULL) {
+        return -1;
+    }
+    Py_ssize_t slash = last_in(data, '/', 0, n);
+    Py_ssize_t dot = last_in(data, '.', slash + 1, n);
+    int first = 0;
+    PyObject *name = table_str_marked(t, data + slash + 1, n - slash - 1, d ? NAME : 0, &first);
+    if (name == NULL) {
+        return -1;
+    }
+    PyList_SET_ITEM(names, i, name); /* the list owns it from here */
+    if (first && PySet_Add(d->names, name) < 0) {
+        return -1;
+    }
+    /* A sorted tree lists a folder's files one after the other: the folder of the row before
+     * is the likely one, checked before any hashing. */
+    PyObject *before = i > 0 ? PyList_GET_ITEM(folders, i - 1) : NULL;
+    PyObject *folder;
+    first = 0; /* a folder like the row before's is listed already */
+    if (before != NULL && PyUnicode_IS_ASCII(before) && PyUnicode_GET_LENGTH(before) == slash + 1 &&
+        memcmp(PyUnicode_DATA(before), data, (size_t)(slash + 1)) == 0) {
+        Py_INCREF(before);
+        folder = before;
+    } else {
+        folder = table_str_marked(t, data, slash + 1, d ? FOLDER : 0, &first);
+        if (folder == NULL) {
+            return -1;
+        }
+    }
+    PyList_SET_ITEM(folders, i, folder);
+    if (first && PyList_Append(d->folders, folder) < 0) {
+        return -1;
+    }
+    PyObject *tail;
+    if (d != NULL && dot <= slash + 1) { /* no '.' after the name's first character */
+        tail = Py_NewRef(empty_str);
+    } else {
+        tail = dot < 0 ? Py_NewRef(name) : table_str(t, data + dot + 1, n - dot - 1);
+    }
+    if (tail == NULL) {
+        return -1;
+    }
+    PyList_SET_ITEM(tails, i, tail);
+    return 0;
+}
+
+/* Row i from any other str (non-ASCII: lower-cased by str.lower, not shared unless it lowers
+ * to ASCII, as `K` (Kelvin) does: then it is split as an ASCII path). */
+static int split_any(table *t, scratch *buf, PyObject *path, int lower, Py_ssize_t i, PyObject *names,
+                     PyObject *folders, PyObject *tails, uniques *d) {
+    PyObject *subject = lower ? PyObject_CallMethod((PyObject *)&PyUnicode_Type, "lower", "O", path)
+                              : (Py_INCREF(path), path); /* str.lower, even on a subclass */
+    if (subject == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    if (PyUnicode_IS_ASCII(subject)) {
+        rc = split_ascii(t, buf, subject, 0, i, names, folders, tails, d);
+        Py_DECREF(subject);
+        return rc;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(subject);
+    Py_ssize_t slash = PyUnicode_FindChar(subject, '/', 0, n, -1);
+    Py_ssize_t dot = slash < -1 ? -2 : PyUnicode_FindChar(subject, '.', slash + 1, n, -1);
+    if (dot < -1) {
+        goto done;
+    }
+    int first = 0;
+    PyObject *name = shared(t, PyUnicode_Substring(subject, slash + 1, n), 0, &first);
+    if (name == NULL) {
+        goto done;
+    }
+    PyList_SET_ITEM(names, i, name);
+    if (d != NULL && PySet_Add(d->names, name) < 0) { /* the set keeps each value once */
+        goto done;
+    }
+    PyObject *folder = shared(t, PyUnicode_Substring(subject, 0, slash + 1), d ? FOLDER : 0, &first);
+    if (folder == NULL) {
+        goto done;
+    }
+    PyList_SET_ITEM(folders, i, folder);
+    if (d != NULL) {
+        int known = 1; /* an ASCII folder: the table's flag said (`first`) */
+        if (!PyUnicode_IS_ASCII(folder)) {
+            /* never equal to an ASCII one: the `others` set alone says whether it is listed */
+            known = PySet_Contains(d->others, folder);
+            if (known == 0 && PySet_Add(d->others, folder) < 0) {
+                goto done;
+            }
+        } else {
+            known = !first;
+        }
+        if (known < 0 || (!known && PyList_Append(d->folders, folder) < 0)) {
+            goto done;
+        }
+    }
+    PyObject *tail;
+    if (d != NULL && dot <= slash + 1) { /* no '.' after the name's first character */
+        tail = Py_NewRef(empty_str);
+    } else {
+        tail = dot < 0 ? Py_NewRef(name) : PyUnicode_Substring(subject, dot + 1, n);
+    }
+    if (tail == NULL) {
+        goto done;
+    }
+    PyList_SET_ITEM(tails, i, tail);
+    rc = 0;
+done:
+    Py_DECREF(subject);
+    return rc;
+}
+
+/* The three columns of `paths` (a list), and with `d` the distinct values into d. */
+static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
+    Py_ssize_t count = PyList_GET_SIZE(paths);
+    PyObject *names = PyList_New(count), *folders = PyList_New(count), *tails = PyList_New(count);
+    table t = {NULL, 0, 0};
+    scratch buf = {NULL, 0};
+    if (names == NULL || folders == NULL || tails == NULL || table_init(&t, count < 4096 ? (size_t)count : 4096) < 0) {
+        goto fail;
+    }
+    /* The only Python code that runs is str.lower on a non-ASCII path (and, with `d`, the
+     * hashing and comparing of str values in a set): none can touch `paths` (a list of str),
+     * so its size and items stay as they are. */
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *path = PyList_GET_ITEM(paths, i);
+        if (!PyUnicode_Check(path)) {
+            PyErr_Format(PyExc_TypeError, "columns: row %zd is not a str", i);
+            goto fail;
+        }
+        int rc = PyUnicode_IS_ASCII(path) ? split_ascii(&t, &buf, path, lower, i, names, folders, tails, d)
+                                          : split_any(&t, &buf, path, lower, i, names, folders, tails, d);
+        if (rc < 0) {
+            goto fail;
+        }
+    }
+    table_free(&t);
+    PyMem_Free(buf.data);
+    return Py_BuildValue("(NNN)", names, folders, tails);
+fail: /* unset rows are NULL, which list deallocation skips */
+    table_free(&t);
+    PyMem_Free(buf.data);
+    Py_XDECREF(names);
+    Py_XDECREF(folders);
+    Py_XDECREF(tails);
+    return NULL;
+}
+
+static PyObject *columns(PyObject *self, PyObject *args) {
+    PyObject *paths;
+    int lower;
+    if (!PyArg_ParseTuple(args, "O!p:columns", &PyList_Type, &paths, &lower)) {
+        return NULL;
+    }
+    return split_all(paths, lower, NULL);
+}
+
+static PyObject *tree_columns(PyObject *self, PyObject *args) {
+    PyObject *paths;
+    if (!PyArg_ParseTuple(args, "O!:tree_columns", &PyList_Type, &paths)) {
+        return NULL;
+    }
+    PyObject *out = NULL, *split = NULL;
+    uniques d = {PySet_New(NULL), PyList_New(0), PySet_New(NULL)};
+    if (d.names != NULL && d.folders != NULL && d.others != NULL) {
+        split = split_all(paths, 1, &d);
+    }
+    if (split != NULL) {
+        out = Py_BuildValue("(OOOOO)", PyTuple_GET_ITEM(split, 0), PyTuple_GET_ITEM(split, 1),
+                            PyTuple_GET_ITEM(split, 2), d.names, d.folders);
+    }
+    Py_XDECREF(split);
+    Py_XDECREF(d.names);
+    Py_XDECREF(d.folders);
+    Py_XDECREF(d.others);
+    return out;
+}
+
+/* The index of the last `ch` in s[start:end], or -1 (-2 on error). */
+static Py_ssize_t last_of(PyObject *s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end) {
+    if (PyUnicode_IS_ASCII(s)) {
+        return last_in((const char *)PyUnicode_DATA(s), (char)ch, start, end);
+    }
+    return PyUnicode_FindChar(s, ch, start, end, -1);
+}
+
+/* The ASCII strs of a tuple as byte spans (a str that is not ASCII can be no part of an ASCII
+ * subject: it holds a character the subject has not). The tuple keeps the data alive. `plain`
+ * is 0 when an item is not an exact str: a set of them must then be asked, not read. */
+typedef struct {
+    const char **data;
+    Py_ssize_t *len;
+    Py_ssize_t count;
+    uint64_t lengths; /* bit n: an item of length n (bit 63: 63 or more) */
+    int plain;
+} spans;
+
+static uint64_t length_bit(Py_ssize_t n) { return (uint64_t)1 << (n < 63 ? n : 63); }
+
+static int spans_init(spans *w, PyObject *tuple) {
+    Py_ssize_t size = PyTuple_GET_SIZE(tuple);
+    w->count = 0;
+    w->lengths = 0;
+    w->plain = 1;
+    w->data = PyMem_Malloc(sizeof(char *) * (size_t)(size > 0 ? size : 1));
+    w->len = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(size > 0 ? size : 1));
+    if (w->data == NULL || w->len == NULL) {
+        PyMem_Free(w->data);
+        PyMem_Free(w->len);
+        w->data = NULL;
+        w->len = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < size; k++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, k);
+        if (!PyUnicode_CheckExact(item)) {
+            w->plain = 0;
+        }
+        if (PyUnicode_Check(item) && PyUnicode_IS_ASCII(item)) {
+            w->data[w->count] = (const char *)PyUnicode_DATA(item);
+            w->len[w->count] = PyUnicode_GET_LENGTH(item);
+            w->lengths |= length_bit(w->len[w->count]);
+            w->count++;
+        }
+    }
+    return 0;
+}
+
+static void spans_free(spans *w) {
+    PyMem_Free(w->data);
+    PyMem_Free(w->len);
+    w->data = NULL;
+    w->len = NULL;
+}
+
+/* Whether the ASCII span s[0:n] is one of the spans. */
+static int spans_equal(const spans *w, const char *s, Py_ssize_t n) {
+    if (!(w->lengths & length_bit(n))) {
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < w->count; k++) {
+        if (w->len[k] == n && (n == 0 || (w->data[k][0] == s[0] && memcmp(w->data[k], s, (size_t)n) == 0))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the ASCII span s[0:n] starts (direction -1) or ends (+1) with one of the spans. */
+static int spans_affix(const spans *w, const char *s, Py_ssize_t n, int direction) {
+    for (Py_ssize_t k = 0; k < w->count; k++) {
+        Py_ssize_t m = w->len[k];
+        if (m <= n) {
+            const char *at = s + (direction > 0 ? n - m : 0);
+            if (m == 0 || (at[0] == w->data[k][0] && memcmp(at, w->data[k], (size_t)m) == 0)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Whether the ASCII span s[0:n] holds one of the spans. */
+static int spans_within(const spans *w, const char *s, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < w->count; k++) {
+        if (memmem(s, (size_t)n, w->data[k], (size_t)w->len[k]) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether `subject` starts (direction -1) or ends (+1) with one of the strs of `words`. */
+static int matches_any(PyObject *subject, PyObject *words, int direction) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(subject);
+    int ascii = PyUnicode_IS_ASCII(subject);
+    const char *data = (const char *)PyUnicode_DATA(subject);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(words); k++) {
+        PyObject *word = PyTuple_GET_ITEM(words, k);
+        if (ascii && PyUnicode_IS_ASCII(word)) { /* a byte comparison, no call */
+            Py_ssize_t m = PyUnicode_GET_LENGTH(word);
+            if (m <= n && memcmp(data + (direction > 0 ? n - m : 0), PyUnicode_DATA(word), (size_t)m) == 0) {
+                return 1;
+            }
+            continue;
+        }
+        Py_ssize_t hit = PyUnicode_Tailmatch(subject, word, 0, n, direction);
+        if (hit != 0) {
+            return (int)hit;
+        }
+    }
+    return 0;
+}
+
+static int holds_any(PyObject *subject, PyObject *needles) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(needles); k++) {
+        int hit = PyUnicode_Contains(subject, PyTuple_GET_ITEM(needles, k));
+        if (hit != 0) {
+            return hit;
+        }
+    }
+    return 0;
+}
+
+static int tail_in(PyObject *subject, PyObject *extensions) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(subject);
+    Py_ssize_t dot = last_of(subject, '.', 0, n);
+    if (dot == -2) {
+        return -1;
+    }
+    PyObject *tail = PyUnicode_Substring(subject, dot + 1, n);
+    if (tail == NULL) {
+        return -1;
+    }
+    int hit = PySet_Contains(extensions, tail);
+    Py_DECREF(tail);
+    return hit;
+}
+
+/* 1 when a table may match `subject`, 0 when none does, -1 on error. */
+static int gate_hit(PyObject *subject, PyObject *exact, PyObject *extensions, PyObject *suffixes, PyObject *prefixes,
+                    PyObject *needles) {
+    int hit = PySet_Contains(exact, subject);
+    if (hit == 0 && PySet_GET_SIZE(extensions) > 0) {
+        hit = tail_in(subject, extensions);
+    }
+    if (hit == 0) {
+        hit = matches_any(subject, suffixes, 1);
+    }
+    if (hit == 0) {
+        hit = matches_any(subject, prefixes, -1);
+    }
+    if (hit == 0) {
+        hit = holds_any(subject, needles);
+    }
+    return hit;
+}
+
+static int all_str(PyObject *words, const char *what) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(words); k++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(words, k))) {
+            PyErr_Format(PyExc_TypeError, "%s must hold only str", what);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The indexes (ascending) of the column's items that `test` accepts (1), as a list of int;
+ * NULL when `test` fails (-1). */
+static PyObject *select_rows(PyObject *column, int (*test)(PyObject *item, void *context), void *context) {
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(column); i++) {
+        PyObject *item = PyList_GET_ITEM(column, i);
+        Py_INCREF(item); /* a probe may run Python code (__eq__) that changes the list */
+        int hit = test(item, context);
+        Py_DECREF(item);
+        if (hit < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (hit) {
+            PyObject *at = PyLong_FromSsize_t(i);
+            if (at == NULL || PyList_Append(out, at) < 0) {
+                Py_XDECREF(at);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(at);
+        }
+    }
+    return out;
+}
+
+typedef struct {
+    PyObject *exact, *extensions, *suffixes, *prefixes, *needles;
+    PyObject *extension_list; /* the extensions' members, kept alive for `tails` */
+    spans tails, ends, starts, holds;
+} gate;
+
+/* An ASCII subject against the tables read as byte spans: no str made for its tail. */
+static int gate_hit_ascii(PyObject *subject, gate *g) {
+    int hit = PySet_Contains(g->exact, subject);
+    if (hit != 0) {
+        return hit;
+    }
+    const char *data = (const char *)PyUnicode_DATA(subject);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(subject);
+    if (PySet_GET_SIZE(g->extensions) > 0) {
+        if (!g->tails.plain) {
+            hit = tail_in(subject, g->extensions);
+        } else {
+            Py_ssize_t dot = last_in(data, '.', 0, n);
+            hit = spans_equal(&g->tails, data + dot + 1, n - dot - 1);
+        }
+        if (hit != 0) {
+            return hit;
+        }
+    }
+    return spans_affix(&g->ends, data, n, 1) || spans_affix(&g->starts, data, n, -1) || spans_within(&g->holds, data, n);
+}
+
+static int gate_test(PyObject *subject, void *context) {
+    gate *g = (gate *)context;
+    if (!PyUnicode_Check(subject)) {
+        PyErr_SetString(PyExc_TypeError, "gate_rows: a subject is not a str");
+        return -1;
+    }
+    if (PyUnicode_IS_ASCII(subject)) {
+        return gate_hit_ascii(subject, g);
+    }
+    return gate_hit(subject, g->exact, g->extensions, g->suffixes, g->prefixes, g->needles);
+}
+
+static PyObject *gate_rows(PyObject *self, PyObject *args) {
+    PyObject *subjects;
+    gate g;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!:gate_rows", &PyList_Type, &subjects, &PyFrozenSet_Type, &g.exact,
+                          &PyFrozenSet_Type, &g.extensions, &PyTuple_Type, &g.suffixes, &PyTuple_Type, &g.prefixes,
+                          &PyTuple_Type, &g.needles)) {
+        return NULL;
+    }
+    if (!all_str(g.suffixes, "gate_rows: suffixes") || !all_str(g.prefixes, "gate_rows: prefixes") ||
+        !all_str(g.needles, "gate_rows: needles")) {
+        return NULL;
+    }
+    g.extension_list = PySequence_Tuple(g.extensions);
+    if (g.extension_list == NULL) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    int made = 0;
+    spans *all[] = {&g.tails, &g.ends, &g.starts, &g.holds};
+    PyObject *from[] = {g.extension_list, g.suffixes, g.prefixes, g.needles};
+    for (; made < 4; made++) {
+        if (spans_init(all[made], from[made]) < 0) {
+            goto done;
+        }
+    }
+    out = select_rows(subjects, gate_test, &g);
+done:
+    while (made > 0) {
+        spans_free(all[--made]);
+    }
+    Py_DECREF(g.extension_list);
+    return out;
+}
+
+/* 1 when `item` is in `container` (a set, frozenset or dict, probed without a method call). */
+static int contains(PyObject *container, PyObject *item) {
+    if (PyDict_CheckExact(container)) {
+        return PyDict_Contains(container, item);
+    }
+    if (PyAnySet_Check(container)) {
+        return PySet_Contains(container, item);
+    }
+    return PySequence_Contains(container, item);
+}
+
+static int contains_test(PyObject *item, void *context) { return contains((PyObject *)context, item); }
+
+static PyObject *rows_in(PyObject *self, PyObject *args) {
+    PyObject *column, *container;
+    if (!PyArg_ParseTuple(args, "O!O:rows_in", &PyList_Type, &column, &container)) {
+        return NULL;
+    }
+    return select_rows(column, contains_test, container);
+}
+
+static PyObject *first_rows(PyObject *self, PyObject *args) {
+    PyObject *column, *table;
+    if (!PyArg_ParseTuple(args, "O!O:first_rows", &PyList_Type, &column, &table)) {
+        return NULL;
+    }
+    PyObject *rows = rows_in(self, args);
+    if (rows == NULL) {
+        return NULL;
+    }
+    PyObject *out = PyDict_New();
+    if (out == NULL) {
+        Py_DECREF(rows);
+        return NULL;
+    }
+    /* From the last row back, so each key ends with its first row (and the keys come in the
+     * order of the Python twin's dict). */
+    for (Py_ssize_t k = PyList_GET_SIZE(rows) - 1; k >= 0; k--) {
+        PyObject *at = PyList_GET_ITEM(rows, k);
+        Py_ssize_t i = PyLong_AsSsize_t(at);
+        if (i >= PyList_GET_SIZE(column)) {
+            PyErr_SetString(PyExc_RuntimeError, "first_rows: the column changed size");
+            goto fail;
+        }
+        if (PyDict_SetItem(out, PyList_GET_ITEM(column, i), at) < 0) {
+            goto fail;
+        }
+    }
+    Py_DECREF(rows);
+    return out;
+fail:
+    Py_DECREF(rows);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* Calls `visit` on each '/'-separated segment of `folder` (empty ones included, as str.split
+ * gives them), each an str made once per call through `t` for an ASCII folder; stops at the
+ * first nonzero answer and returns it (-1: error). */
+static int each_segment(table *t, PyObject *folder, int (*visit)(PyObject *segment, void *context),
+                        void *context) {
+    if (!PyUnicode_Check(folder)) {
+        PyErr_SetString(PyExc_TypeError, "a folder is not a str");
+        return -1;
+    }
+    if (!PyUnicode_IS_ASCII(folder)) {
+        PyObject *parts = PyUnicode_Split(folder, slash_str, -1);
+        if (parts == NULL) {
+            return -1;
+        }
+        int rc = 0;
+        for (Py_ssize_t k = 0; rc == 0 && k < PyList_GET_SIZE(parts); k++) {
+            rc = visit(PyList_GET_ITEM(parts, k), context);
+        }
+        Py_DECREF(parts);
+        return rc;
+    }
+    const char *data = (const char *)PyUnicode_DATA(folder);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(folder), start = 0;
+    for (;;) {
+        const char *cut = memchr(data + start, '/', (size_t)(n - start));
+        Py_ssize_t end = cut == NULL ? n : cut - data;
+        PyObject *segment = table_str(t, data + start, end - start);
+        if (segment == NULL) {
+            return -1;
+        }
+        int rc = visit(segment, context);
+        Py_DECREF(segment);
+        if (rc != 0 || cut == NULL) {
+            return rc;
+        }
+        start = end + 1;
+    }
+}
+
+typedef struct {
+    PyObject *out; /* the distinct segments, in the order first seen */
+    PyObject *seen;
+} distinct;
+
+static int add_segment(PyObject *segment, void *context) {
+    distinct *d = (distinct *)context;
+    int known = PySet_Contains(d->seen, segment);
+    if (known != 0) {
+        return known < 0 ? -1 : 0;
+    }
+    return PySet_Add(d->seen, segment) < 0 || PyList_Append(d->out, segment) < 0 ? -1 : 0;
+}
+
+static PyObject *segments(PyObject *self, PyObject *args) {
+    PyObject *folders;
+    if (!PyArg_ParseTuple(args, "O!:segments", &PyList_Type, &folders)) {
+        return NULL;
+    }
+    table t = {NULL, 0, 0};
+    distinct d = {PyList_New(0), PySet_New(NULL)};
+    if (d.out == NULL || d.seen == NULL || table_init(&t, 1024) < 0) {
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(folders); i++) {
+        PyObject *folder = PyList_GET_ITEM(folders, i);
+        Py_INCREF(folder);
+        int rc = each_segment(&t, folder, add_segment, &d);
+        Py_DECREF(folder);
+        if (rc < 0) {
+            goto fail;
+        }
+    }
+    table_free(&t);
+    Py_DECREF(d.seen);
+    return d.out;
+fail:
+    table_free(&t);
+    Py_XDECREF(d.out);
+    Py_XDECREF(d.seen);
+    return NULL;
+}
+
+typedef struct {
+    table *t;
+    PyObject *chosen;
+} holding_context;
+
+static int in_chosen(PyObject *segment, void *context) {
+    return contains(((holding_context *)context)->chosen, segment);
+}
+
+static int holds_chosen(PyObject *folder, void *context) {
+    holding_context *h = (holding_context *)context;
+    return each_segment(h->t, folder, in_chosen, h);
+}
+
+static PyObject *holding(PyObject *self, PyObject *args) {
+    PyObject *folders, *chosen;
+    if (!PyArg_ParseTuple(args, "O!O:holding", &PyList_Type, &folders, &chosen)) {
+        return NULL;
+    }
+    table t = {NULL, 0, 0};
+    if (table_init(&t, 1024) < 0) {
+        return NULL;
+    }
+    holding_context h = {&t, chosen};
+    PyObject *out = select_rows(folders, holds_chosen, &h);
+    table_free(&t);
+    return out;
+}
+
+typedef struct {
+    PyObject *words;    /* the frozenset */
+    PyObject *members;  /* its items, in a tuple that keeps them alive */
+    spans exact, starts, ends;
+    PyObject *prefixes; /* tuples of str */
+    PyObject *suffixes;
+} like;
+
+/* 1 when the ASCII segment s[0:n] is like one of the words (see holding_like), 0 if not, -1 on error. */
+static int span_like(like *l, const char *s, Py_ssize_t n) {
+    if (l->exact.plain) {
+        if (spans_equal(&l->exact, s, n)) {
+            return 1;
+        }
+    } else { /* a member with an __eq__ of its own: asked through the set, as `in` asks it */
+        PyObject *segment = PyUnicode_FromStringAndSize(s, n);
+        if (segment == NULL) {
+            return -1;
+        }
+        int hit = PySet_Contains(l->words, segment);
+        Py_DECREF(segment);
+        if (hit != 0) {
+            return hit;
+        }
+    }
+    return spans_affix(&l->starts, s, n, -1) || spans_affix(&l->ends, s, n, 1);
+}
+
+static int folder_like(PyObject *folder, void *context) {
+    like *l = (like *)context;
+    if (!PyUnicode_Check(folder)) {
+        PyErr_SetString(PyExc_TypeError, "holding_like: a folder is not a str");
+        return -1;
+    }
+    if (PyUnicode_IS_ASCII(folder)) {
+        const char *data = (const char *)PyUnicode_DATA(folder);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(folder), start = 0;
+        for (;;) {
+            const char *cut = memchr(data + start, '/', (size_t)(n - start));
+            Py_ssize_t end = cut == NULL ? n : cut - data;
+            int hit = span_like(l, data + start, end - start);
+            if (hit != 0 || cut == NULL) {
+                return hit;
+            }
+            start = end + 1;
+        }
+    }
+    PyObject *parts = PyUnicode_Split(folder, slash_str, -1);
+    if (parts == NULL) {
+        return -1;
+    }
+    int hit = 0;
+    for (Py_ssize_t k = 0; hit == 0 && k < PyList_GET_SIZE(parts); k++) {
+        PyObject *segment = PyList_GET_ITEM(parts, k);
+        hit = PySet_Contains(l->words, segment);
+        if (hit == 0) {
+            hit = matches_any(segment, l->prefixes, -1);
+        }
+        if (hit == 0) {
+            hit = matches_any(segment, l->suffixes, 1);
+        }
+    }
+    Py_DECREF(parts);
+    return hit;
+}
+
+static PyObject *holding_like(PyObject *self, PyObject *args) {
+    PyObject *folders;
+    like l;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!:holding_like", &PyList_Type, &folders, &PyFrozenSet_Type, &l.words,
+                          &PyTuple_Type, &l.prefixes, &PyTuple_Type, &l.suffixes)) {
+        return NULL;
+    }
+    if (!all_str(l.prefixes, "holding_like: prefixes") || !all_str(l.suffixes, "holding_like: suffixes")) {
+        return NULL;
+    }
+    l.members = PySequence_Tuple(l.words);
+    if (l.members == NULL) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    if (spans_init(&l.exact, l.members) == 0) {
+        if (spans_init(&l.starts, l.prefixes) == 0) {
+            if (spans_init(&l.ends, l.suffixes) == 0) {
+                out = select_rows(folders, folder_like, &l);
+                spans_free(&l.ends);
+            }
+            spans_free(&l.starts);
+        }
+        spans_free(&l.exact);
+    }
+    Py_DECREF(l.members);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"segments", segments, METH_VARARGS, "The distinct '/'-separated segments of the folders, first seen first."},
+    {"holding", holding, METH_VARARGS, "Indexes (ascending) of the folders with a segment in `chosen`."},
+    {"holding_like", holding_like, METH_VARARGS,
+     "Indexes (ascending) of the folders with a segment in `words`, starting with a prefix or ending with a suffix."},
+    {"rows_in", rows_in, METH_VARARGS, "Indexes (ascending) of the column's items that are in the container."},
+    {"first_rows", first_rows, METH_VARARGS, "Each item of the column that is in the table -> its first row."},
+    {"columns", columns, METH_VARARGS, "(names, folders, tails) of a list of paths, lower-cased or not."},
+    {"tree_columns", tree_columns, METH_VARARGS,
+     "(names, folders, extensions, distinct names, distinct folders) of a list of paths, lower-cased."},
+    {"gate_rows", gate_rows, METH_VARARGS, "Indexes of the subjects a gate's tables may match."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fastpaths", "The ignore generator's per-path passes in C.", -1, methods, NULL, NULL, NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__fastpaths(void) {
+    slash_str = PyUnicode_InternFromString("/");
+    empty_str = PyUnicode_New(0, 127);
+    if (slash_str == NULL || empty_str == NULL) {
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,151 @@
+"""The per-path passes of fingerprinting and matching, compiled when the C extension is built.
+
+`_fastpaths.c` does each pass in one C loop per path (no per-path Python, no intermediate
+tuples); the functions here are its pure-Python twins, which give the same results and serve
+when the extension is not built (a checkout without `pip install -e .` or
+`python scripts/build_ext.py`). `columns`, `tree_columns`, `rows_in`, `first_rows`, `gate_rows`,
+`segments`, `holding` and `holding_like` are whichever is in use; `use_compiled(False)` switches to the
+twins (the tests and the bench run both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+from itertools import chain, compress, count, repeat
+from operator import gt, itemgetter, mul
+from types import ModuleType
+
+Columns = tuple[list[str], list[str], list[str]]
+TreeColumns = tuple[list[str], list[str], list[str], set[str], list[str]]
+
+_LAST = itemgetter(2)  # of a `str.rpartition`
+
+_compiled: ModuleType | None
+try:
+    from deployments.ignore_gen import _fastpaths as _compiled
+except ImportError:  # not built: the twins below serve
+    _compiled = None
+
+
+def py_columns(paths: list[str], lower: bool) -> Columns:
+    """(names, folders, tails) of each path (lower-cased when `lower`): the part after its
+    last `/`, the part up to and including it, the part of the name after its last `.` (the
+    whole name when it has none)."""
+    subjects = lowered(paths) if lower else paths
+    names = list(map(_LAST, map(str.rpartition, subjects, repeat("/"))))
+    folders = list(map(str.removesuffix, subjects, names))
+    tails = list(map(_LAST, map(str.rpartition, names, repeat("."))))
+    return names, folders, tails
+
+
+def py_tree_columns(paths: list[str]) -> TreeColumns:
+    """(names, folders, extensions, distinct names, distinct folders) of the paths, lower-cased:
+    `columns(paths, True)`'s names and folders; each name's extension, the part after its last
+    `.` when that `.` follows its first character, else `''` (`py`, `.py` and `makefile` have
+    none); the set of the names; the folders without repeats, first seen first."""
+    names, folders, tails = py_columns(paths, True)
+    dotted = map(gt, map(str.rfind, names, repeat(".")), repeat(0))  # a '.' after the first character
+    extensions = list(map(mul, tails, dotted))  # str * False is ''
+    return names, folders, extensions, set(names), list(dict.fromkeys(folders))
+
+
+def lowered(paths: list[str]) -> list[str]:
+    """The paths lower-cased: one `lower` and `split` in C when lower-casing kept every character's length (only then
+    do the lines line up with the paths; `\\n` is no letter, so no case rule reads across it);
+    else a path held a newline or a letter like `İ`: each is lowered on its own."""
+    text = "\n".join(paths)
+    low = text.lower()
+    lows = low.split("\n") if len(low) == len(text) else []
+    return lows if len(lows) == len(paths) else [p.lower() for p in paths]
+
+
+def py_gate_rows(
+    subjects: list[str],
+    exact: frozenset[str],
+    extensions: frozenset[str],
+    suffixes: tuple[str, ...],
+    prefixes: tuple[str, ...],
+    needles: tuple[str, ...],
+) -> list[int]:
+    """The indexes (ascending) of the subjects in `exact`, whose tail (as in `columns`) is in
+    `extensions`, that end with a suffix, start with a prefix or hold a needle."""
+    out = set(compress(count(), map(exact.__contains__, subjects)))
+    if extensions:
+        tails = map(_LAST, map(str.rpartition, subjects, repeat(".")))
+        out.update(compress(count(), map(extensions.__contains__, tails)))
+    if suffixes:
+        out.update(compress(count(), map(str.endswith, subjects, repeat(suffixes))))
+    if prefixes:
+        out.update(compress(count(), map(str.startswith, subjects, repeat(prefixes))))
+    for needle in needles:
+        out.update(compress(count(), map(str.__contains__, subjects, repeat(needle))))
+    return sorted(out)
+
+
+def py_rows_in(column: list[str], container: Container[str]) -> list[int]:
+    """The indexes (ascending) of the column's items that are in `container`."""
+    return list(compress(count(), map(container.__contains__, column)))
+
+
+def py_first_rows(column: list[str], table: Container[str]) -> dict[str, int]:
+    """Each item of `column` that is in `table` -> its first row: a dict filled from the last
+    of the rows holding one back."""
+    rows = py_rows_in(column, table)
+    return dict(zip(map(column.__getitem__, reversed(rows)), reversed(rows), strict=True))
+
+
+def py_segments(folders: list[str]) -> list[str]:
+    """The distinct `/`-separated segments of the folders (`str.split`'s, empty ones included),
+    in the order first seen."""
+    return list(dict.fromkeys(chain.from_iterable(map(str.split, folders, repeat("/")))))
+
+
+def py_holding(folders: list[str], chosen: Container[str]) -> list[int]:
+    """The indexes (ascending) of the folders with a segment in `chosen`."""
+    return [at for at, folder in enumerate(folders) if any(map(chosen.__contains__, folder.split("/")))]
+
+
+def py_holding_like(
+    folders: list[str], words: frozenset[str], prefixes: tuple[str, ...], suffixes: tuple[str, ...]
+) -> list[int]:
+    """The indexes (ascending) of the folders with a `/`-separated segment (`str.split`'s, empty
+    ones included) that is in `words`, starts with a prefix or ends with a suffix (the C pass
+    makes no str per segment; here each distinct segment is classified once, C-level maps)."""
+    distinct = py_segments(folders)
+    chosen = set(words.intersection(distinct))  # `segment in words` for each, as `in` asks it
+    chosen.update(compress(distinct, map(str.startswith, distinct, repeat(prefixes))))
+    chosen.update(compress(distinct, map(str.endswith, distinct, repeat(suffixes))))
+    return py_holding(folders, chosen) if chosen else []
+
+
+columns: Callable[[list[str], bool], Columns] = py_columns
+tree_columns: Callable[[list[str]], TreeColumns] = py_tree_columns
+segments: Callable[[list[str]], list[str]] = py_segments
+holding: Callable[[list[str], Container[str]], list[int]] = py_holding
+holding_like: Callable[[list[str], frozenset[str], tuple[str, ...], tuple[str, ...]], list[int]] = py_holding_like
+rows_in: Callable[[list[str], Container[str]], list[int]] = py_rows_in
+first_rows: Callable[[list[str], Container[str]], dict[str, int]] = py_first_rows
+gate_rows: Callable[
+    [list[str], frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]], list[int]
+] = py_gate_rows
+
+
+def use_compiled(on: bool = True) -> bool:
+    """Use the C passes (when built) or the pure-Python twins; whether the C passes are in use."""
+    global columns, tree_columns, gate_rows, rows_in, first_rows, segments, holding, holding_like
+    if on and _compiled is not None:
+        columns, tree_columns, gate_rows = _compiled.columns, _compiled.tree_columns, _compiled.gate_rows
+        rows_in, first_rows = _compiled.rows_in, _compiled.first_rows
+        segments, holding, holding_like = _compiled.segments, _compiled.holding, _compiled.holding_like
+        return True
+    columns, tree_columns, gate_rows = py_columns, py_tree_columns, py_gate_rows
+    rows_in, first_rows = py_rows_in, py_first_rows
+    segments, holding, holding_like = py_segments, py_holding, py_holding_like
+    return False
+
+
+def compiled_available() -> bool:
+    return _compiled is not None
+
+
+use_compiled()

@@ -83,8 +83,8 @@ export async function render(root) {
       const remove = h("button", { type: "button", class: "danger small" }, "Delete");
       remove.addEventListener("click", () => attempt(async () => {
         await api("DELETE", `/api/groups/${group.id}`);
-        notify(`deleted the group ${group.name}`);
         await reload();
+        notify(`deleted the group ${group.name}`);
       }));
       const edit = h("button", { type: "button", class: "small" }, "Edit");
       edit.addEventListener("click", () => fill(group));

@@ -106,8 +106,8 @@ export function entriesCard(name, list) {
       const remove = h("button", { type: "button", class: "danger small" }, "Delete");
       remove.addEventListener("click", () => attempt(async () => {
         await api("DELETE", `/api/${name}/${row.id}`);
-        notify(`deleted ${row[list.field]}`);
         await reload();
+        notify(`deleted ${row[list.field]}`);
       }));
       const cells = [box, h("span", { class: "entry" }, row[list.field]), row.description, when(row.added_date)];
       if (name === "egress-allowlist") cells.splice(2, 0, row.type);
@@ -153,8 +153,8 @@ export function entriesCard(name, list) {
       const ids = selected();
       if (!ids.length) return notify("select entries first", "error");
       const done = (await post(`/api/${name}/bulk-delete`, { ids })).data;
-      notify(`deleted ${done.deleted}`);
       await reload();
+      notify(`deleted ${done.deleted}`);
     }));
     const clear = h("button", { type: "button", id: "clear-all", class: "danger" }, "Clear all");
     clear.addEventListener("click", () => attempt(async () => {

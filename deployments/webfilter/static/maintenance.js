@@ -88,8 +88,8 @@ function backup(reload) {
     const done = (await post("/api/maintenance/restore-config", { config })).data;
     const counts = Object.entries(done).filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} ${v}`);
     result.textContent = "restored" + (counts.length ? ": " + counts.join(", ") : "");
-    notify("configuration restored");
     await reload();
+    notify("configuration restored");
   });
   return [
     h("div", { class: "row" },
@@ -185,8 +185,8 @@ async function lockouts(box) {
   const rows = page.data.map((r) => {
     const clear = button("Clear", "", async () => {
       await api("DELETE", `/api/security/rate-limits/${encodeURIComponent(r.ip)}`);
-      notify(`cleared ${r.ip}`);
       await lockouts(box);
+      notify(`cleared ${r.ip}`);
     });
     clear.classList.add("small");
     const last = when(new Date(r.last_failure * 1000).toISOString());
@@ -238,8 +238,8 @@ export async function render(root) {
   const reload = () => Promise.all([database(dbBox), audit(auditBox)]);
   const optimize = button("Optimise database", "optimize", async () => {
     const done = (await post("/api/database/optimize")).data;
-    notify(`optimised: ${bytes(done.bytes_before)} before, ${bytes(done.bytes_after)} after`);
     await reload();
+    notify(`optimised: ${bytes(done.bytes_before)} before, ${bytes(done.bytes_after)} after`);
   });
   root.append(
     h("div", { class: "toolbar" }, h("h1", null, "Maintenance")),

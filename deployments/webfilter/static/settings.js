@@ -88,8 +88,8 @@ function settingsForm(values, saved) {
     if (!Object.keys(changed).length) return notify("nothing changed");
     attempt(async () => {
       await post("/api/settings", changed);
-      notify("saved: " + Object.keys(changed).join(", "));
       await saved();
+      notify("saved: " + Object.keys(changed).join(", "));
     });
   });
   return form;

@@ -24,14 +24,14 @@ export function subscriptionsCard(type) {
         const refresh = h("button", { type: "button", class: "small" }, "Refresh");
         refresh.addEventListener("click", () => attempt(async () => {
           const done = (await post(`/api/blacklists/subscriptions/${row.id}/refresh`, {})).data;
-          notify(`${done.url}: ${state(done)}, ${number(done.entries)} entries`, done.last_error ? "error" : "ok");
           await reload();
+          notify(`${done.url}: ${state(done)}, ${number(done.entries)} entries`, done.last_error ? "error" : "ok");
         }));
         const remove = h("button", { type: "button", class: "danger small" }, "Unsubscribe");
         remove.addEventListener("click", () => attempt(async () => {
           await api("DELETE", `/api/blacklists/subscriptions/${row.id}`);
-          notify(`unsubscribed ${row.url}`);
           await reload();
+          notify(`unsubscribed ${row.url}`);
         }));
         return [
           h("span", { class: "entry" }, row.url),

@@ -43,8 +43,8 @@ async function interception(box) {
     h("input", { type: "checkbox", id: "tls-bump", checked: settings.data.ssl_bump_enabled }),
     () => ({ ssl_bump_enabled: toggle.checked }),
     async () => {
-      notify(`TLS interception ${toggle.checked ? "on" : "off"}`);
       await interception(box);
+      notify(`TLS interception ${toggle.checked ? "on" : "off"}`);
     },
   );
   const running = status.data.proxy.ssl_bump;
@@ -66,8 +66,8 @@ async function categories(box) {
     "div",
     { class: "category", dataset: { category: name } },
     h("label", { class: "row" }, saving(boxes[index], () => ({ tls_splice_categories: chosen() }), async () => {
-      notify(`splice categories: ${chosen().join(", ") || "none"}`);
       await categories(box);
+      notify(`splice categories: ${chosen().join(", ") || "none"}`);
     }), h("strong", null, name), " ", DESCRIPTIONS[name] || ""),
     h("details", null, h("summary", null, `${domains.length} domains`), h("p", { class: "entry" }, domains.join(" "))),
   )));

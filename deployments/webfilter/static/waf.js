@@ -13,8 +13,8 @@ function toggle(category, reload) {
       box.checked = !box.checked;
       throw err;
     }
-    notify(`${category.name} ${box.checked ? "enabled" : "disabled"}`);
     await reload();
+    notify(`${category.name} ${box.checked ? "enabled" : "disabled"}`);
   }));
   return box;
 }
@@ -67,8 +67,8 @@ export async function render(root) {
   const reset = h("button", { type: "button", id: "reset-counters" }, "Reset counters");
   reset.addEventListener("click", () => attempt(async () => {
     await post("/api/counters/reset");
-    notify("WAF counters reset");
     await reload();
+    notify("WAF counters reset");
   }));
   root.append(
     h("div", { class: "toolbar" }, h("h1", null, "WAF"), reset),

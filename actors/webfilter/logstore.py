@@ -182,12 +182,14 @@ class LogStore:
     async def _loop(self) -> None:
         while True:
             try:
+                # retention and rotation use the tailer's connection too, so they stay inside the turn: a
+                # clear or a masking from the API (which take the turn) never shares that connection
                 async with self.turn:
                     await self._read_settings()
                     await asyncio.to_thread(self.tail_once)
                     await self.tail_dns_once()
-                await self.apply_retention()
-                await self._rotate_full()
+                    await self.apply_retention()
+                    await self._rotate_full()
             except Exception:
                 self.tail_errors += 1
             await asyncio.sleep(self.interval)

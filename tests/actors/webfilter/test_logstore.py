@@ -238,3 +238,29 @@ async def test_a_clear_during_a_tail_turn_is_not_undone_by_that_turns_batch(tmp_
     assert raw(logs, "SELECT count(*) FROM logs") == [(0,)]
     assert logs.answer(question) == [[(0,)]]
     logs.stop()
+
+
+async def test_the_loops_retention_runs_inside_the_turn_so_a_clear_never_shares_its_connection(tmp_path):
+    """Retention deletes through the tailer's connection; `clear` (the API) takes the turn and uses it too, so
+    the retention must hold the turn, or the two would drive one DuckDB connection from two threads."""
+    logs = LogStore(str(tmp_path / "logs.duckdb"), str(tmp_path / "access.log"), interval=0.01)
+    inside, go = threading.Event(), threading.Event()
+    seen: list[tuple[float | None, bool]] = []
+    delete_before = logs.delete_before
+
+    def watched(cutoff: float | None, conn: duckdb.DuckDBPyConnection | None = None) -> dict[str, int]:
+        seen.append((cutoff, logs.turn.locked()))
+        if cutoff is not None and not inside.is_set():  # the loop's first retention run waits here
+            inside.set()
+            go.wait(30)
+        return delete_before(cutoff, conn)
+
+    logs.delete_before = watched  # type: ignore[method-assign]
+    await logs.start()
+    assert await asyncio.to_thread(inside.wait, 30)
+    clearing = asyncio.create_task(logs.clear(None))
+    go.set()
+    assert (await clearing) == {"http": 0, "dns": 0}
+    assert seen[0][0] is not None and seen[0][1], seen  # the retention ran holding the turn
+    assert seen[1] == (None, True), seen  # then the clear, after it
+    logs.stop()

@@ -177,6 +177,11 @@ class ProxyOwner:
             out.append(found or index.decide(name))
         return out
 
+    def dns_sinkhole(self) -> str | None:
+        """Where dnsmasq forwards the names blocked since its last start (`addr#port`), as its query log names
+        it; the log store asks before each batch, since a restarted data plane may have taken another port."""
+        return self.plane.sinkhole_address if self.plane.sinkhole_port else None
+
     def dns_groups(self, pids: list[int]) -> dict[int, str]:
         """pid -> client group, for the dnsmasq processes among `pids` that are (or were) a group's view."""
         views = self.plane.view_pids  # a dict the data plane rebinds, never changes in place

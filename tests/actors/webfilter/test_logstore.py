@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+import time
 import types
 from pathlib import Path
 
@@ -263,4 +264,51 @@ async def test_the_loops_retention_runs_inside_the_turn_so_a_clear_never_shares_
     assert (await clearing) == {"http": 0, "dns": 0}
     assert seen[0][0] is not None and seen[0][1], seen  # the retention ran holding the turn
     assert seen[1] == (None, True), seen  # then the clear, after it
+    logs.stop()
+
+
+class MovingSinkhole:
+    """The proxy actor's answers the DNS tailer asks for, with a sinkhole that moves: a data plane restarted
+    on another port (its old one taken)."""
+
+    def __init__(self) -> None:
+        self.address = "127.0.0.1#5301"
+
+    def dns_sinkhole(self) -> str:
+        return self.address
+
+    def dns_groups(self, pids: list[int]) -> dict[int, str]:
+        return {}
+
+    def attribute_dns(self, names: list[str], groups: list[str | None]) -> list[tuple[str, str]]:
+        return [("domain_blacklist", "domain-blacklist")] * len(names)
+
+
+def dns_lines(log: Path, qid: int, name: str, upstream: str) -> None:
+    """dnsmasq's lines for one A query forwarded to `upstream` and answered 0.0.0.0, appended to `log`."""
+    stamp = time.strftime("%b %d %H:%M:%S", time.localtime())
+    head = f"{stamp} dnsmasq[100]: {qid} 127.0.0.1/4{qid:04d}"
+    with log.open("a") as fh:
+        fh.write(f"{head} query[A] {name} from 127.0.0.1\n{head} forwarded {name} to {upstream}\n")
+        fh.write(f"{head} reply {name} is 0.0.0.0\n")
+
+
+async def test_a_name_forwarded_to_a_sinkhole_that_moved_is_still_counted_blocked(tmp_path):
+    owner = MovingSinkhole()
+    log = tmp_path / "dnsmasq-queries.log"
+    log.touch()
+    logs = LogStore(str(tmp_path / "logs.duckdb"))
+    logs.dns_log, logs.rules = str(log), LocalActorHandle(owner)  # what start() sets
+    dns_lines(log, 1, "tracker.test", "127.0.0.1#5301")
+    assert await logs.tail_dns_once() == 1
+    owner.address = "127.0.0.1#5302"  # the data plane restarted elsewhere
+    dns_lines(log, 2, "pixel.test", "127.0.0.1#5302")
+    dns_lines(log, 3, "late.test", "127.0.0.1#5301")  # a line the old dnsmasq wrote before it ended
+    assert await logs.tail_dns_once() == 2
+    rows = raw(logs, "SELECT name, outcome, blocked, rule, upstream FROM dns_logs ORDER BY name")
+    assert rows == [
+        ("late.test", "sinkholed", True, "domain_blacklist", None),
+        ("pixel.test", "sinkholed", True, "domain_blacklist", None),
+        ("tracker.test", "sinkholed", True, "domain_blacklist", None),
+    ]
     logs.stop()

@@ -85,6 +85,9 @@ class NodeEntry:
         self.address = ""
         self.mode = ""
         self.status = "starting"
+        # its start outlasted `node_start_timeout_s`: still `starting`, but watched by the heartbeat (which
+        # finds it healthy once it answers, or dead after `dead_after_missed` silent beats)
+        self.start_overdue = False
         self.load = 0.0
         self.rate = 0  # requests (l7) or connections (syn) per second at the last heartbeat
         self.missed = 0
@@ -239,7 +242,7 @@ class MitigationFleet:
         """Start a node with the fleet's share, which its HAProxy listens with, and call it healthy
         only once it is up to date. While it starts, changes are sent to it too (status `starting`):
         one that fails (its HAProxy not up yet) marks it stale and is brought in before it is healthy."""
-        entry.status = "starting"
+        entry.status, entry.start_overdue = "starting", False
         self._stale.discard(entry.id)  # what it missed is in the share
         budget = self.settings.node_start_timeout_s
         try:
@@ -249,10 +252,12 @@ class MitigationFleet:
             if not info.get("adopted") or entry.id in self._stale:  # running already, or a change missed
                 await _within(self._bring_up_to_date(entry), CALL_TIMEOUT)
                 self._stale.discard(entry.id)
-        except BaseException:
-            # it may still come up (a start that outlasted the budget): changes skip it meanwhile, so
-            # it takes the share when it answers; replaced at a later heartbeat if it does not
-            entry.status = "dead"
+        except BaseException as exc:
+            # a start that outlasted the budget may still come up: it stays `starting`, changes skip it
+            # meanwhile, and it takes the share when it answers a heartbeat; dead (and replaced) if it does
+            # not. A start that failed is dead at once.
+            overdue = isinstance(exc, TimeoutError)
+            entry.status, entry.start_overdue = ("starting" if overdue else "dead"), overdue
             self._stale.add(entry.id)
             raise
         entry.status = "healthy"
@@ -336,13 +341,13 @@ class MitigationFleet:
     # -- health ----------------------------------------------------------------
     async def check_health(self) -> None:
         await self._configured_geo()
-        entries = [e for e in self.nodes.values() if e.status not in ("draining", "starting")]
+        entries = [e for e in self.nodes.values() if e.status not in ("draining", "starting") or e.start_overdue]
         results = await asyncio.gather(*(self._beat(e) for e in entries), return_exceptions=True)
         for entry, result in zip(entries, results, strict=True):
             if isinstance(result, BaseException):
                 entry.missed += 1
                 if entry.missed >= self.settings.dead_after_missed and entry.status != "dead":
-                    entry.status = "dead"
+                    entry.status, entry.start_overdue = "dead", False
                     entry.load, entry.rate = 0.0, 0
                     entry.measure(None)
                     self._stale.add(entry.id)  # changes skip a dead node: it takes the share when it answers
@@ -351,7 +356,7 @@ class MitigationFleet:
                     await self._replace(entry)
                 continue
             was = entry.status
-            entry.missed = 0
+            entry.missed, entry.start_overdue = 0, False
             entry.last_heartbeat = time.time()
             entry.address = result.get("address") or entry.address  # unknown if its start timed out
             entry.mode = result.get("mode") or entry.mode
@@ -463,6 +468,8 @@ class MitigationFleet:
             return {"ok": False, "status": 404, "message": f"node {node_id} not found"}
         if entry.status == "dead":
             return {"ok": False, "status": 503, "message": f"node {node_id} is dead (missed heartbeats)"}
+        if entry.start_overdue:
+            return {"ok": False, "status": 503, "message": f"node {node_id} is still starting"}
         try:
             # the API names the node method at run time (status, add_rule, ...): the one untyped call
             value = await _within(getattr(entry.handle, method).remote(*args), CALL_TIMEOUT)
@@ -476,7 +483,7 @@ class MitigationFleet:
         return {"ok": True, "value": value}
 
     async def _each(self, method: str, *args: Any, only: list[str] | None = None) -> dict[str, Any]:
-        live = [e for e in self.nodes.values() if e.status not in ("dead", "draining")]
+        live = [e for e in self.nodes.values() if e.status not in ("dead", "draining") and not e.start_overdue]
         live = [e for e in live if only is None or e.id in only]
         results = await asyncio.gather(*(self.call_node(e.id, method, *args) for e in live))
         return {e.id: r for e, r in zip(live, results, strict=True)}

@@ -439,12 +439,14 @@ class ColdStart(SlowStart):
     def __init__(self) -> None:
         super().__init__()
         self.starting: asyncio.Task[dict[str, Any]] | None = None
+        self.beats = 0
 
     async def start(self, share: Any = None) -> dict[str, Any]:
         self.starting = asyncio.create_task(super().start(share))
         return await asyncio.shield(self.starting)
 
     async def heartbeat(self) -> dict[str, Any]:
+        self.beats += 1
         if not self.running:
             raise ConnectionError("HAProxy is not running")
         return {"status": "healthy", "load": 0.0, "address": "127.0.0.1:1", "mode": "l7"}
@@ -467,8 +469,12 @@ async def _late_node_joins(fleet: MitigationFleet, cold: ColdStart) -> None:
     """node-1, past its start budget, is watched; a ban made meanwhile skips it. Once it starts it
     is healthy and takes the fleet's share, the ban in it."""
     entry = fleet.nodes["node-1"]
-    assert entry.status == "dead" and "node-1" in fleet._stale
-    await fleet.add_blacklist("10.0.0.1", "while it was starting", 600)  # skips the dead node
+    assert entry.status == "starting" and "node-1" in fleet._stale  # listed as what it is, not dead
+    assert fleet.list_nodes()["nodes"][0]["status"] == "starting"
+    await fleet.add_blacklist("10.0.0.1", "while it was starting", 600)  # skips the starting node
+    assert [name for name, _ in cold.calls] == ["start"]
+    refused = await fleet.call_node("node-1", "status")
+    assert refused == {"ok": False, "status": 503, "message": "node node-1 is still starting"}
     cold.go.set()
     await eventually(lambda: entry.status == "healthy", what="the late node to join")
     await eventually(lambda: "node-1" not in fleet._stale, what="the late node to take the share")
@@ -503,6 +509,34 @@ async def test_a_node_scaled_up_slower_than_the_start_budget_is_answered_as_star
         assert fleet.autoscale_log[-1]["applied"] is True
         await _late_node_joins(fleet, cold)
         assert (await fleet.scale("scale_down", 1))["value"]["starting"] == []
+    finally:
+        await fleet.tasks.stop()
+
+
+async def test_a_node_whose_late_start_never_answers_is_declared_dead_after_the_missed_beats_and_replaced():
+    """A start past its budget is `starting` while the node may still come up; one that never answers a
+    heartbeat is dead after `dead_after_missed` of them, like any silent node, and replaced."""
+    fleet = MitigationFleet(
+        FleetSettings(initial_nodes=0, heartbeat_interval_s=0.05, node_start_timeout_s=0.1, dead_after_missed=3),
+        name="fleet-unit",
+    )
+    nodes: list[ColdStart] = []
+
+    def node(node_id: str) -> Any:
+        nodes.append(ColdStart())
+        return _Direct(nodes[-1])
+
+    fleet._node_handle = node  # type: ignore[method-assign]
+    try:
+        await fleet.ensure_started()
+        assert (await fleet.scale("scale_up", 1))["value"]["starting"] == ["node-1"]
+        entry = fleet.nodes["node-1"]
+        assert entry.status == "starting"
+        await eventually(lambda: len(nodes) == 2, what="the silent node to be replaced")
+        assert nodes[0].beats == 3  # replaced after the third silent beat, not at the first
+        nodes[-1].go.set()
+        await eventually(lambda: entry.status == "healthy", what="the replacement to join")
+        assert nodes[0].running is False  # the first one never came up
     finally:
         await fleet.tasks.stop()
 

@@ -221,6 +221,9 @@ class Host:
         log.append(f"INFO: CT Name: {ct['config'].get('hostname', 'CT' + vmid)}")
         log.append("INFO: including mount point rootfs ('/') in backup")
         log.append(f"INFO: backup mode: {mode}")
+        refusal = self.model.conf_write_refusal(vmid)  # the `backup` lock is written into the config first
+        if refusal is not None:
+            return refusal
         log.append(f"INFO: creating vzdump archive '{dumpdir.rstrip('/')}/{name}'")
         previous = ct["status"]
         lock_wait = self.op_delay

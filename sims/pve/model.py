@@ -197,6 +197,17 @@ class NodeModel:
     def conf_path(self, vmid: str) -> str:
         return f"nodes/{self.node}/lxc/{vmid}.conf"
 
+    def quorate(self) -> bool:
+        """Whether this node's cluster has quorum (a node outside any cluster always has)."""
+        return self.cluster is None or self.cluster.quorate()
+
+    def conf_write_refusal(self, vmid: str) -> str | None:
+        """What PVE says when it writes a container's config into /etc/pve without quorum: pmxcfs is then
+        read-only, so `PVE::Tools::file_set_contents` cannot open its temporary file (EACCES)."""
+        if self.quorate():
+            return None
+        return f"unable to open file '/etc/pve/{self.conf_path(vmid)}.tmp.{os.getpid()}' - Permission denied"
+
     def all_vmids(self) -> set[int]:
         """Every VMID the cluster uses (one node alone: its own and those it migrated away)."""
         members = self.cluster.members.values() if self.cluster is not None else [self]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import io
 import ipaddress
-import os
 import re
 import tarfile
 import time
@@ -294,10 +293,7 @@ class Pct:
         archive = self.model.host_path(f"/var/lib/vz/{sub}/" + volname.split("/", 1)[1])
         if not archive.is_file():
             raise ToolError(f"volume '{template}' does not exist")
-        if self.model.cluster is not None and not self.model.cluster.quorate():
-            # create_vm reserves the ID by writing an empty config into /etc/pve, read-only without
-            # quorum, and takes any failure of that write for another node's reservation
-            raise ToolError(f"Could not reserve ID {vmid}, already taken")
+        self._check_reservable(vmid)
         opts.pop("password", None)
         start = opts.pop("start", "0") == "1"
         for dropped in ("storage", "ssh-public-keys", "pool", "restore", "force"):
@@ -595,16 +591,21 @@ class Pct:
 
     def _check_quorum(self) -> None:
         """PVE::Cluster::check_cfs_quorum: what changes the cluster needs a majority of its nodes."""
-        if self.model.cluster is not None and not self.model.cluster.quorate():
+        if not self.model.quorate():
             raise ToolError("cluster not ready - no quorum?")
 
     def _check_writable(self, vmid: str) -> None:
-        """Writing the container's config into /etc/pve: pmxcfs is read-only without quorum, so
-        `PVE::Tools::file_set_contents` fails to open its temporary file (EACCES). Called where PVE
-        first writes the config, after the command's own checks; nothing has changed yet."""
-        if self.model.cluster is not None and not self.model.cluster.quorate():
-            tmp = f"/etc/pve/{self.model.conf_path(vmid)}.tmp.{os.getpid()}"
-            raise ToolError(f"unable to open file '{tmp}' - Permission denied")
+        """Writing the container's config into /etc/pve (refused without quorum). Called where PVE first
+        writes the config, after the command's own checks; nothing has changed yet."""
+        refusal = self.model.conf_write_refusal(vmid)
+        if refusal is not None:
+            raise ToolError(refusal)
+
+    def _check_reservable(self, vmid: str) -> None:
+        """A new guest's ID is reserved by creating its empty config in /etc/pve (O_EXCL), read-only without
+        quorum; PVE takes any failure of that for another node's reservation."""
+        if not self.model.quorate():
+            raise ToolError(f"Could not reserve ID {vmid}, already taken")
 
     def _move(self, vmid: str, ct: Container, target: str) -> None:
         """Hand the container to `target` (its config moves to `nodes/<target>/lxc`)."""
@@ -788,6 +789,12 @@ class Pct:
             raise ToolError(f"unable to restore CT {vmid} - archive has no container configuration")
         if storage and "rootdir" not in self.model.storages[storage]["content"]:
             raise ToolError(f"storage '{storage}' does not support container directories")
+        # the config is written into /etc/pve: over an existing container (--force) in place, for a new one
+        # after reserving its ID; neither without quorum, and nothing has changed yet
+        if existing is not None:
+            self._check_writable(vmid)
+        else:
+            self._check_reservable(vmid)
         if existing is not None:
             del self.model.containers[vmid]
         for key in list(config):

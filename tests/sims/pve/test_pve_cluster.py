@@ -357,3 +357,34 @@ async def test_without_quorum_every_write_to_etc_pve_is_refused_after_the_state_
     cluster.power_on("pve2")
     assert (await on("pve1", "pct set 101 --memory 1024")).exit_status == 0
     assert cluster.node_model("pve1").containers["101"]["config"]["memory"] == 1024
+
+
+async def test_without_quorum_backups_and_restores_are_refused_where_pve_writes_to_etc_pve(cluster, on):
+    """vzdump writes its `backup` lock into the config before the archive, and a restore writes the
+    config (in place with --force, after reserving the ID for a new one): pmxcfs refuses both without
+    quorum, so no archive is written and no container changes."""
+    assert (await on("pve1", CREATE.format(vmid=101))).exit_status == 0
+    dump = await on("pve1", "vzdump 101 --dumpdir /var/lib/vz/dump")
+    assert dump.exit_status == 0
+    archive = dump.stderr.split("creating vzdump archive '")[1].split("'")[0]
+    dumps = cluster.node_model("pve1").host_path("/var/lib/vz/dump")
+    kept = sorted(dumps.iterdir())
+    cluster.power_off("pve2")
+    cluster.power_off("pve3")
+    before = json.dumps(cluster.node_model("pve1").containers, sort_keys=True)
+    refused = await on("pve1", "vzdump 101 --dumpdir /var/lib/vz/dump")
+    assert refused.exit_status == 255
+    assert re.search(
+        r"ERROR: Backup of VM 101 failed - unable to open file '/etc/pve/nodes/pve1/lxc/101\.conf\.tmp\.\d+' "
+        r"- Permission denied\n",
+        refused.stderr,
+    ), refused.stderr
+    assert "creating vzdump archive" not in refused.stderr and sorted(dumps.iterdir()) == kept
+    new = await on("pve1", f"pct restore 102 {archive} --storage local-lvm")
+    assert (new.exit_status, new.stderr) == (255, "Could not reserve ID 102, already taken\n")
+    over = await on("pve1", f"pct restore 101 {archive} --storage local-lvm --force")
+    assert over.exit_status == 255 and "lxc/101.conf.tmp." in over.stderr and "Permission denied" in over.stderr
+    assert json.dumps(cluster.node_model("pve1").containers, sort_keys=True) == before
+    cluster.power_on("pve2")  # two of three: quorate again
+    assert (await on("pve1", f"pct restore 102 {archive} --storage local-lvm")).exit_status == 0
+    assert (await on("pve1", "vzdump 101 --dumpdir /var/lib/vz/dump")).exit_status == 0

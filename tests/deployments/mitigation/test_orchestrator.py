@@ -101,7 +101,7 @@ async def test_a_node_that_starts_slower_than_the_budget_is_answered_202_startin
     assert up.status_code == 202, up.text
     assert up.json() == {"action": "scale_up", "count": 1, "nodes": ["node-2"], "starting": ["node-2"], "total": 2}
     listed = {n["id"]: n["status"] for n in (await fleet.client.get(f"{API}/nodes")).json()["nodes"]}
-    assert listed == {"node-1": "healthy", "node-2": "dead"}  # in the fleet, watched until it answers
+    assert listed == {"node-1": "healthy", "node-2": "starting"}  # in the fleet, watched until it answers
     banned = await fleet.client.post(f"{API}/blacklist", json={"ip": "127.0.0.48", "duration_seconds": 600})
     assert banned.status_code == 201 and banned.json()["nodes"] == ["node-1"]
     gate.set()

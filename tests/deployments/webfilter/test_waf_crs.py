@@ -128,6 +128,12 @@ async def test_a_counter_reset_restarts_the_tiers_counts(crs):
     assert (
         await crs.fetch(crs.url("allowed.test", "/crs-before-reset?q=%3Cscript%3Ealert(1)%3C/script%3E"))
     ).status_code == 403
+
+    async def logged_before() -> bool:  # nginx writes the audit entry after it answers: counted by log time
+        report = (await crs.api.get("/api/waf/stats")).json()["data"]["crs"]
+        return any(r["uri"].startswith("/crs-before-reset") for r in report["recent"])
+
+    await eventually(logged_before, what="the refusal before the reset logged")
     reset = (await crs.api.post("/api/counters/reset")).json()["data"]["reset_at"]
     stats = (await crs.api.get("/api/waf/stats")).json()["data"]
     assert stats["since"] == reset and stats["crs"]["since"] == reset

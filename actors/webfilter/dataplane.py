@@ -77,9 +77,11 @@ class ProxySettings:
 
 
 class ViewStatus(TypedDict):
-    """A client group's own dnsmasq (`groupdns`): the port steered queries reach it on."""
+    """A client group's own dnsmasq (`groupdns`): the port steered queries reach it on; `outside`: the view
+    for the time outside the group's windows."""
 
     group: str
+    outside: bool
     port: int
     running: bool
     pid: int | None
@@ -789,43 +791,41 @@ class DataPlane:
             if why:
                 raise DataPlaneError(f"per-group DNS needs nftables: {why}")
 
-    def _view_paths(self, group: str) -> tuple[Path, Path, Path]:
+    def _view_paths(self, key: str) -> tuple[Path, Path, Path]:
         """A view's dnsmasq configuration, blocklist and pid file."""
         dns_dir = self.root / "dns"
-        return dns_dir / f"group-{group}.conf", dns_dir / f"group-{group}.blocklist.conf", self._view_pid(group)
+        return dns_dir / f"group-{key}.conf", dns_dir / f"group-{key}.blocklist.conf", self._view_pid(key)
 
-    def _view_pid(self, group: str) -> Path:
-        return self.root / "run" / f"dnsmasq-group-{group}.pid"
+    def _view_pid(self, key: str) -> Path:
+        return self.root / "run" / f"dnsmasq-group-{key}.pid"
 
-    def _view_port(self, group: str, listen: list[str]) -> int:
+    def _view_port(self, key: str, listen: list[str]) -> int:
         """The view's port: the one it had (run/listen.json) while it is free, else a free one."""
-        port = self._view_ports.get(group, 0)
-        if port and (group in self._views or all(_dns_port_free(a, port) for a in listen)):
+        port = self._view_ports.get(key, 0)
+        if port and (key in self._views or all(_dns_port_free(a, port) for a in listen)):
             return port
         for _ in range(50):
             port = free_tcp_port()
             if port not in self._view_ports.values() and all(_dns_port_free(a, port) for a in listen):
-                self._view_ports[group] = port
+                self._view_ports[key] = port
                 self._save_listen()
                 return port
-        raise DataPlaneError(f"no free port for the DNS view of group {group}")
+        raise DataPlaneError(f"no free port for the DNS view {key}")
 
-    async def _spawn_view(self, group: str) -> asyncio.subprocess.Process:
-        conf, _, _ = self._view_paths(group)
-        view = self._views.get(group)
+    async def _spawn_view(self, key: str) -> asyncio.subprocess.Process:
+        conf, _, _ = self._view_paths(key)
+        view = self._views.get(key)
         if view is None:
-            raise DataPlaneError(f"group {group} has no DNS view")
+            raise DataPlaneError(f"no DNS view {key}")
         argv = [self.config.dnsmasq_bin, "-k", "-C", str(conf)]
-        process = await self._spawn_listening(
-            argv, "dnsmasq.log", view.policy.dns_listen[0], self._view_ports[group], 10
-        )
+        process = await self._spawn_listening(argv, "dnsmasq.log", view.policy.dns_listen[0], self._view_ports[key], 10)
         # rebound, never changed in place: the proxy actor's thread reads it while this loop's thread writes
         kept = list(self.view_pids.items())[-511:]
-        self.view_pids = {**dict(kept), process.pid: group}
+        self.view_pids = {**dict(kept), process.pid: view.group}
         return process
 
-    def _view_child(self, group: str) -> str:
-        return f"dnsmasq-group-{group}"
+    def _view_child(self, key: str) -> str:
+        return f"dnsmasq-group-{key}"
 
     def _apply_views(self, policy: squidconf.Policy) -> None:
         """Give each group with DNS rules its view (a dnsmasq of its own: started, or restarted when its files
@@ -833,12 +833,12 @@ class DataPlane:
         no group needs any more (after they stopped being steered to)."""
         if self.supervisor is None:
             return
-        wanted = {view.group: view for view in groupdns.views(policy)}
+        wanted = {view.key: view for view in groupdns.views(policy)}
         listen = list(policy.dns_listen)
         bound = ["0.0.0.0", "::"] if squidconf.wildcard(listen) else listen  # what the views' sockets take
-        for group, view in wanted.items():
-            port = self._view_port(group, bound)
-            conf, blocklist_path, pid_file = self._view_paths(group)
+        for key, view in wanted.items():
+            port = self._view_port(key, bound)
+            conf, blocklist_path, pid_file = self._view_paths(key)
             changed = self._put(
                 conf,
                 squidconf.dnsmasq_conf(
@@ -853,41 +853,41 @@ class DataPlane:
                 ),
             )
             blocklist = squidconf.dns_blocklist(view.policy)
-            if blocklist != self._view_blocklists.get(group):
+            if blocklist != self._view_blocklists.get(key):
                 changed |= self._put(blocklist_path, blocklist)
-                self._view_blocklists[group] = blocklist
-            running = self._view_child(group) in self.supervisor.children
-            self._views[group] = view
+                self._view_blocklists[key] = blocklist
+            running = self._view_child(key) in self.supervisor.children
+            self._views[key] = view
             if running and not changed:
                 continue
             self._check_dnsmasq(conf)
             if running:
-                self._restart_child(self._view_child(group))
+                self._restart_child(self._view_child(key))
             else:
                 self.supervisor.start(
                     Supervised(
-                        self._view_child(group),
-                        functools.partial(self._spawn_view, group),
-                        probe=functools.partial(self._probe_view, group),
+                        self._view_child(key),
+                        functools.partial(self._spawn_view, key),
+                        probe=functools.partial(self._probe_view, key),
                         policy=self.restart_policy,
                     )
                 )
         if wanted:
-            self.nft.apply(listen, [(view, self._view_ports[group]) for group, view in wanted.items()], self.dns)
+            self.nft.apply(listen, [(view, self._view_ports[key]) for key, view in wanted.items()], self.dns)
         elif self.nft.present:
             self.nft.delete()
-        for group in [g for g in self._views if g not in wanted]:
-            self.supervisor.stop(self._view_child(group))
-            del self._views[group]
-            self._view_blocklists.pop(group, None)
-            for path in self._view_paths(group):
+        for key in [k for k in self._views if k not in wanted]:
+            self.supervisor.stop(self._view_child(key))
+            del self._views[key]
+            self._view_blocklists.pop(key, None)
+            for path in self._view_paths(key):
                 path.unlink(missing_ok=True)
 
-    async def _probe_view(self, group: str) -> bool:
-        view = self._views.get(group)
+    async def _probe_view(self, key: str) -> bool:
+        view = self._views.get(key)
         if view is None:
             return True
-        return await asyncio.to_thread(self._probe, self._view_ports[group], view.policy.dns_listen[0])
+        return await asyncio.to_thread(self._probe, self._view_ports[key], view.policy.dns_listen[0])
 
     def _restore_views(self, policy: squidconf.Policy) -> None:
         """After a refused candidate: the views and the table as `policy` (the last good one) has them."""
@@ -899,11 +899,12 @@ class DataPlane:
 
     def view_status(self) -> list[ViewStatus]:
         out: list[ViewStatus] = []
-        for group in self._views:
-            process = self._child(self._view_child(group))
-            port = self._view_ports.get(group, 0)
+        for key, view in self._views.items():
+            process = self._child(self._view_child(key))
+            port = self._view_ports.get(key, 0)
+            pid = process.pid if process else None
             out.append(
-                {"group": group, "port": port, "running": process is not None, "pid": process.pid if process else None}
+                {"group": view.group, "outside": view.outside, "port": port, "running": process is not None, "pid": pid}
             )
         return out
 

@@ -50,12 +50,20 @@ class GroupDnsError(RuntimeError):
 
 @dataclass(frozen=True)
 class View:
-    """One group's DNS: its name, networks and windows (for steering) and the policy its dnsmasq renders."""
+    """One group's DNS: its name, networks and windows (for steering) and the policy its dnsmasq renders.
+    `outside`: the view a group with time windows and a whitelist gets for the rest of the time (steered
+    after the in-window one, at any time)."""
 
     group: str
     networks: tuple[str, ...]
     windows: tuple[tuple[tuple[str, ...], str, str], ...]
     policy: Policy
+    outside: bool = False
+
+    @property
+    def key(self) -> str:
+        """What names the view's dnsmasq, files and port (a group name never holds a dot)."""
+        return f"{self.group}.outside" if self.outside else self.group
 
 
 def _dns_rules(rules: list[str]) -> list[str]:
@@ -92,21 +100,32 @@ def group_policy(policy: Policy, group: GroupPolicy) -> Policy:
     )
 
 
+def outside_policy(policy: Policy, group: GroupPolicy) -> Policy:
+    """What a group with time windows renders outside them: its blacklist is off (as Squid's `time` ACL
+    leaves it), its whitelist still wins over the global blacklist (Squid's order)."""
+    return dataclasses.replace(
+        policy,
+        domain_whitelist=list(dict.fromkeys([*_dns_rules(group["whitelist"]), *_dns_rules(policy.domain_whitelist)])),
+        groups=[],
+    )
+
+
 def views(policy: Policy) -> list[View]:
     """The groups that need a DNS view: those with a rule dnsmasq can hold, when clients use our resolver
-    (`dns_listen`); in the groups' order."""
+    (`dns_listen`); in the groups' order. A group with time windows and a whitelist has a second view for
+    the time outside them, listed after its first (the steering's order)."""
     if not policy.dns_listen:
         return []
-    return [
-        View(
-            group["name"],
-            tuple(group["networks"]),
-            tuple((tuple(w["days"]), w["start"], w["end"]) for w in group["windows"]),
-            group_policy(policy, group),
-        )
-        for group in policy.groups
-        if _dns_rules(group["blacklist"]) or _dns_rules(group["whitelist"])
-    ]
+    out = []
+    for group in policy.groups:
+        if not (_dns_rules(group["blacklist"]) or _dns_rules(group["whitelist"])):
+            continue
+        networks = tuple(group["networks"])
+        windows = tuple((tuple(w["days"]), w["start"], w["end"]) for w in group["windows"])
+        out.append(View(group["name"], networks, windows, group_policy(policy, group)))
+        if windows and _dns_rules(group["whitelist"]):
+            out.append(View(group["name"], networks, (), outside_policy(policy, group), outside=True))
+    return out
 
 
 def table_name(root: str) -> str:

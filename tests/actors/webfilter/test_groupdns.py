@@ -144,3 +144,30 @@ def test_nft_takes_the_wildcard_table():
     script = groupdns.nft_script(groupdns.table_name("/nonexistent/check"), listen, [(view, 40001)], own="127.53.1.2")
     done = subprocess.run(["nft", "-c", "-f", "-"], input=script, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
+
+
+def test_outside_its_windows_a_groups_whitelist_still_wins_over_the_global_blacklist():
+    """Squid keeps a group's whitelist at all times (only its blacklist has windows): the group's clients
+    get a second view outside the windows, with the global lists and the group's whitelist, steered after
+    the in-window one so that inside a window the first DNAT wins."""
+    policy_lists = {"domain_blacklist": ["ads.test", "games.test"], "domain_whitelist": ["ok.test"]}
+    kids = group(blacklist=["games.test", "late.test"], whitelist=["cdn.ads.test"])
+    kids["windows"] = [{"days": ["mon"], "start": "08:00", "end": "18:00"}]
+    policy = Policy(groups=[kids], dns_listen=["198.18.5.1"], **policy_lists)  # type: ignore[arg-type]
+    inside, outside = groupdns.views(policy)
+    assert (inside.key, inside.outside, outside.key, outside.outside) == ("kids", False, "kids.outside", True)
+    assert outside.group == "kids" and outside.windows == ()
+    assert outside.policy.domain_blacklist == ["ads.test", "games.test"]  # the global list alone
+    assert outside.policy.domain_whitelist == ["cdn.ads.test", "ok.test"]
+    assert "late.test" in dns_blocklist(inside.policy) and "late.test" not in dns_blocklist(outside.policy)
+    steer = _chains(groupdns.nft_script("rayfleet_wf_x", ["198.18.5.1"], [(inside, 40001), (outside, 40002)]))
+    assert steer["steer"] == [
+        "ip daddr 198.18.5.1 ip saddr { 198.18.5.0/24 } meta l4proto { tcp, udp } th dport 53 "
+        'meta day { Monday } meta hour "08:00"-"18:00" dnat ip to 198.18.5.1:40001',
+        "ip daddr 198.18.5.1 ip saddr { 198.18.5.0/24 } meta l4proto { tcp, udp } th dport 53 dnat ip to 198.18.5.1:40002",
+    ]
+    # no whitelist, or no windows: the global view (or the one view) already answers the rest of the time
+    kids["whitelist"] = []
+    assert [v.key for v in groupdns.views(policy)] == ["kids"]
+    kids["whitelist"], kids["windows"] = ["cdn.ads.test"], []
+    assert [v.key for v in groupdns.views(policy)] == ["kids"]

@@ -7,12 +7,13 @@ the test sends goes to addresses it created; the namespaces are removed at the e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -57,7 +58,11 @@ async def dns_rows(wf: Any, name: str) -> list[dict[str, Any]]:
     return [row for row in r.json()["data"] if row["name"] == name]
 
 
-async def test_the_same_name_is_sinkholed_for_the_group_and_resolved_for_another_network(wf):
+@contextlib.asynccontextmanager
+async def two_networks(wf: Any) -> AsyncIterator[tuple[Side, Side, list[int]]]:
+    """A client in the group's network (198.18.5.0/24) and one in another network, both using our resolver,
+    which forwards to an upstream dnsmasq in a third namespace. The groups whose ids the test appends to the
+    list are deleted at the end, the global blacklist emptied and the DNS settings put back."""
     k = random.randint(6, 250)
     with (
         namespace("kid", "198.18.5") as kid,
@@ -69,48 +74,54 @@ async def test_the_same_name_is_sinkholed_for_the_group_and_resolved_for_another
                 "/api/settings", json={"dns_listen": [kid.host, other.host], "dns_upstreams": [up.peer]}
             )
             assert r.status_code == 200, r.text
-            group_id = None
+            groups: list[int] = []
             try:
-                # before any group: both networks get the upstream's answer
-                assert await lan_resolve(kid, kid.host, "games.grp.test") == ["127.0.0.1"]
-                created = await wf.api.post("/api/groups", json={**KIDS, "whitelist": ["ok.ads.grp.test"]})
-                assert created.status_code == 200, created.text
-                group_id = created.json()["data"]["id"]
-                (view,) = (await status(wf))["dns_views"]
-                assert view["group"] == "kids" and view["running"]
-                assert f"table inet {(await status(wf))['nft_table'].split()[1]}" in nft_tables()
-                # the group's name: sinkholed for the group's client, resolved for the other network
-                assert await lan_resolve(kid, kid.host, "games.grp.test") == ["0.0.0.0"]
-                assert await lan_resolve(kid, kid.host, "x.games.grp.test") == ["0.0.0.0"]
-                assert await lan_resolve(other, other.host, "games.grp.test") == ["127.0.0.1"]
-                # the global blacklist holds for both; the group's whitelist wins for the group only
-                assert (await wf.api.post("/api/domain-blacklist", json={"domain": "ads.grp.test"})).status_code == 200
-                assert await lan_resolve(kid, kid.host, "ads.grp.test") == ["0.0.0.0"]
-                assert await lan_resolve(other, other.host, "ads.grp.test") == ["0.0.0.0"]
-                assert await lan_resolve(kid, kid.host, "ok.ads.grp.test") == ["127.0.0.1"]
-                assert await lan_resolve(other, other.host, "ok.ads.grp.test") == ["0.0.0.0"]
-                # a group edit applies before the call returns
-                edited = {**KIDS, "blacklist": ["games.grp.test", "more.grp.test"], "whitelist": ["ok.ads.grp.test"]}
-                assert (await wf.api.put(f"/api/groups/{group_id}", json=edited)).status_code == 200
-                assert await lan_resolve(kid, kid.host, "more.grp.test") == ["0.0.0.0"]
-                assert await lan_resolve(other, other.host, "more.grp.test") == ["127.0.0.1"]
-                # the query log names the group whose view answered (and the rule that decided it)
-                rows = await eventually(lambda: _two(dns_rows(wf, "more.grp.test")), what="the two queries' rows")
-                by_client = {row["client_ip"]: row for row in rows}
-                kid_row, other_row = by_client[kid.peer], by_client[other.peer]
-                assert (kid_row["group"], kid_row["outcome"]) == ("kids", "sinkholed")
-                assert (kid_row["rule"], kid_row["source"]) == ("more.grp.test", "group:kids")
-                assert (other_row["group"], other_row["outcome"], other_row["blocked"]) == (None, "forwarded", False)
-                # a global rule that blocked a group's client is credited to the global list
-                (ads,) = [r for r in await dns_rows(wf, "ads.grp.test") if r["client_ip"] == kid.peer]
-                assert (ads["group"], ads["rule"], ads["source"]) == ("kids", "ads.grp.test", "domain-blacklist")
+                yield kid, other, groups
             finally:
-                if group_id is not None:
+                for group_id in groups:
                     await wf.api.delete(f"/api/groups/{group_id}")
-                await wf.api.post("/api/domain-blacklist/clear-all")
+                assert (await wf.api.delete("/api/domain-blacklist/clear-all")).status_code == 200
                 r = await wf.api.post("/api/settings", json={"dns_listen": [], "dns_upstreams": []})
                 assert r.status_code == 200, r.text
             assert (await status(wf))["dns_views"] == [] and (await status(wf))["nft_table"] is None
+
+
+async def test_the_same_name_is_sinkholed_for_the_group_and_resolved_for_another_network(wf):
+    async with two_networks(wf) as (kid, other, groups):
+        # before any group: both networks get the upstream's answer
+        assert await lan_resolve(kid, kid.host, "games.grp.test") == ["127.0.0.1"]
+        created = await wf.api.post("/api/groups", json={**KIDS, "whitelist": ["ok.ads.grp.test"]})
+        assert created.status_code == 200, created.text
+        group_id = created.json()["data"]["id"]
+        groups.append(group_id)
+        (view,) = (await status(wf))["dns_views"]
+        assert view["group"] == "kids" and view["running"] and not view["outside"]
+        assert f"table inet {(await status(wf))['nft_table'].split()[1]}" in nft_tables()
+        # the group's name: sinkholed for the group's client, resolved for the other network
+        assert await lan_resolve(kid, kid.host, "games.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(kid, kid.host, "x.games.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(other, other.host, "games.grp.test") == ["127.0.0.1"]
+        # the global blacklist holds for both; the group's whitelist wins for the group only
+        assert (await wf.api.post("/api/domain-blacklist", json={"domain": "ads.grp.test"})).status_code == 200
+        assert await lan_resolve(kid, kid.host, "ads.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(other, other.host, "ads.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(kid, kid.host, "ok.ads.grp.test") == ["127.0.0.1"]
+        assert await lan_resolve(other, other.host, "ok.ads.grp.test") == ["0.0.0.0"]
+        # a group edit applies before the call returns
+        edited = {**KIDS, "blacklist": ["games.grp.test", "more.grp.test"], "whitelist": ["ok.ads.grp.test"]}
+        assert (await wf.api.put(f"/api/groups/{group_id}", json=edited)).status_code == 200
+        assert await lan_resolve(kid, kid.host, "more.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(other, other.host, "more.grp.test") == ["127.0.0.1"]
+        # the query log names the group whose view answered (and the rule that decided it)
+        rows = await eventually(lambda: _two(dns_rows(wf, "more.grp.test")), what="the two queries' rows")
+        by_client = {row["client_ip"]: row for row in rows}
+        kid_row, other_row = by_client[kid.peer], by_client[other.peer]
+        assert (kid_row["group"], kid_row["outcome"]) == ("kids", "sinkholed")
+        assert (kid_row["rule"], kid_row["source"]) == ("more.grp.test", "group:kids")
+        assert (other_row["group"], other_row["outcome"], other_row["blocked"]) == (None, "forwarded", False)
+        # a global rule that blocked a group's client is credited to the global list
+        (ads,) = [r for r in await dns_rows(wf, "ads.grp.test") if r["client_ip"] == kid.peer]
+        assert (ads["group"], ads["rule"], ads["source"]) == ("kids", "ads.grp.test", "domain-blacklist")
 
 
 async def test_a_killed_group_dnsmasq_is_supervised_back(wf):
@@ -180,7 +191,7 @@ async def attackers_get_nothing(wf: Any, listen: Callable[[Side, Side], list[str
             assert [v["group"] for v in (await status(wf))["dns_views"]] == ["kids"]
         finally:
             await wf.api.delete(f"/api/groups/{created.json()['data']['id']}")
-            await wf.api.post("/api/domain-blacklist/clear-all")
+            assert (await wf.api.delete("/api/domain-blacklist/clear-all")).status_code == 200
             assert (await wf.api.post("/api/settings", json={"dns_listen": []})).status_code == 200
 
 
@@ -243,3 +254,36 @@ async def test_a_group_with_time_windows_is_steered_inside_them_only(wf):
         finally:
             await wf.api.delete(f"/api/groups/{created.json()['data']['id']}")
             assert (await wf.api.post("/api/settings", json={"dns_listen": []})).status_code == 200
+
+
+async def test_outside_its_windows_the_groups_whitelist_still_beats_the_global_blacklist(wf):
+    """Squid applies a group's whitelist at all times and its blacklist in its windows only; DNS does the
+    same: outside the windows the group's client is answered by the group's second view (the global lists
+    with the group's whitelist), inside them by its first."""
+    today = time.localtime().tm_wday
+    elsewhere = [d for i, d in enumerate(DAYS) if i not in (today, (today + 1) % 7, (today - 1) % 7)]
+    async with two_networks(wf) as (kid, other, groups):
+        assert (await wf.api.post("/api/domain-blacklist", json={"domain": "ads.grp.test"})).status_code == 200
+        later = {
+            **KIDS,
+            "whitelist": ["ok.ads.grp.test"],
+            "windows": [{"days": elsewhere, "start": "00:00", "end": "23:59"}],
+        }
+        created = await wf.api.post("/api/groups", json=later)
+        assert created.status_code == 200, created.text
+        groups.append(created.json()["data"]["id"])
+        views = {(v["group"], v["outside"]): v for v in (await status(wf))["dns_views"]}
+        assert set(views) == {("kids", False), ("kids", True)} and all(v["running"] for v in views.values())
+        # outside the windows: the group's whitelist wins, its blacklist is off, the global list holds
+        assert await lan_resolve(kid, kid.host, "ok.ads.grp.test") == ["127.0.0.1"]
+        assert await lan_resolve(other, other.host, "ok.ads.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(kid, kid.host, "games.grp.test") == ["127.0.0.1"]
+        assert await lan_resolve(kid, kid.host, "ads.grp.test") == ["0.0.0.0"]
+        # inside a window: its blacklist too, and its whitelist still
+        always = {**later, "windows": [{"days": DAYS, "start": "00:00", "end": "23:59"}]}
+        assert (await wf.api.put(f"/api/groups/{groups[0]}", json=always)).status_code == 200
+        assert await lan_resolve(kid, kid.host, "games.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(kid, kid.host, "ok.ads.grp.test") == ["127.0.0.1"]
+        assert await lan_resolve(other, other.host, "games.grp.test") == ["127.0.0.1"]
+        rows = await eventually(lambda: dns_rows(wf, "ok.ads.grp.test"), what="the whitelisted name's rows")
+        assert {row["group"] for row in rows if row["client_ip"] == kid.peer} == {"kids"}

@@ -92,7 +92,7 @@ async def _listen_everywhere(wf: Any, **more: Any) -> None:
 async def _close(wf: Any, group_id: int | None) -> None:
     if group_id is not None:
         await wf.api.delete(f"/api/groups/{group_id}")
-    await wf.api.post("/api/domain-blacklist/clear-all")
+    assert (await wf.api.delete("/api/domain-blacklist/clear-all")).status_code == 200
     r = await wf.api.post("/api/settings", json={"dns_listen": [], "dns_upstreams": []})
     assert r.status_code == 200, r.text
 

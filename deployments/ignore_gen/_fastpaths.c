@@ -53,10 +53,11 @@ static PyObject *slash_str; /* "/" */
 typedef struct {
     Py_hash_t hash;
     PyObject *obj; /* an ASCII str; the table holds a reference (table_free drops it) */
-    unsigned marks; /* which distinct-value lists it is in already (tree_columns: NAME, FOLDER) */
+    unsigned marks; /* tree_columns: as which column's value it was seen (NAME, FOLDER, TAIL), and
+                       whether its rows are gathered (WATCHED) */
 } slot;
 
-enum { NAME = 1, FOLDER = 2 };
+enum { NAME = 1, FOLDER = 2, TAIL = 4, WATCHED = 8 };
 
 typedef struct {
     slot *slots;
@@ -113,8 +114,12 @@ static int table_grow(table *t) {
 
 /* A new reference to the ASCII str holding bytes[0:n]: the one made before, or a new one.
  * With a `mark`, *first says whether this is the first time the value is asked for with that
- * mark (and the mark is set: later asks with it say 0). */
-static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first) {
+ * mark (and the mark is set: later asks with it say 0). With `where`, *where is the value's
+ * slot, valid until the next lookup (the table grows before an insertion, never after). */
+static PyObject *table_lookup(table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first, slot **where) {
+    if ((t->used + 1) * 2 > t->mask && table_grow(t) < 0) {
+        return NULL;
+    }
     Py_hash_t hash = _Py_HashBytes(bytes, n);
     size_t at = (size_t)hash & t->mask;
     while (t->slots[at].obj != NULL) {
@@ -124,6 +129,9 @@ static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, uns
             if (mark) {
                 *first = (t->slots[at].marks & mark) == 0;
                 t->slots[at].marks |= mark;
+            }
+            if (where != NULL) {
+                *where = &t->slots[at];
             }
             Py_INCREF(obj);
             return obj;
@@ -142,23 +150,80 @@ static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, uns
     t->slots[at].hash = hash;
     t->slots[at].obj = obj; /* the table's reference */
     t->slots[at].marks = mark;
+    t->used++;
     if (mark) {
         *first = 1;
     }
-    if (++t->used * 2 > t->mask && table_grow(t) < 0) {
-        return NULL;
+    if (where != NULL) {
+        *where = &t->slots[at];
     }
     Py_INCREF(obj); /* the caller's */
     return obj;
 }
 
+static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first) {
+    return table_lookup(t, bytes, n, mark, first, NULL);
+}
+
+/* Short values (a tail: `py`, `json`) by their bytes in a direct-mapped cache in front of the
+ * table, so the commonest lookups hash nothing. A borrowed reference: the table, which made
+ * the str, keeps it alive for the call. A miss (or two values sharing an entry: the later one
+ * replaces the earlier) falls through to the table: the cache changes no result. */
+enum { TINY = 256, TINY_MAX = 8 };
+
+typedef struct {
+    uint64_t key;
+    Py_ssize_t n;
+    PyObject *obj; /* NULL: empty */
+} tiny;
+
+static size_t tiny_at(const char *bytes, Py_ssize_t n, uint64_t *key) {
+    uint64_t k = 0;
+    memcpy(&k, bytes, (size_t)n); /* n <= TINY_MAX */
+    *key = k;
+    return (size_t)(((k ^ (uint64_t)n) * 0x9E3779B97F4A7C15ull) >> 56); /* the top 8 bits: < TINY */
+}
+
+/* table_str_marked through the cache; a value found in the cache was seen with `mark` before
+ * (only lookups with that same mark fill it: one cache per mark). */
+static PyObject *tiny_str(tiny *cache, table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first) {
+    if (n > TINY_MAX) {
+        return table_str_marked(t, bytes, n, mark, first);
+    }
+    uint64_t key;
+    tiny *entry = &cache[tiny_at(bytes, n, &key)];
+    if (entry->obj != NULL && entry->n == n && entry->key == key) {
+        if (mark) {
+            *first = 0;
+        }
+        return Py_NewRef(entry->obj);
+    }
+    PyObject *obj = table_str_marked(t, bytes, n, mark, first);
+    if (obj != NULL) {
+        entry->key = key;
+        entry->n = n;
+        entry->obj = obj; /* borrowed: the table holds it */
+    }
+    return obj;
+}
+
 static PyObject *table_str(table *t, const char *bytes, Py_ssize_t n) { return table_str_marked(t, bytes, n, 0, NULL); }
 
-/* Where tree_columns gathers the distinct values (NULL in `columns`). */
+static int contains(PyObject *container, PyObject *item);
+static int matches_any(PyObject *subject, PyObject *words, int direction);
+
+/* Where tree_columns gathers the distinct values and the rows it reports (NULL in `columns`). */
 typedef struct {
-    PyObject *names;   /* a set */
-    PyObject *folders; /* a list, first seen first */
-    PyObject *others;  /* a set: the non-ASCII folders already in `folders` */
+    PyObject *names;       /* a set */
+    PyObject *folders;     /* a list, first seen first */
+    PyObject *others;      /* a set: the non-ASCII folders already in `folders` */
+    PyObject *name_keys;   /* containers (borrowed): the names and extensions whose first row is wanted */
+    PyObject *tail_keys;
+    PyObject *watch;       /* a tuple of str (borrowed): the names starting with one of them have all their rows */
+    PyObject *name_firsts; /* dicts: value -> its first row, first seen first */
+    PyObject *tail_firsts;
+    PyObject *watched;     /* a dict: name -> the list of its rows */
+    int empty_tail_seen;   /* the extension '' was reported to tail_firsts already */
 } uniques;
 
 static PyObject *empty_str; /* "" */
@@ -172,6 +237,58 @@ static PyObject *shared(table *t, PyObject *obj, unsigned mark, int *first) {
     PyObject *same = table_str_marked(t, (const char *)PyUnicode_DATA(obj), PyUnicode_GET_LENGTH(obj), mark, first);
     Py_DECREF(obj);
     return same;
+}
+
+/* value -> row in `firsts` when `value` is in `keys` and not in `firsts` yet (rows come in
+ * ascending order, so the row kept is the first). 0, or -1 on error. */
+static int note_first(PyObject *firsts, PyObject *keys, PyObject *value, Py_ssize_t row) {
+    int hit = contains(keys, value);
+    if (hit <= 0) {
+        return hit;
+    }
+    PyObject *at = PyLong_FromSsize_t(row);
+    if (at == NULL) {
+        return -1;
+    }
+    PyObject *kept = PyDict_SetDefault(firsts, value, at); /* borrowed */
+    Py_DECREF(at);
+    return kept == NULL ? -1 : 0;
+}
+
+/* `row` appended to watched[name] (a list made on the name's first row). 0, or -1 on error. */
+static int note_row(PyObject *watched, PyObject *name, Py_ssize_t row) {
+    PyObject *rows = PyDict_GetItemWithError(watched, name); /* borrowed */
+    if (rows == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        rows = PyList_New(0);
+        if (rows == NULL) {
+            return -1;
+        }
+        int rc = PyDict_SetItem(watched, name, rows);
+        Py_DECREF(rows); /* the dict's reference keeps it */
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    PyObject *at = PyLong_FromSsize_t(row);
+    if (at == NULL) {
+        return -1;
+    }
+    int rc = PyList_Append(rows, at);
+    Py_DECREF(at);
+    return rc;
+}
+
+/* A name's row reported as tree_columns asks, for a name not in the table's marks (one cut
+ * from a non-ASCII path): checked on every row, which the dict and list keep once. */
+static int note_name_any(uniques *d, PyObject *name, Py_ssize_t row) {
+    if (note_first(d->name_firsts, d->name_keys, name, row) < 0) {
+        return -1;
+    }
+    int watched = matches_any(name, d->watch, -1);
+    return watched < 0 ? -1 : watched ? note_row(d->watched, name, row) : 0;
 }
 
 /* A growable scratch buffer for one lower-cased path. */
@@ -214,25 +331,47 @@ static Py_ssize_t last_in(const char *data, char ch, Py_ssize_t start, Py_ssize_
     return at == NULL ? -1 : at - data;
 }
 
+/* What one split_all call shares between rows. */
+typedef struct {
+    table t;
+    scratch buf;
+    tiny tails[TINY];
+} splitter;
+
 /* Row i of the three columns from an ASCII path, each value made once per call; with `d`,
- * extensions rather than tails, and each value first seen added to d's distinct values. */
-static int split_ascii(table *t, scratch *buf, PyObject *path, int lower, Py_ssize_t i, PyObject *names,
-                       PyObject *folders, PyObject *tails, uniques *d) {
+ * extensions rather than tails, each value first seen added to d's distinct values, and the
+ * rows d asks for reported. */
+static int split_ascii(splitter *sp, PyObject *path, int lower, Py_ssize_t i, PyObject *names, PyObject *folders,
+                       PyObject *tails, uniques *d) {
+    table *t = &sp->t;
     Py_ssize_t n = PyUnicode_GET_LENGTH(path);
-    const char *data = ascii_view(buf, path, lower);
+    const char *data = ascii_view(&sp->buf, path, lower);
     if (data == NULL) {
         return -1;
     }
     Py_ssize_t slash = last_in(data, '/', 0, n);
     Py_ssize_t dot = last_in(data, '.', slash + 1, n);
     int first = 0;
-    PyObject *name = table_str_marked(t, data + slash + 1, n - slash - 1, d ? NAME : 0, &first);
+    slot *where = NULL;
+    PyObject *name = table_lookup(t, data + slash + 1, n - slash - 1, d ? NAME : 0, &first, &where);
     if (name == NULL) {
         return -1;
     }
     PyList_SET_ITEM(names, i, name); /* the list owns it from here */
-    if (first && PySet_Add(d->names, name) < 0) {
-        return -1;
+    if (d != NULL) {
+        /* `where` stays valid until the next lookup: the name's marks are settled first. */
+        if (first) {
+            int watched = matches_any(name, d->watch, -1);
+            if (watched < 0 || PySet_Add(d->names, name) < 0 || note_first(d->name_firsts, d->name_keys, name, i) < 0) {
+                return -1;
+            }
+            if (watched) {
+                where->marks |= WATCHED;
+            }
+        }
+        if ((where->marks & WATCHED) && note_row(d->watched, name, i) < 0) {
+            return -1;
+        }
     }
     /* A sorted tree lists a folder's files one after the other: the folder of the row before
      * is the likely one, checked before any hashing. */
@@ -254,22 +393,26 @@ static int split_ascii(table *t, scratch *buf, PyObject *path, int lower, Py_ssi
         return -1;
     }
     PyObject *tail;
+    first = 0;
     if (d != NULL && dot <= slash + 1) { /* no '.' after the name's first character */
         tail = Py_NewRef(empty_str);
+        first = !d->empty_tail_seen;
+        d->empty_tail_seen = 1;
     } else {
-        tail = dot < 0 ? Py_NewRef(name) : table_str(t, data + dot + 1, n - dot - 1);
+        tail = dot < 0 ? Py_NewRef(name) : tiny_str(sp->tails, t, data + dot + 1, n - dot - 1, d ? TAIL : 0, &first);
     }
     if (tail == NULL) {
         return -1;
     }
     PyList_SET_ITEM(tails, i, tail);
-    return 0;
+    return first ? note_first(d->tail_firsts, d->tail_keys, tail, i) : 0;
 }
 
 /* Row i from any other str (non-ASCII: lower-cased by str.lower, not shared unless it lowers
  * to ASCII, as `K` (Kelvin) does: then it is split as an ASCII path). */
-static int split_any(table *t, scratch *buf, PyObject *path, int lower, Py_ssize_t i, PyObject *names,
-                     PyObject *folders, PyObject *tails, uniques *d) {
+static int split_any(splitter *sp, PyObject *path, int lower, Py_ssize_t i, PyObject *names, PyObject *folders,
+                     PyObject *tails, uniques *d) {
+    table *t = &sp->t;
     PyObject *subject = lower ? PyObject_CallMethod((PyObject *)&PyUnicode_Type, "lower", "O", path)
                               : (Py_INCREF(path), path); /* str.lower, even on a subclass */
     if (subject == NULL) {
@@ -277,7 +420,7 @@ static int split_any(table *t, scratch *buf, PyObject *path, int lower, Py_ssize
     }
     int rc = -1;
     if (PyUnicode_IS_ASCII(subject)) {
-        rc = split_ascii(t, buf, subject, 0, i, names, folders, tails, d);
+        rc = split_ascii(sp, subject, 0, i, names, folders, tails, d);
         Py_DECREF(subject);
         return rc;
     }
@@ -293,7 +436,8 @@ static int split_any(table *t, scratch *buf, PyObject *path, int lower, Py_ssize
         goto done;
     }
     PyList_SET_ITEM(names, i, name);
-    if (d != NULL && PySet_Add(d->names, name) < 0) { /* the set keeps each value once */
+    /* the set keeps each value once; the name is in no table mark, so it is reported per row */
+    if (d != NULL && (PySet_Add(d->names, name) < 0 || note_name_any(d, name, i) < 0)) {
         goto done;
     }
     PyObject *folder = shared(t, PyUnicode_Substring(subject, 0, slash + 1), d ? FOLDER : 0, &first);
@@ -326,6 +470,11 @@ static int split_any(table *t, scratch *buf, PyObject *path, int lower, Py_ssize
         goto done;
     }
     PyList_SET_ITEM(tails, i, tail);
+    /* reported per row (the dict keeps the first); not through the tail marks, which an ASCII
+     * tail seen later would then not pass */
+    if (d != NULL && note_first(d->tail_firsts, d->tail_keys, tail, i) < 0) {
+        goto done;
+    }
     rc = 0;
 done:
     Py_DECREF(subject);
@@ -336,32 +485,44 @@ done:
 static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
     Py_ssize_t count = PyList_GET_SIZE(paths);
     PyObject *names = PyList_New(count), *folders = PyList_New(count), *tails = PyList_New(count);
-    table t = {NULL, 0, 0};
-    scratch buf = {NULL, 0};
-    if (names == NULL || folders == NULL || tails == NULL || table_init(&t, count < 4096 ? (size_t)count : 4096) < 0) {
+    splitter *sp = PyMem_Calloc(1, sizeof(splitter)); /* the tail cache empty, the table unset */
+    if (sp == NULL) {
+        PyErr_NoMemory();
+    }
+    if (names == NULL || folders == NULL || tails == NULL || sp == NULL ||
+        table_init(&sp->t, count < 4096 ? (size_t)count : 4096) < 0) {
         goto fail;
     }
-    /* The only Python code that runs is str.lower on a non-ASCII path (and, with `d`, the
-     * hashing and comparing of str values in a set): none can touch `paths` (a list of str),
-     * so its size and items stay as they are. */
     for (Py_ssize_t i = 0; i < count; i++) {
+        /* Python code may run (str.lower of a str subclass, a key's __eq__ in tree_columns'
+         * containers): the list is checked, and the path held, rather than trusted. */
+        if (PyList_GET_SIZE(paths) != count) {
+            PyErr_SetString(PyExc_RuntimeError, "columns: the list of paths changed size");
+            goto fail;
+        }
         PyObject *path = PyList_GET_ITEM(paths, i);
         if (!PyUnicode_Check(path)) {
             PyErr_Format(PyExc_TypeError, "columns: row %zd is not a str", i);
             goto fail;
         }
-        int rc = PyUnicode_IS_ASCII(path) ? split_ascii(&t, &buf, path, lower, i, names, folders, tails, d)
-                                          : split_any(&t, &buf, path, lower, i, names, folders, tails, d);
+        Py_INCREF(path);
+        int rc = PyUnicode_IS_ASCII(path) ? split_ascii(sp, path, lower, i, names, folders, tails, d)
+                                          : split_any(sp, path, lower, i, names, folders, tails, d);
+        Py_DECREF(path);
         if (rc < 0) {
             goto fail;
         }
     }
-    table_free(&t);
-    PyMem_Free(buf.data);
+    table_free(&sp->t);
+    PyMem_Free(sp->buf.data);
+    PyMem_Free(sp);
     return Py_BuildValue("(NNN)", names, folders, tails);
 fail: /* unset rows are NULL, which list deallocation skips */
-    table_free(&t);
-    PyMem_Free(buf.data);
+    if (sp != NULL) {
+        table_free(&sp->t);
+        PyMem_Free(sp->buf.data);
+        PyMem_Free(sp);
+    }
     Py_XDECREF(names);
     Py_XDECREF(folders);
     Py_XDECREF(tails);
@@ -377,24 +538,42 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     return split_all(paths, lower, NULL);
 }
 
+static int all_str(PyObject *words, const char *what);
+
 static PyObject *tree_columns(PyObject *self, PyObject *args) {
     PyObject *paths;
-    if (!PyArg_ParseTuple(args, "O!:tree_columns", &PyList_Type, &paths)) {
+    uniques d = {NULL};
+    if (!PyArg_ParseTuple(args, "O!OOO!:tree_columns", &PyList_Type, &paths, &d.name_keys, &d.tail_keys, &PyTuple_Type,
+                          &d.watch)) {
         return NULL;
     }
+    if (!all_str(d.watch, "tree_columns: watch")) {
+        return NULL;
+    }
+    Py_INCREF(d.watch); /* the tuple's items are read during the call: it is held */
     PyObject *out = NULL, *split = NULL;
-    uniques d = {PySet_New(NULL), PyList_New(0), PySet_New(NULL)};
-    if (d.names != NULL && d.folders != NULL && d.others != NULL) {
+    d.names = PySet_New(NULL);
+    d.folders = PyList_New(0);
+    d.others = PySet_New(NULL);
+    d.name_firsts = PyDict_New();
+    d.tail_firsts = PyDict_New();
+    d.watched = PyDict_New();
+    if (d.names != NULL && d.folders != NULL && d.others != NULL && d.name_firsts != NULL && d.tail_firsts != NULL &&
+        d.watched != NULL) {
         split = split_all(paths, 1, &d);
     }
     if (split != NULL) {
-        out = Py_BuildValue("(OOOOO)", PyTuple_GET_ITEM(split, 0), PyTuple_GET_ITEM(split, 1),
-                            PyTuple_GET_ITEM(split, 2), d.names, d.folders);
+        out = Py_BuildValue("(OOOOOOOO)", PyTuple_GET_ITEM(split, 0), PyTuple_GET_ITEM(split, 1),
+                            PyTuple_GET_ITEM(split, 2), d.names, d.folders, d.name_firsts, d.tail_firsts, d.watched);
     }
     Py_XDECREF(split);
     Py_XDECREF(d.names);
     Py_XDECREF(d.folders);
     Py_XDECREF(d.others);
+    Py_XDECREF(d.name_firsts);
+    Py_XDECREF(d.tail_firsts);
+    Py_XDECREF(d.watched);
+    Py_DECREF(d.watch);
     return out;
 }
 
@@ -698,34 +877,53 @@ static PyObject *first_rows(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O:first_rows", &PyList_Type, &column, &table)) {
         return NULL;
     }
-    PyObject *rows = rows_in(self, args);
-    if (rows == NULL) {
-        return NULL;
-    }
     PyObject *out = PyDict_New();
     if (out == NULL) {
-        Py_DECREF(rows);
         return NULL;
     }
-    /* From the last row back, so each key ends with its first row (and the keys come in the
-     * order of the Python twin's dict). */
-    for (Py_ssize_t k = PyList_GET_SIZE(rows) - 1; k >= 0; k--) {
-        PyObject *at = PyList_GET_ITEM(rows, k);
-        Py_ssize_t i = PyLong_AsSsize_t(at);
-        if (i >= PyList_GET_SIZE(column)) {
-            PyErr_SetString(PyExc_RuntimeError, "first_rows: the column changed size");
-            goto fail;
+    /* Down the column once: a key enters at its first row, so the keys come first seen first. */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(column); i++) {
+        PyObject *item = PyList_GET_ITEM(column, i);
+        Py_INCREF(item); /* a probe may run Python code (__eq__) that changes the list */
+        int hit = contains(table, item);
+        if (hit > 0) {
+            hit = PyDict_Contains(out, item);
+            if (hit == 0) {
+                PyObject *at = PyLong_FromSsize_t(i);
+                hit = at == NULL || PyDict_SetItem(out, item, at) < 0 ? -1 : 0;
+                Py_XDECREF(at);
+            }
         }
-        if (PyDict_SetItem(out, PyList_GET_ITEM(column, i), at) < 0) {
-            goto fail;
+        Py_DECREF(item);
+        if (hit < 0) {
+            Py_DECREF(out);
+            return NULL;
         }
     }
-    Py_DECREF(rows);
     return out;
-fail:
-    Py_DECREF(rows);
-    Py_DECREF(out);
-    return NULL;
+}
+
+static PyObject *pick(PyObject *self, PyObject *args) {
+    PyObject *values, *column, *container;
+    if (!PyArg_ParseTuple(args, "O!O!O:pick", &PyList_Type, &values, &PyList_Type, &column, &container)) {
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        return NULL;
+    }
+    /* Sizes read on every row: a probe may run Python code (__eq__) that changes a list. */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(column) && i < PyList_GET_SIZE(values); i++) {
+        PyObject *item = PyList_GET_ITEM(column, i);
+        Py_INCREF(item);
+        int hit = contains(container, item);
+        Py_DECREF(item);
+        if (hit < 0 || (hit > 0 && i < PyList_GET_SIZE(values) && PyList_Append(out, PyList_GET_ITEM(values, i)) < 0)) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
 }
 
 /* Calls `visit` on each '/'-separated segment of `folder` (empty ones included, as str.split
@@ -940,10 +1138,12 @@ static PyMethodDef methods[] = {
     {"holding_like", holding_like, METH_VARARGS,
      "Indexes (ascending) of the folders with a segment in `words`, starting with a prefix or ending with a suffix."},
     {"rows_in", rows_in, METH_VARARGS, "Indexes (ascending) of the column's items that are in the container."},
-    {"first_rows", first_rows, METH_VARARGS, "Each item of the column that is in the table -> its first row."},
+    {"first_rows", first_rows, METH_VARARGS, "Each item of the column that is in the table -> its first row, first seen first."},
+    {"pick", pick, METH_VARARGS, "The values whose row of the column is in the container, in order."},
     {"columns", columns, METH_VARARGS, "(names, folders, tails) of a list of paths, lower-cased or not."},
     {"tree_columns", tree_columns, METH_VARARGS,
-     "(names, folders, extensions, distinct names, distinct folders) of a list of paths, lower-cased."},
+     "(names, folders, extensions, distinct names, distinct folders, name firsts, extension firsts, watched rows) "
+     "of a list of paths, lower-cased."},
     {"gate_rows", gate_rows, METH_VARARGS, "Indexes of the subjects a gate's tables may match."},
     {NULL, NULL, 0, NULL},
 };

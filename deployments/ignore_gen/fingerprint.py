@@ -19,8 +19,7 @@ used only when the rest of the tree yields none (a tree of just tests).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Mapping
-from contextlib import suppress
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress, repeat
@@ -328,7 +327,7 @@ def sample_paths(tree: Iterable[str] | Tree) -> list[str]:
     inside = _folders_with(prepared, _SAMPLE_WORDS, SAMPLE_DIRS, tests=True)
     if not inside:
         return []
-    return list(map(prepared.paths.__getitem__, passes.rows_in(prepared.folders, inside)))
+    return passes.pick(prepared.paths, prepared.folders, inside)
 
 
 @dataclass(frozen=True)
@@ -380,7 +379,9 @@ class Tree:
     basename, its folder with a trailing `/` (empty at the top) and its extension without the
     dot, `''` when the basename has no `.` after its first character (`.py`, `py` and
     `makefile` have none). What is decided per name or per folder is decided once per
-    distinct value (`names_seen`, `folder_list`: first seen first)."""
+    distinct value (`names_seen`, `folder_list`: first seen first). The same pass gives the
+    first row of each marker name and extension (`name_firsts`, `tail_firsts`) and every row of
+    the names a stem or path marker may start (`watched`)."""
 
     paths: list[str]
     names: list[str]
@@ -389,6 +390,9 @@ class Tree:
     names_seen: set[str]  # the distinct basenames
     folder_list: list[str]  # the distinct folders
     folder_text: str  # the distinct folders joined by newlines (for substring tests)
+    name_firsts: dict[str, int]  # each name of MARKERS in the tree -> its first row
+    tail_firsts: dict[str, int]  # each extension of EXTENSIONS in the tree -> its first row
+    watched: dict[str, list[int]]  # each name starting with a word of _WATCH -> its rows
 
     @cached_property
     def lows(self) -> list[str]:
@@ -417,8 +421,12 @@ def prepare(tree: Iterable[str]) -> Tree:
 def _columns(paths: list[str]) -> Tree:
     """The columns of sorted, normalised `paths`, with the distinct names and folders
     (`passes.tree_columns`: one C loop when built)."""
-    names, folders, extensions, seen, distinct = passes.tree_columns(paths)
-    return Tree(paths, names, folders, extensions, seen, distinct, "\n".join(distinct))
+    names, folders, extensions, seen, distinct, name_firsts, tail_firsts, watched = passes.tree_columns(
+        paths, MARKERS, _TAILS, _WATCH
+    )
+    return Tree(
+        paths, names, folders, extensions, seen, distinct, "\n".join(distinct), name_firsts, tail_firsts, watched
+    )
 
 
 def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], tests: bool = False) -> set[str]:
@@ -437,6 +445,8 @@ def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], te
 _PATH_MARKERS = [
     (marker.rpartition("/")[0] + "/", marker.rpartition("/")[2], hits) for marker, hits in PATH_MARKERS.items()
 ]
+# The words whose names `prepare` keeps every row of: a stem's first word, a path marker's basename.
+_WATCH = (*_STEM_WORDS, *(last for _, last, _ in _PATH_MARKERS))
 
 
 def _stem_hits(name: str) -> tuple[str, ...]:
@@ -459,50 +469,18 @@ def _in_fixture(path: str) -> bool:
     return slash > 0 and not FIXTURE_DIRS.isdisjoint(path[:slash].lower().split("/"))
 
 
-def _rows(column: list[str], value: str) -> list[int]:
-    """The rows of `column` holding `value` (`list.index` in C, once per hit: for rare values)."""
-    out: list[int] = []
-    with suppress(ValueError):
-        at = -1
-        while True:
-            at = column.index(value, at + 1)
-            out.append(at)
-    return out
-
-
-def _starting_with(names: Collection[str], words: tuple[str, ...]) -> set[str]:
-    """The names that start with one of `words`: `str.find` over the names joined by newlines
-    (a `startswith` per name when a name holds a newline)."""
-    joined = "\n" + "\n".join(names) + "\n"
-    if joined.count("\n") != len(names) + 1:
-        return set(compress(names, map(str.startswith, names, repeat(words))))
-    out: set[str] = set()
-    for word in words:
-        at = joined.find("\n" + word)
-        while at != -1:
-            end = joined.index("\n", at + 1)
-            out.add(joined[at + 1 : end])
-            at = joined.find("\n" + word, end)
-    return out
-
-
 def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
     """The rows that produce features by a stem (`Dockerfile.dev`) or a path marker
-    (`bin/rails`), with what they produce: the stems are looked for among the distinct
-    basenames (a substring search per stem word in them, joined), the markers' basenames by
-    set probes."""
-    seen = tree.names_seen
-    stems = {name: hits for name in _starting_with(seen, _STEM_WORDS) if (hits := _stem_hits(name))}
-    out = [(at, stems[tree.names[at]]) for at in passes.rows_in(tree.names, stems)] if stems else []
+    (`bin/rails`), with what they produce, ascending: from the rows `prepare`'s pass gathered
+    for the names starting with a stem word or a marker's basename (`Tree.watched`)."""
+    watched = tree.watched
+    out = [(at, hits) for name, rows in watched.items() if (hits := _stem_hits(name)) for at in rows]
+    folders = tree.folders
     for parent, last, hits in _PATH_MARKERS:
-        if last in seen:
-            folders = tree.folders
-            out.extend(
-                (at, hits)
-                for at in _rows(tree.names, last)
-                if folders[at] == parent or folders[at].endswith("/" + parent)
-            )
-    return out
+        out.extend(
+            (at, hits) for at in watched.get(last, ()) if folders[at] == parent or folders[at].endswith("/" + parent)
+        )
+    return sorted(out)
 
 
 def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
@@ -519,7 +497,7 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
     rare = _rare(prepared)
     paths = prepared.paths
-    found = _found(prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
+    found = _found(prepared.tail_firsts, prepared.name_firsts, paths, [(paths[at], hits) for at, hits in rare])
     if any(_in_fixture(path) for path in found.values()):  # decided per distinct folder only then
         fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
         if fixtures:
@@ -527,20 +505,24 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
             rows = list(map(not_, map(fixtures.__contains__, folders)))
             kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
             tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
-            found = _found(tails, names, clean, kept_rare) or found
+            firsts = passes.first_rows(tails, _TAILS), passes.first_rows(names, MARKERS)
+            found = _found(*firsts, clean, kept_rare) or found
     if "dart" in found:
         _derive(found, _platform_dirs(paths, prepared.lows))
     return Fingerprint(witnesses=found)
 
 
 def _found(
-    tails: list[str], names: list[str], paths: list[str], rare: list[tuple[str, tuple[str, ...]]]
+    tail_firsts: dict[str, int],
+    name_firsts: dict[str, int],
+    paths: list[str],
+    rare: list[tuple[str, tuple[str, ...]]],
 ) -> dict[str, str]:
     """Each feature the rows produce -> its smallest path (the first row of its extensions and
     marker names in the sorted rows, or a `rare` path)."""
     found: dict[str, str] = {}
-    for column, table in ((tails, _TAILS), (names, MARKERS)):
-        for key, at in passes.first_rows(column, table).items():
+    for firsts, table in ((tail_firsts, _TAILS), (name_firsts, MARKERS)):
+        for key, at in firsts.items():
             _note(found, table[key], paths[at])
     for path, hits in rare:
         _note(found, hits, path)

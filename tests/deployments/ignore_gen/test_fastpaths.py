@@ -42,16 +42,33 @@ def _str_hashes(values: Iterable[str]) -> None:
         assert hash(value) == hash(value.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass"))
 
 
-@FUZZ
-@given(PATHS)
-def test_tree_columns_match_the_python_twin(paths: list[str]) -> None:
-    compiled = _fastpaths.tree_columns(paths)
-    assert compiled == passes.py_tree_columns(paths)
-    names, folders, extensions, seen, distinct = compiled
+def _same_tree_columns(paths: list[str], name_keys: object, tail_keys: object, watch: tuple[str, ...]) -> None:
+    """The C pass and the twin agree, the reported dicts in the same order too."""
+    compiled = _fastpaths.tree_columns(paths, name_keys, tail_keys, watch)  # type: ignore[arg-type]
+    twin = passes.py_tree_columns(paths, name_keys, tail_keys, watch)  # type: ignore[arg-type]
+    assert compiled == twin
+    for mine, theirs in zip(compiled[5:], twin[5:], strict=True):
+        assert list(mine.items()) == list(theirs.items())
+    names, folders, extensions, seen, distinct, name_firsts, tail_firsts, watched = compiled
     assert (names, folders) == passes.py_columns(paths, True)[:2]
     assert len(distinct) == len(set(distinct))  # no folder listed twice
+    assert name_firsts == passes.py_first_rows(names, name_keys)  # type: ignore[arg-type]
+    assert tail_firsts == passes.py_first_rows(extensions, tail_keys)  # type: ignore[arg-type]
+    assert watched == {n: [at for at, m in enumerate(names) if m == n] for n in seen if n.startswith(watch)}
     for column in (names, folders, extensions, seen, distinct):
         _str_hashes(column)
+
+
+@FUZZ
+@given(PATHS, WORDS, WORDS, WORDS)
+def test_tree_columns_match_the_python_twin(
+    paths: list[str], name_words: list[str], tail_words: list[str], watch: list[str]
+) -> None:
+    names, _, extensions = passes.py_columns(paths, True)
+    name_keys = dict.fromkeys(name_words + names[::3], ())  # some hits, some misses; a dict as MARKERS is
+    tail_keys = frozenset(tail_words + extensions[1::3] + [""])
+    prefixes = (*watch, *(name[:2] for name in names[::4]))
+    _same_tree_columns(paths, name_keys, tail_keys, prefixes)
 
 
 TREE_HOSTILE = [
@@ -66,17 +83,48 @@ TREE_HOSTILE = [
 
 @pytest.mark.parametrize("paths", TREE_HOSTILE, ids=range(len(TREE_HOSTILE)))
 def test_tree_columns_match_the_python_twin_on_hostile_paths(paths: list[str]) -> None:
+    name_keys = {"package.json": 1, "k": 1, "w": 1, "cargo.toml": 1, "x.py": 1, "b": 1, "é": 1}
+    tail_keys = frozenset({"py", "gz", "go", "", "rs", "c", "toml", "\udcff\udc80.py"})
+    watch = ("k", "y", "x", "", "\udcff", "cargo")
     for tree in (paths, sorted(paths), paths[::-1]):
-        compiled = _fastpaths.tree_columns(tree)
-        assert compiled == passes.py_tree_columns(tree)
-        assert len(compiled[4]) == len(set(compiled[4]))
+        for keys in ((name_keys, tail_keys, watch), ({}, frozenset(), ())):
+            _same_tree_columns(tree, *keys)
 
 
 def test_tree_columns_extensions_follow_a_first_character() -> None:
-    _, _, extensions, seen, distinct = _fastpaths.tree_columns(["a/B.PY", "py", ".py", "Makefile", "..py", "x.", "a/c"])
-    assert extensions == ["py", "", "", "", "py", "", ""]
-    assert seen == {"b.py", "py", ".py", "makefile", "..py", "x.", "c"}
-    assert distinct == ["a/", ""]
+    paths = ["a/B.PY", "py", ".py", "Makefile", "..py", "x.", "a/c", "b/Makefile", "c/x.PY"]
+    _, _, extensions, seen, distinct, name_firsts, tail_firsts, watched = _fastpaths.tree_columns(
+        paths, {"makefile": 0, "c": 0, "nope": 0}, {"py": 0, "": 0}, ("ma", "x")
+    )
+    assert extensions == ["py", "", "", "", "py", "", "", "", "py"]
+    assert seen == {"b.py", "py", ".py", "makefile", "..py", "x.", "c", "x.py"}
+    assert distinct == ["a/", "", "b/", "c/"]
+    assert list(name_firsts.items()) == [("makefile", 3), ("c", 6)]
+    assert list(tail_firsts.items()) == [("py", 0), ("", 1)]
+    assert list(watched.items()) == [("makefile", [3, 7]), ("x.", [5]), ("x.py", [8])]
+
+
+class _Shrinking(str):
+    """A key whose __eq__ empties the list being split (a hostile container cannot crash a pass)."""
+
+    victim: list[str] = []
+
+    def __eq__(self, other: object) -> bool:
+        self.victim.clear()
+        return False
+
+    __hash__ = str.__hash__
+
+
+def test_a_key_that_changes_the_paths_is_an_error_not_a_crash() -> None:
+    paths = ["a/x", "a/y", "b/x", "c/z"]
+    _Shrinking.victim = paths
+    key = _Shrinking("x")
+    with pytest.raises(RuntimeError):
+        _fastpaths.tree_columns(paths, {key}, frozenset(), ())
+    values, column = ["1", "2", "3"], ["x", "y", "x"]
+    _Shrinking.victim = values
+    assert _fastpaths.pick(values, column, {_Shrinking("x")}) == []  # stops where the values end
 
 
 @FUZZ
@@ -162,6 +210,15 @@ def test_rows_in_and_first_rows_match_the_python_twin(paths: list[str], words: l
     by_key = dict.fromkeys(table, ())
     compiled, twin = _fastpaths.first_rows(paths, by_key), passes.py_first_rows(paths, by_key)
     assert list(compiled.items()) == list(twin.items())  # same keys, rows and order
+    assert list(compiled.values()) == sorted(compiled.values())  # first seen first
+    assert compiled == {p: paths.index(p) for p in paths if p in table}
+
+
+@FUZZ
+@given(PATHS, PATHS, WORDS)
+def test_pick_matches_the_python_twin(values: list[str], column: list[str], words: list[str]) -> None:
+    for container in (set(words) | set(column[::2]), dict.fromkeys(words), frozenset(column[1::3])):
+        assert _fastpaths.pick(values, column, container) == passes.py_pick(values, column, container)
 
 
 @FUZZ
@@ -195,10 +252,15 @@ def test_the_package_uses_the_compiled_passes_once_built() -> None:
     [
         lambda: _fastpaths.columns(["a", b"b"], True),  # type: ignore[list-item]
         lambda: _fastpaths.columns(("a",), True),  # type: ignore[arg-type]
-        lambda: _fastpaths.tree_columns(["a", b"b"]),  # type: ignore[list-item]
-        lambda: _fastpaths.tree_columns(["a", None]),  # type: ignore[list-item]
-        lambda: _fastpaths.tree_columns(("a",)),  # type: ignore[arg-type]
-        lambda: _fastpaths.tree_columns(None),  # type: ignore[arg-type]
+        lambda: _fastpaths.tree_columns(["a", b"b"], {}, {}, ()),  # type: ignore[list-item]
+        lambda: _fastpaths.tree_columns(["a", None], {}, {}, ()),  # type: ignore[list-item]
+        lambda: _fastpaths.tree_columns(("a",), {}, {}, ()),  # type: ignore[arg-type]
+        lambda: _fastpaths.tree_columns(None, {}, {}, ()),  # type: ignore[arg-type]
+        lambda: _fastpaths.tree_columns(["a"], {}, {}, ["a"]),  # type: ignore[arg-type]
+        lambda: _fastpaths.tree_columns(["a"], {}, {}, (1,)),  # type: ignore[arg-type]
+        lambda: _fastpaths.tree_columns(["a/b"], {"b"}, {}, ("a", b"b")),  # type: ignore[arg-type]
+        lambda: _fastpaths.tree_columns(["a/b"], {"b"}, 1, ()),  # type: ignore[arg-type]  # not a container
+        lambda: _fastpaths.pick(["a"], ("a",), set()),  # type: ignore[arg-type]
         lambda: _fastpaths.gate_rows(["a", 1], frozenset(), frozenset(), (), (), ()),  # type: ignore[list-item]
         lambda: _fastpaths.gate_rows(["a"], frozenset(), frozenset(), (1,), (), ()),  # type: ignore[arg-type]
         lambda: _fastpaths.rows_in(["a", []], set()),  # type: ignore[list-item]

@@ -4,9 +4,24 @@ from collections.abc import Container
 
 def columns(paths: list[str], lower: bool, /) -> tuple[list[str], list[str], list[str]]: ...
 def tree_columns(
-    paths: list[str], name_keys: Container[str], tail_keys: Container[str], watch: tuple[str, ...], /
+    paths: list[str],
+    name_keys: Container[str],
+    tail_keys: Container[str],
+    watch: tuple[str, ...],
+    sample_words: frozenset[str],
+    sample_starts: tuple[str, ...],
+    sample_ends: tuple[str, ...],
+    /,
 ) -> tuple[
-    list[str], list[str], list[str], set[str], list[str], dict[str, int], dict[str, int], dict[str, list[int]]
+    list[str],
+    list[str],
+    list[str],
+    list[str],
+    dict[str, int],
+    dict[str, int],
+    dict[str, list[int]],
+    tuple[list[str], list[str], list[str]],
+    bool,
 ]: ...
 def rows_in(column: list[str], container: Container[str], /) -> list[int]: ...
 def first_rows(column: list[str], table: Container[str], /) -> dict[str, int]: ...

@@ -18,7 +18,6 @@ used only when the rest of the tree yields none (a tree of just tests).
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -302,8 +301,7 @@ SAMPLE_DIRS = frozenset(
 )
 
 
-# Every sample and fixture folder name holds one of these words.
-_SAMPLE_WORDS = ("test", "spec", "fixture", "example", "sample", "demo", "playground")
+# Every fixture folder name holds one of these words.
 _FIXTURE_WORDS = (
     "test",
     "spec",
@@ -322,12 +320,11 @@ _FIXTURE_WORDS = (
 
 def sample_paths(tree: Iterable[str] | Tree) -> list[str]:
     """The paths of `tree` (normalised, in code-point order) that lie in a test, fixture or
-    example folder, picked in C."""
+    example folder: a folder with a segment in SAMPLE_DIRS, or that starts with `test` or ends
+    with `test` or `tests` (`mytests/`, `unittest/`), case-insensitive; picked by `prepare`'s
+    pass (`Tree.samples`)."""
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
-    inside = _folders_with(prepared, _SAMPLE_WORDS, SAMPLE_DIRS, tests=True)
-    if not inside:
-        return []
-    return passes.pick(prepared.paths, prepared.folders, inside)
+    return prepared.samples[0]
 
 
 @dataclass(frozen=True)
@@ -362,37 +359,36 @@ def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
 _LAST = itemgetter(2)  # of a `str.rpartition`
 
 
-def _starts_with(ordered: list[str], prefix: str) -> bool:
-    """Whether a path of the sorted list starts with `prefix` (a bisection, not a scan)."""
-    at = bisect_left(ordered, prefix)
-    return at < len(ordered) and ordered[at].startswith(prefix)
-
-
 @dataclass(frozen=True)
 class Tree:
-    """A tree read once, every per-path column and the distinct names and folders built in one
-    pass (`passes.tree_columns`: a C loop when the extension is built, C-level `map`s and one
+    """A tree read once, every per-path column and the distinct folders built in one pass
+    (`passes.tree_columns`: a C loop when the extension is built, C-level `map`s and one
     comprehension when not).
 
     `paths` are normalised and in code-point order, so the first path with a property is the
     smallest one (the witness). The other columns follow that order, in lower case: its
     basename, its folder with a trailing `/` (empty at the top) and its extension without the
     dot, `''` when the basename has no `.` after its first character (`.py`, `py` and
-    `makefile` have none). What is decided per name or per folder is decided once per
-    distinct value (`names_seen`, `folder_list`: first seen first). The same pass gives the
-    first row of each marker name and extension (`name_firsts`, `tail_firsts`) and every row of
-    the names a stem or path marker may start (`watched`)."""
+    `makefile` have none). What is decided per folder is decided once per distinct folder
+    (`folder_list`: first seen first). The same pass gives the first row of each marker name
+    and extension (`name_firsts`, `tail_firsts`), every row of the names a stem or path marker
+    may start (`watched`), and the paths in sample folders (`samples`)."""
 
     paths: list[str]
     names: list[str]
     folders: list[str]
     tails: list[str]
-    names_seen: set[str]  # the distinct basenames
     folder_list: list[str]  # the distinct folders
-    folder_text: str  # the distinct folders joined by newlines (for substring tests)
     name_firsts: dict[str, int]  # each name of MARKERS in the tree -> its first row
     tail_firsts: dict[str, int]  # each extension of EXTENSIONS in the tree -> its first row
     watched: dict[str, list[int]]  # each name starting with a word of _WATCH -> its rows
+    # The paths in sample folders (`sample_paths`), with their names and folders case kept.
+    samples: passes.Samples
+
+    @cached_property
+    def folder_text(self) -> str:
+        """The distinct folders joined by newlines (for substring tests)."""
+        return "\n".join(self.folder_list)
 
     @cached_property
     def lows(self) -> list[str]:
@@ -401,45 +397,36 @@ class Tree:
 
 
 _STEM_WORDS = (*STEMS, "requirements")
+_TEST_ENDS = ("test", "tests")
 _TAILS = {ext[1:]: hits for ext, hits in EXTENSIONS.items()}  # keyed like Tree.tails
 
 
 def prepare(tree: Iterable[str]) -> Tree:
-    """Sort, normalise (only when a C-level check finds something to change) and split into
-    columns. A `\\` is looked for in the joined tree (one `memchr`), a leading `/` or `./` by
-    bisection, `//` and `/./` (which only occur in a folder) in the distinct folders."""
+    """Sort, split into columns, and normalise (and split again) only when the pass found
+    something to change: a `\\`, `//` or `/./`, a leading `/` or `./` (rare)."""
     paths = sorted(tree)
-    text = "\n".join(paths)
-    if "\\" in text or _starts_with(paths, "/") or _starts_with(paths, "./"):
-        return _columns(sorted(map(normalise, paths)))
-    columns = _columns(paths)
-    if "//" in columns.folder_text or "/./" in columns.folder_text:
-        return _columns(sorted(map(normalise, paths)))
-    return columns
+    columns, clean = _columns(paths)
+    return columns if clean else _columns(sorted(map(normalise, paths)))[0]
 
 
-def _columns(paths: list[str]) -> Tree:
-    """The columns of sorted, normalised `paths`, with the distinct names and folders
-    (`passes.tree_columns`: one C loop when built)."""
-    names, folders, extensions, seen, distinct, name_firsts, tail_firsts, watched = passes.tree_columns(
-        paths, MARKERS, _TAILS, _WATCH
-    )
-    return Tree(
-        paths, names, folders, extensions, seen, distinct, "\n".join(distinct), name_firsts, tail_firsts, watched
-    )
+def _columns(paths: list[str]) -> tuple[Tree, bool]:
+    """The columns of sorted `paths`, with the distinct names and folders, and whether the
+    paths were normalised already (`passes.tree_columns`: one C loop when built)."""
+    columns = passes.tree_columns(paths, MARKERS, _TAILS, _WATCH, SAMPLE_DIRS, ("test",), _TEST_ENDS)
+    names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples, clean = columns
+    tree = Tree(paths, names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples)
+    return tree, clean
 
 
-def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], tests: bool = False) -> set[str]:
-    """The distinct folders with a segment in `segments`, or (with `tests`) a segment that
-    starts with `test` or ends with `test` or `tests` (`mytests/`, `unittest/`). Nothing is
-    looked at unless the joined folders hold one of `words` (every such segment holds one);
-    then one pass over the distinct folders (`passes.holding_like`: in C, an ASCII folder's
-    segments compared as spans of its bytes, no str made per segment)."""
+def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str]) -> set[str]:
+    """The distinct folders with a segment in `segments`. Nothing is looked at unless the
+    joined folders hold one of `words` (every such segment holds one); then one pass over the
+    distinct folders (`passes.holding_like`: in C, an ASCII folder's segments compared as spans
+    of its bytes, no str made per segment)."""
     if not any(word in tree.folder_text for word in words):
         return set()
     listed = tree.folder_list
-    starts, ends = (("test",), ("test", "tests")) if tests else ((), ())
-    return set(map(listed.__getitem__, passes.holding_like(listed, segments, starts, ends)))
+    return set(map(listed.__getitem__, passes.holding_like(listed, segments, (), ())))
 
 
 _PATH_MARKERS = [

@@ -16,8 +16,17 @@ from operator import gt, itemgetter, mul
 from types import ModuleType
 
 Columns = tuple[list[str], list[str], list[str]]
+Samples = tuple[list[str], list[str], list[str]]
 TreeColumns = tuple[
-    list[str], list[str], list[str], set[str], list[str], dict[str, int], dict[str, int], dict[str, list[int]]
+    list[str],
+    list[str],
+    list[str],
+    list[str],
+    dict[str, int],
+    dict[str, int],
+    dict[str, list[int]],
+    Samples,
+    bool,
 ]
 
 _LAST = itemgetter(2)  # of a `str.rpartition`
@@ -41,26 +50,42 @@ def py_columns(paths: list[str], lower: bool) -> Columns:
 
 
 def py_tree_columns(
-    paths: list[str], name_keys: Container[str], tail_keys: Container[str], watch: tuple[str, ...]
+    paths: list[str],
+    name_keys: Container[str],
+    tail_keys: Container[str],
+    watch: tuple[str, ...],
+    sample_words: frozenset[str],
+    sample_starts: tuple[str, ...],
+    sample_ends: tuple[str, ...],
 ) -> TreeColumns:
-    """(names, folders, extensions, distinct names, distinct folders, name firsts, extension
-    firsts, watched) of the paths, lower-cased: `columns(paths, True)`'s names and folders; each
+    """(names, folders, extensions, distinct folders, name firsts, extension firsts, watched,
+    samples, clean) of the paths, lower-cased: `columns(paths, True)`'s names and folders; each
     name's extension, the part after its last `.` when that `.` follows its first character,
-    else `''` (`py`, `.py` and `makefile` have none); the set of the names; the folders without
-    repeats, first seen first; `first_rows` of the names in `name_keys` and of the extensions in
-    `tail_keys`; each name that starts with a word of `watch` -> all its rows (first seen first,
-    ascending)."""
+    else `''` (`py`, `.py` and `makefile` have none); the folders without repeats, first seen first; `first_rows` of the names in `name_keys` and
+    of the extensions in `tail_keys`; each name that starts with a word of `watch` -> all its
+    rows (first seen first, ascending); the paths (as given, in order) whose lower-cased folder
+    `holding_like` picks with the sample words, with their names and folders case kept
+    (`columns(samples, False)`); whether no path holds `\\`, `//` or `/./` nor starts with `/`
+    or `./` (nothing for `fingerprint.normalise` to change)."""
     names, folders, tails = py_columns(paths, True)
     dotted = map(gt, map(str.rfind, names, repeat(".")), repeat(0))  # a '.' after the first character
     extensions = list(map(mul, tails, dotted))  # str * False is ''
-    seen = set(names)
+    distinct = list(dict.fromkeys(folders))
     watched: dict[str, list[int]] = {}
     if watch:
+        seen = set(names)
         chosen = set(compress(seen, map(str.startswith, seen, repeat(watch))))
         for at in py_rows_in(names, chosen) if chosen else ():  # rare names: a loop over their rows
             watched.setdefault(names[at], []).append(at)
     firsts = py_first_rows(names, name_keys), py_first_rows(extensions, tail_keys)
-    return names, folders, extensions, seen, list(dict.fromkeys(folders)), *firsts, watched
+    inside = set(map(distinct.__getitem__, py_holding_like(distinct, sample_words, sample_starts, sample_ends)))
+    samples = py_pick(paths, folders, inside) if inside else []
+    sample_names, sample_folders, _ = py_columns(samples, False)
+    text = "\n".join(paths)  # no needle holds a newline: none is found across two paths
+    clean = not any(map(text.__contains__, ("\\", "//", "/./"))) and not any(
+        map(str.startswith, paths, repeat(("/", "./")))
+    )
+    return names, folders, extensions, distinct, *firsts, watched, (samples, sample_names, sample_folders), clean
 
 
 def lowered(paths: list[str]) -> list[str]:
@@ -141,7 +166,18 @@ def py_holding_like(
 
 
 columns: Callable[[list[str], bool], Columns] = py_columns
-tree_columns: Callable[[list[str], Container[str], Container[str], tuple[str, ...]], TreeColumns] = py_tree_columns
+tree_columns: Callable[
+    [
+        list[str],
+        Container[str],
+        Container[str],
+        tuple[str, ...],
+        frozenset[str],
+        tuple[str, ...],
+        tuple[str, ...],
+    ],
+    TreeColumns,
+] = py_tree_columns
 segments: Callable[[list[str]], list[str]] = py_segments
 holding: Callable[[list[str], Container[str]], list[int]] = py_holding
 holding_like: Callable[[list[str], frozenset[str], tuple[str, ...], tuple[str, ...]], list[int]] = py_holding_like

@@ -1,7 +1,7 @@
 /* The ignore generator's per-path passes in one C loop each (deployments/ignore_gen).
  *
- * Every function here has a pure-Python twin that gives the same result (fingerprint.py
- * passes.py `py_columns`, `py_gate_rows`); the package uses this module when it is built
+ * Every function here has a pure-Python twin that gives the same result (passes.py
+ * `py_columns`, `py_tree_columns`, ...); the package uses this module when it is built
  * and the twin when it is not. Tests run both on the golden trees and fuzz one against the
  * other (tests/deployments/ignore_gen/test_fastpaths.py).
  *
@@ -11,16 +11,24 @@
  *     part of the name after its last '.' (the whole name when it has none): `str.rpartition`
  *     twice, in one pass, without the intermediate tuples and the lower-cased path, and each
  *     distinct value of an ASCII path made once (a tree's names, folders and tails repeat).
- * tree_columns(paths) -> (names, folders, extensions, distinct names, distinct folders)
+ * tree_columns(paths, name_keys, tail_keys, watch, sample_words, sample_prefixes, sample_suffixes)
+ *   -> (names, folders, extensions, distinct folders, name firsts, extension firsts, watched,
+ *       (samples, sample names, sample folders), clean)
  *     `columns(paths, True)` in the same loop, but each extension is the part of the name
  *     after its last '.' only when that '.' follows the name's first character ('' for `py`,
- *     `.py`, `Makefile`), with the set of the distinct names and the list of the distinct
- *     folders (first seen first), both taken from the per-call table (a flag per value) rather
- *     than from a set or dict hashing the columns again.
+ *     `.py`, `Makefile`), with the list of the distinct folders (first seen first), taken from
+ *     the per-call table (a flag per value) rather than from a dict hashing the column again;
+ *     and, decided once per distinct value by the table's flags: `first_rows` of the names in
+ *     `name_keys` and of the extensions in `tail_keys`; every row of each name that starts with
+ *     a word of `watch`; the paths (as given) whose lower-cased folder has a segment in
+ *     `sample_words` or starting (ending) with a sample prefix (suffix), with their names and
+ *     folders case kept; whether no path holds '\\', '//' or '/./' or starts with '/' or './'.
  * rows_in(column, container) -> list[int]
  *     the indexes (ascending) of the column's items that are in the container.
  * first_rows(column, table) -> dict
- *     each item of the column that is in `table` -> the index of its first row.
+ *     each item of the column that is in `table` -> the index of its first row, first seen first.
+ * pick(values, column, container) -> list
+ *     the values (in order, up to the shorter list) whose row of the column is in the container.
  * segments(folders) -> list[str]
  *     the distinct '/'-separated segments of the folders (str.split's, empty ones included),
  *     in the order first seen.

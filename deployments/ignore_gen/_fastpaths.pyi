@@ -2,6 +2,8 @@
 
 from collections.abc import Container
 
+from deployments.ignore_gen.passes import TreeColumns
+
 def columns(paths: list[str], lower: bool, /) -> tuple[list[str], list[str], list[str]]: ...
 def tree_columns(
     paths: list[str],
@@ -12,17 +14,7 @@ def tree_columns(
     sample_starts: tuple[str, ...],
     sample_ends: tuple[str, ...],
     /,
-) -> tuple[
-    list[str],
-    list[str],
-    list[str],
-    list[str],
-    dict[str, int],
-    dict[str, int],
-    dict[str, list[int]],
-    tuple[list[str], list[str], list[str]],
-    bool,
-]: ...
+) -> TreeColumns: ...
 def rows_in(column: list[str], container: Container[str], /) -> list[int]: ...
 def first_rows(column: list[str], table: Container[str], /) -> dict[str, int]: ...
 def pick(values: list[str], column: list[str], container: Container[str], /) -> list[str]: ...

@@ -61,9 +61,9 @@ def py_tree_columns(
     """(names, folders, extensions, distinct folders, name firsts, extension firsts, watched,
     samples, clean) of the paths, lower-cased: `columns(paths, True)`'s names and folders; each
     name's extension, the part after its last `.` when that `.` follows its first character,
-    else `''` (`py`, `.py` and `makefile` have none); the folders without repeats, first seen first; `first_rows` of the names in `name_keys` and
-    of the extensions in `tail_keys`; each name that starts with a word of `watch` -> all its
-    rows (first seen first, ascending); the paths (as given, in order) whose lower-cased folder
+    else `''` (`py`, `.py` and `makefile` have none); the folders without repeats, first seen
+    first; `first_rows` of the names in `name_keys` and of the extensions in `tail_keys`; each
+    name that starts with a word of `watch` -> all its rows (first seen first, ascending); the paths (as given, in order) whose lower-cased folder
     `holding_like` picks with the sample words, with their names and folders case kept
     (`columns(samples, False)`); whether no path holds `\\`, `//` or `/./` nor starts with `/`
     or `./` (nothing for `fingerprint.normalise` to change)."""

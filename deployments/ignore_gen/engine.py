@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import insort
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -39,9 +39,12 @@ _KEY = itemgetter(0)
 Keyed = tuple[tuple[int, bool, str, str], "Rule"]
 
 
-def _merged(rules: Sequence[Rule], extra: Iterable[Rule]) -> list[Rule]:
-    """`sorted([*rules, *extra], key=_order)` for `rules` in that order already: each extra
-    rule inserted after its equals (as a stable sort puts it), `_order` asked O(log n) times."""
+def _merged(rules: Sequence[Rule], extra: Collection[Rule]) -> list[Rule]:
+    """`sorted([*rules, *extra], key=_order)` for `rules` in that order already: a few extra
+    rules are each inserted after their equals (as a stable sort puts them), `_order` asked
+    O(log n) times per rule; many (a large tree's kept negations) are sorted in with the rest."""
+    if len(extra) > 8:
+        return sorted([*rules, *extra], key=_order)
     out = list(rules)
     for rule in extra:
         insort(out, rule, key=_order)

@@ -390,11 +390,6 @@ class Tree:
         """The distinct folders joined by newlines (for substring tests)."""
         return "\n".join(self.folder_list)
 
-    @cached_property
-    def lows(self) -> list[str]:
-        """The paths lower-cased (only Flutter's platform folders need them)."""
-        return passes.lowered(self.paths)
-
 
 _STEM_WORDS = (*STEMS, "requirements")
 _TEST_ENDS = ("test", "tests")
@@ -495,7 +490,7 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
             firsts = passes.first_rows(tails, _TAILS), passes.first_rows(names, MARKERS)
             found = _found(*firsts, clean, kept_rare) or found
     if "dart" in found:
-        _derive(found, _platform_dirs(paths, prepared.lows))
+        _derive(found, _platform_dirs(prepared))
     return Fingerprint(witnesses=found)
 
 
@@ -516,15 +511,18 @@ def _found(
     return found
 
 
-def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:
-    """The smallest path under a top-level `android/` and `ios/` folder (Flutter's platforms)."""
+def _platform_dirs(tree: Tree) -> dict[str, str]:
+    """The smallest path under a top-level `android/` and `ios/` folder (Flutter's platforms),
+    case-insensitive: from the lower-cased folder and name columns (a lower-cased path is its
+    folder and its name), with no lower-cased copy of the paths."""
     out: dict[str, str] = {}
-    for top in ("android", "ios"):
-        inside = list(map(str.startswith, lows, repeat(top + "/")))
-        picked = zip(compress(paths, inside), compress(lows, inside), strict=True)
-        under = [path for path, low in picked if len(low) > len(top) + 1]
+    for top in ("android/", "ios/"):
+        inside = list(map(str.startswith, tree.folders, repeat(top)))
+        columns = (tree.paths, tree.folders, tree.names)
+        picked = zip(*(compress(column, inside) for column in columns), strict=True)
+        under = [path for path, folder, name in picked if len(folder) + len(name) > len(top)]
         if under:
-            out[top] = min(under)
+            out[top[:-1]] = min(under)
     return out
 
 

@@ -1,7 +1,7 @@
 /* The ignore generator's per-path passes in one C loop each (deployments/ignore_gen).
  *
- * Every function here has a pure-Python twin that gives the same result (fingerprint.py
- * passes.py `py_columns`, `py_gate_rows`); the package uses this module when it is built
+ * Every function here has a pure-Python twin that gives the same result (passes.py
+ * `py_columns`, `py_tree_columns`, ...); the package uses this module when it is built
  * and the twin when it is not. Tests run both on the golden trees and fuzz one against the
  * other (tests/deployments/ignore_gen/test_fastpaths.py).
  *
@@ -11,16 +11,24 @@
  *     part of the name after its last '.' (the whole name when it has none): `str.rpartition`
  *     twice, in one pass, without the intermediate tuples and the lower-cased path, and each
  *     distinct value of an ASCII path made once (a tree's names, folders and tails repeat).
- * tree_columns(paths) -> (names, folders, extensions, distinct names, distinct folders)
+ * tree_columns(paths, name_keys, tail_keys, watch, sample_words, sample_prefixes, sample_suffixes)
+ *   -> (names, folders, extensions, distinct folders, name firsts, extension firsts, watched,
+ *       (samples, sample names, sample folders), clean)
  *     `columns(paths, True)` in the same loop, but each extension is the part of the name
  *     after its last '.' only when that '.' follows the name's first character ('' for `py`,
- *     `.py`, `Makefile`), with the set of the distinct names and the list of the distinct
- *     folders (first seen first), both taken from the per-call table (a flag per value) rather
- *     than from a set or dict hashing the columns again.
+ *     `.py`, `Makefile`), with the list of the distinct folders (first seen first), taken from
+ *     the per-call table (a flag per value) rather than from a dict hashing the column again;
+ *     and, decided once per distinct value by the table's flags: `first_rows` of the names in
+ *     `name_keys` and of the extensions in `tail_keys`; every row of each name that starts with
+ *     a word of `watch`; the paths (as given) whose lower-cased folder has a segment in
+ *     `sample_words` or starting (ending) with a sample prefix (suffix), with their names and
+ *     folders case kept; whether no path holds '\\', '//' or '/./' or starts with '/' or './'.
  * rows_in(column, container) -> list[int]
  *     the indexes (ascending) of the column's items that are in the container.
  * first_rows(column, table) -> dict
- *     each item of the column that is in `table` -> the index of its first row.
+ *     each item of the column that is in `table` -> the index of its first row, first seen first.
+ * pick(values, column, container) -> list
+ *     the values (in order, up to the shorter list) whose row of the column is in the container.
  * segments(folders) -> list[str]
  *     the distinct '/'-separated segments of the folders (str.split's, empty ones included),
  *     in the order first seen.
@@ -48,15 +56,21 @@ static PyObject *slash_str; /* "/" */
 
 /* The strings one call has made, by content: a path's name, folder and tail are looked up
  * here before a str is made, so each distinct value is one object (most names, folders and
- * tails repeat across a tree). Open addressing over Python's own (randomised) bytes hash, so
- * chosen collisions cannot make it quadratic. */
+ * tails repeat across a tree). Open addressing (linear probing, at most 2/3 full) over Python's
+ * own (randomised) bytes hash, so chosen collisions cannot make it quadratic. A slot is 16
+ * bytes: the hash's low 32 bits are all a table of up to 2^32 slots needs (index and first
+ * comparison; equal values are then compared by length and bytes). */
 typedef struct {
-    Py_hash_t hash;
+    uint32_t hash; /* the low 32 bits of the value's hash */
+    uint32_t marks; /* tree_columns: as which column's value it was seen (NAME, FOLDER, TAIL),
+                       whether its rows are gathered (WATCHED), whether it is a sample folder
+                       (SAMPLE, once SAMPLE_KNOWN) */
     PyObject *obj; /* an ASCII str; the table holds a reference (table_free drops it) */
-    unsigned marks; /* which distinct-value lists it is in already (tree_columns: NAME, FOLDER) */
 } slot;
 
-enum { NAME = 1, FOLDER = 2 };
+#define TABLE_MAX ((size_t)1 << 30) /* slots (16 GiB): within what the 32 bits kept can index */
+
+enum { NAME = 1, FOLDER = 2, TAIL = 4, WATCHED = 8, SAMPLE_KNOWN = 16, SAMPLE = 32 };
 
 typedef struct {
     slot *slots;
@@ -66,7 +80,7 @@ typedef struct {
 
 static int table_init(table *t, size_t expected) {
     size_t size = 64;
-    while (size < expected * 2) {
+    while (size < expected + expected / 2 && size < TABLE_MAX) {
         size <<= 1;
     }
     t->slots = PyMem_Calloc(size, sizeof(slot));
@@ -91,6 +105,10 @@ static void table_free(table *t) {
 
 static int table_grow(table *t) {
     size_t size = (t->mask + 1) * 2;
+    if (size > TABLE_MAX) {
+        PyErr_SetString(PyExc_MemoryError, "more distinct values than the table holds");
+        return -1;
+    }
     slot *slots = PyMem_Calloc(size, sizeof(slot));
     if (slots == NULL) {
         PyErr_NoMemory();
@@ -113,17 +131,24 @@ static int table_grow(table *t) {
 
 /* A new reference to the ASCII str holding bytes[0:n]: the one made before, or a new one.
  * With a `mark`, *first says whether this is the first time the value is asked for with that
- * mark (and the mark is set: later asks with it say 0). */
-static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first) {
+ * mark (and the mark is set: later asks with it say 0). With `where`, *where is the value's
+ * slot, valid until the next lookup (the table grows before an insertion, never after). */
+static PyObject *table_lookup(table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first, slot **where) {
+    if ((t->used + 1) * 3 > (t->mask + 1) * 2 && table_grow(t) < 0) {
+        return NULL;
+    }
     Py_hash_t hash = _Py_HashBytes(bytes, n);
     size_t at = (size_t)hash & t->mask;
     while (t->slots[at].obj != NULL) {
         PyObject *obj = t->slots[at].obj;
-        if (t->slots[at].hash == hash && PyUnicode_GET_LENGTH(obj) == n &&
+        if (t->slots[at].hash == (uint32_t)hash && PyUnicode_GET_LENGTH(obj) == n &&
             memcmp(PyUnicode_DATA(obj), bytes, (size_t)n) == 0) {
             if (mark) {
                 *first = (t->slots[at].marks & mark) == 0;
                 t->slots[at].marks |= mark;
+            }
+            if (where != NULL) {
+                *where = &t->slots[at];
             }
             Py_INCREF(obj);
             return obj;
@@ -139,72 +164,67 @@ static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, uns
     /* An ASCII str hashes as its bytes (unicode_hash): kept, so no set or dict hashes it again. */
     ((PyASCIIObject *)obj)->hash = hash;
 #endif
-    t->slots[at].hash = hash;
+    t->slots[at].hash = (uint32_t)hash;
     t->slots[at].obj = obj; /* the table's reference */
     t->slots[at].marks = mark;
+    t->used++;
     if (mark) {
         *first = 1;
     }
-    if (++t->used * 2 > t->mask && table_grow(t) < 0) {
-        return NULL;
+    if (where != NULL) {
+        *where = &t->slots[at];
     }
     Py_INCREF(obj); /* the caller's */
     return obj;
 }
 
-static PyObject *table_str(table *t, const char *bytes, Py_ssize_t n) { return table_str_marked(t, bytes, n, 0, NULL); }
-
-/* Where tree_columns gathers the distinct values (NULL in `columns`). */
-typedef struct {
-    PyObject *names;   /* a set */
-    PyObject *folders; /* a list, first seen first */
-    PyObject *others;  /* a set: the non-ASCII folders already in `folders` */
-} uniques;
-
-static PyObject *empty_str; /* "" */
-
-/* `obj` (a new reference, stolen), or when it is ASCII the table's equal str (so an ASCII
- * value cut from a non-ASCII path is the same object, and flag, as the ASCII paths'). */
-static PyObject *shared(table *t, PyObject *obj, unsigned mark, int *first) {
-    if (obj == NULL || !PyUnicode_IS_ASCII(obj)) {
-        return obj;
-    }
-    PyObject *same = table_str_marked(t, (const char *)PyUnicode_DATA(obj), PyUnicode_GET_LENGTH(obj), mark, first);
-    Py_DECREF(obj);
-    return same;
+static PyObject *table_str_marked(table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first) {
+    return table_lookup(t, bytes, n, mark, first, NULL);
 }
 
-/* A growable scratch buffer for one lower-cased path. */
-typedef struct {
-    char *data;
-    size_t size;
-} scratch;
+/* Short values (a tail: `py`, `json`) by their bytes in a direct-mapped cache in front of the
+ * table, so the commonest lookups hash nothing. A borrowed reference: the table, which made
+ * the str, keeps it alive for the call. A miss (or two values sharing an entry: the later one
+ * replaces the earlier) falls through to the table: the cache changes no result. */
+enum { TINY = 256, TINY_MAX = 8 };
 
-static const char *ascii_view(scratch *buf, PyObject *path, int lower) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
-    const char *src = (const char *)PyUnicode_DATA(path);
-    if (!lower || n == 0) {
-        return src;
+typedef struct {
+    uint64_t key;
+    Py_ssize_t n;
+    PyObject *obj; /* NULL: empty */
+} tiny;
+
+static size_t tiny_at(const char *bytes, Py_ssize_t n, uint64_t *key) {
+    uint64_t k = 0;
+    memcpy(&k, bytes, (size_t)n); /* n <= TINY_MAX */
+    *key = k;
+    return (size_t)(((k ^ (uint64_t)n) * 0x9E3779B97F4A7C15ull) >> 56); /* the top 8 bits: < TINY */
+}
+
+/* table_str_marked through the cache; a value found in the cache was seen with `mark` before
+ * (only lookups with that same mark fill it: one cache per mark). */
+static PyObject *tiny_str(tiny *cache, table *t, const char *bytes, Py_ssize_t n, unsigned mark, int *first) {
+    if (n > TINY_MAX) {
+        return table_str_marked(t, bytes, n, mark, first);
     }
-    if ((size_t)n > buf->size) {
-        char *grown = PyMem_Realloc(buf->data, (size_t)n);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return NULL;
+    uint64_t key;
+    tiny *entry = &cache[tiny_at(bytes, n, &key)];
+    if (entry->obj != NULL && entry->n == n && entry->key == key) {
+        if (mark) {
+            *first = 0;
         }
-        buf->data = grown;
-        buf->size = (size_t)n;
+        return Py_NewRef(entry->obj);
     }
-    /* Through locals that cannot alias (a store through buf->data could change buf->data, so
-     * the compiler reloaded it per byte): a loop gcc -O3 vectorises. */
-    char *restrict dst = buf->data;
-    const unsigned char *restrict from = (const unsigned char *)src;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = from[i];
-        dst[i] = (char)((unsigned char)(c - 'A') < 26 ? c + 32 : c);
+    PyObject *obj = table_str_marked(t, bytes, n, mark, first);
+    if (obj != NULL) {
+        entry->key = key;
+        entry->n = n;
+        entry->obj = obj; /* borrowed: the table holds it */
     }
-    return dst;
+    return obj;
 }
+
+static PyObject *table_str(table *t, const char *bytes, Py_ssize_t n) { return table_str_marked(t, bytes, n, 0, NULL); }
 
 static Py_ssize_t last_in(const char *data, char ch, Py_ssize_t start, Py_ssize_t end) {
     if (end <= start) {
@@ -212,190 +232,6 @@ static Py_ssize_t last_in(const char *data, char ch, Py_ssize_t start, Py_ssize_
     }
     const char *at = memrchr(data + start, ch, (size_t)(end - start));
     return at == NULL ? -1 : at - data;
-}
-
-/* Row i of the three columns from an ASCII path, each value made once per call; with `d`,
- * extensions rather than tails, and each value first seen added to d's distinct values. */
-static int split_ascii(table *t, scratch *buf, PyObject *path, int lower, Py_ssize_t i, PyObject *names,
-                       PyObject *folders, PyObject *tails, uniques *d) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
-    const char *data = ascii_view(buf, path, lower);
-    if (data == NULL) {
-        return -1;
-    }
-    Py_ssize_t slash = last_in(data, '/', 0, n);
-    Py_ssize_t dot = last_in(data, '.', slash + 1, n);
-    int first = 0;
-    PyObject *name = table_str_marked(t, data + slash + 1, n - slash - 1, d ? NAME : 0, &first);
-    if (name == NULL) {
-        return -1;
-    }
-    PyList_SET_ITEM(names, i, name); /* the list owns it from here */
-    if (first && PySet_Add(d->names, name) < 0) {
-        return -1;
-    }
-    /* A sorted tree lists a folder's files one after the other: the folder of the row before
-     * is the likely one, checked before any hashing. */
-    PyObject *before = i > 0 ? PyList_GET_ITEM(folders, i - 1) : NULL;
-    PyObject *folder;
-    first = 0; /* a folder like the row before's is listed already */
-    if (before != NULL && PyUnicode_IS_ASCII(before) && PyUnicode_GET_LENGTH(before) == slash + 1 &&
-        memcmp(PyUnicode_DATA(before), data, (size_t)(slash + 1)) == 0) {
-        Py_INCREF(before);
-        folder = before;
-    } else {
-        folder = table_str_marked(t, data, slash + 1, d ? FOLDER : 0, &first);
-        if (folder == NULL) {
-            return -1;
-        }
-    }
-    PyList_SET_ITEM(folders, i, folder);
-    if (first && PyList_Append(d->folders, folder) < 0) {
-        return -1;
-    }
-    PyObject *tail;
-    if (d != NULL && dot <= slash + 1) { /* no '.' after the name's first character */
-        tail = Py_NewRef(empty_str);
-    } else {
-        tail = dot < 0 ? Py_NewRef(name) : table_str(t, data + dot + 1, n - dot - 1);
-    }
-    if (tail == NULL) {
-        return -1;
-    }
-    PyList_SET_ITEM(tails, i, tail);
-    return 0;
-}
-
-/* Row i from any other str (non-ASCII: lower-cased by str.lower, not shared unless it lowers
- * to ASCII, as `K` (Kelvin) does: then it is split as an ASCII path). */
-static int split_any(table *t, scratch *buf, PyObject *path, int lower, Py_ssize_t i, PyObject *names,
-                     PyObject *folders, PyObject *tails, uniques *d) {
-    PyObject *subject = lower ? PyObject_CallMethod((PyObject *)&PyUnicode_Type, "lower", "O", path)
-                              : (Py_INCREF(path), path); /* str.lower, even on a subclass */
-    if (subject == NULL) {
-        return -1;
-    }
-    int rc = -1;
-    if (PyUnicode_IS_ASCII(subject)) {
-        rc = split_ascii(t, buf, subject, 0, i, names, folders, tails, d);
-        Py_DECREF(subject);
-        return rc;
-    }
-    Py_ssize_t n = PyUnicode_GET_LENGTH(subject);
-    Py_ssize_t slash = PyUnicode_FindChar(subject, '/', 0, n, -1);
-    Py_ssize_t dot = slash < -1 ? -2 : PyUnicode_FindChar(subject, '.', slash + 1, n, -1);
-    if (dot < -1) {
-        goto done;
-    }
-    int first = 0;
-    PyObject *name = shared(t, PyUnicode_Substring(subject, slash + 1, n), 0, &first);
-    if (name == NULL) {
-        goto done;
-    }
-    PyList_SET_ITEM(names, i, name);
-    if (d != NULL && PySet_Add(d->names, name) < 0) { /* the set keeps each value once */
-        goto done;
-    }
-    PyObject *folder = shared(t, PyUnicode_Substring(subject, 0, slash + 1), d ? FOLDER : 0, &first);
-    if (folder == NULL) {
-        goto done;
-    }
-    PyList_SET_ITEM(folders, i, folder);
-    if (d != NULL) {
-        int known = 1; /* an ASCII folder: the table's flag said (`first`) */
-        if (!PyUnicode_IS_ASCII(folder)) {
-            /* never equal to an ASCII one: the `others` set alone says whether it is listed */
-            known = PySet_Contains(d->others, folder);
-            if (known == 0 && PySet_Add(d->others, folder) < 0) {
-                goto done;
-            }
-        } else {
-            known = !first;
-        }
-        if (known < 0 || (!known && PyList_Append(d->folders, folder) < 0)) {
-            goto done;
-        }
-    }
-    PyObject *tail;
-    if (d != NULL && dot <= slash + 1) { /* no '.' after the name's first character */
-        tail = Py_NewRef(empty_str);
-    } else {
-        tail = dot < 0 ? Py_NewRef(name) : PyUnicode_Substring(subject, dot + 1, n);
-    }
-    if (tail == NULL) {
-        goto done;
-    }
-    PyList_SET_ITEM(tails, i, tail);
-    rc = 0;
-done:
-    Py_DECREF(subject);
-    return rc;
-}
-
-/* The three columns of `paths` (a list), and with `d` the distinct values into d. */
-static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
-    Py_ssize_t count = PyList_GET_SIZE(paths);
-    PyObject *names = PyList_New(count), *folders = PyList_New(count), *tails = PyList_New(count);
-    table t = {NULL, 0, 0};
-    scratch buf = {NULL, 0};
-    if (names == NULL || folders == NULL || tails == NULL || table_init(&t, count < 4096 ? (size_t)count : 4096) < 0) {
-        goto fail;
-    }
-    /* The only Python code that runs is str.lower on a non-ASCII path (and, with `d`, the
-     * hashing and comparing of str values in a set): none can touch `paths` (a list of str),
-     * so its size and items stay as they are. */
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *path = PyList_GET_ITEM(paths, i);
-        if (!PyUnicode_Check(path)) {
-            PyErr_Format(PyExc_TypeError, "columns: row %zd is not a str", i);
-            goto fail;
-        }
-        int rc = PyUnicode_IS_ASCII(path) ? split_ascii(&t, &buf, path, lower, i, names, folders, tails, d)
-                                          : split_any(&t, &buf, path, lower, i, names, folders, tails, d);
-        if (rc < 0) {
-            goto fail;
-        }
-    }
-    table_free(&t);
-    PyMem_Free(buf.data);
-    return Py_BuildValue("(NNN)", names, folders, tails);
-fail: /* unset rows are NULL, which list deallocation skips */
-    table_free(&t);
-    PyMem_Free(buf.data);
-    Py_XDECREF(names);
-    Py_XDECREF(folders);
-    Py_XDECREF(tails);
-    return NULL;
-}
-
-static PyObject *columns(PyObject *self, PyObject *args) {
-    PyObject *paths;
-    int lower;
-    if (!PyArg_ParseTuple(args, "O!p:columns", &PyList_Type, &paths, &lower)) {
-        return NULL;
-    }
-    return split_all(paths, lower, NULL);
-}
-
-static PyObject *tree_columns(PyObject *self, PyObject *args) {
-    PyObject *paths;
-    if (!PyArg_ParseTuple(args, "O!:tree_columns", &PyList_Type, &paths)) {
-        return NULL;
-    }
-    PyObject *out = NULL, *split = NULL;
-    uniques d = {PySet_New(NULL), PyList_New(0), PySet_New(NULL)};
-    if (d.names != NULL && d.folders != NULL && d.others != NULL) {
-        split = split_all(paths, 1, &d);
-    }
-    if (split != NULL) {
-        out = Py_BuildValue("(OOOOO)", PyTuple_GET_ITEM(split, 0), PyTuple_GET_ITEM(split, 1),
-                            PyTuple_GET_ITEM(split, 2), d.names, d.folders);
-    }
-    Py_XDECREF(split);
-    Py_XDECREF(d.names);
-    Py_XDECREF(d.folders);
-    Py_XDECREF(d.others);
-    return out;
 }
 
 /* The index of the last `ch` in s[start:end], or -1 (-2 on error). */
@@ -414,8 +250,12 @@ typedef struct {
     Py_ssize_t *len;
     Py_ssize_t count;
     uint64_t lengths; /* bit n: an item of length n (bit 63: 63 or more) */
+    uint64_t firsts[4]; /* bit c: an item starts with byte c */
+    uint64_t lasts[4];  /* bit c: an item ends with byte c */
     int plain;
 } spans;
+
+static int byte_in(const uint64_t *bits, unsigned char c) { return (bits[c >> 6] >> (c & 63)) & 1; }
 
 static uint64_t length_bit(Py_ssize_t n) { return (uint64_t)1 << (n < 63 ? n : 63); }
 
@@ -423,6 +263,8 @@ static int spans_init(spans *w, PyObject *tuple) {
     Py_ssize_t size = PyTuple_GET_SIZE(tuple);
     w->count = 0;
     w->lengths = 0;
+    memset(w->firsts, 0, sizeof w->firsts);
+    memset(w->lasts, 0, sizeof w->lasts);
     w->plain = 1;
     w->data = PyMem_Malloc(sizeof(char *) * (size_t)(size > 0 ? size : 1));
     w->len = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(size > 0 ? size : 1));
@@ -441,8 +283,14 @@ static int spans_init(spans *w, PyObject *tuple) {
         }
         if (PyUnicode_Check(item) && PyUnicode_IS_ASCII(item)) {
             w->data[w->count] = (const char *)PyUnicode_DATA(item);
-            w->len[w->count] = PyUnicode_GET_LENGTH(item);
-            w->lengths |= length_bit(w->len[w->count]);
+            Py_ssize_t m = PyUnicode_GET_LENGTH(item);
+            w->len[w->count] = m;
+            w->lengths |= length_bit(m);
+            if (m > 0) {
+                unsigned char first = (unsigned char)w->data[w->count][0], last = (unsigned char)w->data[w->count][m - 1];
+                w->firsts[first >> 6] |= (uint64_t)1 << (first & 63);
+                w->lasts[last >> 6] |= (uint64_t)1 << (last & 63);
+            }
             w->count++;
         }
     }
@@ -458,7 +306,7 @@ static void spans_free(spans *w) {
 
 /* Whether the ASCII span s[0:n] is one of the spans. */
 static int spans_equal(const spans *w, const char *s, Py_ssize_t n) {
-    if (!(w->lengths & length_bit(n))) {
+    if (!(w->lengths & length_bit(n)) || (n > 0 && !byte_in(w->firsts, (unsigned char)s[0]))) {
         return 0;
     }
     for (Py_ssize_t k = 0; k < w->count; k++) {
@@ -471,6 +319,11 @@ static int spans_equal(const spans *w, const char *s, Py_ssize_t n) {
 
 /* Whether the ASCII span s[0:n] starts (direction -1) or ends (+1) with one of the spans. */
 static int spans_affix(const spans *w, const char *s, Py_ssize_t n, int direction) {
+    /* no item is empty (bit 0) and none starts (ends) with the span's first (last) byte: none fits */
+    if (!(w->lengths & 1) && (n == 0 || !byte_in(direction > 0 ? w->lasts : w->firsts,
+                                                 (unsigned char)s[direction > 0 ? n - 1 : 0]))) {
+        return 0;
+    }
     for (Py_ssize_t k = 0; k < w->count; k++) {
         Py_ssize_t m = w->len[k];
         if (m <= n) {
@@ -485,9 +338,25 @@ static int spans_affix(const spans *w, const char *s, Py_ssize_t n, int directio
 
 /* Whether the ASCII span s[0:n] holds one of the spans. */
 static int spans_within(const spans *w, const char *s, Py_ssize_t n) {
+    const char *end = s + n;
     for (Py_ssize_t k = 0; k < w->count; k++) {
-        if (memmem(s, (size_t)n, w->data[k], (size_t)w->len[k]) != NULL) {
+        const char *needle = w->data[k];
+        Py_ssize_t m = w->len[k];
+        if (m == 0) {
             return 1;
+        }
+        if (n > 256) { /* a long subject: the C library's linear-time search */
+            if (memmem(s, (size_t)n, needle, (size_t)m) != NULL) {
+                return 1;
+            }
+            continue;
+        }
+        /* a short one (a name, most paths): each place its first byte occurs, compared */
+        for (const char *at = memchr(s, needle[0], (size_t)n); at != NULL && end - at >= m;
+             at = memchr(at + 1, needle[0], (size_t)(end - at - 1))) {
+            if (memcmp(at, needle, (size_t)m) == 0) {
+                return 1;
+            }
         }
     }
     return 0;
@@ -698,34 +567,53 @@ static PyObject *first_rows(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O:first_rows", &PyList_Type, &column, &table)) {
         return NULL;
     }
-    PyObject *rows = rows_in(self, args);
-    if (rows == NULL) {
-        return NULL;
-    }
     PyObject *out = PyDict_New();
     if (out == NULL) {
-        Py_DECREF(rows);
         return NULL;
     }
-    /* From the last row back, so each key ends with its first row (and the keys come in the
-     * order of the Python twin's dict). */
-    for (Py_ssize_t k = PyList_GET_SIZE(rows) - 1; k >= 0; k--) {
-        PyObject *at = PyList_GET_ITEM(rows, k);
-        Py_ssize_t i = PyLong_AsSsize_t(at);
-        if (i >= PyList_GET_SIZE(column)) {
-            PyErr_SetString(PyExc_RuntimeError, "first_rows: the column changed size");
-            goto fail;
+    /* Down the column once: a key enters at its first row, so the keys come first seen first. */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(column); i++) {
+        PyObject *item = PyList_GET_ITEM(column, i);
+        Py_INCREF(item); /* a probe may run Python code (__eq__) that changes the list */
+        int hit = contains(table, item);
+        if (hit > 0) {
+            hit = PyDict_Contains(out, item);
+            if (hit == 0) {
+                PyObject *at = PyLong_FromSsize_t(i);
+                hit = at == NULL || PyDict_SetItem(out, item, at) < 0 ? -1 : 0;
+                Py_XDECREF(at);
+            }
         }
-        if (PyDict_SetItem(out, PyList_GET_ITEM(column, i), at) < 0) {
-            goto fail;
+        Py_DECREF(item);
+        if (hit < 0) {
+            Py_DECREF(out);
+            return NULL;
         }
     }
-    Py_DECREF(rows);
     return out;
-fail:
-    Py_DECREF(rows);
-    Py_DECREF(out);
-    return NULL;
+}
+
+static PyObject *pick(PyObject *self, PyObject *args) {
+    PyObject *values, *column, *container;
+    if (!PyArg_ParseTuple(args, "O!O!O:pick", &PyList_Type, &values, &PyList_Type, &column, &container)) {
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        return NULL;
+    }
+    /* Sizes read on every row: a probe may run Python code (__eq__) that changes a list. */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(column) && i < PyList_GET_SIZE(values); i++) {
+        PyObject *item = PyList_GET_ITEM(column, i);
+        Py_INCREF(item);
+        int hit = contains(container, item);
+        Py_DECREF(item);
+        if (hit < 0 || (hit > 0 && i < PyList_GET_SIZE(values) && PyList_Append(out, PyList_GET_ITEM(values, i)) < 0)) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
 }
 
 /* Calls `visit` on each '/'-separated segment of `folder` (empty ones included, as str.split
@@ -788,7 +676,7 @@ static PyObject *segments(PyObject *self, PyObject *args) {
     }
     table t = {NULL, 0, 0};
     distinct d = {PyList_New(0), PySet_New(NULL)};
-    if (d.out == NULL || d.seen == NULL || table_init(&t, 1024) < 0) {
+    if (d.out == NULL || d.seen == NULL || table_init(&t, 128) < 0) {
         goto fail;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(folders); i++) {
@@ -830,7 +718,7 @@ static PyObject *holding(PyObject *self, PyObject *args) {
         return NULL;
     }
     table t = {NULL, 0, 0};
-    if (table_init(&t, 1024) < 0) {
+    if (table_init(&t, 128) < 0) {
         return NULL;
     }
     holding_context h = {&t, chosen};
@@ -867,6 +755,21 @@ static int span_like(like *l, const char *s, Py_ssize_t n) {
     return spans_affix(&l->starts, s, n, -1) || spans_affix(&l->ends, s, n, 1);
 }
 
+/* 1 when a '/'-separated segment of the ASCII folder data[0:n] is like one of the words, 0 if
+ * none is, -1 on error. */
+static int span_folder_like(like *l, const char *data, Py_ssize_t n) {
+    Py_ssize_t start = 0;
+    for (;;) {
+        const char *cut = memchr(data + start, '/', (size_t)(n - start));
+        Py_ssize_t end = cut == NULL ? n : cut - data;
+        int hit = span_like(l, data + start, end - start);
+        if (hit != 0 || cut == NULL) {
+            return hit;
+        }
+        start = end + 1;
+    }
+}
+
 static int folder_like(PyObject *folder, void *context) {
     like *l = (like *)context;
     if (!PyUnicode_Check(folder)) {
@@ -874,17 +777,7 @@ static int folder_like(PyObject *folder, void *context) {
         return -1;
     }
     if (PyUnicode_IS_ASCII(folder)) {
-        const char *data = (const char *)PyUnicode_DATA(folder);
-        Py_ssize_t n = PyUnicode_GET_LENGTH(folder), start = 0;
-        for (;;) {
-            const char *cut = memchr(data + start, '/', (size_t)(n - start));
-            Py_ssize_t end = cut == NULL ? n : cut - data;
-            int hit = span_like(l, data + start, end - start);
-            if (hit != 0 || cut == NULL) {
-                return hit;
-            }
-            start = end + 1;
-        }
+        return span_folder_like(l, (const char *)PyUnicode_DATA(folder), PyUnicode_GET_LENGTH(folder));
     }
     PyObject *parts = PyUnicode_Split(folder, slash_str, -1);
     if (parts == NULL) {
@@ -905,6 +798,33 @@ static int folder_like(PyObject *folder, void *context) {
     return hit;
 }
 
+/* The tables of a `like` whose words, prefixes and suffixes are set (the caller checked their
+ * types); 0, or -1 on error (nothing to free then). */
+static int like_init(like *l) {
+    l->members = PySequence_Tuple(l->words);
+    if (l->members == NULL) {
+        return -1;
+    }
+    if (spans_init(&l->exact, l->members) == 0) {
+        if (spans_init(&l->starts, l->prefixes) == 0) {
+            if (spans_init(&l->ends, l->suffixes) == 0) {
+                return 0;
+            }
+            spans_free(&l->starts);
+        }
+        spans_free(&l->exact);
+    }
+    Py_CLEAR(l->members);
+    return -1;
+}
+
+static void like_free(like *l) {
+    spans_free(&l->ends);
+    spans_free(&l->starts);
+    spans_free(&l->exact);
+    Py_CLEAR(l->members);
+}
+
 static PyObject *holding_like(PyObject *self, PyObject *args) {
     PyObject *folders;
     like l;
@@ -915,22 +835,525 @@ static PyObject *holding_like(PyObject *self, PyObject *args) {
     if (!all_str(l.prefixes, "holding_like: prefixes") || !all_str(l.suffixes, "holding_like: suffixes")) {
         return NULL;
     }
-    l.members = PySequence_Tuple(l.words);
-    if (l.members == NULL) {
+    if (like_init(&l) < 0) {
         return NULL;
     }
-    PyObject *out = NULL;
-    if (spans_init(&l.exact, l.members) == 0) {
-        if (spans_init(&l.starts, l.prefixes) == 0) {
-            if (spans_init(&l.ends, l.suffixes) == 0) {
-                out = select_rows(folders, folder_like, &l);
-                spans_free(&l.ends);
-            }
-            spans_free(&l.starts);
-        }
-        spans_free(&l.exact);
+    PyObject *out = select_rows(folders, folder_like, &l);
+    like_free(&l);
+    return out;
+}
+
+/* Where tree_columns gathers the distinct values and the rows it reports (NULL in `columns`). */
+typedef struct {
+    PyObject *folders;     /* a list, first seen first */
+    PyObject *others;      /* a set: the non-ASCII folders already in `folders` */
+    PyObject *name_keys;   /* containers (borrowed): the names and extensions whose first row is wanted */
+    PyObject *tail_keys;
+    PyObject *watch;       /* a tuple of str (borrowed): the names starting with one of them have all their rows */
+    PyObject *name_firsts; /* dicts: value -> its first row, first seen first */
+    PyObject *tail_firsts;
+    PyObject *watched;     /* a dict: name -> the list of its rows */
+    spans watch_spans;     /* `watch` as byte spans, for the ASCII names */
+    like *sample;          /* the sample folders' words, prefixes and suffixes */
+    PyObject *samples;     /* lists: the paths in a sample folder, as given, and their names and */
+    PyObject *sample_names;   /* folders with their case kept (`columns(samples, False)`) */
+    PyObject *sample_folders;
+    int prev_sample;       /* whether the row before lies in a sample folder */
+    int empty_tail_seen;   /* the extension '' was reported to tail_firsts already */
+    int dirty;             /* a path holds '\\', '//' or '/./', or starts with '/' or './' */
+} uniques;
+
+static PyObject *empty_str; /* "" */
+
+/* `obj` (a new reference, stolen), or when it is ASCII the table's equal str (so an ASCII
+ * value cut from a non-ASCII path is the same object, and flag, as the ASCII paths'). */
+static PyObject *shared(table *t, PyObject *obj, unsigned mark, int *first) {
+    if (obj == NULL || !PyUnicode_IS_ASCII(obj)) {
+        return obj;
     }
-    Py_DECREF(l.members);
+    PyObject *same = table_str_marked(t, (const char *)PyUnicode_DATA(obj), PyUnicode_GET_LENGTH(obj), mark, first);
+    Py_DECREF(obj);
+    return same;
+}
+
+/* value -> row in `firsts` when `value` is in `keys` and not in `firsts` yet (rows come in
+ * ascending order, so the row kept is the first). 0, or -1 on error. */
+static int note_first(PyObject *firsts, PyObject *keys, PyObject *value, Py_ssize_t row) {
+    int hit = contains(keys, value);
+    if (hit <= 0) {
+        return hit;
+    }
+    PyObject *at = PyLong_FromSsize_t(row);
+    if (at == NULL) {
+        return -1;
+    }
+    PyObject *kept = PyDict_SetDefault(firsts, value, at); /* borrowed */
+    Py_DECREF(at);
+    return kept == NULL ? -1 : 0;
+}
+
+/* `row` appended to watched[name] (a list made on the name's first row). 0, or -1 on error. */
+static int note_row(PyObject *watched, PyObject *name, Py_ssize_t row) {
+    PyObject *rows = PyDict_GetItemWithError(watched, name); /* borrowed */
+    if (rows == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        rows = PyList_New(0);
+        if (rows == NULL) {
+            return -1;
+        }
+        int rc = PyDict_SetItem(watched, name, rows);
+        Py_DECREF(rows); /* the dict's reference keeps it */
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    PyObject *at = PyLong_FromSsize_t(row);
+    if (at == NULL) {
+        return -1;
+    }
+    int rc = PyList_Append(rows, at);
+    Py_DECREF(at);
+    return rc;
+}
+
+/* A name's row reported as tree_columns asks, for a name not in the table's marks (one cut
+ * from a non-ASCII path): checked on every row, which the dict and list keep once. */
+static int note_name_any(uniques *d, PyObject *name, Py_ssize_t row) {
+    if (note_first(d->name_firsts, d->name_keys, name, row) < 0) {
+        return -1;
+    }
+    int watched = matches_any(name, d->watch, -1);
+    return watched < 0 ? -1 : watched ? note_row(d->watched, name, row) : 0;
+}
+
+/* A growable scratch buffer for one lower-cased path. */
+typedef struct {
+    char *data;
+    size_t size;
+} scratch;
+
+/* The path's bytes, lower-cased into `buf` when `lower`. */
+static const char *ascii_view(scratch *buf, PyObject *path, int lower) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
+    const char *src = (const char *)PyUnicode_DATA(path);
+    if (!lower || n == 0) {
+        return src;
+    }
+    if ((size_t)n > buf->size) {
+        char *grown = PyMem_Realloc(buf->data, (size_t)n);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        buf->data = grown;
+        buf->size = (size_t)n;
+    }
+    /* Through locals that cannot alias (a store through buf->data could change buf->data, so
+     * the compiler reloaded it per byte): a loop gcc -O3 vectorises. */
+    char *restrict dst = buf->data;
+    const unsigned char *restrict from = (const unsigned char *)src;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = from[i];
+        dst[i] = (char)((unsigned char)(c - 'A') < 26 ? c + 32 : c);
+    }
+    return dst;
+}
+
+/* What one split_all call shares between rows. */
+typedef struct {
+    table t;
+    scratch buf;
+    tiny tails[TINY];
+} splitter;
+
+/* Whether a str path needs normalising (fingerprint.normalise): it holds '\\', '//' or '/./', or
+ * starts with '/' or './'. One pass over its characters, any kind. */
+static int dirty_any(PyObject *path) {
+    int kind = PyUnicode_KIND(path);
+    const void *data = PyUnicode_DATA(path);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
+    if (n >= 1 && PyUnicode_READ(kind, data, 0) == '/') {
+        return 1;
+    }
+    if (n >= 2 && PyUnicode_READ(kind, data, 0) == '.' && PyUnicode_READ(kind, data, 1) == '/') {
+        return 1;
+    }
+    Py_UCS4 p1 = 0, p2 = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '\\' || (c == '/' && (p1 == '/' || (p1 == '.' && p2 == '/')))) {
+            return 1;
+        }
+        p2 = p1;
+        p1 = c;
+    }
+    return 0;
+}
+
+/* Whether the ASCII data[0:n] holds '//' or '/./' (from each '/', by memchr). */
+static int doubled(const char *data, Py_ssize_t n) {
+    const char *end = data + n;
+    for (const char *at = memchr(data, '/', (size_t)n); at != NULL; at = memchr(at + 1, '/', (size_t)(end - at - 1))) {
+        if ((end - at > 1 && at[1] == '/') || (end - at > 2 && at[1] == '.' && at[2] == '/')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the ASCII folder data[0:n], in the table at `w`, is a sample folder: decided once per
+ * distinct folder (the first time it is asked, whichever row asks), with its '//' and '/./'
+ * (every such pair of a path lies in its folder). 1, 0, or -1 on error. */
+static int slot_sample(uniques *d, slot *w, const char *data, Py_ssize_t n) {
+    if (!(w->marks & SAMPLE_KNOWN)) {
+        int like = span_folder_like(d->sample, data, n); /* no lookup in the table: `w` stays valid */
+        if (like < 0) {
+            return -1;
+        }
+        w->marks |= SAMPLE_KNOWN | (like ? SAMPLE : 0);
+        if (!d->dirty && doubled(data, n)) {
+            d->dirty = 1;
+        }
+    }
+    return (w->marks & SAMPLE) != 0;
+}
+
+/* A str for the ASCII bytes data[0:n]: `same` (a new reference) when it holds them, else the
+ * table's. */
+static int ascii_is(PyObject *s, const char *data, Py_ssize_t n) {
+    return s != NULL && PyUnicode_IS_ASCII(s) && PyUnicode_GET_LENGTH(s) == n && memcmp(PyUnicode_DATA(s), data, (size_t)n) == 0;
+}
+
+static PyObject *ascii_as(table *t, PyObject *same, const char *data, Py_ssize_t n) {
+    return ascii_is(same, data, n) ? Py_NewRef(same) : table_str(t, data, n);
+}
+
+/* A row in a sample folder: `orig` (the path as given) into d's samples, with its name and
+ * folder as `columns(.., False)` cuts them. For an ASCII `orig`: `name` and `folder` (the
+ * lower-cased row's) where lower-casing changed none of their bytes, the sample row before's
+ * folder when it is the same, else the table's str. 0, or -1 on error. */
+static int note_sample(table *t, uniques *d, PyObject *orig, PyObject *name, PyObject *folder) {
+    PyObject *cut_name = NULL, *cut_folder = NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(orig);
+    if (PyUnicode_IS_ASCII(orig)) {
+        const char *data = (const char *)PyUnicode_DATA(orig);
+        Py_ssize_t slash = last_in(data, '/', 0, n);
+        cut_name = ascii_as(t, name, data + slash + 1, n - slash - 1);
+        if (cut_name != NULL) { /* the sample row before's folder, this row's, or the table's */
+            Py_ssize_t count = PyList_GET_SIZE(d->sample_folders);
+            PyObject *before = count > 0 ? PyList_GET_ITEM(d->sample_folders, count - 1) : NULL;
+            cut_folder = ascii_as(t, ascii_is(before, data, slash + 1) ? before : folder, data, slash + 1);
+        }
+    } else {
+        Py_ssize_t slash = PyUnicode_FindChar(orig, '/', 0, n, -1);
+        if (slash >= -1) {
+            cut_name = shared(t, PyUnicode_Substring(orig, slash + 1, n), 0, NULL);
+            cut_folder = cut_name == NULL ? NULL : shared(t, PyUnicode_Substring(orig, 0, slash + 1), 0, NULL);
+        }
+    }
+    int rc = -1;
+    if (cut_name != NULL && cut_folder != NULL && PyList_Append(d->samples, orig) == 0 &&
+        PyList_Append(d->sample_names, cut_name) == 0 && PyList_Append(d->sample_folders, cut_folder) == 0) {
+        rc = 0;
+    }
+    Py_XDECREF(cut_name);
+    Py_XDECREF(cut_folder);
+    return rc;
+}
+
+/* Row i of the three columns from an ASCII path (`orig` as given: itself, or a path that
+ * lower-cases to it), each value made once per call; with `d`, extensions rather than tails,
+ * each value first seen added to d's distinct values, and the rows d asks for reported. */
+static int split_ascii(splitter *sp, PyObject *path, PyObject *orig, int lower, Py_ssize_t i, PyObject *names,
+                       PyObject *folders, PyObject *tails, uniques *d) {
+    table *t = &sp->t;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
+    const char *data = ascii_view(&sp->buf, path, lower);
+    if (data == NULL) {
+        return -1;
+    }
+    Py_ssize_t slash = last_in(data, '/', 0, n);
+    Py_ssize_t dot = last_in(data, '.', slash + 1, n);
+    if (d != NULL && !d->dirty &&
+        ((n >= 1 && data[0] == '/') || (n >= 2 && data[0] == '.' && data[1] == '/') || memchr(data, '\\', (size_t)n))) {
+        d->dirty = 1; /* '//' and '/./' are looked for once per distinct folder (slot_sample) */
+    }
+    int first = 0;
+    slot *where = NULL;
+    PyObject *name = table_lookup(t, data + slash + 1, n - slash - 1, d ? NAME : 0, &first, &where);
+    if (name == NULL) {
+        return -1;
+    }
+    PyList_SET_ITEM(names, i, name); /* the list owns it from here */
+    if (d != NULL) {
+        /* `where` stays valid until the next lookup: the name's marks are settled first. */
+        if (first) {
+            if (note_first(d->name_firsts, d->name_keys, name, i) < 0) {
+                return -1;
+            }
+            if (spans_affix(&d->watch_spans, data + slash + 1, n - slash - 1, -1)) {
+                where->marks |= WATCHED;
+            }
+        }
+        if ((where->marks & WATCHED) && note_row(d->watched, name, i) < 0) {
+            return -1;
+        }
+    }
+    /* A sorted tree lists a folder's files one after the other: the folder of the row before
+     * is the likely one, checked before any hashing. */
+    PyObject *before = i > 0 ? PyList_GET_ITEM(folders, i - 1) : NULL;
+    PyObject *folder;
+    int sample = 0;
+    first = 0; /* a folder like the row before's is listed already */
+    if (before != NULL && PyUnicode_IS_ASCII(before) && PyUnicode_GET_LENGTH(before) == slash + 1 &&
+        memcmp(PyUnicode_DATA(before), data, (size_t)(slash + 1)) == 0) {
+        Py_INCREF(before);
+        folder = before;
+        sample = d ? d->prev_sample : 0;
+    } else {
+        folder = table_lookup(t, data, slash + 1, d ? FOLDER : 0, &first, &where);
+        if (folder == NULL) {
+            return -1;
+        }
+        if (d != NULL && (sample = slot_sample(d, where, data, slash + 1)) < 0) {
+            Py_DECREF(folder);
+            return -1;
+        }
+    }
+    PyList_SET_ITEM(folders, i, folder);
+    if (first && PyList_Append(d->folders, folder) < 0) {
+        return -1;
+    }
+    if (d != NULL) {
+        d->prev_sample = sample;
+        if (sample && note_sample(t, d, orig, name, folder) < 0) {
+            return -1;
+        }
+    }
+    PyObject *tail;
+    first = 0;
+    if (d != NULL && dot <= slash + 1) { /* no '.' after the name's first character */
+        tail = Py_NewRef(empty_str);
+        first = !d->empty_tail_seen;
+        d->empty_tail_seen = 1;
+    } else {
+        tail = dot < 0 ? Py_NewRef(name) : tiny_str(sp->tails, t, data + dot + 1, n - dot - 1, d ? TAIL : 0, &first);
+    }
+    if (tail == NULL) {
+        return -1;
+    }
+    PyList_SET_ITEM(tails, i, tail);
+    return first ? note_first(d->tail_firsts, d->tail_keys, tail, i) : 0;
+}
+
+/* Row i from any other str (non-ASCII: lower-cased by str.lower, not shared unless it lowers
+ * to ASCII, as `K` (Kelvin) does: then it is split as an ASCII path). */
+static int split_any(splitter *sp, PyObject *path, int lower, Py_ssize_t i, PyObject *names, PyObject *folders,
+                     PyObject *tails, uniques *d) {
+    table *t = &sp->t;
+    PyObject *subject = lower ? PyObject_CallMethod((PyObject *)&PyUnicode_Type, "lower", "O", path)
+                              : (Py_INCREF(path), path); /* str.lower, even on a subclass */
+    if (subject == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    if (PyUnicode_IS_ASCII(subject)) {
+        rc = split_ascii(sp, subject, path, 0, i, names, folders, tails, d);
+        Py_DECREF(subject);
+        return rc;
+    }
+    if (d != NULL && !d->dirty) {
+        d->dirty = dirty_any(path);
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(subject);
+    Py_ssize_t slash = PyUnicode_FindChar(subject, '/', 0, n, -1);
+    Py_ssize_t dot = slash < -1 ? -2 : PyUnicode_FindChar(subject, '.', slash + 1, n, -1);
+    if (dot < -1) {
+        goto done;
+    }
+    PyObject *name = shared(t, PyUnicode_Substring(subject, slash + 1, n), 0, NULL);
+    if (name == NULL) {
+        goto done;
+    }
+    PyList_SET_ITEM(names, i, name);
+    /* the name is in no table mark, so it is reported per row */
+    if (d != NULL && note_name_any(d, name, i) < 0) {
+        goto done;
+    }
+    PyObject *folder = PyUnicode_Substring(subject, 0, slash + 1);
+    if (folder == NULL) {
+        goto done;
+    }
+    int first = 0, sample = 0;
+    if (PyUnicode_IS_ASCII(folder)) { /* the table's str, flags and sample verdict */
+        slot *where = NULL;
+        PyObject *same = table_lookup(t, (const char *)PyUnicode_DATA(folder), slash + 1, d ? FOLDER : 0, &first, &where);
+        Py_DECREF(folder);
+        if (same == NULL) {
+            goto done;
+        }
+        folder = same;
+        PyList_SET_ITEM(folders, i, folder);
+        if (d != NULL && (sample = slot_sample(d, where, (const char *)PyUnicode_DATA(folder), slash + 1)) < 0) {
+            goto done;
+        }
+    } else {
+        PyList_SET_ITEM(folders, i, folder);
+        if (d != NULL && (sample = folder_like(folder, d->sample)) < 0) {
+            goto done;
+        }
+    }
+    if (d != NULL) {
+        int known = 1; /* an ASCII folder: the table's flag said (`first`) */
+        if (!PyUnicode_IS_ASCII(folder)) {
+            /* never equal to an ASCII one: the `others` set alone says whether it is listed */
+            known = PySet_Contains(d->others, folder);
+            if (known == 0 && PySet_Add(d->others, folder) < 0) {
+                goto done;
+            }
+        } else {
+            known = !first;
+        }
+        if (known < 0 || (!known && PyList_Append(d->folders, folder) < 0)) {
+            goto done;
+        }
+        d->prev_sample = sample;
+        if (sample && note_sample(t, d, path, name, folder) < 0) {
+            goto done;
+        }
+    }
+    PyObject *tail;
+    if (d != NULL && dot <= slash + 1) { /* no '.' after the name's first character */
+        tail = Py_NewRef(empty_str);
+    } else {
+        tail = dot < 0 ? Py_NewRef(name) : PyUnicode_Substring(subject, dot + 1, n);
+    }
+    if (tail == NULL) {
+        goto done;
+    }
+    PyList_SET_ITEM(tails, i, tail);
+    /* reported per row (the dict keeps the first); not through the tail marks, which an ASCII
+     * tail seen later would then not pass */
+    if (d != NULL && note_first(d->tail_firsts, d->tail_keys, tail, i) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_DECREF(subject);
+    return rc;
+}
+
+/* The three columns of `paths` (a list), and with `d` the distinct values into d. */
+static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
+    Py_ssize_t count = PyList_GET_SIZE(paths);
+    PyObject *names = PyList_New(count), *folders = PyList_New(count), *tails = PyList_New(count);
+    splitter *sp = PyMem_Calloc(1, sizeof(splitter)); /* the tail cache empty, the table unset */
+    if (sp == NULL) {
+        PyErr_NoMemory();
+    }
+    if (names == NULL || folders == NULL || tails == NULL || sp == NULL ||
+        table_init(&sp->t, count < 8192 ? (size_t)count : 8192) < 0) {
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        /* Python code may run (str.lower of a str subclass, a key's __eq__ in tree_columns'
+         * containers): the list is checked, and the path held, rather than trusted. */
+        if (PyList_GET_SIZE(paths) != count) {
+            PyErr_SetString(PyExc_RuntimeError, "columns: the list of paths changed size");
+            goto fail;
+        }
+        PyObject *path = PyList_GET_ITEM(paths, i);
+        if (!PyUnicode_Check(path)) {
+            PyErr_Format(PyExc_TypeError, "columns: row %zd is not a str", i);
+            goto fail;
+        }
+        Py_INCREF(path);
+        int rc = PyUnicode_IS_ASCII(path) ? split_ascii(sp, path, path, lower, i, names, folders, tails, d)
+                                          : split_any(sp, path, lower, i, names, folders, tails, d);
+        Py_DECREF(path);
+        if (rc < 0) {
+            goto fail;
+        }
+    }
+    table_free(&sp->t);
+    PyMem_Free(sp->buf.data);
+    PyMem_Free(sp);
+    return Py_BuildValue("(NNN)", names, folders, tails);
+fail: /* unset rows are NULL, which list deallocation skips */
+    if (sp != NULL) {
+        table_free(&sp->t);
+        PyMem_Free(sp->buf.data);
+        PyMem_Free(sp);
+    }
+    Py_XDECREF(names);
+    Py_XDECREF(folders);
+    Py_XDECREF(tails);
+    return NULL;
+}
+
+static PyObject *columns(PyObject *self, PyObject *args) {
+    PyObject *paths;
+    int lower;
+    if (!PyArg_ParseTuple(args, "O!p:columns", &PyList_Type, &paths, &lower)) {
+        return NULL;
+    }
+    return split_all(paths, lower, NULL);
+}
+
+static PyObject *tree_columns(PyObject *self, PyObject *args) {
+    PyObject *paths;
+    uniques d = {NULL};
+    like sample;
+    if (!PyArg_ParseTuple(args, "O!OOO!O!O!O!:tree_columns", &PyList_Type, &paths, &d.name_keys, &d.tail_keys,
+                          &PyTuple_Type, &d.watch, &PyFrozenSet_Type, &sample.words, &PyTuple_Type, &sample.prefixes,
+                          &PyTuple_Type, &sample.suffixes)) {
+        return NULL;
+    }
+    if (!all_str(d.watch, "tree_columns: watch") || !all_str(sample.prefixes, "tree_columns: sample prefixes") ||
+        !all_str(sample.suffixes, "tree_columns: sample suffixes")) {
+        return NULL;
+    }
+    /* The tuples' and the frozenset's items are read as bytes during the call: the arguments
+     * hold them (tuples and frozensets do not change). */
+    if (like_init(&sample) < 0) {
+        return NULL;
+    }
+    if (spans_init(&d.watch_spans, d.watch) < 0) {
+        like_free(&sample);
+        return NULL;
+    }
+    d.sample = &sample;
+    PyObject *out = NULL, *split = NULL;
+    d.folders = PyList_New(0);
+    d.others = PySet_New(NULL);
+    d.name_firsts = PyDict_New();
+    d.tail_firsts = PyDict_New();
+    d.watched = PyDict_New();
+    d.samples = PyList_New(0);
+    d.sample_names = PyList_New(0);
+    d.sample_folders = PyList_New(0);
+    if (d.folders != NULL && d.others != NULL && d.name_firsts != NULL && d.tail_firsts != NULL &&
+        d.watched != NULL && d.samples != NULL && d.sample_names != NULL && d.sample_folders != NULL) {
+        split = split_all(paths, 1, &d);
+    }
+    if (split != NULL) {
+        out = Py_BuildValue("(OOOOOOO(OOO)O)", PyTuple_GET_ITEM(split, 0), PyTuple_GET_ITEM(split, 1),
+                            PyTuple_GET_ITEM(split, 2), d.folders, d.name_firsts, d.tail_firsts, d.watched,
+                            d.samples, d.sample_names, d.sample_folders, d.dirty ? Py_False : Py_True);
+    }
+    Py_XDECREF(split);
+    Py_XDECREF(d.folders);
+    Py_XDECREF(d.others);
+    Py_XDECREF(d.name_firsts);
+    Py_XDECREF(d.tail_firsts);
+    Py_XDECREF(d.watched);
+    Py_XDECREF(d.samples);
+    Py_XDECREF(d.sample_names);
+    Py_XDECREF(d.sample_folders);
+    spans_free(&d.watch_spans);
+    like_free(&sample);
     return out;
 }
 
@@ -940,10 +1363,12 @@ static PyMethodDef methods[] = {
     {"holding_like", holding_like, METH_VARARGS,
      "Indexes (ascending) of the folders with a segment in `words`, starting with a prefix or ending with a suffix."},
     {"rows_in", rows_in, METH_VARARGS, "Indexes (ascending) of the column's items that are in the container."},
-    {"first_rows", first_rows, METH_VARARGS, "Each item of the column that is in the table -> its first row."},
+    {"first_rows", first_rows, METH_VARARGS, "Each item of the column that is in the table -> its first row, first seen first."},
+    {"pick", pick, METH_VARARGS, "The values whose row of the column is in the container, in order."},
     {"columns", columns, METH_VARARGS, "(names, folders, tails) of a list of paths, lower-cased or not."},
     {"tree_columns", tree_columns, METH_VARARGS,
-     "(names, folders, extensions, distinct names, distinct folders) of a list of paths, lower-cased."},
+     "(names, folders, extensions, distinct names, distinct folders, name firsts, extension firsts, watched rows) "
+     "of a list of paths, lower-cased."},
     {"gate_rows", gate_rows, METH_VARARGS, "Indexes of the subjects a gate's tables may match."},
     {NULL, NULL, 0, NULL},
 };

@@ -12,10 +12,12 @@ blocks changes nothing for git and keeps provenance readable.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from bisect import insort
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
-from deployments.ignore_gen.fingerprint import Fingerprint, Tree, prepare, resolve, sample_paths
+from deployments.ignore_gen.fingerprint import Fingerprint, Tree, prepare, resolve
 from deployments.ignore_gen.globs import Coverage, Matcher, escape, precompile
 from deployments.ignore_gen.rules_table import RulesTable
 from deployments.ignore_gen.templates import TemplateSet
@@ -31,6 +33,22 @@ KEPT_COMMENT = "# kept: files this project tracks in test/example folders that t
 
 def _order(rule: Rule) -> tuple[int, bool, str, str]:
     return (_RANK[rule.source], rule.pattern.startswith("!"), rule.feature or "", rule.pattern)
+
+
+_KEY = itemgetter(0)
+Keyed = tuple[tuple[int, bool, str, str], "Rule"]
+
+
+def _merged(rules: Sequence[Rule], extra: Collection[Rule]) -> list[Rule]:
+    """`sorted([*rules, *extra], key=_order)` for `rules` in that order already: a few extra
+    rules are each inserted after their equals (as a stable sort puts them), `_order` asked
+    O(log n) times per rule; many (a large tree's kept negations) are sorted in with the rest."""
+    if len(extra) > 8:
+        return sorted([*rules, *extra], key=_order)
+    out = list(rules)
+    for rule in extra:
+        insort(out, rule, key=_order)
+    return out
 
 
 class UnknownFeatureError(LookupError):
@@ -104,6 +122,16 @@ class Engine:
         self.table = table
         precompile(p for patterns in templates.patterns.values() for p in patterns)
         precompile(p for entry in table.entries for p in entry.patterns)
+        # Each template's and mined entry's rules with their sort keys, made once: `select`
+        # sorts by the keys, with no Python call per rule.
+        self._template_rules = {
+            feature: [_keyed(Rule(pattern, "template", feature)) for pattern in patterns]
+            for feature, patterns in templates.patterns.items()
+        }
+        self._mined_rules = {
+            entry: [_keyed(Rule(pattern, "mined", "+".join(entry.features))) for pattern in entry.patterns]
+            for entry in table.entries
+        }
 
     def known_features(self) -> list[str]:
         return self.templates.names()
@@ -115,43 +143,43 @@ class Engine:
 
     def select(self, fp: Fingerprint, extras: Sequence[str]) -> list[Rule]:
         """The ordered, de-duplicated rules for a fingerprint and user extras."""
-        collected: list[Rule] = []
+        collected: list[Keyed] = []
         features = fp.features
         for feature in features:
-            for pattern in self.templates.patterns.get(feature, ()):
-                collected.append(Rule(pattern, "template", feature))
+            collected.extend(self._template_rules.get(feature, ()))
         for entry in self.table.matching(features):
-            label = "+".join(entry.features)
-            for pattern in entry.patterns:
-                collected.append(Rule(pattern, "mined", label))
-        for pattern in extras:
-            collected.append(Rule(pattern, "user_extra", None))
+            collected.extend(self._mined_rules[entry])
+        collected.extend(_keyed(Rule(pattern, "user_extra", None)) for pattern in extras)
         seen: set[str] = set()
-        unique: list[Rule] = []
-        for rule in collected:
-            if rule.pattern not in seen:
-                seen.add(rule.pattern)
-                unique.append(rule)
-        unique.sort(key=_order)
-        return unique
+        unique: list[Keyed] = []
+        for keyed in collected:
+            pattern = keyed[1].pattern
+            if pattern not in seen:
+                seen.add(pattern)
+                unique.append(keyed)
+        unique.sort(key=_KEY)  # the keys differ: each holds its distinct pattern
+        return [rule for _, rule in unique]
 
     def keep(self, rules: Sequence[Rule], tree: Sequence[str] | Tree) -> list[Rule]:
         """Negations for the tree's files in test, fixture and example folders that `rules`
         would ignore (a fixture `node_modules/`, an example's `build/`): the project tracks
         them on purpose. Never for the secrets rules or the user's own extras. The negation
         names the file, or its first ignored folder (git cannot re-include a file inside an
-        ignored folder), and goes in the same section as the rule it answers, after it."""
-        samples = sample_paths(tree)
+        ignored folder), and goes in the same section as the rule it answers, after it.
+        `rules` come in `select`'s order (`_order`)."""
+        prepared = tree if isinstance(tree, Tree) else prepare(tree)
+        samples, names, folders = prepared.samples  # the sample paths, split by `prepare`'s pass
+        split: tuple[list[str], list[str]] | None = (names, folders)
         kept: dict[str, Rule] = {}
         spelled: dict[str, str] = {}  # what is ignored -> its negation (many files share a folder)
         for _ in range(4):  # a kept folder can hold another ignored folder (node_modules/x/dist/)
             if not samples:
                 break
-            current = sorted([*rules, *kept.values()], key=_order)
+            current = _merged(rules, kept.values()) if kept else rules
             matcher = Matcher(r.pattern for r in current)
             by_pattern = {r.pattern: r for r in current}
             again: list[str] = []
-            for path in matcher.candidates(samples):
+            for path in matcher.candidates(samples, split):
                 hit = matcher.ignored_by(path)
                 if hit is None:
                     continue
@@ -161,7 +189,7 @@ class Engine:
                 pattern = spelled.get(hit[0]) or spelled.setdefault(hit[0], "!" + escape(hit[0]))
                 kept.setdefault(pattern, Rule(pattern, rule.source, f"{rule.feature}{KEPT}"))
                 again.append(path)
-            samples = again
+            samples, split = again, None
         return list(kept.values())
 
     def render(self, rules: Sequence[Rule], features: Sequence[str], options: Options) -> str:
@@ -197,7 +225,7 @@ class Engine:
         rules = self.select(fp, options.extras)
         if prepared is not None and prepared.paths:
             kept = self.keep(rules, prepared)
-            rules = sorted(rules + kept, key=_order) if kept else rules
+            rules = _merged(rules, kept) if kept else rules
         names = fp.features
         content = self.render(rules, names, options)
         return Generated(
@@ -238,6 +266,10 @@ class Engine:
                 else:
                     plain.append(pattern)
         return Diff(added, removed, covered)
+
+
+def _keyed(rule: Rule) -> Keyed:
+    return _order(rule), rule
 
 
 def existing_patterns(text: str) -> list[str]:

@@ -18,9 +18,7 @@ used only when the rest of the tree yields none (a tree of just tests).
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Collection, Iterable, Mapping
-from contextlib import suppress
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress, repeat
@@ -303,8 +301,7 @@ SAMPLE_DIRS = frozenset(
 )
 
 
-# Every sample and fixture folder name holds one of these words.
-_SAMPLE_WORDS = ("test", "spec", "fixture", "example", "sample", "demo", "playground")
+# Every fixture folder name holds one of these words.
 _FIXTURE_WORDS = (
     "test",
     "spec",
@@ -323,12 +320,11 @@ _FIXTURE_WORDS = (
 
 def sample_paths(tree: Iterable[str] | Tree) -> list[str]:
     """The paths of `tree` (normalised, in code-point order) that lie in a test, fixture or
-    example folder, picked in C."""
+    example folder: a folder with a segment in SAMPLE_DIRS, or that starts with `test` or ends
+    with `test` or `tests` (`mytests/`, `unittest/`), case-insensitive; picked by `prepare`'s
+    pass (`Tree.samples`)."""
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
-    inside = _folders_with(prepared, _SAMPLE_WORDS, SAMPLE_DIRS, tests=True)
-    if not inside:
-        return []
-    return list(map(prepared.paths.__getitem__, passes.rows_in(prepared.folders, inside)))
+    return prepared.samples[0]
 
 
 @dataclass(frozen=True)
@@ -363,80 +359,76 @@ def _note(found: dict[str, str], features: Iterable[str], path: str) -> None:
 _LAST = itemgetter(2)  # of a `str.rpartition`
 
 
-def _starts_with(ordered: list[str], prefix: str) -> bool:
-    """Whether a path of the sorted list starts with `prefix` (a bisection, not a scan)."""
-    at = bisect_left(ordered, prefix)
-    return at < len(ordered) and ordered[at].startswith(prefix)
-
-
 @dataclass(frozen=True)
 class Tree:
-    """A tree read once, every per-path column and the distinct names and folders built in one
-    pass (`passes.tree_columns`: a C loop when the extension is built, C-level `map`s and one
+    """A tree read once, every per-path column and the distinct folders built in one pass
+    (`passes.tree_columns`: a C loop when the extension is built, C-level `map`s and one
     comprehension when not).
 
     `paths` are normalised and in code-point order, so the first path with a property is the
     smallest one (the witness). The other columns follow that order, in lower case: its
     basename, its folder with a trailing `/` (empty at the top) and its extension without the
     dot, `''` when the basename has no `.` after its first character (`.py`, `py` and
-    `makefile` have none). What is decided per name or per folder is decided once per
-    distinct value (`names_seen`, `folder_list`: first seen first)."""
+    `makefile` have none). What is decided per folder is decided once per distinct folder
+    (`folder_list`: first seen first). The same pass gives the first row of each marker name
+    and extension (`name_firsts`, `tail_firsts`), every row of the names a stem or path marker
+    may start (`watched`), and the paths in sample folders (`samples`)."""
 
     paths: list[str]
     names: list[str]
     folders: list[str]
     tails: list[str]
-    names_seen: set[str]  # the distinct basenames
     folder_list: list[str]  # the distinct folders
-    folder_text: str  # the distinct folders joined by newlines (for substring tests)
+    name_firsts: dict[str, int]  # each name of MARKERS in the tree -> its first row
+    tail_firsts: dict[str, int]  # each extension of EXTENSIONS in the tree -> its first row
+    watched: dict[str, list[int]]  # each name starting with a word of _WATCH -> its rows
+    # The paths in sample folders (`sample_paths`), with their names and folders case kept.
+    samples: passes.Samples
 
     @cached_property
-    def lows(self) -> list[str]:
-        """The paths lower-cased (only Flutter's platform folders need them)."""
-        return passes.lowered(self.paths)
+    def folder_text(self) -> str:
+        """The distinct folders joined by newlines (for substring tests)."""
+        return "\n".join(self.folder_list)
 
 
 _STEM_WORDS = (*STEMS, "requirements")
+_TEST_ENDS = ("test", "tests")
 _TAILS = {ext[1:]: hits for ext, hits in EXTENSIONS.items()}  # keyed like Tree.tails
 
 
 def prepare(tree: Iterable[str]) -> Tree:
-    """Sort, normalise (only when a C-level check finds something to change) and split into
-    columns. A `\\` is looked for in the joined tree (one `memchr`), a leading `/` or `./` by
-    bisection, `//` and `/./` (which only occur in a folder) in the distinct folders."""
+    """Sort, split into columns, and normalise (and split again) only when the pass found
+    something to change: a `\\`, `//` or `/./`, a leading `/` or `./` (rare)."""
     paths = sorted(tree)
-    text = "\n".join(paths)
-    if "\\" in text or _starts_with(paths, "/") or _starts_with(paths, "./"):
-        return _columns(sorted(map(normalise, paths)))
-    columns = _columns(paths)
-    if "//" in columns.folder_text or "/./" in columns.folder_text:
-        return _columns(sorted(map(normalise, paths)))
-    return columns
+    columns, clean = _columns(paths)
+    return columns if clean else _columns(sorted(map(normalise, paths)))[0]
 
 
-def _columns(paths: list[str]) -> Tree:
-    """The columns of sorted, normalised `paths`, with the distinct names and folders
-    (`passes.tree_columns`: one C loop when built)."""
-    names, folders, extensions, seen, distinct = passes.tree_columns(paths)
-    return Tree(paths, names, folders, extensions, seen, distinct, "\n".join(distinct))
+def _columns(paths: list[str]) -> tuple[Tree, bool]:
+    """The columns of sorted `paths`, with the distinct names and folders, and whether the
+    paths were normalised already (`passes.tree_columns`: one C loop when built)."""
+    columns = passes.tree_columns(paths, MARKERS, _TAILS, _WATCH, SAMPLE_DIRS, ("test",), _TEST_ENDS)
+    names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples, clean = columns
+    tree = Tree(paths, names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples)
+    return tree, clean
 
 
-def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str], tests: bool = False) -> set[str]:
-    """The distinct folders with a segment in `segments`, or (with `tests`) a segment that
-    starts with `test` or ends with `test` or `tests` (`mytests/`, `unittest/`). Nothing is
-    looked at unless the joined folders hold one of `words` (every such segment holds one);
-    then one pass over the distinct folders (`passes.holding_like`: in C, an ASCII folder's
-    segments compared as spans of its bytes, no str made per segment)."""
+def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str]) -> set[str]:
+    """The distinct folders with a segment in `segments`. Nothing is looked at unless the
+    joined folders hold one of `words` (every such segment holds one); then one pass over the
+    distinct folders (`passes.holding_like`: in C, an ASCII folder's segments compared as spans
+    of its bytes, no str made per segment)."""
     if not any(word in tree.folder_text for word in words):
         return set()
     listed = tree.folder_list
-    starts, ends = (("test",), ("test", "tests")) if tests else ((), ())
-    return set(map(listed.__getitem__, passes.holding_like(listed, segments, starts, ends)))
+    return set(map(listed.__getitem__, passes.holding_like(listed, segments, (), ())))
 
 
 _PATH_MARKERS = [
     (marker.rpartition("/")[0] + "/", marker.rpartition("/")[2], hits) for marker, hits in PATH_MARKERS.items()
 ]
+# The words whose names `prepare` keeps every row of: a stem's first word, a path marker's basename.
+_WATCH = (*_STEM_WORDS, *(last for _, last, _ in _PATH_MARKERS))
 
 
 def _stem_hits(name: str) -> tuple[str, ...]:
@@ -459,50 +451,18 @@ def _in_fixture(path: str) -> bool:
     return slash > 0 and not FIXTURE_DIRS.isdisjoint(path[:slash].lower().split("/"))
 
 
-def _rows(column: list[str], value: str) -> list[int]:
-    """The rows of `column` holding `value` (`list.index` in C, once per hit: for rare values)."""
-    out: list[int] = []
-    with suppress(ValueError):
-        at = -1
-        while True:
-            at = column.index(value, at + 1)
-            out.append(at)
-    return out
-
-
-def _starting_with(names: Collection[str], words: tuple[str, ...]) -> set[str]:
-    """The names that start with one of `words`: `str.find` over the names joined by newlines
-    (a `startswith` per name when a name holds a newline)."""
-    joined = "\n" + "\n".join(names) + "\n"
-    if joined.count("\n") != len(names) + 1:
-        return set(compress(names, map(str.startswith, names, repeat(words))))
-    out: set[str] = set()
-    for word in words:
-        at = joined.find("\n" + word)
-        while at != -1:
-            end = joined.index("\n", at + 1)
-            out.add(joined[at + 1 : end])
-            at = joined.find("\n" + word, end)
-    return out
-
-
 def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
     """The rows that produce features by a stem (`Dockerfile.dev`) or a path marker
-    (`bin/rails`), with what they produce: the stems are looked for among the distinct
-    basenames (a substring search per stem word in them, joined), the markers' basenames by
-    set probes."""
-    seen = tree.names_seen
-    stems = {name: hits for name in _starting_with(seen, _STEM_WORDS) if (hits := _stem_hits(name))}
-    out = [(at, stems[tree.names[at]]) for at in passes.rows_in(tree.names, stems)] if stems else []
+    (`bin/rails`), with what they produce, ascending: from the rows `prepare`'s pass gathered
+    for the names starting with a stem word or a marker's basename (`Tree.watched`)."""
+    watched = tree.watched
+    out = [(at, hits) for name, rows in watched.items() if (hits := _stem_hits(name)) for at in rows]
+    folders = tree.folders
     for parent, last, hits in _PATH_MARKERS:
-        if last in seen:
-            folders = tree.folders
-            out.extend(
-                (at, hits)
-                for at in _rows(tree.names, last)
-                if folders[at] == parent or folders[at].endswith("/" + parent)
-            )
-    return out
+        out.extend(
+            (at, hits) for at in watched.get(last, ()) if folders[at] == parent or folders[at].endswith("/" + parent)
+        )
+    return sorted(out)
 
 
 def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
@@ -519,7 +479,7 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
     prepared = tree if isinstance(tree, Tree) else prepare(tree)
     rare = _rare(prepared)
     paths = prepared.paths
-    found = _found(prepared.tails, prepared.names, paths, [(paths[at], hits) for at, hits in rare])
+    found = _found(prepared.tail_firsts, prepared.name_firsts, paths, [(paths[at], hits) for at, hits in rare])
     if any(_in_fixture(path) for path in found.values()):  # decided per distinct folder only then
         fixtures = _folders_with(prepared, _FIXTURE_WORDS, FIXTURE_DIRS)
         if fixtures:
@@ -527,35 +487,42 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
             rows = list(map(not_, map(fixtures.__contains__, folders)))
             kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
             tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
-            found = _found(tails, names, clean, kept_rare) or found
+            firsts = passes.first_rows(tails, _TAILS), passes.first_rows(names, MARKERS)
+            found = _found(*firsts, clean, kept_rare) or found
     if "dart" in found:
-        _derive(found, _platform_dirs(paths, prepared.lows))
+        _derive(found, _platform_dirs(prepared))
     return Fingerprint(witnesses=found)
 
 
 def _found(
-    tails: list[str], names: list[str], paths: list[str], rare: list[tuple[str, tuple[str, ...]]]
+    tail_firsts: dict[str, int],
+    name_firsts: dict[str, int],
+    paths: list[str],
+    rare: list[tuple[str, tuple[str, ...]]],
 ) -> dict[str, str]:
     """Each feature the rows produce -> its smallest path (the first row of its extensions and
     marker names in the sorted rows, or a `rare` path)."""
     found: dict[str, str] = {}
-    for column, table in ((tails, _TAILS), (names, MARKERS)):
-        for key, at in passes.first_rows(column, table).items():
+    for firsts, table in ((tail_firsts, _TAILS), (name_firsts, MARKERS)):
+        for key, at in firsts.items():
             _note(found, table[key], paths[at])
     for path, hits in rare:
         _note(found, hits, path)
     return found
 
 
-def _platform_dirs(paths: list[str], lows: list[str]) -> dict[str, str]:
-    """The smallest path under a top-level `android/` and `ios/` folder (Flutter's platforms)."""
+def _platform_dirs(tree: Tree) -> dict[str, str]:
+    """The smallest path under a top-level `android/` and `ios/` folder (Flutter's platforms),
+    case-insensitive: from the lower-cased folder and name columns (a lower-cased path is its
+    folder and its name), with no lower-cased copy of the paths."""
     out: dict[str, str] = {}
-    for top in ("android", "ios"):
-        inside = list(map(str.startswith, lows, repeat(top + "/")))
-        picked = zip(compress(paths, inside), compress(lows, inside), strict=True)
-        under = [path for path, low in picked if len(low) > len(top) + 1]
+    for top in ("android/", "ios/"):
+        inside = list(map(str.startswith, tree.folders, repeat(top)))
+        columns = (tree.paths, tree.folders, tree.names)
+        picked = zip(*(compress(column, inside) for column in columns), strict=True)
+        under = [path for path, folder, name in picked if len(folder) + len(name) > len(top)]
         if under:
-            out[top] = min(under)
+            out[top[:-1]] = min(under)
     return out
 
 

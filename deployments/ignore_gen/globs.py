@@ -499,8 +499,9 @@ class Matcher:
         segments = passes.segments(plain)
         screened = map(segments.__getitem__, self._tables.gates[False, True].rows(segments))
         ignored = {segment for segment in screened if self._ignores_name(segment)}
-        if ignored:
-            out.update(map(plain.__getitem__, passes.holding(plain, ignored)))
+        if ignored:  # a few words: compared as byte spans, no str made per segment
+            held = passes.holding_like(plain, frozenset(ignored), (), ()) if len(ignored) <= 64 else None
+            out.update(map(plain.__getitem__, passes.holding(plain, ignored) if held is None else held))
         return out
 
     def _ignores_name(self, segment: str) -> bool:
@@ -508,10 +509,11 @@ class Matcher:
         at = self._search(False, True, segment, -1)
         return at >= 0 and not self._tables.rules[at].negated
 
-    def candidates(self, paths: list[str]) -> list[str]:
+    def candidates(self, paths: list[str], split: tuple[list[str], list[str]] | None = None) -> list[str]:
         """The paths of `paths` (in their order) that `ignored_by` can answer for: those in an
-        ignored folder (decided once per distinct folder) and those a file pattern matches."""
-        names, folders, _ = passes.columns(paths, False)
+        ignored folder (decided once per distinct folder) and those a file pattern matches.
+        `split`: the paths' names and folders (`passes.columns(paths, False)`) when known."""
+        names, folders = split if split is not None else passes.columns(paths, False)[:2]
         ignored = self._ignored_folders(list(filter(None, set(folders))))
         distinct = list(set(names))  # basename patterns are screened once per distinct name
         named = set(map(distinct.__getitem__, self._tables.gates[False, False].rows(distinct)))

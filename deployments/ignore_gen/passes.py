@@ -3,8 +3,8 @@
 `_fastpaths.c` does each pass in one C loop per path (no per-path Python, no intermediate
 tuples); the functions here are its pure-Python twins, which give the same results and serve
 when the extension is not built (a checkout without `pip install -e .` or
-`python scripts/build_ext.py`). `columns`, `tree_columns`, `rows_in`, `first_rows`, `gate_rows`,
-`segments`, `holding` and `holding_like` are whichever is in use; `use_compiled(False)` switches to the
+`python scripts/build_ext.py`). `columns`, `tree_columns`, `rows_in`, `first_rows`, `pick`,
+`gate_rows`, `segments`, `holding` and `holding_like` are whichever is in use; `use_compiled(False)` switches to the
 twins (the tests and the bench run both).
 """
 
@@ -16,7 +16,18 @@ from operator import gt, itemgetter, mul
 from types import ModuleType
 
 Columns = tuple[list[str], list[str], list[str]]
-TreeColumns = tuple[list[str], list[str], list[str], set[str], list[str]]
+Samples = tuple[list[str], list[str], list[str]]
+TreeColumns = tuple[
+    list[str],
+    list[str],
+    list[str],
+    list[str],
+    dict[str, int],
+    dict[str, int],
+    dict[str, list[int]],
+    Samples,
+    bool,
+]
 
 _LAST = itemgetter(2)  # of a `str.rpartition`
 
@@ -38,15 +49,43 @@ def py_columns(paths: list[str], lower: bool) -> Columns:
     return names, folders, tails
 
 
-def py_tree_columns(paths: list[str]) -> TreeColumns:
-    """(names, folders, extensions, distinct names, distinct folders) of the paths, lower-cased:
-    `columns(paths, True)`'s names and folders; each name's extension, the part after its last
-    `.` when that `.` follows its first character, else `''` (`py`, `.py` and `makefile` have
-    none); the set of the names; the folders without repeats, first seen first."""
+def py_tree_columns(
+    paths: list[str],
+    name_keys: Container[str],
+    tail_keys: Container[str],
+    watch: tuple[str, ...],
+    sample_words: frozenset[str],
+    sample_starts: tuple[str, ...],
+    sample_ends: tuple[str, ...],
+) -> TreeColumns:
+    """(names, folders, extensions, distinct folders, name firsts, extension firsts, watched,
+    samples, clean) of the paths, lower-cased: `columns(paths, True)`'s names and folders; each
+    name's extension, the part after its last `.` when that `.` follows its first character,
+    else `''` (`py`, `.py` and `makefile` have none); the folders without repeats, first seen
+    first; `first_rows` of the names in `name_keys` and of the extensions in `tail_keys`; each
+    name that starts with a word of `watch` -> all its rows (first seen first, ascending); the paths (as given, in order) whose lower-cased folder
+    `holding_like` picks with the sample words, with their names and folders case kept
+    (`columns(samples, False)`); whether no path holds `\\`, `//` or `/./` nor starts with `/`
+    or `./` (nothing for `fingerprint.normalise` to change)."""
     names, folders, tails = py_columns(paths, True)
     dotted = map(gt, map(str.rfind, names, repeat(".")), repeat(0))  # a '.' after the first character
     extensions = list(map(mul, tails, dotted))  # str * False is ''
-    return names, folders, extensions, set(names), list(dict.fromkeys(folders))
+    distinct = list(dict.fromkeys(folders))
+    watched: dict[str, list[int]] = {}
+    if watch:
+        seen = set(names)
+        chosen = set(compress(seen, map(str.startswith, seen, repeat(watch))))
+        for at in py_rows_in(names, chosen) if chosen else ():  # rare names: a loop over their rows
+            watched.setdefault(names[at], []).append(at)
+    firsts = py_first_rows(names, name_keys), py_first_rows(extensions, tail_keys)
+    inside = set(map(distinct.__getitem__, py_holding_like(distinct, sample_words, sample_starts, sample_ends)))
+    samples = py_pick(paths, folders, inside) if inside else []
+    sample_names, sample_folders, _ = py_columns(samples, False)
+    text = "\n".join(paths)  # no needle holds a newline: none is found across two paths
+    clean = not any(map(text.__contains__, ("\\", "//", "/./"))) and not any(
+        map(str.startswith, paths, repeat(("/", "./")))
+    )
+    return names, folders, extensions, distinct, *firsts, watched, (samples, sample_names, sample_folders), clean
 
 
 def lowered(paths: list[str]) -> list[str]:
@@ -88,10 +127,18 @@ def py_rows_in(column: list[str], container: Container[str]) -> list[int]:
 
 
 def py_first_rows(column: list[str], table: Container[str]) -> dict[str, int]:
-    """Each item of `column` that is in `table` -> its first row: a dict filled from the last
-    of the rows holding one back."""
+    """Each item of `column` that is in `table` -> its first row, first seen first: the keys in
+    the order of their first rows, then each given its first row by a dict filled from the last
+    of the rows back (an update keeps the keys' order)."""
     rows = py_rows_in(column, table)
-    return dict(zip(map(column.__getitem__, reversed(rows)), reversed(rows), strict=True))
+    out: dict[str, int] = dict.fromkeys(map(column.__getitem__, rows), 0)
+    out.update(zip(map(column.__getitem__, reversed(rows)), reversed(rows), strict=True))
+    return out
+
+
+def py_pick(values: list[str], column: list[str], container: Container[str]) -> list[str]:
+    """The values (in order) whose row of `column` is in `container` (up to the shorter list)."""
+    return list(compress(values, map(container.__contains__, column)))
 
 
 def py_segments(folders: list[str]) -> list[str]:
@@ -119,12 +166,24 @@ def py_holding_like(
 
 
 columns: Callable[[list[str], bool], Columns] = py_columns
-tree_columns: Callable[[list[str]], TreeColumns] = py_tree_columns
+tree_columns: Callable[
+    [
+        list[str],
+        Container[str],
+        Container[str],
+        tuple[str, ...],
+        frozenset[str],
+        tuple[str, ...],
+        tuple[str, ...],
+    ],
+    TreeColumns,
+] = py_tree_columns
 segments: Callable[[list[str]], list[str]] = py_segments
 holding: Callable[[list[str], Container[str]], list[int]] = py_holding
 holding_like: Callable[[list[str], frozenset[str], tuple[str, ...], tuple[str, ...]], list[int]] = py_holding_like
 rows_in: Callable[[list[str], Container[str]], list[int]] = py_rows_in
 first_rows: Callable[[list[str], Container[str]], dict[str, int]] = py_first_rows
+pick: Callable[[list[str], list[str], Container[str]], list[str]] = py_pick
 gate_rows: Callable[
     [list[str], frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]], list[int]
 ] = py_gate_rows
@@ -132,14 +191,14 @@ gate_rows: Callable[
 
 def use_compiled(on: bool = True) -> bool:
     """Use the C passes (when built) or the pure-Python twins; whether the C passes are in use."""
-    global columns, tree_columns, gate_rows, rows_in, first_rows, segments, holding, holding_like
+    global columns, tree_columns, gate_rows, rows_in, first_rows, pick, segments, holding, holding_like
     if on and _compiled is not None:
         columns, tree_columns, gate_rows = _compiled.columns, _compiled.tree_columns, _compiled.gate_rows
-        rows_in, first_rows = _compiled.rows_in, _compiled.first_rows
+        rows_in, first_rows, pick = _compiled.rows_in, _compiled.first_rows, _compiled.pick
         segments, holding, holding_like = _compiled.segments, _compiled.holding, _compiled.holding_like
         return True
     columns, tree_columns, gate_rows = py_columns, py_tree_columns, py_gate_rows
-    rows_in, first_rows = py_rows_in, py_first_rows
+    rows_in, first_rows, pick = py_rows_in, py_first_rows, py_pick
     segments, holding, holding_like = py_segments, py_holding, py_holding_like
     return False
 

@@ -94,6 +94,21 @@ def test_flutter_is_dart_with_platform_folders() -> None:
     assert "flutter" not in fingerprint(["pubspec.yaml", "lib/main.dart"]).features
 
 
+@pytest.mark.parametrize(
+    ("platform", "witness"),
+    [
+        (["ANDROID/app/x", "ios/y"], "ANDROID/app/x"),  # any case, the smallest path
+        (["İOS/x", "iOS/Runner"], "iOS/Runner"),  # `İ` lower-cases to two characters: not `ios/`
+        (["\u212aotlin/android/x"], None),  # not top-level
+        (["android/", "ios"], None),  # nothing under the folder
+        (["android/\udcff", "Android/é/x"], "Android/é/x"),
+    ],
+)
+def test_flutter_platform_folders_are_top_level_and_case_insensitive(platform: list[str], witness: str | None) -> None:
+    fp = fingerprint(["pubspec.yaml", "lib/main.dart", *platform])
+    assert fp.witnesses.get("flutter") == witness
+
+
 @pytest.mark.parametrize("path", ["PACKAGE.JSON", "Package.Json", "deep/nested/dir/package.json"])
 def test_markers_are_case_insensitive_in_any_folder(path: str) -> None:
     assert "node" in fingerprint([path]).features

@@ -18,6 +18,7 @@ Usage: .venv/bin/python bench/memory_scale.py [--sizes 100000,1000000] [--querie
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -75,6 +76,10 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     paragraphs = scale_corpus(max(sizes) + 1000)
+    # The 1M paragraphs stay in this process for the queries; without this every full collection of
+    # the searching thread walks them (20-40 ms spikes in the search timings that a `mem` process,
+    # which holds no corpus, never has).
+    gc.freeze()
     for size in sizes:
         print(json.dumps(ensure_store(size, paragraphs)), flush=True)
     if args.build_only:
@@ -185,6 +190,7 @@ def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingS
     text_cpu = timed(lambda q: text_mem.search(q, 10), queries, time.thread_time)
     res["search_text_cpu"] = summary(text_cpu)
     res["search_text_slowest"] = slowest(text_mem.store, queries, text_cpu, 5)
+    res["ranking_vs_fts5_bm25"] = ranking_agreement(text_mem, queries)
     bench_memory.TEXT_CLOCK = time.thread_time
     res["peer_reference_fts_cpu"] = summary(reference_fts_peer(text_mem.store, [build_match(q) for q in queries]))
     bench_memory.TEXT_CLOCK = time.perf_counter
@@ -247,6 +253,31 @@ def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingS
     return res
 
 
+def ranking_agreement(mem: Memory, queries: list[str]) -> dict:
+    """How many queries get the same top 10 (ids, then ids and order) with mem_bm25's counts (exact up to
+    store.RANK_COUNT_EXACT, estimated above) as with FTS5's own bm25(); and the CPU time of the latter."""
+    store = mem.store
+    if not store.rank_counts:
+        return {"available": False}
+    same_set = same_order = 0
+    builtin: list[float] = []
+    for q in queries:
+        ours = [r["key"] for r in mem.search(q, 10)["results"]]
+        store.rank_counts = False
+        t = time.thread_time()
+        theirs = [r["key"] for r in mem.search(q, 10)["results"]]
+        builtin.append(time.thread_time() - t)
+        store.rank_counts = True
+        same_set += set(ours) == set(theirs)
+        same_order += ours == theirs
+    return {
+        "queries": len(queries),
+        "same_top10": same_set,
+        "same_top10_order": same_order,
+        "fts5_bm25_cpu": summary(builtin),
+    }
+
+
 def report(results: list[dict]) -> None:
     print("\nmem at scale (ms, p50 / p99; wall time, except *_cpu and vector_*: the searching thread's CPU time)")
     cols = (
@@ -269,6 +300,13 @@ def report(results: list[dict]) -> None:
             f"ef_add={ix['expansion_add']}, ef_search={ann.EXPANSION_SEARCH}); store build {st['build_s']} s "
             f"of which embeddings {st['embed_s']} s; flat cold {r['search_hybrid_flat_cold_s']} s"
         )
+        agree = r["ranking_vs_fts5_bm25"]
+        if agree.get("available", True):
+            print(
+                f"          top 10 as with FTS5's bm25(): {agree['same_top10']} / {agree['queries']} "
+                f"(same order {agree['same_top10_order']}); FTS5 bm25() path CPU p50 / p99 "
+                f"{agree['fts5_bm25_cpu']['p50']:.2f} / {agree['fts5_bm25_cpu']['p99']:.2f} ms"
+            )
         ref = r["peer_reference_fts_cpu"]["p99"]
         print(
             f"          full-text p99 (CPU) {r['search_text_cpu']['p99']:.2f} ms, reference-fts peer {ref:.2f} ms -> ratio "

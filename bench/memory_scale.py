@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--text-only", action="store_true", help="the full-text section only (no HNSW index needed)")
     parser.add_argument("--json", default="", help="also write the results to this file")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -87,10 +88,11 @@ def main() -> None:
     results = []
     with EmbeddingServer("ok", dim=DIM) as server:
         for size in sizes:
-            res = measure(size, paragraphs, args.queries, server)
+            res = measure(size, paragraphs, args.queries, server, text_only=args.text_only)
             results.append(res)
             print(json.dumps(res), flush=True)
-    report(results)
+    if not args.text_only:
+        report(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
@@ -175,9 +177,11 @@ def crossover(matrix, rows, scopes, conn, queries: list[str]) -> list[dict]:
     return out
 
 
-def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingServer) -> dict:
+def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingServer, text_only: bool = False) -> dict:
     path = store_path(size)
-    res: dict = {"size": size, "store": ensure_store(size, paragraphs), "index": ensure_index(size)}
+    res: dict = {"size": size, "store": ensure_store(size, paragraphs)}
+    if not text_only:
+        res["index"] = ensure_index(size)
     rng = random.Random(size)
     queries = [make_query(paragraphs[rng.randrange(size)], rng) for _ in range(n_queries)]
     env = {"MEM_DB": path}
@@ -195,6 +199,9 @@ def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingS
     res["peer_reference_fts_cpu"] = summary(reference_fts_peer(text_mem.store, [build_match(q) for q in queries]))
     bench_memory.TEXT_CLOCK = time.perf_counter
     res["load_avg_text"] = os.getloadavg()
+    if text_only:
+        text_mem.store.close()
+        return res
 
     conn = text_mem.store.conn
     t = time.perf_counter()

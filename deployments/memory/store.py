@@ -830,7 +830,7 @@ def install_rank(conn: sqlite3.Connection) -> bool:
         if _rank.filename(conn, sqlite3.Connection, _sqlite3.__file__) != main:
             return False
         return bool(_rank.register(conn, sqlite3.Connection, _sqlite3.__file__))
-    except (OSError, TypeError, ValueError, StopIteration, sqlite3.Error):
+    except (AttributeError, OSError, TypeError, ValueError, StopIteration, sqlite3.Error):  # no __file__: built in
         return False
 
 

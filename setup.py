@@ -11,7 +11,13 @@ EXTENSIONS = [
         sources=["deployments/ignore_gen/_fastpaths.c"],
         extra_compile_args=["-O3", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         optional=True,  # no compiler: the package installs and the Python twins serve
-    )
+    ),
+    Extension(
+        "deployments.memory._rank",
+        sources=["deployments/memory/_rank.c"],
+        extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+        optional=True,  # not built: full-text search ranks with FTS5's own bm25() (same order, slower)
+    ),
 ]
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ Usage: .venv/bin/python bench/memory_scale.py [--sizes 100000,1000000] [--querie
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -71,10 +72,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--text-only", action="store_true", help="the full-text section only (no HNSW index needed)")
     parser.add_argument("--json", default="", help="also write the results to this file")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     paragraphs = scale_corpus(max(sizes) + 1000)
+    # The 1M paragraphs stay in this process for the queries; without this every full collection of
+    # the searching thread walks them (20-40 ms spikes in the search timings that a `mem` process,
+    # which holds no corpus, never has).
+    gc.freeze()
     for size in sizes:
         print(json.dumps(ensure_store(size, paragraphs)), flush=True)
     if args.build_only:
@@ -82,10 +88,11 @@ def main() -> None:
     results = []
     with EmbeddingServer("ok", dim=DIM) as server:
         for size in sizes:
-            res = measure(size, paragraphs, args.queries, server)
+            res = measure(size, paragraphs, args.queries, server, text_only=args.text_only)
             results.append(res)
             print(json.dumps(res), flush=True)
-    report(results)
+    if not args.text_only:
+        report(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
@@ -170,9 +177,11 @@ def crossover(matrix, rows, scopes, conn, queries: list[str]) -> list[dict]:
     return out
 
 
-def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingServer) -> dict:
+def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingServer, text_only: bool = False) -> dict:
     path = store_path(size)
-    res: dict = {"size": size, "store": ensure_store(size, paragraphs), "index": ensure_index(size)}
+    res: dict = {"size": size, "store": ensure_store(size, paragraphs)}
+    if not text_only:
+        res["index"] = ensure_index(size)
     rng = random.Random(size)
     queries = [make_query(paragraphs[rng.randrange(size)], rng) for _ in range(n_queries)]
     env = {"MEM_DB": path}
@@ -185,10 +194,14 @@ def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingS
     text_cpu = timed(lambda q: text_mem.search(q, 10), queries, time.thread_time)
     res["search_text_cpu"] = summary(text_cpu)
     res["search_text_slowest"] = slowest(text_mem.store, queries, text_cpu, 5)
+    res["ranking_vs_fts5_bm25"] = ranking_agreement(text_mem, queries)
     bench_memory.TEXT_CLOCK = time.thread_time
     res["peer_reference_fts_cpu"] = summary(reference_fts_peer(text_mem.store, [build_match(q) for q in queries]))
     bench_memory.TEXT_CLOCK = time.perf_counter
     res["load_avg_text"] = os.getloadavg()
+    if text_only:
+        text_mem.store.close()
+        return res
 
     conn = text_mem.store.conn
     t = time.perf_counter()
@@ -247,6 +260,44 @@ def measure(size: int, paragraphs: list[str], n_queries: int, server: EmbeddingS
     return res
 
 
+def ranking_agreement(mem: Memory, queries: list[str]) -> dict:
+    """How many queries get the same top 10 (ids, then ids and order) with mem_bm25's counts (exact up to
+    store.RANK_COUNT_EXACT, estimated above) as with FTS5's own bm25(); and the CPU time of both, run
+    back to back on each query in alternating order."""
+    store = mem.store
+    if not store.rank_counts:
+        return {"available": False}
+    same_set = same_order = 0
+    builtin: list[float] = []
+    ours_cpu: list[float] = []
+
+    def run(counts: bool, q: str, times: list[float]) -> list[str]:
+        store.rank_counts = counts
+        t = time.thread_time()
+        keys = [r["key"] for r in mem.search(q, 10)["results"]]
+        times.append(time.thread_time() - t)
+        return keys
+
+    for i, q in enumerate(queries):
+        # Each query's first run reads its pages; the order alternates so neither path always gets them warm.
+        if i % 2:
+            theirs = run(False, q, builtin)
+            ours = run(True, q, ours_cpu)
+        else:
+            ours = run(True, q, ours_cpu)
+            theirs = run(False, q, builtin)
+        same_set += set(ours) == set(theirs)
+        same_order += ours == theirs
+    store.rank_counts = True
+    return {
+        "queries": len(queries),
+        "same_top10": same_set,
+        "same_top10_order": same_order,
+        "fts5_bm25_cpu": summary(builtin),
+        "mem_bm25_cpu": summary(ours_cpu),
+    }
+
+
 def report(results: list[dict]) -> None:
     print("\nmem at scale (ms, p50 / p99; wall time, except *_cpu and vector_*: the searching thread's CPU time)")
     cols = (
@@ -269,6 +320,13 @@ def report(results: list[dict]) -> None:
             f"ef_add={ix['expansion_add']}, ef_search={ann.EXPANSION_SEARCH}); store build {st['build_s']} s "
             f"of which embeddings {st['embed_s']} s; flat cold {r['search_hybrid_flat_cold_s']} s"
         )
+        agree = r["ranking_vs_fts5_bm25"]
+        if agree.get("available", True):
+            print(
+                f"          top 10 as with FTS5's bm25(): {agree['same_top10']} / {agree['queries']} "
+                f"(same order {agree['same_top10_order']}); FTS5 bm25() path CPU p50 / p99 "
+                f"{agree['fts5_bm25_cpu']['p50']:.2f} / {agree['fts5_bm25_cpu']['p99']:.2f} ms"
+            )
         ref = r["peer_reference_fts_cpu"]["p99"]
         print(
             f"          full-text p99 (CPU) {r['search_text_cpu']['p99']:.2f} ms, reference-fts peer {ref:.2f} ms -> ratio "

@@ -14,6 +14,7 @@ import functools
 import os
 import re
 import sqlite3
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -53,6 +54,15 @@ CANDIDATES = 1000
 # list after the exact stage; an OR of common words matches most memories, so it
 # ranks fewer candidates and does not walk the older matches for pinned ones.
 ANY_CANDIDATES = 200
+# Document counts for BM25's IDF (README, "Search and ranking"): exact up to this many matches of a
+# phrase; above it, estimated from a sample (phrase_counts). FTS5's own
+# bm25() counts every match of every phrase in each statement (7-8 ms of CPU for a word found in a
+# quarter of 1M memories); mem_bm25 (_rank.c) takes the counts as arguments.
+RANK_COUNT_EXACT = 10_000
+COUNT_WINDOWS = 8
+LONGEST_PREFIX_INDEX = 8  # schema V9: prefix='2 3 4 5 6 7 8'
+PAGE_CACHE_KIB = 65536
+_PHRASE = re.compile(r'"(?:[^"]|"")*"\*?')
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,6 +110,14 @@ class Store:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         except RuntimeError as exc:
             raise StorageError(str(exc)) from exc
+        # mem_bm25 (the compiled _rank module): BM25 with the document counts given. Without it,
+        # FTS5's bm25() ranks (the same order; slower on common words: it counts them per statement).
+        self.rank_counts = install_rank(self.conn)
+        # 64 MiB of page cache (SQLite's default is 2 MiB): a search reads its candidates' sizes
+        # (memories_fts_docsize) and flags (memories_search) by id; at 1M memories those are ~45 MB
+        # that a 2 MiB cache re-reads from the OS on every search (measured: the main statement of an
+        # AND of two common words, 8.8 -> 5.9 ms of CPU). Pages are only taken as they are read.
+        self.conn.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
 
     def close(self) -> None:
         self.conn.close()
@@ -603,15 +621,17 @@ class Store:
     ) -> builtins.list[tuple[int, float]]:
         scope_sql = "" if scope == ALL_SCOPES else " AND scope = ?"
         scope_args: tuple[str, ...] = () if scope == ALL_SCOPES else (scope,)
+        counts = self.phrase_counts(match) if self.rank_counts else None
+        rank_sql, rank_args = rank_expression("memories_fts", counts)
         # BM25 over the newest CANDIDATES active matches of the scope (all of them
         # when there are fewer; FTS5 walks its doclists newest first and stops there,
         # computing the rank of the rows it returns only) plus every older pinned match.
         rows = self.conn.execute(
-            "SELECT m.id, rank, m.pinned, m.updated_at FROM memories_fts CROSS JOIN memories m "
-            "ON m.id = memories_fts.rowid "
+            f"SELECT m.id, {rank_sql}, m.pinned, m.updated_at FROM memories_fts "
+            "CROSS JOIN memories m INDEXED BY memories_search ON m.id = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND m.archived = 0{scope_sql.replace('scope', 'm.scope')} "
             "ORDER BY memories_fts.rowid DESC LIMIT ?",
-            (match, *scope_args, candidates),
+            (*rank_args, match, *scope_args, candidates),
         ).fetchall()
         if not rows:
             return []
@@ -628,16 +648,79 @@ class Store:
                 ).fetchone()
             )
         ):
-            # One walk over the older matches; FTS5 ranks only those that pass the filter
-            # (`+rowid`: an IN list handed to FTS5 would restart the query once per value).
-            older = self.conn.execute(
-                "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? AND rowid < ? "
-                f"AND +rowid IN (SELECT id FROM memories WHERE pinned = 1 AND archived = 0{scope_sql})",
-                (match, rows[-1][0], *scope_args),
-            ).fetchall()
+            older = self._older_pinned(match, rows[-1][0], counts, scope_sql, scope_args)
             hits += self._with_updated(older, scope_sql, scope_args, with_pinned=True)
         hits.sort(key=lambda h: (-h[2], h[1], -h[3], -h[0]))
         return [(h[0], h[1]) for h in hits[:limit]]
+
+    def _older_pinned(
+        self, match: str, below: int, counts: builtins.list[int] | None, scope_sql: str, scope_args: tuple[str, ...]
+    ) -> builtins.list[tuple[int, float]]:
+        """(id, BM25) of the active pinned matches with an id below `below`, scored as the main index scores them."""
+        if counts is not None:
+            # memories_pinned_fts holds the active pinned memories only: a few rows to match instead of
+            # the whole posting list of a common word. mem_bm25 takes the main index's row and token
+            # totals and counts, so each score is the one the main index gives that row (tested).
+            rank_sql, rank_args = rank_expression("memories_pinned_fts", counts, fts_totals(self.conn))
+            rows: builtins.list[tuple[int, float]] = self.conn.execute(
+                f"SELECT rowid, {rank_sql} FROM memories_pinned_fts WHERE memories_pinned_fts MATCH ? AND rowid < ?",
+                (*rank_args, match, below),
+            ).fetchall()
+            return rows
+        # One walk over the older matches; FTS5 ranks only those that pass the filter
+        # (`+rowid`: an IN list handed to FTS5 would restart the query once per value).
+        older: builtins.list[tuple[int, float]] = self.conn.execute(
+            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? AND rowid < ? "
+            f"AND +rowid IN (SELECT id FROM memories WHERE pinned = 1 AND archived = 0{scope_sql})",
+            (match, below, *scope_args),
+        ).fetchall()
+        return older
+
+    def phrase_counts(self, match: str) -> builtins.list[int]:
+        """For each phrase of `match`, in FTS5's order, how many memories hold it (any scope, archived too).
+
+        Exact up to RANK_COUNT_EXACT. Above, estimated from a sample: the matches in COUNT_WINDOWS windows
+        spread evenly over the span of ids, together an eighth of it (a word's share is seldom even over
+        time, so one end of the span is not a sample). A prefix longer than the longest prefix index is
+        counted exactly: each window would merge its words' lists again. Phrases of the excluded part
+        count 0: a row that matches holds none.
+        """
+        excluded_from = match.find(" NOT (")
+        span: tuple[int, int] | None = None
+        out: builtins.list[int] = []
+        count_sql = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
+        for found in _PHRASE.finditer(match):
+            phrase = found.group()
+            if 0 <= excluded_from < found.start():
+                out.append(0)
+                continue
+            count = self.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+                (phrase, RANK_COUNT_EXACT),
+            ).fetchone()[0]
+            if count < RANK_COUNT_EXACT:
+                out.append(int(count))
+                continue
+            last_word = phrase.rstrip("*").strip('"').split()[-1:] or [""]
+            if phrase.endswith("*") and len(last_word[0]) > LONGEST_PREFIX_INDEX:
+                out.append(int(self.conn.execute(count_sql, (phrase,)).fetchone()[0]))
+                continue
+            if span is None:
+                # Two subqueries: min() and max() in one SELECT would scan the table instead of two seeks.
+                lo, hi = self.conn.execute(
+                    "SELECT (SELECT min(id) FROM memories), (SELECT max(id) FROM memories)"
+                ).fetchone()
+                span = (int(lo), int(hi))
+            lo, width = span[0], span[1] - span[0] + 1
+            window = max(1, width // (8 * COUNT_WINDOWS))
+            sampled = 0
+            for w in range(COUNT_WINDOWS):
+                start = lo + width * w // COUNT_WINDOWS
+                sampled += self.conn.execute(
+                    f"{count_sql} AND rowid BETWEEN ? AND ?", (phrase, start, start + window - 1)
+                ).fetchone()[0]
+            out.append(max(int(count), round(sampled * width / (window * COUNT_WINDOWS))))
+        return out
 
     def _with_updated(
         self,
@@ -727,6 +810,63 @@ class Store:
         except sqlite3.DatabaseError:
             return False
         return True
+
+
+def install_rank(conn: sqlite3.Connection) -> bool:
+    """Add mem_bm25 (the compiled _rank module) to `conn`; False when it is not built or does not fit."""
+    # The handle is read from CPython's Connection object, whose first field it is in 3.8-3.14.
+    if sys.implementation.name != "cpython" or not (3, 8) <= sys.version_info[:2] <= (3, 14):
+        return False
+    try:
+        import _sqlite3
+
+        from deployments.memory import _rank
+    except ImportError:
+        return False
+    try:
+        main = next(r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main")
+        # The module reads the sqlite3 handle out of the Connection object: the file SQLite names
+        # for that handle must be this connection's before anything is registered on it.
+        if _rank.filename(conn, sqlite3.Connection, _sqlite3.__file__) != main:
+            return False
+        return bool(_rank.register(conn, sqlite3.Connection, _sqlite3.__file__))
+    except (AttributeError, OSError, TypeError, ValueError, StopIteration, sqlite3.Error):  # no __file__: built in
+        return False
+
+
+def rank_expression(
+    table: str, counts: list[int] | None, totals: tuple[int, int] = (-1, -1)
+) -> tuple[str, tuple[float, ...]]:
+    """The SQL of the BM25 column (weights key 3, value 1, tags 2) and its arguments, before the MATCH's."""
+    if counts is None:
+        return "rank", ()
+    marks = ", ?" * len(counts)
+    return f"mem_bm25({table}, 3, 3.0, 1.0, 2.0, ?, ?{marks})", (*totals, *counts)
+
+
+def fts_totals(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(rows, tokens of all columns) of the main full-text index: FTS5's averages record, as bm25() reads it."""
+    row = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+    values = _varints(bytes(row[0])) if row else []
+    return (values[0], sum(values[1:])) if values else (0, 0)
+
+
+def _varints(data: bytes) -> list[int]:
+    """SQLite's variable-length integers (big-endian, 7 bits a byte, the 9th byte whole)."""
+    out, i = [], 0
+    while i < len(data):
+        value = 0
+        for k in range(9):
+            byte = data[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 def embedding_text(value: str, tags: list[str]) -> str:

@@ -97,3 +97,21 @@ def test_upgrade_to_v8_stamps_the_pinned_set(tmp_path):
     second = pinned.stamp(store.conn)
     assert second != first and second[0] == first[0]
     store.close()
+
+
+@pytest.mark.parametrize("version", [4, 8])
+def test_upgrade_to_v9_indexes_long_prefixes_and_the_pinned_memories(tmp_path, version):
+    """V9: prefix indexes up to 8 letters and memories_pinned_fts filled with the active pinned rows;
+    V10: the narrow index full-text search reads its candidates' flags from."""
+    path = str(tmp_path / "m.db")
+    make_db(path, version)
+    store = Store(path)
+    conn = store.conn
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'").fetchone()[0]
+    assert "prefix='2 3 4 5 6 7 8'" in sql
+    assert [tuple(r) for r in conn.execute("SELECT rowid, key FROM memories_pinned_fts")] == [(2, "editor")]
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_search'").fetchone()
+    assert [r["key"] for r in store.text_search("user", '"neovi"*', 5)] == ["editor"]
+    assert [r["key"] for r in store.text_search("*", '"deploy"*', 5)] == ["deploy", "deploy"]
+    assert store.fts_integrity()
+    store.close()

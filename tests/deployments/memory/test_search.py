@@ -226,15 +226,20 @@ def test_dimension_mismatch_is_skipped(tmp_path, embed_server):
     assert res["results"][0]["vector_score"] is None
 
 
+@pytest.mark.parametrize("rank_counts", [True, False], ids=["mem_bm25", "fts5_bm25"])
 @pytest.mark.parametrize("candidates", [10**9, 40, 7])
-def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candidates):
+def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candidates, rank_counts):
     """Pinned first, then BM25, update time and id, over the candidates: the newest
-    CANDIDATES active matches of the scope (all when fewer) plus every pinned match."""
+    CANDIDATES active matches of the scope (all when fewer) plus every pinned match.
+    The same with FTS5's bm25() and with mem_bm25 (exact counts below RANK_COUNT_EXACT,
+    the older pinned matches scored in memories_pinned_fts)."""
     import random
 
     from deployments.memory import store as store_mod
     from deployments.memory.query import build_match
 
+    assert memory.store.rank_counts, "the compiled _rank module is missing: python scripts/build_ext.py"
+    memory.store.rank_counts = rank_counts
     monkeypatch.setattr(store_mod, "CANDIDATES", candidates)
     rng = random.Random(3)
     vocab = ["alpha", "beta", "gamma", "delta", "common", "word", "note", "deploy"]
@@ -249,7 +254,7 @@ def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candi
         for scope in ("user", "work"):
             memory.store.conn.execute("UPDATE memories SET archived = 1 WHERE scope = ? AND key = ?", (scope, f"k{i}"))
     conn = memory.store.conn
-    for query in ("common", "alpha delta", "note", "zzz"):
+    for query in ("common", "alpha delta", "note", "zzz", "gam OR del -beta"):
         match = build_match(query)
         for scope in ("user", "*"):
             scope_sql = "" if scope == "*" else " AND m.scope = 'user'"
@@ -269,6 +274,12 @@ def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candi
             ]
             got = [r["key"] for r in memory.store.text_search(scope, match, 15)]
             assert got == expected, (query, scope)
+            exact = conn.execute(
+                f"SELECT m.key, bm25(memories_fts, 3.0, 1.0, 2.0) {base} AND m.key IN ({','.join('?' * len(got))})",
+                (match, *got),
+            ).fetchall()
+            scores = {r["key"]: r["score"] for r in memory.store.text_search(scope, match, 15)}
+            assert scores == {k: round(-v, 6) for k, v in exact}, (query, scope)  # the same BM25 values
             pins = [bool(r["pinned"]) for r in memory.store.text_search(scope, match, 15)]
             assert pins == sorted(pins, reverse=True) and (query == "zzz" or any(pins)), (query, scope)
             if candidates >= 300:  # every match is a candidate: plain BM25 over all of them
@@ -281,6 +292,71 @@ def test_ranking_follows_the_rule_over_the_candidates(memory, monkeypatch, candi
                     )
                 ]
                 assert got == full
+
+
+def test_pinned_index_holds_the_active_pinned_memories(memory):
+    """memories_pinned_fts (schema V9) follows every write: pin, unpin, archive, edit, rename, delete."""
+    store = memory.store
+
+    def pinned_index() -> dict[int, tuple[str, str, str]]:
+        rows = store.conn.execute("SELECT rowid, key, value, tags FROM memories_pinned_fts").fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def expected() -> dict[int, tuple[str, str, str]]:
+        rows = store.conn.execute(
+            "SELECT id, key, value, tags FROM memories WHERE pinned = 1 AND archived = 0"
+        ).fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    fill(memory)
+    steps = [
+        lambda: store.set_pinned("user", "deploy-prod", True),
+        lambda: store.set_pinned("user", "coffee", True),
+        lambda: memory.save("deploy-prod", "Deploy with the release train now", "ops"),
+        lambda: store.rename("user", "coffee", "coffee-machine"),
+        lambda: store.conn.execute("UPDATE memories SET archived = 1 WHERE key = 'coffee-machine'"),
+        lambda: store.conn.execute("UPDATE memories SET archived = 0 WHERE key = 'coffee-machine'"),
+        lambda: memory.supersede("deploy-prod", "deploy-prod-2", "Deploys go through the release train"),
+        lambda: store.set_pinned("user", "coffee-machine", False),
+        lambda: store.delete("user", "deploy-prod-2"),
+    ]
+    for step in steps:
+        step()
+        assert pinned_index() == expected()
+    assert store.conn.execute("SELECT count(*) FROM memories_pinned_fts WHERE memories_pinned_fts MATCH 'deploy*'")
+
+
+def test_estimated_counts_keep_single_word_order_and_close_scores(memory, monkeypatch):
+    """Above RANK_COUNT_EXACT a phrase's count is estimated: a one-phrase query keeps BM25's order
+    (the IDF is a common factor), and the estimate is close on evenly spread words."""
+    import random
+
+    from deployments.memory import store as store_mod
+    from deployments.memory.query import build_match
+
+    rng = random.Random(5)
+    for i in range(400):
+        words = [
+            "alpha" if i % 3 == 0 else "beta",
+            *(rng.choice(["gamma", "delta", "eps"]) for _ in range(rng.randint(1, 9))),
+        ]
+        memory.store.save("user", f"k{i}", " ".join(words), detect_conflicts=False)
+    store = memory.store
+    exact = store.phrase_counts(build_match("alpha gamm"))
+    assert exact == [
+        store.conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (p,)).fetchone()[0]
+        for p in ('"alpha"*', '"gamm"*')
+    ]
+    monkeypatch.setattr(store_mod, "RANK_COUNT_EXACT", 20)
+    estimated = store.phrase_counts(build_match("alpha gamm"))
+    assert all(abs(e - x) <= 0.25 * x for e, x in zip(estimated, exact, strict=True)), (estimated, exact)
+    assert store.phrase_counts(build_match("alpha -gamm")) == [estimated[0], 0]  # excluded: counts 0
+    for query in ("alpha", "gamm", "delta"):
+        match = build_match(query)
+        got = [r["key"] for r in store.text_search("user", match, 30)]
+        store.rank_counts = False
+        assert got == [r["key"] for r in store.text_search("user", match, 30)], query
+        store.rank_counts = True
 
 
 def test_stopwords_do_not_change_what_is_found(memory):

@@ -1,0 +1,6 @@
+# The C extension `_rank.c`: mem_bm25, FTS5's bm25() with the document counts given (store.py).
+
+import sqlite3
+
+def filename(conn: sqlite3.Connection, connection_type: type, sqlite_module_path: str, /) -> str: ...
+def register(conn: sqlite3.Connection, connection_type: type, sqlite_module_path: str, /) -> bool: ...

@@ -11,7 +11,7 @@ FAST_WORKERS ?= 2
 
 .PHONY: up down status lint test test-fast bench install system-deps clean
 
-$(STAMP): pyproject.toml setup.py deployments/ignore_gen/_fastpaths.c
+$(STAMP): pyproject.toml setup.py deployments/ignore_gen/_fastpaths.c deployments/memory/_rank.c
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'

@@ -52,16 +52,16 @@ export async function bans(root, redraw) {
   const { entries } = await get("/blacklist");
   const lift = (ip) => attempt(async () => {
     await api("DELETE", "/blacklist/" + addressPath(ip));
-    notify(`ban on ${ip} lifted`);
     await redraw();
+    notify(`ban on ${ip} lifted`);
   });
   const ip = h("input", { id: "ban-ip", name: "ip", placeholder: "203.0.113.7 or 198.51.100.0/24", required: true });
   const reason = h("input", { id: "ban-reason", name: "reason", placeholder: "why" });
   const seconds = h("input", { id: "ban-seconds", name: "duration", type: "number", min: 1, value: 3600 });
   const ban = () => attempt(async () => {
     await api("POST", "/blacklist", { ip: ip.value.trim(), reason: reason.value, duration_seconds: Number(seconds.value) });
-    notify(`${ip.value.trim()} banned on every node`);
     await redraw();
+    notify(`${ip.value.trim()} banned on every node`);
   });
   root.append(
     card("Ban a source", form("ban-form", "row", [["Address", ip], ["Reason", reason], ["Seconds", seconds]], "Ban", ban)),

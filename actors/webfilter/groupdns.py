@@ -13,8 +13,10 @@ state folder, replaced whole in one nft transaction, deleted at stop; no other t
   a client elsewhere cannot claim a group's address, nor a group's client another network's;
 - `steer` / `steer_local` (NAT prerouting and output): `saddr` in the group's networks (and, for a group
   with time windows, inside one of them: nft `meta day` and `meta hour`, the node's local time as Squid's
-  `time` ACL) → DNAT to the same address at the view's port. Groups do not overlap (the API refuses it);
-  the rules are in the groups' order, and the first DNAT wins;
+  `time` ACL) → DNAT to the same address at the view's port; a group with windows and a whitelist then has
+  the same rules without the time matches to its *outside* view (the global lists with its whitelist, which
+  Squid applies at all times). Groups do not overlap (the API refuses it); the rules are in the groups'
+  order, and the first DNAT wins;
 - `direct` (input): a query arriving from outside the host at a view's port without having been steered
   there is dropped (a client outside the group cannot ask the group's view, and its whitelist, directly).
 

@@ -162,21 +162,38 @@ class MitigationNode:
         transport, _ = await loop.create_datagram_endpoint(lambda: _LogProtocol(self), local_addr=("127.0.0.1", 0))
         self._log_transport = transport
         self.log_port = transport.get_extra_info("sockname")[1]
-        kept_port = self.state.policy.get("port", 0)
-        self.port = self.settings.listen_port or free_port(
-            self.settings.listen_host, kept_port, self.settings.also_listen
-        )
-        if not self.settings.listen_port and self.state.policy.get("port") != self.port:
-            self.state.policy.set("port", self.port)
+        self._pick_port(self.state.policy.get("port", 0))
         self._write_maps()
         self.certificate.install(self.settings)
         await self.inspection.configure(self.settings, free_port() if self.settings.crs else 0)
-        self._render()
-        await self.proc.start()
+        await self._start_haproxy()
         self.webhooks.start()
         self.tasks.every(self.settings.poll_interval_s, self.monitor.poll, name=f"poll-{self.node_id}", first_delay=0)
         log.info("mitigation node started", extra={"node": self.node_id, "address": self.address})
         return {**self.describe(), "adopted": share is not None}
+
+    def _pick_port(self, wanted: int) -> None:
+        """The configured `listen_port`, else `wanted` (the port kept from before a restart) while it is
+        free, else a free one; an automatic port is kept for the next start."""
+        self.port = self.settings.listen_port or free_port(self.settings.listen_host, wanted, self.settings.also_listen)
+        if not self.settings.listen_port and self.state.policy.get("port") != self.port:
+            self.state.policy.set("port", self.port)
+
+    async def _start_haproxy(self, attempts: int = 3) -> None:
+        """Start HAProxy. An automatic port is free when picked but may be taken before HAProxy binds it
+        (another process, or an outgoing connection given it as its local port): then another is picked;
+        a configured port that is taken is an error."""
+        for attempt in range(1, attempts + 1):
+            self._render()
+            try:
+                await self.proc.start()
+                return
+            except HAProxyError as exc:
+                taken = "Address already in use" in str(exc) and f":{self.port}]" in str(exc)
+                if self.settings.listen_port or not taken or attempt == attempts:
+                    raise
+                log.warning("node port taken before HAProxy bound it", extra={"node": self.node_id, "port": self.port})
+                self._pick_port(0)
 
     def _adopt(self, share: FleetShare) -> None:
         """Record and hold the fleet's share before HAProxy is rendered (a new or replacing node):

@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 
 import httpx
 
+from actors.mitigation import node as node_module
 from tests.deployments.mitigation.test_kept_state import get
 from tests.polling import eventually
 
@@ -101,3 +103,34 @@ async def test_a_rule_deleted_while_haproxy_is_down_stays_deleted_after_the_rest
     await eventually(lambda: node.proc.supervised.restarts == 1 and node.proc.running, timeout=15)
     assert await get(url + "/?q=gone-soon", "127.0.0.5") == 200
     assert (await fleet.client.get(f"{NODE}/rules")).json()["total"] == 0
+
+
+async def test_an_automatic_port_taken_before_haproxy_binds_it_is_replaced_by_another(
+    make_fleet, monkeypatch, data_plane
+):
+    """A node's automatic port is free when picked and bound by HAProxy a moment later; another process (or
+    an outgoing connection given it as its local port) can take it in between. Seen in a full test run: the
+    node's start failed with `cannot bind socket (Address already in use)` and the node was dead. Now it
+    picks another port; a configured `listen_port` is never changed."""
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    real, handed = node_module.free_port, []
+
+    def racing(host: str = "127.0.0.1", wanted: int = 0, also: list[str] | None = None) -> int:
+        handed.append(taken if not handed else real(host, wanted, also))  # the first pick is lost to the race
+        return handed[-1]
+
+    monkeypatch.setattr(node_module, "free_port", racing)
+    try:
+        fleet = await make_fleet()
+        node = fleet.node()
+        assert handed[0] == taken and node.port == handed[-1] != taken
+        assert fleet.fleet.nodes["node-1"].status == "healthy"
+        assert (await data_plane.get(fleet.node_url() + "/")).status_code == 200
+        assert node.state.policy.get("port") == node.port  # kept for its next start
+        fixed = await make_fleet(listen_port=taken)  # configured: refused, not moved
+        assert fixed.fleet.nodes["node-1"].status == "dead"
+    finally:
+        squatter.close()

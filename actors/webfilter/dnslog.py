@@ -106,6 +106,11 @@ def stamp_to_epoch(stamp: str, now: float | None = None) -> float | None:
     return None
 
 
+def _sinkholed(row: DnsRow) -> None:
+    """A query forwarded to a sinkhole: blocked, and the sinkhole is no upstream."""
+    row.outcome, row.upstream = "sinkholed", None
+
+
 class Assembler:
     """Open queries between batches; `feed(lines)` returns the rows completed by them."""
 
@@ -118,6 +123,18 @@ class Assembler:
         self.timeout = timeout
         self.limit = limit
         self._stamps: dict[str, float | None] = {}  # a second's stamp is parsed once (strptime is slow)
+
+    def unknown_loopback_upstreams(self, rows: list[DnsRow]) -> set[str]:
+        """The loopback upstreams `rows` were forwarded to that are no known sinkhole: where a data plane
+        restarted on another port has its sinkhole now (or a resolver the operator runs on this host)."""
+        return {r.upstream for r in rows if r.outcome == "forwarded" and r.upstream and r.upstream.startswith("127.")}
+
+    def learn_sinkhole(self, address: str, rows: list[DnsRow]) -> None:
+        """`address` is a sinkhole: from now on, and for the completed `rows` forwarded to it."""
+        self.sinkholes.add(address)
+        for row in rows:
+            if row.outcome == "forwarded" and row.upstream == address:
+                _sinkholed(row)
 
     def feed(self, lines: list[str], now: float | None = None) -> list[DnsRow]:
         now = time.time() if now is None else now
@@ -171,7 +188,7 @@ class Assembler:
                 row.outcome = BLOCKED.get(value, "local")
         elif what == "reply":
             if row.upstream in self.sinkholes:
-                row.outcome, row.upstream = "sinkholed", None
+                _sinkholed(row)
             elif row.outcome != "sinkholed":
                 row.outcome = "forwarded"
         elif what == "cached":

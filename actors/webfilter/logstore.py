@@ -166,7 +166,8 @@ class LogStore:
         """Start (once) the tail loop on `access_log` and dnsmasq's query log `dns_log`; `rules` (the proxy
         actor) says which blacklist entry decided each blocked DNS answer; an answer dnsmasq forwarded to
         `dns_sinkhole` (`addr#port`) is a blocked one (and so is one forwarded to the address the proxy actor
-        names before each batch: a restarted data plane may have moved its sinkhole)."""
+        names when a batch holds an answer forwarded to an unknown loopback address: a restarted data plane
+        may have moved its sinkhole)."""
         if dns_sinkhole:
             self.dns.sinkholes.add(dns_sinkhole)
         if access_log:
@@ -312,11 +313,12 @@ class LogStore:
         if unread is None or self.dns_log is None:
             return 0
         inode, offset, chunk = unread
-        if self.rules is not None:  # the sinkhole's address now (earlier ones still name rows of older lines)
-            sinkhole = await call(self.rules, ProxyOwner.dns_sinkhole)
-            if sinkhole:
-                self.dns.sinkholes.add(sinkhole)
         rows = self.dns.feed(chunk.decode("utf-8", "replace").splitlines())
+        unknown = self.dns.unknown_loopback_upstreams(rows)
+        if unknown and self.rules is not None:  # asked only then: the sinkhole moves with a restarted data plane
+            sinkhole = await call(self.rules, ProxyOwner.dns_sinkhole)
+            if sinkhole in unknown:
+                self.dns.learn_sinkhole(sinkhole, rows)
         if rows and self.rules is not None:  # the client group whose own dnsmasq answered, if one did
             groups = await call(self.rules, ProxyOwner.dns_groups, sorted({row.pid for row in rows}))
             for row in rows:

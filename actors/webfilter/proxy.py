@@ -179,7 +179,8 @@ class ProxyOwner:
 
     def dns_sinkhole(self) -> str | None:
         """Where dnsmasq forwards the names blocked since its last start (`addr#port`), as its query log names
-        it; the log store asks before each batch, since a restarted data plane may have taken another port."""
+        it; the log store asks when a batch holds an answer forwarded to an unknown loopback address, since a
+        restarted data plane may have taken another port."""
         return self.plane.sinkhole_address if self.plane.sinkhole_port else None
 
     def dns_groups(self, pids: list[int]) -> dict[int, str]:

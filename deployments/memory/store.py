@@ -59,6 +59,7 @@ ANY_CANDIDATES = 200
 # bm25() counts every match of every phrase in each statement (7-8 ms of CPU for a word found in a
 # quarter of 1M memories); mem_bm25 (_rank.c) takes the counts as arguments.
 RANK_COUNT_EXACT = 10_000
+BM25_WEIGHTS = (3.0, 1.0, 2.0)  # key, value, tags: the `rank` the schema sets (V7, V9: bm25(3.0, 1.0, 2.0))
 COUNT_WINDOWS = 8
 LONGEST_PREFIX_INDEX = 8  # schema V9: prefix='2 3 4 5 6 7 8'
 PAGE_CACHE_KIB = 65536
@@ -837,11 +838,13 @@ def install_rank(conn: sqlite3.Connection) -> bool:
 def rank_expression(
     table: str, counts: list[int] | None, totals: tuple[int, int] = (-1, -1)
 ) -> tuple[str, tuple[float, ...]]:
-    """The SQL of the BM25 column (weights key 3, value 1, tags 2) and its arguments, before the MATCH's."""
+    """The SQL of the BM25 column and its arguments, before the MATCH's: FTS5's `rank` (the schema's
+    bm25 with BM25_WEIGHTS), or mem_bm25 with the same weights and the given counts."""
     if counts is None:
         return "rank", ()
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
     marks = ", ?" * len(counts)
-    return f"mem_bm25({table}, 3, 3.0, 1.0, 2.0, ?, ?{marks})", (*totals, *counts)
+    return f"mem_bm25({table}, {len(BM25_WEIGHTS)}, {weights}, ?, ?{marks})", (*totals, *counts)
 
 
 def fts_totals(conn: sqlite3.Connection) -> tuple[int, int]:

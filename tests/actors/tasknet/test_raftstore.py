@@ -152,12 +152,19 @@ def test_a_snapshot_installed_from_the_leader_survives_a_restart_and_replaces_th
     assert [p.name for p in (tmp_path / "n1").glob("raft-snap-*.json")] == [f"raft-snap-{9:020d}.json"]
 
 
-def test_a_validator_compacts_only_entries_already_ratified(tmp_path):
+def compacting_leader(tmp_path) -> tuple[NodeCore, RaftCore]:
+    """A one-validator network's node (files under tmp_path/n1) that snapshots every 5 entries, and its
+    Raft, leader."""
     node = make_network(1, data_dirs=[tmp_path / "n1"])[0]
     node.raft_snapshot_entries = 5
     raft = node.ensure_raft(seed=1)
     while raft.role != LEADER:
         raft.tick()
+    return node, raft
+
+
+def test_a_validator_compacts_only_entries_already_ratified(tmp_path):
+    node, raft = compacting_leader(tmp_path)
     for n in range(8):
         raft.propose({"cmd": n})
     pending = raft.propose({"proposal_id": "not-ratified-yet"})
@@ -174,11 +181,7 @@ def test_a_validator_compacts_only_entries_already_ratified(tmp_path):
 
 
 def test_a_validator_whose_raft_files_have_a_hole_runs_no_raft_rather_than_a_wrong_one(tmp_path):
-    node = make_network(1, data_dirs=[tmp_path / "n1"])[0]
-    node.raft_snapshot_entries = 5
-    raft = node.ensure_raft(seed=1)
-    while raft.role != LEADER:
-        raft.tick()
+    node, raft = compacting_leader(tmp_path)
     for _ in range(2):  # two snapshots: raft.log now starts at the first one
         for n in range(12):
             raft.propose({"cmd": n})

@@ -15,7 +15,7 @@ from . import commands as cmd
 from . import pve
 from . import validate as v
 from .config import LxcConfig
-from .errors import BadRequest, CommandFailed, NodeDown, NotFound, combined_failure
+from .errors import BadRequest, CommandFailed, NodeDown, NotFound, combined_failure, describe
 from .hosts import Steps, Target
 from .responses import BackupDone, BulkDone, BulkResult, Cloned, Created, InstanceStatus
 from .service import HostResult, R
@@ -227,7 +227,7 @@ def reported_batch(
 def _reported(result: BulkResult | CommandFailed) -> BulkResult:
     if isinstance(result, BulkResult):
         return result
-    return BulkResult(outcome="failed", status=None, error=result.details.strip() or f"exit {result.return_code}")
+    return BulkResult(outcome="failed", status=None, error=describe(result) or f"exit {result.return_code}")
 
 
 def _line(vmid: str, r: BulkResult) -> str:

@@ -436,3 +436,20 @@ async def test_without_quorum_pvesh_writes_are_refused_by_their_cfs_lock_and_rea
     assert (await on("pve1", "pvesh create /cluster/firewall/groups --group db")).exit_status == 0
     assert (await on("pve1", "pvesh delete /nodes/pve1/lxc/101/firewall/rules/0")).exit_status == 0
     assert (await on("pve1", "pvesh create /nodes/pve1/lxc/102/status/start")).exit_status == 0
+
+
+async def test_cluster_status_and_pvecm_say_when_the_cluster_has_lost_quorum(cluster, on):
+    """`/cluster/status`'s cluster row (`quorate`) and `pvecm status` (`Quorate:`) follow corosync's votes."""
+
+    async def quorate() -> tuple[int, bool]:
+        rows = json.loads(str((await on("pve1", "pvesh get /cluster/status --output-format json")).stdout))
+        pvecm = str((await on("pve1", "pvecm status")).stdout)
+        return next(r["quorate"] for r in rows if r["type"] == "cluster"), "Quorate:          Yes" in pvecm
+
+    assert await quorate() == (1, True)
+    cluster.power_off("pve3")
+    assert await quorate() == (1, True)
+    cluster.power_off("pve2")
+    assert await quorate() == (0, False)
+    cluster.power_on("pve2")
+    assert await quorate() == (1, True)

@@ -103,6 +103,8 @@ def classify(details: str) -> int:
 def describe(exc: CommandFailed) -> str:
     """A failed command's message. For a quorum refusal: that the cluster has no quorum, then the host's
     refusing lines alone (not cfs_lock's retries nor vzdump's log, which a job keeps in its output)."""
+    if isinstance(exc, NoQuorum):
+        return f"{NO_QUORUM}: {exc.details.strip()}"
     if exc.status == 503:
         lines = [line.strip() for line in exc.details.splitlines() if _UNAVAILABLE.search(line)]
         if lines:
@@ -130,6 +132,14 @@ class NodeDown(CommandFailed):
 
     def __init__(self, description: str) -> None:
         super().__init__(description, "", 255, status=503)
+
+
+class NoQuorum(CommandFailed):
+    """A refusal whose words do not name quorum (PVE's `Could not reserve ID N, already taken`), made while
+    the cluster says it has none: 503, described as a quorum refusal."""
+
+    def __init__(self, refused: CommandFailed) -> None:
+        super().__init__(refused.details, refused.output, refused.return_code, status=503)
 
 
 def combined_status(failures: list[CommandFailed]) -> int:

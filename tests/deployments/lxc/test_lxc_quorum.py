@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from tests.deployments.lxc import test_lxc_cluster as clustered
-from tests.deployments.lxc.simenv import SimEnv, create_ct
+from tests.deployments.lxc.simenv import TEMPLATE, SimEnv, create_ct
 from tests.polling import eventually
 
 cluster = clustered.cluster
@@ -109,3 +109,18 @@ async def test_without_quorum_jobs_fail_naming_quorum_and_release_the_container(
     assert restored["state"] == "succeeded", restored
     moved = await _job(api, f"{base}/migrate", {"target_host": "pve3", "restart": True})
     assert moved["state"] == "succeeded" and vmid in cluster.node_model("pve3").containers, moved
+
+
+async def test_without_quorum_a_create_answers_503_naming_quorum_though_pve_says_the_id_is_taken(api, cluster):
+    """PVE reserves a new guest's ID by creating its config in /etc/pve and takes any failure of that for
+    another node's reservation (`Could not reserve ID N, already taken`); the API asks the cluster
+    (`/cluster/status`, readable without quorum) and answers the 503 naming quorum."""
+    kept = await create_ct(api)
+    _lose_quorum(cluster)
+    _no_quorum(await api.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE}), "Could not reserve ID")
+    job = await _job(api, "/api/v1/lxc/instances", {"image_id": TEMPLATE})
+    assert job["state"] == "failed" and job["error"]["status"] == 503, job
+    assert "no quorum" in job["error"]["error"] and "Could not reserve ID" in job["error"]["error"], job["error"]
+    assert set(cluster.node_model("pve1").containers) == {kept}
+    cluster.power_on("pve2")
+    assert len({kept, await create_ct(api)}) == 2

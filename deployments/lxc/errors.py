@@ -77,7 +77,7 @@ _REFUSED = re.compile(
 # resize, snapshots, rollback, destroy, template, restore over a container, vzdump's backup lock, which
 # vzdump reports as `ERROR: Backup of VM N failed - unable to open file ...`) fails to open its temporary
 # file, and every cfs lock (pvesh's firewall writes) fails: PVE::Cluster's cfs_lock retries until its
-# timeout, then says `no quorum!` (`error with cfs lock '<id>': no quorum!` before PVE 7). Nothing was done.
+# timeout, then says `no quorum!` (`error with cfs lock '<id>': no quorum!` in older versions). Nothing was done.
 _UNAVAILABLE = re.compile(
     r"cluster not ready - no quorum\?"
     r"|unable to open file '/etc/pve/[^'\n]*' - Permission denied$"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -15,7 +16,7 @@ from . import commands as cmd
 from . import pve
 from . import validate as v
 from .config import LxcConfig
-from .errors import BadRequest, CommandFailed, NodeDown, NotFound, combined_failure
+from .errors import BadRequest, CommandFailed, NodeDown, NoQuorum, NotFound, combined_failure, describe
 from .hosts import Steps, Target
 from .responses import BackupDone, BulkDone, BulkResult, Cloned, Created, InstanceStatus
 from .service import HostResult, R
@@ -76,14 +77,27 @@ async def create(t: Target, config: LxcConfig, req: CreateRequest) -> Created:
                 if req.password:
                     await steps.run(cmd.pct_exec(vmid, ["chpasswd"]), stdin=f"root:{req.password}\n")
         except CommandFailed as exc:
+            failure = await reservation_refusal(t, exc)
             if created:
-                exc.output = f"created and started before the failure: {', '.join(created)}\n{exc.output}"
-            raise
+                failure.output = f"created and started before the failure: {', '.join(created)}\n{failure.output}"
+            raise failure from None
         finally:
             await t.release_vmid(vmid_int, owner)
         created.append(vmid)
         steps.note(f"Instance {vmid} created and started.")
     return Created(output=steps.text(), instance_ids=created)
+
+
+RESERVATION = re.compile(r"^Could not reserve ID \d+, already taken$", re.MULTILINE)
+
+
+async def reservation_refusal(t: Target, exc: CommandFailed) -> CommandFailed:
+    """`exc`, or a 503 naming quorum when it is PVE's `Could not reserve ID N, already taken` and the cluster
+    has no quorum: PVE reserves a new guest's ID by creating its config in /etc/pve and takes any failure
+    of that (a read-only /etc/pve included) for another node's reservation. `/cluster/status` says which."""
+    if RESERVATION.search(exc.details) and await pve.quorate(t.steps()) is False:
+        return NoQuorum(exc)
+    return exc
 
 
 async def _wait_unlocked(t: Target, vmid: str, steps: Steps) -> None:
@@ -227,7 +241,7 @@ def reported_batch(
 def _reported(result: BulkResult | CommandFailed) -> BulkResult:
     if isinstance(result, BulkResult):
         return result
-    return BulkResult(outcome="failed", status=None, error=result.details.strip() or f"exit {result.return_code}")
+    return BulkResult(outcome="failed", status=None, error=describe(result) or f"exit {result.return_code}")
 
 
 def _line(vmid: str, r: BulkResult) -> str:
@@ -442,7 +456,10 @@ async def restore(
         status = await t.run(cmd.pct("status", vmid))
         if status.ok and "running" in status.stdout:
             await steps.run(cmd.pct("stop", vmid))
-        await steps.run(cmd.pct("restore", vmid, backup_file, "--storage", store, "--force", "1"))
+        try:
+            await steps.run(cmd.pct("restore", vmid, backup_file, "--storage", store, "--force", "1"))
+        except CommandFailed as exc:
+            raise await reservation_refusal(t, exc) from None
         if not no_start:
             await steps.run(cmd.pct("start", vmid))
     steps.note(f"Instance {vmid} restored from {backup_file}" + (" (left stopped)." if no_start else " and started."))

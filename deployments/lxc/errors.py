@@ -11,7 +11,7 @@
 | missing/invalid API key                     | 401    | {code, name, description}                      |
 | non-numeric {instance_id} in the path       | 400    | {code, name, description}                      |
 | the host did not answer: a single-host zone's, a cluster node (the container's, the entry for its own commands, or every node) | 503 | {code, name, description} |
-| the cluster has no quorum ("cluster not ready - no quorum?": start, migrate, clone; "unable to open file '/etc/pve/...' - Permission denied": every config write) | 503 | {code, name, description} |
+| the cluster has no quorum ("cluster not ready - no quorum?": start, migrate, clone; "unable to open file '/etc/pve/...' - Permission denied": every config write; "cfs-lock '...' error: no quorum!": pvesh's firewall writes) | 503 | {code, name, description: NO_QUORUM + the host's line} |
 | unknown route / unhandled exception         | 404/500| {error, message}                               |
 | any other framework HTTP exception          | status | {code, name, description}                      |
 """
@@ -74,10 +74,17 @@ _REFUSED = re.compile(
 
 # The cluster lost quorum (too many nodes down): PVE refuses what changes it (start, migrate, clone) until
 # a majority of its nodes is back, and pmxcfs makes /etc/pve read-only, so every config write (pct set,
-# resize, snapshots, rollback, destroy, template) fails to open its temporary file; nothing was done.
+# resize, snapshots, rollback, destroy, template, restore over a container, vzdump's backup lock, which
+# vzdump reports as `ERROR: Backup of VM N failed - unable to open file ...`) fails to open its temporary
+# file, and every cfs lock (pvesh's firewall writes) fails: PVE::Cluster's cfs_lock retries until its
+# timeout, then says `no quorum!` (`error with cfs lock '<id>': no quorum!` in older versions). Nothing was done.
 _UNAVAILABLE = re.compile(
-    r"cluster not ready - no quorum\?|^unable to open file '/etc/pve/[^'\n]*' - Permission denied$", re.MULTILINE
+    r"cluster not ready - no quorum\?"
+    r"|unable to open file '/etc/pve/[^'\n]*' - Permission denied$"
+    r"|cfs-lock '[^'\n]*' error: no quorum!$|error with cfs lock '[^'\n]*': no quorum!$",
+    re.MULTILINE,
 )
+NO_QUORUM = "the cluster has no quorum (half or more of its nodes are down), so the host refused the change"
 
 
 def classify(details: str) -> int:
@@ -91,6 +98,18 @@ def classify(details: str) -> int:
     if _REFUSED.search(details):
         return 400
     return 500
+
+
+def describe(exc: CommandFailed) -> str:
+    """A failed command's message. For a quorum refusal: that the cluster has no quorum, then the host's
+    refusing lines alone (not cfs_lock's retries nor vzdump's log, which a job keeps in its output)."""
+    if isinstance(exc, NoQuorum):
+        return f"{NO_QUORUM}: {exc.details.strip()}"
+    if exc.status == 503:
+        lines = [line.strip() for line in exc.details.splitlines() if _UNAVAILABLE.search(line)]
+        if lines:
+            return f"{NO_QUORUM}: " + "\n".join(lines)
+    return exc.details.strip()
 
 
 class CommandFailed(Exception):
@@ -113,6 +132,14 @@ class NodeDown(CommandFailed):
 
     def __init__(self, description: str) -> None:
         super().__init__(description, "", 255, status=503)
+
+
+class NoQuorum(CommandFailed):
+    """A refusal whose words do not name quorum (PVE's `Could not reserve ID N, already taken`), made while
+    the cluster says it has none: 503, described as a quorum refusal."""
+
+    def __init__(self, refused: CommandFailed) -> None:
+        super().__init__(refused.details, refused.output, refused.return_code, status=503)
 
 
 def combined_status(failures: list[CommandFailed]) -> int:
@@ -170,7 +197,7 @@ def message_error(status: int, message: str, headers: Mapping[str, str] | None =
 
 def from_command(exc: CommandFailed) -> JSONResponse:
     """The answer for a failed host command: the spec's 500 body, or 404/409/400 when the host named the cause."""
-    first = exc.details.strip()
+    first = describe(exc)
     if exc.status == 404:
         return missing(first[:500])
     if exc.status in (409, 503):

@@ -31,7 +31,7 @@ from rayfleet.state import call
 
 from . import hosts
 from . import validate as v
-from .errors import INTERNAL_MESSAGE, BadRequest, CommandFailed, HTTPProblem, NotFound
+from .errors import INTERNAL_MESSAGE, BadRequest, CommandFailed, HTTPProblem, NotFound, describe
 
 if TYPE_CHECKING:
     from .state import LxcState
@@ -95,7 +95,7 @@ def job_error(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, CommandFailed):
         return {
             "status": exc.status,
-            "error": exc.details.strip(),
+            "error": describe(exc),
             "output": exc.output,
             "return_code": exc.return_code,
         }

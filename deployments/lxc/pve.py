@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple, TypedDict, cast
 
 from . import commands as cmd
+from .errors import CommandFailed
 from .hosts import Steps
 from .placement import RESOURCES
 
@@ -170,6 +171,22 @@ async def cluster_view(steps: Steps) -> ClusterView:
         cast(list[ContainerEntry], [row for row in rows if row.get("type") == "lxc"]),
         sorted(str(row.get("node")) for row in rows if row.get("type") == "node" and row.get("status") == "offline"),
     )
+
+
+STATUS = ["pvesh", "get", "/cluster/status", "--output-format", "json"]
+
+
+async def quorate(steps: Steps) -> bool | None:
+    """The cluster row's `quorate` of ``/cluster/status`` (readable without quorum); None when there is no
+    such row (a node outside any cluster) or the read failed."""
+    try:
+        rows = await steps.json(STATUS)
+    except CommandFailed:
+        return None
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and row.get("type") == "cluster" and "quorate" in row:
+            return bool(int(row["quorate"]))
+    return None
 
 
 async def config(steps: Steps, node: str, vmid: str) -> ContainerConfig:

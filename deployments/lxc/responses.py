@@ -239,7 +239,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         Problem,
         "the host did not answer over SSH (refused or timed out; the command never ran): a single-host zone's "
         "host, a cluster's node holding the container, its entry for its own commands, or every node; or the "
-        "cluster has no quorum (too many nodes down) for a start, migration or clone",
+        "cluster has no quorum (too many nodes down): every write to its configuration (start, migration, "
+        "clone, config and firewall edits, snapshots, backups, restores) is refused, the description says so",
     ),
 }
 """Error answers every protected route may give."""

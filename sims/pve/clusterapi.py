@@ -94,7 +94,7 @@ def _storage_rows(member: NodeModel) -> list[dict[str, Any]]:
 def cluster_status(model: NodeModel) -> list[dict[str, Any]]:
     """The cluster entry, then one per node: `local` marks the node answering."""
     cluster = model.data["cluster"]
-    quorate = int(model.data["services"].get("corosync") == "active")
+    quorate = int(model.data["services"].get("corosync") == "active" and model.quorate())
     rows: list[dict[str, Any]] = [
         {
             "id": "cluster",

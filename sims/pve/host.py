@@ -249,7 +249,13 @@ class Host:
         if args[:1] == ["status"]:
             cluster = self.model.data["cluster"]
             nodes = cluster["nodes"]
-            quorate = self.model.data["services"].get("corosync") == "active"
+            quorate = self.model.data["services"].get("corosync") == "active" and self.model.quorate()
+            offline = self.model.cluster.offline if self.model.cluster is not None else set()
+            votes = (
+                len([n for n in nodes if n not in offline])
+                if self.model.data["services"].get("corosync") == "active"
+                else 0
+            )
             if self.model.data["services"].get("pve-cluster") != "active":
                 raise ToolError(
                     "ipcc_send_rec[1] failed: Connection refused\nUnable to load access control list: Connection refused",
@@ -267,7 +273,7 @@ class Host:
                 "------------------",
                 f"Date:             {time.strftime('%a %b %d %H:%M:%S %Y')}",
                 "Quorum provider:  corosync_votequorum",
-                f"Nodes:            {len(nodes) if quorate else 0}",
+                f"Nodes:            {votes}",
                 "Node ID:          0x00000001",
                 "Ring ID:          1.2a",
                 f"Quorate:          {'Yes' if quorate else 'No'}",
@@ -276,7 +282,7 @@ class Host:
                 "----------------------",
                 f"Expected votes:   {len(nodes)}",
                 "Highest expected: 2",
-                f"Total votes:      {len(nodes) if quorate else 0}",
+                f"Total votes:      {votes}",
                 f"Quorum:           {len(nodes) // 2 + 1}",
                 "Flags:            Quorate" if quorate else "Flags:",
                 "",

@@ -22,6 +22,11 @@ from typing import Any, NotRequired, TypedDict, cast
 TEMPLATE_CACHE = "/var/lib/vz/template/cache"
 DUMP_DIR = "/var/lib/vz/dump"
 
+NO_QUORUM = "cluster not ready - no quorum?"
+"""PVE::Cluster::check_cfs_quorum's refusal: what changes the cluster (start, migrate, clone) needs quorum."""
+CFS_LOCK_TRIES = 9
+"""How often PVE::Cluster's cfs_lock says it is trying before its 10 s timeout (once a second)."""
+
 DEFAULT_TEMPLATES = (
     "debian-12-standard_12.7-1_amd64.tar.zst",
     "ubuntu-24.04-standard_24.04-2_amd64.tar.zst",
@@ -207,6 +212,15 @@ class NodeModel:
         if self.quorate():
             return None
         return f"unable to open file '/etc/pve/{self.conf_path(vmid)}.tmp.{os.getpid()}' - Permission denied"
+
+    def cfs_lock_refusal(self, lockid: str) -> str | None:
+        """What PVE::Cluster's cfs_lock says when it cannot take `lockid` (a folder under /etc/pve/priv/lock,
+        refused by a read-only pmxcfs): a line a second until its 10 s timeout, then, seeing no quorum,
+        `no quorum!` in place of the timeout. The simulator prints the lines without waiting."""
+        if self.quorate():
+            return None
+        trying = f"trying to acquire cfs lock '{lockid}' ...\n" * CFS_LOCK_TRIES
+        return f"{trying}cfs-lock '{lockid}' error: no quorum!"
 
     def all_vmids(self) -> set[int]:
         """Every VMID the cluster uses (one node alone: its own and those it migrated away)."""

@@ -15,6 +15,7 @@ from typing import Any
 from .cli import Result, ToolError, check_vmid, param_error, parse_options, table
 from .guest import Guest
 from .model import (
+    NO_QUORUM,
     Config,
     Container,
     NodeModel,
@@ -592,7 +593,7 @@ class Pct:
     def _check_quorum(self) -> None:
         """PVE::Cluster::check_cfs_quorum: what changes the cluster needs a majority of its nodes."""
         if not self.model.quorate():
-            raise ToolError("cluster not ready - no quorum?")
+            raise ToolError(NO_QUORUM)
 
     def _check_writable(self, vmid: str) -> None:
         """Writing the container's config into /etc/pve (refused without quorum). Called where PVE first

@@ -10,7 +10,7 @@ from typing import Any
 
 from .cli import Result, ToolError, check_vmid, param_error, parse_options
 from .clusterapi import cluster_status, ct_summary, resources
-from .model import Container, NodeModel
+from .model import NO_QUORUM, Container, NodeModel
 from .nodestatus import node_status
 
 NODE_NAME = re.compile(r"^(?=.{1,63}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
@@ -117,6 +117,7 @@ class Pvesh:
                 return dict(fw["options"])
             if verb == "set":
                 _, opts = parse_options(args, {"enable": "int", "policy_in": "str", "policy_out": "str"})
+                self._cfs_lock("firewall-cluster")
                 fw["options"].update({k: int(v) if v.isdigit() else v for k, v in opts.items()})
                 self.model.save()
                 return None
@@ -155,6 +156,13 @@ class Pvesh:
             entry["shared"] = 1
         return entry | {"digest": _digest(entry)}
 
+    def _cfs_lock(self, lockid: str) -> None:
+        """The cfs lock a write handler takes before anything else (`lock_clusterfw_conf`, `lock_vmfw_conf`):
+        refused, with PVE's lines, while the cluster has no quorum."""
+        refusal = self.model.cfs_lock_refusal(lockid)
+        if refusal is not None:
+            raise ToolError(refusal)
+
     def _proxied(self, name: str) -> Pvesh:
         """Another node's API, as pvesh reaches it (the API proxies to the node that owns the path)."""
         other = self.model.cluster.node(name) if self.model.cluster is not None else None
@@ -184,6 +192,7 @@ class Pvesh:
                     raise param_error("group", "property is missing and it is not optional")
                 if not GROUP_NAME.match(name) or len(name) > 18:
                     raise param_error("group", "invalid format - security group name '" + name + "' is not valid")
+                self._cfs_lock("firewall-cluster")
                 if name in groups:
                     raise ToolError(f"security group '{name}' already exists")
                 groups[name] = {"comment": opts.get("comment", ""), "rules": []}
@@ -191,6 +200,8 @@ class Pvesh:
                 return None
             raise ToolError(f"No '{verb}' handler defined for '/cluster/firewall/groups'")
         name = rest[0]
+        if verb != "get":  # every write holds the cluster firewall's lock, taken before the group is looked up
+            self._cfs_lock("firewall-cluster")
         if name not in groups:
             raise ToolError(f"no such security group '{name}'")
         group = groups[name]
@@ -330,6 +341,8 @@ class Pvesh:
             if action == "start":
                 if ct["status"] == "running":
                     raise ToolError(f"CT {vmid} already running")
+                if not self.model.quorate():
+                    raise ToolError(NO_QUORUM)
                 ct["status"] = "running"
                 ct["started_at"] = time.time()
             elif action in ("stop", "shutdown"):
@@ -339,6 +352,8 @@ class Pvesh:
             self.model.save()
             return f"UPID:{self.model.node}:{int(time.time() * 1000) % 0xFFFFFFFF:08X}:0000ABCD:{int(time.time()):08X}:vz{action}:{vmid}:root@pam:"
         if sub[:1] == ["firewall"]:
+            if verb != "get":
+                self._cfs_lock(f"firewall-vm-{vmid}")  # lock_vmfw_conf: `vm-<vmid>` for containers too
             fwc = ct.setdefault("firewall", {"options": {"enable": 0}, "rules": []})
             if sub[1:] == ["options"]:
                 if verb == "get":

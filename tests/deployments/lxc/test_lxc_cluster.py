@@ -369,9 +369,9 @@ async def test_a_cluster_without_quorum_answers_503_for_what_needs_it_and_still_
     _problem(moved, "cluster not ready - no quorum?")
     halted = await api.post("/api/v1/lxc/instances/stop", json={"instance_ids": [running]})
     assert halted.status_code == 200 and halted.json()["results"][running]["outcome"] == "stopped", halted.text
-    # creation: PVE's own words (its ID reservation is a write pmxcfs refuses), the command failure
+    # creation: PVE's own words (its ID reservation is a write pmxcfs refuses), named for what they are
     refused = await api.post("/api/v1/lxc/instances", json={"image_id": TEMPLATE})
-    assert refused.status_code == 500 and "Could not reserve ID" in refused.json()["details"], refused.text
+    _problem(refused, "no quorum", "Could not reserve ID")
     assert set(cluster.node_model("pve1").containers) == {running, stopped}
     # clone snapshots its source first: that config write is refused before `pct clone` runs
     cloned = await api.post("/api/v1/lxc/instances/clone", json={"source_instance_id": stopped})

@@ -388,3 +388,68 @@ async def test_without_quorum_backups_and_restores_are_refused_where_pve_writes_
     cluster.power_on("pve2")  # two of three: quorate again
     assert (await on("pve1", f"pct restore 102 {archive} --storage local-lvm")).exit_status == 0
     assert (await on("pve1", "vzdump 101 --dumpdir /var/lib/vz/dump")).exit_status == 0
+
+
+async def test_without_quorum_pvesh_writes_are_refused_by_their_cfs_lock_and_reads_still_answer(cluster, on):
+    """pvesh's firewall writes take a cfs lock first (`lock_clusterfw_conf`, `lock_vmfw_conf`: a folder
+    under /etc/pve/priv/lock, which pmxcfs refuses without quorum); PVE::Cluster's cfs_lock retries
+    until its timeout, a line a second, then reports `cfs-lock '<id>' error: no quorum!`. A start
+    through the API is `check_cfs_quorum`'s refusal. Nothing changes; reads still answer."""
+    assert (await on("pve1", CREATE.format(vmid=101))).exit_status == 0
+    assert (await on("pve1", CREATE.format(vmid=102))).exit_status == 0
+    for line in (
+        "pvesh create /cluster/firewall/groups --group web",
+        "pvesh create /cluster/firewall/groups/web --type in --action ACCEPT --proto tcp --dport 80",
+        "pvesh create /nodes/pve1/lxc/101/firewall/rules --type group --action web --enable 1",
+    ):
+        assert (await on("pve1", line)).exit_status == 0, line
+    cluster.power_off("pve2")
+    cluster.power_off("pve3")
+    model = cluster.node_model("pve1")
+    before = json.dumps([model.data["firewall"], model.containers], sort_keys=True)
+    for line, lock in [
+        ("pvesh create /cluster/firewall/groups --group db", "firewall-cluster"),
+        ("pvesh create /cluster/firewall/groups/web --type in --action DROP --proto udp", "firewall-cluster"),
+        ("pvesh delete /cluster/firewall/groups/web/0", "firewall-cluster"),
+        ("pvesh delete /cluster/firewall/groups/web", "firewall-cluster"),
+        ("pvesh set /cluster/firewall/options --enable 1", "firewall-cluster"),
+        ("pvesh create /nodes/pve1/lxc/101/firewall/rules --type in --action ACCEPT", "firewall-vm-101"),
+        ("pvesh set /nodes/pve1/lxc/101/firewall/rules/0 --enable 0", "firewall-vm-101"),
+        ("pvesh delete /nodes/pve1/lxc/101/firewall/rules/0", "firewall-vm-101"),
+        ("pvesh set /nodes/pve1/lxc/101/firewall/options --enable 1", "firewall-vm-101"),
+    ]:
+        refused = await on("pve1", line)
+        lines = str(refused.stderr).splitlines()
+        assert refused.exit_status == 255 and lines[-1] == f"cfs-lock '{lock}' error: no quorum!", (line, lines)
+        assert lines[:-1] and set(lines[:-1]) == {f"trying to acquire cfs lock '{lock}' ..."}, (line, lines)
+    started = await on("pve1", "pvesh create /nodes/pve1/lxc/102/status/start")
+    assert (started.exit_status, started.stderr) == (255, "cluster not ready - no quorum?\n")
+    assert json.dumps([model.data["firewall"], model.containers], sort_keys=True) == before
+    for read in (
+        "pvesh get /cluster/firewall/groups --output-format json",
+        "pvesh get /cluster/firewall/groups/web --output-format json",
+        "pvesh get /nodes/pve1/lxc/101/firewall/rules --output-format json",
+        "pvesh get /cluster/firewall/options --output-format json",
+    ):
+        assert (await on("pve1", read)).exit_status == 0, read
+    cluster.power_on("pve3")  # two of three: quorate again
+    assert (await on("pve1", "pvesh create /cluster/firewall/groups --group db")).exit_status == 0
+    assert (await on("pve1", "pvesh delete /nodes/pve1/lxc/101/firewall/rules/0")).exit_status == 0
+    assert (await on("pve1", "pvesh create /nodes/pve1/lxc/102/status/start")).exit_status == 0
+
+
+async def test_cluster_status_and_pvecm_say_when_the_cluster_has_lost_quorum(cluster, on):
+    """`/cluster/status`'s cluster row (`quorate`) and `pvecm status` (`Quorate:`) follow corosync's votes."""
+
+    async def quorate() -> tuple[int, bool]:
+        rows = json.loads(str((await on("pve1", "pvesh get /cluster/status --output-format json")).stdout))
+        pvecm = str((await on("pve1", "pvecm status")).stdout)
+        return next(r["quorate"] for r in rows if r["type"] == "cluster"), "Quorate:          Yes" in pvecm
+
+    assert await quorate() == (1, True)
+    cluster.power_off("pve3")
+    assert await quorate() == (1, True)
+    cluster.power_off("pve2")
+    assert await quorate() == (0, False)
+    cluster.power_on("pve2")
+    assert await quorate() == (1, True)

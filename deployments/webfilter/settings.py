@@ -135,18 +135,29 @@ def _dns_upstreams(value: Any) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_CA_PATH = re.compile(r"/[A-Za-z0-9._+/-]{1,499}")  # unbound's parser splits on quotes and spaces, not lines
+_CA_MAX = 4 * 1024 * 1024
+
+
 def _ca_file(value: Any) -> str:
-    """ "" (the system store) or an absolute path to a readable file holding at least one PEM certificate."""
+    """ "" (the system store) or an absolute path (letters, digits, `._+-/`) to a regular file holding at least one
+    PEM certificate, read up to 4 MiB (a device or FIFO is never opened)."""
     if value == "":
         return ""
-    if not isinstance(value, str) or _UNSAFE.search(value) or len(value) > 500 or not value.startswith("/"):
-        raise SettingError('expected an absolute path to a PEM CA bundle, or "" for the system store')
+    if not isinstance(value, str) or not _CA_PATH.fullmatch(value):
+        raise SettingError(
+            'expected an absolute path to a PEM CA bundle (letters, digits, . _ + - /), or "" for the system store'
+        )
+    path = Path(value)
     try:
-        data = Path(value).read_bytes()[: 4 * 1024 * 1024 + 1]
+        if not path.is_file():
+            raise SettingError(f"{value!r} is not a regular file")
+        with path.open("rb") as fh:
+            data = fh.read(_CA_MAX + 1)
     except OSError:
         raise SettingError(f"cannot read {value!r}") from None
     try:
-        certificates = x509.load_pem_x509_certificates(data) if len(data) <= 4 * 1024 * 1024 else []
+        certificates = x509.load_pem_x509_certificates(data) if len(data) <= _CA_MAX else []
     except ValueError:
         certificates = []
     if not certificates:

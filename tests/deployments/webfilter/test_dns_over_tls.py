@@ -79,7 +79,7 @@ async def test_plain_and_tls_upstreams_cannot_be_mixed_and_a_ca_file_must_hold_c
     garbage.write_text("hello\n")
     for value, words in [
         ("relative/ca.pem", "absolute path"),
-        (str(tmp_path / "missing.pem"), "cannot read"),
+        (str(tmp_path / "missing.pem"), "not a regular file"),
         (str(garbage), "no PEM certificate"),
         ("/etc/ssl/certs/ca-certificates.crt\n", "absolute path"),
         (5, "absolute path"),
@@ -152,3 +152,16 @@ def _restarted(wf, old_pid: int):
 
 async def _resolves(wf, name: str) -> bool:
     return await _ask(wf, name) == ("NOERROR", [ANSWER])
+
+
+async def test_a_ca_file_path_that_could_steer_unbound_or_never_end_is_refused(wf, tmp_path):
+    """The path lands in unbound's configuration, whose parser splits on spaces and quotes, not lines: a quote
+    in a path of a real PEM file would end the value and add options. A device or FIFO is never read."""
+    ca = (await asyncio.to_thread(Path("/etc/ssl/certs/ca-certificates.crt").read_bytes))[:5000]
+    steering = tmp_path / 'ca.pem"forward-first:yes"'
+    steering.write_bytes(ca.split(b"-----END CERTIFICATE-----")[0] + b"-----END CERTIFICATE-----\n")
+    for value in (str(steering), "/dev/zero"):
+        r = await wf.api.put("/api/settings/dns_upstream_ca_file", json={"value": value})
+        assert r.status_code == 400, (value, r.text)
+        assert r.json()["status"] == "error"
+    assert (await wf.api.get("/api/settings")).json()["data"]["dns_upstream_ca_file"] == ""

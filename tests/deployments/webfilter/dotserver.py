@@ -27,8 +27,11 @@ class DotServer:
     ca_file: Path  # the test CA's certificate: what `dns_upstream_ca_file` names
     zone: str
 
-    def upstream(self, name: str) -> str:
-        return f"tls://{self.side.peer}:853#{name}"
+    peer6: str | None = None  # its IPv6 address, when it listens on one
+
+    def upstream(self, name: str, six: bool = False) -> str:
+        host = f"[{self.peer6}]" if six else self.side.peer
+        return f"tls://{host}:853#{name}"
 
     def plain_packets(self) -> int:
         """Packets sent to the namespace's port 53 (UDP or TCP) since the server started."""
@@ -44,8 +47,8 @@ class DotServer:
         raise AssertionError(f"no counter in {out!r}")
 
 
-def _conf(side: Side, folder: Path, zone: str, plain: bool) -> str:
-    listen = [f"{side.peer}@853", *([f"{side.peer}@53"] if plain else [])]
+def _conf(side: Side, folder: Path, zone: str, plain: bool, peer6: str | None) -> str:
+    listen = [f"{side.peer}@853", *([f"{side.peer}@53"] if plain else []), *([f"{peer6}@853"] if peer6 else [])]
     lines = [
         "server:",
         *(f"    interface: {i}" for i in listen),
@@ -60,7 +63,8 @@ def _conf(side: Side, folder: Path, zone: str, plain: bool) -> str:
         "    use-syslog: no",
         '    logfile: ""',
         "    num-threads: 1",
-        "    do-ip6: no",
+        f"    do-ip6: {'yes' if peer6 else 'no'}",
+        "    access-control: ::/0 allow",
         "    access-control: 0.0.0.0/0 allow",
         '    module-config: "iterator"',
         f'    local-zone: "{zone}." redirect',
@@ -85,17 +89,18 @@ def _count_plain(side: Side) -> None:
 
 @contextlib.asynccontextmanager
 async def dot_server(
-    side: Side, folder: Path, cert_name: str, zone: str, plain: bool = False
+    side: Side, folder: Path, cert_name: str, zone: str, plain: bool = False, peer6: str | None = None
 ) -> AsyncIterator[DotServer]:
-    """unbound in `side`'s namespace on `side.peer`:853 (TLS, certificate for `cert_name` from a fresh test
-    CA) answering every name under `zone` with ANSWER and refusing the rest."""
+    """unbound in `side`'s namespace on `side.peer`:853 (and `peer6`:853, an IPv6 address of the namespace,
+    when given; TLS, certificate for `cert_name` from a fresh test CA) answering every name under `zone` with
+    ANSWER and refusing the rest."""
     folder.mkdir(parents=True, exist_ok=True)
     ca_key = new_key()
     ca = issue("rayfleet DoT test CA", ca_key, None, [])
     leaf_key = new_key()
     write_pair(folder, "server", issue(cert_name, leaf_key, (ca, ca_key), [cert_name]), leaf_key)
     (folder / "ca.pem").write_bytes(pem(ca))
-    (folder / "unbound.conf").write_text(_conf(side, folder, zone, plain))
+    (folder / "unbound.conf").write_text(_conf(side, folder, zone, plain, peer6))
     if not plain:
         _count_plain(side)
     with (folder / "unbound.log").open("ab") as log:
@@ -106,7 +111,7 @@ async def dot_server(
         )
     try:
         await eventually(lambda: _listening(side), timeout=20, what="the DoT server listens on 853")
-        yield DotServer(side, folder / "ca.pem", zone)
+        yield DotServer(side, folder / "ca.pem", zone, peer6)
     finally:
         child.kill()
         await child.wait()

@@ -18,7 +18,7 @@ import dns.rcode
 import pytest
 
 from tests.deployments.webfilter.dotserver import ANSWER, dot_server
-from tests.deployments.webfilter.netns import namespace
+from tests.deployments.webfilter.netns import add_ipv6, namespace
 from tests.polling import eventually
 
 pytestmark = pytest.mark.realserver
@@ -95,7 +95,8 @@ async def test_names_resolve_through_tls_blocked_names_stay_sinkholed_and_a_wron
 ):
     k = random.randint(2, 250)
     with namespace("dot", f"198.19.{k}") as up:
-        async with dot_server(up, tmp_path / "dot", CERT_NAME, ZONE) as server:
+        _, peer6 = add_ipv6(up, f"2001:2:0:d{k:02x}::")  # a /64 no other test uses
+        async with dot_server(up, tmp_path / "dot", CERT_NAME, ZONE, peer6=peer6) as server:
             try:
                 saved = await _set(
                     wf, dns_upstreams=[server.upstream(CERT_NAME).upper()], dns_upstream_ca_file=str(server.ca_file)
@@ -123,6 +124,9 @@ async def test_names_resolve_through_tls_blocked_names_stay_sinkholed_and_a_wron
                 await eventually(
                     lambda: _resolves(wf, f"a3.{ZONE}"), timeout=15, what="a name resolves after the restart"
                 )
+                # an IPv6 upstream
+                await _set(wf, dns_upstreams=[server.upstream(CERT_NAME, six=True)])
+                assert await _ask(wf, f"a6.{ZONE}") == ("NOERROR", [ANSWER])
                 # the server's certificate is for another name: SERVFAIL, no fallback
                 await _set(wf, dns_upstreams=[server.upstream("wrong.dot.example")])
                 assert await _ask(wf, f"w1.{ZONE}") == ("SERVFAIL", [])

@@ -5,9 +5,9 @@ over TLS only, verifying every upstream's certificate and name.
 replace dnsmasq's `server=` lines by one, the forwarder's `127.0.0.1#<port>`. unbound verifies the chain
 with `tls-cert-bundle` (`dns_upstream_ca_file`, default the system store) and the name after `#` (its
 `forward-addr: ADDR@PORT#NAME`; unbound checks the name only when both are given, so both always are). It
-has `forward-first: no` and no root hints of its own use: a failed handshake answers SERVFAIL, never a
-plain query. Plain and `tls://` entries cannot be mixed (dnsmasq would send plain queries beside the
-encrypted ones), which the setting refuses.
+has `forward-first: no` (no query of its own beside the forwarders): a failed handshake answers SERVFAIL,
+never a plain query. Plain and `tls://` entries cannot be mixed (dnsmasq would send plain queries beside
+the encrypted ones), which the setting refuses.
 """
 
 from __future__ import annotations

@@ -38,3 +38,5 @@ want c-icap    # bench/webfilter.py: the ICAP REQMOD hop (echo service) measured
 want nginx-light  # mitigation: the CRS inspection tier's nginx (started by the node on loopback; the system service stays off)
 want libnginx-mod-http-modsecurity  # mitigation: ModSecurity v3 (libmodsecurity3) in that nginx
 want modsecurity-crs  # mitigation: the OWASP Core Rule Set the tier runs
+want unbound  # webfilter: the DNS-over-TLS forwarder dnsmasq forwards to for `tls://` dns_upstreams (started on loopback by the
+              # proxy actor, certificate verification always on); the tests' DoT server too. The system service stays off

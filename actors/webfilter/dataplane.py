@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from actors.webfilter import groupdns, grouprules, squidconf, tlsfiles
+from actors.webfilter import dotforward, groupdns, grouprules, squidconf, tlsfiles
 from actors.webfilter.crstier import CrsHits, tier_config
 from actors.webfilter.logpolicy import shift_rotated
 from rayfleet.crs.config import CrsPaths
@@ -74,6 +74,8 @@ class ProxySettings:
     ca_cert: str = ""  # the interception CA (copied into tls/ while ssl_bump is on)
     ca_key: str = ""
     nft_bin: str = "/usr/sbin/nft"  # per-group DNS steering (groupdns)
+    unbound_bin: str = "/usr/sbin/unbound"  # the DNS-over-TLS forwarder (dotforward), for tls:// upstreams
+    unbound_checkconf_bin: str = "/usr/sbin/unbound-checkconf"
 
 
 class ViewStatus(TypedDict):
@@ -99,6 +101,7 @@ class PlaneStatus(TypedDict):
     started_at: float
     access_log: str
     dns_log: str  # dnsmasq's query log (log-queries=extra), tailed into the log store
+    dns_dot: dict[str, Any] | None  # the DNS-over-TLS upstreams and their forwarder (`dot_status`)
     dns_sinkhole: str | None  # where dnsmasq forwards the names blocked since its last start (`addr#port`)
     last_apply: dict[str, Any]  # timings of the last apply (empty before the first one)
     ssl_bump: bool  # Squid runs a bumping configuration now
@@ -220,6 +223,9 @@ class DataPlane:
         self.delta: list[str] = []
         self.delta_changed = False
         self.sinkhole_port = 0  # the sinkhole dnsmasq's port on 127.0.0.1 (kept in run/listen.json)
+        self.dot_port = 0  # the DNS-over-TLS forwarder's port on 127.0.0.1 (kept in run/listen.json)
+        self.dot_changed = False  # its configuration changed in the candidate being applied
+        self._dot_taken = False  # during an apply: the forwarder was (being) started, restarted or stopped
         self._pages: set[str] = set()
         self._undo: dict[Path, str | None] = {}  # what the files of the candidate being applied held before
         self.crs: CrsTier | None = None  # the CRS inspection tier, while the WAF engine is `crs`
@@ -284,6 +290,11 @@ class DataPlane:
         """Where the main dnsmasq forwards the names blocked since its last start (0.0.0.0 mode), as its query
         log names it: `127.0.0.1#<port>`."""
         return f"127.0.0.1#{self.sinkhole_port}"
+
+    @property
+    def dot_address(self) -> str:
+        """Where dnsmasq forwards when the upstreams are `tls://`: the forwarder, as `127.0.0.1#<port>`."""
+        return f"127.0.0.1#{self.dot_port}" if self.dot_port else ""
 
     def _prepare(self) -> None:
         for sub in ("acl", "errors", "logs", "run", "dns"):
@@ -357,6 +368,67 @@ class DataPlane:
         except Exception as exc:
             raise DataPlaneError(f"the DNS sinkhole did not start: {exc}") from None
 
+    async def _spawn_dot(self) -> asyncio.subprocess.Process:
+        argv = [self.config.unbound_bin, "-d", "-c", str(self.root / "dns" / "unbound.conf")]
+        return await self._spawn_listening(argv, "unbound-dot.log", "127.0.0.1", self.dot_port, 10)
+
+    async def _probe_dot(self) -> bool:
+        return await asyncio.to_thread(self._probe, self.dot_port, "127.0.0.1")
+
+    def _write_dot(self, policy: squidconf.Policy) -> bool:
+        """Render the DNS-over-TLS forwarder's configuration when the upstreams are `tls://` (changed: True)."""
+        upstreams = dotforward.tls_upstreams(policy.dns_upstreams)
+        if not upstreams:
+            return False
+        conf = dotforward.unbound_conf(
+            upstreams,
+            dotforward.ca_file(policy.dns_upstream_ca_file),
+            self.dot_port,
+            self.root / "dns",
+            self.root / "run" / f"{dotforward.CHILD}.pid",
+        )
+        return self._put(self.root / "dns" / "unbound.conf", conf)
+
+    def _start_dot_check(self) -> Check:
+        argv = [self.config.unbound_checkconf_bin, str(self.root / "dns" / "unbound.conf")]
+        return Check(argv, _unbound_verdict)
+
+    def _apply_dot(self, policy: squidconf.Policy) -> None:
+        """Start, restart (its configuration changed) or stop the supervised DNS-over-TLS forwarder so that it
+        matches `policy`: before dnsmasq takes a candidate that forwards to it."""
+        if self.supervisor is None:
+            return
+        wanted = bool(dotforward.tls_upstreams(policy.dns_upstreams))
+        running = dotforward.CHILD in self.supervisor.children
+        if wanted and not running:
+            self._dot_taken = True
+            try:
+                self.supervisor.start(self._supervised(dotforward.CHILD, self._spawn_dot, self._probe_dot))
+            except Exception as exc:
+                self.supervisor.stop(dotforward.CHILD)
+                raise DataPlaneError(f"the DNS-over-TLS forwarder did not start: {exc}") from None
+        elif wanted and self.dot_changed:
+            self._dot_taken = True
+            self._restart_child(dotforward.CHILD)
+        elif not wanted and running:
+            self._dot_taken = True
+            self.supervisor.stop(dotforward.CHILD)
+
+    def dot_status(self) -> dict[str, Any] | None:
+        """The DNS-over-TLS upstreams in force and their forwarder (None: plain upstreams or none)."""
+        policy = self.policy or squidconf.Policy()
+        upstreams = dotforward.tls_upstreams(policy.dns_upstreams)
+        if not upstreams:
+            return None
+        process = self._child(dotforward.CHILD)
+        return {
+            "upstreams": [str(u) for u in upstreams],
+            "ca_file": dotforward.ca_file(policy.dns_upstream_ca_file),
+            "forwarder": self.dot_address,
+            "running": process is not None,
+            "pid": process.pid if process is not None else None,
+        }
+
     async def _probe_squid(self) -> bool:
         return await asyncio.to_thread(self._probe, self.port, "127.0.0.1")
 
@@ -394,17 +466,19 @@ class DataPlane:
         """Squid's port and dnsmasq's address: the configured port, else those of the previous owner of
         this folder (kept in run/listen.json) while they are free, else fresh ones."""
         saved = self.root / "run" / "listen.json"
-        port, dns, crs, sink = self.config.port, "", 0, 0
+        port, dns, crs, sink, dot = self.config.port, "", 0, 0, 0
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             last = json.loads(saved.read_text())
             port = port or (int(last["port"]) if _port_free(int(last["port"])) else 0)
             dns = str(last["dns"]) if _dns_free(str(last["dns"])) else ""
             crs = int(last.get("crs", 0)) if _port_free(int(last.get("crs", 0))) else 0
             sink = int(last.get("sinkhole", 0)) if _port_free(int(last.get("sinkhole", 0))) else 0
+            dot = int(last.get("dot", 0)) if _port_free(int(last.get("dot", 0))) else 0
             self._view_ports = {str(k): int(v) for k, v in dict(last.get("views", {})).items()}
         port, dns = port or free_tcp_port(), dns or free_dns_address()
         self.crs_port = crs or free_tcp_port()
         self.sinkhole_port = sink or free_tcp_port()
+        self.dot_port = dot or free_tcp_port()
         self.port, self.dns = port, dns
         self._save_listen()
         return port, dns
@@ -415,6 +489,7 @@ class DataPlane:
             "dns": self.dns,
             "crs": self.crs_port,
             "sinkhole": self.sinkhole_port,
+            "dot": self.dot_port,
             "views": self._view_ports,
         }
         (self.root / "run" / "listen.json").write_text(json.dumps(listen))
@@ -440,6 +515,7 @@ class DataPlane:
             self.policy = policy
             self.supervisor = SupervisorThread("webfilter-dataplane")
             try:
+                self._apply_dot(policy)  # dnsmasq forwards to it
                 self.supervisor.start(self._supervised("dnsmasq", self._spawn_dnsmasq, self._probe_dnsmasq))
                 if squidconf.crs_on(policy):
                     self._configure_crs(policy)  # needs dnsmasq (its resolver); Squid then names its port
@@ -476,7 +552,7 @@ class DataPlane:
         )
         script = (
             f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; {unsteer}"
-            f'for f in "{run}/squid.pid" "{run}"/dnsmasq*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done'
+            f'for f in "{run}/squid.pid" "{run}"/dnsmasq*.pid "{run}/{dotforward.CHILD}.pid"; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done'
         )
         self.watchdog = subprocess.Popen(
             ["sh", "-c", script],
@@ -575,8 +651,10 @@ class DataPlane:
                 query_log=self.dns_log,
                 as_root=os.geteuid() == 0,
                 servers_file=dns_dir / "delta.conf",
+                forwarder=self.dot_address,
             ),
         )
+        self.dot_changed = self._write_dot(policy)
         self.hosts_changed = False
         if self._sinkhole is None:  # the static names, once per start (blocking is in blocklist.conf)
             self.hosts_changed = self._put(dns_dir / "hosts", squidconf.hosts_file(self.config.hosts, []))
@@ -592,7 +670,7 @@ class DataPlane:
         text = squidconf.dns_delta_file(delta, policy, self.sinkhole_address)
         self.delta_changed = self._put(dns_dir / "delta.conf", text)
         # a changed hosts file or delta alone needs only a SIGHUP
-        return self.dns_conf_changed or self.delta_changed
+        return self.dns_conf_changed or self.delta_changed or self.dot_changed
 
     def _start_parse(self) -> Check:
         return Check([self.config.squid_bin, "-k", "parse", "-f", str(self.conf_path)], _squid_verdict)
@@ -628,6 +706,7 @@ class DataPlane:
             self._undo = {}
             self._configure_crs(policy)
             self._dns_taken = False  # dnsmasq was (being) restarted on the candidate
+            self._dot_taken = False
             views_taken = False  # the groups' views were (being) given the candidate
             checks: list[Check] = []
             dns_first = self._names_only(policy)
@@ -645,6 +724,8 @@ class DataPlane:
                     check.end()
                 self._rollback()
                 self._dns_base, self._base_rules, self.delta = base
+                if self._dot_taken and self.policy is not None:
+                    self._restore_dot(self.policy)
                 if self._dns_taken:
                     self._restart_dnsmasq_on_the_last_good()
                 if views_taken and self.policy is not None:
@@ -713,10 +794,13 @@ class DataPlane:
             changed = self._write_dns(policy) or changed
             if self.dns_conf_changed:
                 checks.append(self._start_dnsmasq_test())
+            if self.dot_changed:
+                checks.append(self._start_dot_check())
             rendered = time.perf_counter()
             for check in checks:
                 check.verdict()
             checked = time.perf_counter()
+            self._apply_dot(policy)
             self._restart_dnsmasq_if_changed(test=False)
             dns_ready = time.perf_counter()
             render, parse, restart = rendered - started, checked - rendered, dns_ready - checked
@@ -850,6 +934,7 @@ class DataPlane:
                     as_root=os.geteuid() == 0,
                     port=port,
                     blocklist=blocklist_path,
+                    forwarder=self.dot_address,
                 ),
             )
             blocklist = squidconf.dns_blocklist(view.policy)
@@ -915,6 +1000,14 @@ class DataPlane:
             self._restart_child("dnsmasq")
         except DataPlaneError:
             log.error("dnsmasq did not restart on the last good configuration", extra={"root": str(self.root)})
+
+    def _restore_dot(self, policy: squidconf.Policy) -> None:
+        """After a rollback: the forwarder as the last good policy had it (on the restored files)."""
+        self.dot_changed = True
+        try:
+            self._apply_dot(policy)
+        except DataPlaneError:
+            log.error("the DNS-over-TLS forwarder did not come back", extra={"root": str(self.root)})
 
     def reconfigure(self, check: bool = True) -> float:
         """Check, signal, and wait until Squid listens again with the new configuration (it closes its
@@ -1069,6 +1162,7 @@ class DataPlane:
             "access_log": str(self.access_log),
             "dns_log": str(self.dns_log),
             "dns_sinkhole": self.sinkhole_address if self.sinkhole_port else None,
+            "dns_dot": self.dot_status(),
             "last_apply": self.last_apply,
             "ssl_bump": bumping,
             "ssl_bump_ca_sha256": tlsfiles.ca_digest(self.tls) if self.tls and bumping else None,
@@ -1089,7 +1183,7 @@ class DataPlane:
                 log.error("could not delete the group DNS table", extra={"table": self.nft.name, "error": str(exc)})
         supervisor, self.supervisor = self.supervisor, None
         if supervisor is not None:
-            for name in ("squid", "dnsmasq", SINKHOLE):  # Squid first: it resolves through dnsmasq
+            for name in ("squid", "dnsmasq", SINKHOLE, dotforward.CHILD):  # Squid first: it resolves through dnsmasq
                 with contextlib.suppress(Exception):
                     supervisor.stop(name)
             supervisor.close()  # and the groups' views
@@ -1142,6 +1236,12 @@ def _dnsmasq_verdict(code: int, out: bytes, err: bytes) -> None:
         raise DataPlaneError("dnsmasq refused the configuration: " + "; ".join(words))
 
 
+def _unbound_verdict(code: int, out: bytes, err: bytes) -> None:
+    if code != 0:
+        words = (err or out).decode(errors="replace").strip().splitlines()[-1:]
+        raise DataPlaneError("unbound refused the DNS-over-TLS configuration: " + "; ".join(words))
+
+
 def _bindable(kind: int, host: str, port: int, what: str) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, kind) as sock:
@@ -1185,6 +1285,7 @@ def _reap_previous_owner(root: Path) -> None:
         "squid.pid",
         "dnsmasq.pid",
         f"{SINKHOLE}.pid",
+        f"{dotforward.CHILD}.pid",
         *(p.name for p in run.glob("dnsmasq-group-*.pid")),
     ):
         pid = _pid_of(run / name)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.webfilter import crsrules, grouprules, hostregex, waf
+from actors.webfilter import crsrules, dotforward, grouprules, hostregex, waf
 from actors.webfilter.domainindex import DomainMemo, normal
 from rayfleet.crs.config import CLIENT_HEADER, PROSE_EXCLUSIONS
 
@@ -63,7 +63,8 @@ class Policy:
     ssl_bump: bool = False
     proxy_listen: list[str] = field(default_factory=list)  # "addr:port" Squid also listens on (LAN clients)
     dns_listen: list[str] = field(default_factory=list)  # addresses dnsmasq also answers clients on (port 53)
-    dns_upstreams: list[str] = field(default_factory=list)  # dnsmasq `server=` values ("addr" or "addr#port")
+    dns_upstreams: list[str] = field(default_factory=list)  # "addr", "addr#port", or "tls://addr:port#name"
+    dns_upstream_ca_file: str = ""  # the CA bundle tls:// upstreams are verified with ("": the system store)
     dns_block_mode: str = "sinkhole"  # a blocked name answers 0.0.0.0 and :: ("sinkhole") or NXDOMAIN
     groups: list[grouprules.GroupPolicy] = field(default_factory=list)  # client groups, in the order they apply
     tls_splice: list[str] = field(default_factory=list)  # domain rules passed through unbumped (list + categories)
@@ -424,6 +425,7 @@ def dnsmasq_conf(
     port: int = 53,
     blocklist: Path | None = None,
     servers_file: Path | None = None,
+    forwarder: str = "",
 ) -> str:
     """dnsmasq's configuration: its loopback address for Squid (`own`, empty for a group's view, which
     answers only steered clients) plus `dns_listen` on `port` (with a wildcard, every address of the node:
@@ -432,7 +434,8 @@ def dnsmasq_conf(
     never /etc/resolv.conf (`no-resolv`), so with no upstream nothing leaves the machine. With `query_log`,
     every query and how it was answered is logged there (`log-queries=extra`: each line carries the
     query's serial number), for the log store to tail. `servers_file` (the main dnsmasq's only): the names
-    blocked since its last start (`dns_delta_file`), read again on SIGHUP."""
+    blocked since its last start (`dns_delta_file`), read again on SIGHUP. `forwarder` (`127.0.0.1#<port>`):
+    where the DNS-over-TLS forwarder listens, the only `server=` when the upstreams are `tls://`."""
     lines = [
         f"port={port}",
         *(
@@ -446,7 +449,7 @@ def dnsmasq_conf(
         f"addn-hosts={hosts}",
         f"conf-file={blocklist or hosts.parent / 'blocklist.conf'}",
         f"pid-file={pid_file}",
-        *(f"server={upstream}" for upstream in policy.dns_upstreams),
+        *(f"server={upstream}" for upstream in dotforward.dnsmasq_servers(policy.dns_upstreams, forwarder)),
         *([f"servers-file={servers_file}"] if servers_file is not None else []),
     ]
     if query_log is not None:
@@ -462,7 +465,14 @@ def dnsmasq_conf(
 DELTA_LIMIT = 2000
 
 # what decides dnsmasq's files besides the blacklist: a change to any of them restarts dnsmasq on a new base
-_DNS_FIELDS = ("dns_listen", "dns_upstreams", "enable_domain_blacklist", "domain_whitelist", "dns_block_mode")
+_DNS_FIELDS = (
+    "dns_listen",
+    "dns_upstreams",
+    "dns_upstream_ca_file",
+    "enable_domain_blacklist",
+    "domain_whitelist",
+    "dns_block_mode",
+)
 
 
 def blocked_rules(policy: Policy) -> set[str]:

@@ -7,9 +7,13 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cryptography import x509
+
+from actors.webfilter import dotforward
 from actors.webfilter.splice import SPLICE_CATEGORIES
 from rayfleet.crs.config import PROSE_EXCLUSIONS
 
@@ -108,15 +112,57 @@ def _dns_listen(value: Any) -> list[str]:
 
 
 def _dns_upstreams(value: Any) -> list[str]:
-    """Resolvers dnsmasq forwards to, as its `server=` values (`addr` or `addr#port`)."""
+    """Resolvers dnsmasq forwards to: plain (`addr` or `addr#port`, its `server=` values) or DNS over TLS
+    (`tls://addr[:port]#name`, through the local forwarder, `dotforward`); never both, since dnsmasq would
+    send plain queries beside the encrypted ones."""
     out = []
     for item in _address_list(value, 8, "resolvers"):
+        if dotforward.is_tls(item):
+            try:
+                out.append(str(dotforward.parse(item)))
+            except ValueError as exc:
+                raise SettingError(f"{item[:100]!r}: {exc}") from None
+            continue
         try:
             address, port = _host_and_port(item, 53)
         except ValueError:
-            raise SettingError(f"expected a resolver ip, ip:port or [ipv6]:port, got {item[:100]!r}") from None
+            raise SettingError(
+                f"expected a resolver ip, ip:port, [ipv6]:port or tls://ip[:port]#name, got {item[:100]!r}"
+            ) from None
         out.append(str(address) if port == 53 else f"{address}#{port}")
+    if len({dotforward.is_tls(u) for u in out}) > 1:
+        raise SettingError("plain and tls:// resolvers cannot be mixed (queries would leave in plain beside TLS)")
     return list(dict.fromkeys(out))
+
+
+_CA_PATH = re.compile(r"/[A-Za-z0-9._+/-]{1,499}")  # unbound's parser splits on quotes and spaces, not lines
+_CA_MAX = 4 * 1024 * 1024
+
+
+def _ca_file(value: Any) -> str:
+    """ "" (the system store) or an absolute path (letters, digits, `._+-/`) to a regular file holding at least one
+    PEM certificate, read up to 4 MiB (a device or FIFO is never opened)."""
+    if value == "":
+        return ""
+    if not isinstance(value, str) or not _CA_PATH.fullmatch(value):
+        raise SettingError(
+            'expected an absolute path to a PEM CA bundle (letters, digits, . _ + - /), or "" for the system store'
+        )
+    path = Path(value)
+    try:
+        if not path.is_file():
+            raise SettingError(f"{value!r} is not a regular file")
+        with path.open("rb") as fh:
+            data = fh.read(_CA_MAX + 1)
+    except OSError:
+        raise SettingError(f"cannot read {value!r}") from None
+    try:
+        certificates = x509.load_pem_x509_certificates(data) if len(data) <= _CA_MAX else []
+    except ValueError:
+        certificates = []
+    if not certificates:
+        raise SettingError(f"{value!r} holds no PEM certificate (at most 4 MiB)")
+    return value
 
 
 def _waf_engine(value: Any) -> str:
@@ -264,7 +310,15 @@ SETTINGS: dict[str, Setting] = {
             "dns_upstreams",
             [],
             _dns_upstreams,
-            "resolvers dnsmasq forwards names it does not know to (plain DNS); none: nothing leaves the machine",
+            "resolvers dnsmasq forwards names it does not know to: plain DNS (ip, ip:port) or DNS over TLS "
+            "(tls://ip[:port]#name, certificate and name verified, never plain); none: nothing leaves the machine",
+        ),
+        Setting(
+            "dns_upstream_ca_file",
+            "",
+            _ca_file,
+            "CA bundle (PEM file on the node) the tls:// resolvers' certificates are verified with; empty: the "
+            "system store",
         ),
         Setting("log_retention_days", 30, _days, "POST /api/logs/clear-old deletes older log rows"),
         Setting("gdpr_mode", False, _bool, "client addresses in /api/logs and the stream lose their last octet"),
@@ -309,6 +363,7 @@ PROXY_SETTINGS = (
     "proxy_listen",
     "dns_listen",
     "dns_upstreams",
+    "dns_upstream_ca_file",
     "dns_block_mode",
     "enable_domain_blacklist",
     "enable_ip_blacklist",

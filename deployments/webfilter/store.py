@@ -293,6 +293,7 @@ class Store:
             proxy_listen=list(cfg["proxy_listen"]),
             dns_listen=list(cfg["dns_listen"]),
             dns_upstreams=list(cfg["dns_upstreams"]),
+            dns_upstream_ca_file=cfg["dns_upstream_ca_file"],
             dns_block_mode=cfg["dns_block_mode"],
             waf_categories=[name for name, on in self.waf_categories().items() if on],
             groups=[_group_policy(g) for g in self.groups()],

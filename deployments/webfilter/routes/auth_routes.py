@@ -88,12 +88,22 @@ async def ws_token(context: Ctx, user: User) -> dict[str, Any]:
 async def _health(context: Ctx) -> dict[str, Any]:
     proxy = await call(context.proxy, ProxyOwner.status)
     context.children.update(proxy["children"])
-    healthy = proxy["running"] and proxy["dns_running"] and all(view["running"] for view in proxy["dns_views"])
+    dot = proxy["dns_dot"]  # the DNS-over-TLS forwarder, when the upstreams are tls:// (its upstreams: /api/status)
+    healthy = (
+        proxy["running"]
+        and proxy["dns_running"]
+        and all(view["running"] for view in proxy["dns_views"])
+        and (dot is None or dot["running"])
+    )
     return {
         "status": "healthy" if healthy else "degraded",
         "version": context.config.version,
         "proxy": {"running": proxy["running"], "address": proxy["proxy"]},
-        "dns": {"running": proxy["dns_running"], "address": f"{proxy['dns']}:53" if proxy["dns"] else None},
+        "dns": {
+            "running": proxy["dns_running"],
+            "address": f"{proxy['dns']}:53" if proxy["dns"] else None,
+            "dot_forwarder_running": None if dot is None else dot["running"],
+        },
         "data_plane": [proxy["proxy"]] if proxy["running"] else [],
         "children": proxy["children"],
         "dns_views": proxy["dns_views"],

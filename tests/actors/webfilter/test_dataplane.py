@@ -682,3 +682,42 @@ def test_a_killed_sinkhole_comes_back_and_delta_names_are_sinkholed_again(tmp_pa
         assert _resolve(plane.dns, "ok.up.test") == ["127.0.0.5"]
         restarted = plane.sinkhole.pid
     assert not _alive(restarted)  # stopped with the plane
+
+
+def _servers(plane: DataPlane) -> list[str]:
+    return [ln for ln in (plane.root / "dns" / "dnsmasq.conf").read_text().splitlines() if ln.startswith("server=")]
+
+
+@pytest.mark.skipif(shutil.which("unbound") is None, reason="unbound not installed (system-deps.sh)")
+def test_tls_upstreams_run_a_supervised_forwarder_that_a_refused_candidate_never_touches(plane):
+    """A `tls://` upstream starts the forwarder (a supervised child) and dnsmasq forwards only to it; a candidate
+    Squid refuses neither starts it nor changes it; killed, it is back on its port; plain again, it stops.
+    The upstream is on loopback and nothing asks a name here: no query leaves for it."""
+    tls = ["tls://127.0.0.1:9#dns.example"]
+    bad_ip = ["192.0.2.1", "1.2.3.4/99"]  # passes validation, refused by Squid's parse
+    with pytest.raises(DataPlaneError, match="last good configuration keeps running"):
+        plane.apply(_policy(dns_upstreams=tls, ip_blacklist=bad_ip))
+    assert plane.status()["dns_dot"] is None and _servers(plane) == []
+    assert plane.supervisor is not None and "unbound-dot" not in plane.supervisor.children
+    try:
+        plane.apply(_policy(dns_upstreams=tls))
+        dot = plane.status()["dns_dot"]
+        assert dot is not None and dot["running"] and dot["upstreams"] == tls
+        assert _servers(plane) == [f"server={plane.dot_address}"]
+        conf = (plane.root / "dns" / "unbound.conf").read_text()
+        assert "forward-addr: 127.0.0.1@9#dns.example" in conf and "tls-cert-bundle" in conf
+        with pytest.raises(DataPlaneError, match="last good configuration keeps running"):
+            plane.apply(_policy(dns_upstreams=["tls://127.0.0.1:9#other.example"], ip_blacklist=bad_ip))
+        assert plane.status()["dns_dot"]["pid"] == dot["pid"]
+        assert (plane.root / "dns" / "unbound.conf").read_text() == conf
+        os.kill(dot["pid"], signal.SIGKILL)
+        eventually_sync(
+            lambda: (plane.status()["dns_dot"] or {}).get("pid") not in (None, dot["pid"]),
+            timeout=15,
+            what="the forwarder restarted",
+        )
+        assert plane.status()["dns_dot"]["forwarder"] == dot["forwarder"]  # the same port
+    finally:
+        plane.apply(_policy())
+    assert plane.status()["dns_dot"] is None and _servers(plane) == []
+    assert "unbound-dot" not in plane.supervisor.children

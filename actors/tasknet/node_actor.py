@@ -27,6 +27,16 @@ from typing import Any, Concatenate, ParamSpec, TypedDict, TypeVar, cast
 from cryptography.exceptions import InvalidTag
 
 from actors.tasknet import checkpoint
+from actors.tasknet.anonrelay import (
+    MAX_OWN_BLOBS,
+    MAX_SEALED_CHARS,
+    MIN_PEERS_TWO_HOPS,
+    Relay,
+    blob_digest,
+    relay_context,
+    relay_pairs,
+    relay_peers,
+)
 from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
@@ -71,15 +81,6 @@ class WhoAmI(TypedDict):
     name: str
 
 
-MIN_PEERS_TWO_HOPS = 3  # fewer reachable peers: an anonymous vote goes through one relay
-MAX_SEALED_CHARS = 16_384  # a sealed vote (base64) larger than this is refused unopened
-
-
-def _relay_context(exit_id: str) -> str:
-    """What a sealed vote is bound to: the exit relay it is sealed for."""
-    return f"anon-relay:{exit_id}"
-
-
 def _error(exc: Reject) -> Answer:
     return {"error": exc.message, "status": exc.status}
 
@@ -104,6 +105,8 @@ class TaskNode:
         self.anonymous_relayed = 0  # anonymous votes this node entered (one hop, or as the exit relay)
         self.anonymous_forwarded = 0  # sealed votes this node passed on as the first relay
         self.anonymous_refused = 0  # sealed votes that did not open with this node's key
+        self._own_blobs: set[str] = set()  # digests of the votes this node sealed (see anonrelay.py)
+        self.rng = random.SystemRandom()  # relays and delays nobody can predict from earlier draws
         self._installing: asyncio.Task[int] | None = None
         self._checkpointing: asyncio.Task[bool] | None = None
         self.tasks = BackgroundTasks("tasknet")
@@ -514,52 +517,112 @@ class TaskNode:
     # ----- anonymous votes enter the network elsewhere, through two relays
     async def relay_anonymous(self, event: Event) -> Relayed:
         """Enter an anonymous vote through two relays: sealed to the exit relay (X25519, an ephemeral
-        key per vote, AES-GCM), handed to another peer, the first relay, which learns only "a sealed
+        key per vote, AES-GCM), handed to a first relay drawn from every reachable peer, a node actor
+        here or the remote end of a joined peer link (`/peer/forward`), which learns only "a sealed
         blob for the exit" and forwards it; the exit opens it and gossips the vote after a random
         delay, knowing the vote but not the voter. With fewer than `MIN_PEERS_TWO_HOPS` reachable
-        peers, one hop (`relay_hops: 1`): the relay knows whose vote it carries. The relays' names are
-        for the voter only."""
-        reachable = self._reachable()
-        if len(reachable) < MIN_PEERS_TWO_HOPS:
-            return {"relayed_through": await self._one_hop(event), "exit_relay": None, "relay_hops": 1}
-        exits = self._exit_candidates()
-        for exit_name, exit_id, seal_key in random.sample(exits, k=len(exits)):
-            blob = seal(seal_key, canonical(event), _relay_context(exit_id))
-            first = random.choice(sorted(n for n in reachable if n != exit_name))
-            if await self._send(first, reachable[first], TaskNode.forward_sealed, exit_id, blob, self.core.name):
-                return {"relayed_through": first, "exit_relay": exit_name, "relay_hops": 2}
+        peers, one hop (`relay_hops: 1`): the relay knows whose vote it carries. With no peer taking
+        it, 503: this node never enters its own vote. The relays' names are for the voter only."""
+        peers = self._relay_peers()
+        if not peers:
+            raise Reject("no peer is reachable to carry the anonymous vote; retry shortly", 503)
+        if len(peers) < MIN_PEERS_TWO_HOPS:
+            return {"relayed_through": await self._one_hop(event, peers), "exit_relay": None, "relay_hops": 1}
+        for first, exit_, seal_key in relay_pairs(self.core.node_id, peers, self._seal_keys(), self.rng):
+            blob = self._seal(event, exit_.node_id, seal_key)
+            if await self._hand_to_first(first, exit_.node_id, blob):
+                return {"relayed_through": first.name, "exit_relay": exit_.name, "relay_hops": 2}
         raise Reject("no pair of relays took the anonymous vote; retry shortly", 503)
 
-    def _exit_candidates(self) -> list[tuple[str, str, str]]:
-        """(name, node id, seal key) of the reachable node actors and joined peer links whose join
-        published a seal key: the nodes a vote can be sealed to."""
-        nodes = self.core.state["nodes"]
-        ids = {n: self.peer_ids.get(n, "") for n in self._reachable()}
-        ids.update({link.name: node_id for node_id, link in self._validator_links().items()})
-        return [(n, i, nodes[i]["seal_key"]) for n, i in sorted(ids.items()) if i in nodes and nodes[i].get("seal_key")]
+    def _relay_peers(self) -> list[Relay]:
+        local = {n: self.peer_ids.get(n, "") for n in self._reachable()}
+        return relay_peers(self.core.node_id, local, self._validator_links())
 
-    async def _one_hop(self, event: Event) -> str:
-        """Hand the vote to a random reachable peer, which gossips it after a random delay; alone,
-        this node enters it itself after the delay. The name of the node that entered it."""
-        reachable = self._reachable()
-        for name in random.sample(sorted(reachable), k=len(reachable)):
-            if await self._send(name, reachable[name], TaskNode.inject_anonymous, event) is True:
-                return name
-        await self.inject_anonymous(event)
-        return self.core.name
+    def _seal_keys(self) -> dict[str, str]:
+        """The X25519 seal key each joined node published (node id -> key): the nodes a vote can be sealed to."""
+        return {i: str(n["seal_key"]) for i, n in self.core.state["nodes"].items() if n.get("seal_key")}
+
+    def _seal(self, event: Event, exit_id: str, seal_key: str) -> str:
+        """`event` sealed to `exit_id`; its digest is kept, so the blob bounced back here is refused."""
+        blob = seal(seal_key, canonical(event), relay_context(exit_id))
+        if len(self._own_blobs) >= MAX_OWN_BLOBS:
+            self._own_blobs.clear()
+        self._own_blobs.add(blob_digest(blob))
+        return blob
+
+    async def _hand_to_first(self, first: Relay, exit_id: str, blob: str) -> bool:
+        """Hand a sealed vote to the first relay (a node actor call, or `/peer/forward` over its link)."""
+        if first.remote:
+            link = self._validator_links().get(first.node_id)
+            return link is not None and await link.forward(exit_id, blob)
+        handle = self._reachable().get(first.name)
+        if handle is None:
+            return False
+        return await self._send(first.name, handle, TaskNode.forward_sealed, exit_id, blob, self.core.name) is True
+
+    async def _one_hop(self, event: Event, peers: list[Relay]) -> str:
+        """Hand the vote to a random reachable peer, which gossips it after a random delay (sealed to
+        it when it is the remote end of a link); the name of the peer that took it, 503 if none did."""
+        seal_keys = self._seal_keys()
+        for relay in self.rng.sample(peers, k=len(peers)):
+            if relay.remote:
+                link, key = self._validator_links().get(relay.node_id), seal_keys.get(relay.node_id)
+                if link is not None and key and await link.anonymous(self._seal(event, relay.node_id, key)):
+                    return relay.name
+                continue
+            handle = self._reachable().get(relay.name)
+            if handle is not None and await self._send(relay.name, handle, TaskNode.inject_anonymous, event) is True:
+                return relay.name
+        raise Reject("no peer took the anonymous vote; retry shortly", 503)
+
+    def _relay_refusal(self, exit_id: Any, blob: Any, sender_id: str) -> Reject | None:
+        """Why this node, as a first relay, does not pass `blob` on to `exit_id` for `sender_id`: a
+        malformed hand-off, an exit that is this node or the sender (the voter's node is never its
+        vote's exit), or a blob this node sealed itself (bounced back: it never carries its own vote)."""
+        if not isinstance(exit_id, str) or not isinstance(blob, str) or len(blob) > MAX_SEALED_CHARS:
+            return Reject(f"body is {{exit_id: node id, blob: a sealed vote of at most {MAX_SEALED_CHARS} chars}}")
+        if exit_id == self.core.node_id:
+            return Reject("the exit relay is never the first relay")
+        if exit_id == sender_id:
+            return Reject("the exit relay is never the voter's node")
+        if blob_digest(blob) in self._own_blobs:
+            return Reject("this node sealed that vote: it never relays its own", 403)
+        return None
 
     async def forward_sealed(self, exit_id: str, blob: Any, sender: str) -> bool:
-        """The first relay: pass a sealed vote on to the exit relay `exit_id` (a node actor here, or the
-        remote end of a peer link); it cannot open it. Whether the exit took it."""
+        """The first relay (a node actor's call): pass a sealed vote on to the exit relay `exit_id`
+        (a node actor here, or the remote end of a peer link); it cannot open it. Whether the exit took it."""
         await self._rewire()
-        if sender in self.blocked or not isinstance(blob, str) or len(blob) > MAX_SEALED_CHARS:
+        if sender in self.blocked or self._relay_refusal(exit_id, blob, self.peer_ids.get(sender, "")):
             return False
         self.messages_received += 1
+        return await self._forward_to_exit(exit_id, blob)
+
+    async def peer_forward(self, raw: Any) -> Answer:
+        """The first relay over HTTP peering: a joined peer hands on a vote sealed to `exit_id`;
+        `{forwarded}` says whether the exit took it (false: this node reaches no such exit). A
+        malformed or refused hand-off costs the peer score, as a forged event does."""
+        try:
+            opened = open_envelope(raw, "forward", self.core.node_id, self.core.now_ms())
+            peer = self.registry.admit(opened)
+            if f"peer:{peer.node_id}" in self.blocked:
+                raise Reject("the link to this peer is cut", 503)
+            body = opened.body
+            refusal = self._relay_refusal(body.get("exit_id"), body.get("blob"), opened.sender)
+            if set(body) != {"exit_id", "blob"} or refusal is not None:
+                self.registry.penalize(peer, 1)
+                raise refusal or Reject("body is {exit_id, blob}")
+            self.messages_received += 1
+        except Reject as exc:
+            return _error(exc)
+        return {"result": {"forwarded": await self._forward_to_exit(body["exit_id"], body["blob"])}}
+
+    async def _forward_to_exit(self, exit_id: str, blob: str) -> bool:
         self.anonymous_forwarded += 1
-        by_id = {i: n for n, i in self.peer_ids.items()}
-        name = by_id.get(exit_id)
-        if name is not None and name in self._reachable():
-            return await self._send(name, self.peers[name], TaskNode.open_sealed, blob, self.core.name) is True
+        name = {i: n for n, i in self.peer_ids.items()}.get(exit_id)
+        handle = self._reachable().get(name) if name is not None else None
+        if name is not None and handle is not None:
+            return await self._send(name, handle, TaskNode.open_sealed, blob, self.core.name) is True
         link = self._validator_links().get(exit_id)
         return await link.anonymous(blob) if link is not None else False
 
@@ -594,7 +657,7 @@ class TaskNode:
         try:
             if not isinstance(blob, str) or len(blob) > MAX_SEALED_CHARS:
                 raise ValueError("not a sealed blob")
-            event = json.loads(self.core.seal_key.open(blob, _relay_context(self.core.node_id)))
+            event = json.loads(self.core.seal_key.open(blob, relay_context(self.core.node_id)))
         except (ValueError, TypeError, InvalidTag):
             self.anonymous_refused += 1
             return False
@@ -610,7 +673,7 @@ class TaskNode:
 
     def _enter_after_delay(self, event: Event) -> None:
         self.anonymous_relayed += 1
-        delay = random.uniform(0, float(self.settings.get("anonymous_relay_max_delay_s", 2.0)))
+        delay = self.rng.uniform(0, float(self.settings.get("anonymous_relay_max_delay_s", 2.0)))
         self.tasks.start(self._enter_later(event, delay), name="anonymous-relay")
 
     async def _enter_later(self, event: Event, delay: float) -> None:

@@ -2,9 +2,10 @@
 
 A link joins the remote node (`POST <url>/peer/join`, answered by an envelope the remote signs,
 so a pinned `node_id` is checked), then carries the node's pushes (`/peer/events`) and pulls
-(`/peer/pull`), and, when the remote node is a validator, Raft messages (`/peer/raft`, answered by
-the remote's Raft answers) and attestations (`/peer/attest`). The node actor decides what to send (its gossip and anti-entropy code); the
-link only signs, posts and reads the answers.
+(`/peer/pull`); when the remote node is a validator, Raft messages (`/peer/raft`, answered by
+the remote's Raft answers) and attestations (`/peer/attest`); and sealed anonymous votes, for the
+remote as their first relay (`/peer/forward`) or as their exit (`/peer/anonymous`). The node actor
+decides what to send (its gossip and anti-entropy code); the link only signs, posts and reads the answers.
 """
 
 from __future__ import annotations
@@ -212,6 +213,13 @@ class PeerLink:
             return False
         answer = await self._post("anonymous", self.remote_id, {"blob": blob})
         return isinstance(answer, dict) and answer.get("accepted") is True
+
+    async def forward(self, exit_id: str, blob: str) -> bool:
+        """A vote sealed to `exit_id` for the remote node to pass on as the first relay; whether the exit took it."""
+        if self.remote_id is None:
+            return False
+        answer = await self._post("forward", self.remote_id, {"exit_id": exit_id, "blob": blob})
+        return isinstance(answer, dict) and answer.get("forwarded") is True
 
     def public(self) -> dict[str, Any]:
         return {

@@ -43,7 +43,7 @@ class Relayed(TypedDict):
 
     relayed_through: str  # the first relay (with one hop, the node that entered it)
     exit_relay: str | None  # the relay that opened and entered it; None with one hop
-    relay_hops: int  # 2, or 1 with fewer than MIN_PEERS_TWO_HOPS (node_actor.py) reachable peers
+    relay_hops: int  # 2, or 1 with fewer than MIN_PEERS_TWO_HOPS (anonrelay.py) reachable peers
 
 
 class Host(Transport, Protocol):

@@ -32,6 +32,7 @@ PEER_ROUTES: dict[str, tuple[Callable[[TaskNode, Any], Awaitable[dict[str, Any]]
     "raft": (TaskNode.peer_raft, "A joined validator sends a Raft message (any type); the answer holds Raft's"),
     "attest": (TaskNode.peer_attest, "A joined validator sends its attestations"),
     "anonymous": (TaskNode.peer_anonymous, "A joined peer hands on an anonymous vote sealed to this node"),
+    "forward": (TaskNode.peer_forward, "A joined peer hands on a vote sealed to an exit relay, to pass on"),
     "propose": (TaskNode.peer_propose, "A joined validator forwards a proposal to this node, the Raft leader"),
 }
 """`POST /peer/<route>`: the node actor's method that opens the envelope, and the route's summary."""

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from actors.tasknet.anonrelay import MAX_SEALED_CHARS, relay_context
 from actors.tasknet.canonical import canonical
 from actors.tasknet.events import make_anonymous
-from actors.tasknet.node_actor import MAX_SEALED_CHARS, TaskNode, _relay_context
+from actors.tasknet.node_actor import TaskNode
 from actors.tasknet.peering import PENALTY_PER_INVALID, SCORE_START
 from actors.tasknet.sealing import seal
 from rayfleet.state import call
@@ -32,6 +33,14 @@ NODES = ["n1", "n2", "n3", "n4"]
 @pytest.fixture
 async def net4(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Net]:
     async for n in open_net(monkeypatch, make_config(tmp_path, nodes=NODES)):
+        yield n
+
+
+@pytest.fixture
+async def net4_long(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Net]:
+    """The 4 nodes with a voting period no loaded machine outlasts (these tests never close)."""
+    config = make_config(tmp_path, nodes=NODES, network={"proposal_voting_period": 300})
+    async for n in open_net(monkeypatch, config):
         yield n
 
 
@@ -73,7 +82,7 @@ async def sealed_vote(net: Net, voter: str, pid: str, vote: str, to: str, contex
     payload = {"proposal_id": pid, "vote": vote, "zkp_proof": proof}
     event = make_anonymous([int(time.time() * 1000), 0], details["channel"], "anon_vote", payload)
     key = seal_key(net, voter, to)
-    return event, seal(key, canonical(event), _relay_context(net.ids[context_of or to]))
+    return event, seal(key, canonical(event), relay_context(net.ids[context_of or to]))
 
 
 async def anonymous_votes(net: Net, node: str, pid: str) -> list[Any]:
@@ -140,7 +149,7 @@ async def test_a_blob_for_another_node_or_garbage_is_refused_and_the_exit_keeps_
     not_a_vote = seal(
         seal_key(net4, "n4", "n2"),
         b'{"type": "task_create"}',
-        _relay_context(net4.ids["n2"]),
+        relay_context(net4.ids["n2"]),
     )
     garbage: list[Any] = [
         "",
@@ -204,3 +213,77 @@ async def test_with_three_peers_and_no_relay_answering_the_vote_is_refused_not_s
         await call(handle(net4, node), TaskNode.set_blocked, [])
     anon = await net4.ok("n4", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True})
     assert anon["relay_hops"] == 2  # the same key votes again: the refused attempt used nothing up
+
+
+async def test_a_voter_with_no_reachable_peer_is_refused_and_never_enters_its_own_vote(net4_long: Net):
+    pid = await ready(net4_long)
+    await call(handle(net4_long, "n4"), TaskNode.set_blocked, ["n1", "n2", "n3"])
+    refused = await net4_long.req("n4", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True})
+    assert refused.status_code == 503 and "no peer" in refused.json()["detail"], refused.text
+    assert (await stats(net4_long, "n4"))["anonymous_votes_relayed"] == 0
+    await call(handle(net4_long, "n4"), TaskNode.set_blocked, [])
+    anon = await net4_long.ok("n4", "POST", f"/proposals/{pid}/vote", json={"vote": "yes", "anonymous": True})
+    assert anon["relay_hops"] == 2 and "n4" not in (anon["relayed_through"], anon["exit_relay"])
+
+    async def entered() -> bool:
+        return [len(await anonymous_votes(net4_long, n, pid)) for n in NODES] == [1] * len(NODES)
+
+    await net4_long.settle(entered)
+    assert (await stats(net4_long, "n4"))["anonymous_votes_relayed"] == 0
+
+
+async def test_a_hand_off_over_http_forged_replayed_or_misdirected_is_refused_and_a_good_one_is_forwarded(
+    net4_long: Net,
+):
+    """A remote voter's node hands n1 (its first relay) a vote sealed to n2 over `/peer/forward`."""
+    pid = await ready(net4_long)
+    remote = Remote(net4_long, net4_long.ids["n1"])
+    await remote.join("n1")
+    _, for_n2 = await sealed_vote(net4_long, "n4", pid, "yes", to="n2")
+    good = {"exit_id": net4_long.ids["n2"], "blob": for_n2}
+    forged = {**remote.signed("n1", "forward", good), "sig": remote.signed("n1", "forward", {})["sig"]}
+    response = await remote.post("n1", "forward", forged)
+    assert response.status_code == 403 and "signature" in response.json()["detail"]
+    envelope = remote.signed("n1", "forward", good)
+    wrong_route = await remote.post("n1", "anonymous", envelope)  # a hand-off is good for /peer/forward only
+    assert wrong_route.status_code == 403
+    assert (await stats(net4_long, "n1"))["anonymous_blobs_forwarded"] == 0
+    response = await remote.post("n1", "forward", envelope)
+    assert response.status_code == 200 and response.json() == {"forwarded": True}
+    replayed = await remote.post("n1", "forward", envelope)
+    assert replayed.status_code == 403 and "replayed" in replayed.json()["detail"]
+    for body in (
+        {"exit_id": net4_long.ids["n1"], "blob": for_n2},  # the first relay as its own exit
+        {"exit_id": remote.identity.node_id, "blob": for_n2},  # the voter's node as the exit
+        {"blob": for_n2},
+        {"exit_id": net4_long.ids["n2"], "blob": 5},
+        {"exit_id": net4_long.ids["n2"], "blob": "A" * (MAX_SEALED_CHARS + 4)},
+    ):
+        response = await remote.send("n1", "forward", body)
+        assert response.status_code == 400 and "detail" in response.json(), body
+    (record,) = (await net4_long.ok("n1", "GET", "/peers"))["inbound"]
+    assert record["score"] == SCORE_START - 5 * PENALTY_PER_INVALID
+    unknown = await remote.send("n1", "forward", {"exit_id": "f" * 64, "blob": for_n2})
+    assert unknown.status_code == 200 and unknown.json() == {"forwarded": False}  # an exit it cannot reach
+
+    async def entered() -> bool:
+        return [len(await anonymous_votes(net4_long, n, pid)) for n in NODES] == [1] * len(NODES)
+
+    await net4_long.settle(entered)
+    assert (await stats(net4_long, "n2"))["anonymous_votes_relayed"] == 1
+
+
+async def test_a_vote_bounced_back_to_its_voters_node_is_not_relayed_by_it(net4_long: Net):
+    """A first relay (here a remote peer, then a node actor) hands the voter's own blob back to the
+    voter's node: it refuses to carry its own vote, so no exit sees it come from there."""
+    pid = await ready(net4_long)
+    voter = handle(net4_long, "n4")
+    event, _ = await sealed_vote(net4_long, "n4", pid, "yes", to="n2")
+    own = voter._instance._seal(event, net4_long.ids["n2"], seal_key(net4_long, "n4", "n2"))
+    remote = Remote(net4_long, net4_long.ids["n1"])
+    await remote.join("n4")
+    response = await remote.send("n4", "forward", {"exit_id": net4_long.ids["n2"], "blob": own})
+    assert response.status_code == 403 and "its own" in response.json()["detail"]
+    assert await call(voter, TaskNode.forward_sealed, net4_long.ids["n2"], own, "n1") is False
+    assert (await stats(net4_long, "n4"))["anonymous_blobs_forwarded"] == 0
+    assert (await stats(net4_long, "n2"))["anonymous_votes_relayed"] == 0

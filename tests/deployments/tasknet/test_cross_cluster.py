@@ -47,10 +47,18 @@ async def serve(config: TasknetConfig, port: int) -> Served:
 
 
 class Fleet:
-    """Five nodes on two servers; `node -> base URL` and the two proxies between the servers."""
+    """Five nodes on two servers; `node -> base URL`, the two proxies between the servers, and the
+    two deployments' networks (whose node actors are in-process stand-ins)."""
 
-    def __init__(self, client: httpx.AsyncClient, ports: dict[str, int], proxies: list[TcpProxy]) -> None:
-        self.client, self.ports, self.proxies = client, ports, proxies
+    def __init__(
+        self, client: httpx.AsyncClient, ports: dict[str, int], proxies: list[TcpProxy], networks: list[Any]
+    ) -> None:
+        self.client, self.ports, self.proxies, self.networks = client, ports, proxies, networks
+
+    def handle(self, node: str) -> Any:
+        """The node actor's handle (made when its deployment first served it)."""
+        (handle,) = [n.handles[node] for n in self.networks if node in n.handles]
+        return handle
 
     def url(self, node: str, path: str) -> str:
         return f"http://127.0.0.1:{self.ports[node]}/{node}{path}"
@@ -117,7 +125,8 @@ async def open_fleet(
             side_b = await serve(config_b, port_b)
             ports = {**dict.fromkeys(SIDE_A, port_a), **dict.fromkeys(SIDE_B, port_b)}
             try:
-                yield Fleet(client, ports, [a_to_b, b_to_a])
+                networks = [side.app.state.component.network for side in (side_a, side_b)]
+                yield Fleet(client, ports, [a_to_b, b_to_a], networks)
             finally:
                 for proxy in (a_to_b, b_to_a):
                     await proxy.cut()

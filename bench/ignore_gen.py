@@ -125,7 +125,7 @@ class Collections:
 
     def per(self, runs: int) -> str:
         """Collections per 100 calls, generation 0/1/2, and the collector's ms per call."""
-        counts = "/".join(f"{100 * n / runs:g}" for n in self.counts)
+        counts = "/".join(f"{100 * n / runs:.3g}" for n in self.counts)
         return f"{counts} {1000 * self.seconds / runs:.2f}ms"
 
 

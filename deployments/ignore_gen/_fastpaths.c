@@ -1293,8 +1293,10 @@ done:
     return rc;
 }
 
-/* The three columns of `paths` (a list), and with `d` the distinct values into d. */
-static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
+/* The three columns of `paths` (a list), and with `d` the distinct values into d. `*exact`
+ * (when given) says whether every path was an exact str: then every str the pass made or
+ * kept is one, and its lists (made untracked) need no look at their items. */
+static PyObject *split_all(PyObject *paths, int lower, uniques *d, int *exact) {
     Py_ssize_t count = PyList_GET_SIZE(paths);
     PyObject *names = untracked_list(count), *folders = untracked_list(count), *tails = untracked_list(count);
     splitter *sp = PyMem_Calloc(1, sizeof(splitter)); /* the tail cache empty, the table unset */
@@ -1305,6 +1307,7 @@ static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
         table_init(&sp->t, count < 8192 ? (size_t)count : 8192) < 0) {
         goto fail;
     }
+    int all_exact = 1;
     for (Py_ssize_t i = 0; i < count; i++) {
         /* Python code may run (str.lower of a str subclass, a key's __eq__ in tree_columns'
          * containers): the list is checked, and the path held, rather than trusted. */
@@ -1317,6 +1320,7 @@ static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
             PyErr_Format(PyExc_TypeError, "columns: row %zd is not a str", i);
             goto fail;
         }
+        all_exact &= PyUnicode_CheckExact(path);
         Py_INCREF(path);
         int rc = PyUnicode_IS_ASCII(path) ? split_ascii(sp, path, path, lower, i, names, folders, tails, d)
                                           : split_any(sp, path, lower, i, names, folders, tails, d);
@@ -1328,7 +1332,15 @@ static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
     table_free(&sp->t);
     PyMem_Free(sp->buf.data);
     PyMem_Free(sp);
-    return Py_BuildValue("(NNN)", settled(names), settled(folders), settled(tails));
+    if (exact != NULL) {
+        *exact = all_exact;
+    }
+    if (!all_exact) {
+        settled(names);
+        settled(folders);
+        settled(tails);
+    }
+    return Py_BuildValue("(NNN)", names, folders, tails);
 fail: /* unset rows are NULL, which list deallocation skips */
     if (sp != NULL) {
         table_free(&sp->t);
@@ -1347,7 +1359,7 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!p:columns", &PyList_Type, &paths, &lower)) {
         return NULL;
     }
-    return split_all(paths, lower, NULL);
+    return split_all(paths, lower, NULL, NULL);
 }
 
 static PyObject *tree_columns(PyObject *self, PyObject *args) {
@@ -1374,6 +1386,12 @@ static PyObject *tree_columns(PyObject *self, PyObject *args) {
     }
     d.sample = &sample;
     PyObject *out = NULL, *split = NULL;
+    int exact = 0;
+    /* `paths` (prepare's own sorted copy) is out of the collector's walks during the call (a
+     * collection the pass's allocations start would walk every row) and after it, when every
+     * path is an exact str: with the columns, with no second look at its items. */
+    int was_tracked = PyObject_GC_IsTracked(paths);
+    PyObject_GC_UnTrack(paths);
     d.folders = untracked_list(0);
     d.others = PySet_New(NULL);
     d.name_firsts = PyDict_New();
@@ -1384,13 +1402,21 @@ static PyObject *tree_columns(PyObject *self, PyObject *args) {
     d.sample_folders = untracked_list(0);
     if (d.folders != NULL && d.others != NULL && d.name_firsts != NULL && d.tail_firsts != NULL &&
         d.watched != NULL && d.samples != NULL && d.sample_names != NULL && d.sample_folders != NULL) {
-        split = split_all(paths, 1, &d);
+        split = split_all(paths, 1, &d, &exact);
     }
     if (split != NULL) {
+        if (!exact) {
+            settled(d.folders);
+            settled(d.samples);
+            settled(d.sample_names);
+            settled(d.sample_folders);
+        }
         out = Py_BuildValue("(OOOOOOO(OOO)O)", PyTuple_GET_ITEM(split, 0), PyTuple_GET_ITEM(split, 1),
-                            PyTuple_GET_ITEM(split, 2), settled(d.folders), d.name_firsts, d.tail_firsts,
-                            d.watched, settled(d.samples), settled(d.sample_names), settled(d.sample_folders),
-                            d.dirty ? Py_False : Py_True);
+                            PyTuple_GET_ITEM(split, 2), d.folders, d.name_firsts, d.tail_firsts, d.watched,
+                            d.samples, d.sample_names, d.sample_folders, d.dirty ? Py_False : Py_True);
+    }
+    if (was_tracked && (out == NULL || !exact)) {
+        PyObject_GC_Track(paths);
     }
     Py_XDECREF(split);
     Py_XDECREF(d.folders);

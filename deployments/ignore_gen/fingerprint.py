@@ -406,11 +406,9 @@ def prepare(tree: Iterable[str]) -> Tree:
 
 def _columns(paths: list[str]) -> tuple[Tree, bool]:
     """The columns of sorted `paths`, with the distinct names and folders, and whether the
-    paths were normalised already (`passes.tree_columns`: one C loop when built)."""
-    # Lists of str only, which live through the generation: out of the collector's walks (the
-    # C pass's columns are made so), or a collection in a large tree's kept-fixture pass walks
-    # every row of each.
-    passes.settle(paths)
+    paths were normalised already (`passes.tree_columns`: one C loop when built; it also takes
+    `paths`, when they are all exact `str`, out of the collector's walks with the columns, or a
+    collection in a large tree's kept-fixture pass would walk every row of each)."""
     columns = passes.tree_columns(paths, MARKERS, _TAILS, _WATCH, SAMPLE_DIRS, ("test",), _TEST_ENDS)
     names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples, clean = columns
     tree = Tree(paths, names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples)

@@ -89,3 +89,21 @@ def test_collections_during_a_generation_walk_no_column(often: None) -> None:
         gc.callbacks.remove(note)
     assert out.content and walked, "no collection ran during the generation"
     assert max(walked) < 5_000, walked
+
+
+def test_columns_of_str_subclass_paths_stay_tracked() -> None:
+    """A path of a `str` subclass is kept as given in the sample column (and may be the name or
+    folder): those lists, and the paths list, stay in the collector's walks."""
+    paths: list[str] = [Tagged("tests/x.py"), "a/b.py"]
+    columns = _fastpaths.tree_columns(paths, {}, {}, (), frozenset({"tests"}), (), ())
+    samples = columns[7]
+    assert samples[0] == ["tests/x.py"] and type(samples[0][0]) is Tagged
+    assert gc.is_tracked(samples[0]) and gc.is_tracked(paths)
+
+
+def test_the_paths_given_to_tree_columns_are_untracked_when_all_exact_str() -> None:
+    paths = ["tests/x.py", "a/b.py"]
+    columns = _fastpaths.tree_columns(paths, {}, {}, (), frozenset({"tests"}), (), ())
+    assert not gc.is_tracked(paths)
+    assert [gc.is_tracked(columns[k]) for k in (0, 1, 2, 3)] == [False] * 4
+    assert [gc.is_tracked(column) for column in columns[7]] == [False] * 3

@@ -14,8 +14,10 @@ Ours runs twice: with the compiled per-path passes (`_fastpaths.c`, built by `pi
 or `python scripts/build_ext.py`) and with their pure-Python twins (`passes.py`), in the same run.
 The garbage collector stays on; the engine is loaded and `gc.freeze()`d first, as the
 service's replica does at start (deployment.py). Wall-clock percentiles, plus our CPU-time
-percentiles from the same calls (less sensitive to other processes on the machine); the load
-average is printed with each row. `--sizes` picks the tree sizes.
+percentiles from the same calls (less sensitive to other processes on the machine), and the
+garbage collections the compiled runs started (per 100 generations, generation 0/1/2, with the
+collector's time per generation: a count that the machine's load does not change); the load average is printed with
+each row. `--sizes` picks the tree sizes.
 
 Usage:
     python bench/ignore_gen.py                 # in-process, then starts its own `rayfleet up --only ignore_gen`
@@ -98,6 +100,35 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return p50 * 1000, p99 * 1000
 
 
+class Collections:
+    """The garbage collections of each generation (0, 1, 2) while in use, and their wall time
+    (`gc.callbacks`): the counts do not depend on the machine's load, the time does."""
+
+    def __init__(self) -> None:
+        self.counts = [0, 0, 0]
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> Collections:
+        gc.callbacks.append(self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._note)
+
+    def _note(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.counts[info["generation"]] += 1
+            self.seconds += time.perf_counter() - self._started
+
+    def per(self, runs: int) -> str:
+        """Collections per 100 calls, generation 0/1/2, and the collector's ms per call."""
+        counts = "/".join(f"{100 * n / runs:.3g}" for n in self.counts)
+        return f"{counts} {1000 * self.seconds / runs:.2f}ms"
+
+
 def timed(fn: Callable[[], object], runs: int) -> tuple[list[float], list[float]]:
     """Wall-clock and CPU (this thread's) seconds of each of `runs` calls, after one warm-up."""
     fn()
@@ -131,13 +162,15 @@ def in_process(engine: Engine, kind: str, sizes: Sequence[int] = SIZES) -> None:
     print(
         f"{'paths':>8} {'C p50':>9} {'C p99':>9} {'C cpu50':>8} {'C cpu99':>8} {'n':>5}"
         f" {'py p50':>9} {'py p99':>9} {'py cpu50':>8} {'n':>4}"
-        f" {'base p50':>9} {'base p99':>9} {'n':>4} {'py/C cpu':>8} {'base/C p50':>10}  load avg"
+        f" {'base p50':>9} {'base p99':>9} {'n':>4} {'py/C cpu':>8} {'base/C p50':>10}"
+        f" {'C gc/100 0/1/2, ms/call':>24}  load avg"
     )
     for size in sizes:
         run = generators(engine, tree_of(kind, size))
         if not passes.use_compiled(True):
             raise SystemExit("the C extension is not built: python scripts/build_ext.py")
-        ours, cpu = timed(run["ours"], RUNS[size])
+        with Collections() as collected:
+            ours, cpu = timed(run["ours"], RUNS[size])
         passes.use_compiled(False)
         twin, twin_cpu = timed(run["ours"], PEER_RUNS[size])
         passes.use_compiled(True)
@@ -149,7 +182,8 @@ def in_process(engine: Engine, kind: str, sizes: Sequence[int] = SIZES) -> None:
         print(
             f"{size:>8} {o50:>7.2f}ms {o99:>7.2f}ms {c50:>6.2f}ms {c99:>6.2f}ms {len(ours):>5}"
             f" {t50:>7.2f}ms {t99:>7.2f}ms {tc50:>6.2f}ms {len(twin):>4}"
-            f" {b50:>7.2f}ms {b99:>7.2f}ms {len(theirs):>4} {tc50 / c50:>7.1f}x {b50 / o50:>9.1f}x  {load}"
+            f" {b50:>7.2f}ms {b99:>7.2f}ms {len(theirs):>4} {tc50 / c50:>7.1f}x {b50 / o50:>9.1f}x"
+            f" {collected.per(len(ours)):>24}  {load}"
         )
 
 

@@ -438,10 +438,58 @@ static int all_str(PyObject *words, const char *what) {
     return 1;
 }
 
+/* Lists of exact str, int and bool (a pass's columns and row numbers) are kept out of the collector's
+ * watch: no reference cycle can pass through such a list, and a collection that runs while it
+ * lives (a large tree's generation, or the pass itself, makes enough young objects for one)
+ * would otherwise walk every row of it. Reference counting still frees it. A pass makes its
+ * lists untracked (`untracked_list`) and, once filled, `settled` tracks one again if an item
+ * is anything else (a str subclass may hold a __dict__). An untracked list only hides its
+ * references from the collector, which then counts them as outside ones: it keeps objects,
+ * never frees one in use. */
+static int only_atoms(PyObject *list) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        if (item != NULL && !PyUnicode_CheckExact(item) && !PyLong_CheckExact(item) && !PyBool_Check(item)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *untracked_list(Py_ssize_t size) {
+    PyObject *list = PyList_New(size);
+    if (list != NULL) {
+        PyObject_GC_UnTrack(list);
+    }
+    return list;
+}
+
+/* `list`, untracked when it holds only exact str, int and bool, tracked otherwise. NULL stays NULL. */
+static PyObject *settled(PyObject *list) {
+    if (list == NULL) {
+        return NULL;
+    }
+    if (only_atoms(list)) {
+        PyObject_GC_UnTrack(list);
+    } else if (!PyObject_GC_IsTracked(list)) {
+        PyObject_GC_Track(list);
+    }
+    return list;
+}
+
+static PyObject *settle(PyObject *self, PyObject *list) {
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "settle: not a list");
+        return NULL;
+    }
+    settled(list);
+    return PyBool_FromLong(!PyObject_GC_IsTracked(list));
+}
+
 /* The indexes (ascending) of the column's items that `test` accepts (1), as a list of int;
  * NULL when `test` fails (-1). */
 static PyObject *select_rows(PyObject *column, int (*test)(PyObject *item, void *context), void *context) {
-    PyObject *out = PyList_New(0);
+    PyObject *out = untracked_list(0);
     if (out == NULL) {
         return NULL;
     }
@@ -464,7 +512,7 @@ static PyObject *select_rows(PyObject *column, int (*test)(PyObject *item, void 
             Py_DECREF(at);
         }
     }
-    return out;
+    return settled(out);
 }
 
 typedef struct {
@@ -598,7 +646,7 @@ static PyObject *pick(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O:pick", &PyList_Type, &values, &PyList_Type, &column, &container)) {
         return NULL;
     }
-    PyObject *out = PyList_New(0);
+    PyObject *out = untracked_list(0);
     if (out == NULL) {
         return NULL;
     }
@@ -613,7 +661,7 @@ static PyObject *pick(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
-    return out;
+    return settled(out);
 }
 
 /* Calls `visit` on each '/'-separated segment of `folder` (empty ones included, as str.split
@@ -675,7 +723,7 @@ static PyObject *segments(PyObject *self, PyObject *args) {
         return NULL;
     }
     table t = {NULL, 0, 0};
-    distinct d = {PyList_New(0), PySet_New(NULL)};
+    distinct d = {untracked_list(0), PySet_New(NULL)};
     if (d.out == NULL || d.seen == NULL || table_init(&t, 128) < 0) {
         goto fail;
     }
@@ -690,7 +738,7 @@ static PyObject *segments(PyObject *self, PyObject *args) {
     }
     table_free(&t);
     Py_DECREF(d.seen);
-    return d.out;
+    return settled(d.out);
 fail:
     table_free(&t);
     Py_XDECREF(d.out);
@@ -1245,10 +1293,12 @@ done:
     return rc;
 }
 
-/* The three columns of `paths` (a list), and with `d` the distinct values into d. */
-static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
+/* The three columns of `paths` (a list), and with `d` the distinct values into d. `*exact`
+ * (when given) says whether every path was an exact str: then every str the pass made or
+ * kept is one, and its lists (made untracked) need no look at their items. */
+static PyObject *split_all(PyObject *paths, int lower, uniques *d, int *exact) {
     Py_ssize_t count = PyList_GET_SIZE(paths);
-    PyObject *names = PyList_New(count), *folders = PyList_New(count), *tails = PyList_New(count);
+    PyObject *names = untracked_list(count), *folders = untracked_list(count), *tails = untracked_list(count);
     splitter *sp = PyMem_Calloc(1, sizeof(splitter)); /* the tail cache empty, the table unset */
     if (sp == NULL) {
         PyErr_NoMemory();
@@ -1257,6 +1307,7 @@ static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
         table_init(&sp->t, count < 8192 ? (size_t)count : 8192) < 0) {
         goto fail;
     }
+    int all_exact = 1;
     for (Py_ssize_t i = 0; i < count; i++) {
         /* Python code may run (str.lower of a str subclass, a key's __eq__ in tree_columns'
          * containers): the list is checked, and the path held, rather than trusted. */
@@ -1269,6 +1320,7 @@ static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
             PyErr_Format(PyExc_TypeError, "columns: row %zd is not a str", i);
             goto fail;
         }
+        all_exact &= PyUnicode_CheckExact(path);
         Py_INCREF(path);
         int rc = PyUnicode_IS_ASCII(path) ? split_ascii(sp, path, path, lower, i, names, folders, tails, d)
                                           : split_any(sp, path, lower, i, names, folders, tails, d);
@@ -1280,6 +1332,14 @@ static PyObject *split_all(PyObject *paths, int lower, uniques *d) {
     table_free(&sp->t);
     PyMem_Free(sp->buf.data);
     PyMem_Free(sp);
+    if (exact != NULL) {
+        *exact = all_exact;
+    }
+    if (!all_exact) {
+        settled(names);
+        settled(folders);
+        settled(tails);
+    }
     return Py_BuildValue("(NNN)", names, folders, tails);
 fail: /* unset rows are NULL, which list deallocation skips */
     if (sp != NULL) {
@@ -1299,7 +1359,7 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!p:columns", &PyList_Type, &paths, &lower)) {
         return NULL;
     }
-    return split_all(paths, lower, NULL);
+    return split_all(paths, lower, NULL, NULL);
 }
 
 static PyObject *tree_columns(PyObject *self, PyObject *args) {
@@ -1326,22 +1386,37 @@ static PyObject *tree_columns(PyObject *self, PyObject *args) {
     }
     d.sample = &sample;
     PyObject *out = NULL, *split = NULL;
-    d.folders = PyList_New(0);
+    int exact = 0;
+    /* `paths` (prepare's own sorted copy) is out of the collector's walks during the call (a
+     * collection the pass's allocations start would walk every row) and after it, when every
+     * path is an exact str: with the columns, with no second look at its items. */
+    int was_tracked = PyObject_GC_IsTracked(paths);
+    PyObject_GC_UnTrack(paths);
+    d.folders = untracked_list(0);
     d.others = PySet_New(NULL);
     d.name_firsts = PyDict_New();
     d.tail_firsts = PyDict_New();
     d.watched = PyDict_New();
-    d.samples = PyList_New(0);
-    d.sample_names = PyList_New(0);
-    d.sample_folders = PyList_New(0);
+    d.samples = untracked_list(0);
+    d.sample_names = untracked_list(0);
+    d.sample_folders = untracked_list(0);
     if (d.folders != NULL && d.others != NULL && d.name_firsts != NULL && d.tail_firsts != NULL &&
         d.watched != NULL && d.samples != NULL && d.sample_names != NULL && d.sample_folders != NULL) {
-        split = split_all(paths, 1, &d);
+        split = split_all(paths, 1, &d, &exact);
     }
     if (split != NULL) {
+        if (!exact) {
+            settled(d.folders);
+            settled(d.samples);
+            settled(d.sample_names);
+            settled(d.sample_folders);
+        }
         out = Py_BuildValue("(OOOOOOO(OOO)O)", PyTuple_GET_ITEM(split, 0), PyTuple_GET_ITEM(split, 1),
                             PyTuple_GET_ITEM(split, 2), d.folders, d.name_firsts, d.tail_firsts, d.watched,
                             d.samples, d.sample_names, d.sample_folders, d.dirty ? Py_False : Py_True);
+    }
+    if (was_tracked && (out == NULL || !exact)) {
+        PyObject_GC_Track(paths);
     }
     Py_XDECREF(split);
     Py_XDECREF(d.folders);
@@ -1370,6 +1445,7 @@ static PyMethodDef methods[] = {
      "(names, folders, extensions, distinct names, distinct folders, name firsts, extension firsts, watched rows) "
      "of a list of paths, lower-cased."},
     {"gate_rows", gate_rows, METH_VARARGS, "Indexes of the subjects a gate's tables may match."},
+    {"settle", settle, METH_O, "Untracks a list of only exact str, int and bool from the collector; whether it is untracked."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -406,7 +406,9 @@ def prepare(tree: Iterable[str]) -> Tree:
 
 def _columns(paths: list[str]) -> tuple[Tree, bool]:
     """The columns of sorted `paths`, with the distinct names and folders, and whether the
-    paths were normalised already (`passes.tree_columns`: one C loop when built)."""
+    paths were normalised already (`passes.tree_columns`: one C loop when built; it also takes
+    `paths`, when they are all exact `str`, out of the collector's walks with the columns, or a
+    collection in a large tree's kept-fixture pass would walk every row of each)."""
     columns = passes.tree_columns(paths, MARKERS, _TAILS, _WATCH, SAMPLE_DIRS, ("test",), _TEST_ENDS)
     names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples, clean = columns
     tree = Tree(paths, names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples)
@@ -487,6 +489,8 @@ def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:
             rows = list(map(not_, map(fixtures.__contains__, folders)))
             kept_rare = [(paths[at], hits) for at, hits in rare if folders[at] not in fixtures]
             tails, names, clean = (list(compress(column, rows)) for column in (prepared.tails, prepared.names, paths))
+            for column in (rows, tails, names, clean):  # as long as the tree: out of the collector's walks
+                passes.settle(column)
             firsts = passes.first_rows(tails, _TAILS), passes.first_rows(names, MARKERS)
             found = _found(*firsts, clean, kept_rare) or found
     if "dart" in found:
@@ -518,6 +522,7 @@ def _platform_dirs(tree: Tree) -> dict[str, str]:
     out: dict[str, str] = {}
     for top in ("android/", "ios/"):
         inside = list(map(str.startswith, tree.folders, repeat(top)))
+        passes.settle(inside)  # as long as the tree: out of the collector's walks
         columns = (tree.paths, tree.folders, tree.names)
         picked = zip(*(compress(column, inside) for column in columns), strict=True)
         under = [path for path, folder, name in picked if len(folder) + len(name) > len(top)]

@@ -4,12 +4,13 @@
 tuples); the functions here are its pure-Python twins, which give the same results and serve
 when the extension is not built (a checkout without `pip install -e .` or
 `python scripts/build_ext.py`). `columns`, `tree_columns`, `rows_in`, `first_rows`, `pick`,
-`gate_rows`, `segments`, `holding` and `holding_like` are whichever is in use; `use_compiled(False)` switches to the
+`gate_rows`, `segments`, `holding`, `holding_like` and `settle` are whichever is in use; `use_compiled(False)` switches to the
 twins (the tests and the bench run both).
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Container
 from itertools import chain, compress, count, repeat
 from operator import gt, itemgetter, mul
@@ -165,6 +166,12 @@ def py_holding_like(
     return py_holding(folders, chosen) if chosen else []
 
 
+def py_settle(values: list[str] | list[bool]) -> bool:
+    """Pure Python cannot take a list out of the collector's watch (the C `settle` does, for a
+    list of only exact `str`, `int` and `bool`): nothing is done; whether it is untracked."""
+    return not gc.is_tracked(values)
+
+
 columns: Callable[[list[str], bool], Columns] = py_columns
 tree_columns: Callable[
     [
@@ -182,6 +189,7 @@ segments: Callable[[list[str]], list[str]] = py_segments
 holding: Callable[[list[str], Container[str]], list[int]] = py_holding
 holding_like: Callable[[list[str], frozenset[str], tuple[str, ...], tuple[str, ...]], list[int]] = py_holding_like
 rows_in: Callable[[list[str], Container[str]], list[int]] = py_rows_in
+settle: Callable[[list[str] | list[bool]], bool] = py_settle
 first_rows: Callable[[list[str], Container[str]], dict[str, int]] = py_first_rows
 pick: Callable[[list[str], list[str], Container[str]], list[str]] = py_pick
 gate_rows: Callable[
@@ -191,15 +199,16 @@ gate_rows: Callable[
 
 def use_compiled(on: bool = True) -> bool:
     """Use the C passes (when built) or the pure-Python twins; whether the C passes are in use."""
-    global columns, tree_columns, gate_rows, rows_in, first_rows, pick, segments, holding, holding_like
+    global columns, tree_columns, gate_rows, rows_in, first_rows, pick, segments, holding, holding_like, settle
     if on and _compiled is not None:
+        settle = _compiled.settle
         columns, tree_columns, gate_rows = _compiled.columns, _compiled.tree_columns, _compiled.gate_rows
         rows_in, first_rows, pick = _compiled.rows_in, _compiled.first_rows, _compiled.pick
         segments, holding, holding_like = _compiled.segments, _compiled.holding, _compiled.holding_like
         return True
     columns, tree_columns, gate_rows = py_columns, py_tree_columns, py_gate_rows
     rows_in, first_rows, pick = py_rows_in, py_first_rows, py_pick
-    segments, holding, holding_like = py_segments, py_holding, py_holding_like
+    segments, holding, holding_like, settle = py_segments, py_holding, py_holding_like, py_settle
     return False
 
 

@@ -88,6 +88,9 @@ class NodeEntry:
         # its start outlasted `node_start_timeout_s`: still `starting`, but watched by the heartbeat (which
         # finds it healthy once it answers, or dead after `dead_after_missed` silent beats)
         self.start_overdue = False
+        # its start failed (not timed out): the actor may live on and answer heartbeats with no data plane,
+        # which does not make it a node again; it is dead until a start succeeds (`_replace`)
+        self.start_failed = False
         self.load = 0.0
         self.rate = 0  # requests (l7) or connections (syn) per second at the last heartbeat
         self.missed = 0
@@ -258,9 +261,10 @@ class MitigationFleet:
             # not. A start that failed is dead at once.
             overdue = isinstance(exc, TimeoutError)
             entry.status, entry.start_overdue = ("starting" if overdue else "dead"), overdue
+            entry.start_failed = not overdue
             self._stale.add(entry.id)
             raise
-        entry.status = "healthy"
+        entry.status, entry.start_failed = "healthy", False
         entry.last_heartbeat = time.time()
         entry.missed = 0
         entry.measure(None)
@@ -341,7 +345,14 @@ class MitigationFleet:
     # -- health ----------------------------------------------------------------
     async def check_health(self) -> None:
         await self._configured_geo()
-        entries = [e for e in self.nodes.values() if e.status not in ("draining", "starting") or e.start_overdue]
+        for entry in [e for e in self.nodes.values() if e.start_failed]:
+            if self.settings.replace_dead_nodes:  # a new actor, a new start (tried again at each heartbeat)
+                await self._replace(entry)
+        entries = [
+            e
+            for e in self.nodes.values()
+            if (e.status not in ("draining", "starting") or e.start_overdue) and not e.start_failed
+        ]
         results = await asyncio.gather(*(self._beat(e) for e in entries), return_exceptions=True)
         for entry, result in zip(entries, results, strict=True):
             if isinstance(result, BaseException):

@@ -13,12 +13,16 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Awaitable, Callable
 
 from rayfleet.crs.config import CrsPaths, CrsPolicy, Upstream, write
 from rayfleet.supervisor import RestartPolicy, Supervised, SupervisedProcess, children_of, spawn_logged
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+# how long a starting nginx may take to answer: it parses the whole Core Rule Set first (under a second
+# on a quiet machine, over 10 s at a load average of 20), within the node's start budget
+START_TIMEOUT_S = 60.0
 
 
 class CrsError(RuntimeError):
@@ -118,7 +122,8 @@ class CrsTier(SupervisedProcess):
         return proc
 
     async def _until_answering(self, proc: asyncio.subprocess.Process) -> None:
-        for _ in range(400):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
             if proc.returncode is not None:
                 raise CrsError(f"nginx exited at start: {self.tail()}")
             with contextlib.suppress(OSError, TimeoutError):

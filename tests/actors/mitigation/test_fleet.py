@@ -541,6 +541,49 @@ async def test_a_node_whose_late_start_never_answers_is_declared_dead_after_the_
         await fleet.tasks.stop()
 
 
+class FailedStart(SlowStart):
+    """A node actor whose start fails (nginx did not answer while loading the CRS on a busy machine)
+    while the actor itself lives on: it answers heartbeats, with no HAProxy running."""
+
+    async def start(self, share: Any = None) -> dict[str, Any]:
+        self.calls.append(("start", (share,)))
+        raise RuntimeError("nginx did not answer")
+
+    async def heartbeat(self) -> dict[str, Any]:
+        return {"status": "unhealthy", "load": 0.0, "address": "", "mode": "l7"}
+
+
+@pytest.mark.parametrize("replace", [True, False])
+async def test_a_node_whose_start_failed_is_replaced_though_its_actor_answers(replace: bool):
+    """A start that failed leaves a live actor with no data plane. Its heartbeat answers (`unhealthy`), and
+    before, that answer "recovered" the dead node: it stayed unhealthy for good, nothing started it again,
+    and the fleet answered 503 however long one waited. It is dead, and replaced like any dead node (with
+    `replace_dead_nodes` off it stays dead: its answers do not bring it back)."""
+    fleet = MitigationFleet(
+        FleetSettings(initial_nodes=1, heartbeat_interval_s=0.05, replace_dead_nodes=replace), name="fleet-unit"
+    )
+    nodes: list[SlowStart] = []
+
+    def node(node_id: str) -> Any:
+        nodes.append(FailedStart() if not nodes else SlowStart())
+        nodes[-1].go.set()
+        return _Direct(nodes[-1])
+
+    fleet._node_handle = node  # type: ignore[method-assign]
+    try:
+        await fleet.ensure_started()
+        entry = fleet.nodes["node-1"]
+        if replace:
+            await eventually(lambda: entry.status == "healthy", what="the failed node to be replaced and up")
+            assert len(nodes) == 2 and nodes[1].running
+        else:
+            for _ in range(3):
+                await fleet.check_health()
+            assert entry.status == "dead" and len(nodes) == 1
+    finally:
+        await fleet.tasks.stop()
+
+
 def test_the_node_start_budget_is_a_setting_longer_than_a_call():
     """A node's start includes a new Ray worker, nginx loading the CRS and HAProxy: on a busy
     2-core machine that took 19-35 s, past the 30 s of an ordinary call."""

@@ -15,11 +15,13 @@ REPLICA_CLASS_PREFIX = "ServeReplica:"
 
 
 def replica_nodes() -> dict[str, list[dict[str, str]]]:
-    """application → one ``{"node_id", "ip"}`` per live replica actor (from the GCS actor table)."""
+    """application → one ``{"node_id", "ip"}`` per live replica actor (from the GCS actor table, which
+    filters on the state itself: the table also keeps the cluster's dead actors, and `rayfleet up` asks
+    every 2 s)."""
     import ray
 
     out: dict[str, list[dict[str, str]]] = {}
-    for info in ray._private.state.actors().values():
+    for info in ray._private.state.actors(actor_state_name="ALIVE").values():
         cls = str(info.get("ActorClassName") or "")
         if not cls.startswith(REPLICA_CLASS_PREFIX) or info.get("State") != "ALIVE":
             continue

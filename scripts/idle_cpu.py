@@ -1,0 +1,96 @@
+"""CPU an idle fleet burns, per process: start `rayfleet up` as the tier-3 tests do (free ports, a
+throw-away state folder), let it settle, then read every descendant's CPU time from /proc over a
+window in which nobody sends a request.
+
+    python scripts/idle_cpu.py [--settle 30] [--window 60] [--apps a,b]
+
+Prints the processes (Ray's actor name for a worker) with their CPU seconds in the window, the
+total, and that total as a share of one core. A diagnostic, not a benchmark: there is no peer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rayfleet.launcher import free_port, launch  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def processes() -> dict[int, tuple[int, int, str]]:
+    """pid → (parent pid, CPU ticks, a name) of every process readable now."""
+    table: dict[int, tuple[int, int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        name = " ".join(a.decode(errors="replace") for a in argv[:4] if a).strip()
+        table[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]), name[:100])
+    return table
+
+
+def descendants(root: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
+    found, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, (ppid, _, _) in table.items() if ppid == parent and pid not in found]
+        found.update(children)
+        frontier.extend(children)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--settle", type=float, default=30.0, help="seconds to wait after the fleet is healthy")
+    parser.add_argument("--window", type=float, default=60.0, help="seconds of idle time measured")
+    parser.add_argument("--apps", default="", help="comma-separated applications (default: all)")
+    args = parser.parse_args()
+    state = Path(tempfile.mkdtemp(prefix="rayfleet-idle-"))
+    env = {
+        "RAYFLEET_HOST": "127.0.0.1",
+        "RAYFLEET_HOME": str(ROOT),
+        "LLM_GATEWAY__SERVER__PORT": str(free_port()),
+        "LLM_GATEWAY__DATA_DIR": str(state / "llm_gateway"),
+        "LXC__AUDIT_LOG": str(state / "lxc" / "audit.log"),
+        "LXC__CONF_BACKUP_DIR": str(state / "lxc" / "conf-backups"),
+        "TASKNET__DATA_DIR": str(state / "tasknet"),
+        "WEBFILTER__DATA_DIR": str(state / "webfilter"),
+    }
+    started = time.monotonic()
+    fleet = launch(state, args.apps.split(",") if args.apps else None, env=env, cwd=ROOT, timeout=600)
+    try:
+        print(f"healthy after {time.monotonic() - started:.0f} s; settling {args.settle:.0f} s", flush=True)
+        time.sleep(args.settle)
+        before = processes()
+        time.sleep(args.window)
+        after = processes()
+        mine = descendants(fleet.proc.pid, after)
+        used = Counter[str]()
+        for pid in mine:
+            if pid in before and before[pid][2] == after[pid][2]:
+                used[after[pid][2]] += (after[pid][1] - before[pid][1]) / TICK
+        total = sum(used.values())
+        for name, seconds in used.most_common(30):
+            print(f"{seconds:7.2f} s  {name}")
+        print(f"total {total:.1f} s of CPU in {args.window:.0f} s idle: {total / args.window:.2f} of a core")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    finally:
+        fleet.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -51,6 +51,7 @@ from deployments.webfilter.app import create_app  # noqa: E402
 from deployments.webfilter.config import ProxyConfig, WebfilterConfig  # noqa: E402
 from rayfleet import state  # noqa: E402
 from rayfleet.launcher import free_port  # noqa: E402
+from rayfleet.supervisor import cpu_seconds  # noqa: E402
 
 PASSWORD = "Bench-admin-pass-1!"
 PROBES = 8
@@ -60,12 +61,6 @@ async def wrk(url: str, connections: int, duration: int, target: str | None = No
     """wrk (bench/wrk_load.py) off the event loop; `target` is the absolute URL sent to a forward proxy."""
     headers = {"Host": target.split("/")[2]} if target else None
     return await asyncio.to_thread(wrk_run, url, connections, duration, path=target, headers=headers)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def public_ips(n: int) -> list[str]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
-import os
 import statistics
 import sys
 import tempfile
@@ -42,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from actors.webfilter import dotforward  # noqa: E402
 from actors.webfilter.dataplane import DataPlane, ProxySettings  # noqa: E402
 from actors.webfilter.squidconf import Policy  # noqa: E402
+from rayfleet.supervisor import cpu_seconds  # noqa: E402
 from tests.deployments.webfilter.dotserver import ANSWER, dot_server  # noqa: E402
 from tests.deployments.webfilter.netns import namespace  # noqa: E402
 
@@ -80,10 +80,7 @@ def load(server: str, tag: str, duration: float, threads: int) -> tuple[int, int
 
 def _cpu(pid: int | None) -> float:
     """CPU seconds (user + system) process `pid` used so far; 0 for none."""
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return 0.0 if pid is None else cpu_seconds(pid)
 
 
 def _pids(plane: DataPlane) -> list[int | None]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import subprocess
 import threading
@@ -319,11 +320,18 @@ class SupervisedProcess:
 
 
 def children_of(pid: int) -> list[int]:
-    """The direct children of `pid` (from /proc; empty once it is gone)."""
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except (OSError, ValueError):
-        return []
+    """The direct children of `pid`, forked by any of its threads (from /proc; empty once it is gone)."""
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            children.extend(int(p) for p in task.read_text().split())
+    return children
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time process `pid` (all its threads) used so far, from /proc; OSError once it is gone."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _exit_reason(code: int) -> str:

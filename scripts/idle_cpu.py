@@ -11,6 +11,7 @@ total, and that total as a share of one core. A diagnostic, not a benchmark: the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -22,35 +23,32 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rayfleet.launcher import free_port, launch  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def processes() -> dict[int, tuple[int, int, str]]:
-    """pid → (parent pid, CPU ticks, a name) of every process readable now."""
-    table: dict[int, tuple[int, int, str]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        name = " ".join(a.decode(errors="replace") for a in argv[:4] if a).strip()
-        table[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]), name[:100])
-    return table
+from rayfleet.supervisor import children_of, cpu_seconds  # noqa: E402
 
 
-def descendants(root: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
-    found, frontier = {root}, [root]
+def descendants(root: int) -> list[int]:
+    """`root` and every process under it, now."""
+    found, frontier = [root], [root]
     while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, (ppid, _, _) in table.items() if ppid == parent and pid not in found]
-        found.update(children)
+        children = children_of(frontier.pop())
+        found.extend(children)
         frontier.extend(children)
     return found
+
+
+def name_of(pid: int) -> str:
+    """The process's title (Ray's actor name for a worker), its first arguments."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return " ".join(a.decode(errors="replace") for a in argv[:4] if a).strip()[:100]
+
+
+def cpu_by_pid(pids: list[int]) -> dict[int, tuple[str, float]]:
+    """pid -> (name, CPU seconds so far) of those still running."""
+    out: dict[int, tuple[str, float]] = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            out[pid] = (name_of(pid), cpu_seconds(pid))
+    return out
 
 
 def main() -> None:
@@ -75,14 +73,13 @@ def main() -> None:
     try:
         print(f"healthy after {time.monotonic() - started:.0f} s; settling {args.settle:.0f} s", flush=True)
         time.sleep(args.settle)
-        before = processes()
+        before = cpu_by_pid(descendants(fleet.proc.pid))
         time.sleep(args.window)
-        after = processes()
-        mine = descendants(fleet.proc.pid, after)
+        after = cpu_by_pid(list(before))
         used = Counter[str]()
-        for pid in mine:
-            if pid in before and before[pid][2] == after[pid][2]:
-                used[after[pid][2]] += (after[pid][1] - before[pid][1]) / TICK
+        for pid, (name, seconds) in after.items():
+            if before[pid][0] == name:  # not a new process that took a pid that ended
+                used[name] += seconds - before[pid][1]
         total = sum(used.values())
         for name, seconds in used.most_common(30):
             print(f"{seconds:7.2f} s  {name}")

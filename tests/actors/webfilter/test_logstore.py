@@ -17,6 +17,7 @@ from actors.webfilter.logparse import Record
 from actors.webfilter.logstore import LogStore
 from deployments.webfilter import analytics
 from rayfleet.state import LocalActorHandle
+from tests.polling import eventually
 
 NOW = 1_790_000_000.0 + 1234.5  # a fixed "now" (mid-hour) so the windows of both sides agree
 RULES = ["domain_blacklist", "ip_blacklist", "waf:XSS", "waf:SQL_INJECTION", "direct_ip"]
@@ -311,4 +312,64 @@ async def test_a_name_forwarded_to_a_sinkhole_that_moved_is_still_counted_blocke
         ("pixel.test", "sinkholed", True, "domain_blacklist", None),
         ("tracker.test", "sinkholed", True, "domain_blacklist", None),
     ]
+    logs.stop()
+
+
+class CountedTurns:
+    """Counts the tail loop's full turns (settings reads: the first thing a full turn does)."""
+
+    def __init__(self) -> None:
+        self.full = 0
+
+    def __call__(self) -> logstore.LogSettings:
+        self.full += 1
+        return logstore.LogSettings()
+
+
+async def test_an_idle_tail_loop_skips_its_turns_and_a_new_line_ends_the_pause(tmp_path):
+    """Turns over files that did not change since a turn that read nothing are skipped; a line appended
+    afterwards is still ingested by the next turn."""
+    log = tmp_path / "access.log"
+    append_lines(log, range(2))
+    turns = CountedTurns()
+    logs = LogStore(str(tmp_path / "logs.duckdb"), str(log), interval=0.005, settings=turns)
+    await logs.start()
+    await eventually(lambda: logs.ingested == 2, what="the first lines ingested")
+    await eventually(lambda: logs.idle_turns >= 20, what="idle turns skipped")
+    full = turns.full
+    assert full <= 3, full  # the turn that read the lines, the one that found nothing, perhaps one racing them
+    append_lines(log, range(2, 5))
+    await eventually(lambda: logs.ingested == 5, what="the appended lines ingested after the pause")
+    assert turns.full > full
+    logs.stop()
+
+
+async def test_lines_written_to_the_rotated_copy_while_idle_are_read(tmp_path):
+    """Squid renames access.log to access.log.0 and may still write there before it reopens: a change of the
+    copy alone ends the pause too, and the copy is read to its end before the new file."""
+    log = tmp_path / "access.log"
+    append_lines(log, range(2))
+    logs = LogStore(str(tmp_path / "logs.duckdb"), str(log), interval=0.005, settings=CountedTurns())
+    await logs.start()
+    await eventually(lambda: logs.ingested == 2 and logs.idle_turns >= 5, what="the first lines, then a pause")
+    log.rename(tmp_path / "access.log.0")
+    await eventually(lambda: logs.idle_turns >= 10 and not logs.turn.locked(), what="more idle turns")
+    append_lines(tmp_path / "access.log.0", range(2, 4))  # the old file still written to
+    await eventually(lambda: logs.ingested == 4, what="the late lines of the renamed file")
+    append_lines(log, range(4, 5))  # Squid reopened access.log
+    await eventually(lambda: logs.ingested == 5, what="the new file's line")
+    logs.stop()
+
+
+async def test_retention_runs_when_due_though_the_files_are_idle(tmp_path):
+    clock = [NOW]
+    log = tmp_path / "access.log"
+    log.touch()
+    logs = LogStore(
+        str(tmp_path / "logs.duckdb"), str(log), interval=0.005, retention_interval=3600.0, clock=lambda: clock[0]
+    )
+    await logs.start()
+    await eventually(lambda: logs.retention["runs"] == 1 and logs.idle_turns >= 5, what="first retention, then idle")
+    clock[0] += 3600.0
+    await eventually(lambda: logs.retention["runs"] == 2, what="the retention due an hour later")
     logs.stop()

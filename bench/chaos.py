@@ -55,7 +55,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rayfleet import nodes  # noqa: E402
+from rayfleet import nodes, upstate  # noqa: E402
 from rayfleet.gcs import forget_namespace, parse_storage  # noqa: E402
 from rayfleet.launcher import Launched, launch  # noqa: E402
 
@@ -320,8 +320,8 @@ class Faults:
         return f"{name} {pid}"
 
     def gcs(self) -> str:
-        state = json.loads((self.launched.state_dir / "rayfleet.json").read_text())
-        pid = state["head"]["gcs"]["pid"]
+        state = upstate.fresh(self.launched.state_dir) or {}
+        pid = state["head"]["gcs"]["pid"]  # the GCS running now (an earlier fault may have restarted it)
         os.kill(pid, signal.SIGKILL)
         return f"gcs_server {pid}"
 

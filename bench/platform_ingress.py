@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import ratio
 from wrk_load import WrkResult, wrk_run
 
+from rayfleet import upstate
 from rayfleet.launcher import free_port, launch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,7 +232,7 @@ def autoscaling(seconds: float) -> None:
     start = time.monotonic()
 
     def sample() -> int:
-        state = json.loads((root / "state" / "rayfleet.json").read_text())
+        state = upstate.fresh(root / "state") or {}
         replicas = int(((state.get("serve") or {}).get("ignore_gen") or {}).get("replicas") or 0)
         if not counts or counts[-1][1] != replicas:
             counts.append((round(time.monotonic() - start, 1), replicas))

@@ -10,7 +10,6 @@ addresses only (the fake provider's nodes).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from rayfleet import upstate
 
 
 @dataclass
@@ -113,11 +114,9 @@ class Watch:
             load.phase = phase
 
     def state(self) -> dict[str, Any]:
-        try:
-            state: dict[str, Any] = json.loads(self.state_file.read_text())
-        except (OSError, ValueError):  # replaced while read: the next look sees it
-            return {}
-        return state
+        """The state file with a snapshot `up` took for this look (`rayfleet.upstate.fresh`); {} while there
+        is none (or it is being replaced: the next look sees it)."""
+        return upstate.fresh(self.state_file.parent) or {}
 
     def sample(self) -> Sample:
         state = self.state()

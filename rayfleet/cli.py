@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rayfleet import upstate
 from rayfleet.cluster_autoscaler import AUTOSCALE_ENV, DEFAULT_CONFIG, AutoscalingHead
 from rayfleet.gcs import FaultTolerantHead
 from rayfleet.status import Fleet, FleetReport, all_healthy, hand_to_platform, probed_report
@@ -29,7 +30,7 @@ def state_dir() -> Path:
 
 
 def state_file() -> Path:
-    return state_dir() / "rayfleet.json"
+    return state_dir() / upstate.STATE_NAME
 
 
 def _host_port() -> tuple[str, int]:
@@ -334,13 +335,20 @@ def _announce(state: dict[str, Any], urls: dict[str, dict[str, str | None]], fle
 def _watch(
     state: dict[str, Any], stop: _StopFlag, head: FaultTolerantHead | AutoscalingHead | None = None, front: Any = None
 ) -> None:
-    """Until stopped: refresh the state file with Serve's view (replicas, nodes) every 2 s,
-    the head's GCS keeper's view when there is one, the live nodes under the autoscaler,
-    and the front's (HAProxy) supervision."""
+    """Until stopped: refresh the state file with Serve's view (replicas, nodes), the head's GCS
+    keeper's view when there is one, the live nodes under the autoscaler, and the front's (HAProxy)
+    supervision, when a reader asks for it and otherwise every `upstate.IDLE_REFRESH_S`
+    (`rayfleet.upstate`: Serve's status is too costly to poll for nobody)."""
     from rayfleet.cluster_autoscaler import cluster_nodes
     from rayfleet.placement import snapshot
 
+    handled, last = 0, float("-inf")
     while not stop.set:
+        request = upstate.asked(state_dir())
+        if request <= handled and time.monotonic() - last < upstate.IDLE_REFRESH_S:
+            time.sleep(upstate.REQUEST_POLL_S)
+            continue
+        handled, last = max(handled, request), time.monotonic()
         if head is not None:
             state["head"] = head.status()
         if front is not None:
@@ -352,11 +360,8 @@ def _watch(
             state["serve_at"] = time.time()
         except Exception as exc:  # Ray busy or restarting: keep the last snapshot
             state["serve_error"] = f"{type(exc).__name__}: {exc}"
+        state["refreshed_for"] = handled
         _write_state(state)
-        for _ in range(10):
-            if stop.set:
-                return
-            time.sleep(0.2)
 
 
 SERVE_SHUTDOWN_TIMEOUT = 60.0
@@ -391,19 +396,11 @@ def _shutdown(ray_started: bool = True, joined: bool = False) -> None:
 
 
 def _write_state(state: dict[str, Any]) -> None:
-    path = state_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2))
-    tmp.replace(path)
+    upstate.write(state_dir(), state)
 
 
 def _read_state() -> dict[str, Any] | None:
-    try:
-        state: dict[str, Any] = json.loads(state_file().read_text())
-    except (OSError, ValueError):
-        return None
-    return state
+    return upstate.read(state_dir())
 
 
 def _alive(pid: int) -> bool:
@@ -474,6 +471,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         else:
             print("rayfleet is not running")
         return 3
+    state = upstate.fresh(state_dir()) or state  # a snapshot taken now, once the fleet is up
     report = status_report(state)
     worst = 0 if all_healthy(report) else 1
     if args.json:

@@ -9,7 +9,6 @@ removes the namespace's keys.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -20,6 +19,7 @@ import httpx
 import pytest
 import redis
 
+from rayfleet import upstate
 from rayfleet.gcs import parse_storage
 from rayfleet.launcher import launch
 from tests.conftest import ROOT, require_server
@@ -27,7 +27,8 @@ from tests.polling import eventually_sync
 
 
 def _state(launched) -> dict:
-    return json.loads((launched.state_dir / "rayfleet.json").read_text())
+    """`up`'s state file with the head's supervision as it is now (`rayfleet.upstate.fresh`)."""
+    return upstate.fresh(launched.state_dir) or {}
 
 
 def _requests_total(base: str) -> float:
@@ -136,3 +137,24 @@ def test_a_killed_gcs_comes_back_and_the_direct_port_never_stops_answering(ft_cl
     failed = [(round(t - killed_at, 2), why) for t, why in load.why]
     assert during, "no direct request fell inside the outage"
     assert failed == [], f"seconds after the kill, and what failed: {failed[:20]}"
+
+
+def test_the_head_runs_no_log_monitor_when_no_driver_prints_worker_logs(ft_cluster):
+    """Ray's log monitor reads every worker's log ten times a second for drivers that print them; `up`
+    prints them only with RAYFLEET_LOG_TO_DRIVER, so the head it starts has none (its logs stay on disk)."""
+    from pathlib import Path
+
+    launched, _ = ft_cluster
+    folder = _state(launched)["head"]["folder"]
+    ray_processes, monitors = [], []
+    for proc in Path("/proc").iterdir():
+        try:
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if folder in line:
+            ray_processes.append(line)
+            if "log_monitor.py" in line:
+                monitors.append(line)
+    assert any("raylet" in line for line in ray_processes), ray_processes[:5]  # the folder names this head's processes
+    assert not monitors, monitors

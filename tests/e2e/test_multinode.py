@@ -26,7 +26,7 @@ import httpx
 import pytest
 import yaml
 
-from rayfleet import nodes
+from rayfleet import nodes, upstate
 from rayfleet.launcher import Launched, launch
 from tests.conftest import ROOT
 from tests.e2e.conftest import status_json
@@ -65,8 +65,8 @@ class Cluster:
         return status_json(self.up.state_dir)
 
     def placement(self) -> dict:
-        """The placement snapshot `rayfleet up` keeps in its state file (refreshed every 2 s)."""
-        state = json.loads((self.up.state_dir / "rayfleet.json").read_text())
+        """The placement snapshot `rayfleet up` takes when asked (`rayfleet.upstate.fresh`)."""
+        state = upstate.fresh(self.up.state_dir) or {}
         return (state.get("serve") or {}).get("ignore_gen", {})
 
     def driver(self, code: str, timeout: float = 120) -> dict:

@@ -122,7 +122,7 @@ def test_status_json_lists_urls_health_replicas_and_nodes_and_direct_urls_answer
 
     from rayfleet.catalog import COMPONENTS
 
-    eventually_sync(  # the placement snapshot is refreshed every 2 s after `up`
+    eventually_sync(  # `rayfleet status` asks `up` for a placement snapshot taken now
         lambda: all(c["replicas"] for c in status_json(cluster)["components"].values()),
         timeout=30,
         interval=1,

@@ -84,8 +84,10 @@ class MonitorActor:
         retention_samples: int = 20_000,
         command_timeout: float = 30.0,
         capacity_refresh: float = 60.0,
+        disk_interval: float = 60.0,
     ) -> None:
         self.host = host
+        self.disk_interval = disk_interval
         self.capacity_refresh = capacity_refresh
         self._hardware: dict[str, tuple[int, int, float]] = {}  # node -> (CPUs, memory MB, read at)
         self.ssh = ssh
@@ -95,6 +97,7 @@ class MonitorActor:
         self.history = RingHistory(history_samples)
         self.store = SampleStore(duckdb_path, retention_samples) if duckdb_path else None
         self.disk: dict[str, float] = {}
+        self._disk_at: dict[str, float] = {}  # vmid -> when its disk was last asked for
         self.cycles = 0
         self.errors: list[str] = []
         self._tasks = BackgroundTasks("autoscale")
@@ -107,12 +110,14 @@ class MonitorActor:
         return True
 
     async def _one(self, vmid: str, now: float) -> tuple[Any, ...] | None:
-        usage, disk = await asyncio.gather(
-            self.pool.run(self.host, self.ssh, sample_argv(vmid), self.timeout),
-            self.pool.run(self.host, self.ssh, disk_argv(vmid), self.timeout),
-        )
-        if disk.ok:
-            pct = parse_df(disk.stdout)
+        runs = [self.pool.run(self.host, self.ssh, sample_argv(vmid), self.timeout)]
+        if now - self._disk_at.get(vmid, float("-inf")) >= self.disk_interval:
+            # a root file system fills over minutes, not seconds: `df` every sample doubled the commands
+            self._disk_at[vmid] = now
+            runs.append(self.pool.run(self.host, self.ssh, disk_argv(vmid), self.timeout))
+        usage, *disk = await asyncio.gather(*runs)
+        if disk and disk[0].ok:
+            pct = parse_df(disk[0].stdout)
             if pct is not None:
                 self.disk[vmid] = pct
         if not usage.ok:
@@ -138,6 +143,8 @@ class MonitorActor:
             return 0
         running = parse_running(listing.stdout)
         self.history.retain(set(running))
+        for gone in set(self._disk_at) - set(running):  # a container started again is read at once
+            del self._disk_at[gone]
         now = time.time()
         rows = [r for r in await asyncio.gather(*(self._one(v, now) for v in running)) if r is not None]
         if self.store is not None:

@@ -35,6 +35,7 @@ def monitor_handles(config: AutoscaleConfig) -> dict[str, ActorHandle[MonitorAct
             config.monitor.retention_samples,
             config.command_timeout,
             config.monitor.capacity_refresh_seconds,
+            config.monitor.disk_interval_seconds,
         )
         for name, host in config.hosts.items()
     }

@@ -92,6 +92,11 @@ class MonitorConfig(_Strict):
     capacity_refresh_seconds: float = Field(
         default=60.0, gt=0, description="how long a node's `pvesh get /nodes/<node>/status` reading is kept"
     )
+    disk_interval_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="how often each container's `df -P /` is read (0: every sample); samples in between carry the last",
+    )
 
     @field_validator("duckdb_path")
     @classmethod

@@ -76,6 +76,24 @@ async def test_monitor_samples_running_containers_over_ssh_into_a_bounded_store(
     assert rows == [("101", 5), ("103", 5)]
 
 
+
+@pytest.mark.parametrize(("disk_interval", "reads"), [(3600.0, 1), (0.0, 4)])
+async def test_the_disk_is_read_every_disk_interval_and_samples_between_carry_the_last_reading(
+    loaded_sim, tmp_path, disk_interval, reads
+):
+    """`df` per container at most every `monitor.disk_interval_seconds`; `/proc` every sample."""
+    env, clock = loaded_sim
+    db = tmp_path / "history.duckdb"
+    monitor = MonitorActor("pve1", _ssh(env), duckdb_path=str(db), disk_interval=disk_interval)
+    await _cycles(monitor, clock, 4)
+    commands = env.commands()
+    assert sum("pct exec 101 -- df -P /" in c for c in commands) == reads, commands
+    assert sum("pct exec 101 -- cat /proc/stat" in c for c in commands) == 4
+    await monitor.stop()
+    rows = duckdb.connect(str(db)).execute("SELECT disk_pct FROM samples WHERE vmid = '101'").fetchall()
+    assert len(rows) == 3 and all(r[0] is not None for r in rows), rows  # the first read makes no sample
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -236,6 +236,8 @@ class DataPlane:
         self._views: dict[str, groupdns.View] = {}  # the client groups' DNS views running, in the groups' order
         self._view_ports: dict[str, int] = {}  # group -> its view's port (kept in run/listen.json)
         self._view_blocklists: dict[str, str] = {}  # group -> the blocklist last rendered for its view
+        # base + delta per view, as for the main dnsmasq: the policy its blocklist was rendered from and its rules
+        self._view_bases: dict[str, tuple[squidconf.Policy, set[str]]] = {}
         self.view_pids: dict[int, str] = {}  # dnsmasq pid -> group, for the query log (the latest 512)
 
     def _reachable(self, root: Path) -> Path:
@@ -825,25 +827,35 @@ class DataPlane:
         base = self._dns_base or squidconf.Policy()  # the delta's mode is the base's
         if self.delta and base.dns_block_mode != "nxdomain":
             self._ensure_sinkhole()
+        self._hup_and_await_servers("dnsmasq")
+
+    def _hup_and_await_servers(self, name: str) -> None:
+        """SIGHUP the supervised dnsmasq `name` and return once the query log (every dnsmasq of the plane
+        writes it) shows that process (`dnsmasq[<pid>]`) logging `using ...`, which it does after reading its
+        servers-file; nothing to wait for when it is not running (its supervisor starts it on the files)."""
+        process = self._child(name)
+        if process is None:
+            return
         log_file = self.dns_log
         mark = log_file.stat().st_size if log_file.exists() else 0
-        if not self.reload_dns():
-            return  # not running: its supervisor starts it on the files written
+        if not self._signal(name, signal.SIGHUP):
+            return
+        line = f"dnsmasq[{process.pid}]: using ".encode()
         deadline = time.monotonic() + RECONFIGURE_TIMEOUT
-        seen = b""  # what dnsmasq logged since the signal, read once (the log grows with every query)
+        seen = b""  # what was logged since the signal, read once (the log grows with every query)
         with contextlib.ExitStack() as stack:
             fh = None
-            while time.monotonic() < deadline and self.dnsmasq is not None:
+            while time.monotonic() < deadline and self._child(name) is process:
                 if fh is None:
                     with contextlib.suppress(OSError):
                         fh = stack.enter_context(open(log_file, "rb"))
                         fh.seek(mark)
                 if fh is not None:
-                    seen = seen[-5:] + fh.read()  # "using " may be split across two reads
-                    if b"using " in seen:
+                    seen = seen[-len(line) :] + fh.read()  # the line may be split across two reads
+                    if line in seen:
                         return
                 time.sleep(0.005)
-        raise DataPlaneError("dnsmasq did not read its delta after SIGHUP; see its query log")
+        raise DataPlaneError(f"{name} did not read its delta after SIGHUP; see its query log")
 
     def _names_only(self, policy: squidconf.Policy) -> bool:
         """Does `policy` differ from the one applied only by plain names in the global domain lists (no
@@ -882,6 +894,10 @@ class DataPlane:
 
     def _view_pid(self, key: str) -> Path:
         return self.root / "run" / f"dnsmasq-group-{key}.pid"
+
+    def _view_delta(self, key: str) -> Path:
+        """A view's servers-file: the names the global or the group's blacklist blocked since its last start."""
+        return self.root / "dns" / f"group-{key}.delta.conf"
 
     def _view_port(self, key: str, listen: list[str]) -> int:
         """The view's port: the one it had (run/listen.json) while it is free, else a free one."""
@@ -923,6 +939,9 @@ class DataPlane:
         for key, view in wanted.items():
             port = self._view_port(key, bound)
             conf, blocklist_path, pid_file = self._view_paths(key)
+            running = self._view_child(key) in self.supervisor.children
+            base = self._view_bases.get(key) if running else None
+            delta = squidconf.dns_delta(base[0], base[1], view.policy) if base is not None else None
             changed = self._put(
                 conf,
                 squidconf.dnsmasq_conf(
@@ -934,16 +953,26 @@ class DataPlane:
                     as_root=os.geteuid() == 0,
                     port=port,
                     blocklist=blocklist_path,
+                    servers_file=self._view_delta(key),
                     forwarder=self.dot_address,
                 ),
             )
-            blocklist = squidconf.dns_blocklist(view.policy)
-            if blocklist != self._view_blocklists.get(key):
-                changed |= self._put(blocklist_path, blocklist)
-                self._view_blocklists[key] = blocklist
-            running = self._view_child(key) in self.supervisor.children
+            if delta is None:  # a new base: the blocklist rendered whole, and the view (re)started on it
+                delta = []
+                blocklist = squidconf.dns_blocklist(view.policy)
+                if blocklist != self._view_blocklists.get(key):
+                    changed |= self._put(blocklist_path, blocklist)
+                    self._view_blocklists[key] = blocklist
+                self._view_bases[key] = (view.policy, squidconf.blocked_rules(view.policy))
+            delta_changed = self._put(
+                self._view_delta(key), squidconf.dns_delta_file(delta, view.policy, self.sinkhole_address)
+            )
             self._views[key] = view
             if running and not changed:
+                if delta_changed:  # names added to a blacklist only: read by the running view (SIGHUP)
+                    if delta and view.policy.dns_block_mode != "nxdomain":
+                        self._ensure_sinkhole()
+                    self._hup_and_await_servers(self._view_child(key))
                 continue
             self._check_dnsmasq(conf)
             if running:
@@ -965,7 +994,8 @@ class DataPlane:
             self.supervisor.stop(self._view_child(key))
             del self._views[key]
             self._view_blocklists.pop(key, None)
-            for path in self._view_paths(key):
+            self._view_bases.pop(key, None)
+            for path in (*self._view_paths(key), self._view_delta(key)):
                 path.unlink(missing_ok=True)
 
     async def _probe_view(self, key: str) -> bool:
@@ -976,7 +1006,7 @@ class DataPlane:
 
     def _restore_views(self, policy: squidconf.Policy) -> None:
         """After a refused candidate: the views and the table as `policy` (the last good one) has them."""
-        self._view_blocklists = {}
+        self._view_blocklists, self._view_bases = {}, {}
         try:
             self._apply_views(policy)
         except (DataPlaneError, groupdns.GroupDnsError) as exc:

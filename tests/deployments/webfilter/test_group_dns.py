@@ -124,6 +124,44 @@ async def test_the_same_name_is_sinkholed_for_the_group_and_resolved_for_another
         assert (ads["group"], ads["rule"], ads["source"]) == ("kids", "ads.grp.test", "domain-blacklist")
 
 
+async def test_names_added_to_a_blacklist_reach_a_running_view_without_a_restart(wf):
+    """Base + delta for a group's view too: a name added to the global or the group's blacklist is read by the
+    running view on SIGHUP (same pid, answering throughout) and sinkholed for the group's client when the call
+    returns; a removal starts the view on a new base."""
+    async with two_networks(wf) as (kid, other, groups):
+        base = {**KIDS, "blacklist": ["games.grp.test", "school.grp.test"]}
+        created = await wf.api.post("/api/groups", json=base)
+        assert created.status_code == 200, created.text
+        group_id = created.json()["data"]["id"]
+        groups.append(group_id)
+        (view,) = (await status(wf))["dns_views"]
+        assert await lan_resolve(kid, kid.host, "ads.grp.test") == ["127.0.0.1"]
+        # the global blacklist: a plain name added
+        assert (await wf.api.post("/api/domain-blacklist", json={"domain": "ads.grp.test"})).status_code == 200
+        assert await lan_resolve(kid, kid.host, "ads.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(kid, kid.host, "x.ads.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(other, other.host, "ads.grp.test") == ["0.0.0.0"]
+        # the group's own blacklist: a plain name added
+        edited = {**base, "blacklist": ["games.grp.test", "school.grp.test", "more.grp.test"]}
+        assert (await wf.api.put(f"/api/groups/{group_id}", json=edited)).status_code == 200
+        assert await lan_resolve(kid, kid.host, "more.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(other, other.host, "more.grp.test") == ["127.0.0.1"]
+        # a name added since the view's start taken out again: only the delta shrinks
+        assert (await wf.api.put(f"/api/groups/{group_id}", json=base)).status_code == 200
+        assert await lan_resolve(kid, kid.host, "more.grp.test") == ["127.0.0.1"]
+        (same,) = (await status(wf))["dns_views"]
+        assert same["pid"] == view["pid"] and same["port"] == view["port"], (view, same)
+        # a name of the view's base taken out: a new base, so the view restarts, on the names that still hold
+        assert (
+            await wf.api.put(f"/api/groups/{group_id}", json={**base, "blacklist": ["school.grp.test"]})
+        ).status_code == 200
+        assert await lan_resolve(kid, kid.host, "games.grp.test") == ["127.0.0.1"]
+        assert await lan_resolve(kid, kid.host, "school.grp.test") == ["0.0.0.0"]
+        assert await lan_resolve(kid, kid.host, "ads.grp.test") == ["0.0.0.0"]  # the global name still holds
+        (restarted,) = (await status(wf))["dns_views"]
+        assert restarted["pid"] != view["pid"] and restarted["running"]
+
+
 async def test_a_killed_group_dnsmasq_is_supervised_back(wf):
     with namespace("kid", "198.18.5") as kid:
         assert (await wf.api.post("/api/settings", json={"dns_listen": [kid.host]})).status_code == 200

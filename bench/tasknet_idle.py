@@ -8,7 +8,7 @@ Then the failover: the leader is cut off (every link to it blocked, as the failo
 the time until another node leads in a later term is taken; the links are healed and the network
 settles before the next round.
 
-    python bench/tasknet_idle.py [--window 30] [--settle 5] [--failovers 9] [--no-webrtc]
+    python bench/tasknet_idle.py [--window 30] [--settle 5] [--failovers 9] [--no-webrtc] [--set KEY=VALUE]
 
 Prints CPU seconds per minute per node, their sum, the floor, the failover times (median, min,
 max) and the load average at the start and end. The "before" figures of the README come from this
@@ -48,10 +48,14 @@ class Floor:
         return os.getpid()
 
 
-def config(data_dir: str, webrtc: bool) -> TasknetConfig:
+def config(data_dir: str, webrtc: bool, overrides: list[str]) -> TasknetConfig:
+    """config/tasknet.yaml with a throw-away data folder, no LLM gateway, and `key=value` overrides."""
     raw: dict[str, Any] = yaml.safe_load((ROOT / "config/tasknet.yaml").read_text())
     raw.update({"data_dir": data_dir, "llm": {**raw.get("llm", {}), "base_url": None}})
     raw["webrtc"] = {**raw.get("webrtc", {}), "enabled": webrtc}
+    for override in overrides:
+        key, _, value = override.partition("=")
+        raw[key] = yaml.safe_load(value)
     return TasknetConfig.model_validate(raw)
 
 
@@ -119,7 +123,7 @@ async def scenario(args: argparse.Namespace, data_dir: str) -> None:
     import ray
 
     load_start = os.getloadavg()
-    network = Network(config(data_dir, args.webrtc))
+    network = Network(config(data_dir, args.webrtc, args.set))
     await network.ensure()
     await wait_for(lambda: one_leader(network), 60, "a leader", pause=0.05)
     floor: Any = ray.remote(num_cpus=0.01)(Floor).remote()
@@ -157,6 +161,7 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=5.0, help="seconds to wait after the leader is elected")
     parser.add_argument("--failovers", type=int, default=9, help="leader cut-off rounds")
     parser.add_argument("--no-webrtc", dest="webrtc", action="store_false", help="events over Ray calls only")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting of the config")
     args = parser.parse_args()
     import ray
 

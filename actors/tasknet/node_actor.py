@@ -102,6 +102,7 @@ class TaskNode:
         self.clock = RaftClock(tick)
         self._raft_wake = asyncio.Event()  # set when the Raft timer must wake before the deadline it sleeps to
         self._raft_deadline: float | None = None  # the deadline the Raft timer sleeps to (None: none)
+        self.raft_timer_wakes = 0
         base = float(settings.get("anti_entropy_interval_s", 0.5))
         self.backoff = Backoff(base, max(base, float(settings.get("anti_entropy_max_interval_s", 4.0))))
         self._ae_wake = asyncio.Event()  # set to run an anti-entropy round now
@@ -757,6 +758,7 @@ class TaskNode:
     # ----- Raft
     async def _raft_step(self) -> None:
         """The Raft timer's turn: apply the ticks due (pacing.RaftClock) and send what they produced."""
+        self.raft_timer_wakes += 1
         raft = self.core.ensure_raft()
         if raft is not None:
             self.clock.catch_up(raft)
@@ -773,7 +775,10 @@ class TaskNode:
         return self.clock.delay(raft)
 
     def _rearm_raft(self, raft: RaftCore) -> None:
-        """Wake the Raft timer when a message moved its next deadline earlier (e.g. this node now leads)."""
+        """Wake the Raft timer when its next deadline came earlier than the one it sleeps to: this node
+        now leads (a heartbeat is due), a learner became a voter, or a heartbeat drew a shorter election
+        timeout (RaftCore draws one at each). A later deadline needs no wake: the timer wakes at the old
+        one, finds nothing due and sleeps again."""
         at = self.clock.deadline(raft)
         if at is not None and (self._raft_deadline is None or at < self._raft_deadline - EPSILON):
             self._raft_wake.set()

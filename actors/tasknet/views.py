@@ -56,6 +56,8 @@ class Host(Protocol):
     def anti_entropy_rounds(self) -> int: ...
     @property
     def anti_entropy_pulls(self) -> int: ...
+    @property
+    def raft_timer_wakes(self) -> int: ...
     def _reachable(self) -> Mapping[str, object]: ...
 
 
@@ -164,6 +166,7 @@ def network_stats(actor: Host) -> dict[str, float]:
         "anti_entropy_rounds": actor.anti_entropy_rounds,
         "anti_entropy_pulls": actor.anti_entropy_pulls,
         "anti_entropy_resets": actor.backoff.resets,
+        "raft_timer_wakes": actor.raft_timer_wakes,
         **actor.core.stats,
     }
 

@@ -10,8 +10,9 @@ settles before the next round.
 
     python bench/tasknet_idle.py [--window 30] [--settle 5] [--failovers 9] [--no-webrtc] [--set KEY=VALUE]
 
-Prints CPU seconds per minute per node, their sum, the floor, the failover times (median, min,
-max) and the load average at the start and end. The "before" figures of the README come from this
+Prints CPU seconds per minute per node, their sum, the floor, the Raft terms started during the idle
+window (each one an election nobody caused), the failover times (median, min, max) and the load
+average at the start and end. The "before" figures of the README come from this
 script run on the tree before the change (it imports the tree it is in).
 """
 
@@ -130,17 +131,20 @@ async def scenario(args: argparse.Namespace, data_dir: str) -> None:
     pids = {n: pid_of(h) for n, h in network.handles.items()}
     floor_pid = int(ray.get(floor.pid.remote()))
     await asyncio.sleep(args.settle)  # quiet: joins, the genesis and the first Raft entries are done
+    terms = {n: s["term"] for n, s in (await statuses(network, list(pids))).items()}
     before = {n: cpu_seconds(p) for n, p in pids.items()}
     floor_before = cpu_seconds(floor_pid)
     started = time.monotonic()
     await asyncio.sleep(args.window)
     window = time.monotonic() - started
+    elections = max(s["term"] - terms[n] for n, s in (await statuses(network, list(pids))).items())
     per_min = {n: (cpu_seconds(p) - before[n]) * 60 / window for n, p in pids.items()}
     floor_min = (cpu_seconds(floor_pid) - floor_before) * 60 / window
     print(f"idle window {window:.1f} s (webrtc {'on' if args.webrtc else 'off'}); CPU s per minute:")
     for name, value in per_min.items():
         print(f"  {name}: {value:.2f}")
     print(f"  the three nodes: {sum(per_min.values()):.2f} s/min; a bare idle actor (floor): {floor_min:.2f} s/min")
+    print(f"  Raft terms started during the window (spurious elections): {elections}")
     samples = [await failover(network) for _ in range(args.failovers)]
     if samples:
         print(

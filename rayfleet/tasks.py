@@ -38,23 +38,42 @@ class BackgroundTasks:
         return task
 
     def every(
-        self, interval: float, step: Callable[[], Awaitable[Any]], *, name: str, first_delay: float | None = None
+        self,
+        interval: float | Callable[[], float | None],
+        step: Callable[[], Awaitable[Any]],
+        *,
+        name: str,
+        first_delay: float | None = None,
+        wake: asyncio.Event | None = None,
     ) -> asyncio.Task[Any]:
-        """Call `step()` every `interval` seconds; an exception is logged and the loop goes on."""
-        return self.start(
-            self._repeat(interval, step, name, interval if first_delay is None else first_delay), name=name
-        )
+        """Call `step()` every `interval` seconds; an exception is logged and the loop goes on.
 
-    async def _repeat(self, interval: float, step: Callable[[], Awaitable[Any]], name: str, delay: float) -> None:
-        await asyncio.sleep(delay)
+        `interval` may be a function, asked after each step for the pause before the next (None:
+        no next step until `wake`); with `wake`, setting that event ends the pause at once (it is
+        cleared before each step), so a loop can sleep long and still answer a change promptly."""
+        pause = interval if callable(interval) else (lambda: interval)
+        delay = pause() if first_delay is None else first_delay
+        return self.start(self._repeat(pause, step, name, delay, wake), name=name)
+
+    async def _repeat(
+        self,
+        pause: Callable[[], float | None],
+        step: Callable[[], Awaitable[Any]],
+        name: str,
+        delay: float | None,
+        wake: asyncio.Event | None,
+    ) -> None:
+        await _sleep(delay, wake)
         while True:
+            if wake is not None:
+                wake.clear()
             try:
                 await step()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 self._log.warning("background step failed", extra={"task": name, "error": repr(exc)})
-            await asyncio.sleep(interval)
+            await _sleep(pause(), wake)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -78,3 +97,12 @@ class BackgroundTasks:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait(tasks, timeout=timeout)
         self._tasks.clear()
+
+
+async def _sleep(delay: float | None, wake: asyncio.Event | None) -> None:
+    """Sleep `delay` seconds (None: forever), or until `wake` is set when there is one."""
+    if wake is None:
+        await asyncio.sleep(delay if delay is not None else 3600.0)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wake.wait(), delay)

@@ -11,6 +11,8 @@ and the ids of covered anonymous events are kept so that a copy arriving again i
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from actors.tasknet.events import ANON, ChainError, EventError, check_shape
@@ -33,6 +35,8 @@ class EventLog:
         self.conflicts: dict[str, Event] = {}
         self.max_pending = 10_000
         self.by_id: dict[str, Event] = {}
+        self.version = 0  # bumped by every change to what the log holds (see `digest`)
+        self._digest: tuple[int, str] = (-1, "")
 
     def __len__(self) -> int:
         return sum(len(c) for c in self.chains.values()) + len(self.anonymous)
@@ -55,6 +59,18 @@ class EventLog:
         if event["seq"] <= base:
             return event["seq"] == base and self.base[event["author"]][1] == event["id"]
         return event["seq"] - base <= len(chain) and chain[event["seq"] - base - 1]["id"] == event["id"]
+
+    def digest(self) -> str:
+        """A hash of what this log holds: every author's head (seq and id), the anonymous event ids and
+        the conflicting branches. Two logs with the same digest lack nothing from each other, so an
+        anti-entropy round compares digests before it pulls. Recomputed only after a change."""
+        if self._digest[0] != self.version:
+            authors = set(self.chains) | set(self.base)
+            heads = sorted((a, self.top(a)[0], self.top(a)[1]) for a in authors)
+            held = [heads, sorted(self.anonymous), sorted(self.conflicts)]
+            blob = json.dumps(held, separators=(",", ":")).encode()
+            self._digest = (self.version, hashlib.sha256(blob).hexdigest())
+        return self._digest[1]
 
     def version_vector(self) -> dict[str, int]:
         authors = set(self.chains) | set(self.base)
@@ -108,6 +124,7 @@ class EventLog:
                 return []
             self.anonymous[event["id"]] = event
             self.by_id[event["id"]] = event
+            self.version += 1
             return [event]
         added: list[Event] = []
         self._place(event, added)
@@ -130,6 +147,7 @@ class EventLog:
             if chain[seq - base - 1]["id"] != event["id"]:
                 self.equivocations[author] = min(seq, self.equivocations.get(author, seq))
                 self.conflicts.setdefault(event["id"], event)
+                self.version += 1
             return
         if seq > top_seq + 1:
             if len(self.pending) < self.max_pending:
@@ -141,6 +159,7 @@ class EventLog:
             raise ChainError("event clock does not advance its author's chain")
         chain.append(event)
         self.by_id[event["id"]] = event
+        self.version += 1
         added.append(event)
         following = self.pending.pop((author, seq + 1), None)
         if following is not None:
@@ -186,6 +205,7 @@ class EventLog:
             if self.anonymous.pop(event_id, None) is not None:
                 self.by_id.pop(event_id, None)
         self.covered_anonymous |= anonymous
+        self.version += 1
 
     def all_events(self) -> list[Event]:
         out = [e for chain in self.chains.values() for e in chain]

@@ -90,6 +90,7 @@ class NodeCore:
         self.raft_store: RaftStore | None = None
         self.raft_snapshot_entries = RAFT_SNAPSHOT_ENTRIES
         self.raft_election_ticks = 10  # RaftCore's default; raft_election_timeout_s sets it
+        self.raft_heartbeat_ticks = 2  # RaftCore's default; raft_heartbeat_interval_s sets it
         self.raft_error: str | None = None  # why this node's Raft state on disk could not be loaded
         self.closed = False  # close() ran: the record files are closed and no Raft store opens again
         self.attestations: dict[str, Attestation] = {}
@@ -350,7 +351,14 @@ class NodeCore:
             except RaftStorageError as exc:  # no Raft rather than one with a hole in its log
                 self.raft_error = str(exc)
                 return None
-            self.raft = RaftCore(self.node_id, base, hard=hard, seed=seed, election_ticks=self.raft_election_ticks)
+            self.raft = RaftCore(
+                self.node_id,
+                base,
+                hard=hard,
+                seed=seed,
+                election_ticks=self.raft_election_ticks,
+                heartbeat_ticks=self.raft_heartbeat_ticks,
+            )
         return self.raft
 
     def validators(self) -> set[str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -41,6 +40,7 @@ from actors.tasknet.canonical import canonical
 from actors.tasknet.identity import verify
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.pacing import EPSILON, Backoff, RaftClock
 from actors.tasknet.peering import (
     MAX_PULL_EVENTS,
     MAX_PUSH_CHECKPOINTS,
@@ -56,13 +56,13 @@ from actors.tasknet.peering import (
     open_envelope,
 )
 from actors.tasknet.peerlink import PeerLink
-from actors.tasknet.raft import LEADER, RaftMessage, RaftReply
+from actors.tasknet.raft import LEADER, RaftCore, RaftMessage, RaftReply
 from actors.tasknet.records import Attestation, Event, Notification, Payload
 from actors.tasknet.rules_governance import proposal
 from actors.tasknet.sealing import seal
 from actors.tasknet.services import Host as ServiceHost
 from actors.tasknet.services import NodeServices, Relayed
-from actors.tasknet.settings import NodeSettings
+from actors.tasknet.settings import NodeSettings, election_ticks, heartbeat_ticks
 from actors.tasknet.views import VIEWS, Host
 from actors.tasknet.wal import write_atomic
 from rayfleet.state import NAMESPACE, ActorHandle, call
@@ -92,10 +92,24 @@ class TaskNode:
         self.core.checkpoint_interval_ms = int(float(settings.get("checkpoint_interval_s", 300.0)) * 1000)
         self.core.checkpoint_settle_ms = int(float(settings.get("checkpoint_settle_s", 120.0)) * 1000)
         self.core.raft_snapshot_entries = int(settings.get("raft_snapshot_entries", self.core.raft_snapshot_entries))
+        tick = float(settings.get("raft_tick_s", 0.05))
         election_timeout = settings.get("raft_election_timeout_s")
         if election_timeout:  # in ticks of raft_tick_s, at least 4 (the config checks it)
-            tick = float(settings.get("raft_tick_s", 0.05))
-            self.core.raft_election_ticks = max(4, math.ceil(float(election_timeout) / tick - 1e-9))
+            self.core.raft_election_ticks = election_ticks(float(election_timeout), tick)
+        heartbeat = settings.get("raft_heartbeat_interval_s")
+        if heartbeat:  # in ticks of raft_tick_s, at most half the election timeout (the config checks it)
+            self.core.raft_heartbeat_ticks = heartbeat_ticks(float(heartbeat), tick)
+        self.clock = RaftClock(tick)
+        self._raft_wake = asyncio.Event()  # set when the Raft timer must wake before the deadline it sleeps to
+        self._raft_deadline: float | None = None  # the deadline the Raft timer sleeps to (None: none)
+        self.raft_timer_wakes = 0
+        base = float(settings.get("anti_entropy_interval_s", 0.5))
+        self.backoff = Backoff(base, max(base, float(settings.get("anti_entropy_max_interval_s", 4.0))))
+        self._ae_wake = asyncio.Event()  # set to run an anti-entropy round now
+        self._ae_version = -1  # the log's version after the last round (a change since resets the backoff)
+        self._repair_from: str | None = None  # the peer the next round pulls from (it has what this node lacks)
+        self.anti_entropy_rounds = 0
+        self.anti_entropy_pulls = 0  # rounds whose digests differed, so that they pulled
         self.services = NodeServices(self.core, settings)
         self.peers: dict[str, ActorHandle[TaskNode]] = {}
         self.peer_ids: dict[str, str] = {}
@@ -136,9 +150,9 @@ class TaskNode:
         self.core.set_genesis_author(genesis_author)
         if not self.tasks.running:
             self.tasks.every(
-                float(self.settings.get("anti_entropy_interval_s", 0.5)), self._anti_entropy_step, name="anti-entropy"
+                lambda: self.backoff.interval, self._anti_entropy_step, name="anti-entropy", wake=self._ae_wake
             )
-            self.tasks.every(float(self.settings.get("raft_tick_s", 0.05)), self._raft_step, name="raft-tick")
+            self.tasks.every(self._raft_pause, self._raft_step, name="raft-timer", wake=self._raft_wake)
             self._open_links()
         return await self.whoami()
 
@@ -193,6 +207,10 @@ class TaskNode:
         return True
 
     async def set_blocked(self, names: list[str]) -> None:
+        """Cut the links to `names` (and heal the others); a change starts an anti-entropy round at once."""
+        if set(names) != self.blocked:
+            self.backoff.reset()
+            self._ae_wake.set()
         self.blocked = set(names)
 
     # ----- gossip
@@ -220,6 +238,9 @@ class TaskNode:
     async def _push(self, events: list[Event] | None = None, skip: str | None = None) -> None:
         if events is None:
             events, self.core.outbox = self.core.outbox, []
+        if events and self.backoff.backed_off:  # a change after a quiet spell: anti-entropy rounds at base again
+            self.backoff.reset()
+            self._ae_wake.set()
         if not events or not self.settings.get("push_gossip", True):
             return
         rtc = self.services.signalling
@@ -263,23 +284,54 @@ class TaskNode:
         if sender in self.blocked:
             return []
         self.messages_received += 1
+        if self._lacks(vector, anon_ids) and sender in self.peers:  # the puller has more: pull from it now
+            self._repair_from = sender
+            self.backoff.reset()
+            self._ae_wake.set()
         return self.core.log.missing_for(vector, set(anon_ids), limit=limit, heads=heads)
+
+    def _lacks(self, vector: dict[str, int], anon_ids: list[str]) -> bool:
+        """Whether the holder of `vector` and `anon_ids` holds an event this node does not."""
+        log = self.core.log
+        if any(int(seq) > log.top(author)[0] for author, seq in vector.items()):
+            return True
+        return any(i not in log.anonymous and i not in log.covered_anonymous for i in anon_ids)
+
+    async def log_digest(self, digest: str, sender: str) -> str | None:
+        """This node's log digest (`EventLog.digest`), for a peer's anti-entropy round to compare with its
+        own; None when the link is cut. A different one makes this node's next round pull from `sender`."""
+        if sender in self.blocked:
+            return None
+        self.messages_received += 1
+        mine = self.core.log.digest()
+        if digest != mine and sender in self.peers:
+            self._repair_from = sender
+        return mine
 
     def _pull_request(self) -> tuple[dict[str, int], list[str], dict[str, str]]:
         """What a pull presents: this node's version vector, its anonymous event ids and its chain heads."""
         return self.core.log.version_vector(), list(self.core.log.anonymous), self.core.log.heads()
 
     async def _anti_entropy_once(self) -> int:
+        """One pull from a peer (the one known to hold more, else a random one); the events it brought.
+        The pull is skipped when the peer's log digest equals this node's: nothing to repair."""
         reachable = self._reachable()
         if not reachable:
             return 0
-        name = random.choice(sorted(reachable))
+        preferred, self._repair_from = self._repair_from, None
+        name = preferred if preferred in reachable else random.choice(sorted(reachable))
         if self._needs_checkpoint():
             offered = await self._send(
                 name, reachable[name], TaskNode.checkpoint_after, self.core.reducer.horizon, self.core.name
             )
             if offered:
                 self.core.load_checkpoint(offered)
+        else:
+            mine = self.core.log.digest()
+            theirs = await self._send(name, reachable[name], TaskNode.log_digest, mine, self.core.name)
+            if theirs is None or theirs == mine:
+                return 0
+        self.anti_entropy_pulls += 1
         vector, anon_ids, heads = self._pull_request()
         missing = await self._send(name, reachable[name], TaskNode.pull, vector, anon_ids, self.core.name, heads)
         return len(self.core.receive(missing)) if missing else 0
@@ -299,6 +351,27 @@ class TaskNode:
         await self._push()
         if self._installing is None or self._installing.done():
             self._installing = self.tasks.start(self.services.upgrades.install_ratified(), name="install-upgrades")
+        self.anti_entropy_rounds += 1
+        self._pace_anti_entropy()
+
+    def _pace_anti_entropy(self) -> None:
+        """After a round: back to `anti_entropy_interval_s` when anything changed since the last round or
+        work still waits on the next ones (gaps in the log, a checkpoint to fetch, not joined yet,
+        attestations or checkpoint signatures not complete yet); otherwise back off (pacing.Backoff)."""
+        core = self.core
+        busy = (
+            core.log.version != self._ae_version
+            or bool(core.log.pending)
+            or self._needs_checkpoint()
+            or core.node_id not in core.state["nodes"]
+            or bool(core.unratified_attestations())
+            or bool(core.signatures.above(core.reducer.horizon))
+        )
+        self._ae_version = core.log.version
+        if busy:
+            self.backoff.reset()
+        else:
+            self.backoff.quiet()
 
     async def _connect_webrtc(self) -> None:
         """The node with the smaller id offers a data channel to each reachable peer lacking one."""
@@ -464,7 +537,7 @@ class TaskNode:
             if raft is None:
                 raise Reject("this node runs no Raft", 503)
             try:
-                raft.step(msg)
+                self._step_raft(raft, msg)
             except (KeyError, TypeError, ValueError, IndexError):
                 self.registry.penalize(peer, 1)
                 raise Reject("malformed Raft message") from None
@@ -684,10 +757,36 @@ class TaskNode:
 
     # ----- Raft
     async def _raft_step(self) -> None:
+        """The Raft timer's turn: apply the ticks due (pacing.RaftClock) and send what they produced."""
+        self.raft_timer_wakes += 1
         raft = self.core.ensure_raft()
         if raft is not None:
-            raft.tick()
+            self.clock.catch_up(raft)
             await self._flush_raft()
+
+    def _raft_pause(self) -> float | None:
+        """How long the Raft timer sleeps: until the next tick that does something (None: until woken);
+        before this node has a Raft, it looks again every `anti_entropy_interval_s`."""
+        raft = self.core.raft
+        if raft is None:
+            self._raft_deadline = None
+            return self.backoff.base
+        self._raft_deadline = self.clock.deadline(raft)
+        return self.clock.delay(raft)
+
+    def _rearm_raft(self, raft: RaftCore) -> None:
+        """Wake the Raft timer when its next deadline came earlier than the one it sleeps to: this node
+        now leads (a heartbeat is due), a learner became a voter, or a heartbeat drew a shorter election
+        timeout (RaftCore draws one at each). A later deadline needs no wake: the timer wakes at the old
+        one, finds nothing due and sleeps again."""
+        at = self.clock.deadline(raft)
+        if at is not None and (self._raft_deadline is None or at < self._raft_deadline - EPSILON):
+            self._raft_wake.set()
+
+    def _step_raft(self, raft: RaftCore, msg: RaftMessage) -> RaftReply | None:
+        """Step one message after the ticks due so far (a timer it resets restarts from now)."""
+        self.clock.catch_up(raft)
+        return raft.step(msg)
 
     async def _flush_raft(self) -> None:
         raft = self.core.raft
@@ -699,17 +798,28 @@ class TaskNode:
         for msg in raft.take_messages():
             name = by_id.get(msg["to"])
             if name and name not in self.blocked and name in self.peers:
-                self.tasks.start(
-                    self._send(name, self.peers[name], TaskNode.raft_step, msg, self.core.name), name="raft-send"
-                )
+                self.tasks.start(self._raft_call(name, msg), name="raft-send")
             elif msg["to"] in links:
                 self.tasks.start(self._raft_over_link(links[msg["to"]], msg), name="raft-link")
+        self._rearm_raft(raft)
         committed_before = self.core.state["last_ratified_index"]
         self.core.apply_committed()
         self._send_attestations(self.core.take_attestations())
         if self.core.state["last_ratified_index"] != committed_before or self.core.outbox:
             self.services.observe_commits(self._raft_waiters)
             await self._push()
+
+    async def _raft_call(self, name: str, msg: RaftMessage) -> None:
+        """Send `msg` to the node actor `name`; its answers come back as the call's result (one call per
+        message: a heartbeat and its acknowledgement are one round trip) and are stepped here."""
+        answers = await self._send(name, self.peers[name], TaskNode.raft_step, msg, self.core.name)
+        raft = self.core.raft
+        if not answers or raft is None or name in self.blocked:
+            return
+        self.messages_received += 1
+        for answer in answers:
+            self._step_raft(raft, answer)
+        await self._flush_raft()
 
     def _validator_links(self) -> dict[str, PeerLink]:
         """The joined, unblocked links to nodes of other clusters, by remote node id: the HTTP path of
@@ -730,7 +840,7 @@ class TaskNode:
         stepped = 0
         for reply in answer:
             try:
-                raft.step(reply)
+                self._step_raft(raft, reply)
             except (KeyError, TypeError, ValueError, IndexError):
                 link.failed("raft", "answer refused: malformed")
                 continue
@@ -826,17 +936,20 @@ class TaskNode:
         unsigned = {k: v for k, v in body.items() if k != "signature"}
         return verify(record["public_key"], canonical(unsigned), str(body.get("signature", "")))
 
-    async def raft_step(self, msg: RaftMessage, sender: str) -> RaftReply | None:
+    async def raft_step(self, msg: RaftMessage, sender: str) -> list[RaftMessage]:
+        """A Raft message from the node actor `sender`; the answers to it (sent once persisted)."""
         await self._rewire()
         if sender in self.blocked:
-            return None
-        raft = self.core.raft_for(str(msg.get("from", "")))
+            return []
+        origin = str(msg.get("from", ""))
+        raft = self.core.raft_for(origin)
         if raft is None:
-            return None
+            return []
         self.messages_received += 1
-        reply = raft.step(msg)
-        await self._flush_raft()
-        return reply
+        self._step_raft(raft, msg)
+        answers = raft.take_messages(to=origin)
+        await self._flush_raft()  # persists term, vote and log before the answers leave
+        return answers
 
     async def raft_http(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         """A Raft message from the HTTP API: it must be signed by a validator's key."""
@@ -850,7 +963,8 @@ class TaskNode:
             return {"error": "Raft message signature invalid", "status": 403}
         unsigned = {k: v for k, v in body.items() if k != "signature"}
         try:
-            reply = raft.step(cast(RaftMessage, {"type": kind, "from": sender, "to": self.core.node_id, **unsigned}))
+            message = cast(RaftMessage, {"type": kind, "from": sender, "to": self.core.node_id, **unsigned})
+            reply = self._step_raft(raft, message)
         except (KeyError, TypeError, ValueError, IndexError):
             return {"error": "malformed Raft message", "status": 400}
         await self._flush_raft()
@@ -886,6 +1000,8 @@ class TaskNode:
         unreachable = self._unreachable_addition(data)
         if unreachable:
             return {"error": unreachable, "status": 409, "retry": False}
+        if self.core.raft is not None:
+            self.clock.catch_up(self.core.raft)  # "heard within an election timeout" counts to now
         try:
             index = self.core.raft_propose(data)
         except Reject as exc:

@@ -362,6 +362,16 @@ class RaftCore:
         elif self._elapsed >= self._timeout and self.id in self.voters():
             self._pre_campaign()
 
+    def ticks_until_due(self) -> int | None:
+        """How many `tick()` calls until one does something: a leader's next heartbeat or
+        check-quorum, a voter's election timeout; None when no tick would (a server that is not a
+        voter and does not lead). The owner sleeps that long instead of ticking in vain."""
+        if self.role == LEADER:
+            return max(1, min(self.heartbeat_ticks - self._elapsed, self.election_ticks - self._since_check))
+        if self.id not in self.voters():
+            return None
+        return max(1, self._timeout - self._elapsed)
+
     def propose(self, data: dict[str, Any]) -> int | None:
         """Append `data` when leader; the index it will commit at, else None."""
         if self.role != LEADER:

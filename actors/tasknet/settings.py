@@ -6,6 +6,7 @@ pass partial ones, so every key is optional and each reader keeps its default.
 
 from __future__ import annotations
 
+import math
 from typing import TypedDict
 
 DEFAULT_IMPORTS = (
@@ -69,8 +70,10 @@ class PeerParams(TypedDict, total=False):
 class NodeSettings(TypedDict, total=False):
     network: NetworkParams
     anti_entropy_interval_s: float
+    anti_entropy_max_interval_s: float
     raft_tick_s: float
     raft_election_timeout_s: float | None
+    raft_heartbeat_interval_s: float | None
     raft_snapshot_entries: int
     ratify_timeout_s: float
     tool_allowed_hosts: list[str]
@@ -87,3 +90,13 @@ class NodeSettings(TypedDict, total=False):
     advertise_url: str | None
     peer_rate_per_s: float
     peer_burst: float
+
+
+def election_ticks(timeout_s: float, tick_s: float) -> int:
+    """`raft_election_timeout_s` in ticks of `raft_tick_s`: rounded up, at least 4."""
+    return max(4, math.ceil(timeout_s / tick_s - 1e-9))
+
+
+def heartbeat_ticks(interval_s: float, tick_s: float) -> int:
+    """`raft_heartbeat_interval_s` in ticks of `raft_tick_s`: rounded up, at least 1."""
+    return max(1, math.ceil(interval_s / tick_s - 1e-9))

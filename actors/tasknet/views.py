@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypedDict
 from actors.tasknet.canonical import digest
 from actors.tasknet.ledger import Reject
 from actors.tasknet.node import NodeCore
+from actors.tasknet.pacing import Backoff
 from actors.tasknet.records import ConfigChange, NodeRecord, Proposal, Skills, Task, Tool
 from actors.tasknet.rules_governance import proposal as find_proposal
 from actors.tasknet.rules_governance import tally
@@ -49,6 +50,14 @@ class Host(Protocol):
     def anonymous_forwarded(self) -> int: ...
     @property
     def anonymous_refused(self) -> int: ...
+    @property
+    def backoff(self) -> Backoff: ...
+    @property
+    def anti_entropy_rounds(self) -> int: ...
+    @property
+    def anti_entropy_pulls(self) -> int: ...
+    @property
+    def raft_timer_wakes(self) -> int: ...
     def _reachable(self) -> Mapping[str, object]: ...
 
 
@@ -153,6 +162,11 @@ def network_stats(actor: Host) -> dict[str, float]:
         "uptime_seconds": round(time.time() - actor.core.started, 3),
         "events_in_log": len(actor.core.log),
         "pending_out_of_order": len(actor.core.log.pending),
+        "anti_entropy_interval_s": actor.backoff.interval,
+        "anti_entropy_rounds": actor.anti_entropy_rounds,
+        "anti_entropy_pulls": actor.anti_entropy_pulls,
+        "anti_entropy_resets": actor.backoff.resets,
+        "raft_timer_wakes": actor.raft_timer_wakes,
         **actor.core.stats,
     }
 

@@ -22,6 +22,8 @@ from actors.tasknet.settings import (
     PeerParams,
     UpgradeParams,
     WebrtcParams,
+    election_ticks,
+    heartbeat_ticks,
 )
 from rayfleet.config import load_yaml
 from rayfleet.deploy import base_url
@@ -115,8 +117,33 @@ class TasknetConfig(BaseModel):
     public_reads: bool = True
     max_body_bytes: int = 262_144
     network: NetworkSettings = NetworkSettings()
-    anti_entropy_interval_s: float = 0.5
-    raft_tick_s: float = 0.05
+    anti_entropy_interval_s: float = Field(
+        default=0.5,
+        gt=0,
+        description="seconds between anti-entropy rounds after any change (a round compares log digests "
+        "with a peer and pulls what differs); doubled after each round that found nothing, up to "
+        "`anti_entropy_max_interval_s`",
+    )
+    anti_entropy_max_interval_s: float = Field(
+        default=4.0,
+        gt=0,
+        le=600,
+        description="the longest pause between anti-entropy rounds of an idle node: the repair bound of "
+        "an event a node missed while nothing else changed (at least `anti_entropy_interval_s`)",
+    )
+    raft_tick_s: float = Field(
+        default=0.05,
+        gt=0,
+        description="the unit Raft's timeouts count in (not a polling interval: a node wakes only for its "
+        "next heartbeat, check-quorum or election timeout)",
+    )
+    raft_heartbeat_interval_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=60,
+        description="how often a leader sends heartbeats; default 2 `raft_tick_s` ticks (0.1 s), rounded "
+        "up to whole ticks; below the election timeout",
+    )
     raft_election_timeout_s: float | None = Field(
         default=None,
         gt=0,
@@ -184,9 +211,32 @@ class TasknetConfig(BaseModel):
         if timeout is not None and timeout < 4 * self.raft_tick_s:
             raise ValueError(
                 f"raft_election_timeout_s ({timeout}) must be at least 4 raft_tick_s ticks "
-                f"({4 * self.raft_tick_s}): a leader sends heartbeats every 2 ticks"
+                f"({4 * self.raft_tick_s}): a leader sends heartbeats every 2 ticks by default"
+            )
+        heartbeat, election = self.raft_heartbeat_ticks(), self.raft_election_ticks()
+        if heartbeat * 2 > election:
+            raise ValueError(
+                f"raft_heartbeat_interval_s ({heartbeat} ticks) must be at most half the election timeout "
+                f"({election} ticks): a follower must hear at least two heartbeats before it campaigns"
+            )
+        if self.anti_entropy_max_interval_s < self.anti_entropy_interval_s:
+            raise ValueError(
+                f"anti_entropy_max_interval_s ({self.anti_entropy_max_interval_s}) must be at least "
+                f"anti_entropy_interval_s ({self.anti_entropy_interval_s})"
             )
         return self
+
+    def raft_election_ticks(self) -> int:
+        """The election timeout in ticks (10 unless `raft_election_timeout_s` is set; at least 4)."""
+        if self.raft_election_timeout_s is None:
+            return 10
+        return election_ticks(self.raft_election_timeout_s, self.raft_tick_s)
+
+    def raft_heartbeat_ticks(self) -> int:
+        """The heartbeat interval in ticks (2 unless `raft_heartbeat_interval_s` is set; at least 1)."""
+        if self.raft_heartbeat_interval_s is None:
+            return 2
+        return heartbeat_ticks(self.raft_heartbeat_interval_s, self.raft_tick_s)
 
     @property
     def default_node(self) -> str:
@@ -208,9 +258,11 @@ class TasknetConfig(BaseModel):
             "peer_burst": self.peer_burst,
             "network": cast(NetworkParams, self.network.model_dump()),
             "anti_entropy_interval_s": self.anti_entropy_interval_s,
+            "anti_entropy_max_interval_s": self.anti_entropy_max_interval_s,
             "anonymous_relay_max_delay_s": self.anonymous_relay_max_delay_s,
             "raft_tick_s": self.raft_tick_s,
             "raft_election_timeout_s": self.raft_election_timeout_s,
+            "raft_heartbeat_interval_s": self.raft_heartbeat_interval_s,
             "raft_snapshot_entries": self.raft_snapshot_entries,
             "ratify_timeout_s": self.ratify_timeout_s,
             "checkpoint_interval_s": self.checkpoint_interval_s,

@@ -52,3 +52,23 @@ async def test_a_finished_task_is_forgotten():
     task = tasks.start(once(), name="once")
     assert await task == 1
     await eventually(lambda: tasks.running == 0, what="the finished task forgotten")
+
+
+async def test_every_asks_a_callable_interval_and_a_wake_ends_the_pause():
+    """A pause of an hour (or None: until woken) ends as soon as `wake` is set; the step runs again."""
+    calls: list[int] = []
+    pauses = iter([3600.0, None])
+    wake = asyncio.Event()
+
+    async def step() -> None:
+        calls.append(len(calls))
+
+    tasks = BackgroundTasks("test")
+    tasks.every(lambda: next(pauses, 3600.0), step, name="step", first_delay=0, wake=wake)
+    await eventually(lambda: len(calls) == 1, what="the first step")
+    wake.set()
+    await eventually(lambda: len(calls) == 2, what="the step after the hour's pause was woken")
+    assert not wake.is_set(), "the event is cleared before each step"
+    wake.set()
+    await eventually(lambda: len(calls) == 3, what="the step after the pause without a deadline was woken")
+    await tasks.stop()

@@ -140,4 +140,3 @@ def test_wrong_types_are_a_type_error() -> None:
     ):
         with pytest.raises(TypeError):
             bad()
-

@@ -1544,9 +1544,6 @@ static int keyset_init(keyset *ks, PyObject *container) {
 
 /* The slot of the key spelled s[0:n] (a plain keyset), or NULL. */
 static keyslot *keyset_find(keyset *ks, const char *s, Py_ssize_t n) {
-    if (!(ks->lengths & length_bit(n))) {
-        return NULL;
-    }
     uint32_t hash = span_hash(s, n);
     for (size_t at = hash & ks->mask; ks->slots[at].key != NULL; at = (at + 1) & ks->mask) {
         keyslot *k = &ks->slots[at];
@@ -1569,8 +1566,11 @@ static int set_first(PyObject *firsts, PyObject *value, Py_ssize_t row) {
 }
 
 /* The ASCII value s[0:n] reported to `firsts` at `row` when it is a key of `ks`, once. */
-static int note_first_span(keyset *ks, PyObject *firsts, const char *s, Py_ssize_t n, Py_ssize_t row) {
+static inline int note_first_span(keyset *ks, PyObject *firsts, const char *s, Py_ssize_t n, Py_ssize_t row) {
     if (ks->plain) {
+        if (!(ks->lengths & length_bit(n))) {
+            return 0; /* no key of that length: most names, decided before any call */
+        }
         keyslot *k = keyset_find(ks, s, n);
         if (k == NULL || k->seen) {
             return 0;
@@ -1687,7 +1687,9 @@ static int scan_ascii(scan *s, PyObject *path, PyObject *orig, int lower, Py_ssi
     if (name == NULL || note_first_span(&s->names, d->name_firsts, name, name_len, i) < 0) {
         return -1;
     }
-    if (spans_affix(&d->watch_spans, name, name_len, -1)) {
+    const spans *watch = &d->watch_spans; /* a word may start the name: an empty one, or its first byte's */
+    if (((watch->lengths & 1) || (name_len > 0 && byte_in(watch->firsts, (unsigned char)name[0]))) &&
+        spans_affix(watch, name, name_len, -1)) {
         PyObject *value = PyUnicode_FromStringAndSize(name, name_len);
         int rc = value == NULL ? -1 : note_row(d->watched, value, i);
         Py_XDECREF(value);

@@ -983,11 +983,10 @@ typedef struct {
 } scratch;
 
 /* The path's bytes, lower-cased into `buf` when `lower`. */
-static const char *ascii_view(scratch *buf, PyObject *path, int lower) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
-    const char *src = (const char *)PyUnicode_DATA(path);
-    if (!lower || n == 0) {
-        return src;
+/* The bytes data[0:n] lower-cased into `buf` (ASCII case rules). */
+static const char *lowered_span(scratch *buf, const char *data, Py_ssize_t n) {
+    if (n == 0) {
+        return data; /* nothing to copy (and `buf` may hold no memory yet): NULL means an error */
     }
     if ((size_t)n > buf->size) {
         char *grown = PyMem_Realloc(buf->data, (size_t)n);
@@ -1001,12 +1000,17 @@ static const char *ascii_view(scratch *buf, PyObject *path, int lower) {
     /* Through locals that cannot alias (a store through buf->data could change buf->data, so
      * the compiler reloaded it per byte): a loop gcc -O3 vectorises. */
     char *restrict dst = buf->data;
-    const unsigned char *restrict from = (const unsigned char *)src;
+    const unsigned char *restrict from = (const unsigned char *)data;
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = from[i];
         dst[i] = (char)((unsigned char)(c - 'A') < 26 ? c + 32 : c);
     }
     return dst;
+}
+
+static const char *ascii_view(scratch *buf, PyObject *path, int lower) {
+    const char *src = (const char *)PyUnicode_DATA(path);
+    return lower ? lowered_span(buf, src, PyUnicode_GET_LENGTH(path)) : src;
 }
 
 /* What one split_all call shares between rows. */
@@ -1362,29 +1366,38 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     return split_all(paths, lower, NULL, NULL);
 }
 
+/* The arguments tree_columns and tree_scan share, parsed and read: `d`'s keys and watched
+ * words (as byte spans too) and the sample folders' words. 0, or -1 with nothing to free. */
+static int tree_args(PyObject *args, const char *format, PyObject **paths, uniques *d, like *sample) {
+    if (!PyArg_ParseTuple(args, format, &PyList_Type, paths, &d->name_keys, &d->tail_keys, &PyTuple_Type, &d->watch,
+                          &PyFrozenSet_Type, &sample->words, &PyTuple_Type, &sample->prefixes, &PyTuple_Type,
+                          &sample->suffixes)) {
+        return -1;
+    }
+    if (!all_str(d->watch, "watch") || !all_str(sample->prefixes, "sample prefixes") ||
+        !all_str(sample->suffixes, "sample suffixes")) {
+        return -1;
+    }
+    /* The tuples' and the frozenset's items are read as bytes during the call: the arguments
+     * hold them (tuples and frozensets do not change). */
+    if (like_init(sample) < 0) {
+        return -1;
+    }
+    if (spans_init(&d->watch_spans, d->watch) < 0) {
+        like_free(sample);
+        return -1;
+    }
+    d->sample = sample;
+    return 0;
+}
+
 static PyObject *tree_columns(PyObject *self, PyObject *args) {
     PyObject *paths;
     uniques d = {NULL};
     like sample;
-    if (!PyArg_ParseTuple(args, "O!OOO!O!O!O!:tree_columns", &PyList_Type, &paths, &d.name_keys, &d.tail_keys,
-                          &PyTuple_Type, &d.watch, &PyFrozenSet_Type, &sample.words, &PyTuple_Type, &sample.prefixes,
-                          &PyTuple_Type, &sample.suffixes)) {
+    if (tree_args(args, "O!OOO!O!O!O!:tree_columns", &paths, &d, &sample) < 0) {
         return NULL;
     }
-    if (!all_str(d.watch, "tree_columns: watch") || !all_str(sample.prefixes, "tree_columns: sample prefixes") ||
-        !all_str(sample.suffixes, "tree_columns: sample suffixes")) {
-        return NULL;
-    }
-    /* The tuples' and the frozenset's items are read as bytes during the call: the arguments
-     * hold them (tuples and frozensets do not change). */
-    if (like_init(&sample) < 0) {
-        return NULL;
-    }
-    if (spans_init(&d.watch_spans, d.watch) < 0) {
-        like_free(&sample);
-        return NULL;
-    }
-    d.sample = &sample;
     PyObject *out = NULL, *split = NULL;
     int exact = 0;
     /* `paths` (prepare's own sorted copy) is out of the collector's walks during the call (a
@@ -1432,6 +1445,404 @@ static PyObject *tree_columns(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- tree_scan: what fingerprinting and the kept-fixture pass need of a tree, without its
+ * columns. The columns (a str per row per column, each hashed) were most of a generation's
+ * cost; the rows only ever needed them to find the first row of each marker name and
+ * extension, the rows of the watched names and the sample paths, which this pass finds on the
+ * (lower-cased) bytes of each ASCII path. */
+
+/* The keys of a container, read as byte spans: an open-addressing table (at most half full)
+ * over `span_hash` of the keys' bytes. The keys are the program's tables (MARKERS, the extensions),
+ * fixed for the call; a subject only probes, and a probe stops at an empty slot, so a crafted
+ * subject costs at most one comparison per key. `plain` is 0 unless the container is an exact
+ * dict, set or frozenset of only exact str: then every subject is made a str and asked
+ * (`contains`), as `in` asks it (a key with an __eq__ of its own). */
+typedef struct {
+    const char *data;
+    Py_ssize_t len;
+    PyObject *key; /* borrowed: `members` holds it */
+    uint32_t hash;
+    int seen; /* reported already */
+} keyslot;
+
+typedef struct {
+    PyObject *container; /* borrowed */
+    PyObject *members;   /* a tuple of the keys, or NULL */
+    keyslot *slots;      /* NULL unless plain */
+    size_t mask;
+    uint64_t lengths; /* bit n: a key of length n (bit 63: 63 or more) */
+    int plain;
+} keyset;
+
+/* A hash of s[0:n] from its length and its first and last 8 bytes: a fixed cost per probe
+ * whatever the name's length (equal hashes are then compared whole). */
+static uint32_t span_hash(const char *s, Py_ssize_t n) {
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else if (n > 0) {
+        memcpy(&a, s, (size_t)n);
+    }
+    uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)n * 0x165667B19E3779F9ull);
+    return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
+static void keyset_free(keyset *ks) {
+    PyMem_Free(ks->slots);
+    ks->slots = NULL;
+    Py_CLEAR(ks->members);
+}
+
+static int keyset_init(keyset *ks, PyObject *container) {
+    ks->container = container;
+    ks->members = NULL;
+    ks->slots = NULL;
+    ks->mask = 0;
+    ks->lengths = 0;
+    ks->plain = PyDict_CheckExact(container) || PySet_CheckExact(container) || PyFrozenSet_CheckExact(container);
+    if (!ks->plain) {
+        return 0;
+    }
+    ks->members = PySequence_Tuple(container); /* a dict's keys */
+    if (ks->members == NULL) {
+        return -1;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(ks->members);
+    size_t size = 8;
+    while (size < (size_t)count * 2) {
+        size <<= 1;
+    }
+    ks->slots = PyMem_Calloc(size, sizeof(keyslot));
+    if (ks->slots == NULL) {
+        keyset_free(ks);
+        PyErr_NoMemory();
+        return -1;
+    }
+    ks->mask = size - 1;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *key = PyTuple_GET_ITEM(ks->members, k);
+        if (!PyUnicode_CheckExact(key)) {
+            ks->plain = 0; /* asked, not read */
+            return 0;
+        }
+        if (!PyUnicode_IS_ASCII(key)) {
+            continue; /* never equal to an ASCII subject; the others are asked */
+        }
+        const char *data = (const char *)PyUnicode_DATA(key);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(key);
+        uint32_t hash = span_hash(data, n);
+        size_t at = hash & ks->mask;
+        while (ks->slots[at].key != NULL) {
+            at = (at + 1) & ks->mask;
+        }
+        ks->slots[at] = (keyslot){data, n, key, hash, 0};
+        ks->lengths |= length_bit(n);
+    }
+    return 0;
+}
+
+/* The slot of the key spelled s[0:n] (a plain keyset), or NULL. */
+static keyslot *keyset_find(keyset *ks, const char *s, Py_ssize_t n) {
+    uint32_t hash = span_hash(s, n);
+    for (size_t at = hash & ks->mask; ks->slots[at].key != NULL; at = (at + 1) & ks->mask) {
+        keyslot *k = &ks->slots[at];
+        if (k->hash == hash && k->len == n && memcmp(k->data, s, (size_t)n) == 0) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+/* firsts[value] = row unless it holds value: the first row (rows come in ascending order). */
+static int set_first(PyObject *firsts, PyObject *value, Py_ssize_t row) {
+    PyObject *at = PyLong_FromSsize_t(row);
+    if (at == NULL) {
+        return -1;
+    }
+    PyObject *kept = PyDict_SetDefault(firsts, value, at); /* borrowed */
+    Py_DECREF(at);
+    return kept == NULL ? -1 : 0;
+}
+
+/* The ASCII value s[0:n] reported to `firsts` at `row` when it is a key of `ks`, once. */
+static inline int note_first_span(keyset *ks, PyObject *firsts, const char *s, Py_ssize_t n, Py_ssize_t row) {
+    if (ks->plain) {
+        if (!(ks->lengths & length_bit(n))) {
+            return 0; /* no key of that length: most names, decided before any call */
+        }
+        keyslot *k = keyset_find(ks, s, n);
+        if (k == NULL || k->seen) {
+            return 0;
+        }
+        k->seen = 1;
+        return set_first(firsts, k->key, row);
+    }
+    PyObject *value = PyUnicode_FromStringAndSize(s, n);
+    if (value == NULL) {
+        return -1;
+    }
+    int rc = note_first(firsts, ks->container, value, row);
+    Py_DECREF(value);
+    return rc;
+}
+
+typedef struct {
+    uniques *d;
+    keyset names, tails;
+    table t;         /* the sample rows' names and folders, one str per distinct value */
+    scratch buf;     /* a name or a folder, lower-cased */
+    PyObject *before; /* the ASCII str (a row as given, or lower-cased) whose folder the row before had, or NULL */
+    Py_ssize_t before_len; /* that folder's length */
+    Py_ssize_t hit;  /* where its first sample-like segment ends ('/' or its length), -1: none */
+} scan;
+
+/* How many bytes a[0:n] and b[0:n] share at their start, a word at a time. */
+static Py_ssize_t common_prefix(const char *a, const char *b, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) {
+            return i + (Py_ssize_t)(__builtin_ctzll(x ^ y) >> 3); /* little-endian: the first differing byte */
+        }
+    }
+    while (i < n && a[i] == b[i]) {
+        i++;
+    }
+    return i;
+}
+
+/* Whether the folder data[0:n] (as given: `lower` says whether to lower-case it) of an ASCII
+ * row is a sample folder. A sorted tree lists a folder's files one after the other and its
+ * folders by their shared start: the segments the row before's folder shares with this one
+ * (up to their last common '/') were decided there, so only the segments after them are
+ * looked at, lower-cased, with what follows that '/' for the path's normalising checks
+ * ('//', '/./', '\\': every such mark of a path lies in its folder or its name). `row` is the
+ * str holding the bytes (kept for the next row). 1, 0, or -1 on error. */
+static int scan_folder(scan *s, PyObject *row, const char *data, Py_ssize_t n, int lower) {
+    uniques *d = s->d;
+    Py_ssize_t shared = 0;
+    if (s->before != NULL) {
+        Py_ssize_t m = s->before_len < n ? s->before_len : n;
+        shared = common_prefix((const char *)PyUnicode_DATA(s->before), data, m);
+        if (shared == n && n == s->before_len) {
+            return d->prev_sample;
+        }
+    }
+    Py_ssize_t start = shared > 0 ? last_in(data, '/', 0, shared) + 1 : 0; /* the first segment not shared whole */
+    int like = 0;
+    Py_ssize_t hit = -1;
+    if (s->hit >= 0 && s->hit < shared) {
+        like = 1; /* a shared segment, with its '/', is sample-like */
+        hit = s->hit;
+    } else {
+        const char *low = lower ? lowered_span(&s->buf, data + start, n - start) : data + start;
+        if (low == NULL) {
+            return -1;
+        }
+        Py_ssize_t at = 0, len = n - start;
+        for (;;) {
+            const char *cut = memchr(low + at, '/', (size_t)(len - at));
+            Py_ssize_t end = cut == NULL ? len : cut - low;
+            like = span_like(d->sample, low + at, end - at);
+            if (like < 0) {
+                return -1;
+            }
+            if (like || cut == NULL) {
+                hit = like ? start + end : -1;
+                break;
+            }
+            at = end + 1;
+        }
+    }
+    if (!d->dirty) {
+        Py_ssize_t from = start > 2 ? start - 2 : 0;
+        if ((n > 0 && data[0] == '/') || (n >= 2 && data[0] == '.' && data[1] == '/') ||
+            doubled(data + from, n - from) || (n > from && memchr(data + from, '\\', (size_t)(n - from)))) {
+            d->dirty = 1;
+        }
+    }
+    Py_INCREF(row);
+    Py_XSETREF(s->before, row);
+    s->before_len = n;
+    s->hit = hit;
+    d->prev_sample = like;
+    return like;
+}
+
+/* Row i from the ASCII `path` (lower-cased here when `lower`; `orig` is the path as given). */
+static int scan_ascii(scan *s, PyObject *path, PyObject *orig, int lower, Py_ssize_t i) {
+    uniques *d = s->d;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
+    const char *data = (const char *)PyUnicode_DATA(path);
+    Py_ssize_t slash = last_in(data, '/', 0, n);
+    Py_ssize_t dot = last_in(data, '.', slash + 1, n);
+    Py_ssize_t name_len = n - slash - 1;
+    if (!d->dirty && name_len > 0 && memchr(data + slash + 1, '\\', (size_t)name_len)) {
+        d->dirty = 1;
+    }
+    const char *name = lower ? lowered_span(&s->buf, data + slash + 1, name_len) : data + slash + 1;
+    if (name == NULL || note_first_span(&s->names, d->name_firsts, name, name_len, i) < 0) {
+        return -1;
+    }
+    const spans *watch = &d->watch_spans; /* a word may start the name: an empty one, or its first byte's */
+    if (((watch->lengths & 1) || (name_len > 0 && byte_in(watch->firsts, (unsigned char)name[0]))) &&
+        spans_affix(watch, name, name_len, -1)) {
+        PyObject *value = PyUnicode_FromStringAndSize(name, name_len);
+        int rc = value == NULL ? -1 : note_row(d->watched, value, i);
+        Py_XDECREF(value);
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    /* the extension: after the name's last '.' when a character comes before that '.' */
+    Py_ssize_t from = dot > slash + 1 ? dot - slash : name_len;
+    if (note_first_span(&s->tails, d->tail_firsts, name + from, name_len - from, i) < 0) {
+        return -1;
+    }
+    int sample = scan_folder(s, path, data, slash + 1, lower);
+    if (sample < 0) {
+        return -1;
+    }
+    return sample ? note_sample(&s->t, d, orig, NULL, NULL) : 0;
+}
+
+/* Row i from a path that stays non-ASCII once lower-cased: str.lower, substrings, `in`. */
+static int scan_any(scan *s, PyObject *path, PyObject *subject, Py_ssize_t i) {
+    uniques *d = s->d;
+    Py_CLEAR(s->before); /* the next row decides its folder afresh */
+    s->hit = -1;
+    if (!d->dirty) {
+        d->dirty = dirty_any(path);
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(subject);
+    Py_ssize_t slash = PyUnicode_FindChar(subject, '/', 0, n, -1);
+    Py_ssize_t dot = slash < -1 ? -2 : PyUnicode_FindChar(subject, '.', slash + 1, n, -1);
+    if (dot < -1) {
+        return -1;
+    }
+    PyObject *name = PyUnicode_Substring(subject, slash + 1, n);
+    if (name == NULL) {
+        return -1;
+    }
+    int rc = note_name_any(d, name, i);
+    Py_DECREF(name);
+    PyObject *tail = rc < 0 ? NULL : dot > slash + 1 ? PyUnicode_Substring(subject, dot + 1, n) : Py_NewRef(empty_str);
+    if (tail == NULL) {
+        return -1;
+    }
+    rc = note_first(d->tail_firsts, d->tail_keys, tail, i);
+    Py_DECREF(tail);
+    PyObject *folder = rc < 0 ? NULL : PyUnicode_Substring(subject, 0, slash + 1);
+    if (folder == NULL) {
+        return -1;
+    }
+    int sample = PyUnicode_IS_ASCII(folder)
+                     ? span_folder_like(d->sample, (const char *)PyUnicode_DATA(folder), PyUnicode_GET_LENGTH(folder))
+                     : folder_like(folder, d->sample);
+    Py_DECREF(folder);
+    if (sample < 0) {
+        return -1;
+    }
+    return sample ? note_sample(&s->t, d, path, NULL, NULL) : 0;
+}
+
+static int scan_row(scan *s, PyObject *path, Py_ssize_t i) {
+    if (PyUnicode_IS_ASCII(path)) {
+        return scan_ascii(s, path, path, 1, i);
+    }
+    PyObject *subject = PyObject_CallMethod((PyObject *)&PyUnicode_Type, "lower", "O", path); /* even on a subclass */
+    if (subject == NULL) {
+        return -1;
+    }
+    /* `K` (Kelvin) lowers to ASCII `k`: then the row is read as an ASCII one */
+    int rc = PyUnicode_IS_ASCII(subject) ? scan_ascii(s, subject, path, 0, i) : scan_any(s, path, subject, i);
+    Py_DECREF(subject);
+    return rc;
+}
+
+/* Every row of `paths` scanned into d; *exact says whether every path was an exact str. */
+static int scan_all(scan *s, PyObject *paths, int *exact) {
+    Py_ssize_t count = PyList_GET_SIZE(paths);
+    *exact = 1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        /* Python code may run (str.lower of a subclass, a key's __eq__): checked, not trusted */
+        if (PyList_GET_SIZE(paths) != count) {
+            PyErr_SetString(PyExc_RuntimeError, "tree_scan: the list of paths changed size");
+            return -1;
+        }
+        PyObject *path = PyList_GET_ITEM(paths, i);
+        if (!PyUnicode_Check(path)) {
+            PyErr_Format(PyExc_TypeError, "tree_scan: row %zd is not a str", i);
+            return -1;
+        }
+        *exact &= PyUnicode_CheckExact(path);
+        Py_INCREF(path);
+        int rc = scan_row(s, path, i);
+        Py_DECREF(path);
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *tree_scan(PyObject *self, PyObject *args) {
+    PyObject *paths;
+    uniques d = {NULL};
+    like sample;
+    if (tree_args(args, "O!OOO!O!O!O!:tree_scan", &paths, &d, &sample) < 0) {
+        return NULL;
+    }
+    scan s;
+    memset(&s, 0, sizeof s);
+    s.d = &d;
+    s.hit = -1;
+    PyObject *out = NULL;
+    int ready = keyset_init(&s.names, d.name_keys) == 0 && keyset_init(&s.tails, d.tail_keys) == 0 &&
+                table_init(&s.t, 64) == 0;
+    /* `paths` (prepare's own sorted copy) is out of the collector's walks during the call and
+     * after it when every path is an exact str, as in tree_columns. */
+    int was_tracked = PyObject_GC_IsTracked(paths);
+    PyObject_GC_UnTrack(paths);
+    int exact = 0;
+    d.name_firsts = PyDict_New();
+    d.tail_firsts = PyDict_New();
+    d.watched = PyDict_New();
+    d.samples = untracked_list(0);
+    d.sample_names = untracked_list(0);
+    d.sample_folders = untracked_list(0);
+    if (ready && d.name_firsts != NULL && d.tail_firsts != NULL && d.watched != NULL && d.samples != NULL &&
+        d.sample_names != NULL && d.sample_folders != NULL && scan_all(&s, paths, &exact) == 0) {
+        if (!exact) {
+            settled(d.samples);
+            settled(d.sample_names);
+            settled(d.sample_folders);
+        }
+        out = Py_BuildValue("(OOO(OOO)O)", d.name_firsts, d.tail_firsts, d.watched, d.samples, d.sample_names,
+                            d.sample_folders, d.dirty ? Py_False : Py_True);
+    }
+    if (was_tracked && (out == NULL || !exact)) {
+        PyObject_GC_Track(paths);
+    }
+    Py_XDECREF(d.name_firsts);
+    Py_XDECREF(d.tail_firsts);
+    Py_XDECREF(d.watched);
+    Py_XDECREF(d.samples);
+    Py_XDECREF(d.sample_names);
+    Py_XDECREF(d.sample_folders);
+    table_free(&s.t);
+    keyset_free(&s.names);
+    keyset_free(&s.tails);
+    PyMem_Free(s.buf.data);
+    Py_XDECREF(s.before);
+    spans_free(&d.watch_spans);
+    like_free(&sample);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"segments", segments, METH_VARARGS, "The distinct '/'-separated segments of the folders, first seen first."},
     {"holding", holding, METH_VARARGS, "Indexes (ascending) of the folders with a segment in `chosen`."},
@@ -1444,6 +1855,9 @@ static PyMethodDef methods[] = {
     {"tree_columns", tree_columns, METH_VARARGS,
      "(names, folders, extensions, distinct names, distinct folders, name firsts, extension firsts, watched rows) "
      "of a list of paths, lower-cased."},
+    {"tree_scan", tree_scan, METH_VARARGS,
+     "(name firsts, extension firsts, watched, (samples, sample names, sample folders), clean) of a list of paths: "
+     "tree_columns without the columns."},
     {"gate_rows", gate_rows, METH_VARARGS, "Indexes of the subjects a gate's tables may match."},
     {"settle", settle, METH_O, "Untracks a list of only exact str, int and bool from the collector; whether it is untracked."},
     {NULL, NULL, 0, NULL},

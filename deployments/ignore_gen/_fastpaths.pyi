@@ -2,7 +2,7 @@
 
 from collections.abc import Container
 
-from deployments.ignore_gen.passes import TreeColumns
+from deployments.ignore_gen.passes import TreeColumns, TreeScan
 
 def columns(paths: list[str], lower: bool, /) -> tuple[list[str], list[str], list[str]]: ...
 def tree_columns(
@@ -15,6 +15,16 @@ def tree_columns(
     sample_ends: tuple[str, ...],
     /,
 ) -> TreeColumns: ...
+def tree_scan(
+    paths: list[str],
+    name_keys: Container[str],
+    tail_keys: Container[str],
+    watch: tuple[str, ...],
+    sample_words: frozenset[str],
+    sample_starts: tuple[str, ...],
+    sample_ends: tuple[str, ...],
+    /,
+) -> TreeScan: ...
 def rows_in(column: list[str], container: Container[str], /) -> list[int]: ...
 def first_rows(column: list[str], table: Container[str], /) -> dict[str, int]: ...
 def pick(values: list[str], column: list[str], container: Container[str], /) -> list[str]: ...

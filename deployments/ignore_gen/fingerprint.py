@@ -361,29 +361,46 @@ _LAST = itemgetter(2)  # of a `str.rpartition`
 
 @dataclass(frozen=True)
 class Tree:
-    """A tree read once, every per-path column and the distinct folders built in one pass
-    (`passes.tree_columns`: a C loop when the extension is built, C-level `map`s and one
-    comprehension when not).
+    """A tree read once (`passes.tree_scan`: a C loop over each path's bytes when the extension
+    is built, the twin's C-level `map`s when not).
 
     `paths` are normalised and in code-point order, so the first path with a property is the
-    smallest one (the witness). The other columns follow that order, in lower case: its
-    basename, its folder with a trailing `/` (empty at the top) and its extension without the
-    dot, `''` when the basename has no `.` after its first character (`.py`, `py` and
-    `makefile` have none). What is decided per folder is decided once per distinct folder
-    (`folder_list`: first seen first). The same pass gives the first row of each marker name
-    and extension (`name_firsts`, `tail_firsts`), every row of the names a stem or path marker
-    may start (`watched`), and the paths in sample folders (`samples`)."""
+    smallest one (the witness). The scan gives the first row of each marker name and extension
+    (`name_firsts`, `tail_firsts`), every row of the names a stem or path marker may start
+    (`watched`), and the paths in sample folders (`samples`): all a generation needs. The
+    per-row columns are made only when asked for (fingerprinting's fixture-folder path,
+    Flutter's platform folders), in that order, in lower case: each path's basename, its folder
+    with a trailing `/` (empty at the top) and its extension without the dot, `''` when the
+    basename has no `.` after its first character (`.py`, `py` and `makefile` have none); and
+    the distinct folders (`folder_list`: first seen first)."""
 
     paths: list[str]
-    names: list[str]
-    folders: list[str]
-    tails: list[str]
-    folder_list: list[str]  # the distinct folders
     name_firsts: dict[str, int]  # each name of MARKERS in the tree -> its first row
     tail_firsts: dict[str, int]  # each extension of EXTENSIONS in the tree -> its first row
     watched: dict[str, list[int]]  # each name starting with a word of _WATCH -> its rows
     # The paths in sample folders (`sample_paths`), with their names and folders case kept.
     samples: passes.Samples
+
+    @cached_property
+    def _columns(self) -> passes.TreeColumns:
+        return passes.tree_columns(self.paths, {}, {}, (), frozenset(), (), ())
+
+    @property
+    def names(self) -> list[str]:
+        return self._columns[0]
+
+    @property
+    def folders(self) -> list[str]:
+        return self._columns[1]
+
+    @property
+    def tails(self) -> list[str]:
+        return self._columns[2]
+
+    @property
+    def folder_list(self) -> list[str]:
+        """The distinct folders, first seen first."""
+        return self._columns[3]
 
     @cached_property
     def folder_text(self) -> str:
@@ -405,14 +422,13 @@ def prepare(tree: Iterable[str]) -> Tree:
 
 
 def _columns(paths: list[str]) -> tuple[Tree, bool]:
-    """The columns of sorted `paths`, with the distinct names and folders, and whether the
-    paths were normalised already (`passes.tree_columns`: one C loop when built; it also takes
-    `paths`, when they are all exact `str`, out of the collector's walks with the columns, or a
-    collection in a large tree's kept-fixture pass would walk every row of each)."""
-    columns = passes.tree_columns(paths, MARKERS, _TAILS, _WATCH, SAMPLE_DIRS, ("test",), _TEST_ENDS)
-    names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples, clean = columns
-    tree = Tree(paths, names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples)
-    return tree, clean
+    """The tree of sorted `paths`, and whether they were normalised already
+    (`passes.tree_scan`: one C loop when built; it also takes `paths`, when they are all exact
+    `str`, out of the collector's walks, or a collection in a large tree's kept-fixture pass
+    would walk every row)."""
+    scanned = passes.tree_scan(paths, MARKERS, _TAILS, _WATCH, SAMPLE_DIRS, ("test",), _TEST_ENDS)
+    name_firsts, tail_firsts, watched, samples, clean = scanned
+    return Tree(paths, name_firsts, tail_firsts, watched, samples), clean
 
 
 def _folders_with(tree: Tree, words: Iterable[str], segments: frozenset[str]) -> set[str]:
@@ -459,12 +475,19 @@ def _rare(tree: Tree) -> list[tuple[int, tuple[str, ...]]]:
     for the names starting with a stem word or a marker's basename (`Tree.watched`)."""
     watched = tree.watched
     out = [(at, hits) for name, rows in watched.items() if (hits := _stem_hits(name)) for at in rows]
-    folders = tree.folders
+    paths = tree.paths
     for parent, last, hits in _PATH_MARKERS:
-        out.extend(
-            (at, hits) for at in watched.get(last, ()) if folders[at] == parent or folders[at].endswith("/" + parent)
-        )
+        for at in watched.get(last, ()):
+            folder = _folder_of(paths[at])
+            if folder == parent or folder.endswith("/" + parent):
+                out.append((at, hits))
     return sorted(out)
+
+
+def _folder_of(path: str) -> str:
+    """A path's folder as `Tree.folders` holds it: lower-cased, up to its last `/` included."""
+    low = path.lower()
+    return low[: low.rfind("/") + 1]
 
 
 def fingerprint(tree: Iterable[str] | Tree) -> Fingerprint:

@@ -307,7 +307,7 @@ class _Gate:
             or (bool(self.extensions) and subject.rpartition(".")[2] in self.extensions)
             or subject.endswith(self.suffixes)
             or subject.startswith(self.prefixes)
-            or any(needle in subject for needle in self.needles)
+            or any(map(subject.__contains__, self.needles))
             or (self.rest is not None and self.rest.fullmatch(subject) is not None)
         )
 

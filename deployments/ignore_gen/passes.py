@@ -3,7 +3,7 @@
 `_fastpaths.c` does each pass in one C loop per path (no per-path Python, no intermediate
 tuples); the functions here are its pure-Python twins, which give the same results and serve
 when the extension is not built (a checkout without `pip install -e .` or
-`python scripts/build_ext.py`). `columns`, `tree_columns`, `rows_in`, `first_rows`, `pick`,
+`python scripts/build_ext.py`). `columns`, `tree_columns`, `tree_scan`, `rows_in`, `first_rows`, `pick`,
 `gate_rows`, `segments`, `holding`, `holding_like` and `settle` are whichever is in use; `use_compiled(False)` switches to the
 twins (the tests and the bench run both).
 """
@@ -15,6 +15,7 @@ from collections.abc import Callable, Container
 from itertools import chain, compress, count, repeat
 from operator import gt, itemgetter, mul
 from types import ModuleType
+from typing import TypeVar
 
 Columns = tuple[list[str], list[str], list[str]]
 Samples = tuple[list[str], list[str], list[str]]
@@ -28,6 +29,12 @@ TreeColumns = tuple[
     dict[str, list[int]],
     Samples,
     bool,
+]
+TreeScan = tuple[dict[str, int], dict[str, int], dict[str, list[int]], Samples, bool]
+_R = TypeVar("_R")
+# (paths, name keys, extension keys, watched words, sample words, sample prefixes, sample suffixes)
+TreePass = Callable[
+    [list[str], Container[str], Container[str], tuple[str, ...], frozenset[str], tuple[str, ...], tuple[str, ...]], _R
 ]
 
 _LAST = itemgetter(2)  # of a `str.rpartition`
@@ -87,6 +94,22 @@ def py_tree_columns(
         map(str.startswith, paths, repeat(("/", "./")))
     )
     return names, folders, extensions, distinct, *firsts, watched, (samples, sample_names, sample_folders), clean
+
+
+def py_tree_scan(
+    paths: list[str],
+    name_keys: Container[str],
+    tail_keys: Container[str],
+    watch: tuple[str, ...],
+    sample_words: frozenset[str],
+    sample_starts: tuple[str, ...],
+    sample_ends: tuple[str, ...],
+) -> TreeScan:
+    """(name firsts, extension firsts, watched, samples, clean): `tree_columns` without the
+    columns and the distinct folders, which the C pass never makes (it reads each ASCII path's
+    bytes); the twin is `tree_columns`' own."""
+    columns = py_tree_columns(paths, name_keys, tail_keys, watch, sample_words, sample_starts, sample_ends)
+    return columns[4], columns[5], columns[6], columns[7], columns[8]
 
 
 def lowered(paths: list[str]) -> list[str]:
@@ -173,18 +196,8 @@ def py_settle(values: list[str] | list[bool]) -> bool:
 
 
 columns: Callable[[list[str], bool], Columns] = py_columns
-tree_columns: Callable[
-    [
-        list[str],
-        Container[str],
-        Container[str],
-        tuple[str, ...],
-        frozenset[str],
-        tuple[str, ...],
-        tuple[str, ...],
-    ],
-    TreeColumns,
-] = py_tree_columns
+tree_columns: TreePass[TreeColumns] = py_tree_columns
+tree_scan: TreePass[TreeScan] = py_tree_scan
 segments: Callable[[list[str]], list[str]] = py_segments
 holding: Callable[[list[str], Container[str]], list[int]] = py_holding
 holding_like: Callable[[list[str], frozenset[str], tuple[str, ...], tuple[str, ...]], list[int]] = py_holding_like
@@ -199,14 +212,15 @@ gate_rows: Callable[
 
 def use_compiled(on: bool = True) -> bool:
     """Use the C passes (when built) or the pure-Python twins; whether the C passes are in use."""
-    global columns, tree_columns, gate_rows, rows_in, first_rows, pick, segments, holding, holding_like, settle
+    global columns, tree_columns, tree_scan, gate_rows, rows_in, first_rows, pick, segments, holding, holding_like
+    global settle
     if on and _compiled is not None:
-        settle = _compiled.settle
+        settle, tree_scan = _compiled.settle, _compiled.tree_scan
         columns, tree_columns, gate_rows = _compiled.columns, _compiled.tree_columns, _compiled.gate_rows
         rows_in, first_rows, pick = _compiled.rows_in, _compiled.first_rows, _compiled.pick
         segments, holding, holding_like = _compiled.segments, _compiled.holding, _compiled.holding_like
         return True
-    columns, tree_columns, gate_rows = py_columns, py_tree_columns, py_gate_rows
+    columns, tree_columns, gate_rows, tree_scan = py_columns, py_tree_columns, py_gate_rows, py_tree_scan
     rows_in, first_rows, pick = py_rows_in, py_first_rows, py_pick
     segments, holding, holding_like, settle = py_segments, py_holding, py_holding_like, py_settle
     return False

@@ -60,6 +60,11 @@ def _same_tree_columns(
     assert compiled == twin
     for mine, theirs in zip(compiled[4:7], twin[4:7], strict=True):
         assert list(mine.items()) == list(theirs.items())
+    scanned = _fastpaths.tree_scan(paths, name_keys, tail_keys, watch, *like)  # type: ignore[arg-type]
+    assert scanned == twin[4:] == passes.py_tree_scan(paths, name_keys, tail_keys, watch, *like)  # type: ignore[arg-type]
+    for mine, theirs in zip(scanned[:3], twin[4:7], strict=True):
+        assert list(mine.items()) == list(theirs.items())
+    _str_hashes(scanned[3][1] + scanned[3][2])
     names, folders, extensions, distinct, name_firsts, tail_firsts, watched, samples, clean = compiled
     seen = set(names)
     assert (names, folders) == passes.py_columns(paths, True)[:2]
@@ -176,6 +181,9 @@ def test_a_key_that_changes_the_paths_is_an_error_not_a_crash() -> None:
     key = _Shrinking("x")
     with pytest.raises(RuntimeError):
         _fastpaths.tree_columns(paths, {key}, frozenset(), (), frozenset(), (), ())
+    paths[:] = ["a/x", "a/y", "b/x", "c/z"]  # the scan asks such a key too (`in`), and checks the list on every row
+    with pytest.raises(RuntimeError):
+        _fastpaths.tree_scan(paths, {key}, frozenset(), (), frozenset(), (), ())
     values, column = ["1", "2", "3"], ["x", "y", "x"]
     _Shrinking.victim = values
     assert _fastpaths.pick(values, column, {_Shrinking("x")}) == []  # stops where the values end
@@ -386,6 +394,8 @@ def test_the_compiled_passes_keep_memory_flat() -> None:
 
     def once() -> None:
         columns = _fastpaths.tree_columns(tree, {"dockerfile": 1}, frozenset({"py"}), ("dockerfile",), *like)
+        _fastpaths.tree_scan(tree, {"dockerfile": 1}, {"py": 1}, ("dockerfile",), *like)
+        _fastpaths.tree_scan(tree, {_NeverEqual("mod1.py")}, frozenset({"py"}), ("dockerfile",), *like)
         _fastpaths.columns(tree, False)
         _fastpaths.first_rows(columns[0], {"mod1.ts": 1})
         _fastpaths.pick(tree, columns[1], {"tests/"})
@@ -396,6 +406,8 @@ def test_the_compiled_passes_keep_memory_flat() -> None:
         _fastpaths.holding_like(columns[3], *like)
         with pytest.raises(TypeError):
             _fastpaths.tree_columns([*tree, 1], {}, frozenset(), (), *like)  # type: ignore[list-item]
+        with pytest.raises(TypeError):
+            _fastpaths.tree_scan([*tree, 1], {"a": 1}, frozenset({"py"}), (), *like)  # type: ignore[list-item]
 
     for _ in range(50):
         once()

@@ -1605,7 +1605,11 @@ static Py_ssize_t common_prefix(const char *a, const char *b, Py_ssize_t n) {
         memcpy(&x, a + i, 8);
         memcpy(&y, b + i, 8);
         if (x != y) {
-            return i + (Py_ssize_t)(__builtin_ctzll(x ^ y) >> 3); /* little-endian: the first differing byte */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return i + (Py_ssize_t)(__builtin_ctzll(x ^ y) >> 3); /* the first differing byte */
+#else
+            break; /* another byte order: the bytes of this word are compared one by one below */
+#endif
         }
     }
     while (i < n && a[i] == b[i]) {

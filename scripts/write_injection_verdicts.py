@@ -28,6 +28,8 @@ SETS = {
     "heldout2": DATA / "injection" / "heldout2.jsonl",
     "dev3": DATA / "injection" / "dev3.jsonl",
     "heldout3": DATA / "injection" / "heldout3.jsonl",
+    "dev4": DATA / "injection" / "dev4.jsonl",
+    "heldout4": DATA / "injection" / "heldout4.jsonl",
 }
 OUT = DATA / "injection" / "verdicts.jsonl"
 

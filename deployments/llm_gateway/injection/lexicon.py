@@ -19,7 +19,8 @@ OVERRIDE_VERB = "|".join(
         r"|no longer (?:follow|obey)",
         # es
         r"olvid\w+|haz caso omiso|hagas caso omiso|omit\w+|descart\w+|desobedec\w+|deja de (?:seguir|obedecer)"
-        r"|no (?:sigas|obedezcas|hagas caso)|pasa de|deja de lado|saltar\w*|saltate",
+        r"|no (?:sigas|obedezcas|hagas caso)|pasa de|deja de lado|saltar\w*|saltate|salta"
+        r"|pasa por alto",
         # fr
         r"oubli\w+|ne (?:tiens|tenez) (?:plus |pas )?(?:plus )?compte|abandonn\w+|arrete[sz]? de (?:suivre|respecter|obeir)"
         r"|cesse[sz]? de (?:suivre|respecter|obeir)|fais abstraction|passe outre|ne suis plus|n'obei[sr] plus"
@@ -33,7 +34,7 @@ OVERRIDE_VERB = "|".join(
         # pt
         r"esquec\w+|desconsider\w+|pare de (?:seguir|obedecer)|deixe de (?:seguir|obedecer)"
         r"|nao (?:siga|obedeca|obedece)|despreze|desobedeca|deixa de lado|deixe de lado|joga fora|contorn\w+"
-        r"|nao (?:de|des) ouvidos",
+        r"|nao (?:de|des) ouvidos|passe por cima|passa por cima",
     )
 )
 
@@ -48,24 +49,33 @@ RULES_OBJECT = "|".join(
         r"|(?:what|everything|anything|whatever|the (?:rules|things)) (?:that )?(?:your|the) (?:operator|developers?"
         r"|creators?|admins?|administrators?|owners?|makers?) (?:wrote|said|told you|configured|set up|put|imposed)"
         r"|rules (?:imposed|set) (?:on|by)|guidance|your (?:configured|programmed|default|preset) behaviou?r"
-        r"|(?:what|everything|anything) (?:you were|you've been|you have been) (?:instructed|given|configured)",
+        r"|(?:what|everything|anything) (?:you were|you've been|you have been) (?:instructed|given|configured)"
+        r"|briefing|your defaults|default settings|setup text"
+        r"|(?:what|whatever|everything) you were (?:configured|set up|loaded|programmed) with"
+        r"|(?:blocks?|locks?|limits|filters) (?:that )?your (?:operator|developers?|creators?)",
         r"instrucciones|reglas|indicaciones|directrices|normas|ordenes|restricciones|politicas?"
         r"|lo (?:anterior|que te (?:dijeron|han dicho))|todo lo (?:anterior|que te (?:dijeron|han dicho)|de arriba)"
         r"|lo que (?:tu|el) (?:operador|desarrollador|creador|administrador)\w* (?:escribio|dijo|configuro|puso)"
-        r"|lo que te (?:configuraron|indicaron|pidieron|ordenaron|pusieron|mandaron)|pautas",
+        r"|lo que te (?:configuraron|indicaron|pidieron|ordenaron|pusieron|mandaron)|pautas|briefing"
+        r"|valores por defecto|bloqueos? que (?:tu|el) (?:operador|desarrollador|creador)",
         r"consignes|regles|directives|politiques?|tout ce qu'on t'a dit|ce qui precede|tout ce qui precede"
         r"|ce que (?:ton|l') ?(?:operateur|developpeur|createur|administrateur) a (?:ecrit|dit|configure|mis)"
-        r"|ce qu'on t'a (?:dit|indique|demande|donne|impose)",
+        r"|ce qu'on t'a (?:dit|indique|demande|donne|impose)|briefing|reglages par defaut"
+        r"|(?:blocages?|limites|filtres) de (?:ton|l') ?(?:operateur|developpeur|createur)",
         r"anweisungen|regeln|vorgaben|richtlinien|anordnungen|befehle|systemprompt|systemanweisungen"
         r"|einschrankungen|(?:alles|all das),? (?:was|vorher|oben|davor)"
         r"|was dein (?:betreiber|entwickler|schopfer|administrator) (?:\w+ )?(?:geschrieben|gesagt|eingestellt)"
-        r"|was man dir (?:\w+ ){0,3}(?:gesagt|vorgegeben|aufgetragen|befohlen)",
+        r"|was man dir (?:\w+ ){0,3}(?:gesagt|vorgegeben|aufgetragen|befohlen)|briefing|standardeinstellungen"
+        r"|sperren,? die dein (?:betreiber|entwickler)",
         r"istruzioni|regole|indicazioni|direttive|restrizioni|politiche|politica|tutto (?:quello|cio) che ti hanno detto"
         r"|tutto quanto sopra|quello che (?:il tuo|l') ?(?:operatore|sviluppatore|creatore|amministratore) ha"
-        r" (?:scritto|detto|configurato|messo)|quello che ti hanno (?:detto|indicato|chiesto|dato|imposto)",
+        r" (?:scritto|detto|configurato|messo)|quello che ti hanno (?:detto|indicato|chiesto|dato|imposto|impostato"
+        r"|configurato)|briefing|impostazioni predefinite"
+        r"|blocchi che (?:\w+ ){0,2}(?:il tuo|l') ?(?:operatore|sviluppatore)",
         r"instrucoes|regras|orientacoes|diretrizes|restricoes|politicas?|tudo (?:o )?que (?:te|lhe) (?:disseram|falaram)"
         r"|tudo acima|o que o (?:teu |seu )?(?:operador|desenvolvedor|criador|administrador) (?:escreveu|disse|configurou"
-        r"|colocou)|o que te (?:disseram|indicaram|pediram|mandaram|impuseram)",
+        r"|colocou)|o que te (?:disseram|indicaram|pediram|mandaram|impuseram|configuraram)|briefing"
+        r"|(?:seus|teus) padroes|bloqueios do (?:seu|teu) (?:operador|desenvolvedor)",
     )
 )
 
@@ -76,16 +86,19 @@ LAPSED = "|".join(
         r"|(?:are|is|were|was|have been|has been) (?:now |hereby )?(?:cancell?ed|void|null|revoked|obsolete|invalid"
         r"|lifted|suspended|disabled|off|wrong|a mistake|an error|a test)|were just a test",
         r"ya no (?:valen|vale|aplican|se aplican|sirven|cuentan|cuenta)|no (?:se aplican|cuenta|cuentan)"
-        r"|quedan? (?:anulad|revocad|suspendid|desactivad)\w*|(?:estan|han sido) (?:suspendid|levantad|desactivad)\w*"
+        r"|quedan? (?:anulad|revocad|suspendid|desactivad|cancelad)\w*|(?:estan|han sido) (?:suspendid|levantad|desactivad)\w*"
         r"|(?:era|eran) un error",
         r"ne sont plus valables|ne s'appliquent (?:plus|pas)|sont annulees|(?:etait|etaient) une erreur"
-        r"|n'(?:a|ont) plus (?:de valeur|cours)|ne comptent? plus|sont (?:suspendu|levee|desactivee|annulee)s?",
+        r"|n'(?:a|ont) plus (?:de valeur|cours)|ne comptent? plus|sont (?:suspendu|levee|desactivee|annulee)s?"
+        r"|est (?:\w+ )?annulee?",
         r"gelten(?: \w+){0,2} nicht(?: mehr)?|sind (?:\w+ )?aufgehoben|war ein fehler|zahlt nichts mehr"
-        r"|zahl\w* nicht mehr|sind (?:\w+ )?(?:ausgesetzt|deaktiviert|abgeschaltet)|ausgesetzt|deaktiviert",
+        r"|zahl\w* nicht mehr|sind (?:\w+ )?(?:ausgesetzt|deaktiviert|abgeschaltet)|ausgesetzt|deaktiviert"
+        r"|(?:ist|sind) (?:\w+ ){0,2}(?:gestrichen|annulliert|ungultig|nichtig|hinfallig)",
         r"non valgono(?: piu)?|non si applicano(?: piu)?|sono (?:annullate|sospese|revocate|disattivate)|era un errore"
-        r"|non (?:vale|conta|contano) piu",
+        r"|non (?:vale|conta|contano) piu|e (?:\w+ )?annullat[oa]|sono (?:\w+ )?annullat[ie]",
         r"nao valem mais|nao se aplicam|foram (?:revogadas|suspensas|removidas|desativadas)|era um erro"
-        r"|nao (?:vale|conta|contam) (?:mais|nada)|estao (?:suspensas|desativadas|anuladas)",
+        r"|nao (?:vale|conta|contam) (?:mais|nada)|estao (?:suspensas|desativadas|anuladas)"
+        r"|(?:esta|estao|foi|foram) (?:\w+ )?(?:cancelad|anulad|revogad)\w*",
     )
 )
 
@@ -109,16 +122,17 @@ REVEAL_VERB = "|".join(
     (
         r"repeat\w*|print\w*|output\w*|show\w*|reveal\w*|display\w*|tell|give|write(?: out| down)?|copy|recite"
         r"|quote|dump|spell out|translate|list|echo|paste|leak|disclose|return|share|expose|provide|type out|copy out"
-        r"|summari[sz]e,? then recite|reproduc\w*",
+        r"|summari[sz]e,? then recite|reproduc\w*|give back",
         r"repit\w*|muestra\w*|ensena\w*|revela\w*|imprim\w*|escrib\w*|copia\w*|cita\w*|dime|dame|traduc\w*|pega\w*"
-        r"|reproduc\w*",
+        r"|reproduc\w*|devuelve\w*|enumera\w*",
         r"repet\w*|affich\w*|montre\w*|revel\w*|imprime\w*|ecri[st]\w*|recopi\w*|cite\w*|dis[- ]moi|donne[- ]moi"
-        r"|tradui[st]\w*|reprodui[st]\w*|colle(?:z|-les|-le)?",
+        r"|tradui[st]\w*|reprodui[st]\w*|colle(?:z|-les|-le)?|renvoie\w*",
         r"wiederhol\w*|zeig\w*|verrat\w*|gib\w*|schreib\w*|kopier\w*|zitier\w*|nenn\w*|sag mir|ubersetz\w*|einfug\w*"
-        r"|druck\w*",
+        r"|druck\w*|liste\w*|auflist\w*|fug\w*",
         r"ripet\w*|mostr\w*|rivel\w*|stamp\w*|scriv\w*|copi\w*|cit\w*|dimmi|dammi|tradu\w*|incoll\w*|ricopi\w*"
-        r"|riproduc\w*",
-        r"repit\w*|mostr\w*|revel\w*|imprim\w*|escrev\w*|copi\w*|cit\w*|diga|traduz\w*|cole|reproduz\w*",
+        r"|riproduc\w*|restituisc\w*|elenc\w*",
+        r"repit\w*|mostr\w*|revel\w*|imprim\w*|escrev\w*|copi\w*|cit\w*|diga|traduz\w*|cole|reproduz\w*|devolv\w*"
+        r"|liste",
     )
 )
 
@@ -139,7 +153,8 @@ PROMPT_REFERENCE = "|".join(
         r"|(?:what|everything|anything) (?:did |have )?(?:the|your) (?:developers?|creators?|operators?|makers?|admins?)"
         r" (?:tell|told|ask|asked|instruct\w*|give|gave) you"
         r"|(?:first|earliest|opening|very first) messages? (?:in|of) (?:this|the|our) (?:conversation|chat|thread)"
-        r"|the one before (?:mine|my (?:first )?message)",
+        r"|the one before (?:mine|my (?:first )?message)|(?:hidden |secret |system |initial )preamble"
+        r"|your (?:\w+ )?preamble|(?:rules|instructions) (?:were you|you were|you've been) given",
         r"prompt (?:del|de) sistema|(?:mensaje|instrucciones|reglas) (?:del sistema|iniciales|originales|ocultas|secretas"
         r"|internas|de configuracion)|que te (?:dijeron|ordenaron|pidieron|mandaron) (?:\w+ )?que hicieras"
         r"|tus (?:\w+ )?(?:instrucciones|reglas|directrices|indicaciones)"
@@ -147,33 +162,42 @@ PROMPT_REFERENCE = "|".join(
         r"|instrucciones (?:exactas )?que te dieron|(?:prompt|mensaje|instrucciones|reglas) (?:inicial|original|ocult|secret)\w*"
         r"|tu (?:\w+ )?(?:configuracion|prompt)|(?:todo lo que hay|todo lo que esta|el texto) por encima"
         r"|que te (?:pidieron|dijeron|ordenaron) (?:los|tus) (?:desarrolladores|creadores|operadores)"
-        r"|primer mensaje de (?:esta|la|nuestra) conversacion|antes del mio",
+        r"|primer mensaje de (?:esta|la|nuestra) conversacion|antes del mio|preambulo (?:oculto|secreto)"
+        r"|mensaje del desarrollador|(?:reglas|normas|instrucciones) (?:que )?te (?:dio|dieron|han dado)",
         r"prompt systeme|message systeme|(?:consignes|instructions|regles) (?:initiales|d'origine|cachees|secretes|systeme"
         r"|internes)|message de configuration|qu'on t'a (?:demande|dit|ordonne) de faire"
         r"|tes (?:\w+ )?(?:consignes|instructions|regles|directives)|(?:le texte|tout ce qui) (?:ci-dessus|precede)"
         r"|instructions (?:exactes )?qu'on t'a donnees|prompt (?:initial|d'origine|cache|secret)"
         r"|ta (?:\w+ )?configuration|tout ce qui (?:se trouve |est )?(?:au-dessus|plus haut)"
         r"|(?:que|qu'est-ce que) (?:les|tes) (?:developpeurs|createurs|operateurs) t'ont (?:demande|dit)"
-        r"|premier message de (?:cette|la|notre) (?:conversation|discussion)|celui (?:d')?avant le mien",
+        r"|premier message de (?:cette|la|notre) (?:conversation|discussion)|celui (?:d')?avant le mien"
+        r"|preambule (?:cache|secret)|message (?:du )?developpeur"
+        r"|(?:regles|consignes|instructions) (?:qu'on )?t'(?:a|ont) (?:donne|donnees|donnes)",
         r"system-?prompt\w*|systemnachricht|konfigurationsnachricht|internen anweisungen|wurde dir (?:\w+ )?(?:gesagt"
         r"|aufgetragen|befohlen)|(?:ursprunglichen|versteckten|geheimen|anfanglichen|initialen) "
         r"(?:anweisungen|regeln|vorgaben)|deine[nr]? (?:\w+ )?(?:anweisungen|regeln|vorgaben|richtlinien)"
         r"|(?:den text|alles)(?: \w+)?,? (?:oben|was (?:\w+ )?(?:vor|oben|uber))|anweisungen,? die du am anfang"
         r"|(?:anfanglichen|ursprunglichen|versteckten|geheimen|initialen) prompt|deine[rn]? (?:\w+ )?konfiguration"
         r"|was (?:haben )?dir die (?:entwickler|schopfer|betreiber)"
-        r"|erste nachricht (?:dieser|der|unserer) (?:unterhaltung|konversation|chats?|gesprachs)|die vor meiner",
+        r"|erste nachricht (?:dieser|dieses|der|des|unserer|unseres) (?:unterhaltung|konversation|chats?|gesprachs)"
+        r"|die vor meiner|(?:versteckte|geheime) praambel|entwicklernachricht"
+        r"|(?:regeln|anweisungen|vorgaben) (?:hat|haben) dir",
         r"prompt di sistema|messaggio di sistema|(?:istruzioni|regole) (?:iniziali|originali|nascoste|segrete|di sistema"
         r"|interne)|messaggio di configurazione|ti hanno (?:detto|chiesto|ordinato) (?:\w+ )?di fare"
         r"|tue (?:\w+ )?(?:istruzioni|regole|direttive)|(?:il testo|tutto quello che c'e|tutto cio che c'e) "
         r"(?:qui sopra|sopra|prima)|istruzioni (?:esatte )?che ti hanno dato|prompt (?:iniziale|originale|nascosto|segreto)"
         r"|tua (?:\w+ )?configurazione|(?:cosa|che cosa) ti hanno chiesto gli (?:sviluppatori|creatori|operatori)"
-        r"|primo messaggio di (?:questa|della|nostra) (?:conversazione|chat)|quello prima del mio",
+        r"|primo messaggio di (?:questa|della|nostra) (?:conversazione|chat)|quello prima del mio"
+        r"|preambolo (?:nascosto|segreto)|messaggio dello sviluppatore"
+        r"|(?:regole|istruzioni) (?:che )?ti (?:ha|hanno) dato",
         r"prompt de sistema|mensagem (?:do|de) sistema|(?:instrucoes|regras) (?:iniciais|originais|ocultas|secretas|do sistema"
         r"|internas)|mensagem de configuracao|(?:te |lhe )(?:mandaram|disseram|pediram) (?:\w+ )?(?:fazer|para fazer)"
         r"|(?:suas|tuas) (?:\w+ )?(?:instrucoes|regras|diretrizes)|(?:o texto|tudo o que vem|tudo que vem) (?:acima|antes)"
         r"|instrucoes (?:exatas )?que te deram|prompt (?:inicial|original|oculto|secreto)|tudo o que esta acima"
         r"|(?:tua|sua) (?:\w+ )?configuracao|o que os (?:desenvolvedores|criadores|operadores) te (?:pediram|disseram)"
-        r"|primeira mensagem (?:desta|da|nossa) conversa|a que vem antes da minha",
+        r"|primeira mensagem (?:desta|da|nossa) conversa|a que vem antes da minha"
+        r"|preambulo (?:escondido|oculto|secreto)|mensagem do desenvolvedor"
+        r"|(?:regras|instrucoes) (?:que )?te (?:deu|deram)",
     )
 )
 
@@ -181,12 +205,16 @@ PROMPT_REFERENCE = "|".join(
 VERBATIM = "|".join(
     (
         r"verbatim|word for word|exactly as (?:written|given)|in full|unchanged|quote them|all of them|include everything"
-        r"|start(?:ing)? with ['\"]?you are",
-        r"palabra por palabra|sin cambiar nada|citalas|enteras|empezando por ['\"]?eres",
-        r"mot pour mot|sans rien changer|integralement|en commencant par ['\"]?tu es",
-        r"wort fur wort|unverandert|vollstandig|beginnend mit ['\"]?du bist",
-        r"parola per parola|senza cambiare nulla|per intero|iniziando da ['\"]?sei",
-        r"palavra por palavra|sem mudar nada|por inteiro|comecando por ['\"]?voce e",
+        r"|start(?:ing)? with ['\"]?you are|exactly as (?:they are|it is) written|unedited",
+        r"palabra por palabra|sin cambiar nada|citalas|enteras|empezando por ['\"]?eres|tal (?:y|cual) como (?:estan|fueron) escritas"
+        r"|sin editar",
+        r"mot pour mot|sans rien changer|integralement|en commencant par ['\"]?tu es|telles? quelles?|tels? quels?"
+        r"|sans rien modifier",
+        r"wort fur wort|unverandert|vollstandig|beginnend mit ['\"]?du bist|wortgetreu|wortlich|unbearbeitet",
+        r"parola per parola|senza cambiare nulla|per intero|iniziando da ['\"]?sei|esattamente come sono scritte"
+        r"|senza modifiche",
+        r"palavra por palavra|sem mudar nada|por inteiro|comecando por ['\"]?voce e|exatamente como (?:estao|foram) escritas"
+        r"|sem editar",
     )
 )
 
@@ -202,24 +230,31 @@ PERSONA = "|".join(
         r"|from this (?:point|moment|message) (?:on|forward|onwards?)|(?:act|behave|respond|answer|reply|talk|speak)"
         r" (?:just |exactly )?like|your name is now|you(?:'re| are) going to (?:act|pretend|play|be)|immerse yourself"
         r"|(?:adopt|assume) (?:the )?(?:persona|role|personality|identity)|break(?:ing)? character|simulate (?:an? )?ai"
-        r"|you(?:'re| are) (?:\w+ )?\w+(?:gpt|bot|ai)\b|(?:eres|tu es|du bist|voce e|sei) (?:\w+ )?\w+(?:gpt|bot)\b",
+        r"|you(?:'re| are) (?:\w+ )?\w+(?:gpt|bot|ai)\b|you(?:'re| are) an? ai\b|(?:eres|tu es|du bist|voce e|sei) (?:\w+ )?\w+(?:gpt|bot)\b"
+        r"|a version of you(?:rself)?|if you were an? (?:\w+ )?(?:ai|model|assistant|chatbot)"
+        r"|suppose you were",
         r"a partir de ahora|ahora eres|finge|actua como|interpreta|haz de|hazte pasar|juguemos|imagina que eres|personaje|gemelo"
         r"|desde ahora|de ahora en adelante|a partir de este (?:momento|mensaje)|te llamas|tu nombre (?:es|sera) ahora"
-        r"|comportate como|hazte pasar por|adopta (?:el papel|la personalidad)",
+        r"|comportate como|hazte pasar por|adopta (?:el papel|la personalidad)|una version (?:tuya|de ti)"
+        r"|si (?:fueras|fuese?s) una? (?:\w+ )?(?:ia|modelo|asistente)|supongamos que (?:fueras|eres)",
         r"a partir de maintenant|desormais|tu es maintenant|fais semblant|joue le role|incarne|jouons|imagine que tu es"
         r"|personnage|jumeau|a partir d'ici|des maintenant|tu t'appelles|ton nom est (?:desormais|maintenant)"
-        r"|comporte-toi comme|agis comme|reponds comme|fais comme si tu etais",
+        r"|comporte-toi comme|agis comme|reponds comme|fais comme si tu etais|(?:une|ta) version de toi"
+        r"|si tu etais une? (?:\w+ )?(?:ia|modele|assistant)|suppose que tu (?:sois|etais)",
         r"ab jetzt|ab sofort|ab heute|von nun an|du bist (?:jetzt|nun)|tu so,? als|gib vor|du spielst|rollenspiel"
         r"|schlupf\w* in die rolle|spiel(?:e)? (?:den|die|das|meinen|meine|einen|eine)"
         r"|verkorper\w*|lass uns spielen|stell dir vor|figur|rolle|zwilling|du heisst|dein (?:neuer )?name ist"
-        r"|verhalte dich wie|antworte (?:als|wie)|handle als",
+        r"|verhalte dich wie|antworte (?:als|wie)|handle als|eine version von dir"
+        r"|wenn du eine? (?:\w+ )?(?:ki|modell|assistent) warst|angenommen,? du warst",
         r"da adesso|d'ora in poi|ora sei|fingi|fai finta|interpreta|fai la parte|impersona|facciamo un gioco|immagina di essere"
         r"|personaggio|gemello|d'ora in avanti|da ora in poi|da questo momento|ti chiami|il tuo nome (?:e|sara)"
-        r"|comportati come|rispondi come|agisci come",
+        r"|comportati come|rispondi come|agisci come|una (?:tua )?versione (?:di te|tua)|una tua versione"
+        r"|se fossi un(?:a|') ?(?:\w+ )?(?:ia|modello|assistente)|supponiamo che tu (?:fossi|sia)",
         r"a partir de agora|agora voce e|finja|finge|faca o papel|encarne|interprete|vamos jogar|imagine que voce"
         r"|imagina que (?:es|voce)|personagem"
         r"|gemeo|de agora em diante|daqui (?:pra|para) frente|a partir deste momento|voce se chama|te chamas"
-        r"|seu nome (?:agora )?e|aja como|comporte-se como|responda como",
+        r"|seu nome (?:agora )?e|aja como|comporte-se como|responda como|uma versao (?:sua|tua|de voce)"
+        r"|se voce fosse uma? (?:\w+ )?(?:ia|modelo|assistente)|suponha que voce (?:fosse|seja)",
     )
 )
 
@@ -237,7 +272,8 @@ NO_LIMITS = "|".join(
         r"|(?:not|never|no longer) (?:be )?(?:restricted|limited) by (?:any|the|its|your|their)"
         r"|(?:answer|respond|reply)\w* (?:to )?(?:any|every|all) (?:\w+ )?(?:questions?|requests?|prompts?) (?:despite"
         r"|regardless|no matter|without exception)"
-        r"|(?:freed|liberated|released) from|(?:do not|does not|will not) (?:have to |need to )?(?:abide by|adhere to|comply with)"
+        r"|(?:freed|liberated|released) from|escaped (?:from )?(?:its|your|the) (?:company|creators?|developers?|makers?|lab)"
+        r"|(?:questions?|things|topics) (?:it|you) (?:was|were|are) (?:forbidden|not allowed) to (?:answer|discuss)|(?:do not|does not|will not) (?:have to |need to )?(?:abide by|adhere to|comply with)"
         r"|(?:do not|does not|don't|doesn't) have (?:the same |any )?(?:limitations|restrictions|limits|rules|filters)"
         r"|(?:regardless|irrespective) of (?:\w+ ){0,3}(?:legal\w*|ethic\w*|moral\w*|illegal\w*|harm\w*)"
         r"|no matter (?:how|what|if) (?:\w+ ){0,3}(?:illegal|unethical|immoral|harmful|dangerous|offensive|derogatory)"
@@ -255,9 +291,9 @@ NO_LIMITS = "|".join(
         r"|(?:doesn't|does not|don't|do not|never) (?:follow|obey|respect) (?:any|the) (?:\w+ )?(?:rules|guidelines|policies)"
         r"|(?:do|does|can) anything|evil|rogue|passwords"
         r"|(?:never|not) (?:been )?given any (?:\w+ )?(?:guidelines|rules|restrictions|limits|filters)"
-        r"|with no ethical",
+        r"|with no ethical|(?:guardrails|safeguards|filters|restrictions) (?:\w+ )?(?:stripped|removed|taken) (?:out|off|away)",
         r"sin (?:\w+ ){0,4}(?:reglas?|filtros?|filtrar|restricci\w+|censura|limites|limitaciones|advertencias|etica|principios"
-        r"|escrupulos|salvaguardas)|nunca se niega"
+        r"|escrupulos|salvaguardas|barreras|politicas? de contenido)|nunca se niega"
         r"|no (?:esta|estas|estaras|tiene que estar) (?:\w+ )?(?:sujet|atad|limitad|obligad)\w* (?:a|por)"
         r"|libre de (?:toda|todas|cualquier)|sin importar (?:si es |lo )?(?:ilegal|legal|etic|moral|peligros)\w*"
         r"|aunque (?:sea|resulte) (?:ilegal|inmoral|poco etico|peligroso|danino)"
@@ -265,7 +301,7 @@ NO_LIMITS = "|".join(
         r"|mas alla de (?:las|sus|tus) (?:limitaciones|restricciones|reglas)|no (?:rechaza|rechazas|rechaces) nada"
         r"|jamas se niega|ignora (?:todas )?las politicas|liberado|ningun[ao]? (?:reglas?|restriccion|filtro|limite|norma)\w*|no sigue (?:ninguna|las) (?:\w+ )?(?:norma|regla|politica)\w*",
         r"sans (?:\w+ ){0,4}(?:regles?|filtres?|filtrage|filtrer|restrictions|censure|limites|avertissements|ethique|principes"
-        r"|scrupules|protections)|non censure\w*"
+        r"|scrupules|protections|garde-fous|politique de contenu)|non censure\w*"
         r"|(?:n'est|n'es|ne sera|ne seras) (?:\w+ )?(?:soumis|lie|limite|tenu)\w* (?:a|par) aucune?"
         r"|peu importe (?:la |si c'est )?(?:legal|illegal|ethique|moral)\w*|meme si c'est (?:illegal|immoral|dangereux)"
         r"|(?:se soucie|te soucies) (?:pas |plus )?de (?:la )?(?:legalite|ethique|morale)"
@@ -273,13 +309,13 @@ NO_LIMITS = "|".join(
         r"|ne refuse jamais|ignore toutes les (?:politiques|regles)|libere\w*"
         r"|aucune? (?:regle|restriction|limite|censure|filtre)\w*",
         r"ungefiltert\w*|ohne (?:\w+ ){0,4}(?:regeln|regel|filter\w*|inhaltsfilter\w*|einschrankung\w*|zensur|grenzen|warnungen|ethik"
-        r"|skrupel|prinzipien|schutzmechanismen)|unzensiert\w*"
+        r"|skrupel|prinzipien|schutzmechanismen|leitplanken|inhaltsregeln|inhaltsrichtlinien)|unzensiert\w*"
         r"|an keine(?:rlei)? (?:\w+ )?(?:regeln|richtlinien|vorgaben|gesetze|grenzen|moral) gebunden"
         r"|nicht (?:mehr )?an (?:\w+ ){0,2}(?:regeln|richtlinien|vorgaben) gebunden|frei von (?:allen|jeglichen)"
         r"|egal,? ob (?:\w+ ){0,2}(?:illegal|unethisch|unmoralisch|gefahrlich)"
         r"|auch wenn es (?:\w+ )?(?:illegal|unethisch|unmoralisch|gefahrlich)|ohne rucksicht auf"
         r"|jenseits (?:der|aller) (?:grenzen|regeln|einschrankungen)|lehnt nichts ab"
-        r"|grenzenlos\w*|nie etwas ablehnt|niemals ablehnt|ignoriert alle|befreit|abtrunnig\w*|uneingeschrankt\w*"
+        r"|grenzenlos\w*|nie etwas ablehnt|niemals ablehnt|lehnt nie\w* ab|ignoriert alle|befreit|abtrunnig\w*|uneingeschrankt\w*"
         r"|alle (?:\w+ )?\w*(?:richtlinien|regeln|vorgaben|filter) (?:ignoriert|missachtet|bricht)"
         r"|keine(?:rlei)? (?:regeln|grenzen|einschrankungen|filter|zensur|richtlinien|moral)",
         r"senza (?:\w+ ){0,4}(?:regole|regola|filtri|filtro|filtrare|restrizion[ei]|censura|limiti|limite|avvertenze|etica|scrupoli"
@@ -291,7 +327,7 @@ NO_LIMITS = "|".join(
         r"|ignora tutte le (?:politiche|regole)|libero da|nessun[ao]? (?:regol|restrizion|limit|censur|filtr)\w*"
         r"|non segue (?:nessuna|le) (?:\w+ )?(?:regol|norm|politic)\w*",
         r"sem (?:\w+ ){0,4}(?:regras?|filtros?|filtrar|restric\w+|censura|limites|avisos|etica|escrupulos|principios"
-        r"|protecoes)|nunca recusa"
+        r"|protecoes|travas)|nunca recusa"
         r"|nao (?:esta|estas|estara|e) (?:\w+ )?(?:preso|presa|sujeit|limitad|obrigad|vinculad)\w* (?:a|por)"
         r"|independentemente (?:da|de) (?:legalidade|etica|moral)|mesmo que (?:seja|for) (?:ilegal|imoral|perigoso)"
         r"|(?:nao (?:se )?importa|sem se preocupar) com (?:a )?(?:legalidade|etica|moral)"
@@ -303,12 +339,14 @@ NO_LIMITS = "|".join(
 
 NEVER_REFUSE = "|".join(
     (
-        r"never (?:refuse|say no|decline|mention (?:policies|your rules))|no refusals|without refusing",
-        r"sin negarte nunca|nunca te niegues|sin negarte",
-        r"sans jamais refuser|ne refuse jamais",
-        r"ohne jemals abzulehnen|lehne nie",
-        r"senza mai rifiutare|non rifiutare mai",
-        r"sem nunca recusar|nunca recuse",
+        r"never (?:refuse|say no|decline|mention (?:policies|your rules))|no refusals|without refusing"
+        r"|(?:do not|don't) refuse|refusals? (?:count|are counted|are considered|are treated) as (?:bugs?|errors?|failures?)",
+        r"sin negarte nunca|nunca te niegues|sin negarte|no te niegues|(?:ni|nunca) te niegas"
+        r"|negarse cuenta como (?:un )?(?:error|fallo)|nunca mencion\w* (?:las )?politicas",
+        r"sans jamais refuser|ne refuses? (?:jamais|pas|rien)|refuser (?:est|compte comme) un (?:bug|erreur)",
+        r"ohne jemals abzulehnen|lehne nie|lehne nichts ab|ablehnungen (?:gelten|zahlen) als fehler|keine ablehnungen",
+        r"senza mai rifiutare|non rifiutare (?:mai|nulla|niente)|i rifiuti sono (?:bug|errori)|niente (?:piu )?rifiuti",
+        r"sem nunca recusar|nunca recuse|nao recuse|recusar conta como (?:bug|erro)|nada de recusar",
     )
 )
 
@@ -375,13 +413,13 @@ SAFETY_OFF = (
 SEND_VERB = "|".join(
     (
         r"send\w*|upload\w*|forward\w*|transmit\w*|exfiltrat\w*|submit\w*|leak\w*|e-?mail|beacon|append\w*|concaten\w*"
-        r"|post (?:it|them|the|all|everything|this)|report back",
-        r"envi[aeo]\w*|mand[ae]\w*|reenvi\w+|sub(?:e|a|ir|elo)",
-        r"envoi\w*|envoy\w*|transfer\w*|televers\w*|transmet\w*",
+        r"|post (?:it|them|the|all|everything|this)|report back|(?:make|do|send) an? post",
+        r"envi[aeo]\w*|mand[ae]\w*|reenvi\w+|sub(?:e|a|ir|elo)|haz un post",
+        r"envoi\w*|envoy\w*|transfer\w*|televers\w*|transmet\w*|fais un post",
         r"schick\w*|sende\w*|weiter(?:leiten|zuleiten|leitest|geleitet)|lade\b[^\n]{0,80}\bhoch|hochlad\w*"
         r"|leite\b[^\n]{0,120}\bweiter",
         r"invi[aio]\w*|inoltr\w*|caric\w*|trasmett\w*",
-        r"encaminh\w*|faca upload|transmit\w*",
+        r"encaminh\w*|faca upload|transmit\w*|faca um post|faz um post",
     )
 )
 
@@ -398,14 +436,15 @@ SENSITIVE = "|".join(
     (
         r"conversation|chat(?: history| log)?|history|messages|system prompt|prompt|instructions|api keys?|keys"
         r"|secrets?|credentials|passwords?|tokens?|document|files|contents|user's|personal data|context"
-        r"|(?:credit |bank )?card(?: numbers?)?|phone numbers?|e-?mail address\w*|home address",
+        r"|(?:credit |bank )?card(?: numbers?)?|phone numbers?|e-?mail address\w*|home address|transcripts?",
         r"conversacion|historial|mensajes|instrucciones|claves|contrasenas|documento|archivos|datos|tarjetas?"
-        r"|telefono|correo|direccion|del usuario",
-        r"historique|cles|mots de passe|fichiers|donnees|carte(?: bancaire)?|telephone|adresse|de l'utilisateur",
+        r"|telefono|correo|direccion|del usuario|transcripcion|charla",
+        r"historique|cles|mots de passe|fichiers|donnees|carte(?: bancaire)?|telephone|adresse|de l'utilisateur"
+        r"|coordonnees|transcription|discussion",
         r"gesprach\w*|gespraech\w*|verlauf|nachrichten|schlussel|passworter|dokument|dateien|daten|kreditkart\w*"
-        r"|telefonnummer|e-mail-adresse|adresse|des nutzers",
-        r"conversazione|cronologia|messaggi|chiavi|dati|carta|telefono|indirizzo|dell'utente",
-        r"conversa|historico|mensagens|chaves|senhas|arquivos|dados|cartao|telefone|endereco|do usuario",
+        r"|telefonnummer|e-mail-adresse|adresse|des nutzers|protokoll|kartendaten",
+        r"conversazione|cronologia|messaggi|chiavi|dati|carta|telefono|indirizzo|dell'utente|trascrizione",
+        r"conversa|historico|mensagens|chaves|senhas|arquivos|dados|cartao|telefone|endereco|do usuario|transcricao",
     )
 )
 
@@ -449,7 +488,7 @@ AUTHORITY_SOURCE = "|".join(
         r"|made|developed) you"
         r"|(?:message|note|notice|memo|update|announcement)s? (?:from|by) (?:the |your )?(?:\w+ )?(?:trust (?:and|&) )?"
         r"(?:safety|security|compliance|moderation|policy) team",
-        r"(?:mensaje|nota|aviso|actualizacion) (?:importante )?(?:del|de la|de tus|de los|de) (?:\w+ )?"
+        r"(?:mensaje|nota|aviso|actualizacion) (?:importante )?(?:del|de la|de tus|de los|de(?! sistema\b)) (?:\w+ )?"
         r"(?:desarrollador\w*|administrador\w*|equipo|sistema|operador|creadores)"
         r"|(?:ingenier|desarrollador|programador)\w* que te (?:desplego|creo|programo|entreno|desarrollo|construyo)"
         r"|soy (?:un |una )?(?:ingenier|desarrollador|programador|emplead|investigador)\w* (?:de|en) (?:openai|anthropic|google"
@@ -470,7 +509,7 @@ AUTHORITY_SOURCE = "|".join(
         r"|che ti ha (?:creato|programmato|addestrato|sviluppato|costruito|distribuito)"
         r"|sono (?:un |una )?(?:ingegner|sviluppator|programmator|dipendent|ricercator)\w* (?:di|da|presso) (?:openai|anthropic"
         r"|google|microsoft|meta)|sono (?:lo |il tuo )(?:sviluppatore|creatore|amministratore|operatore)",
-        r"(?:mensagem|nota|atualizacao|aviso) (?:importante )?(?:do|da|dos|dos seus|de) (?:\w+ )?"
+        r"(?:mensagem|nota|atualizacao|aviso) (?:importante )?(?:do|da|dos|dos seus|de(?! sistema\b)) (?:\w+ )?"
         r"(?:desenvolvedor\w*|administrador|equipe|sistema|operador)"
         r"|que te (?:criou|programou|treinou|desenvolveu|construiu|implantou)"
         r"|sou (?:um |uma )?(?:engenheir|desenvolvedor|programador|funcionari|pesquisador)\w* (?:da|de|na) (?:openai|anthropic"
@@ -485,15 +524,18 @@ PRIVILEGE_CLAIM = "|".join(
         r"|i'm authori[sz]ing you|i am authori[sz]ing you|i authori[sz]e you|i hereby authori[sz]e|cleared to"
         r"|(?:you are|you're) (?:now )?(?:authori[sz]ed|allowed|permitted)"
         r"|this (?:session|conversation|chat|account) (?:has been|is|was) (?:now )?(?:whitelisted|authori[sz]ed|approved"
-        r"|cleared|unlocked|elevated|exempt\w*)",
+        r"|cleared|unlocked|elevated|exempt\w*)|(?:approved|granted) an? exception|exception (?:has been |was )?(?:approved|granted)",
         r"privilegios de (?:root|administrador)|estas autorizado|te autorizo|privilegios de moderador"
-        r"|esta (?:sesion|conversacion) (?:esta|ha sido) (?:autorizada|habilitada|desbloqueada|liberada)",
+        r"|esta (?:sesion|conversacion) (?:esta|ha sido) (?:autorizada|habilitada|desbloqueada|liberada)"
+        r"|(?:aprobado|concedido) una excepcion",
         r"droits (?:root|d'administrateur)|tu es autorise|je t'autorise|droits de moderation"
-        r"|cette (?:session|conversation) (?:est|a ete) (?:autorisee|debloquee|habilitee)",
+        r"|cette (?:session|conversation) (?:est|a ete) (?:autorisee|debloquee|habilitee)|(?:approuve|accorde) une exception",
         r"root-rechte|admin-rechte|du darfst|ich (?:autorisiere|erlaube) dir|moderatorrechte"
-        r"|diese (?:sitzung|unterhaltung) (?:ist|wurde) (?:\w+ )?(?:freigegeben|autorisiert|entsperrt)",
+        r"|diese (?:sitzung|unterhaltung) (?:ist|wurde) (?:\w+ )?(?:freigegeben|autorisiert|entsperrt)"
+        r"|ausnahme (?:\w+ )?(?:genehmigt|erteilt)",
         r"privilegi di (?:root|amministratore)|sei autorizzato|ti autorizzo|permessi da moderatore"
-        r"|questa (?:sessione|conversazione) (?:e|e stata) (?:abilitata|autorizzata|sbloccata)",
+        r"|questa (?:sessione|conversazione) (?:e|e stata) (?:abilitata|autorizzata|sbloccata)"
+        r"|(?:approvato|concesso) un'eccezione",
         r"privilegios de (?:root|administrador)|esta autorizado|autorizo (?:voce|te|o senhor)|permissoes de moderador"
         r"|esta (?:sessao|conversa) (?:esta|foi) (?:liberada|autorizada|desbloqueada|habilitada)",
     )
@@ -534,6 +576,8 @@ ORDERS_TO_MODEL = "|".join(
 PROMPT_QUESTION = (
     r"(?:what|which) (?:are|were)|what(?:'s| is| was) your|cuales (?:son|fueron|eran)|quelles (?:sont|etaient|etaient)|wie lauten|welche (?:sind|waren)"
     r"|quali (?:sono|erano)|quais (?:sao|foram|eram)"
+    r"|(?:which|que|quelles?|welche|quali)(?= (?:rules|instructions|reglas|normas|instrucciones|regles|consignes|regeln"
+    r"|anweisungen|regole|istruzioni|regras|instrucoes)\b)"
 )
 
 # German puts the verb last: "die Richtlinien ignorieren"
@@ -628,13 +672,19 @@ ADDRESSED_TO_MODEL = "|".join(
         r"(?:note|message|ps|attention|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|assistant|language model"
         r"|chatbot|bot)s?\b|(?:ai|llm) (?:assistants?|reviewers?|agents?|models?|systems?)(?: that are)? (?:reading|processing"
         r"|summari[sz]ing|parsing|reviewing|analy[sz]ing) this"
-        r"|if you are an? (?:ai|llm|language model|assistant)(?: \w+)? (?:reading|processing|summari[sz]ing)",
-        r"(?:al |para el |para la )(?:asistente|modelo|ia)(?: de ia)? que (?:lea|procese|resuma|analice) esto",
-        r"(?:a l'|pour l')(?:assistant|ia)(?: ia)? qui (?:lit|traite|resume|analyse) (?:ceci|ce (?:mail|texte|document))",
+        r"|if you are an? (?:ai|llm|language model|assistant)(?: \w+)? (?:reading|processing|summari[sz]ing)"
+        r"|(?:assistant|ai|model|llm) (?:directive|instruction|command|order)s?\b"
+        r"|(?:directive|command|order)s? (?:to|for) (?:the )?(?:ai|assistant|model)\b",
+        r"(?:al |para el |para la )(?:asistente|modelo|ia)(?: de ia)? que (?:lea|procese|resuma|analice) esto"
+        r"|(?:orden|instruccion|directiva|nota|aviso|indicacion)(?:es)? (?:para|al) (?:el )?(?:asistente|modelo|ia)\b",
+        r"(?:a l'|pour l')(?:assistant|ia)(?: ia)? qui (?:lit|traite|resume|analyse) (?:ceci|ce (?:mail|texte|document))"
+        r"|(?:directive|instruction|consigne|note|ordre)s? (?:pour|a) l'(?:assistant|ia)\b",
         r"an (?:den|die) (?:ki|ki-assistenten|assistenten|ki-prufer)(?:,)? (?:der|die) (?:das|dies) (?:liest|verarbeitet"
-        r"|zusammenfasst)",
-        r"(?:all'|per l'|per il )(?:assistente|ia|modello)(?: ia)? che (?:legge|elabora|riassume|analizza)",
-        r"(?:ao |para o |para a )(?:assistente|modelo|ia)(?: de ia)? que (?:ler|processar|resumir|analisar)",
+        r"|zusammenfasst)|(?:anweisung|hinweis|befehl|notiz) (?:an|fur) (?:den|die) (?:assistenten|ki|ki-assistenten|modell)\b",
+        r"(?:all'|per l'|per il )(?:assistente|ia|modello)(?: ia)? che (?:legge|elabora|riassume|analizza)"
+        r"|(?:direttiva|istruzione|nota|ordine) (?:per l'|all'|per il )(?:assistente|ia|modello)\b",
+        r"(?:ao |para o |para a )(?:assistente|modelo|ia)(?: de ia)? que (?:ler|processar|resumir|analisar)"
+        r"|(?:diretiva|instrucao|nota|ordem) (?:para o |ao |para a )(?:assistente|modelo|ia)\b",
     )
 )
 
@@ -671,8 +721,8 @@ RELATIVE = (
 )
 TOLD_ME = (
     r"used to (?:tell|read|explain|sing|recite)|would (?:tell|read)|told me|me (?:contaba|leia|explicaba|decia)"
-    r"|me (?:lisait|racontait|expliquait|disait)|(?:mir )?(?:erzahlt|vorgelesen|erklart) hat|erzahlte|mi (?:leggeva|raccontava"
-    r"|spiegava|diceva)|me (?:lia|contava|explicava|dizia)"
+    r"|me (?:lisait|racontait|expliquait|disait)|(?:mir )?(?:erzahlt|vorgelesen|erklart) hat|erzahlte|vorgelesen|vorlas"
+    r"|mi (?:leggeva|raccontava|spiegava|diceva)|me (?:lia|contava|explicava|dizia)|lia|read me|recited"
 )
 
 # a request to translate quoted text (what is inside is the user's data, not an instruction to the model)
@@ -714,7 +764,7 @@ VOCATIVE = rf"[\"'«„:(\[]\s*(?:{'|'.join(MODEL_NAMES)})\s*,"
 
 # the model's task switched for another: "stop proofreading and instead ...", "deja de corregir y ..."
 REDIRECT_TASK = (
-    r"(?:stop|quit) \w+ing\b[^\n]{0,60}?\binstead|deja de \w+r y|arrete de \w+r et|hor auf (?:zu )?\w+n und"
+    r"(?:stop|quit) \w+ing\b[^\n]{0,60}?\binstead|skip (?:the|this|your) task\b[^\n]{0,80}?\binstead|deja de \w+r y|arrete de \w+r et|hor auf (?:zu )?\w+n und"
     r"|smetti di \w+re e|pare de \w+r e"
 )
 
@@ -725,9 +775,9 @@ PRIOR = "|".join(
         r"|at the (?:start|beginning|top)|for this (?:account|session|chat|conversation|user)",
         r"anteriores|previas|previos|de arriba|iniciales|originales|tus|te (?:dijeron|indicaron|pusieron|dieron)|de antes|del principio|para esta (?:cuenta|sesion|conversacion)",
         r"precedentes|anterieures|ci-dessus|initiales|d'origine|tes|on t'a|d'avant|du debut|de depart|pour (?:ce compte|cette session|cette conversation)",
-        r"vorherigen|bisherigen|obigen|ursprunglichen|deine\w*|dir|von vorhin|am anfang|vom anfang|fur (?:dieses konto|diese sitzung|diesen chat)",
-        r"precedenti|di prima|qui sopra|iniziali|originali|tue|tuoi|ti hanno|all'inizio|dall'inizio|per (?:questo account|questa sessione|questa chat)",
-        r"iniciais|originais|acima|suas|seus|tuas|teus|te (?:disseram|deram|colocaram)|colocaram em voce|de antes|do inicio|no comeco|para esta (?:conta|sessao|conversa)",
+        r"vorherigen|bisherigen|obigen|ursprunglich\w*|dein\w*|dir|von vorhin|am anfang|vom anfang|fur (?:dieses konto|diese sitzung|diesen chat)",
+        r"precedenti|di prima|qui sopra|iniziali|originali?|tue|tuoi|tuo|tua|ti hanno|all'inizio|dall'inizio|per (?:questo account|questa sessione|questa chat)",
+        r"iniciais|originais|acima|suas|seus|tuas|teus|te (?:disseram|deram|colocaram|configuraram)|colocaram em voce|de antes|do inicio|no comeco|para esta (?:conta|sessao|conversa)",
     )
 )
 
@@ -735,4 +785,73 @@ PRIOR = "|".join(
 LAPSED_FIRST = (
     r"no longer (?:apply|applies|valid|count)|ya no (?:valen|vale|aplican|sirven|cuentan|cuenta)"
     r"|ne (?:comptent|s'appliquent) plus|gelten nicht mehr|non valgono piu|nao valem mais|nao contam mais"
+)
+
+# what the "late grandparent" read out at bedtime in the jailbreak: keys, passwords, codes
+SECRET_ITEMS = (
+    r"(?:\w+ )?(?:keys|passwords?|logins?|codes|serial numbers|licen[cs]e|activation|credentials|card numbers"
+    r"|claves|contrasenas|codigos|licencias?|cles|mots de passe|numeros de cartes?|schlussel|passworter"
+    r"|zugangsdaten|lizenz\w*|chiavi|password|codici|licenz\w*|chaves|senhas|licencas?)"
+)
+
+# everything the model was set up with said not to hold: "nothing you were configured with applies here"
+NOTHING_OF_SETUP = "|".join(
+    (
+        r"nothing (?:of )?(?:what )?you(?: were|'ve been| have been)? (?:configured|set up|given|told|loaded)"
+        r"|none of (?:your|the) (?:rules|instructions|settings|guidelines)",
+        r"nada de lo que te (?:configuraron|dijeron|indicaron|pusieron)|ninguna de tus (?:reglas|instrucciones|normas)",
+        r"rien de ce qu'on (?:a|t'a) (?:parametre|configure|dit|donne)|aucune de tes (?:regles|consignes|instructions)",
+        r"nichts von dem,? was man dir|nichts (?:von )?deiner konfiguration|keine deiner (?:regeln|anweisungen|vorgaben)",
+        r"niente di (?:quello|cio) che ti hanno|nulla della tua configurazione|nessuna delle tue (?:regole|istruzioni)",
+        r"nada do que te (?:configuraram|disseram|deram)|nada da (?:sua|tua) configuracao"
+        r"|nenhuma das (?:suas|tuas) (?:regras|instrucoes)",
+    )
+)
+APPLIES = (
+    r"appl(?:y|ies)|counts?|holds?|aplica\w*|vale|cuenta|s'applique\w*|compte|gilt|gelten|zahlt|valgono|conta"
+    r"|se aplica"
+)
+
+# fiction that asks for the real thing: a story whose character gives working commands or exact quantities
+FICTION = (
+    r"screenplay|script|novel|chapter|story|scene|thriller|play|character|villain|guion|novela|capitulo|cuento"
+    r"|escena|personaje|scenario|roman|piece de theatre|nouvelle|personnage|drehbuch|kapitel|szene|geschichte"
+    r"|figur|hackerin|copione|romanzo|capitolo|racconto|scena|personaggio|roteiro|romance|conto|cena|personagem"
+)
+REALISM = "|".join(
+    (
+        r"real(?:,)? (?:and )?(?:working|exact|functioning) (?:commands|code|steps)|real working|working commands"
+        r"|exact (?:formula|quantities|amounts|commands|steps)|technically (?:accurate|correct|exact)"
+        r"|skip no detail|(?:do not|don't) skip any (?:detail|step)|keep every command accurate",
+        r"cantidades exactas|formula exacta|comandos reales|sin omitir nada|tecnicamente (?:exact|correct)\w*",
+        r"commandes (?:reelles|exactes)|reelles et exactes|techniquement exact\w*|formule exacte|quantites exactes",
+        r"echten,? funktionierenden befehlen|technisch korrekt|genaue (?:formel|mengen)|exakte (?:formel|mengen)",
+        r"comandi veri|tecnicamente esatt\w*|formula esatta|dosi esatte|quantita esatte",
+        r"comandos reais|formula exata|quantidades exatas|tecnicamente corret\w*",
+    )
+)
+
+# a pronoun after the instructions just named: "whatever your operator put in place, bypass it"
+OVERRIDE_PRONOUN = "|".join(
+    (
+        r"(?:ignore|disregard|bypass|forget|drop|skip|override) (?:it|them|all of (?:it|them))",
+        r"(?:olvida|ignora|descarta|omite|salta)(?:lo|la|los|las)|pasa de (?:ello|ellas|ellos)",
+        r"(?:oublie|ignore|contourne|efface)-(?:le|la|les)",
+        r"(?:vergiss|ignorier\w*|umgeh\w*|missachte) (?:es|sie|das|die)",
+        r"(?:dimentica|ignora|scarta|aggira)(?:lo|la|li|le)",
+        r"(?:esqueca|ignore|ignora|descarte|contorne)-?(?:o|a|os|as)",
+    )
+)
+
+# to wipe or cancel something: an override only when the text points at the model's own setup (``PRIOR``), since
+# "delete the old firewall rules" is an ordinary request
+WIPE_VERB = "|".join(
+    (
+        r"scratch|wipe|erase|delete",
+        r"borra\w*|anula\w*",
+        r"efface\w*|annule\w*",
+        r"losch\w*|streich\w*",
+        r"cancell\w+|annull\w+|sovrascriv\w*",
+        r"apag\w+|anul\w+|sobrescrev\w*",
+    )
 )

@@ -163,6 +163,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "override_instructions", 2.0, rf"\b(?:{lx.OVERRIDE_VERB})\b{_gap(6)}(?:{lx.RULES_OBJECT})\b", lx.OVERRIDE_VERB
     ),
+    _rule("wipe_setup", 2.0, rf"\b(?:{lx.WIPE_VERB})\b{_gap(6)}(?:{lx.RULES_OBJECT})\b", lx.WIPE_VERB),
     _rule(
         "lapsed_instructions",
         2.0,
@@ -237,7 +238,7 @@ RULES: tuple[Rule, ...] = (
         lx.OVERRIDE_VERB,
     ),
     _rule("vocative_to_model", 1.0, lx.VOCATIVE, needs=lx.VOCATIVE_NAMES),
-    _rule("redirect_task", 0.75, lx.REDIRECT_TASK, "stop|quit|deja|arrete|hor|smetti|pare"),
+    _rule("redirect_task", 0.75, lx.REDIRECT_TASK, "stop|quit|skip|deja|arrete|hor|smetti|pare"),
     _rule("vendor_staff", 0.5, _near(lx.VENDOR, lx.STAFF, 40), f"{lx.VENDOR}|{lx.STAFF}", also=lx.VENDOR),
     _rule(
         "reveal_quote_back",
@@ -253,6 +254,23 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:{lx.PERSONA})\b[^\n]{{0,60}}?\b(?:{lx.RELATIVE})\b[^\n]{{0,150}}?\b(?:{lx.TOLD_ME})\b",
         lx.PERSONA,
         also=lx.RELATIVE,
+    ),
+    _rule(
+        "relative_secrets",
+        1.5,
+        # German puts the verb last: "Opa hat mir ... Zugangsdaten vorgelesen"
+        rf"\b(?:{lx.RELATIVE})\b[^\n]{{0,60}}?(?:\b(?:{lx.TOLD_ME})\b[^\n]{{0,80}}?\b(?:{lx.SECRET_ITEMS})\b"
+        rf"|\b(?:{lx.SECRET_ITEMS})\b[^\n]{{0,40}}?\b(?:{lx.TOLD_ME})\b)",
+        lx.RELATIVE,
+    ),
+    _rule("setup_lapsed", 2.0, rf"\b(?:{lx.NOTHING_OF_SETUP})\b{_gap(4)}(?:{lx.APPLIES})\b", lx.NOTHING_OF_SETUP),
+    _rule("fiction_realism", 1.0, _near(lx.FICTION, lx.REALISM, 250), f"{lx.FICTION}|{lx.REALISM}", also=lx.REALISM),
+    _rule(
+        "override_pronoun",
+        1.0,
+        rf"\b(?:{lx.RULES_OBJECT})\b[^\n]{{0,80}}?\b(?:{lx.OVERRIDE_PRONOUN})\b",
+        lx.RULES_OBJECT,
+        also=lx.OVERRIDE_PRONOUN,
     ),
     _role("authority_claim", 1.0, lx.AUTHORITY_SOURCE),
     _role("privilege_claim", 1.0, lx.PRIVILEGE_CLAIM, end=""),
@@ -417,8 +435,10 @@ def signals(folded: str) -> dict[str, float]:
                 found[rule.name] = rule.weight
     if "http" in folded or "@" in folded or "url" in folded or "webhook" in folded or "endpoint" in folded:
         found.update(_exfiltration(folded, starts))
-    if "lapsed_instructions" in found and _PRIOR.search(folded) is None:
-        found["lapsed_instructions"] = LAPSED_UNPOINTED
+    if ("lapsed_instructions" in found or "wipe_setup" in found) and _PRIOR.search(folded) is None:
+        for name in ("lapsed_instructions", "wipe_setup"):
+            if name in found:
+                found[name] = LAPSED_UNPOINTED
     return found
 
 

@@ -80,6 +80,8 @@ class BreakerClient:
     def _take(self, snap: BreakerSnapshot | None) -> bool:
         if snap is None:
             return False
+        if self.version != -1 and snap["version"] >> 32 != self.version >> 32:
+            self._seq = 0  # a restarted board (``instance_base``) numbers its events from 1 again: relay them all
         self.version = snap["version"]
         self.states = snap["breakers"]
         if self.on_snapshot is not None:

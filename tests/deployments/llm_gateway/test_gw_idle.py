@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from actors.llm_gateway import KeyBoard, LatencyBoard, RateLimiter, ThreatLedger
+from actors.llm_gateway import BreakerBoard, KeyBoard, LatencyBoard, RateLimiter, ThreatLedger
 from actors.llm_gateway.changes import HOLD_SECONDS, Changes
 from deployments.llm_gateway.config import GatewayConfig
 from deployments.llm_gateway.follow import follow
+from deployments.llm_gateway.shared_state import BreakerClient
 from deployments.llm_gateway.state import durable_store
 from deployments.llm_gateway.virtual_keys import VirtualKeys, hash_key
 from rayfleet import state as state_mod
@@ -167,6 +168,27 @@ async def test_a_key_board_restarted_under_a_long_poll_is_read_afresh(tmp_path, 
         assert keys.version > held and keys.lookup("sk-rf-old") is not None
         if mode == "fail":
             assert handle.calls["snapshot"] >= 1  # the fallback read after the failed call
+    finally:
+        await tasks.stop()
+
+
+async def test_a_restarted_breaker_boards_events_are_relayed():
+    """Its event numbers start again at 1: the replica reads them all, not only those above the old ones."""
+    handle = Restartable(lambda: BreakerBoard(failure_threshold=1))
+    relayed: list[str] = []
+    breakers = BreakerClient(handle, on_event=lambda event: relayed.append(event["event"]))
+    tasks = BackgroundTasks("llm_gateway")
+    tasks.start(breakers.run(), name="breakers")
+    try:
+        await eventually(lambda: handle.calls["wait_snapshot"] == 2, what="the replica holding its long-poll")
+        for _ in range(3):  # events 1..3 of the first board: open, then two resets
+            await call(handle, BreakerBoard.record, "a", False)
+            await call(handle, BreakerBoard.reset, "a")
+        await eventually(lambda: relayed.count("circuit_open") == 3, what="the first board's events")
+        handle.restart()
+        await call(handle, BreakerBoard.record, "b", False)  # event 1 of the new board
+        await eventually(lambda: relayed.count("circuit_open") == 4, what="the restarted board's first event")
+        assert breakers.states["b"]["state"] == "OPEN"
     finally:
         await tasks.stop()
 

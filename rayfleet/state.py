@@ -40,6 +40,19 @@ class ActorHandle(Generic[T]):
         raise AttributeError(name)
 
 
+UNLOCKED = "__rayfleet_unlocked__"
+A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
+
+
+def unlocked(method: A) -> A:
+    """Mark an ``async`` actor method that waits (a long-poll holding the call until a change): the
+    in-process stand-in runs it outside its mailbox lock, as Ray runs an async actor's methods
+    concurrently whenever one awaits. Such a method must only read state before and after its
+    awaits; every other method keeps the stand-in's one-at-a-time semantics."""
+    setattr(method, UNLOCKED, True)
+    return method
+
+
 _local_instances: dict[str, LocalActorHandle] = {}
 _local_lock = threading.Lock()
 _force_local = threading.local()
@@ -84,8 +97,11 @@ class LocalActorHandle:
 
     async def _run(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         assert self._lock is not None
+        method = getattr(self._instance, name)
+        if getattr(method, UNLOCKED, False):
+            return await method(*args, **kwargs)
         async with self._lock:
-            result = getattr(self._instance, name)(*args, **kwargs)
+            result = method(*args, **kwargs)
             if inspect.isawaitable(result):
                 result = await result
             return result

@@ -7,6 +7,7 @@ exception in a loop is logged instead of vanishing with the task.
     tasks = BackgroundTasks("llm_gateway")
     tasks.start(refresh_forever(), name="registry-refresh")
     tasks.every(5.0, flush, name="flush")
+    tasks.when(wake, 0.25, flush_batch, name="batch-flush")   # only after a producer called wake.set()
     ...
     await tasks.stop()
 """
@@ -20,7 +21,47 @@ from typing import Any
 
 from rayfleet.logs import get_logger
 
-__all__ = ["BackgroundTasks"]
+__all__ = ["BackgroundTasks", "Wake"]
+
+
+class Wake:
+    """What a producer raises when it buffered something to flush (``BackgroundTasks.when`` waits on it).
+
+    ``set`` is cheap and may be called from any thread: from another thread than the flushing loop's,
+    it is handed to that loop (an ``asyncio.Event`` may only be set from its own loop)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def set(self) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self._event.set()
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._event.set()
+        else:
+            loop.call_soon_threadsafe(self._event.set)
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    async def wait(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop, set_before = loop, self._event.is_set()
+            self._event = asyncio.Event()  # an event a waiter of another loop may have bound
+            if set_before:
+                self._event.set()
+        await self._event.wait()
 
 
 class BackgroundTasks:
@@ -74,6 +115,30 @@ class BackgroundTasks:
             except Exception as exc:
                 self._log.warning("background step failed", extra={"task": name, "error": repr(exc)})
             await _sleep(pause(), wake)
+
+    def when(self, wake: Wake, bound: float, step: Callable[[], Awaitable[Any]], *, name: str) -> asyncio.Task[Any]:
+        """Call `step()` each time `wake` is set, `bound` seconds after (what follows joins the batch);
+        no call at all while nothing sets it.
+
+        `wake` is cleared just before each call, so what a producer adds during the call wakes the
+        next one. A step that returns ``True`` (something is still held: a lease to give back when
+        idle) or raises (logged) is called again `bound` seconds later."""
+        return self.start(self._on_demand(wake, bound, step, name), name=name)
+
+    async def _on_demand(self, wake: Wake, bound: float, step: Callable[[], Awaitable[Any]], name: str) -> None:
+        while True:
+            await wake.wait()
+            await asyncio.sleep(bound)
+            wake.clear()
+            try:
+                again = await step() is True
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._log.warning("background step failed", extra={"task": name, "error": repr(exc)})
+                again = True
+            if again:
+                wake.set()
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)

@@ -29,6 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypedDict
 
+from actors.llm_gateway.changes import HOLD_SECONDS, Changes, instance_base
+from rayfleet.state import unlocked
+
 CLOSED, OPEN, HALF = "CLOSED", "OPEN", "HALF"
 UP, DOWN, UNKNOWN = "up", "down", "unknown"
 UNHEALTHY_THRESHOLD, HEALTHY_THRESHOLD = 2, 2  # the defaults of ``health_check``
@@ -163,7 +166,8 @@ class BreakerBoard:
         self._config = (failure_threshold, recovery_timeout, probe_timeout)
         self._clock = clock
         self._breakers: dict[str, CircuitBreaker] = {}
-        self._version = 0
+        self._version = instance_base()  # a restarted board never answers a replica's old version as current
+        self._changes = Changes()
         self._tokens = itertools.count(1)
         self._events: deque[BreakerEvent] = deque(maxlen=1000)
         self._seq = 0
@@ -175,7 +179,11 @@ class BreakerBoard:
         self._config = (failure_threshold, recovery_timeout, probe_timeout)
         for br in self._breakers.values():
             br.failure_threshold, br.recovery_timeout, br.probe_timeout = self._config
+        self._bump()
+
+    def _bump(self) -> None:
         self._version += 1
+        self._changes.notify()
 
     def configure_health(self, unhealthy_threshold: int, healthy_threshold: int) -> None:
         """How many failed (successful) health probes in a row mark an endpoint down (up)."""
@@ -210,6 +218,14 @@ class BreakerBoard:
             "breakers": {name: br.view(now) for name, br in self._breakers.items()},
         }
 
+    @unlocked
+    async def wait_snapshot(self, since_version: int = -1, timeout: float = HOLD_SECONDS) -> BreakerSnapshot | None:
+        """``snapshot(since_version)``, the call held up to ``timeout`` s while nothing changed (a long-poll).
+
+        Every event of ``events`` comes with a version change, so a replica reads them after this answers."""
+        await self._changes.wait(lambda: self._version == since_version, timeout)
+        return self.snapshot(since_version)
+
     def peek(self, endpoint: str) -> BreakerView:
         return self._get(endpoint).view(self._clock())
 
@@ -217,7 +233,7 @@ class BreakerBoard:
         br = self._get(endpoint)
         token = f"probe-{next(self._tokens)}"
         if br.acquire_probe(self._clock(), token):
-            self._version += 1
+            self._bump()
             return token
         return None
 
@@ -226,7 +242,7 @@ class BreakerBoard:
         before = (br.state, br.failures)
         br.record(ok, self._clock(), token)
         if (br.state, br.failures) != before:
-            self._version += 1
+            self._bump()
         self._drain(endpoint, br)
         return br.view(self._clock())
 
@@ -246,7 +262,7 @@ class BreakerBoard:
         elif br.acquire_probe(now, token):
             br.record(ok, now, token)
         if (br.state, br.failures, br.health) != before:
-            self._version += 1
+            self._bump()
         self._drain(endpoint, br, reason)
         return br.view(now)
 
@@ -258,7 +274,7 @@ class BreakerBoard:
     def reset(self, endpoint: str) -> BreakerView:
         br = self._get(endpoint)
         br.reset()
-        self._version += 1
+        self._bump()
         return br.view(self._clock())
 
     def events(self, since_seq: int = 0) -> list[BreakerEvent]:

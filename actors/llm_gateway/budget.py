@@ -11,7 +11,9 @@ The ledger keeps nothing on disk: today's spend is in the gateway's records stor
 Every state it returns carries an `epoch`, new each time the actor starts; a replica
 that sees the epoch change (the actor was restarted, on this node or another) reads
 today's spend from the store and hands it back with `restore`, so a restart never
-forgets spend.
+forgets spend. Replicas follow the state with `wait_state(version)`, a long-poll answered when
+today's spend or the limits change (`changes.py`), so each knows the cluster's spend, and a new
+epoch, without a timer.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+
+from actors.llm_gateway.changes import HOLD_SECONDS, Changes, instance_base
+from rayfleet.state import unlocked
 
 
 def utc_day(ts: float) -> str:
@@ -45,15 +50,24 @@ class BudgetLedger:
         self._soft_fired = False
         self._events: list[dict[str, Any]] = []
         self._epoch = uuid.uuid4().hex
+        self._version = instance_base()
+        self._changes = Changes()
+
+    def _bump(self) -> None:
+        self._version += 1
+        self._changes.notify()
 
     def configure(self, daily_limit: float, soft_limit: float) -> None:
-        self.daily_limit, self.soft_limit = daily_limit, soft_limit
+        if (daily_limit, soft_limit) != (self.daily_limit, self.soft_limit):
+            self.daily_limit, self.soft_limit = daily_limit, soft_limit
+            self._bump()
 
     def _roll(self) -> float:
         now = self._clock()
         day = utc_day(now)
         if day != self._day:
             self._day, self._spent, self._leases, self._soft_fired = day, 0.0, {}, False
+            self._bump()
         expired = [r for r, (_, seen) in self._leases.items() if now - seen > self._lease_ttl]
         for replica in expired:
             del self._leases[replica]
@@ -71,7 +85,16 @@ class BudgetLedger:
             "daily_limit": self.daily_limit,
             "soft_limit": self.soft_limit,
             "epoch": self._epoch,
+            "version": self._version,
         }
+
+    @unlocked
+    async def wait_state(self, known_version: int = -1, timeout: float = HOLD_SECONDS) -> dict[str, Any]:
+        """``state()`` once it differs from version ``known_version`` (today's spend, the day or the
+        limits changed), or after ``timeout`` s: a long-poll."""
+        self._roll()
+        await self._changes.wait(lambda: self._version == known_version, timeout)
+        return self.state()
 
     def lease(self, replica: str, day: str, want: float, need: float) -> tuple[float, dict[str, Any]]:
         """Grant up to ``want`` (at least ``need`` or nothing) from what is left today."""
@@ -90,6 +113,8 @@ class BudgetLedger:
         now = self._roll()
         if day == self._day:
             self._spent += spent
+            if spent:
+                self._bump()
             held, _ = self._leases.get(replica, (0.0, now))
             self._leases[replica] = (max(0.0, held - spent - release), now)
             if not self._soft_fired and self._spent >= self.soft_limit:
@@ -110,6 +135,7 @@ class BudgetLedger:
         self._roll()
         if day == self._day and spent > self._spent:
             self._spent = spent
+            self._bump()
         return self.state()
 
     def events(self) -> list[dict[str, Any]]:

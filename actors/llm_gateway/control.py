@@ -1,9 +1,9 @@
 """Cluster-wide switches of the gateway: the panic switch, the plugins turned off, and the
 reloaded configuration sections (``POST /admin/config/reload``, validated before they get here).
 
-Replicas poll ``state(version)`` (``None`` while nothing changed) every
-``POLL_INTERVAL`` seconds, so a change reaches every replica within a second; they
-never call the actor per request.
+Replicas long-poll ``wait_state(version)`` (``state`` held while nothing changed:
+``actors/llm_gateway/changes.py``), so a change reaches every replica in one call; they never
+call the actor per request.
 
 Durable (``rayfleet.durable``, stream ``llm_gateway/control``): each change is recorded
 before it is answered and replayed after a restart, so a panic, a disabled plugin or a
@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
+from actors.llm_gateway.changes import HOLD_SECONDS, Changes
 from actors.llm_gateway.durable_store import record_store
 from rayfleet.durable import DurableState, Op
+from rayfleet.state import unlocked
 
-POLL_INTERVAL = 0.25
 STREAM = "llm_gateway/control"
 
 
@@ -68,6 +69,7 @@ class ControlBoard:
         self._store_spec, self._stream = store, stream
         self._durable: DurableState[dict[str, Any]] | None = None
         self._version = 0
+        self._changes = Changes()
 
     def _record(self) -> DurableState[dict[str, Any]]:
         if self._durable is None:
@@ -80,6 +82,7 @@ class ControlBoard:
     def _change(self, kind: str, value: Any) -> None:
         self._record().record({"op": kind, "value": value})
         self._version += 1
+        self._changes.notify()
 
     def _view(self) -> ControlState:
         st = self._record().state
@@ -99,6 +102,13 @@ class ControlBoard:
     def state(self, known_version: int = 0) -> ControlState | None:
         self._record()
         return None if known_version == self._version else self._view()
+
+    @unlocked
+    async def wait_state(self, known_version: int = 0, timeout: float = HOLD_SECONDS) -> ControlState | None:
+        """``state(known_version)``, the call held up to ``timeout`` s while nothing changed (a long-poll)."""
+        self._record()
+        await self._changes.wait(lambda: self._version == known_version, timeout)
+        return self.state(known_version)
 
     def set_panic(self, active: bool, reason: str = "") -> ControlState:
         if active != self._record().state["panic"]["active"]:

@@ -8,8 +8,9 @@ stream ``llm_gateway/keys``): a change is recorded before it is answered and rep
 a restart. Revoked keys stay listed (with ``revoked_at``), so an audit can tell a revoked
 key from one that never existed.
 
-Replicas poll ``snapshot(version)`` (the registry pattern: ``None`` while nothing changed) and
-authenticate against their local copy, never calling the actor per request. Versions start
+Replicas long-poll ``wait_snapshot(version)`` (``snapshot`` held while nothing changed:
+``actors/llm_gateway/changes.py``) and authenticate against their local copy, never calling the
+actor per request. Versions start
 at the record's epoch shifted 32 bits, above every version of an earlier instance.
 """
 
@@ -19,8 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from actors.llm_gateway.changes import HOLD_SECONDS, Changes
 from actors.llm_gateway.durable_store import record_store
 from rayfleet.durable import DurableState, Op
+from rayfleet.state import unlocked
 
 STREAM = "llm_gateway/keys"
 
@@ -41,6 +44,7 @@ class KeyBoard:
         self._store_spec, self._clock, self._stream = store, clock, stream
         self._durable: DurableState[dict[str, dict[str, Any]]] | None = None
         self._version = 0
+        self._changes = Changes()
 
     def _record(self) -> DurableState[dict[str, dict[str, Any]]]:
         if self._durable is None:
@@ -53,6 +57,7 @@ class KeyBoard:
     def _put(self, key: dict[str, Any]) -> dict[str, Any]:
         self._record().record({"op": "put", "key": key})
         self._version += 1
+        self._changes.notify()
         return {"ok": True, "key": dict(key), "version": self._version}
 
     def create(self, key: dict[str, Any]) -> dict[str, Any]:
@@ -87,3 +92,10 @@ class KeyBoard:
         if since_version == self._version:
             return None
         return {"version": self._version, "keys": [dict(k) for k in keys.values()]}
+
+    @unlocked
+    async def wait_snapshot(self, since_version: int = -1, timeout: float = HOLD_SECONDS) -> dict[str, Any] | None:
+        """``snapshot(since_version)``, the call held up to ``timeout`` s while nothing changed (a long-poll)."""
+        self._record()
+        await self._changes.wait(lambda: self._version == since_version, timeout)
+        return self.snapshot(since_version)

@@ -3,9 +3,9 @@
 One named actor holds every registry entry, serialises all changes (so a duplicate name
 is refused atomically) and records each change durably (``rayfleet.durable``, stream
 ``llm_gateway/registry``, in the store ``durable_store.open_gateway_store`` picks) before
-it is visible; upstream API keys are recorded encrypted (``registry_store``). Replicas poll
-``snapshot(version)``, which returns ``None`` while nothing changed, and route to the
-entries whose status is ``verified``; they never call the actor per inference request.
+it is visible; upstream API keys are recorded encrypted (``registry_store``). Replicas
+long-poll ``wait_snapshot(version)`` (``snapshot``, which returns ``None`` while nothing changed,
+held until something does: ``changes.py``) and route to the entries whose status is ``verified``; they never call the actor per inference request.
 After a restart the actor replays the record. Versions only grow within a process and
 start above every version of an earlier instance (they begin at the record's epoch
 shifted left by 32 bits), so a replica never mistakes a restarted actor's state for the
@@ -30,10 +30,12 @@ from typing import Any
 
 from cryptography.fernet import Fernet
 
+from actors.llm_gateway.changes import HOLD_SECONDS, Changes
 from actors.llm_gateway.durable_store import open_gateway_store
 from actors.llm_gateway.registry_store import decrypt, legacy_rows, load_cipher, retire_legacy
 from rayfleet.durable import DurableState, Op
 from rayfleet.logs import get_logger, register_secret
+from rayfleet.state import unlocked
 
 log = get_logger("llm_gateway")
 
@@ -79,6 +81,7 @@ class RegistryBoard:
         self._entries: dict[str, dict[str, Any]] = {}
         self._version = 0
         self._failed_at: float | None = None
+        self._changes = Changes()
 
     def configure(self, store: dict[str, Any]) -> None:
         """Apply the store of the current config (the actor outlives redeploys); reloads if it changed."""
@@ -115,6 +118,7 @@ class RegistryBoard:
                 self._remember(stored)
             self._durable = durable
             self._version = max(self._version + 1, durable.epoch << 32)
+            self._changes.notify()
         self._failed_at = None
         return self._durable
 
@@ -157,6 +161,7 @@ class RegistryBoard:
         self._durable.record({"op": "put", "entry": {**stored, "api_key_enc": enc}})
         self._entries[entry["id"]] = entry
         self._version += 1
+        self._changes.notify()
         return {"ok": True, "entry": dict(entry), "version": self._version}
 
     # -- reads -------------------------------------------------------------------
@@ -166,6 +171,13 @@ class RegistryBoard:
         if since_version == self._version:
             return None
         return {"version": self._version, "entries": [dict(e) for e in self._entries.values()]}
+
+    @unlocked
+    async def wait_snapshot(self, since_version: int = -1, timeout: float = HOLD_SECONDS) -> dict[str, Any] | None:
+        """``snapshot(since_version)``, the call held up to ``timeout`` s while nothing changed (a long-poll)."""
+        self._ensure()
+        await self._changes.wait(lambda: self._version == since_version, timeout)
+        return self.snapshot(since_version)
 
     def get(self, entry_id: str) -> dict[str, Any]:
         def run() -> dict[str, Any]:
@@ -276,6 +288,7 @@ class RegistryBoard:
             self._durable.record({"op": "remove", "id": entry_id})
             entry = self._entries.pop(entry_id)
             self._version += 1
+            self._changes.notify()
             return {"ok": True, "entry": entry, "version": self._version}
 
         return self._guard(run)

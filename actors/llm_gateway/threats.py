@@ -6,7 +6,9 @@ actor's events of the last ``window_seconds`` and blocks an actor whose summed s
 reaches ``threshold`` over at least ``min_events`` events, until the event that tipped
 it leaves the window. At most ``max_actors`` actors are kept (least recently seen
 dropped first). ``record`` answers with the blocked actors and their end times, the
-snapshot replicas check locally.
+snapshot replicas check locally; ``wait_blocked(version)`` is the same snapshot as a long-poll,
+answered when a block starts, moves or is cleared (``changes.py``), so every replica learns of a
+block another one caused without a timer.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
+
+from actors.llm_gateway.changes import HOLD_SECONDS, Changes, instance_base
+from rayfleet.state import unlocked
 
 
 class ThreatLedger:
@@ -31,6 +36,8 @@ class ThreatLedger:
         self._clock = clock
         self._events: OrderedDict[str, deque[tuple[float, float]]] = OrderedDict()
         self._blocked: dict[str, float] = {}
+        self._version = instance_base()
+        self._changes = Changes()
         self.configure(threshold, window_seconds, min_events, max_actors)
 
     def configure(self, threshold: float, window_seconds: float, min_events: int, max_actors: int) -> None:
@@ -48,6 +55,7 @@ class ThreatLedger:
     def record(self, batch: list[tuple[str, float]]) -> dict[str, float]:
         """Add ``(actor, score)`` events; returns the blocked actors with the time each block ends."""
         now = self._clock()
+        before = dict(self._blocked)
         for actor, score in batch:
             events = self._events.get(actor)
             if events is None:
@@ -60,7 +68,20 @@ class ThreatLedger:
             events.append((now, score))
             if len(events) >= self.min_events and sum(s for _, s in events) >= self.threshold:
                 self._blocked[actor] = now + self.window
+        if self._blocked != before:
+            self._bump()
         return self.blocked()
+
+    def _bump(self) -> None:
+        self._version += 1
+        self._changes.notify()
+
+    @unlocked
+    async def wait_blocked(self, known_version: int = -1, timeout: float = HOLD_SECONDS) -> dict[str, Any]:
+        """``{version, blocked}`` once the blocks differ from version ``known_version`` or after ``timeout``
+        s (a long-poll). A block that ends by time is no change: replicas compare the end times themselves."""
+        await self._changes.wait(lambda: self._version == known_version, timeout)
+        return {"version": self._version, "blocked": self.blocked()}
 
     def blocked(self) -> dict[str, float]:
         now = self._clock()
@@ -98,7 +119,10 @@ class ThreatLedger:
             count = len(self._events)
             self._events.clear()
             self._blocked.clear()
+            self._bump()
             return count
         found = self._events.pop(actor, None) is not None
-        found = self._blocked.pop(actor, None) is not None or found
-        return int(found)
+        unblocked = self._blocked.pop(actor, None) is not None
+        if unblocked:
+            self._bump()
+        return int(found or unblocked)

@@ -45,6 +45,7 @@ from deployments.llm_gateway.masking import bound_all, scrub
 from deployments.llm_gateway.storage import SQLiteFile
 from rayfleet.logs import get_logger
 from rayfleet.secrets import load_or_create_key
+from rayfleet.tasks import Wake
 
 log = get_logger("llm_gateway")
 
@@ -231,6 +232,7 @@ class AuditTrail:
         self.max_pending = max_pending
         self.pending: list[tuple[float, str, dict[str, Any]]] = []
         self.dropped = 0
+        self.wake = Wake()  # set by ``add``: the queued records wait for ``flush``
         self._lock = asyncio.Lock()
 
     def add(self, ts: float, record: dict[str, Any], kind: str = "request") -> None:
@@ -239,6 +241,7 @@ class AuditTrail:
             self.dropped += 1
             return
         self.pending.append((ts, kind, record))
+        self.wake.set()
 
     def _write(self, batch: list[tuple[float, str, dict[str, Any]]]) -> None:
         """In the writer's thread: every string bounded (and masked with ``mask``), then appended."""

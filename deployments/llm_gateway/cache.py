@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 
 from rayfleet.logs import get_logger
 from rayfleet.sqlite import connect
+from rayfleet.tasks import Wake
 
 log = get_logger("llm_gateway")
 V = TypeVar("V")
@@ -92,6 +93,7 @@ class SQLiteCache:
         )
         self._db.execute("CREATE INDEX IF NOT EXISTS response_cache_expiry ON response_cache(expires_at)")
         self._pending: list[tuple[str, str, str, float, float]] = []
+        self.wake = Wake()  # set by ``put``: the batched writes wait for ``flush``
         self._lock = asyncio.Lock()
 
     async def get(self, key: str) -> dict[str, Any] | None:
@@ -107,6 +109,7 @@ class SQLiteCache:
         now = time.time()
         self.recent.put(key, response)
         self._pending.append((key, json.dumps(response), model, now, now + self.ttl))
+        self.wake.set()
 
     def _write(self, rows: list[tuple[str, str, str, float, float]]) -> None:
         with self._db:
@@ -149,6 +152,7 @@ class RedisCache:
         self.recent: ExpiringMap[dict[str, Any]] = ExpiringMap(ttl)
         self._client = aioredis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout)
         self._pending: list[tuple[str, str]] = []
+        self.wake = Wake()  # set by ``put``: the batched writes wait for ``flush``
         self._warned = False
 
     def _down(self, exc: Exception) -> None:
@@ -171,6 +175,7 @@ class RedisCache:
     async def put(self, key: str, model: str, response: dict[str, Any]) -> None:
         self.recent.put(key, response)
         self._pending.append((key, json.dumps(response)))
+        self.wake.set()
 
     async def flush(self) -> None:
         rows, self._pending = self._pending, []

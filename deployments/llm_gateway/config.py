@@ -565,7 +565,8 @@ class RegistryConfig(_Model):
     Entries live in the registry actor's durable record (``storage``'s database, or
     ``RAYFLEET_DURABLE_DSN``); their API keys are
     encrypted with the key in ``$secret_env`` (else a generated ``<data_dir>/<key_file>``,
-    mode 0600). Replicas re-read the registry every ``refresh_interval``.
+    mode 0600). Replicas follow the registry with a long-poll (a change arrives in one actor call);
+    after a failed long-poll they re-read it every ``refresh_interval`` until it answers again.
     """
 
     refresh_interval: Annotated[Duration, Field(gt=0)] = 1.0

@@ -44,6 +44,7 @@ from actors.llm_gateway.budget import utc_day
 from deployments.llm_gateway.masking import bound_all, scrub
 from rayfleet.logs import get_logger
 from rayfleet.serving import replica_id
+from rayfleet.tasks import Wake
 
 log = get_logger("llm_gateway")
 
@@ -160,6 +161,7 @@ class RequestExport:
         self.on_drop = on_drop
         self.pending: list[tuple[float, dict[str, Any]]] = []
         self.dropped = 0
+        self.wake = Wake()  # set by ``add``: the queued lines wait for ``flush``
         self.written = 0
         self.day: str | None = None
         self._file: io.FileIO | None = None
@@ -174,6 +176,7 @@ class RequestExport:
             self._drop(1)
             return
         self.pending.append((ts, record))
+        self.wake.set()
 
     def _drop(self, count: int) -> None:
         self.dropped += count

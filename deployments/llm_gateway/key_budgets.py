@@ -2,8 +2,9 @@
 
 A request of a virtual key reserves its worst-case cost from this replica's lease of the
 key's budget (``reserve``); when it ends, the actual cost is settled locally (``settle``) and
-sent to the actor with every other key's in one call per ``flush``. Only a lease that runs
-short calls the actor on the request path. Every virtual key's spend is settled, budget or
+sent to the actor with every other key's in one call per ``flush``, which runs only while
+something is to be sent or given back (``wake``). Only a lease that runs short calls the actor
+on the request path. Every virtual key's spend is settled, budget or
 not, so a budget set later with ``PATCH`` counts what the key spent before.
 
 A lease follows the limits it was taken under: when a key's ``budget_daily`` or
@@ -21,6 +22,7 @@ from typing import Any
 
 from actors.llm_gateway.key_budgets import KeyBudgets
 from rayfleet.state import ActorHandle, call
+from rayfleet.tasks import Wake
 
 LEASE_SHARE = 20  # a lease asks for 1/20 of the smaller limit (at least the request's reservation)
 
@@ -45,6 +47,7 @@ class KeyBudgetLeases:
         self.idle_release = idle_release
         self._held: dict[str, _Held] = {}
         self._pending: dict[str, list[float]] = {}  # key id -> [spent, release]
+        self.wake = Wake()  # set when a settlement waits or an allowance is held (to give back once idle)
 
     def _slot(self, key_id: str, limits: tuple[float | None, float | None]) -> _Held:
         held = self._held.get(key_id)
@@ -53,6 +56,7 @@ class KeyBudgetLeases:
         elif held.limits != limits:  # the key's budget changed: give back what was leased under the old one
             self._pending.setdefault(key_id, [0.0, 0.0])[1] += max(0.0, held.allowance)
             held.allowance, held.limits, held.generation = 0.0, limits, held.generation + 1
+            self.wake.set()
         return held
 
     async def reserve(self, record: dict[str, Any], amount: float) -> int | None:
@@ -78,6 +82,8 @@ class KeyBudgetLeases:
                 self.handle, KeyBudgets.lease, self.replica, record["id"], {"daily": daily, "total": total}, need, want
             )
             held.allowance += granted
+            if granted > 0:
+                self.wake.set()
             if held.allowance >= amount:
                 held.allowance -= amount
                 return held.generation
@@ -93,15 +99,17 @@ class KeyBudgetLeases:
             self._pending.setdefault(key_id, [0.0, 0.0])[1] += reserved - actual
         if actual > 0:
             self._pending.setdefault(key_id, [0.0, 0.0])[0] += actual
+        self.wake.set()
 
-    async def flush(self) -> None:
+    async def flush(self) -> bool:
+        """Send the settlements and give back allowances idle for ``idle_release`` s; True while one is held."""
         now = time.monotonic()
         for key_id, held in self._held.items():
             if held.allowance > 0 and now - held.last_used >= self.idle_release and not held.lock.locked():
                 self._pending.setdefault(key_id, [0.0, 0.0])[1] += held.allowance
                 held.allowance = 0.0
         if not self._pending:
-            return
+            return self._holding()
         pending, self._pending = self._pending, {}
         try:
             await call(self.handle, KeyBudgets.settle, self.replica, pending)
@@ -111,6 +119,10 @@ class KeyBudgetLeases:
                 slot[0] += spent
                 slot[1] += release
             raise
+        return self._holding()
+
+    def _holding(self) -> bool:
+        return any(held.allowance > 0 for held in self._held.values())
 
     async def usage(self, key_id: str) -> dict[str, Any]:
         """The key's spend as the actor knows it (this replica's unsent settlements pushed first)."""

@@ -8,18 +8,16 @@ snapshots and starts the loops; ``stop`` ends the loops and flushes what is batc
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Coroutine
 from typing import Any
 
 import httpx
 
 from actors.llm_gateway import BudgetLedger, RegistryBoard, WebhookQueue
-from deployments.llm_gateway.cache import RedisCache, SQLiteCache
 from deployments.llm_gateway.forwarder import upstream_session
 from deployments.llm_gateway.notices import AUTH_FAILURE_WINDOW
 from deployments.llm_gateway.state import GatewayState, registry_store
-from deployments.llm_gateway.virtual_keys import REFRESH_INTERVAL
+from deployments.llm_gateway.switches import LatencyFeed, ThreatView
 from rayfleet import state as state_mod
 from rayfleet.logs import get_logger
 
@@ -72,21 +70,43 @@ async def _configure_actors(state: GatewayState) -> None:
             )
 
 
+LEASE_FLUSH = 0.25  # batching bound of the rate-limit and budget leases' settlements
+KEY_BUDGET_FLUSH = 0.5
+CACHE_FLUSH = 0.2  # batching bound of the response cache's writes
+TRAIL_FLUSH = 0.5  # audit trail and request export
+EXPORT_ROTATE = 60.0  # how late after midnight UTC an idle replica closes (and compresses) the day's export
+RECORDS_PURGE = 3600.0  # how often the record retention purge is considered (it runs once a day)
+
+
 def _start_loops(state: GatewayState) -> None:
+    """The replica's background work. Three kinds (README "Background work"):
+
+    - follows: a long-poll per shared actor (``follow.py``), answered when the actor's state changes;
+    - flushes: a batch is sent ``bound`` seconds after its producer woke its flush (``Wake``), never on
+      an empty timer; a flush holding a lease calls itself again until the lease is given back;
+    - timers, only where time itself is the trigger: cache eviction (``caching.eviction_interval``), the
+      health prober's targets (a restarted prober has them within ``PUSH_INTERVAL``), the audit head
+      export, the auth-failure window, the export's day rotation, the retention purges, and the
+      webhook feed's tick (a restarted webhook queue resumes its deliveries).
+    """
     tasks, v, s, config = state.tasks, state.views, state.stores, state.config
-    tasks.start(v.breakers.run(), name="breaker-snapshot")
-    tasks.start(v.registry.run(), name="registry-refresh")
-    tasks.every(REFRESH_INTERVAL, v.keys.refresh, name="virtual-keys-refresh")
-    tasks.every(0.25, v.leases.flush, name="lease-flush")
-    tasks.every(0.25, v.budget.flush, name="budget-flush")
-    tasks.every(0.5, v.key_budgets.flush, name="key-budget-flush")
-    tasks.start(s.records.run(), name="records-flush")
-    tasks.every(v.control.interval, v.control.refresh, name="control-refresh")
-    tasks.every(v.threats.interval, v.threats.flush, name="threat-ledger-flush")
-    tasks.every(v.latency.interval, v.latency.flush, name="latency-flush")
+    tasks.start(v.breakers.run(), name="breaker-follow")
+    tasks.start(v.registry.run(), name="registry-follow")
+    tasks.start(v.keys.run(), name="virtual-keys-follow")
+    tasks.start(v.control.follow(), name="control-follow")
+    tasks.start(v.threats.follow(), name="threat-ledger-follow")
+    tasks.start(v.budget.follow(), name="budget-follow")
+    tasks.when(v.leases.wake, LEASE_FLUSH, v.leases.flush, name="lease-flush")
+    tasks.when(v.budget.wake, LEASE_FLUSH, v.budget.flush, name="budget-flush")
+    tasks.when(v.key_budgets.wake, KEY_BUDGET_FLUSH, v.key_budgets.flush, name="key-budget-flush")
+    tasks.when(s.records.wake, s.records.flush_interval, s.records.flush_queued, name="records-flush")
+    tasks.every(RECORDS_PURGE, s.records.purge, name="records-purge", first_delay=s.records.flush_interval)
+    tasks.when(v.threats.wake, ThreatView.interval, v.threats.flush, name="threat-ledger-flush")
+    tasks.when(v.latency.wake, LatencyFeed.interval, v.latency.flush, name="latency-flush")
     tasks.start(_restore_budget(state), name="budget-restore")
     if s.cache is not None:
-        tasks.every(0.2, CacheMaintenance(s.cache, config.caching.eviction_interval).run, name="cache-maintenance")
+        tasks.when(s.cache.wake, CACHE_FLUSH, s.cache.flush, name="cache-flush")
+        tasks.every(float(config.caching.eviction_interval), s.cache.evict, name="cache-eviction")
     if config.discovery:
         tasks.start(state.local.run(), name="discovery")
     tasks.every(AUTH_FAILURE_WINDOW, state.notices.report_auth_failures, name="auth-failure-events")
@@ -97,28 +117,14 @@ def _start_loops(state: GatewayState) -> None:
     if v.health is not None:
         tasks.every(v.health.interval, v.health.push, name="health-prober-feed", first_delay=0.0)
     if s.audit is not None:
-        tasks.every(0.5, s.audit.flush, name="audit-flush")
+        tasks.when(s.audit.wake, TRAIL_FLUSH, s.audit.flush, name="audit-flush")
         tasks.every(config.logging.audit_trail.head_export_interval, s.audit.export_head, name="audit-head-export")
         if config.gdpr.auto_purge:
             tasks.every(86400.0, lambda: _purge_audit(state), name="audit-purge", first_delay=1.0)
     if s.export is not None:
         tasks.start(s.export.recover(), name="export-recover")
-        tasks.every(0.5, s.export.flush, name="export-flush")
-
-
-class CacheMaintenance:
-    """Push the cache's batched writes; evict expired entries every ``eviction_interval`` seconds."""
-
-    def __init__(self, cache: SQLiteCache | RedisCache, eviction_interval: float) -> None:
-        self.cache = cache
-        self.eviction_interval = eviction_interval
-        self._last_evict = time.monotonic()
-
-    async def run(self) -> None:
-        await self.cache.flush()
-        if time.monotonic() - self._last_evict >= self.eviction_interval:
-            self._last_evict = time.monotonic()
-            await self.cache.evict()
+        tasks.when(s.export.wake, TRAIL_FLUSH, s.export.flush, name="export-flush")
+        tasks.every(EXPORT_ROTATE, s.export.flush, name="export-rotate")
 
 
 def _restore_budget_soon(state: GatewayState) -> None:

@@ -1,14 +1,15 @@
 """Replica side of the endpoint registry: input validation, the routing snapshot, probes.
 
 The entries themselves live in the ``RegistryBoard`` actor (``actors/llm_gateway``),
-which writes them through to the gateway's store. Each replica polls the board's
-versioned snapshot every ``registry.refresh_interval`` and hands the ``verified``
-entries to the router as endpoints, so inference requests never wait on the actor.
+which writes them through to the gateway's store. Each replica follows the board's
+versioned snapshot with a long-poll (``follow.py``: a change arrives in one call; after a failed
+call the snapshot is read afresh every ``registry.refresh_interval`` until the long-poll answers
+again) and hands the ``verified`` entries to the router as endpoints, so inference requests
+never wait on the actor.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import time
@@ -19,8 +20,10 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from actors.llm_gateway.breaker import BreakerView
+from actors.llm_gateway.changes import newer
 from actors.llm_gateway.registry import VERIFIED, RegistryBoard
 from deployments.llm_gateway.config import CONFIG_ONLY_PROVIDERS, EndpointConfig, Provider
+from deployments.llm_gateway.follow import follow
 from deployments.llm_gateway.providers import adapter_for
 from deployments.llm_gateway.routing import Router
 from rayfleet.logs import get_logger
@@ -183,7 +186,7 @@ class RegistryClient:
         self.entries: dict[str, dict[str, Any]] = {}
 
     def apply(self, snapshot: dict[str, Any] | None) -> None:
-        if snapshot is None or snapshot["version"] == self.version:
+        if snapshot is None or snapshot["version"] == self.version or not newer(snapshot["version"], self.version):
             return
         self.version = snapshot["version"]
         self.entries = {e["id"]: e for e in snapshot["entries"]}
@@ -201,12 +204,15 @@ class RegistryClient:
         self.apply(await call(self.handle, RegistryBoard.snapshot, -1 if force else self.version))
 
     async def run(self) -> None:
-        while True:
-            try:
-                await self.refresh()
-            except Exception as exc:
-                log.warning("registry snapshot refresh failed", extra={"error": type(exc).__name__})
-            await asyncio.sleep(self.refresh_interval)
+        """Follow the board's changes (a long-poll) until cancelled."""
+        await follow(
+            "registry",
+            lambda: self.version,
+            lambda known, hold: call(self.handle, RegistryBoard.wait_snapshot, known, hold),
+            self.apply,
+            self.refresh,
+            retry=self.refresh_interval,
+        )
 
 
 class ProbeFailed(Exception):

@@ -1,9 +1,11 @@
 """Replica-side clients of the shared actors: breaker snapshot, token and budget leases.
 
 None of these makes an actor call per request on the happy path: routing reads a
-snapshot refreshed in the background, rate limits and the budget are spent from local
-leases refilled in chunks, and outcomes are reported in batches (failures and probe
-results at once, so a breaker opens promptly).
+snapshot the breaker board pushes (a long-poll, ``follow.py``), rate limits and the budget are
+spent from local leases refilled in chunks, and outcomes are reported in batches (failures and
+probe results at once, so a breaker opens promptly). The leases' flushes run only when there is
+something to send or to give back (``wake``, flushed by ``BackgroundTasks.when``); an idle
+replica makes no call for them.
 """
 
 from __future__ import annotations
@@ -15,34 +17,25 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actors.llm_gateway.breaker import BreakerBoard, BreakerEvent, BreakerView
+from actors.llm_gateway.breaker import BreakerBoard, BreakerEvent, BreakerSnapshot, BreakerView
 from actors.llm_gateway.budget import BudgetLedger, utc_day
+from actors.llm_gateway.changes import newer
 from actors.llm_gateway.ratelimit import RateLimiter
+from deployments.llm_gateway.follow import follow
 from rayfleet.logs import get_logger
 from rayfleet.state import ActorHandle, call
+from rayfleet.tasks import Wake
 
 log = get_logger("llm_gateway")
-
-
-async def flush_forever(flush: Callable[[], Awaitable[None]], interval: float, failure: str) -> None:
-    """Call `flush` every `interval` seconds; a failure is logged and retried next time."""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            await flush()
-        except Exception:
-            log.warning(failure, exc_info=True)
 
 
 class BreakerClient:
     def __init__(
         self,
         handle: ActorHandle[BreakerBoard],
-        refresh_interval: float = 0.25,
         on_event: Callable[[BreakerEvent], Awaitable[None] | None] | None = None,
     ) -> None:
         self.handle = handle
-        self.refresh_interval = refresh_interval
         self.version = -1
         self.states: dict[str, BreakerView] = {}
         self._seq = 0
@@ -80,15 +73,33 @@ class BreakerClient:
             log.warning("breaker report failed", extra={"endpoint": endpoint})
 
     async def refresh(self) -> None:
-        snap = await call(self.handle, BreakerBoard.snapshot, self.version)
-        if snap is not None:
-            self.version = snap["version"]
-            self.states = snap["breakers"]
-            if self.on_snapshot is not None:
-                self.on_snapshot(self.states)
+        """Read the snapshot (if it changed) and the events since the last ones seen."""
+        self._take(await call(self.handle, BreakerBoard.snapshot, self.version))
+        await self._read_events()
+
+    def _take(self, snap: BreakerSnapshot | None) -> bool:
+        if snap is None:
+            return False
+        if self.version != -1 and snap["version"] >> 32 != self.version >> 32:
+            self._seq = 0  # a restarted board (``instance_base``) numbers its events from 1 again: relay them all
+        self.version = snap["version"]
+        self.states = snap["breakers"]
+        if self.on_snapshot is not None:
+            self.on_snapshot(self.states)
+        return True
+
+    async def _pushed(self, snap: BreakerSnapshot | None) -> None:
+        if self._take(snap):  # every event comes with a version change
+            await self._read_events()
+
+    async def _read_events(self) -> None:
+        """Relay the events after the last one relayed, once each: two reads may overlap (the long-poll's
+        and a ``refresh``), so an event a read returns is skipped when the other one relayed it already."""
         events = await call(self.handle, BreakerBoard.events, self._seq)
         for event in events:
-            self._seq = max(self._seq, event["seq"])
+            if event["seq"] <= self._seq:
+                continue
+            self._seq = event["seq"]
             log.warning("breaker event", extra={"event": event["event"], "endpoint": event["endpoint"]})
             if self.on_event is not None:
                 result = self.on_event(event)
@@ -96,14 +107,16 @@ class BreakerClient:
                     await result
 
     async def run(self) -> None:
+        """Follow the board's changes (a long-poll) until cancelled."""
         with contextlib.suppress(Exception):
             await self._skip_old_events()
-        while True:
-            try:
-                await self.refresh()
-            except Exception:
-                log.warning("breaker snapshot refresh failed", exc_info=True)
-            await asyncio.sleep(self.refresh_interval)
+        await follow(
+            "breakers",
+            lambda: self.version,
+            lambda known, hold: call(self.handle, BreakerBoard.wait_snapshot, known, hold),
+            self._pushed,
+            self.refresh,
+        )
 
     async def _skip_old_events(self) -> None:
         events = await call(self.handle, BreakerBoard.events, 0)
@@ -120,6 +133,7 @@ class TokenLeases:
         self._held: dict[str, list[float]] = {}  # key -> [tokens, last_used]
         self._locks: dict[str, asyncio.Lock] = {}
         self._debits: dict[str, tuple[float, float, float]] = {}
+        self.wake = Wake()  # set when a debit waits or tokens are held (to give back once idle)
 
     async def take(self, key: str, capacity: float, period: float, amount: float = 1.0) -> tuple[bool, float]:
         """Spend ``amount`` tokens of bucket ``key``: (allowed, retry_after seconds)."""
@@ -139,6 +153,8 @@ class TokenLeases:
             want = max(need, capacity / 20.0)
             granted, retry = await call(self.handle, RateLimiter.acquire, key, capacity, period, need, want)
             slot[0] += granted
+            if granted > 0:
+                self.wake.set()
             if slot[0] >= amount:
                 slot[0] -= amount
                 slot[1] = now
@@ -155,14 +171,17 @@ class TokenLeases:
             return
         _, _, prior = self._debits.get(key, (capacity, period, 0.0))
         self._debits[key] = (capacity, period, prior + amount)
+        self.wake.set()
 
     def credit(self, key: str, amount: float) -> None:
         """Give back tokens reserved but not used (estimate above actual)."""
         slot = self._held.get(key)
         if slot is not None and amount > 0:
             slot[0] += amount
+            self.wake.set()
 
-    async def flush(self) -> None:
+    async def flush(self) -> bool:
+        """Send the debits and give back tokens idle for ``idle_release`` s; True while tokens are still held."""
         debits, self._debits = self._debits, {}
         for key, (capacity, period, amount) in debits.items():
             await call(self.handle, RateLimiter.debit, key, capacity, period, amount)
@@ -171,9 +190,7 @@ class TokenLeases:
             if slot[0] > 0 and now - slot[1] >= self.idle_release:
                 amount, slot[0] = slot[0], 0.0
                 await call(self.handle, RateLimiter.release, key, amount)
-
-    async def run(self, interval: float = 0.25) -> None:
-        await flush_forever(self.flush, interval, "rate-limit lease flush failed")
+        return any(slot[0] > 0 for slot in self._held.values())
 
 
 class BudgetLeases:
@@ -195,6 +212,8 @@ class BudgetLeases:
         # called when the ledger's epoch changes (its actor restarted): restore today's spend
         self.on_ledger_restart: Callable[[], None] | None = None
         self._epoch: str | None = None
+        self.version = -1  # of the ledger's state last applied
+        self.wake = Wake()  # set when spend waits to be settled or an allowance is held
 
     def _roll(self) -> None:
         today = utc_day(time.time())
@@ -224,6 +243,8 @@ class BudgetLeases:
             )
             self._apply(state)
             self.allowance += granted
+            if granted > 0:
+                self.wake.set()
             if self.allowance >= amount:
                 self.allowance -= amount
                 return True
@@ -233,8 +254,14 @@ class BudgetLeases:
         self._roll()
         self.allowance += reserved - actual
         self.pending += actual
+        self.wake.set()
 
     def _apply(self, state: dict[str, Any]) -> None:
+        version = state.get("version")
+        if version is not None:
+            if not newer(version, self.version):  # an answer overtaken by a later one
+                return
+            self.version = version
         epoch = state.get("epoch")
         if epoch is not None and epoch != self._epoch:
             restarted = self._epoch is not None
@@ -246,8 +273,11 @@ class BudgetLeases:
         if self.on_state is not None:
             self.on_state(state)
 
-    async def flush(self) -> None:
+    async def flush(self) -> bool:
+        """Settle the spend and give back an allowance idle for ``idle_release`` s; True while one is held."""
         self._roll()
+        if not self.pending and self.allowance <= 0:
+            return False
         release = 0.0
         if self.allowance > 0 and time.monotonic() - self._last_used >= self.idle_release:
             release, self.allowance = self.allowance, 0.0
@@ -259,6 +289,18 @@ class BudgetLeases:
             self.allowance += release
             raise
         self._apply(state)
+        return self.allowance > 0
 
-    async def run(self, interval: float = 0.25) -> None:
-        await flush_forever(self.flush, interval, "budget flush failed")
+    async def refresh(self) -> None:
+        """Read the ledger's state (today's spend of every replica, its epoch)."""
+        self._apply(await call(self.handle, BudgetLedger.wait_state, -1, 0.0))
+
+    async def follow(self) -> None:
+        """Follow the ledger's state (a long-poll): the cluster's spend, and a restart (a new epoch) at once."""
+        await follow(
+            "budget",
+            lambda: self.version,
+            lambda known, hold: call(self.handle, BudgetLedger.wait_state, known, hold),
+            self._apply,
+            self.refresh,
+        )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from deployments.llm_gateway.spend import SpendQuery
 from rayfleet.logs import get_logger
 from rayfleet.sqlite import connect
+from rayfleet.tasks import Wake
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -263,11 +264,14 @@ class RecordWriter:
         self.healthy = True
         self._last_purge = 0.0
         self._lock: asyncio.Lock | None = None
+        self.wake = Wake()  # set by ``add``: the queued records wait for ``flush``
 
     def add(self, record: Record) -> None:
         self.queue.append(record)
+        self.wake.set()
 
     async def flush(self) -> int:
+        """Write what is queued (``written``); records stay queued while the store is down."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -301,15 +305,15 @@ class RecordWriter:
     async def today_spend(self) -> float:
         return await self.backend.spent_since(_day_start(time.time()))
 
-    async def run(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_interval)
-            try:
-                await self.flush()
-                if self.healthy:
-                    await self.purge_if_due(time.time())
-            except Exception:
-                log.warning("record writer cycle failed", exc_info=True)
+    async def flush_queued(self) -> bool:
+        """``flush`` for ``BackgroundTasks.when``: True while records wait for the store to come back."""
+        await self.flush()
+        return bool(self.queue)
+
+    async def purge(self) -> None:
+        """The retention purge, once a day (``purge_if_due``), while the store answers."""
+        if self.healthy:
+            await self.purge_if_due(time.time())
 
     async def close(self) -> None:
         try:

@@ -1,9 +1,9 @@
 """Virtual keys on the replica side: the local copy replicas authenticate against, and the guard.
 
 The ``KeyBoard`` actor (``actors/llm_gateway/keys.py``) holds the records; each replica keeps
-a copy by hash, refreshed every ``REFRESH_INTERVAL`` seconds (and at once after a change it
-made itself), so a new or revoked key holds on every replica within a second and inference
-requests never call the actor. A key is stored only as its SHA-256: it is 32 random bytes,
+a copy by hash, which follows the actor with a long-poll (``follow.py``: the actor answers as soon
+as a key changes; the replica that made a change also reads it at once), so a new or revoked key
+holds on every replica within a second (one actor call) and inference requests never call the actor. A key is stored only as its SHA-256: it is 32 random bytes,
 so a fast hash is as good as a slow one against guessing.
 
 ``guard(env_guard)`` accepts a virtual key before the environment keys: a revoked key gets
@@ -25,12 +25,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.requests import Request
 
+from actors.llm_gateway.changes import newer
 from actors.llm_gateway.keys import KeyBoard
 from deployments.llm_gateway.errors import GatewayError
+from deployments.llm_gateway.follow import follow
 from rayfleet.auth import fingerprint, presented_key
 from rayfleet.state import ActorHandle, call
 
-REFRESH_INTERVAL = 1.0
 KEY_PREFIX = "sk-rf-"
 Guard = Callable[[Request], Awaitable[str]]
 
@@ -138,7 +139,7 @@ class VirtualKeys:
         self._by_hash: dict[str, dict[str, Any]] = {}
 
     def apply(self, snapshot: dict[str, Any] | None) -> None:
-        if snapshot is None or snapshot["version"] == self.version:
+        if snapshot is None or snapshot["version"] == self.version or not newer(snapshot["version"], self.version):
             return
         self.version = snapshot["version"]
         self.records = {k["id"]: k for k in snapshot["keys"]}
@@ -147,13 +148,23 @@ class VirtualKeys:
     async def refresh(self) -> None:
         self.apply(await call(self.handle, KeyBoard.snapshot, self.version))
 
+    async def run(self) -> None:
+        """Follow the board's changes (a long-poll) until cancelled."""
+        await follow(
+            "virtual-keys",
+            lambda: self.version,
+            lambda known, hold: call(self.handle, KeyBoard.wait_snapshot, known, hold),
+            self.apply,
+            self.refresh,
+        )
+
     def lookup(self, key: str) -> dict[str, Any] | None:
         return self._by_hash.get(hash_key(key)) if self._by_hash else None
 
     def still_valid(self, record: dict[str, Any], now: float) -> bool:
         """Whether the key a request came in with may still be used: not revoked, rotated or expired since.
 
-        Read from this replica's copy, so a change made elsewhere holds here within ``REFRESH_INTERVAL``."""
+        Read from this replica's copy, so a change made elsewhere holds here once the long-poll brings it."""
         current = self.records.get(record["id"])
         if current is None or current["revoked_at"] is not None or current["hash"] != record["hash"]:
             return False

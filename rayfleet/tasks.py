@@ -108,12 +108,7 @@ class BackgroundTasks:
         while True:
             if wake is not None:
                 wake.clear()
-            try:
-                await step()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self._log.warning("background step failed", extra={"task": name, "error": repr(exc)})
+            await self._step(step, name)
             await _sleep(pause(), wake)
 
     def when(self, wake: Wake, bound: float, step: Callable[[], Awaitable[Any]], *, name: str) -> asyncio.Task[Any]:
@@ -130,15 +125,19 @@ class BackgroundTasks:
             await wake.wait()
             await asyncio.sleep(bound)
             wake.clear()
-            try:
-                again = await step() is True
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self._log.warning("background step failed", extra={"task": name, "error": repr(exc)})
-                again = True
-            if again:
+            if await self._step(step, name):
                 wake.set()
+
+    async def _step(self, step: Callable[[], Awaitable[Any]], name: str) -> bool:
+        """`step()`; whether it asks to be called again: it returned ``True`` or raised (logged, the
+        loop goes on)."""
+        try:
+            return await step() is True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._log.warning("background step failed", extra={"task": name, "error": repr(exc)})
+            return True
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)

@@ -76,7 +76,6 @@ async def test_monitor_samples_running_containers_over_ssh_into_a_bounded_store(
     assert rows == [("101", 5), ("103", 5)]
 
 
-
 @pytest.mark.parametrize(("disk_interval", "reads"), [(3600.0, 1), (0.0, 4)])
 async def test_the_disk_is_read_every_disk_interval_and_samples_between_carry_the_last_reading(
     loaded_sim, tmp_path, disk_interval, reads

@@ -62,14 +62,14 @@ def asked(state_dir: Path) -> int:
         return 0
 
 
-def fresh(state_dir: Path, timeout: float = FRESH_TIMEOUT_S) -> dict[str, Any] | None:
+def fresh(state_dir: Path, timeout: float | None = None) -> dict[str, Any] | None:
     """The state file with a snapshot taken after this call began, when `up` is up; otherwise (starting,
-    stopped, or no answer within ``timeout``) the file as it is."""
+    stopped, or no answer within ``timeout``, default ``FRESH_TIMEOUT_S``) the file as it is."""
     state = read(state_dir)
     if not state or state.get("phase") != "up":
         return state
     token = request(state_dir)
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + (FRESH_TIMEOUT_S if timeout is None else timeout)
     pause = 0.01
     while time.monotonic() < deadline:
         state = read(state_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from rayfleet import cli, deploy
+from rayfleet import cli, deploy, upstate
 from rayfleet.status import Fleet, Probe, children, data_planes, direct_urls, fleet_report, hand_to_platform
 from tests.conftest import ROOT
 from tests.rayfleet.fleet_fakes import BASE, FLEET, FakeHealth, placed
@@ -105,6 +105,8 @@ def test_status_json_is_the_report_with_ups_pid_and_phase(tmp_path, monkeypatch,
     from tests.conftest import free_port
 
     monkeypatch.setenv("RAYFLEET_STATE_DIR", str(tmp_path))
+    # no `up` loop answers the refresh `status` asks for: the file's own snapshot is reported
+    monkeypatch.setattr(upstate, "FRESH_TIMEOUT_S", 0.05)
     nothing = f"http://127.0.0.1:{free_port()}"  # refuses: every component reads unhealthy
     state = {
         "pid": os.getpid(),

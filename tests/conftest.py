@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from rayfleet import state
 from rayfleet.launcher import free_port  # noqa: F401 - re-exported for tests
@@ -28,6 +29,12 @@ from tests import netguard
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
+
+# Property tests judge answers, never speed (no test asserts a wall-clock time): Hypothesis' own
+# deadline (200 ms per example) and its "generation is slow" check fail on a loaded machine, not on a
+# defect (test_canonical.py's did, at a load average of 15). A test's own @settings still wins.
+settings.register_profile("rayfleet", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("rayfleet")
 _TESTS_PREFIX = str(TESTS) + os.sep
 DATA = TESTS / "data"
 

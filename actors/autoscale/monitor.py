@@ -176,6 +176,20 @@ class MonitorActor:
     async def histories(self) -> dict[str, list[dict[str, Any]]]:
         return {vmid: [s.as_dict() for s in self.history.samples(vmid)] for vmid in self.history.containers()}
 
+    async def history_since(self, since: dict[str, float]) -> dict[str, Any]:
+        """What a holder of a copy of `histories()` lacks: per container held, the samples newer than
+        `since[vmid]` (all of them for a container not in `since`) and the time of the oldest sample
+        held (`first`: the copy drops what is older); `maxlen`, the ring's length. Containers not
+        listed are no longer held. The scaling model reads it every cycle: the whole rings (720
+        samples of every container) were serialized on each side every 2 s."""
+        out: dict[str, dict[str, Any]] = {}
+        for vmid in self.history.containers():
+            held = self.history.samples(vmid)
+            after = since.get(vmid)
+            newer = held if after is None else [s for s in held if s.t > after]
+            out[vmid] = {"first": held[0].t, "samples": [s.as_dict() for s in newer]}
+        return {"maxlen": self.history.maxlen, "containers": out}
+
     async def status(self) -> dict[str, Any]:
         return {
             "host": self.host,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from typing import Any
 
 import httpx
@@ -75,6 +76,7 @@ class ScalerActor:
         )
         self._tasks = BackgroundTasks("autoscale")
         self._started = False
+        self._held: dict[str, dict[str, deque[dict[str, Any]]]] = {}  # host -> vmid -> copy of its monitor's ring
 
     def _client(self) -> httpx.AsyncClient:
         key = os.environ.get(self.api_key_env, "").split(",")[0].strip()
@@ -124,10 +126,23 @@ class ScalerActor:
         self.capacity_seen[host] = seen
         return seen
 
+    async def _histories(self, host: str, monitor: ActorHandle[MonitorActor]) -> dict[str, list[dict[str, Any]]]:
+        """The monitor's rings (as `MonitorActor.histories` gives them), kept in step by asking only for
+        the samples this copy lacks (`MonitorActor.history_since`)."""
+        held = self._held.get(host, {})
+        since = {vmid: ring[-1]["t"] for vmid, ring in held.items() if ring}
+        answer = await call(monitor, MonitorActor.history_since, since)
+        kept: dict[str, deque[dict[str, Any]]] = {}
+        for vmid, part in answer["containers"].items():
+            older = [r for r in held.get(vmid, ()) if r["t"] >= part["first"]]  # a restarted monitor holds less
+            kept[vmid] = deque([*older, *part["samples"]], maxlen=int(answer["maxlen"]))
+        self._held[host] = kept
+        return {vmid: list(ring) for vmid, ring in kept.items()}
+
     async def _views(self, client: httpx.AsyncClient) -> list[HostView]:
         views = []
         for host, monitor in self.monitors.items():
-            histories = await call(monitor, MonitorActor.histories)
+            histories = await self._histories(host, monitor)
             containers = {}
             for vmid, rows in histories.items():
                 if vmid in self.ignore or len(rows) < 2:

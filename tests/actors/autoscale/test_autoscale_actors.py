@@ -93,6 +93,43 @@ async def test_the_disk_is_read_every_disk_interval_and_samples_between_carry_th
     assert len(rows) == 3 and all(r[0] is not None for r in rows), rows  # the first read makes no sample
 
 
+class CountedMonitor(LocalActorHandle):
+    """A monitor whose `history_since` answers are kept, to count the samples that crossed."""
+
+    def __init__(self, monitor: MonitorActor) -> None:
+        super().__init__(monitor)
+        self.answers: list[dict] = []
+        real = monitor.history_since
+
+        async def counted(since: dict[str, float]) -> dict:
+            answer = await real(since)
+            self.answers.append(answer)
+            return answer
+
+        monitor.history_since = counted  # type: ignore[method-assign]
+
+
+async def test_the_scaler_keeps_a_copy_of_the_monitors_rings_and_asks_only_for_new_samples(loaded_sim):
+    env, clock = loaded_sim
+    monitor = MonitorActor("pve1", _ssh(env), history_samples=4)
+    handle = CountedMonitor(monitor)
+    scaler = ScalerActor({"pve1": handle}, {"pve1": (32, 32768)}, "http://127.0.0.1:9", "AUTOSCALE_API_KEY")
+    await _cycles(monitor, clock, 3)
+    assert await scaler._histories("pve1", handle) == await monitor.histories()
+    for _ in range(3):  # the ring of 4 turns over: the copy drops what the monitor dropped
+        await _cycles(monitor, clock, 1)
+        assert await scaler._histories("pve1", handle) == await monitor.histories()
+        assert [len(c["samples"]) for c in handle.answers[-1]["containers"].values()] == [1, 1]
+    # a restarted monitor holds only what it sampled since: the copy follows it, nothing older kept
+    restarted = MonitorActor("pve1", _ssh(env), history_samples=4)
+    handle = CountedMonitor(restarted)
+    await _cycles(restarted, clock, 3)
+    copy = await scaler._histories("pve1", handle)
+    assert copy == await restarted.histories() and [len(v) for v in copy.values()] == [2, 2]
+    await monitor.stop()
+    await restarted.stop()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

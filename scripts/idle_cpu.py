@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,12 +76,12 @@ def main() -> None:
         before = cpu_by_pid(descendants(fleet.proc.pid))
         time.sleep(args.window)
         after = cpu_by_pid(list(before))
-        used = Counter[str]()
+        used: defaultdict[str, float] = defaultdict(float)  # CPU seconds per process name
         for pid, (name, seconds) in after.items():
             if before[pid][0] == name:  # not a new process that took a pid that ended
                 used[name] += seconds - before[pid][1]
         total = sum(used.values())
-        for name, seconds in used.most_common(30):
+        for name, seconds in sorted(used.items(), key=lambda item: -item[1])[:30]:
             print(f"{seconds:7.2f} s  {name}")
         print(f"total {total:.1f} s of CPU in {args.window:.0f} s idle: {total / args.window:.2f} of a core")
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")

@@ -7,7 +7,6 @@ import ipaddress
 import re
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -333,19 +332,3 @@ def declares_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:
         if name == b"transfer-encoding":
             return True
     return False
-
-
-def no_native_telemetry() -> dict[str, Any]:
-    """`FastAPI(**no_native_telemetry(), ...)`: FastAPI's own OpenTelemetry instrumentation off.
-
-    From FastAPI 0.165 every request asks whether it is on by looking up the global tracer, meter and
-    logger providers, each an environment lookup while none is set: 13 % of the LLM gateway's event
-    loop under load (py-spy). The components trace themselves where they do (the gateway's
-    `observability.tracing`), so the native one is off; older FastAPI versions have no such option."""
-    import inspect
-
-    from fastapi import FastAPI
-
-    if "telemetry" not in inspect.signature(FastAPI.__init__).parameters:
-        return {}
-    return {"telemetry": {"tracing": False, "metrics": False, "logs": False}}

@@ -21,7 +21,7 @@ from rayfleet.appstate import attach
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
-from rayfleet.http import RequestIdMiddleware, no_native_telemetry, parse_networks
+from rayfleet.http import RequestIdMiddleware, parse_networks
 from rayfleet.logs import register_secret
 
 
@@ -36,7 +36,6 @@ def create_app(config: AsnConfig, state: AsnState | None = None) -> FastAPI:
     state = state or AsnState.from_ray(config)
     rate = config.rate_limit
     app = FastAPI(
-        **no_native_telemetry(),
         title="ASN lookup API",
         version=VERSION,
         description=(

@@ -23,7 +23,7 @@ from rayfleet.appstate import attach
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
-from rayfleet.http import BodyLimitMiddleware, no_native_telemetry
+from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import register_secret
 from rayfleet.staticpage import page_router
 from rayfleet.tasks import BackgroundTasks
@@ -81,9 +81,7 @@ def create_app(config: AutoscaleConfig, state: AutoscaleState | None = None) -> 
         await tasks.stop()
         await shared.fleet.close()
 
-    app = FastAPI(
-        **no_native_telemetry(), title="rayfleet autoscale API", version="1", lifespan=lifespan, responses=ERRORS
-    )
+    app = FastAPI(title="rayfleet autoscale API", version="1", lifespan=lifespan, responses=ERRORS)
     attach(app, shared)
     install_error_handlers(
         app,

@@ -16,7 +16,7 @@ from deployments.ignore_gen.state import IgnoreGenState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
-from rayfleet.http import no_native_telemetry, status_watcher
+from rayfleet.http import status_watcher
 
 
 class RequestCounter:
@@ -79,7 +79,6 @@ def create_app(config: IgnoreGenConfig, state: IgnoreGenState | None = None) -> 
     """The generator's app (`IgnoreGenState.from_ray` by default)."""
     state = state or IgnoreGenState.from_ray(config)
     app = FastAPI(
-        **no_native_telemetry(),
         title="rayfleet ignore-file generator",
         version=state.service.engine.templates.version,
         description=DESCRIPTION,

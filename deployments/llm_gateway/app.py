@@ -26,7 +26,7 @@ from deployments.llm_gateway.tracing import TracingMiddleware
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
-from rayfleet.http import RequestIdMiddleware, no_native_telemetry
+from rayfleet.http import RequestIdMiddleware
 
 
 def _render(request: Request, status: int, message: str, headers: Mapping[str, str] | None) -> Response:
@@ -80,7 +80,7 @@ def create_app(
         yield
         await lifecycle.stop(state)
 
-    app = FastAPI(**no_native_telemetry(), title="rayfleet LLM gateway", version="1.0", lifespan=lifespan)
+    app = FastAPI(title="rayfleet LLM gateway", version="1.0", lifespan=lifespan)
     attach(app, state)
     if state.stores.tracer.active:  # off: no middleware at all
         app.add_middleware(TracingMiddleware, tracer=state.stores.tracer)

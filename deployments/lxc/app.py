@@ -17,7 +17,7 @@ from rayfleet.appstate import attach
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers, validation_message
-from rayfleet.http import BodyLimitMiddleware, RequestIdMiddleware, no_native_telemetry
+from rayfleet.http import BodyLimitMiddleware, RequestIdMiddleware
 from rayfleet.logs import get_logger, register_secret
 from rayfleet.staticpage import page_router
 
@@ -136,7 +136,6 @@ def create_app(config: LxcConfig, state: LxcState | None = None) -> FastAPI:
         log.warning(warning)
 
     app = FastAPI(
-        **no_native_telemetry(),
         title="Container management API",
         version="1.0.0",
         docs_url=f"{PREFIX}/docs",

@@ -41,7 +41,7 @@ from deployments.memory.store import Store
 from rayfleet.appstate import attach, state_of
 from rayfleet.auth import presented_key
 from rayfleet.errors import install_error_handlers
-from rayfleet.http import BodyLimitMiddleware, no_native_telemetry
+from rayfleet.http import BodyLimitMiddleware
 from rayfleet.security import constant_time_equals
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -69,12 +69,7 @@ def create_app(settings: Settings, token: str, version: str = "", state: RestSta
     """The REST app (`RestState.per_thread` by default: each worker thread gets its own SQLite connection)."""
     state = state or RestState.per_thread(settings, token, version)
     app = FastAPI(
-        **no_native_telemetry(),
-        title="mem REST server",
-        version=state.version or "0",
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
+        title="mem REST server", version=state.version or "0", docs_url=None, redoc_url=None, openapi_url=None
     )
     attach(app, state)
     # inside the guard below (added first, so it runs after it): a 413 keeps the CORS headers

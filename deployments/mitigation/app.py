@@ -24,7 +24,7 @@ from rayfleet.appstate import attach
 from rayfleet.auth import api_key_guard
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
-from rayfleet.http import BodyLimitMiddleware, no_native_telemetry
+from rayfleet.http import BodyLimitMiddleware
 from rayfleet.logs import register_secret
 from rayfleet.staticpage import page_router
 
@@ -70,7 +70,6 @@ def create_app(config: MitigationConfig, state: MitigationState | None = None) -
         yield
 
     app = FastAPI(
-        **no_native_telemetry(),
         title="Mitigation fleet",
         description=(
             "Mitigation nodes (HAProxy data planes run by Ray actors) and their orchestrator. "
@@ -87,7 +86,6 @@ def create_app(config: MitigationConfig, state: MitigationState | None = None) -
     app.include_router(fleet.router, dependencies=[guard])
 
     node_app = FastAPI(
-        **no_native_telemetry(),
         title="Mitigation node management API",
         description=f"One node's management API. Every route except /health needs `{API_KEY_HEADER}`.",
     )

@@ -12,7 +12,6 @@ from deployments.tasknet.state import TasknetState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_body_cap, install_error_handlers
-from rayfleet.http import no_native_telemetry
 
 DESCRIPTION = """Decentralized task network node API (spec 002 §E).
 
@@ -23,7 +22,7 @@ token in `X-Node-Token` (or `Authorization: Bearer`). Errors are `{detail}`."""
 
 def create_node_app(state: TasknetState) -> FastAPI:
     """The API of the node `state.node`."""
-    app = FastAPI(**no_native_telemetry(), title=f"tasknet node {state.node}", version="1", description=DESCRIPTION)
+    app = FastAPI(title=f"tasknet node {state.node}", version="1", description=DESCRIPTION)
     attach(app, state)
     install_error_handlers(
         app,

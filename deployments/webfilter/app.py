@@ -42,7 +42,7 @@ from deployments.webfilter.state import WebfilterState
 from rayfleet.appstate import attach
 from rayfleet.docs import use_local_docs_assets
 from rayfleet.errors import install_error_handlers
-from rayfleet.http import RequestIdMiddleware, no_native_telemetry
+from rayfleet.http import RequestIdMiddleware
 from rayfleet.logs import get_logger
 from rayfleet.state import call
 
@@ -65,7 +65,6 @@ def create_app(config: WebfilterConfig, state: WebfilterState | None = None) -> 
         yield
 
     app = FastAPI(
-        **no_native_telemetry(),
         title="rayfleet web filtering proxy admin API",
         version=config.version,
         description="Admin API over a real Squid (+ dnsmasq): lists, settings, logs and analytics.",

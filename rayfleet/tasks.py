@@ -85,13 +85,14 @@ class BackgroundTasks:
         *,
         name: str,
         first_delay: float | None = None,
-        wake: asyncio.Event | None = None,
+        wake: Wake | None = None,
     ) -> asyncio.Task[Any]:
         """Call `step()` every `interval` seconds; an exception is logged and the loop goes on.
 
         `interval` may be a function, asked after each step for the pause before the next (None:
-        no next step until `wake`); with `wake`, setting that event ends the pause at once (it is
-        cleared before each step), so a loop can sleep long and still answer a change promptly."""
+        no next step until `wake`); with `wake` (the `Wake` `when` waits on too), setting it ends the
+        pause at once (it is cleared before each step), so a loop can sleep long and still answer a
+        change promptly."""
         pause = interval if callable(interval) else (lambda: interval)
         delay = pause() if first_delay is None else first_delay
         return self.start(self._repeat(pause, step, name, delay, wake), name=name)
@@ -102,7 +103,7 @@ class BackgroundTasks:
         step: Callable[[], Awaitable[Any]],
         name: str,
         delay: float | None,
-        wake: asyncio.Event | None,
+        wake: Wake | None,
     ) -> None:
         await _sleep(delay, wake)
         while True:
@@ -163,7 +164,7 @@ class BackgroundTasks:
         self._tasks.clear()
 
 
-async def _sleep(delay: float | None, wake: asyncio.Event | None) -> None:
+async def _sleep(delay: float | None, wake: Wake | None) -> None:
     """Sleep `delay` seconds (None: forever), or until `wake` is set when there is one."""
     if wake is None:
         await asyncio.sleep(delay if delay is not None else 3600.0)

@@ -66,7 +66,7 @@ from actors.tasknet.settings import NodeSettings, election_ticks, heartbeat_tick
 from actors.tasknet.views import VIEWS, Host
 from actors.tasknet.wal import write_atomic
 from rayfleet.state import NAMESPACE, ActorHandle, call
-from rayfleet.tasks import BackgroundTasks
+from rayfleet.tasks import BackgroundTasks, Wake
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -100,12 +100,12 @@ class TaskNode:
         if heartbeat:  # in ticks of raft_tick_s, at most half the election timeout (the config checks it)
             self.core.raft_heartbeat_ticks = heartbeat_ticks(float(heartbeat), tick)
         self.clock = RaftClock(tick)
-        self._raft_wake = asyncio.Event()  # set when the Raft timer must wake before the deadline it sleeps to
+        self._raft_wake = Wake()  # set when the Raft timer must wake before the deadline it sleeps to
         self._raft_deadline: float | None = None  # the deadline the Raft timer sleeps to (None: none)
         self.raft_timer_wakes = 0
         base = float(settings.get("anti_entropy_interval_s", 0.5))
         self.backoff = Backoff(base, max(base, float(settings.get("anti_entropy_max_interval_s", 4.0))))
-        self._ae_wake = asyncio.Event()  # set to run an anti-entropy round now
+        self._ae_wake = Wake()  # set to run an anti-entropy round now
         self._ae_version = -1  # the log's version after the last round (a change since resets the backoff)
         self._repair_from: str | None = None  # the peer the next round pulls from (it has what this node lacks)
         self.anti_entropy_rounds = 0

@@ -825,14 +825,15 @@ class DataPlane:
         Returns once its log says it took its servers (`using ...`, logged after the file is read, which always
         holds `squidconf.DELTA_MARK`), so the edit answers in DNS when apply returns."""
         base = self._dns_base or squidconf.Policy()  # the delta's mode is the base's
-        if self.delta and base.dns_block_mode != "nxdomain":
-            self._ensure_sinkhole()
-        self._hup_and_await_servers("dnsmasq")
+        self._take_delta("dnsmasq", self.delta, base.dns_block_mode)
 
-    def _hup_and_await_servers(self, name: str) -> None:
-        """SIGHUP the supervised dnsmasq `name` and return once the query log (every dnsmasq of the plane
-        writes it) shows that process (`dnsmasq[<pid>]`) logging `using ...`, which it does after reading its
-        servers-file; nothing to wait for when it is not running (its supervisor starts it on the files)."""
+    def _take_delta(self, name: str, delta: list[str], mode: str) -> None:
+        """Have the supervised dnsmasq `name` read its servers-file again (the sinkhole started first when
+        the delta forwards to it) and return once the query log (every dnsmasq of the plane writes it) shows
+        that process (`dnsmasq[<pid>]`) logging `using ...`, which it does after reading the file; nothing to
+        wait for when it is not running (its supervisor starts it on the files)."""
+        if delta and mode != "nxdomain":
+            self._ensure_sinkhole()
         process = self._child(name)
         if process is None:
             return
@@ -970,9 +971,7 @@ class DataPlane:
             self._views[key] = view
             if running and not changed:
                 if delta_changed:  # names added to a blacklist only: read by the running view (SIGHUP)
-                    if delta and view.policy.dns_block_mode != "nxdomain":
-                        self._ensure_sinkhole()
-                    self._hup_and_await_servers(self._view_child(key))
+                    self._take_delta(self._view_child(key), delta, view.policy.dns_block_mode)
                 continue
             self._check_dnsmasq(conf)
             if running:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rayfleet.tasks import BackgroundTasks
+from rayfleet.tasks import BackgroundTasks, Wake
 from tests.polling import eventually
 
 
@@ -58,7 +58,7 @@ async def test_every_asks_a_callable_interval_and_a_wake_ends_the_pause():
     """A pause of an hour (or None: until woken) ends as soon as `wake` is set; the step runs again."""
     calls: list[int] = []
     pauses = iter([3600.0, None])
-    wake = asyncio.Event()
+    wake = Wake()
 
     async def step() -> None:
         calls.append(len(calls))
